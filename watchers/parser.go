@@ -21,3 +21,24 @@ type Parser interface {
 	// State serialises the carry-state.
 	State() ([]byte, error)
 }
+
+// Source says where the records of one log file belong. Each agent package
+// has an Identify function that derives it from the file's path and first
+// line; the daemon and `agentmap build` both use it, so that a file is
+// routed the same way whichever reads it.
+type Source struct {
+	Agent string // claude, codex, cursor
+	// Session is the native id of the session whose map the file's records
+	// feed. For a Claude subagent file it is the parent session's id.
+	Session string
+	// Lane is the subagent lane id (as it appears in the map, e.g.
+	// "sa-ae824d54211f") for a file that holds one subagent's records; ""
+	// for a session's own log.
+	Lane string
+	// ParentSession is set for a file that is a session of its own and also
+	// a lane of a parent session (a Codex child rollout): the parent's
+	// native id. The parent's map includes the child's records as lane
+	// ChildLane.
+	ParentSession string
+	ChildLane     string
+}

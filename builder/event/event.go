@@ -79,6 +79,11 @@ type Session struct {
 	ParentNativeID string `json:"parent,omitempty"`
 	// AgentVersion is the version of the agent CLI that wrote the log.
 	AgentVersion string `json:"ver,omitempty"`
+	// StartT and EndT bound the session in Unix ms when the records carry
+	// no times of their own (Cursor transcripts: the file's times). The
+	// builder uses them for startedAt and durationMs only.
+	StartT int64 `json:"st,omitempty"`
+	EndT   int64 `json:"et,omitempty"`
 }
 
 // Repo declares a repository. Key is an opaque, stable id (a hash of the
@@ -178,9 +183,9 @@ type Result struct {
 	// Child is the lane id a subagent call started.
 	Child string `json:"child,omitempty"`
 	// Confirmed outputs, parsed from the result text and reduced to ids.
-	PR      *PR      `json:"pr,omitempty"`
-	Commit  *Commit  `json:"commit,omitempty"`
-	Ticket  *Ticket  `json:"ticket,omitempty"`
+	PR       *PR       `json:"pr,omitempty"`
+	Commit   *Commit   `json:"commit,omitempty"`
+	Ticket   *Ticket   `json:"ticket,omitempty"`
 	Artifact *Artifact `json:"art,omitempty"`
 }
 
