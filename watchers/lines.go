@@ -1,0 +1,90 @@
+package watchers
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultMaxLine is the hard cap on one log line. Real Codex lines reach
+// 12 MB and Claude lines carry base64 images, so the cap is far above what a
+// healthy log holds; beyond it a line is skipped and counted.
+const DefaultMaxLine = 64 << 20
+
+// ErrLineTooLong is reported (once per skipped line) by ReadLines.
+var ErrLineTooLong = errors.New("line longer than the cap")
+
+// LineStats counts what ReadLines saw.
+type LineStats struct {
+	Lines     int   // complete lines handed to the callback
+	Oversized int   // lines skipped because they exceeded the cap
+	Bytes     int64 // bytes consumed, through the last complete line
+	// Partial is the length of a final line that had no newline. It is not
+	// handed to the callback; the caller decides (a tailer waits for the
+	// newline, a one-shot build may try it).
+	Partial int
+}
+
+// ReadLines streams r line by line and calls fn with each complete line
+// (without its newline, and without a trailing \r). Memory stays bounded by
+// the longest line under maxLine: a longer line is discarded as it is read,
+// never buffered whole. The slice passed to fn is only valid during the call.
+// If final is true, a last line without newline is also passed to fn.
+func ReadLines(r io.Reader, maxLine int, final bool, fn func(line []byte) error) (LineStats, error) {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	br := bufio.NewReaderSize(r, 256<<10)
+	var st LineStats
+	var buf []byte
+	var lineLen int64 // bytes of the current line read so far, skipped or not
+	skipping := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) && !errors.Is(err, io.EOF) {
+			return st, fmt.Errorf("read: %w", err)
+		}
+		lineLen += int64(len(chunk))
+		if !skipping {
+			if lineLen > int64(maxLine)+1 { // +1: the newline itself
+				skipping, buf = true, buf[:0]
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if err == nil { // a complete line
+			st.Bytes += lineLen
+			if skipping {
+				st.Oversized++
+			} else {
+				st.Lines++
+				if ferr := fn(trimEOL(buf)); ferr != nil {
+					return st, ferr
+				}
+			}
+			skipping, buf, lineLen = false, buf[:0], 0
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			st.Partial = int(lineLen)
+			if final && !skipping && len(buf) > 0 {
+				st.Lines++
+				if ferr := fn(trimEOL(buf)); ferr != nil {
+					return st, ferr
+				}
+			}
+			return st, nil
+		}
+	}
+}
+
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
+}
