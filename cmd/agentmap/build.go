@@ -1,0 +1,441 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agentmap/agentmap/builder"
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/agents"
+	"github.com/agentmap/agentmap/watchers/codex"
+	"github.com/agentmap/agentmap/watchers/cursor"
+)
+
+func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("build", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	agentFlag := fl.String("agent", "auto", "agent of the inputs: auto, claude, codex or cursor")
+	mode := fl.String("path-mode", "relative", "path mode: relative, dirs_only or hashed")
+	keyFile := fl.String("hash-key-file", "", "key for hashed mode (created with 32 random bytes, 0600, if missing)")
+	out := fl.String("o", ".", "output: a directory (one <native id>.json.gz per session), a .json.gz file (one session), or - for pretty JSON on stdout")
+	session := fl.String("session", "", "build only the session with this native id")
+	eventCap := fl.Int("event-cap", builder.DefaultEventCap, "most events kept in a map")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentmap build [flags] FILE...")
+		fmt.Fprintln(stderr, "Builds agentplay/v1 session maps from Claude Code, Codex or Cursor logs.")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fl.NArg() == 0 {
+		fl.Usage()
+		return exitUsage
+	}
+	opts := builder.Options{PathMode: redact.Mode(*mode), EventCap: *eventCap, Producer: producer()}
+	switch opts.PathMode {
+	case redact.ModeRelative, redact.ModeDirsOnly:
+	case redact.ModeHashed:
+		if *keyFile != "" {
+			key, err := loadOrCreateKey(*keyFile)
+			if err != nil {
+				fmt.Fprintf(stderr, "agentmap build: %v\n", err)
+				return exitFailure
+			}
+			opts.HashKey = key
+		}
+	default:
+		fmt.Fprintf(stderr, "agentmap build: unknown path mode %q (relative, dirs_only or hashed)\n", *mode)
+		return exitUsage
+	}
+	if *agentFlag != "auto" {
+		if _, ok := agents.ByName(*agentFlag); !ok {
+			fmt.Fprintf(stderr, "agentmap build: unknown agent %q (auto, claude, codex or cursor)\n", *agentFlag)
+			return exitUsage
+		}
+	}
+
+	sessions, failed := collect(ctx, fl.Args(), *agentFlag, stderr)
+	if *session != "" {
+		var kept []*inputSession
+		for _, s := range sessions {
+			if s.native == *session {
+				kept = append(kept, s)
+			}
+		}
+		if len(kept) == 0 {
+			fmt.Fprintf(stderr, "agentmap build: no session %q in the inputs\n", *session)
+			return exitFailure
+		}
+		sessions = kept
+	}
+	if len(sessions) == 0 {
+		if !failed {
+			fmt.Fprintln(stderr, "agentmap build: the inputs hold no session")
+		}
+		return exitFailure
+	}
+	if *out == "-" {
+		return writeStdout(sessions, opts, stdout, stderr, failed)
+	}
+	return writeFiles(sessions, opts, *out, stderr, failed)
+}
+
+// inputSession is one session assembled from the inputs: its own files and
+// the lanes that belong to it.
+type inputSession struct {
+	agent  string
+	native string
+	events []event.Event
+	// children are Codex child sessions whose records also form lanes here.
+	children []*inputSession
+	lane     string // this session's lane id in its parent, if it is a child
+	parent   string
+}
+
+func (s *inputSession) all() []event.Event {
+	if len(s.children) == 0 {
+		return s.events
+	}
+	all := append([]event.Event(nil), s.events...)
+	for _, c := range s.children {
+		all = append(all, builder.AsLane(c.events, c.lane)...)
+	}
+	return all
+}
+
+// collect reads every input (and the subagent files that belong to a main
+// Claude file) and groups the records by session. It reports each problem
+// on stderr and carries on with the other inputs.
+func collect(ctx context.Context, paths []string, agentName string, stderr io.Writer) ([]*inputSession, bool) {
+	failed := false
+	bySession := map[string]*inputSession{}
+	var order []string
+	get := func(agent, native string) *inputSession {
+		k := agent + "\x00" + native
+		s, ok := bySession[k]
+		if !ok {
+			s = &inputSession{agent: agent, native: native}
+			bySession[k] = s
+			order = append(order, k)
+		}
+		return s
+	}
+	seen := map[string]bool{}
+	queue := append([]string(nil), paths...)
+	explicit := map[string]bool{}
+	for _, p := range paths {
+		explicit[p] = true
+	}
+	for len(queue) > 0 {
+		path := queue[0]
+		queue = queue[1:]
+		abs, _ := filepath.Abs(path)
+		if seen[abs] {
+			continue
+		}
+		seen[abs] = true
+		report := func(err error) {
+			if explicit[path] {
+				fmt.Fprintf(stderr, "agentmap build: %s: %v\n", path, err)
+				failed = true
+			}
+		}
+		info, err := os.Stat(path)
+		switch {
+		case err != nil:
+			report(describeOpenError(err))
+			continue
+		case info.IsDir():
+			report(errors.New("is a directory; give the log files"))
+			continue
+		case info.Size() == 0:
+			report(agents.ErrEmpty)
+			continue
+		}
+		if (agentName == "auto" || agentName == "cursor") && (cursor.IsVSCDB(path) || cursor.IsStoreDB(path)) {
+			read := cursor.ReadVSCDB
+			if cursor.IsStoreDB(path) {
+				read = cursor.ReadStoreDB
+			}
+			convs, err := read(ctx, path)
+			if err != nil {
+				report(err)
+				continue
+			}
+			for _, c := range convs {
+				s := get("cursor", c.NativeID)
+				s.events = append(s.events, c.Events...)
+			}
+			continue
+		}
+		first, err := agents.FirstLine(path)
+		if err != nil {
+			report(describeOpenError(err))
+			continue
+		}
+		a, ok := pickAgent(agentName, first)
+		if !ok && (agentName == "auto" || agentName == "codex") && looksLikeWholeJSON(first) {
+			events, src, err := parseCodexWhole(path)
+			if err != nil {
+				report(err)
+				continue
+			}
+			s := get("codex", src.Session)
+			s.events = append(s.events, events...)
+			continue
+		}
+		if !ok {
+			report(errors.New("not a Claude Code, Codex or Cursor log (first line not recognised)"))
+			continue
+		}
+		src, err := a.Identify(path, first)
+		if err != nil {
+			report(err)
+			continue
+		}
+		if src.Session == "" {
+			report(errors.New("no session id found"))
+			continue
+		}
+		events, st, err := agents.ParseFile(path, a, src, watchers.DefaultMaxLine)
+		if err != nil {
+			report(err)
+			continue
+		}
+		if st.Skipped+st.Oversized > 0 {
+			fmt.Fprintf(stderr, "agentmap build: %s: %d of %d lines skipped (unreadable or over the size cap)\n",
+				path, st.Skipped+st.Oversized, st.Lines+st.Oversized)
+		}
+		s := get(a.Name, src.Session)
+		s.events = append(s.events, events...)
+		if src.ParentSession != "" {
+			s.parent, s.lane = src.ParentSession, src.ChildLane
+		}
+		if a.Name == "claude" && src.Lane == "" {
+			queue = append(queue, claudeSubagentFiles(path)...)
+		}
+	}
+	var out []*inputSession
+	for _, k := range order {
+		s := bySession[k]
+		if s.parent != "" {
+			if p, ok := bySession[s.agent+"\x00"+s.parent]; ok {
+				p.children = append(p.children, s)
+			}
+		}
+		out = append(out, s)
+	}
+	return out, failed
+}
+
+func pickAgent(name string, first []byte) (agents.Agent, bool) {
+	if name != "auto" {
+		a, _ := agents.ByName(name)
+		if name == "codex" && !a.LooksLike(first) && looksLikeWholeJSON(first) {
+			return agents.Agent{}, false
+		}
+		return a, true
+	}
+	return agents.Detect(first)
+}
+
+// looksLikeWholeJSON spots the oldest Codex form, one JSON document
+// {session, items} that may be pretty-printed over many lines.
+func looksLikeWholeJSON(first []byte) bool {
+	t := strings.TrimSpace(string(first))
+	return t == "{" || strings.HasPrefix(t, `{"session"`) || strings.HasPrefix(t, `{ "session"`)
+}
+
+func parseCodexWhole(path string) ([]event.Event, watchers.Source, error) {
+	f, err := agents.Open(path)
+	if err != nil {
+		return nil, watchers.Source{}, err
+	}
+	defer f.Close()
+	events, src, err := codex.ParseWhole(f)
+	if err != nil {
+		return nil, src, err
+	}
+	if src.Session == "" {
+		return nil, src, errors.New("no session id found")
+	}
+	return events, src, nil
+}
+
+// claudeSubagentFiles finds the subagent logs that belong to a main Claude
+// session file: <dir>/<stem>/subagents/agent-*.jsonl (current layout) and
+// flat <dir>/agent-*.jsonl (older layout; routed by the session id inside,
+// so files of other sessions are read and dropped by Identify's routing).
+func claudeSubagentFiles(mainPath string) []string {
+	dir := filepath.Dir(mainPath)
+	stem := strings.TrimSuffix(filepath.Base(mainPath), ".jsonl")
+	var found []string
+	nested, _ := filepath.Glob(filepath.Join(dir, stem, "subagents", "agent-*.jsonl"))
+	found = append(found, nested...)
+	flat, _ := filepath.Glob(filepath.Join(dir, "agent-*.jsonl"))
+	mainFirst, _ := agents.FirstLine(mainPath)
+	a, _ := agents.ByName("claude")
+	mainSrc, _ := a.Identify(mainPath, mainFirst)
+	for _, f := range flat {
+		first, err := agents.FirstLine(f)
+		if err != nil {
+			continue
+		}
+		if src, err := a.Identify(f, first); err == nil && src.Session == mainSrc.Session {
+			found = append(found, f)
+		}
+	}
+	sort.Strings(found)
+	return found
+}
+
+func describeOpenError(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("no such file")
+	case errors.Is(err, fs.ErrPermission):
+		return errors.New("permission denied")
+	}
+	return err
+}
+
+func buildMap(s *inputSession, opts builder.Options) (*builder.Map, error) {
+	m, err := builder.Build(s.all(), opts)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", s.native, err)
+	}
+	return m, nil
+}
+
+func writeStdout(sessions []*inputSession, opts builder.Options, stdout, stderr io.Writer, failed bool) int {
+	for _, s := range sessions {
+		m, err := buildMap(s, opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
+			failed = true
+			continue
+		}
+		canon, err := m.Canonical()
+		if err != nil {
+			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
+			failed = true
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(canon, &v); err != nil {
+			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
+			failed = true
+			continue
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			return exitFailure
+		}
+	}
+	if failed {
+		return exitFailure
+	}
+	return exitOK
+}
+
+func writeFiles(sessions []*inputSession, opts builder.Options, out string, stderr io.Writer, failed bool) int {
+	single := strings.HasSuffix(out, ".json.gz")
+	if single && len(sessions) != 1 {
+		fmt.Fprintf(stderr, "agentmap build: %d sessions in the inputs; give a directory to -o, or pick one with --session\n", len(sessions))
+		return exitUsage
+	}
+	if !single {
+		if err := os.MkdirAll(out, 0o700); err != nil {
+			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
+			return exitFailure
+		}
+	}
+	for _, s := range sessions {
+		m, err := buildMap(s, opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
+			failed = true
+			continue
+		}
+		gz, err := m.Gzip()
+		if err != nil {
+			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
+			failed = true
+			continue
+		}
+		target := out
+		if !single {
+			target = filepath.Join(out, safeName(m.NativeID())+".json.gz")
+		}
+		if err := os.WriteFile(target, gz, 0o600); err != nil {
+			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
+			failed = true
+			continue
+		}
+		fmt.Fprintln(stderr, target)
+	}
+	if failed {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// safeName keeps a native id usable as a file name on every OS.
+func safeName(id string) string {
+	if id == "" {
+		return "session"
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ':' || r < 32 {
+			return '_'
+		}
+		return r
+	}, id)
+}
+
+// loadOrCreateKey reads a hashed-mode key, or creates one with 32 random
+// bytes (0600) on first use. A file of hex digits is decoded.
+func loadOrCreateKey(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("create hash key %s: %w", path, err)
+		}
+		if err := os.WriteFile(path, key, 0o600); err != nil {
+			return nil, fmt.Errorf("create hash key %s: %w", path, err)
+		}
+		return key, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read hash key %s: %w", path, err)
+	}
+	if t := strings.TrimSpace(string(data)); len(t) >= 32 {
+		if k, err := hex.DecodeString(t); err == nil {
+			return k, nil
+		}
+	}
+	if len(data) < 16 {
+		return nil, fmt.Errorf("hash key %s is too short (need at least 16 bytes)", path)
+	}
+	return data, nil
+}

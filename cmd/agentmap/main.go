@@ -1,0 +1,81 @@
+// Command agentmap keeps a faithful, private record of what coding agents do
+// on this machine: it follows their session logs and writes each session as a
+// redacted agentplay/v1 session map.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at release time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+// Exit codes, documented in the README.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the command ran and found problems (invalid maps, unreadable inputs)
+	exitUsage   = 2 // bad flags or arguments
+)
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"build", "build session maps from log files", cmdBuild},
+		{"validate", "check session maps against agentplay/v1 and the redaction contract", cmdValidate},
+		{"run", "follow every agent's logs and write maps as sessions go quiet", cmdRun},
+		{"scan", "catch up on every log present, flush, and exit (run --once)", cmdScan},
+		{"version", "print the version", cmdVersion},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "agentmap: unknown command %q (see agentmap help)\n", args[0])
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: agentmap <command> [flags]")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "agentmap <command> -h shows the flags of a command.")
+}
+
+func cmdVersion(_ context.Context, _ []string, stdout, _ io.Writer) int {
+	fmt.Fprintf(stdout, "agentmap %s\n", version)
+	return exitOK
+}
+
+// producer is session.cliVersion of the maps this binary writes.
+func producer() string { return "agentmap " + version }

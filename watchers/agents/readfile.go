@@ -1,0 +1,91 @@
+package agents
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/codex"
+)
+
+// FileStats counts what reading one file produced.
+type FileStats struct {
+	Lines     int // complete lines read
+	Skipped   int // lines the parser rejected (invalid JSON, wrong shape)
+	Oversized int // lines beyond the cap, skipped unread
+	Bytes     int64
+}
+
+// ErrEmpty means a file has no content at all.
+var ErrEmpty = errors.New("file is empty")
+
+// Open opens a log file for reading, decompressing Codex .zst rollouts.
+func Open(path string) (io.ReadCloser, error) {
+	if strings.HasSuffix(path, ".zst") {
+		return codex.OpenMaybeZstd(path)
+	}
+	return os.Open(path)
+}
+
+// FirstLine returns the first line of a log (at most 4 MiB of it, enough to
+// recognise the agent), without its newline.
+func FirstLine(path string) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	var line []byte
+	for len(line) < 4<<20 {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if err == nil || errors.Is(err, io.EOF) {
+			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, err
+		}
+	}
+	line = bytes.TrimRight(line, "\r\n")
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil, ErrEmpty
+	}
+	return line, nil
+}
+
+// ParseFile runs a fresh parser for src over a whole file, the way the
+// daemon would over the same bytes: complete lines in order, plus a final
+// line without newline if the parser accepts it.
+func ParseFile(path string, a Agent, src watchers.Source, maxLine int) ([]event.Event, FileStats, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, FileStats{}, err
+	}
+	defer f.Close()
+	p := a.New(src)
+	var events []event.Event
+	var st FileStats
+	ls, err := watchers.ReadLines(f, maxLine, true, func(line []byte) error {
+		if len(bytes.TrimSpace(line)) == 0 {
+			return nil
+		}
+		var perr error
+		events, perr = p.Line(line, events)
+		if perr != nil {
+			st.Skipped++
+		}
+		return nil
+	})
+	st.Lines, st.Oversized, st.Bytes = ls.Lines, ls.Oversized, ls.Bytes+int64(ls.Partial)
+	if err != nil {
+		return events, st, fmt.Errorf("read %s: %w", path, err)
+	}
+	return events, st, nil
+}
