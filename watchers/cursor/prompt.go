@@ -1,0 +1,39 @@
+package cursor
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentmap/agentmap/builder/redact"
+)
+
+// promptShape measures a user message. Cursor wraps what the user typed in
+// <user_query>…</user_query> and puts context it attached itself around it
+// (<external_links>, <attached_files>, <manually_attached_skills>, …); only
+// the typed part is the prompt, so when the wrapper is present chars and
+// urls come from inside it alone. The text is read here and dropped.
+func promptShape(text string) (chars, urls int) {
+	const open, closing = "<user_query>", "</user_query>"
+	if strings.Contains(text, open) {
+		rest := text
+		for {
+			i := strings.Index(rest, open)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(open):]
+			body := rest
+			if j := strings.Index(rest, closing); j >= 0 {
+				body, rest = rest[:j], rest[j+len(closing):]
+			} else {
+				rest = ""
+			}
+			body = strings.TrimSpace(body)
+			chars += utf8.RuneCountInString(body)
+			urls += redact.CountURLs(body)
+		}
+		return chars, urls
+	}
+	text = strings.TrimSpace(text)
+	return utf8.RuneCountInString(text), redact.CountURLs(text)
+}

@@ -1,0 +1,319 @@
+package cursor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// Parser reads a Cursor agent transcript (JSONL) line by line.
+//
+// Transcript lines carry no timestamps, ids, model, usage or tool results,
+// so every event has T = 0 and the line order is the only order; the
+// session's bounds come from the file's times through SetFile. Each
+// assistant line is one model response (a KindLLM record with its text
+// length, thinking flag and number of tool calls, no model and no tokens);
+// its tool_use blocks follow as calls without an id and without a result.
+type Parser struct {
+	src   watchers.Source
+	paths *redact.Paths
+	st    carry
+}
+
+// carry is the serialised carry-state.
+type carry struct {
+	V       int    `json:"v"`
+	Line    int    `json:"line"`
+	Started bool   `json:"started,omitempty"`
+	Project string `json:"project,omitempty"`
+	Root    bool   `json:"root,omitempty"`
+	StartMs int64  `json:"st,omitempty"`
+	EndMs   int64  `json:"et,omitempty"`
+	// The bounds last emitted in a KindSession event.
+	SentStart int64  `json:"sst,omitempty"`
+	SentEnd   int64  `json:"set,omitempty"`
+	Paths     []byte `json:"paths,omitempty"`
+}
+
+const stateVersion = 1
+
+// NewParser returns a parser for a file routed to src.
+func NewParser(src watchers.Source) *Parser {
+	return &Parser{src: src, paths: redact.NewPaths(), st: carry{V: stateVersion}}
+}
+
+// Restore returns a parser with the carry-state from State.
+func Restore(src watchers.Source, state []byte) (*Parser, error) {
+	p := NewParser(src)
+	if len(state) == 0 {
+		return p, nil
+	}
+	var st carry
+	if err := json.Unmarshal(state, &st); err != nil {
+		return nil, errors.New("cursor: carry-state is not valid JSON")
+	}
+	if st.V != stateVersion {
+		return nil, fmt.Errorf("cursor: carry-state version %d, want %d", st.V, stateVersion)
+	}
+	if len(st.Paths) > 0 {
+		paths, err := redact.RestorePaths(st.Paths)
+		if err != nil {
+			return nil, fmt.Errorf("cursor: restore paths: %w", err)
+		}
+		p.paths = paths
+	}
+	st.Paths = nil
+	p.st = st
+	return p, nil
+}
+
+// SetFile gives the parser what the transcript's lines do not say and its
+// file does: the path (its project folder lets the parser recognise the
+// workspace root among the absolute paths the lines name) and the file's
+// times in Unix ms (birth or first-seen time, and modification time), which
+// bound the session since no line carries a time. Call it before Line;
+// when the bounds change, the next Line repeats the KindSession event with
+// the new ones. Zero values leave what is known unchanged.
+func (p *Parser) SetFile(path string, startMs, endMs int64) {
+	if pr := ProjectOf(path); pr != "" && !p.st.Root {
+		p.st.Project = pr
+	}
+	if startMs > 0 {
+		p.st.StartMs = startMs
+	}
+	if endMs > 0 {
+		p.st.EndMs = endMs
+	}
+}
+
+// State implements watchers.Parser.
+func (p *Parser) State() ([]byte, error) {
+	st := p.st
+	ps, err := p.paths.MarshalState()
+	if err != nil {
+		return nil, fmt.Errorf("cursor: paths state: %w", err)
+	}
+	st.Paths = ps
+	return json.Marshal(st)
+}
+
+// line is the shape of one transcript line; only what is used is decoded.
+type line struct {
+	Role    string `json:"role"`
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Message *struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+// block is one content block. Text is decoded to be measured, never kept.
+type block struct {
+	Type       string          `json:"type"`
+	Text       string          `json:"text"`
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Input      json.RawMessage `json:"input"`
+	ToolCallID string          `json:"toolCallId"`
+	ToolName   string          `json:"toolName"`
+	Args       json.RawMessage `json:"args"`
+}
+
+// Line implements watchers.Parser.
+func (p *Parser) Line(raw []byte, out []event.Event) ([]event.Event, error) {
+	p.st.Line++
+	n := p.st.Line
+	raw = trimSpace(raw)
+	if len(raw) == 0 {
+		return out, nil
+	}
+	if raw[0] != '{' {
+		return out, fmt.Errorf("cursor: line %d: not a JSON object", n)
+	}
+	var l line
+	if json.Unmarshal(raw, &l) != nil {
+		return out, fmt.Errorf("cursor: line %d: invalid JSON or unexpected field types", n)
+	}
+	blocks, err := decodeBlocks(l.Message)
+	if err != nil {
+		return out, fmt.Errorf("cursor: line %d: %v", n, err)
+	}
+	out = p.header(out)
+
+	agent := p.src.Lane
+	switch {
+	case l.Type == "turn_ended":
+		if src, cls := turnError(l.Status); cls != "" {
+			out = append(out, event.Event{Kind: event.KindError, Agent: agent,
+				Error: &event.Error{Source: src, Class: cls}})
+		}
+		out = append(out, event.Event{Kind: event.KindTurnEnd, Agent: agent})
+	case l.Role == "user":
+		var u event.User
+		for _, b := range blocks {
+			switch b.Type {
+			case "text", "input_text":
+				c, urls := promptShape(b.Text)
+				u.Chars += c
+				u.URLs += urls
+			case "image", "image_url", "input_image":
+				u.Images++
+			}
+		}
+		if u.Chars > 0 || u.Images > 0 {
+			out = append(out, event.Event{Kind: event.KindUser, Agent: agent, User: &u})
+		}
+	case l.Role == "assistant":
+		llm := event.LLM{LatencyMs: -1}
+		var specs []callSpec
+		for _, b := range blocks {
+			switch b.Type {
+			case "text", "output_text":
+				llm.TextChars += utf8.RuneCountInString(b.Text)
+			case "thinking", "redacted_thinking", "reasoning":
+				llm.Thinking = true
+			case "tool_use", "tool-call", "tool_call":
+				specs = append(specs, toolUseSpec(b))
+			}
+		}
+		llm.ToolCalls = len(specs)
+		out = append(out, event.Event{Kind: event.KindLLM, Agent: agent, LLM: &llm})
+		for _, s := range specs {
+			p.findRoot(s)
+			var c event.Call
+			c, out = buildCall(s, p.paths, 0, agent, out)
+			out = append(out, event.Event{Kind: event.KindCall, Agent: agent, Call: &c})
+		}
+	}
+	return out, nil
+}
+
+// header emits the facts due before the line's own events: the session (on
+// the first line of a session's own file, and again when SetFile changed
+// its bounds), or the lane of a subagent file.
+func (p *Parser) header(out []event.Event) []event.Event {
+	if p.src.Lane != "" {
+		if !p.st.Started {
+			p.st.Started = true
+			out = append(out, event.Event{Kind: event.KindLane, Agent: p.src.Lane, Lane: &event.Lane{}})
+		}
+		return out
+	}
+	if p.st.Started && p.st.SentStart == p.st.StartMs && p.st.SentEnd == p.st.EndMs {
+		return out
+	}
+	p.st.Started = true
+	p.st.SentStart, p.st.SentEnd = p.st.StartMs, p.st.EndMs
+	s := &event.Session{NativeID: p.src.Session, AgentTool: AgentTool, Role: "root",
+		StartT: p.st.StartMs, EndT: p.st.EndMs}
+	return append(out, event.Event{Kind: event.KindSession, Session: s})
+}
+
+// findRoot sets the resolver's cwd to the workspace root the first time an
+// absolute path under it shows up (see rootFor).
+func (p *Parser) findRoot(s callSpec) {
+	if p.st.Root || p.st.Project == "" {
+		return
+	}
+	var cands []string
+	for _, in := range s.inputs {
+		if wd := in.str("working_directory"); wd != "" {
+			cands = append(cands, wd)
+		}
+		cands = append(cands, in.paths()...)
+	}
+	if s.patch != "" {
+		for _, f := range patchFiles(s.patch) {
+			cands = append(cands, f.path)
+		}
+	}
+	for _, c := range cands {
+		if root := rootFor(c, p.st.Project); root != "" {
+			p.paths.SetCWD(root)
+			p.st.Root = true
+			return
+		}
+	}
+}
+
+func decodeBlocks(m *struct {
+	Content json.RawMessage `json:"content"`
+}) ([]block, error) {
+	if m == nil {
+		return nil, nil
+	}
+	c := trimSpace(m.Content)
+	if len(c) == 0 || string(c) == "null" {
+		return nil, nil
+	}
+	if c[0] == '"' {
+		var s string
+		if json.Unmarshal(c, &s) != nil {
+			return nil, errors.New("message content is not a string or an array of blocks")
+		}
+		return []block{{Type: "text", Text: s}}, nil
+	}
+	var raws []json.RawMessage
+	if json.Unmarshal(c, &raws) != nil {
+		return nil, errors.New("message content is not a string or an array of blocks")
+	}
+	blocks := make([]block, 0, len(raws))
+	for _, r := range raws {
+		var b block
+		if json.Unmarshal(r, &b) != nil {
+			continue // a block of an unknown shape is skipped, not the line
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks, nil
+}
+
+// toolUseSpec reads a tool_use block (name, input) or a tool-call block
+// (toolName, args, toolCallId). An input that is a bare string is an
+// apply_patch text.
+func toolUseSpec(b block) callSpec {
+	s := callSpec{id: b.ID, name: b.Name}
+	if b.ToolName != "" && s.name == "" {
+		s.name = b.ToolName
+	}
+	if s.id == "" {
+		s.id = b.ToolCallID
+	}
+	in := b.Input
+	if len(trimSpace(in)) == 0 {
+		in = b.Args
+	}
+	in = trimSpace(in)
+	if len(in) > 0 && in[0] == '"' {
+		if d := decodeInput(in); d != nil {
+			s.inputs = []input{d}
+			return s
+		}
+		var txt string
+		if json.Unmarshal(in, &txt) == nil {
+			s.patch = txt
+		}
+		return s
+	}
+	if d := decodeInput(in); d != nil {
+		s.inputs = []input{d}
+	}
+	return s
+}
+
+// turnError maps a turn_ended status to an error source and class, or ""
+// for a turn that ended normally or with a status we do not know.
+func turnError(status string) (source, class string) {
+	switch status {
+	case "aborted", "cancelled", "canceled", "interrupted", "stopped":
+		return "orchestration", "interrupted"
+	case "error", "failed", "failure":
+		return "llm", "api_error"
+	}
+	return "", ""
+}
