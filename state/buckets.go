@@ -1,0 +1,32 @@
+package state
+
+// The layout of the database, in one place. Values are JSON so that a
+// future schema can read an older one; every change of layout or value
+// shape bumps SchemaVersion and adds a migration.
+
+// SchemaVersion is the layout this build reads and writes.
+const SchemaVersion = 1
+
+var (
+	// bucketMeta holds keySchema (the layout version, decimal text).
+	bucketMeta = []byte("meta")
+	keySchema  = []byte("schema")
+	// bucketSources maps a source id (8 bytes, big endian) to its JSON
+	// Source record: the file's path, identity, cursor and counters.
+	bucketSources = []byte("sources")
+	// bucketCarry maps a source id to its parser's carry-state (opaque
+	// bytes from Parser.State). Kept apart from the records so that loading
+	// every cursor at start-up stays cheap.
+	bucketCarry = []byte("carry")
+	// bucketSessions maps a session key (agent/native id) to its JSON
+	// Session record: activity, end flags and the last flush.
+	bucketSessions = []byte("sessions")
+	// bucketEvents holds one nested bucket per session key. Inside, the key
+	// is source id (8 bytes) + batch sequence (8 bytes), the value the JSON
+	// of one committed batch of redacted events, so a session's log is
+	// append-only and a source's share of it can be dropped by prefix.
+	bucketEvents = []byte("events")
+)
+
+// topBuckets are created by the first migration.
+var topBuckets = [][]byte{bucketMeta, bucketSources, bucketCarry, bucketSessions, bucketEvents}

@@ -1,0 +1,229 @@
+package state
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/agentmap/agentmap/builder/event"
+)
+
+func openTemp(t *testing.T) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	d, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d, path
+}
+
+func TestSchemaVersionMatchesMigrations(t *testing.T) {
+	if SchemaVersion != len(migrations) {
+		t.Fatalf("SchemaVersion %d, %d migrations", SchemaVersion, len(migrations))
+	}
+}
+
+func TestCommitAndReopen(t *testing.T) {
+	d, path := openTemp(t)
+	src := &Source{ID: 7, Path: "/logs/a.jsonl", Agent: "claude", Form: "lines", Session: "claude/s1", Offset: 120}
+	sess := &Session{Key: "claude/s1", Agent: "claude", NativeID: "s1", Gen: 1}
+	evs := []event.Event{{Kind: event.KindUser, T: 5, User: &event.User{Chars: 3}}, {Kind: event.KindTurnEnd, T: 6}}
+	if err := d.Commit(Batch{Source: src, Carry: []byte("carry-1"), SetCarry: true, Events: evs, Sessions: []*Session{sess}}); err != nil {
+		t.Fatal(err)
+	}
+	if src.NextSeq != 1 {
+		t.Fatalf("NextSeq = %d, want 1", src.NextSeq)
+	}
+	src.Offset = 200
+	if err := d.Commit(Batch{Source: src, Carry: []byte("carry-2"), SetCarry: true, Events: evs[:1]}); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+
+	d2, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	srcs, ss, err := d2.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) != 1 || srcs[0].ID != 7 || srcs[0].Offset != 200 || srcs[0].NextSeq != 2 {
+		t.Fatalf("sources after reopen: %+v", srcs)
+	}
+	if len(ss) != 1 || ss[0].Key != "claude/s1" || ss[0].Gen != 1 {
+		t.Fatalf("sessions after reopen: %+v", ss)
+	}
+	carry, _ := d2.Carry(7)
+	if string(carry) != "carry-2" {
+		t.Fatalf("carry = %q", carry)
+	}
+	var got []event.Event
+	if err := d2.Events("claude/s1", func(id uint64, e []event.Event) error {
+		if id != 7 {
+			t.Errorf("source id %d", id)
+		}
+		got = append(got, e...)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Kind != event.KindUser || got[1].Kind != event.KindTurnEnd || got[2].User.Chars != 3 {
+		t.Fatalf("events: %+v", got)
+	}
+}
+
+// A batch that fails inside the transaction leaves neither its events nor
+// its cursor behind.
+func TestCommitIsOneTransaction(t *testing.T) {
+	d, _ := openTemp(t)
+	src := &Source{ID: 1, Path: "/x", Session: "codex/a", Offset: 10}
+	if err := d.Commit(Batch{Source: src, Events: []event.Event{{Kind: event.KindUser}}}); err != nil {
+		t.Fatal(err)
+	}
+	bad := *src
+	bad.Offset = 999
+	bad.Session = "" // no bucket name: the event put fails mid-transaction
+	if err := d.Commit(Batch{Source: &bad, Carry: []byte("x"), SetCarry: true, Events: []event.Event{{Kind: event.KindUser}}}); err == nil {
+		t.Fatal("commit with an empty session key succeeded")
+	}
+	srcs, _, _ := d.Load()
+	if srcs[0].Offset != 10 {
+		t.Fatalf("cursor moved to %d by a failed batch", srcs[0].Offset)
+	}
+	if c, _ := d.Carry(1); c != nil {
+		t.Fatalf("carry written by a failed batch: %q", c)
+	}
+}
+
+func TestResetDropsOnlyThatSource(t *testing.T) {
+	d, _ := openTemp(t)
+	a := &Source{ID: 1, Session: "claude/s"}
+	b := &Source{ID: 2, Session: "claude/s"}
+	for i := 0; i < 3; i++ {
+		for _, s := range []*Source{a, b} {
+			if err := d.Commit(Batch{Source: s, Events: []event.Event{{Kind: event.KindUser, T: int64(s.ID)}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := d.Commit(Batch{Source: a, Reset: true, ResetSession: "claude/s", Events: []event.Event{{Kind: event.KindEnd}}}); err != nil {
+		t.Fatal(err)
+	}
+	counts := map[uint64]int{}
+	d.Events("claude/s", func(id uint64, e []event.Event) error { counts[id] += len(e); return nil })
+	if counts[1] != 1 || counts[2] != 3 {
+		t.Fatalf("counts after reset: %v", counts)
+	}
+	if err := d.DeleteSource(b); err != nil {
+		t.Fatal(err)
+	}
+	counts = map[uint64]int{}
+	d.Events("claude/s", func(id uint64, e []event.Event) error { counts[id] += len(e); return nil })
+	if counts[2] != 0 {
+		t.Fatalf("events of a deleted source remain: %v", counts)
+	}
+}
+
+func TestSecondOpenFailsClearly(t *testing.T) {
+	_, path := openTemp(t)
+	start := time.Now()
+	_, err := Open(path, nil)
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open: %v", err)
+	}
+	if !strings.Contains(err.Error(), "agentmap is already running") || !strings.Contains(err.Error(), path) {
+		t.Fatalf("message does not say what is wrong: %v", err)
+	}
+	t.Logf("second open failed after %v", time.Since(start))
+	if m, _ := filepath.Glob(path + ".corrupt-*"); len(m) > 0 {
+		t.Fatal("a locked database was moved aside")
+	}
+}
+
+func TestCorruptIsMovedAside(t *testing.T) {
+	for name, content := range map[string][]byte{
+		"garbage":   bytes.Repeat([]byte("not a database "), 1000),
+		"damaged pages": nil, // filled below from a real database
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "state.db")
+			if content == nil {
+				d, err := Open(path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				d.Commit(Batch{Source: &Source{ID: 1, Session: "k"}, Events: []event.Event{{Kind: event.KindUser}}})
+				d.Close()
+				raw, _ := os.ReadFile(path)
+				for i := 4096 * 2; i < len(raw) && i < 4096*3; i++ {
+					raw[i] = 0xff
+				}
+				content = raw
+			}
+			if err := os.WriteFile(path, content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			d, err := Open(path, nil)
+			if err != nil {
+				t.Fatalf("open of a corrupt database: %v", err)
+			}
+			defer d.Close()
+			aside, _ := filepath.Glob(path + ".corrupt-*")
+			if len(aside) != 1 {
+				t.Fatalf("corrupt file not moved aside: %v", aside)
+			}
+			srcs, _, err := d.Load()
+			if err != nil || len(srcs) != 0 {
+				t.Fatalf("fresh database expected: %v %v", srcs, err)
+			}
+		})
+	}
+}
+
+func TestMigrationFromUnversioned(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	raw, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("sources")); return err })
+	raw.Close()
+	d, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if v, _ := d.Version(); v != SchemaVersion {
+		t.Fatalf("version %d after migration, want %d", v, SchemaVersion)
+	}
+	if _, _, err := d.Load(); err != nil {
+		t.Fatalf("load after migration: %v", err)
+	}
+}
+
+func TestNewerSchemaIsRefusedNotDiscarded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	raw, _ := bolt.Open(path, 0o600, nil)
+	raw.Update(func(tx *bolt.Tx) error {
+		b, _ := tx.CreateBucket(bucketMeta)
+		return b.Put(keySchema, []byte("99"))
+	})
+	raw.Close()
+	if _, err := Open(path, nil); !errors.Is(err, ErrTooNew) {
+		t.Fatalf("open of a newer schema: %v", err)
+	}
+	if m, _ := filepath.Glob(path + ".corrupt-*"); len(m) > 0 {
+		t.Fatal("a newer database was moved aside")
+	}
+}
