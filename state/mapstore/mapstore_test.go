@@ -1,0 +1,90 @@
+package mapstore
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestRelPath(t *testing.T) {
+	for _, tc := range []struct {
+		agent, id string
+		start     time.Time
+		want      string
+	}{
+		{"claude", "0a1b", time.Date(2026, 5, 1, 23, 0, 0, 0, time.UTC), "claude/2026/05/0a1b.json.gz"},
+		{"codex", "x/../y", time.Date(2025, 12, 31, 0, 0, 0, 0, time.FixedZone("x", 3600)), "codex/2025/12/x_.._y.json.gz"},
+		{"cursor", "", time.Unix(0, 0), "cursor/1970/01/session.json.gz"},
+	} {
+		if got := RelPath(tc.agent, tc.id, tc.start); got != filepath.FromSlash(tc.want) {
+			t.Errorf("RelPath(%q, %q) = %q, want %q", tc.agent, tc.id, got, tc.want)
+		}
+	}
+}
+
+func TestWriteIsAtomicAndPrivate(t *testing.T) {
+	s := New(filepath.Join(t.TempDir(), "maps"))
+	rel := RelPath("claude", "abc", time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC))
+	if err := s.Write(rel, []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(rel, []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Read(rel)
+	if err != nil || string(got) != "two" {
+		t.Fatalf("read back %q, %v", got, err)
+	}
+	fi, _ := os.Stat(filepath.Join(s.Root, rel))
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("file mode %v, want 0600", fi.Mode().Perm())
+	}
+	for d := filepath.Dir(filepath.Join(s.Root, rel)); d != filepath.Dir(s.Root); d = filepath.Dir(d) {
+		fi, _ := os.Stat(d)
+		if fi.Mode().Perm() != 0o700 {
+			t.Errorf("dir %s mode %v, want 0700", d, fi.Mode().Perm())
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Dir(filepath.Join(s.Root, rel)))
+	if len(entries) != 1 {
+		t.Fatalf("temporary files left behind: %v", entries)
+	}
+	list, _ := s.List()
+	if len(list) != 1 || list[0] != rel {
+		t.Fatalf("List = %v", list)
+	}
+}
+
+// An unwritable store fails without leaving anything, and a retry after the
+// obstacle is gone succeeds. (A file standing where a directory must go
+// blocks even root, for whom permission bits do not.)
+func TestUnwritableThenRetry(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "maps")
+	s := New(root)
+	rel := RelPath("codex", "r1", time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	os.MkdirAll(root, 0o700)
+	blocker := filepath.Join(root, "codex")
+	if err := os.WriteFile(blocker, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(rel, []byte("map")); err == nil {
+		t.Fatal("write through a file succeeded")
+	}
+	os.Remove(blocker)
+	if os.Geteuid() != 0 {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, rel)), 0o700)
+		os.Chmod(filepath.Dir(filepath.Join(root, rel)), 0o500)
+		if err := s.Write(rel, []byte("map")); err == nil {
+			t.Fatal("write into a read-only directory succeeded")
+		}
+		os.Chmod(filepath.Dir(filepath.Join(root, rel)), 0o700)
+	}
+	if err := s.Write(rel, []byte("map")); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if got, _ := s.Read(rel); !bytes.Equal(got, []byte("map")) {
+		t.Fatalf("retry wrote %q", got)
+	}
+}

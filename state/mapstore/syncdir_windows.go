@@ -1,0 +1,7 @@
+//go:build windows
+
+package mapstore
+
+// syncDir is a no-op: Windows cannot open a directory for fsync, and
+// MoveFileEx (os.Rename) is already durable on NTFS.
+func syncDir(string) error { return nil }
