@@ -152,7 +152,7 @@ func TestSecondOpenFailsClearly(t *testing.T) {
 
 func TestCorruptIsMovedAside(t *testing.T) {
 	for name, content := range map[string][]byte{
-		"garbage":   bytes.Repeat([]byte("not a database "), 1000),
+		"garbage":       bytes.Repeat([]byte("not a database "), 1000),
 		"damaged pages": nil, // filled below from a real database
 	} {
 		t.Run(name, func(t *testing.T) {
