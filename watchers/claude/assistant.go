@@ -1,0 +1,166 @@
+package claude
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/builder/redact"
+)
+
+// message is the part of an assistant or user message the parser reads.
+type message struct {
+	ID         string          `json:"id"`
+	Model      string          `json:"model"`
+	Content    json.RawMessage `json:"content"`
+	StopReason json.RawMessage `json:"stop_reason"`
+	Usage      *usage          `json:"usage"`
+}
+
+type usage struct {
+	Input         json.RawMessage `json:"input_tokens"`
+	CacheCreation json.RawMessage `json:"cache_creation_input_tokens"`
+	CacheRead     json.RawMessage `json:"cache_read_input_tokens"`
+	Output        json.RawMessage `json:"output_tokens"`
+	Split         *struct {
+		M5 json.RawMessage `json:"ephemeral_5m_input_tokens"`
+		H1 json.RawMessage `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
+}
+
+// block is one content block. Text-bearing fields are raw so that they can
+// be measured without being decoded; thinking text, signatures and
+// redacted-thinking data are not declared at all.
+type block struct {
+	Type      string          `json:"type"`
+	Text      json.RawMessage `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   json.RawMessage `json:"is_error"`
+	Source    *struct {
+		Data json.RawMessage `json:"data"`
+	} `json:"source"`
+}
+
+// syntheticModel marks lines Claude Code writes itself (API errors, notices).
+const syntheticModel = "<synthetic>"
+
+func (p *Parser) assistant(env *envelope, out []event.Event) ([]event.Event, error) {
+	var msg message
+	if err := json.Unmarshal(env.Message, &msg); err != nil || len(env.Message) == 0 {
+		if err == nil {
+			return out, nil
+		}
+		return out, p.decodeError("message", err)
+	}
+	if msg.Model == syntheticModel || boolean(env.IsAPIError) {
+		return p.apiErrorLine(env, &msg, out), nil
+	}
+	var blocks []block
+	if isArray(msg.Content) {
+		if err := json.Unmarshal(msg.Content, &blocks); err != nil {
+			return out, p.decodeError("message content", err)
+		}
+	}
+
+	l := &event.LLM{MsgID: msg.ID, Stop: ident(str(msg.StopReason))}
+	if env.RequestID != "" {
+		l.MsgID = msg.ID + "/" + env.RequestID
+	}
+	if u := msg.Usage; u != nil {
+		l.In, l.CR, l.Out = integer(u.Input), integer(u.CacheRead), integer(u.Output)
+		l.CW = integer(u.CacheCreation)
+		if l.CW == 0 && u.Split != nil {
+			l.CW = integer(u.Split.M5) + integer(u.Split.H1)
+		}
+	}
+	if msg.ID == "" || p.st.firstLineOf(l.MsgID) {
+		l.LatencyMs = -1
+		if p.st.InputT > 0 && p.st.T >= p.st.InputT {
+			l.LatencyMs = p.st.T - p.st.InputT
+		}
+	}
+	if isString(msg.Content) {
+		_, l.TextChars, _ = stringLen(msg.Content)
+	}
+	var calls []event.Event
+	for i := range blocks {
+		b := &blocks[i]
+		switch b.Type {
+		case "text":
+			_, n, _ := stringLen(b.Text)
+			l.TextChars += n
+		case "thinking", "redacted_thinking":
+			l.Thinking = true
+		case "tool_use", "server_tool_use":
+			l.ToolCalls++
+			calls = append(calls, p.call(b))
+		case "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result":
+			calls = append(calls, p.serverResult(b))
+		}
+	}
+	e := p.ev(event.KindLLM)
+	e.Model = ident(msg.Model)
+	e.LLM = l
+	out = append(out, e)
+	return append(out, calls...), nil
+}
+
+// apiErrorLine turns a synthetic assistant line into an API error record.
+// Synthetic lines that are not errors ("No response requested.") are
+// notices and yield nothing.
+func (p *Parser) apiErrorLine(env *envelope, msg *message, out []event.Event) []event.Event {
+	if !boolean(env.IsAPIError) && len(bytes.TrimSpace(env.Error)) == 0 {
+		return out
+	}
+	// The class comes from the error code and HTTP status. The message text
+	// is looked at only for the status number and the usage-limit notice,
+	// which the error code alone does not tell apart from a rate limit.
+	sig := []string{str(env.Error)}
+	if s := integer(env.APIErrorStatus); s > 0 {
+		sig = append(sig, strconv.FormatInt(s, 10))
+	}
+	hints := apiErrorHints(msg.Content)
+	for _, h := range hints {
+		if h == usageLimit {
+			sig = nil
+		}
+	}
+	sig = append(sig, hints...)
+	e := p.ev(event.KindError)
+	e.Error = &event.Error{Source: "llm", Class: redact.APIErrorClass(strings.Join(sig, " ")), SrcUUID: ident(env.UUID)}
+	return append(out, e)
+}
+
+const usageLimit = "usage limit"
+
+// apiErrorHints reads the text of a synthetic error message and returns
+// only fixed words: its HTTP status and whether it is a usage limit.
+func apiErrorHints(content json.RawMessage) []string {
+	var blocks []block
+	if json.Unmarshal(content, &blocks) != nil {
+		return nil
+	}
+	var hints []string
+	for _, b := range blocks {
+		if b.Type != "text" {
+			continue
+		}
+		t := str(b.Text)
+		if rest, ok := strings.CutPrefix(t, "API Error: "); ok && len(rest) >= 3 {
+			if n, err := strconv.Atoi(rest[:3]); err == nil && n >= 100 && n < 600 {
+				hints = append(hints, strconv.Itoa(n))
+			}
+		}
+		low := strings.ToLower(t)
+		if strings.Contains(low, "usage limit") || strings.Contains(low, "hit your limit") {
+			hints = append(hints, usageLimit)
+		}
+	}
+	return hints
+}

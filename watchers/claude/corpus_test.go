@@ -1,0 +1,120 @@
+package claude
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// corpusDir is ../shared/corpus/claude beside the module root, where the
+// real-world logs live; tests skip when it is absent.
+func corpusDir(t testing.TB) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	dir := filepath.Join(root, "..", "shared", "corpus", "claude")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("corpus not present:", dir)
+	}
+	return dir
+}
+
+func corpusFiles(t testing.TB) []string {
+	files, err := filepath.Glob(filepath.Join(corpusDir(t), "*.jsonl"))
+	if err != nil || len(files) == 0 {
+		t.Fatal("no corpus transcripts")
+	}
+	sort.Strings(files)
+	return files
+}
+
+// eachLine calls fn with every line of a file, streaming.
+func eachLine(t testing.TB, path string, fn func(line []byte)) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			fn(line)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func firstLine(t testing.TB, path string) []byte {
+	var first []byte
+	eachLine(t, path, func(line []byte) {
+		if first == nil {
+			first = append([]byte(nil), line...)
+		}
+	})
+	return first
+}
+
+// parseFile parses a whole file with one parser.
+func parseFile(t testing.TB, path string) (watchers.Source, []event.Event, int) {
+	t.Helper()
+	src, err := Identify(path, firstLine(t, path))
+	if err != nil {
+		t.Fatalf("%s: identify: %v", filepath.Base(path), err)
+	}
+	p := NewParser(src)
+	var out []event.Event
+	errs := 0
+	eachLine(t, path, func(line []byte) {
+		var err error
+		out, err = p.Line(line, out)
+		if err != nil {
+			errs++
+		}
+	})
+	return src, out, errs
+}
+
+func TestCorpusParses(t *testing.T) {
+	unknown := map[string]int{}
+	for _, path := range corpusFiles(t) {
+		name := filepath.Base(path)
+		src, events, errs := parseFile(t, path)
+		kinds := map[event.Kind]int{}
+		for _, e := range events {
+			kinds[e.Kind]++
+			if e.Agent != src.Lane {
+				t.Errorf("%s: event in lane %q, file routed to %q", name, e.Agent, src.Lane)
+			}
+		}
+		t.Logf("%s: session %s lane %q: %d events %v, %d bad lines", name, src.Session, src.Lane, len(events), kinds, errs)
+		if errs > 0 {
+			t.Errorf("%s: %d lines failed to parse", name, errs)
+		}
+		eachLine(t, path, func(line []byte) {
+			var head struct {
+				Type string `json:"type"`
+			}
+			if json.Unmarshal(line, &head) == nil && !knownType(head.Type) {
+				unknown[head.Type]++
+			}
+		})
+		if strings.Contains(name, "acompact") && len(events) > 0 {
+			t.Errorf("%s: compaction transcript yielded %d events", name, len(events))
+		}
+	}
+	if len(unknown) > 0 {
+		t.Errorf("record types without a decision: %v", unknown)
+	}
+}

@@ -1,0 +1,224 @@
+package claude
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// AgentTool is the agentTool of Claude Code sessions.
+const AgentTool = "claude-code"
+
+// Parser is the incremental parser of one Claude Code transcript file. It
+// implements watchers.Parser.
+type Parser struct {
+	src   watchers.Source
+	paths *redact.Paths
+	st    carry
+}
+
+var _ watchers.Parser = (*Parser)(nil)
+
+// NewParser returns a parser for a file routed to src. When src.Lane is set,
+// every event gets Agent = src.Lane.
+func NewParser(src watchers.Source) *Parser {
+	return &Parser{src: src, paths: redact.NewPaths()}
+}
+
+// SetLaneMeta gives a subagent file's parser what the sidecar meta.json
+// says (see ReadLaneMeta), for its lane record. Call it before the first
+// line; later calls have no effect once the lane record is out.
+func (p *Parser) SetLaneMeta(m LaneMeta) {
+	if p.st.LaneSent {
+		return
+	}
+	p.st.Meta = LaneMeta{SubagentType: ident(m.SubagentType), LaunchCallID: ident(m.LaunchCallID)}
+}
+
+// envelope holds the fields of a line that every record type may carry.
+// Text-bearing fields are not declared, so the decoder skips them.
+type envelope struct {
+	Type        string          `json:"type"`
+	Subtype     string          `json:"subtype"`
+	UUID        string          `json:"uuid"`
+	SessionID   string          `json:"sessionId"`
+	Timestamp   json.RawMessage `json:"timestamp"`
+	CWD         json.RawMessage `json:"cwd"`
+	Version     json.RawMessage `json:"version"`
+	IsSidechain json.RawMessage `json:"isSidechain"`
+	AgentID     json.RawMessage `json:"agentId"`
+
+	// user and assistant
+	Message          json.RawMessage `json:"message"`
+	RequestID        string          `json:"requestId"`
+	IsMeta           json.RawMessage `json:"isMeta"`
+	IsCompactSummary json.RawMessage `json:"isCompactSummary"`
+	TranscriptOnly   json.RawMessage `json:"isVisibleInTranscriptOnly"`
+	Origin           json.RawMessage `json:"origin"`
+	PromptSource     json.RawMessage `json:"promptSource"`
+	ToolUseResult    json.RawMessage `json:"toolUseResult"`
+	IsAPIError       json.RawMessage `json:"isApiErrorMessage"`
+	Error            json.RawMessage `json:"error"`
+	APIErrorStatus   json.RawMessage `json:"apiErrorStatus"`
+
+	// system
+	CompactMetadata       json.RawMessage `json:"compactMetadata"`
+	RetryAttempt          json.RawMessage `json:"retryAttempt"`
+	Cause                 json.RawMessage `json:"cause"`
+	HookErrors            json.RawMessage `json:"hookErrors"`
+	PreventedContinuation json.RawMessage `json:"preventedContinuation"`
+	HookLabel             json.RawMessage `json:"hookLabel"`
+	ToolUseID             json.RawMessage `json:"toolUseID"`
+
+	// attachment
+	Attachment json.RawMessage `json:"attachment"`
+}
+
+// Line implements watchers.Parser.
+func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
+	p.st.Line++
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return out, nil
+	}
+	if line[0] != '{' {
+		return out, fmt.Errorf("claude: line %d: not a JSON object", p.st.Line)
+	}
+	var env envelope
+	if err := json.Unmarshal(line, &env); err != nil {
+		return out, p.decodeError("line", err)
+	}
+	if env.Type == "" {
+		return out, fmt.Errorf("claude: line %d: no record type", p.st.Line)
+	}
+	if t := millis(env.Timestamp); t > 0 {
+		p.st.T = t
+	}
+	agentID := str(env.AgentID)
+	// A compaction side transcript (agent-acompact-*) replays the whole
+	// conversation as one prompt to summarise it; the compaction itself is
+	// recorded by the main file's compact_boundary, so nothing here counts.
+	if strings.HasPrefix(agentID, "acompact") {
+		return out, nil
+	}
+	// Inline sidechain lines in a main file (old versions, /btw asides)
+	// replay or fork parent messages under no lane of their own.
+	if p.src.Lane == "" && boolean(env.IsSidechain) {
+		return out, nil
+	}
+	if !parsedTypes[env.Type] {
+		return out, nil
+	}
+
+	start := len(out)
+	if cwd := str(env.CWD); cwd != "" {
+		p.paths.SetCWD(cwd)
+	}
+	out = p.sessionFacts(&env, out)
+
+	var err error
+	switch env.Type {
+	case "assistant":
+		out, err = p.assistant(&env, out)
+	case "user":
+		out, err = p.user(&env, out)
+	case "system":
+		out = p.system(&env, out)
+	case "attachment":
+		out = p.attachment(&env, out)
+	case "progress":
+		// Streaming progress of tools, hooks and subagents: the subagent's
+		// own file and the tool results carry what the map needs.
+	}
+	if err != nil {
+		return out[:start], err
+	}
+	return p.withRepos(out, start), nil
+}
+
+// withRepos inserts a repo record for each repo first seen on this line
+// before the line's events, so that targets never refer to an unknown key.
+func (p *Parser) withRepos(out []event.Event, start int) []event.Event {
+	repos := p.paths.NewRepos()
+	if len(repos) == 0 {
+		return out
+	}
+	add := make([]event.Event, len(repos))
+	for i := range repos {
+		r := repos[i]
+		add[i] = p.ev(event.KindRepo)
+		add[i].Repo = &r
+	}
+	out = append(out, add...)
+	copy(out[start+len(add):], out[start:len(out)-len(add)])
+	copy(out[start:], add)
+	return out
+}
+
+// ev starts an event of the given kind at the current time and lane.
+func (p *Parser) ev(k event.Kind) event.Event {
+	return event.Event{Kind: k, T: p.st.T, Agent: p.src.Lane}
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// sessionFacts emits the session record (main file) or the lane record
+// (subagent file) the first time the line gives them, and the session record
+// again when the CLI version changes (a resumed session under a newer CLI).
+func (p *Parser) sessionFacts(env *envelope, out []event.Event) []event.Event {
+	if p.src.Lane != "" {
+		if !p.st.LaneSent {
+			p.st.LaneSent = true
+			e := p.ev(event.KindLane)
+			e.Lane = &event.Lane{SubagentType: p.st.Meta.SubagentType, LaunchCallID: p.st.Meta.LaunchCallID}
+			out = append(out, e)
+		}
+		return out
+	}
+	id := p.st.Session
+	if id == "" {
+		// The file name is the session id for main transcripts; lines of a
+		// resumed or continued conversation may carry older ids.
+		switch {
+		case uuidRE.MatchString(p.src.Session):
+			id = p.src.Session
+		case ident(env.SessionID) != "":
+			id = ident(env.SessionID)
+		default:
+			return out
+		}
+	}
+	ver := ident(str(env.Version))
+	if id == p.st.Session && (ver == "" || ver == p.st.Version) {
+		return out
+	}
+	p.st.Session = id
+	if ver != "" {
+		p.st.Version = ver
+	}
+	e := p.ev(event.KindSession)
+	e.Session = &event.Session{NativeID: id, AgentTool: AgentTool, AgentVersion: p.st.Version}
+	return append(out, e)
+}
+
+// decodeError names a decoding problem without quoting the input:
+// encoding/json's syntax errors cite the offending character.
+func (p *Parser) decodeError(what string, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("claude: line %d: invalid JSON in %s at byte %d", p.st.Line, what, se.Offset)
+	case errors.As(err, &te):
+		return fmt.Errorf("claude: line %d: unexpected %s for field %q in %s", p.st.Line, te.Value, te.Field, what)
+	default:
+		return fmt.Errorf("claude: line %d: unreadable %s", p.st.Line, what)
+	}
+}
