@@ -1,0 +1,66 @@
+package validate
+
+import (
+	"fmt"
+	"strings"
+)
+
+// maxNameWords bounds the words of a name (model, tool, server, skill,
+// subagent type, hook). Names are identifiers, not sentences; a few words
+// are allowed because some tools name things with spaces.
+const maxNameWords = 3
+
+// nameFields are the fields of each section that hold names.
+var (
+	sessionNames = []string{"agentTool"}
+	agentNames   = []string{"subagentType", "model"}
+	eventNames   = []string{"tool", "server", "skill", "subagentType", "model", "stop",
+		"hook", "hookEvent", "tracker", "name", "from", "to", "title", "version"}
+)
+
+// names checks that names look like names: a sentence in a model or tool
+// field is text that found its way in.
+func (c *checker) names(top map[string]any) {
+	s := object(top["session"])
+	for _, f := range sessionNames {
+		c.name(ptr("session", f), s[f])
+	}
+	for i, m := range array(s["models"]) {
+		c.name(ptr("session", "models", i), m)
+	}
+	for i, v := range array(top["agents"]) {
+		a := object(v)
+		for _, f := range agentNames {
+			c.name(ptr("agents", i, f), a[f])
+		}
+	}
+	for i, v := range c.events {
+		ev := object(v)
+		for _, f := range eventNames {
+			c.name(ptr("events", i, f), ev[f])
+		}
+	}
+	for i, v := range array(top["tasks"]) {
+		t := object(v)
+		name, ok := str(t["name"])
+		if ok && t["source"] == "turns" && !turnName(name) {
+			c.add(ptr("tasks", i, "name"), RuleIdentifier, "%s is not \"Turn N\" for a turns task", describe(name))
+		}
+	}
+}
+
+func (c *checker) name(at string, v any) {
+	s, ok := str(v)
+	if !ok {
+		return
+	}
+	if n := len(strings.Fields(s)); n > maxNameWords {
+		c.add(at, RuleIdentifier, "%s is a sentence, not a name", describe(s))
+	}
+}
+
+func turnName(s string) bool {
+	var n int
+	_, err := fmt.Sscanf(s, "Turn %d", &n)
+	return err == nil && fmt.Sprintf("Turn %d", n) == s
+}

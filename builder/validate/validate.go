@@ -1,0 +1,180 @@
+// Package validate checks an agentplay/v1 map against the published schema
+// and against the rules a producer owes beyond it: the redaction contract
+// and the cross-references of the format page.
+//
+// Problems never quote a string of the map that could be text. They name
+// the field by its JSON pointer and describe the string by its shape.
+package validate
+
+import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/agentmap/agentmap/builder/schema"
+)
+
+// Problem is one failed check.
+type Problem struct {
+	Path    string // JSON pointer of the offending value ("" for the document)
+	Rule    string // one of the Rule constants
+	Message string
+}
+
+// String renders the problem as "events[12].verb: message (rule)".
+func (p Problem) String() string {
+	return fmt.Sprintf("%s: %s (%s)", Dotted(p.Path), p.Message, p.Rule)
+}
+
+// Rules, one per kind of check.
+const (
+	RuleJSON          = "json"          // not JSON, not one object, bad gzip
+	RuleSchema        = "schema"        // the published JSON Schema
+	RuleUnknownField  = "unknown-field" // a field the schema does not name
+	RuleSeq           = "seq"           // events[i].seq == i
+	RuleTime          = "time"          // t >= 0 and non-decreasing
+	RuleDuplicateID   = "duplicate-id"  // ids of repos, files, agents, tasks
+	RuleAgentRef      = "agent-ref"     // agent, parent, child
+	RuleTaskRef       = "task-ref"      // events[].task
+	RuleFileRef       = "file-ref"      // targets[].file
+	RuleRepoRef       = "repo-ref"      // files[].repo, commit repo
+	RuleSeqRef        = "seq-ref"       // launchSeq, ref, retryOf, first, startSeq, endSeq, prs[].seq
+	RuleVerb          = "verb"          // program plus subcommand only
+	RuleIdentifier    = "identifier"    // names that must not be sentences
+	RuleAbsolutePath  = "absolute-path" // absolute or home paths anywhere
+	RuleStringLength  = "string-length" // long strings are text
+	RuleRelativePath  = "relative-path" // files[].path is repo-relative
+	RuleDirsOnly      = "dirs-only"     // dirs_only file names
+	RuleHashed        = "hashed"        // hashed path segments
+	RuleRemote        = "remote"        // owner/name
+	RuleHost          = "host"          // host names
+	RuleURL           = "url"           // http(s) URLs without credentials
+	RuleTotals        = "totals"        // totals agree with events
+	RuleContentHash   = "content-hash"  // contentHash recomputed
+	maxDecompressed   = 1 << 30         // a map is far smaller; beyond this it is a bomb
+	gzipMagic0, gzip1 = 0x1f, 0x8b
+)
+
+// Map checks one map, given as JSON or as gzip of JSON (detected by its
+// magic bytes). It returns no problems for a valid map.
+func Map(data []byte) []Problem {
+	doc, p := decode(data)
+	if p != nil {
+		return []Problem{*p}
+	}
+	top, ok := doc.(map[string]any)
+	if !ok {
+		return []Problem{{Rule: RuleJSON, Message: "the map is not a JSON object"}}
+	}
+	var c checker
+	c.schema(doc)
+	c.strict(top)
+	return c.problems
+}
+
+func decode(data []byte) (any, *Problem) {
+	var r io.Reader = bytes.NewReader(data)
+	if len(data) >= 2 && data[0] == gzipMagic0 && data[1] == gzip1 {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, &Problem{Rule: RuleJSON, Message: "bad gzip header"}
+		}
+		defer zr.Close()
+		r = &limitReader{r: zr, n: maxDecompressed}
+	}
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, &Problem{Rule: RuleJSON, Message: describeDecodeError(err, dec.InputOffset())}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			return nil, &Problem{Rule: RuleJSON, Message: fmt.Sprintf("data after the map at offset %d", dec.InputOffset())}
+		}
+		return nil, &Problem{Rule: RuleJSON, Message: describeDecodeError(err, dec.InputOffset())}
+	}
+	return doc, nil
+}
+
+// describeDecodeError names the failure and its offset. encoding/json's own
+// messages quote the offending character or value, so they are not used.
+func describeDecodeError(err error, off int64) string {
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("invalid JSON at offset %d", syn.Offset)
+	case errors.Is(err, errTooLarge):
+		return fmt.Sprintf("more than %d bytes once decompressed", maxDecompressed)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Sprintf("the JSON ends early at offset %d", off)
+	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader):
+		return "corrupt gzip stream"
+	}
+	var corrupt flate.CorruptInputError
+	if errors.As(err, &corrupt) {
+		return "corrupt gzip stream"
+	}
+	return fmt.Sprintf("unreadable JSON at offset %d", off)
+}
+
+var errTooLarge = errors.New("too large")
+
+type limitReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+// Dotted turns a JSON pointer into the "events[12].verb" form people read.
+func Dotted(ptr string) string {
+	if ptr == "" {
+		return "(map)"
+	}
+	var b strings.Builder
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		if _, err := strconv.Atoi(tok); err == nil {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}
+
+// schema runs the published JSON Schema.
+func (c *checker) schema(doc any) {
+	err := schema.Validate(doc)
+	if err == nil {
+		return
+	}
+	var serr *schema.Error
+	if !errors.As(err, &serr) {
+		c.add("", RuleSchema, "the schema could not be applied")
+		return
+	}
+	for _, v := range serr.Violations {
+		c.add(v.Path, RuleSchema, "%s: %s", v.Keyword, v.Message)
+	}
+}
