@@ -1,0 +1,220 @@
+package watchers
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// HeadMax and TailMax bound the fingerprints a tailer keeps: a hash of the
+// first bytes of a file (its identity beside dev+inode, up to 1 KiB) and of
+// the bytes just before the cursor (to catch a file rewritten in place).
+const (
+	HeadMax = 1024
+	TailMax = 256
+)
+
+// FileID is a file's device and inode (volume and file index on Windows).
+// The zero value means unknown.
+type FileID struct{ Dev, Ino uint64 }
+
+// Known reports whether the id was read.
+func (id FileID) Known() bool { return id != FileID{} }
+
+// Cursor is where a tailer stands in one file: the end of the last complete
+// line consumed, and the fingerprints that tell whether the file under the
+// path is still the one the cursor belongs to.
+type Cursor struct {
+	ID       FileID
+	HeadLen  int
+	HeadHash string
+	Offset   int64
+	TailHash string
+}
+
+// Why a cursor no longer fits its file; the source is rebuilt from zero.
+var (
+	ErrTruncated = errors.New("file is shorter than the cursor")
+	ErrReplaced  = errors.New("file was replaced (new identity or new head)")
+	ErrRewritten = errors.New("bytes before the cursor changed")
+)
+
+func fingerprint(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+func readAt(f io.ReaderAt, off int64, n int) ([]byte, error) {
+	buf := make([]byte, n)
+	got, err := f.ReadAt(buf, off)
+	if got == n {
+		return buf, nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, err
+}
+
+// Verify checks that the open file f (size bytes long, identity id) is the
+// one c was taken on and that nothing before the cursor changed. It returns
+// nil, or ErrTruncated, ErrReplaced or ErrRewritten; other errors are I/O.
+func Verify(f io.ReaderAt, id FileID, size int64, c Cursor) error {
+	if c.ID.Known() && id.Known() && c.ID != id {
+		return ErrReplaced
+	}
+	if size < c.Offset {
+		return ErrTruncated
+	}
+	if c.HeadLen > 0 {
+		if size < int64(c.HeadLen) {
+			return ErrTruncated
+		}
+		head, err := readAt(f, 0, c.HeadLen)
+		if err != nil {
+			return fmt.Errorf("read head: %w", err)
+		}
+		if fingerprint(head) != c.HeadHash {
+			return ErrReplaced
+		}
+	}
+	if c.Offset > 0 && c.TailHash != "" {
+		n := int64(TailMax)
+		if c.Offset < n {
+			n = c.Offset
+		}
+		tail, err := readAt(f, c.Offset-n, int(n))
+		if err != nil {
+			return fmt.Errorf("read before offset %d: %w", c.Offset, err)
+		}
+		if fingerprint(tail) != c.TailHash {
+			return ErrRewritten
+		}
+	}
+	return nil
+}
+
+// Advance returns the cursor moved to offset in f (size bytes long),
+// with its head fingerprint widened as the file grows to HeadMax and the
+// tail fingerprint taken before the new offset.
+func Advance(f io.ReaderAt, id FileID, size int64, c Cursor, offset int64) (Cursor, error) {
+	c.ID, c.Offset = id, offset
+	if want := min(size, HeadMax); int64(c.HeadLen) < want {
+		head, err := readAt(f, 0, int(want))
+		if err != nil {
+			return c, fmt.Errorf("read head: %w", err)
+		}
+		c.HeadLen, c.HeadHash = int(want), fingerprint(head)
+	}
+	c.TailHash = ""
+	if offset > 0 {
+		n := min(offset, TailMax)
+		tail, err := readAt(f, offset-n, int(n))
+		if err != nil {
+			return c, fmt.Errorf("read before offset %d: %w", offset, err)
+		}
+		c.TailHash = fingerprint(tail)
+	}
+	return c, nil
+}
+
+// TailStats counts what one TailLines call saw.
+type TailStats struct {
+	Lines     int   // complete lines handed to the callback
+	Oversized int   // lines skipped because they exceeded the cap
+	End       int64 // absolute offset after the last complete line
+	Partial   int64 // bytes after End (a line still being written)
+}
+
+// TailLines reads the complete lines of f between start and size and calls
+// fn with each one (without its newline or a trailing \r) and the absolute
+// offset just after it, so the caller can commit a cursor at any line
+// boundary. The rules are those of ReadLines (same cap, same trimming), so
+// a file read in pieces yields exactly the lines of one ReadLines pass. A
+// line longer than maxLine is skipped as it streams past, never buffered,
+// and counted. A last line without newline is left for later.
+func TailLines(f io.ReaderAt, start, size int64, maxLine int, fn func(line []byte, end int64) error) (TailStats, error) {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	st := TailStats{End: start}
+	if size <= start {
+		return st, nil
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(f, start, size-start), 256<<10)
+	pos := start
+	var buf []byte
+	var lineLen int64
+	skipping := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) && !errors.Is(err, io.EOF) {
+			return st, fmt.Errorf("read at offset %d: %w", pos+lineLen, err)
+		}
+		lineLen += int64(len(chunk))
+		if !skipping {
+			if lineLen > int64(maxLine)+1 {
+				skipping, buf = true, buf[:0]
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if err == nil {
+			pos += lineLen
+			if skipping {
+				st.Oversized++
+			} else {
+				st.Lines++
+				if ferr := fn(trimEOL(buf), pos); ferr != nil {
+					st.End = pos
+					return st, ferr
+				}
+			}
+			st.End = pos
+			skipping, buf, lineLen = false, buf[:0], 0
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			st.Partial = lineLen
+			return st, nil
+		}
+	}
+}
+
+// PartialLine returns the last line of f when it has no newline yet: the
+// bytes from offset to size, if they hold no newline, fit under the cap and
+// are not blank. A tailer hands it to the parser only when a session is
+// flushed, and never moves its cursor over it.
+func PartialLine(f io.ReaderAt, offset, size int64, maxLine int) ([]byte, bool) {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	n := size - offset
+	if n <= 0 || n > int64(maxLine)+1 {
+		return nil, false
+	}
+	b, err := readAt(f, offset, int(n))
+	if err != nil || bytes.IndexByte(b, '\n') >= 0 {
+		return nil, false
+	}
+	b = trimEOL(b)
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, false
+	}
+	return b, true
+}
+
+// IdentifyOpen returns the identity of an open file.
+func IdentifyOpen(f *os.File) (FileID, os.FileInfo, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return FileID{}, nil, err
+	}
+	id, err := openID(f, fi)
+	return id, fi, err
+}

@@ -1,0 +1,24 @@
+//go:build windows
+
+package watchers
+
+import (
+	"os"
+	"syscall"
+)
+
+// StatID returns the identity from a stat result. Windows does not expose
+// the file index through stat, so a scan sees it as unknown; the tailer
+// reads it from the open handle.
+func StatID(os.FileInfo) FileID { return FileID{} }
+
+func openID(f *os.File, _ os.FileInfo) (FileID, error) {
+	var info syscall.ByHandleFileInformation
+	if err := syscall.GetFileInformationByHandle(syscall.Handle(f.Fd()), &info); err != nil {
+		return FileID{}, err
+	}
+	return FileID{
+		Dev: uint64(info.VolumeSerialNumber),
+		Ino: uint64(info.FileIndexHigh)<<32 | uint64(info.FileIndexLow),
+	}, nil
+}
