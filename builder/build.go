@@ -1,0 +1,329 @@
+package builder
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/builder/redact"
+)
+
+// ErrNoSession is returned when the events carry no session id.
+var ErrNoSession = errors.New("build map: no session id in the events")
+
+// Build turns the events of one session (main lane and subagent lanes, in
+// any interleaving that keeps each lane's own order) into a map. The result
+// depends only on the events and the options: the same input gives the same
+// bytes.
+func Build(events []event.Event, opts Options) (*Map, error) {
+	if opts.EventCap < 0 {
+		return nil, fmt.Errorf("build map: negative event cap %d", opts.EventCap)
+	}
+	if opts.EventCap == 0 {
+		opts.EventCap = DefaultEventCap
+	}
+	switch opts.PathMode {
+	case "":
+		opts.PathMode = redact.ModeRelative
+	case redact.ModeRelative, redact.ModeDirsOnly, redact.ModeHashed:
+	default:
+		return nil, fmt.Errorf("build map: unknown path mode %q", opts.PathMode)
+	}
+	facts := sessionFacts(events)
+	if facts.NativeID == "" {
+		return nil, ErrNoSession
+	}
+	b := newBuild(events, opts)
+	b.walkLanes()
+	b.signals()
+	b.order()
+	m := b.assemble(facts)
+	if _, err := m.Canonical(); err != nil { // sets ContentHash
+		return nil, fmt.Errorf("build map %s: %w", facts.NativeID, err)
+	}
+	return m, nil
+}
+
+// sessionFacts merges the session records: later non-empty values win, the
+// main lane's records over a lane's.
+func sessionFacts(events []event.Event) event.Session {
+	var main, other event.Session
+	for i := range events {
+		e := &events[i]
+		if e.Kind != event.KindSession || e.Session == nil {
+			continue
+		}
+		dst := &main
+		if e.Agent != "" {
+			dst = &other
+		}
+		mergeSession(dst, e.Session)
+	}
+	if main.NativeID == "" {
+		mergeSession(&other, &main)
+		return other
+	}
+	return main
+}
+
+func mergeSession(dst, src *event.Session) {
+	set := func(d *string, s string) {
+		if s != "" {
+			*d = s
+		}
+	}
+	set(&dst.NativeID, src.NativeID)
+	set(&dst.AgentTool, src.AgentTool)
+	set(&dst.Role, src.Role)
+	set(&dst.ParentNativeID, src.ParentNativeID)
+	set(&dst.AgentVersion, src.AgentVersion)
+	if src.StartT > 0 {
+		dst.StartT = src.StartT
+	}
+	if src.EndT > 0 {
+		dst.EndT = src.EndT
+	}
+}
+
+// build holds the state of one Build call.
+type build struct {
+	in   []event.Event
+	opts Options
+
+	lanes   []*lane // by rank: main first, then lane ids lexically
+	laneIdx map[string]*lane
+
+	// times: filled T per input record (see fillTimes); base is the
+	// earliest T, timed says whether any record has a time.
+	filled []int64
+	base   int64
+	last   int64
+	timed  bool
+
+	results     map[string]int // CallID -> index of its (last) result
+	groups      map[groupKey]*llmGroup
+	launches    map[string]string // launching CallID -> lane id (KindLane)
+	calls       map[string]*node  // CallID -> call node (continuations map to their root)
+	repoInfo    map[string]event.Repo
+	hasResults  bool
+	sorted      []*node // every node, in map order (inner markers included)
+	kept        []*node // map events kept under the cap, seq order
+	all         []*node // every map event, map order
+	prCreations []*node
+}
+
+type groupKey struct{ agent, id string }
+
+// lane is one agent's events: the main lane ("") or a subagent lane.
+type lane struct {
+	id    string
+	rank  int
+	nodes []*node // primary nodes in lane order; follow-ups hang off them
+	// lastActivity is the input index of the lane's last llm or user
+	// record (a call before it was never answered).
+	lastActivity int
+	satype       string
+	model        string // declared by KindLane
+	launchCallID string
+	launcher     *node
+	firstModel   string
+	events       int // map events of the lane, kept or not
+	kept         int
+}
+
+func newBuild(events []event.Event, opts Options) *build {
+	b := &build{
+		in: events, opts: opts,
+		laneIdx:  map[string]*lane{},
+		results:  map[string]int{},
+		groups:   map[groupKey]*llmGroup{},
+		launches: map[string]string{},
+		calls:    map[string]*node{},
+		repoInfo: map[string]event.Repo{},
+	}
+	ids := []string{}
+	for i := range events {
+		e := &events[i]
+		if e.Kind == event.KindSession {
+			continue
+		}
+		if _, ok := b.laneIdx[e.Agent]; !ok {
+			b.laneIdx[e.Agent] = &lane{id: e.Agent, lastActivity: -1}
+			if e.Agent != "" {
+				ids = append(ids, e.Agent)
+			}
+		}
+	}
+	if _, ok := b.laneIdx[""]; !ok {
+		b.laneIdx[""] = &lane{lastActivity: -1}
+	}
+	sort.Strings(ids)
+	b.lanes = append(b.lanes, b.laneIdx[""])
+	for _, id := range ids {
+		b.lanes = append(b.lanes, b.laneIdx[id])
+	}
+	for r, l := range b.lanes {
+		l.rank = r
+	}
+	b.fillTimes()
+	b.index()
+	return b
+}
+
+// fillTimes gives every record a time: a record without one takes the
+// previous time in its lane, or the lane's next time when it leads the
+// lane, or the session's first time when its lane has none.
+func (b *build) fillTimes() {
+	b.filled = make([]int64, len(b.in))
+	first, last := int64(0), int64(0)
+	for i := range b.in {
+		t := b.in[i].T
+		if t <= 0 {
+			continue
+		}
+		if !b.timed || t < first {
+			first = t
+		}
+		if !b.timed || t > last {
+			last = t
+		}
+		b.timed = true
+	}
+	if !b.timed {
+		return
+	}
+	b.base, b.last = first, last
+	byLane := map[string][]int{}
+	for i := range b.in {
+		byLane[b.in[i].Agent] = append(byLane[b.in[i].Agent], i)
+	}
+	for _, idx := range byLane {
+		carry := int64(0)
+		for _, i := range idx {
+			if t := b.in[i].T; t > 0 {
+				carry = t
+				break
+			}
+		}
+		if carry == 0 {
+			carry = first
+		}
+		for _, i := range idx {
+			if t := b.in[i].T; t > 0 {
+				carry = t
+			}
+			b.filled[i] = carry
+		}
+	}
+}
+
+// t is the map time of input record i.
+func (b *build) t(i int) int64 {
+	if !b.timed {
+		return 0
+	}
+	return b.filled[i] - b.base
+}
+
+// index collects what the lane walk needs to look ahead at: results by
+// call id, merged model requests, lane declarations, repos.
+func (b *build) index() {
+	for i := range b.in {
+		e := &b.in[i]
+		switch e.Kind {
+		case event.KindResult:
+			if e.Result != nil && e.Result.CallID != "" {
+				b.results[e.Result.CallID] = i
+				b.hasResults = true
+			}
+		case event.KindLLM:
+			if e.LLM != nil && e.LLM.MsgID != "" {
+				k := groupKey{e.Agent, e.LLM.MsgID}
+				g := b.groups[k]
+				if g == nil {
+					g = &llmGroup{first: i}
+					b.groups[k] = g
+				}
+				g.add(i, e)
+			}
+		case event.KindLane:
+			l := b.laneIdx[e.Agent]
+			if e.Lane != nil {
+				if e.Lane.SubagentType != "" {
+					l.satype = e.Lane.SubagentType
+				}
+				if e.Lane.LaunchCallID != "" {
+					l.launchCallID = e.Lane.LaunchCallID
+					b.launches[e.Lane.LaunchCallID] = e.Agent
+				}
+			}
+			if e.Model != "" {
+				l.model = e.Model
+			}
+		case event.KindRepo:
+			if e.Repo != nil && e.Repo.Key != "" {
+				r := b.repoInfo[e.Repo.Key]
+				r.Key = e.Repo.Key
+				if e.Repo.Name != "" {
+					r.Name = e.Repo.Name
+				}
+				if e.Repo.Remote != "" {
+					r.Remote = e.Repo.Remote
+				}
+				b.repoInfo[e.Repo.Key] = r
+			}
+		}
+	}
+}
+
+// order flattens the lanes (each primary node followed by its follow-ups)
+// and sorts every node by (t, lane rank, order within lane).
+func (b *build) order() {
+	type keyed struct {
+		n    *node
+		rank int
+		ord  int
+	}
+	var flat []keyed
+	for _, l := range b.lanes {
+		ord := 0
+		for _, n := range l.nodes {
+			flat = append(flat, keyed{n, l.rank, ord})
+			ord++
+			for _, f := range n.follow {
+				flat = append(flat, keyed{f, l.rank, ord})
+				ord++
+			}
+		}
+	}
+	sort.SliceStable(flat, func(i, j int) bool {
+		a, c := flat[i], flat[j]
+		if a.n.ev.T != c.n.ev.T {
+			return a.n.ev.T < c.n.ev.T
+		}
+		if a.rank != c.rank {
+			return a.rank < c.rank
+		}
+		return a.ord < c.ord
+	})
+	b.sorted = make([]*node, len(flat))
+	for i, k := range flat {
+		b.sorted[i] = k.n
+		k.n.seq = -1
+		if k.n.inner != "" {
+			continue
+		}
+		b.all = append(b.all, k.n)
+		if len(b.kept) < b.opts.EventCap {
+			k.n.seq = len(b.kept)
+			b.kept = append(b.kept, k.n)
+		}
+	}
+}
+
+// isoMillis formats Unix ms as ISO-8601 UTC with milliseconds.
+func isoMillis(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}

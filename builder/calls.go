@@ -1,0 +1,201 @@
+package builder
+
+import "github.com/agentmap/agentmap/builder/event"
+
+// complete pairs a call node with its result and the results of the calls
+// that continue it, then adds the outputs those results confirm.
+func (b *build) complete(n *node) {
+	var outputs []*event.Result
+	if ri, ok := b.results[n.call.ID]; ok && n.call.ID != "" {
+		r := b.in[ri].Result
+		n.answered = true
+		n.ev.Err = r.Err
+		n.ev.ErrClass = r.ErrClass
+		n.ev.ExitCode = r.ExitCode
+		out := r.OutBytes
+		n.ev.OutBytes = &out
+		n.setDur(b.duration(n.idx, ri, r))
+		n.child = r.Child
+		outputs = append(outputs, r)
+	}
+	for _, ci := range n.conts {
+		c := b.in[ci].Call
+		ri, ok := b.results[c.ID]
+		if !ok || c.ID == "" {
+			continue
+		}
+		r := b.in[ri].Result
+		n.answered = true
+		// The continuation's output is more output of the same process;
+		// its exit status, once known, is the process's.
+		out := r.OutBytes
+		if n.ev.OutBytes != nil {
+			out += *n.ev.OutBytes
+		}
+		n.ev.OutBytes = &out
+		if r.ExitCode != nil || r.Err {
+			n.ev.Err, n.ev.ErrClass, n.ev.ExitCode = r.Err, r.ErrClass, r.ExitCode
+		}
+		if d := b.duration(n.idx, ri, r); d != nil && (n.dur == nil || *d > *n.dur) {
+			n.setDur(d)
+		}
+		outputs = append(outputs, r)
+	}
+	if !n.answered && n.call.ID != "" && b.hasResults && n.lane.lastActivity > n.idx {
+		// The agent went on without an answer: the call never returned.
+		n.ev.Err, n.ev.ErrClass = true, "no_result"
+	}
+	if n.ev.Err && n.ev.ErrClass == "" {
+		n.ev.ErrClass = "other"
+	}
+	if !n.ev.Err {
+		n.ev.ErrClass = ""
+	}
+	if n.child == "" {
+		n.child = b.launches[n.call.ID]
+	}
+	for _, r := range outputs {
+		b.outputs(n, r)
+	}
+	if sk := n.call.SkillWrite; sk != "" && !n.ev.Err {
+		action := "update"
+		for _, t := range n.call.Targets {
+			if t.Op == "create" {
+				action = "create"
+			}
+		}
+		n.addFollow("skill_write", func(e *Event) { e.Name, e.Action = sk, action })
+	}
+}
+
+// duration is the tool's own duration when reported, else the time from
+// the call to its result when both are known.
+func (b *build) duration(callIdx, resIdx int, r *event.Result) *int64 {
+	if r.DurMs > 0 {
+		d := r.DurMs
+		return &d
+	}
+	if !b.timed || b.in[callIdx].T <= 0 || b.in[resIdx].T <= 0 {
+		return nil
+	}
+	d := b.filled[resIdx] - b.filled[callIdx]
+	if d < 0 {
+		d = 0
+	}
+	return &d
+}
+
+func (n *node) setDur(d *int64) {
+	n.dur = d
+	n.ev.Dur = d
+}
+
+// outputs adds what a result confirms: a PR creation marks the call itself
+// (vcs.action pr_create, a prs[] entry); other outputs are events of their
+// own right after the call, at its time.
+func (b *build) outputs(n *node, r *event.Result) {
+	if p := r.PR; p != nil {
+		switch p.Action {
+		case "create":
+			if n.pr == nil {
+				n.pr = p
+				b.prCreations = append(b.prCreations, n)
+				if n.ev.VCS == nil {
+					n.ev.VCS = &VCS{Provider: p.Provider}
+				}
+				n.ev.VCS.Action = "pr_create"
+				if n.ev.VCS.Repo == "" {
+					n.ev.VCS.Repo = p.Repo
+				}
+				if n.ev.VCS.Number == 0 {
+					n.ev.VCS.Number = p.Number
+				}
+			}
+		case "merge", "close", "comment":
+			n.addFollow("pr_"+p.Action, func(e *Event) { e.Repo, e.Number, e.URL = p.Repo, p.Number, p.URL })
+		}
+	}
+	if c := r.Commit; c != nil && c.SHA != "" {
+		f := n.addFollow("commit", func(e *Event) { e.SHA, e.Files, e.Ins, e.Del = c.SHA, c.Files, c.Ins, c.Del })
+		f.commitKey = c.Repo
+		if f.commitKey == "" {
+			for _, t := range n.call.Targets {
+				if t.Repo != "" && t.Path != "" {
+					f.commitKey = t.Repo
+					break
+				}
+			}
+		}
+		if f.commitKey == "" && len(b.repoInfo) == 1 {
+			for k := range b.repoInfo {
+				f.commitKey = k
+			}
+		}
+	}
+	if tk := r.Ticket; tk != nil {
+		n.addFollow("ticket", func(e *Event) { e.Tracker, e.Action, e.ID = tk.Tracker, tk.Action, tk.ID })
+	}
+	if a := r.Artifact; a != nil && a.URL != "" {
+		n.addFollow("artifact", func(e *Event) { e.URL, e.Version = a.URL, a.Version })
+	}
+}
+
+// addFollow appends an event that follows n at its time.
+func (n *node) addFollow(kind string, fill func(*Event)) *node {
+	f := &node{idx: n.idx, lane: n.lane, seq: -1, ev: Event{Kind: kind, T: n.ev.T, Model: n.ev.Model}}
+	fill(&f.ev)
+	n.follow = append(n.follow, f)
+	return f
+}
+
+// linkLanes resolves what crosses lanes: the lane each subagent call
+// started, the call an error refers to, and each lane's launcher.
+func (b *build) linkLanes() {
+	for _, l := range b.lanes {
+		for _, n := range l.nodes {
+			if n.refCall != "" {
+				n.ref = b.calls[n.refCall]
+			}
+			if n.ev.Kind == "subagent" && n.child != "" {
+				if cl := b.laneIdx[n.child]; cl != nil && cl.id != "" && cl.launcher == nil {
+					cl.launcher = n
+				}
+			}
+		}
+	}
+	for _, l := range b.lanes[1:] {
+		if l.launcher == nil && l.launchCallID != "" {
+			if n := b.calls[l.launchCallID]; n != nil {
+				l.launcher = n
+				if n.child == "" {
+					n.child = l.id
+				}
+			}
+		}
+		if l.satype == "" && l.launcher != nil && l.launcher.call != nil {
+			l.satype = l.launcher.call.SubagentType
+		}
+	}
+	for _, l := range b.lanes {
+		for _, n := range l.nodes {
+			if n.ev.Kind != "subagent" {
+				continue
+			}
+			n.ev.Child = n.child
+			// On a subagent event, model is the subagent's model.
+			n.ev.Model = ""
+			if cl := b.laneIdx[n.child]; cl != nil && n.child != "" {
+				n.ev.Model = cl.agentModel()
+			}
+		}
+	}
+}
+
+// agentModel is the lane's declared model, else the model of its first
+// request.
+func (l *lane) agentModel() string {
+	if l.model != "" {
+		return l.model
+	}
+	return l.firstModel
+}

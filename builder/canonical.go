@@ -1,0 +1,273 @@
+package builder
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// CanonicalJSON encodes v the way Python's
+// json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+// does, so that independent producers hash the same bytes.
+//
+// Numbers follow the JSON value they stand for: a json.Number keeps Python's
+// reading of its token (no '.', 'e' or 'E' is an int, anything else a float
+// written as Python's repr), and a float64 with an integral value below 1e16
+// is written as an integer because that is what it was in the JSON it was
+// decoded from (encoding/json turns every number into float64). Values of
+// other types (structs, typed slices and maps) go through encoding/json first.
+func CanonicalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := writeCanonical(&buf, v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func writeCanonical(buf *bytes.Buffer, v any) error {
+	switch x := v.(type) {
+	case nil:
+		buf.WriteString("null")
+	case bool:
+		if x {
+			buf.WriteString("true")
+		} else {
+			buf.WriteString("false")
+		}
+	case string:
+		writeString(buf, x)
+	case int:
+		buf.WriteString(strconv.FormatInt(int64(x), 10))
+	case int64:
+		buf.WriteString(strconv.FormatInt(x, 10))
+	case int32:
+		buf.WriteString(strconv.FormatInt(int64(x), 10))
+	case uint64:
+		buf.WriteString(strconv.FormatUint(x, 10))
+	case uint32:
+		buf.WriteString(strconv.FormatUint(uint64(x), 10))
+	case float64:
+		return writeFloatValue(buf, x)
+	case float32:
+		return writeFloatValue(buf, float64(x))
+	case json.Number:
+		return writeNumber(buf, x)
+	case []any:
+		buf.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := writeCanonical(buf, e); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+	case []string:
+		buf.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writeString(buf, e)
+		}
+		buf.WriteByte(']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		// Byte order of valid UTF-8 is code point order, which is what
+		// Python's sort_keys uses.
+		sort.Strings(keys)
+		buf.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writeString(buf, k)
+			buf.WriteByte(':')
+			if err := writeCanonical(buf, x[k]); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte('}')
+	default:
+		generic, err := toGeneric(v)
+		if err != nil {
+			return err
+		}
+		return writeCanonical(buf, generic)
+	}
+	return nil
+}
+
+// toGeneric turns any encodable value into maps, slices and json.Numbers.
+func toGeneric(v any) (any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("canonical json: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil, fmt.Errorf("canonical json: %w", err)
+	}
+	return out, nil
+}
+
+// writeFloatValue writes a float64 decoded from JSON: integral values were
+// integers in the JSON text (our producer never writes "2.0").
+func writeFloatValue(buf *bytes.Buffer, f float64) error {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Errorf("canonical json: non-finite number")
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1e16 {
+		buf.WriteString(strconv.FormatInt(int64(f), 10))
+		return nil
+	}
+	buf.WriteString(pythonFloat(f))
+	return nil
+}
+
+func writeNumber(buf *bytes.Buffer, n json.Number) error {
+	s := string(n)
+	if strings.ContainsAny(s, ".eE") {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsInf(f, 0) {
+			return fmt.Errorf("canonical json: bad number")
+		}
+		buf.WriteString(pythonFloat(f))
+		return nil
+	}
+	var i big.Int
+	if _, ok := i.SetString(s, 10); !ok {
+		return fmt.Errorf("canonical json: bad number")
+	}
+	buf.WriteString(i.String())
+	return nil
+}
+
+// pythonFloat formats f as Python's repr: the shortest digits that round-trip,
+// positional notation for decimal exponents -5 < x < 16 (always with a
+// fractional part), scientific otherwise with a signed exponent of at least
+// two digits ("1e-05", "1.5e+16").
+func pythonFloat(f float64) string {
+	if f == 0 {
+		if math.Signbit(f) {
+			return "-0.0"
+		}
+		return "0.0"
+	}
+	s := strconv.FormatFloat(f, 'e', -1, 64) // -d.ddde±XX
+	neg := false
+	if s[0] == '-' {
+		neg = true
+		s = s[1:]
+	}
+	epos := strings.IndexByte(s, 'e')
+	mant, expStr := s[:epos], s[epos+1:]
+	exp, _ := strconv.Atoi(expStr)
+	digits := strings.Replace(mant, ".", "", 1)
+	var out strings.Builder
+	if neg {
+		out.WriteByte('-')
+	}
+	if exp < -4 || exp >= 16 {
+		out.WriteByte(digits[0])
+		if len(digits) > 1 {
+			out.WriteByte('.')
+			out.WriteString(digits[1:])
+		}
+		out.WriteByte('e')
+		if exp < 0 {
+			out.WriteByte('-')
+			exp = -exp
+		} else {
+			out.WriteByte('+')
+		}
+		if exp < 10 {
+			out.WriteByte('0')
+		}
+		out.WriteString(strconv.Itoa(exp))
+		return out.String()
+	}
+	if exp < 0 {
+		out.WriteString("0.")
+		out.WriteString(strings.Repeat("0", -exp-1))
+		out.WriteString(digits)
+		return out.String()
+	}
+	intLen := exp + 1
+	if len(digits) <= intLen {
+		out.WriteString(digits)
+		out.WriteString(strings.Repeat("0", intLen-len(digits)))
+		out.WriteString(".0")
+		return out.String()
+	}
+	out.WriteString(digits[:intLen])
+	out.WriteByte('.')
+	out.WriteString(digits[intLen:])
+	return out.String()
+}
+
+const hexDigits = "0123456789abcdef"
+
+// writeString escapes like Python's json with ensure_ascii=False: quote,
+// backslash and C0 controls only (\u2028 and DEL stay raw). Invalid UTF-8
+// becomes U+FFFD, as Python could not hold it in a str.
+func writeString(buf *bytes.Buffer, s string) {
+	buf.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			buf.WriteString(s[start:i])
+			switch c {
+			case '"':
+				buf.WriteString(`\"`)
+			case '\\':
+				buf.WriteString(`\\`)
+			case '\n':
+				buf.WriteString(`\n`)
+			case '\r':
+				buf.WriteString(`\r`)
+			case '\t':
+				buf.WriteString(`\t`)
+			case '\b':
+				buf.WriteString(`\b`)
+			case '\f':
+				buf.WriteString(`\f`)
+			default:
+				buf.WriteString(`\u00`)
+				buf.WriteByte(hexDigits[c>>4])
+				buf.WriteByte(hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			buf.WriteString(s[start:i])
+			buf.WriteString("\uFFFD")
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	buf.WriteString(s[start:])
+	buf.WriteByte('"')
+}

@@ -1,0 +1,199 @@
+package builder
+
+import (
+	"github.com/agentmap/agentmap/builder/event"
+)
+
+// walkLanes turns each lane's records, in lane order, into nodes: one per
+// map event, with model switches where the lane's model changes, merged
+// model requests, calls paired with their results and the confirmed
+// outputs that follow them.
+func (b *build) walkLanes() {
+	byLane := make(map[*lane][]int, len(b.lanes))
+	for i := range b.in {
+		if b.in[i].Kind == event.KindSession {
+			continue
+		}
+		l := b.laneIdx[b.in[i].Agent]
+		byLane[l] = append(byLane[l], i)
+	}
+	for _, l := range b.lanes {
+		b.walkLane(l, byLane[l])
+	}
+	for _, l := range b.lanes {
+		for _, n := range l.nodes {
+			if n.call != nil {
+				b.complete(n)
+			}
+		}
+	}
+	b.linkLanes()
+}
+
+func (b *build) walkLane(l *lane, idx []int) {
+	cur := ""
+	add := func(n *node) *node {
+		n.lane = l
+		n.seq = -1
+		if n.ev.Model == "" && n.inner == "" {
+			n.ev.Model = cur
+		}
+		l.nodes = append(l.nodes, n)
+		return n
+	}
+	switchTo := func(i int, model string) {
+		if model == "" || model == cur {
+			return
+		}
+		if cur != "" {
+			add(&node{idx: i, ev: Event{Kind: "model_switch", T: b.t(i), From: cur, To: model, Model: model}})
+		}
+		cur = model
+	}
+	for _, i := range idx {
+		e := &b.in[i]
+		t := b.t(i)
+		switch e.Kind {
+		case event.KindRepo:
+			if e.Repo != nil && e.Repo.Key != "" {
+				add(&node{idx: i, inner: "repo", repoKey: e.Repo.Key, ev: Event{T: t}})
+			}
+		case event.KindTurnEnd:
+			add(&node{idx: i, inner: "turn_end", ev: Event{T: t}})
+		case event.KindModel:
+			switchTo(i, e.Model)
+		case event.KindUser:
+			l.lastActivity = i
+			// Only the main lane has user turns: a subagent's first
+			// message is written by the parent agent, not by the user.
+			if l.id != "" || e.User == nil {
+				continue
+			}
+			add(&node{idx: i, ev: Event{Kind: "user", T: t,
+				Chars: e.User.Chars, Images: e.User.Images, URLs: e.User.URLs}})
+		case event.KindLLM:
+			l.lastActivity = i
+			if e.LLM == nil {
+				continue
+			}
+			n := b.llmNode(i, e)
+			if n == nil {
+				continue
+			}
+			switchTo(i, n.ev.Model)
+			if n.ev.Model == "" {
+				n.ev.Model = cur
+			}
+			if l.firstModel == "" {
+				l.firstModel = n.ev.Model
+			}
+			add(n)
+		case event.KindCall:
+			if e.Call == nil {
+				continue
+			}
+			if root := b.calls[e.Call.Continues]; e.Call.Continues != "" && root != nil {
+				// A continuation (Codex write_stdin) is the same process:
+				// it is no event of its own, its result completes the root.
+				if e.Call.ID != "" {
+					b.calls[e.Call.ID] = root
+				}
+				root.conts = append(root.conts, i)
+				continue
+			}
+			n := add(callNode(i, t, e.Call))
+			if e.Call.ID != "" {
+				if _, dup := b.calls[e.Call.ID]; !dup {
+					b.calls[e.Call.ID] = n
+				}
+			}
+		case event.KindError:
+			if e.Error == nil {
+				continue
+			}
+			n := add(&node{idx: i, ev: Event{Kind: "error", T: t, Err: true,
+				Source: e.Error.Source, ErrClass: e.Error.Class, Hook: e.Error.Hook,
+				HookEvent: e.Error.HookEvent, SrcUUID: e.Error.SrcUUID, Retry: e.Error.Retry}})
+			if n.ev.ErrClass == "" {
+				n.ev.ErrClass = "other"
+			}
+			n.refCall = e.Error.RefCallID
+		case event.KindCompaction:
+			if e.Compact == nil {
+				continue
+			}
+			add(&node{idx: i, ev: Event{Kind: "compaction", T: t, Trigger: e.Compact.Trigger,
+				PreTokens: e.Compact.PreTokens, PostTokens: e.Compact.PostTokens, Ms: e.Compact.Ms}})
+		}
+	}
+}
+
+// llmNode makes the request node at the first record of its MsgID group,
+// and nil for the group's later records.
+func (b *build) llmNode(i int, e *event.Event) *node {
+	g := &llmGroup{first: i}
+	if e.LLM.MsgID != "" {
+		g = b.groups[groupKey{e.Agent, e.LLM.MsgID}]
+		if g.first != i {
+			return nil
+		}
+	} else {
+		g.add(i, e)
+	}
+	u := g.usage
+	n := &node{idx: i, ev: Event{Kind: "llm", T: b.t(i), Model: g.model,
+		In: u.In, CW: u.CW, CR: u.CR, Out: u.Out, Stop: g.stop, Thinking: g.thinking,
+		ToolCalls: g.toolCalls, TextChars: g.textChars}}
+	// The first record's latency: the request started when its first
+	// line's input was sent. 0 and -1 are unknown.
+	if lat := e.LLM.LatencyMs; lat > 0 {
+		n.ev.Latency = &lat
+	}
+	return n
+}
+
+func callNode(i int, t int64, c *event.Call) *node {
+	kind := c.Kind
+	if !isCallKind(kind) {
+		kind = "tool"
+	}
+	n := &node{idx: i, call: c, ev: Event{Kind: kind, T: t, Cat: c.Cat}}
+	if n.ev.Cat == "" {
+		n.ev.Cat = defaultCat(kind)
+	}
+	switch kind {
+	case "mcp":
+		n.ev.Server = c.Server
+		n.ev.Tool = c.MCPTool
+		if n.ev.Tool == "" {
+			n.ev.Tool = c.Tool
+		}
+	case "skill":
+		n.ev.Skill = c.Skill
+	case "subagent":
+		n.ev.SubagentType = c.SubagentType
+	case "web":
+		n.ev.Host = c.Host
+	default:
+		n.ev.Tool = c.Tool
+		if kind == "exec" || kind == "verify" {
+			n.ev.Verb = c.Verb
+		}
+		n.targets = c.Targets
+		if c.VCS != nil {
+			v := VCS(*c.VCS)
+			n.ev.VCS = &v
+		}
+	}
+	return n
+}
+
+func defaultCat(kind string) string {
+	switch kind {
+	case "read", "search", "edit":
+		return "file"
+	case "exec", "verify":
+		return "shell"
+	}
+	return kind // mcp, subagent, skill, web, tool
+}

@@ -1,0 +1,307 @@
+package builder
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"strings"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/builder/redact"
+)
+
+// DefaultEventCap is the format page's event cap.
+const DefaultEventCap = 20000
+
+// Schema is the format identifier written into every map.
+const Schema = "agentplay/v1"
+
+// Options tune one build.
+type Options struct {
+	PathMode redact.Mode
+	HashKey  []byte // for hashed mode; nil falls back to dirs_only
+	EventCap int    // 0 means DefaultEventCap
+	// Producer is session.cliVersion, e.g. "agentmap 0.1.0"; excluded from
+	// the content hash.
+	Producer string
+	// Prices overrides the embedded price table: keys are model-name
+	// prefixes (lower case), the longest matching prefix wins.
+	Prices map[string]Price
+}
+
+// Map is an agentplay/v1 session map. Its fields mirror the format page;
+// Canonical decides which optional fields are written.
+type Map struct {
+	Schema      string
+	ContentHash string
+	Session     Session
+	Totals      Totals
+	Repos       []Repo
+	Files       []File
+	Agents      []Agent
+	Tasks       []Task // nil when the session has no user turn
+	PRs         []PR
+	Events      []Event
+
+	nativeID string
+}
+
+// Session is the map's session block.
+type Session struct {
+	ID         string
+	AgentTool  string
+	CLIVersion string
+	StartedAt  string // "" when the session has no time at all
+	DurationMs int64
+	Models     []string
+	PathMode   string
+	Truncated  bool
+	Outcome    string
+	Role       string
+	// ParentSessionID is "" for null.
+	ParentSessionID string
+}
+
+// Totals are the session-wide counters of the format page.
+type Totals struct {
+	Calls, Requests, UserTurns, Subagents, Errors int
+	Tokens                                        int64
+	CostUSD                                       float64
+	FilesTouched, FilesCreated, FilesDeleted      int
+	ErrorsBySource                                ErrorsBySource
+	ErrorsByClass                                 map[string]int
+	Retries, Delays                               int
+	DelayMs, MaxContext                           int64
+	Compactions                                   int
+	LLMLatencyP50, LLMLatencyP95                  int64
+	OutputTokens                                  int64
+	Tasks                                         int
+	PRsCreated, PRsMerged, PRsClosed, PRComments  int
+	Commits, TicketsCreated, TicketsUpdated       int
+	Artifacts, SkillsCreated, SkillsUpdated       int
+	ModelSwitches                                 int
+	PromptChars, PromptImages, PromptURLs         int
+}
+
+// ErrorsBySource always carries all five sources so the shape is stable.
+type ErrorsBySource struct {
+	Tool, MCP, LLM, Hook, Orchestration int
+}
+
+// Repo is one repos[] entry.
+type Repo struct {
+	ID, Name, Remote string
+}
+
+// File is one files[] entry.
+type File struct {
+	ID                 int
+	Repo               string
+	Path               string
+	Reads, Edits, Hits int
+	First              int
+	Op                 string
+}
+
+// Agent is one agents[] entry: the main agent or a subagent lane.
+type Agent struct {
+	ID           string
+	Parent       string // "" for null (main)
+	Kind         string // main, subagent
+	SubagentType string
+	Model        string
+	LaunchSeq    *int
+	Start, End   int64
+	Calls        int
+	Requests     int
+	Tokens       int64
+	Cost         float64
+	Outcome      string
+}
+
+// Task is one tasks[] entry.
+type Task struct {
+	N                   int
+	ID, Name, Source    string
+	StartSeq, EndSeq    int
+	StartT, EndT        int64
+	FirstTurn, LastTurn int
+}
+
+// PR is one prs[] entry.
+type PR struct {
+	Provider, Repo string
+	Number         int
+	URL            string
+	Seq            int
+	State          string
+}
+
+// Target is one targets[] entry: a file (File >= 0) or an outside bucket.
+type Target struct {
+	File  int // -1 for an outside target
+	Label string
+	Touch string
+	Op    string
+}
+
+// VCS is the vcs facet of an event.
+type VCS struct {
+	Provider, Action, Repo string
+	Number                 int
+}
+
+// Event is one events[] entry. Only the fields of its kind are written.
+type Event struct {
+	Seq   int
+	T     int64
+	Kind  string
+	Agent string
+	Err   bool
+	Task  int
+	Model string
+	Cat   string
+
+	// tool calls (read, search, edit, exec, verify, mcp, skill, subagent, web, tool)
+	Tool         string
+	Verb         string
+	Targets      []Target
+	OutBytes     *int64
+	Dur          *int64
+	VCS          *VCS
+	Server       string
+	Skill        string
+	SubagentType string
+	Child        string
+	Host         string
+	ErrClass     string
+	ExitCode     *int
+	RetryOf      *int
+	Attempt      int
+
+	// llm
+	In, CW, CR, Out int64
+	Cost            float64
+	Latency         *int64
+	Stop            string
+	Thinking        bool
+	ToolCalls       int
+	TextChars       int
+
+	// user
+	Chars, Images, URLs int
+
+	// error
+	Source    string
+	Hook      string
+	HookEvent string
+	SrcUUID   string
+	Ref       *int // error and delay
+	Retry     int
+
+	// delay and compaction
+	Cause      string
+	Ms         int64
+	Trigger    string
+	PreTokens  int64
+	PostTokens int64
+
+	// outputs: commit, pr_*, ticket, artifact, skill_write, model_switch
+	Repo    string
+	SHA     string
+	Files   int
+	Ins     int
+	Del     int
+	Number  int
+	URL     string
+	Tracker string
+	Action  string
+	ID      string
+	Version string
+	Name    string
+	From    string
+	To      string
+}
+
+// NativeID is the session's native id (the map file's base name).
+func (m *Map) NativeID() string { return m.nativeID }
+
+// Canonical returns the canonical JSON of the map (map-decisions.md), the
+// bytes that are gzipped into the store. It (re)computes ContentHash.
+func (m *Map) Canonical() ([]byte, error) {
+	doc := m.tree()
+	delete(doc, "contentHash")
+	h, err := ContentHash(doc)
+	if err != nil {
+		return nil, err
+	}
+	m.ContentHash = h
+	doc["contentHash"] = h
+	return CanonicalJSON(doc)
+}
+
+// MarshalJSON writes the canonical form, so encoding/json users get the
+// same bytes as the store.
+func (m *Map) MarshalJSON() ([]byte, error) { return m.Canonical() }
+
+// Gzip returns the deterministic gzip of the canonical JSON: no name, no
+// modification time, a fixed level.
+func (m *Map) Gzip() ([]byte, error) {
+	canon, err := m.Canonical()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return nil, fmt.Errorf("gzip map: %w", err)
+	}
+	if _, err := zw.Write(canon); err != nil {
+		return nil, fmt.Errorf("gzip map: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("gzip map: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// AsLane relabels the events of a child session (a Codex child rollout) as
+// lane laneID of its parent: session records are dropped, every other event
+// gets Agent = laneID. The input is not modified.
+func AsLane(events []event.Event, laneID string) []event.Event {
+	out := make([]event.Event, 0, len(events))
+	for _, e := range events {
+		if e.Kind == event.KindSession {
+			continue
+		}
+		e.Agent = laneID
+		out = append(out, e)
+	}
+	return out
+}
+
+func laneName(agent string) string {
+	if agent == "" {
+		return "main"
+	}
+	return agent
+}
+
+// isCallKind reports whether a map kind is a tool call.
+func isCallKind(kind string) bool {
+	switch kind {
+	case "read", "search", "edit", "exec", "verify", "mcp", "skill", "subagent", "web", "tool":
+		return true
+	}
+	return false
+}
+
+func hasTargets(kind string) bool {
+	switch kind {
+	case "read", "search", "edit", "exec", "verify":
+		return true
+	}
+	return false
+}
+
+func isPRKind(kind string) bool { return strings.HasPrefix(kind, "pr_") }

@@ -1,0 +1,134 @@
+package builder
+
+import "github.com/agentmap/agentmap/builder/event"
+
+// Thresholds of the format page's reference producer.
+const (
+	toolDelayMs  = 30_000
+	llmDelayMs   = 60_000
+	stallDelayMs = 120_000
+	retryWindow  = 8
+)
+
+// signals adds retries and delays, lane by lane.
+func (b *build) signals() {
+	for _, l := range b.lanes {
+		retries(l)
+		delays(l)
+	}
+	b.stalls(b.lanes[0])
+}
+
+// retries marks a call that repeats a failed call of the same lane (same
+// tool, verb or server, and first target) among the lane's last 8 calls.
+func retries(l *lane) {
+	var window []*node
+	for _, n := range l.nodes {
+		if n.call == nil {
+			continue
+		}
+		key := retryKey(n.call)
+		for j := len(window) - 1; j >= 0; j-- {
+			prev := window[j]
+			if retryKey(prev.call) != key {
+				continue
+			}
+			// Only the nearest attempt counts: a success in between
+			// means this call is not a retry.
+			if prev.ev.Err {
+				n.retryOf = prev
+				n.ev.Attempt = max(prev.ev.Attempt, 1) + 1
+			}
+			break
+		}
+		window = append(window, n)
+		if len(window) > retryWindow {
+			window = window[1:]
+		}
+	}
+}
+
+type callKey struct {
+	tool, verb, server, mcpTool, repo, path, label string
+}
+
+func retryKey(c *event.Call) callKey {
+	k := callKey{tool: c.Tool, verb: c.Verb, server: c.Server, mcpTool: c.MCPTool}
+	if len(c.Targets) > 0 {
+		t := c.Targets[0]
+		k.repo, k.path, k.label = t.Repo, t.Path, t.Label
+	}
+	return k
+}
+
+// delays adds a delay event right after a tool call of 30 s or more and a
+// model request whose latency is 60 s or more.
+func delays(l *lane) {
+	for _, n := range l.nodes {
+		switch {
+		case n.call != nil && n.dur != nil && *n.dur >= toolDelayMs:
+			cause := "tool"
+			if n.ev.Kind == "subagent" {
+				cause = "subagent"
+			}
+			n.addDelay(cause, *n.dur)
+		case n.ev.Kind == "llm" && n.ev.Latency != nil && *n.ev.Latency >= llmDelayMs:
+			n.addDelay("llm", *n.ev.Latency)
+		}
+	}
+}
+
+// addDelay puts the delay first among the follow-ups: right after its cause.
+func (n *node) addDelay(cause string, ms int64) {
+	d := &node{idx: n.idx, lane: n.lane, seq: -1, ref: n,
+		ev: Event{Kind: "delay", T: n.ev.T, Model: n.ev.Model, Cause: cause, Ms: ms}}
+	if n.ev.Kind == "subagent" {
+		d.ev.Model = ""
+	}
+	n.follow = append([]*node{d}, n.follow...)
+}
+
+// stalls adds a stall delay where the main lane was idle for 120 s or more
+// between two consecutive events while not waiting on the user. Idle time
+// excludes a running tool call (the lane is busy until call time + dur) and
+// the next request's own latency (the model was working); waiting on the
+// user is: after a turn end, after a final response (a request with no tool
+// calls), after an interrupt, and before a user event.
+func (b *build) stalls(main *lane) {
+	if !b.timed {
+		return
+	}
+	var prev *node
+	busyUntil := int64(-1)
+	waiting := false
+	for _, n := range main.nodes {
+		switch {
+		case n.inner == "turn_end":
+			waiting = true
+			continue
+		case n.inner != "":
+			continue
+		}
+		if prev != nil && !waiting && n.ev.Kind != "user" {
+			start := n.ev.T
+			if n.ev.Kind == "llm" && n.ev.Latency != nil {
+				start -= *n.ev.Latency
+			}
+			from := max(prev.ev.T, busyUntil)
+			if idle := start - from; idle >= stallDelayMs {
+				d := &node{idx: prev.idx, lane: main, seq: -1, ref: prev,
+					ev: Event{Kind: "delay", T: prev.ev.T, Model: prev.ev.Model, Cause: "stall", Ms: idle}}
+				if prev.ev.Kind == "subagent" {
+					d.ev.Model = ""
+				}
+				prev.follow = append(prev.follow, d)
+			}
+		}
+		prev = n
+		waiting = (n.ev.Kind == "llm" && n.ev.ToolCalls == 0) ||
+			(n.ev.Kind == "error" && n.ev.ErrClass == "interrupted")
+		if n.call != nil && n.dur != nil {
+			busyUntil = max(busyUntil, n.ev.T+*n.dur)
+		}
+	}
+}
