@@ -122,6 +122,12 @@ type block struct {
 	ToolCallID string          `json:"toolCallId"`
 	ToolName   string          `json:"toolName"`
 	Args       json.RawMessage `json:"args"`
+	// Tool results (store.db tool messages; Claude-style tool_result).
+	ToolUseID    string          `json:"tool_use_id"`
+	Result       json.RawMessage `json:"result"`
+	Content      json.RawMessage `json:"content"`
+	IsError      bool            `json:"isError"`
+	IsErrorSnake bool            `json:"is_error"`
 }
 
 // Line implements watchers.Parser.

@@ -1,0 +1,299 @@
+package cursor
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/builder/redact"
+)
+
+// Conversation is one composer of a SQLite store (or one tab of the legacy
+// chat panel, or one cursor-agent chat), as the neutral events of one
+// session. UpdatedMs is the last time the conversation changed, for the
+// caller's change detection and idle logic.
+type Conversation struct {
+	NativeID  string
+	Events    []event.Event
+	UpdatedMs int64
+}
+
+// convo is what a source knows about one conversation before it becomes
+// events.
+type convo struct {
+	id        string
+	parent    string // parent composer of a subagent composer
+	createdMs int64
+	updatedMs int64
+	model     string // composer-wide model (modelConfig), if any
+	cwd       string // workspace folder, when the store says it
+	bubbles   []*bubble
+}
+
+// build turns a conversation's bubbles into events, in the composer's
+// canonical order.
+//
+//   - A user bubble (type 1) with text or images is a KindUser.
+//   - Each assistant bubble (type 2) is a KindLLM record. Cursor splits one
+//     model response over several bubbles (thinking, text, one bubble per
+//     tool call), so records share a MsgID, the id of the response's first
+//     bubble: a response starts after a user bubble, and at a text or
+//     thinking bubble that follows a tool bubble (the tool's result went
+//     back to the model). The builder merges the records of one MsgID.
+//     The model is the bubble's modelInfo, else the composer's modelConfig;
+//     tokens come from a non-zero tokenCount; latency from timingInfo.
+//   - A bubble with toolFormerData.name adds a KindCall and, once its
+//     status is final, a KindResult in the same bubble.
+//
+// Times: a bubble's createdAt, else its timingInfo send time, else the last
+// known time (so that order is kept); before any, the composer's createdAt.
+// Times never go backwards within a conversation.
+func (cv convo) build() Conversation {
+	if !cv.hasContent() {
+		return Conversation{}
+	}
+	paths := redact.NewPaths()
+	if cv.cwd != "" {
+		paths.SetCWD(cv.cwd)
+	} else if wd := terminalCWD(cv.bubbles); wd != "" {
+		// The terminal tool reports the directory it ran in: the best
+		// evidence of the workspace a global composer belongs to.
+		paths.SetCWD(wd)
+	}
+
+	cur := cv.createdMs
+	if cur == 0 {
+		for _, b := range cv.bubbles {
+			if t := b.time(); t > 0 {
+				cur = t
+				break
+			}
+		}
+	}
+	sess := &event.Session{NativeID: cv.id, AgentTool: AgentTool, Role: "root"}
+	if cv.parent != "" {
+		sess.Role, sess.ParentNativeID = "subagent", cv.parent
+	}
+	out := []event.Event{{Kind: event.KindSession, T: cur, Session: sess}}
+	out = appendRepos(paths, cur, "", out)
+
+	var model, group string
+	prevTool := false
+	last := cur
+	for _, b := range cv.bubbles {
+		if t := b.time(); t > cur {
+			cur = t
+		}
+		switch b.Type {
+		case 1:
+			group = ""
+			chars, urls := promptShape(b.Text)
+			if chars == 0 && len(b.Images) == 0 {
+				continue
+			}
+			out = append(out, event.Event{Kind: event.KindUser, T: cur,
+				User: &event.User{Chars: chars, Images: len(b.Images), URLs: urls}})
+		case 2:
+			tf := b.tool()
+			if group == "" || (prevTool && tf == nil) {
+				group = b.BubbleID
+				if group == "" {
+					group = "r" + itoa(len(out))
+				}
+			}
+			prevTool = tf != nil
+			m := b.model()
+			if m == "" {
+				m = cv.model
+			}
+			if m != "" && m != model {
+				model = m
+				out = append(out, event.Event{Kind: event.KindModel, T: cur, Model: m})
+			}
+			llm := &event.LLM{MsgID: group, LatencyMs: b.latency(), Thinking: b.thinking(),
+				TextChars: utf8.RuneCountInString(b.Text)}
+			if tc := b.TokenCount; tc != nil {
+				llm.In, llm.Out = int64(tc.InputTokens), int64(tc.OutputTokens)
+			}
+			if tf != nil {
+				llm.ToolCalls = 1
+			}
+			out = append(out, event.Event{Kind: event.KindLLM, T: cur, Model: m, LLM: llm})
+			if tf != nil {
+				out = toolEvents(tf, b.BubbleID, paths, cur, out)
+			}
+		}
+		last = cur
+	}
+	upd := cv.updatedMs
+	if upd == 0 {
+		upd = last
+	}
+	return Conversation{NativeID: cv.id, Events: out, UpdatedMs: upd}
+}
+
+// hasContent reports whether any bubble is a user or assistant message:
+// Cursor keeps many empty draft composers.
+func (cv convo) hasContent() bool {
+	for _, b := range cv.bubbles {
+		if b.Type == 1 || b.Type == 2 {
+			return true
+		}
+	}
+	return false
+}
+
+func terminalCWD(bubbles []*bubble) string {
+	for _, b := range bubbles {
+		tf := b.tool()
+		if tf == nil {
+			continue
+		}
+		if in := decodeInput(tf.Result); in != nil {
+			if wd := in.str("resultingWorkingDirectory"); wd != "" {
+				return wd
+			}
+		}
+	}
+	return ""
+}
+
+// toolEvents emits the call of a tool bubble and, when its status is
+// final, its result. Only whitelisted keys of params and rawArgs are read.
+func toolEvents(tf *toolFormer, bubbleID string, paths *redact.Paths, t int64, out []event.Event) []event.Event {
+	id := tf.ToolCallID
+	if id == "" {
+		id = "bubble:" + bubbleID
+	}
+	spec := callSpec{id: id, name: tf.Name}
+	for _, raw := range []json.RawMessage{tf.Params, tf.RawArgs} {
+		if in := decodeInput(raw); in != nil {
+			spec.inputs = append(spec.inputs, in)
+		}
+	}
+	c, out := buildCall(spec, paths, t, "", out)
+	out = append(out, event.Event{Kind: event.KindCall, T: t, Call: &c})
+	if r := toolResult(tf, &c, paths); r != nil {
+		r.CallID = id
+		out = append(out, event.Event{Kind: event.KindResult, T: t, Result: r})
+	}
+	return out
+}
+
+// toolResult reads the outcome of a tool bubble, or nil while it runs.
+func toolResult(tf *toolFormer, c *event.Call, paths *redact.Paths) *event.Result {
+	r := &event.Result{OutBytes: rawLen(tf.Result)}
+	status := strings.ToLower(tf.Status)
+	if status == "" && tf.AdditionalData != nil {
+		status = strings.ToLower(tf.AdditionalData.Status)
+	}
+	switch status {
+	case "completed", "success", "succeeded", "done":
+	case "error", "failed", "failure":
+		r.Err, r.ErrClass = true, redact.ErrorClass(rawText(tf.Error))
+		if r.ErrClass == "" {
+			r.ErrClass = "other"
+		}
+		return r
+	case "cancelled", "canceled", "aborted":
+		r.Err, r.ErrClass = true, "interrupted"
+		return r
+	case "rejected":
+		r.Err, r.ErrClass = true, "permission_denied"
+		return r
+	default: // running, loading, pending, or unknown: not over yet
+		return nil
+	}
+	if strings.EqualFold(tf.UserDecision, "rejected") {
+		r.Err, r.ErrClass = true, "permission_denied"
+		return r
+	}
+	// The terminal tool's result: exit code, a rejection, and the output,
+	// which is read only to confirm a commit or a PR.
+	in := decodeInput(tf.Result)
+	var rejected bool
+	if v, ok := in["rejected"]; ok {
+		_ = json.Unmarshal(v, &rejected)
+	}
+	if v, ok := in["exitCodeV2"]; ok {
+		var f float64
+		if json.Unmarshal(v, &f) == nil {
+			code := int(f)
+			r.ExitCode = &code
+		}
+	}
+	switch {
+	case rejected:
+		r.Err, r.ErrClass = true, "permission_denied"
+	case r.ExitCode != nil && *r.ExitCode != 0:
+		r.Err, r.ErrClass = true, "exit_code"
+	case c.VCS != nil:
+		if out := in.str("output"); out != "" {
+			confirm(r, c, out, paths)
+		}
+	}
+	return r
+}
+
+// confirm reduces a VCS command's output to the identifiers it confirms.
+func confirm(r *event.Result, c *event.Call, output string, paths *redact.Paths) {
+	v := c.VCS
+	switch {
+	case v.Provider == "git" && v.Action == "commit":
+		if cm := redact.ConfirmCommit(output); cm != nil {
+			if cm.Repo == "" {
+				cm.Repo = paths.CWDRepo()
+			}
+			r.Commit = cm
+		}
+	case strings.HasPrefix(v.Action, "pr_") || strings.HasPrefix(v.Action, "mr_"):
+		action := v.Action[3:]
+		if pr := redact.ConfirmPR(output, action); pr != nil {
+			r.PR = pr
+		}
+	}
+}
+
+// rawLen is the byte length of a result: of the text inside a JSON string,
+// or of the JSON value itself.
+func rawLen(raw json.RawMessage) int64 {
+	raw = trimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return int64(len(s))
+		}
+	}
+	return int64(len(raw))
+}
+
+// rawText is the text of a JSON string, or the JSON itself; for
+// classification only.
+func rawText(raw json.RawMessage) string {
+	raw = trimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	return string(raw)
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}

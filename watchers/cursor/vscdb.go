@@ -1,0 +1,233 @@
+package cursor
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ReadVSCDB reads every conversation of a Cursor state.vscdb, read-only,
+// whatever its era:
+//
+//   - cursorDiskKV composerData:<id> with fullConversationHeadersOnly and
+//     bubbleId:<id>:<bubble> rows (2025+, _v 3 … 16): bubbles in header
+//     order; bubbles missing from the headers are stale and ignored;
+//   - cursorDiskKV composerData:<id> holding its bubbles inline
+//     (conversation[], early 2025);
+//   - a workspace ItemTable composer.composerData whose allComposers carry
+//     inline conversations (2024); entries that are headers only (type
+//     "head") hold no content here and are skipped: their composer is in
+//     the global database;
+//   - the legacy chat panel (ItemTable workbench.panel.aichat…chatdata),
+//     one conversation per tab.
+//
+// Composers with no user or assistant bubble (drafts) are left out. A
+// workspace database's folder (workspace.json beside it) is the cwd of its
+// conversations. A locked or half-written database returns an error
+// wrapping ErrBusy; a row that does not decode is skipped.
+func ReadVSCDB(ctx context.Context, path string) ([]Conversation, error) {
+	db, err := openRO(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	ts, err := tables(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	cwd := workspaceFolder(path)
+	var out []Conversation
+	seen := map[string]bool{}
+	add := func(c Conversation) {
+		if c.NativeID == "" || seen[c.NativeID] {
+			return
+		}
+		seen[c.NativeID] = true
+		out = append(out, c)
+	}
+
+	if ts["cursorDiskKV"] {
+		// Keys first, then one value at a time: a global database holds
+		// thousands of composers, some of many MB.
+		keys, err := scanKeys(ctx, db, "cursorDiskKV", "composerData:")
+		if err != nil {
+			return nil, err
+		}
+		for _, key := range keys {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			raw, err := getKey(ctx, db, "cursorDiskKV", key)
+			if err != nil {
+				return nil, err
+			}
+			if raw == nil {
+				continue
+			}
+			c, err := decodeComposer(raw)
+			if err != nil {
+				continue
+			}
+			if c.ComposerID == "" {
+				c.ComposerID = strings.TrimPrefix(key, "composerData:")
+			}
+			bubbles, err := composerBubbles(ctx, db, c)
+			if err != nil {
+				return nil, err
+			}
+			add(composerConvo(c, bubbles, cwd).build())
+		}
+	}
+	if ts["ItemTable"] {
+		raw, err := getKey(ctx, db, "ItemTable", "composer.composerData")
+		if err != nil {
+			return nil, err
+		}
+		for _, cv := range workspaceComposers(raw, cwd) {
+			add(cv.build())
+		}
+		raw, err = getKey(ctx, db, "ItemTable", "workbench.panel.aichat.view.aichat.chatdata")
+		if err != nil {
+			return nil, err
+		}
+		for _, cv := range chatConvos(raw, cwd) {
+			add(cv.build())
+		}
+	}
+	return out, nil
+}
+
+// IsVSCDB reports whether path is a Cursor (VS Code style) state database:
+// an SQLite file with an ItemTable.
+func IsVSCDB(path string) bool {
+	return hasTables(path, "ItemTable")
+}
+
+// composerBubbles returns the bubbles of a composer in canonical order:
+// inline ones, or the bubbleId rows named by the headers.
+func composerBubbles(ctx context.Context, db *sql.DB, c *composer) ([]*bubble, error) {
+	if len(c.Conversation) > 0 {
+		return inlineBubbles(c), nil
+	}
+	if len(c.Headers) == 0 {
+		return nil, nil
+	}
+	rows, err := scanPrefix(ctx, db, "cursorDiskKV", "bubbleId:"+c.ComposerID+":")
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string][]byte, len(rows))
+	for _, r := range rows {
+		byID[r.key[strings.LastIndexByte(r.key, ':')+1:]] = r.value
+	}
+	return headerBubbles(c, func(id string) []byte { return byID[id] }), nil
+}
+
+// headerBubbles orders bubbles by the composer's headers; get returns the
+// raw value of a bubble id, or nil.
+func headerBubbles(c *composer, get func(id string) []byte) []*bubble {
+	out := make([]*bubble, 0, len(c.Headers))
+	for _, h := range c.Headers {
+		raw := get(h.BubbleID)
+		if raw == nil {
+			continue
+		}
+		b, err := decodeBubble(raw)
+		if err != nil {
+			continue
+		}
+		if b.BubbleID == "" {
+			b.BubbleID = h.BubbleID
+		}
+		if b.Type == 0 {
+			b.Type = h.Type
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func inlineBubbles(c *composer) []*bubble {
+	out := make([]*bubble, 0, len(c.Conversation))
+	for _, raw := range c.Conversation {
+		if b, err := decodeBubble(raw); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// composerConvo gathers what a composer says about its conversation.
+func composerConvo(c *composer, bubbles []*bubble, cwd string) convo {
+	cv := convo{id: c.ComposerID, createdMs: epochMs(c.CreatedAt),
+		updatedMs: epochMs(c.LastUpdatedAt), cwd: cwd, bubbles: bubbles}
+	if c.ModelConfig != nil {
+		cv.model = c.ModelConfig.ModelName
+	}
+	if c.SubagentInfo != nil {
+		cv.parent = c.SubagentInfo.ParentComposerID
+	}
+	return cv
+}
+
+// workspaceComposers reads a workspace composer.composerData value.
+func workspaceComposers(raw []byte, cwd string) []convo {
+	if raw == nil {
+		return nil
+	}
+	var d struct {
+		All []json.RawMessage `json:"allComposers"`
+	}
+	if decodeRow(raw, &d) != nil {
+		return nil
+	}
+	var out []convo
+	for _, r := range d.All {
+		c, err := decodeComposer(r)
+		if err != nil || c.ComposerID == "" || len(c.Conversation) == 0 {
+			continue
+		}
+		out = append(out, composerConvo(c, inlineBubbles(c), cwd))
+	}
+	return out
+}
+
+// chatConvos reads the legacy chat panel value: one conversation per tab.
+// Tabs carry one time, the last send; it is both start and update time.
+func chatConvos(raw []byte, cwd string) []convo {
+	if raw == nil {
+		return nil
+	}
+	tabs, err := decodeChatData(raw)
+	if err != nil {
+		return nil
+	}
+	var out []convo
+	for _, t := range tabs {
+		if t.TabID == "" {
+			continue
+		}
+		ms := epochMs(t.LastSendTime)
+		out = append(out, convo{id: t.TabID, createdMs: ms, updatedMs: ms, cwd: cwd, bubbles: tabBubbles(t)})
+	}
+	return out
+}
+
+// workspaceFolder reads workspace.json beside a workspace database
+// ({"folder":"file:///…"}); "" for the global database or when absent.
+func workspaceFolder(dbPath string) string {
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(dbPath), "workspace.json"))
+	if err != nil || len(raw) > 1<<20 {
+		return ""
+	}
+	var w struct {
+		Folder string `json:"folder"`
+	}
+	if json.Unmarshal(raw, &w) != nil || !strings.HasPrefix(w.Folder, "file:") {
+		return ""
+	}
+	return uriPath(w.Folder)
+}
