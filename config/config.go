@@ -1,0 +1,194 @@
+package config
+
+import (
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Version is the only config file version this build reads.
+const Version = 1
+
+// Config is the whole configuration. Field tags are the TOML keys.
+type Config struct {
+	Version int    `toml:"version"`
+	DataDir string `toml:"data_dir"`
+
+	Maps    Maps             `toml:"maps"`
+	Flush   Flush            `toml:"flush"`
+	Watch   Watch            `toml:"watch"`
+	Agents  Agents           `toml:"agents"`
+	Privacy Privacy          `toml:"privacy"`
+	Export  Export           `toml:"export"`
+	Log     Log              `toml:"log"`
+	Prices  map[string]Price `toml:"prices"`
+
+	// File is the file the config was loaded from, "" for pure defaults.
+	File string `toml:"-"`
+}
+
+// Maps is how session maps are written.
+type Maps struct {
+	// PathMode is relative, dirs_only or hashed.
+	PathMode string `toml:"path_mode"`
+	// HashKeyFile holds the key of hashed mode (LoadOrCreateHashKey).
+	HashKeyFile string `toml:"hash_key_file"`
+	// EventCap is the most events kept in one map.
+	EventCap int `toml:"event_cap"`
+}
+
+// Flush is when a session counts as finished.
+type Flush struct {
+	Idle Duration `toml:"idle"`
+}
+
+// Watch tunes how logs are followed.
+type Watch struct {
+	// MaxLine is the hard cap on one log line; longer lines are skipped and
+	// counted.
+	MaxLine Size `toml:"max_line"`
+}
+
+// Agent is one agent's switch and the directories its logs live under.
+type Agent struct {
+	Enabled bool     `toml:"enabled"`
+	Roots   []string `toml:"roots"`
+}
+
+// Agents has one entry per agent agentmap follows.
+type Agents struct {
+	Claude Agent `toml:"claude"`
+	Codex  Agent `toml:"codex"`
+	Cursor Agent `toml:"cursor"`
+}
+
+// AgentNames are the agents in the order of the file (and of the agent
+// registry).
+var AgentNames = []string{"claude", "codex", "cursor"}
+
+// ByName returns the settings of an agent by its short name.
+func (a *Agents) ByName(name string) (*Agent, bool) {
+	switch name {
+	case "claude":
+		return &a.Claude, true
+	case "codex":
+		return &a.Codex, true
+	case "cursor":
+		return &a.Cursor, true
+	}
+	return nil, false
+}
+
+// Privacy keeps whole sessions out of agentmap.
+type Privacy struct {
+	// Exclude holds globs on a session's cwd or repo root (see Excluded).
+	Exclude []string `toml:"exclude"`
+}
+
+// Export is the export schedule.
+type Export struct {
+	// Every is the period of scheduled exports; 0 turns them off.
+	Every Duration `toml:"every"`
+	// Dir receives the exports.
+	Dir string `toml:"dir"`
+	// Formats are written at each scheduled export.
+	Formats []string `toml:"formats"`
+	// Keep is how many exports of each format are retained; 0 keeps all.
+	Keep int `toml:"keep"`
+	// Since is incremental (sessions flushed since the previous export),
+	// all, or a window such as "7d" (sessions started within it).
+	Since string `toml:"since"`
+}
+
+// SinceWindow returns the window of a duration-valued Since.
+func (e Export) SinceWindow() (time.Duration, bool) {
+	if e.Since == SinceAll || e.Since == SinceIncremental {
+		return 0, false
+	}
+	d, err := parseDuration(e.Since)
+	return d, err == nil && d > 0
+}
+
+// Values of Export.Since besides a window.
+const (
+	SinceIncremental = "incremental"
+	SinceAll         = "all"
+)
+
+// ExportFormats are the formats an export can be written in.
+var ExportFormats = []string{"bundle", "jsonl", "attemptdb", "agentscope", "sentience"}
+
+// Log is the daemon's own logging.
+type Log struct {
+	// Level is debug, info, warn or error.
+	Level string `toml:"level"`
+}
+
+// Price is a list price in USD per million tokens. It overrides the
+// builder's embedded table for models whose name starts with the key.
+type Price struct {
+	Input      float64 `toml:"input"`
+	CacheWrite float64 `toml:"cache_write"`
+	CacheRead  float64 `toml:"cache_read"`
+	Output     float64 `toml:"output"`
+}
+
+// PriceFor returns the override of the longest model prefix matching model.
+func (c *Config) PriceFor(model string) (Price, bool) {
+	best, found := "", false
+	for prefix := range c.Prices {
+		if strings.HasPrefix(model, prefix) && (!found || len(prefix) > len(best)) {
+			best, found = prefix, true
+		}
+	}
+	if !found {
+		return Price{}, false
+	}
+	return c.Prices[best], true
+}
+
+// Path modes of maps.path_mode.
+var PathModes = []string{"relative", "dirs_only", "hashed"}
+
+// LogLevels are the values of log.level.
+var LogLevels = []string{"debug", "info", "warn", "error"}
+
+// Default returns the configuration in effect when no file sets anything,
+// for this machine's OS, home directory and environment.
+func Default() *Config { return defaultsFor(currentPlatform()) }
+
+func defaultsFor(p platform) *Config {
+	data := p.dataDir()
+	return &Config{
+		Version: Version,
+		DataDir: data,
+		Maps: Maps{
+			PathMode:    "relative",
+			HashKeyFile: filepath.Join(data, hashKeyName),
+			EventCap:    20000,
+		},
+		Flush: Flush{Idle: Duration{15 * time.Minute}},
+		Watch: Watch{MaxLine: 64 << 20},
+		Agents: Agents{
+			Claude: Agent{Enabled: true, Roots: p.claudeRoots()},
+			Codex:  Agent{Enabled: true, Roots: p.codexRoots()},
+			Cursor: Agent{Enabled: true, Roots: p.cursorRoots()},
+		},
+		Privacy: Privacy{Exclude: []string{}},
+		Export: Export{
+			Every:   Duration{0},
+			Dir:     filepath.Join(data, exportDirName),
+			Formats: []string{"bundle"},
+			Keep:    7,
+			Since:   SinceIncremental,
+		},
+		Log:    Log{Level: "info"},
+		Prices: map[string]Price{},
+	}
+}
+
+// Names of the files and directories that follow data_dir unless set.
+const (
+	hashKeyName   = "hash.key"
+	exportDirName = "exports"
+)

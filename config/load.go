@@ -1,0 +1,191 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// maxFileSize bounds the config file read into memory: a config is a few
+// kilobytes, anything much larger is not one.
+const maxFileSize = 1 << 20
+
+// file mirrors Config with every top-level key left undecoded, so that a
+// wrong type in one section does not hide the problems of the others.
+type file struct {
+	Version toml.Primitive `toml:"version"`
+	DataDir toml.Primitive `toml:"data_dir"`
+	Maps    toml.Primitive `toml:"maps"`
+	Flush   toml.Primitive `toml:"flush"`
+	Watch   toml.Primitive `toml:"watch"`
+	Agents  toml.Primitive `toml:"agents"`
+	Privacy toml.Primitive `toml:"privacy"`
+	Export  toml.Primitive `toml:"export"`
+	Log     toml.Primitive `toml:"log"`
+	Prices  toml.Primitive `toml:"prices"`
+}
+
+// Load reads the file at path over the defaults and validates the result. A
+// missing file is not an error: the defaults are returned with File "". Any
+// problem (syntax, unknown key, wrong type, invalid value) makes Load return
+// nil and every problem found, joined, each naming the key and line.
+func Load(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		c := Default()
+		return c, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read config %s: %w", path, err)
+	}
+	if len(data) > maxFileSize {
+		return nil, &Problem{File: path, Msg: fmt.Sprintf("larger than %s: not a config file", Size(maxFileSize))}
+	}
+	c, err := parse(path, string(data), currentPlatform())
+	if err != nil {
+		return nil, err
+	}
+	c.File = path
+	return c, nil
+}
+
+// typeErr matches the TOML library's type mismatch message, which carries
+// the key but is not a ParseError.
+var typeErr = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "((?:[^"\\]|\\.)*)"\): incompatible types: TOML value has type ([^;]+);`)
+
+func parse(name, doc string, p platform) (*Config, error) {
+	c := defaultsFor(p)
+	var raw file
+	md, err := toml.Decode(doc, &raw)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &Problem{File: name, Line: pe.Position.Line, Key: pe.LastKey, Msg: "syntax: " + pe.Message}
+		}
+		return nil, &Problem{File: name, Msg: "syntax: not a TOML file"}
+	}
+	lines := scanKeyLines(doc)
+
+	var probs []error
+	failed := map[string]bool{}
+	sections := []struct {
+		key  string
+		prim toml.Primitive
+		dst  any
+	}{
+		{"version", raw.Version, &c.Version},
+		{"data_dir", raw.DataDir, &c.DataDir},
+		{"maps", raw.Maps, &c.Maps},
+		{"flush", raw.Flush, &c.Flush},
+		{"watch", raw.Watch, &c.Watch},
+		{"agents", raw.Agents, &c.Agents},
+		{"privacy", raw.Privacy, &c.Privacy},
+		{"export", raw.Export, &c.Export},
+		{"log", raw.Log, &c.Log},
+		{"prices", raw.Prices, &c.Prices},
+	}
+	for _, s := range sections {
+		if !md.IsDefined(s.key) {
+			continue
+		}
+		if err := md.PrimitiveDecode(s.prim, s.dst); err != nil {
+			failed[s.key] = true
+			probs = append(probs, decodeProblem(name, s.key, err, lines))
+		}
+	}
+	for _, k := range md.Undecoded() {
+		if failed[k[0]] {
+			continue
+		}
+		key := k.String()
+		probs = append(probs, &Problem{File: name, Line: lines.line(key), Key: key, Msg: unknownMsg(k)})
+	}
+
+	resolvePaths(c, p, md)
+
+	if err := c.validate(p); err != nil {
+		for _, vp := range Problems(err) {
+			top, _, _ := strings.Cut(vp.Key, ".")
+			if failed[top] {
+				continue // already reported as a wrong type
+			}
+			vp.File = name
+			vp.Line = lines.line(vp.Key)
+			probs = append(probs, vp)
+		}
+	}
+	if len(probs) > 0 {
+		// In file order, so that the report reads top to bottom.
+		sort.SliceStable(probs, func(i, j int) bool {
+			return probs[i].(*Problem).Line < probs[j].(*Problem).Line
+		})
+		return nil, errors.Join(probs...)
+	}
+	return c, nil
+}
+
+func decodeProblem(name, section string, err error, lines keyLines) *Problem {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		key := pe.LastKey
+		if key == "" {
+			key = section
+		}
+		line := lines.line(key)
+		if line == 0 {
+			line = pe.Position.Line
+		}
+		return &Problem{File: name, Line: line, Key: key, Msg: pe.Message}
+	}
+	if m := typeErr.FindStringSubmatch(err.Error()); m != nil {
+		key := m[2]
+		if unq, uerr := strconv.Unquote(`"` + m[2] + `"`); uerr == nil {
+			key = unq
+		}
+		line := lines.line(key)
+		if line == 0 {
+			line, _ = strconv.Atoi(m[1])
+		}
+		msg := "wrong type: the value is a TOML " + m[3]
+		if want := expected(key); want != "" {
+			msg += ", expected " + want
+		}
+		return &Problem{File: name, Line: line, Key: key, Msg: msg}
+	}
+	return &Problem{File: name, Line: lines.line(section), Key: section, Msg: "cannot be decoded"}
+}
+
+// resolvePaths expands "~" in every path and lets the paths that live in the
+// data directory follow a data_dir the file moved, unless the file sets them.
+func resolvePaths(c *Config, p platform, md toml.MetaData) {
+	c.DataDir = p.expand(c.DataDir)
+	if md.IsDefined("data_dir") {
+		if !md.IsDefined("maps", "hash_key_file") {
+			c.Maps.HashKeyFile = p.join(c.DataDir, hashKeyName)
+		}
+		if !md.IsDefined("export", "dir") {
+			c.Export.Dir = p.join(c.DataDir, exportDirName)
+		}
+	}
+	c.Maps.HashKeyFile = p.expand(c.Maps.HashKeyFile)
+	c.Export.Dir = p.expand(c.Export.Dir)
+	for _, name := range AgentNames {
+		a, _ := c.Agents.ByName(name)
+		for i, r := range a.Roots {
+			a.Roots[i] = p.expand(r)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// typeAt walks the Config type along a key; ok is false when the key names
+// nothing in it.
+func typeAt(key []string) (reflect.Type, bool) {
+	t := reflect.TypeFor[Config]()
+	for _, part := range key {
+		switch t.Kind() {
+		case reflect.Struct:
+			f, ok := fieldByTag(t, part)
+			if !ok {
+				return nil, false
+			}
+			t = f.Type
+		case reflect.Map:
+			t = t.Elem()
+		default:
+			return nil, false
+		}
+	}
+	return t, true
+}
+
+func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("toml"), ","); name == tag && name != "-" {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// unknownMsg says a key is unknown and, when its table is known, which keys
+// that table has, so that a typo is obvious.
+func unknownMsg(k toml.Key) string {
+	parent, ok := typeAt(k[:len(k)-1])
+	if !ok || parent.Kind() != reflect.Struct {
+		return "unknown key"
+	}
+	var known []string
+	for i := range parent.NumField() {
+		if name, _, _ := strings.Cut(parent.Field(i).Tag.Get("toml"), ","); name != "" && name != "-" {
+			known = append(known, name)
+		}
+	}
+	where := "at the top level"
+	if len(k) > 1 {
+		where = "in [" + k[:len(k)-1].String() + "]"
+	}
+	return "unknown key (known " + where + ": " + strings.Join(known, ", ") + ")"
+}
+
+// expected describes the value a key takes, for wrong-type messages.
+func expected(key string) string {
+	parts, _, ok := parseKey(key)
+	if !ok {
+		return ""
+	}
+	t, ok := typeAt(parts)
+	if !ok {
+		return ""
+	}
+	switch t {
+	case reflect.TypeFor[Duration]():
+		return `a duration string such as "15m"`
+	case reflect.TypeFor[Size]():
+		return `a size string such as "64MiB"`
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64:
+		return "an integer"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Float64:
+		return "a number"
+	case reflect.Slice:
+		return "an array of strings"
+	case reflect.Struct, reflect.Map:
+		return "a table"
+	}
+	return ""
+}

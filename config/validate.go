@@ -1,0 +1,189 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Problem is one thing wrong with a config. Line is 0 when the value did not
+// come from a file (a default, or a key the file does not set).
+type Problem struct {
+	File string
+	Line int
+	Key  string
+	Msg  string
+}
+
+func (p *Problem) Error() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			fmt.Fprintf(&b, ":%d", p.Line)
+		}
+		b.WriteString(": ")
+	}
+	if p.Key != "" {
+		b.WriteString(p.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// Problems lists the problems inside an error returned by Load or Validate.
+func Problems(err error) []*Problem {
+	var out []*Problem
+	var walk func(error)
+	walk = func(e error) {
+		if e == nil {
+			return
+		}
+		if p, ok := e.(*Problem); ok {
+			out = append(out, p)
+			return
+		}
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				walk(x)
+			}
+			return
+		}
+		if u := errors.Unwrap(e); u != nil {
+			walk(u)
+		}
+	}
+	walk(err)
+	return out
+}
+
+// Limits of the values the daemon can work with; outside them a value is
+// almost certainly a typo.
+const (
+	minIdle     = 10 * time.Second
+	maxIdle     = 7 * 24 * time.Hour
+	minMaxLine  = 1 << 20
+	maxMaxLine  = 1 << 30
+	maxEventCap = 1_000_000
+	minEvery    = time.Minute
+	maxPrice    = 100_000
+)
+
+// Validate checks every value and returns all problems, joined.
+func (c *Config) Validate() error { return c.validate(currentPlatform()) }
+
+func (c *Config) validate(p platform) error {
+	var probs []error
+	add := func(key, format string, args ...any) {
+		probs = append(probs, &Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	absPath := func(key, path string) {
+		switch {
+		case path == "":
+			add(key, "must not be empty")
+		case !p.isAbs(path):
+			add(key, "must be an absolute path or start with ~/")
+		}
+	}
+
+	if c.Version != Version {
+		add("version", "unsupported version %d (this build reads version %d)", c.Version, Version)
+	}
+	absPath("data_dir", c.DataDir)
+
+	if !slices.Contains(PathModes, c.Maps.PathMode) {
+		add("maps.path_mode", "%q is not one of %s", c.Maps.PathMode, strings.Join(PathModes, ", "))
+	}
+	absPath("maps.hash_key_file", c.Maps.HashKeyFile)
+	if c.Maps.EventCap < 1 || c.Maps.EventCap > maxEventCap {
+		add("maps.event_cap", "must be between 1 and %d", maxEventCap)
+	}
+
+	if d := c.Flush.Idle.Duration; d < minIdle || d > maxIdle {
+		add("flush.idle", "must be between %s and %s", formatDuration(minIdle), formatDuration(maxIdle))
+	}
+	if s := c.Watch.MaxLine; s < minMaxLine || s > maxMaxLine {
+		add("watch.max_line", "must be between %s and %s", Size(minMaxLine), Size(maxMaxLine))
+	}
+
+	for _, name := range AgentNames {
+		a, _ := c.Agents.ByName(name)
+		key := "agents." + name + ".roots"
+		if a.Enabled && len(a.Roots) == 0 {
+			add(key, "an enabled agent needs at least one root")
+		}
+		for i, r := range a.Roots {
+			switch {
+			case r == "":
+				add(key, "entry %d is empty", i+1)
+			case !p.isAbs(r):
+				add(key, "entry %d must be an absolute path or start with ~/", i+1)
+			}
+		}
+	}
+
+	for i, pat := range c.Privacy.Exclude {
+		if err := checkPattern(p, pat); err != nil {
+			add("privacy.exclude", "entry %d: %v", i+1, err)
+		}
+	}
+
+	if d := c.Export.Every.Duration; d != 0 && d < minEvery {
+		add("export.every", "must be 0 (off) or at least %s", formatDuration(minEvery))
+	}
+	absPath("export.dir", c.Export.Dir)
+	seen := map[string]bool{}
+	for _, f := range c.Export.Formats {
+		switch {
+		case !slices.Contains(ExportFormats, f):
+			add("export.formats", "%q is not one of %s", f, strings.Join(ExportFormats, ", "))
+		case seen[f]:
+			add("export.formats", "%q is listed twice", f)
+		}
+		seen[f] = true
+	}
+	if c.Export.Every.Duration > 0 && len(c.Export.Formats) == 0 {
+		add("export.formats", "scheduled exports (export.every) need at least one format")
+	}
+	if c.Export.Keep < 0 {
+		add("export.keep", "must be 0 (keep all) or more")
+	}
+	if s := c.Export.Since; s != SinceIncremental && s != SinceAll {
+		if d, err := parseDuration(s); err != nil || d <= 0 {
+			add("export.since", "%q is not incremental, all or a window such as 7d", s)
+		}
+	}
+
+	if !slices.Contains(LogLevels, c.Log.Level) {
+		add("log.level", "%q is not one of %s", c.Log.Level, strings.Join(LogLevels, ", "))
+	}
+
+	models := make([]string, 0, len(c.Prices))
+	for m := range c.Prices {
+		models = append(models, m)
+	}
+	sort.Strings(models)
+	for _, m := range models {
+		if strings.TrimSpace(m) == "" {
+			add("prices", "a model prefix must not be empty")
+			continue
+		}
+		pr := c.Prices[m]
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"input", pr.Input}, {"cache_write", pr.CacheWrite}, {"cache_read", pr.CacheRead}, {"output", pr.Output}} {
+			if math.IsNaN(f.v) || f.v < 0 || f.v > maxPrice {
+				add(toml.Key{"prices", m, f.name}.String(), "must be between 0 and %d USD per million tokens", maxPrice)
+			}
+		}
+	}
+	return errors.Join(probs...)
+}
