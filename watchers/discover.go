@@ -1,0 +1,235 @@
+package watchers
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Forms of log files: how the daemon reads each.
+const (
+	FormLines  = "lines"  // appended JSONL, tailed from a cursor
+	FormWhole  = "whole"  // written once (.jsonl.zst, single-document .json): re-read whole on change
+	FormSQLite = "sqlite" // a Cursor database, polled read-only
+)
+
+// Layouts of the directory trees agents write under.
+const (
+	LayoutClaude    = "claude"     // a Claude config dir: projects/<slug>/…
+	LayoutCodex     = "codex"      // a Codex home: sessions/YYYY/MM/DD/…, archived_sessions/
+	LayoutCursor    = "cursor"     // ~/.cursor: projects/<slug>/agent-transcripts/…, chats/<hash>/<id>/store.db
+	LayoutCursorApp = "cursor-app" // Cursor's User dir: globalStorage/ and workspaceStorage/*/ state.vscdb
+)
+
+// Root is one directory tree an agent writes its logs under.
+type Root struct {
+	Agent  string // claude, codex, cursor
+	Layout string
+	Dir    string
+}
+
+// split returns the slash-separated parts of path below the root, or nil
+// when path is not under it.
+func (r Root) split(path string) ([]string, bool) {
+	rel, err := filepath.Rel(r.Dir, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, false
+	}
+	if rel == "." {
+		return nil, true
+	}
+	return strings.Split(filepath.ToSlash(rel), "/"), true
+}
+
+// Descend reports whether a directory may hold logs of the root (and so is
+// walked and watched). The root itself always is.
+func (r Root) Descend(dir string) bool {
+	p, ok := r.split(dir)
+	if !ok {
+		return false
+	}
+	if len(p) == 0 {
+		return true
+	}
+	switch r.Layout {
+	case LayoutClaude:
+		// projects / <slug> / <session> / subagents / …
+		if p[0] != "projects" {
+			return false
+		}
+		switch len(p) {
+		case 1, 2:
+			return true
+		case 3:
+			return p[2] != "tool-results" && p[2] != "memory"
+		default:
+			return p[3] == "subagents"
+		}
+	case LayoutCodex:
+		return p[0] == "sessions" || p[0] == "archived_sessions"
+	case LayoutCursor:
+		switch p[0] {
+		case "projects":
+			return len(p) <= 2 || p[2] == "agent-transcripts"
+		case "chats":
+			return len(p) <= 3
+		}
+		return false
+	case LayoutCursorApp:
+		switch p[0] {
+		case "globalStorage":
+			return len(p) == 1
+		case "workspaceStorage":
+			return len(p) <= 2
+		}
+	}
+	return false
+}
+
+// Form returns how a file under the root is read, or "" when it is not a
+// log this root follows.
+func (r Root) Form(path string) string {
+	p, ok := r.split(path)
+	if !ok || len(p) == 0 {
+		return ""
+	}
+	name := p[len(p)-1]
+	switch r.Layout {
+	case LayoutClaude:
+		if p[0] != "projects" || !strings.HasSuffix(name, ".jsonl") {
+			return ""
+		}
+		if len(p) == 3 {
+			return FormLines
+		}
+		if len(p) >= 5 && p[3] == "subagents" && strings.HasPrefix(name, "agent-") {
+			return FormLines
+		}
+	case LayoutCodex:
+		if (p[0] != "sessions" && p[0] != "archived_sessions") || !strings.HasPrefix(name, "rollout-") {
+			return ""
+		}
+		switch {
+		case strings.HasSuffix(name, ".jsonl"):
+			return FormLines
+		case strings.HasSuffix(name, ".jsonl.zst"), strings.HasSuffix(name, ".json"):
+			return FormWhole
+		}
+	case LayoutCursor:
+		if p[0] == "projects" && len(p) >= 4 && p[2] == "agent-transcripts" && strings.HasSuffix(name, ".jsonl") {
+			return FormLines
+		}
+		if p[0] == "chats" && len(p) == 4 && name == "store.db" {
+			return FormSQLite
+		}
+	case LayoutCursorApp:
+		if name == "state.vscdb" && ((p[0] == "globalStorage" && len(p) == 2) || (p[0] == "workspaceStorage" && len(p) == 3)) {
+			return FormSQLite
+		}
+	}
+	return ""
+}
+
+// Archived reports whether a path is in a place an agent moves finished
+// sessions to (Codex archived_sessions/): arriving there ends a session.
+func (r Root) Archived(path string) bool {
+	p, ok := r.split(path)
+	return ok && r.Layout == LayoutCodex && len(p) > 0 && p[0] == "archived_sessions"
+}
+
+// Env is what default roots depend on, so tests can pin it.
+type Env struct {
+	GOOS   string
+	Home   string
+	Getenv func(string) string
+}
+
+// DefaultRoots lists where each agent keeps its logs on this OS:
+// Claude: every dir of $CLAUDE_CONFIG_DIR (comma-separated), ~/.claude and
+// $XDG_CONFIG_HOME/claude (older builds); Codex: $CODEX_HOME and ~/.codex;
+// Cursor: ~/.cursor and Cursor's User dir of the OS. Missing roots are
+// listed too: they are picked up when they appear.
+func DefaultRoots(env Env) []Root {
+	get := env.Getenv
+	if get == nil {
+		get = func(string) string { return "" }
+	}
+	var roots []Root
+	seen := map[string]bool{}
+	add := func(agent, layout, dir string) {
+		if dir == "" {
+			return
+		}
+		dir = filepath.Clean(dir)
+		if seen[layout+"\x00"+dir] {
+			return
+		}
+		seen[layout+"\x00"+dir] = true
+		roots = append(roots, Root{Agent: agent, Layout: layout, Dir: dir})
+	}
+	join := func(parts ...string) string {
+		if env.Home == "" {
+			return ""
+		}
+		return filepath.Join(append([]string{env.Home}, parts...)...)
+	}
+	for _, d := range strings.Split(get("CLAUDE_CONFIG_DIR"), ",") {
+		add("claude", LayoutClaude, strings.TrimSpace(d))
+	}
+	add("claude", LayoutClaude, join(".claude"))
+	xdg := get("XDG_CONFIG_HOME")
+	if xdg == "" {
+		xdg = join(".config")
+	}
+	if xdg != "" {
+		add("claude", LayoutClaude, filepath.Join(xdg, "claude"))
+	}
+	add("codex", LayoutCodex, get("CODEX_HOME"))
+	add("codex", LayoutCodex, join(".codex"))
+	add("cursor", LayoutCursor, join(".cursor"))
+	switch env.GOOS {
+	case "darwin":
+		add("cursor", LayoutCursorApp, join("Library", "Application Support", "Cursor", "User"))
+	case "windows":
+		if app := get("APPDATA"); app != "" {
+			add("cursor", LayoutCursorApp, filepath.Join(app, "Cursor", "User"))
+		} else {
+			add("cursor", LayoutCursorApp, join("AppData", "Roaming", "Cursor", "User"))
+		}
+	default:
+		if xdg != "" {
+			add("cursor", LayoutCursorApp, filepath.Join(xdg, "Cursor", "User"))
+		}
+	}
+	return roots
+}
+
+// OverrideRoots replaces the default roots of the agents named in
+// overrides ("claude", "codex", "cursor", "cursor-app": dir).
+func OverrideRoots(roots []Root, overrides map[string][]string) []Root {
+	if len(overrides) == 0 {
+		return roots
+	}
+	var out []Root
+	for _, r := range roots {
+		if _, ok := overrides[r.Layout]; !ok {
+			out = append(out, r)
+		}
+	}
+	for _, layout := range []string{LayoutClaude, LayoutCodex, LayoutCursor, LayoutCursorApp} {
+		for _, d := range overrides[layout] {
+			agent := layout
+			if layout == LayoutCursorApp {
+				agent = "cursor"
+			}
+			out = append(out, Root{Agent: agent, Layout: layout, Dir: filepath.Clean(d)})
+		}
+	}
+	return out
+}
+
+// OSEnv is the environment of this process.
+func OSEnv(goos string) Env {
+	home, _ := os.UserHomeDir()
+	return Env{GOOS: goos, Home: home, Getenv: os.Getenv}
+}

@@ -1,0 +1,123 @@
+package watchers
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+type watchRig struct {
+	t    *testing.T
+	w    *Watcher
+	seen map[string]FileStat
+}
+
+func startWatcher(t *testing.T, roots []Root, opt WatchOptions) *watchRig {
+	t.Helper()
+	if opt.Debounce == 0 {
+		opt.Debounce = 10 * time.Millisecond
+	}
+	if opt.Rescan == 0 {
+		opt.Rescan = time.Hour // events alone must do the job
+	}
+	w := NewWatcher(roots, opt)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return &watchRig{t: t, w: w, seen: map[string]FileStat{}}
+}
+
+// waitFor consumes updates until pred holds over the latest state of each
+// path (or fails after a generous bound: this is not a timing assertion).
+func (r *watchRig) waitFor(what string, pred func(map[string]FileStat) bool) {
+	r.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for !pred(r.seen) {
+		select {
+		case u := <-r.w.Updates():
+			for _, f := range u.Files {
+				r.seen[f.Path] = f
+			}
+		case <-deadline:
+			r.t.Fatalf("timed out waiting for %s; saw %v", what, r.seen)
+		}
+	}
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(content)
+	f.Close()
+}
+
+func TestWatcherFollowsTree(t *testing.T) {
+	home := t.TempDir()
+	claude := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, ".claude")}
+	codex := Root{Agent: "codex", Layout: LayoutCodex, Dir: filepath.Join(home, ".codex")}
+	main := filepath.Join(claude.Dir, "projects", "-w", "s1.jsonl")
+	write(t, main, "{}\n")
+	r := startWatcher(t, []Root{claude, codex}, WatchOptions{})
+	r.waitFor("initial file", func(m map[string]FileStat) bool { return m[main].Size == 3 })
+
+	write(t, main, "{}\n")
+	r.waitFor("growth", func(m map[string]FileStat) bool { return m[main].Size == 6 })
+
+	sub := filepath.Join(claude.Dir, "projects", "-w", "s1", "subagents", "agent-a.jsonl")
+	write(t, sub, "{}\n")
+	r.waitFor("file in new subdirectories", func(m map[string]FileStat) bool { return m[sub].Size == 3 })
+
+	// A root created after start is picked up without a rescan.
+	roll := filepath.Join(codex.Dir, "sessions", "2026", "05", "01", "rollout-x.jsonl")
+	write(t, roll, "{}\n")
+	r.waitFor("root created after start", func(m map[string]FileStat) bool { return m[roll].Size == 3 })
+
+	archived := filepath.Join(codex.Dir, "archived_sessions", "rollout-x.jsonl")
+	os.MkdirAll(filepath.Dir(archived), 0o700)
+	if err := os.Rename(roll, archived); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("rename into the archive", func(m map[string]FileStat) bool {
+		return m[roll].Gone && m[archived].Size == 3 && m[archived].Archived
+	})
+
+	os.Remove(main)
+	r.waitFor("deletion", func(m map[string]FileStat) bool { return m[main].Gone })
+}
+
+// With no watches at all, the rescan still finds everything.
+func TestWatcherRescanIsTheTruth(t *testing.T) {
+	home := t.TempDir()
+	codex := Root{Agent: "codex", Layout: LayoutCodex, Dir: filepath.Join(home, ".codex")}
+	r := startWatcher(t, []Root{codex}, WatchOptions{MaxWatches: 1, Rescan: 30 * time.Millisecond})
+	roll := filepath.Join(codex.Dir, "sessions", "2026", "01", "02", "rollout-y.jsonl")
+	write(t, roll, "{}\n")
+	r.waitFor("file beyond the watch cap", func(m map[string]FileStat) bool { return m[roll].Size == 3 })
+	if n := r.w.Watches(); n > 1 {
+		t.Fatalf("%d watches over a cap of 1", n)
+	}
+}
+
+func TestScan(t *testing.T) {
+	home := t.TempDir()
+	cur := Root{Agent: "cursor", Layout: LayoutCursor, Dir: filepath.Join(home, ".cursor")}
+	a := filepath.Join(cur.Dir, "projects", "p", "agent-transcripts", "u", "u.jsonl")
+	db := filepath.Join(cur.Dir, "chats", "h", "c", "store.db")
+	write(t, a, "{}\n")
+	write(t, db, "x")
+	write(t, db+"-wal", "walwal")
+	write(t, filepath.Join(cur.Dir, "projects", "p", "agent-transcripts", "old.txt"), "x")
+	got := Scan([]Root{cur, {Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, "missing")}})
+	if len(got) != 2 || got[0].Path != db || got[0].Form != FormSQLite || got[0].WalSize != 6 || got[1].Path != a {
+		t.Fatalf("Scan = %+v", got)
+	}
+}
