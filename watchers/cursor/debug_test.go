@@ -28,3 +28,10 @@ func TestDebugDump(t *testing.T) {
 	}
 	fmt.Println("errs", errs)
 }
+
+func debugText(s string) string {
+	if os.Getenv("CURSOR_DEBUG_TEXT") != "" {
+		return ": " + s
+	}
+	return ""
+}
