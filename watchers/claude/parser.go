@@ -217,7 +217,9 @@ func (p *Parser) decodeError(what string, err error) error {
 	case errors.As(err, &se):
 		return fmt.Errorf("claude: line %d: invalid JSON in %s at byte %d", p.st.Line, what, se.Offset)
 	case errors.As(err, &te):
-		return fmt.Errorf("claude: line %d: unexpected %s for field %q in %s", p.st.Line, te.Value, te.Field, what)
+		// Value is "string", "number" or "number <literal>": keep the word.
+		kind, _, _ := strings.Cut(te.Value, " ")
+		return fmt.Errorf("claude: line %d: unexpected %s for field %q in %s", p.st.Line, kind, te.Field, what)
 	default:
 		return fmt.Errorf("claude: line %d: unreadable %s", p.st.Line, what)
 	}
