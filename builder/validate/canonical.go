@@ -64,6 +64,10 @@ func encode(b *bytes.Buffer, v any) error {
 		quote(b, v)
 	case json.Number:
 		return writeNumber(b, string(v))
+	case int:
+		b.WriteString(strconv.Itoa(v))
+	case int64:
+		b.WriteString(strconv.FormatInt(v, 10))
 	case float64:
 		// Without UseNumber every number is a float64; integral values
 		// were almost surely integers in the JSON.

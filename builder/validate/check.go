@@ -122,7 +122,15 @@ func boolean(v any) bool {
 // describe gives the shape of a string that may be text: its length and
 // word count, never its content.
 func describe(s string) string {
-	return fmt.Sprintf("a string of %d characters and %d words", len([]rune(s)), len(strings.Fields(s)))
+	chars, words := len([]rune(s)), len(strings.Fields(s))
+	return fmt.Sprintf("a string of %d %s and %d %s", chars, plural(chars, "character"), words, plural(words, "word"))
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }
 
 // index records the ids that events and other sections refer to, and the
@@ -130,6 +138,7 @@ func describe(s string) string {
 func (c *checker) index(top map[string]any) {
 	c.events = array(top["events"])
 	c.agents = map[string]bool{"main": true}
+	seenAgent := map[string]bool{}
 	c.tasks = map[int64]bool{}
 	c.files = map[int64]bool{}
 	c.repos = map[string]bool{}
@@ -138,9 +147,10 @@ func (c *checker) index(top map[string]any) {
 		if !ok {
 			continue
 		}
-		if c.agents[id] && id != "main" {
+		if seenAgent[id] {
 			c.add(ptr("agents", i, "id"), RuleDuplicateID, "agent id used twice")
 		}
+		seenAgent[id] = true
 		c.agents[id] = true
 	}
 	if ts, ok := top["tasks"]; ok && ts != nil {

@@ -1,16 +1,25 @@
 package validate
 
-// notCalls are the event kinds that totals.calls leaves out: the format
-// page counts every other event as a tool call.
+// notCalls are the event kinds that totals.calls leaves out by the letter
+// of the format page. The output kinds (commit, pr_merge, ticket, …) that
+// remain are derived from a tool call's result rather than being calls of
+// their own, so a producer may count only the tool-call kinds instead;
+// both readings are accepted.
 var notCalls = map[string]bool{"llm": true, "user": true, "compaction": true, "error": true, "delay": true}
+
+// callKinds are the tool-call kinds.
+var callKinds = map[string]bool{
+	"read": true, "search": true, "edit": true, "exec": true, "verify": true,
+	"mcp": true, "skill": true, "subagent": true, "web": true, "tool": true,
+}
 
 // sums are the totals an event list implies.
 type sums struct {
-	calls, requests, userTurns, errors, compactions, tokens, outputTokens int64
-	retries, delays, modelSwitches, commits                               int64
-	promptChars, promptImages, promptURLs                                 int64
-	delayMs                                                               float64
-	models                                                                map[string]bool
+	calls, toolCalls, requests, userTurns, errors, compactions, tokens, outputTokens int64
+	retries, delays, modelSwitches, commits                                          int64
+	promptChars, promptImages, promptURLs                                            int64
+	delayMs                                                                          float64
+	models                                                                           map[string]bool
 }
 
 func (c *checker) sum() sums {
@@ -23,6 +32,9 @@ func (c *checker) sum() sums {
 		}
 		if !notCalls[kind] {
 			s.calls++
+		}
+		if callKinds[kind] {
+			s.toolCalls++
 		}
 		if boolean(ev["err"]) {
 			s.errors++
@@ -73,7 +85,7 @@ func (c *checker) totals(top map[string]any) {
 		field string
 		n     int64
 	}{
-		{"calls", s.calls}, {"requests", s.requests}, {"userTurns", s.userTurns},
+		{"requests", s.requests}, {"userTurns", s.userTurns},
 		{"errors", s.errors}, {"compactions", s.compactions}, {"tokens", s.tokens},
 		{"outputTokens", s.outputTokens}, {"retries", s.retries}, {"delays", s.delays},
 		{"modelSwitches", s.modelSwitches}, {"commits", s.commits},
@@ -87,6 +99,9 @@ func (c *checker) totals(top map[string]any) {
 		if ok && got != want.n {
 			c.add(ptr("totals", want.field), RuleTotals, "is %d, the events give %d", got, want.n)
 		}
+	}
+	if got, ok := integer(totals["calls"]); ok && got != s.calls && got != s.toolCalls {
+		c.add(ptr("totals", "calls"), RuleTotals, "is %d, the events give %d tool calls (%d counting output events)", got, s.toolCalls, s.calls)
 	}
 	if raw, present := totals["delayMs"]; present {
 		if got, ok := number(raw); ok && got != s.delayMs {
