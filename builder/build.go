@@ -197,7 +197,9 @@ func (b *build) fillTimes() {
 	b.base, b.last = first, last
 	byLane := map[string][]int{}
 	for i := range b.in {
-		byLane[b.in[i].Agent] = append(byLane[b.in[i].Agent], i)
+		if b.in[i].Kind != event.KindSession { // not a lane record
+			byLane[b.in[i].Agent] = append(byLane[b.in[i].Agent], i)
+		}
 	}
 	for _, idx := range byLane {
 		carry := int64(0)
@@ -219,12 +221,13 @@ func (b *build) fillTimes() {
 	}
 }
 
-// t is the map time of input record i.
+// t is the filled Unix ms time of input record i (0 in an untimed
+// session). order makes map times relative once the first event is known.
 func (b *build) t(i int) int64 {
 	if !b.timed {
 		return 0
 	}
-	return b.filled[i] - b.base
+	return b.filled[i]
 }
 
 // index collects what the lane walk needs to look ahead at: results by
@@ -287,6 +290,7 @@ func (b *build) order() {
 		ord  int
 	}
 	var flat []keyed
+	b.rebase()
 	for _, l := range b.lanes {
 		ord := 0
 		for _, n := range l.nodes {
@@ -319,6 +323,47 @@ func (b *build) order() {
 		if len(b.kept) < b.opts.EventCap {
 			k.n.seq = len(b.kept)
 			b.kept = append(b.kept, k.n)
+		}
+	}
+}
+
+// rebase makes node times relative to the session's first map event:
+// t = 0 at the first event, durationMs up to the last one. Inner markers
+// before the first event get negative times, which only order them.
+func (b *build) rebase() {
+	if !b.timed {
+		return
+	}
+	first, last, found := int64(0), int64(0), false
+	visit := func(n *node) {
+		if n.inner != "" {
+			return
+		}
+		if !found || n.ev.T < first {
+			first = n.ev.T
+		}
+		if !found || n.ev.T > last {
+			last = n.ev.T
+		}
+		found = true
+	}
+	for _, l := range b.lanes {
+		for _, n := range l.nodes {
+			visit(n)
+			for _, f := range n.follow {
+				visit(f)
+			}
+		}
+	}
+	if found {
+		b.base, b.last = first, last
+	}
+	for _, l := range b.lanes {
+		for _, n := range l.nodes {
+			n.ev.T -= b.base
+			for _, f := range n.follow {
+				f.ev.T -= b.base
+			}
 		}
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"github.com/agentmap/agentmap/builder/event"
 )
 
+// unknownModel names the model of a request whose source gave none.
+const unknownModel = "unknown"
+
 // walkLanes turns each lane's records, in lane order, into nodes: one per
 // map event, with model switches where the lane's model changes, merged
 // model requests, calls paired with their results and the confirmed
@@ -84,7 +87,11 @@ func (b *build) walkLane(l *lane, idx []int) {
 			if n.ev.Model == "" {
 				n.ev.Model = cur
 			}
-			if l.firstModel == "" {
+			if n.ev.Model == "" {
+				// A request always has a model; the source did not say which.
+				n.ev.Model = unknownModel
+			}
+			if l.firstModel == "" && n.ev.Model != unknownModel {
 				l.firstModel = n.ev.Model
 			}
 			add(n)
@@ -115,7 +122,12 @@ func (b *build) walkLane(l *lane, idx []int) {
 				Source: e.Error.Source, ErrClass: e.Error.Class, Hook: e.Error.Hook,
 				HookEvent: e.Error.HookEvent, SrcUUID: e.Error.SrcUUID, Retry: e.Error.Retry}})
 			if n.ev.ErrClass == "" {
-				n.ev.ErrClass = "other"
+				// The error-event classes have no "other": a failed hook
+				// is a hook_error, anything else a generic api_error.
+				n.ev.ErrClass = "api_error"
+				if e.Error.Source == "hook" {
+					n.ev.ErrClass = "hook_error"
+				}
 			}
 			n.refCall = e.Error.RefCallID
 		case event.KindCompaction:

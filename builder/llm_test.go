@@ -1,0 +1,194 @@
+package builder
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/agentmap/agentmap/builder/event"
+)
+
+func TestRequestMerge(t *testing.T) {
+	rec := func(sec float64, id string, in, cw, cr, out int64, tools, text int, think bool, stop string, lat int64) event.Event {
+		return event.Event{Kind: event.KindLLM, T: at(sec), Model: "claude-sonnet-4-5",
+			LLM: &event.LLM{MsgID: id, In: in, CW: cw, CR: cr, Out: out, ToolCalls: tools,
+				TextChars: text, Thinking: think, Stop: stop, LatencyMs: lat}}
+	}
+	tests := []struct {
+		name string
+		evs  []event.Event
+		want []Event // only the llm fields compared
+	}{
+		{
+			name: "lines of one response: largest usage, sums, OR, last stop, first time and latency",
+			evs: stream(sess("s"),
+				rec(1, "m1", 3, 100, 1000, 1, 0, 0, true, "", 1500),
+				rec(1.5, "m1", 3, 100, 1000, 1, 0, 120, false, "", 0),
+				rec(2, "m1", 3, 100, 1000, 250, 2, 0, false, "tool_use", 0)),
+			want: []Event{{T: 0, In: 3, CW: 100, CR: 1000, Out: 250, ToolCalls: 2, TextChars: 120,
+				Thinking: true, Stop: "tool_use", Latency: ptr64(1500)}},
+		},
+		{
+			name: "a smaller snapshot after the largest one does not win",
+			evs: stream(sess("s"),
+				rec(1, "m1", 3, 0, 0, 400, 0, 1, false, "", -1),
+				rec(2, "m1", 3, 0, 0, 10, 0, 1, false, "end_turn", -1)),
+			want: []Event{{In: 3, Out: 400, TextChars: 2, Stop: "end_turn"}},
+		},
+		{
+			name: "tie: the later record's split wins",
+			evs: stream(sess("s"),
+				rec(1, "m1", 10, 0, 0, 0, 0, 0, false, "", -1),
+				rec(2, "m1", 0, 0, 0, 10, 0, 0, false, "", -1)),
+			want: []Event{{Out: 10}},
+		},
+		{
+			name: "empty MsgID: each record is a request",
+			evs: stream(sess("s"),
+				rec(1, "", 1, 0, 0, 1, 0, 0, false, "", -1),
+				rec(2, "", 1, 0, 0, 1, 0, 0, false, "", -1)),
+			want: []Event{{In: 1, Out: 1}, {T: 1000, In: 1, Out: 1}},
+		},
+		{
+			name: "same MsgID in two lanes: two requests",
+			evs: stream(sess("s"),
+				rec(1, "m1", 1, 0, 0, 1, 0, 0, false, "", -1),
+				onLane("sa-x", rec(2, "m1", 2, 0, 0, 2, 0, 0, false, "", -1))),
+			want: []Event{{In: 1, Out: 1}, {T: 1000, In: 2, Out: 2}},
+		},
+		{
+			name: "records of other requests in between",
+			evs: stream(sess("s"),
+				rec(1, "a", 1, 0, 0, 1, 1, 0, false, "", -1),
+				rec(2, "b", 5, 0, 0, 5, 0, 0, false, "", -1),
+				rec(3, "a", 1, 0, 0, 9, 1, 0, false, "", -1)),
+			want: []Event{{In: 1, Out: 9, ToolCalls: 2}, {T: 1000, In: 5, Out: 5}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := mustBuild(t, tt.evs, Options{})
+			got := find(m, "llm")
+			if len(got) != len(tt.want) {
+				t.Fatalf("%d requests, want %d", len(got), len(tt.want))
+			}
+			for i, w := range tt.want {
+				g := got[i]
+				if g.T != w.T || g.In != w.In || g.CW != w.CW || g.CR != w.CR || g.Out != w.Out ||
+					g.ToolCalls != w.ToolCalls || g.TextChars != w.TextChars || g.Thinking != w.Thinking ||
+					g.Stop != w.Stop || !eq64(g.Latency, w.Latency) {
+					t.Errorf("request %d = %+v\nwant %+v", i, g, w)
+				}
+			}
+			var tokens int64
+			for _, w := range tt.want {
+				tokens += w.In + w.CW + w.CR + w.Out
+			}
+			if m.Totals.Tokens != tokens || m.Totals.Requests != len(tt.want) {
+				t.Errorf("totals tokens %d requests %d, want %d %d", m.Totals.Tokens, m.Totals.Requests, tokens, len(tt.want))
+			}
+		})
+	}
+}
+
+func TestModelSwitch(t *testing.T) {
+	model := func(sec float64, m string) event.Event { return event.Event{Kind: event.KindModel, T: at(sec), Model: m} }
+	tests := []struct {
+		name   string
+		evs    []event.Event
+		want   []string // from>to
+		models []string
+	}{
+		{"first model is no switch", stream(sess("s"), model(0, "gpt-5"), llmEv(1, "", "", 1, 1, 0, 1)), nil, []string{"gpt-5"}},
+		{"turn context change", stream(sess("s"), model(0, "gpt-5"), llmEv(1, "", "", 1, 1, 0, 1),
+			model(2, "gpt-5-codex"), llmEv(3, "", "", 1, 1, 0, 1)), []string{"gpt-5>gpt-5-codex"}, []string{"gpt-5", "gpt-5-codex"}},
+		{"same model repeated", stream(sess("s"), model(0, "gpt-5"), model(1, "gpt-5"), llmEv(2, "", "gpt-5", 1, 1, 0, 1)), nil, []string{"gpt-5"}},
+		{"request model change", stream(sess("s"), llmEv(1, "", "claude-opus-4-5", 1, 1, 0, 1),
+			llmEv(2, "", "claude-sonnet-4-5", 1, 1, 0, 1), llmEv(3, "", "claude-opus-4-5", 1, 1, 0, 1)),
+			[]string{"claude-opus-4-5>claude-sonnet-4-5", "claude-sonnet-4-5>claude-opus-4-5"}, []string{"claude-opus-4-5", "claude-sonnet-4-5"}},
+		{"lanes have their own model", stream(sess("s"), llmEv(1, "", "claude-opus-4-5", 1, 1, 0, 1),
+			onLane("sa-1", llmEv(2, "", "claude-haiku-4-5", 1, 1, 0, 1)), llmEv(3, "", "claude-opus-4-5", 1, 1, 0, 1)),
+			nil, []string{"claude-opus-4-5", "claude-haiku-4-5"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := mustBuild(t, tt.evs, Options{})
+			var got []string
+			for i, e := range m.Events {
+				if e.Kind == "model_switch" {
+					got = append(got, e.From+">"+e.To)
+					// The switch comes right before the request it announces.
+					if i+1 >= len(m.Events) || m.Events[i+1].Model != e.To {
+						t.Errorf("switch at %d is not followed by a %s event", i, e.To)
+					}
+				}
+			}
+			if !slices.Equal(got, tt.want) || m.Totals.ModelSwitches != len(tt.want) {
+				t.Errorf("switches %v (total %d), want %v", got, m.Totals.ModelSwitches, tt.want)
+			}
+			if !slices.Equal(m.Session.Models, tt.models) {
+				t.Errorf("models %v, want %v", m.Session.Models, tt.models)
+			}
+		})
+	}
+}
+
+func TestRequestWithoutModel(t *testing.T) {
+	m := mustBuild(t, stream(sess("s"), llmEv(1, "", "", 1, 1, 0, 1)), Options{})
+	if got := find(m, "llm")[0].Model; got != unknownModel {
+		t.Errorf("model = %q", got)
+	}
+}
+
+func TestCost(t *testing.T) {
+	tests := []struct {
+		model           string
+		in, cw, cr, out int64
+		want            float64
+	}{
+		{"claude-sonnet-4-5-20250929", 1_000_000, 0, 0, 0, 3},
+		{"claude-sonnet-4-5-20250929", 100, 200, 1000, 50, 0.0021},
+		{"claude-opus-4-1-20250805", 0, 0, 0, 1_000_000, 75},
+		{"claude-opus-4-5-20251101", 0, 0, 0, 1_000_000, 25},
+		{"claude-haiku-4-5-20251001", 1_000_000, 0, 0, 0, 1},
+		{"claude-3-5-haiku-20241022", 1_000_000, 0, 0, 0, 0.8},
+		{"us.anthropic.claude-3-7-sonnet-20250219-v1:0", 1_000_000, 0, 0, 0, 3},
+		{"gpt-5-codex", 1_000_000, 0, 1_000_000, 0, 1.375},
+		{"gpt-5-mini", 0, 0, 0, 1_000_000, 2},
+		{"gpt-5.1-codex-mini", 0, 0, 0, 1_000_000, 2},
+		{"gpt-4.1-mini", 1_000_000, 0, 0, 0, 0.4},
+		{"o4-mini", 1_000_000, 0, 0, 0, 1.1},
+		{"openai/o3", 1_000_000, 0, 0, 0, 2},
+		{"gemini-2.5-pro", 0, 0, 0, 1_000_000, 10},
+		{"gemini-2.5-flash", 0, 0, 0, 1_000_000, 2.5},
+		{"my-local-llama", 1_000_000, 0, 0, 1_000_000, 0},
+		{"claude-sonnet-4-5", 1, 0, 0, 0, 0.000003},
+		{"claude-sonnet-4-5", 1, 0, 0, 1, 0.000018},
+	}
+	for _, tt := range tests {
+		p, _ := PriceFor(tt.model, nil)
+		if got := p.Cost(tt.in, tt.cw, tt.cr, tt.out); got != tt.want {
+			t.Errorf("%s: cost %v, want %v", tt.model, got, tt.want)
+		}
+	}
+	over := map[string]Price{"my-local": {Input: 1}, "my-local-llama": {Input: 2}, "claude": {Output: 1}}
+	if p, ok := PriceFor("my-local-llama-3", over); !ok || p.Input != 2 {
+		t.Errorf("longest override prefix not used: %+v", p)
+	}
+	if p, _ := PriceFor("claude-sonnet-4-5", over); p.Output != 1 {
+		t.Errorf("override does not beat the table: %+v", p)
+	}
+	m := mustBuild(t, stream(sess("s"), llmEv(1, "", "claude-sonnet-4-5", 1_000_000, 0, 0, 1),
+		llmEv(2, "", "x", 1_000_000, 0, 0, 1)), Options{Prices: map[string]Price{"x": {Input: 0.5}}})
+	if m.Totals.CostUSD != 3.5 || m.Agents[0].Cost != 3.5 {
+		t.Errorf("costUsd %v agent cost %v", m.Totals.CostUSD, m.Agents[0].Cost)
+	}
+}
+
+func ptr64(v int64) *int64 { return &v }
+
+func eq64(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
