@@ -91,7 +91,9 @@ func TestRequestMerge(t *testing.T) {
 }
 
 func TestModelSwitch(t *testing.T) {
-	model := func(sec float64, m string) event.Event { return event.Event{Kind: event.KindModel, T: at(sec), Model: m} }
+	model := func(sec float64, m string) event.Event {
+		return event.Event{Kind: event.KindModel, T: at(sec), Model: m}
+	}
 	tests := []struct {
 		name   string
 		evs    []event.Event

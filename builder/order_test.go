@@ -122,7 +122,11 @@ func TestTimedSessionStartsAtFirstEvent(t *testing.T) {
 func TestInterleavingDoesNotMatter(t *testing.T) {
 	main := stream(sess("s"), repoEv(0, "k", "api", "acme/api"), userEv(1, 10),
 		llmEv(2, "m1", "claude-opus-4-5", 10, 10, 1, 0),
-		func() event.Event { e := callEv(2, "t1", "Task", "subagent"); e.Call.SubagentType = "Explore"; return e }(),
+		func() event.Event {
+			e := callEv(2, "t1", "Task", "subagent")
+			e.Call.SubagentType = "Explore"
+			return e
+		}(),
 		resultEv(40, "t1", false),
 		llmEv(41, "m2", "claude-opus-4-5", 10, 10, 0, 5))
 	lane := onLane("sa-1",
