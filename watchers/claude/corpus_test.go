@@ -18,11 +18,19 @@ import (
 // real-world logs live; tests skip when it is absent.
 func corpusDir(t testing.TB) string {
 	t.Helper()
+	dir := corpusDirIfPresent()
+	if dir == "" {
+		t.Skip("corpus not present")
+	}
+	return dir
+}
+
+func corpusDirIfPresent() string {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	dir := filepath.Join(root, "..", "shared", "corpus", "claude")
 	if _, err := os.Stat(dir); err != nil {
-		t.Skip("corpus not present:", dir)
+		return ""
 	}
 	return dir
 }

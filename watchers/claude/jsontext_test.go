@@ -1,0 +1,81 @@
+package claude
+
+import (
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestStringLen(t *testing.T) {
+	for _, s := range []string{
+		"", "plain", "tab\tnew\nline \"quoted\" back\\slash", "snow ☃ man", "emoji 😀 pair",
+		"ctrl \x01 char", "日本語テキスト", "mixed é and \u2028 separator", "<html>&amp;</html>",
+	} {
+		raw, _ := json.Marshal(s)
+		n, r, ok := stringLen(raw)
+		if !ok || n != len(s) || r != utf8.RuneCountInString(s) {
+			t.Errorf("%q: got %d bytes %d runes ok=%v, want %d %d", s, n, r, ok, len(s), utf8.RuneCountInString(s))
+		}
+	}
+	// Forms encoding/json accepts but Marshal does not write.
+	for raw, want := range map[string]int{
+		`"\u00e9"`:       2,
+		`"\ud83d\ude00"`: 4,
+		`"\ud83d"`:       3, // lone surrogate: U+FFFD
+		"\"\xff\"":       3, // invalid UTF-8: U+FFFD
+		`"\/"`:           1,
+		`  "padded"  `:   6,
+	} {
+		var s string
+		if err := json.Unmarshal([]byte(raw), &s); err != nil {
+			t.Fatal(err)
+		}
+		n, _, ok := stringLen([]byte(raw))
+		if !ok || n != len(s) || n != want {
+			t.Errorf("%s: got %d, decoded %d, want %d", raw, n, len(s), want)
+		}
+	}
+	for _, raw := range []string{``, `"`, `123`, `{"a":1}`, `"bad \u12"`, `"trailing \"`} {
+		if _, _, ok := stringLen([]byte(raw)); ok {
+			t.Errorf("%s: accepted as a string", raw)
+		}
+	}
+}
+
+func TestClassifyText(t *testing.T) {
+	tests := []struct {
+		text string
+		want textKind
+	}{
+		{"Fix the bug", textPrompt},
+		{"[Request interrupted by user]", textInterrupt},
+		{"[Request interrupted by user for tool use]", textInterrupt},
+		{"[Tool call did not complete: the session ended]", textInterrupt},
+		{"<command-name>/clear</command-name>", textCommand},
+		{"<command-message>commit</command-message>\n<command-name>/commit</command-name>", textCommand},
+		{"<local-command-stdout>ok</local-command-stdout>", textInjected},
+		{"<bash-input>ls</bash-input>", textInjected},
+		{"<task-notification>x</task-notification>", textInjected},
+		{"<teammate-message teammate_id=\"a\">x</teammate-message>", textInjected},
+		{"<ide_opened_file>f</ide_opened_file>", textInjected},
+		{"  \n<system-reminder>r</system-reminder>", textInjected},
+		{"<div>html the user pasted</div>", textPrompt},
+		{"\\u escapes: " + string(make([]byte, 100)), textPrompt},
+	}
+	for _, tt := range tests {
+		raw, _ := json.Marshal(tt.text)
+		if got := classifyText(raw); got != tt.want {
+			t.Errorf("classifyText(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestSlashCommand(t *testing.T) {
+	if u := slashCommand("<command-name>/clear</command-name><command-args></command-args>"); u != nil {
+		t.Errorf("/clear counted as a prompt: %+v", u)
+	}
+	u := slashCommand("<command-message>review</command-message><command-name>/review</command-name><command-args>PR 12</command-args>")
+	if u == nil || u.Chars != len("/review PR 12") {
+		t.Errorf("/review: %+v", u)
+	}
+}
