@@ -1,7 +1,6 @@
 package config
 
 import (
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -164,7 +163,7 @@ func defaultsFor(p platform) *Config {
 		DataDir: data,
 		Maps: Maps{
 			PathMode:    "relative",
-			HashKeyFile: filepath.Join(data, hashKeyName),
+			HashKeyFile: p.join(data, hashKeyName),
 			EventCap:    20000,
 		},
 		Flush: Flush{Idle: Duration{15 * time.Minute}},
@@ -177,7 +176,7 @@ func defaultsFor(p platform) *Config {
 		Privacy: Privacy{Exclude: []string{}},
 		Export: Export{
 			Every:   Duration{0},
-			Dir:     filepath.Join(data, exportDirName),
+			Dir:     p.join(data, exportDirName),
 			Formats: []string{"bundle"},
 			Keep:    7,
 			Since:   SinceIncremental,

@@ -64,7 +64,10 @@ func Load(path string) (*Config, error) {
 
 // typeErr matches the TOML library's type mismatch message, which carries
 // the key but is not a ParseError.
-var typeErr = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "((?:[^"\\]|\\.)*)"\): incompatible types: TOML value has type ([^;]+);`)
+var (
+	typeErr  = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "((?:[^"\\]|\\.)*)"\): incompatible types: TOML value has type ([^;]+);`)
+	tableErr = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "((?:[^"\\]|\\.)*)"\): type mismatch for [^:]+: expected table but found (\w+)`)
+)
 
 func parse(name, doc string, p platform) (*Config, error) {
 	c := defaultsFor(p)
@@ -150,7 +153,11 @@ func decodeProblem(name, section string, err error, lines keyLines) *Problem {
 		}
 		return &Problem{File: name, Line: line, Key: key, Msg: pe.Message}
 	}
-	if m := typeErr.FindStringSubmatch(err.Error()); m != nil {
+	m := typeErr.FindStringSubmatch(err.Error())
+	if m == nil {
+		m = tableErr.FindStringSubmatch(err.Error())
+	}
+	if m != nil {
 		key := m[2]
 		if unq, uerr := strconv.Unquote(`"` + m[2] + `"`); uerr == nil {
 			key = unq
@@ -159,7 +166,7 @@ func decodeProblem(name, section string, err error, lines keyLines) *Problem {
 		if line == 0 {
 			line, _ = strconv.Atoi(m[1])
 		}
-		msg := "wrong type: the value is a TOML " + m[3]
+		msg := "wrong type: the value is a TOML " + tomlType(m[3])
 		if want := expected(key); want != "" {
 			msg += ", expected " + want
 		}
@@ -188,4 +195,18 @@ func resolvePaths(c *Config, p platform, md toml.MetaData) {
 			a.Roots[i] = p.expand(r)
 		}
 	}
+}
+
+// tomlType names a TOML value type the way the TOML library's messages do
+// for values, and the way a TOML user would for Go types it leaks.
+func tomlType(t string) string {
+	switch t {
+	case "int64":
+		return "integer"
+	case "float64":
+		return "float"
+	case "bool":
+		return "boolean"
+	}
+	return t
 }

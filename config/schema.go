@@ -41,9 +41,22 @@ func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
 // unknownMsg says a key is unknown and, when its table is known, which keys
 // that table has, so that a typo is obvious.
 func unknownMsg(k toml.Key) string {
-	parent, ok := typeAt(k[:len(k)-1])
+	// The first part of the key that names nothing is what is wrong: in
+	// agents.aider.enabled, it is the table agents.aider.
+	n := len(k) - 1
+	for i := 1; i < len(k); i++ {
+		if _, ok := typeAt(k[:i]); !ok {
+			n = i - 1
+			break
+		}
+	}
+	parent, ok := typeAt(k[:n])
 	if !ok || parent.Kind() != reflect.Struct {
 		return "unknown key"
+	}
+	what := "unknown key"
+	if n < len(k)-1 {
+		what = "unknown table [" + k[:n+1].String() + "]"
 	}
 	var known []string
 	for i := range parent.NumField() {
@@ -52,10 +65,10 @@ func unknownMsg(k toml.Key) string {
 		}
 	}
 	where := "at the top level"
-	if len(k) > 1 {
-		where = "in [" + k[:len(k)-1].String() + "]"
+	if n > 0 {
+		where = "in [" + k[:n].String() + "]"
 	}
-	return "unknown key (known " + where + ": " + strings.Join(known, ", ") + ")"
+	return what + " (known " + where + ": " + strings.Join(known, ", ") + ")"
 }
 
 // expected describes the value a key takes, for wrong-type messages.

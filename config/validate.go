@@ -97,11 +97,19 @@ func (c *Config) validate(p platform) error {
 		add("version", "unsupported version %d (this build reads version %d)", c.Version, Version)
 	}
 	absPath("data_dir", c.DataDir)
+	// A path derived from a bad data_dir is reported once, as data_dir.
+	dataDirBad := !p.isAbs(c.DataDir)
+	derivedPath := func(key, path string) {
+		if dataDirBad && strings.HasPrefix(path, c.DataDir) {
+			return
+		}
+		absPath(key, path)
+	}
 
 	if !slices.Contains(PathModes, c.Maps.PathMode) {
 		add("maps.path_mode", "%q is not one of %s", c.Maps.PathMode, strings.Join(PathModes, ", "))
 	}
-	absPath("maps.hash_key_file", c.Maps.HashKeyFile)
+	derivedPath("maps.hash_key_file", c.Maps.HashKeyFile)
 	if c.Maps.EventCap < 1 || c.Maps.EventCap > maxEventCap {
 		add("maps.event_cap", "must be between 1 and %d", maxEventCap)
 	}
@@ -138,7 +146,7 @@ func (c *Config) validate(p platform) error {
 	if d := c.Export.Every.Duration; d != 0 && d < minEvery {
 		add("export.every", "must be 0 (off) or at least %s", formatDuration(minEvery))
 	}
-	absPath("export.dir", c.Export.Dir)
+	derivedPath("export.dir", c.Export.Dir)
 	seen := map[string]bool{}
 	for _, f := range c.Export.Formats {
 		switch {
@@ -172,7 +180,7 @@ func (c *Config) validate(p platform) error {
 	sort.Strings(models)
 	for _, m := range models {
 		if strings.TrimSpace(m) == "" {
-			add("prices", "a model prefix must not be empty")
+			add(toml.Key{"prices", m}.String(), "a model prefix must not be empty")
 			continue
 		}
 		pr := c.Prices[m]
