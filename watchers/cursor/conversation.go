@@ -41,7 +41,8 @@ type convo struct {
 //     bubble: a response starts after a user bubble, and at a text or
 //     thinking bubble that follows a tool bubble (the tool's result went
 //     back to the model). The builder merges the records of one MsgID.
-//     The model is the bubble's modelInfo, else the composer's modelConfig;
+//     The model is the bubble's modelInfo, else the previous bubble's,
+//     else the composer's modelConfig (a KindModel marks each change);
 //     tokens come from a non-zero tokenCount; latency from timingInfo.
 //   - A bubble with toolFormerData.name adds a KindCall and, once its
 //     status is final, a KindResult in the same bubble.
@@ -103,7 +104,12 @@ func (cv convo) build() Conversation {
 				}
 			}
 			prevTool = tf != nil
+			// A bubble without a model keeps the model of the bubbles
+			// before it; the composer's setting covers the first ones.
 			m := b.model()
+			if m == "" {
+				m = model
+			}
 			if m == "" {
 				m = cv.model
 			}

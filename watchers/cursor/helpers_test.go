@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentmap/agentmap/builder/event"
@@ -56,4 +57,9 @@ func parseAll(t testing.TB, src watchers.Source, data []byte) (events []event.Ev
 		t.Fatal(err)
 	}
 	return events, errs, p
+}
+
+// watchersSource routes a test file to a main session named by its stem.
+func watchersSource(path string) watchers.Source {
+	return watchers.Source{Agent: "cursor", Session: strings.TrimSuffix(filepath.Base(path), ".jsonl")}
 }
