@@ -118,50 +118,97 @@ func loadFields() (*known, error) {
 		}
 		k.eventKind[fmt.Sprint(v)] = s
 	}
-	for _, raw := range event.AllOf {
-		rule, err := parse(raw)
-		if err != nil {
-			return nil, err
-		}
-		cond, err := parse(rule.If)
-		if err != nil {
-			return nil, err
-		}
-		kn, err := parse(cond.Properties["kind"])
-		if err != nil {
-			return nil, err
-		}
-		kinds := kn.Enum
-		if kn.Const != nil {
-			kinds = []any{*kn.Const}
-		}
-		then, err := parse(rule.Then)
-		if err != nil {
-			return nil, err
-		}
-		for _, kv := range kinds {
-			s := k.eventKind[fmt.Sprint(kv)]
-			if s == nil {
-				return nil, fmt.Errorf("schema rule for unknown kind %v", kv)
-			}
-			for f := range then.Properties {
-				s[f] = true
-			}
-		}
-		if ec, ok := then.Properties["errClass"]; ok {
-			n, err := parse(ec)
-			if err != nil {
-				return nil, err
-			}
-			for _, v := range n.Enum {
-				k.errClasses[fmt.Sprint(v)] = true
-			}
-		}
+	all := set{}
+	for kind := range k.eventKind {
+		all[kind] = true
+	}
+	if err := k.collect(event, all, true); err != nil {
+		return nil, err
 	}
 	if len(k.eventKind) == 0 || len(k.errClasses) == 0 {
 		return nil, fmt.Errorf("schema defines no event kinds or error classes")
 	}
 	return k, nil
+}
+
+// collect adds the properties a schema node defines to the kinds it
+// applies to, narrowing the kinds through if/then/else on kind. The event
+// node's own properties are the common ones, already in every set.
+func (k *known) collect(n *node, kinds set, root bool) error {
+	if !root {
+		for f, raw := range n.Properties {
+			for kind := range kinds {
+				k.eventKind[kind][f] = true
+			}
+			if f == "errClass" {
+				ec, err := parse(raw)
+				if err != nil {
+					return err
+				}
+				for _, v := range ec.Enum {
+					k.errClasses[fmt.Sprint(v)] = true
+				}
+			}
+		}
+	}
+	if len(n.If) > 0 {
+		cond, err := parse(n.If)
+		if err != nil {
+			return err
+		}
+		kn, err := parse(cond.Properties["kind"])
+		if err != nil {
+			return err
+		}
+		match := set{}
+		if kn.Const != nil {
+			match[*kn.Const] = true
+		}
+		for _, v := range kn.Enum {
+			match[fmt.Sprint(v)] = true
+		}
+		if len(match) == 0 {
+			return fmt.Errorf("schema condition not on kind")
+		}
+		in, out := set{}, set{}
+		for kind := range kinds {
+			if match[kind] {
+				in[kind] = true
+			} else {
+				out[kind] = true
+			}
+		}
+		for kind := range match {
+			if k.eventKind[kind] == nil {
+				return fmt.Errorf("schema rule for unknown kind %s", kind)
+			}
+		}
+		for _, branch := range []struct {
+			raw   json.RawMessage
+			kinds set
+		}{{n.Then, in}, {n.Else, out}} {
+			if len(branch.raw) == 0 {
+				continue
+			}
+			b, err := parse(branch.raw)
+			if err != nil {
+				return err
+			}
+			if err := k.collect(b, branch.kinds, false); err != nil {
+				return err
+			}
+		}
+	}
+	for _, raw := range n.AllOf {
+		sub, err := parse(raw)
+		if err != nil {
+			return err
+		}
+		if err := k.collect(sub, kinds, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sortedKeys gives a stable order for reporting.

@@ -23,21 +23,21 @@ var (
 func (c *checker) names(top map[string]any) {
 	s := object(top["session"])
 	for _, f := range sessionNames {
-		c.name(ptr("session", f), s[f])
+		c.name(s[f], "session", f)
 	}
 	for i, m := range array(s["models"]) {
-		c.name(ptr("session", "models", i), m)
+		c.name(m, "session", "models", i)
 	}
 	for i, v := range array(top["agents"]) {
 		a := object(v)
 		for _, f := range agentNames {
-			c.name(ptr("agents", i, f), a[f])
+			c.name(a[f], "agents", i, f)
 		}
 	}
 	for i, v := range c.events {
 		ev := object(v)
 		for _, f := range eventNames {
-			c.name(ptr("events", i, f), ev[f])
+			c.name(ev[f], "events", i, f)
 		}
 	}
 	for i, v := range array(top["tasks"]) {
@@ -49,13 +49,14 @@ func (c *checker) names(top map[string]any) {
 	}
 }
 
-func (c *checker) name(at string, v any) {
+// name checks one name; the path is built only for a problem.
+func (c *checker) name(v any, path ...any) {
 	s, ok := str(v)
 	if !ok {
 		return
 	}
 	if n := len(strings.Fields(s)); n > maxNameWords {
-		c.add(at, RuleIdentifier, "%s is a sentence, not a name", describe(s))
+		c.add(ptr(path...), RuleIdentifier, "%s is a sentence, not a name", describe(s))
 	}
 }
 

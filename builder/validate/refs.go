@@ -63,7 +63,7 @@ func (c *checker) references(top map[string]any) {
 		}
 		if s, ok := seqRef(ptr("agents", i, "launchSeq"), a["launchSeq"], -1); ok {
 			if k := c.eventKind(int(s)); k != "subagent" {
-				c.add(ptr("agents", i, "launchSeq"), RuleSeqRef, "points at a %s event, not a subagent event", safeKind(k))
+				c.add(ptr("agents", i, "launchSeq"), RuleSeqRef, "points at an event of kind %s, not subagent", safeKind(k))
 			}
 		}
 	}

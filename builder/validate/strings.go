@@ -102,23 +102,22 @@ func (c *checker) strings(top map[string]any) {
 }
 
 func (c *checker) checkString(s string, path []any, top map[string]any) {
-	p := ptr(path...)
 	if !utf8.ValidString(s) {
-		c.add(p, RuleStringLength, "is not valid UTF-8")
+		c.add(ptr(path...), RuleStringLength, "is not valid UTF-8")
 		return
 	}
 	if urlField(path, top, c.events) {
-		c.checkURL(p, s)
+		c.checkURL(ptr(path...), s)
 		return
 	}
 	if n := utf8.RuneCountInString(s); n > maxString {
-		c.add(p, RuleStringLength, "%s is longer than %d characters", describe(s), maxString)
+		c.add(ptr(path...), RuleStringLength, "%s is longer than %d characters", describe(s), maxString)
 	}
-	if strings.ContainsAny(s, "\n\r\t") || strings.ContainsFunc(s, isControl) {
-		c.add(p, RuleStringLength, "%s has control characters, as text has", describe(s))
+	if strings.ContainsFunc(s, isControl) {
+		c.add(ptr(path...), RuleStringLength, "%s has control characters, as text has", describe(s))
 	}
 	if why := absolutePath(s); why != "" {
-		c.add(p, RuleAbsolutePath, "%s %s", describe(s), why)
+		c.add(ptr(path...), RuleAbsolutePath, "%s %s", describe(s), why)
 	}
 }
 
