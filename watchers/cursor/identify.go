@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 
 	"github.com/agentmap/agentmap/watchers"
@@ -25,7 +24,7 @@ const AgentTool = "cursor"
 // created before its first line is complete); when it is not, it must look
 // like a transcript line. Legacy plain-text transcripts (*.txt) are refused.
 func Identify(path string, firstLine []byte) (watchers.Source, error) {
-	p := filepath.ToSlash(path)
+	p := slashes(path)
 	base := p[strings.LastIndexByte(p, '/')+1:]
 	if !strings.HasSuffix(base, ".jsonl") || len(base) == len(".jsonl") {
 		return watchers.Source{}, errors.New("cursor: not a .jsonl agent transcript")
@@ -87,7 +86,7 @@ func LooksLike(firstLine []byte) bool {
 // ProjectOf returns the project folder name (<slug>) of a transcript under
 // ~/.cursor/projects/<slug>/agent-transcripts/, or "".
 func ProjectOf(path string) string {
-	parts := strings.Split(filepath.ToSlash(path), "/")
+	parts := strings.Split(slashes(path), "/")
 	for i := len(parts) - 1; i > 0; i-- {
 		if parts[i] == "agent-transcripts" {
 			return parts[i-1]
@@ -98,17 +97,30 @@ func ProjectOf(path string) string {
 
 // slugKey normalises a slug, or a path turned into one, for comparison:
 // Cursor drops the leading separator and turns separators into '-'; other
-// punctuation is folded to '-' too, so that a rule we have not seen (dots,
-// spaces, drive colons) still compares equal on both sides.
+// punctuation is folded to '-' too, runs of '-' to one, and case is
+// ignored, so that a rule we have not seen (dots, spaces, drive colons)
+// still compares equal on both sides.
 func slugKey(s string) string {
 	var b strings.Builder
-	for _, r := range s {
-		if r < 128 && !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			r = '-'
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r < 128 && !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+			if !dash {
+				b.WriteByte('-')
+			}
+			dash = true
+			continue
 		}
+		dash = false
 		b.WriteRune(r)
 	}
 	return strings.Trim(b.String(), "-")
+}
+
+// slashes turns Windows separators into '/', whatever the OS the log is
+// read on.
+func slashes(p string) string {
+	return strings.ReplaceAll(p, "\\", "/")
 }
 
 // rootFor returns the prefix of an absolute path whose slug is the project
@@ -118,7 +130,7 @@ func rootFor(path, project string) string {
 	if project == "" || path == "" {
 		return ""
 	}
-	p := filepath.ToSlash(path)
+	p := slashes(path)
 	if !strings.HasPrefix(p, "/") && !(len(p) > 2 && p[1] == ':') {
 		return ""
 	}

@@ -13,7 +13,7 @@ import (
 
 // ErrBusy wraps the errors of a database that is locked by its writer or
 // caught half-written: the caller retries later. It is never fatal.
-var ErrBusy = errors.New("cursor: database busy or changing, retry later")
+var ErrBusy = errors.New("database busy or changing, retry later")
 
 // openRO opens a live Cursor database read-only. The file is not opened
 // immutable (Cursor is writing it), reads wait at most the busy timeout for
