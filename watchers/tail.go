@@ -44,7 +44,8 @@ var (
 	ErrRewritten = errors.New("bytes before the cursor changed")
 )
 
-func fingerprint(b []byte) string {
+// Fingerprint is the hash kept for a head or a tail: 16 bytes of SHA-256, hex.
+func Fingerprint(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
 }
@@ -79,7 +80,7 @@ func Verify(f io.ReaderAt, id FileID, size int64, c Cursor) error {
 		if err != nil {
 			return fmt.Errorf("read head: %w", err)
 		}
-		if fingerprint(head) != c.HeadHash {
+		if Fingerprint(head) != c.HeadHash {
 			return ErrReplaced
 		}
 	}
@@ -92,7 +93,7 @@ func Verify(f io.ReaderAt, id FileID, size int64, c Cursor) error {
 		if err != nil {
 			return fmt.Errorf("read before offset %d: %w", c.Offset, err)
 		}
-		if fingerprint(tail) != c.TailHash {
+		if Fingerprint(tail) != c.TailHash {
 			return ErrRewritten
 		}
 	}
@@ -109,7 +110,7 @@ func Advance(f io.ReaderAt, id FileID, size int64, c Cursor, offset int64) (Curs
 		if err != nil {
 			return c, fmt.Errorf("read head: %w", err)
 		}
-		c.HeadLen, c.HeadHash = int(want), fingerprint(head)
+		c.HeadLen, c.HeadHash = int(want), Fingerprint(head)
 	}
 	c.TailHash = ""
 	if offset > 0 {
@@ -118,7 +119,7 @@ func Advance(f io.ReaderAt, id FileID, size int64, c Cursor, offset int64) (Curs
 		if err != nil {
 			return c, fmt.Errorf("read before offset %d: %w", offset, err)
 		}
-		c.TailHash = fingerprint(tail)
+		c.TailHash = Fingerprint(tail)
 	}
 	return c, nil
 }

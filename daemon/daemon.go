@@ -1,0 +1,215 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/state/mapstore"
+	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/agents"
+)
+
+// Daemon follows the agents' logs and keeps a map per session.
+type Daemon struct {
+	opt   Options
+	log   *slog.Logger
+	db    *state.DB
+	store *mapstore.Store
+
+	agents map[string]agents.Agent
+	roots  []watchers.Root
+
+	// Owned by the goroutine in Run.
+	srcs     map[uint64]*state.Source
+	byPath   map[string]*state.Source
+	sessions map[string]*state.Session
+	parsers  map[uint64]watchers.Parser
+	present  map[string]bool // paths the watcher reports as there
+	ignored  map[string]watchers.FileStat
+	retry    map[string]*backoff // session key → next write attempt
+	polls    map[string]time.Time
+	nextID   uint64
+
+	progress struct{ done, total int64 }
+}
+
+type backoff struct {
+	at    time.Time
+	delay time.Duration
+}
+
+// New prepares a daemon; Run opens the state and starts following.
+func New(opt Options) *Daemon {
+	opt.fill()
+	d := &Daemon{
+		opt: opt, log: opt.Logger, roots: opt.Roots,
+		store:    mapstore.New(MapsDir(opt.DataDir)),
+		agents:   map[string]agents.Agent{},
+		srcs:     map[uint64]*state.Source{},
+		byPath:   map[string]*state.Source{},
+		sessions: map[string]*state.Session{},
+		parsers:  map[uint64]watchers.Parser{},
+		present:  map[string]bool{},
+		ignored:  map[string]watchers.FileStat{},
+		retry:    map[string]*backoff{},
+		polls:    map[string]time.Time{},
+		nextID:   1,
+	}
+	for _, a := range opt.Agents {
+		d.agents[a.Name] = a
+	}
+	return d
+}
+
+// Run follows the logs until ctx is done (or, with Once, until everything
+// present is read and every map written). Only an unusable state database
+// is fatal.
+func (d *Daemon) Run(ctx context.Context) error {
+	if d.opt.DataDir == "" {
+		return errors.New("no data directory")
+	}
+	db, err := state.Open(StatePath(d.opt.DataDir), d.log)
+	if err != nil {
+		return err
+	}
+	d.db = db
+	defer db.Close()
+	if err := d.load(); err != nil {
+		return fmt.Errorf("load state %s: %w", db.Path(), err)
+	}
+	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),
+		"sessions", len(d.sessions), "roots", len(d.roots))
+	if d.opt.Once {
+		return d.once(ctx)
+	}
+	return d.follow(ctx)
+}
+
+func (d *Daemon) load() error {
+	srcs, sess, err := d.db.Load()
+	if err != nil {
+		return err
+	}
+	for _, s := range srcs {
+		d.srcs[s.ID] = s
+		d.byPath[s.Path] = s
+		if s.ID >= d.nextID {
+			d.nextID = s.ID + 1
+		}
+	}
+	for _, s := range sess {
+		d.sessions[s.Key] = s
+	}
+	return nil
+}
+
+// once catches up on every log present and writes every map that changed.
+// Everything is flushed at the end, quiet or not: nothing more will be
+// read, and a later run re-flushes a session that grows.
+func (d *Daemon) once(ctx context.Context) error {
+	files := watchers.Scan(d.roots)
+	for _, f := range files {
+		if s := d.byPath[f.Path]; s != nil && s.Form == watchers.FormLines && !s.Missing {
+			d.progress.total += max(0, f.Size-s.Offset)
+		} else {
+			d.progress.total += f.Size
+		}
+	}
+	d.ingest(ctx, watchers.Update{Files: files, Full: true})
+	if err := ctx.Err(); err != nil {
+		return nil
+	}
+	var failed []string
+	for attempt := 0; ; attempt++ {
+		failed = failed[:0]
+		for _, key := range d.sessionKeys() {
+			if s := d.sessions[key]; s.Dirty() {
+				if err := d.flush(key); err != nil {
+					failed = append(failed, key)
+				}
+			}
+		}
+		if len(failed) == 0 || attempt == 3 || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-d.opt.Clock.After(time.Duration(1<<attempt) * time.Second):
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d maps could not be written (see the log)", len(failed))
+	}
+	return nil
+}
+
+// follow is the long-running loop: it owns all state; the watcher feeds it
+// over a channel.
+func (d *Daemon) follow(ctx context.Context) error {
+	w := watchers.NewWatcher(d.roots, watchers.WatchOptions{
+		Debounce: d.opt.Debounce, Rescan: d.opt.Rescan, MaxWatches: d.opt.MaxWatches,
+		Clock: d.opt.Clock, Logger: d.log,
+	})
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); w.Run(wctx) }()
+	defer func() { cancel(); wg.Wait() }()
+	for {
+		now := d.opt.Clock.Now()
+		var wake <-chan time.Time
+		if next, ok := d.nextDue(now); ok {
+			wake = d.opt.Clock.After(next.Sub(now))
+		}
+		select {
+		case <-ctx.Done():
+			d.log.Info("stopping", "component", "daemon")
+			return nil
+		case u := <-w.Updates():
+			d.ingest(ctx, u)
+		case <-wake:
+		}
+		d.pollRetries(ctx)
+		d.flushDue(d.opt.Clock.Now())
+	}
+}
+
+func (d *Daemon) sessionKeys() []string {
+	keys := make([]string, 0, len(d.sessions))
+	for k := range d.sessions {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// sessionKey is the state key of a session: agent/native id.
+func sessionKey(agent, native string) string { return agent + "/" + native }
+
+func nativeOf(key string) string {
+	_, n, _ := strings.Cut(key, "/")
+	return n
+}
+
+func (d *Daemon) session(key, agent string) *state.Session {
+	s := d.sessions[key]
+	if s == nil {
+		s = &state.Session{Key: key, Agent: agent, NativeID: nativeOf(key)}
+		d.sessions[key] = s
+	}
+	return s
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}

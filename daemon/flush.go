@@ -1,0 +1,250 @@
+package daemon
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/agentmap/agentmap/builder"
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/state/mapstore"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// dueAt says when a session's map is to be written: at once after an
+// explicit end (a deleted file, an archive move), after TurnEndQuiet when
+// the agent ended its turn (it waits for its user), after Idle otherwise;
+// never before a pending retry. ok is false when the map is up to date.
+func dueAt(s *state.Session, idle, turnEndQuiet time.Duration, retry *backoff) (at time.Time, ok bool) {
+	if !s.Dirty() {
+		return time.Time{}, false
+	}
+	last := time.UnixMilli(s.ActivityMs)
+	switch {
+	case s.EndedMs != 0:
+		at = time.UnixMilli(s.EndedMs)
+	case s.TurnEnd:
+		at = last.Add(turnEndQuiet)
+	default:
+		at = last.Add(idle)
+	}
+	if retry != nil && retry.at.After(at) {
+		at = retry.at
+	}
+	return at, true
+}
+
+// nextDue is the earliest time something is due: a flush or a poll.
+func (d *Daemon) nextDue(now time.Time) (time.Time, bool) {
+	var next time.Time
+	found := false
+	consider := func(t time.Time) {
+		if !found || t.Before(next) {
+			next, found = t, true
+		}
+	}
+	for _, s := range d.sessions {
+		if at, ok := dueAt(s, d.opt.Idle, d.opt.TurnEndQuiet, d.retry[s.Key]); ok {
+			consider(at)
+		}
+	}
+	for _, at := range d.polls {
+		consider(at)
+	}
+	if found && next.Before(now) {
+		next = now
+	}
+	return next, found
+}
+
+// flushDue writes every map that is due.
+func (d *Daemon) flushDue(now time.Time) {
+	for _, key := range d.sessionKeys() {
+		s := d.sessions[key]
+		if at, ok := dueAt(s, d.opt.Idle, d.opt.TurnEndQuiet, d.retry[key]); ok && !at.After(now) {
+			d.flush(key)
+		}
+	}
+}
+
+// fail schedules another attempt with exponential back-off (1 s doubling,
+// capped at maxBackoff).
+func (d *Daemon) fail(key string) {
+	r := d.retry[key]
+	if r == nil {
+		r = &backoff{delay: time.Second}
+		d.retry[key] = r
+	} else {
+		r.delay = min(r.delay*2, maxBackoff)
+	}
+	r.at = d.opt.Clock.Now().Add(r.delay)
+}
+
+// flush builds a session's map from every event it has (its own files, its
+// lanes, its Codex children, the partial last lines that parse) and writes
+// it atomically, then records the flush.
+func (d *Daemon) flush(key string) error {
+	s := d.sessions[key]
+	log := d.log.With("component", "flush", "agent", s.Agent, "session", key)
+	gen := s.Gen
+	events, err := d.sessionEvents(key, true)
+	if err != nil {
+		log.Error("cannot read the session's events", "err", err)
+		d.fail(key)
+		return err
+	}
+	if len(events) == 0 {
+		s.Flush = &state.Flush{Gen: gen, AtMs: ms(d.opt.Clock.Now())}
+		return d.db.PutSessions(s)
+	}
+	b, err := d.opt.Mapper(events)
+	if err != nil {
+		log.Error("cannot build the map", "err", err)
+		d.fail(key)
+		return err
+	}
+	id := b.NativeID
+	if id == "" {
+		id = s.NativeID
+	}
+	start := b.Start
+	if start.IsZero() {
+		start = time.UnixMilli(s.ActivityMs)
+	}
+	rel := mapstore.RelPath(s.Agent, id, start)
+	sum := sha256.Sum256(b.Gzip)
+	hash := hex.EncodeToString(sum[:])
+	unchanged := false
+	if f := s.Flush; f != nil && f.SHA256 == hash && f.Path == rel {
+		if _, err := os.Stat(filepath.Join(d.store.Root, rel)); err == nil {
+			unchanged = true
+		}
+	}
+	if !unchanged {
+		if err := d.store.Write(rel, b.Gzip); err != nil {
+			log.Error("cannot write the map; will retry", "path", rel, "err", err)
+			d.fail(key)
+			return err
+		}
+		if f := s.Flush; f != nil && f.Path != "" && f.Path != rel {
+			if err := d.store.Remove(f.Path); err != nil {
+				log.Warn("cannot remove the previous map", "path", f.Path, "err", err)
+			}
+		}
+	}
+	delete(d.retry, key)
+	s.Flush = &state.Flush{Path: rel, SHA256: hash, Gen: gen, Events: len(events), AtMs: ms(d.opt.Clock.Now()), Sum: b.Summary}
+	if err := d.db.PutSessions(s); err != nil {
+		log.Error("cannot record the flush", "err", err)
+		return err
+	}
+	for _, src := range d.srcs {
+		if src.Session == key {
+			delete(d.parsers, src.ID) // quiet now: free the memory
+		}
+	}
+	if !unchanged {
+		log.Info("map written", "path", rel, "events", len(events))
+	}
+	return nil
+}
+
+// sessionEvents gathers everything a session's map is built from. Sources
+// are taken in a fixed order (lane, file name): the builder is independent
+// of how lanes interleave, and a lane's own order is its file's.
+func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, error) {
+	var srcs []*state.Source
+	for _, s := range d.srcs {
+		if s.Session == key {
+			srcs = append(srcs, s)
+		}
+	}
+	sort.Slice(srcs, func(i, j int) bool {
+		a, b := srcs[i], srcs[j]
+		if a.Lane != b.Lane {
+			return a.Lane < b.Lane
+		}
+		if ba, bb := filepath.Base(a.Path), filepath.Base(b.Path); ba != bb {
+			return ba < bb
+		}
+		return a.ID < b.ID
+	})
+	stored := map[uint64][]event.Event{}
+	if err := d.db.Events(key, func(src uint64, evs []event.Event) error {
+		stored[src] = evs
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	var out []event.Event
+	for _, s := range srcs {
+		out = append(out, stored[s.ID]...)
+		delete(stored, s.ID)
+		if s.Form == watchers.FormLines && !s.Missing {
+			out = d.partial(s, out)
+		}
+	}
+	if len(stored) > 0 {
+		return nil, errors.New("events of an unknown source")
+	}
+	if !withChildren {
+		return out, nil
+	}
+	for _, ck := range d.sessionKeys() {
+		c := d.sessions[ck]
+		if c.Parent != key || ck == key {
+			continue
+		}
+		evs, err := d.sessionEvents(ck, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, builder.AsLane(evs, c.ChildLane)...)
+	}
+	return out, nil
+}
+
+// partial appends the events of a source's last line when it has no
+// newline yet but parses: a writer may never finish it. The cursor does not
+// move over it; a parser restored from the committed state reads it.
+func (d *Daemon) partial(s *state.Source, out []event.Event) []event.Event {
+	f, err := os.Open(s.Path)
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	id, fi, err := watchers.IdentifyOpen(f)
+	if err != nil || fi.Size() <= s.Offset || watchers.Verify(f, id, fi.Size(), cursorOf(s)) != nil {
+		return out
+	}
+	line, ok := watchers.PartialLine(f, s.Offset, fi.Size(), d.opt.MaxLine)
+	if !ok {
+		return out
+	}
+	a, ok := d.agents[s.Agent]
+	if !ok {
+		return out
+	}
+	var p watchers.Parser
+	if s.Offset == 0 {
+		p = a.New(routing(s))
+	} else {
+		carry, err := d.db.Carry(s.ID)
+		if err != nil {
+			return out
+		}
+		if p, err = a.Restore(routing(s), carry); err != nil {
+			return out
+		}
+	}
+	evs, err := p.Line(line, nil)
+	if err != nil {
+		return out
+	}
+	return append(out, evs...)
+}

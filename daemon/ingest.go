@@ -1,0 +1,313 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/agents"
+)
+
+// ingest applies one batch of file changes: new files are identified and
+// routed, grown files tailed, vanished ones marked.
+func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
+	for _, f := range u.Files {
+		if f.Gone {
+			delete(d.present, f.Path)
+		} else {
+			d.present[f.Path] = true
+		}
+	}
+	// Arrivals first, so that a rename seen in one batch (old path gone,
+	// new path there) follows the file instead of ending its session.
+	for _, f := range u.Files {
+		if ctx.Err() != nil {
+			return
+		}
+		if !f.Gone {
+			d.visit(ctx, f)
+		}
+	}
+	for _, f := range u.Files {
+		if f.Gone {
+			d.gone(f.Path)
+		}
+	}
+	if u.Full {
+		// A file deleted while the daemon was down is never reported gone:
+		// a full scan that did not see it is the proof.
+		for _, s := range d.srcs {
+			if !s.Missing && s.Form != formConversation && !d.present[s.Path] {
+				d.gone(s.Path)
+			}
+		}
+	}
+}
+
+// formConversation marks a source that is one conversation of a SQLite
+// database (path "<db>#<id>"), not a file.
+const formConversation = "conversation"
+
+func (d *Daemon) gone(path string) {
+	s := d.byPath[path]
+	if s == nil || s.Missing {
+		return
+	}
+	if _, err := os.Stat(path); err == nil {
+		return // back already (replaced under the same name)
+	}
+	s.Missing = true
+	if err := d.db.PutSource(s); err != nil {
+		d.log.Error("cannot record a vanished file", "component", "daemon", "path", path, "err", err)
+	}
+	d.log.Info("file gone; keeping what was captured", "component", "daemon", "agent", s.Agent,
+		"path", path, "session", s.Session)
+	if s.Form == watchers.FormSQLite {
+		return
+	}
+	d.end(s.Session)
+}
+
+// end marks a session explicitly ended: it is flushed without waiting for
+// the idle time.
+func (d *Daemon) end(key string) {
+	if sess := d.sessions[key]; sess != nil && sess.EndedMs == 0 {
+		sess.EndedMs = ms(d.opt.Clock.Now())
+		if err := d.db.PutSessions(sess); err != nil {
+			d.log.Error("cannot record a session end", "component", "daemon", "session", key, "err", err)
+		}
+	}
+}
+
+// visit handles one file that is there.
+func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
+	if old, ok := d.ignored[f.Path]; ok && old.Size == f.Size && old.ModTime.Equal(f.ModTime) && old.ID == f.ID {
+		return
+	}
+	delete(d.ignored, f.Path)
+	s := d.byPath[f.Path]
+	if s == nil || s.Missing && s.Form != watchers.FormSQLite {
+		var ok bool
+		if s, ok = d.adopt(f); !ok {
+			return
+		}
+	}
+	switch s.Form {
+	case watchers.FormLines:
+		d.tail(s, f)
+	case watchers.FormWhole:
+		d.readWhole(s, f)
+	case watchers.FormSQLite:
+		d.poll(ctx, s, f)
+	}
+}
+
+// adopt finds the source a newly seen path belongs to: a known file that
+// moved here (same identity and head), the plain rollout a .zst replaces,
+// or a new source.
+func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
+	if f.Form == watchers.FormSQLite {
+		return d.newSource(f, watchers.Source{Agent: f.Agent}), true
+	}
+	if s := d.moved(f); s != nil {
+		old := s.Path
+		delete(d.byPath, old)
+		s.Path, s.Missing = f.Path, false
+		d.byPath[f.Path] = s
+		if err := d.db.PutSource(s); err != nil {
+			d.log.Error("cannot record a moved file", "component", "daemon", "path", f.Path, "err", err)
+		}
+		d.log.Info("file moved; following it", "component", "daemon", "agent", s.Agent, "path", f.Path,
+			"session", s.Session)
+		if f.Archived {
+			d.end(s.Session)
+		}
+		return s, true
+	}
+	if strings.HasSuffix(f.Path, ".zst") {
+		plain := strings.TrimSuffix(f.Path, ".zst")
+		if _, err := os.Stat(plain); err == nil {
+			d.ignored[f.Path] = f // the plain file is read; the copy would double it
+			return nil, false
+		}
+		if s := d.byPath[plain]; s != nil {
+			// The rollout was compressed: the .zst holds the same lines,
+			// read whole in place of what the plain file gave.
+			delete(d.byPath, plain)
+			s.Path, s.Form, s.Missing, s.Digest = f.Path, watchers.FormWhole, false, ""
+			d.byPath[f.Path] = s
+			return s, true
+		}
+	}
+	a, ok := d.agents[f.Agent]
+	if !ok {
+		return nil, false
+	}
+	first, complete, err := firstLine(f.Path, f.Form)
+	if err != nil || !complete {
+		if err != nil && !errors.Is(err, agents.ErrEmpty) && !errors.Is(err, fs.ErrNotExist) {
+			d.log.Warn("cannot read a new log", "component", "daemon", "agent", f.Agent, "path", f.Path, "err", err)
+		}
+		return nil, false // nothing to route yet: wait for a first line
+	}
+	form := f.Form
+	var route watchers.Source
+	if a.Name == "codex" && !a.LooksLike(first) && looksLikeWholeJSON(first) {
+		form = watchers.FormWhole
+		route = watchers.Source{Agent: a.Name}
+	} else {
+		route, err = a.Identify(f.Path, first)
+		if err != nil || route.Session == "" {
+			d.ignored[f.Path] = f
+			d.log.Warn("log not recognised; skipped until it changes", "component", "daemon",
+				"agent", f.Agent, "path", f.Path, "err", err)
+			return nil, false
+		}
+		route.Agent = a.Name
+	}
+	s := d.newSource(f, route)
+	s.Form = form
+	return s, true
+}
+
+func (d *Daemon) newSource(f watchers.FileStat, route watchers.Source) *state.Source {
+	s := &state.Source{ID: d.nextID, Path: f.Path, Agent: f.Agent, Form: f.Form}
+	d.nextID++
+	d.route(s, route)
+	d.srcs[s.ID] = s
+	d.byPath[s.Path] = s
+	return s
+}
+
+// route points a source at its session (creating the session record).
+func (d *Daemon) route(s *state.Source, r watchers.Source) {
+	s.Session, s.Lane, s.ParentSession, s.ChildLane = "", r.Lane, "", r.ChildLane
+	if r.Session != "" {
+		s.Session = sessionKey(s.Agent, r.Session)
+		sess := d.session(s.Session, s.Agent)
+		if r.ParentSession != "" {
+			s.ParentSession = sessionKey(s.Agent, r.ParentSession)
+			sess.Parent, sess.ChildLane = s.ParentSession, r.ChildLane
+			d.session(s.ParentSession, s.Agent)
+		}
+	}
+}
+
+// routing is the watchers.Source a parser is made with.
+func routing(s *state.Source) watchers.Source {
+	r := watchers.Source{Agent: s.Agent, Session: nativeOf(s.Session), Lane: s.Lane, ChildLane: s.ChildLane}
+	if s.ParentSession != "" {
+		r.ParentSession = nativeOf(s.ParentSession)
+	}
+	return r
+}
+
+// moved returns the missing source whose file now sits at f.Path: same
+// identity when the OS gives one, same head, and at least as long.
+func (d *Daemon) moved(f watchers.FileStat) *state.Source {
+	var file *os.File
+	heads := map[int]string{}
+	defer func() {
+		if file != nil {
+			file.Close()
+		}
+	}()
+	for _, s := range d.srcs {
+		if s.Agent != f.Agent || s.Form == formConversation || s.HeadLen == 0 {
+			continue
+		}
+		if !s.Missing {
+			if _, err := os.Stat(s.Path); err == nil {
+				continue
+			}
+		}
+		id := watchers.FileID{Dev: s.Dev, Ino: s.Ino}
+		if f.ID.Known() && id.Known() && f.ID != id {
+			continue
+		}
+		if !f.ID.Known() && f.Size < s.Offset {
+			continue
+		}
+		if file == nil {
+			var err error
+			if file, err = os.Open(f.Path); err != nil {
+				return nil
+			}
+		}
+		h, ok := heads[s.HeadLen]
+		if !ok {
+			b := make([]byte, s.HeadLen)
+			if n, _ := file.ReadAt(b, 0); n == s.HeadLen {
+				h = watchers.Fingerprint(b)
+			}
+			heads[s.HeadLen] = h
+		}
+		if h == s.HeadHash {
+			return s
+		}
+	}
+	return nil
+}
+
+// firstLine reads a file's first line, and whether it is complete (ends
+// with a newline, or the file is written once).
+func firstLine(path, form string) ([]byte, bool, error) {
+	if form != watchers.FormLines {
+		l, err := agents.FirstLine(path)
+		return l, err == nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	found := false
+	for n := 0; n < 4<<20; {
+		chunk, err := br.ReadSlice('\n')
+		n += len(chunk)
+		if err == nil {
+			found = true
+			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			break
+		}
+	}
+	if !found {
+		return nil, false, nil
+	}
+	l, err := agents.FirstLine(path)
+	return l, err == nil, err
+}
+
+// looksLikeWholeJSON spots the oldest Codex form, one JSON document
+// {session, items}, as `agentmap build` does.
+func looksLikeWholeJSON(first []byte) bool {
+	t := strings.TrimSpace(string(first))
+	return t == "{" || strings.HasPrefix(t, `{"session"`) || strings.HasPrefix(t, `{ "session"`)
+}
+
+func isBlank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
+
+// lastKind is the kind of the last main-lane event of a batch.
+func lastKind(evs []event.Event) event.Kind {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Agent == "" {
+			return evs[i].Kind
+		}
+	}
+	return ""
+}
+
+var _ = io.EOF
+var _ = filepath.Base

@@ -1,0 +1,45 @@
+package daemon
+
+import (
+	"time"
+
+	"github.com/agentmap/agentmap/builder"
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/state"
+)
+
+// Built is a session's map, ready to store.
+type Built struct {
+	NativeID string
+	Gzip     []byte
+	Start    time.Time // zero when the map has no time
+	Summary  state.Summary
+}
+
+// Mapper turns all the events of a session into its map.
+type Mapper func(events []event.Event) (Built, error)
+
+// BuilderMapper builds with the builder's defaults (relative paths), the
+// same options `agentmap build` uses by default, so that the bytes agree.
+func BuilderMapper(producer string) Mapper {
+	return func(events []event.Event) (Built, error) {
+		m, err := builder.Build(events, builder.Options{PathMode: redact.ModeRelative, Producer: producer})
+		if err != nil {
+			return Built{}, err
+		}
+		gz, err := m.Gzip()
+		if err != nil {
+			return Built{}, err
+		}
+		b := Built{NativeID: m.NativeID(), Gzip: gz, Summary: state.Summary{
+			Events: len(m.Events), Calls: m.Totals.Calls, Requests: m.Totals.Requests,
+			Errors: m.Totals.Errors, Tokens: m.Totals.Tokens, CostUSD: m.Totals.CostUSD,
+			Outcome: m.Session.Outcome,
+		}}
+		if t, err := time.Parse(time.RFC3339Nano, m.Session.StartedAt); err == nil {
+			b.Start = t
+		}
+		return b, nil
+	}
+}

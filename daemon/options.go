@@ -1,0 +1,94 @@
+// Package daemon wires the watchers, the state database, the builder and
+// the map store into the long-running follower behind `agentmap run`.
+package daemon
+
+import (
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/agents"
+)
+
+// Defaults.
+const (
+	DefaultIdle     = 15 * time.Minute
+	DefaultDebounce = 250 * time.Millisecond
+	DefaultRescan   = time.Minute
+	// maxBackoff caps the wait between attempts to write a map.
+	maxBackoff = 5 * time.Minute
+	// batchEvents and batchBytes bound one committed batch, so a long
+	// catch-up holds little in memory and a crash repeats little work.
+	batchEvents = 5000
+	batchBytes  = 16 << 20
+)
+
+// Options configure a Daemon. The zero value of every field but DataDir
+// takes its default.
+type Options struct {
+	// DataDir holds state.db and maps/.
+	DataDir string
+	// Idle is how long a session must be quiet before its map is written.
+	Idle time.Duration
+	// TurnEndQuiet is the shorter quiet that suffices after a turn end
+	// (the agent waits for its user): Idle/3 when zero.
+	TurnEndQuiet time.Duration
+	// Roots are the directory trees to follow.
+	Roots []watchers.Root
+	// MaxLine is the hard cap on one log line (watchers.DefaultMaxLine).
+	MaxLine int
+	Logger  *slog.Logger
+	Clock   watchers.Clock
+	// Once catches up on everything present, writes every map and returns.
+	Once bool
+	// Debounce, Rescan and MaxWatches tune the watcher.
+	Debounce   time.Duration
+	Rescan     time.Duration
+	MaxWatches int
+	// Agents is the registry (agents.All).
+	Agents []agents.Agent
+	// Mapper builds a session's map (the builder with the default options).
+	Mapper Mapper
+	// Producer is session.cliVersion of the maps.
+	Producer string
+	// Progress, if set, is told how a catch-up advances: bytes read so far
+	// and in all, sessions seen.
+	Progress func(done, total int64, sessions int)
+}
+
+func (o *Options) fill() {
+	if o.Idle <= 0 {
+		o.Idle = DefaultIdle
+	}
+	if o.TurnEndQuiet <= 0 {
+		o.TurnEndQuiet = o.Idle / 3
+	}
+	if o.MaxLine <= 0 {
+		o.MaxLine = watchers.DefaultMaxLine
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Clock == nil {
+		o.Clock = watchers.SystemClock{}
+	}
+	if o.Debounce <= 0 {
+		o.Debounce = DefaultDebounce
+	}
+	if o.Rescan <= 0 {
+		o.Rescan = DefaultRescan
+	}
+	if o.Agents == nil {
+		o.Agents = agents.All
+	}
+	if o.Mapper == nil {
+		o.Mapper = BuilderMapper(o.Producer)
+	}
+}
+
+// StatePath is the state database inside a data dir.
+func StatePath(dataDir string) string { return filepath.Join(dataDir, "state.db") }
+
+// MapsDir is the map store inside a data dir.
+func MapsDir(dataDir string) string { return filepath.Join(dataDir, "maps") }

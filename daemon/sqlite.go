@@ -1,0 +1,107 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/cursor"
+)
+
+// sqliteRetry is the wait before polling a database again after it was
+// busy (Cursor holds it while writing).
+const sqliteRetry = 5 * time.Second
+
+// poll reads a Cursor database again when it or its -wal changed. Each
+// conversation is a source of its own ("<db>#<id>") whose events are
+// replaced whenever they differ.
+func (d *Daemon) poll(ctx context.Context, s *state.Source, fst watchers.FileStat) {
+	digest := fmt.Sprintf("%d/%d/%d/%d", fst.Size, ms(fst.ModTime), fst.WalSize, ms(fst.WalMod))
+	if s.Digest == digest {
+		return
+	}
+	log := d.log.With("component", "sqlite", "agent", s.Agent, "path", s.Path)
+	read := cursor.ReadVSCDB
+	if filepath.Base(s.Path) == "store.db" {
+		read = cursor.ReadStoreDB
+	}
+	convs, err := read(ctx, s.Path)
+	if err != nil {
+		log.Warn("database not readable now; will try again", "err", err)
+		d.polls[s.Path] = d.opt.Clock.Now().Add(sqliteRetry)
+		return
+	}
+	delete(d.polls, s.Path)
+	mod := ms(fst.ModTime)
+	if w := ms(fst.WalMod); w > mod {
+		mod = w
+	}
+	for _, c := range convs {
+		if c.NativeID == "" {
+			continue
+		}
+		path := s.Path + "#" + c.NativeID
+		cs := d.byPath[path]
+		if cs == nil {
+			cs = d.newSource(watchers.FileStat{Path: path, Agent: s.Agent, Form: formConversation},
+				watchers.Source{Agent: s.Agent, Session: c.NativeID})
+		}
+		raw, err := json.Marshal(c.Events)
+		if err != nil {
+			continue
+		}
+		sum := sha256.Sum256(raw)
+		cd := hex.EncodeToString(sum[:16])
+		if cs.Digest == cd {
+			continue
+		}
+		next := *cs
+		next.Digest, next.Lines = cd, int64(len(c.Events))
+		at := mod
+		if c.UpdatedMs > 0 {
+			at = c.UpdatedMs
+		}
+		sessions, undo := d.touch(&next, c.Events, true, at)
+		if err := d.db.Commit(state.Batch{Source: &next, Reset: true, ResetSession: cs.Session,
+			Events: c.Events, Sessions: sessions}); err != nil {
+			undo()
+			log.Error("cannot commit", "session", cs.Session, "err", err)
+			return
+		}
+		*cs = next
+	}
+	s.Digest, s.Size, s.ModMs = digest, fst.Size, mod
+	if err := d.db.PutSource(s); err != nil {
+		log.Error("cannot commit", "err", err)
+	}
+	d.progress.done += fst.Size
+	d.reportProgress()
+}
+
+// pollRetries polls again the databases that were busy.
+func (d *Daemon) pollRetries(ctx context.Context) {
+	now := d.opt.Clock.Now()
+	for path, at := range d.polls {
+		if now.Before(at) {
+			continue
+		}
+		s := d.byPath[path]
+		fi, err := os.Stat(path)
+		if s == nil || err != nil {
+			delete(d.polls, path)
+			continue
+		}
+		fst := watchers.FileStat{Path: path, Agent: s.Agent, Form: s.Form, Size: fi.Size(), ModTime: fi.ModTime()}
+		if wi, err := os.Stat(path + "-wal"); err == nil {
+			fst.WalSize, fst.WalMod = wi.Size(), wi.ModTime()
+		}
+		d.poll(ctx, s, fst)
+	}
+}

@@ -1,0 +1,249 @@
+package daemon
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+func cursorOf(s *state.Source) watchers.Cursor {
+	return watchers.Cursor{ID: watchers.FileID{Dev: s.Dev, Ino: s.Ino}, HeadLen: s.HeadLen, HeadHash: s.HeadHash,
+		Offset: s.Offset, TailHash: s.TailHash}
+}
+
+func setCursor(s *state.Source, c watchers.Cursor) {
+	s.Dev, s.Ino, s.HeadLen, s.HeadHash, s.Offset, s.TailHash = c.ID.Dev, c.ID.Ino, c.HeadLen, c.HeadHash, c.Offset, c.TailHash
+}
+
+// parser returns the live parser of a source, restoring it from the
+// committed carry-state when it is not in memory.
+func (d *Daemon) parser(s *state.Source) (watchers.Parser, error) {
+	if p := d.parsers[s.ID]; p != nil {
+		return p, nil
+	}
+	a, ok := d.agents[s.Agent]
+	if !ok {
+		return nil, errors.New("unknown agent")
+	}
+	var p watchers.Parser
+	if s.Offset == 0 {
+		p = a.New(routing(s))
+	} else {
+		carry, err := d.db.Carry(s.ID)
+		if err != nil {
+			return nil, err
+		}
+		if p, err = a.Restore(routing(s), carry); err != nil {
+			return nil, err
+		}
+	}
+	d.parsers[s.ID] = p
+	return p, nil
+}
+
+// tail reads the complete lines a file gained since its cursor and commits
+// them in batches: events, carry-state and cursor in one transaction each.
+func (d *Daemon) tail(s *state.Source, fst watchers.FileStat) {
+	log := d.log.With("component", "tail", "agent", s.Agent, "path", s.Path, "session", s.Session)
+	f, err := os.Open(s.Path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			log.Warn("cannot open log", "err", err)
+		}
+		return
+	}
+	defer f.Close()
+	id, fi, err := watchers.IdentifyOpen(f)
+	if err != nil {
+		log.Warn("cannot stat log", "err", err)
+		return
+	}
+	size := fi.Size()
+	reset := false
+	resetSession := s.Session
+	if err := watchers.Verify(f, id, size, cursorOf(s)); err != nil {
+		if !errors.Is(err, watchers.ErrTruncated) && !errors.Is(err, watchers.ErrReplaced) && !errors.Is(err, watchers.ErrRewritten) {
+			log.Warn("cannot check log", "offset", s.Offset, "err", err)
+			return
+		}
+		log.Warn("log changed under its cursor; rebuilding it from the start", "offset", s.Offset, "reason", err)
+		if !d.rebase(s, f, id) {
+			return
+		}
+		reset = true
+	}
+	if s.Offset == size && !reset && s.HeadLen > 0 {
+		return
+	}
+	p, err := d.parser(s)
+	if err != nil {
+		log.Error("cannot resume parser; rebuilding the log from the start", "err", err)
+		if !d.rebase(s, f, id) {
+			return
+		}
+		reset = true
+		if p, err = d.parser(s); err != nil {
+			log.Error("cannot start parser", "err", err)
+			return
+		}
+	}
+	mod := ms(fst.ModTime)
+	var batch []event.Event
+	var skipped, lines int64
+	committed := s.Offset
+	commit := func(end int64, oversized int) bool {
+		next := *s
+		c, err := watchers.Advance(f, id, size, cursorOf(s), end)
+		if err != nil {
+			log.Warn("cannot read log", "offset", end, "err", err)
+			return false
+		}
+		setCursor(&next, c)
+		next.Lines += lines
+		next.Skipped += skipped
+		next.Oversized += int64(oversized)
+		next.Bytes += end - committed
+		next.Size, next.ModMs = size, mod
+		if reset {
+			next.Resets++
+		}
+		carry, err := p.State()
+		if err != nil {
+			log.Error("cannot save parser state", "offset", end, "err", err)
+			return false
+		}
+		sessions, undo := d.touch(&next, batch, reset, mod)
+		b := state.Batch{Source: &next, Carry: carry, SetCarry: true, Events: batch, Reset: reset,
+			ResetSession: resetSession, Sessions: sessions}
+		if err := d.db.Commit(b); err != nil {
+			log.Error("cannot commit; will read these lines again", "offset", s.Offset, "err", err)
+			delete(d.parsers, s.ID)
+			undo()
+			return false
+		}
+		d.progress.done += end - committed
+		*s = next
+		committed, batch, lines, skipped, reset = end, batch[:0], 0, 0, false
+		d.reportProgress()
+		return true
+	}
+	errStop := errors.New("stop")
+	st, err := watchers.TailLines(f, s.Offset, size, d.opt.MaxLine, func(line []byte, end int64) error {
+		lines++
+		if !isBlank(line) {
+			var perr error
+			if batch, perr = p.Line(line, batch); perr != nil {
+				skipped++
+				log.Debug("line skipped", "offset", end, "err", perr)
+			}
+		}
+		if len(batch) >= batchEvents || end-committed >= batchBytes {
+			if !commit(end, 0) {
+				return errStop
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		return
+	}
+	if err != nil {
+		delete(d.parsers, s.ID) // it read lines that will be read again
+		log.Warn("cannot read log", "offset", st.End, "err", err)
+		return
+	}
+	if st.Oversized > 0 {
+		log.Warn("lines over the size cap skipped", "count", st.Oversized, "offset", st.End)
+	}
+	if st.End != committed || reset || st.Oversized > 0 || s.HeadLen == 0 || len(batch) > 0 {
+		commit(st.End, st.Oversized)
+	}
+}
+
+// rebase resets a source to the start of its file: its events are dropped
+// at the next commit, its parser starts fresh and its routing is read again
+// from the new first line.
+func (d *Daemon) rebase(s *state.Source, f *os.File, id watchers.FileID) bool {
+	delete(d.parsers, s.ID)
+	s.Offset, s.HeadLen, s.HeadHash, s.TailHash = 0, 0, "", ""
+	s.Dev, s.Ino = id.Dev, id.Ino
+	first, complete, err := firstLine(s.Path, s.Form)
+	if err != nil || !complete {
+		// Nothing to route yet; drop what the old content gave now.
+		old := s.Session
+		sessions, undo := d.touch(s, nil, true, ms(d.opt.Clock.Now()))
+		if err := d.db.Commit(state.Batch{Source: s, SetCarry: true, Reset: true, ResetSession: old, Sessions: sessions}); err != nil {
+			undo()
+			d.log.Error("cannot commit a reset", "component", "tail", "path", s.Path, "err", err)
+		}
+		return false
+	}
+	a := d.agents[s.Agent]
+	if r, err := a.Identify(s.Path, first); err == nil && r.Session != "" {
+		r.Agent = s.Agent
+		old := s.Session
+		d.route(s, r)
+		if old != s.Session {
+			if sess := d.sessions[old]; sess != nil {
+				sess.Gen++
+				d.db.PutSessions(sess)
+			}
+		}
+	}
+	return true
+}
+
+// touch records in the session records what a batch changes: activity,
+// generation, turn end, end flags. It returns the records to commit and a
+// function that undoes the change in memory if the commit fails.
+func (d *Daemon) touch(s *state.Source, batch []event.Event, reset bool, mod int64) ([]*state.Session, func()) {
+	if s.Session == "" {
+		return nil, func() {}
+	}
+	var out []*state.Session
+	var saved []state.Session
+	keep := func(sess *state.Session) {
+		out = append(out, sess)
+		saved = append(saved, *sess)
+	}
+	sess := d.session(s.Session, s.Agent)
+	keep(sess)
+	changed := len(batch) > 0 || reset
+	if changed {
+		sess.Gen++
+		if sess.EndedMs != 0 && !s.Missing {
+			sess.EndedMs = 0 // resumed
+		}
+	}
+	if mod > sess.ActivityMs {
+		sess.ActivityMs = mod
+	}
+	if len(batch) > 0 && s.Lane == "" {
+		if k := lastKind(batch); k != "" {
+			sess.TurnEnd = k == event.KindTurnEnd
+		}
+	}
+	if s.ParentSession != "" && changed {
+		parent := d.session(s.ParentSession, s.Agent)
+		keep(parent)
+		parent.Gen++
+		if mod > parent.ActivityMs {
+			parent.ActivityMs = mod
+		}
+	}
+	return out, func() {
+		for i, sess := range out {
+			*sess = saved[i]
+		}
+	}
+}
+
+func (d *Daemon) reportProgress() {
+	if d.opt.Progress != nil {
+		d.opt.Progress(d.progress.done, d.progress.total, len(d.sessions))
+	}
+}

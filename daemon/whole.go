@@ -1,0 +1,85 @@
+package daemon
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/agents"
+	"github.com/agentmap/agentmap/watchers/codex"
+)
+
+// readWhole re-reads a file that is written once (a .zst rollout, a
+// single-document JSON rollout) whenever it changes, replacing what it gave
+// before in one transaction.
+func (d *Daemon) readWhole(s *state.Source, fst watchers.FileStat) {
+	log := d.log.With("component", "tail", "agent", s.Agent, "path", s.Path, "session", s.Session)
+	digest := fmt.Sprintf("%d/%d/%d/%d", fst.Size, ms(fst.ModTime), fst.ID.Dev, fst.ID.Ino)
+	if s.Digest == digest {
+		return
+	}
+	f, err := os.Open(s.Path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	id, fi, err := watchers.IdentifyOpen(f)
+	if err != nil {
+		return
+	}
+	var events []event.Event
+	next := *s
+	oldSession := s.Session
+	first, _ := agents.FirstLine(s.Path)
+	if strings.HasSuffix(s.Path, ".json") || looksLikeWholeJSON(first) {
+		r, err := agents.Open(s.Path)
+		if err != nil {
+			log.Warn("cannot open log", "err", err)
+			return
+		}
+		evs, route, err := codex.ParseWhole(r)
+		r.Close()
+		if err != nil || route.Session == "" {
+			log.Warn("log not readable as a whole; skipped until it changes", "err", err)
+			next.Digest = digest
+			d.db.PutSource(&next)
+			*s = next
+			return
+		}
+		route.Agent = s.Agent
+		d.route(&next, route)
+		events = evs
+	} else {
+		a, ok := d.agents[s.Agent]
+		if !ok {
+			return
+		}
+		evs, st, err := agents.ParseFile(s.Path, a, routing(s), d.opt.MaxLine)
+		if err != nil {
+			log.Warn("cannot read log", "err", err)
+			return
+		}
+		events = evs
+		next.Lines, next.Skipped, next.Oversized, next.Bytes = int64(st.Lines), int64(st.Skipped), int64(st.Oversized), st.Bytes
+	}
+	c, err := watchers.Advance(f, id, fi.Size(), watchers.Cursor{}, 0)
+	if err != nil {
+		return
+	}
+	setCursor(&next, c)
+	next.Offset, next.Digest, next.Size, next.ModMs = fi.Size(), digest, fi.Size(), ms(fst.ModTime)
+	delete(d.parsers, s.ID)
+	sessions, undo := d.touch(&next, events, true, ms(fst.ModTime))
+	if err := d.db.Commit(state.Batch{Source: &next, SetCarry: true, Reset: true, ResetSession: oldSession,
+		Events: events, Sessions: sessions}); err != nil {
+		undo()
+		log.Error("cannot commit", "err", err)
+		return
+	}
+	d.progress.done += fi.Size()
+	*s = next
+	d.reportProgress()
+}
