@@ -1,0 +1,67 @@
+// Package claude follows Claude Code transcripts (~/.claude/projects/<slug>/
+// <session>.jsonl and the subagent files beside them) and turns each line
+// into neutral, redacted events for the map builder.
+//
+// The parser is incremental: Line takes one complete line, State returns the
+// carry-state (times, pending call ids, recent response ids, the set of
+// repo-relative files touched, the path resolver's state) and Restore
+// continues from it, so that a file parsed in pieces across restarts yields
+// the same events as one pass.
+//
+// Nothing from the text of a transcript is kept. Lines are decoded into
+// structs that declare only metadata fields; prompt, reply, thinking and
+// tool-result texts stay raw JSON and are measured (bytes, runes) without
+// being decoded. A text is decoded only to be classified or searched for a
+// confirmed identifier (an exit code, a PR URL, a commit sha) and is dropped
+// right after. Error messages name the line number, never its content.
+//
+// How the transcript is read where the format leaves room:
+//
+//   - Session: one record with NativeID (the file's uuid name, else the
+//     lines' sessionId), agent tool claude-code and the CLI version; again
+//     when the version changes (a session resumed under a newer CLI).
+//   - Responses: one llm record per assistant line. Lines of one response
+//     share MsgID (message.id + "/" + requestId) and each carries the usage
+//     snapshot written on it; the builder keeps the largest, never a sum.
+//     Latency is on the first line of a response only: its time minus the
+//     time of the last user or tool-result line. "<synthetic>" lines are
+//     not responses: API errors become llm error records, notices nothing.
+//   - Calls: every tool_use (and server_tool_use) block. Targets come from
+//     file_path, notebook_path, path and, for Glob without a path, the
+//     literal directory of the pattern. A Write is a create when the file
+//     was not read or edited before in the same file of the log, else a
+//     modify; Edit, MultiEdit and NotebookEdit modify. Shell commands
+//     contribute the verb, category and VCS facet from redact.ParseShell.
+//   - Results: out bytes are the decoded byte length of the result content
+//     (text blocks, plus the base64 length of images), or persistedOutputSize
+//     when the output went to tool-results/ (the file is never opened).
+//     Shell results carry the exit code ("Exit code N" on failures, 0 on a
+//     completed foreground success). A user's refusal of a call is
+//     permission_denied; other failures are classed by redact.ErrorClass.
+//     A subagent call's result names the lane it started (sa-<agentId>).
+//     PRs and commits are confirmed from the output of gh/glab PR commands
+//     and git commit, or from the CLI's own gitOperation record.
+//   - Prompts: user lines a person typed. Not prompts: tool results, meta
+//     lines, compaction summaries, task and teammate notifications, command
+//     output, bash-mode input and output (the user's own shell, not a call),
+//     IDE context blocks, anything in a subagent file (its prompt comes from
+//     the parent). A slash command is a prompt unless it is a built-in that
+//     runs in the CLI only (/clear, /model, /mcp, …); its size is the command
+//     and arguments as typed. system/local_command lines repeat it and are
+//     skipped.
+//   - Interrupt markers ("[Request interrupted by user…]" and kin) are
+//     orchestration errors of class interrupted.
+//   - Hooks: failed or blocking hooks only (attachment hook errors,
+//     stop_hook_summary with errors or a prevented continuation); a hook
+//     that ran around a tool refers to that call.
+//   - Subagents: a subagent file is lane sa-<agentId>, its first record a
+//     lane record with the type and launching call from meta.json when the
+//     caller passes them (ReadLaneMeta, SetLaneMeta); the parent's call
+//     links to the lane through its result either way. agent_progress lines
+//     in the parent are not read: the lane's own file has its records.
+//     Sidechain lines inside a main file are skipped, and compaction
+//     transcripts (agent-acompact-*) yield nothing: the compaction is the
+//     main file's compact_boundary record.
+//   - Bookkeeping lines (titles, summaries, last prompt, modes, snapshots,
+//     queue operations, pr-link, …) are skipped; see types.go.
+package claude
