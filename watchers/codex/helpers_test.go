@@ -1,0 +1,163 @@
+package codex
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// corpusDir returns ../shared/corpus/codex relative to the module root, or
+// skips the test when the corpus is absent.
+func corpusDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("module root not found")
+		}
+		dir = parent
+	}
+	c := filepath.Join(dir, "..", "shared", "corpus", "codex")
+	if _, err := os.Stat(c); err != nil {
+		t.Skip("corpus absent: ", c)
+	}
+	return c
+}
+
+// corpusFiles lists the corpus rollouts.
+func corpusFiles(t testing.TB) []string {
+	dir := corpusDir(t)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasSuffix(n, ".jsonl") || strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".zst") {
+			files = append(files, filepath.Join(dir, n))
+		}
+	}
+	sort.Strings(files)
+	return files
+}
+
+// parsed is the outcome of parsing one file.
+type parsed struct {
+	src     watchers.Source
+	events  []event.Event
+	errs    []error
+	unknown map[string]int
+	parser  *Parser
+}
+
+// parseFile parses a rollout the way `agentmap build` does: the line form
+// through Line, the single-JSON form through ParseWhole.
+func parseFile(t testing.TB, path string) parsed {
+	t.Helper()
+	f, err := OpenMaybeZstd(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if strings.HasSuffix(path, ".json") {
+		evs, src, err := ParseWhole(f)
+		var errs []error
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return parsed{src: src, events: evs, errs: errs}
+	}
+	var res parsed
+	var p *Parser
+	_, err = watchers.ReadLines(f, 0, true, func(line []byte) error {
+		if len(bytes.TrimSpace(line)) == 0 {
+			return nil
+		}
+		if p == nil {
+			src, err := Identify(path, line)
+			if err != nil {
+				res.errs = append(res.errs, err)
+			}
+			res.src = src
+			p = NewParser(src)
+		}
+		var err error
+		res.events, err = p.Line(line, res.events)
+		if err != nil {
+			res.errs = append(res.errs, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != nil {
+		res.unknown = p.unknown
+		res.parser = p
+	}
+	return res
+}
+
+// parseLines runs a fresh parser over lines.
+func parseLines(t testing.TB, src watchers.Source, lines [][]byte) ([]event.Event, []error, *Parser) {
+	t.Helper()
+	p := NewParser(src)
+	var evs []event.Event
+	var errs []error
+	for _, l := range lines {
+		var err error
+		evs, err = p.Line(l, evs)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return evs, errs, p
+}
+
+// readLines splits a file into its non-blank lines.
+func readLines(t testing.TB, path string) [][]byte {
+	t.Helper()
+	f, err := OpenMaybeZstd(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines [][]byte
+	_, err = watchers.ReadLines(f, 0, true, func(line []byte) error {
+		if len(bytes.TrimSpace(line)) > 0 {
+			lines = append(lines, bytes.Clone(line))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+var errPanic = errors.New("panic")
+
+// safeLine calls Line and turns a panic into errPanic.
+func safeLine(p *Parser, line []byte, out []event.Event) (evs []event.Event, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			evs, err = out, errPanic
+		}
+	}()
+	return p.Line(line, out)
+}

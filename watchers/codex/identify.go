@@ -1,0 +1,185 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// Agent is the watchers.Source agent name of Codex files.
+const Agent = "codex"
+
+// uuidTail matches the thread id at the end of a rollout file name:
+// rollout-YYYY-MM-DDThh-mm-ss-<uuid>.jsonl[.zst] (and the older
+// rollout-YYYY-MM-DD-<uuid>.json).
+var uuidTail = regexp.MustCompile(`([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$`)
+
+// ErrNoSession means neither the first line nor the file name names a thread.
+var ErrNoSession = errors.New("codex: no session id in first line or file name")
+
+// meta is what routing needs from a first line.
+type meta struct {
+	id, parent string
+	child      bool // a spawned subagent thread (a lane of its parent)
+	forked     bool // history copied from another thread (tokens are baselined)
+	subagent   bool // any source.subagent kind
+}
+
+// Identify routes a rollout. The session is the session_meta id (payload.id,
+// or the newer payload.session_id), the legacy header's id, or the uuid at
+// the end of the file name. A thread spawned by another thread
+// (source.subagent.thread_spawn.parent_thread_id, or a top-level
+// parent_thread_id next to a source.subagent) is also a lane of its parent:
+// ParentSession is the parent's id and ChildLane its lane id. A fork made by
+// the user (forked_from_id alone) is a session of its own, not a lane.
+func Identify(path string, firstLine []byte) (watchers.Source, error) {
+	src := watchers.Source{Agent: Agent}
+	m := readMeta(firstLine)
+	src.Session = m.id
+	if src.Session == "" {
+		src.Session = fileSessionID(path)
+	}
+	if src.Session == "" {
+		return src, ErrNoSession
+	}
+	if m.child && m.parent != "" && m.parent != src.Session {
+		src.ParentSession = m.parent
+		src.ChildLane = LaneID(src.Session)
+	}
+	return src, nil
+}
+
+// fileSessionID returns the uuid suffix of a rollout file name.
+func fileSessionID(path string) string {
+	base := filepath.Base(strings.ReplaceAll(path, `\`, "/"))
+	for _, ext := range []string{".zst", ".jsonl", ".json"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	if m := uuidTail.FindString(base); m != "" {
+		return strings.ToLower(m)
+	}
+	return ""
+}
+
+// LaneID is the lane id of a child thread inside its parent's map: "sa-"
+// and the last 12 hex digits of the thread id. The tail is the random part
+// of both v4 and v7 uuids (the head of a v7 uuid is a timestamp, which
+// threads spawned together share).
+func LaneID(threadID string) string {
+	var b []byte
+	for i := 0; i < len(threadID); i++ {
+		c := threadID[i]
+		switch {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'z':
+			b = append(b, c)
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		}
+	}
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > 12 {
+		b = b[len(b)-12:]
+	}
+	return "sa-" + string(b)
+}
+
+// LooksLike reports whether a first line is a Codex rollout's: a wrapper
+// line ({timestamp, type, payload} with a rollout item type), the legacy
+// header ({id, timestamp, instructions?, git?}), or the single-JSON form
+// written on one line ({session, items}).
+func LooksLike(firstLine []byte) bool {
+	line := bytes.TrimSpace(firstLine)
+	if len(line) == 0 || line[0] != '{' {
+		return false
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(line, &top); err != nil {
+		// A first line cut at the reader's cap: recognise the wrapper by
+		// its opening keys.
+		head := line[:min(len(line), 512)]
+		return bytes.Contains(head, []byte(`"type":"session_meta"`)) &&
+			bytes.Contains(head, []byte(`"payload":`))
+	}
+	if _, ok := top["payload"]; ok {
+		var typ string
+		_ = json.Unmarshal(top["type"], &typ)
+		return rolloutTypes[typ]
+	}
+	if _, ok := top["session"]; ok {
+		_, items := top["items"]
+		return items
+	}
+	return isLegacyHeader(top)
+}
+
+// rolloutTypes are the RolloutItem variants a wrapper line can start with.
+var rolloutTypes = map[string]bool{
+	"session_meta": true, "response_item": true, "event_msg": true,
+	"turn_context": true, "compacted": true, "world_state": true,
+}
+
+// isLegacyHeader recognises {id, timestamp, instructions?, git?}.
+func isLegacyHeader(top map[string]json.RawMessage) bool {
+	if _, ok := top["id"]; !ok {
+		return false
+	}
+	if _, ok := top["timestamp"]; !ok {
+		return false
+	}
+	for k := range top {
+		switch k {
+		case "id", "timestamp", "instructions", "git":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// readMeta reads the routing facts of a first line; a line that is not a
+// session_meta or legacy header yields a zero meta.
+func readMeta(firstLine []byte) meta {
+	var l rawLine
+	if err := json.Unmarshal(firstLine, &l); err != nil && !isTypeError(err) {
+		return meta{}
+	}
+	switch {
+	case l.Type == "session_meta" && l.Payload != nil:
+		return metaOf(l.Payload)
+	case l.Session != nil:
+		return meta{id: l.Session.ID}
+	case l.Type == "" && l.Payload == nil && l.RecordType == "":
+		return meta{id: l.ID}
+	}
+	return meta{}
+}
+
+// metaOf reads the routing facts of a session_meta payload.
+func metaOf(p *item) meta {
+	m := meta{id: p.ID, parent: p.ParentThread, forked: p.ForkedFromID != ""}
+	if m.id == "" {
+		m.id = p.SessionID
+	}
+	var src sourceInfo
+	if len(p.Source) > 0 && p.Source[0] == '{' && json.Unmarshal(p.Source, &src) == nil && len(src.Subagent) > 0 && string(src.Subagent) != "null" {
+		m.subagent = true
+		var sa subagentInfo
+		if src.Subagent[0] == '{' && json.Unmarshal(src.Subagent, &sa) == nil && sa.ThreadSpawn != nil {
+			m.child = true
+			if sa.ThreadSpawn.ParentThreadID != "" {
+				m.parent = sa.ThreadSpawn.ParentThreadID
+			}
+		}
+	}
+	if m.subagent && m.parent != "" {
+		m.child = true
+	}
+	return m
+}

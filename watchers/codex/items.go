@@ -1,0 +1,307 @@
+package codex
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/builder/redact"
+)
+
+// responseItem handles a ResponseItem (wrapper payload or legacy bare line).
+func (p *Parser) responseItem(it *item, t int64) {
+	switch it.Type {
+	case "message":
+		switch it.Role {
+		case "assistant":
+			text, _ := contentText(it.Content)
+			p.modelOutput(t, facets{text: utf8.RuneCountInString(text)})
+		case "user":
+			// In the wrapper form the event_msg user_message is the one
+			// source of prompts; this copy also carries injected context.
+			if !p.st.HasCWD {
+				p.cwdFromContext(it.Content)
+			}
+		}
+	case "reasoning":
+		p.modelOutput(t, facets{think: true})
+	case "function_call":
+		p.modelOutput(t, facets{tools: 1})
+		p.functionCall(it.Name, it.Namespace, it.Arguments, it.CallID, t)
+	case "custom_tool_call":
+		p.modelOutput(t, facets{tools: 1})
+		p.customCall(it, t)
+	case "local_shell_call":
+		p.modelOutput(t, facets{tools: 1})
+		p.localShell(it, t)
+	case "web_search_call":
+		p.modelOutput(t, facets{tools: 1})
+		p.webSearch(it, t)
+	case "tool_search_call":
+		p.modelOutput(t, facets{tools: 1})
+		p.emitCall(t, it.CallID, event.Call{Tool: "tool_search", Kind: "tool", Cat: "tool"}, call{Tool: "tool_search"})
+	case "image_generation_call":
+		p.modelOutput(t, facets{tools: 1})
+		p.emitCall(t, "", event.Call{Tool: "image_generation", Kind: "tool", Cat: "tool"}, call{})
+	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
+		p.output(it.CallID, it.Output, t)
+	case "tool_search_output":
+		p.output(it.CallID, it.Tools, t)
+	case "compaction", "context_compaction", "compaction_summary":
+		p.compaction("item", t)
+	case "ghost_snapshot", "agent_message", "other":
+		// undo snapshots, inter-agent text, placeholders: nothing to keep
+	default:
+		p.unknownType("response_item/" + it.Type)
+	}
+}
+
+// facets are what one record adds to its response.
+type facets struct {
+	think bool
+	text  int
+	tools int
+}
+
+// modelOutput records one item of a model response as a KindLLM record.
+// A response is the run of model items between two inputs (a prompt or a
+// tool output); all its records share one MsgID. See doc.go.
+func (p *Parser) modelOutput(t int64, f facets) {
+	p.st.Compact = ""
+	p.st.TurnResp = true
+	r := p.st.Resp
+	if r == nil || r.Input {
+		r = p.startResponse(t)
+	}
+	p.llmRecord(t, r, f)
+}
+
+// startResponse opens a new response at t.
+func (p *Parser) startResponse(t int64) *response {
+	p.st.RespN++
+	r := &response{ID: msgID(p.sessionID(), p.st.RespN), T: t, Lat: -1}
+	if p.st.InputT > 0 && t >= p.st.InputT {
+		r.Lat = t - p.st.InputT
+	}
+	p.st.Resp = r
+	p.syncModel(t)
+	return r
+}
+
+// llmRecord emits one KindLLM record of response r. Latency and, once
+// known, usage are the response's and repeat on each of its records, so
+// that whichever record a merge keeps carries them; the facets are this
+// record's own.
+func (p *Parser) llmRecord(t int64, r *response, f facets) {
+	l := &event.LLM{MsgID: r.ID, LatencyMs: r.Lat, Thinking: f.think, ToolCalls: f.tools, TextChars: f.text}
+	if u := r.Usage; u != nil {
+		l.In, l.CR, l.Out = u.In, u.CR, u.Out
+	}
+	p.emit(event.Event{Kind: event.KindLLM, T: t, Model: p.st.Model, LLM: l})
+}
+
+func (p *Parser) sessionID() string {
+	if p.src.Session != "" {
+		return p.src.Session
+	}
+	return p.st.ID
+}
+
+// msgID names response n of a session; the thread's tail keeps ids apart
+// when a child rollout becomes a lane of its parent's map.
+func msgID(session string, n int) string {
+	lane := LaneID(session)
+	if lane == "" {
+		lane = "sa-x"
+	}
+	return lane[3:] + ":" + strconv.Itoa(n)
+}
+
+// input marks a prompt or tool output: the response before it is complete,
+// and the next model item starts a new one.
+func (p *Parser) input(t int64) {
+	p.st.InputT = t
+	if p.st.Resp != nil {
+		p.st.Resp.Input = true
+	}
+}
+
+// closeResponse ends the response at a hard boundary (prompt, turn end,
+// compaction, resume).
+func (p *Parser) closeResponse() { p.st.Resp = nil }
+
+// tokenCount turns the cumulative total of a token_count event into the
+// usage of one response: the delta since the last counted total. Repeats
+// of an unchanged total are skipped. A total below the last one means the
+// counter restarted (seen after interrupted turns in 0.77): the new total
+// is then the delta. input includes cached input and output includes
+// reasoning, so In = input - cached, CR = cached, Out = output.
+func (p *Parser) tokenCount(pl *item, t int64) {
+	if pl.Info == nil {
+		return // a rate-limit-only update
+	}
+	if last := pl.Info.Last; last != nil {
+		p.st.LastCtx = last.Input + last.Output
+	}
+	tot := pl.Info.Total
+	if tot == nil {
+		return
+	}
+	prev := p.st.Prev
+	if prev != nil && *tot == *prev {
+		return
+	}
+	d := *tot
+	if prev != nil && tot.Input >= prev.Input && tot.Output >= prev.Output {
+		d = tokenUsage{Input: tot.Input - prev.Input, Cached: tot.Cached - prev.Cached, Output: tot.Output - prev.Output}
+	}
+	cur := *tot
+	p.st.Prev = &cur
+	cr := min(max(d.Cached, 0), d.Input)
+	u := &tokenDelta{In: d.Input - cr, CR: cr, Out: d.Output}
+	if u.In+u.CR+u.Out == 0 {
+		return
+	}
+	r := p.st.Resp
+	if r == nil || r.Usage != nil {
+		// Builds up to 0.55 write the count before the response's items:
+		// it opens the response they join.
+		r = p.startResponse(t)
+	}
+	r.Usage = u
+	p.llmRecord(t, r, facets{})
+}
+
+// userPrompt emits a real prompt's shape.
+func (p *Parser) userPrompt(t int64, text string, images int) {
+	p.closeResponse()
+	p.input(t)
+	p.st.Compact = ""
+	p.st.TurnResp = false
+	p.emit(event.Event{Kind: event.KindUser, T: t, User: &event.User{
+		Chars: utf8.RuneCountInString(text), Images: images, URLs: redact.CountURLs(text),
+	}})
+}
+
+// syntheticPrompts start user-role messages that Codex injects (context,
+// instructions, notices) rather than the user typing them.
+var syntheticPrompts = []string{
+	"<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
+	"<INSTRUCTIONS>", "<turn_aborted>", "<permissions instructions>", "<skill>",
+	"<user_shell_command>", "<subagent_notification>", "<collaboration_mode>",
+	"<personality_spec>", "<model_switch>",
+}
+
+func isSynthetic(text string) bool {
+	s := strings.TrimLeft(text, " \t\r\n")
+	for _, pre := range syntheticPrompts {
+		if strings.HasPrefix(s, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+// wholeChat handles the legacy user message and the chat-completions items
+// of the single-JSON form ({role, content, tool_calls, tool_call_id}).
+func (p *Parser) wholeChat(it *item, t int64) {
+	switch it.Role {
+	case "user":
+		text, images := contentText(it.Content)
+		if isSynthetic(text) {
+			if !p.st.HasCWD {
+				p.cwdFromContext(it.Content)
+			}
+			return
+		}
+		p.userPrompt(t, text, images)
+	case "assistant":
+		var f facets
+		var reasoning string
+		if json.Unmarshal(it.Reasoning, &reasoning) == nil && reasoning != "" {
+			f.think = true
+		}
+		text, _ := contentText(it.Content)
+		f.text = utf8.RuneCountInString(text)
+		f.tools = len(it.ToolCalls)
+		if f.think || f.text > 0 || f.tools > 0 {
+			p.modelOutput(t, f)
+		}
+		for _, tc := range it.ToolCalls {
+			p.functionCall(tc.Function.Name, "", tc.Function.Arguments, tc.ID, t)
+		}
+	case "tool":
+		p.output(it.ToolCallID, it.Content, t)
+	case "system", "developer":
+	default:
+		p.unknownType("chat/" + it.Role)
+	}
+}
+
+// wholeItem handles one item of the single-JSON form.
+func (p *Parser) wholeItem(raw json.RawMessage) {
+	var it item
+	if err := json.Unmarshal(raw, &it); err != nil && !isTypeError(err) {
+		p.unknownType("invalid item")
+		return
+	}
+	p.bare(&it)
+}
+
+// contentText joins the text parts of a message content (a string or an
+// array of parts) and counts its images. The text is only measured.
+func contentText(raw json.RawMessage) (string, int) {
+	if len(raw) == 0 {
+		return "", 0
+	}
+	if raw[0] == '"' {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s, 0
+	}
+	var parts []contentPart
+	if raw[0] == '[' {
+		_ = json.Unmarshal(raw, &parts)
+	} else if raw[0] == '{' {
+		var one contentPart
+		if json.Unmarshal(raw, &one) == nil {
+			parts = append(parts, one)
+		}
+	}
+	var b strings.Builder
+	images := 0
+	for _, pt := range parts {
+		switch pt.Type {
+		case "input_image", "image", "image_url", "local_image":
+			images++
+		default:
+			if pt.Text != "" {
+				if b.Len() > 0 {
+					b.WriteByte('\n')
+				}
+				b.WriteString(pt.Text)
+			}
+		}
+	}
+	return b.String(), images
+}
+
+// cwdFromContext reads the <cwd> of an injected <environment_context>, the
+// only place legacy rollouts name their working directory.
+func (p *Parser) cwdFromContext(raw json.RawMessage) {
+	text, _ := contentText(raw)
+	s := strings.TrimLeft(text, " \t\r\n")
+	if !strings.HasPrefix(s, "<environment_context>") {
+		return
+	}
+	_, rest, ok := strings.Cut(s, "<cwd>")
+	if !ok {
+		return
+	}
+	cwd, _, ok := strings.Cut(rest, "</cwd>")
+	if cwd = strings.TrimSpace(cwd); ok && cwd != "" && !strings.ContainsAny(cwd, "\n<>") {
+		p.setCWD(cwd)
+	}
+}

@@ -1,0 +1,348 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// errInternal reports a parser fault on one record; the record is dropped.
+var errInternal = errors.New("internal parser fault")
+
+// Parser is the incremental parser of Codex rollout lines. It implements
+// watchers.Parser.
+type Parser struct {
+	src   watchers.Source
+	st    state
+	paths *redact.Paths
+	out   []event.Event
+	// unknown counts record types the parser does not know, for tests and
+	// diagnostics; it is not carry-state.
+	unknown map[string]int
+}
+
+// NewParser returns a parser for a file routed to src.
+func NewParser(src watchers.Source) *Parser {
+	return &Parser{src: src, st: state{V: stateVersion}, paths: redact.NewPaths()}
+}
+
+// Restore returns a parser with the carry-state from State.
+func Restore(src watchers.Source, b []byte) (*Parser, error) {
+	p := NewParser(src)
+	if len(b) == 0 {
+		return p, nil
+	}
+	if err := json.Unmarshal(b, &p.st); err != nil {
+		return nil, fmt.Errorf("codex: restore state: %w", errors.New("invalid state"))
+	}
+	if p.st.V != stateVersion {
+		return nil, fmt.Errorf("codex: restore state: version %d, want %d", p.st.V, stateVersion)
+	}
+	if len(p.st.Paths) > 0 {
+		paths, err := redact.RestorePaths(p.st.Paths)
+		if err != nil {
+			return nil, fmt.Errorf("codex: restore paths: %w", err)
+		}
+		p.paths = paths
+	}
+	p.st.Paths = nil
+	return p, nil
+}
+
+// State implements watchers.Parser.
+func (p *Parser) State() ([]byte, error) {
+	ps, err := p.paths.MarshalState()
+	if err != nil {
+		return nil, fmt.Errorf("codex: paths state: %w", err)
+	}
+	st := p.st
+	st.Paths = ps
+	return json.Marshal(&st)
+}
+
+// Line implements watchers.Parser.
+func (p *Parser) Line(line []byte, out []event.Event) (res []event.Event, err error) {
+	p.st.N++
+	n := p.st.N
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = out, fmt.Errorf("codex: record %d: %w", n, errInternal)
+		}
+		p.out = nil
+	}()
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return out, nil
+	}
+	if line[0] != '{' {
+		return out, fmt.Errorf("codex: record %d: not a JSON object", n)
+	}
+	var l rawLine
+	if err := json.Unmarshal(line, &l); err != nil && !isTypeError(err) {
+		return out, fmt.Errorf("codex: record %d: invalid JSON%s", n, syntaxOffset(err))
+	}
+	p.out = out
+	p.record(&l)
+	return p.out, nil
+}
+
+// record dispatches one decoded line by its form.
+func (p *Parser) record(l *rawLine) {
+	switch {
+	case l.Payload != nil || rolloutTypes[l.Type] || ignoredTop[l.Type]:
+		if p.st.Form == "" {
+			p.st.Form = "wrapper"
+		}
+		ts, ok := parseTime(l.Timestamp)
+		p.wrapper(l.Type, l.Payload, ts, ok)
+	case l.Session != nil:
+		p.legacyHeader(l.Session)
+		for _, raw := range l.Items {
+			p.wholeItem(raw)
+		}
+	case l.RecordType != "":
+		// legacy {"record_type":"state"} markers carry nothing we keep
+	case l.Type == "" && l.ID != "":
+		p.legacyHeader(&l.item)
+	case l.Type != "" || l.Role != "":
+		if p.st.Form == "" {
+			p.st.Form = "legacy"
+		}
+		p.bare(&l.item)
+	default:
+		p.unknownType("shape")
+	}
+}
+
+// ignoredTop are rollout item types that hold nothing a map may keep.
+var ignoredTop = map[string]bool{
+	"world_state": true, "inter_agent_communication": true,
+	"inter_agent_communication_metadata": true,
+}
+
+// wrapper handles one {timestamp, type, payload} line.
+func (p *Parser) wrapper(typ string, pl *item, ts int64, ok bool) {
+	if pl == nil {
+		pl = &item{}
+	}
+	if ok && ts > p.st.T {
+		p.st.T = ts
+	}
+	t := p.st.T
+	if typ == "session_meta" {
+		p.sessionMeta(pl, t)
+		return
+	}
+	if p.inReplay(ts, ok) {
+		p.replayed(typ, pl)
+		return
+	}
+	switch typ {
+	case "response_item":
+		p.responseItem(pl, t)
+	case "event_msg":
+		p.eventMsg(pl, t)
+	case "turn_context":
+		p.turnContext(pl, t)
+	case "compacted":
+		p.compaction("item", t)
+	default:
+		if !ignoredTop[typ] {
+			p.unknownType(typ)
+		}
+	}
+}
+
+// bare handles a legacy line: a ResponseItem without envelope or time.
+func (p *Parser) bare(it *item) {
+	t := p.st.T
+	if it.Type == "" || (it.Type == "message" && it.Role == "user") {
+		p.wholeChat(it, t)
+		return
+	}
+	p.responseItem(it, t)
+}
+
+// legacyHeader handles {id, timestamp, instructions, git} (and the session
+// object of the single-JSON form).
+func (p *Parser) legacyHeader(h *item) {
+	if ts, ok := parseTime(h.Timestamp); ok && ts > p.st.T {
+		p.st.T = ts
+	}
+	if p.st.Meta {
+		return
+	}
+	p.st.Meta, p.st.ID = true, h.ID
+	p.emitSession(meta{id: h.ID}, "")
+}
+
+// sessionMeta handles session_meta. The first one defines the session; a
+// resumed rollout repeats it (Codex Desktop writes it on every resume), and
+// a repeat never re-emits or contradicts the session facts.
+func (p *Parser) sessionMeta(pl *item, t int64) {
+	m := metaOf(pl)
+	if p.st.Meta {
+		p.closeResponse()
+		if pl.CWD != "" && (m.id == "" || m.id == p.st.ID) && p.st.Replay == 0 {
+			p.setCWD(pl.CWD)
+		}
+		return
+	}
+	p.st.Meta, p.st.ID = true, m.id
+	p.emitSession(m, pl.CLIVersion)
+	if pl.Model != "" && p.st.Model == "" {
+		p.st.Model = pl.Model
+	}
+	if pl.CWD != "" {
+		p.setCWD(pl.CWD)
+	}
+	if m.child || m.forked {
+		at := t
+		if at == 0 {
+			at, _ = parseTime(pl.Timestamp)
+		}
+		// The copied history is written in one burst at the spawn instant
+		// (older builds keep the parent's own, earlier stamps): everything
+		// stamped before the end of the session_meta's second is replay.
+		p.st.Replay = (at/1000 + 1) * 1000
+	}
+}
+
+// emitSession emits the session facts.
+func (p *Parser) emitSession(m meta, version string) {
+	s := &event.Session{NativeID: p.src.Session, AgentTool: "codex", Role: "root", AgentVersion: version}
+	if s.NativeID == "" {
+		s.NativeID = m.id
+	}
+	if m.child || m.subagent {
+		s.Role = "subagent"
+		s.ParentNativeID = m.parent
+	}
+	p.st.Sent = true
+	p.out = append(p.out, event.Event{Kind: event.KindSession, T: p.st.T, Session: s})
+}
+
+// inReplay reports whether a record belongs to the parent history copied at
+// the start of a forked or spawned rollout. The copy ends at the first
+// record stamped after the spawn second.
+func (p *Parser) inReplay(ts int64, ok bool) bool {
+	if p.st.Replay == 0 {
+		return false
+	}
+	if !ok || ts < p.st.Replay {
+		return true
+	}
+	p.st.Replay = 0
+	return false
+}
+
+// replayed reads a copied parent record only for what later records build
+// on: the model in force and the cumulative token total, which becomes the
+// baseline (it is the parent's usage, not this thread's).
+func (p *Parser) replayed(typ string, pl *item) {
+	switch {
+	case typ == "turn_context":
+		if m := contextModel(pl); m != "" {
+			p.st.Model = m
+		}
+	case typ == "event_msg" && pl.Type == "token_count" && pl.Info != nil && pl.Info.Total != nil:
+		tot := *pl.Info.Total
+		p.st.Prev = &tot
+	}
+}
+
+// turnContext handles the per-turn settings: cwd and model.
+func (p *Parser) turnContext(pl *item, t int64) {
+	if pl.CWD != "" {
+		p.setCWD(pl.CWD)
+	}
+	if m := contextModel(pl); m != "" {
+		p.st.Model = m
+		p.syncModel(t)
+	}
+}
+
+func contextModel(pl *item) string {
+	if pl.Model != "" {
+		return pl.Model
+	}
+	if cm := pl.CollaborationMode; cm != nil && cm.Settings != nil {
+		return cm.Settings.Model
+	}
+	return ""
+}
+
+// syncModel emits KindModel when the model in force changed.
+func (p *Parser) syncModel(t int64) {
+	if p.st.Model != "" && p.st.Model != p.st.ModelSent {
+		p.st.ModelSent = p.st.Model
+		p.emit(event.Event{Kind: event.KindModel, T: t, Model: p.st.Model})
+	}
+}
+
+// setCWD records the working directory and declares new repos.
+func (p *Parser) setCWD(cwd string) {
+	p.paths.SetCWD(cwd)
+	p.st.HasCWD = true
+	p.flushRepos(p.st.T)
+}
+
+// flushRepos emits KindRepo for repos the resolver found since last time.
+func (p *Parser) flushRepos(t int64) {
+	for _, r := range p.paths.NewRepos() {
+		r := r
+		p.emit(event.Event{Kind: event.KindRepo, T: t, Repo: &r})
+	}
+}
+
+// emit appends an event, declaring the session first if no record did.
+func (p *Parser) emit(ev event.Event) {
+	if !p.st.Sent {
+		p.emitSession(meta{id: p.st.ID}, "")
+	}
+	if ev.T == 0 {
+		ev.T = p.st.T
+	}
+	p.out = append(p.out, ev)
+}
+
+func (p *Parser) unknownType(typ string) {
+	if p.unknown == nil {
+		p.unknown = map[string]int{}
+	}
+	p.unknown[typ]++
+}
+
+// parseTime reads an RFC 3339 timestamp as Unix ms. Records stamped with
+// anything else (fixtures trim them) keep the last known time.
+func parseTime(raw json.RawMessage) (int64, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return 0, false
+	}
+	s := raw[1 : len(raw)-1]
+	tm, err := time.Parse(time.RFC3339Nano, string(s))
+	if err != nil {
+		return 0, false
+	}
+	return tm.UnixMilli(), true
+}
+
+func isTypeError(err error) bool {
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &te)
+}
+
+// syntaxOffset names where a JSON error is, never what is there.
+func syntaxOffset(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf(" at byte %d", se.Offset)
+	}
+	return ""
+}

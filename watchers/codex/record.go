@@ -1,0 +1,129 @@
+package codex
+
+import "encoding/json"
+
+// rawLine is one rollout line in any of the line-based forms. The wrapper
+// form ({timestamp, type, payload}) fills the embedded item's Timestamp and
+// Type plus Payload; the legacy bare form puts the item's own fields at the
+// top level (so they land in the embedded item) and its header line carries
+// only id, timestamp and instructions.
+//
+// Only fields the parser may use are declared: text fields that are merely
+// measured (message content, outputs, patch input) are decoded into Go values
+// for the time of one line and never stored. Fields whose JSON type differs
+// between record kinds are json.RawMessage and decoded where they are used.
+type rawLine struct {
+	item
+	Payload    *item  `json:"payload"`
+	RecordType string `json:"record_type"`
+	// Session and Items are the single-JSON form written on one line.
+	Session *item             `json:"session"`
+	Items   []json.RawMessage `json:"items"`
+}
+
+// item is the union of the payload shapes the parser reads: session_meta,
+// turn_context, response_item payloads, event_msg payloads, compacted, and
+// the chat-completions items of the oldest single-JSON form.
+type item struct {
+	Timestamp json.RawMessage `json:"timestamp"`
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+
+	// session_meta
+	SessionID    string          `json:"session_id"`
+	CWD          string          `json:"cwd"`
+	CLIVersion   string          `json:"cli_version"`
+	Source       json.RawMessage `json:"source"`
+	ForkedFromID string          `json:"forked_from_id"`
+	ParentThread string          `json:"parent_thread_id"`
+	Model        string          `json:"model"`
+
+	// turn_context
+	CollaborationMode *struct {
+		Settings *struct {
+			Model string `json:"model"`
+		} `json:"settings"`
+	} `json:"collaboration_mode"`
+
+	// response items
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	Name      string          `json:"name"`
+	Namespace string          `json:"namespace"`
+	Arguments json.RawMessage `json:"arguments"`
+	Input     string          `json:"input"`
+	CallID    string          `json:"call_id"`
+	Output    json.RawMessage `json:"output"`
+	Status    json.RawMessage `json:"status"`
+	Action    json.RawMessage `json:"action"`
+	Tools     json.RawMessage `json:"tools"`
+
+	// chat-completions items (single-JSON form)
+	Reasoning  json.RawMessage `json:"reasoning"`
+	ToolCalls  []chatToolCall  `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+
+	// event_msg payloads
+	Message        json.RawMessage `json:"message"`
+	Images         json.RawMessage `json:"images"`
+	LocalImages    json.RawMessage `json:"local_images"`
+	Info           *tokenInfo      `json:"info"`
+	Reason         string          `json:"reason"`
+	CodexErrorInfo json.RawMessage `json:"codex_error_info"`
+	Error          json.RawMessage `json:"error"`
+	ExitCode       *int            `json:"exit_code"`
+	Duration       json.RawMessage `json:"duration"`
+	Command        json.RawMessage `json:"command"`
+	Aggregated     string          `json:"aggregated_output"`
+	Success        *bool           `json:"success"`
+	Changes        map[string]struct {
+		Type     string `json:"type"`
+		MovePath string `json:"move_path"`
+	} `json:"changes"`
+	Invocation *struct {
+		Server string `json:"server"`
+		Tool   string `json:"tool"`
+	} `json:"invocation"`
+	Result       json.RawMessage `json:"result"`
+	NewThreadID  string          `json:"new_thread_id"`
+	NewAgentRole string          `json:"new_agent_role"`
+	Path         string          `json:"path"`
+	Tool         string          `json:"tool"`
+	CallIDCamel  string          `json:"callId"`
+}
+
+type chatToolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+type tokenInfo struct {
+	Total *tokenUsage `json:"total_token_usage"`
+	Last  *tokenUsage `json:"last_token_usage"`
+}
+
+type tokenUsage struct {
+	Input  int64 `json:"input_tokens"`
+	Cached int64 `json:"cached_input_tokens"`
+	Output int64 `json:"output_tokens"`
+}
+
+// contentPart is one element of a message's content array.
+type contentPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// sourceInfo is session_meta.source when it is an object.
+type sourceInfo struct {
+	Subagent json.RawMessage `json:"subagent"`
+}
+
+type subagentInfo struct {
+	ThreadSpawn *struct {
+		ParentThreadID string `json:"parent_thread_id"`
+	} `json:"thread_spawn"`
+}
