@@ -316,13 +316,26 @@ func (b *build) order() {
 	for i, k := range flat {
 		b.sorted[i] = k.n
 		k.n.seq = -1
+		k.n.pos = -1
 		if k.n.inner != "" {
 			continue
 		}
+		k.n.pos = len(b.all)
 		b.all = append(b.all, k.n)
 		if len(b.kept) < b.opts.EventCap {
 			k.n.seq = len(b.kept)
 			b.kept = append(b.kept, k.n)
+		}
+	}
+	// References point back. Times that go back within a lane can sort a
+	// retried call or the call an error names after the event: such a
+	// link is dropped (and the retry is not counted).
+	for _, n := range b.all {
+		if n.retryOf != nil && n.retryOf.pos > n.pos {
+			n.retryOf, n.ev.Attempt = nil, 0
+		}
+		if n.ref != nil && n.ref.pos > n.pos {
+			n.ref = nil
 		}
 	}
 }

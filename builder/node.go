@@ -12,6 +12,7 @@ type node struct {
 	idx   int    // input index of the record that made the node
 	inner string // "repo" or "turn_end" for markers; "" for map events
 	seq   int    // -1 until kept under the cap
+	pos   int    // index among all map events, kept or not
 
 	repoKey string // inner repo marker
 
