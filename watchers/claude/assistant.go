@@ -51,11 +51,11 @@ type block struct {
 const syntheticModel = "<synthetic>"
 
 func (p *Parser) assistant(env *envelope, out []event.Event) ([]event.Event, error) {
+	if !isObject(env.Message) {
+		return out, nil // no message: nothing was said
+	}
 	var msg message
-	if err := json.Unmarshal(env.Message, &msg); err != nil || len(env.Message) == 0 {
-		if err == nil {
-			return out, nil
-		}
+	if err := json.Unmarshal(env.Message, &msg); err != nil {
 		return out, p.decodeError("message", err)
 	}
 	if msg.Model == syntheticModel || boolean(env.IsAPIError) {
@@ -68,9 +68,9 @@ func (p *Parser) assistant(env *envelope, out []event.Event) ([]event.Event, err
 		}
 	}
 
-	l := &event.LLM{MsgID: msg.ID, Stop: ident(str(msg.StopReason))}
-	if env.RequestID != "" {
-		l.MsgID = msg.ID + "/" + env.RequestID
+	l := &event.LLM{MsgID: ident(msg.ID), Stop: ident(str(msg.StopReason))}
+	if l.MsgID != "" && ident(env.RequestID) != "" {
+		l.MsgID += "/" + ident(env.RequestID)
 	}
 	if u := msg.Usage; u != nil {
 		l.In, l.CR, l.Out = integer(u.Input), integer(u.CacheRead), integer(u.Output)
@@ -79,7 +79,7 @@ func (p *Parser) assistant(env *envelope, out []event.Event) ([]event.Event, err
 			l.CW = integer(u.Split.M5) + integer(u.Split.H1)
 		}
 	}
-	if msg.ID == "" || p.st.firstLineOf(l.MsgID) {
+	if l.MsgID == "" || p.st.firstLineOf(l.MsgID) {
 		l.LatencyMs = -1
 		if p.st.InputT > 0 && p.st.T >= p.st.InputT {
 			l.LatencyMs = p.st.T - p.st.InputT

@@ -33,7 +33,7 @@ type toolUseResult struct {
 
 func (p *Parser) user(env *envelope, out []event.Event) ([]event.Event, error) {
 	var msg message
-	if len(env.Message) > 0 {
+	if isObject(env.Message) {
 		if err := json.Unmarshal(env.Message, &msg); err != nil {
 			return out, p.decodeError("message", err)
 		}
@@ -293,6 +293,9 @@ func (p *Parser) result(b *block, turRaw json.RawMessage) event.Event {
 	}
 	if r.Err {
 		r.ErrClass = errorClass(text)
+		if pc.Subagent && r.ErrClass == "other" {
+			r.ErrClass = "subagent_failed"
+		}
 	}
 	if pc.Shell {
 		r.ExitCode = exitCode(r.Err, text, &tur, turRaw)
