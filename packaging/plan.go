@@ -1,0 +1,200 @@
+package packaging
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Op is what one step of a plan does.
+type Op int
+
+const (
+	Mkdir  Op = iota // create a directory (and its parents) with Mode
+	Write            // write Content to Path atomically with Mode
+	Remove           // remove the file at Path
+	Purge            // remove the directory tree at Path
+	Run              // run Args; MayFail steps are allowed to fail
+)
+
+// Step is one change to the machine.
+type Step struct {
+	Op      Op
+	Path    string
+	Mode    fs.FileMode
+	Content []byte
+	Args    []string
+	// MayFail marks commands that fail harmlessly when there is nothing
+	// for them to do (stopping a service that is not running).
+	MayFail bool
+}
+
+// Plan is the ordered list of steps of an install, an uninstall or a
+// service control, with notes for the user. It is computed by reading the
+// machine's state only, so that printing it (--dry-run) touches nothing.
+type Plan struct {
+	Steps []Step
+	Notes []string
+}
+
+func (p *Plan) mkdir(path string) {
+	if _, err := os.Stat(path); err != nil {
+		p.Steps = append(p.Steps, Step{Op: Mkdir, Path: path, Mode: 0o700})
+	}
+}
+
+func (p *Plan) write(path string, mode fs.FileMode, content []byte) {
+	p.Steps = append(p.Steps, Step{Op: Write, Path: path, Mode: mode, Content: content})
+}
+
+func (p *Plan) run(args ...string) { p.Steps = append(p.Steps, Step{Op: Run, Args: args}) }
+
+func (p *Plan) runMayFail(args ...string) {
+	p.Steps = append(p.Steps, Step{Op: Run, Args: args, MayFail: true})
+}
+
+// Print writes the plan as --dry-run shows it: every file with its full
+// content, every command as it would be run.
+func (p *Plan) Print(w io.Writer) {
+	if len(p.Steps) == 0 {
+		fmt.Fprintln(w, "nothing to do")
+	}
+	for _, s := range p.Steps {
+		switch s.Op {
+		case Mkdir:
+			fmt.Fprintf(w, "would create directory %s (mode %04o)\n", s.Path, s.Mode)
+		case Write:
+			fmt.Fprintf(w, "would write %s (mode %04o):\n", s.Path, s.Mode)
+			fmt.Fprintln(w, "-----")
+			w.Write(s.Content)
+			if !bytes.HasSuffix(s.Content, []byte("\n")) {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintln(w, "-----")
+		case Remove:
+			fmt.Fprintf(w, "would remove %s\n", s.Path)
+		case Purge:
+			fmt.Fprintf(w, "would remove the directory %s and everything in it\n", s.Path)
+		case Run:
+			suffix := ""
+			if s.MayFail {
+				suffix = "   (a failure is ignored)"
+			}
+			fmt.Fprintf(w, "would run: %s%s\n", shellJoin(s.Args), suffix)
+		}
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintln(w, "note: "+n)
+	}
+}
+
+// Runner runs a command and returns its combined output. Tests replace it.
+type Runner func(ctx context.Context, args ...string) ([]byte, error)
+
+// ExecRunner runs commands for real.
+func ExecRunner(ctx context.Context, args ...string) ([]byte, error) {
+	return exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
+}
+
+// Apply carries out the plan, reporting each step on w. It stops at the
+// first step that fails (MayFail commands excepted).
+func (p *Plan) Apply(ctx context.Context, run Runner, w io.Writer) error {
+	for _, s := range p.Steps {
+		switch s.Op {
+		case Mkdir:
+			if err := os.MkdirAll(s.Path, s.Mode); err != nil {
+				return fmt.Errorf("create %s: %w", s.Path, err)
+			}
+			fmt.Fprintf(w, "created %s\n", s.Path)
+		case Write:
+			if err := writeAtomic(s.Path, s.Content, s.Mode); err != nil {
+				return fmt.Errorf("write %s: %w", s.Path, err)
+			}
+			fmt.Fprintf(w, "wrote %s\n", s.Path)
+		case Remove:
+			if err := os.Remove(s.Path); err != nil && !os.IsNotExist(err) {
+				return fmt.Errorf("remove %s: %w", s.Path, err)
+			}
+			fmt.Fprintf(w, "removed %s\n", s.Path)
+		case Purge:
+			if err := os.RemoveAll(s.Path); err != nil {
+				return fmt.Errorf("remove %s: %w", s.Path, err)
+			}
+			fmt.Fprintf(w, "removed %s\n", s.Path)
+		case Run:
+			out, err := run(ctx, s.Args...)
+			if err != nil && !s.MayFail {
+				return fmt.Errorf("%s failed: %v%s", shellJoin(s.Args), err, firstLines(out))
+			}
+			fmt.Fprintf(w, "ran: %s\n", shellJoin(s.Args))
+		}
+	}
+	return nil
+}
+
+// firstLines keeps the start of a service manager's answer for an error
+// message: enough to see why it refused.
+func firstLines(out []byte) string {
+	s := strings.TrimSpace(string(out))
+	if s == "" {
+		return ""
+	}
+	lines := strings.SplitN(s, "\n", 4)
+	if len(lines) > 3 {
+		lines = lines[:3]
+	}
+	return ": " + strings.Join(lines, " / ")
+}
+
+// writeAtomic writes through a temporary file in the same directory, so a
+// service manager never reads half a file.
+func writeAtomic(path string, data []byte, mode fs.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".agentmap-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync() // best effort: not every OS syncs directories
+		d.Close()
+	}
+	return nil
+}
+
+// shellJoin prints a command so that it can be pasted into a shell.
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
+			q[i] = a
+			continue
+		}
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}

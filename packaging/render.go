@@ -1,0 +1,96 @@
+package packaging
+
+import (
+	_ "embed"
+	"path/filepath"
+
+	"github.com/kardianos/service"
+)
+
+var (
+	//go:embed templates/agentmap.service
+	unitTemplate string
+	//go:embed templates/agentmap.plist
+	plistTemplate string
+)
+
+// ServiceConfig is the kardianos description of the service: our templates
+// and the per-user options. Rendering it with kardianos gives the same
+// files as RenderUnit and RenderPlist.
+func ServiceConfig(s Spec) *service.Config {
+	return &service.Config{
+		Name:             s.Name(),
+		DisplayName:      "agentmap",
+		Description:      description,
+		Executable:       s.Binary,
+		Arguments:        s.Arguments(),
+		WorkingDirectory: s.DataDir,
+		Option: service.KeyValue{
+			"UserService":   true,
+			"SystemdScript": unitTemplate,
+			"LaunchdConfig": plistTemplate,
+			"Restart":       restartPolicy,
+			"ReloadSignal":  reloadSignal,
+			"RunAtLoad":     true,
+			"KeepAlive":     true,
+			"LogDirectory":  s.DataDir,
+		},
+	}
+}
+
+// RenderUnit renders the systemd --user unit. The data are the values
+// kardianos passes to a SystemdScript.
+func RenderUnit(s Spec) ([]byte, error) {
+	c := ServiceConfig(s)
+	data := map[string]any{
+		"Description":       c.Description,
+		"Path":              c.Executable,
+		"Name":              c.Name,
+		"Dependencies":      c.Dependencies,
+		"Arguments":         c.Arguments,
+		"ChRoot":            c.ChRoot,
+		"WorkingDirectory":  c.WorkingDirectory,
+		"UserName":          c.UserName,
+		"ReloadSignal":      reloadSignal,
+		"PIDFile":           "",
+		"LogDirectory":      s.DataDir,
+		"OutputFileSupport": "",
+		"LimitNOFILE":       "",
+		"Restart":           restartPolicy,
+		"SuccessExitStatus": "",
+		"EnvVars":           []string(nil),
+	}
+	return render(unitTemplate, data, systemdFuncs)
+}
+
+// RenderPlist renders the launchd LaunchAgent. The data are the values
+// kardianos passes to a LaunchdConfig.
+func RenderPlist(s Spec) ([]byte, error) {
+	c := ServiceConfig(s)
+	data := map[string]any{
+		"Name":              c.Name,
+		"Path":              c.Executable,
+		"Arguments":         c.Arguments,
+		"ChRoot":            c.ChRoot,
+		"UserName":          c.UserName,
+		"WorkingDirectory":  c.WorkingDirectory,
+		"KeepAlive":         "true",
+		"RunAtLoad":         "true",
+		"SessionCreate":     "false",
+		"StandardOutPath":   filepath.Join(s.DataDir, c.Name+".out.log"),
+		"StandardErrorPath": filepath.Join(s.DataDir, c.Name+".err.log"),
+		"EnvVars":           []string(nil),
+	}
+	return render(plistTemplate, data, launchdFuncs)
+}
+
+// Render renders the service file of the spec's OS.
+func Render(s Spec) ([]byte, error) {
+	switch s.GOOS {
+	case "linux":
+		return RenderUnit(s)
+	case "darwin":
+		return RenderPlist(s)
+	}
+	return nil, s.unsupported()
+}

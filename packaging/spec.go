@@ -1,0 +1,132 @@
+package packaging
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Service names: the systemd unit is agentmap.service, the launchd job is
+// labelled in reverse-DNS form after the project's home.
+const (
+	UnitName      = "agentmap"
+	LaunchdLabel  = "com.github.agentmap.agentmap"
+	description   = "agentmap: session maps of coding agents"
+	reloadSignal  = "HUP"
+	restartPolicy = "on-failure"
+)
+
+// Spec is everything a service definition depends on.
+type Spec struct {
+	GOOS string
+	Home string
+	UID  int
+	// Binary is the absolute path of the agentmap executable to run.
+	Binary string
+	// ConfigFile is passed to `agentmap run --config`; "" lets the daemon
+	// find its config the usual way.
+	ConfigFile string
+	// DataDir holds launchd's stdout and stderr files and is the working
+	// directory of the service.
+	DataDir string
+	// RuntimeDir is $XDG_RUNTIME_DIR, where a running systemd --user keeps
+	// its socket.
+	RuntimeDir string
+}
+
+// Current returns the Spec of this machine and user for the running binary.
+func Current(configFile, dataDir string) (Spec, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return Spec{}, fmt.Errorf("no home directory: %w", err)
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return Spec{}, fmt.Errorf("locate the agentmap binary: %w", err)
+	}
+	if resolved, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = resolved
+	}
+	if configFile != "" {
+		if configFile, err = filepath.Abs(configFile); err != nil {
+			return Spec{}, err
+		}
+	}
+	return Spec{
+		GOOS: runtime.GOOS, Home: home, UID: os.Getuid(),
+		Binary: bin, ConfigFile: configFile, DataDir: dataDir,
+		RuntimeDir: os.Getenv("XDG_RUNTIME_DIR"),
+	}, nil
+}
+
+// ErrUnsupported is returned on systems without a per-user service manager
+// agentmap knows.
+var ErrUnsupported = errors.New("no per-user service manager agentmap can install into on this system")
+
+// Name is the service's name for the OS's service manager.
+func (s Spec) Name() string {
+	if s.GOOS == "darwin" {
+		return LaunchdLabel
+	}
+	return UnitName
+}
+
+// File is where the service definition lives.
+func (s Spec) File() (string, error) {
+	switch s.GOOS {
+	case "linux":
+		return filepath.Join(s.Home, ".config", "systemd", "user", UnitName+".service"), nil
+	case "darwin":
+		return filepath.Join(s.Home, "Library", "LaunchAgents", LaunchdLabel+".plist"), nil
+	}
+	return "", s.unsupported()
+}
+
+func (s Spec) unsupported() error {
+	if s.GOOS == "windows" {
+		return fmt.Errorf("%w: per-user services are not supported on Windows yet; "+
+			"start `agentmap run` at logon instead, e.g. with: schtasks /Create /SC ONLOGON /TN agentmap /TR \"\\\"%s\\\" run\"",
+			ErrUnsupported, s.Binary)
+	}
+	return fmt.Errorf("%w (%s); run `agentmap run` under the supervisor you use", ErrUnsupported, s.GOOS)
+}
+
+// Arguments are the arguments of the service's command line.
+func (s Spec) Arguments() []string {
+	args := []string{"run"}
+	if s.ConfigFile != "" {
+		args = append(args, "--config", s.ConfigFile)
+	}
+	return args
+}
+
+// check rejects what a service file cannot carry safely: relative paths,
+// and characters that systemd or launchd would interpret.
+func (s Spec) check() error {
+	if !filepath.IsAbs(s.Binary) {
+		return fmt.Errorf("the agentmap binary path is not absolute")
+	}
+	if isTemporary(s.Binary) {
+		return fmt.Errorf("the running agentmap is a temporary build (go run?): install it first " +
+			"with `go install ./cmd/agentmap`, then run `agentmap install` from the installed binary")
+	}
+	for what, p := range map[string]string{"binary": s.Binary, "config file": s.ConfigFile, "data directory": s.DataDir} {
+		if strings.ContainsAny(p, "%$\"\\\n\r\x00") {
+			return fmt.Errorf("the %s path contains a character (%%, $, \", \\ or a control character) a service file cannot hold", what)
+		}
+	}
+	if s.DataDir == "" || !filepath.IsAbs(s.DataDir) {
+		return fmt.Errorf("the data directory is not an absolute path")
+	}
+	return nil
+}
+
+// isTemporary recognises binaries that go run and go test build in a
+// temporary directory, which disappear when they exit.
+func isTemporary(bin string) bool {
+	tmp := filepath.Clean(os.TempDir()) + string(filepath.Separator)
+	return strings.HasPrefix(bin, tmp) && strings.Contains(bin, "go-build")
+}
