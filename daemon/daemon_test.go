@@ -1,0 +1,299 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/state/mapstore"
+	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/agents"
+)
+
+type rig struct {
+	t     *testing.T
+	home  string
+	data  string
+	root  watchers.Root
+	proj  string
+	idle  time.Duration
+	store *mapstore.Store
+}
+
+func newRig(t *testing.T) *rig {
+	home := t.TempDir()
+	r := &rig{t: t, home: home, data: filepath.Join(home, "data"),
+		root: watchers.Root{Agent: "claude", Layout: watchers.LayoutClaude, Dir: filepath.Join(home, ".claude")},
+		idle: time.Hour}
+	r.proj = filepath.Join(r.root.Dir, "projects", "-w-app")
+	r.store = mapstore.New(MapsDir(r.data))
+	return r
+}
+
+func (r *rig) opts(once bool) Options {
+	return Options{DataDir: r.data, Idle: r.idle, Once: once, Roots: []watchers.Root{r.root},
+		Agents: []agents.Agent{fakeAgent}, Mapper: fakeMapper, MaxLine: 200,
+		Debounce: 5 * time.Millisecond, Rescan: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(testWriter{r.t}, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+func (r *rig) once() {
+	r.t.Helper()
+	if err := New(r.opts(true)).Run(context.Background()); err != nil {
+		r.t.Fatalf("run --once: %v", err)
+	}
+}
+
+func (r *rig) append(rel string, lines ...string) {
+	r.t.Helper()
+	p := filepath.Join(r.proj, rel)
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for _, l := range lines {
+		f.WriteString(l)
+	}
+	f.Close()
+}
+
+func line(session, kind string) string { return fmt.Sprintf(`{"s":%q,"k":%q}`+"\n", session, kind) }
+
+func (r *rig) mapOf(id string) string {
+	r.t.Helper()
+	b, err := r.store.Read(mapstore.RelPath("claude", id, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func TestOnceThenResume(t *testing.T) {
+	r := newRig(t)
+	r.append("s1.jsonl", line("s1", "user"), line("s1", "llm"))
+	r.append("s1/subagents/agent-x.jsonl", line("s1", "call"))
+	r.append("s2.jsonl", line("s2", "user"), `{"s":"s2","k":"turn_`) // torn last line
+	r.once()
+	if got, want := r.mapOf("s1"), fakeMap(map[string][]string{"": {"user", "llm"}, "sa-x": {"call"}}); got != want {
+		t.Fatalf("s1 map:\n%s\nwant:\n%s", got, want)
+	}
+	if got, want := r.mapOf("s2"), fakeMap(map[string][]string{"": {"user"}}); got != want {
+		t.Fatalf("s2 map with a torn line:\n%s\nwant:\n%s", got, want)
+	}
+	// The writer finishes the line and goes on; the next run reads only
+	// what is new (the fake parser's numbering proves nothing is re-read).
+	r.append("s2.jsonl", `end"}`+"\n", line("s2", "user"))
+	r.append("s1.jsonl", line("s1", "result"))
+	r.once()
+	if got, want := r.mapOf("s2"), fakeMap(map[string][]string{"": {"user", "turn_end", "user"}}); got != want {
+		t.Fatalf("s2 after resume:\n%s\nwant:\n%s", got, want)
+	}
+	if got, want := r.mapOf("s1"), fakeMap(map[string][]string{"": {"user", "llm", "result"}, "sa-x": {"call"}}); got != want {
+		t.Fatalf("s1 after resume:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A final line without newline that does not parse is left out, and a
+// complete but unusable line is counted, not fatal.
+func TestGarbageAndOversizedLines(t *testing.T) {
+	r := newRig(t)
+	r.append("s1.jsonl", line("s1", "user"), "not json\n", "\x00\xff\n", `{"s":"s1","k":"x`+strings.Repeat("y", 500)+`"}`+"\n",
+		line("s1", "llm"), `{"broken`)
+	r.once()
+	if got, want := r.mapOf("s1"), fakeMap(map[string][]string{"": {"user", "llm"}}); got != want {
+		t.Fatalf("map:\n%s\nwant:\n%s", got, want)
+	}
+	db := openState(t, r)
+	srcs, _, _ := db.Load()
+	db.Close()
+	if len(srcs) != 1 || srcs[0].Skipped != 2 || srcs[0].Oversized != 1 || srcs[0].Lines != 4 {
+		t.Fatalf("counters: %+v", srcs[0])
+	}
+}
+
+func openState(t *testing.T, r *rig) *state.DB {
+	t.Helper()
+	db, err := state.Open(StatePath(r.data), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func TestTruncatedReplacedAndMovedWhileStopped(t *testing.T) {
+	r := newRig(t)
+	r.append("a.jsonl", line("a", "user"), line("a", "llm"), line("a", "call"))
+	r.append("b.jsonl", line("b", "user"), line("b", "llm"))
+	r.append("c.jsonl", line("c", "user"))
+	r.once()
+
+	// a: truncated and regrown with other content → rebuilt from zero.
+	os.WriteFile(filepath.Join(r.proj, "a.jsonl"), []byte(line("a", "llm")+line("a", "llm")+line("a", "llm")+line("a", "result")), 0o600)
+	// b: replaced under the same name (new inode) with a longer file.
+	tmp := filepath.Join(r.home, "b.tmp")
+	os.WriteFile(tmp, []byte(line("b", "error")+line("b", "user")+line("b", "user")), 0o600)
+	os.Rename(tmp, filepath.Join(r.proj, "b.jsonl"))
+	// c: moved to another project dir and grown → followed, not re-read.
+	other := filepath.Join(r.root.Dir, "projects", "-w-other")
+	os.MkdirAll(other, 0o700)
+	os.Rename(filepath.Join(r.proj, "c.jsonl"), filepath.Join(other, "c.jsonl"))
+	f, _ := os.OpenFile(filepath.Join(other, "c.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(line("c", "llm"))
+	f.Close()
+	r.once()
+
+	for id, want := range map[string]string{
+		"a": fakeMap(map[string][]string{"": {"llm", "llm", "llm", "result"}}),
+		"b": fakeMap(map[string][]string{"": {"error", "user", "user"}}),
+		"c": fakeMap(map[string][]string{"": {"user", "llm"}}),
+	} {
+		if got := r.mapOf(id); got != want {
+			t.Errorf("%s:\n%s\nwant:\n%s", id, got, want)
+		}
+	}
+	db := openState(t, r)
+	defer db.Close()
+	srcs, _, _ := db.Load()
+	if len(srcs) != 3 {
+		t.Fatalf("%d sources after replace and move, want 3", len(srcs))
+	}
+}
+
+// A deleted file keeps its captured events; the session counts as ended.
+func TestDeletedFileKeepsItsMap(t *testing.T) {
+	r := newRig(t)
+	r.append("d.jsonl", line("d", "user"), line("d", "llm"))
+	r.once()
+	os.Remove(filepath.Join(r.proj, "d.jsonl"))
+	r.once()
+	if got, want := r.mapOf("d"), fakeMap(map[string][]string{"": {"user", "llm"}}); got != want {
+		t.Fatalf("map after deletion:\n%s\nwant:\n%s", got, want)
+	}
+	db := openState(t, r)
+	defer db.Close()
+	srcs, sess, _ := db.Load()
+	if !srcs[0].Missing || sess[0].EndedMs == 0 {
+		t.Fatalf("deleted file not recorded: %+v %+v", srcs[0], sess[0])
+	}
+}
+
+// The long-running loop: a session is written after its idle time, written
+// again when it grows, written at once when its file is deleted; a store
+// that cannot be written is retried until it can.
+func TestFollow(t *testing.T) {
+	r := newRig(t)
+	r.idle = 300 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- New(r.opts(false)).Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	waitMap := func(id, want string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for r.mapOf(id) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("map %s is\n%s\nwant\n%s", id, r.mapOf(id), want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	// The root does not exist when the daemon starts.
+	r.append("f.jsonl", line("f", "user"))
+	waitMap("f", fakeMap(map[string][]string{"": {"user"}}))
+	r.append("f.jsonl", line("f", "llm"), line("f", "turn_end"))
+	waitMap("f", fakeMap(map[string][]string{"": {"user", "llm", "turn_end"}}))
+
+	// The store becomes unwritable: a file sits where the agent dir goes.
+	os.RemoveAll(filepath.Join(r.data, "maps", "claude"))
+	os.WriteFile(filepath.Join(r.data, "maps", "claude"), []byte("x"), 0o600)
+	r.append("g.jsonl", line("g", "user"))
+	time.Sleep(r.idle * 3)
+	if r.mapOf("g") != "" {
+		t.Fatal("map written through a file")
+	}
+	os.Remove(filepath.Join(r.data, "maps", "claude"))
+	waitMap("g", fakeMap(map[string][]string{"": {"user"}}))
+
+	// Deleting a file ends its session: written at once, however long
+	// the idle time.
+	r.append("g.jsonl", line("g", "llm"))
+	os.Remove(filepath.Join(r.proj, "g.jsonl"))
+	r.append("h.jsonl", line("h", "user"))
+	waitMap("h", fakeMap(map[string][]string{"": {"user"}}))
+}
+
+func TestDueAt(t *testing.T) {
+	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	idle, quiet := 15*time.Minute, 5*time.Minute
+	for _, tc := range []struct {
+		name  string
+		s     state.Session
+		retry *backoff
+		want  time.Time
+		ok    bool
+	}{
+		{"clean", state.Session{Gen: 2, Flush: &state.Flush{Gen: 2}, ActivityMs: base.UnixMilli()}, nil, time.Time{}, false},
+		{"idle", state.Session{Gen: 1, ActivityMs: base.UnixMilli()}, nil, base.Add(idle), true},
+		{"turn end", state.Session{Gen: 1, ActivityMs: base.UnixMilli(), TurnEnd: true}, nil, base.Add(quiet), true},
+		{"ended", state.Session{Gen: 3, Flush: &state.Flush{Gen: 2}, ActivityMs: base.UnixMilli(), EndedMs: base.Add(time.Second).UnixMilli()}, nil, base.Add(time.Second), true},
+		{"retry later", state.Session{Gen: 1, ActivityMs: base.UnixMilli()}, &backoff{at: base.Add(time.Hour)}, base.Add(time.Hour), true},
+		{"retry earlier", state.Session{Gen: 1, ActivityMs: base.UnixMilli()}, &backoff{at: base.Add(time.Second)}, base.Add(idle), true},
+	} {
+		got, ok := dueAt(&tc.s, idle, quiet, tc.retry)
+		if ok != tc.ok || !got.Equal(tc.want) {
+			t.Errorf("%s: %v %v, want %v %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestBackoffDoublesToCap(t *testing.T) {
+	d := New(Options{DataDir: t.TempDir()})
+	var delays []time.Duration
+	for i := 0; i < 12; i++ {
+		d.fail("k")
+		delays = append(delays, d.retry["k"].delay)
+	}
+	if delays[0] != time.Second || delays[1] != 2*time.Second || delays[11] != maxBackoff {
+		t.Fatalf("delays %v", delays)
+	}
+}
+
+func TestDefaultDataDir(t *testing.T) {
+	for _, tc := range []struct {
+		env  watchers.Env
+		want string
+	}{
+		{watchers.Env{GOOS: "linux", Home: "/h"}, "/h/.local/share/agentmap"},
+		{watchers.Env{GOOS: "linux", Home: "/h", Getenv: func(k string) string {
+			return map[string]string{"XDG_DATA_HOME": "/x"}[k]
+		}}, "/x/agentmap"},
+		{watchers.Env{GOOS: "darwin", Home: "/h"}, "/h/Library/Application Support/agentmap"},
+		{watchers.Env{GOOS: "windows", Home: "/h", Getenv: func(k string) string {
+			return map[string]string{"LOCALAPPDATA": "/l"}[k]
+		}}, "/l/agentmap"},
+	} {
+		if got := filepath.ToSlash(DefaultDataDir(tc.env)); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.env.GOOS, got, tc.want)
+		}
+	}
+}
