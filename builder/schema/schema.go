@@ -52,11 +52,19 @@ func Compiled() (*jsonschema.Schema, error) { return compiled() }
 // Validate checks a decoded JSON document (the output of encoding/json into
 // an any, with or without UseNumber) against the schema. It returns nil, an
 // *Error listing every violation, or an error if the schema does not compile.
-func Validate(doc any) error {
+func Validate(doc any) (err error) {
 	sch, err := compiled()
 	if err != nil {
 		return err
 	}
+	// The library dereferences the result of big.Rat.SetString without a
+	// check, so a number it cannot represent panics. Bad input must never
+	// panic a caller.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("validate against agentplay/v1: a value the validator cannot represent")
+		}
+	}()
 	err = sch.Validate(doc)
 	if err == nil {
 		return nil

@@ -200,3 +200,12 @@ func TestPointer(t *testing.T) {
 		}
 	}
 }
+
+// TestUnrepresentableNumber checks that a number the library cannot turn
+// into a rational is an error, not a panic.
+func TestUnrepresentableNumber(t *testing.T) {
+	doc := decode(t, mapWith(`{"t":1e99999999,"kind":"user","chars":1}`))
+	if err := Validate(doc); err == nil {
+		t.Fatal("valid")
+	}
+}

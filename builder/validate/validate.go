@@ -72,6 +72,9 @@ func Map(data []byte) []Problem {
 	if !ok {
 		return []Problem{{Rule: RuleJSON, Message: "the map is not a JSON object"}}
 	}
+	if p := hugeNumber(doc, nil); p != nil {
+		return []Problem{*p}
+	}
 	var c checker
 	c.schema(doc)
 	c.strict(top)
@@ -141,6 +144,42 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.n -= int64(n)
 	return n, err
+}
+
+// maxNumberToken bounds a number's text: no counter or time needs more,
+// and the schema library turns numbers into exact rationals, which for an
+// exponent in the millions takes minutes.
+const (
+	maxNumberToken = 40
+	maxExponent    = 308
+)
+
+// hugeNumber finds the first number too large to check, or returns nil.
+func hugeNumber(v any, path []any) *Problem {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			if p := hugeNumber(v[k], append(path, k)); p != nil {
+				return p
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if p := hugeNumber(e, append(path, i)); p != nil {
+				return p
+			}
+		}
+	case json.Number:
+		tok := string(v)
+		exp := 0
+		if i := strings.IndexAny(tok, "eE"); i >= 0 {
+			exp, _ = strconv.Atoi(strings.TrimPrefix(tok[i+1:], "+"))
+		}
+		if len(tok) > maxNumberToken || exp > maxExponent || exp < -maxExponent-20 {
+			return &Problem{Path: ptr(path...), Rule: RuleJSON, Message: fmt.Sprintf("a number of %d characters is out of range", len(tok))}
+		}
+	}
+	return nil
 }
 
 // Dotted turns a JSON pointer into the "events[12].verb" form people read.

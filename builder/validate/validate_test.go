@@ -465,3 +465,15 @@ func TestFieldsFromSchema(t *testing.T) {
 		t.Error("errClass union wrong")
 	}
 }
+
+// TestHugeNumbers checks that numbers the schema library cannot handle
+// quickly (or at all) are reported, not validated.
+func TestHugeNumbers(t *testing.T) {
+	for _, n := range []string{"1e99999999", "1e9999999", "-1E400", "1" + strings.Repeat("0", 50), "1e-99999"} {
+		doc := `{"schema":"agentplay/v1","session":{"id":"x","startedAt":"2026-01-01T00:00:00Z"},"totals":{},"events":[{"seq":0,"t":` + n + `,"kind":"user"}]}`
+		ps := Map([]byte(doc))
+		if len(ps) != 1 || ps[0].Rule != RuleJSON || ps[0].Path != "/events/0/t" {
+			t.Errorf("%s: %v", n, ps)
+		}
+	}
+}
