@@ -63,3 +63,16 @@ func parseAll(t testing.TB, src watchers.Source, data []byte) (events []event.Ev
 func watchersSource(path string) watchers.Source {
 	return watchers.Source{Agent: "cursor", Session: strings.TrimSuffix(filepath.Base(path), ".jsonl")}
 }
+
+// corpusPathIfAny is the corpus directory, or "" when absent.
+func corpusPathIfAny(t testing.TB) string {
+	d := filepath.Join(moduleRoot(t), "..", "shared", "corpus", "cursor")
+	if _, err := os.Stat(d); err != nil {
+		return ""
+	}
+	return d
+}
+
+func readIfExists(dir, name string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(dir, name))
+}

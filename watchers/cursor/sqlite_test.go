@@ -149,3 +149,24 @@ func TestBrokenDatabases(t *testing.T) {
 		t.Error("reading created the missing database")
 	}
 }
+
+// BenchmarkReadVSCDB measures a full read of the corpus's largest global
+// database (or the fixture), in conversations per second and MB/s of file.
+func BenchmarkReadVSCDB(b *testing.B) {
+	path := ""
+	if d := corpusPathIfAny(b); d != "" {
+		path = filepath.Join(d, "CursorSync__globalStorage_state.vscdb")
+	}
+	if _, err := os.Stat(path); err != nil {
+		path = makeVSCDB(b, b.TempDir())
+	}
+	fi, _ := os.Stat(path)
+	b.SetBytes(fi.Size())
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ReadVSCDB(context.Background(), path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
