@@ -22,11 +22,11 @@ var ErrNoUserSystemd = errors.New("systemd --user is not running for this user")
 // without a user manager it returns the plan with an error wrapping
 // ErrNoUserSystemd that explains the alternatives.
 func InstallPlan(ctx context.Context, s Spec, run Runner) (*Plan, error) {
-	if err := s.check(); err != nil {
-		return nil, err
-	}
 	path, err := s.File()
 	if err != nil {
+		return nil, err
+	}
+	if err := s.check(); err != nil {
 		return nil, err
 	}
 	content, err := Render(s)
