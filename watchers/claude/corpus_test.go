@@ -112,10 +112,29 @@ func TestCorpusParses(t *testing.T) {
 		}
 		eachLine(t, path, func(line []byte) {
 			var head struct {
-				Type string `json:"type"`
+				Type       string `json:"type"`
+				Subtype    string `json:"subtype"`
+				Attachment struct {
+					Type string `json:"type"`
+				} `json:"attachment"`
+				Data struct {
+					Type string `json:"type"`
+				} `json:"data"`
 			}
-			if json.Unmarshal(line, &head) == nil && !knownType(head.Type) {
-				unknown[head.Type]++
+			if json.Unmarshal(line, &head) != nil {
+				return
+			}
+			known := knownType(head.Type)
+			switch head.Type {
+			case "system":
+				_, known = systemSubtypes[head.Subtype]
+			case "attachment":
+				_, known = attachmentTypes[head.Attachment.Type]
+			case "progress":
+				_, known = progressTypes[head.Data.Type]
+			}
+			if !known {
+				unknown[head.Type+"/"+head.Subtype+head.Attachment.Type+head.Data.Type]++
 			}
 		})
 		if strings.Contains(name, "acompact") && len(events) > 0 {

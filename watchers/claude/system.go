@@ -121,6 +121,7 @@ func (p *Parser) attachment(env *envelope, out []event.Event) []event.Event {
 		HookName  json.RawMessage `json:"hookName"`
 		HookEvent json.RawMessage `json:"hookEvent"`
 		ToolUseID json.RawMessage `json:"toolUseID"`
+		ExitCode  json.RawMessage `json:"exitCode"`
 	}
 	if json.Unmarshal(env.Attachment, &a) != nil {
 		return out
@@ -128,6 +129,12 @@ func (p *Parser) attachment(env *envelope, out []event.Event) []event.Event {
 	var class string
 	switch a.Type {
 	case "hook_non_blocking_error", "hook_error_during_execution":
+		class = "hook_error"
+	case "async_hook_response":
+		// An async hook cannot block; a non-zero exit is its failure.
+		if num(a.ExitCode) == 0 {
+			return out
+		}
 		class = "hook_error"
 	case "hook_blocking_error", "hook_stopped_continuation":
 		class = "hook_blocking"

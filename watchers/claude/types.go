@@ -47,3 +47,78 @@ var ignoredTypes = map[string]bool{
 // knownType reports whether a record type has a decision in this package:
 // parsed, or deliberately ignored.
 func knownType(t string) bool { return parsedTypes[t] || ignoredTypes[t] }
+
+// Subtypes of system lines, attachments and progress lines, each with its
+// decision. Those marked false are read and deliberately yield nothing.
+var systemSubtypes = map[string]bool{
+	"compact_boundary":       true,
+	"api_error":              true,
+	"turn_duration":          true,
+	"stop_hook_summary":      true, // when a hook failed or blocked
+	"model_refusal_fallback": true,
+
+	"local_command":             false, // the slash command's user line counts
+	"informational":             false,
+	"away_summary":              false, // text
+	"model_fallback":            false, // the llm records show the model used
+	"model_refusal_no_fallback": false,
+	"model_consent_fallback":    false,
+	"api_refusal":               false,
+	"memory_saved":              false,
+	"agents_killed":             false,
+	"scheduled_task_fire":       false,
+	"cloud_session_status":      false,
+	"file_snapshot":             false,
+	"rewind_stand_in":           false,
+	"session_start":             false,
+}
+
+var attachmentTypes = map[string]bool{
+	"hook_non_blocking_error":     true,
+	"hook_error_during_execution": true,
+	"hook_blocking_error":         true,
+	"hook_stopped_continuation":   true,
+	"async_hook_response":         true, // when its exit code is not 0
+
+	"hook_success":             false,
+	"hook_cancelled":           false, // cancelled by the user or a timeout of the turn, not a failure of the hook
+	"hook_additional_context":  false,
+	"hook_system_message":      false,
+	"output_style":             false,
+	"todo_reminder":            false,
+	"task_reminder":            false,
+	"queued_command":           false, // the prompt follows as a user line
+	"skill_listing":            false,
+	"file":                     false,
+	"edited_text_file":         false,
+	"nested_memory":            false,
+	"deferred_tools_delta":     false,
+	"mcp_instructions_delta":   false,
+	"compact_file_reference":   false,
+	"command_permissions":      false,
+	"plan_mode":                false,
+	"plan_mode_exit":           false,
+	"plan_mode_reentry":        false,
+	"plan_file_reference":      false,
+	"agent_listing_delta":      false,
+	"diagnostics":              false,
+	"auto_mode":                false,
+	"task_status":              false,
+	"critical_system_reminder": false,
+	"selected_lines_in_ide":    false,
+	"opened_file_in_ide":       false,
+	"invoked_skills":           false,
+}
+
+// Progress lines stream what tools, hooks and subagents are doing; the
+// results and the subagent's own file carry what a map needs.
+var progressTypes = map[string]bool{
+	"hook_progress":           false,
+	"bash_progress":           false,
+	"powershell_progress":     false,
+	"agent_progress":          false,
+	"mcp_progress":            false,
+	"query_update":            false,
+	"search_results_received": false,
+	"waiting_for_task":        false,
+}
