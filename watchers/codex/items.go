@@ -82,7 +82,8 @@ func (p *Parser) modelOutput(t int64, f facets) {
 func (p *Parser) startResponse(t int64) *response {
 	p.st.RespN++
 	r := &response{ID: msgID(p.sessionID(), p.st.RespN), T: t, Lat: -1}
-	if p.st.InputT > 0 && t >= p.st.InputT {
+	// Legacy records have no times of their own: latency is unknown there.
+	if p.st.Form == "wrapper" && p.st.InputT > 0 && t >= p.st.InputT {
 		r.Lat = t - p.st.InputT
 	}
 	p.st.Resp = r
@@ -175,11 +176,18 @@ func (p *Parser) tokenCount(pl *item, t int64) {
 }
 
 // userPrompt emits a real prompt's shape.
+//
+// In a spawned thread the "prompts" are the parent agent's instructions
+// (spawn message, send_input), not the user's: they end the response before
+// them like a prompt does, but are not user turns.
 func (p *Parser) userPrompt(t int64, text string, images int) {
 	p.closeResponse()
 	p.input(t)
 	p.st.Compact = ""
 	p.st.TurnResp = false
+	if p.st.Sub {
+		return
+	}
 	p.emit(event.Event{Kind: event.KindUser, T: t, User: &event.User{
 		Chars: utf8.RuneCountInString(text), Images: images, URLs: redact.CountURLs(text),
 	}})

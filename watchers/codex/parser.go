@@ -102,6 +102,9 @@ func (p *Parser) record(l *rawLine) {
 		ts, ok := parseTime(l.Timestamp)
 		p.wrapper(l.Type, l.Payload, ts, ok)
 	case l.Session != nil:
+		if p.st.Form == "" {
+			p.st.Form = "legacy"
+		}
 		p.legacyHeader(l.Session)
 		for _, raw := range l.Items {
 			p.wholeItem(raw)
@@ -223,6 +226,7 @@ func (p *Parser) emitSession(m meta, version string) {
 	if m.child || m.subagent {
 		s.Role = "subagent"
 		s.ParentNativeID = m.parent
+		p.st.Sub = true
 	}
 	p.st.Sent = true
 	p.out = append(p.out, event.Event{Kind: event.KindSession, T: p.st.T, Session: s})

@@ -21,6 +21,7 @@ type state struct {
 	ID   string `json:"id,omitempty"`   // native id from the first session_meta or header
 	Meta bool   `json:"meta,omitempty"` // the first session_meta or header was read
 	Sent bool   `json:"sent,omitempty"` // KindSession emitted
+	Sub  bool   `json:"sub,omitempty"`  // a subagent thread: its prompts come from the parent
 
 	// Replay is set for forked and spawned threads, whose rollout starts
 	// with a copy of the parent's history: while it is non-zero, records

@@ -57,9 +57,9 @@ func decodeArgs(raw json.RawMessage) args {
 func (p *Parser) functionCall(name, ns string, rawArgs json.RawMessage, id string, t int64) {
 	a := decodeArgs(rawArgs)
 	if srv, tool, ok := mcpName(name, ns); ok {
-		full := name
-		if ns != "" {
-			full = ns + "." + name
+		full := ns + name // Codex's own qualified name: the namespace ends with "__"-joined parts
+		if ns == "" {
+			full = name
 		}
 		p.emitCall(t, id, event.Call{Tool: full, Kind: "mcp", Cat: "mcp", Server: srv, MCPTool: tool}, call{Tool: full, Class: "mcp"})
 		return

@@ -19,6 +19,7 @@ import (
 func ParseWhole(r io.Reader) ([]event.Event, watchers.Source, error) {
 	src := watchers.Source{Agent: Agent}
 	p := NewParser(src)
+	p.st.Form = "legacy"
 	dec := json.NewDecoder(r)
 	fail := func(what string, err error) ([]event.Event, watchers.Source, error) {
 		return p.out, p.wholeSource(), fmt.Errorf("codex: single-JSON rollout: %s%s", what, wholeOffset(dec, err))

@@ -1,0 +1,113 @@
+// Package codex follows Codex CLI rollouts (~/.codex/sessions/**/rollout-*.jsonl,
+// and .jsonl.zst) and turns each into neutral, redacted events.
+//
+// # Forms
+//
+//   - The {timestamp, type, payload} wrapper of 0.34 to 0.146 (originators
+//     codex_cli_rs, codex_exec, codex-tui, Codex Desktop): session_meta,
+//     response_item, event_msg, turn_context, compacted, world_state, …
+//   - The legacy bare-item JSONL (mid 2025): a header {id, timestamp,
+//     instructions, git}, bare ResponseItems, {"record_type":"state"}
+//     markers, and no per-line times: records take the last known time (the
+//     header's), and latency is unknown.
+//   - The oldest single JSON document {session, items}, with Responses or
+//     chat-completions items, read by ParseWhole as a token stream.
+//   - Any of these compressed with zstd (OpenMaybeZstd).
+//
+// # Decisions
+//
+// Session. The first session_meta (or legacy header) defines the session.
+// Codex Desktop writes session_meta again on every resume; repeats never
+// re-emit or change the session facts. A thread spawned by another
+// (source.subagent.thread_spawn, or a parent_thread_id beside a
+// source.subagent) has role subagent, its parent's id, and is also lane
+// LaneID(id) = "sa-" + the last 12 hex digits of its id (the random part
+// of v4 and v7 uuids) in its parent's map. A user fork (forked_from_id
+// alone) is a root session of its own. In a subagent thread the
+// user_message records are the parent agent's instructions and are not
+// user turns.
+//
+// Replayed history. A forked or spawned rollout starts with a copy of the
+// parent's history (older builds keep the parent's stamps, newer ones write
+// the copy in one burst at the spawn instant). Every record stamped before
+// the end of the session_meta's second is taken as that copy: no events
+// come from it, but the model it sets and its last cumulative token total
+// carry over; that total is the baseline, so the first own total counts
+// only its increase over it. A thread whose own first turn falls in the
+// spawn second loses that turn's records; a referenced (not copied) fork
+// has no replay and its first total counts in full.
+//
+// Tokens. token_count carries the thread's cumulative total_token_usage. A
+// response's usage is the delta since the last counted total; repeats of
+// an unchanged total (rate-limit refreshes, turn boundaries) are skipped. A
+// total below the last one means the counter restarted (0.77 after an
+// interrupted turn); the new total is then the delta. input_tokens includes
+// cached_input_tokens and output_tokens includes reasoning: In = input -
+// cached, CR = cached, CW = 0, Out = output. Per rollout, the usage of the
+// emitted responses sums to the last total minus the baseline, plus the
+// last total before each restart (TestCorpusTokens).
+//
+// Responses. One model response is the run of model items (reasoning,
+// assistant message, tool calls) between two inputs (a prompt or a tool
+// output). Codex spreads a response over several records, and the
+// token_count that measures it comes before its items (up to 0.55), right
+// after them (0.77) or after the tool outputs (0.140 and later). So each
+// record of a response becomes one KindLLM record, all with the response's
+// MsgID, placed where the record is: the first one at the response time,
+// before the tool calls it requested. A record adds its own facets
+// (reasoning: Thinking; a tool call: ToolCalls 1; an assistant message:
+// TextChars, in runes); the latency (first record's time minus the time of
+// the input before it) and, once the token_count has come, the usage are
+// the response's and repeat on each later record, so a merge keeps one
+// value per MsgID (take the maximum or the last; never sum usage). A
+// token_count with no open response, or one whose usage is already known,
+// opens the next response. Rollouts without token counts yield the same
+// records with zero usage: one request per response.
+//
+// Prompts. In the wrapper form the event_msg user_message is the one source
+// of prompts (the response_item copy also carries injected context). In the
+// legacy forms, user messages are prompts unless they start like Codex's
+// injections (<environment_context>, <user_instructions>, # AGENTS.md
+// instructions, <turn_aborted>, …); the <cwd> of an <environment_context> is
+// the legacy form's only working directory.
+//
+// Tools. Arguments are decoded into a whitelist of keys (command, cmd,
+// workdir, session_id, path, file_path, dir_path, patch input, agent_type,
+// server, url); script bodies, stdin and prompts are never decoded. Shell
+// commands (shell argv, shell_command, exec_command, local_shell_call,
+// end-event argv) go through redact.ParseArgv / ParseShell. apply_patch
+// (freeform input, function arguments, or an `apply_patch <<EOF` shell
+// script) yields only its file headers: Add (create), Update (modify),
+// Delete (delete), Move to (rename-to, the updated file rename-from). A
+// call's workdir resolves its relative paths; it does not change the
+// session cwd. write_stdin continues the exec_command whose output said
+// "Process running with session ID N". MCP names: mcp__server__tool,
+// server__tool, and namespace mcp__server[__prefix] with the tool name.
+// spawn_agent is a subagent call; its result names the child lane when the
+// output or a collab_agent_spawn_end gives the thread id, and the lane is
+// declared with KindLane.
+//
+// Results. An output is paired with its call by call_id. Only its header is
+// read: {"output","metadata":{exit_code,duration_seconds}}, "Exit code: N /
+// Wall time: X seconds / Output:", and unified exec's "Chunk ID / Wall time
+// / Process exited with code N | Process running with session ID N /
+// Original token count / Output:". OutBytes is the byte length of the
+// tool's own output (after the header). Outputs starting like Codex's own
+// error strings (sandbox denials, rejected patches) are failures; other
+// outputs without an exit code have an unknown outcome. exec_command_end,
+// patch_apply_end, mcp_tool_call_end and dynamic_tool_call_response enrich
+// the open call with the same call_id (exit, duration, failure); when no
+// call showed it, the end event alone yields the call and its result. A
+// call's result is emitted once.
+//
+// Errors and turns. event_msg error and stream_error (Retry = the reconnect
+// attempt) are llm errors classed from codex_error_info, else by
+// redact.APIErrorClass; task_complete with an error too. turn_aborted
+// (except review_ended) is an orchestration error, class interrupted.
+// task_complete, turn_complete and turn_aborted end a turn (KindTurnEnd).
+//
+// Compaction. A `compacted` item and the context_compacted event that
+// follows it are one compaction; remote compaction items count the same.
+// Trigger is auto when the model was mid-turn, else manual; PreTokens is
+// the context size of the last request.
+package codex
