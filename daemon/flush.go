@@ -104,9 +104,11 @@ func (d *Daemon) flush(key string) error {
 	}
 	b, err := d.opt.Mapper(events)
 	if err != nil {
-		log.Error("cannot build the map", "err", err)
-		d.fail(key)
-		return err
+		// The same events give the same refusal: wait for new ones
+		// rather than retrying (a lane whose parent log is absent, say).
+		log.Warn("session not mappable until it changes", "err", err)
+		s.Flush = &state.Flush{Gen: gen, AtMs: ms(d.opt.Clock.Now())}
+		return d.db.PutSessions(s)
 	}
 	id := b.NativeID
 	if id == "" {
@@ -180,6 +182,11 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 		return nil
 	}); err != nil {
 		return nil, err
+	}
+	if len(srcs) == 0 {
+		// Known only as the parent of a child rollout: no map of its own
+		// until its own log shows up.
+		return nil, nil
 	}
 	var out []event.Event
 	for _, s := range srcs {
