@@ -2,6 +2,8 @@ package builder
 
 import (
 	"bytes"
+	"compress/gzip"
+	"io"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -177,4 +179,57 @@ func randomString(rng *rand.Rand) string {
 		b.WriteString(pieces[rng.IntN(len(pieces))])
 	}
 	return b.String()
+}
+
+// TestSplicedHashMatchesContentHash: the spliced encoding of Canonical
+// gives the bytes and the hash that the plain definitions give.
+func TestSplicedHashMatchesContentHash(t *testing.T) {
+	for name, evs := range fixtureStreams(t) {
+		m := mustBuild(t, evs, Options{Producer: "agentmap 1.2.3"})
+		canon := canonical(t, m)
+		dec := json.NewDecoder(bytes.NewReader(canon))
+		dec.UseNumber()
+		var doc map[string]any
+		if err := dec.Decode(&doc); err != nil {
+			t.Fatal(err)
+		}
+		plain, err := CanonicalJSON(doc)
+		if err != nil || !bytes.Equal(plain, canon) {
+			t.Errorf("%s: canonical bytes are not a fixed point", name)
+		}
+		h, err := ContentHash(doc)
+		if err != nil || h != doc["contentHash"] || h != m.ContentHash {
+			t.Errorf("%s: hash %s, stored %v", name, h, doc["contentHash"])
+		}
+		// The producer's version does not change the hash.
+		m2 := mustBuild(t, evs, Options{Producer: "other 9"})
+		if m2.ContentHash != m.ContentHash {
+			t.Errorf("%s: cliVersion changes the hash", name)
+		}
+	}
+}
+
+func TestGzipIsDeterministic(t *testing.T) {
+	evs := fixtureStreams(t)["claude_session"]
+	a, err := mustBuild(t, evs, Options{}).Gzip()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := mustBuild(t, evs, Options{}).Gzip()
+	if !bytes.Equal(a, b) {
+		t.Fatal("two gzips differ")
+	}
+	// No name, no modification time: header bytes 4..9 are zero mtime and
+	// flags without FNAME.
+	if a[3]&0x08 != 0 || a[4]|a[5]|a[6]|a[7] != 0 {
+		t.Errorf("gzip header carries a name or a time: % x", a[:10])
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := io.ReadAll(zr)
+	if !bytes.Equal(plain, canonical(t, mustBuild(t, evs, Options{}))) {
+		t.Error("gzip does not hold the canonical JSON")
+	}
 }

@@ -3,7 +3,10 @@ package builder
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/agentmap/agentmap/builder/event"
@@ -12,6 +15,10 @@ import (
 
 // DefaultEventCap is the format page's event cap.
 const DefaultEventCap = 20000
+
+// gzipLevel is fixed so that the same map always gzips to the same bytes;
+// the default level costs a third of the best one for a few percent.
+const gzipLevel = 6
 
 // Schema is the format identifier written into every map.
 const Schema = "agentplay/v1"
@@ -231,13 +238,60 @@ func (m *Map) NativeID() string { return m.nativeID }
 func (m *Map) Canonical() ([]byte, error) {
 	doc := m.tree()
 	delete(doc, "contentHash")
-	h, err := ContentHash(doc)
+	// Encode each top-level part once and splice the two documents (the
+	// hashed one and the written one) from the parts: they differ only in
+	// session.cliVersion and contentHash, and the events dominate the cost.
+	parts := make(map[string][]byte, len(doc)+1)
+	for k, v := range doc {
+		if k == "session" {
+			continue
+		}
+		b, err := CanonicalJSON(v)
+		if err != nil {
+			return nil, err
+		}
+		parts[k] = b
+	}
+	session := doc["session"].(map[string]any)
+	version := session["cliVersion"]
+	delete(session, "cliVersion")
+	sb, err := CanonicalJSON(session)
 	if err != nil {
 		return nil, err
 	}
-	m.ContentHash = h
-	doc["contentHash"] = h
-	return CanonicalJSON(doc)
+	parts["session"] = sb
+	sum := sha256.Sum256(spliceObject(parts))
+	m.ContentHash = hex.EncodeToString(sum[:])
+	session["cliVersion"] = version
+	if parts["session"], err = CanonicalJSON(session); err != nil {
+		return nil, err
+	}
+	parts["contentHash"], _ = CanonicalJSON(m.ContentHash)
+	return spliceObject(parts), nil
+}
+
+// spliceObject writes a canonical object from already canonical values.
+func spliceObject(parts map[string][]byte) []byte {
+	keys := make([]string, 0, len(parts))
+	size := 2
+	for k, v := range parts {
+		keys = append(keys, k)
+		size += len(k) + len(v) + 4
+	}
+	sort.Strings(keys)
+	var buf bytes.Buffer
+	buf.Grow(size)
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		writeString(&buf, k)
+		buf.WriteByte(':')
+		buf.Write(parts[k])
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
 }
 
 // MarshalJSON writes the canonical form, so encoding/json users get the
@@ -252,7 +306,7 @@ func (m *Map) Gzip() ([]byte, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw, err := gzip.NewWriterLevel(&buf, gzipLevel)
 	if err != nil {
 		return nil, fmt.Errorf("gzip map: %w", err)
 	}
