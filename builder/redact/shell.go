@@ -163,6 +163,13 @@ func (w *walker) callExpr(x *syntax.CallExpr, src string) {
 	for i := range n {
 		args[i] = toWord(x.Args[i], src)
 	}
+	// A Windows program path written unquoted (C:\tools\rg.exe) loses its
+	// backslashes to shell escaping; its raw form names the program.
+	if p0 := x.Args[0]; len(p0.Parts) == 1 {
+		if l, ok := p0.Parts[0].(*syntax.Lit); ok && (isDrivePath(l.Value) || strings.HasPrefix(l.Value, `.\`)) {
+			args[0] = word{s: l.Value, text: l.Value, lit: true}
+		}
+	}
 	w.command(args)
 }
 
@@ -176,6 +183,7 @@ func toWord(wd *syntax.Word, src string) word {
 	}
 	var lit, text strings.Builder
 	isLit := true
+	tail := 0 // start in text of the literal run after the last expansion
 	for _, part := range wd.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
@@ -201,13 +209,16 @@ func toWord(wd *syntax.Word, src string) word {
 				}
 				isLit = false
 				text.WriteString(source(src, in))
+				tail = text.Len()
 			}
 		default:
 			isLit = false
 			text.WriteString(source(src, part))
+			tail = text.Len()
 		}
 	}
-	return word{s: lit.String(), text: text.String(), lit: isLit}
+	t := text.String()
+	return word{s: lit.String(), text: t, lit: isLit, tail: t[tail:]}
 }
 
 func source(src string, n syntax.Node) string {

@@ -166,9 +166,6 @@ func multiVerb(name, fam string, subs map[string]bool, rest []word) cmdRes {
 	pos := positionals(rest, argFlags[fam], 3, fam == "cargo" || fam == "rustup")
 	sub := at(pos, 0)
 	known := subs[sub]
-	if subs == nil { // aws, gcloud, az: a service name
-		known = isServiceName(sub)
-	}
 	script := ""
 	switch fam {
 	case "npm":
@@ -277,21 +274,6 @@ func isScriptName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(isASCIILetter(c) || isDigit(c) || c == ':' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-// isServiceName accepts a cloud CLI service or command group (s3, compute,
-// functionapp): lower case, short.
-func isServiceName(s string) bool {
-	if s == "" || len(s) > 30 || !(s[0] >= 'a' && s[0] <= 'z') {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || isDigit(c) || c == '-') {
 			return false
 		}
 	}

@@ -13,6 +13,7 @@ import (
 type word struct {
 	s, text string
 	lit     bool
+	tail    string // literal text after the last expansion ("${ROOT}/bin/x" -> "/bin/x")
 }
 
 func litWords(argv []string) []word {
@@ -185,8 +186,14 @@ func (w *walker) command(args []word) {
 			return
 		}
 		if !args[i].lit {
-			w.add(cmdRes{cat: "shell"}) // a variable as program: no verb
-			return
+			// A variable as program gives no verb, unless a literal path
+			// follows it: "${ROOT}/scripts/run.sh" runs run.sh.
+			j := strings.LastIndexAny(args[i].tail, `/\`)
+			if j < 0 || progName(args[i].tail[j+1:]) == "" {
+				w.add(cmdRes{cat: "shell"})
+				return
+			}
+			args[i] = word{s: args[i].tail[j+1:], text: args[i].tail[j+1:], lit: true}
 		}
 		prog := progName(args[i].s)
 		if prog == "" {

@@ -111,7 +111,21 @@ var subcommands = map[string]map[string]bool{
 	"turbo":         set(`run build test lint dev prune`),
 	"nx":            set(`run run-many affected build test lint serve graph`),
 	"coverage":      set(`run report html xml erase combine`),
-	"aws":           nil, "gcloud": nil, "az": nil, // services: checked by shape
+	"aws": set(`s3 s3api ec2 ecs ecr eks iam sts lambda logs cloudformation cloudwatch cloudfront
+		dynamodb rds route53 sns sqs ssm secretsmanager kms elbv2 elb autoscaling apigateway
+		apigatewayv2 cognito-idp codebuild codepipeline codecommit codeartifact events kinesis
+		firehose glue athena emr batch stepfunctions sagemaker bedrock bedrock-runtime organizations
+		configure sso amplify appsync acm elasticache es opensearch efs backup ce budgets
+		application-autoscaling deploy lightsail ses sesv2 redshift ram waf wafv2 xray`),
+	"gcloud": set(`auth config compute container run functions app sql storage iam projects
+		services builds artifacts logging pubsub secrets kms dns deploy dataflow dataproc
+		bigtable spanner firestore scheduler tasks redis memcache ai ml components init info
+		organizations billing monitoring workflows eventarc filestore network-connectivity
+		beta alpha`),
+	"az": set(`login logout account group vm aks acr webapp functionapp storage keyvault network
+		sql cosmosdb monitor ad role deployment resource appservice containerapp staticwebapp
+		devops pipelines repos boards bicep extension config provider identity postgres mysql
+		redis servicebus eventhubs apim cognitiveservices ml upgrade version`),
 }
 
 // threeWords lists the families whose subcommand takes one more word of
@@ -160,6 +174,9 @@ var argFlags = map[string]map[string]bool{
 	"gradle":    set(`-p --project-dir -b --build-file -c --settings-file -g --gradle-user-home -I --init-script -x --exclude-task -D -P`),
 	"python":    set(`-X -W -Q`),
 	"dotnet":    set(`-c --configuration -f --framework -r --runtime -p --project -v --verbosity -o --output`),
+	"aws":       set(`--profile --region --output --endpoint-url --query --color --ca-bundle --cli-read-timeout --cli-connect-timeout`),
+	"gcloud":    set(`--project --account --configuration --format --region --zone --verbosity --impersonate-service-account --billing-project --flags-file`),
+	"az":        set(`--subscription -o --output --query`),
 }
 
 // verifyKinds says what a verify command checks.
