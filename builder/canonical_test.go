@@ -3,8 +3,8 @@ package builder
 import (
 	"bytes"
 	"compress/gzip"
-	"io"
 	"encoding/json"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os/exec"
