@@ -46,6 +46,11 @@ type Watch struct {
 	// MaxLine is the hard cap on one log line; longer lines are skipped and
 	// counted.
 	MaxLine Size `toml:"max_line"`
+	// Rescan is the period of the full stat rescan behind file
+	// notifications, which are only hints.
+	Rescan Duration `toml:"rescan"`
+	// Debounce is how long notifications are gathered before reading.
+	Debounce Duration `toml:"debounce"`
 }
 
 // Agent is one agent's switch and the directories its logs live under.
@@ -54,11 +59,20 @@ type Agent struct {
 	Roots   []string `toml:"roots"`
 }
 
+// CursorAgent adds the editor's own directories to Cursor's settings:
+// Roots hold ~/.cursor trees (agent transcripts, cursor-agent chats),
+// AppRoots the editor's User directories (globalStorage and
+// workspaceStorage state.vscdb files), which are laid out differently.
+type CursorAgent struct {
+	Agent
+	AppRoots []string `toml:"app_roots"`
+}
+
 // Agents has one entry per agent agentmap follows.
 type Agents struct {
-	Claude Agent `toml:"claude"`
-	Codex  Agent `toml:"codex"`
-	Cursor Agent `toml:"cursor"`
+	Claude Agent       `toml:"claude"`
+	Codex  Agent       `toml:"codex"`
+	Cursor CursorAgent `toml:"cursor"`
 }
 
 // AgentNames are the agents in the order of the file (and of the agent
@@ -73,7 +87,7 @@ func (a *Agents) ByName(name string) (*Agent, bool) {
 	case "codex":
 		return &a.Codex, true
 	case "cursor":
-		return &a.Cursor, true
+		return &a.Cursor.Agent, true
 	}
 	return nil, false
 }
@@ -167,11 +181,11 @@ func defaultsFor(p platform) *Config {
 			EventCap:    20000,
 		},
 		Flush: Flush{Idle: Duration{15 * time.Minute}},
-		Watch: Watch{MaxLine: 64 << 20},
+		Watch: Watch{MaxLine: 64 << 20, Rescan: Duration{time.Minute}, Debounce: Duration{250 * time.Millisecond}},
 		Agents: Agents{
 			Claude: Agent{Enabled: true, Roots: p.claudeRoots()},
 			Codex:  Agent{Enabled: true, Roots: p.codexRoots()},
-			Cursor: Agent{Enabled: true, Roots: p.cursorRoots()},
+			Cursor: CursorAgent{Agent: Agent{Enabled: true, Roots: p.cursorRoots()}, AppRoots: p.cursorAppRoots()},
 		},
 		Privacy: Privacy{Exclude: []string{}},
 		Export: Export{

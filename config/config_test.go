@@ -22,6 +22,7 @@ func TestDefaultsPerOS(t *testing.T) {
 		claude  []string
 		codex   []string
 		cursor  []string
+		app     []string
 		hashKey string
 	}{
 		{
@@ -30,7 +31,8 @@ func TestDefaultsPerOS(t *testing.T) {
 			data:    "/home/u/.local/share/agentmap",
 			claude:  []string{"/home/u/.claude", "/home/u/.config/claude"},
 			codex:   []string{"/home/u/.codex"},
-			cursor:  []string{"/home/u/.cursor", "/home/u/.config/Cursor/User"},
+			cursor:  []string{"/home/u/.cursor"},
+			app:     []string{"/home/u/.config/Cursor/User"},
 			hashKey: "/home/u/.local/share/agentmap/hash.key",
 		},
 		{
@@ -42,9 +44,10 @@ func TestDefaultsPerOS(t *testing.T) {
 				"CODEX_HOME":        "/c/codex",
 			}),
 			data:    "/xdg/data/agentmap",
-			claude:  []string{"/a/claude", "/home/u/b", "/home/u/.claude", "/home/u/.config/claude"},
+			claude:  []string{"/a/claude", "/home/u/b", "/home/u/.claude", "/xdg/config/claude"},
 			codex:   []string{"/c/codex", "/home/u/.codex"},
-			cursor:  []string{"/home/u/.cursor", "/xdg/config/Cursor/User"},
+			cursor:  []string{"/home/u/.cursor"},
+			app:     []string{"/xdg/config/Cursor/User"},
 			hashKey: "/xdg/data/agentmap/hash.key",
 		},
 		{
@@ -53,7 +56,8 @@ func TestDefaultsPerOS(t *testing.T) {
 			data:    "/home/u/.local/share/agentmap",
 			claude:  []string{"/home/u/.claude", "/home/u/.config/claude"},
 			codex:   []string{"/home/u/.codex"},
-			cursor:  []string{"/home/u/.cursor", "/home/u/.config/Cursor/User"},
+			cursor:  []string{"/home/u/.cursor"},
+			app:     []string{"/home/u/.config/Cursor/User"},
 			hashKey: "/home/u/.local/share/agentmap/hash.key",
 		},
 		{
@@ -62,7 +66,8 @@ func TestDefaultsPerOS(t *testing.T) {
 			data:    "/Users/u/Library/Application Support/agentmap",
 			claude:  []string{"/Users/u/.claude", "/Users/u/.config/claude"},
 			codex:   []string{"/Users/u/.codex"},
-			cursor:  []string{"/Users/u/.cursor", "/Users/u/Library/Application Support/Cursor/User"},
+			cursor:  []string{"/Users/u/.cursor"},
+			app:     []string{"/Users/u/Library/Application Support/Cursor/User"},
 			hashKey: "/Users/u/Library/Application Support/agentmap/hash.key",
 		},
 		{
@@ -73,7 +78,8 @@ func TestDefaultsPerOS(t *testing.T) {
 			data:    `C:\Users\u\AppData\Local\agentmap`,
 			claude:  []string{`C:\Users\u\.claude`, `C:\Users\u\.config\claude`},
 			codex:   []string{`C:\Users\u\.codex`},
-			cursor:  []string{`C:\Users\u\.cursor`, `C:\Users\u\AppData\Roaming\Cursor\User`},
+			cursor:  []string{`C:\Users\u\.cursor`},
+			app:     []string{`C:\Users\u\AppData\Roaming\Cursor\User`},
 			hashKey: `C:\Users\u\AppData\Local\agentmap\hash.key`,
 		},
 		{
@@ -82,7 +88,8 @@ func TestDefaultsPerOS(t *testing.T) {
 			data:    `C:\Users\u\AppData\Local\agentmap`,
 			claude:  []string{`C:\Users\u\.claude`, `C:\Users\u\.config\claude`},
 			codex:   []string{`C:\Users\u\.codex`},
-			cursor:  []string{`C:\Users\u\.cursor`, `C:\Users\u\AppData\Roaming\Cursor\User`},
+			cursor:  []string{`C:\Users\u\.cursor`},
+			app:     []string{`C:\Users\u\AppData\Roaming\Cursor\User`},
 			hashKey: `C:\Users\u\AppData\Local\agentmap\hash.key`,
 		},
 	}
@@ -98,7 +105,7 @@ func TestDefaultsPerOS(t *testing.T) {
 			for _, a := range []struct {
 				name      string
 				got, want []string
-			}{{"claude", c.Agents.Claude.Roots, tt.claude}, {"codex", c.Agents.Codex.Roots, tt.codex}, {"cursor", c.Agents.Cursor.Roots, tt.cursor}} {
+			}{{"claude", c.Agents.Claude.Roots, tt.claude}, {"codex", c.Agents.Codex.Roots, tt.codex}, {"cursor", c.Agents.Cursor.Roots, tt.cursor}, {"cursor app", c.Agents.Cursor.AppRoots, tt.app}} {
 				if !reflect.DeepEqual(a.got, a.want) {
 					t.Errorf("%s roots = %q, want %q", a.name, a.got, a.want)
 				}
@@ -161,6 +168,9 @@ func TestTOMLRoundTrip(t *testing.T) {
 	c.Watch.MaxLine = 3 << 20
 	c.Agents.Cursor.Enabled = false
 	c.Agents.Codex.Roots = []string{"/a", "/b"}
+	c.Agents.Cursor.AppRoots = []string{"/c/User"}
+	c.Watch.Rescan = Duration{30 * time.Second}
+	c.Watch.Debounce = Duration{0}
 	c.Privacy.Exclude = []string{"~/clients/**", "secret-*"}
 	c.Export.Every = Duration{24 * time.Hour}
 	c.Export.Formats = []string{"jsonl", "attemptdb"}

@@ -108,12 +108,16 @@ func render(c *Config, p platform, comments bool) []byte {
 	w.table("watch")
 	w.comment("Log lines longer than this are skipped and counted instead of read.")
 	w.kv("max_line", str(c.Watch.MaxLine.String()))
+	w.comment("File notifications are hints; a rescan (file sizes and times only) this often is the truth.")
+	w.kv("rescan", str(c.Watch.Rescan.String()))
+	w.comment("How long notifications are gathered before the logs are read.")
+	w.kv("debounce", str(c.Watch.Debounce.String()))
 	w.blank()
 
 	agentDoc := map[string][]string{
 		"claude": {"Claude Code: transcripts under <root>/projects. Defaults: $CLAUDE_CONFIG_DIR", "(comma-separated), ~/.claude and ~/.config/claude."},
 		"codex":  {"Codex CLI: rollouts under <root>/sessions and <root>/archived_sessions.", "Defaults: $CODEX_HOME and ~/.codex."},
-		"cursor": {"Cursor: agent transcripts and cursor-agent chats under ~/.cursor, and the", "editor's state.vscdb files under its User directory."},
+		"cursor": {"Cursor: roots hold agent transcripts and cursor-agent chats (~/.cursor);", "app_roots hold the editor's User directory (its state.vscdb files)."},
 	}
 	for _, name := range AgentNames {
 		a, _ := c.Agents.ByName(name)
@@ -126,6 +130,13 @@ func render(c *Config, p platform, comments bool) []byte {
 			roots[i] = w.path(r)
 		}
 		w.kv("roots", strList(roots))
+		if name == "cursor" {
+			app := make([]string, len(c.Agents.Cursor.AppRoots))
+			for i, r := range c.Agents.Cursor.AppRoots {
+				app[i] = w.path(r)
+			}
+			w.kv("app_roots", strList(app))
+		}
 		w.blank()
 	}
 

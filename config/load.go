@@ -195,6 +195,9 @@ func resolvePaths(c *Config, p platform, md toml.MetaData) {
 			a.Roots[i] = p.expand(r)
 		}
 	}
+	for i, r := range c.Agents.Cursor.AppRoots {
+		c.Agents.Cursor.AppRoots[i] = p.expand(r)
+	}
 }
 
 // tomlType names a TOML value type the way the TOML library's messages do

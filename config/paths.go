@@ -136,8 +136,16 @@ func (p platform) dataDir() string {
 	return p.join(p.home, ".local", "share", "agentmap")
 }
 
+// xdgConfig is $XDG_CONFIG_HOME, or ~/.config.
+func (p platform) xdgConfig() string {
+	if d := p.env("XDG_CONFIG_HOME"); d != "" && p.isAbs(d) {
+		return d
+	}
+	return p.join(p.home, ".config")
+}
+
 // claudeRoots: $CLAUDE_CONFIG_DIR (a comma-separated list), ~/.claude and
-// ~/.config/claude.
+// $XDG_CONFIG_HOME/claude (older builds; ~/.config/claude).
 func (p platform) claudeRoots() []string {
 	var roots []string
 	for _, d := range strings.Split(p.env("CLAUDE_CONFIG_DIR"), ",") {
@@ -145,7 +153,7 @@ func (p platform) claudeRoots() []string {
 			roots = append(roots, p.expand(d))
 		}
 	}
-	roots = append(roots, p.join(p.home, ".claude"), p.join(p.home, ".config", "claude"))
+	roots = append(roots, p.join(p.home, ".claude"), p.join(p.xdgConfig(), "claude"))
 	return dedupe(roots)
 }
 
@@ -158,27 +166,21 @@ func (p platform) codexRoots() []string {
 	return dedupe(append(roots, p.join(p.home, ".codex")))
 }
 
-// cursorRoots: ~/.cursor (agent transcripts, cursor-agent chats) and the
-// editor's User directory (state.vscdb files) of the OS.
-func (p platform) cursorRoots() []string {
-	roots := []string{p.join(p.home, ".cursor")}
+// cursorRoots: ~/.cursor (agent transcripts, cursor-agent chats).
+func (p platform) cursorRoots() []string { return []string{p.join(p.home, ".cursor")} }
+
+// cursorAppRoots: the editor's User directory (state.vscdb files) of the OS.
+func (p platform) cursorAppRoots() []string {
 	switch p.goos {
 	case "darwin":
-		roots = append(roots, p.join(p.home, "Library", "Application Support", "Cursor", "User"))
+		return []string{p.join(p.home, "Library", "Application Support", "Cursor", "User")}
 	case "windows":
 		if d := p.env("APPDATA"); d != "" && p.isAbs(d) {
-			roots = append(roots, p.join(d, "Cursor", "User"))
-		} else {
-			roots = append(roots, p.join(p.home, "AppData", "Roaming", "Cursor", "User"))
+			return []string{p.join(d, "Cursor", "User")}
 		}
-	default:
-		if d := p.env("XDG_CONFIG_HOME"); d != "" && p.isAbs(d) {
-			roots = append(roots, p.join(d, "Cursor", "User"))
-		} else {
-			roots = append(roots, p.join(p.home, ".config", "Cursor", "User"))
-		}
+		return []string{p.join(p.home, "AppData", "Roaming", "Cursor", "User")}
 	}
-	return dedupe(roots)
+	return []string{p.join(p.xdgConfig(), "Cursor", "User")}
 }
 
 func dedupe(list []string) []string {

@@ -31,11 +31,34 @@ func typeAt(key []string) (reflect.Type, bool) {
 func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
 	for i := range t.NumField() {
 		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			// Embedded structs share their keys, as the TOML library does.
+			if inner, ok := fieldByTag(f.Type, tag); ok {
+				return inner, true
+			}
+			continue
+		}
 		if name, _, _ := strings.Cut(f.Tag.Get("toml"), ","); name == tag && name != "-" {
 			return f, true
 		}
 	}
 	return reflect.StructField{}, false
+}
+
+// keysOf lists the keys of a table type, embedded structs included.
+func keysOf(t reflect.Type) []string {
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			keys = append(keys, keysOf(f.Type)...)
+			continue
+		}
+		if name, _, _ := strings.Cut(f.Tag.Get("toml"), ","); name != "" && name != "-" {
+			keys = append(keys, name)
+		}
+	}
+	return keys
 }
 
 // unknownMsg says a key is unknown and, when its table is known, which keys
@@ -58,12 +81,7 @@ func unknownMsg(k toml.Key) string {
 	if n < len(k)-1 {
 		what = "unknown table [" + k[:n+1].String() + "]"
 	}
-	var known []string
-	for i := range parent.NumField() {
-		if name, _, _ := strings.Cut(parent.Field(i).Tag.Get("toml"), ","); name != "" && name != "-" {
-			known = append(known, name)
-		}
-	}
+	known := keysOf(parent)
 	where := "at the top level"
 	if n > 0 {
 		where = "in [" + k[:n].String() + "]"

@@ -74,6 +74,9 @@ const (
 	maxEventCap = 1_000_000
 	minEvery    = time.Minute
 	maxPrice    = 100_000
+	minRescan   = time.Second
+	maxRescan   = 24 * time.Hour
+	maxDebounce = 10 * time.Second
 )
 
 // Validate checks every value and returns all problems, joined.
@@ -121,13 +124,15 @@ func (c *Config) validate(p platform) error {
 		add("watch.max_line", "must be between %s and %s", Size(minMaxLine), Size(maxMaxLine))
 	}
 
-	for _, name := range AgentNames {
-		a, _ := c.Agents.ByName(name)
-		key := "agents." + name + ".roots"
-		if a.Enabled && len(a.Roots) == 0 {
-			add(key, "an enabled agent needs at least one root")
-		}
-		for i, r := range a.Roots {
+	if d := c.Watch.Rescan.Duration; d < minRescan || d > maxRescan {
+		add("watch.rescan", "must be between %s and %s", formatDuration(minRescan), formatDuration(maxRescan))
+	}
+	if d := c.Watch.Debounce.Duration; d < 0 || d > maxDebounce {
+		add("watch.debounce", "must be between 0 and %s", formatDuration(maxDebounce))
+	}
+
+	roots := func(key string, list []string) {
+		for i, r := range list {
 			switch {
 			case r == "":
 				add(key, "entry %d is empty", i+1)
@@ -136,6 +141,18 @@ func (c *Config) validate(p platform) error {
 			}
 		}
 	}
+	for _, name := range AgentNames {
+		a, _ := c.Agents.ByName(name)
+		n := len(a.Roots)
+		if name == "cursor" {
+			n += len(c.Agents.Cursor.AppRoots)
+		}
+		if a.Enabled && n == 0 {
+			add("agents."+name+".roots", "an enabled agent needs at least one root")
+		}
+		roots("agents."+name+".roots", a.Roots)
+	}
+	roots("agents.cursor.app_roots", c.Agents.Cursor.AppRoots)
 
 	for i, pat := range c.Privacy.Exclude {
 		if err := checkPattern(p, pat); err != nil {
