@@ -51,19 +51,16 @@ type block struct {
 const syntheticModel = "<synthetic>"
 
 func (p *Parser) assistant(env *envelope, out []event.Event) ([]event.Event, error) {
-	if !isObject(env.Message) {
+	msg := env.Message
+	if msg == nil {
 		return out, nil // no message: nothing was said
 	}
-	var msg message
-	if err := json.Unmarshal(env.Message, &msg); err != nil {
-		return out, p.decodeError("message", err)
-	}
 	if msg.Model == syntheticModel || boolean(env.IsAPIError) {
-		return p.apiErrorLine(env, &msg, out), nil
+		return p.apiErrorLine(env, msg, out), nil
 	}
 	var blocks []block
 	if isArray(msg.Content) {
-		if err := json.Unmarshal(msg.Content, &blocks); err != nil {
+		if err := decode(msg.Content, &blocks); err != nil {
 			return out, p.decodeError("message content", err)
 		}
 	}

@@ -77,7 +77,7 @@ func TestErrorsDoNotQuote(t *testing.T) {
 	bad := []string{
 		`CANARY not json`,
 		`{"type":"user","message":CANARY}`,
-		`{"type":"assistant","message":{"id":"CANARY","model":5}}`,
+		`{"type":"assistant","message":{"id":"x","model":5,"content":"CANARY"}}`,
 		`{"type":"assistant","message":{"id":"x","content":[{"type":7,"text":"CANARY"}]}}`,
 		`{"type":"assistant","message":{"id":"x","content":[{"type":"text","text":"CANARY"}],"usage":{"input_tokens":"CANARY"}}}`,
 		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":5,"content":"CANARY"}]}}`,

@@ -56,7 +56,7 @@ type envelope struct {
 	AgentID     json.RawMessage `json:"agentId"`
 
 	// user and assistant
-	Message          json.RawMessage `json:"message"`
+	Message          *message        `json:"message"`
 	RequestID        string          `json:"requestId"`
 	IsMeta           json.RawMessage `json:"isMeta"`
 	IsCompactSummary json.RawMessage `json:"isCompactSummary"`
@@ -92,7 +92,7 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 		return out, fmt.Errorf("claude: line %d: not a JSON object", p.st.Line)
 	}
 	var env envelope
-	if err := json.Unmarshal(line, &env); err != nil {
+	if err := decode(line, &env); err != nil {
 		return out, p.decodeError("line", err)
 	}
 	if env.Type == "" {
@@ -206,6 +206,18 @@ func (p *Parser) sessionFacts(env *envelope, out []event.Event) []event.Event {
 	e := p.ev(event.KindSession)
 	e.Session = &event.Session{NativeID: id, AgentTool: AgentTool, AgentVersion: p.st.Version}
 	return append(out, e)
+}
+
+// decode unmarshals leniently: a value of an unexpected type (logs drift)
+// leaves its field zero and the rest of the line is still read; only
+// malformed JSON fails.
+func decode(data []byte, v any) error {
+	err := json.Unmarshal(data, v)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return nil
+	}
+	return err
 }
 
 // decodeError names a decoding problem without quoting the input:

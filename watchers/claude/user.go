@@ -33,10 +33,8 @@ type toolUseResult struct {
 
 func (p *Parser) user(env *envelope, out []event.Event) ([]event.Event, error) {
 	var msg message
-	if isObject(env.Message) {
-		if err := json.Unmarshal(env.Message, &msg); err != nil {
-			return out, p.decodeError("message", err)
-		}
+	if env.Message != nil {
+		msg = *env.Message
 	}
 	p.st.InputT = p.st.T
 	notPrompt := boolean(env.IsMeta) || boolean(env.IsCompactSummary) || boolean(env.TranscriptOnly) ||
@@ -49,7 +47,7 @@ func (p *Parser) user(env *envelope, out []event.Event) ([]event.Event, error) {
 		return out, nil
 	}
 	var blocks []block
-	if err := json.Unmarshal(msg.Content, &blocks); err != nil {
+	if err := decode(msg.Content, &blocks); err != nil {
 		return out, p.decodeError("message content", err)
 	}
 	results := 0
