@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"unicode/utf8"
@@ -120,7 +119,7 @@ func readBlobs(ctx context.Context, db *sql.DB, rootID string) ([]storeMsg, stor
 			root = decodeRoot(data)
 			continue
 		}
-		if m, ok := decodeMessage(data); ok {
+		if m, ok := decodeStoreMessage(data); ok {
 			m.id = id.String
 			msgs = append(msgs, m)
 		}
@@ -132,26 +131,25 @@ func readBlobs(ctx context.Context, db *sql.DB, rootID string) ([]storeMsg, stor
 }
 
 // decodeMessage decodes a JSON message blob ({"role","content"}).
-func decodeMessage(data []byte) (storeMsg, bool) {
+func decodeStoreMessage(data []byte) (storeMsg, bool) {
 	var m storeMsg
 	data = trimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		return m, false
 	}
 	var l struct {
-		Role    string          `json:"role"`
-		ID      string          `json:"id"`
-		Content json.RawMessage `json:"content"`
+		Role    string  `json:"role"`
+		ID      string  `json:"id"`
+		Content []block `json:"content"`
 	}
-	if decodeRow(data, &l) != nil || l.Role == "" {
+	var text []block
+	if decodeMessage(data, &l, "content", &text) != nil || l.Role == "" {
 		return m, false
 	}
 	m.Role, m.MsgID = l.Role, l.ID
-	blocks, err := decodeBlocks(&struct {
-		Content json.RawMessage `json:"content"`
-	}{l.Content})
-	if err != nil {
-		return m, false
+	blocks := l.Content
+	if text != nil {
+		blocks = text
 	}
 	m.blocks = blocks
 	return m, true

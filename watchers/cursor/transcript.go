@@ -108,8 +108,48 @@ type line struct {
 	Type    string `json:"type"`
 	Status  string `json:"status"`
 	Message *struct {
-		Content json.RawMessage `json:"content"`
+		Content []block `json:"content"`
 	} `json:"message"`
+}
+
+var errContent = errors.New("message content is not a string or an array of blocks")
+
+// decodeMessage decodes a JSON object whose field at path (message.content
+// or content) holds blocks, in one pass: the content is decoded straight
+// into blocks, and only when it turns out to be a bare string is it read
+// again as one text block. A field of an unexpected type elsewhere is left
+// zero; malformed JSON, or content that is neither, is an error. The
+// errors never quote the input.
+func decodeMessage(raw []byte, v any, path string, blocks *[]block) error {
+	err := json.Unmarshal(raw, v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return errors.New("invalid JSON")
+	}
+	if te.Field != path {
+		return nil
+	}
+	if te.Value != "string" {
+		return errContent
+	}
+	var s struct {
+		Message struct {
+			Content string `json:"content"`
+		} `json:"message"`
+		Content string `json:"content"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return errContent
+	}
+	text := s.Content
+	if path == "message.content" {
+		text = s.Message.Content
+	}
+	*blocks = []block{{Type: "text", Text: text}}
+	return nil
 }
 
 // block is one content block. Text is decoded to be measured, never kept.
@@ -142,12 +182,16 @@ func (p *Parser) Line(raw []byte, out []event.Event) ([]event.Event, error) {
 		return out, fmt.Errorf("cursor: line %d: not a JSON object", n)
 	}
 	var l line
-	if json.Unmarshal(raw, &l) != nil {
-		return out, fmt.Errorf("cursor: line %d: invalid JSON or unexpected field types", n)
-	}
-	blocks, err := decodeBlocks(l.Message)
-	if err != nil {
+	var text []block
+	if err := decodeMessage(raw, &l, "message.content", &text); err != nil {
 		return out, fmt.Errorf("cursor: line %d: %v", n, err)
+	}
+	var blocks []block
+	if l.Message != nil {
+		blocks = l.Message.Content
+	}
+	if text != nil {
+		blocks = text
 	}
 	out = p.header(out)
 
@@ -245,38 +289,6 @@ func (p *Parser) findRoot(s callSpec) {
 			return
 		}
 	}
-}
-
-func decodeBlocks(m *struct {
-	Content json.RawMessage `json:"content"`
-}) ([]block, error) {
-	if m == nil {
-		return nil, nil
-	}
-	c := trimSpace(m.Content)
-	if len(c) == 0 || string(c) == "null" {
-		return nil, nil
-	}
-	if c[0] == '"' {
-		var s string
-		if json.Unmarshal(c, &s) != nil {
-			return nil, errors.New("message content is not a string or an array of blocks")
-		}
-		return []block{{Type: "text", Text: s}}, nil
-	}
-	var raws []json.RawMessage
-	if json.Unmarshal(c, &raws) != nil {
-		return nil, errors.New("message content is not a string or an array of blocks")
-	}
-	blocks := make([]block, 0, len(raws))
-	for _, r := range raws {
-		var b block
-		if json.Unmarshal(r, &b) != nil {
-			continue // a block of an unknown shape is skipped, not the line
-		}
-		blocks = append(blocks, b)
-	}
-	return blocks, nil
 }
 
 // toolUseSpec reads a tool_use block (name, input) or a tool-call block
