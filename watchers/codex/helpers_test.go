@@ -161,3 +161,5 @@ func safeLine(p *Parser, line []byte, out []event.Event) (evs []event.Event, err
 	}()
 	return p.Line(line, out)
 }
+
+func sourceOf(id string) watchers.Source { return watchers.Source{Agent: Agent, Session: id} }
