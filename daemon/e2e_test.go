@@ -1,0 +1,447 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The end-to-end tests build the real binary and run it against a
+// temporary HOME laid out like the agents' own directories, fed from the
+// corpus (read in place, never copied into the repository).
+
+func corpusDir(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "shared", "corpus")
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST.tsv")); err != nil {
+		t.Skip("corpus not present at ../shared/corpus")
+	}
+	return dir
+}
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	bin := filepath.Join(t.TempDir(), "agentmap")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/agentmap")
+	cmd.Dir = filepath.Join(filepath.Dir(file), "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// feed is one log to write into the temporary HOME: where from, where to.
+type feed struct {
+	from, to string
+	data     []byte
+	written  int
+}
+
+// layout maps a selection of corpus files into agent homes under home:
+// Claude main + subagent files in projects/<slug>/, Codex rollouts under
+// sessions/YYYY/MM/DD/, Cursor transcripts under projects/<slug>/agent-transcripts/.
+func layout(t *testing.T, corpus, home string, maxSize int64) []*feed {
+	t.Helper()
+	var feeds []*feed
+	add := func(from, to string) {
+		fi, err := os.Stat(from)
+		if err != nil || fi.Size() > maxSize {
+			return
+		}
+		feeds = append(feeds, &feed{from: from, to: filepath.Join(home, filepath.FromSlash(to))})
+	}
+	const s = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+	add(filepath.Join(corpus, "claude", "spotter__"+s+".jsonl"), ".claude/projects/-w-app/"+s+".jsonl")
+	add(filepath.Join(corpus, "claude", "spotter__"+s+"__subagents__agent-aac57f5.jsonl"),
+		".claude/projects/-w-app/"+s+"/subagents/agent-aac57f5.jsonl")
+	entries := func(agent string) []string {
+		m, _ := filepath.Glob(filepath.Join(corpus, agent, "*.jsonl"))
+		sort.Strings(m)
+		return m
+	}
+	for i, f := range entries("claude") {
+		if !strings.Contains(f, "spotter__ae4a") {
+			add(f, fmt.Sprintf(".claude/projects/-w-app/f%d.jsonl", i))
+		}
+	}
+	for i, f := range entries("codex") {
+		add(f, fmt.Sprintf(".codex/sessions/2026/01/02/rollout-2026-01-02T00-00-00-%08d-0000-4000-8000-000000000000.jsonl", i))
+	}
+	for i, f := range entries("cursor") {
+		u := fmt.Sprintf("%08d-1111-4111-8111-111111111111", i)
+		add(f, ".cursor/projects/w-app/agent-transcripts/"+u+"/"+u+".jsonl")
+	}
+	for _, f := range feeds {
+		var err error
+		if f.data, err = os.ReadFile(f.from); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return feeds
+}
+
+func (f *feed) write(t *testing.T, n int) {
+	t.Helper()
+	n = min(n, len(f.data)-f.written)
+	if err := os.MkdirAll(filepath.Dir(f.to), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(f.to, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(f.data[f.written : f.written+n]); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	f.written += n
+}
+
+// env is a clean environment with HOME pointing at the temporary one.
+func testEnv(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "APPDATA", "LOCALAPPDATA", "USERPROFILE":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+home, "USERPROFILE="+home)
+}
+
+type proc struct {
+	cmd *exec.Cmd
+	log *bytes.Buffer
+}
+
+func startDaemon(t *testing.T, bin, home, data string, extra ...string) *proc {
+	t.Helper()
+	args := append([]string{"run", "--data-dir", data, "--idle", "400ms", "--debounce", "20ms", "--rescan", "1s"}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = testEnv(home)
+	var log bytes.Buffer
+	cmd.Stderr, cmd.Stdout = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return &proc{cmd, &log}
+}
+
+func (p *proc) kill() {
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.cmd.Wait()
+}
+
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.cmd.Wait(); err != nil {
+		t.Errorf("daemon exit: %v\n%s", err, p.log)
+	}
+}
+
+// expected runs `agentmap build` over the complete files and returns the
+// maps by file name.
+func expected(t *testing.T, bin string, paths []string, extra ...string) map[string][]byte {
+	t.Helper()
+	out := t.TempDir()
+	args := append([]string{"build", "-o", out}, extra...)
+	cmd := exec.Command(bin, append(args, paths...)...)
+	cmd.Env = testEnv(t.TempDir())
+	msg, _ := cmd.CombinedOutput() // a session the builder refuses fails both ways
+	maps := readMaps(t, out)
+	if len(maps) == 0 {
+		t.Fatalf("agentmap build wrote no map:\n%s", msg)
+	}
+	return maps
+}
+
+func readMaps(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	maps := map[string][]byte{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json.gz") && !strings.HasPrefix(d.Name(), ".") {
+			b, err := os.ReadFile(p)
+			if err == nil {
+				maps[d.Name()] = b
+			}
+		}
+		return nil
+	})
+	return maps
+}
+
+// diffMaps lists what differs between the store and the expected maps.
+func diffMaps(store, want map[string][]byte) []string {
+	var diff []string
+	for name, b := range want {
+		got, ok := store[name]
+		switch {
+		case !ok:
+			diff = append(diff, "missing "+name)
+		case !bytes.Equal(got, b):
+			diff = append(diff, "differs "+name)
+		}
+	}
+	for name := range store {
+		if _, ok := want[name]; !ok {
+			diff = append(diff, "extra "+name)
+		}
+	}
+	sort.Strings(diff)
+	return diff
+}
+
+// waitStore waits until the store holds exactly the expected maps.
+func waitStore(t *testing.T, data string, want map[string][]byte, p *proc) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		diff := diffMaps(readMaps(t, filepath.Join(data, "maps")), want)
+		if len(diff) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("store differs from agentmap build: %v\ndaemon log:\n%s", diff, tailOf(p.log.String(), 4000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func tailOf(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// TestCrashEquivalence appends corpus logs of all three agents in random
+// chunks that split lines, SIGKILLs the daemon at random moments at least
+// 30 times, and checks that the maps it ends with are byte-identical to
+// `agentmap build` of the complete files.
+func TestCrashEquivalence(t *testing.T) {
+	corpus := corpusDir(t)
+	bin := buildBinary(t)
+	home := t.TempDir()
+	data := filepath.Join(t.TempDir(), "data")
+	feeds := layout(t, corpus, home, 1200<<10)
+	var total int
+	for _, f := range feeds {
+		total += len(f.data)
+	}
+	t.Logf("%d files, %.1f MB", len(feeds), float64(total)/1e6)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	seed := rng.Uint64()
+	t.Logf("seed %d", seed)
+	rng = rand.New(rand.NewPCG(seed, 1))
+
+	p := startDaemon(t, bin, home, data)
+	kills := 0
+	chunks := 0
+	const wantKills = 32
+	perKill := max(1, (total/(24<<10))/wantKills)
+	for {
+		var open []*feed
+		for _, f := range feeds {
+			if f.written < len(f.data) {
+				open = append(open, f)
+			}
+		}
+		if len(open) == 0 {
+			break
+		}
+		f := open[rng.IntN(len(open))]
+		f.write(t, 1+rng.IntN(48<<10))
+		chunks++
+		if chunks%perKill == 0 {
+			time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+			p.kill()
+			kills++
+			p = startDaemon(t, bin, home, data)
+		}
+	}
+	for kills < wantKills {
+		time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+		p.kill()
+		kills++
+		p = startDaemon(t, bin, home, data)
+	}
+	t.Logf("%d chunks, %d kills", chunks, kills)
+	var paths []string
+	for _, f := range feeds {
+		paths = append(paths, f.to)
+	}
+	want := expected(t, bin, paths)
+	waitStore(t, data, want, p)
+	p.stop(t)
+	t.Logf("%d maps identical to agentmap build", len(want))
+}
+
+// TestFollowScenarios runs one daemon through what its files go through
+// in life, checking the store against `agentmap build` after each step.
+func TestFollowScenarios(t *testing.T) {
+	corpus := corpusDir(t)
+	bin := buildBinary(t)
+	home := t.TempDir()
+	data := filepath.Join(t.TempDir(), "data")
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(corpus, name))
+		if err != nil {
+			t.Skipf("corpus file %s: %v", name, err)
+		}
+		return b
+	}
+	put := func(rel string, b []byte) string {
+		p := filepath.Join(home, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	claudeA := read("claude/spotter__tool_heavy.jsonl")
+	claudeB := read("claude/entire-cli__0382579310fc-0__full.jsonl")
+	codexA := read("codex/agent-history__real_sessions_codex_session-01.jsonl")
+	cursorA := read("cursor/test-repo__b8b6fbd5f55f-0__full.jsonl")
+
+	// The Codex root does not exist yet when the daemon starts.
+	a := put(".claude/projects/-w/a.jsonl", claudeA)
+	p := startDaemon(t, bin, home, data, "--max-line", "200000")
+	defer func() {
+		if p.cmd.ProcessState == nil {
+			p.kill()
+		}
+	}()
+	all := []string{a}
+	want := expected(t, bin, all)
+	waitStore(t, data, want, p)
+
+	roll := put(".codex/sessions/2026/02/03/rollout-2026-02-03T10-00-00-0aaaaaaa-0000-4000-8000-000000000000.jsonl", codexA)
+	cur := put(".cursor/projects/w/agent-transcripts/0bbbbbbb-0000-4000-8000-000000000000/0bbbbbbb-0000-4000-8000-000000000000.jsonl", cursorA)
+	all = append(all, roll, cur)
+	want = expected(t, bin, all)
+	waitStore(t, data, want, p)
+
+	// Garbage and a line over --max-line mixed into a live log.
+	f, _ := os.OpenFile(a, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("not json at all\n\x00\x01\xff\n{\"type\":\n")
+	f.Write(append(append([]byte(`{"type":"user","pad":"`), bytes.Repeat([]byte("x"), 300000)...), `"}`+"\n"...))
+	f.Write(claudeB)
+	f.Close()
+	// `agentmap build` has no line cap option: its expectation is built
+	// from a copy without the line the daemon must skip.
+	aCut := cutLine(t, a, 300000)
+	want = expected(t, bin, []string{aCut, roll, cur})
+	waitStore(t, data, want, p)
+
+	// Renamed into archived_sessions/: followed, not read again.
+	archived := filepath.Join(home, ".codex", "archived_sessions", filepath.Base(roll))
+	os.MkdirAll(filepath.Dir(archived), 0o700)
+	if err := os.Rename(roll, archived); err != nil {
+		t.Fatal(err)
+	}
+	waitStore(t, data, want, p)
+
+	// Deleted after capture: the map stays.
+	os.Remove(cur)
+	time.Sleep(300 * time.Millisecond)
+	waitStore(t, data, want, p)
+	p.stop(t)
+
+	// While stopped: a log truncated and regrown with other content, and
+	// another replaced under the same name.
+	os.WriteFile(a, claudeB, 0o600)
+	tmp := archived + ".tmp"
+	os.WriteFile(tmp, append(append([]byte{}, codexA...), codexA[:len(codexA)/2]...), 0o600)
+	os.Rename(tmp, archived)
+	// The store is unwritable when the daemon comes back (a file where the
+	// agent's directory goes blocks even root).
+	os.RemoveAll(filepath.Join(data, "maps", "claude"))
+	os.WriteFile(filepath.Join(data, "maps", "claude"), nil, 0o600)
+	p = startDaemon(t, bin, home, data, "--max-line", "200000")
+	time.Sleep(1500 * time.Millisecond)
+	if !strings.Contains(p.log.String(), "cannot write the map") {
+		t.Errorf("no write failure logged:\n%s", p.log)
+	}
+	os.Remove(filepath.Join(data, "maps", "claude"))
+	want = expected(t, bin, []string{a, archived})
+	// The deleted transcript keeps its map from before.
+	old := readMaps(t, filepath.Join(data, "maps", "cursor"))
+	for k, v := range old {
+		want[k] = v
+	}
+	waitStore(t, data, want, p)
+	p.stop(t)
+	if strings.Contains(p.log.String(), "already running") {
+		t.Error("state lock not released between runs")
+	}
+}
+
+// cutLine copies a log (same base name, in a fresh dir) without its lines
+// longer than n bytes.
+func cutLine(t *testing.T, path string, n int) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+		if len(l) <= n {
+			out = append(out, l...)
+		}
+	}
+	dst := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(dst, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// A second daemon on the same data dir fails at once with a clear message.
+func TestSecondDaemonRefused(t *testing.T) {
+	bin := buildBinary(t)
+	home := t.TempDir()
+	data := filepath.Join(t.TempDir(), "data")
+	p := startDaemon(t, bin, home, data)
+	defer p.stop(t)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(StatePath(data)); err == nil && strings.Contains(p.log.String(), "started") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon did not start:\n%s", p.log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "--data-dir", data)
+	cmd.Env = testEnv(home)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "agentmap is already running (state "+StatePath(data)+" is locked)") {
+		t.Fatalf("second daemon: %v\n%s", err, out)
+	}
+}
