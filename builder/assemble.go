@@ -68,12 +68,21 @@ func (b *build) assemble(facts event.Session) *Map {
 	m.Repos = nonNil(cat.repos)
 	m.Files = nonNil(cat.files)
 	m.PRs = b.prs()
+	m.Totals = b.totals()
+	m.Agents = b.agents()
+	listed := make(map[string]bool, len(m.Agents))
+	for _, a := range m.Agents {
+		listed[a.ID] = true
+	}
 	m.Events = make([]Event, len(b.kept))
 	for i, n := range b.kept {
 		m.Events[i] = n.ev
+		// child names an agent of agents[]: a lane whose log is missing
+		// (or whose events are all past the cap) is not named.
+		if e := &m.Events[i]; e.Child != "" && !listed[e.Child] {
+			e.Child = ""
+		}
 	}
-	m.Totals = b.totals()
-	m.Agents = b.agents()
 	m.Session = b.session(facts, render)
 	// Any lane's confirmed PR makes the session's outcome; otherwise the
 	// main agent's outcome is the session's.

@@ -247,3 +247,21 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+func TestMissingLaneAndIdentifiers(t *testing.T) {
+	task := callEv(1, "t1", "Task", "subagent")
+	res := resultEv(2, "t1", false)
+	res.Result.Child = "sa-gone"
+	mcp := callEv(3, "m", "", "mcp")
+	evs := stream(sess("s"), task, res, mcp, callEv(4, "x", "", "weird-kind"))
+	m := mustBuild(t, evs, Options{})
+	if e := find(m, "subagent")[0]; e.Child != "" {
+		t.Errorf("child %q names a lane that is not in agents[]", e.Child)
+	}
+	if e := find(m, "mcp")[0]; e.Server != "unknown" || e.Tool != "unknown" {
+		t.Errorf("mcp %+v", e)
+	}
+	if e := find(m, "tool")[0]; e.Tool != "unknown" || e.Cat != "tool" {
+		t.Errorf("tool %+v", e)
+	}
+}

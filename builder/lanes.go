@@ -4,7 +4,8 @@ import (
 	"github.com/agentmap/agentmap/builder/event"
 )
 
-// unknownModel names the model of a request whose source gave none.
+// unknownModel names the model of a request, or another identifier the
+// format requires, that the source did not give.
 const unknownModel = "unknown"
 
 // walkLanes turns each lane's records, in lane order, into nodes: one per
@@ -175,19 +176,19 @@ func callNode(i int, t int64, c *event.Call) *node {
 	}
 	switch kind {
 	case "mcp":
-		n.ev.Server = c.Server
+		n.ev.Server = orUnknown(c.Server)
 		n.ev.Tool = c.MCPTool
 		if n.ev.Tool == "" {
-			n.ev.Tool = c.Tool
+			n.ev.Tool = orUnknown(c.Tool)
 		}
 	case "skill":
-		n.ev.Skill = c.Skill
+		n.ev.Skill = orUnknown(c.Skill)
 	case "subagent":
 		n.ev.SubagentType = c.SubagentType
 	case "web":
-		n.ev.Host = c.Host
+		n.ev.Host = orUnknown(c.Host)
 	default:
-		n.ev.Tool = c.Tool
+		n.ev.Tool = orUnknown(c.Tool)
 		if kind == "exec" || kind == "verify" {
 			n.ev.Verb = c.Verb
 		}
@@ -198,6 +199,15 @@ func callNode(i int, t int64, c *event.Call) *node {
 		}
 	}
 	return n
+}
+
+// orUnknown fills an identifier the format requires but the source did not
+// give (an MCP call without its server, a skill without its name).
+func orUnknown(id string) string {
+	if id == "" {
+		return unknownModel
+	}
+	return id
 }
 
 func defaultCat(kind string) string {
