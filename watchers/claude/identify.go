@@ -68,6 +68,10 @@ func Identify(path string, firstLine []byte) (watchers.Source, error) {
 		}
 		return src, nil
 	}
+	if inSubagentsDir(path) {
+		// Workflow journals and other sidecars beside subagent files.
+		return src, fmt.Errorf("claude: not a transcript")
+	}
 	switch {
 	case uuidRE.MatchString(stem):
 		src.Session = stem
@@ -89,6 +93,16 @@ func Identify(path string, firstLine []byte) (watchers.Source, error) {
 // agentIDRE is the shape of a subagent id in a file name ("a2898e3",
 // "a396f02b61f8d3bbf", "acompact-946d2b").
 var agentIDRE = regexp.MustCompile(`^[A-Za-z0-9]+(-[A-Za-z0-9]+)?$`)
+
+func inSubagentsDir(path string) bool {
+	parts := strings.Split(filepath.ToSlash(path), "/")
+	for _, p := range parts[:len(parts)-1] {
+		if p == "subagents" {
+			return true
+		}
+	}
+	return false
+}
 
 // subagentParent returns <sid> for …/<sid>/subagents/…/agent-x.jsonl.
 func subagentParent(path string) string {
@@ -119,13 +133,14 @@ func LooksLike(firstLine []byte) bool {
 type LaneMeta struct {
 	SubagentType string `json:"type,omitempty"`
 	LaunchCallID string `json:"launch,omitempty"`
+	Model        string `json:"model,omitempty"`
 }
 
 // maxMeta bounds the read of a sidecar: they are a few hundred bytes.
 const maxMeta = 1 << 20
 
 // ReadLaneMeta reads agent-<id>.meta.json beside a subagent file (path is
-// the .jsonl file or the .meta.json itself). Only the agent type and the
+// the .jsonl file or the .meta.json itself). Only the agent type, model and
 // launching tool call id are decoded; the description is text and skipped.
 func ReadLaneMeta(path string) (LaneMeta, bool) {
 	metaPath := path
@@ -144,11 +159,12 @@ func ReadLaneMeta(path string) (LaneMeta, bool) {
 	var m struct {
 		AgentType json.RawMessage `json:"agentType"`
 		ToolUseID json.RawMessage `json:"toolUseId"`
+		Model     json.RawMessage `json:"model"`
 	}
 	if json.Unmarshal(data, &m) != nil {
 		return LaneMeta{}, false
 	}
-	lm := LaneMeta{SubagentType: ident(str(m.AgentType)), LaunchCallID: ident(str(m.ToolUseID))}
+	lm := LaneMeta{SubagentType: ident(str(m.AgentType)), LaunchCallID: ident(str(m.ToolUseID)), Model: ident(str(m.Model))}
 	return lm, lm.SubagentType != "" || lm.LaunchCallID != ""
 }
 

@@ -32,6 +32,7 @@ func TestIdentify(t *testing.T) {
 		{"archived subagent", "/c/proj__" + other + "__subagents__agent-zzz.jsonl", side, watchers.Source{Agent: "claude", Session: sid, Lane: "sa-a1b2c3d"}, false},
 		{"compaction", "/p/x/" + sid + "/subagents/agent-acompact-946d2b.jsonl", "", watchers.Source{Agent: "claude", Session: sid}, false},
 		{"name starting with agent-", "/c/agent-tail__02a4-0__full.jsonl", main, watchers.Source{Agent: "claude", Session: other}, false},
+		{"journal beside subagents", "/p/x/" + sid + "/subagents/journal.jsonl", "", watchers.Source{}, true},
 		{"garbage first line", "/p/x/" + sid + ".jsonl", "\x00\x01", watchers.Source{Agent: "claude", Session: sid}, false},
 	}
 	for _, tt := range tests {
@@ -76,7 +77,7 @@ func TestReadMeta(t *testing.T) {
 	if _, ok := ReadMeta(jsonl); ok {
 		t.Error("meta found where there is none")
 	}
-	meta := `{"agentType":"Explore","toolUseId":"toolu_01X","description":"secret words","spawnDepth":1}`
+	meta := `{"agentType":"Explore","toolUseId":"toolu_01X","model":"claude-haiku-4-5","description":"secret words","spawnDepth":1}`
 	if err := os.WriteFile(filepath.Join(dir, "agent-a1.meta.json"), []byte(meta), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestReadMeta(t *testing.T) {
 		t.Errorf("ReadMeta = %q, %v", typ, ok)
 	}
 	m, ok := ReadLaneMeta(filepath.Join(dir, "agent-a1.meta.json"))
-	if !ok || m != (LaneMeta{SubagentType: "Explore", LaunchCallID: "toolu_01X"}) {
+	if !ok || m != (LaneMeta{SubagentType: "Explore", LaunchCallID: "toolu_01X", Model: "claude-haiku-4-5"}) {
 		t.Errorf("ReadLaneMeta = %+v, %v", m, ok)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "agent-a2.meta.json"), []byte(`{"agentType":"has spaces in it"}`), 0o600); err != nil {

@@ -39,7 +39,7 @@ func (p *Parser) SetLaneMeta(m LaneMeta) {
 	if p.st.LaneSent {
 		return
 	}
-	p.st.Meta = LaneMeta{SubagentType: ident(m.SubagentType), LaunchCallID: ident(m.LaunchCallID)}
+	p.st.Meta = LaneMeta{SubagentType: ident(m.SubagentType), LaunchCallID: ident(m.LaunchCallID), Model: ident(m.Model)}
 }
 
 // envelope holds the fields of a line that every record type may carry.
@@ -177,6 +177,7 @@ func (p *Parser) sessionFacts(env *envelope, out []event.Event) []event.Event {
 		if !p.st.LaneSent {
 			p.st.LaneSent = true
 			e := p.ev(event.KindLane)
+			e.Model = p.st.Meta.Model
 			e.Lane = &event.Lane{SubagentType: p.st.Meta.SubagentType, LaunchCallID: p.st.Meta.LaunchCallID}
 			out = append(out, e)
 		}
