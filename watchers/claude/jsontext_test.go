@@ -79,3 +79,19 @@ func TestSlashCommand(t *testing.T) {
 		t.Errorf("/review: %+v", u)
 	}
 }
+
+func TestTextHeadCutsInsideEscapes(t *testing.T) {
+	for _, s := range []string{
+		"[Request interrupted by user]" + string(make([]byte, 200)),
+		`[Request interrupted by user] \\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\`,
+		"[Request interrupted by user] ☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃☃",
+		"[Request interrupted by user] \u0001\u0002\u0003\u0004\u0005\u0006\u0007\u0008\u0009\u000a\u000b",
+	} {
+		raw, _ := json.Marshal(s)
+		for n := 30; n < 70; n++ {
+			if h := textHead(raw, n); len(h) < 29 || h[:29] != s[:29] {
+				t.Errorf("textHead(%q, %d) = %q", s[:40], n, h)
+			}
+		}
+	}
+}

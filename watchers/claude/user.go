@@ -197,16 +197,17 @@ func textHead(raw json.RawMessage, n int) string {
 	if len(raw) <= n+2 {
 		return str(raw)
 	}
-	cut := raw[:n+1]
-	// Do not cut inside an escape: drop a trailing partial one.
-	if i := bytes.LastIndexByte(cut, '\\'); i > len(cut)-7 {
-		cut = cut[:i]
+	// A cut inside an escape sequence does not decode: shorten until it
+	// does (an escape is at most 6 bytes).
+	buf := make([]byte, 0, n+2)
+	for k := 0; k < 8; k++ {
+		buf = append(append(buf[:0], raw[:n+1-k]...), '"')
+		var s string
+		if json.Unmarshal(buf, &s) == nil {
+			return s
+		}
 	}
-	var s string
-	if json.Unmarshal(append(bytes.Clone(cut), '"'), &s) != nil {
-		return ""
-	}
-	return s
+	return ""
 }
 
 // localCommands are built-in slash commands that run in the CLI and send
