@@ -186,3 +186,44 @@ func bigMap(b *testing.B, n int) []byte {
 	doc["agents"] = doc["agents"].([]any)[:1]
 	return encodeDoc(b, doc)
 }
+
+// FuzzEventField sets one field of one event of the full fixture to a
+// fuzzed value, so that the checks beyond JSON decoding are exercised, and
+// checks that no problem repeats a string value (verbs aside: a verb of
+// plain words is printed on purpose).
+func FuzzEventField(f *testing.F) {
+	f.Add(uint8(4), "verb", []byte(`"git push origin"`))
+	f.Add(uint8(2), "targets", []byte(`[{"file":7,"touch":"read"}]`))
+	f.Add(uint8(17), "ref", []byte(`-3`))
+	f.Add(uint8(0), "prompt", []byte(`"a secret prompt text"`))
+	f.Add(uint8(15), "host", []byte(`"Example.COM:8080"`))
+	f.Add(uint8(9), "ms", []byte(`1e300`))
+	data, err := os.ReadFile(filepath.Join(fixtures, "full.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, i uint8, field string, raw []byte) {
+		doc := decodeDoc(t, data)
+		events := doc["events"].([]any)
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if dec.Decode(&v) != nil {
+			v = string(raw)
+		}
+		events[int(i)%len(events)].(map[string]any)[field] = v
+		out, err := json.Marshal(doc)
+		if err != nil {
+			return // invalid UTF-8 in the field name, say
+		}
+		s, isString := v.(string)
+		for _, p := range Map(out) {
+			if p.Rule == "" || p.Message == "" {
+				t.Fatalf("empty problem %+v", p)
+			}
+			if isString && field != "verb" && len(s) >= 8 && strings.Contains(p.String(), s) {
+				t.Fatalf("problem repeats the value: %s", p)
+			}
+		}
+	})
+}
