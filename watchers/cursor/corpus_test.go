@@ -491,3 +491,53 @@ func TestCorpusStoreDB(t *testing.T) {
 		t.Errorf("model event missing: %+v", c.Events)
 	}
 }
+
+// TestCorpusWorkspaceRoot: with the transcript's project folder known, the
+// workspace root is recognised from the first absolute path under it, so
+// the reads made before the first shell call (the only record of a cwd)
+// are repo-relative too.
+func TestCorpusWorkspaceRoot(t *testing.T) {
+	f := filepath.Join(corpusDir(t), "agent-tail__0cc7e0c68068-0__full.jsonl")
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Skip(err)
+	}
+	count := func(project string) (inRepo, outside int, repos map[string]string) {
+		p := NewParser(watchersSource(f))
+		if project != "" {
+			p.SetFile("/Users/pc035860/.cursor/projects/"+project+"/agent-transcripts/x/x.jsonl", 0, 0)
+		}
+		repos = map[string]string{}
+		var evs []event.Event
+		for _, l := range strings.Split(string(data), "\n") {
+			evs, _ = p.Line([]byte(l), evs)
+		}
+		for _, e := range evs {
+			if e.Kind == event.KindRepo {
+				repos[e.Repo.Key] = e.Repo.Name
+			}
+			if e.Kind != event.KindCall || e.Call.Tool != "ReadFile" {
+				continue
+			}
+			for _, tg := range e.Call.Targets {
+				if tg.Repo != "" {
+					inRepo++
+				} else {
+					outside++
+				}
+			}
+		}
+		return inRepo, outside, repos
+	}
+	in0, out0, _ := count("")
+	in1, out1, repos := count("Users-pc035860-code-agent-tail")
+	t.Logf("reads without the project: %d in the repo, %d outside; with it: %d, %d; repos %v", in0, out0, in1, out1, repos)
+	if in1 <= in0 || len(repos) != 1 {
+		t.Errorf("the project folder did not recover the workspace root (%d <= %d, repos %v)", in1, in0, repos)
+	}
+	for _, name := range repos {
+		if name != "agent-tail" {
+			t.Errorf("repo name %q, want agent-tail", name)
+		}
+	}
+}
