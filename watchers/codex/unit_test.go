@@ -1,0 +1,442 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+func intp(n int) *int { return &n }
+
+func TestParseOutput(t *testing.T) {
+	tests := []struct {
+		name    string
+		text    string
+		exit    *int
+		dur     int64
+		session string
+		body    string
+		failed  bool
+	}{
+		{"json metadata", `{"output":"ok\n","metadata":{"exit_code":0,"duration_seconds":1.25}}`, intp(0), 1250, "", "ok\n", false},
+		{"json failure", `{"output":"boom","metadata":{"exit_code":2,"duration_seconds":0}}`, intp(2), 0, "", "boom", true},
+		{"freeform", "Exit code: 0\nWall time: 0.5 seconds\nOutput:\nhello", intp(0), 500, "", "hello", false},
+		{"freeform total lines", "Exit code: 1\nWall time: 2 seconds\nTotal output lines: 3\nOutput:\na\nb\nc", intp(1), 2000, "", "a\nb\nc", true},
+		{"unified exited", "Chunk ID: ab12\nWall time: 1.0017 seconds\nProcess exited with code 0\nOriginal token count: 5\nOutput:\nx", intp(0), 1002, "", "x", false},
+		{"unified running", "Chunk ID: ab12\nWall time: 10.0 seconds\nProcess running with session ID 27299\nOriginal token count: 0\nOutput:\n", nil, 10000, "27299", "", false},
+		{"mcp wall time", "Wall time: 1.6374 seconds\nOutput:\nAction completed.", nil, 1637, "", "Action completed.", false},
+		{"sandbox denial", "failed in sandbox LinuxSeccomp with execution error: denied", nil, 0, "", "failed in sandbox LinuxSeccomp with execution error: denied", true},
+		{"patch rejected", "apply_patch verification failed: Failed to find expected lines", nil, 0, "", "apply_patch verification failed: Failed to find expected lines", true},
+		{"plain success", "Plan updated", nil, 0, "", "Plan updated", false},
+		{"header words in body", "Output: not a header\nExit code: 9", nil, 0, "", "Output: not a header\nExit code: 9", false},
+		{"bad json", `{"output":`, nil, 0, "", `{"output":`, false},
+		{"empty", "", nil, 0, "", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := parseOutput(tt.text)
+			if fmt.Sprint(deref(o.exit)) != fmt.Sprint(deref(tt.exit)) || o.durMs != tt.dur || o.session != tt.session || o.body != tt.body || o.failed != tt.failed {
+				t.Errorf("got exit=%v dur=%d session=%q body=%q failed=%v", deref(o.exit), o.durMs, o.session, o.body, o.failed)
+			}
+		})
+	}
+}
+
+func deref(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func TestPatchHeaders(t *testing.T) {
+	patch := "*** Begin Patch\r\n*** Add File: a/new.go\r\n+x\n*** Update File: b.go\n@@\n-*** Add File: not-a-header\n*** Update File: c.go\n*** Move to: d.go\n*** Delete File:  e.go \n*** Delete File: \n*** End Patch"
+	got := patchHeaders(patch)
+	want := []patchHeader{{"a/new.go", "create"}, {"b.go", "modify"}, {"c.go", "rename-from"}, {"d.go", "rename-to"}, {"e.go", "delete"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestPatchInScript(t *testing.T) {
+	tests := []struct {
+		script string
+		ok     bool
+	}{
+		{"apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n*** End Patch\nEOF", true},
+		{"cd sub && apply_patch <<EOF\n*** Begin Patch\n*** End Patch\nEOF", true},
+		{"applypatch<<'P'\n*** Begin Patch\n", true},
+		{"cat <<'EOF' > notes.md\n*** Begin Patch\nEOF", false},
+		{"echo apply_patch", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		patch, ok := patchInScript(tt.script)
+		if ok != tt.ok || (ok && !strings.HasPrefix(patch, "*** Begin Patch")) {
+			t.Errorf("%q: got %v %q", tt.script, ok, patch)
+		}
+	}
+}
+
+func TestMCPName(t *testing.T) {
+	tests := []struct{ name, ns, srv, tool string }{
+		{"mcp__github__create_issue", "", "github", "create_issue"},
+		{"linear__list_issues", "", "linear", "list_issues"},
+		{"_fetch_pr", "mcp__codex_apps__github", "codex_apps", "github_fetch_pr"},
+		{"search", "mcp__docs", "docs", "search"},
+		{"shell", "", "", ""},
+		{"__init__", "", "", ""},
+		{"tool", "dynamic_ns", "", ""},
+	}
+	for _, tt := range tests {
+		srv, tool, ok := mcpName(tt.name, tt.ns)
+		if srv != tt.srv || tool != tt.tool || ok != (tt.srv != "") {
+			t.Errorf("%s %s: got %q %q %v", tt.ns, tt.name, srv, tool, ok)
+		}
+	}
+}
+
+func TestIdentify(t *testing.T) {
+	const id = "019a5b8e-a2f2-7f42-bb90-f248b42e3415"
+	const parent = "019a0000-0000-7000-8000-0000000000aa"
+	name := "/home/u/.codex/sessions/2025/11/07/rollout-2025-11-07T08-44-25-" + id + ".jsonl"
+	tests := []struct {
+		name, path, line string
+		want             watchers.Source
+		err              bool
+	}{
+		{"wrapper", name, `{"timestamp":"x","type":"session_meta","payload":{"id":"` + id + `","cwd":"/r"}}`,
+			watchers.Source{Agent: "codex", Session: id}, false},
+		{"session_id only", "x.jsonl", `{"timestamp":"x","type":"session_meta","payload":{"session_id":"` + id + `"}}`,
+			watchers.Source{Agent: "codex", Session: id}, false},
+		{"spawned child", name, `{"type":"session_meta","payload":{"id":"` + id + `","source":{"subagent":{"thread_spawn":{"parent_thread_id":"` + parent + `","depth":1}}}}}`,
+			watchers.Source{Agent: "codex", Session: id, ParentSession: parent, ChildLane: "sa-f248b42e3415"}, false},
+		{"review subagent with parent", name, `{"type":"session_meta","payload":{"id":"` + id + `","parent_thread_id":"` + parent + `","source":{"subagent":"review"}}}`,
+			watchers.Source{Agent: "codex", Session: id, ParentSession: parent, ChildLane: "sa-f248b42e3415"}, false},
+		{"user fork is its own session", name, `{"type":"session_meta","payload":{"id":"` + id + `","forked_from_id":"` + parent + `","source":"cli"}}`,
+			watchers.Source{Agent: "codex", Session: id}, false},
+		{"legacy header", "rollout-x.jsonl", `{"id":"` + id + `","timestamp":"2025-08-24T14:59:18.114Z","instructions":null}`,
+			watchers.Source{Agent: "codex", Session: id}, false},
+		{"torn line falls back to the name", name + ".zst", `{"timestamp":"x","type":"session_meta","payload":{"id":"01`,
+			watchers.Source{Agent: "codex", Session: id}, false},
+		{"single JSON", `C:\Users\u\.codex\sessions\rollout-2025-08-23-` + strings.ToUpper(id) + `.json`, `{`,
+			watchers.Source{Agent: "codex", Session: id}, false},
+		{"nothing", "notes.jsonl", `{"a":1}`, watchers.Source{Agent: "codex"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Identify(tt.path, []byte(tt.line))
+			if (err != nil) != tt.err || got != tt.want {
+				t.Errorf("got %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLooksLike(t *testing.T) {
+	tests := []struct {
+		line string
+		want bool
+	}{
+		{`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x"}}`, true},
+		{`{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message"}}`, true},
+		{`{"id":"x","timestamp":"2025-08-24T14:59:18.114Z","instructions":"…","git":{}}`, true},
+		{`{"id":"x","timestamp":"2025-08-24T14:59:18.114Z"}`, true},
+		{`{"session":{"id":"x"},"items":[]}`, true},
+		{`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x","base_instructions":{"text":"cut here`, true},
+		{`{"parentUuid":null,"sessionId":"x","type":"user","timestamp":"2026-01-01T00:00:00Z","uuid":"u"}`, false},
+		{`{"type":"summary","summary":"s","leafUuid":"u"}`, false},
+		{`{"role":"user","message":{"content":[]}}`, false},
+		{`{"type":"assistant","payload":{}}`, false},
+		{`{`, false},
+		{``, false},
+		{`[1]`, false},
+	}
+	for _, tt := range tests {
+		if got := LooksLike([]byte(tt.line)); got != tt.want {
+			t.Errorf("%s: got %v", tt.line, got)
+		}
+	}
+}
+
+func TestLaneID(t *testing.T) {
+	tests := map[string]string{
+		"019ed936-c4f5-7a21-ad41-d1eed95dc4df": "sa-d1eed95dc4df",
+		"019ED936-C4F5-7A21-AD41-D1EED95DC4DF": "sa-d1eed95dc4df",
+		"abc":                                  "sa-abc",
+		"":                                     "",
+		"--":                                   "",
+	}
+	for in, want := range tests {
+		if got := LaneID(in); got != want {
+			t.Errorf("%q: got %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestAPIErrorClass(t *testing.T) {
+	tests := []struct {
+		info, msg, want string
+	}{
+		{`"usage_limit_exceeded"`, "", "usage_limit"},
+		{`{"rate_limited":{"http_status_code":429}}`, "", "rate_limit"},
+		{`"internal_server_error"`, "", "server_error"},
+		{`"context_window_exceeded"`, "", "bad_request"},
+		{`{"response_stream_disconnected":{"http_status_code":null}}`, "", "api_error"},
+		{`"unauthorized"`, "", "auth"},
+	}
+	for _, tt := range tests {
+		if got := apiErrorClass(json.RawMessage(tt.info), tt.msg); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.info, got, tt.want)
+		}
+	}
+	if got := apiErrorClass(nil, "anything"); got == "" {
+		t.Error("no class without codex_error_info")
+	}
+}
+
+func TestRetryAttempt(t *testing.T) {
+	tests := map[string]int{
+		"Reconnecting... 2/5":         2,
+		"stream disconnected; 10/10":  10,
+		"see https://a/b 3/5":         3,
+		"no counter":                  0,
+		"1/":                          0,
+		"99999999999999999999/5 huge": 0,
+	}
+	for in, want := range tests {
+		if got := retryAttempt(in); got != want {
+			t.Errorf("%q: got %d, want %d", in, got, want)
+		}
+	}
+}
+
+// tokenLine builds a token_count line.
+func tokenLine(ts string, in, cached, out int64) string {
+	return fmt.Sprintf(`{"timestamp":"%s","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"cached_input_tokens":%d,"output_tokens":%d},"last_token_usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1}}}}`, ts, in, cached, out)
+}
+
+func run(t *testing.T, lines ...string) []event.Event {
+	t.Helper()
+	var bl [][]byte
+	for _, l := range lines {
+		bl = append(bl, []byte(l))
+	}
+	evs, errs, p := parseLines(t, sourceOf("0190cccc-0000-7000-8000-000000000001"), bl)
+	if len(errs) > 0 || len(p.unknown) > 0 {
+		t.Fatalf("errors %v, unknown %v", errs, p.unknown)
+	}
+	return evs
+}
+
+func llms(evs []event.Event) []event.LLM {
+	var out []event.LLM
+	for _, ev := range evs {
+		if ev.Kind == event.KindLLM {
+			out = append(out, *ev.LLM)
+		}
+	}
+	return out
+}
+
+const metaLine = `{"timestamp":"2026-01-01T00:00:00.000Z","type":"session_meta","payload":{"id":"0190cccc-0000-7000-8000-000000000001","cli_version":"0.146.0"}}`
+
+func TestTokens(t *testing.T) {
+	evs := run(t, metaLine,
+		tokenLine("2026-01-01T00:00:01.000Z", 1000, 400, 50),
+		tokenLine("2026-01-01T00:00:02.000Z", 1000, 400, 50), // repeat: skipped
+		`{"timestamp":"2026-01-01T00:00:02.500Z","type":"event_msg","payload":{"type":"token_count","info":null}}`,
+		tokenLine("2026-01-01T00:00:03.000Z", 2500, 1900, 80),
+		tokenLine("2026-01-01T00:00:04.000Z", 300, 100, 5), // restart
+	)
+	got := llms(evs)
+	want := []event.LLM{
+		{MsgID: "000000000001:1", In: 600, CR: 400, Out: 50, LatencyMs: -1},
+		{MsgID: "000000000001:2", In: 0, CR: 1500, Out: 30, LatencyMs: -1},
+		{MsgID: "000000000001:3", In: 200, CR: 100, Out: 5, LatencyMs: -1},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+// TestResponseRegimes checks that one response gets one MsgID whether its
+// token_count comes before its items, right after them, or after the
+// tool outputs.
+func TestResponseRegimes(t *testing.T) {
+	fc := `{"timestamp":"2026-01-01T00:00:0%d.000Z","type":"response_item","payload":{"type":"function_call","name":"update_plan","arguments":"{}","call_id":"c%d"}}`
+	fo := `{"timestamp":"2026-01-01T00:00:0%d.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c%d","output":"Plan updated"}}`
+	rs := `{"timestamp":"2026-01-01T00:00:0%d.000Z","type":"response_item","payload":{"type":"reasoning","summary":[]}}`
+	user := `{"timestamp":"2026-01-01T00:00:01.000Z","type":"event_msg","payload":{"type":"user_message","message":"go"}}`
+	regimes := map[string][]string{
+		"count first": {metaLine, user, tokenLine("2026-01-01T00:00:02.000Z", 100, 0, 10), fmt.Sprintf(rs, 2), fmt.Sprintf(fc, 2, 1), fmt.Sprintf(fo, 3, 1),
+			tokenLine("2026-01-01T00:00:04.000Z", 300, 0, 20), fmt.Sprintf(rs, 4), fmt.Sprintf(fc, 4, 2), fmt.Sprintf(fo, 5, 2)},
+		"count after items": {metaLine, user, fmt.Sprintf(rs, 2), fmt.Sprintf(fc, 2, 1), tokenLine("2026-01-01T00:00:02.000Z", 100, 0, 10), fmt.Sprintf(fo, 3, 1),
+			fmt.Sprintf(rs, 4), fmt.Sprintf(fc, 4, 2), tokenLine("2026-01-01T00:00:04.000Z", 300, 0, 20), fmt.Sprintf(fo, 5, 2)},
+		"count after outputs": {metaLine, user, fmt.Sprintf(rs, 2), fmt.Sprintf(fc, 2, 1), fmt.Sprintf(fo, 3, 1), tokenLine("2026-01-01T00:00:03.000Z", 100, 0, 10),
+			fmt.Sprintf(rs, 4), fmt.Sprintf(fc, 4, 2), fmt.Sprintf(fo, 5, 2), tokenLine("2026-01-01T00:00:05.000Z", 300, 0, 20)},
+	}
+	for name, lines := range regimes {
+		t.Run(name, func(t *testing.T) {
+			evs := run(t, lines...)
+			usage := map[string]int64{}
+			tools := map[string]int{}
+			for i, ev := range evs {
+				if ev.Kind == event.KindCall && (i == 0 || evs[i-1].Kind != event.KindLLM) {
+					t.Errorf("call %s not preceded by its response record", ev.Call.ID)
+				}
+				if ev.Kind != event.KindLLM {
+					continue
+				}
+				usage[ev.LLM.MsgID] = max(usage[ev.LLM.MsgID], ev.LLM.Usage())
+				tools[ev.LLM.MsgID] += ev.LLM.ToolCalls
+			}
+			want := map[string]int64{"000000000001:1": 110, "000000000001:2": 210}
+			if fmt.Sprint(usage) != fmt.Sprint(want) {
+				t.Errorf("usage per response %v, want %v", usage, want)
+			}
+			if tools["000000000001:1"] != 1 || tools["000000000001:2"] != 1 {
+				t.Errorf("tool calls per response %v", tools)
+			}
+		})
+	}
+}
+
+// TestReplayBaseline checks that a spawned thread's copied history yields
+// no events and that its last total is the baseline of the thread's own.
+func TestReplayBaseline(t *testing.T) {
+	child := `{"timestamp":"2026-01-01T00:00:10.100Z","type":"session_meta","payload":{"id":"0190cccc-0000-7000-8000-000000000002","source":{"subagent":{"thread_spawn":{"parent_thread_id":"0190cccc-0000-7000-8000-000000000001"}}}}}`
+	evs := run(t, child,
+		`{"timestamp":"2026-01-01T00:00:07.000Z","type":"event_msg","payload":{"type":"user_message","message":"parent prompt"}}`,
+		`{"timestamp":"2026-01-01T00:00:08.000Z","type":"response_item","payload":{"type":"function_call","name":"update_plan","arguments":"{}","call_id":"p1"}}`,
+		tokenLine("2026-01-01T00:00:10.200Z", 5000, 1000, 100),
+		`{"timestamp":"2026-01-01T00:00:10.300Z","type":"turn_context","payload":{"model":"gpt-5.5-mini"}}`,
+		`{"timestamp":"2026-01-01T00:00:12.000Z","type":"event_msg","payload":{"type":"user_message","message":"child task"}}`,
+		`{"timestamp":"2026-01-01T00:00:13.000Z","type":"response_item","payload":{"type":"reasoning","summary":[]}}`,
+		tokenLine("2026-01-01T00:00:14.000Z", 5600, 1300, 150),
+	)
+	var kinds []string
+	for _, ev := range evs {
+		kinds = append(kinds, string(ev.Kind))
+	}
+	if got := strings.Join(kinds, ","); got != "session,model,llm,llm" {
+		t.Fatalf("events %s", got)
+	}
+	if evs[0].Session.Role != "subagent" || evs[0].Session.ParentNativeID != "0190cccc-0000-7000-8000-000000000001" {
+		t.Errorf("session %+v", evs[0].Session)
+	}
+	if u := evs[3].LLM; u.In != 300 || u.CR != 300 || u.Out != 50 || evs[3].Model != "gpt-5.5-mini" {
+		t.Errorf("first own usage %+v (%s)", u, evs[3].Model)
+	}
+}
+
+func TestCompactionOnce(t *testing.T) {
+	comp := `{"timestamp":"2026-01-01T00:00:0%d.000Z","type":"compacted","payload":{"message":"","replacement_history":[]}}`
+	ctx := `{"timestamp":"2026-01-01T00:00:0%d.000Z","type":"event_msg","payload":{"type":"context_compacted"}}`
+	rs := `{"timestamp":"2026-01-01T00:00:0%d.000Z","type":"response_item","payload":{"type":"reasoning","summary":[]}}`
+	tests := []struct {
+		name  string
+		lines []string
+		want  int
+	}{
+		{"item then event", []string{metaLine, fmt.Sprintf(comp, 1), fmt.Sprintf(ctx, 2)}, 1},
+		{"event then item", []string{metaLine, fmt.Sprintf(ctx, 1), fmt.Sprintf(comp, 2)}, 1},
+		{"two compactions", []string{metaLine, fmt.Sprintf(comp, 1), fmt.Sprintf(ctx, 2), fmt.Sprintf(rs, 3), fmt.Sprintf(comp, 4), fmt.Sprintf(ctx, 5)}, 2},
+		{"two items", []string{metaLine, fmt.Sprintf(comp, 1), fmt.Sprintf(comp, 2)}, 2},
+	}
+	for _, tt := range tests {
+		n := 0
+		for _, ev := range run(t, tt.lines...) {
+			if ev.Kind == event.KindCompaction {
+				n++
+			}
+		}
+		if n != tt.want {
+			t.Errorf("%s: %d compactions, want %d", tt.name, n, tt.want)
+		}
+	}
+}
+
+// TestEndEvents checks the pairing of *_end events with calls: enrichment
+// before the output, no second result after it, and the end event as the
+// only source.
+func TestEndEvents(t *testing.T) {
+	evs := run(t, metaLine,
+		`{"timestamp":"2026-01-01T00:00:01.000Z","type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Delete File: x\n*** End Patch","call_id":"p"}}`,
+		`{"timestamp":"2026-01-01T00:00:02.000Z","type":"event_msg","payload":{"type":"patch_apply_end","call_id":"p","success":false,"changes":{}}}`,
+		`{"timestamp":"2026-01-01T00:00:03.000Z","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"p","output":"Exit code: 0\nWall time: 0 seconds\nOutput:\n"}}`,
+		`{"timestamp":"2026-01-01T00:00:04.000Z","type":"event_msg","payload":{"type":"patch_apply_end","call_id":"p","success":false,"changes":{}}}`,
+		`{"timestamp":"2026-01-01T00:00:05.000Z","type":"event_msg","payload":{"type":"mcp_tool_call_end","call_id":"m","invocation":{"server":"docs","tool":"search"},"duration":{"secs":2,"nanos":0},"result":{"Err":"down"}}}`,
+		`{"timestamp":"2026-01-01T00:00:06.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"nobody","output":"x"}}`,
+	)
+	var got []string
+	for _, ev := range evs {
+		switch ev.Kind {
+		case event.KindCall:
+			got = append(got, "call:"+ev.Call.ID+":"+ev.Call.Kind+":"+ev.Call.Server)
+		case event.KindResult:
+			got = append(got, fmt.Sprintf("result:%s:%v:%s:%d", ev.Result.CallID, ev.Result.Err, ev.Result.ErrClass, ev.Result.DurMs))
+		}
+	}
+	want := "call:p:edit: result:p:true:patch_failed:0 call:m:mcp:docs result:m:true:other:2000"
+	if strings.Join(got, " ") != want {
+		t.Errorf("got  %s\nwant %s", strings.Join(got, " "), want)
+	}
+}
+
+func TestRestoreRejectsBadState(t *testing.T) {
+	src := sourceOf("x")
+	if _, err := Restore(src, []byte("{")); err == nil {
+		t.Error("truncated state accepted")
+	}
+	if _, err := Restore(src, []byte(`{"v":99}`)); err == nil {
+		t.Error("future state version accepted")
+	}
+	p, err := Restore(src, nil)
+	if err != nil || p == nil {
+		t.Errorf("empty state: %v", err)
+	}
+}
+
+func TestOpenMaybeZstd(t *testing.T) {
+	dir := t.TempDir()
+	body := []byte(metaLine + "\n" + tokenLine("2026-01-01T00:00:01.000Z", 10, 0, 1) + "\n")
+	var buf bytes.Buffer
+	enc, _ := zstd.NewWriter(&buf)
+	enc.Write(body)
+	enc.Close()
+	plain := filepath.Join(dir, "rollout-a.jsonl")
+	if err := os.WriteFile(plain+".zst", buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "renamed.jsonl"), buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plain.jsonl"), body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{plain + ".zst", plain, filepath.Join(dir, "renamed.jsonl"), filepath.Join(dir, "plain.jsonl")} {
+		r, err := OpenMaybeZstd(p)
+		if err != nil {
+			t.Fatalf("%s: %v", filepath.Base(p), err)
+		}
+		var got bytes.Buffer
+		_, err = got.ReadFrom(r)
+		r.Close()
+		if err != nil || !bytes.Equal(got.Bytes(), body) {
+			t.Errorf("%s: read %d bytes, %v", filepath.Base(p), got.Len(), err)
+		}
+	}
+	if _, err := OpenMaybeZstd(filepath.Join(dir, "missing.jsonl")); err == nil {
+		t.Error("missing file opened")
+	}
+}
