@@ -100,11 +100,11 @@ func hex4(s []byte) (rune, bool) {
 // (absent, null, number, object) gives "".
 func str(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) < 2 || raw[0] != '"' {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return ""
 	}
-	if bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 {
-		return string(raw[1 : len(raw)-1])
+	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return string(body)
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {

@@ -95,3 +95,13 @@ func TestTextHeadCutsInsideEscapes(t *testing.T) {
 		}
 	}
 }
+
+func TestStrMatchesDecoder(t *testing.T) {
+	for _, raw := range []string{`"plain"`, "\"/0\xfe\"", `"esc\naped"`, `"\ud83d"`, `5`, `null`, `"unterminated`} {
+		var want string
+		_ = json.Unmarshal([]byte(raw), &want)
+		if got := str(json.RawMessage(raw)); got != want {
+			t.Errorf("str(%q) = %q, decoder gives %q", raw, got, want)
+		}
+	}
+}
