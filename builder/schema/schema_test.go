@@ -126,6 +126,7 @@ func TestViolations(t *testing.T) {
 		{"verb flag", mapWith(`{"t":0,"kind":"exec","tool":"Bash","verb":"rm -rf"}`), "/events/0/verb", "pattern"},
 		{"verb words", mapWith(`{"t":0,"kind":"exec","tool":"Bash","verb":"a b c d"}`), "/events/0/verb", "pattern"},
 		{"outside label", mapWith(`{"t":0,"kind":"read","tool":"Read","targets":[{"scope":"outside","label":"/etc","touch":"read"}]}`), "/events/0/targets/0/label", "enum"},
+		{"home label", mapWith(`{"t":0,"kind":"read","tool":"Read","targets":[{"scope":"outside","label":"~/code","touch":"read"}]}`), "/events/0/targets/0/label", "enum"},
 		{"claude area", mapWith(`{"t":0,"kind":"read","tool":"Read","targets":[{"scope":"outside","label":"~/.claude/a/b","touch":"read"}]}`), "/events/0/targets/0/label", "enum"},
 		{"file target", mapWith(`{"t":0,"kind":"read","tool":"Read","targets":[{"touch":"read"}]}`), "/events/0/targets/0", "required"},
 		{"touch", mapWith(`{"t":0,"kind":"read","tool":"Read","targets":[{"file":0,"touch":"see"}]}`), "/events/0/targets/0/touch", "enum"},

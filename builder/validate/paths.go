@@ -27,6 +27,9 @@ func (c *checker) paths(top map[string]any) {
 			c.add(at, RuleRelativePath, "%s %s", describe(p), why)
 			continue
 		}
+		if p == "." {
+			continue // the repo root itself: nothing to hide
+		}
 		segs := strings.Split(p, "/")
 		switch mode {
 		case "dirs_only":

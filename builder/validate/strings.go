@@ -18,10 +18,11 @@ const (
 // bucketLabels are the only strings that may name a place outside a repo.
 var bucketLabels = map[string]bool{
 	"/tmp (scratch)": true, "~/Documents": true, "~/Downloads": true,
-	"~/Desktop": true, "~": true, "outside-repo": true,
+	"~/Desktop": true, "~ (home)": true, "~": true, "outside-repo": true,
 }
 
-var claudeArea = regexp.MustCompile(`^~/\.claude/[A-Za-z0-9._-]+$`)
+// claudeArea is ~/.claude/<area>, or ~/.claude itself.
+var claudeArea = regexp.MustCompile(`^~/\.claude(/[A-Za-z0-9._-]+)?$`)
 
 // IsBucketLabel reports whether s is one of the format page's labels for a
 // place outside any repository.

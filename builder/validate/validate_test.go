@@ -427,7 +427,7 @@ func TestAbsolutePath(t *testing.T) {
 		"local:claude-code:abc": false, "2026-03-01T10:00:00Z": false, "claude-opus-4-5": false,
 		"/etc/passwd": true, "/tmp": true, "~/code/x": true, `C:\Users\a`: true, "d:/work": true,
 		"run /home/a/x": true, "--out=/Users/a": true, `\\server\share`: true, "file:///x": true,
-		"~/.claude": true, "~/.claude/a/b": true,
+		"~/.claude": false, "~ (home)": false, "~/.claude/a/b": true, "~/.claude/my notes": true,
 	} {
 		if got := absolutePath(s) != ""; got != bad {
 			t.Errorf("absolutePath(%q) = %q, want bad=%v", s, absolutePath(s), bad)
@@ -474,6 +474,22 @@ func TestHugeNumbers(t *testing.T) {
 		ps := Map([]byte(doc))
 		if len(ps) != 1 || ps[0].Rule != RuleJSON || ps[0].Path != "/events/0/t" {
 			t.Errorf("%s: %v", n, ps)
+		}
+	}
+}
+
+// TestRepoRootPath checks that "." (the repo root, listed by a search) is a
+// valid path in every mode.
+func TestRepoRootPath(t *testing.T) {
+	for _, mode := range []string{"relative", "dirs_only", "hashed"} {
+		doc := loadFull(t)
+		doc["session"].(map[string]any)["pathMode"] = mode
+		doc["files"] = doc["files"].([]any)[:1]
+		section(doc, "files", 0)["path"] = "."
+		ev(doc, 3)["targets"] = ev(doc, 3)["targets"].([]any)[:1]
+		ev(doc, 7)["targets"] = []any{}
+		for _, p := range Map(encodeDoc(t, doc)) {
+			t.Errorf("%s: %s", mode, p)
 		}
 	}
 }
