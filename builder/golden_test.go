@@ -109,6 +109,10 @@ func checkInvariants(t *testing.T, canon []byte) {
 	if err := d2.Decode(&doc); err != nil {
 		t.Fatal(err)
 	}
+	// The direct event encoder and the generic one agree.
+	if again, err := CanonicalJSON(doc); err != nil || !bytes.Equal(again, canon) {
+		t.Fatalf("canonical bytes are not a fixed point of CanonicalJSON (%v)", err)
+	}
 	num := func(v any) int64 {
 		n, _ := v.(json.Number).Int64()
 		return n

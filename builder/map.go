@@ -241,7 +241,12 @@ func (m *Map) Canonical() ([]byte, error) {
 	// Encode each top-level part once and splice the two documents (the
 	// hashed one and the written one) from the parts: they differ only in
 	// session.cliVersion and contentHash, and the events dominate the cost.
-	parts := make(map[string][]byte, len(doc)+1)
+	parts := make(map[string][]byte, len(doc)+2)
+	events, err := encodeEvents(m.Events)
+	if err != nil {
+		return nil, err
+	}
+	parts["events"] = events
 	for k, v := range doc {
 		if k == "session" {
 			continue

@@ -1,5 +1,10 @@
 package builder
 
+import (
+	"bytes"
+	"strconv"
+)
+
 // The tree functions decide which fields of the Map are written: the format
 // page's fields for each part and each event kind, null only where the page
 // shows null (agents[].parent of main, session.parentSessionId), optional
@@ -57,11 +62,6 @@ func (m *Map) tree() map[string]any {
 		prs[i] = o
 	}
 	doc["prs"] = prs
-	events := make([]any, len(m.Events))
-	for i := range m.Events {
-		events[i] = m.Events[i].tree()
-	}
-	doc["events"] = events
 	return doc
 }
 
@@ -134,132 +134,201 @@ func (a *Agent) tree() map[string]any {
 	return o
 }
 
-func (e *Event) tree() map[string]any {
-	o := map[string]any{"seq": e.Seq, "t": e.T, "kind": e.Kind, "agent": e.Agent, "err": e.Err}
+// encodeEvents writes the canonical JSON array of the events.
+func encodeEvents(events []Event) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(len(events) * 200)
+	var l fieldList
+	var scratch bytes.Buffer
+	buf.WriteByte('[')
+	for i := range events {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		l.reset()
+		scratch.Reset()
+		events[i].fields(&l, &scratch)
+		if err := l.write(&buf); err != nil {
+			return nil, err
+		}
+	}
+	buf.WriteByte(']')
+	return buf.Bytes(), nil
+}
+
+// fields lists the event's fields: the common ones, then those of its kind.
+// Nested objects (targets, vcs) are written into scratch, which must stay
+// untouched until the list is written.
+func (e *Event) fields(o *fieldList, scratch *bytes.Buffer) {
+	o.int("seq", int64(e.Seq))
+	o.int("t", e.T)
+	o.str("kind", e.Kind)
+	o.str("agent", e.Agent)
+	o.bool("err", e.Err)
 	if e.Task > 0 {
-		o["task"] = e.Task
+		o.int("task", int64(e.Task))
 	}
-	if e.Model != "" {
-		o["model"] = e.Model
-	}
+	o.optStr("model", e.Model)
 	if isCallKind(e.Kind) {
-		e.callFields(o)
-		return o
+		e.callFields(o, scratch)
+		return
 	}
 	switch e.Kind {
 	case "llm":
-		o["in"], o["cw"], o["cr"], o["out"] = e.In, e.CW, e.CR, e.Out
+		o.int("in", e.In)
+		o.int("cw", e.CW)
+		o.int("cr", e.CR)
+		o.int("out", e.Out)
 		if e.Cost > 0 {
-			o["cost"] = e.Cost
+			o.float("cost", e.Cost)
 		}
 		if e.Latency != nil {
-			o["latency"] = *e.Latency
+			o.int("latency", *e.Latency)
 		}
-		if e.Stop != "" {
-			o["stop"] = e.Stop
-		}
-		o["thinking"], o["toolCalls"], o["textChars"] = e.Thinking, e.ToolCalls, e.TextChars
+		o.optStr("stop", e.Stop)
+		o.bool("thinking", e.Thinking)
+		o.int("toolCalls", int64(e.ToolCalls))
+		o.int("textChars", int64(e.TextChars))
 	case "user":
-		o["chars"], o["images"], o["urls"] = e.Chars, e.Images, e.URLs
+		o.int("chars", int64(e.Chars))
+		o.int("images", int64(e.Images))
+		o.int("urls", int64(e.URLs))
 	case "error":
-		o["source"], o["errClass"] = e.Source, e.ErrClass
-		setStr(o, "hook", e.Hook)
-		setStr(o, "hookEvent", e.HookEvent)
-		setStr(o, "srcUuid", e.SrcUUID)
+		o.str("source", e.Source)
+		o.str("errClass", e.ErrClass)
+		o.optStr("hook", e.Hook)
+		o.optStr("hookEvent", e.HookEvent)
+		o.optStr("srcUuid", e.SrcUUID)
 		if e.Ref != nil {
-			o["ref"] = *e.Ref
+			o.int("ref", int64(*e.Ref))
 		}
 		if e.Retry > 0 {
-			o["retry"] = e.Retry
+			o.int("retry", int64(e.Retry))
 		}
 	case "delay":
-		o["cause"], o["ms"] = e.Cause, e.Ms
+		o.str("cause", e.Cause)
+		o.int("ms", e.Ms)
 		if e.Ref != nil {
-			o["ref"] = *e.Ref
+			o.int("ref", int64(*e.Ref))
 		}
 	case "compaction":
-		setStr(o, "trigger", e.Trigger)
-		o["preTokens"], o["postTokens"], o["ms"] = e.PreTokens, e.PostTokens, e.Ms
+		o.optStr("trigger", e.Trigger)
+		o.int("preTokens", e.PreTokens)
+		o.int("postTokens", e.PostTokens)
+		o.int("ms", e.Ms)
 	case "commit":
-		setStr(o, "repo", e.Repo)
-		o["sha"], o["files"], o["ins"], o["del"] = e.SHA, e.Files, e.Ins, e.Del
+		o.optStr("repo", e.Repo)
+		o.str("sha", e.SHA)
+		o.int("files", int64(e.Files))
+		o.int("ins", int64(e.Ins))
+		o.int("del", int64(e.Del))
 	case "pr_merge", "pr_close", "pr_comment":
-		o["repo"], o["number"] = e.Repo, e.Number
-		setStr(o, "url", e.URL)
+		o.str("repo", e.Repo)
+		o.int("number", int64(e.Number))
+		o.optStr("url", e.URL)
 	case "ticket":
-		o["tracker"], o["action"], o["id"] = e.Tracker, e.Action, e.ID
+		o.str("tracker", e.Tracker)
+		o.str("action", e.Action)
+		o.str("id", e.ID)
 	case "artifact":
-		o["url"] = e.URL
-		setStr(o, "version", e.Version)
+		o.str("url", e.URL)
+		o.optStr("version", e.Version)
 	case "skill_write":
-		o["name"], o["action"] = e.Name, e.Action
+		o.str("name", e.Name)
+		o.str("action", e.Action)
 	case "model_switch":
-		o["from"], o["to"] = e.From, e.To
+		o.str("from", e.From)
+		o.str("to", e.To)
 	}
-	return o
 }
 
-func (e *Event) callFields(o map[string]any) {
-	if e.Cat != "" {
-		o["cat"] = e.Cat
-	}
+func (e *Event) callFields(o *fieldList, scratch *bytes.Buffer) {
+	o.optStr("cat", e.Cat)
 	switch e.Kind {
 	case "mcp":
-		o["server"], o["tool"] = e.Server, e.Tool
+		o.str("server", e.Server)
+		o.str("tool", e.Tool)
 		e.outAndDur(o)
 	case "skill":
-		o["skill"] = e.Skill
+		o.str("skill", e.Skill)
 	case "subagent":
-		setStr(o, "subagentType", e.SubagentType)
-		setStr(o, "child", e.Child)
+		o.optStr("subagentType", e.SubagentType)
+		o.optStr("child", e.Child)
 	case "web":
-		o["host"] = e.Host
+		o.str("host", e.Host)
 	case "tool":
-		o["tool"] = e.Tool
+		o.str("tool", e.Tool)
 	default: // read, search, edit, exec, verify
-		o["tool"] = e.Tool
+		o.str("tool", e.Tool)
 		if e.Kind == "exec" || e.Kind == "verify" {
-			setStr(o, "verb", e.Verb)
+			o.optStr("verb", e.Verb)
 		}
-		targets := make([]any, len(e.Targets))
+		// Nested objects are written by hand with their keys in order.
+		start := scratch.Len()
+		scratch.WriteByte('[')
 		for i, t := range e.Targets {
+			if i > 0 {
+				scratch.WriteByte(',')
+			}
 			if t.File < 0 {
-				targets[i] = map[string]any{"scope": "outside", "label": t.Label, "touch": t.Touch}
+				scratch.WriteString(`{"label":`)
+				writeString(scratch, t.Label)
+				scratch.WriteString(`,"scope":"outside","touch":`)
+				writeString(scratch, t.Touch)
+				scratch.WriteByte('}')
 				continue
 			}
-			to := map[string]any{"file": t.File, "touch": t.Touch}
-			setStr(to, "op", t.Op)
-			targets[i] = to
-		}
-		o["targets"] = targets
-		e.outAndDur(o)
-		if e.VCS != nil {
-			v := map[string]any{"provider": e.VCS.Provider, "action": e.VCS.Action}
-			setStr(v, "repo", e.VCS.Repo)
-			if e.VCS.Number > 0 {
-				v["number"] = e.VCS.Number
+			scratch.WriteString(`{"file":`)
+			scratch.WriteString(strconv.Itoa(t.File))
+			if t.Op != "" {
+				scratch.WriteString(`,"op":`)
+				writeString(scratch, t.Op)
 			}
-			o["vcs"] = v
+			scratch.WriteString(`,"touch":`)
+			writeString(scratch, t.Touch)
+			scratch.WriteByte('}')
 		}
+		scratch.WriteByte(']')
+		targetsEnd := scratch.Len()
+		e.outAndDur(o)
+		if v := e.VCS; v != nil {
+			scratch.WriteString(`{"action":`)
+			writeString(scratch, v.Action)
+			if v.Number > 0 {
+				scratch.WriteString(`,"number":`)
+				scratch.WriteString(strconv.Itoa(v.Number))
+			}
+			scratch.WriteString(`,"provider":`)
+			writeString(scratch, v.Provider)
+			if v.Repo != "" {
+				scratch.WriteString(`,"repo":`)
+				writeString(scratch, v.Repo)
+			}
+			scratch.WriteByte('}')
+			o.raw("vcs", scratch.Bytes()[targetsEnd:])
+		}
+		// Taken after the last write to scratch, so that both slices see
+		// its final backing array.
+		o.raw("targets", scratch.Bytes()[start:targetsEnd])
 	}
-	setStr(o, "errClass", e.ErrClass)
+	o.optStr("errClass", e.ErrClass)
 	if e.ExitCode != nil {
-		o["exitCode"] = *e.ExitCode
+		o.int("exitCode", int64(*e.ExitCode))
 	}
 	if e.RetryOf != nil {
-		o["retryOf"] = *e.RetryOf
+		o.int("retryOf", int64(*e.RetryOf))
 	}
 	if e.Attempt > 0 {
-		o["attempt"] = e.Attempt
+		o.int("attempt", int64(e.Attempt))
 	}
 }
 
-func (e *Event) outAndDur(o map[string]any) {
+func (e *Event) outAndDur(o *fieldList) {
 	if e.OutBytes != nil {
-		o["outBytes"] = *e.OutBytes
+		o.int("outBytes", *e.OutBytes)
 	}
 	if e.Dur != nil {
-		o["dur"] = *e.Dur
+		o.int("dur", *e.Dur)
 	}
 }
 
