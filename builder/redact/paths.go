@@ -196,7 +196,8 @@ func (p *Paths) resolve(raw string) resolved {
 // absolute normalises a raw path from a log into an absolute path, or ""
 // when it cannot be placed.
 func (p *Paths) absolute(raw string) string {
-	raw = stripFileURI(strings.TrimSpace(raw))
+	// Invalid UTF-8 would not survive the JSON carry-state unchanged.
+	raw = stripFileURI(strings.ToValidUTF8(strings.TrimSpace(raw), "\uFFFD"))
 	if raw == "" || strings.IndexByte(raw, 0) >= 0 {
 		return ""
 	}
