@@ -106,7 +106,9 @@ func (b *build) stalls(main *lane) {
 		case n.inner == "turn_end":
 			waiting = true
 			continue
-		case n.inner != "":
+		case n.inner != "", n.ev.Kind == "model_switch":
+			// A switch announces the request that follows: it is no
+			// activity of its own.
 			continue
 		}
 		if prev != nil && !waiting && n.ev.Kind != "user" {
