@@ -63,6 +63,15 @@ func checkEvents(t *testing.T, evs []event.Event) {
 			if ev.Call.Kind == "" || ev.Call.Tool == "" {
 				t.Errorf("event %d: call without kind or tool: %+v", i, ev.Call)
 			}
+			c := ev.Call
+			for _, s := range []string{c.Tool, c.Server, c.MCPTool, c.SubagentType, c.Host, c.Continues, c.Cat} {
+				if s != "" && identifier(s) != s {
+					t.Errorf("event %d: call field %q is not an identifier", i, s)
+				}
+			}
+			if identifier(strings.ReplaceAll(c.Verb, " ", "_")) != strings.ReplaceAll(c.Verb, " ", "_") {
+				t.Errorf("event %d: verb %q", i, c.Verb)
+			}
 			if ev.Call.ID != "" {
 				calls[ev.Call.ID] = true
 			}
@@ -73,8 +82,11 @@ func checkEvents(t *testing.T, evs []event.Event) {
 			if ev.Result.Err && ev.Result.ErrClass == "" {
 				t.Errorf("event %d: error without class", i)
 			}
-		case event.KindLLM:
-			if ev.LLM.MsgID == "" {
+		case event.KindLLM, event.KindModel:
+			if ev.Model != "" && identifier(ev.Model) != ev.Model {
+				t.Errorf("event %d: model %q", i, ev.Model)
+			}
+			if ev.Kind == event.KindLLM && ev.LLM.MsgID == "" {
 				t.Errorf("event %d: llm record without response id", i)
 			}
 		}

@@ -199,8 +199,8 @@ func (p *Parser) sessionMeta(pl *item, t int64) {
 	}
 	p.st.Meta, p.st.ID = true, m.id
 	p.emitSession(m, pl.CLIVersion)
-	if pl.Model != "" && p.st.Model == "" {
-		p.st.Model = pl.Model
+	if p.st.Model == "" {
+		p.st.Model = identifier(pl.Model)
 	}
 	if pl.CWD != "" {
 		p.setCWD(pl.CWD)
@@ -274,10 +274,10 @@ func (p *Parser) turnContext(pl *item, t int64) {
 
 func contextModel(pl *item) string {
 	if pl.Model != "" {
-		return pl.Model
+		return identifier(pl.Model)
 	}
 	if cm := pl.CollaborationMode; cm != nil && cm.Settings != nil {
-		return cm.Settings.Model
+		return identifier(cm.Settings.Model)
 	}
 	return ""
 }

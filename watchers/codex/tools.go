@@ -56,6 +56,12 @@ func decodeArgs(raw json.RawMessage) args {
 // functionCall classifies a function_call by its tool name.
 func (p *Parser) functionCall(name, ns string, rawArgs json.RawMessage, id string, t int64) {
 	a := decodeArgs(rawArgs)
+	// Names are kept in the map: anything that is not an identifier is
+	// not a tool name and is not kept.
+	if name = identifier(name); name == "" {
+		name = "unknown"
+	}
+	ns = identifier(ns)
 	if srv, tool, ok := mcpName(name, ns); ok {
 		full := ns + name // Codex's own qualified name: the namespace ends with "__"-joined parts
 		if ns == "" {
