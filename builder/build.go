@@ -95,8 +95,9 @@ type build struct {
 	lanes   []*lane // by rank: main first, then lane ids lexically
 	laneIdx map[string]*lane
 
-	// times: filled T per input record (see fillTimes); base is the
-	// earliest T, timed says whether any record has a time.
+	// times: filled T per input record (see fillTimes); base and last are
+	// the times of the first and last map events (see rebase); timed says
+	// whether any record has a time.
 	filled []int64
 	base   int64
 	last   int64
