@@ -15,6 +15,7 @@ import (
 type checker struct {
 	problems []Problem
 
+	top     map[string]any
 	events  []any
 	agents  map[string]bool
 	tasks   map[int64]bool
@@ -30,6 +31,7 @@ func (c *checker) add(path, rule, format string, args ...any) {
 // strict runs every check beyond the schema, in a fixed order so that the
 // output is stable.
 func (c *checker) strict(top map[string]any) {
+	c.top = top
 	c.index(top)
 	c.unknownFields(top)
 	c.strings(top)

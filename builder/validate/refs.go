@@ -30,6 +30,12 @@ func (c *checker) sequence() {
 		}
 		prev = max(prev, t)
 	}
+	// durationMs runs from the first event to the last, so no event lies
+	// beyond it.
+	session := object(c.top["session"])
+	if d, ok := number(session["durationMs"]); ok && prev > d {
+		c.add(ptr("session", "durationMs"), RuleTime, "is %v, before the last event at t=%v", d, prev)
+	}
 }
 
 // references checks every id and seq a map uses against what it declares.
@@ -58,8 +64,15 @@ func (c *checker) references(top map[string]any) {
 
 	for i, v := range array(top["agents"]) {
 		a := object(v)
-		if p, ok := str(a["parent"]); ok && !c.agents[p] {
+		p, hasParent := str(a["parent"])
+		switch {
+		case hasParent && !c.agents[p]:
 			c.add(ptr("agents", i, "parent"), RuleAgentRef, "names no agent")
+		case a["kind"] == "subagent" && hasParent && p != "main":
+			// The format page: a subagent has no further nesting.
+			c.add(ptr("agents", i, "parent"), RuleAgentRef, "a subagent lane must hang off main")
+		case a["kind"] == "main" && hasParent:
+			c.add(ptr("agents", i, "parent"), RuleAgentRef, "the main lane has no parent")
 		}
 		if s, ok := seqRef(ptr("agents", i, "launchSeq"), a["launchSeq"], -1); ok {
 			if k := c.eventKind(int(s)); k != "subagent" {

@@ -169,6 +169,17 @@ var brokenCases = []struct {
 	{"seq missing", func(d map[string]any) { delete(ev(d, 3), "seq") }, []string{RuleSeq}, true},
 	{"t backwards", func(d map[string]any) { ev(d, 3)["t"] = json.Number("10") }, []string{RuleTime}, true},
 	{"t negative", func(d map[string]any) { ev(d, 0)["t"] = json.Number("-1") }, []string{RuleTime, RuleSchema}, true},
+	{"nested subagent", func(d map[string]any) {
+		a := map[string]any{}
+		for k, v := range section(d, "agents", 1) {
+			a[k] = v
+		}
+		a["id"], a["parent"] = "sa-2", "sa-ae824d54211f"
+		d["agents"] = append(d["agents"].([]any), a)
+		d["totals"].(map[string]any)["subagents"] = json.Number("2")
+	}, []string{RuleAgentRef}, true},
+	{"main with a parent", func(d map[string]any) { section(d, "agents", 0)["parent"] = "main" }, []string{RuleAgentRef}, true},
+	{"duration before last event", func(d map[string]any) { d["session"].(map[string]any)["durationMs"] = json.Number("100") }, []string{RuleTime}, true},
 	{"agent unknown", func(d map[string]any) { ev(d, 13)["agent"] = "sa-nobody" }, []string{RuleAgentRef}, true},
 	{"child unknown", func(d map[string]any) { ev(d, 12)["child"] = "sa-nobody" }, []string{RuleAgentRef}, true},
 	{"parent unknown", func(d map[string]any) { section(d, "agents", 1)["parent"] = "sa-x" }, []string{RuleAgentRef}, true},
