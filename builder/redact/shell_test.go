@@ -84,7 +84,7 @@ func TestParseShell(t *testing.T) {
 		{"vendor/bin/phpunit --filter X", "phpunit", "test", true},
 		{"mvn -q test", "mvn", "test", true},
 		{"./gradlew test --tests X", "gradlew", "test", true},
-		{"./gradlew assembleDebug", "gradlew", "build", false},
+		{"./gradlew assembleDebug", "gradlew", "build", true},
 		{"gradle build", "gradle", "build", true},
 		{"tox -e py311", "tox", "test", true},
 		{"dotnet test", "dotnet test", "test", true},

@@ -181,6 +181,8 @@ func multiVerb(name, fam string, subs map[string]bool, rest []word) cmdRes {
 			script = at(pos, 1)
 		case sub == "test" || sub == "t":
 			script = "test"
+		case sub == "workspace" && fam == "yarn":
+			script = at(pos, 2) // yarn workspace <name> <script>
 		case sub == "" && fam == "yarn":
 			return cmdRes{verb: name, cat: "package"} // bare yarn installs
 		case !known && isScriptName(sub):
@@ -430,11 +432,16 @@ func taskRunner(name, fam string, rest []word) cmdRes {
 					kind = vBuild
 				}
 			default:
-				switch strings.ToLower(t) {
-				case "package", "install", "assemble", "jar", "bootjar", "war", "shadowjar", "test-compile":
-					if fam != "turbo" && fam != "nx" && kind == "" {
-						kind = vBuild
-					}
+				lt := strings.ToLower(t)
+				if i := strings.LastIndexByte(lt, ':'); i >= 0 {
+					lt = lt[i+1:] // gradle ":app:assembleDebug"
+				}
+				switch {
+				case fam == "turbo" || fam == "nx" || kind != "":
+				case lt == "package" || lt == "install" || lt == "jar" || lt == "bootjar" || lt == "war" ||
+					lt == "shadowjar" || lt == "test-compile" || strings.HasPrefix(lt, "assemble") ||
+					strings.HasPrefix(lt, "compile") || strings.HasPrefix(lt, "bundle"):
+					kind = vBuild
 				}
 			}
 		}
