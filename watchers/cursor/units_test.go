@@ -1,8 +1,11 @@
 package cursor
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 )
 
 func TestIdentify(t *testing.T) {
@@ -141,5 +144,27 @@ func TestDecodeInput(t *testing.T) {
 	in := decodeInput([]byte(`{"effectiveUri":"file:///c%3A/Users/u/a.go","paths":["x","",3],"path":7}`))
 	if got := in.paths(); !reflect.DeepEqual(got, []string{"c:/Users/u/a.go"}) {
 		t.Errorf("paths = %v", got)
+	}
+}
+
+func TestFileTimes(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mt := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.Chtimes(p, mt, mt); err != nil {
+		t.Fatal(err)
+	}
+	start, end, err := FileTimes(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end != mt.UnixMilli() || start < 0 || start > end {
+		t.Errorf("FileTimes = %d, %d; want end %d and 0 <= start <= end", start, end, mt.UnixMilli())
+	}
+	t.Logf("birth %d", start)
+	if _, _, err := FileTimes(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("no error for a missing file")
 	}
 }
