@@ -21,10 +21,14 @@ import (
 //     longest known root that holds it; otherwise it becomes a new root
 //     itself, unless it is too general to be a project (a home directory,
 //     ~/Documents, ~/.claude…, a temp root, a top-level system directory).
-//   - A target path is looked up on disk when it, or its parent directory,
-//     exists here (a deleted file still has its directory); failing that it
-//     joins the longest known root that holds it; failing that it collapses
-//     to a bucket label (see Bucket).
+//   - A target path is looked up on disk too; failing that it joins the
+//     longest known root that holds it; failing that it collapses to a
+//     bucket label (see Bucket).
+//   - A path that does not exist here (a deleted file, a removed directory)
+//     is looked up from its nearest existing ancestor, unless that ancestor
+//     is too general (a home directory, /, a temp root): a log from another
+//     machine must not land in a repo that happens to enclose the local
+//     home (a dotfiles repo).
 //   - Relative paths resolve against the current cwd; ".." is resolved
 //     lexically, so a path that climbs out of its repo lands wherever it
 //     points (another repo, a bucket). A relative path with no cwd known is
@@ -126,11 +130,12 @@ func (p *Paths) SetCWD(cwd string) {
 
 // cwdRoot finds or creates the root of a cwd.
 func (p *Paths) cwdRoot(abs string) int {
-	if root, exists := lookupFS(abs); exists {
-		if root == "" {
-			return -1
-		}
+	root, exists := repoOnDisk(abs)
+	if root != "" {
 		return p.addRoot(root, true)
+	}
+	if exists {
+		return -1
 	}
 	if i := p.longestRoot(abs); i >= 0 {
 		return i
@@ -165,14 +170,8 @@ func (p *Paths) resolve(raw string) resolved {
 		return r
 	}
 	r := resolved{root: -1}
-	if root, exists := lookupFS(abs); exists && root != "" {
+	if root, _ := repoOnDisk(abs); root != "" {
 		r.root = p.addRoot(root, true)
-	} else if !exists {
-		if parent := parentDir(abs); parent != "" {
-			if root, exists := lookupFS(parent); exists && root != "" {
-				r.root = p.addRoot(root, true)
-			}
-		}
 	}
 	if r.root < 0 {
 		r.root = p.longestRoot(abs)

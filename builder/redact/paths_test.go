@@ -70,6 +70,17 @@ func TestPathsGitRepo(t *testing.T) {
 	if got := p.NewRepos(); len(got) != 0 {
 		t.Errorf("NewRepos again = %+v, want none", got)
 	}
+	// A directory removed since the log was written still belongs to the repo.
+	p.SetCWD(root + "/gone/deeper")
+	if p.CWDRepo() != key {
+		t.Errorf("removed cwd in a repo: CWDRepo = %q, want %q", p.CWDRepo(), key)
+	}
+	if got := p.Target("x.go", "read", ""); got.Repo != key || got.Path != "gone/deeper/x.go" {
+		t.Errorf("target under removed cwd = %+v", got)
+	}
+	if got := p.NewRepos(); len(got) != 0 {
+		t.Errorf("NewRepos after removed cwd = %+v, want none", got)
+	}
 }
 
 func TestPathsWorktreeAndSubmodule(t *testing.T) {

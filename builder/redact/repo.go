@@ -101,6 +101,30 @@ func lookupFS(p string) (root string, exists bool) {
 	return root, true
 }
 
+// repoOnDisk returns the root of the repo that holds abs on this machine
+// ("" when none) and whether abs exists here. A missing path is looked up
+// from its nearest existing ancestor, unless that ancestor is too general
+// to say anything (see isBucketBase).
+func repoOnDisk(abs string) (root string, exists bool) {
+	if root, exists = lookupFS(abs); exists {
+		return root, true
+	}
+	if !localForm(abs) {
+		return "", false
+	}
+	for d := parentDir(abs); d != ""; d = parentDir(d) {
+		r, ok := lookupFS(d)
+		if !ok {
+			continue
+		}
+		if isBucketBase(d) {
+			return "", false
+		}
+		return r, false
+	}
+	return "", false
+}
+
 // gitDirOf returns the git directory of a repo rooted at d: d/.git when it
 // is a directory, or the target of the "gitdir:" line when .git is a file
 // (worktrees, submodules). It returns "" when d is not a repo root.
