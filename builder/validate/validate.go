@@ -1,9 +1,3 @@
-// Package validate checks an agentplay/v1 map against the published schema
-// and against the rules a producer owes beyond it: the redaction contract
-// and the cross-references of the format page.
-//
-// Problems never quote a string of the map that could be text. They name
-// the field by its JSON pointer and describe the string by its shape.
 package validate
 
 import (
@@ -34,31 +28,36 @@ func (p Problem) String() string {
 
 // Rules, one per kind of check.
 const (
-	RuleJSON          = "json"          // not JSON, not one object, bad gzip
-	RuleSchema        = "schema"        // the published JSON Schema
-	RuleUnknownField  = "unknown-field" // a field the schema does not name
-	RuleSeq           = "seq"           // events[i].seq == i
-	RuleTime          = "time"          // t >= 0 and non-decreasing
-	RuleDuplicateID   = "duplicate-id"  // ids of repos, files, agents, tasks
-	RuleAgentRef      = "agent-ref"     // agent, parent, child
-	RuleTaskRef       = "task-ref"      // events[].task
-	RuleFileRef       = "file-ref"      // targets[].file
-	RuleRepoRef       = "repo-ref"      // files[].repo, commit repo
-	RuleSeqRef        = "seq-ref"       // launchSeq, ref, retryOf, first, startSeq, endSeq, prs[].seq
-	RuleVerb          = "verb"          // program plus subcommand only
-	RuleIdentifier    = "identifier"    // names that must not be sentences
-	RuleAbsolutePath  = "absolute-path" // absolute or home paths anywhere
-	RuleStringLength  = "string-length" // long strings are text
-	RuleRelativePath  = "relative-path" // files[].path is repo-relative
-	RuleDirsOnly      = "dirs-only"     // dirs_only file names
-	RuleHashed        = "hashed"        // hashed path segments
-	RuleRemote        = "remote"        // owner/name
-	RuleHost          = "host"          // host names
-	RuleURL           = "url"           // http(s) URLs without credentials
-	RuleTotals        = "totals"        // totals agree with events
-	RuleContentHash   = "content-hash"  // contentHash recomputed
-	maxDecompressed   = 1 << 30         // a map is far smaller; beyond this it is a bomb
-	gzipMagic0, gzip1 = 0x1f, 0x8b
+	RuleJSON         = "json"          // not JSON, not one object, bad gzip
+	RuleSchema       = "schema"        // the published JSON Schema
+	RuleUnknownField = "unknown-field" // a field the schema does not name
+	RuleSeq          = "seq"           // events[i].seq == i
+	RuleTime         = "time"          // t >= 0 and non-decreasing
+	RuleDuplicateID  = "duplicate-id"  // ids of repos, files, agents, tasks
+	RuleAgentRef     = "agent-ref"     // agent, parent, child
+	RuleTaskRef      = "task-ref"      // events[].task
+	RuleFileRef      = "file-ref"      // targets[].file
+	RuleRepoRef      = "repo-ref"      // files[].repo, commit repo
+	RuleSeqRef       = "seq-ref"       // launchSeq, ref, retryOf, first, startSeq, endSeq, prs[].seq
+	RuleVerb         = "verb"          // program plus subcommand only
+	RuleIdentifier   = "identifier"    // names that must not be sentences
+	RuleAbsolutePath = "absolute-path" // absolute or home paths anywhere
+	RuleStringLength = "string-length" // long strings are text
+	RuleRelativePath = "relative-path" // files[].path is repo-relative
+	RuleDirsOnly     = "dirs-only"     // dirs_only file names
+	RuleHashed       = "hashed"        // hashed path segments
+	RuleRemote       = "remote"        // owner/name
+	RuleHost         = "host"          // host names
+	RuleURL          = "url"           // http(s) URLs without credentials
+	RuleTotals       = "totals"        // totals agree with events
+	RuleContentHash  = "content-hash"  // contentHash recomputed
+)
+
+const (
+	// maxDecompressed bounds a gzipped map once inflated: a map at the
+	// event cap is a few MB, so far more than that is a bomb.
+	maxDecompressed  = 1 << 30
+	gzipID1, gzipID2 = 0x1f, 0x8b
 )
 
 // Map checks one map, given as JSON or as gzip of JSON (detected by its
@@ -83,7 +82,7 @@ func Map(data []byte) []Problem {
 
 func decode(data []byte) (any, *Problem) {
 	var r io.Reader = bytes.NewReader(data)
-	if len(data) >= 2 && data[0] == gzipMagic0 && data[1] == gzip1 {
+	if len(data) >= 2 && data[0] == gzipID1 && data[1] == gzipID2 {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
 			return nil, &Problem{Rule: RuleJSON, Message: "bad gzip header"}
