@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentmap/agentmap/config"
+	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+func runCmd(f func(context.Context, []string, io.Writer, io.Writer) int, args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := f(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestConfigCommands(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(config.EnvConfig, "")
+	path := filepath.Join(dir, "sub", "config.toml")
+	wrap := cmdConfig
+
+	if code, out, errOut := runCmd(wrap, "init", "--config", path); code != exitOK || !strings.Contains(out, path) {
+		t.Fatalf("init: %d %q %q", code, out, errOut)
+	}
+	if st, err := os.Stat(path); err != nil || (runtime.GOOS != "windows" && st.Mode().Perm() != 0o600) {
+		t.Fatalf("init wrote %v, %v", st, err)
+	}
+	if !bytes.Equal(mustReadFile(t, path), config.DefaultFile()) {
+		t.Error("init did not write the default file")
+	}
+	if code, _, errOut := runCmd(wrap, "--config", path, "init"); code != exitFailure || !strings.Contains(errOut, "already exists") {
+		t.Errorf("second init: %d %q", code, errOut)
+	}
+	if code, _, _ := runCmd(wrap, "init", "--config", path, "--force"); code != exitOK {
+		t.Errorf("init --force: %d", code)
+	}
+	if code, out, _ := runCmd(wrap, "check", "--config", path); code != exitOK || !strings.Contains(out, "ok") {
+		t.Errorf("check: %d %q", code, out)
+	}
+
+	code, out, _ := runCmd(wrap, "show", "--config", path)
+	if code != exitOK || !strings.HasPrefix(out, "# in effect: "+path) {
+		t.Fatalf("show: %d %q", code, out)
+	}
+	shown := filepath.Join(dir, "shown.toml")
+	os.WriteFile(shown, []byte(out), 0o600)
+	got, err := config.Load(shown)
+	if err != nil {
+		t.Fatalf("show's output does not load: %v", err)
+	}
+	want, _ := config.Load(path)
+	got.File, want.File = "", ""
+	if !reflect.DeepEqual(got, want) {
+		t.Error("show's output loads as another config")
+	}
+
+	bad := filepath.Join(dir, "bad.toml")
+	os.WriteFile(bad, []byte("version = 1\n\n[maps]\npath_mode = \"plain\"\n[flush]\nidel = \"5m\"\n"), 0o600)
+	code, _, errOut := runCmd(wrap, "check", "--config", bad)
+	if code != exitFailure {
+		t.Errorf("check of a bad file: exit %d", code)
+	}
+	for _, want := range []string{bad + ":4: maps.path_mode:", bad + ":6: flush.idel: unknown key", "2 problem(s)"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("check output lacks %q:\n%s", want, errOut)
+		}
+	}
+
+	if code, _, errOut := runCmd(wrap, "check", "--config", filepath.Join(dir, "absent.toml")); code != exitFailure || !strings.Contains(errOut, "no config file") {
+		t.Errorf("check of a named missing file: %d %q", code, errOut)
+	}
+	for _, args := range [][]string{{}, {"frobnicate"}, {"check", "extra"}, {"check", "--nope"}} {
+		if code, _, _ := runCmd(wrap, args...); code != exitUsage {
+			t.Errorf("config %q: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
+
+func mustReadFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// The config's defaults are the daemon's: a config file that sets nothing
+// must change nothing.
+func TestConfigDefaultsAreTheDaemons(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("USERPROFILE", home)
+	for _, env := range []map[string]string{
+		{"XDG_CONFIG_HOME": "", "XDG_DATA_HOME": "", "CLAUDE_CONFIG_DIR": "", "CODEX_HOME": ""},
+		{"XDG_CONFIG_HOME": filepath.Join(home, "xc"), "XDG_DATA_HOME": filepath.Join(home, "xd"),
+			"CLAUDE_CONFIG_DIR": filepath.Join(home, "c1") + "," + filepath.Join(home, "c2"), "CODEX_HOME": filepath.Join(home, "cx")},
+	} {
+		for k, v := range env {
+			t.Setenv(k, v)
+		}
+		c := config.Default()
+		osEnv := watchers.OSEnv(runtime.GOOS)
+		if want := daemon.DefaultDataDir(osEnv); c.DataDir != want {
+			t.Errorf("data dir %s, daemon's %s", c.DataDir, want)
+		}
+		if got, want := configRoots(c), watchers.DefaultRoots(osEnv); !reflect.DeepEqual(got, want) {
+			t.Errorf("roots\n%v\ndaemon's\n%v", got, want)
+		}
+		if c.Flush.Idle.Duration != daemon.DefaultIdle || c.Watch.Rescan.Duration != daemon.DefaultRescan ||
+			c.Watch.Debounce.Duration != daemon.DefaultDebounce || int(c.Watch.MaxLine) != watchers.DefaultMaxLine {
+			t.Errorf("timings differ from the daemon's: %+v %+v", c.Flush, c.Watch)
+		}
+	}
+}
+
+func TestConfigRootsLeaveOutDisabledAgents(t *testing.T) {
+	c := config.Default()
+	c.Agents.Claude.Enabled = false
+	c.Agents.Cursor.Enabled = false
+	for _, r := range configRoots(c) {
+		if r.Agent != "codex" || r.Layout != watchers.LayoutCodex {
+			t.Errorf("root %+v of a disabled agent", r)
+		}
+	}
+}
+
+func TestServiceConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(config.EnvConfig, "")
+	if got := serviceConfigFile("", &config.Config{}); got != "" {
+		t.Errorf("no flag, no env: %q", got)
+	}
+	f := filepath.Join(dir, "c.toml")
+	if got := serviceConfigFile(f, &config.Config{File: f}); got != f {
+		t.Errorf("flag: %q", got)
+	}
+	t.Setenv(config.EnvConfig, f)
+	if got := serviceConfigFile("", &config.Config{}); got != f {
+		t.Errorf("env: %q", got)
+	}
+}
+
+// The test binary lives in a temporary build directory: installing it
+// would point the service at a file about to vanish.
+func TestInstallRefusesATemporaryBinary(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		t.Skip("no per-user service here")
+	}
+	exe, _ := os.Executable()
+	if !strings.Contains(exe, "go-build") {
+		t.Skip("the test binary is not in a go-build directory")
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv(config.EnvConfig, "")
+	code, _, errOut := runCmd(cmdInstall, "--dry-run")
+	if code != exitFailure || !strings.Contains(errOut, "go install ./cmd/agentmap") {
+		t.Errorf("install --dry-run of a test binary: %d %q", code, errOut)
+	}
+}
+
+// TestServiceBinary runs the real binary: config init, check, an invalid
+// file rejected with key and line, and install --dry-run, in a temporary
+// HOME. It needs the config and install commands registered in main.go.
+func TestServiceBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("the dry run checked here is the systemd one")
+	}
+	home := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "agentmap")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	run := func(args ...string) (int, string, string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+			"XDG_DATA_HOME=", config.EnvConfig+"=", "XDG_RUNTIME_DIR=")
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, out.String(), errOut.String()
+	}
+	if _, out, _ := run("help"); !strings.Contains(out, "config") || !strings.Contains(out, "install") {
+		t.Skip("config and install are not registered in main.go yet")
+	}
+	path := filepath.Join(home, ".config", "agentmap", "config.toml")
+	if code, out, errOut := run("config", "init"); code != 0 || !strings.Contains(out, path) {
+		t.Fatalf("config init: %d %q %q", code, out, errOut)
+	}
+	if code, _, errOut := run("config", "check"); code != 0 {
+		t.Fatalf("config check: %d %q", code, errOut)
+	}
+	doc := strings.Replace(string(mustReadFile(t, path)), `path_mode = "relative"`, `path_mode = "secret"`, 1)
+	os.WriteFile(path, []byte(doc), 0o600)
+	line := 1 + strings.Count(doc[:strings.Index(doc, `path_mode = "secret"`)], "\n")
+	code, _, errOut := run("config", "check")
+	if want := path + ":" + strconv.Itoa(line) + ": maps.path_mode:"; code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("invalid config: exit %d, stderr %q; want %q", code, errOut, want)
+	}
+	if code, _, errOut := run("install", "--dry-run"); code != 1 || !strings.Contains(errOut, "maps.path_mode") {
+		t.Errorf("install with an invalid config: %d %q", code, errOut)
+	}
+	os.WriteFile(path, config.DefaultFile(), 0o600)
+
+	// No user manager here (XDG_RUNTIME_DIR is empty): the dry run shows the
+	// plan and explains what to do instead.
+	code, out, errOut := run("install", "--dry-run")
+	unit := filepath.Join(home, ".config", "systemd", "user", "agentmap.service")
+	for _, want := range []string{"would write " + unit, "ExecStart=" + bin + ` "run"`, "WantedBy=default.target", "would run: systemctl --user enable agentmap.service"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 1 || !strings.Contains(errOut, "loginctl enable-linger") {
+		t.Errorf("dry run without systemd --user: exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat(unit); !os.IsNotExist(err) {
+		t.Error("the dry run wrote the unit")
+	}
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/agentmap/agentmap/config"
+	"github.com/agentmap/agentmap/packaging"
+)
+
+func cmdInstall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("install", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	file := fl.String("config", "", "the config file the service runs with")
+	dryRun := fl.Bool("dry-run", false, "print the files that would be written and the commands that would be run, and change nothing")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentmap install [--config FILE] [--dry-run]")
+		fmt.Fprintln(stderr, "Installs agentmap as your per-user service (systemd --user on Linux, a LaunchAgent on macOS)")
+		fmt.Fprintln(stderr, "and starts it. Running it again brings the service up to date.")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil || fl.NArg() > 0 {
+		if fl.NArg() > 0 {
+			fl.Usage()
+		}
+		return exitUsage
+	}
+	// The service must not start with a config that does not load.
+	c, code := loadConfig(*file, "install", stderr)
+	if c == nil {
+		return code
+	}
+	spec, err := packaging.Current(serviceConfigFile(*file, c), c.DataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap install: %v\n", err)
+		return exitFailure
+	}
+	plan, err := packaging.InstallPlan(ctx, spec, packaging.ExecRunner)
+	if *dryRun {
+		if plan != nil {
+			plan.Print(stdout)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "agentmap install: %v\n", err)
+			return exitFailure
+		}
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap install: %v\n", err)
+		return exitFailure
+	}
+	if err := plan.Apply(ctx, packaging.ExecRunner, stdout); err != nil {
+		fmt.Fprintf(stderr, "agentmap install: %v\n", err)
+		return exitFailure
+	}
+	for _, n := range plan.Notes {
+		fmt.Fprintln(stdout, n)
+	}
+	fmt.Fprintln(stdout, "agentmap is installed and running; it catches up on existing logs in the background")
+	return exitOK
+}
+
+// serviceConfigFile is the config file named on the service's command
+// line: the one asked for by --config or $AGENTMAP_CONFIG (the service does
+// not inherit this shell's environment), else none, so that the daemon
+// looks in the usual place.
+func serviceConfigFile(flagValue string, c *config.Config) string {
+	if flagValue == "" && os.Getenv(config.EnvConfig) == "" {
+		return ""
+	}
+	if c.File != "" {
+		return c.File
+	}
+	path, _ := config.Path(flagValue)
+	return path
+}
+
+func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("uninstall", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	file := fl.String("config", "", "the config file (it names the data directory)")
+	purge := fl.Bool("purge", false, "also remove the data directory: every map, the state and the logs")
+	dryRun := fl.Bool("dry-run", false, "print what would be removed and run, and change nothing")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentmap uninstall [--purge] [--config FILE] [--dry-run]")
+		fmt.Fprintln(stderr, "Stops and removes the per-user service. The maps stay unless --purge.")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil || fl.NArg() > 0 {
+		if fl.NArg() > 0 {
+			fl.Usage()
+		}
+		return exitUsage
+	}
+	// Without --purge the config only names the data directory in a note,
+	// and a broken config must not keep the service from being removed.
+	problems := io.Discard
+	if *purge {
+		problems = stderr
+	}
+	dataDir := config.Default().DataDir
+	c, code := loadConfig(*file, "uninstall", problems)
+	switch {
+	case c != nil:
+		dataDir = c.DataDir
+	case *purge:
+		// Purging the wrong directory is not an option.
+		fmt.Fprintln(stderr, "agentmap uninstall: --purge needs a config that loads, to know the data directory")
+		return code
+	}
+	spec, err := packaging.Current("", dataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap uninstall: %v\n", err)
+		return exitFailure
+	}
+	plan, err := packaging.UninstallPlan(ctx, spec, *purge)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap uninstall: %v\n", err)
+		return exitFailure
+	}
+	if *dryRun {
+		plan.Print(stdout)
+		return exitOK
+	}
+	if err := plan.Apply(ctx, packaging.ExecRunner, stdout); err != nil {
+		fmt.Fprintf(stderr, "agentmap uninstall: %v\n", err)
+		return exitFailure
+	}
+	for _, n := range plan.Notes {
+		fmt.Fprintln(stdout, n)
+	}
+	return exitOK
+}
+
+func cmdStart(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return serviceControl(ctx, packaging.Start, args, stdout, stderr)
+}
+
+func cmdStop(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return serviceControl(ctx, packaging.Stop, args, stdout, stderr)
+}
+
+func cmdRestart(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return serviceControl(ctx, packaging.Restart, args, stdout, stderr)
+}
+
+func serviceControl(ctx context.Context, action string, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet(action, flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.Usage = func() {
+		fmt.Fprintf(stderr, "usage: agentmap %s\n", action)
+		fmt.Fprintf(stderr, "%ss the installed per-user service.\n", action)
+	}
+	if err := fl.Parse(args); err != nil || fl.NArg() > 0 {
+		if fl.NArg() > 0 {
+			fl.Usage()
+		}
+		return exitUsage
+	}
+	spec, err := packaging.Current("", "")
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", action, err)
+		return exitFailure
+	}
+	plan, err := packaging.ControlPlan(ctx, spec, action, packaging.ExecRunner)
+	if err == nil {
+		err = plan.Apply(ctx, packaging.ExecRunner, io.Discard)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", action, err)
+		return exitFailure
+	}
+	for _, n := range plan.Notes {
+		fmt.Fprintln(stdout, n)
+	}
+	return exitOK
+}
+
+// serviceStatus is the service part of `agentmap status` and `agentmap
+// doctor`: running, stopped, failed, not installed, or not supported here.
+func serviceStatus() (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	spec, err := packaging.Current("", "")
+	if err != nil {
+		return "", err
+	}
+	st, err := packaging.Status(ctx, spec)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "unknown (the service manager did not answer)", nil
+	}
+	return st, err
+}
