@@ -3,7 +3,6 @@ package cursor
 import (
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
@@ -89,7 +88,7 @@ func (cv convo) build() Conversation {
 		switch b.Type {
 		case 1:
 			group = ""
-			chars, urls := promptShape(b.Text)
+			chars, urls := b.promptChars, b.promptURLs
 			if chars == 0 && len(b.Images) == 0 {
 				continue
 			}
@@ -117,8 +116,8 @@ func (cv convo) build() Conversation {
 				model = m
 				out = append(out, event.Event{Kind: event.KindModel, T: cur, Model: m})
 			}
-			llm := &event.LLM{MsgID: group, LatencyMs: b.latency(), Thinking: b.thinking(),
-				TextChars: utf8.RuneCountInString(b.Text)}
+			llm := &event.LLM{MsgID: group, LatencyMs: b.latency(), Thinking: b.thought,
+				TextChars: b.textRunes}
 			if tc := b.TokenCount; tc != nil {
 				llm.In, llm.Out = int64(tc.InputTokens), int64(tc.OutputTokens)
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+	"unicode/utf8"
 )
 
 // The row shapes of state.vscdb. Only the fields the map uses are declared;
@@ -64,6 +65,21 @@ type bubble struct {
 	IsThought          bool        `json:"isThought"`
 	Images             []struct{}  `json:"images"`
 	ToolFormerData     *toolFormer `json:"toolFormerData"`
+
+	// Set by measure, which then drops the text.
+	textRunes, promptChars, promptURLs int
+	thought                            bool
+}
+
+// measure keeps the lengths and flags the map needs and drops the text, so
+// that no text outlives the decoding of its row.
+func (b *bubble) measure() *bubble {
+	b.textRunes = utf8.RuneCountInString(b.Text)
+	b.promptChars, b.promptURLs = promptShape(b.Text)
+	b.thought = (b.Thinking != nil && b.Thinking.Text != "") || len(b.AllThinkingBlocks) > 0 ||
+		b.IsThought || b.ThinkingDurationMs > 0
+	b.Text, b.Thinking = "", nil
+	return b
 }
 
 // toolFormer is the tool call of an assistant bubble. Bubbles without a
@@ -124,7 +140,7 @@ func decodeBubble(raw []byte) (*bubble, error) {
 	if err := decodeRow(raw, &b); err != nil {
 		return nil, err
 	}
-	return &b, nil
+	return b.measure(), nil
 }
 
 // decodeChatData decodes the legacy chat panel value into bubbles per tab.
@@ -143,6 +159,7 @@ func tabBubbles(t chatTab) []*bubble {
 	out := make([]*bubble, 0, len(t.Bubbles))
 	for _, cb := range t.Bubbles {
 		b := &bubble{BubbleID: cb.ID, Text: cb.Text, Images: cb.SelectedImages}
+		b.measure()
 		switch cb.Type {
 		case "user":
 			b.Type = 1
@@ -213,11 +230,6 @@ func (b *bubble) model() string {
 		return b.ModelInfo.ModelName
 	}
 	return ""
-}
-
-func (b *bubble) thinking() bool {
-	return (b.Thinking != nil && b.Thinking.Text != "") || len(b.AllThinkingBlocks) > 0 ||
-		b.IsThought || b.ThinkingDurationMs > 0
 }
 
 func (b *bubble) tool() *toolFormer {

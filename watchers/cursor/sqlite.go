@@ -85,41 +85,6 @@ func tables(ctx context.Context, db *sql.DB) (map[string]bool, error) {
 	return out, nil
 }
 
-// kv is one row of a key/value table.
-type kv struct {
-	key   string
-	value []byte
-}
-
-// scanPrefix returns the rows of table whose key starts with prefix, using
-// the key index as a range (LIKE would scan a many-GB global database). One
-// query is one read transaction. NULL keys and values are skipped.
-func scanPrefix(ctx context.Context, db *sql.DB, table, prefix string) ([]kv, error) {
-	lo, hi := prefixRange(prefix)
-	q := "SELECT key, value FROM " + table + " WHERE key >= ? AND key < ? ORDER BY key"
-	rows, err := db.QueryContext(ctx, q, lo, hi)
-	if err != nil {
-		return nil, wrapDB("read "+table, err)
-	}
-	defer rows.Close()
-	var out []kv
-	for rows.Next() {
-		var k sql.NullString
-		var v []byte
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, wrapDB("read "+table, err)
-		}
-		if !k.Valid || v == nil {
-			continue
-		}
-		out = append(out, kv{key: k.String, value: v})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrapDB("read "+table, err)
-	}
-	return out, nil
-}
-
 // scanKeys returns the keys of table that start with prefix.
 func scanKeys(ctx context.Context, db *sql.DB, table, prefix string) ([]string, error) {
 	lo, hi := prefixRange(prefix)

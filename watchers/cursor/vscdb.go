@@ -115,15 +115,21 @@ func composerBubbles(ctx context.Context, db *sql.DB, c *composer) ([]*bubble, e
 	if len(c.Headers) == 0 {
 		return nil, nil
 	}
-	rows, err := scanPrefix(ctx, db, "cursorDiskKV", "bubbleId:"+c.ComposerID+":")
-	if err != nil {
-		return nil, err
+	// One lookup per header keeps one bubble in memory at a time (a
+	// composer can hold thousands, some of many MB).
+	var ferr error
+	bubbles := headerBubbles(c, func(id string) []byte {
+		if ferr != nil {
+			return nil
+		}
+		v, err := getKey(ctx, db, "cursorDiskKV", "bubbleId:"+c.ComposerID+":"+id)
+		ferr = err
+		return v
+	})
+	if ferr != nil {
+		return nil, ferr
 	}
-	byID := make(map[string][]byte, len(rows))
-	for _, r := range rows {
-		byID[r.key[strings.LastIndexByte(r.key, ':')+1:]] = r.value
-	}
-	return headerBubbles(c, func(id string) []byte { return byID[id] }), nil
+	return bubbles, nil
 }
 
 // headerBubbles orders bubbles by the composer's headers; get returns the
