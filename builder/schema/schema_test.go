@@ -195,6 +195,9 @@ func TestPointer(t *testing.T) {
 		{[]string{"events", "3", "verb"}, "/events/3/verb"},
 		{[]string{"a/b", "c~d"}, "/<key of 3 bytes>/<key of 3 bytes>"},
 		{[]string{"errorsByClass", "two words"}, "/errorsByClass/<key of 9 bytes>"},
+		{[]string{"totals", "llmLatencyP95", "exit_code"}, "/totals/llmLatencyP95/exit_code"},
+		{[]string{"sk-abc123", "ghp1234567", "x.y"}, "/<key of 9 bytes>/<key of 10 bytes>/<key of 3 bytes>"},
+		{[]string{"events", "19999"}, "/events/19999"},
 	} {
 		if got := Pointer(tc.in); got != tc.want {
 			t.Errorf("Pointer(%q) = %q, want %q", tc.in, got, tc.want)

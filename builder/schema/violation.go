@@ -89,16 +89,23 @@ func Pointer(tokens []string) string {
 	return b.String()
 }
 
-// SafeToken reports whether a key is shaped like a field name or an index,
-// and so may be printed.
+// SafeToken reports whether a key is shaped like a field name (letters and
+// underscores, at most a short number at the end, as in llmLatencyP95) or
+// an array index, and so may be printed. Anything else, a key with a dash,
+// a dot or a run of digits inside, may be a token or a path.
 func SafeToken(t string) bool {
-	if t == "" || len(t) > 40 {
+	if t == "" || len(t) > 32 {
 		return false
 	}
-	for _, r := range t {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
-		default:
+	if strings.Trim(t, "0123456789") == "" {
+		return len(t) <= 9 // an index
+	}
+	body := strings.TrimRight(t, "0123456789")
+	if len(t)-len(body) > 3 {
+		return false
+	}
+	for _, r := range body {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_') {
 			return false
 		}
 	}

@@ -53,12 +53,11 @@ const (
 	RuleContentHash  = "content-hash"  // contentHash recomputed
 )
 
-const (
-	// maxDecompressed bounds a gzipped map once inflated: a map at the
-	// event cap is a few MB, so far more than that is a bomb.
-	maxDecompressed  = 1 << 30
-	gzipID1, gzipID2 = 0x1f, 0x8b
-)
+const gzipID1, gzipID2 = 0x1f, 0x8b
+
+// maxDecompressed bounds a gzipped map once inflated: a map at the event
+// cap is a few MB, so far more than that is a bomb. A variable for tests.
+var maxDecompressed int64 = 64 << 20
 
 // Map checks one map, given as JSON or as gzip of JSON (detected by its
 // magic bytes). It returns no problems for a valid map.

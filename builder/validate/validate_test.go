@@ -504,3 +504,14 @@ func TestRepoRootPath(t *testing.T) {
 		}
 	}
 }
+
+// TestGzipBomb checks that inflating stops at the bound.
+func TestGzipBomb(t *testing.T) {
+	defer func(n int64) { maxDecompressed = n }(maxDecompressed)
+	maxDecompressed = 1 << 10
+	bomb := gzipped(t, bytes.Repeat([]byte(" "), 1<<20))
+	ps := Map(bomb)
+	if len(ps) != 1 || ps[0].Rule != RuleJSON || !strings.Contains(ps[0].Message, "decompressed") {
+		t.Fatalf("got %v", ps)
+	}
+}
