@@ -594,3 +594,32 @@ func countURLsWant(t *testing.T) int {
 	_, urls := promptShape("<user_query>x https://a.example/x</user_query>")
 	return urls
 }
+
+// TestVSCDBSince: only conversations updated after the given time come
+// back, and with the same events as a full read.
+func TestVSCDBSince(t *testing.T) {
+	path := makeVSCDB(t, t.TempDir())
+	all, err := ReadVSCDB(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const after = 1772359506000 // the subagent composer's update time
+	got, err := ReadVSCDBSince(context.Background(), path, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Conversation
+	for _, c := range all {
+		if c.UpdatedMs > after {
+			want = append(want, c)
+		}
+	}
+	if len(want) != 1 || want[0].NativeID != "c0ffee00-0000-4000-8000-000000000001" {
+		t.Fatalf("fixture changed: %d conversations after %d", len(want), after)
+	}
+	a, _ := json.Marshal(want)
+	b, _ := json.Marshal(got)
+	if !bytes.Equal(a, b) {
+		t.Errorf("ReadVSCDBSince returned %d conversations, want %d", len(got), len(want))
+	}
+}

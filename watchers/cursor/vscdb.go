@@ -29,6 +29,17 @@ import (
 // conversations. A locked or half-written database returns an error
 // wrapping ErrBusy; a row that does not decode is skipped.
 func ReadVSCDB(ctx context.Context, path string) ([]Conversation, error) {
+	return ReadVSCDBSince(ctx, path, 0)
+}
+
+// ReadVSCDBSince is ReadVSCDB limited to the conversations updated after
+// afterMs (Unix ms): a poller passes the UpdatedMs it has already seen, so
+// that only the bubbles of changed composers are read. A composer's
+// update time is its lastUpdatedAt, else its createdAt. Cursor bumps
+// lastUpdatedAt on mere navigation, which costs a re-read, not a miss; it
+// has been seen to rewrite a bubble without bumping it, which a poller
+// catches with a full ReadVSCDB now and then.
+func ReadVSCDBSince(ctx context.Context, path string, afterMs int64) ([]Conversation, error) {
 	db, err := openRO(ctx, path)
 	if err != nil {
 		return nil, err
@@ -42,7 +53,7 @@ func ReadVSCDB(ctx context.Context, path string) ([]Conversation, error) {
 	var out []Conversation
 	seen := map[string]bool{}
 	add := func(c Conversation) {
-		if c.NativeID == "" || seen[c.NativeID] {
+		if c.NativeID == "" || seen[c.NativeID] || c.UpdatedMs <= afterMs && afterMs > 0 {
 			return
 		}
 		seen[c.NativeID] = true
@@ -73,6 +84,9 @@ func ReadVSCDB(ctx context.Context, path string) ([]Conversation, error) {
 			}
 			if c.ComposerID == "" {
 				c.ComposerID = strings.TrimPrefix(key, "composerData:")
+			}
+			if upd := epochMs(c.LastUpdatedAt); afterMs > 0 && max(upd, epochMs(c.CreatedAt)) <= afterMs {
+				continue
 			}
 			bubbles, err := composerBubbles(ctx, db, c)
 			if err != nil {
