@@ -216,7 +216,7 @@ func diffMaps(store, want map[string][]byte) []string {
 // waitStore waits until the store holds exactly the expected maps.
 func waitStore(t *testing.T, data string, want map[string][]byte, p *proc) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(90 * time.Second)
 	for {
 		diff := diffMaps(readMaps(t, filepath.Join(data, "maps")), want)
 		if len(diff) == 0 {

@@ -126,6 +126,7 @@ func (d *Daemon) tail(s *state.Source, fst watchers.FileStat) {
 			return false
 		}
 		d.progress.done += end - committed
+		log.Debug("committed", "offset", end, "events", len(batch))
 		*s = next
 		committed, batch, lines, skipped, reset = end, batch[:0], 0, 0, false
 		d.reportProgress()

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# bench-idle.sh: what `agentmap run` costs while thousands of sessions sit
+# idle, and how soon an append is committed.
+#
+# Builds the binary, creates N idle Claude session files (written here,
+# synthetic) in a temporary HOME, starts the daemon, lets it catch up, then
+# measures over DURATION seconds of idleness: CPU time (utime+stime from
+# /proc/<pid>/stat) and memory (VmHWM, VmRSS). Then appends one line at a
+# time to a session file and measures the delay until the daemon logs the
+# commit of that offset (debug log line "committed … offset=<size>").
+# Linux only (/proc).
+#
+# usage: scripts/bench-idle.sh [N=5000] [DURATION=60] [APPENDS=20]
+set -euo pipefail
+N=${1:-5000}
+DURATION=${2:-60}
+APPENDS=${3:-20}
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+trap 'kill "${pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
+go build -o "$work/agentmap" ./cmd/agentmap
+home="$work/home"
+proj="$home/.claude/projects"
+echo "creating $N idle session files…"
+python3 - "$proj" "$N" <<'PY'
+import os, sys, uuid
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(root, "-w-app%d" % (i // 100))
+    os.makedirs(d, exist_ok=True)
+    sid = str(uuid.UUID(int=i + 1))
+    with open(os.path.join(d, sid + ".jsonl"), "w") as f:
+        for j in range(3):
+            f.write('{"type":"user","sessionId":"%s","uuid":"u%d","timestamp":"2026-01-01T00:00:%02d.000Z",'
+                    '"cwd":"/tmp/bench","version":"2.1.0","message":{"role":"user","content":"hello %d"}}\n' % (sid, j, j, j))
+    os.utime(os.path.join(d, sid + ".jsonl"), (1767225600, 1767225600))
+PY
+log="$work/daemon.log"
+HOME="$home" CLAUDE_CONFIG_DIR= CODEX_HOME= XDG_CONFIG_HOME= XDG_DATA_HOME= \
+  "$work/agentmap" run --data-dir "$work/data" --log-level debug >"$log" 2>&1 &
+pid=$!
+hz=$(getconf CLK_TCK)
+cpu() { awk '{print $14+$15}' "/proc/$pid/stat"; }
+start=$(date +%s.%N)
+# Catch-up: every session is old, so every map is written at once.
+while [ "$(grep -c 'msg="map written"' "$log" || true)" -lt "$N" ]; do
+  sleep 0.5
+  kill -0 "$pid" 2>/dev/null || { echo "daemon died"; tail "$log"; exit 1; }
+done
+end=$(date +%s.%N)
+echo "catch-up of $N sessions: $(echo "$end - $start" | bc) s wall, $(echo "scale=2; $(cpu) / $hz" | bc) s CPU"
+sleep 2
+c0=$(cpu)
+sleep "$DURATION"
+c1=$(cpu)
+idle_cpu=$(echo "scale=3; ($c1 - $c0) / $hz" | bc)
+echo "idle over ${DURATION}s with $N sessions: CPU $idle_cpu s ($(echo "scale=3; 100 * $idle_cpu / $DURATION" | bc)% of one core)"
+grep -E 'VmHWM|VmRSS' "/proc/$pid/status" | tr -s ' \t' ' '
+# Append latency: append a line, wait for the commit of the new size.
+f=$(ls "$proj/-w-app7/"*.jsonl | head -1)
+lat=()
+for i in $(seq "$APPENDS"); do
+  printf '{"type":"user","sessionId":"x","uuid":"a%d","timestamp":"2026-01-01T00:01:00.000Z","message":{"role":"user","content":"more"}}\n' "$i" >>"$f"
+  t0=$(date +%s%N)
+  size=$(stat -c %s "$f")
+  until grep -q "msg=committed .*path=$f .*offset=$size " "$log"; do sleep 0.005; done
+  t1=$(date +%s%N)
+  lat+=($(( (t1 - t0) / 1000000 )))
+  sleep 0.3
+done
+sorted=$(printf '%s\n' "${lat[@]}" | sort -n)
+echo "append → committed cursor latency over $APPENDS appends (ms): min $(echo "$sorted" | head -1)," \
+  "median $(echo "$sorted" | sed -n "$(( (APPENDS + 1) / 2 ))p"), max $(echo "$sorted" | tail -1)"
+kill "$pid"; wait "$pid" 2>/dev/null || true
