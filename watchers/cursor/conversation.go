@@ -26,6 +26,7 @@ type convo struct {
 	createdMs int64
 	updatedMs int64
 	model     string // composer-wide model (modelConfig), if any
+	status    string // composer status: completed, aborted, error, …
 	cwd       string // workspace folder, when the store says it
 	bubbles   []*bubble
 }
@@ -130,6 +131,16 @@ func (cv convo) build() Conversation {
 			}
 		}
 		last = cur
+	}
+	// The composer's status is the state of its latest generation: an
+	// aborted or failed one ends the conversation as it stands.
+	switch cv.status {
+	case "aborted", "cancelled":
+		out = append(out, event.Event{Kind: event.KindError, T: last,
+			Error: &event.Error{Source: "orchestration", Class: "interrupted"}})
+	case "error":
+		out = append(out, event.Event{Kind: event.KindError, T: last,
+			Error: &event.Error{Source: "llm", Class: "api_error"}})
 	}
 	upd := cv.updatedMs
 	if upd == 0 {

@@ -541,3 +541,49 @@ func TestCorpusWorkspaceRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusEveryJSON runs every JSON file of the corpus (row dumps and
+// extracted ItemTable values, including the ones that hold no
+// conversation, such as aiService.prompts) through every row decoder:
+// nothing panics and no text comes out.
+func TestCorpusEveryJSON(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(corpusDir(t), "*.json"))
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var evs []event.Event
+		var n int
+		collect := func(cvs []convo) {
+			for _, cv := range cvs {
+				if c := cv.build(); c.NativeID != "" {
+					n++
+					evs = append(evs, c.Events...)
+				}
+			}
+		}
+		collect(workspaceComposers(raw, ""))
+		collect(chatConvos(raw, ""))
+		if c, err := decodeComposer(raw); err == nil {
+			collect([]convo{composerConvo(c, inlineBubbles(c), "")})
+		}
+		_, _ = decodeBubble(raw)
+		// Dumps keyed by row: every value through every decoder.
+		var rows map[string]json.RawMessage
+		if json.Unmarshal(raw, &rows) == nil {
+			for _, v := range rows {
+				_, _ = decodeBubble(v)
+				if c, err := decodeComposer(v); err == nil {
+					collect([]convo{composerConvo(c, inlineBubbles(c), "")})
+				}
+				collect(workspaceComposers(v, ""))
+				collect(chatConvos(v, ""))
+			}
+		}
+		t.Logf("%s: %d conversations, %d events", filepath.Base(f), n, len(evs))
+		if len(evs) > 0 {
+			assertNoText(t, evs, jsonStrings(raw, 24))
+		}
+	}
+}

@@ -54,7 +54,9 @@
 // rejected (status, userDecision or result) → permission_denied, a
 // non-zero exitCodeV2 → exit_code; running → no result yet. OutBytes is
 // the length of the result text. A subagent composer is a conversation of
-// its own with Role subagent and its parent composer's id. Workspace
+// its own with Role subagent and its parent composer's id. A composer
+// whose status is aborted (or error) ends with an interrupted (or
+// api_error) error event: its latest generation was stopped. Workspace
 // composers that are index entries only ("type": "head") have their
 // content in the global database and are skipped; the legacy chat panel
 // gives one conversation per tab.

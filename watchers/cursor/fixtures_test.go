@@ -386,6 +386,10 @@ func TestVSCDBFixture(t *testing.T) {
 	}
 	main := ids["c0ffee00-0000-4000-8000-000000000001"]
 	checkMainComposer(t, main)
+	aborted := ids["c0ffee00-0000-4000-8000-000000000004"].Events
+	if n := len(aborted); n == 0 || aborted[n-1].Kind != event.KindError || aborted[n-1].Error.Class != "interrupted" {
+		t.Errorf("aborted composer does not end interrupted: %+v", aborted)
+	}
 }
 
 // checkMainComposer pins the per-bubble rules on the fixture's main

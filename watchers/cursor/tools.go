@@ -28,6 +28,8 @@ var cursorTools = map[string]toolClass{
 	"semanticsearch": {kind: "search"}, "file_search": {kind: "search"},
 	"list_dir": {kind: "search"}, "list_dir_v2": {kind: "search"}, "ls": {kind: "search"},
 	"glob": {kind: "search"}, "glob_file_search": {kind: "search"},
+	"listdir": {kind: "search"}, "globfilesearch": {kind: "search"}, "grepsearch": {kind: "search"},
+	"codebasesearch": {kind: "search"}, "filesearch": {kind: "search"},
 
 	"write": {kind: "edit"}, "edit": {kind: "edit", op: "modify"},
 	"edit_file": {kind: "edit", op: "modify"}, "edit_file_v2": {kind: "edit", op: "modify"},
@@ -36,9 +38,12 @@ var cursorTools = map[string]toolClass{
 	"editnotebook": {kind: "edit", op: "modify"}, "edit_notebook": {kind: "edit", op: "modify"},
 	"applypatch": {kind: "edit"}, "apply_patch": {kind: "edit"},
 	"delete": {kind: "edit", op: "delete"}, "delete_file": {kind: "edit", op: "delete"},
+	"deletefile": {kind: "edit", op: "delete"}, "editfile": {kind: "edit", op: "modify"},
+	"searchreplace": {kind: "edit", op: "modify"},
 
 	"shell": {kind: "exec"}, "run_terminal_cmd": {kind: "exec"},
 	"run_terminal_command": {kind: "exec"}, "run_terminal_command_v2": {kind: "exec"},
+	"runterminalcmd": {kind: "exec"}, "runterminalcommand": {kind: "exec"},
 
 	"web_search": {kind: "web"}, "websearch": {kind: "web"},
 	"web_fetch": {kind: "web"}, "webfetch": {kind: "web"}, "fetch": {kind: "web"},

@@ -183,7 +183,7 @@ func inlineBubbles(c *composer) []*bubble {
 // composerConvo gathers what a composer says about its conversation.
 func composerConvo(c *composer, bubbles []*bubble, cwd string) convo {
 	cv := convo{id: c.ComposerID, createdMs: epochMs(c.CreatedAt),
-		updatedMs: epochMs(c.LastUpdatedAt), cwd: cwd, bubbles: bubbles}
+		updatedMs: epochMs(c.LastUpdatedAt), cwd: cwd, bubbles: bubbles, status: c.Status}
 	if c.ModelConfig != nil {
 		cv.model = c.ModelConfig.ModelName
 	}
