@@ -68,7 +68,7 @@ func InstallPlan(ctx context.Context, s Spec, run Runner) (*Plan, error) {
 		}
 		p.run("launchctl", "enable", s.target())
 		if changed || !loaded {
-			p.run("launchctl", "bootstrap", s.domain(), path)
+			p.Steps = append(p.Steps, Step{Op: Run, Args: []string{"launchctl", "bootstrap", s.domain(), path}, Retry: loaded})
 		} else {
 			p.Notes = append(p.Notes, path+" is up to date and loaded")
 		}

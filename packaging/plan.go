@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Op is what one step of a plan does.
@@ -33,6 +34,9 @@ type Step struct {
 	// MayFail marks commands that fail harmlessly when there is nothing
 	// for them to do (stopping a service that is not running).
 	MayFail bool
+	// Retry marks commands that may fail for a moment after the previous
+	// one (launchd finishing a bootout before a bootstrap).
+	Retry bool
 }
 
 // Plan is the ordered list of steps of an install, an uninstall or a
@@ -94,6 +98,12 @@ func (p *Plan) Print(w io.Writer) {
 	}
 }
 
+// How a Retry step is retried.
+var (
+	retries    = 5
+	retryPause = 500 * time.Millisecond
+)
+
 // Runner runs a command and returns its combined output. Tests replace it.
 type Runner func(ctx context.Context, args ...string) ([]byte, error)
 
@@ -129,6 +139,14 @@ func (p *Plan) Apply(ctx context.Context, run Runner, w io.Writer) error {
 			fmt.Fprintf(w, "removed %s\n", s.Path)
 		case Run:
 			out, err := run(ctx, s.Args...)
+			for i := 0; err != nil && s.Retry && i < retries; i++ {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(retryPause):
+				}
+				out, err = run(ctx, s.Args...)
+			}
 			if err != nil && !s.MayFail {
 				return fmt.Errorf("%s failed: %v%s", shellJoin(s.Args), err, firstLines(out))
 			}

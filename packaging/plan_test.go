@@ -313,6 +313,33 @@ func TestDarwinPlans(t *testing.T) {
 	same(t, "uninstall removes", writes(u), []string{plist})
 }
 
+// launchd may refuse a bootstrap for a moment after a bootout: the step is
+// retried, and a lasting refusal is still an error.
+func TestRetry(t *testing.T) {
+	retryPause = 0
+	calls := 0
+	flaky := func(_ context.Context, args ...string) ([]byte, error) {
+		calls++
+		if calls < 3 {
+			return []byte("Bootstrap failed: 5: Input/output error"), errors.New("exit status 5")
+		}
+		return nil, nil
+	}
+	p := &Plan{Steps: []Step{{Op: Run, Args: []string{"launchctl", "bootstrap"}, Retry: true}}}
+	if err := p.Apply(context.Background(), flaky, &bytes.Buffer{}); err != nil || calls != 3 {
+		t.Errorf("err %v after %d calls", err, calls)
+	}
+	calls = -100
+	if err := p.Apply(context.Background(), flaky, &bytes.Buffer{}); err == nil || calls != -100+1+retries {
+		t.Errorf("lasting failure: err %v after %d calls", err, calls+100)
+	}
+	p.Steps[0].Retry = false
+	calls = 0
+	if err := p.Apply(context.Background(), flaky, &bytes.Buffer{}); err == nil || calls != 1 {
+		t.Errorf("a plain step was retried: %d calls", calls)
+	}
+}
+
 func TestControlNeedsInstall(t *testing.T) {
 	s := tempLinuxSpec(t)
 	if _, err := ControlPlan(context.Background(), s, Start, (&fakeManager{userd: "running"}).run); err == nil ||
