@@ -94,9 +94,11 @@ func checkEvents(t *testing.T, evs []event.Event) {
 }
 
 // TestCorpusTokens checks the token invariant on every rollout with token
-// counts: the usage of the emitted responses (one value per MsgID) sums to
-// the cumulative totals, i.e. the last total minus the baseline, plus the
-// last total before each counter restart.
+// counts. Where the cumulative total only grows, the usage of the emitted
+// responses (one value per MsgID) sums to the last total. Where several
+// counters share the rollout (a restart after an interrupt, a /review
+// thread), it sums to the last_token_usage of each new total, which Codex
+// reports independently of the totals.
 func TestCorpusTokens(t *testing.T) {
 	for _, path := range corpusFiles(t) {
 		if strings.HasSuffix(path, ".json") {
@@ -104,13 +106,16 @@ func TestCorpusTokens(t *testing.T) {
 		}
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
-			want, counted := expectedUsage(t, path)
-			if !counted {
+			x := expectedUsage(t, path)
+			if x.counts == 0 {
 				t.Skip("no token counts")
 			}
 			got := emittedUsage(parseFile(t, path).events)
-			if got != want {
-				t.Errorf("emitted usage %d, cumulative totals say %d", got, want)
+			if x.monotone && got != x.lastTotal {
+				t.Errorf("emitted usage %d, last cumulative total %d", got, x.lastTotal)
+			}
+			if got != x.sumLast {
+				t.Errorf("emitted usage %d, sum of last_token_usage over new totals %d", got, x.sumLast)
 			}
 		})
 	}
@@ -142,12 +147,19 @@ func emittedUsage(evs []event.Event) int64 {
 	return sum
 }
 
-// expectedUsage reads the token_count totals independently of the parser.
-func expectedUsage(t *testing.T, path string) (int64, bool) {
-	var prev, segStart int64
-	var prevIn, prevOut int64
-	var sum int64
-	counted := false
+type tokenFacts struct {
+	counts    int
+	monotone  bool
+	lastTotal int64
+	sumLast   int64
+}
+
+// expectedUsage reads the token_count records independently of the parser.
+func expectedUsage(t *testing.T, path string) tokenFacts {
+	x := tokenFacts{monotone: true}
+	type pair struct{ in, out int64 }
+	seen := map[pair]bool{}
+	var prev pair
 	for _, line := range readLines(t, path) {
 		var l struct {
 			Type    string `json:"type"`
@@ -158,6 +170,10 @@ func expectedUsage(t *testing.T, path string) (int64, bool) {
 						In  int64 `json:"input_tokens"`
 						Out int64 `json:"output_tokens"`
 					} `json:"total_token_usage"`
+					Last *struct {
+						In  int64 `json:"input_tokens"`
+						Out int64 `json:"output_tokens"`
+					} `json:"last_token_usage"`
 				} `json:"info"`
 			} `json:"payload"`
 		}
@@ -165,15 +181,19 @@ func expectedUsage(t *testing.T, path string) (int64, bool) {
 			l.Payload.Info == nil || l.Payload.Info.Total == nil {
 			continue
 		}
-		tot := l.Payload.Info.Total
-		if counted && (tot.In < prevIn || tot.Out < prevOut) {
-			sum += prev - segStart
-			segStart = 0
+		tot := pair{l.Payload.Info.Total.In, l.Payload.Info.Total.Out}
+		if x.counts > 0 && (tot.in < prev.in || tot.out < prev.out) {
+			x.monotone = false
 		}
-		counted = true
-		prevIn, prevOut, prev = tot.In, tot.Out, tot.In+tot.Out
+		x.counts++
+		prev = tot
+		x.lastTotal = tot.in + tot.out
+		if !seen[tot] && l.Payload.Info.Last != nil {
+			x.sumLast += l.Payload.Info.Last.In + l.Payload.Info.Last.Out
+		}
+		seen[tot] = true
 	}
-	return sum + prev - segStart, counted
+	return x
 }
 
 // TestCorpusIncremental checks that parsing line by line, with the

@@ -38,14 +38,23 @@
 // has no replay and its first total counts in full.
 //
 // Tokens. token_count carries the thread's cumulative total_token_usage. A
-// response's usage is the delta since the last counted total; repeats of
-// an unchanged total (rate-limit refreshes, turn boundaries) are skipped. A
-// total below the last one means the counter restarted (0.77 after an
-// interrupted turn); the new total is then the delta. input_tokens includes
-// cached_input_tokens and output_tokens includes reasoning: In = input -
-// cached, CR = cached, CW = 0, Out = output. Per rollout, the usage of the
-// emitted responses sums to the last total minus the baseline, plus the
-// last total before each restart (TestCorpusTokens).
+// response's usage is the delta since the last total of the same counter;
+// repeats of a known total (rate-limit refreshes, turn starts) are skipped.
+// One rollout can hold several counters: 0.77 restarts from zero after an
+// interrupted turn, and a /review thread writes its own counter (from
+// zero) before the thread's own resumes where it was. A total continues
+// the most recently used counter it does not go below, unless that step is
+// larger than one request can be (twice the context window plus output
+// room), in which case it continues the nearest counter below it; a total
+// below every counter starts a new one (at most four are remembered). A
+// restarted counter that grows past a dead one may be taken for it once,
+// an error of about one request. input_tokens includes cached_input_tokens
+// and output_tokens includes reasoning: In = input - cached, CR = cached,
+// CW = 0, Out = output. Per rollout, the usage of the emitted responses
+// sums to the last total minus the baseline where the total only grows,
+// and to the last_token_usage of each new total everywhere
+// (TestCorpusTokens); summing the raw totals of a rollout with a review
+// would count the thread's whole history again.
 //
 // Responses. One model response is the run of model items (reasoning,
 // assistant message, tool calls) between two inputs (a prompt or a tool

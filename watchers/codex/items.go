@@ -134,11 +134,16 @@ func (p *Parser) input(t int64) {
 func (p *Parser) closeResponse() { p.st.Resp = nil }
 
 // tokenCount turns the cumulative total of a token_count event into the
-// usage of one response: the delta since the last counted total. Repeats
-// of an unchanged total are skipped. A total below the last one means the
-// counter restarted (seen after interrupted turns in 0.77): the new total
-// is then the delta. input includes cached input and output includes
-// reasoning, so In = input - cached, CR = cached, Out = output.
+// usage of one response: the delta since the last total of the same
+// counter. Repeats of a known total (rate-limit refreshes, turn starts) are
+// skipped. A rollout can hold several counters: the thread's own, one that
+// restarts from zero (0.77 after an interrupted turn), and a /review
+// thread's, after which the thread's own resumes. A total continues the
+// most recently used counter it does not go below, unless the step would
+// be larger than one request can be (then the nearest counter below it);
+// a total below every counter starts a new one. input includes cached input
+// and output includes reasoning: In = input - cached, CR = cached, Out =
+// output.
 func (p *Parser) tokenCount(pl *item, t int64) {
 	if pl.Info == nil {
 		return // a rate-limit-only update
@@ -150,16 +155,10 @@ func (p *Parser) tokenCount(pl *item, t int64) {
 	if tot == nil {
 		return
 	}
-	prev := p.st.Prev
-	if prev != nil && *tot == *prev {
+	d, ok := p.advance(*tot, requestBound(pl.Info.Window))
+	if !ok {
 		return
 	}
-	d := *tot
-	if prev != nil && tot.Input >= prev.Input && tot.Output >= prev.Output {
-		d = tokenUsage{Input: tot.Input - prev.Input, Cached: tot.Cached - prev.Cached, Output: tot.Output - prev.Output}
-	}
-	cur := *tot
-	p.st.Prev = &cur
 	cr := min(max(d.Cached, 0), d.Input)
 	u := &tokenDelta{In: d.Input - cr, CR: cr, Out: d.Output}
 	if u.In+u.CR+u.Out == 0 {
@@ -173,6 +172,55 @@ func (p *Parser) tokenCount(pl *item, t int64) {
 	}
 	r.Usage = u
 	p.llmRecord(t, r, facets{})
+}
+
+// maxCounters bounds the counters remembered.
+const maxCounters = 4
+
+// advance moves the counter that tot continues and returns the step; ok is
+// false for a repeat of a known total.
+func (p *Parser) advance(tot tokenUsage, bound int64) (tokenUsage, bool) {
+	cs := p.st.Counters
+	for i, c := range cs {
+		if c == tot {
+			p.st.Counters = append(append(cs[:i:i], cs[i+1:]...), c)
+			return tokenUsage{}, false
+		}
+	}
+	below := func(c tokenUsage) bool { return c.Input <= tot.Input && c.Output <= tot.Output }
+	step := func(c tokenUsage) int64 { return tot.Input + tot.Output - c.Input - c.Output }
+	pick := -1
+	if n := len(cs); n > 0 && below(cs[n-1]) && step(cs[n-1]) <= bound {
+		pick = n - 1
+	} else {
+		for i, c := range cs {
+			if below(c) && (pick < 0 || step(c) < step(cs[pick])) {
+				pick = i
+			}
+		}
+	}
+	var d tokenUsage
+	if pick < 0 {
+		d = tot // a counter that starts from zero
+		if len(cs) >= maxCounters {
+			cs = cs[1:]
+		}
+	} else {
+		c := cs[pick]
+		d = tokenUsage{Input: tot.Input - c.Input, Cached: tot.Cached - c.Cached, Output: tot.Output - c.Output}
+		cs = append(cs[:pick:pick], cs[pick+1:]...)
+	}
+	p.st.Counters = append(cs, tot)
+	return d, true
+}
+
+// requestBound is the most one request can add to a counter: its input
+// fits the context window, plus room for output.
+func requestBound(window int64) int64 {
+	if window <= 0 {
+		return 1_000_000
+	}
+	return 2*window + 200_000
 }
 
 // userPrompt emits a real prompt's shape.

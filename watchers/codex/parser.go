@@ -256,8 +256,7 @@ func (p *Parser) replayed(typ string, pl *item) {
 			p.st.Model = m
 		}
 	case typ == "event_msg" && pl.Type == "token_count" && pl.Info != nil && pl.Info.Total != nil:
-		tot := *pl.Info.Total
-		p.st.Prev = &tot
+		p.st.Counters = []tokenUsage{*pl.Info.Total}
 	}
 }
 

@@ -101,8 +101,9 @@ type chatToolCall struct {
 }
 
 type tokenInfo struct {
-	Total *tokenUsage `json:"total_token_usage"`
-	Last  *tokenUsage `json:"last_token_usage"`
+	Total  *tokenUsage `json:"total_token_usage"`
+	Last   *tokenUsage `json:"last_token_usage"`
+	Window int64       `json:"model_context_window"`
 }
 
 type tokenUsage struct {

@@ -32,8 +32,11 @@ type state struct {
 	ModelSent string `json:"msent,omitempty"`
 	HasCWD    bool   `json:"cwd,omitempty"`
 
-	Prev    *tokenUsage `json:"prev,omitempty"` // last counted cumulative total
-	LastCtx int64       `json:"ctx,omitempty"`  // context size of the last request
+	// Counters are the cumulative token counters seen, most recently used
+	// last: the thread's own, and others that write into the same rollout
+	// (a /review thread counts from zero, then the thread's own resumes).
+	Counters []tokenUsage `json:"tok,omitempty"`
+	LastCtx  int64        `json:"ctx,omitempty"` // context size of the last request
 
 	Resp   *response `json:"resp,omitempty"`
 	RespN  int       `json:"rn,omitempty"`

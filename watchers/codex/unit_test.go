@@ -269,6 +269,36 @@ func TestTokens(t *testing.T) {
 	}
 }
 
+// TestTokenCounters checks rollouts where a /review thread writes its own
+// counter (from zero) before the thread's own resumes, with and without a
+// repeat of the thread's last total on its return.
+func TestTokenCounters(t *testing.T) {
+	ts := func(s int) string { return fmt.Sprintf("2026-01-01T00:00:%02d.000Z", s) }
+	for name, tc := range map[string]struct {
+		totals [][2]int64
+		want   int64
+	}{
+		"repeat on return":               {[][2]int64{{5000000, 10000}, {3000, 50}, {20000, 90}, {5000000, 10000}, {5030000, 10200}}, 5010000 + 20090 + 30200},
+		"no repeat":                      {[][2]int64{{5000000, 10000}, {3000, 50}, {20000, 90}, {5030000, 10200}}, 5010000 + 20090 + 30200},
+		"restart":                        {[][2]int64{{100000, 1000}, {3000, 50}, {20000, 90}}, 101000 + 20090},
+		"restart passes the old counter": {[][2]int64{{100000, 1000}, {3000, 50}, {95000, 500}, {104000, 600}}, 101000 + 104600},
+	} {
+		t.Run(name, func(t *testing.T) {
+			lines := []string{metaLine}
+			for i, tot := range tc.totals {
+				lines = append(lines, tokenLine(ts(i+1), tot[0], 0, tot[1]))
+			}
+			var sum int64
+			for _, l := range llms(run(t, lines...)) {
+				sum += l.Usage()
+			}
+			if sum != tc.want {
+				t.Errorf("usage %d, want %d", sum, tc.want)
+			}
+		})
+	}
+}
+
 // TestResponseRegimes checks that one response gets one MsgID whether its
 // token_count comes before its items, right after them, or after the
 // tool outputs.
