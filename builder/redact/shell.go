@@ -30,6 +30,8 @@ const (
 	maxScriptBytes = 4 << 20 // longer scripts are only looked at by the fallback
 	maxArgs        = 32      // words of one command looked at
 	fallbackBytes  = 4096
+	maxNesting     = 100 // deeper scripts would recurse the parser without bound
+	maxChain       = 500 // commands joined by && || | in one list
 )
 
 var parsers = sync.Pool{New: func() any {
@@ -102,7 +104,7 @@ func (w *walker) script(src string) {
 	if w.depth >= maxScriptDepth || strings.TrimSpace(src) == "" {
 		return
 	}
-	if len(src) > maxScriptBytes {
+	if len(src) > maxScriptBytes || tooDeep(src, maxNesting) {
 		w.fallback(src)
 		return
 	}
@@ -261,11 +263,14 @@ func unescape(s string, dbl bool) string {
 func (w *walker) fallback(src string) {
 	if len(src) > fallbackBytes {
 		src = src[:fallbackBytes]
+		// Do not read a word cut in two as a whole one.
+		src = src[:strings.LastIndexAny(src, " \t\n")+1]
 	}
 	if i := strings.IndexAny(src, "\r\n"); i >= 0 {
 		src = src[:i]
 	}
 	var seg []word
+	skip := false
 	flush := func() {
 		if len(seg) > 0 {
 			w.command(seg)
@@ -277,6 +282,7 @@ func (w *walker) fallback(src string) {
 		switch tok {
 		case "&&", "||", ";", "|", "&":
 			flush()
+			skip = false
 			continue
 		}
 		end := false
@@ -294,6 +300,16 @@ func (w *walker) fallback(src string) {
 			seg = append(seg, word{})
 			break
 		}
+		if skip {
+			skip = !end
+			continue
+		}
+		if len(seg) == 0 && reserved[tok] {
+			// if, then, do, …: the command follows; after for, case and
+			// select come names and values up to the next separator.
+			skip = !end && (tok == "for" || tok == "case" || tok == "select")
+			continue
+		}
 		seg = append(seg, word{s: tok, text: tok, lit: true})
 		if end {
 			flush()
@@ -304,6 +320,9 @@ func (w *walker) fallback(src string) {
 	}
 	flush()
 }
+
+// reserved are the shell's reserved words, never a program.
+var reserved = set(`if then else elif fi for while until do done case esac select in function time ! { } [[ ]]`)
 
 // result reduces the commands of a line to one Shell.
 func (w *walker) result() Shell {
@@ -347,4 +366,150 @@ func firstOf(cmds []cmdRes, ok func(cmdRes) bool) int {
 		}
 	}
 	return -1
+}
+
+// tooDeep reports whether a script nests brackets or compound commands more
+// than limit levels deep, or joins more than maxChain commands with && || |. The parser and the tree walk recurse once per
+// level, and a runaway recursion is a fatal error in Go, not a panic that
+// could be recovered; so a pathological line is left to the fallback.
+// Quotes are not tracked: a string of unbalanced brackets can only make the
+// count larger, which costs a fallback, never a crash.
+func tooDeep(src string, limit int) bool {
+	depth, chain := 0, 0
+	cmdPos := true // at the start of a command, where keywords count
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch c {
+		case '(', '{', '[':
+			depth++
+			if depth > limit {
+				return true
+			}
+			cmdPos = true
+			continue
+		case ')', '}', ']':
+			if depth > 0 {
+				depth--
+			}
+			continue
+		case '<':
+			if end, ok := heredocEnd(src, i); ok {
+				i = end - 1 // a heredoc body is data, not commands
+				cmdPos = true
+				continue
+			}
+			cmdPos = false
+			continue
+		case '|', '&':
+			// Each && || | joins one more command into a binary tree that
+			// the parser builds by recursion.
+			if i+1 < len(src) && src[i+1] == c {
+				i++
+			} else if c == '&' {
+				if depth == 0 {
+					chain = 0
+				}
+				cmdPos = true
+				continue
+			}
+			chain++
+			if chain > maxChain {
+				return true
+			}
+			cmdPos = true
+			continue
+		case '\n', ';':
+			if depth == 0 && !continued(src, i) {
+				chain = 0
+			}
+			cmdPos = true
+			continue
+		case ' ', '\t':
+			continue
+		}
+		j := i
+		for j < len(src) && src[j] >= 'a' && src[j] <= 'z' {
+			j++
+		}
+		if cmdPos && j > i && (j == len(src) || !isWordByte(src[j])) {
+			switch src[i:j] {
+			case "if", "case", "for", "while", "until", "select":
+				depth++
+				if depth > limit {
+					return true
+				}
+			case "fi", "esac", "done":
+				if depth > 0 {
+					depth--
+				}
+			case "then", "do", "else", "elif", "in":
+				i = j - 1
+				continue // a command follows
+			}
+		}
+		cmdPos = false
+		if j > i {
+			i = j - 1
+		}
+	}
+	return false
+}
+
+// continued reports whether the line break or ';' at i follows an operator
+// that carries the command on (a | or && at the end of a line).
+func continued(src string, i int) bool {
+	for k := i - 1; k >= 0; k-- {
+		switch src[k] {
+		case ' ', '\t', '\r':
+			continue
+		case '|', '&', '\\':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// heredocEnd finds the end of the heredoc that starts with "<<" at i: the
+// offset after its closing delimiter line, or after the text when it is
+// never closed.
+func heredocEnd(src string, i int) (int, bool) {
+	if !strings.HasPrefix(src[i:], "<<") || strings.HasPrefix(src[i:], "<<<") {
+		return 0, false
+	}
+	k := i + 2
+	if k < len(src) && src[k] == '-' {
+		k++
+	}
+	for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
+		k++
+	}
+	if k < len(src) && (src[k] == '\'' || src[k] == '"') {
+		k++
+	}
+	start := k
+	for k < len(src) && (isASCIILetter(src[k]) || isDigit(src[k]) || src[k] == '_') {
+		k++
+	}
+	delim := src[start:k]
+	if delim == "" {
+		return 0, false
+	}
+	nl := strings.IndexByte(src[k:], '\n')
+	if nl < 0 {
+		return len(src), true
+	}
+	for pos := k + nl + 1; pos < len(src); {
+		line, _, _ := strings.Cut(src[pos:], "\n")
+		next := pos + len(line) + 1
+		if strings.TrimSpace(line) == delim {
+			return min(next, len(src)), true
+		}
+		pos = next
+	}
+	return len(src), true
+}
+
+func isWordByte(c byte) bool {
+	return isASCIILetter(c) || isDigit(c) || c == '_' || c == '-' || c == '.' || c == '/'
 }
