@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -94,5 +95,38 @@ func TestReadMeta(t *testing.T) {
 	}
 	if typ, ok := ReadMeta(filepath.Join(dir, "agent-a2.jsonl")); ok {
 		t.Errorf("text accepted as a subagent type: %q", typ)
+	}
+}
+
+// TestSessionIDMajority: a file not named by its session takes the id of
+// most of its lines; a file named by a uuid keeps that uuid.
+func TestSessionIDMajority(t *testing.T) {
+	line := func(id string) []byte {
+		return []byte(`{"type":"user","sessionId":"` + id + `","message":{"role":"user","content":"x"}}`)
+	}
+	last := func(src watchers.Source, ids ...string) string {
+		p := NewParser(src)
+		var out []event.Event
+		for _, id := range ids {
+			out, _ = p.Line(line(id), out)
+		}
+		got := ""
+		for _, e := range out {
+			if e.Kind == event.KindSession {
+				got = e.Session.NativeID
+			}
+		}
+		return got
+	}
+	named := watchers.Source{Agent: Agent, Session: "day2-notes"}
+	if got := last(named, "old", "new", "new"); got != "new" {
+		t.Errorf("majority: got %q", got)
+	}
+	if got := last(named, "main", "main", "stray"); got != "main" {
+		t.Errorf("stray line: got %q", got)
+	}
+	uuid := watchers.Source{Agent: Agent, Session: "0a1b2c3d-0000-4000-8000-000000000001"}
+	if got := last(uuid, "old", "old"); got != uuid.Session {
+		t.Errorf("uuid file name: got %q", got)
 	}
 }

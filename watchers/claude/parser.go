@@ -183,18 +183,9 @@ func (p *Parser) sessionFacts(env *envelope, out []event.Event) []event.Event {
 		}
 		return out
 	}
-	id := p.st.Session
+	id := p.sessionID(ident(env.SessionID))
 	if id == "" {
-		// The file name is the session id for main transcripts; lines of a
-		// resumed or continued conversation may carry older ids.
-		switch {
-		case uuidRE.MatchString(p.src.Session):
-			id = p.src.Session
-		case ident(env.SessionID) != "":
-			id = ident(env.SessionID)
-		default:
-			return out
-		}
+		return out
 	}
 	ver := ident(str(env.Version))
 	if id == p.st.Session && (ver == "" || ver == p.st.Version) {
@@ -207,6 +198,32 @@ func (p *Parser) sessionFacts(env *envelope, out []event.Event) []event.Event {
 	e := p.ev(event.KindSession)
 	e.Session = &event.Session{NativeID: id, AgentTool: AgentTool, AgentVersion: p.st.Version}
 	return append(out, e)
+}
+
+// sessionID returns the native id of the session. The file name is the id
+// of a main transcript. Under another name (an archived copy), the lines
+// tell, and a file may hold lines of more than one id (a conversation
+// continued in a new session copies a line or two of the old one): the id
+// of most lines so far wins, so that the last session record names the
+// session most of the file belongs to.
+func (p *Parser) sessionID(lineID string) string {
+	if uuidRE.MatchString(p.src.Session) {
+		return p.src.Session
+	}
+	if lineID == "" {
+		return p.st.Session
+	}
+	if p.st.IDs == nil {
+		p.st.IDs = map[string]int{}
+	}
+	if _, ok := p.st.IDs[lineID]; !ok && len(p.st.IDs) >= maxIDs {
+		return p.st.Session
+	}
+	p.st.IDs[lineID]++
+	if p.st.Session == "" || p.st.IDs[lineID] > p.st.IDs[p.st.Session] {
+		return lineID
+	}
+	return p.st.Session
 }
 
 // decode unmarshals leniently: a value of an unexpected type (logs drift)

@@ -19,10 +19,13 @@ type carry struct {
 	Line int64 `json:"line"` // lines seen, for error messages
 	T    int64 `json:"t"`    // time of the last line that had one
 
-	Session  string   `json:"sid,omitempty"`
-	Version  string   `json:"ver,omitempty"`
-	LaneSent bool     `json:"lane,omitempty"`
-	Meta     LaneMeta `json:"meta,omitempty"`
+	Session string `json:"sid,omitempty"`
+	// IDs counts the lines of each session id, for files not named by
+	// their session (see sessionID).
+	IDs      map[string]int `json:"ids,omitempty"`
+	Version  string         `json:"ver,omitempty"`
+	LaneSent bool           `json:"lane,omitempty"`
+	Meta     LaneMeta       `json:"meta,omitempty"`
 
 	// InputT is the time of the last user or tool-result line: the input
 	// the next model response answers.
@@ -42,6 +45,7 @@ type carry struct {
 }
 
 const (
+	maxIDs   = 8
 	maxMsgs  = 16
 	maxCalls = 512
 )
