@@ -47,9 +47,11 @@ type convo struct {
 //   - A bubble with toolFormerData.name adds a KindCall and, once its
 //     status is final, a KindResult in the same bubble.
 //
-// Times: a bubble's createdAt, else its timingInfo send time, else the last
-// known time (so that order is kept); before any, the composer's createdAt.
-// Times never go backwards within a conversation.
+// Times: a bubble's createdAt, else its timingInfo send time, else (a user
+// bubble) the send time of the request that follows it, else the last
+// known time (so that order is kept); before any, the first known time,
+// else the composer's createdAt. Times never go backwards within a
+// conversation.
 func (cv convo) build() Conversation {
 	if !cv.hasContent() {
 		return Conversation{}
@@ -63,13 +65,12 @@ func (cv convo) build() Conversation {
 		paths.SetCWD(wd)
 	}
 
+	times := cv.times()
 	cur := cv.createdMs
-	if cur == 0 {
-		for _, b := range cv.bubbles {
-			if t := b.time(); t > 0 {
-				cur = t
-				break
-			}
+	for _, t := range times {
+		if t > 0 {
+			cur = t
+			break
 		}
 	}
 	sess := &event.Session{NativeID: cv.id, AgentTool: AgentTool, Role: "root"}
@@ -82,8 +83,8 @@ func (cv convo) build() Conversation {
 	var model, group string
 	prevTool := false
 	last := cur
-	for _, b := range cv.bubbles {
-		if t := b.time(); t > cur {
+	for i, b := range cv.bubbles {
+		if t := times[i]; t > cur {
 			cur = t
 		}
 		switch b.Type {
@@ -147,6 +148,23 @@ func (cv convo) build() Conversation {
 		upd = last
 	}
 	return Conversation{NativeID: cv.id, Events: out, UpdatedMs: upd}
+}
+
+// times returns each bubble's own time, or 0. A user bubble of the builds
+// that did not time user bubbles takes the send time of the request it
+// triggered, the next bubble's (the composer's createdAt is when the chat
+// was opened, often long before).
+func (cv convo) times() []int64 {
+	ts := make([]int64, len(cv.bubbles))
+	for i, b := range cv.bubbles {
+		ts[i] = b.time()
+	}
+	for i, b := range cv.bubbles {
+		if ts[i] == 0 && b.Type == 1 && i+1 < len(ts) && cv.bubbles[i+1].Type == 2 {
+			ts[i] = ts[i+1]
+		}
+	}
+	return ts
 }
 
 // hasContent reports whether any bubble is a user or assistant message:
