@@ -78,7 +78,10 @@
 // legacy forms, user messages are prompts unless they start like Codex's
 // injections (<environment_context>, <user_instructions>, # AGENTS.md
 // instructions, <turn_aborted>, …); the <cwd> of an <environment_context> is
-// the legacy form's only working directory.
+// the legacy form's only working directory. /review (entered_review_mode)
+// is one user turn, sized by the user's own instructions for a custom
+// review; the prompts Codex writes for the review until exited_review_mode
+// are not turns.
 //
 // Tools. Arguments are decoded into a whitelist of keys (command, cmd,
 // workdir, session_id, path, file_path, dir_path, patch input, agent_type,

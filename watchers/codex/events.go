@@ -22,7 +22,7 @@ func (p *Parser) eventMsg(pl *item, t int64) {
 		p.tokenCount(pl, t)
 	case "task_complete", "turn_complete":
 		p.closeResponse()
-		p.st.TurnResp = false
+		p.st.TurnResp, p.st.Review = false, false
 		if len(pl.Error) > 0 && string(pl.Error) != "null" {
 			var e struct {
 				Message        string          `json:"message"`
@@ -34,7 +34,7 @@ func (p *Parser) eventMsg(pl *item, t int64) {
 		p.emit(event.Event{Kind: event.KindTurnEnd, T: t})
 	case "turn_aborted":
 		p.closeResponse()
-		p.st.TurnResp = false
+		p.st.TurnResp, p.st.Review = false, false
 		if pl.Reason != "review_ended" {
 			p.emit(event.Event{Kind: event.KindError, T: t, Error: &event.Error{Source: "orchestration", Class: "interrupted"}})
 		}
@@ -51,6 +51,10 @@ func (p *Parser) eventMsg(pl *item, t int64) {
 		}})
 	case "context_compacted":
 		p.compaction("event", t)
+	case "entered_review_mode":
+		p.enterReview(pl, t)
+	case "exited_review_mode":
+		p.st.Review = false
 	case "exec_command_end":
 		p.execEnd(pl, t)
 	case "patch_apply_end":
@@ -77,7 +81,6 @@ var ignoredEvents = map[string]bool{
 	"agent_reasoning_delta": true, "agent_reasoning_raw_content": true,
 	"agent_reasoning_raw_content_delta": true, "agent_reasoning_section_break": true,
 	"task_started": true, "turn_started": true, "session_configured": true,
-	"entered_review_mode": true, "exited_review_mode": true,
 	"thread_rolled_back": true, "undo_started": true, "undo_completed": true,
 	"thread_name_updated": true, "thread_goal_updated": true, "thread_settings_applied": true,
 	"image_generation_end": true, "item_started": true, "item_completed": true,
@@ -98,6 +101,26 @@ var ignoredEvents = map[string]bool{
 	"exec_approval_request": true, "apply_patch_approval_request": true,
 	"request_user_input": true, "elicitation_request": true,
 	"view_image_tool_call_begin": true, "rate_limits": true,
+}
+
+// enterReview handles /review: the user's request is one turn (its size is
+// that of the user's own instructions for a custom review, else nothing
+// typed); the prompts Codex then writes for the review are not turns.
+func (p *Parser) enterReview(pl *item, t int64) {
+	if p.st.Review {
+		return
+	}
+	var target struct {
+		Type         string `json:"type"`
+		Instructions string `json:"instructions"`
+	}
+	_ = json.Unmarshal(pl.Target, &target)
+	text := ""
+	if target.Type == "custom" {
+		text = target.Instructions
+	}
+	p.userPrompt(t, text, 0)
+	p.st.Review = true
 }
 
 // compaction emits one KindCompaction per compaction. Codex records one as

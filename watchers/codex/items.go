@@ -226,14 +226,15 @@ func requestBound(window int64) int64 {
 // userPrompt emits a real prompt's shape.
 //
 // In a spawned thread the "prompts" are the parent agent's instructions
-// (spawn message, send_input), not the user's: they end the response before
-// them like a prompt does, but are not user turns.
+// (spawn message, send_input), not the user's, and in review mode they are
+// the review instructions Codex writes: they end the response before them
+// like a prompt does, but are not user turns.
 func (p *Parser) userPrompt(t int64, text string, images int) {
 	p.closeResponse()
 	p.input(t)
 	p.st.Compact = ""
 	p.st.TurnResp = false
-	if p.st.Sub {
+	if p.st.Sub || p.st.Review {
 		return
 	}
 	p.emit(event.Event{Kind: event.KindUser, T: t, User: &event.User{

@@ -90,6 +90,7 @@ type item struct {
 	Path         string          `json:"path"`
 	Tool         string          `json:"tool"`
 	CallIDCamel  string          `json:"callId"`
+	Target       json.RawMessage `json:"target"` // entered_review_mode
 }
 
 type chatToolCall struct {

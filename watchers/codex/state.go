@@ -22,6 +22,9 @@ type state struct {
 	Meta bool   `json:"meta,omitempty"` // the first session_meta or header was read
 	Sent bool   `json:"sent,omitempty"` // KindSession emitted
 	Sub  bool   `json:"sub,omitempty"`  // a subagent thread: its prompts come from the parent
+	// Review is set between entered_review_mode and exited_review_mode,
+	// where the prompts are the review instructions Codex writes.
+	Review bool `json:"review,omitempty"`
 
 	// Replay is set for forked and spawned threads, whose rollout starts
 	// with a copy of the parent's history: while it is non-zero, records

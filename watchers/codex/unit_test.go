@@ -369,6 +369,28 @@ func TestReplayBaseline(t *testing.T) {
 	}
 }
 
+// TestReviewTurn checks that /review is one user turn, whatever prompts
+// Codex writes for the review, and that prompts count again after it.
+func TestReviewTurn(t *testing.T) {
+	um := `{"timestamp":"2026-01-01T00:00:0%d.000Z","type":"event_msg","payload":{"type":"user_message","message":"%s"}}`
+	evs := run(t, metaLine,
+		`{"timestamp":"2026-01-01T00:00:01.000Z","type":"event_msg","payload":{"type":"entered_review_mode","target":{"type":"custom","instructions":"check the cart"},"user_facing_hint":"x"}}`,
+		fmt.Sprintf(um, 2, "Review the code changes against the base branch"),
+		fmt.Sprintf(um, 2, "Review the code changes against the base branch"),
+		`{"timestamp":"2026-01-01T00:00:03.000Z","type":"event_msg","payload":{"type":"exited_review_mode","review_output":null}}`,
+		fmt.Sprintf(um, 4, "thanks"),
+	)
+	var chars []int
+	for _, ev := range evs {
+		if ev.Kind == event.KindUser {
+			chars = append(chars, ev.User.Chars)
+		}
+	}
+	if fmt.Sprint(chars) != "[14 6]" {
+		t.Errorf("user turns %v, want [14 6]", chars)
+	}
+}
+
 func TestCompactionOnce(t *testing.T) {
 	comp := `{"timestamp":"2026-01-01T00:00:0%d.000Z","type":"compacted","payload":{"message":"","replacement_history":[]}}`
 	ctx := `{"timestamp":"2026-01-01T00:00:0%d.000Z","type":"event_msg","payload":{"type":"context_compacted"}}`
