@@ -411,8 +411,26 @@ func (p *Parser) emitCall(t int64, id string, ev event.Call, c call) {
 			p.st.Calls = map[string]*call{}
 		}
 		p.st.Calls[id] = &c
+		p.pruneCalls()
 	}
 	p.emit(event.Event{Kind: event.KindCall, T: t, Call: &ev})
+}
+
+// maxOpen bounds the open calls kept: calls whose output never comes
+// (interrupted turns) must not grow the carry-state without end.
+const maxOpen = 256
+
+// pruneCalls forgets the oldest open calls beyond maxOpen.
+func (p *Parser) pruneCalls() {
+	for len(p.st.Calls) > maxOpen {
+		oldest := ""
+		for id, c := range p.st.Calls {
+			if o := p.st.Calls[oldest]; oldest == "" || c.T < o.T || (c.T == o.T && id < oldest) {
+				oldest = id
+			}
+		}
+		delete(p.st.Calls, oldest)
+	}
 }
 
 // finish emits a call's result and forgets the call.

@@ -445,6 +445,26 @@ func TestEndEvents(t *testing.T) {
 	}
 }
 
+// TestOpenCallsBounded checks that calls without output do not grow the
+// carry-state without end, and that the newest stay open.
+func TestOpenCallsBounded(t *testing.T) {
+	lines := []string{metaLine}
+	for i := 0; i < maxOpen+50; i++ {
+		lines = append(lines, fmt.Sprintf(`{"timestamp":"2026-01-01T00:%02d:%02d.000Z","type":"response_item","payload":{"type":"function_call","name":"update_plan","arguments":"{}","call_id":"c%d"}}`, i/60, i%60, i))
+	}
+	var bl [][]byte
+	for _, l := range lines {
+		bl = append(bl, []byte(l))
+	}
+	_, _, p := parseLines(t, sourceOf("x"), bl)
+	if n := len(p.st.Calls); n != maxOpen {
+		t.Errorf("%d open calls", n)
+	}
+	if p.st.Calls["c0"] != nil || p.st.Calls[fmt.Sprintf("c%d", maxOpen+49)] == nil {
+		t.Error("pruned the wrong calls")
+	}
+}
+
 func TestRestoreRejectsBadState(t *testing.T) {
 	src := sourceOf("x")
 	if _, err := Restore(src, []byte("{")); err == nil {
