@@ -587,3 +587,29 @@ func TestCorpusEveryJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusOtherAgents: no line of a Claude Code or Codex log of the
+// corpus is taken for a Cursor transcript line.
+func TestCorpusOtherAgents(t *testing.T) {
+	root := filepath.Dir(corpusDir(t))
+	n := 0
+	for _, agent := range []string{"claude", "codex"} {
+		files, _ := filepath.Glob(filepath.Join(root, agent, "*"))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil || strings.HasSuffix(f, ".zst") {
+				continue
+			}
+			for i, l := range strings.Split(string(data), "\n") {
+				if i >= 200 {
+					break
+				}
+				n++
+				if LooksLike([]byte(l)) {
+					t.Errorf("%s line %d taken for a Cursor line", filepath.Base(f), i+1)
+				}
+			}
+		}
+	}
+	t.Logf("%d lines of other agents checked", n)
+}
