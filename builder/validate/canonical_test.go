@@ -184,6 +184,7 @@ func bigMap(b *testing.B, n int) []byte {
 	doc["tasks"].([]any)[1].(map[string]any)["endSeq"] = json.Number(strconv.Itoa(n - 1))
 	delete(doc, "prs")
 	doc["agents"] = doc["agents"].([]any)[:1]
+	doc["session"].(map[string]any)["durationMs"] = json.Number(strconv.Itoa(60000 + n))
 	return encodeDoc(b, doc)
 }
 

@@ -38,8 +38,8 @@ var (
 
 // absolutePath says why s looks like an absolute or home path, or "".
 func absolutePath(s string) string {
-	if IsBucketLabel(s) {
-		return ""
+	if !strings.ContainsAny(s, `/\~:`) || IsBucketLabel(s) {
+		return "" // the common case: a name, a kind, a hash
 	}
 	switch {
 	case strings.HasPrefix(s, "/"):
@@ -50,9 +50,9 @@ func absolutePath(s string) string {
 		return "names a home path"
 	case strings.Contains(s, "file:/"):
 		return "is a file URL"
-	case windowsDrive.MatchString(s):
+	case (strings.Contains(s, `:\`) || strings.Contains(s, ":/")) && windowsDrive.MatchString(s):
 		return "has a drive path"
-	case embeddedAbs.MatchString(s):
+	case strings.ContainsAny(s, " \t\"'=:,;(") && embeddedAbs.MatchString(s):
 		return "has an absolute path in it"
 	}
 	return ""
@@ -88,8 +88,9 @@ func (c *checker) strings(top map[string]any) {
 	walk = func(v any, path []any) {
 		switch v := v.(type) {
 		case map[string]any:
-			for _, k := range sortedKeys(v) {
-				walk(v[k], append(path, k))
+			// Map order: Map sorts the problems by path at the end.
+			for k, e := range v {
+				walk(e, append(path, k))
 			}
 		case []any:
 			for i, e := range v {

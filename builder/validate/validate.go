@@ -2,12 +2,14 @@ package validate
 
 import (
 	"bytes"
+	"cmp"
 	"compress/flate"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -76,7 +78,30 @@ func Map(data []byte) []Problem {
 	var c checker
 	c.schema(doc)
 	c.strict(top)
+	sortProblems(c.problems)
 	return c.problems
+}
+
+// sortProblems orders problems by path, indexes by number, keeping the
+// order of the checks for one path.
+func sortProblems(ps []Problem) {
+	slices.SortStableFunc(ps, func(a, b Problem) int { return comparePaths(a.Path, b.Path) })
+}
+
+func comparePaths(a, b string) int {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		if as[i] == bs[i] {
+			continue
+		}
+		x, errA := strconv.Atoi(as[i])
+		y, errB := strconv.Atoi(bs[i])
+		if errA == nil && errB == nil {
+			return cmp.Compare(x, y)
+		}
+		return strings.Compare(as[i], bs[i])
+	}
+	return cmp.Compare(len(as), len(bs))
 }
 
 func decode(data []byte) (any, *Problem) {

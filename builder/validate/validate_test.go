@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -513,5 +514,32 @@ func TestGzipBomb(t *testing.T) {
 	ps := Map(bomb)
 	if len(ps) != 1 || ps[0].Rule != RuleJSON || !strings.Contains(ps[0].Message, "decompressed") {
 		t.Fatalf("got %v", ps)
+	}
+}
+
+// TestProblemOrder checks that problems come out in the same order every
+// time (map iteration is random), sorted by path with numeric indexes.
+func TestProblemOrder(t *testing.T) {
+	doc := loadFull(t)
+	for _, i := range []int{2, 10, 11, 3} {
+		ev(doc, i)["note"] = "/home/ana/x"
+	}
+	data := encodeDoc(t, doc)
+	first := Map(data)
+	if len(first) < 8 {
+		t.Fatalf("only %d problems", len(first))
+	}
+	for range 5 {
+		if again := Map(data); !slices.Equal(again, first) {
+			t.Fatalf("order changed:\n%v\n%v", first, again)
+		}
+	}
+	for i := 1; i < len(first); i++ {
+		if comparePaths(first[i-1].Path, first[i].Path) > 0 {
+			t.Errorf("%s before %s", first[i-1].Path, first[i].Path)
+		}
+	}
+	if first[0].Path != "/events/2" {
+		t.Errorf("first problem at %s, want /events/2", first[0].Path)
 	}
 }
