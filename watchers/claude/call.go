@@ -70,6 +70,10 @@ func (p *Parser) call(b *block) event.Event {
 		pc.Commit = strings.Contains(cmd, "commit")
 	case "Agent":
 		c.SubagentType = ident(str(in.SubagentType))
+		if c.SubagentType == "" {
+			// The tool's own default when the model names no type.
+			c.SubagentType = "general-purpose"
+		}
 		pc.Subagent = true
 	case "Skill":
 		c.Skill = skillName(firstString(in.Skill, in.Command))

@@ -169,21 +169,25 @@ func (p *Parser) ev(k event.Kind) event.Event {
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
-// sessionFacts emits the session record (main file) or the lane record
-// (subagent file) the first time the line gives them, and the session record
-// again when the CLI version changes (a resumed session under a newer CLI).
+// sessionFacts emits the lane record of a subagent file at its first line,
+// and the session record the first time a line gives it, again when the
+// session id or the CLI version changes (a session resumed under a newer
+// CLI).
 func (p *Parser) sessionFacts(env *envelope, out []event.Event) []event.Event {
-	if p.src.Lane != "" {
-		if !p.st.LaneSent {
-			p.st.LaneSent = true
-			e := p.ev(event.KindLane)
-			e.Model = p.st.Meta.Model
-			e.Lane = &event.Lane{SubagentType: p.st.Meta.SubagentType, LaunchCallID: p.st.Meta.LaunchCallID}
-			out = append(out, e)
-		}
-		return out
+	if p.src.Lane != "" && !p.st.LaneSent {
+		p.st.LaneSent = true
+		e := p.ev(event.KindLane)
+		e.Model = p.st.Meta.Model
+		e.Lane = &event.Lane{SubagentType: p.st.Meta.SubagentType, LaunchCallID: p.st.Meta.LaunchCallID}
+		out = append(out, e)
 	}
-	id := p.sessionID(ident(env.SessionID))
+	// A subagent file also names its session (the parent's), so that it
+	// builds on its own when the parent's file is gone; the builder prefers
+	// the main file's record.
+	id := p.src.Session
+	if p.src.Lane == "" {
+		id = p.sessionID(ident(env.SessionID))
+	}
 	if id == "" {
 		return out
 	}
