@@ -56,6 +56,11 @@ func InstallPlan(ctx context.Context, s Spec, run Runner) (*Plan, error) {
 		if err := userSystemd(ctx, s, run); err != nil {
 			return p, err
 		}
+		if out, err := run(ctx, "loginctl", "show-user", strconv.Itoa(s.UID), "--property=Linger", "--value"); err == nil &&
+			strings.TrimSpace(string(out)) == "no" {
+			p.Notes = append(p.Notes, "systemd stops your user services when you log out; "+
+				"to keep agentmap running: sudo loginctl enable-linger "+userName())
+		}
 	case "darwin":
 		loaded := launchdLoaded(ctx, s, run)
 		p.mkdir(s.DataDir) // launchd opens the log files but creates no directory
@@ -207,16 +212,20 @@ func userSystemd(ctx context.Context, s Spec, run Runner) error {
 			why = "`systemctl --user is-system-running` answered " + strconv.Quote(firstLine(state))
 		}
 	}
-	name := "$USER"
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		name = u.Username
-	}
+	name := userName()
 	return fmt.Errorf(`%w (%s), so a user unit would never start. Either:
   - log in with a normal session (desktop or ssh) so that systemd starts your user manager,
     and let it run while you are logged out: sudo loginctl enable-linger %s
     then run agentmap install again; or
   - run %s under the supervisor you already use (a container init, supervisord, runit, tmux)`,
 		ErrNoUserSystemd, why, name, shellJoin(append([]string{s.Binary}, s.Arguments()...)))
+}
+
+func userName() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "$USER"
 }
 
 func firstLine(s string) string {

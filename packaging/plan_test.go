@@ -16,6 +16,7 @@ import (
 type fakeManager struct {
 	ran      []string
 	userd    string // answer of systemctl --user is-system-running
+	linger   string // answer of loginctl show-user --property=Linger
 	loaded   bool   // launchctl print succeeds
 	failWith string // a command prefix that fails
 }
@@ -32,6 +33,8 @@ func (f *fakeManager) run(_ context.Context, args ...string) ([]byte, error) {
 			return []byte("offline\n"), errors.New("exit status 1")
 		}
 		return []byte(f.userd + "\n"), nil
+	case strings.HasPrefix(cmd, "loginctl show-user"):
+		return []byte(f.linger + "\n"), nil
 	case strings.HasPrefix(cmd, "launchctl print"):
 		if !f.loaded {
 			return nil, errors.New("exit status 113")
@@ -42,6 +45,20 @@ func (f *fakeManager) run(_ context.Context, args ...string) ([]byte, error) {
 		f.loaded = false
 	}
 	return nil, nil
+}
+
+func TestLingerNote(t *testing.T) {
+	for linger, want := range map[string]bool{"no": true, "yes": false, "": false} {
+		s := tempLinuxSpec(t)
+		p, err := InstallPlan(context.Background(), s, (&fakeManager{userd: "running", linger: linger}).run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(strings.Join(p.Notes, "\n"), "loginctl enable-linger")
+		if got != want {
+			t.Errorf("Linger=%q: note %v, want %v (%q)", linger, got, want, p.Notes)
+		}
+	}
 }
 
 // commands lists the Run steps of a plan.
