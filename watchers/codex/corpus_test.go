@@ -200,7 +200,16 @@ func expectedUsage(t *testing.T, path string) tokenFacts {
 // carry-state saved and restored after every line, yields exactly the
 // events of one uninterrupted pass.
 func TestCorpusIncremental(t *testing.T) {
-	for _, path := range corpusFiles(t) {
+	testIncremental(t, corpusFiles(t))
+}
+
+// TestFixturesIncremental is TestCorpusIncremental over our own fixtures.
+func TestFixturesIncremental(t *testing.T) {
+	testIncremental(t, append(fixtures(t), filepath.Join(fixtureDir(t), "leak.jsonl")))
+}
+
+func testIncremental(t *testing.T, paths []string) {
+	for _, path := range paths {
 		if strings.HasSuffix(path, ".json") {
 			continue
 		}
