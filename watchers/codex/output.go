@@ -40,7 +40,7 @@ func (p *Parser) output(id string, raw json.RawMessage, t int64) {
 		switch {
 		case c.Class == "patch":
 			res.ErrClass = "patch_failed"
-		case c.End != nil && c.End.Class != "":
+		case c.End != nil && c.End.Class != "" && c.End.Class != "other":
 			res.ErrClass = c.End.Class
 		default:
 			res.ErrClass = failClass(text, res.ExitCode)
