@@ -34,6 +34,12 @@ func commands() []command {
 		{"validate", "check session maps against agentplay/v1 and the redaction contract", cmdValidate},
 		{"run", "follow every agent's logs and write maps as sessions go quiet", cmdRun},
 		{"scan", "catch up on every log present, flush, and exit (run --once)", cmdScan},
+		{"config", "write, check or show the configuration (init|check|show)", cmdConfig},
+		{"install", "install and start the per-user service (--dry-run shows what it would do)", cmdInstall},
+		{"uninstall", "stop and remove the per-user service (--purge also removes the data)", cmdUninstall},
+		{"start", "start the installed service", cmdStart},
+		{"stop", "stop the installed service", cmdStop},
+		{"restart", "restart the installed service", cmdRestart},
 		{"version", "print the version", cmdVersion},
 	}
 }
