@@ -118,6 +118,15 @@ func loadFields() (*known, error) {
 		}
 		k.eventKind[fmt.Sprint(v)] = s
 	}
+	for _, name := range []string{"toolErrClass", "errorEventClass"} {
+		n, err := def(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range n.Enum {
+			k.errClasses[fmt.Sprint(v)] = true
+		}
+	}
 	all := set{}
 	for kind := range k.eventKind {
 		all[kind] = true
@@ -136,18 +145,9 @@ func loadFields() (*known, error) {
 // node's own properties are the common ones, already in every set.
 func (k *known) collect(n *node, kinds set, root bool) error {
 	if !root {
-		for f, raw := range n.Properties {
+		for f := range n.Properties {
 			for kind := range kinds {
 				k.eventKind[kind][f] = true
-			}
-			if f == "errClass" {
-				ec, err := parse(raw)
-				if err != nil {
-					return err
-				}
-				for _, v := range ec.Enum {
-					k.errClasses[fmt.Sprint(v)] = true
-				}
 			}
 		}
 	}
