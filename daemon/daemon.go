@@ -37,6 +37,9 @@ type Daemon struct {
 	polls    map[string]time.Time
 	nextID   uint64
 
+	group       []queued
+	groupEvents int
+
 	progress struct{ done, total int64 }
 }
 
@@ -130,6 +133,9 @@ func (d *Daemon) once(ctx context.Context) error {
 	for attempt := 0; ; attempt++ {
 		failed = failed[:0]
 		for _, key := range d.sessionKeys() {
+			if ctx.Err() != nil {
+				return nil
+			}
 			if s := d.sessions[key]; s.Dirty() {
 				if err := d.flush(key); err != nil {
 					failed = append(failed, key)
@@ -177,7 +183,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 		case <-wake:
 		}
 		d.pollRetries(ctx)
-		d.flushDue(d.opt.Clock.Now())
+		d.flushDue(ctx, d.opt.Clock.Now())
 	}
 }
 

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -62,9 +63,13 @@ func (d *Daemon) nextDue(now time.Time) (time.Time, bool) {
 	return next, found
 }
 
-// flushDue writes every map that is due.
-func (d *Daemon) flushDue(now time.Time) {
+// flushDue writes every map that is due, until ctx is done.
+func (d *Daemon) flushDue(ctx context.Context, now time.Time) {
+	d.commitGroup()
 	for _, key := range d.sessionKeys() {
+		if ctx.Err() != nil {
+			return
+		}
 		s := d.sessions[key]
 		if at, ok := dueAt(s, d.opt.Idle, d.opt.TurnEndQuiet, d.retry[key]); ok && !at.After(now) {
 			d.flush(key)
@@ -89,6 +94,7 @@ func (d *Daemon) fail(key string) {
 // lanes, its Codex children, the partial last lines that parse) and writes
 // it atomically, then records the flush.
 func (d *Daemon) flush(key string) error {
+	d.commitGroup()
 	s := d.sessions[key]
 	log := d.log.With("component", "flush", "agent", s.Agent, "session", key)
 	gen := s.Gen

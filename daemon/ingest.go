@@ -29,6 +29,7 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 	}
 	// Arrivals first, so that a rename seen in one batch (old path gone,
 	// new path there) follows the file instead of ending its session.
+	defer d.commitGroup()
 	for _, f := range u.Files {
 		if ctx.Err() != nil {
 			return
@@ -37,6 +38,7 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 			d.visit(ctx, f)
 		}
 	}
+	d.commitGroup()
 	for _, f := range u.Files {
 		if f.Gone {
 			d.gone(f.Path)
@@ -65,6 +67,7 @@ func (d *Daemon) gone(path string) {
 	if _, err := os.Stat(path); err == nil {
 		return // back already (replaced under the same name)
 	}
+	d.commitGroup()
 	s.Missing = true
 	if err := d.db.PutSource(s); err != nil {
 		d.log.Error("cannot record a vanished file", "component", "daemon", "path", path, "err", err)
@@ -81,6 +84,7 @@ func (d *Daemon) gone(path string) {
 // the idle time.
 func (d *Daemon) end(key string) {
 	if sess := d.sessions[key]; sess != nil && sess.EndedMs == 0 {
+		d.commitGroup()
 		sess.EndedMs = ms(d.opt.Clock.Now())
 		if err := d.db.PutSessions(sess); err != nil {
 			d.log.Error("cannot record a session end", "component", "daemon", "session", key, "err", err)
@@ -123,6 +127,7 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 		delete(d.byPath, old)
 		s.Path, s.Missing = f.Path, false
 		d.byPath[f.Path] = s
+		d.commitGroup()
 		if err := d.db.PutSource(s); err != nil {
 			d.log.Error("cannot record a moved file", "component", "daemon", "path", f.Path, "err", err)
 		}
@@ -225,12 +230,17 @@ func (d *Daemon) moved(f watchers.FileStat) *state.Source {
 		if s.Agent != f.Agent || s.Form == formConversation || s.HeadLen == 0 {
 			continue
 		}
+		id := watchers.FileID{Dev: s.Dev, Ino: s.Ino}
+		// A present source is a candidate only with the same identity and
+		// its old name gone (a rename not reported yet).
 		if !s.Missing {
+			if !f.ID.Known() || id != f.ID {
+				continue
+			}
 			if _, err := os.Stat(s.Path); err == nil {
 				continue
 			}
 		}
-		id := watchers.FileID{Dev: s.Dev, Ino: s.Ino}
 		if f.ID.Known() && id.Known() && f.ID != id {
 			continue
 		}

@@ -68,15 +68,11 @@ func (d *Daemon) poll(ctx context.Context, s *state.Source, fst watchers.FileSta
 		if c.UpdatedMs > 0 {
 			at = c.UpdatedMs
 		}
-		sessions, undo := d.touch(&next, c.Events, true, at)
-		if err := d.db.Commit(state.Batch{Source: &next, Reset: true, ResetSession: cs.Session,
-			Events: c.Events, Sessions: sessions}); err != nil {
-			undo()
-			log.Error("cannot commit", "session", cs.Session, "err", err)
+		if !d.apply(cs, next, state.Batch{Reset: true, ResetSession: cs.Session}, c.Events, true, at, 0) {
 			return
 		}
-		*cs = next
 	}
+	d.commitGroup()
 	s.Digest, s.Size, s.ModMs = digest, fst.Size, mod
 	if err := d.db.PutSource(s); err != nil {
 		log.Error("cannot commit", "err", err)

@@ -65,13 +65,14 @@ func (d *Daemon) tail(s *state.Source, fst watchers.FileStat) {
 	size := fi.Size()
 	reset := false
 	resetSession := s.Session
+	orig := *s // what a failed commit after a reset returns to
 	if err := watchers.Verify(f, id, size, cursorOf(s)); err != nil {
 		if !errors.Is(err, watchers.ErrTruncated) && !errors.Is(err, watchers.ErrReplaced) && !errors.Is(err, watchers.ErrRewritten) {
 			log.Warn("cannot check log", "offset", s.Offset, "err", err)
 			return
 		}
 		log.Warn("log changed under its cursor; rebuilding it from the start", "offset", s.Offset, "reason", err)
-		if !d.rebase(s, f, id) {
+		if !d.rebase(s, id) {
 			return
 		}
 		reset = true
@@ -82,7 +83,7 @@ func (d *Daemon) tail(s *state.Source, fst watchers.FileStat) {
 	p, err := d.parser(s)
 	if err != nil {
 		log.Error("cannot resume parser; rebuilding the log from the start", "err", err)
-		if !d.rebase(s, f, id) {
+		if !d.rebase(s, id) {
 			return
 		}
 		reset = true
@@ -114,23 +115,18 @@ func (d *Daemon) tail(s *state.Source, fst watchers.FileStat) {
 		carry, err := p.State()
 		if err != nil {
 			log.Error("cannot save parser state", "offset", end, "err", err)
-			return false
-		}
-		sessions, undo := d.touch(&next, batch, reset, mod)
-		b := state.Batch{Source: &next, Carry: carry, SetCarry: true, Events: batch, Reset: reset,
-			ResetSession: resetSession, Sessions: sessions}
-		if err := d.db.Commit(b); err != nil {
-			log.Error("cannot commit; will read these lines again", "offset", s.Offset, "err", err)
 			delete(d.parsers, s.ID)
-			undo()
 			return false
 		}
+		if reset {
+			*s = orig
+		}
+		ok := d.apply(s, next, state.Batch{Carry: carry, SetCarry: true, Reset: reset, ResetSession: resetSession},
+			batch, reset, mod, end)
 		d.progress.done += end - committed
-		log.Debug("committed", "offset", end, "events", len(batch))
-		*s = next
-		committed, batch, lines, skipped, reset = end, batch[:0], 0, 0, false
+		committed, batch, lines, skipped, reset = end, nil, 0, 0, false
 		d.reportProgress()
-		return true
+		return ok
 	}
 	errStop := errors.New("stop")
 	st, err := watchers.TailLines(f, s.Offset, size, d.opt.MaxLine, func(line []byte, end int64) error {
@@ -166,32 +162,34 @@ func (d *Daemon) tail(s *state.Source, fst watchers.FileStat) {
 }
 
 // rebase resets a source to the start of its file: its events are dropped
-// at the next commit, its parser starts fresh and its routing is read again
-// from the new first line.
-func (d *Daemon) rebase(s *state.Source, f *os.File, id watchers.FileID) bool {
+// at the next commit (Reset), its parser starts fresh and its routing is
+// read again from the new first line. It reports false when there is
+// nothing to read yet.
+func (d *Daemon) rebase(s *state.Source, id watchers.FileID) bool {
 	delete(d.parsers, s.ID)
-	s.Offset, s.HeadLen, s.HeadHash, s.TailHash = 0, 0, "", ""
-	s.Dev, s.Ino = id.Dev, id.Ino
+	old := s.Session
 	first, complete, err := firstLine(s.Path, s.Form)
 	if err != nil || !complete {
-		// Nothing to route yet; drop what the old content gave now.
-		old := s.Session
-		sessions, undo := d.touch(s, nil, true, ms(d.opt.Clock.Now()))
-		if err := d.db.Commit(state.Batch{Source: s, SetCarry: true, Reset: true, ResetSession: old, Sessions: sessions}); err != nil {
-			undo()
-			d.log.Error("cannot commit a reset", "component", "tail", "path", s.Path, "err", err)
-		}
+		// Nothing to route yet: drop what the old content gave now.
+		next := *s
+		next.Offset, next.HeadLen, next.HeadHash, next.TailHash = 0, 0, "", ""
+		next.Dev, next.Ino = id.Dev, id.Ino
+		d.apply(s, next, state.Batch{SetCarry: true, Reset: true, ResetSession: old}, nil, true,
+			ms(d.opt.Clock.Now()), 0)
 		return false
 	}
-	a := d.agents[s.Agent]
-	if r, err := a.Identify(s.Path, first); err == nil && r.Session != "" {
+	s.Offset, s.HeadLen, s.HeadHash, s.TailHash = 0, 0, "", ""
+	s.Dev, s.Ino = id.Dev, id.Ino
+	if r, err := d.agents[s.Agent].Identify(s.Path, first); err == nil && r.Session != "" {
 		r.Agent = s.Agent
-		old := s.Session
 		d.route(s, r)
 		if old != s.Session {
 			if sess := d.sessions[old]; sess != nil {
+				d.commitGroup()
 				sess.Gen++
-				d.db.PutSessions(sess)
+				if err := d.db.PutSessions(sess); err != nil {
+					d.log.Error("cannot record a session change", "component", "tail", "session", old, "err", err)
+				}
 			}
 		}
 	}

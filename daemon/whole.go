@@ -45,8 +45,9 @@ func (d *Daemon) readWhole(s *state.Source, fst watchers.FileStat) {
 		if err != nil || route.Session == "" {
 			log.Warn("log not readable as a whole; skipped until it changes", "err", err)
 			next.Digest = digest
-			d.db.PutSource(&next)
 			*s = next
+			d.commitGroup()
+			d.db.PutSource(s)
 			return
 		}
 		route.Agent = s.Agent
@@ -72,14 +73,8 @@ func (d *Daemon) readWhole(s *state.Source, fst watchers.FileStat) {
 	setCursor(&next, c)
 	next.Offset, next.Digest, next.Size, next.ModMs = fi.Size(), digest, fi.Size(), ms(fst.ModTime)
 	delete(d.parsers, s.ID)
-	sessions, undo := d.touch(&next, events, true, ms(fst.ModTime))
-	if err := d.db.Commit(state.Batch{Source: &next, SetCarry: true, Reset: true, ResetSession: oldSession,
-		Events: events, Sessions: sessions}); err != nil {
-		undo()
-		log.Error("cannot commit", "err", err)
-		return
-	}
+	d.apply(s, next, state.Batch{SetCarry: true, Reset: true, ResetSession: oldSession}, events, true,
+		ms(fst.ModTime), next.Offset)
 	d.progress.done += fi.Size()
-	*s = next
 	d.reportProgress()
 }

@@ -197,12 +197,17 @@ func (d *DB) Carry(id uint64) ([]byte, error) {
 	return out, err
 }
 
-// Batch is one wake-up's worth of progress on one source, committed in a
-// single transaction: the events it produced, the parser's carry-state and
-// the cursor after the last line consumed. A crash before the commit loses
-// the whole batch and the lines are read again; after it, none is.
+// Batch is one wake-up's worth of progress on one source: the events it
+// produced, the parser's carry-state and the cursor after the last line
+// consumed. A batch is committed in a single transaction (CommitAll may put
+// the batches of several sources in one): a crash before the commit loses
+// the whole batch and its lines are read again; after it, none is.
 type Batch struct {
-	Source *Source // written; its NextSeq advances when Events is non-empty
+	// Source is written as it is when the transaction runs.
+	Source *Source
+	// Seq is the sequence of this batch's events in the source's log; the
+	// caller advances Source.NextSeq past it.
+	Seq uint64
 	// Carry replaces the stored carry-state when SetCarry is true.
 	Carry    []byte
 	SetCarry bool
@@ -216,64 +221,85 @@ type Batch struct {
 	Sessions []*Session
 }
 
-// Commit applies a batch atomically.
+// Commit applies one batch atomically, taking its Seq from the source's
+// NextSeq and advancing it.
 func (d *DB) Commit(b Batch) error {
-	var data []byte
+	b.Seq = b.Source.NextSeq
 	if len(b.Events) > 0 {
-		var err error
-		if data, err = json.Marshal(b.Events); err != nil {
-			return fmt.Errorf("encode events: %w", err)
+		b.Source.NextSeq++
+	}
+	if err := d.CommitAll([]Batch{b}); err != nil {
+		if len(b.Events) > 0 {
+			b.Source.NextSeq--
 		}
-	}
-	rec, err := json.Marshal(b.Source)
-	if err != nil {
-		return fmt.Errorf("encode source: %w", err)
-	}
-	sessions, err := encodeSessions(b.Sessions)
-	if err != nil {
 		return err
 	}
-	seq := b.Source.NextSeq
-	err = d.db.Update(func(tx *bolt.Tx) error {
-		if b.Reset {
-			if err := dropEvents(tx, b.ResetSession, b.Source.ID); err != nil {
-				return err
+	return nil
+}
+
+// CommitAll applies batches in order, in one transaction.
+func (d *DB) CommitAll(bs []Batch) error {
+	type enc struct {
+		events   []byte
+		source   []byte
+		sessions []encodedSession
+	}
+	encs := make([]enc, len(bs))
+	for i, b := range bs {
+		var err error
+		if len(b.Events) > 0 {
+			if encs[i].events, err = json.Marshal(b.Events); err != nil {
+				return fmt.Errorf("encode events: %w", err)
 			}
 		}
-		if data != nil {
-			eb, err := tx.Bucket(bucketEvents).CreateBucketIfNotExists([]byte(b.Source.Session))
-			if err != nil {
-				return err
-			}
-			if err := eb.Put(eventKey(b.Source.ID, seq), data); err != nil {
-				return err
-			}
-			rec2 := *b.Source
-			rec2.NextSeq = seq + 1
-			if rec, err = json.Marshal(&rec2); err != nil {
-				return err
-			}
+		if encs[i].source, err = json.Marshal(b.Source); err != nil {
+			return fmt.Errorf("encode source: %w", err)
 		}
-		if err := tx.Bucket(bucketSources).Put(idKey(b.Source.ID), rec); err != nil {
+		if encs[i].sessions, err = encodeSessions(b.Sessions); err != nil {
 			return err
 		}
-		if b.SetCarry {
-			cb := tx.Bucket(bucketCarry)
-			if len(b.Carry) == 0 {
-				if err := cb.Delete(idKey(b.Source.ID)); err != nil {
-					return err
-				}
-			} else if err := cb.Put(idKey(b.Source.ID), b.Carry); err != nil {
+	}
+	err := d.db.Update(func(tx *bolt.Tx) error {
+		for i, b := range bs {
+			if err := commitOne(tx, b, encs[i].events, encs[i].source); err != nil {
+				return err
+			}
+			if err := putSessions(tx, encs[i].sessions); err != nil {
 				return err
 			}
 		}
-		return putSessions(tx, sessions)
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("commit state: %w", err)
 	}
-	if data != nil {
-		b.Source.NextSeq = seq + 1
+	return nil
+}
+
+func commitOne(tx *bolt.Tx, b Batch, events, source []byte) error {
+	if b.Reset {
+		if err := dropEvents(tx, b.ResetSession, b.Source.ID); err != nil {
+			return err
+		}
+	}
+	if events != nil {
+		eb, err := tx.Bucket(bucketEvents).CreateBucketIfNotExists([]byte(b.Source.Session))
+		if err != nil {
+			return err
+		}
+		if err := eb.Put(eventKey(b.Source.ID, b.Seq), events); err != nil {
+			return err
+		}
+	}
+	if err := tx.Bucket(bucketSources).Put(idKey(b.Source.ID), source); err != nil {
+		return err
+	}
+	if b.SetCarry {
+		cb := tx.Bucket(bucketCarry)
+		if len(b.Carry) == 0 {
+			return cb.Delete(idKey(b.Source.ID))
+		}
+		return cb.Put(idKey(b.Source.ID), b.Carry)
 	}
 	return nil
 }
