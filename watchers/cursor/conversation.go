@@ -97,7 +97,7 @@ func (cv convo) build() Conversation {
 			out = append(out, event.Event{Kind: event.KindUser, T: cur,
 				User: &event.User{Chars: chars, Images: len(b.Images), URLs: urls}})
 		case 2:
-			tf := b.tool()
+			tf := b.step
 			if group == "" || (prevTool && tf == nil) {
 				group = b.BubbleID
 				if group == "" {
@@ -180,55 +180,36 @@ func (cv convo) hasContent() bool {
 
 func terminalCWD(bubbles []*bubble) string {
 	for _, b := range bubbles {
-		tf := b.tool()
-		if tf == nil {
-			continue
-		}
-		if in := decodeInput(tf.Result); in != nil {
-			if wd := in.str("resultingWorkingDirectory"); wd != "" {
-				return wd
-			}
+		if b.step != nil && b.step.cwd != "" {
+			return b.step.cwd
 		}
 	}
 	return ""
 }
 
 // toolEvents emits the call of a tool bubble and, when its status is
-// final, its result. Only whitelisted keys of params and rawArgs are read.
-func toolEvents(tf *toolFormer, bubbleID string, paths *redact.Paths, t int64, out []event.Event) []event.Event {
-	id := tf.ToolCallID
+// final, its result.
+func toolEvents(st *toolStep, bubbleID string, paths *redact.Paths, t int64, out []event.Event) []event.Event {
+	id := st.callID
 	if id == "" {
 		id = "bubble:" + bubbleID
 	}
-	spec := callSpec{id: id, name: tf.Name}
-	for _, raw := range []json.RawMessage{tf.Params, tf.RawArgs} {
-		if in := decodeInput(raw); in != nil {
-			spec.inputs = append(spec.inputs, in)
-		}
-	}
-	c, out := buildCall(spec, paths, t, "", out)
+	c, out := buildCall(callSpec{id: id, name: st.name, inputs: st.inputs}, paths, t, "", out)
 	out = append(out, event.Event{Kind: event.KindCall, T: t, Call: &c})
-	if r := toolResult(tf, &c, paths); r != nil {
+	if r := st.result(&c, paths); r != nil {
 		r.CallID = id
 		out = append(out, event.Event{Kind: event.KindResult, T: t, Result: r})
 	}
 	return out
 }
 
-// toolResult reads the outcome of a tool bubble, or nil while it runs.
-func toolResult(tf *toolFormer, c *event.Call, paths *redact.Paths) *event.Result {
-	r := &event.Result{OutBytes: rawLen(tf.Result)}
-	status := strings.ToLower(tf.Status)
-	if status == "" && tf.AdditionalData != nil {
-		status = strings.ToLower(tf.AdditionalData.Status)
-	}
-	switch status {
+// result is the outcome of a tool step, or nil while it runs.
+func (st *toolStep) result(c *event.Call, paths *redact.Paths) *event.Result {
+	r := &event.Result{OutBytes: st.outBytes, ExitCode: st.exitCode}
+	switch st.status {
 	case "completed", "success", "succeeded", "done":
 	case "error", "failed", "failure":
-		r.Err, r.ErrClass = true, redact.ErrorClass(rawText(tf.Error))
-		if r.ErrClass == "" {
-			r.ErrClass = "other"
-		}
+		r.Err, r.ErrClass = true, st.errClass
 		return r
 	case "cancelled", "canceled", "aborted":
 		r.Err, r.ErrClass = true, "interrupted"
@@ -239,33 +220,13 @@ func toolResult(tf *toolFormer, c *event.Call, paths *redact.Paths) *event.Resul
 	default: // running, loading, pending, or unknown: not over yet
 		return nil
 	}
-	if strings.EqualFold(tf.UserDecision, "rejected") {
-		r.Err, r.ErrClass = true, "permission_denied"
-		return r
-	}
-	// The terminal tool's result: exit code, a rejection, and the output,
-	// which is read only to confirm a commit or a PR.
-	in := decodeInput(tf.Result)
-	var rejected bool
-	if v, ok := in["rejected"]; ok {
-		_ = json.Unmarshal(v, &rejected)
-	}
-	if v, ok := in["exitCodeV2"]; ok {
-		var f float64
-		if json.Unmarshal(v, &f) == nil {
-			code := int(f)
-			r.ExitCode = &code
-		}
-	}
 	switch {
-	case rejected:
+	case st.rejected:
 		r.Err, r.ErrClass = true, "permission_denied"
 	case r.ExitCode != nil && *r.ExitCode != 0:
 		r.Err, r.ErrClass = true, "exit_code"
-	case c.VCS != nil:
-		if out := in.str("output"); out != "" {
-			confirm(r, c, out, paths)
-		}
+	case c.VCS != nil && st.output != "":
+		confirm(r, c, st.output, paths)
 	}
 	return r
 }
@@ -282,8 +243,7 @@ func confirm(r *event.Result, c *event.Call, output string, paths *redact.Paths)
 			r.Commit = cm
 		}
 	case strings.HasPrefix(v.Action, "pr_") || strings.HasPrefix(v.Action, "mr_"):
-		action := v.Action[3:]
-		if pr := redact.ConfirmPR(output, action); pr != nil {
+		if pr := redact.ConfirmPR(output, v.Action[3:]); pr != nil {
 			r.PR = pr
 		}
 	}

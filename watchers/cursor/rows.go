@@ -3,8 +3,11 @@ package cursor
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentmap/agentmap/builder/redact"
 )
 
 // The row shapes of state.vscdb. Only the fields the map uses are declared;
@@ -66,9 +69,10 @@ type bubble struct {
 	Images             []struct{}  `json:"images"`
 	ToolFormerData     *toolFormer `json:"toolFormerData"`
 
-	// Set by measure, which then drops the text.
+	// Set by measure, which then drops the text and the raw tool data.
 	textRunes, promptChars, promptURLs int
 	thought                            bool
+	step                               *toolStep
 }
 
 // measure keeps the lengths and flags the map needs and drops the text, so
@@ -78,13 +82,16 @@ func (b *bubble) measure() *bubble {
 	b.promptChars, b.promptURLs = promptShape(b.Text)
 	b.thought = (b.Thinking != nil && b.Thinking.Text != "") || len(b.AllThinkingBlocks) > 0 ||
 		b.IsThought || b.ThinkingDurationMs > 0
-	b.Text, b.Thinking = "", nil
+	if tf := b.ToolFormerData; tf != nil && tf.Name != "" {
+		b.step = newToolStep(tf)
+	}
+	b.Text, b.Thinking, b.ToolFormerData = "", nil, nil
 	return b
 }
 
-// toolFormer is the tool call of an assistant bubble. Bubbles without a
-// tool carry a placeholder ({"additionalData":{"status":"error"}}) that has
-// no name and is not a call.
+// toolFormer is the tool call of an assistant bubble, as stored. Bubbles
+// without a tool carry a placeholder ({"additionalData":{"status":"error"}})
+// that has no name and is not a call.
 type toolFormer struct {
 	Name           string          `json:"name"`
 	ToolCallID     string          `json:"toolCallId"`
@@ -232,9 +239,64 @@ func (b *bubble) model() string {
 	return ""
 }
 
-func (b *bubble) tool() *toolFormer {
-	if b.ToolFormerData != nil && b.ToolFormerData.Name != "" {
-		return b.ToolFormerData
+// toolStep is what a tool bubble contributes, reduced at decoding: the
+// whitelisted input keys, the status, and the few facts of the result. The
+// raw arguments and result are dropped with the row.
+type toolStep struct {
+	name, callID, status string
+	inputs               []input // params, then rawArgs; whitelisted keys only
+	outBytes             int64
+	exitCode             *int
+	rejected             bool
+	cwd                  string // the terminal's resultingWorkingDirectory
+	errClass             string // for a failed step
+	output               string // a VCS command's output, to confirm a commit or PR
+}
+
+func newToolStep(tf *toolFormer) *toolStep {
+	st := &toolStep{name: tf.Name, callID: tf.ToolCallID, status: strings.ToLower(tf.Status),
+		outBytes: rawLen(tf.Result)}
+	if st.status == "" && tf.AdditionalData != nil {
+		st.status = strings.ToLower(tf.AdditionalData.Status)
 	}
-	return nil
+	if strings.EqualFold(tf.UserDecision, "rejected") {
+		st.rejected = true
+	}
+	for _, raw := range []json.RawMessage{tf.Params, tf.RawArgs} {
+		if in := decodeInput(raw).reduce(); len(in) > 0 {
+			st.inputs = append(st.inputs, in)
+		}
+	}
+	if st.status == "error" || st.status == "failed" || st.status == "failure" {
+		st.errClass = redact.ErrorClass(rawText(tf.Error))
+		if st.errClass == "" {
+			st.errClass = "other"
+		}
+	}
+	res := decodeInput(tf.Result)
+	if v, ok := res["rejected"]; ok {
+		var rej bool
+		if json.Unmarshal(v, &rej) == nil && rej {
+			st.rejected = true
+		}
+	}
+	if v, ok := res["exitCodeV2"]; ok {
+		var f float64
+		if json.Unmarshal(v, &f) == nil {
+			code := int(f)
+			st.exitCode = &code
+		}
+	}
+	st.cwd = res.str("resultingWorkingDirectory")
+	if out := res.str("output"); out != "" {
+		for _, in := range st.inputs {
+			if cmd := in.str("command"); cmd != "" {
+				if redact.ParseShell(cmd).VCS != nil {
+					st.output = out
+				}
+				break
+			}
+		}
+	}
+	return st
 }

@@ -85,12 +85,15 @@ func decodeMeta(raw []byte) (storeMeta, bool) {
 	return m, true
 }
 
-// storeMsg is a message blob: only roles and block shapes are kept.
+// storeMsg is a message blob reduced at decoding to what the events need:
+// the shape of a prompt, of a response and its calls, or of tool results.
 type storeMsg struct {
-	id     string // blob id
-	Role   string `json:"role"`
-	MsgID  string `json:"id"`
-	blocks []block
+	id      string // blob id
+	role    string
+	user    event.User
+	llm     event.LLM
+	specs   []callSpec
+	results []event.Result
 }
 
 // storeRoot is what the root blob says.
@@ -130,7 +133,7 @@ func readBlobs(ctx context.Context, db *sql.DB, rootID string) ([]storeMsg, stor
 	return msgs, root, nil
 }
 
-// decodeMessage decodes a JSON message blob ({"role","content"}).
+// decodeStoreMessage decodes a JSON message blob ({"role","content"}).
 func decodeStoreMessage(data []byte) (storeMsg, bool) {
 	var m storeMsg
 	data = trimSpace(data)
@@ -146,13 +149,60 @@ func decodeStoreMessage(data []byte) (storeMsg, bool) {
 	if decodeMessage(data, &l, "content", &text) != nil || l.Role == "" {
 		return m, false
 	}
-	m.Role, m.MsgID = l.Role, l.ID
 	blocks := l.Content
 	if text != nil {
 		blocks = text
 	}
-	m.blocks = blocks
+	m.role = l.Role
+	m.llm = event.LLM{MsgID: l.ID, LatencyMs: -1}
+	for _, b := range blocks {
+		switch b.Type {
+		case "text", "input_text", "output_text":
+			if l.Role == "user" {
+				c, urls := promptShape(b.Text)
+				m.user.Chars += c
+				m.user.URLs += urls
+			} else {
+				m.llm.TextChars += utf8.RuneCountInString(b.Text)
+			}
+		case "image", "image_url", "input_image":
+			m.user.Images++
+		case "reasoning", "thinking", "redacted_thinking", "redacted-reasoning":
+			m.llm.Thinking = true
+		case "tool-call", "tool_use", "tool_call":
+			m.specs = append(m.specs, toolUseSpec(b))
+		case "tool-result", "tool_result":
+			if r, ok := storeResult(b); ok {
+				m.results = append(m.results, r)
+			}
+		}
+	}
+	m.llm.ToolCalls = len(m.specs)
 	return m, true
+}
+
+// storeResult reads a tool-result block: output length and the error flag;
+// the output itself is only measured (and classified when it failed).
+func storeResult(b block) (event.Result, bool) {
+	id := b.ToolCallID
+	if id == "" {
+		id = b.ToolUseID
+	}
+	if id == "" {
+		return event.Result{}, false
+	}
+	r := event.Result{CallID: id, OutBytes: rawLen(b.Result)}
+	if r.OutBytes == 0 {
+		r.OutBytes = rawLen(b.Content)
+	}
+	if b.IsError || b.IsErrorSnake {
+		r.Err = true
+		r.ErrClass = redact.ErrorClass(rawText(b.Result) + rawText(b.Content))
+		if r.ErrClass == "" {
+			r.ErrClass = "other"
+		}
+	}
+	return r, true
 }
 
 // decodeRoot walks the root blob's protobuf fields: 1 (repeated, 32 bytes)
@@ -275,45 +325,25 @@ func (sc storeConvo) build() Conversation {
 		out = append(out, event.Event{Kind: event.KindModel, Model: model})
 	}
 	for _, m := range sc.ordered() {
-		switch m.Role {
+		switch m.role {
 		case "user":
-			var u event.User
-			for _, b := range m.blocks {
-				switch b.Type {
-				case "text", "input_text":
-					c, urls := promptShape(b.Text)
-					u.Chars += c
-					u.URLs += urls
-				case "image", "image_url", "input_image":
-					u.Images++
-				}
-			}
-			if u.Chars > 0 || u.Images > 0 {
+			if u := m.user; u.Chars > 0 || u.Images > 0 {
 				out = append(out, event.Event{Kind: event.KindUser, User: &u})
 			}
-			out = storeResults(m.blocks, out)
 		case "assistant":
-			llm := &event.LLM{MsgID: m.MsgID, LatencyMs: -1}
-			var specs []callSpec
-			for _, b := range m.blocks {
-				switch b.Type {
-				case "text", "output_text":
-					llm.TextChars += utf8.RuneCountInString(b.Text)
-				case "reasoning", "thinking", "redacted_thinking", "redacted-reasoning":
-					llm.Thinking = true
-				case "tool-call", "tool_use", "tool_call":
-					specs = append(specs, toolUseSpec(b))
-				}
-			}
-			llm.ToolCalls = len(specs)
-			out = append(out, event.Event{Kind: event.KindLLM, Model: model, LLM: llm})
-			for _, s := range specs {
+			llm := m.llm
+			out = append(out, event.Event{Kind: event.KindLLM, Model: model, LLM: &llm})
+			for _, s := range m.specs {
 				var c event.Call
 				c, out = buildCall(s, paths, 0, "", out)
 				out = append(out, event.Event{Kind: event.KindCall, Call: &c})
 			}
-		case "tool":
-			out = storeResults(m.blocks, out)
+		}
+		// Tool results come in tool messages (and, in some shapes, in
+		// user messages).
+		for _, r := range m.results {
+			r := r
+			out = append(out, event.Event{Kind: event.KindResult, Result: &r})
 		}
 	}
 	upd := sc.endMs
@@ -321,34 +351,4 @@ func (sc storeConvo) build() Conversation {
 		upd = start
 	}
 	return Conversation{NativeID: sc.meta.AgentID, Events: out, UpdatedMs: upd}
-}
-
-// storeResults emits the results of tool-result blocks: output length and
-// the error flag; the output itself is only measured.
-func storeResults(blocks []block, out []event.Event) []event.Event {
-	for _, b := range blocks {
-		if b.Type != "tool-result" && b.Type != "tool_result" {
-			continue
-		}
-		id := b.ToolCallID
-		if id == "" {
-			id = b.ToolUseID
-		}
-		if id == "" {
-			continue
-		}
-		r := &event.Result{CallID: id, OutBytes: rawLen(b.Result)}
-		if r.OutBytes == 0 {
-			r.OutBytes = rawLen(b.Content)
-		}
-		if b.IsError || b.IsErrorSnake {
-			r.Err = true
-			r.ErrClass = redact.ErrorClass(rawText(b.Result) + rawText(b.Content))
-			if r.ErrClass == "" {
-				r.ErrClass = "other"
-			}
-		}
-		out = append(out, event.Event{Kind: event.KindResult, Result: r})
-	}
-	return out
 }

@@ -108,6 +108,32 @@ func (in input) str(key string) string {
 	return s
 }
 
+// keptKeys are the input keys any source reads: paths, the shell command
+// and its working directory, a URL, the subagent type.
+var keptKeys = func() map[string]bool {
+	m := map[string]bool{"command": true, "working_directory": true, "url": true,
+		"subagent_type": true, "subagentType": true}
+	for _, k := range pathKeys {
+		m[k] = true
+	}
+	for _, k := range listKeys {
+		m[k] = true
+	}
+	return m
+}()
+
+// reduce keeps only the keys a call may use, so that no other input value
+// (file contents, prompts, patterns) is held past decoding.
+func (in input) reduce() input {
+	out := make(input, 4)
+	for k, v := range in {
+		if keptKeys[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // paths returns the path values of the whitelisted keys, in key order.
 func (in input) paths() []string {
 	var out []string
@@ -158,7 +184,10 @@ type callSpec struct {
 	id     string
 	name   string
 	inputs []input
-	patch  string // apply_patch text given as a bare string input
+	// files are the file headers of an apply_patch text given as a bare
+	// string input (patched is set even when it names none).
+	files   []patchFile
+	patched bool
 }
 
 // buildCall classifies a call and resolves its targets. New repos the paths
@@ -219,10 +248,8 @@ func buildCall(s callSpec, paths *redact.Paths, t int64, agent string, out []eve
 		}
 	case "read", "search", "edit":
 		touch := map[string]string{"read": "read", "search": "hit", "edit": "edit"}[c.Kind]
-		var files []patchFile
-		if s.patch != "" {
-			files = patchFiles(s.patch)
-		} else {
+		files := s.files
+		if !s.patched {
 			for _, in := range s.inputs {
 				if ps := in.paths(); len(ps) > 0 {
 					for _, p := range ps {

@@ -277,10 +277,8 @@ func (p *Parser) findRoot(s callSpec) {
 		}
 		cands = append(cands, in.paths()...)
 	}
-	if s.patch != "" {
-		for _, f := range patchFiles(s.patch) {
-			cands = append(cands, f.path)
-		}
+	for _, f := range s.files {
+		cands = append(cands, f.path)
 	}
 	for _, c := range cands {
 		if root := rootFor(c, p.st.Project); root != "" {
@@ -309,17 +307,17 @@ func toolUseSpec(b block) callSpec {
 	in = trimSpace(in)
 	if len(in) > 0 && in[0] == '"' {
 		if d := decodeInput(in); d != nil {
-			s.inputs = []input{d}
+			s.inputs = []input{d.reduce()}
 			return s
 		}
 		var txt string
 		if json.Unmarshal(in, &txt) == nil {
-			s.patch = txt
+			s.files, s.patched = patchFiles(txt), true
 		}
 		return s
 	}
 	if d := decodeInput(in); d != nil {
-		s.inputs = []input{d}
+		s.inputs = []input{d.reduce()}
 	}
 	return s
 }
