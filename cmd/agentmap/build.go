@@ -107,10 +107,11 @@ type inputSession struct {
 }
 
 func (s *inputSession) all() []event.Event {
+	own := agents.EnsureSession(s.agent, s.native, s.events)
 	if len(s.children) == 0 {
-		return s.events
+		return own
 	}
-	all := append([]event.Event(nil), s.events...)
+	all := append([]event.Event(nil), own...)
 	for _, c := range s.children {
 		all = append(all, builder.AsLane(c.events, c.lane)...)
 	}

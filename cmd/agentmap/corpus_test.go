@@ -42,7 +42,8 @@ func corpusLogs(t testing.TB, agent string) []string {
 	for _, e := range entries {
 		n := e.Name()
 		if strings.HasSuffix(n, ".dump.json") || strings.HasSuffix(n, ".md") ||
-			(agent == "cursor" && strings.HasSuffix(n, ".json")) {
+			(agent != "codex" && strings.HasSuffix(n, ".json")) { // Claude's sessions/<pid>.json is a registry record, not a log
+
 			continue
 		}
 		files = append(files, filepath.Join(corpusDir(t), agent, n))

@@ -5,6 +5,7 @@
 package agents
 
 import (
+	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/claude"
 	"github.com/agentmap/agentmap/watchers/codex"
@@ -74,4 +75,23 @@ func Detect(firstLine []byte) (Agent, bool) {
 		}
 	}
 	return Agent{}, false
+}
+
+// EnsureSession returns the events of a session with a session record at
+// the front when none of them has one: a session known only from its
+// subagent files (the main log was deleted or never copied) still gets a
+// map under its native id. The daemon and `agentmap build` both call it,
+// so their maps agree.
+func EnsureSession(agentName, native string, events []event.Event) []event.Event {
+	for _, e := range events {
+		if e.Kind == event.KindSession && e.Session != nil && e.Session.NativeID != "" {
+			return events
+		}
+	}
+	tool := agentName
+	if a, ok := ByName(agentName); ok {
+		tool = a.Tool
+	}
+	rec := event.Event{Kind: event.KindSession, Session: &event.Session{NativeID: native, AgentTool: tool}}
+	return append([]event.Event{rec}, events...)
 }
