@@ -25,6 +25,8 @@ func TestErrorClass(t *testing.T) {
 		{"The user doesn't want to proceed with this tool use. The tool use was rejected.", "permission_denied"},
 		{"EACCES: permission denied, open '/etc/x'", "permission_denied"},
 		{"This command requires approval", "needs_approval"},
+		{"Claude requested permissions to write to /x, but you haven't granted it yet.", "needs_approval"},
+		{"Hook PreToolUse:Bash denied this tool", "blocked"},
 		{"PreToolUse:Bash hook error: Blocked by policy", "blocked"},
 		{"[Request interrupted by user for tool use]", "interrupted"},
 		{"Interrupted by user", "interrupted"},

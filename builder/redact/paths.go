@@ -245,6 +245,9 @@ func (p *Paths) addRoot(root string, onDisk bool) int {
 	if onDisk {
 		rs.Name, rs.Remote = factsOf(root)
 	}
+	if rs.Name == "" {
+		rs.Name = "repo" // a repo at a file-system root has no base name
+	}
 	p.st.Roots = append(p.st.Roots, rs)
 	// A new root can be a longer prefix than the one a cached path used.
 	p.targets = nil

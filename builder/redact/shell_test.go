@@ -377,3 +377,22 @@ func BenchmarkParseShell(b *testing.B) {
 		ParseShell(cmds[i%len(cmds)])
 	}
 }
+
+// ParseShell runs on every shell call of every log, from any goroutine.
+func TestParseShellConcurrent(t *testing.T) {
+	done := make(chan Shell)
+	for range 8 {
+		go func() {
+			var s Shell
+			for range 200 {
+				s = ParseShell("cd x && bash -lc 'go test ./...' | tee log")
+			}
+			done <- s
+		}()
+	}
+	for range 8 {
+		if s := <-done; s.Verb != "go test" || !s.Verify {
+			t.Errorf("concurrent ParseShell = %+v", s)
+		}
+	}
+}
