@@ -218,7 +218,7 @@ func (p *Parser) Line(raw []byte, out []event.Event) ([]event.Event, error) {
 		if u.Chars > 0 || u.Images > 0 {
 			out = append(out, event.Event{Kind: event.KindUser, Agent: agent, User: &u})
 		}
-	case l.Role == "assistant":
+	case l.Role == "assistant" && len(blocks) > 0:
 		llm := event.LLM{LatencyMs: -1}
 		var specs []callSpec
 		for _, b := range blocks {

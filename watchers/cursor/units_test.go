@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -166,5 +167,43 @@ func TestFileTimes(t *testing.T) {
 	t.Logf("birth %d", start)
 	if _, _, err := FileTimes(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("no error for a missing file")
+	}
+}
+
+// TestTranscriptLines pins single-line behaviours.
+func TestTranscriptLines(t *testing.T) {
+	tests := []struct {
+		line  string
+		kinds string
+		err   bool
+	}{
+		{`{"role":"assistant","message":{"content":[]}}`, "", false},
+		{`{"role":"assistant","message":{"content":null}}`, "", false},
+		{`{"role":"assistant","message":{"content":[{"type":"text","text":"x"}]}}`, "llm", false},
+		{`{"role":"assistant","message":{"content":[{"type":"text","text":5},{"type":"tool_use","name":"Shell","input":{"command":"ls"}}]}}`, "llm call", false},
+		{`{"role":"user","message":{"content":[{"type":"tool_result","tool_use_id":"x","content":"out"}]}}`, "", false},
+		{`{"role":"user","message":{"content":"   "}}`, "", false},
+		{`{"role":"user","message":{"content":"hi"}} trailing`, "", true},
+		{`{"role":"user","message":{"content":7}}`, "", true},
+		{`{"role":"user","message":"x"}`, "", false},
+		{`{"type":"turn_ended","status":"error"}`, "error turn_end", false},
+		{`{"type":"turn_ended"}`, "turn_end", false},
+		{`{"type":"something_new","role":"assistant"}`, "", false},
+		{`{"role":"assistant","message":{"content":[{"type":"tool_use","name":"ApplyPatch","input":{"patch":"x"}}]}}`, "llm call", false},
+	}
+	for _, tt := range tests {
+		p := NewParser(watchersSource("x.jsonl"))
+		p.st.Started = true // no session header
+		evs, err := p.Line([]byte(tt.line), nil)
+		if (err != nil) != tt.err {
+			t.Errorf("%s: error %v", tt.line, err)
+		}
+		var ks []string
+		for _, e := range evs {
+			ks = append(ks, string(e.Kind))
+		}
+		if got := strings.Join(ks, " "); got != tt.kinds {
+			t.Errorf("%s: kinds %q, want %q", tt.line, got, tt.kinds)
+		}
 	}
 }
