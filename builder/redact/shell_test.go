@@ -157,6 +157,8 @@ func TestParseShell(t *testing.T) {
 		{"npx create-next-app@latest my-app", "create-next-app", "shell", false},
 		{"npx @biomejs/biome check .", "biome check", "test", true},
 		{"poetry run pytest", "pytest", "test", true},
+		{"op run --env-file .env -- npm test", "npm test", "test", true},
+		{"op read op://vault/item", "op", "shell", false},
 		{"pnpm dlx tsc --noEmit", "tsc", "build", true},
 		// lists, pipelines, subshells, substitutions
 		{"cd web && npm ci && npm test", "npm test", "test", true},

@@ -203,18 +203,6 @@ func (w *walker) command(args []word) {
 		lower := strings.ToLower(prog)
 		rest := args[i+1:]
 		if wf, ok := wrapperFlags[lower]; ok {
-			if lower == "op" {
-				if len(rest) > 0 && rest[0].lit && rest[0].s == "run" {
-					j, ok := w.runner("op run", rest, 1)
-					if !ok {
-						return
-					}
-					i += 1 + j
-					continue
-				}
-				w.add(classify(prog, rest))
-				return
-			}
 			if lower == "command" && len(rest) > 0 && rest[0].lit && (rest[0].s == "-v" || rest[0].s == "-V") {
 				w.add(cmdRes{verb: "command", cat: "shell"})
 				return

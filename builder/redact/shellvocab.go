@@ -251,7 +251,6 @@ var wrapperFlags = map[string]struct {
 	"caffeinate": {set(`-t -w`), set(`-d -i -m -s -u`)},
 	"chronic":    {nil, set(`-e -v`)},
 	"dotenv":     {set(`-e -f -v -c`), set(`-o --override`)},
-	"op":         {nil, nil}, // op run -- cmd, handled as a runner
 }
 
 // runners run a tool named by their first operand: the tool is the verb.
