@@ -207,7 +207,12 @@ func (w *walker) command(args []word) {
 				w.add(cmdRes{verb: "command", cat: "shell"})
 				return
 			}
-			j, ok := skipFlags(args, i+1, wf.arg, wf.known, true)
+			from := i + 1
+			if lower == "nice" && from < len(args) && args[from].lit && len(args[from].s) > 1 &&
+				args[from].s[0] == '-' && isDigit(args[from].s[1]) {
+				from++ // nice -10 cmd
+			}
+			j, ok := skipFlags(args, from, wf.arg, wf.known, true)
 			if ok && (lower == "timeout" || lower == "gtimeout") {
 				if j < len(args) && args[j].lit && isDuration(args[j].s) {
 					j++
@@ -215,11 +220,9 @@ func (w *walker) command(args []word) {
 					ok = false
 				}
 			}
-			if lower == "nice" && j < len(args) && args[j].lit && len(args[j].s) > 1 && args[j].s[0] == '-' {
-				j++ // nice -10 cmd
-			}
 			if !ok || j >= len(args) {
-				w.add(cmdRes{verb: lower, cat: "shell"})
+				// exec with no command only redirects the shell's own output.
+				w.add(cmdRes{verb: lower, cat: "shell", trivial: lower == "exec" && ok})
 				return
 			}
 			i = j
