@@ -304,6 +304,7 @@ func (p *Parser) wholeItem(raw json.RawMessage) {
 		p.unknownType("invalid item")
 		return
 	}
+	it.normaliseIDs()
 	p.bare(&it)
 }
 

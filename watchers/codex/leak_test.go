@@ -111,3 +111,93 @@ func assertNoCanary(t *testing.T, evs []event.Event) {
 		t.Errorf("events leak text: …%s…", b[lo:min(len(b), i+60)])
 	}
 }
+
+// textKeys name the fields of Codex records that hold text (prompts,
+// replies, reasoning, arguments, outputs, instructions, diffs).
+var textKeys = map[string]bool{
+	"message": true, "text": true, "arguments": true, "input": true, "output": true,
+	"content": true, "instructions": true, "aggregated_output": true, "stdout": true,
+	"stderr": true, "formatted_output": true, "unified_diff": true, "last_agent_message": true,
+	"encrypted_content": true, "cmd": true, "query": true, "prompt": true, "revised_prompt": true,
+	"user_instructions": true, "developer_instructions": true, "body": true, "title": true,
+	"snippet": true, "chars": true, "explanation": true, "step": true, "justification": true,
+	"reasoning": true, "description": true, "overall_explanation": true,
+}
+
+// collectText gathers the text values (16 bytes or more) under textKeys,
+// and the other string values (ids, paths, names) into other.
+func collectText(v any, key string, text, other map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			collectText(e, k, text, other)
+		}
+	case []any:
+		for _, e := range x {
+			collectText(e, key, text, other)
+		}
+	case string:
+		switch {
+		case !textKeys[key]:
+			other[x] = true
+		case len(x) >= 16:
+			text[x] = true
+		}
+		// arguments and outputs are JSON inside a string
+		if strings.HasPrefix(x, "{") || strings.HasPrefix(x, "[") {
+			var inner any
+			if json.Unmarshal([]byte(x), &inner) == nil {
+				collectText(inner, key, text, other)
+			}
+		}
+	}
+}
+
+// TestCorpusLeak uses the corpus's own text as canaries: no prompt, reply,
+// argument or output of a real rollout may appear in its events or in the
+// carry-state.
+func TestCorpusLeak(t *testing.T) {
+	for _, path := range corpusFiles(t) {
+		if strings.HasSuffix(path, ".json") {
+			continue
+		}
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			lines := readLines(t, path)
+			texts, other := map[string]bool{}, map[string]bool{}
+			for _, l := range lines {
+				var v any
+				if json.Unmarshal(l, &v) == nil {
+					collectText(v, "", texts, other)
+				}
+			}
+			// A value that is also an id or a path somewhere (fixtures
+			// reuse one placeholder everywhere) is not evidence of a leak.
+			for s := range other {
+				delete(texts, s)
+			}
+			src, _ := Identify(path, lines[0])
+			evs, _, p := parseLines(t, src, lines)
+			b, _ := json.Marshal(evs)
+			st, _ := p.State()
+			kept := map[string]bool{}
+			for _, doc := range [][]byte{b, st} {
+				var v any
+				if err := json.Unmarshal(doc, &v); err != nil {
+					t.Fatal(err)
+				}
+				collectText(v, "", kept, kept)
+			}
+			n := 0
+			for s := range texts {
+				if kept[s] {
+					if n++; n <= 3 {
+						t.Errorf("text of %d bytes reaches the events or state", len(s))
+					}
+				}
+			}
+			if len(texts) == 0 {
+				t.Skip("no text")
+			}
+		})
+	}
+}

@@ -88,6 +88,10 @@ func (p *Parser) Line(line []byte, out []event.Event) (res []event.Event, err er
 		return out, fmt.Errorf("codex: record %d: invalid JSON%s", n, syntaxOffset(err))
 	}
 	p.out = out
+	l.normaliseIDs()
+	if l.Payload != nil {
+		l.Payload.normaliseIDs()
+	}
 	p.record(&l)
 	return p.out, nil
 }

@@ -1,6 +1,10 @@
 package codex
 
-import "encoding/json"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
 
 // rawLine is one rollout line in any of the line-based forms. The wrapper
 // form ({timestamp, type, payload}) fills the embedded item's Timestamp and
@@ -128,4 +132,24 @@ type subagentInfo struct {
 	ThreadSpawn *struct {
 		ParentThreadID string `json:"parent_thread_id"`
 	} `json:"thread_spawn"`
+}
+
+// normaliseIDs makes the call ids of an item safe to keep: ids pair calls
+// with results and are kept as they are, unless they are not id-shaped,
+// in which case a hash of them stands in (pairing still works).
+func (it *item) normaliseIDs() {
+	it.CallID = safeID(it.CallID)
+	it.CallIDCamel = safeID(it.CallIDCamel)
+	it.ToolCallID = safeID(it.ToolCallID)
+	for i := range it.ToolCalls {
+		it.ToolCalls[i].ID = safeID(it.ToolCalls[i].ID)
+	}
+}
+
+func safeID(s string) string {
+	if s == "" || identifier(s) == s {
+		return s
+	}
+	h := sha256.Sum256([]byte(s))
+	return "h" + hex.EncodeToString(h[:8])
 }
