@@ -36,17 +36,17 @@ import (
 //     is under a home directory.
 //   - The repo root itself as a target has the path ".".
 //
-// The carry-state holds the current cwd and the known roots (absolute
-// paths, as the log wrote them). It stays in the local state database and
+// The carry-state holds the current cwd and the known roots (normalised
+// absolute paths). It stays in the local state database and
 // never reaches a map.
 type Paths struct {
 	st      pathsState
-	rawCWD  string // the cwd as last passed, to skip repeats cheaply
 	targets map[string]resolved
 }
 
 type pathsState struct {
 	V       int         `json:"v"`
+	RawCWD  string      `json:"raw,omitempty"` // the cwd as last passed: a repeat is a no-op
 	CWD     string      `json:"cwd,omitempty"`
 	CWDRoot int         `json:"cr"` // index into Roots, -1 outside repos
 	Roots   []rootState `json:"roots,omitempty"`
@@ -111,16 +111,17 @@ func (p *Paths) MarshalState() ([]byte, error) {
 
 // SetCWD records the working directory of the current record. Relative paths
 // passed to Target are resolved against it. An empty cwd is ignored; a
-// relative one (a tool's workdir) resolves against the current cwd.
+// relative one (a tool's workdir) resolves against the current cwd, and
+// passing the same cwd again is a no-op.
 func (p *Paths) SetCWD(cwd string) {
-	if cwd == "" || cwd == p.rawCWD {
+	if cwd == "" || cwd == p.st.RawCWD {
 		return
 	}
 	abs := p.absolute(cwd)
 	if abs == "" {
 		return
 	}
-	p.rawCWD = cwd
+	p.st.RawCWD = cwd
 	if abs == p.st.CWD {
 		return
 	}

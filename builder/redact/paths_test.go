@@ -330,6 +330,7 @@ func TestPathsStateRoundTrip(t *testing.T) {
 		"cd /Users/zz-agentmap-test", "w.txt",
 		"cd /Users/zz-agentmap-test/b/deeper", "r.go", "new",
 		`cd C:\Users\w\proj`, `src\main.rs`, "new",
+		"cd sub", "lib.rs", "cd sub", "mod.rs", "new",
 		"/Users/zz-agentmap-test/Documents/d.pdf",
 	}
 	all := runScript(NewPaths(), steps)
