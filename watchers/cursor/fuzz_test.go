@@ -86,3 +86,50 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// FuzzRows feeds arbitrary values to the row decoders of state.vscdb and
+// store.db and builds what they yield: nothing panics.
+func FuzzRows(f *testing.F) {
+	var fx map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(readFixture(f, "vscdb.json"), &fx); err != nil {
+		f.Fatal(err)
+	}
+	for _, rows := range fx {
+		for _, v := range rows {
+			f.Add([]byte(v))
+		}
+	}
+	var st storeFixture
+	if err := json.Unmarshal(readFixture(f, "storedb.json"), &st); err != nil {
+		f.Fatal(err)
+	}
+	for _, m := range st.Messages {
+		f.Add([]byte(m))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var cvs []convo
+		if c, err := decodeComposer(data); err == nil {
+			cvs = append(cvs, composerConvo(c, inlineBubbles(c), "/w"))
+			cvs = append(cvs, composerConvo(c, headerBubbles(c, func(string) []byte { return data }), ""))
+		}
+		if b, err := decodeBubble(data); err == nil {
+			cvs = append(cvs, convo{id: "x", bubbles: []*bubble{b, b}})
+		}
+		cvs = append(cvs, workspaceComposers(data, "")...)
+		cvs = append(cvs, chatConvos(data, "")...)
+		for _, cv := range cvs {
+			if _, err := json.Marshal(cv.build()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var sc storeConvo
+		if m, ok := decodeStoreMessage(data); ok {
+			sc.msgs = append(sc.msgs, m)
+		}
+		sc.root = decodeRoot(data)
+		sc.meta, _ = decodeMeta(data)
+		if _, err := json.Marshal(sc.build()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
