@@ -303,7 +303,11 @@ func (p *Parser) spawnEnd(pl *item, t int64) {
 	if lane == "" {
 		return
 	}
-	p.declareLane(t, lane, pl.CallID, identifier(pl.NewAgentRole), pl.Model)
+	satype := identifier(pl.NewAgentRole)
+	if c := p.st.Calls[pl.CallID]; c != nil && satype == "" {
+		satype = c.SAType
+	}
+	p.declareLane(t, lane, pl.CallID, satype, pl.Model)
 	if c := p.st.Calls[pl.CallID]; c != nil {
 		c.Lane = lane
 	}

@@ -64,7 +64,7 @@ func (p *Parser) output(id string, raw json.RawMessage, t int64) {
 		if lane == "" {
 			if child := spawnedThread(text); child != "" {
 				lane = LaneID(child)
-				p.declareLane(t, lane, id, "", "")
+				p.declareLane(t, lane, id, c.SAType, "")
 			}
 		}
 		res.Child = lane

@@ -49,8 +49,9 @@ type state struct {
 	Done  []string         `json:"done,omitempty"`  // recently completed call ids
 	// Exec maps a unified-exec process (session id) to the exec_command call
 	// that started it, so that write_stdin calls continue that call.
-	Exec  map[string]string `json:"exec,omitempty"`
-	Lanes map[string]bool   `json:"lanes,omitempty"` // lanes declared
+	Exec map[string]string `json:"exec,omitempty"`
+	// Lanes are the lanes declared, with the subagent type and model given.
+	Lanes map[string]string `json:"lanes,omitempty"`
 
 	// Compact is the kind of the last compaction record ("item" or
 	// "event") until the next model output or prompt, so that the item and
@@ -88,6 +89,7 @@ type call struct {
 	End    *endFacts `json:"end,omitempty"` // from an event_msg *_end before the output
 	Lane   string    `json:"lane,omitempty"`
 	Sess   string    `json:"sess,omitempty"` // write_stdin: the exec session it feeds
+	SAType string    `json:"sat,omitempty"`  // spawn: the subagent type asked for
 	T      int64     `json:"t,omitempty"`
 }
 

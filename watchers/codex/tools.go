@@ -122,7 +122,7 @@ func (p *Parser) functionCall(name, ns string, rawArgs json.RawMessage, id strin
 		p.emitCall(t, id, event.Call{Tool: name, Kind: "web", Cat: "web", Host: host}, call{Tool: name})
 	case "spawn_agent":
 		ev := event.Call{Tool: name, Kind: "subagent", Cat: "subagent", SubagentType: identifier(firstOf(a.AgentType, a.AgentRole))}
-		p.emitCall(t, id, ev, call{Tool: name, Class: "spawn"})
+		p.emitCall(t, id, ev, call{Tool: name, Class: "spawn", SAType: ev.SubagentType})
 	case "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource":
 		ev := event.Call{Tool: name, Kind: "mcp", Cat: "mcp", Server: identifier(a.Server), MCPTool: name}
 		p.emitCall(t, id, ev, call{Tool: name, Class: "mcp"})
@@ -452,16 +452,22 @@ func (p *Parser) isDone(id string) bool {
 	return false
 }
 
-// declareLane emits KindLane once per child thread.
+// declareLane emits KindLane for a child thread, again only when a later
+// record adds its subagent type or model.
 func (p *Parser) declareLane(t int64, lane, launch, satype, model string) {
-	if p.st.Lanes[lane] {
+	model = identifier(model)
+	prev, seen := p.st.Lanes[lane]
+	prevType, prevModel, _ := strings.Cut(prev, "/")
+	satype, model = firstOf(satype, prevType), firstOf(model, prevModel)
+	facts := satype + "/" + model
+	if seen && facts == prev {
 		return
 	}
 	if p.st.Lanes == nil {
-		p.st.Lanes = map[string]bool{}
+		p.st.Lanes = map[string]string{}
 	}
-	p.st.Lanes[lane] = true
-	p.emit(event.Event{Kind: event.KindLane, T: t, Agent: lane, Model: identifier(model), Lane: &event.Lane{SubagentType: satype, LaunchCallID: launch}})
+	p.st.Lanes[lane] = facts
+	p.emit(event.Event{Kind: event.KindLane, T: t, Agent: lane, Model: model, Lane: &event.Lane{SubagentType: satype, LaunchCallID: launch}})
 }
 
 func firstOf(s ...string) string {

@@ -465,6 +465,30 @@ func TestOpenCallsBounded(t *testing.T) {
 	}
 }
 
+// TestSpawnLane checks that the child lane is declared from the spawn
+// output when it comes first, and completed by the later spawn event.
+func TestSpawnLane(t *testing.T) {
+	evs := run(t, metaLine,
+		`{"timestamp":"2026-01-01T00:00:01.000Z","type":"response_item","payload":{"type":"function_call","name":"spawn_agent","arguments":"{\"message\":\"x\",\"agent_type\":\"worker\"}","call_id":"s1"}}`,
+		`{"timestamp":"2026-01-01T00:00:02.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"s1","output":"{\"agent_id\":\"0190cccc-0000-7000-8000-0000000000b1\"}"}}`,
+		`{"timestamp":"2026-01-01T00:00:03.000Z","type":"event_msg","payload":{"type":"collab_agent_spawn_end","call_id":"s1","new_thread_id":"0190cccc-0000-7000-8000-0000000000b1","model":"gpt-5.5-mini"}}`,
+		`{"timestamp":"2026-01-01T00:00:04.000Z","type":"event_msg","payload":{"type":"collab_agent_spawn_end","call_id":"s1","new_thread_id":"0190cccc-0000-7000-8000-0000000000b1","model":"gpt-5.5-mini"}}`,
+	)
+	var got []string
+	for _, ev := range evs {
+		switch ev.Kind {
+		case event.KindLane:
+			got = append(got, "lane:"+ev.Agent+":"+ev.Lane.SubagentType+":"+ev.Model+":"+ev.Lane.LaunchCallID)
+		case event.KindResult:
+			got = append(got, "result:"+ev.Result.Child)
+		}
+	}
+	want := "lane:sa-0000000000b1:worker::s1 result:sa-0000000000b1 lane:sa-0000000000b1:worker:gpt-5.5-mini:s1"
+	if strings.Join(got, " ") != want {
+		t.Errorf("got  %s\nwant %s", strings.Join(got, " "), want)
+	}
+}
+
 func TestRestoreRejectsBadState(t *testing.T) {
 	src := sourceOf("x")
 	if _, err := Restore(src, []byte("{")); err == nil {
