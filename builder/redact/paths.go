@@ -211,6 +211,9 @@ func (p *Paths) absolute(raw string) string {
 	if abs := normAbs(raw, isWindowsForm(p.st.CWD)); abs != "" {
 		return abs
 	}
+	if looksWindows(raw) {
+		return "" // a bare drive or share ("C:", \\server) names no file
+	}
 	return joinPath(p.st.CWD, raw)
 }
 

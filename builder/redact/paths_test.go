@@ -197,6 +197,7 @@ func TestPathsWindows(t *testing.T) {
 		{`C:\Users\Dev\.claude\projects\x.jsonl`, event.Target{Label: "~/.claude/projects"}},
 		{`C:\Users\Dev\ntuser.dat`, event.Target{Label: LabelHome}},
 		{`\\fileserver\share\doc.txt`, event.Target{Label: LabelOutside}},
+		{`\\fileserver`, event.Target{Label: LabelOutside}},
 		{`D:\data\x.csv`, event.Target{Label: LabelOutside}},
 		{"file:///c%3A/Users/Dev/proj/d.go", event.Target{Repo: key, Path: "d.go"}},
 	}
@@ -220,6 +221,7 @@ func TestPathsNoCWD(t *testing.T) {
 		"/private/tmp/x":       LabelScratch,
 		"/var/folders/x/y/T/z": LabelScratch,
 		"bad\x00path":          LabelOutside,
+		`\\server`:             LabelOutside,
 	}
 	for in, want := range tests {
 		if got := p.Target(in, "hit", ""); got.Label != want || got.Repo != "" || got.Touch != "hit" {
