@@ -46,7 +46,10 @@
 // the most recently used counter it does not go below, unless that step is
 // larger than one request can be (twice the context window plus output
 // room), in which case it continues the nearest counter below it; a total
-// below every counter starts a new one (at most four are remembered). A
+// below every counter starts a new one (at most four are remembered), and
+// counts its last_token_usage when that is below the total (a fork that
+// references its parent's history rather than copying it starts from the
+// parent's total), else the whole total (a counter from zero). A
 // restarted counter that grows past a dead one may be taken for it once,
 // an error of about one request. input_tokens includes cached_input_tokens
 // and output_tokens includes reasoning: In = input - cached, CR = cached,

@@ -155,7 +155,7 @@ func (p *Parser) tokenCount(pl *item, t int64) {
 	if tot == nil {
 		return
 	}
-	d, ok := p.advance(*tot, requestBound(pl.Info.Window))
+	d, ok := p.advance(*tot, pl.Info.Last, requestBound(pl.Info.Window))
 	if !ok {
 		return
 	}
@@ -179,7 +179,7 @@ const maxCounters = 4
 
 // advance moves the counter that tot continues and returns the step; ok is
 // false for a repeat of a known total.
-func (p *Parser) advance(tot tokenUsage, bound int64) (tokenUsage, bool) {
+func (p *Parser) advance(tot tokenUsage, last *tokenUsage, bound int64) (tokenUsage, bool) {
 	cs := p.st.Counters
 	for i, c := range cs {
 		if c == tot {
@@ -201,7 +201,14 @@ func (p *Parser) advance(tot tokenUsage, bound int64) (tokenUsage, bool) {
 	}
 	var d tokenUsage
 	if pick < 0 {
-		d = tot // a counter that starts from zero
+		// A counter this rollout has not seen: it starts from zero (a
+		// restart, a review thread), or from history this rollout does not
+		// hold (a fork that references its parent's history), where only
+		// the last request is this rollout's.
+		d = tot
+		if last != nil && last.Input <= tot.Input && last.Output <= tot.Output && last.Cached <= tot.Cached {
+			d = *last
+		}
 		if len(cs) >= maxCounters {
 			cs = cs[1:]
 		}

@@ -220,9 +220,9 @@ func TestRetryAttempt(t *testing.T) {
 	}
 }
 
-// tokenLine builds a token_count line.
+// tokenLine builds a token_count line without last_token_usage.
 func tokenLine(ts string, in, cached, out int64) string {
-	return fmt.Sprintf(`{"timestamp":"%s","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"cached_input_tokens":%d,"output_tokens":%d},"last_token_usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1}}}}`, ts, in, cached, out)
+	return fmt.Sprintf(`{"timestamp":"%s","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"cached_input_tokens":%d,"output_tokens":%d},"last_token_usage":null}}}`, ts, in, cached, out)
 }
 
 func run(t *testing.T, lines ...string) []event.Event {
@@ -296,6 +296,21 @@ func TestTokenCounters(t *testing.T) {
 				t.Errorf("usage %d, want %d", sum, tc.want)
 			}
 		})
+	}
+}
+
+// TestReferencedFork checks a fork whose rollout does not copy the parent's
+// history: its first total includes the parent's usage, and only the last
+// request counts.
+func TestReferencedFork(t *testing.T) {
+	fork := `{"timestamp":"2026-01-01T00:00:00.000Z","type":"session_meta","payload":{"id":"0190cccc-0000-7000-8000-000000000003","forked_from_id":"0190cccc-0000-7000-8000-000000000001"}}`
+	tc := `{"timestamp":"2026-01-01T00:00:0%d.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"cached_input_tokens":0,"output_tokens":%d},"last_token_usage":{"input_tokens":%d,"cached_input_tokens":0,"output_tokens":%d}}}}`
+	var sum int64
+	for _, l := range llms(run(t, fork, fmt.Sprintf(tc, 5, 900000, 9000, 20000, 100), fmt.Sprintf(tc, 6, 930000, 9200, 30000, 200))) {
+		sum += l.Usage()
+	}
+	if sum != 20100+30200 {
+		t.Errorf("usage %d, want %d", sum, 20100+30200)
 	}
 }
 
