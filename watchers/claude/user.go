@@ -260,8 +260,8 @@ func (p *Parser) result(b *block, turRaw json.RawMessage) event.Event {
 	r.OutBytes = contentBytes(b.Content)
 
 	var tur toolUseResult
-	if isObject(turRaw) {
-		_ = json.Unmarshal(turRaw, &tur) // a result of another shape only loses its metadata
+	if isObject(turRaw) && mayHoldMetadata(turRaw) {
+		_ = decode(turRaw, &tur) // a result of another shape only loses its metadata
 	}
 	if n := integer(tur.PersistedOutputSize); n > 0 {
 		// The content holds a preview; the full output went to
@@ -305,6 +305,25 @@ func (p *Parser) result(b *block, turRaw json.RawMessage) event.Event {
 	e := p.ev(event.KindResult)
 	e.Result = r
 	return e
+}
+
+// turKeys are the keys of toolUseResult that the parser reads.
+var turKeys = [][]byte{
+	[]byte(`"agentId"`), []byte(`"durationMs"`), []byte(`"totalDurationMs"`), []byte(`"durationSeconds"`),
+	[]byte(`"interrupted"`), []byte(`"backgroundTaskId"`), []byte(`"persistedOutputSize"`), []byte(`"gitOperation"`),
+}
+
+// mayHoldMetadata tells whether a structured result can hold a key the
+// parser reads. Most large ones (file reads and edits with their contents)
+// hold none, and are then not decoded a second time; a key that only
+// appears inside a text value costs a decode and nothing else.
+func mayHoldMetadata(raw []byte) bool {
+	for _, k := range turKeys {
+		if bytes.Contains(raw, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // errorClass classifies a failed result. A user's refusal of a tool call is
