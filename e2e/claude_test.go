@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	fa "github.com/agentmap/agentmap/e2e/fakeanthropic"
+)
+
+const claudeModel = "claude-sonnet-4-5"
+
+// Fixed session ids, so that the maps can be found by name.
+const (
+	claudeMainID = "0b6c7a52-5d2e-4f1a-9c3b-2f0e1d4c5a60"
+	claudeLongID = "5e1d0c9b-8a7f-4e6d-9c5b-4a3f2e1d0c9b"
+)
+
+// cscript writes a Claude script and what it should leave in the map.
+type cscript struct {
+	w *world
+	e *expect
+}
+
+func (c cscript) abs(rel string) string { return filepath.Join(c.w.repo, rel) }
+
+func (c cscript) read(rel string) fa.Block {
+	c.e.call("Read", "read", rel)
+	return fa.Block{Tool: "Read", Input: map[string]any{"file_path": c.abs(rel)}}
+}
+
+func (c cscript) write(rel string, body string) fa.Block {
+	c.e.call("Write", "edit", rel)
+	return fa.Block{Tool: "Write", Input: map[string]any{"file_path": c.abs(rel), "content": body}}
+}
+
+func (c cscript) edit(rel, old, new string) fa.Block {
+	c.e.call("Edit", "edit", rel)
+	return fa.Block{Tool: "Edit", Input: map[string]any{"file_path": c.abs(rel), "old_string": old, "new_string": new}}
+}
+
+// bash runs command; kind is exec or verify; exit is the code the command
+// is known to end with.
+func (c cscript) bash(command, kind string, exit int) fa.Block {
+	c.e.call("Bash", kind)
+	if exit != 0 {
+		c.e.exits = append(c.e.exits, exit)
+	}
+	return fa.Block{Tool: "Bash", Input: map[string]any{"command": command, "description": canary + " step"}}
+}
+
+func reply(step int, blocks ...fa.Block) fa.Reply {
+	return fa.Reply{Blocks: blocks, Usage: fa.Usage{
+		In: int64(3 + step), CacheWrite: int64(500 + 10*step), CacheRead: int64(4000 + 100*step), Out: int64(40 + step),
+	}}
+}
+
+func text(s string) fa.Block { return fa.Block{Text: canary + "-" + s} }
+
+type claudeRun struct {
+	srv *fa.Server
+	// per session: scripts that belong to its main lane and to subagent lanes
+	main, long                           *expect
+	mainScripts, subScripts, longScripts []string
+}
+
+func runClaude(t *testing.T, w *world) *claudeRun {
+	run := &claudeRun{main: newExpect(), long: newExpect(),
+		mainScripts: []string{"cmain", "cresume"}, subScripts: []string{"csub"}, longScripts: []string{"clong"}}
+	m := cscript{w, run.main}
+	scripts := map[string][]fa.Reply{}
+
+	// The main session: parallel reads and a failing test, a write and
+	// edits, the test again (a retry that passes), a subagent, a failing
+	// plain command; the model API overloaded once on the way.
+	scripts["cmain"] = []fa.Reply{
+		reply(0, fa.Block{Thinking: canary + "-thinking"}, text("plan"),
+			m.read("README.md"), m.read("src/app.js"), m.bash("npm test -- --"+canary+"-flag", "verify", 1)),
+		reply(1, m.write("notes.txt", canary+"-notes draft\n"), m.edit("src/app.js", "answer: 41", "answer: 42")),
+		reply(2, m.edit("notes.txt", "draft", "ready")),
+		reply(3, text("again"), m.bash("npm test", "verify", 0)),
+		reply(4, agentCall(m, canary+"-subagent description", "[[script:csub]] "+canary+"-subagent prompt")),
+		reply(5, m.bash("cat "+canary+"-missing.txt", "exec", 1), m.bash("git status --short", "exec", 0)),
+		reply(6, text("done")),
+	}
+	scripts["cmain"][1].FailFirst = 529
+	// The subagent's own conversation (a lane of the main map).
+	sub := cscript{w, newExpect()}
+	scripts["csub"] = []fa.Reply{
+		reply(0, sub.read("lib/part00.txt"), sub.bash("ls lib", "exec", 0)),
+		reply(1, text("subagent done")),
+	}
+	run.main.merge(sub.e)
+	run.main.lanes = 1
+	// The second prompt, through --resume.
+	scripts["cresume"] = []fa.Reply{
+		reply(0, m.read("notes.txt"), m.bash("git diff --stat", "exec", 0)),
+		reply(1, text("resumed")),
+	}
+	run.main.userTurns = 2
+
+	// A long session: a few hundred tool calls, eight at a time.
+	l := cscript{w, run.long}
+	var long []fa.Reply
+	for step := 0; step < 25; step++ {
+		var blocks []fa.Block
+		for i := 0; i < 8; i++ {
+			n := (step*8 + i) % 12
+			if i%4 == 3 {
+				blocks = append(blocks, l.bash("test -f lib/part"+fmt.Sprintf("%02d", n)+".txt", "exec", 0))
+			} else {
+				blocks = append(blocks, l.read("lib/part"+fmt.Sprintf("%02d", n)+".txt"))
+			}
+		}
+		long = append(long, reply(step, blocks...))
+	}
+	long = append(long, reply(25, text("long done")))
+	scripts["clong"] = long
+	run.long.userTurns = 1
+
+	srv := fa.New(scripts)
+	run.srv = srv
+	url := serve(t, "anthropic", srv)
+	env := []string{
+		"ANTHROPIC_BASE_URL=" + url,
+		"ANTHROPIC_API_KEY=sk-ant-fake-key",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"IS_SANDBOX=1",
+	}
+	common := []string{"--output-format", "stream-json", "--verbose", "--model", claudeModel, "--dangerously-skip-permissions"}
+	w.client(t, "claude-main", env, append([]string{"claude", "-p", "[[script:cmain]] " + canary + "-prompt one",
+		"--session-id", claudeMainID}, common...)...)
+	w.client(t, "claude-resume", env, append([]string{"claude", "-p", "[[script:cresume]] " + canary + "-prompt two",
+		"--resume", claudeMainID}, common...)...)
+	w.client(t, "claude-long", env, append([]string{"claude", "-p", "[[script:clong]] " + canary + "-prompt long",
+		"--session-id", claudeLongID}, common...)...)
+	t.Logf("claude: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())
+	return run
+}
+
+func agentCall(c cscript, desc, prompt string) fa.Block {
+	c.e.call("Agent", "subagent")
+	return fa.Block{Tool: "Agent", Input: map[string]any{
+		"description": desc, "prompt": prompt, "subagent_type": "general-purpose"}}
+}
+
+var _ = strconv.Itoa

@@ -1,0 +1,52 @@
+package e2e
+
+import (
+	"path/filepath"
+	"sort"
+)
+
+// expect is what a script makes happen in one session, accumulated while
+// the script is written so that the comparison never repeats it by hand.
+type expect struct {
+	calls     map[string]int // by map event kind (read, edit, exec, verify, subagent, tool…)
+	tools     map[string]int // by the client's tool name
+	exits     []int          // exit codes of the failing shell commands, in order
+	files     map[string]bool
+	userTurns int
+	lanes     int
+}
+
+func newExpect() *expect {
+	return &expect{calls: map[string]int{}, tools: map[string]int{}, files: map[string]bool{}}
+}
+
+func (e *expect) call(tool, kind string, files ...string) {
+	e.tools[tool]++
+	e.calls[kind]++
+	for _, f := range files {
+		e.files[filepath.ToSlash(f)] = true
+	}
+}
+
+func (e *expect) fileList() []string {
+	var out []string
+	for f := range e.files {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// merge adds a subagent's calls to its parent session's expectations.
+func (e *expect) merge(o *expect) {
+	for k, v := range o.calls {
+		e.calls[k] += v
+	}
+	for k, v := range o.tools {
+		e.tools[k] += v
+	}
+	e.exits = append(e.exits, o.exits...)
+	for f := range o.files {
+		e.files[f] = true
+	}
+}

@@ -1,0 +1,269 @@
+// Package fakeanthropic is a scripted stand-in for the Anthropic Messages
+// API, enough for Claude Code to run a session against 127.0.0.1.
+//
+// A request is routed to a script by a marker in its last prompt
+// ("[[script:NAME]]"), and to a step of that script by the ids of the tool
+// results it carries: every tool_use id the server hands out encodes its
+// script and step. The server is thus stateless about conversations, so
+// parallel subagents, resumed sessions and client retries all find their
+// place. Requests without a marker (titles, summaries) get a short text.
+package fakeanthropic
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Block is one content block of a scripted reply.
+type Block struct {
+	Thinking string
+	Text     string
+	// Tool and Input make a tool_use block.
+	Tool  string
+	Input map[string]any
+}
+
+// Usage is what the server reports for a reply.
+type Usage struct {
+	In, CacheWrite, CacheRead, Out int64
+}
+
+// Total is the sum of every token count.
+func (u Usage) Total() int64 { return u.In + u.CacheWrite + u.CacheRead + u.Out }
+
+// Reply is one scripted model response.
+type Reply struct {
+	Blocks []Block
+	Usage  Usage
+	// FailFirst, when non-zero, answers the first attempt at this step with
+	// that HTTP status (529 overloaded, 500…); the client's retry succeeds.
+	FailFirst int
+}
+
+// Served records one answered request of a script.
+type Served struct {
+	Script string
+	Step   int
+	Model  string
+	Usage  Usage
+	Tools  []string
+}
+
+// Server answers /v1/messages from Scripts.
+type Server struct {
+	Scripts map[string][]Reply
+
+	mu         sync.Mutex
+	served     []Served
+	unscripted int
+	failed     map[string]bool
+	ids        int
+	// Offered lists the tool names offered by the last scripted request.
+	offered []string
+}
+
+// New returns a server for the scripts.
+func New(scripts map[string][]Reply) *Server {
+	return &Server{Scripts: scripts, failed: map[string]bool{}}
+}
+
+// Served returns the answered scripted requests in order.
+func (s *Server) Served() []Served {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Served(nil), s.served...)
+}
+
+// Unscripted is the number of requests that carried no marker.
+func (s *Server) Unscripted() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unscripted
+}
+
+// Offered returns the tool names the client offered in its last scripted request.
+func (s *Server) Offered() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.offered...)
+}
+
+var marker = regexp.MustCompile(`\[\[script:([a-z0-9-]+)\]\]`)
+
+// ToolID is the tool_use id of call n of a script's step.
+func ToolID(script string, step, n int) string {
+	return fmt.Sprintf("toolu_%s_%d_%d", strings.ReplaceAll(script, "-", ""), step, n)
+}
+
+type request struct {
+	Model    string    `json:"model"`
+	Stream   bool      `json:"stream"`
+	Messages []message `json:"messages"`
+	Tools    []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+}
+
+type message struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+}
+
+func (m message) blocks() []block {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return []block{{Type: "text", Text: s}}
+	}
+	var bs []block
+	_ = json.Unmarshal(m.Content, &bs)
+	return bs
+}
+
+// route finds the script and step of a request: the step after the one
+// whose tool results close the conversation, or step 0 after a marked prompt.
+func (s *Server) route(req *request) (string, int, bool) {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		m := req.Messages[i]
+		if m.Role != "user" {
+			continue
+		}
+		for _, b := range m.blocks() {
+			if b.Type == "tool_result" {
+				if name, step, ok := s.parseID(b.ToolUseID); ok {
+					return name, step + 1, true
+				}
+			}
+		}
+		for _, b := range m.blocks() {
+			if b.Type == "text" {
+				if sm := marker.FindAllStringSubmatch(b.Text, -1); sm != nil {
+					return sm[len(sm)-1][1], 0, true
+				}
+			}
+		}
+	}
+	return "", 0, false
+}
+
+func (s *Server) parseID(id string) (string, int, bool) {
+	parts := strings.Split(strings.TrimPrefix(id, "toolu_"), "_")
+	if len(parts) != 3 {
+		return "", 0, false
+	}
+	step, err := strconv.Atoi(parts[1])
+	if err != nil {
+		return "", 0, false
+	}
+	for name := range s.Scripts {
+		if strings.ReplaceAll(name, "-", "") == parts[0] {
+			return name, step, true
+		}
+	}
+	return "", 0, false
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages/count_tokens"):
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"input_tokens":1000}`)
+		return
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages"):
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	var req request
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad json"}}`, http.StatusBadRequest)
+		return
+	}
+	name, step, ok := s.route(&req)
+	var reply Reply
+	s.mu.Lock()
+	if ok && len(req.Tools) > 0 && step < len(s.Scripts[name]) {
+		reply = s.Scripts[name][step]
+		key := fmt.Sprintf("%s/%d", name, step)
+		if reply.FailFirst != 0 && !s.failed[key] {
+			s.failed[key] = true
+			s.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(reply.FailFirst)
+			fmt.Fprintf(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+			return
+		}
+		var tools []string
+		for _, b := range reply.Blocks {
+			if b.Tool != "" {
+				tools = append(tools, b.Tool)
+			}
+		}
+		s.offered = s.offered[:0]
+		for _, t := range req.Tools {
+			s.offered = append(s.offered, t.Name)
+		}
+		s.served = append(s.served, Served{Script: name, Step: step, Model: req.Model, Usage: reply.Usage, Tools: tools})
+	} else {
+		// Side requests (titles, topic checks) and steps past a script's
+		// end get a short text; they are not part of any transcript.
+		ok = false
+		s.unscripted++
+		reply = Reply{Blocks: []Block{{Text: "Done."}}, Usage: Usage{In: 10, Out: 2}}
+	}
+	s.ids++
+	msgID := fmt.Sprintf("msg_fake%06d", s.ids)
+	s.mu.Unlock()
+
+	content := make([]map[string]any, 0, len(reply.Blocks))
+	n := 0
+	for _, b := range reply.Blocks {
+		switch {
+		case b.Tool != "":
+			in := b.Input
+			if in == nil {
+				in = map[string]any{}
+			}
+			content = append(content, map[string]any{"type": "tool_use", "id": ToolID(name, step, n), "name": b.Tool, "input": in})
+			n++
+		case b.Thinking != "":
+			content = append(content, map[string]any{"type": "thinking", "thinking": b.Thinking, "signature": "c2lnbmF0dXJl"})
+		default:
+			content = append(content, map[string]any{"type": "text", "text": b.Text})
+		}
+	}
+	stop := "end_turn"
+	if n > 0 {
+		stop = "tool_use"
+	}
+	if req.Stream {
+		writeStream(w, msgID, req.Model, content, stop, reply.Usage)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"id": msgID, "type": "message", "role": "assistant", "model": req.Model,
+		"content": content, "stop_reason": stop, "stop_sequence": nil,
+		"usage": usageJSON(reply.Usage, reply.Usage.Out),
+	})
+}
+
+func usageJSON(u Usage, out int64) map[string]any {
+	return map[string]any{
+		"input_tokens": u.In, "cache_creation_input_tokens": u.CacheWrite,
+		"cache_read_input_tokens": u.CacheRead, "output_tokens": out,
+	}
+}

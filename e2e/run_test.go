@@ -1,0 +1,42 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// client runs one client command in the world and returns its stdout. A
+// failing client fails the test with the tail of its output; its output is
+// kept in the world for a look afterwards.
+func (w *world) client(t *testing.T, name string, env []string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(w.bin, args[0]), args[1:]...)
+	cmd.Dir = w.repo
+	cmd.Env = append(append([]string(nil), w.env...), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	os.WriteFile(filepath.Join(w.root, name+".stdout"), stdout.Bytes(), 0o600)
+	os.WriteFile(filepath.Join(w.root, name+".stderr"), stderr.Bytes(), 0o600)
+	t.Logf("%s: %s in %v", name, strings.Join(args[:1], " "), time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("%s failed: %v\nstderr:\n%s\nstdout tail:\n%s", name, err, tail(stderr.Bytes()), tail(stdout.Bytes()))
+	}
+	return stdout.Bytes()
+}
+
+func tail(b []byte) string {
+	if len(b) > 3000 {
+		b = b[len(b)-3000:]
+	}
+	return string(b)
+}
