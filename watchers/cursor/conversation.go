@@ -73,7 +73,9 @@ func (cv convo) build() Conversation {
 			break
 		}
 	}
-	sess := &event.Session{NativeID: cv.id, AgentTool: AgentTool, Role: "root"}
+	// The bounds serve only a conversation whose bubbles carry no time.
+	sess := &event.Session{NativeID: cv.id, AgentTool: AgentTool, Role: "root",
+		StartT: cv.createdMs, EndT: max(cv.updatedMs, cv.createdMs)}
 	if cv.parent != "" {
 		sess.Role, sess.ParentNativeID = "subagent", cv.parent
 	}
@@ -82,6 +84,7 @@ func (cv convo) build() Conversation {
 
 	var model, group string
 	prevTool := false
+	seenCalls := map[string]bool{}
 	last := cur
 	for i, b := range cv.bubbles {
 		if t := times[i]; t > cur {
@@ -121,14 +124,14 @@ func (cv convo) build() Conversation {
 			llm := &event.LLM{MsgID: group, LatencyMs: b.latency(), Thinking: b.thought,
 				TextChars: b.textRunes}
 			if tc := b.TokenCount; tc != nil {
-				llm.In, llm.Out = int64(tc.InputTokens), int64(tc.OutputTokens)
+				llm.In, llm.Out = tokens(tc.InputTokens), tokens(tc.OutputTokens)
 			}
 			if tf != nil {
 				llm.ToolCalls = 1
 			}
 			out = append(out, event.Event{Kind: event.KindLLM, T: cur, Model: m, LLM: llm})
 			if tf != nil {
-				out = toolEvents(tf, b.BubbleID, paths, cur, out)
+				out = toolEvents(tf, b.BubbleID, seenCalls, paths, cur, out)
 			}
 		}
 		last = cur
@@ -189,11 +192,14 @@ func terminalCWD(bubbles []*bubble) string {
 
 // toolEvents emits the call of a tool bubble and, when its status is
 // final, its result.
-func toolEvents(st *toolStep, bubbleID string, paths *redact.Paths, t int64, out []event.Event) []event.Event {
+func toolEvents(st *toolStep, bubbleID string, seen map[string]bool, paths *redact.Paths, t int64, out []event.Event) []event.Event {
+	// The builder pairs calls and results by id: a call without one, or
+	// with one an earlier bubble used, is named by its bubble.
 	id := st.callID
-	if id == "" {
+	if id == "" || seen[id] {
 		id = "bubble:" + bubbleID
 	}
+	seen[id] = true
 	c, out := buildCall(callSpec{id: id, name: st.name, inputs: st.inputs}, paths, t, "", out)
 	out = append(out, event.Event{Kind: event.KindCall, T: t, Call: &c})
 	if r := st.result(&c, paths); r != nil {
@@ -276,6 +282,14 @@ func rawText(raw json.RawMessage) string {
 		}
 	}
 	return string(raw)
+}
+
+// tokens accepts a token count only if it is a plausible one.
+func tokens(f float64) int64 {
+	if f < 1 || f > 1e12 {
+		return 0
+	}
+	return int64(f)
 }
 
 func itoa(n int) string {
