@@ -145,3 +145,28 @@ func TestCorpusParses(t *testing.T) {
 		t.Errorf("record types without a decision: %v", unknown)
 	}
 }
+
+// TestCorpusLooksLike: every Claude transcript is recognised from its first
+// line, and no Codex or Cursor log, nor Claude's session registry record.
+func TestCorpusLooksLike(t *testing.T) {
+	dir := corpusDir(t)
+	for _, path := range corpusFiles(t) {
+		if !LooksLike(firstLine(t, path)) {
+			t.Errorf("%s: not recognised", filepath.Base(path))
+		}
+	}
+	others, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, agent := range []string{"codex", "cursor"} {
+		more, _ := filepath.Glob(filepath.Join(dir, "..", agent, "*.jsonl"))
+		others = append(others, more...)
+	}
+	if len(others) == 0 {
+		t.Skip("no other logs to tell apart")
+	}
+	for _, path := range others {
+		if LooksLike(firstLine(t, path)) {
+			t.Errorf("%s: taken for a Claude transcript", filepath.Base(path))
+		}
+	}
+	t.Logf("%d other logs told apart", len(others))
+}
