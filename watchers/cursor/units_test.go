@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentmap/agentmap/builder/event"
 )
 
 func TestIdentify(t *testing.T) {
@@ -205,5 +207,46 @@ func TestTranscriptLines(t *testing.T) {
 		if got := strings.Join(ks, " "); got != tt.kinds {
 			t.Errorf("%s: kinds %q, want %q", tt.line, got, tt.kinds)
 		}
+	}
+}
+
+// TestBubbleEdgeCases: repeated call ids, absurd token counts, bubbles of
+// an unknown type, and a conversation with no time at all.
+func TestBubbleEdgeCases(t *testing.T) {
+	mk := func(raw string) *bubble {
+		b, err := decodeBubble([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	cv := convo{id: "c", createdMs: 1700000000000, updatedMs: 1700000005000, bubbles: []*bubble{
+		mk(`{"bubbleId":"u","type":1,"text":"hi"}`),
+		mk(`{"bubbleId":"a","type":2,"tokenCount":{"inputTokens":-5,"outputTokens":1e30},"toolFormerData":{"name":"read_file","toolCallId":"same","status":"completed","rawArgs":"{\"target_file\":\"a.go\"}"}}`),
+		mk(`{"bubbleId":"b","type":2,"toolFormerData":{"name":"read_file","toolCallId":"same","status":"completed"}}`),
+		mk(`{"bubbleId":"x","type":7,"text":"?"}`),
+	}}
+	c := cv.build()
+	checkConversation(t, c)
+	var ids []string
+	for _, e := range c.Events {
+		if e.Kind == event.KindCall {
+			ids = append(ids, e.Call.ID)
+		}
+		if e.Kind == event.KindLLM && (e.LLM.In != 0 || e.LLM.Out != 0) {
+			t.Errorf("implausible tokens kept: %+v", e.LLM)
+		}
+		if e.T != 1700000000000 {
+			t.Errorf("untimed bubble at %d, want the composer's creation", e.T)
+		}
+	}
+	if strings.Join(ids, ",") != "same,bubble:b" {
+		t.Errorf("call ids %v", ids)
+	}
+	if s := c.Events[0].Session; s.StartT != 1700000000000 || s.EndT != 1700000005000 {
+		t.Errorf("session bounds %+v", s)
+	}
+	if (convo{id: "d", bubbles: []*bubble{mk(`{"type":7}`)}}).build().NativeID != "" {
+		t.Error("a conversation without messages was kept")
 	}
 }
