@@ -123,12 +123,11 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 	}
 	out = p.sessionFacts(&env, out)
 
-	var err error
 	switch env.Type {
 	case "assistant":
-		out, err = p.assistant(&env, out)
+		out = p.assistant(&env, out)
 	case "user":
-		out, err = p.user(&env, out)
+		out = p.user(&env, out)
 	case "system":
 		out = p.system(&env, out)
 	case "attachment":
@@ -136,9 +135,6 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 	case "progress":
 		// Streaming progress of tools, hooks and subagents: the subagent's
 		// own file and the tool results carry what the map needs.
-	}
-	if err != nil {
-		return out[:start], err
 	}
 	return p.withRepos(out, start), nil
 }
