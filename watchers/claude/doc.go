@@ -18,8 +18,9 @@
 // How the transcript is read where the format leaves room:
 //
 //   - Session: one record with NativeID (the file's uuid name, else the
-//     lines' sessionId), agent tool claude-code and the CLI version; again
-//     when the version changes (a session resumed under a newer CLI).
+//     sessionId of most lines so far), agent tool claude-code and the CLI
+//     version; again when either changes. Subagent files emit it too, with
+//     the parent's id, so that a lone subagent file still builds a map.
 //   - Responses: one llm record per assistant line. Lines of one response
 //     share MsgID (message.id + "/" + requestId) and each carries the usage
 //     snapshot written on it; the builder keeps the largest, never a sum.
@@ -38,7 +39,9 @@
 //     Shell results carry the exit code ("Exit code N" on failures, 0 on a
 //     completed foreground success). A user's refusal of a call is
 //     permission_denied; other failures are classed by redact.ErrorClass.
-//     A subagent call's result names the lane it started (sa-<agentId>).
+//     A subagent call's result names the lane it started (sa-<agentId>);
+//     an Agent or Task call without subagent_type is general-purpose, the
+//     tool's default.
 //     PRs and commits are confirmed from the output of gh/glab PR commands
 //     and git commit, or from the CLI's own gitOperation record.
 //   - Prompts: user lines a person typed. Not prompts: tool results, meta
@@ -51,9 +54,10 @@
 //     skipped.
 //   - Interrupt markers ("[Request interrupted by user…]" and kin) are
 //     orchestration errors of class interrupted.
-//   - Hooks: failed or blocking hooks only (attachment hook errors,
-//     stop_hook_summary with errors or a prevented continuation); a hook
-//     that ran around a tool refers to that call.
+//   - Hooks: failed or blocking hooks only (attachment hook errors, async
+//     hook responses with a non-zero exit, stop_hook_summary with errors or
+//     a prevented continuation); a hook that ran around a tool refers to
+//     that call.
 //   - Subagents: a subagent file is lane sa-<agentId>, its first record a
 //     lane record with the type and launching call from meta.json when the
 //     caller passes them (ReadLaneMeta, SetLaneMeta); the parent's call
@@ -63,5 +67,7 @@
 //     transcripts (agent-acompact-*) yield nothing: the compaction is the
 //     main file's compact_boundary record.
 //   - Bookkeeping lines (titles, summaries, last prompt, modes, snapshots,
-//     queue operations, pr-link, …) are skipped; see types.go.
+//     queue operations, pr-link, …) are skipped, as are progress lines and
+//     informational attachments and system notices; types.go lists every
+//     type and subtype with its decision.
 package claude
