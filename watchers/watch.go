@@ -143,7 +143,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 				dirty[filepath.Dir(ev.Name)] = true
 			}
 			if debounceAt.IsZero() {
-				debounceAt = now.Add(w.opt.Debounce)
+				// The clock read before select may be long past.
+				debounceAt = w.opt.Clock.Now().Add(w.opt.Debounce)
 			}
 		case err, ok := <-errs:
 			if !ok {
@@ -152,7 +153,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 			// Overflow or a failed watch: the scan takes over at once.
 			w.log.Warn("file notifications lost; rescanning", "err", err)
-			nextRescan = now
+			nextRescan = w.opt.Clock.Now()
 		case <-w.opt.Clock.After(wake.Sub(now)):
 			now = w.opt.Clock.Now()
 			if !debounceAt.IsZero() && !now.Before(debounceAt) {
