@@ -627,3 +627,46 @@ func TestVSCDBSince(t *testing.T) {
 		t.Errorf("ReadVSCDBSince returned %d conversations, want %d", len(got), len(want))
 	}
 }
+
+// TestGlobalComposerWorkspace: a composer of the global database takes the
+// folder of the workspace whose index lists it as its cwd.
+func TestGlobalComposerWorkspace(t *testing.T) {
+	user := filepath.Join(t.TempDir(), "User")
+	global := filepath.Join(user, "globalStorage")
+	ws := filepath.Join(user, "workspaceStorage", "0123abcd")
+	for _, d := range []string{global, ws} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := makeVSCDB(t, global)
+	index := `{"allComposers":[{"type":"head","composerId":"c0ffee00-0000-4000-8000-000000000001"}]}`
+	createDB(t, filepath.Join(ws, "state.vscdb"), vscdbSchema, func(db *sql.DB) {
+		if _, err := db.Exec("INSERT INTO ItemTable VALUES ('composer.composerData', ?)", index); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err := os.WriteFile(filepath.Join(ws, "workspace.json"), []byte(`{"folder":"file:///home/dev/work/other%20ws"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	convs, err := ReadVSCDB(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repos := map[string][]string{}
+	for _, c := range convs {
+		for _, e := range c.Events {
+			if e.Kind == event.KindRepo {
+				repos[c.NativeID] = append(repos[c.NativeID], e.Repo.Name)
+			}
+		}
+	}
+	if got := repos["c0ffee00-0000-4000-8000-000000000001"]; len(got) != 1 || got[0] != "other ws" {
+		t.Errorf("main composer repos %v, want the workspace folder's", got)
+	}
+	// The subagent composer is not in the index: its terminal-less cwd
+	// stays unknown.
+	if got := repos["c0ffee00-0000-4000-8000-000000000002"]; len(got) != 0 {
+		t.Errorf("subagent composer repos %v", got)
+	}
+}

@@ -26,7 +26,8 @@ import (
 //
 // Composers with no user or assistant bubble (drafts) are left out. A
 // workspace database's folder (workspace.json beside it) is the cwd of its
-// conversations. A locked or half-written database returns an error
+// conversations; so is, for a composer of the global database, the folder
+// of the workspace whose index lists it (see composerFolders). A locked or half-written database returns an error
 // wrapping ErrBusy; a row that does not decode is skipped.
 func ReadVSCDB(ctx context.Context, path string) ([]Conversation, error) {
 	return ReadVSCDBSince(ctx, path, 0)
@@ -50,6 +51,7 @@ func ReadVSCDBSince(ctx context.Context, path string, afterMs int64) ([]Conversa
 		return nil, err
 	}
 	cwd := workspaceFolder(path)
+	folders := composerFolders(ctx, path)
 	var out []Conversation
 	seen := map[string]bool{}
 	add := func(c Conversation) {
@@ -92,7 +94,11 @@ func ReadVSCDBSince(ctx context.Context, path string, afterMs int64) ([]Conversa
 			if err != nil {
 				return nil, err
 			}
-			add(composerConvo(c, bubbles, cwd).build())
+			wd := cwd
+			if f := folders[c.ComposerID]; f != "" {
+				wd = f
+			}
+			add(composerConvo(c, bubbles, wd).build())
 		}
 	}
 	if ts["ItemTable"] {
@@ -250,4 +256,74 @@ func workspaceFolder(dbPath string) string {
 		return ""
 	}
 	return uriPath(w.Folder)
+}
+
+// maxWorkspaces bounds how many workspace databases composerFolders opens.
+const maxWorkspaces = 2000
+
+// composerFolders maps the composers of a global database
+// (…/User/globalStorage/state.vscdb) to their workspace folders: each
+// …/User/workspaceStorage/<hash>/ has a workspace.json naming the folder
+// and a state.vscdb whose composer.composerData lists its composers. This
+// is the only exact cwd of a global composer. A workspace that cannot be
+// read now (busy, broken) is skipped; nil for any other database.
+func composerFolders(ctx context.Context, globalPath string) map[string]string {
+	dir := filepath.Dir(globalPath)
+	if filepath.Base(dir) != "globalStorage" {
+		return nil
+	}
+	wsRoot := filepath.Join(filepath.Dir(dir), "workspaceStorage")
+	ents, err := os.ReadDir(wsRoot)
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for i, e := range ents {
+		if i >= maxWorkspaces || ctx.Err() != nil {
+			break
+		}
+		db := filepath.Join(wsRoot, e.Name(), "state.vscdb")
+		folder := workspaceFolder(db)
+		if folder == "" {
+			continue
+		}
+		for _, id := range indexedComposers(ctx, db) {
+			if _, ok := out[id]; !ok {
+				out[id] = folder
+			}
+		}
+	}
+	return out
+}
+
+// indexedComposers lists the composer ids of a workspace database's
+// composer.composerData.
+func indexedComposers(ctx context.Context, path string) []string {
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	db, err := openRO(ctx, path)
+	if err != nil {
+		return nil
+	}
+	defer db.Close()
+	raw, err := getKey(ctx, db, "ItemTable", "composer.composerData")
+	if err != nil || raw == nil {
+		return nil
+	}
+	var d struct {
+		All []struct {
+			ComposerID string `json:"composerId"`
+		} `json:"allComposers"`
+	}
+	if decodeRow(raw, &d) != nil {
+		return nil
+	}
+	ids := make([]string, 0, len(d.All))
+	for _, c := range d.All {
+		if c.ComposerID != "" {
+			ids = append(ids, c.ComposerID)
+		}
+	}
+	return ids
 }
