@@ -30,9 +30,11 @@
 // the resolver's cwd; shell calls' working_directory sets the cwd as well.
 // A relative path met before any root is known is resolved by
 // redact.Paths with no cwd (it does not invent a root). In state.vscdb the
-// cwd is the workspace folder (workspace.json beside a workspace
-// database), else the first terminal result's resultingWorkingDirectory;
-// in store.db it is the root blob's workspace path.
+// cwd is the workspace folder: workspace.json beside a workspace database,
+// and for a composer of the global database the folder of the workspace
+// (…/workspaceStorage/<hash>/) whose composer index lists it; else the
+// first terminal result's resultingWorkingDirectory. In store.db it is the
+// root blob's workspace path.
 //
 // User prompts: Cursor wraps the typed text in <user_query> and adds
 // context of its own around it (attached files, external links, skills);
