@@ -36,7 +36,7 @@ func (p *Parser) call(b *block) event.Event {
 	var in toolInput
 	if isObject(b.Input) {
 		// An input of the wrong shape only loses its targets.
-		_ = json.Unmarshal(b.Input, &in)
+		_ = decode(b.Input, &in)
 	}
 	switch canonicalTool(name) {
 	case "Read", "NotebookRead":
@@ -44,7 +44,7 @@ func (p *Parser) call(b *block) event.Event {
 	case "Write":
 		path := str(in.FilePath)
 		op := "modify"
-		if t := p.paths.Target(path, "edit", ""); !p.st.Touched[touchKey(t)] {
+		if t := p.paths.Target(path, "edit", ""); path != "" && !p.st.Touched[touchKey(t)] {
 			op = "create"
 		}
 		p.target(c, path, "edit", op)
