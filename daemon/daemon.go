@@ -39,6 +39,7 @@ type Daemon struct {
 
 	group       []queued
 	groupEvents int
+	flushed     []*state.Session // flush records not yet committed
 
 	progress struct{ done, total int64 }
 }
@@ -142,6 +143,7 @@ func (d *Daemon) once(ctx context.Context) error {
 				}
 			}
 		}
+		d.recordFlushes()
 		if len(failed) == 0 || attempt == 3 || ctx.Err() != nil {
 			break
 		}

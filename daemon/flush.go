@@ -66,6 +66,7 @@ func (d *Daemon) nextDue(now time.Time) (time.Time, bool) {
 // flushDue writes every map that is due, until ctx is done.
 func (d *Daemon) flushDue(ctx context.Context, now time.Time) {
 	d.commitGroup()
+	defer d.recordFlushes()
 	for _, key := range d.sessionKeys() {
 		if ctx.Err() != nil {
 			return
@@ -75,6 +76,20 @@ func (d *Daemon) flushDue(ctx context.Context, now time.Time) {
 			d.flush(key)
 		}
 	}
+}
+
+// recordFlushes commits the flush records gathered since the last call.
+func (d *Daemon) recordFlushes() {
+	if len(d.flushed) == 0 {
+		return
+	}
+	if err := d.db.PutSessions(d.flushed...); err != nil {
+		d.log.Error("cannot record flushes; the maps will be written again", "component", "flush", "err", err)
+		for _, s := range d.flushed {
+			s.Flush = nil
+		}
+	}
+	d.flushed = d.flushed[:0]
 }
 
 // fail schedules another attempt with exponential back-off (1 s doubling,
@@ -106,7 +121,8 @@ func (d *Daemon) flush(key string) error {
 	}
 	if len(events) == 0 {
 		s.Flush = &state.Flush{Gen: gen, AtMs: ms(d.opt.Clock.Now())}
-		return d.db.PutSessions(s)
+		d.flushed = append(d.flushed, s)
+		return nil
 	}
 	b, err := d.opt.Mapper(events)
 	if err != nil {
@@ -114,7 +130,8 @@ func (d *Daemon) flush(key string) error {
 		// rather than retrying (a lane whose parent log is absent, say).
 		log.Warn("session not mappable until it changes", "err", err)
 		s.Flush = &state.Flush{Gen: gen, AtMs: ms(d.opt.Clock.Now())}
-		return d.db.PutSessions(s)
+		d.flushed = append(d.flushed, s)
+		return nil
 	}
 	id := b.NativeID
 	if id == "" {
@@ -147,9 +164,11 @@ func (d *Daemon) flush(key string) error {
 	}
 	delete(d.retry, key)
 	s.Flush = &state.Flush{Path: rel, SHA256: hash, Gen: gen, Events: len(events), AtMs: ms(d.opt.Clock.Now()), Sum: b.Summary}
-	if err := d.db.PutSessions(s); err != nil {
-		log.Error("cannot record the flush", "err", err)
-		return err
+	// Recorded with others in one transaction: a crash before it only
+	// means the same bytes are written again.
+	d.flushed = append(d.flushed, s)
+	if len(d.flushed) >= groupBatches {
+		d.recordFlushes()
 	}
 	for _, src := range d.srcs {
 		if src.Session == key {
