@@ -44,7 +44,7 @@ func (p *Parser) call(b *block) event.Event {
 	case "Write":
 		path := str(in.FilePath)
 		op := "modify"
-		if t := p.paths.Target(path, "edit", ""); path != "" && !p.st.Touched[touchKey(t)] {
+		if path != "" && !p.st.Touched[touchKey(p.paths.Target(path, "edit", ""))] {
 			op = "create"
 		}
 		p.target(c, path, "edit", op)
