@@ -64,3 +64,29 @@ func FuzzParse(f *testing.F) {
 		_ = strings.TrimSpace
 	})
 }
+
+// FuzzRestore restores arbitrary carry-states: a bad one is refused, and
+// any accepted one must take further lines without a fault.
+func FuzzRestore(f *testing.F) {
+	lines := readLines(f, fixtures(f)[0])
+	p := NewParser(sourceOf("0190dddd-0000-7000-8000-000000000002"))
+	for i, l := range lines {
+		p.Line(l, nil)
+		if i%7 == 0 {
+			st, _ := p.State()
+			f.Add(st)
+		}
+	}
+	f.Add([]byte(`{"v":1,"calls":{"a":null,"b":{"t":1}},"resp":{"id":"x"},"tok":[{}]}`))
+	f.Fuzz(func(t *testing.T, state []byte) {
+		q, err := Restore(sourceOf("0190dddd-0000-7000-8000-000000000002"), state)
+		if err != nil {
+			return
+		}
+		for i, l := range lines {
+			if _, err := q.Line(l, nil); errors.Is(err, errInternal) {
+				t.Fatalf("line %d after restore: parser fault", i)
+			}
+		}
+	})
+}

@@ -422,11 +422,17 @@ const maxOpen = 256
 
 // pruneCalls forgets the oldest open calls beyond maxOpen.
 func (p *Parser) pruneCalls() {
+	at := func(c *call) int64 {
+		if c == nil {
+			return 0
+		}
+		return c.T
+	}
 	for len(p.st.Calls) > maxOpen {
-		oldest := ""
+		oldest, first := "", true
 		for id, c := range p.st.Calls {
-			if o := p.st.Calls[oldest]; oldest == "" || c.T < o.T || (c.T == o.T && id < oldest) {
-				oldest = id
+			if o := p.st.Calls[oldest]; first || at(c) < at(o) || (at(c) == at(o) && id < oldest) {
+				oldest, first = id, false
 			}
 		}
 		delete(p.st.Calls, oldest)
