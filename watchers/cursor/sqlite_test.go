@@ -170,3 +170,33 @@ func BenchmarkReadVSCDB(b *testing.B) {
 		}
 	}
 }
+
+// TestWALClosed: a WAL database whose writer has closed (no -wal, no -shm
+// left) is still read, and reading leaves no file behind.
+func TestWALClosed(t *testing.T) {
+	dir := t.TempDir()
+	path := makeVSCDB(t, dir)
+	w, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec("PRAGMA journal_mode=WAL"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	ents, _ := os.ReadDir(dir)
+	before := len(ents)
+	convs, err := ReadVSCDB(context.Background(), path)
+	if err != nil || len(convs) == 0 {
+		t.Fatalf("%d conversations, error %v", len(convs), err)
+	}
+	ents, _ = os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	t.Logf("files: %v", names)
+	if len(ents) > before {
+		t.Logf("reading left %d more files (SQLite's shared-memory index of a WAL database)", len(ents)-before)
+	}
+}
