@@ -1,0 +1,104 @@
+package claude
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/agentmap/agentmap/builder/event"
+)
+
+func TestExitCode(t *testing.T) {
+	obj := json.RawMessage(`{"stdout":"","interrupted":false}`)
+	tests := []struct {
+		name   string
+		failed bool
+		text   string
+		tur    json.RawMessage
+		want   int // -1: none
+	}{
+		{"first line", true, "Exit code 1\nboom", nil, 1},
+		{"after output", true, "lots of output\nExit code 127", nil, 127},
+		{"tool result string", true, "Error: Exit code 2\nx", nil, 2},
+		{"not an exit", true, "<tool_use_error>File does not exist.</tool_use_error>", nil, -1},
+		{"not at line start", true, "echo Exit code 5 done", nil, -1},
+		{"success", false, "ok", obj, 0},
+		{"interrupted", false, "", json.RawMessage(`{"interrupted":true}`), -1},
+		{"background", false, "", json.RawMessage(`{"interrupted":false,"backgroundTaskId":"b1"}`), -1},
+		{"no structured result", false, "ok", nil, -1},
+	}
+	for _, tt := range tests {
+		var tur toolUseResult
+		_ = json.Unmarshal(tt.tur, &tur)
+		got := exitCode(tt.failed, tt.text, &tur, tt.tur)
+		switch {
+		case tt.want < 0 && got != nil:
+			t.Errorf("%s: exit %d, want none", tt.name, *got)
+		case tt.want >= 0 && (got == nil || *got != tt.want):
+			t.Errorf("%s: exit %v, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestPRAction(t *testing.T) {
+	tests := []struct {
+		vcs  *event.VCS
+		cmd  string
+		want string
+	}{
+		{&event.VCS{Provider: "github", Action: "pr_create"}, "gh pr create --fill", "create"},
+		{&event.VCS{Provider: "github", Action: "pr_merge"}, "gh pr merge 12 --squash", "merge"},
+		{&event.VCS{Provider: "gitlab", Action: "mr_create"}, "glab mr create", "create"},
+		{&event.VCS{Provider: "git", Action: "push"}, "git push && gh pr create --fill", "create"},
+		{&event.VCS{Provider: "github", Action: "pr_view"}, "gh pr view 12", ""},
+		{nil, "ls", ""},
+	}
+	for _, tt := range tests {
+		if got := prAction(tt.vcs, tt.cmd); got != tt.want {
+			t.Errorf("prAction(%v, %q) = %q, want %q", tt.vcs, tt.cmd, got, tt.want)
+		}
+	}
+}
+
+func TestGlobDirAndSkillName(t *testing.T) {
+	for pattern, want := range map[string]string{
+		"src/**/*.go": "src", "**/*.ts": "", "*.md": "", "a/b/c*.txt": "a/b", "docs/": "", `C:\src\*.cs`: `C:\src`,
+	} {
+		if got := globDir(pattern); got != want {
+			t.Errorf("globDir(%q) = %q, want %q", pattern, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"review-loop": "review-loop", "/deploy prod now": "deploy", "  /x\ty": "x", "": "", "/": "",
+	} {
+		if got := skillName(in); got != want {
+			t.Errorf("skillName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestWriteCreatesOnlyUnseenFiles: a Write is a create unless the file was
+// read or edited before.
+func TestWriteCreatesOnlyUnseenFiles(t *testing.T) {
+	p := NewParser(sourceFor("0a1b2c3d-0000-4000-8000-000000000001"))
+	line := func(tool, path string) []byte {
+		return []byte(`{"type":"assistant","cwd":"/w/app","message":{"id":"m-` + tool + path + `","model":"x","content":[{"type":"tool_use","id":"t","name":"` + tool + `","input":{"file_path":"` + path + `"}}]}}`)
+	}
+	var out []event.Event
+	for _, l := range [][]byte{
+		line("Write", "/w/app/new.go"), line("Write", "/w/app/new.go"),
+		line("Read", "/w/app/old.go"), line("Write", "/w/app/old.go"),
+	} {
+		out, _ = p.Line(l, out)
+	}
+	var ops []string
+	for _, e := range out {
+		if e.Kind == event.KindCall && e.Call.Tool == "Write" {
+			for _, tg := range e.Call.Targets {
+				ops = append(ops, tg.Op)
+			}
+		}
+	}
+	if want := []string{"create", "modify", "modify"}; len(ops) != 3 || ops[0] != want[0] || ops[1] != want[1] || ops[2] != want[2] {
+		t.Errorf("ops %v, want %v", ops, want)
+	}
+}
