@@ -297,3 +297,5 @@ func TestDefaultDataDir(t *testing.T) {
 		}
 	}
 }
+
+func t0ctx() context.Context { return context.Background() }

@@ -21,6 +21,7 @@ import (
 type fakeLine struct {
 	S string `json:"s"`
 	K string `json:"k"`
+	P string `json:"p"` // parent session: the file is a child session and a lane of it
 }
 
 type fakeParser struct {
@@ -48,22 +49,29 @@ func fakeIdentify(path string, first []byte) (watchers.Source, error) {
 	if err := json.Unmarshal(first, &l); err != nil || l.S == "" {
 		return watchers.Source{}, errors.New("no session")
 	}
-	src := watchers.Source{Agent: "claude", Session: l.S}
+	src := watchers.Source{Session: l.S}
+	if l.P != "" {
+		src.ParentSession, src.ChildLane = l.P, "sa-"+l.S
+	}
 	if b := filepath.Base(path); strings.HasPrefix(b, "agent-") {
 		src.Lane = "sa-" + strings.TrimSuffix(strings.TrimPrefix(b, "agent-"), ".jsonl")
 	}
 	return src, nil
 }
 
-var fakeAgent = agents.Agent{
-	Name: "claude", Tool: "claude-code",
-	LooksLike: func(b []byte) bool { return bytes.Contains(b, []byte(`"s"`)) },
-	Identify:  fakeIdentify,
-	New:       func(s watchers.Source) watchers.Parser { return &fakeParser{src: s} },
-	Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
-		p := &fakeParser{src: s}
-		return p, json.Unmarshal(st, p)
-	},
+var fakeAgent = fakeAgentNamed("claude")
+
+func fakeAgentNamed(name string) agents.Agent {
+	return agents.Agent{
+		Name: name, Tool: name,
+		LooksLike: func(b []byte) bool { return bytes.Contains(b, []byte(`"s"`)) },
+		Identify:  fakeIdentify,
+		New:       func(s watchers.Source) watchers.Parser { return &fakeParser{src: s} },
+		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
+			p := &fakeParser{src: s}
+			return p, json.Unmarshal(st, p)
+		},
+	}
 }
 
 // fakeMapper writes the events as JSON lines (deterministic, not gzipped:

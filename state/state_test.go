@@ -227,3 +227,40 @@ func TestNewerSchemaIsRefusedNotDiscarded(t *testing.T) {
 		t.Fatal("a newer database was moved aside")
 	}
 }
+
+// Batches of several sources, and several batches of one source, commit
+// together or not at all.
+func TestCommitAll(t *testing.T) {
+	d, _ := openTemp(t)
+	a := &Source{ID: 1, Session: "claude/a", Offset: 10}
+	b := &Source{ID: 2, Session: "claude/b", Offset: 20}
+	ev := []event.Event{{Kind: event.KindUser}}
+	if err := d.CommitAll([]Batch{
+		{Source: a, Seq: 0, Events: ev},
+		{Source: a, Seq: 1, Events: ev, Carry: []byte("a"), SetCarry: true},
+		{Source: b, Seq: 0, Events: ev, Sessions: []*Session{{Key: "claude/b", Gen: 4}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	d.Events("claude/a", func(_ uint64, e []event.Event) error { n += len(e); return nil })
+	if n != 2 {
+		t.Fatalf("%d events of a, want 2", n)
+	}
+	bad := &Source{ID: 3, Session: ""}
+	a.Offset = 99
+	if err := d.CommitAll([]Batch{{Source: a, Seq: 2, Events: ev}, {Source: bad, Events: ev}}); err == nil {
+		t.Fatal("a group with a bad batch committed")
+	}
+	srcs, _, _ := d.Load()
+	for _, s := range srcs {
+		if s.ID == 1 && s.Offset != 10 {
+			t.Fatalf("offset %d from a failed group", s.Offset)
+		}
+	}
+	n = 0
+	d.Events("claude/a", func(_ uint64, e []event.Event) error { n += len(e); return nil })
+	if n != 2 {
+		t.Fatalf("%d events of a after a failed group, want 2", n)
+	}
+}

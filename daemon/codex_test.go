@@ -1,0 +1,95 @@
+package daemon
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/agentmap/agentmap/state/mapstore"
+	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/agents"
+)
+
+func codexRig(t *testing.T) (*rig, string) {
+	r := newRig(t)
+	r.root = watchers.Root{Agent: "codex", Layout: watchers.LayoutCodex, Dir: filepath.Join(r.home, ".codex")}
+	dir := filepath.Join(r.root.Dir, "sessions", "2026", "05", "01")
+	os.MkdirAll(dir, 0o700)
+	return r, dir
+}
+
+func (r *rig) codexOnce() {
+	r.t.Helper()
+	o := r.opts(true)
+	o.Agents = []agents.Agent{fakeAgentNamed("codex")}
+	if err := New(o).Run(t0ctx()); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *rig) codexMap(id string) string {
+	b, _ := r.store.Read(mapstore.RelPath("codex", id, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)))
+	return string(b)
+}
+
+// A child rollout is a map of its own and a lane of its parent's map, and
+// the parent is written again when the child grows.
+func TestChildRolloutIsAlsoALane(t *testing.T) {
+	r, dir := codexRig(t)
+	child := `{"s":"c","k":"user","p":"p"}` + "\n"
+	os.WriteFile(filepath.Join(dir, "rollout-1-p.jsonl"), []byte(line("p", "user")+line("p", "call")), 0o600)
+	os.WriteFile(filepath.Join(dir, "rollout-2-c.jsonl"), []byte(child+line("c", "llm")), 0o600)
+	r.codexOnce()
+	if got, want := r.codexMap("c"), " session 1\n user 1\n llm 2\n"; got != want {
+		t.Fatalf("child map:\n%s\nwant:\n%s", got, want)
+	}
+	want := " session 1\n user 1\n call 2\nsa-c user 1\nsa-c llm 2\n"
+	if got := r.codexMap("p"); got != want {
+		t.Fatalf("parent map:\n%s\nwant:\n%s", got, want)
+	}
+	f, _ := os.OpenFile(filepath.Join(dir, "rollout-2-c.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(line("c", "result"))
+	f.Close()
+	r.codexOnce()
+	if got := r.codexMap("p"); got != want+"sa-c result 3\n" {
+		t.Fatalf("parent map after the child grew:\n%s", got)
+	}
+}
+
+// A rollout compressed in place (.jsonl replaced by .jsonl.zst) keeps its
+// events once, and a .zst beside its plain file is not read twice.
+func TestCompressedRollout(t *testing.T) {
+	r, dir := codexRig(t)
+	plain := filepath.Join(dir, "rollout-3-z.jsonl")
+	content := []byte(line("z", "user") + line("z", "llm") + line("z", "turn_end"))
+	os.WriteFile(plain, content, 0o600)
+	r.codexOnce()
+	want := " session 1\n user 1\n llm 2\n turn_end 3\n"
+	if got := r.codexMap("z"); got != want {
+		t.Fatalf("plain:\n%s", got)
+	}
+	var zbuf bytes.Buffer
+	enc, _ := zstd.NewWriter(&zbuf)
+	enc.Write(content)
+	enc.Close()
+	os.WriteFile(plain+".zst", zbuf.Bytes(), 0o600)
+	r.codexOnce()
+	if got := r.codexMap("z"); got != want {
+		t.Fatalf("plain beside its .zst:\n%s", got)
+	}
+	os.Remove(plain)
+	r.codexOnce()
+	if got := r.codexMap("z"); got != want {
+		t.Fatalf("after compression:\n%s", got)
+	}
+	db := openState(t, r)
+	defer db.Close()
+	srcs, _, _ := db.Load()
+	if len(srcs) != 1 || srcs[0].Form != watchers.FormWhole {
+		t.Fatalf("sources after compression: %+v", srcs)
+	}
+}
