@@ -109,10 +109,10 @@ func (in input) str(key string) string {
 }
 
 // keptKeys are the input keys any source reads: paths, the shell command
-// and its working directory, a URL, the subagent type.
+// and its working directory, a URL, the subagent type, the skill name.
 var keptKeys = func() map[string]bool {
 	m := map[string]bool{"command": true, "working_directory": true, "url": true,
-		"subagent_type": true, "subagentType": true}
+		"subagent_type": true, "subagentType": true, "skill": true}
 	for _, k := range pathKeys {
 		m[k] = true
 	}
@@ -243,6 +243,13 @@ func buildCall(s callSpec, paths *redact.Paths, t int64, agent string, out []eve
 			}
 			if st := in.str("subagentType"); st != "" {
 				c.SubagentType = st
+				break
+			}
+		}
+	case "skill":
+		for _, in := range s.inputs {
+			if sk := in.str("skill"); sk != "" {
+				c.Skill = sk
 				break
 			}
 		}

@@ -250,3 +250,15 @@ func TestBubbleEdgeCases(t *testing.T) {
 		t.Error("a conversation without messages was kept")
 	}
 }
+
+func TestSkillCall(t *testing.T) {
+	p := NewParser(watchersSource("x.jsonl"))
+	evs, err := p.Line([]byte(`{"role":"assistant","message":{"content":[{"type":"tool_use","name":"Skill","input":{"skill":"review-loop","args":"CANARY"}}]}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := evs[len(evs)-1].Call
+	if c == nil || c.Kind != "skill" || c.Skill != "review-loop" {
+		t.Errorf("skill call %+v", c)
+	}
+}
