@@ -13,8 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/cursor")
@@ -668,5 +670,70 @@ func TestGlobalComposerWorkspace(t *testing.T) {
 	// stays unknown.
 	if got := repos["c0ffee00-0000-4000-8000-000000000002"]; len(got) != 0 {
 		t.Errorf("subagent composer repos %v", got)
+	}
+}
+
+// TestDaemonEquivalence: the map of a transcript read in chunks, with the
+// parser restored from its carry-state between chunks and the file's end
+// time growing as the daemon would see it, is byte-identical to the map
+// of one pass over the complete file (with its subagent lane).
+func TestDaemonEquivalence(t *testing.T) {
+	main := bytes.Split(readFixture(t, "transcript.jsonl"), []byte("\n"))
+	sub := bytes.Split(readFixture(t, "subagent.jsonl"), []byte("\n"))
+	mainPath, subPath := transcriptPath(false), transcriptPath(true)
+	srcMain, _ := Identify(mainPath, nil)
+	srcSub, _ := Identify(subPath, nil)
+
+	whole := func(src watchers.Source, path string, lines [][]byte) []event.Event {
+		p := NewParser(src)
+		p.SetFile(path, fixtureStartMs, fixtureEndMs)
+		var evs []event.Event
+		for _, l := range lines {
+			evs, _ = p.Line(l, evs)
+		}
+		return evs
+	}
+	chunked := func(src watchers.Source, path string, lines [][]byte) []event.Event {
+		var evs []event.Event
+		var state []byte
+		for i := 0; i < len(lines); i += 4 {
+			p, err := Restore(src, state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			end := fixtureStartMs + int64(i)*1000
+			if i+4 >= len(lines) {
+				end = fixtureEndMs
+			}
+			p.SetFile(path, fixtureStartMs, end)
+			for _, l := range lines[i:min(i+4, len(lines))] {
+				evs, _ = p.Line(l, evs)
+			}
+			state, _ = p.State()
+		}
+		return evs
+	}
+	build := func(evs []event.Event) []byte {
+		m, err := builder.Build(evs, builder.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := m.Canonical()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	a := build(append(whole(srcMain, mainPath, main), whole(srcSub, subPath, sub)...))
+	b := build(append(chunked(srcSub, subPath, sub), chunked(srcMain, mainPath, main)...))
+	if !bytes.Equal(a, b) {
+		t.Errorf("maps differ:\n%s\n%s", a, b)
+	}
+	noCanary(t, "map", a)
+	if os.Getenv("CURSOR_SHOW_MAP") != "" {
+		t.Logf("%s", a)
+	}
+	if !bytes.Contains(a, []byte(`"startedAt":"2026-03-01T`)) {
+		t.Errorf("map without the file's start time: %.300s", a)
 	}
 }
