@@ -12,9 +12,14 @@ import (
 
 // message is the part of an assistant or user message the parser reads.
 type message struct {
-	ID         string          `json:"id"`
-	Model      string          `json:"model"`
-	Content    json.RawMessage `json:"content"`
+	ID    string `json:"id"`
+	Model string `json:"model"`
+	// Blocks is the content when it is an array of blocks, decoded with the
+	// line in one pass. Text is the content when it is one string; the
+	// decoder cannot put a string into Blocks, so Line fills Text with a
+	// second, small decode (see textContent).
+	Blocks     []block         `json:"content"`
+	Text       json.RawMessage `json:"-"`
 	StopReason json.RawMessage `json:"stop_reason"`
 	Usage      *usage          `json:"usage"`
 }
@@ -58,11 +63,7 @@ func (p *Parser) assistant(env *envelope, out []event.Event) []event.Event {
 	if msg.Model == syntheticModel || boolean(env.IsAPIError) {
 		return p.apiErrorLine(env, msg, out)
 	}
-	var blocks []block
-	if isArray(msg.Content) {
-		// The line is valid JSON and decode forgives types: no error here.
-		_ = decode(msg.Content, &blocks)
-	}
+	blocks := msg.Blocks
 
 	l := &event.LLM{MsgID: ident(msg.ID), Stop: ident(str(msg.StopReason))}
 	if l.MsgID != "" && ident(env.RequestID) != "" {
@@ -81,8 +82,8 @@ func (p *Parser) assistant(env *envelope, out []event.Event) []event.Event {
 			l.LatencyMs = p.st.T - p.st.InputT
 		}
 	}
-	if isString(msg.Content) {
-		_, l.TextChars, _ = stringLen(msg.Content)
+	if msg.Text != nil {
+		_, l.TextChars, _ = stringLen(msg.Text)
 	}
 	var calls []event.Event
 	for i := range blocks {
@@ -121,7 +122,7 @@ func (p *Parser) apiErrorLine(env *envelope, msg *message, out []event.Event) []
 	if s := integer(env.APIErrorStatus); s > 0 {
 		sig = append(sig, strconv.FormatInt(s, 10))
 	}
-	hints := apiErrorHints(msg.Content)
+	hints := apiErrorHints(msg.Blocks)
 	for _, h := range hints {
 		if h == usageLimit {
 			sig = nil
@@ -137,11 +138,7 @@ const usageLimit = "usage limit"
 
 // apiErrorHints reads the text of a synthetic error message and returns
 // only fixed words: its HTTP status and whether it is a usage limit.
-func apiErrorHints(content json.RawMessage) []string {
-	var blocks []block
-	if json.Unmarshal(content, &blocks) != nil {
-		return nil
-	}
+func apiErrorHints(blocks []block) []string {
 	var hints []string
 	for _, b := range blocks {
 		if b.Type != "text" {

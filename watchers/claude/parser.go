@@ -95,6 +95,9 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 	if err := decode(line, &env); err != nil {
 		return out, p.decodeError("line", err)
 	}
+	if env.Message != nil && env.Message.Blocks == nil {
+		env.Message.Text = textContent(line)
+	}
 	if env.Type == "" {
 		return out, fmt.Errorf("claude: line %d: no record type", p.st.Line)
 	}
@@ -224,6 +227,20 @@ func (p *Parser) sessionID(lineID string) string {
 		return lineID
 	}
 	return p.st.Session
+}
+
+// textContent returns message.content when it is a string (a typed
+// prompt, a compaction summary, an old-style reply), else nil.
+func textContent(line []byte) json.RawMessage {
+	var v struct {
+		Message struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	if decode(line, &v) != nil || !isString(v.Message.Content) {
+		return nil
+	}
+	return v.Message.Content
 }
 
 // decode unmarshals leniently: a value of an unexpected type (logs drift)

@@ -40,14 +40,10 @@ func (p *Parser) user(env *envelope, out []event.Event) []event.Event {
 	notPrompt := boolean(env.IsMeta) || boolean(env.IsCompactSummary) || boolean(env.TranscriptOnly) ||
 		!humanOrigin(env) || p.src.Lane != "" // a subagent's prompts come from its parent
 
-	if isString(msg.Content) {
-		return p.promptText(msg.Content, notPrompt, out)
+	if msg.Text != nil {
+		return p.promptText(msg.Text, notPrompt, out)
 	}
-	if !isArray(msg.Content) {
-		return out
-	}
-	var blocks []block
-	_ = decode(msg.Content, &blocks) // valid JSON, types forgiven: no error
+	blocks := msg.Blocks
 	results := 0
 	for i := range blocks {
 		if blocks[i].Type == "tool_result" {
