@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	fa "github.com/agentmap/agentmap/e2e/fakeanthropic"
@@ -81,7 +80,8 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 		reply(2, m.edit("notes.txt", "draft", "ready")),
 		reply(3, text("again"), m.bash("npm test", "verify", 0)),
 		reply(4, agentCall(m, canary+"-subagent description", "[[script:csub]] "+canary+"-subagent prompt")),
-		reply(5, m.bash("cat "+canary+"-missing.txt", "exec", 1), m.bash("git status --short", "exec", 0)),
+		reply(5, m.bash("cat "+canary+"-missing.txt", "exec", 1), m.bash("git status --short", "exec", 0),
+			m.bash("seq 1 150000", "exec", 0)), // big enough to go to tool-results/
 		reply(6, text("done")),
 	}
 	scripts["cmain"][1].FailFirst = 529
@@ -129,20 +129,18 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 		"IS_SANDBOX=1",
 	}
 	common := []string{"--output-format", "stream-json", "--verbose", "--model", claudeModel, "--dangerously-skip-permissions"}
-	w.client(t, "claude-main", env, append([]string{"claude", "-p", "[[script:cmain]] " + canary + "-prompt one",
+	w.client(t, w.repo, "claude-main", env, append([]string{"claude", "-p", "[[script:cmain]] " + canary + "-prompt one",
 		"--session-id", claudeMainID}, common...)...)
-	w.client(t, "claude-resume", env, append([]string{"claude", "-p", "[[script:cresume]] " + canary + "-prompt two",
+	w.client(t, w.repo, "claude-resume", env, append([]string{"claude", "-p", "[[script:cresume]] " + canary + "-prompt two",
 		"--resume", claudeMainID}, common...)...)
-	w.client(t, "claude-long", env, append([]string{"claude", "-p", "[[script:clong]] " + canary + "-prompt long",
+	w.client(t, w.repo, "claude-long", env, append([]string{"claude", "-p", "[[script:clong]] " + canary + "-prompt long",
 		"--session-id", claudeLongID}, common...)...)
 	t.Logf("claude: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())
 	return run
 }
 
 func agentCall(c cscript, desc, prompt string) fa.Block {
-	c.e.call("Agent", "subagent")
+	c.e.calls["subagent"]++ // a subagent event names no tool
 	return fa.Block{Tool: "Agent", Input: map[string]any{
 		"description": desc, "prompt": prompt, "subagent_type": "general-purpose"}}
 }
-
-var _ = strconv.Itoa

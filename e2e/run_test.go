@@ -14,12 +14,12 @@ import (
 // client runs one client command in the world and returns its stdout. A
 // failing client fails the test with the tail of its output; its output is
 // kept in the world for a look afterwards.
-func (w *world) client(t *testing.T, name string, env []string, args ...string) []byte {
+func (w *world) client(t *testing.T, dir, name string, env []string, args ...string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(w.bin, args[0]), args[1:]...)
-	cmd.Dir = w.repo
+	cmd.Dir = dir
 	cmd.Env = append(append([]string(nil), w.env...), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -19,7 +19,8 @@ const canary = "zqcanary"
 type world struct {
 	root   string // everything lives below
 	home   string
-	repo   string
+	repo   string // the Claude Code project
+	xrepo  string // the Codex project
 	claude string // CLAUDE_CONFIG_DIR
 	codex  string // CODEX_HOME
 	data   string // agentmap --data-dir
@@ -46,15 +47,16 @@ func newWorld(t *testing.T, bin string) *world {
 		t.Logf("world kept in %s", root)
 	}
 	w := &world{
-		root: root,
-		home: filepath.Join(root, "home"),
-		repo: filepath.Join(root, "home", "src", "demo"),
-		data: filepath.Join(root, "agentmap"),
-		bin:  bin,
+		root:  root,
+		home:  filepath.Join(root, "home"),
+		repo:  filepath.Join(root, "home", "src", "claude-demo"),
+		xrepo: filepath.Join(root, "home", "src", "codex-demo"),
+		data:  filepath.Join(root, "agentmap"),
+		bin:   bin,
 	}
 	w.claude = filepath.Join(w.home, ".claude")
 	w.codex = filepath.Join(w.home, ".codex")
-	for _, d := range []string{w.repo, w.claude, w.codex, w.data} {
+	for _, d := range []string{w.repo, w.xrepo, w.claude, w.codex, w.data} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -76,13 +78,14 @@ func newWorld(t *testing.T, bin string) *world {
 	if err := os.MkdirAll(filepath.Join(root, "tmp"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	w.seedRepo(t)
+	w.seedRepo(t, w.repo)
+	w.seedRepo(t, w.xrepo)
 	return w
 }
 
 // seedRepo writes a small project whose test fails until notes.txt says
 // "ready", and commits it.
-func (w *world) seedRepo(t *testing.T) {
+func (w *world) seedRepo(t *testing.T, repo string) {
 	t.Helper()
 	files := map[string]string{
 		"README.md":    "# demo\n\n" + canary + "-readme: a project for the end-to-end suite.\n",
@@ -97,7 +100,7 @@ func (w *world) seedRepo(t *testing.T) {
 		files[filepath.Join("lib", fmt.Sprintf("part%02d.txt", i))] = canary + "-part " + strconv.Itoa(i) + "\n"
 	}
 	for name, body := range files {
-		p := filepath.Join(w.repo, name)
+		p := filepath.Join(repo, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +117,7 @@ func (w *world) seedRepo(t *testing.T) {
 		{"commit", "-q", "-m", "seed"},
 	} {
 		cmd := exec.Command("git", args...)
-		cmd.Dir = w.repo
+		cmd.Dir = repo
 		cmd.Env = w.env
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)

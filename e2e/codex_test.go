@@ -1,0 +1,152 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	fo "github.com/agentmap/agentmap/e2e/fakeopenai"
+)
+
+// codexModel is a model Codex has metadata for: unknown names get a
+// reduced tool set without apply_patch.
+const codexModel = "gpt-5.5"
+
+// xscript writes a Codex script and what it should leave in the map.
+type xscript struct{ e *expect }
+
+func (x xscript) exec(cmd, kind string, exit int) fo.Item {
+	x.e.call("exec_command", kind)
+	if exit != 0 {
+		x.e.exits = append(x.e.exits, exit)
+	}
+	return fo.Item{Function: "exec_command", Args: map[string]any{"cmd": cmd, "yield_time_ms": 10000}}
+}
+
+func (x xscript) plan(status ...string) fo.Item {
+	x.e.call("update_plan", "tool")
+	var steps []any
+	for i, s := range status {
+		steps = append(steps, map[string]any{"step": fmt.Sprintf("%s-step %d", canary, i), "status": s})
+	}
+	return fo.Item{Function: "update_plan", Args: map[string]any{"explanation": canary + "-plan", "plan": steps}}
+}
+
+// patch applies a patch that creates, modifies and deletes files.
+func (x xscript) patch(body string, files ...string) fo.Item {
+	x.e.call("apply_patch", "edit", files...)
+	return fo.Item{Custom: "apply_patch", Input: body}
+}
+
+func xreply(step int, items ...fo.Item) fo.Reply {
+	return fo.Reply{Items: items, Usage: fo.Usage{
+		Input: int64(3000 + 100*step), Cached: int64(2000 + 100*step), Output: int64(60 + step), Reasoning: int64(step),
+	}}
+}
+
+func xtext(s string) fo.Item { return fo.Item{Text: canary + "-" + s} }
+
+type codexRun struct {
+	srv                      *fo.Server
+	mainID, longID           string
+	main, long               *expect
+	mainScripts, longScripts []string
+}
+
+func writeCodexConfig(t *testing.T, w *world, url string) {
+	cfg := `model = "` + codexModel + `"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake"
+base_url = "` + url + `/v1"
+wire_api = "responses"
+env_key = "FAKE_OPENAI_API_KEY"
+request_max_retries = 1
+stream_max_retries = 1
+
+[tools.update_plan]
+enabled = true
+
+[analytics]
+enabled = false
+`
+	if err := os.WriteFile(filepath.Join(w.codex, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runCodex(t *testing.T, w *world) *codexRun {
+	run := &codexRun{main: newExpect(), long: newExpect(),
+		mainScripts: []string{"xmain", "xresume"}, longScripts: []string{"xlong"}}
+	m := xscript{run.main}
+	scripts := map[string][]fo.Reply{}
+	scripts["xmain"] = []fo.Reply{
+		xreply(0, fo.Item{Reasoning: canary + "-reasoning"}, xtext("plan"),
+			m.exec("npm test -- --"+canary+"-flag", "verify", 1), m.exec("cat README.md", "exec", 0)),
+		xreply(1, m.plan("in_progress", "pending")),
+		xreply(2, m.patch("*** Begin Patch\n*** Add File: notes.txt\n+"+canary+"-notes ready\n"+
+			"*** Update File: src/app.js\n@@\n-module.exports = { answer: 41 };\n+module.exports = { answer: 42 };\n"+
+			"*** Delete File: lib/part11.txt\n*** End Patch\n", "notes.txt", "src/app.js", "lib/part11.txt")),
+		xreply(3, xtext("again"), m.exec("npm test", "verify", 0)),
+		xreply(4, m.exec("ls "+canary+"-missing", "exec", 2), m.exec("git status --short", "exec", 0)),
+		xreply(5, xtext("done")),
+	}
+	scripts["xresume"] = []fo.Reply{
+		xreply(0, m.exec("git diff --stat", "exec", 0), m.plan("completed", "completed")),
+		xreply(1, xtext("resumed")),
+	}
+	run.main.userTurns = 2
+
+	l := xscript{run.long}
+	var long []fo.Reply
+	for step := 0; step < 25; step++ {
+		var items []fo.Item
+		for i := 0; i < 8; i++ {
+			items = append(items, l.exec(fmt.Sprintf("test -f lib/part%02d.txt", (step*8+i)%11), "exec", 0))
+		}
+		long = append(long, xreply(step, items...))
+	}
+	long = append(long, xreply(25, xtext("long done")))
+	scripts["xlong"] = long
+	run.long.userTurns = 1
+
+	srv := fo.New(scripts)
+	run.srv = srv
+	url := serve(t, "openai", srv)
+	writeCodexConfig(t, w, url)
+	env := []string{"FAKE_OPENAI_API_KEY=sk-fake-openai", "RUST_LOG=warn"}
+	common := []string{"--json", "--skip-git-repo-check"}
+	out := w.client(t, w.xrepo, "codex-main", env, append([]string{"codex", "exec"}, append(common, "[[script:xmain]] "+canary+"-prompt one")...)...)
+	run.mainID = threadID(t, out)
+	w.client(t, w.xrepo, "codex-resume", env, append([]string{"codex", "exec", "resume"}, append(common, run.mainID, "[[script:xresume]] "+canary+"-prompt two")...)...)
+	out = w.client(t, w.xrepo, "codex-long", env, append([]string{"codex", "exec"}, append(common, "[[script:xlong]] "+canary+"-prompt long")...)...)
+	run.longID = threadID(t, out)
+	t.Logf("codex: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())
+	return run
+}
+
+// threadID reads the thread id from `codex exec --json` output.
+func threadID(t *testing.T, out []byte) string {
+	t.Helper()
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var ev struct {
+			Type     string `json:"type"`
+			ThreadID string `json:"thread_id"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.ThreadID != "" {
+			return ev.ThreadID
+		}
+	}
+	t.Fatalf("codex exec --json printed no thread id")
+	return ""
+}

@@ -1,0 +1,234 @@
+// Package fakeopenai is a scripted stand-in for the OpenAI Responses API
+// (streaming), enough for the Codex CLI to run a session against
+// 127.0.0.1.
+//
+// As in fakeanthropic, a request finds its script by a marker in the last
+// user message ("[[script:NAME]]") and its step by the call ids of the
+// tool outputs it carries, which encode script and step. The server keeps
+// no conversation state, so resumed threads find their place.
+package fakeopenai
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Item is one output item of a scripted response.
+type Item struct {
+	Reasoning string
+	Text      string
+	// Function and Args make a function_call (Args is marshalled to the
+	// JSON string the API sends).
+	Function string
+	Args     map[string]any
+	// Custom and Input make a custom_tool_call (freeform input, such as
+	// apply_patch's patch).
+	Custom string
+	Input  string
+}
+
+// Usage is what the server reports for a response. Input includes the
+// cached tokens and Output the reasoning tokens, as the API counts them.
+type Usage struct {
+	Input, Cached, Output, Reasoning int64
+}
+
+// Total is every token counted once.
+func (u Usage) Total() int64 { return u.Input + u.Output }
+
+// Reply is one scripted response.
+type Reply struct {
+	Items []Item
+	Usage Usage
+}
+
+// Served records one answered request of a script.
+type Served struct {
+	Script string
+	Step   int
+	Model  string
+	Usage  Usage
+	Tools  []string
+}
+
+// Server answers /v1/responses from Scripts.
+type Server struct {
+	Scripts map[string][]Reply
+
+	mu         sync.Mutex
+	served     []Served
+	unscripted int
+	offered    []string
+	n          int
+}
+
+// New returns a server for the scripts.
+func New(scripts map[string][]Reply) *Server { return &Server{Scripts: scripts} }
+
+// Served returns the answered scripted requests in order.
+func (s *Server) Served() []Served {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Served(nil), s.served...)
+}
+
+// Unscripted is the number of requests that carried no marker.
+func (s *Server) Unscripted() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unscripted
+}
+
+// Offered returns the tool names offered by the last scripted request.
+func (s *Server) Offered() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.offered...)
+}
+
+// CallID is the call id of call n of a script's step.
+func CallID(script string, step, n int) string {
+	return fmt.Sprintf("call_%s_%d_%d", strings.ReplaceAll(script, "-", ""), step, n)
+}
+
+var marker = regexp.MustCompile(`\[\[script:([a-z0-9-]+)\]\]`)
+
+type request struct {
+	Model  string            `json:"model"`
+	Stream bool              `json:"stream"`
+	Input  []json.RawMessage `json:"input"`
+	Tools  []struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	} `json:"tools"`
+}
+
+type inputItem struct {
+	Type    string `json:"type"`
+	Role    string `json:"role"`
+	CallID  string `json:"call_id"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+func (s *Server) route(req *request) (string, int, bool) {
+	for i := len(req.Input) - 1; i >= 0; i-- {
+		var it inputItem
+		if json.Unmarshal(req.Input[i], &it) != nil {
+			continue
+		}
+		switch it.Type {
+		case "function_call_output", "custom_tool_call_output":
+			if name, step, ok := s.parseID(it.CallID); ok {
+				return name, step + 1, true
+			}
+		case "message", "":
+			if it.Role != "user" {
+				continue
+			}
+			for _, c := range it.Content {
+				if sm := marker.FindAllStringSubmatch(c.Text, -1); sm != nil {
+					return sm[len(sm)-1][1], 0, true
+				}
+			}
+		}
+	}
+	return "", 0, false
+}
+
+func (s *Server) parseID(id string) (string, int, bool) {
+	parts := strings.Split(strings.TrimPrefix(id, "call_"), "_")
+	if len(parts) != 3 {
+		return "", 0, false
+	}
+	step, err := strconv.Atoi(parts[1])
+	if err != nil {
+		return "", 0, false
+	}
+	for name := range s.Scripts {
+		if strings.ReplaceAll(name, "-", "") == parts[0] {
+			return name, step, true
+		}
+	}
+	return "", 0, false
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models"):
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"object":"list","data":[],"models":[]}`)
+		return
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/responses"):
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	var req request
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"error":{"message":"bad json","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
+	name, step, ok := s.route(&req)
+	var reply Reply
+	s.mu.Lock()
+	if ok && step < len(s.Scripts[name]) {
+		reply = s.Scripts[name][step]
+		var tools []string
+		for _, it := range reply.Items {
+			if it.Function != "" {
+				tools = append(tools, it.Function)
+			} else if it.Custom != "" {
+				tools = append(tools, it.Custom)
+			}
+		}
+		s.offered = s.offered[:0]
+		for _, t := range req.Tools {
+			n := t.Name
+			if n == "" {
+				n = t.Type
+			}
+			s.offered = append(s.offered, n)
+		}
+		s.served = append(s.served, Served{Script: name, Step: step, Model: req.Model, Usage: reply.Usage, Tools: tools})
+	} else {
+		s.unscripted++
+		reply = Reply{Items: []Item{{Text: "Done."}}, Usage: Usage{Input: 10, Output: 2}}
+	}
+	s.n++
+	respID := fmt.Sprintf("resp_fake%06d", s.n)
+	s.mu.Unlock()
+
+	items := make([]map[string]any, 0, len(reply.Items))
+	calls := 0
+	for i, it := range reply.Items {
+		id := fmt.Sprintf("%s_%d", respID, i)
+		switch {
+		case it.Function != "":
+			args, _ := json.Marshal(it.Args)
+			items = append(items, map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
+				"name": it.Function, "arguments": string(args), "call_id": CallID(name, step, calls)})
+			calls++
+		case it.Custom != "":
+			items = append(items, map[string]any{"type": "custom_tool_call", "id": "ctc_" + id, "status": "completed",
+				"name": it.Custom, "input": it.Input, "call_id": CallID(name, step, calls)})
+			calls++
+		case it.Reasoning != "":
+			items = append(items, map[string]any{"type": "reasoning", "id": "rs_" + id,
+				"summary": []any{map[string]any{"type": "summary_text", "text": it.Reasoning}}})
+		default:
+			items = append(items, map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "completed",
+				"content": []any{map[string]any{"type": "output_text", "text": it.Text, "annotations": []any{}}}})
+		}
+	}
+	writeStream(w, respID, req.Model, items, reply.Usage)
+}
