@@ -38,7 +38,8 @@
 //
 // User prompts: Cursor wraps the typed text in <user_query> and adds
 // context of its own around it (attached files, external links, skills);
-// chars and urls measure the typed part only. Images count image blocks
+// chars and urls measure the typed part only. A message made only of such
+// tagged blocks, with no query, is context and not a prompt. Images count image blocks
 // (transcripts, store.db) or a bubble's images (state.vscdb).
 //
 // state.vscdb: one Conversation per composer with a user or assistant

@@ -35,5 +35,38 @@ func promptShape(text string) (chars, urls int) {
 		return chars, urls
 	}
 	text = strings.TrimSpace(text)
+	if onlyTagged(text) {
+		// Context Cursor injected by itself (<user_info>, <rules>, …)
+		// with no typed query: not a prompt.
+		return 0, 0
+	}
 	return utf8.RuneCountInString(text), redact.CountURLs(text)
+}
+
+// onlyTagged reports whether text is nothing but a sequence of
+// <name>…</name> blocks.
+func onlyTagged(text string) bool {
+	if !strings.HasPrefix(text, "<") {
+		return false
+	}
+	for text != "" {
+		if text[0] != '<' {
+			return false
+		}
+		end := strings.IndexByte(text, '>')
+		if end < 2 {
+			return false
+		}
+		name := text[1:end]
+		if strings.ContainsAny(name, " /\t\n\"'=") {
+			return false
+		}
+		closing := "</" + name + ">"
+		j := strings.Index(text, closing)
+		if j < 0 {
+			return false
+		}
+		text = strings.TrimSpace(text[j+len(closing):])
+	}
+	return true
 }

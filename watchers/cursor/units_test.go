@@ -88,6 +88,10 @@ func TestPromptShape(t *testing.T) {
 		{"<user_query>a</user_query><user_query>bc</user_query>", 3, 0},
 		{"<user_query>unterminated", 12, 0},
 		{"<user_query>日本語</user_query>", 3, 0},
+		{"<user_info>\nOS: linux https://x.example\n</user_info>\n<rules>r</rules>", 0, 0},
+		{"<b>bold</b> and more", 20, 0},
+		{"<not closed", 11, 0},
+		{"<a href=x>link</a>", 18, 0},
 	}
 	for _, tt := range tests {
 		c, u := promptShape(tt.text)
