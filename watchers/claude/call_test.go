@@ -27,9 +27,13 @@ func TestExitCode(t *testing.T) {
 		{"no structured result", false, "ok", nil, -1},
 	}
 	for _, tt := range tests {
-		var tur toolUseResult
-		_ = json.Unmarshal(tt.tur, &tur)
-		got := exitCode(tt.failed, tt.text, &tur, tt.tur)
+		var st structured
+		if tt.tur != nil {
+			if err := json.Unmarshal(tt.tur, &st); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := exitCode(tt.failed, tt.text, st.obj)
 		switch {
 		case tt.want < 0 && got != nil:
 			t.Errorf("%s: exit %d, want none", tt.name, *got)

@@ -63,7 +63,7 @@ type envelope struct {
 	TranscriptOnly   json.RawMessage `json:"isVisibleInTranscriptOnly"`
 	Origin           json.RawMessage `json:"origin"`
 	PromptSource     json.RawMessage `json:"promptSource"`
-	ToolUseResult    json.RawMessage `json:"toolUseResult"`
+	ToolUseResult    structured      `json:"toolUseResult"`
 	IsAPIError       json.RawMessage `json:"isApiErrorMessage"`
 	Error            json.RawMessage `json:"error"`
 	APIErrorStatus   json.RawMessage `json:"apiErrorStatus"`

@@ -31,6 +31,29 @@ type toolUseResult struct {
 	} `json:"gitOperation"`
 }
 
+// structured holds a line's toolUseResult: decoded when it is an object
+// that may hold a key the parser reads, kept raw when it is a string (the
+// text of a failure).
+type structured struct {
+	obj  *toolUseResult
+	text json.RawMessage
+}
+
+func (s *structured) UnmarshalJSON(b []byte) error {
+	switch {
+	case isObject(b):
+		s.obj = &toolUseResult{}
+		// Most large results (file reads and edits with their contents)
+		// hold no key the parser reads and are not decoded again.
+		if mayHoldMetadata(b) {
+			return decode(b, s.obj)
+		}
+	case isString(b):
+		s.text = bytes.Clone(b)
+	}
+	return nil
+}
+
 func (p *Parser) user(env *envelope, out []event.Event) []event.Event {
 	var msg message
 	if env.Message != nil {
@@ -56,7 +79,7 @@ func (p *Parser) user(env *envelope, out []event.Event) []event.Event {
 		b := &blocks[i]
 		switch b.Type {
 		case "tool_result":
-			var tur json.RawMessage
+			var tur structured
 			if results == 1 { // the structured result belongs to the line's only result
 				tur = env.ToolUseResult
 			}
@@ -248,14 +271,14 @@ func between(s, open, close string) string {
 }
 
 // result turns a tool_result block into a result record.
-func (p *Parser) result(b *block, turRaw json.RawMessage) event.Event {
+func (p *Parser) result(b *block, st structured) event.Event {
 	pc, _ := p.st.takeCall(b.ToolUseID)
 	r := &event.Result{CallID: ident(b.ToolUseID), Err: boolean(b.IsError)}
 	r.OutBytes = contentBytes(b.Content)
 
 	var tur toolUseResult
-	if isObject(turRaw) && mayHoldMetadata(turRaw) {
-		_ = decode(turRaw, &tur) // a result of another shape only loses its metadata
+	if st.obj != nil {
+		tur = *st.obj
 	}
 	if n := integer(tur.PersistedOutputSize); n > 0 {
 		// The content holds a preview; the full output went to
@@ -280,8 +303,8 @@ func (p *Parser) result(b *block, turRaw json.RawMessage) event.Event {
 	var text string
 	if needText {
 		text = contentText(b.Content)
-		if text == "" && isString(turRaw) {
-			text = str(turRaw)
+		if text == "" {
+			text = str(st.text)
 		}
 	}
 	if r.Err {
@@ -291,7 +314,7 @@ func (p *Parser) result(b *block, turRaw json.RawMessage) event.Event {
 		}
 	}
 	if pc.Shell {
-		r.ExitCode = exitCode(r.Err, text, &tur, turRaw)
+		r.ExitCode = exitCode(r.Err, text, st.obj)
 		if !r.Err {
 			p.confirm(r, pc, text, &tur)
 		}
@@ -332,7 +355,7 @@ func errorClass(text string) string {
 
 // exitCode reads "Exit code N" from a failed shell result (no numeric field
 // exists); a completed, successful foreground command exited 0.
-func exitCode(failed bool, text string, tur *toolUseResult, turRaw json.RawMessage) *int {
+func exitCode(failed bool, text string, tur *toolUseResult) *int {
 	if failed {
 		for line := range strings.Lines(text) {
 			line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "Error:"))
@@ -344,7 +367,7 @@ func exitCode(failed bool, text string, tur *toolUseResult, turRaw json.RawMessa
 		}
 		return nil
 	}
-	if !isObject(turRaw) || boolean(tur.Interrupted) || len(bytes.TrimSpace(tur.BackgroundTaskID)) > 0 {
+	if tur == nil || boolean(tur.Interrupted) || len(bytes.TrimSpace(tur.BackgroundTaskID)) > 0 {
 		return nil
 	}
 	zero := 0
