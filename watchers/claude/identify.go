@@ -161,7 +161,7 @@ func ReadLaneMeta(path string) (LaneMeta, bool) {
 		ToolUseID json.RawMessage `json:"toolUseId"`
 		Model     json.RawMessage `json:"model"`
 	}
-	if json.Unmarshal(data, &m) != nil {
+	if decode(data, &m) != nil {
 		return LaneMeta{}, false
 	}
 	lm := LaneMeta{SubagentType: ident(str(m.AgentType)), LaunchCallID: ident(str(m.ToolUseID)), Model: ident(str(m.Model))}

@@ -24,7 +24,7 @@ func (p *Parser) system(env *envelope, out []event.Event) []event.Event {
 			DurationMs json.RawMessage `json:"durationMs"`
 		}
 		if isObject(env.CompactMetadata) {
-			_ = json.Unmarshal(env.CompactMetadata, &m)
+			_ = decode(env.CompactMetadata, &m)
 		}
 		trigger := str(m.Trigger)
 		if trigger != "auto" && trigger != "manual" {
@@ -82,7 +82,7 @@ func apiErrorSignature(env *envelope) string {
 		} `json:"cause"`
 	}
 	var sig []string
-	if isObject(env.Error) && json.Unmarshal(env.Error, &e) == nil {
+	if isObject(env.Error) && decode(env.Error, &e) == nil {
 		if s := integer(e.Status); s > 0 {
 			sig = append(sig, strconv.FormatInt(s, 10))
 		}
@@ -103,7 +103,7 @@ func apiErrorSignature(env *envelope) string {
 		var c struct {
 			Code json.RawMessage `json:"code"`
 		}
-		if json.Unmarshal(env.Cause, &c) == nil {
+		if decode(env.Cause, &c) == nil {
 			sig = append(sig, ident(str(c.Code)))
 		}
 	}
@@ -123,7 +123,7 @@ func (p *Parser) attachment(env *envelope, out []event.Event) []event.Event {
 		ToolUseID json.RawMessage `json:"toolUseID"`
 		ExitCode  json.RawMessage `json:"exitCode"`
 	}
-	if json.Unmarshal(env.Attachment, &a) != nil {
+	if decode(env.Attachment, &a) != nil {
 		return out
 	}
 	var class string

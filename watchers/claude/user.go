@@ -117,7 +117,7 @@ func humanOrigin(env *envelope) bool {
 		var o struct {
 			Kind string `json:"kind"`
 		}
-		if json.Unmarshal(env.Origin, &o) == nil && o.Kind != "" && o.Kind != "human" {
+		if decode(env.Origin, &o) == nil && o.Kind != "" && o.Kind != "human" {
 			return false
 		}
 	}
@@ -431,7 +431,7 @@ func contentBytes(raw json.RawMessage) int64 {
 		return 0
 	}
 	var blocks []block
-	if json.Unmarshal(raw, &blocks) != nil {
+	if decode(raw, &blocks) != nil {
 		return 0
 	}
 	var total int64
@@ -456,7 +456,7 @@ func contentText(raw json.RawMessage) string {
 		return str(raw)
 	}
 	var blocks []block
-	if !isArray(raw) || json.Unmarshal(raw, &blocks) != nil {
+	if !isArray(raw) || decode(raw, &blocks) != nil {
 		return ""
 	}
 	var sb strings.Builder
