@@ -1,0 +1,175 @@
+package export
+
+import (
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentmap/agentmap/export/mapfile"
+)
+
+// Selection picks maps: Since keeps sessions that started at or after it
+// (a map with no time is judged by its file's modification time); zero
+// keeps all.
+type Selection struct {
+	Since time.Time
+}
+
+func (s Selection) keep(d *mapfile.Doc, file string) bool {
+	if s.Since.IsZero() {
+		return true
+	}
+	if start, ok := d.Map.Start(); ok {
+		return !start.Before(s.Since)
+	}
+	fi, err := os.Stat(file)
+	return err == nil && !fi.ModTime().Before(s.Since)
+}
+
+// Write exports the map files in files to w, in order, one map in memory
+// at a time. A file that cannot be read as a map is passed to bad (with an
+// error that names the problem, never the content) and left out; gz
+// gzips the line formats' stream.
+func Write(w io.Writer, f Format, o Options, gz bool, sel Selection, files []string, bad func(file string, err error)) (Result, error) {
+	out := w
+	var zw *gzip.Writer
+	if gz && f != Bundle {
+		zw = gzip.NewWriter(w)
+		out = zw
+	}
+	x, err := New(f, out, o)
+	if err != nil {
+		return Result{}, err
+	}
+	for _, file := range files {
+		d, err := mapfile.ReadFile(file)
+		if err == nil && !sel.keep(d, file) {
+			continue
+		}
+		if err == nil {
+			err = x.Add(d)
+		}
+		if err != nil {
+			if bad == nil {
+				return Result{}, fmt.Errorf("%s: %w", file, err)
+			}
+			bad(file, err)
+		}
+	}
+	res, err := x.Close()
+	if err != nil {
+		return res, err
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// WriteFile is Write to a file, atomically: the export is written to a
+// temporary file beside target, synced, and renamed over it, so a reader
+// (or a crash) never sees half an export. Files are 0600. A name ending in
+// .gz gzips the line formats. Nothing is written when no map is selected.
+func WriteFile(target string, f Format, o Options, sel Selection, files []string, bad func(string, error)) (Result, error) {
+	dir := filepath.Dir(target)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return Result{}, fmt.Errorf("export to %s: %w", target, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
+	if err != nil {
+		return Result{}, fmt.Errorf("export to %s: %w", target, err)
+	}
+	name := tmp.Name()
+	fail := func(err error) (Result, error) {
+		tmp.Close()
+		os.Remove(name)
+		return Result{}, err
+	}
+	if err := tmp.Chmod(0o600); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return fail(fmt.Errorf("export to %s: %w", target, err))
+	}
+	res, err := Write(tmp, f, o, Gzipped(f, target), sel, files, bad)
+	if err != nil {
+		return fail(err)
+	}
+	if res.Sessions == 0 {
+		return fail(ErrEmpty)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(fmt.Errorf("export to %s: %w", target, err))
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return Result{}, fmt.Errorf("export to %s: %w", target, err)
+	}
+	if err := os.Rename(name, target); err != nil {
+		os.Remove(name)
+		return Result{}, fmt.Errorf("export to %s: %w", target, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync() // best effort: the rename is durable once the directory is
+		d.Close()
+	}
+	return res, nil
+}
+
+// StoreFiles lists the map files of a store (<data dir>/maps), sorted by
+// agent, month and name; agent ("" for all) is the store's agent folder
+// (claude, codex, cursor) or its agentTool name. Months before since's
+// month are not listed.
+func StoreFiles(mapsDir, agent string, since time.Time) ([]string, error) {
+	switch agent {
+	case "claude-code":
+		agent = "claude"
+	}
+	var out []string
+	agents, err := os.ReadDir(mapsDir)
+	if err != nil {
+		return nil, fmt.Errorf("read store %s: %w", mapsDir, err)
+	}
+	for _, a := range agents {
+		if !a.IsDir() || (agent != "" && a.Name() != agent) {
+			continue
+		}
+		err := filepath.WalkDir(filepath.Join(mapsDir, a.Name()), func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				return nil
+			}
+			name := d.Name()
+			if len(name) < 8 || name[0] == '.' || name[len(name)-8:] != ".json.gz" {
+				return nil
+			}
+			if !since.IsZero() && beforeMonth(p, since) {
+				return nil
+			}
+			out = append(out, p)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read store %s: %w", mapsDir, err)
+		}
+	}
+	return out, nil
+}
+
+// beforeMonth reports whether a store path's <yyyy>/<mm> folders name a
+// month before since's (the folders are the session start month, UTC).
+func beforeMonth(p string, since time.Time) bool {
+	mm := filepath.Base(filepath.Dir(p))
+	yyyy := filepath.Base(filepath.Dir(filepath.Dir(p)))
+	t, err := time.Parse("2006/01", yyyy+"/"+mm)
+	if err != nil {
+		return false
+	}
+	s := since.UTC()
+	return t.Before(time.Date(s.Year(), s.Month(), 1, 0, 0, 0, 0, time.UTC))
+}
