@@ -35,7 +35,8 @@
 // carry over; that total is the baseline, so the first own total counts
 // only its increase over it. A thread whose own first turn falls in the
 // spawn second loses that turn's records; a referenced (not copied) fork
-// has no replay and its first total counts in full.
+// has no replay, and its first total counts only its last request (see
+// Tokens).
 //
 // Tokens. token_count carries the thread's cumulative total_token_usage. A
 // response's usage is the delta since the last total of the same counter;
@@ -120,6 +121,11 @@
 // redact.APIErrorClass; task_complete with an error too. turn_aborted
 // (except review_ended) is an orchestration error, class interrupted.
 // task_complete, turn_complete and turn_aborted end a turn (KindTurnEnd).
+//
+// Names and ids. Tool, namespace, server, subagent type and model names are
+// kept only when they are identifier-shaped (a tool name that is not
+// becomes "unknown"); call ids are kept as they are unless they are not
+// id-shaped, then a hash stands in for them, so pairing still works.
 //
 // Compaction. A `compacted` item and the context_compacted event that
 // follows it are one compaction; remote compaction items count the same.
