@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	fa "github.com/agentmap/agentmap/e2e/fakeanthropic"
@@ -99,6 +100,7 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 		reply(1, text("resumed")),
 	}
 	run.main.userTurns = 2
+	run.main.retries = 1 // the test that failed passes on its second run
 
 	// A long session: a few hundred tool calls, eight at a time.
 	l := cscript{w, run.long}
@@ -143,4 +145,26 @@ func agentCall(c cscript, desc, prompt string) fa.Block {
 	c.e.calls["subagent"]++ // a subagent event names no tool
 	return fa.Block{Tool: "Agent", Input: map[string]any{
 		"description": desc, "prompt": prompt, "subagent_type": "general-purpose"}}
+}
+
+// sessions are the Claude Code sessions with what the server answered.
+func (r *claudeRun) sessions() []session {
+	sum := func(scripts ...string) served {
+		var s served
+		for _, x := range r.srv.Served() {
+			if slices.Contains(scripts, x.Script) {
+				s.requests++
+				s.tokens += x.Usage.Total()
+			}
+		}
+		return s
+	}
+	return []session{
+		{name: "claude main", native: claudeMainID, tool: "claude-code", model: claudeModel, e: r.main,
+			main:      sum(r.mainScripts...),
+			lanes:     []lane{{"general-purpose", sum(r.subScripts...)}},
+			llmErrors: map[string]int{"overloaded": 1}},
+		{name: "claude long", native: claudeLongID, tool: "claude-code", model: claudeModel, e: r.long,
+			main: sum(r.longScripts...)},
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	fo "github.com/agentmap/agentmap/e2e/fakeopenai"
@@ -104,6 +105,7 @@ func runCodex(t *testing.T, w *world) *codexRun {
 		xreply(1, xtext("resumed")),
 	}
 	run.main.userTurns = 2
+	run.main.retries = 1 // the test that failed passes on its second run
 
 	l := xscript{run.long}
 	var long []fo.Reply
@@ -149,4 +151,22 @@ func threadID(t *testing.T, out []byte) string {
 	}
 	t.Fatalf("codex exec --json printed no thread id")
 	return ""
+}
+
+// sessions are the Codex sessions with what the server answered.
+func (r *codexRun) sessions() []session {
+	sum := func(scripts ...string) served {
+		var s served
+		for _, x := range r.srv.Served() {
+			if slices.Contains(scripts, x.Script) {
+				s.requests++
+				s.tokens += x.Usage.Total()
+			}
+		}
+		return s
+	}
+	return []session{
+		{name: "codex main", native: r.mainID, tool: "codex", model: codexModel, e: r.main, main: sum(r.mainScripts...)},
+		{name: "codex long", native: r.longID, tool: "codex", model: codexModel, e: r.long, main: sum(r.longScripts...)},
+	}
 }

@@ -13,6 +13,7 @@ type expect struct {
 	exits     []int          // exit codes of the failing shell commands, in order
 	files     map[string]bool
 	userTurns int
+	retries   int // failed commands repeated with success
 	lanes     int
 }
 

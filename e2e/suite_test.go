@@ -1,14 +1,75 @@
 package e2e
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
+	"time"
 )
 
 func runSuite(t *testing.T, bin string) {
+	start := time.Now()
 	w := newWorld(t, bin)
-	if os.Getenv("AGENTMAP_E2E_ONLY") != "codex" {
-		runClaude(t, w)
+	agentmap := buildAgentmap(t, w)
+	src := newMapSource(t, w, agentmap)
+	src.start(t)
+
+	var sessions []session
+	sessions = append(sessions, runClaude(t, w).sessions()...)
+	sessions = append(sessions, runCodex(t, w).sessions()...)
+	if t.Failed() {
+		return
 	}
-	runCodex(t, w)
+	var natives []string
+	for _, s := range sessions {
+		natives = append(natives, s.native)
+	}
+	dir := src.finish(t, natives)
+	maps, raws := readMaps(t, dir)
+	for _, s := range sessions {
+		check(t, s, maps[s.native])
+	}
+	validate(t, agentmap, dir)
+	checkLeaks(t, w, raws, src.logs())
+	t.Logf("suite ran in %v", time.Since(start).Round(time.Second))
+}
+
+// validate runs `agentmap validate` over every map.
+func validate(t *testing.T, agentmap, dir string) {
+	t.Helper()
+	var files []string
+	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	out, err := exec.Command(agentmap, append([]string{"validate"}, files...)...).CombinedOutput()
+	if err != nil {
+		t.Errorf("agentmap validate: %v\n%s", err, out)
+	}
+}
+
+// checkLeaks looks for the canary in every map, in the state database's
+// bytes and in what agentmap logged.
+func checkLeaks(t *testing.T, w *world, maps [][]byte, logs []byte) {
+	t.Helper()
+	needle := []byte(canary)
+	for i, m := range maps {
+		if bytes.Contains(bytes.ToLower(m), needle) {
+			t.Errorf("map %d holds scripted text", i)
+		}
+	}
+	if db, err := os.ReadFile(filepath.Join(w.data, "state.db")); err == nil {
+		if bytes.Contains(bytes.ToLower(db), needle) {
+			t.Errorf("state.db holds scripted text at byte %d", bytes.Index(bytes.ToLower(db), needle))
+		}
+	} else if os.Getenv("AGENTMAP_E2E_MAPS") != "build" {
+		t.Errorf("state.db: %v", err)
+	}
+	if i := bytes.Index(bytes.ToLower(logs), needle); i >= 0 {
+		t.Errorf("agentmap's log holds scripted text at byte %d", i)
+	}
 }

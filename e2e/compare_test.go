@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"testing"
+)
+
+// served sums what the model servers answered for a set of scripts.
+type served struct {
+	requests int
+	tokens   int64
+}
+
+// session is one session's expectations against its map.
+type session struct {
+	name   string // for messages
+	native string
+	tool   string // agentTool
+	model  string
+	e      *expect
+	main   served // the main lane
+	lanes  []lane // subagent lanes
+	// llmErrors are error classes of failed model requests the client retried.
+	llmErrors map[string]int
+}
+
+type lane struct {
+	typ string
+	served
+}
+
+func (s session) all() served {
+	all := s.main
+	for _, l := range s.lanes {
+		all.requests += l.requests
+		all.tokens += l.tokens
+	}
+	return all
+}
+
+// check compares one map with what its session's scripts made happen.
+func check(t *testing.T, s session, m *agentMap) {
+	t.Helper()
+	errf := func(format string, args ...any) {
+		t.Errorf("%s (%s): %s", s.name, s.native, fmt.Sprintf(format, args...))
+	}
+	if m == nil {
+		errf("no map")
+		return
+	}
+	if want := "local:" + s.tool + ":" + s.native; m.Session.ID != want {
+		errf("session.id = %q, want %q", m.Session.ID, want)
+	}
+	if !slices.Contains(m.Session.Models, s.model) {
+		errf("session.models = %v, want %s among them", m.Session.Models, s.model)
+	}
+	all := s.all()
+	if m.Totals.Requests != all.requests {
+		errf("totals.requests = %d, the server answered %d", m.Totals.Requests, all.requests)
+	}
+	if m.Totals.Tokens != all.tokens {
+		errf("totals.tokens = %d, the server reported %d", m.Totals.Tokens, all.tokens)
+	}
+	if m.Totals.UserTurns != s.e.userTurns {
+		errf("totals.userTurns = %d, want %d", m.Totals.UserTurns, s.e.userTurns)
+	}
+	if m.Totals.Subagents != len(s.lanes) {
+		errf("totals.subagents = %d, want %d", m.Totals.Subagents, len(s.lanes))
+	}
+
+	// Lanes: the main lane and each subagent lane served what their
+	// scripts served.
+	var subs []lane
+	for _, a := range m.Agents {
+		switch a.Kind {
+		case "main":
+			if a.Requests != s.main.requests || a.Tokens != s.main.tokens {
+				errf("main lane: %d requests, %d tokens; the server answered %d requests, %d tokens",
+					a.Requests, a.Tokens, s.main.requests, s.main.tokens)
+			}
+		case "subagent":
+			subs = append(subs, lane{a.SubagentType, served{a.Requests, a.Tokens}})
+		}
+	}
+	sortLanes(subs)
+	want := append([]lane(nil), s.lanes...)
+	sortLanes(want)
+	if fmt.Sprint(subs) != fmt.Sprint(want) {
+		errf("subagent lanes (type requests tokens) = %v, want %v", subs, want)
+	}
+
+	// Tool calls by kind and by the client's tool name.
+	kinds := map[string]int{}
+	tools := map[string]int{}
+	var exits []int
+	calls := 0
+	retried := 0
+	for _, e := range m.Events {
+		switch e.Kind {
+		case "llm", "user", "error", "compaction", "delay", "model_switch", "commit", "pr_merge",
+			"pr_close", "pr_comment", "ticket", "artifact", "skill_write":
+			continue
+		}
+		calls++
+		kinds[e.Kind]++
+		if e.Tool != "" {
+			tools[e.Tool]++
+		}
+		if e.Err && e.ExitCode != nil {
+			exits = append(exits, *e.ExitCode)
+		}
+		if e.RetryOf != nil && *e.RetryOf < len(m.Events) {
+			if prev := m.Events[*e.RetryOf]; prev.Err && prev.Verb == e.Verb && !e.Err {
+				retried++
+			}
+		}
+	}
+	wantCalls := 0
+	for _, n := range s.e.calls {
+		wantCalls += n
+	}
+	if m.Totals.Calls != wantCalls || calls != wantCalls {
+		errf("totals.calls = %d and %d call events, the scripts made %d", m.Totals.Calls, calls, wantCalls)
+	}
+	if fmt.Sprint(kinds) != fmt.Sprint(s.e.calls) {
+		errf("calls by kind = %v, want %v", kinds, s.e.calls)
+	}
+	if fmt.Sprint(tools) != fmt.Sprint(s.e.tools) {
+		errf("calls by tool = %v, want %v", tools, s.e.tools)
+	}
+	sort.Ints(exits)
+	wantExits := append([]int(nil), s.e.exits...)
+	sort.Ints(wantExits)
+	if fmt.Sprint(exits) != fmt.Sprint(wantExits) {
+		errf("exit codes of failed commands = %v, want %v", exits, wantExits)
+	}
+	if s.e.retries > 0 && retried != s.e.retries {
+		errf("%d passing retries of a failed command, want %d (totals.retries = %d)", retried, s.e.retries, m.Totals.Retries)
+	}
+	for class, n := range s.llmErrors {
+		if got := m.Totals.ErrorsByClass[class]; got != n {
+			errf("totals.errorsByClass[%s] = %d, want %d", class, got, n)
+		}
+	}
+
+	// Files touched.
+	var files []string
+	for _, f := range m.Files {
+		files = append(files, f.Path)
+	}
+	sort.Strings(files)
+	if fmt.Sprint(files) != fmt.Sprint(s.e.fileList()) {
+		errf("files = %v, want %v", files, s.e.fileList())
+	}
+}
+
+func sortLanes(l []lane) {
+	sort.Slice(l, func(i, j int) bool { return fmt.Sprint(l[i]) < fmt.Sprint(l[j]) })
+}
