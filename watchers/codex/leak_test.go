@@ -79,6 +79,7 @@ func TestLeakErrors(t *testing.T) {
 		`CANARY-not-json`,
 		`["CANARY-array"]`,
 		`{"type":"event_msg","payload":{"type":"user_message","message":CANARY}}`,
+		`{"note":"CANARY-unknown-shape"}`,
 	}
 	p := NewParser(sourceOf("0191bbbb-0000-7000-8000-0000000c0009"))
 	for i, l := range bad {

@@ -92,12 +92,15 @@ func (p *Parser) Line(line []byte, out []event.Event) (res []event.Event, err er
 	if l.Payload != nil {
 		l.Payload.normaliseIDs()
 	}
-	p.record(&l)
+	if !p.record(&l) {
+		return out, fmt.Errorf("codex: record %d: not a rollout record", n)
+	}
 	return p.out, nil
 }
 
-// record dispatches one decoded line by its form.
-func (p *Parser) record(l *rawLine) {
+// record dispatches one decoded line by its form; it reports false for an
+// object of no known form.
+func (p *Parser) record(l *rawLine) bool {
 	switch {
 	case l.Payload != nil || rolloutTypes[l.Type] || ignoredTop[l.Type]:
 		if p.st.Form == "" {
@@ -123,8 +126,9 @@ func (p *Parser) record(l *rawLine) {
 		}
 		p.bare(&l.item)
 	default:
-		p.unknownType("shape")
+		return false
 	}
+	return true
 }
 
 // ignoredTop are rollout item types that hold nothing a map may keep.
