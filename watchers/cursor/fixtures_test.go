@@ -158,7 +158,7 @@ func TestTranscriptGolden(t *testing.T) {
 	// image, one URL.
 	for _, e := range evs {
 		if e.Kind == event.KindUser {
-			if e.User.Chars != len("CANARY-prompt fix the flaky test, see https://github.com/acme/api/issues/7") || e.User.Images != 1 {
+			if e.User.Chars != len("CANARY-prompt fix the flaky test, see https://github.com/acme/api/tree/main/src") || e.User.Images != 1 {
 				t.Errorf("first user turn %+v", e.User)
 			}
 			break
