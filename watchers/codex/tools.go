@@ -74,15 +74,18 @@ func (p *Parser) functionCall(name, ns string, rawArgs json.RawMessage, id strin
 		name = ns + "." + name
 	}
 	switch name {
-	case "shell", "container.exec":
+	case "shell", "container.exec", "shell_command":
+		// shell takes an argv and shell_command a string; accept either.
 		var argv []string
-		_ = json.Unmarshal(a.Command, &argv)
-		ev, c := p.shellArgv(name, argv, a.Workdir)
-		p.emitCall(t, id, ev, c)
-	case "shell_command":
 		var cmd string
-		_ = json.Unmarshal(a.Command, &cmd)
-		ev, c := p.shellString(name, cmd, a.Workdir)
+		var ev event.Call
+		var c call
+		if json.Unmarshal(a.Command, &argv) == nil && len(argv) > 0 {
+			ev, c = p.shellArgv(name, argv, a.Workdir)
+		} else {
+			_ = json.Unmarshal(a.Command, &cmd)
+			ev, c = p.shellString(name, cmd, a.Workdir)
+		}
 		p.emitCall(t, id, ev, c)
 	case "exec_command":
 		ev, c := p.shellString(name, a.Cmd, a.Workdir)
@@ -116,8 +119,8 @@ func (p *Parser) functionCall(name, ns string, rawArgs json.RawMessage, id strin
 		p.emitCall(t, id, ev, call{Tool: name})
 	case "web_search", "web.run", "web_fetch":
 		host := "search"
-		if a.URL != "" {
-			host = redact.Host(a.URL)
+		if h := redact.Host(a.URL); h != "" {
+			host = h
 		}
 		p.emitCall(t, id, event.Call{Tool: name, Kind: "web", Cat: "web", Host: host}, call{Tool: name})
 	case "spawn_agent":
@@ -174,7 +177,7 @@ func (p *Parser) localShell(it *item, t int64) {
 	_ = json.Unmarshal(it.Action, &action)
 	id := it.CallID
 	if id == "" {
-		id = it.ID
+		id = safeID(it.ID)
 	}
 	ev, c := p.shellArgv("local_shell", action.Command, action.Workdir)
 	p.emitCall(t, id, ev, c)
