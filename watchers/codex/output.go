@@ -49,13 +49,13 @@ func (p *Parser) output(id string, raw json.RawMessage, t int64) {
 	switch c.Class {
 	case "exec":
 		if h.session != "" {
-			if p.st.Exec == nil {
-				p.st.Exec = map[string]string{}
-			}
-			p.st.Exec[h.session] = id
+			p.running(h.session, process{Call: id, PR: c.PR, Commit: c.Commit})
 		}
 		p.confirm(&res, *c, h.body)
 	case "stdin":
+		// A long command's output (a PR URL, a commit summary) can come in
+		// a later poll of its process.
+		p.confirm(&res, *c, h.body)
 		if res.ExitCode != nil && c.Sess != "" {
 			delete(p.st.Exec, c.Sess)
 		}
@@ -70,6 +70,19 @@ func (p *Parser) output(id string, raw json.RawMessage, t int64) {
 		res.Child = lane
 	}
 	p.finish(id, t, res)
+}
+
+// running remembers a unified-exec process that write_stdin calls may poll.
+func (p *Parser) running(sess string, proc process) {
+	if p.st.Exec == nil {
+		p.st.Exec = map[string]process{}
+	}
+	if _, known := p.st.Exec[sess]; !known && len(p.st.Exec) >= maxProcs {
+		for _, k := range sortedKeys(p.st.Exec)[:len(p.st.Exec)-maxProcs+1] {
+			delete(p.st.Exec, k)
+		}
+	}
+	p.st.Exec[sess] = proc
 }
 
 // confirm attaches what a shell output confirms: a PR URL printed by gh or

@@ -49,7 +49,7 @@ type state struct {
 	Done  []string         `json:"done,omitempty"`  // recently completed call ids
 	// Exec maps a unified-exec process (session id) to the exec_command call
 	// that started it, so that write_stdin calls continue that call.
-	Exec map[string]string `json:"exec,omitempty"`
+	Exec map[string]process `json:"exec,omitempty"`
 	// Lanes are the lanes declared, with the subagent type and model given.
 	Lanes map[string]string `json:"lanes,omitempty"`
 
@@ -92,6 +92,17 @@ type call struct {
 	SAType string    `json:"sat,omitempty"`  // spawn: the subagent type asked for
 	T      int64     `json:"t,omitempty"`
 }
+
+// process is a unified-exec process still running: the exec_command call
+// that started it, and what its output may confirm.
+type process struct {
+	Call   string `json:"call"`
+	PR     string `json:"pr,omitempty"`
+	Commit bool   `json:"commit,omitempty"`
+}
+
+// maxProcs bounds the running processes remembered.
+const maxProcs = 64
 
 // endFacts is what an event_msg *_end said about a call.
 type endFacts struct {

@@ -92,8 +92,9 @@ func (p *Parser) functionCall(name, ns string, rawArgs json.RawMessage, id strin
 		p.emitCall(t, id, ev, c)
 	case "write_stdin":
 		sess := sessionKey(a.SessionID)
-		ev := event.Call{Tool: name, Kind: "exec", Cat: "shell", Continues: p.st.Exec[sess]}
-		p.emitCall(t, id, ev, call{Tool: name, Class: "stdin", Sess: sess})
+		proc := p.st.Exec[sess]
+		ev := event.Call{Tool: name, Kind: "exec", Cat: "shell", Continues: proc.Call}
+		p.emitCall(t, id, ev, call{Tool: name, Class: "stdin", Sess: sess, PR: proc.PR, Commit: proc.Commit})
 	case "apply_patch":
 		text := a.Input
 		if text == "" {

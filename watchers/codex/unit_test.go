@@ -504,6 +504,35 @@ func TestSpawnLane(t *testing.T) {
 	}
 }
 
+// TestPolledConfirmation checks that a PR URL printed while a unified-exec
+// process is polled with write_stdin is confirmed on the poll's result, and
+// that the poll continues the call that started the process.
+func TestPolledConfirmation(t *testing.T) {
+	evs := run(t, metaLine,
+		`{"timestamp":"2026-01-01T00:00:01.000Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"gh pr create --fill\"}","call_id":"e1"}}`,
+		`{"timestamp":"2026-01-01T00:00:02.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"e1","output":"Chunk ID: a\nWall time: 1 seconds\nProcess running with session ID 7\nOriginal token count: 0\nOutput:\n"}}`,
+		`{"timestamp":"2026-01-01T00:00:03.000Z","type":"response_item","payload":{"type":"function_call","name":"write_stdin","arguments":"{\"session_id\":7,\"chars\":\"\"}","call_id":"w1"}}`,
+		`{"timestamp":"2026-01-01T00:00:09.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"w1","output":"Chunk ID: b\nWall time: 6 seconds\nProcess exited with code 0\nOriginal token count: 9\nOutput:\nhttps://github.com/acme/shop/pull/9\n"}}`,
+		`{"timestamp":"2026-01-01T00:00:10.000Z","type":"response_item","payload":{"type":"function_call","name":"write_stdin","arguments":"{\"session_id\":7,\"chars\":\"\"}","call_id":"w2"}}`,
+	)
+	var cont []string
+	var pr *event.PR
+	for _, ev := range evs {
+		if ev.Kind == event.KindCall && ev.Call.Tool == "write_stdin" {
+			cont = append(cont, ev.Call.Continues)
+		}
+		if ev.Kind == event.KindResult && ev.Result.CallID == "w1" {
+			pr = ev.Result.PR
+		}
+	}
+	if fmt.Sprint(cont) != "[e1 ]" {
+		t.Errorf("continues %v, want [e1 ] (the process exited before the second poll)", cont)
+	}
+	if pr == nil || pr.Number != 9 || pr.Repo != "acme/shop" {
+		t.Errorf("PR %+v", pr)
+	}
+}
+
 func TestRestoreRejectsBadState(t *testing.T) {
 	src := sourceOf("x")
 	if _, err := Restore(src, []byte("{")); err == nil {
