@@ -97,7 +97,8 @@
 // Delete (delete), Move to (rename-to, the updated file rename-from). A
 // call's workdir resolves its relative paths; it does not change the
 // session cwd. write_stdin continues the exec_command whose output said
-// "Process running with session ID N". MCP names: mcp__server__tool,
+// "Process running with session ID N", and its output confirms what that
+// command prints (a PR URL, a commit summary). MCP names: mcp__server__tool,
 // server__tool, and namespace mcp__server[__prefix] with the tool name.
 // spawn_agent is a subagent call; its result names the child lane when the
 // output or a collab_agent_spawn_end gives the thread id, and the lane is
