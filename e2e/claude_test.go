@@ -11,6 +11,14 @@ import (
 
 const claudeModel = "claude-sonnet-4-5"
 
+// bigOutputCmd prints bigOutputBytes of scripted text: Claude Code keeps
+// such an output in <session>/tool-results/ and only a preview inline, and
+// the map must still count all of it.
+const (
+	bigOutputCmd   = "yes " + canary + "-big-output | head -n 60000"
+	bigOutputBytes = 60000 * int64(len(canary+"-big-output\n"))
+)
+
 // Fixed session ids, so that the maps can be found by name.
 const (
 	claudeMainID = "0b6c7a52-5d2e-4f1a-9c3b-2f0e1d4c5a60"
@@ -82,7 +90,7 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 		reply(3, text("again"), m.bash("npm test", "verify", 0)),
 		reply(4, agentCall(m, canary+"-subagent description", "[[script:csub]] "+canary+"-subagent prompt")),
 		reply(5, m.bash("cat "+canary+"-missing.txt", "exec", 1), m.bash("git status --short", "exec", 0),
-			m.bash("seq 1 150000", "exec", 0)), // big enough to go to tool-results/
+			m.bash(bigOutputCmd, "exec", 0)), // big enough to go to tool-results/
 		reply(6, text("done")),
 	}
 	scripts["cmain"][1].FailFirst = 529
@@ -100,6 +108,7 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 		reply(1, text("resumed")),
 	}
 	run.main.userTurns = 2
+	run.main.outBytes = map[string]int64{"yes": bigOutputBytes}
 	run.main.retries = 1 // the test that failed passes on its second run
 
 	// A long session: a few hundred tool calls, eight at a time.

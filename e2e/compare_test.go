@@ -108,6 +108,9 @@ func check(t *testing.T, s session, m *agentMap) {
 		if e.Tool != "" {
 			tools[e.Tool]++
 		}
+		if want, ok := s.e.outBytes[e.Verb]; ok && e.OutBytes != want {
+			errf("%s %s: outBytes = %d, the command printed %d", e.Tool, e.Verb, e.OutBytes, want)
+		}
 		if e.Err && e.ExitCode != nil {
 			exits = append(exits, *e.ExitCode)
 		}

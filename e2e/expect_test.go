@@ -14,7 +14,9 @@ type expect struct {
 	files     map[string]bool
 	userTurns int
 	retries   int // failed commands repeated with success
-	lanes     int
+	// outBytes are the output sizes of the shell calls with these verbs.
+	outBytes map[string]int64
+	lanes    int
 }
 
 func newExpect() *expect {

@@ -186,8 +186,9 @@ func (b *buildSource) logs() []byte { return b.out }
 
 // agentMap is the part of a map the suite compares.
 type agentMap struct {
-	path    string
-	Session struct {
+	path        string
+	ContentHash string `json:"contentHash"`
+	Session     struct {
 		ID              string   `json:"id"`
 		AgentTool       string   `json:"agentTool"`
 		Models          []string `json:"models"`
@@ -224,6 +225,7 @@ type agentMap struct {
 		ExitCode *int   `json:"exitCode"`
 		RetryOf  *int   `json:"retryOf"`
 		Child    string `json:"child"`
+		OutBytes int64  `json:"outBytes"`
 	} `json:"events"`
 }
 

@@ -32,6 +32,17 @@ func runSuite(t *testing.T, bin string) {
 		check(t, s, maps[s.native])
 	}
 	validate(t, agentmap, dir)
+	if _, ok := src.(*daemonSource); ok {
+		// The daemon's maps equal a one-shot build of the finished logs.
+		b := &buildSource{w: w, bin: agentmap}
+		built, braws := readMaps(t, b.finish(t, natives))
+		for _, s := range sessions {
+			if d, o := maps[s.native], built[s.native]; d != nil && o != nil && d.ContentHash != o.ContentHash {
+				t.Errorf("%s: the daemon's map differs from agentmap build of the same logs (%s vs %s)", s.name, d.ContentHash, o.ContentHash)
+			}
+		}
+		raws = append(raws, braws...)
+	}
 	checkLeaks(t, w, raws, src.logs())
 	t.Logf("suite ran in %v", time.Since(start).Round(time.Second))
 }
