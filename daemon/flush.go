@@ -227,11 +227,15 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 	if !withChildren {
 		return out, nil
 	}
-	for _, ck := range d.sessionKeys() {
-		c := d.sessions[ck]
-		if c.Parent != key || ck == key {
-			continue
+	var children []string
+	for ck, c := range d.sessions {
+		if c.Parent == key && ck != key {
+			children = append(children, ck)
 		}
+	}
+	sort.Strings(children)
+	for _, ck := range children {
+		c := d.sessions[ck]
 		evs, err := d.sessionEvents(ck, false)
 		if err != nil {
 			return nil, err

@@ -57,7 +57,7 @@ idle_cpu=$(echo "scale=3; ($c1 - $c0) / $hz" | bc)
 echo "idle over ${DURATION}s with $N sessions: CPU $idle_cpu s ($(echo "scale=3; 100 * $idle_cpu / $DURATION" | bc)% of one core)"
 grep -E 'VmHWM|VmRSS' "/proc/$pid/status" | tr -s ' \t' ' '
 # Append latency: append a line, wait for the commit of the new size.
-f=$(ls "$proj/-w-app7/"*.jsonl | head -1)
+for f in "$proj"/-w-app7/*.jsonl; do break; done
 lat=()
 for i in $(seq "$APPENDS"); do
   printf '{"type":"user","sessionId":"x","uuid":"a%d","timestamp":"2026-01-01T00:01:00.000Z","message":{"role":"user","content":"more"}}\n' "$i" >>"$f"
