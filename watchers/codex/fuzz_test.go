@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/agentmap/agentmap/builder/event"
@@ -61,7 +60,6 @@ func FuzzParse(f *testing.F) {
 				t.Fatal("event without kind")
 			}
 		}
-		_ = strings.TrimSpace
 	})
 }
 

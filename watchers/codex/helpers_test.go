@@ -2,7 +2,6 @@ package codex
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -148,18 +147,6 @@ func readLines(t testing.TB, path string) [][]byte {
 		t.Fatal(err)
 	}
 	return lines
-}
-
-var errPanic = errors.New("panic")
-
-// safeLine calls Line and turns a panic into errPanic.
-func safeLine(p *Parser, line []byte, out []event.Event) (evs []event.Event, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			evs, err = out, errPanic
-		}
-	}()
-	return p.Line(line, out)
 }
 
 func sourceOf(id string) watchers.Source { return watchers.Source{Agent: Agent, Session: id} }
