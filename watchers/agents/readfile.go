@@ -12,6 +12,7 @@ import (
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/codex"
+	"github.com/agentmap/agentmap/watchers/cursor"
 )
 
 // FileStats counts what reading one file produced.
@@ -70,6 +71,7 @@ func ParseFile(path string, a Agent, src watchers.Source, maxLine int) ([]event.
 	}
 	defer f.Close()
 	p := a.New(src)
+	AttachFile(p, path)
 	var events []event.Event
 	var st FileStats
 	ls, err := watchers.ReadLines(f, maxLine, true, func(line []byte) error {
@@ -88,4 +90,23 @@ func ParseFile(path string, a Agent, src watchers.Source, maxLine int) ([]event.
 		return events, st, fmt.Errorf("read %s: %w", path, err)
 	}
 	return events, st, nil
+}
+
+// fileAware is implemented by parsers whose records carry no times of their
+// own (Cursor transcripts): they take the file's path and times instead.
+type fileAware interface {
+	SetFile(path string, startMs, endMs int64)
+}
+
+// AttachFile hands a parser the file it reads, when the parser wants it.
+// Call it before each batch of lines, so the file times are current; the
+// daemon and ParseFile both do, which keeps their maps identical.
+func AttachFile(p watchers.Parser, path string) {
+	fp, ok := p.(fileAware)
+	if !ok {
+		return
+	}
+	if st, et, err := cursor.FileTimes(path); err == nil {
+		fp.SetFile(path, st, et)
+	}
 }
