@@ -445,3 +445,52 @@ func TestSecondDaemonRefused(t *testing.T) {
 		t.Fatalf("second daemon: %v\n%s", err, out)
 	}
 }
+
+// A real 100 MB line (over the default 64 MiB cap) is skipped and counted
+// with bounded memory, and the rest of the log is read as if it were not
+// there.
+func TestHundredMegabyteLine(t *testing.T) {
+	corpus := corpusDir(t)
+	bin := buildBinary(t)
+	home := t.TempDir()
+	data := filepath.Join(t.TempDir(), "data")
+	src, err := os.ReadFile(filepath.Join(corpus, "claude", "spotter__tool_heavy.jsonl"))
+	if err != nil {
+		t.Skip(err)
+	}
+	p := filepath.Join(home, ".claude", "projects", "-w", "big.jsonl")
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := bytes.Index(src[len(src)/2:], []byte("\n")) + len(src)/2 + 1
+	f.Write(src[:half])
+	f.WriteString(`{"type":"user","message":{"role":"user","content":"`)
+	chunk := bytes.Repeat([]byte("A"), 1<<20)
+	for i := 0; i < 100; i++ {
+		f.Write(chunk)
+	}
+	f.WriteString("\"}}\n")
+	f.Write(src[half:])
+	f.Close()
+	cmd := exec.Command(bin, "scan", "--data-dir", data)
+	cmd.Env = testEnv(home)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("scan: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "lines over the size cap skipped") {
+		t.Errorf("the skipped line is not reported:\n%s", out)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && runtime.GOOS == "linux" {
+		t.Logf("max RSS %d MB", ru.Maxrss/1024)
+		if ru.Maxrss > 400<<10 {
+			t.Errorf("max RSS %d MB: the line was held in memory", ru.Maxrss/1024)
+		}
+	}
+	want := expected(t, bin, []string{cutLine(t, p, 64<<20)})
+	if diff := diffMaps(readMaps(t, filepath.Join(data, "maps")), want); len(diff) > 0 {
+		t.Fatalf("store differs from agentmap build without the line: %v", diff)
+	}
+}

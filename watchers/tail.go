@@ -160,7 +160,7 @@ func TailLines(f io.ReaderAt, start, size int64, maxLine int, fn func(line []byt
 		lineLen += int64(len(chunk))
 		if !skipping {
 			if lineLen > int64(maxLine)+1 {
-				skipping, buf = true, buf[:0]
+				skipping, buf = true, nil // let the partial copy go
 			} else {
 				buf = append(buf, chunk...)
 			}
