@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/claude"
 	"github.com/agentmap/agentmap/watchers/codex"
 	"github.com/agentmap/agentmap/watchers/cursor"
 )
@@ -102,11 +103,15 @@ type fileAware interface {
 // Call it before each batch of lines, so the file times are current; the
 // daemon and ParseFile both do, which keeps their maps identical.
 func AttachFile(p watchers.Parser, path string) {
-	fp, ok := p.(fileAware)
-	if !ok {
-		return
-	}
-	if st, et, err := cursor.FileTimes(path); err == nil {
-		fp.SetFile(path, st, et)
+	switch fp := p.(type) {
+	case fileAware:
+		if st, et, err := cursor.FileTimes(path); err == nil {
+			fp.SetFile(path, st, et)
+		}
+	case *claude.Parser:
+		// A subagent log's sidecar names its type and launching call.
+		if m, ok := claude.ReadLaneMeta(path); ok {
+			fp.SetLaneMeta(m)
+		}
 	}
 }
