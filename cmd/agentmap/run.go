@@ -121,7 +121,7 @@ type progress struct {
 }
 
 func newProgress(w io.Writer) *progress {
-	p := &progress{w: w, lastPct: -1}
+	p := &progress{w: w, lastPct: -10}
 	if f, ok := w.(*os.File); ok {
 		p.tty = isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 	}

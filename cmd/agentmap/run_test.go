@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestRootFlags(t *testing.T) {
+	r := rootFlags{}
+	for _, v := range []string{"claude=/a", "codex=/b", "claude=/c", "cursor-app=/d"} {
+		if err := r.Set(v); err != nil {
+			t.Fatalf("Set(%q): %v", v, err)
+		}
+	}
+	want := rootFlags{"claude": {"/a", "/c"}, "codex": {"/b"}, "cursor-app": {"/d"}}
+	if !reflect.DeepEqual(r, want) {
+		t.Fatalf("got %v", r)
+	}
+	for _, bad := range []string{"claude", "claude=", "copilot=/x", "=/x"} {
+		if err := r.Set(bad); err == nil {
+			t.Errorf("Set(%q) accepted", bad)
+		}
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	for _, args := range [][]string{{"--idle", "soon"}, {"--root", "nope"}, {"extra"}, {"--log-level", "loud"}} {
+		if code := cmdRun(context.Background(), args, &out, &errb); code != exitUsage {
+			t.Errorf("run %v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
+
+// scan over empty roots succeeds, creates the state and says where maps go.
+func TestScanEmpty(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	var out, errb bytes.Buffer
+	code := cmdScan(context.Background(), []string{"--data-dir", data,
+		"--root", "claude=" + filepath.Join(dir, "c"), "--root", "codex=" + filepath.Join(dir, "x"),
+		"--root", "cursor=" + filepath.Join(dir, "u"), "--root", "cursor-app=" + filepath.Join(dir, "a")}, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("scan: exit %d\n%s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), filepath.Join(data, "maps")) || !strings.Contains(errb.String(), "scan: done") {
+		t.Fatalf("output:\n%s\n%s", out.String(), errb.String())
+	}
+}
+
+func TestProgressPlain(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b)
+	for i := int64(0); i <= 100; i += 5 {
+		p.update(i*1e6, 100e6, 3)
+	}
+	p.finish()
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 12 || !strings.HasPrefix(lines[0], "scan: 0%") || !strings.Contains(lines[10], "100%") {
+		t.Fatalf("progress lines:\n%s", b.String())
+	}
+}
