@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs the real-clients suite: installs the pinned Claude Code and Codex CLIs
+# from the npm registry into a cache, then runs the Go test in e2e/.
+#
+#   e2e/run.sh                             # the pinned versions
+#   AGENTMAP_E2E_VERSIONS=latest e2e/run.sh  # today's releases, to catch format drift
+#
+# AGENTMAP_E2E_CACHE (default e2e/.npm-cache) holds the installs; extra
+# arguments go to `go test` (e.g. -run, -timeout). Without npm or the
+# registry the suite skips with a message and exits 0.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+claude_version=2.1.332
+codex_version=0.171.0
+if [ "${AGENTMAP_E2E_VERSIONS:-pinned}" = latest ]; then
+  claude_version=latest
+  codex_version=latest
+fi
+
+if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
+  echo "SKIP real-clients suite: npm and node are required"
+  exit 0
+fi
+
+cache=${AGENTMAP_E2E_CACHE:-e2e/.npm-cache}
+dir="$cache/claude-code@$claude_version+codex@$codex_version"
+bin="$dir/node_modules/.bin"
+if [ "$claude_version" = latest ] || [ ! -x "$bin/claude" ] || [ ! -x "$bin/codex" ]; then
+  mkdir -p "$dir"
+  echo "installing @anthropic-ai/claude-code@$claude_version and @openai/codex@$codex_version into $dir"
+  if ! npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
+      "@anthropic-ai/claude-code@$claude_version" "@openai/codex@$codex_version"; then
+    echo "SKIP real-clients suite: could not install the clients from the npm registry"
+    exit 0
+  fi
+fi
+bin=$(cd "$bin" && pwd)
+echo "clients: $("$bin/claude" --version 2>/dev/null | head -n1); $("$bin/codex" --version 2>/dev/null | head -n1)"
+
+start=$(date +%s)
+status=0
+AGENTMAP_E2E=1 AGENTMAP_E2E_BIN="$bin" go test ./e2e/ -run '^TestClients$' -count=1 -v -timeout 15m "$@" || status=$?
+echo "real-clients suite: $(( $(date +%s) - start ))s"
+exit $status
