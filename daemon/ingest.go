@@ -107,7 +107,7 @@ func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
 	}
 	switch s.Form {
 	case watchers.FormLines:
-		d.tail(s, f)
+		d.tail(ctx, s, f)
 	case watchers.FormWhole:
 		d.readWhole(s, f)
 	case watchers.FormSQLite:

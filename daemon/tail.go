@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -47,7 +48,7 @@ func (d *Daemon) parser(s *state.Source) (watchers.Parser, error) {
 
 // tail reads the complete lines a file gained since its cursor and commits
 // them in batches: events, carry-state and cursor in one transaction each.
-func (d *Daemon) tail(s *state.Source, fst watchers.FileStat) {
+func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileStat) {
 	log := d.log.With("component", "tail", "agent", s.Agent, "path", s.Path, "session", s.Session)
 	f, err := os.Open(s.Path)
 	if err != nil {
@@ -139,7 +140,7 @@ func (d *Daemon) tail(s *state.Source, fst watchers.FileStat) {
 			}
 		}
 		if len(batch) >= batchEvents || end-committed >= batchBytes {
-			if !commit(end, 0) {
+			if !commit(end, 0) || ctx.Err() != nil {
 				return errStop
 			}
 		}
