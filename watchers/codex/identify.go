@@ -144,11 +144,12 @@ func isLegacyHeader(top map[string]json.RawMessage) bool {
 }
 
 // readMeta reads the routing facts of a first line; a line that is not a
-// session_meta or legacy header yields a zero meta.
+// session_meta or legacy header yields a zero meta. A first line cut at the
+// reader's cap is read up to the cut.
 func readMeta(firstLine []byte) meta {
 	var l rawLine
 	if err := json.Unmarshal(firstLine, &l); err != nil && !isTypeError(err) {
-		return meta{}
+		return cutMeta(firstLine)
 	}
 	switch {
 	case l.Type == "session_meta" && l.Payload != nil:
@@ -182,4 +183,67 @@ func metaOf(p *item) meta {
 		m.child = true
 	}
 	return m
+}
+
+// cutMeta walks the tokens of a session_meta line that ends early (its
+// instructions can be megabytes), keeping the routing keys read before the
+// cut: id, session_id, parent_thread_id, forked_from_id and source.
+func cutMeta(line []byte) meta {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return meta{}
+	}
+	var p item
+	wrapper := false
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			break
+		}
+		if key == "type" {
+			var typ string
+			if dec.Decode(&typ) != nil || typ != "session_meta" {
+				return meta{}
+			}
+			wrapper = true
+			continue
+		}
+		if key != "payload" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				break
+			}
+			continue
+		}
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			break
+		}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				break
+			}
+			var v json.RawMessage
+			if dec.Decode(&v) != nil {
+				break
+			}
+			switch k {
+			case "id":
+				_ = json.Unmarshal(v, &p.ID)
+			case "session_id":
+				_ = json.Unmarshal(v, &p.SessionID)
+			case "parent_thread_id":
+				_ = json.Unmarshal(v, &p.ParentThread)
+			case "forked_from_id":
+				_ = json.Unmarshal(v, &p.ForkedFromID)
+			case "source":
+				p.Source = v
+			}
+		}
+		break
+	}
+	if !wrapper {
+		return meta{}
+	}
+	return metaOf(&p)
 }
