@@ -42,7 +42,7 @@ func (s *Schemas) Check(f export.Format, data []byte, forbidden []string) []stri
 	case export.AttemptDB:
 		eachLine(data, func(n int, line []byte) {
 			p = append(p, validateJSON(s.AttemptDB, line, fmt.Sprintf("line %d: schema", n))...)
-			p = append(p, leaks(line, fmt.Sprintf("line %d", n))...)
+			p = append(p, leaks(line, fmt.Sprintf("line %d", n), true)...)
 		})
 		rep, err := attemptdb.Check(bytes.NewReader(data))
 		if err != nil {
@@ -55,7 +55,7 @@ func (s *Schemas) Check(f export.Format, data []byte, forbidden []string) []stri
 		if _, err := agentscope.Validate(data); err != nil {
 			p = append(p, "agentscope validate: "+err.Error())
 		}
-		p = append(p, leaks(data, "trace")...)
+		p = append(p, leaks(data, "trace", false)...)
 	case export.Sentience:
 		eachLine(data, func(n int, line []byte) {
 			where := fmt.Sprintf("line %d", n)
@@ -73,7 +73,7 @@ func (s *Schemas) Check(f export.Format, data []byte, forbidden []string) []stri
 				return
 			}
 			p = append(p, validateJSON(branch, ev.Data, where+": own branch of "+ev.Type)...)
-			p = append(p, leaks(line, where)...)
+			p = append(p, leaks(line, where, false)...)
 		})
 		probs, err := sentience.Check(bytes.NewReader(data))
 		if err != nil {
@@ -188,10 +188,12 @@ func gunzip(b []byte) ([]byte, error) {
 // windowsAbs is a drive path anywhere in a string.
 var windowsAbs = regexp.MustCompile(`(^|[^A-Za-z0-9])[A-Za-z]:[\\/]`)
 
-// leaks finds home or absolute paths in any string of a JSON document. The
+// leaks finds absolute or home paths in any string of a JSON document. The
 // one absolute-looking string a map may hold is the bucket label
-// "/tmp (scratch)".
-func leaks(data []byte, where string) []string {
+// "/tmp (scratch)". With anyHome, a home-directory pattern anywhere in a
+// string counts too (AttemptDB's rule, which also catches a repo-relative
+// path through a directory named home or Users).
+func leaks(data []byte, where string, anyHome bool) []string {
 	var v any
 	if json.Unmarshal(data, &v) != nil {
 		return nil
@@ -199,7 +201,7 @@ func leaks(data []byte, where string) []string {
 	var p []string
 	walkStrings(v, func(s string) {
 		switch {
-		case attemptdb.HasHomePath(s):
+		case anyHome && attemptdb.HasHomePath(s):
 			p = append(p, where+": a home-directory path")
 		case strings.HasPrefix(s, "/") && !validate.IsBucketLabel(s):
 			p = append(p, where+": an absolute path")
