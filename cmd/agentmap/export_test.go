@@ -87,6 +87,7 @@ func TestExportCorpus(t *testing.T) {
 				if probs := schemas.Check(f, body, nil); len(probs) > 0 {
 					t.Fatalf("%d problems, first: %s", len(probs), strings.Join(probs[:min(len(probs), 5)], "\n"))
 				}
+				t.Logf("%d sessions, %d bytes, %d lines", len(built), len(body), bytes.Count(body, []byte("\n")))
 				if !strings.Contains(stderr.String(), ": "+itoa(len(built))+" session(s)") {
 					t.Errorf("not every session exported: %s", stderr.String())
 				}

@@ -58,7 +58,7 @@ func Read(r io.Reader) (*Doc, error) {
 	}
 	raw, err := io.ReadAll(io.LimitReader(src, MaxMapBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("read map: %w", errors.Unwrap(err))
+		return nil, fmt.Errorf("read map: %w", err)
 	}
 	if len(raw) > MaxMapBytes {
 		return nil, fmt.Errorf("read map: larger than %d bytes inflated", MaxMapBytes)
