@@ -1,0 +1,96 @@
+package export_test
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/builder/redact"
+	. "github.com/agentmap/agentmap/export"
+)
+
+func writeMapFile(t *testing.T, dir string) string {
+	t.Helper()
+	gz, err := fixtureDoc(t, redact.ModeRelative).Gzip()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "fixture-1.json.gz")
+	if err := os.WriteFile(p, gz, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestBatchKeepsNewest(t *testing.T) {
+	maps := writeMapFile(t, t.TempDir())
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o600)
+	o := testOptions("")
+	var seqs []uint64
+	for i := range 3 {
+		b := Batch{Dir: dir, Formats: Formats(), Keep: 2, Options: o, Stamp: testNow.Add(time.Duration(i) * time.Hour)}
+		res, err := b.Write(Selection{}, []string{maps}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Files) != len(Formats()) || res.Sessions != 1 {
+			t.Fatalf("batch %d: %+v", i, res)
+		}
+		seqs = append(seqs, res.NextSeq)
+		o.FirstSeq = res.NextSeq
+	}
+	got := names(t, dir)
+	if len(got) != 2*len(Formats())+1 {
+		t.Fatalf("files after pruning: %v", got)
+	}
+	for _, n := range got {
+		if n != "notes.txt" && filepath.Base(n) < "agentmap-20260203T050506Z" {
+			t.Errorf("an old export survived: %s", n)
+		}
+	}
+	if !(seqs[0] < seqs[1] && seqs[1] < seqs[2]) {
+		t.Errorf("source_seq did not advance across batches: %v", seqs)
+	}
+}
+
+// A batch that fails in one format leaves no file of any format, so a
+// retry starts clean.
+func TestBatchAllOrNothing(t *testing.T) {
+	maps := writeMapFile(t, t.TempDir())
+	dir := t.TempDir()
+	o := testOptions("")
+	o.DeviceID = "not-a-uuid" // attemptdb refuses to start
+	b := Batch{Dir: dir, Formats: []Format{Bundle, JSONL, AttemptDB}, Options: o, Stamp: testNow}
+	if _, err := b.Write(Selection{}, []string{maps}, nil); err == nil {
+		t.Fatal("batch with a bad device id succeeded")
+	}
+	if got := names(t, dir); len(got) != 0 {
+		t.Errorf("files left by a failed batch: %v", got)
+	}
+	// Nothing selected: nothing written, no error.
+	b.Options = testOptions("")
+	res, err := b.Write(Selection{Since: testNow.AddDate(10, 0, 0)}, []string{maps}, nil)
+	if err != nil || len(res.Files) != 0 || res.NextSeq != 1 {
+		t.Errorf("empty batch: %+v %v", res, err)
+	}
+	if got := names(t, dir); len(got) != 0 {
+		t.Errorf("files left by an empty batch: %v", got)
+	}
+}
