@@ -17,6 +17,10 @@ import (
 // reduced tool set without apply_patch.
 const codexModel = "gpt-5.5"
 
+// codexAgentModel is a model Codex has no metadata for: it is offered the
+// multi_agent_v1 tools (spawn_agent, wait_agent).
+const codexAgentModel = "gpt-5-codex"
+
 // xscript writes a Codex script and what it should leave in the map.
 type xscript struct{ e *expect }
 
@@ -43,6 +47,31 @@ func (x xscript) patch(body string, files ...string) fo.Item {
 	return fo.Item{Custom: "apply_patch", Input: body}
 }
 
+// spawn starts a subagent with a prompt.
+func (x xscript) spawn(prompt string) fo.Item {
+	x.e.calls["subagent"]++
+	return fo.Item{Function: "spawn_agent", Namespace: "multi_agent_v1", Args: map[string]any{"message": prompt}}
+}
+
+// wait waits for the agent that the call spawnCall started, and keeps
+// its id (the thread id of its rollout) in child.
+func (x xscript) wait(spawnCall string, child *string) fo.Item {
+	x.e.call("wait_agent", "tool")
+	return fo.Item{Function: "wait_agent", Namespace: "multi_agent_v1", ArgsFrom: func(out map[string]string) map[string]any {
+		var r struct {
+			AgentID string `json:"agent_id"`
+			ID      string `json:"id"`
+		}
+		json.Unmarshal([]byte(out[spawnCall]), &r)
+		id := r.AgentID
+		if id == "" {
+			id = r.ID
+		}
+		*child = id
+		return map[string]any{"targets": []string{id}, "timeout_ms": 60000}
+	}}
+}
+
 func xreply(step int, items ...fo.Item) fo.Reply {
 	return fo.Reply{Items: items, Usage: fo.Usage{
 		Input: int64(3000 + 100*step), Cached: int64(2000 + 100*step), Output: int64(60 + step), Reasoning: int64(step),
@@ -53,8 +82,9 @@ func xtext(s string) fo.Item { return fo.Item{Text: canary + "-" + s} }
 
 type codexRun struct {
 	srv                      *fo.Server
-	mainID, longID           string
-	main, long               *expect
+	mainID, longID, agentID  string
+	childID                  string // the spawned agent's thread
+	main, long, agent, sub   *expect
 	mainScripts, longScripts []string
 }
 
@@ -85,7 +115,7 @@ enabled = false
 }
 
 func runCodex(t *testing.T, w *world) *codexRun {
-	run := &codexRun{main: newExpect(), long: newExpect(),
+	run := &codexRun{main: newExpect(), long: newExpect(), agent: newExpect(),
 		mainScripts: []string{"xmain", "xresume"}, longScripts: []string{"xlong"}}
 	m := xscript{run.main}
 	scripts := map[string][]fo.Reply{}
@@ -120,6 +150,23 @@ func runCodex(t *testing.T, w *world) *codexRun {
 	scripts["xlong"] = long
 	run.long.userTurns = 1
 
+	// A spawned agent: Codex offers spawn_agent only to models it has no
+	// metadata for, so this session runs on such a model.
+	a := xscript{run.agent}
+	scripts["xagent"] = []fo.Reply{
+		xreply(0, a.spawn("[[script:xsub]] "+canary+"-subagent prompt")),
+		xreply(1, a.wait(fo.CallID("xagent", 0, 0), &run.childID)),
+		xreply(2, xtext("agent done")),
+	}
+	sub := xscript{newExpect()}
+	scripts["xsub"] = []fo.Reply{
+		xreply(0, sub.exec("ls lib", "exec", 0), sub.exec("cat "+canary+"-absent", "exec", 1)),
+		xreply(1, xtext("subagent done")),
+	}
+	run.agent.merge(sub.e)
+	run.agent.userTurns = 1
+	run.sub = sub.e // its prompt is the parent's instruction, not a user turn
+
 	srv := fo.New(scripts)
 	run.srv = srv
 	url := serve(t, "openai", srv)
@@ -131,6 +178,9 @@ func runCodex(t *testing.T, w *world) *codexRun {
 	w.client(t, w.xrepo, "codex-resume", env, append([]string{"codex", "exec", "resume"}, append(common, run.mainID, "[[script:xresume]] "+canary+"-prompt two")...)...)
 	out = w.client(t, w.xrepo, "codex-long", env, append([]string{"codex", "exec"}, append(common, "[[script:xlong]] "+canary+"-prompt long")...)...)
 	run.longID = threadID(t, out)
+	out = w.client(t, w.xrepo, "codex-agent", env, append([]string{"codex", "exec", "-m", codexAgentModel},
+		append(common, "[[script:xagent]] "+canary+"-prompt agent")...)...)
+	run.agentID = threadID(t, out)
 	t.Logf("codex: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())
 	return run
 }
@@ -168,5 +218,10 @@ func (r *codexRun) sessions() []session {
 	return []session{
 		{name: "codex main", native: r.mainID, tool: "codex", model: codexModel, e: r.main, main: sum(r.mainScripts...)},
 		{name: "codex long", native: r.longID, tool: "codex", model: codexModel, e: r.long, main: sum(r.longScripts...)},
+		{name: "codex spawning", native: r.agentID, tool: "codex", model: codexAgentModel, e: r.agent,
+			main: sum("xagent"), lanes: []lane{{"", sum("xsub")}}},
+		// The spawned agent's rollout is also a map of its own.
+		{name: "codex spawned", native: r.childID, tool: "codex", model: codexAgentModel, e: r.sub,
+			main: sum("xsub"), role: "subagent", parent: "local:codex:" + r.agentID},
 	}
 }

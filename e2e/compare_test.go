@@ -22,6 +22,8 @@ type session struct {
 	e      *expect
 	main   served // the main lane
 	lanes  []lane // subagent lanes
+	// role and parent, when set, are session.role and session.parentSessionId.
+	role, parent string
 	// llmErrors are error classes of failed model requests the client retried.
 	llmErrors map[string]int
 }
@@ -56,6 +58,12 @@ func check(t *testing.T, s session, m *agentMap) {
 	if !slices.Contains(m.Session.Models, s.model) {
 		errf("session.models = %v, want %s among them", m.Session.Models, s.model)
 	}
+	if s.role != "" && m.Session.Role != s.role {
+		errf("session.role = %q, want %q", m.Session.Role, s.role)
+	}
+	if s.parent != "" && (m.Session.ParentSessionID == nil || *m.Session.ParentSessionID != s.parent) {
+		errf("session.parentSessionId = %v, want %s", m.Session.ParentSessionID, s.parent)
+	}
 	all := s.all()
 	if m.Totals.Requests != all.requests {
 		errf("totals.requests = %d, the server answered %d", m.Totals.Requests, all.requests)
@@ -82,6 +90,9 @@ func check(t *testing.T, s session, m *agentMap) {
 			}
 		case "subagent":
 			subs = append(subs, lane{a.SubagentType, served{a.Requests, a.Tokens}})
+			if len(s.lanes) == 1 && s.lanes[0].typ == "" {
+				subs[len(subs)-1].typ = "" // the client names no type
+			}
 		}
 	}
 	sortLanes(subs)
@@ -105,7 +116,7 @@ func check(t *testing.T, s session, m *agentMap) {
 		}
 		calls++
 		kinds[e.Kind]++
-		if e.Tool != "" {
+		if e.Tool != "" && e.Kind != "subagent" { // subagents are counted by kind
 			tools[e.Tool]++
 		}
 		if want, ok := s.e.outBytes[e.Verb]; ok && e.OutBytes != want {

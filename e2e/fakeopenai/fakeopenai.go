@@ -27,6 +27,12 @@ type Item struct {
 	// JSON string the API sends).
 	Function string
 	Args     map[string]any
+	// Namespace is the tool namespace of a function (multi_agent_v1).
+	Namespace string
+	// ArgsFrom, when set, computes Args from the outputs of earlier calls
+	// that the request carries (call id -> output text): a call that names
+	// what an earlier one returned, such as the agent id to wait for.
+	ArgsFrom func(outputs map[string]string) map[string]any
 	// Custom and Input make a custom_tool_call (freeform input, such as
 	// apply_patch's patch).
 	Custom string
@@ -110,9 +116,10 @@ type request struct {
 }
 
 type inputItem struct {
-	Type    string `json:"type"`
-	Role    string `json:"role"`
-	CallID  string `json:"call_id"`
+	Type    string          `json:"type"`
+	Role    string          `json:"role"`
+	CallID  string          `json:"call_id"`
+	Output  json.RawMessage `json:"output"`
 	Content []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
@@ -214,9 +221,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id := fmt.Sprintf("%s_%d", respID, i)
 		switch {
 		case it.Function != "":
-			args, _ := json.Marshal(it.Args)
-			items = append(items, map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
-				"name": it.Function, "arguments": string(args), "call_id": CallID(name, step, calls)})
+			a := it.Args
+			if it.ArgsFrom != nil {
+				a = it.ArgsFrom(outputs(&req))
+			}
+			args, _ := json.Marshal(a)
+			fc := map[string]any{"type": "function_call", "id": "fc_" + id, "status": "completed",
+				"name": it.Function, "arguments": string(args), "call_id": CallID(name, step, calls)}
+			if it.Namespace != "" {
+				fc["namespace"] = it.Namespace
+			}
+			items = append(items, fc)
 			calls++
 		case it.Custom != "":
 			items = append(items, map[string]any{"type": "custom_tool_call", "id": "ctc_" + id, "status": "completed",
@@ -231,4 +246,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeStream(w, respID, req.Model, items, reply.Usage)
+}
+
+// outputs maps the call ids of the tool outputs in a request to their text.
+func outputs(req *request) map[string]string {
+	out := map[string]string{}
+	for _, raw := range req.Input {
+		var it inputItem
+		if json.Unmarshal(raw, &it) != nil || it.CallID == "" || len(it.Output) == 0 {
+			continue
+		}
+		var text string
+		if json.Unmarshal(it.Output, &text) != nil {
+			text = string(it.Output)
+		}
+		out[it.CallID] = text
+	}
+	return out
 }
