@@ -64,6 +64,8 @@ func fixtureEvents() []event.Event {
 		call(1600, "", "x1", "Bash", "verify", "test", func(c *event.Call) { c.Verb = "go test" }),
 		result(1700, "", "x1", func(r *event.Result) { r.Err, r.ErrClass, r.ExitCode = true, "exit_code", &exit1 }),
 		{Kind: event.KindError, T: t0 + 1750, Error: &event.Error{Source: "hook", Class: "hook_error", Hook: "PostToolUse:Bash", HookEvent: "PostToolUse", SrcUUID: "CANARY_SRCUUID", RefCallID: "CANARY_CALLx1"}},
+		call(1760, "", "x1b", "Bash", "verify", "test", func(c *event.Call) { c.Verb = "go test" }),
+		result(1790, "", "x1b", nil),
 		{Kind: event.KindLLM, T: t0 + 2000, Model: "claude-sonnet-4-5", LLM: &event.LLM{MsgID: "CANARY_MSGID2", In: 10, CR: 7000, Out: 100, LatencyMs: 300, Stop: "tool_use", ToolCalls: 4}},
 		call(2100, "", "m1", "mcp__github__create_issue", "mcp", "mcp", func(c *event.Call) { c.Server, c.MCPTool = "github", "create_issue" }),
 		result(2200, "", "m1", nil),
@@ -102,13 +104,33 @@ func fixtureEvents() []event.Event {
 			c.Targets = []event.Target{{Label: "/tmp (scratch)", Touch: "edit", Op: "delete"}}
 		}),
 		result(7800, "", "o1", nil),
+		call(7810, "", "x2", "Bash", "verify", "test", func(c *event.Call) { c.Verb = "go test" }),
+		result(7820, "", "x2", nil),
+		call(7830, "", "p2", "Bash", "exec", "vcs", func(c *event.Call) {
+			c.Verb = "gh pr merge"
+			c.VCS = &event.VCS{Provider: "github", Action: "pr_merge", Repo: "acme/shop", Number: 7}
+		}),
+		result(7840, "", "p2", func(r *event.Result) {
+			r.PR = &event.PR{Action: "merge", Provider: "github", Repo: "acme/shop", Number: 7, URL: "https://github.com/acme/shop/pull/7"}
+		}),
+		call(7850, "", "k1", "mcp__linear__create_issue", "mcp", "mcp", func(c *event.Call) { c.Server, c.MCPTool = "linear", "create_issue" }),
+		result(7860, "", "k1", func(r *event.Result) { r.Ticket = &event.Ticket{Tracker: "linear", Action: "create", ID: "ENG-12"} }),
+		call(7870, "", "a1", "Artifact", "tool", "tool", nil),
+		result(7880, "", "a1", func(r *event.Result) { r.Artifact = &event.Artifact{URL: "https://claude.ai/public/artifacts/a1b2", Version: "2"} }),
+		call(7890, "", "k2", "Write", "edit", "file", func(c *event.Call) {
+			c.SkillWrite = "release-notes"
+			c.Targets = []event.Target{{Label: "~/.claude/skills", Touch: "edit", Op: "create"}}
+		}),
+		result(7895, "", "k2", nil),
 		{Kind: event.KindModel, T: t0 + 7900, Model: "claude-opus-4-1"},
 		{Kind: event.KindLLM, T: t0 + 8000, Model: "claude-opus-4-1", LLM: &event.LLM{MsgID: "CANARY_MSGID5", In: 10, Out: 40, LatencyMs: 500, Stop: "end_turn", TextChars: 180}},
 		{Kind: event.KindTurnEnd, T: t0 + 8001},
 		{Kind: event.KindUser, T: t0 + 20000, User: &event.User{Chars: 12}},
-		{Kind: event.KindLLM, T: t0 + 21000, Model: "claude-opus-4-1", LLM: &event.LLM{MsgID: "CANARY_MSGID6", In: 10, Out: 20, LatencyMs: 900, Stop: "end_turn", TextChars: 30}},
-		{Kind: event.KindError, T: t0 + 21500, Error: &event.Error{Source: "llm", Class: "rate_limit", Retry: 1}},
-		{Kind: event.KindEnd, T: t0 + 22000},
+		call(20100, "", "b1", "Bash", "exec", "build", func(c *event.Call) { c.Verb = "go build" }),
+		result(51200, "", "b1", func(r *event.Result) { r.DurMs = 31100 }),
+		{Kind: event.KindLLM, T: t0 + 52000, Model: "claude-opus-4-1", LLM: &event.LLM{MsgID: "CANARY_MSGID6", In: 10, Out: 20, LatencyMs: 900, Stop: "end_turn", TextChars: 30}},
+		{Kind: event.KindError, T: t0 + 52500, Error: &event.Error{Source: "llm", Class: "rate_limit", Retry: 1}},
+		{Kind: event.KindEnd, T: t0 + 53000},
 	}
 }
 
