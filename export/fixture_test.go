@@ -116,7 +116,9 @@ func fixtureEvents() []event.Event {
 		call(7850, "", "k1", "mcp__linear__create_issue", "mcp", "mcp", func(c *event.Call) { c.Server, c.MCPTool = "linear", "create_issue" }),
 		result(7860, "", "k1", func(r *event.Result) { r.Ticket = &event.Ticket{Tracker: "linear", Action: "create", ID: "ENG-12"} }),
 		call(7870, "", "a1", "Artifact", "tool", "tool", nil),
-		result(7880, "", "a1", func(r *event.Result) { r.Artifact = &event.Artifact{URL: "https://claude.ai/public/artifacts/a1b2", Version: "2"} }),
+		result(7880, "", "a1", func(r *event.Result) {
+			r.Artifact = &event.Artifact{URL: "https://claude.ai/public/artifacts/a1b2", Version: "2"}
+		}),
 		call(7890, "", "k2", "Write", "edit", "file", func(c *event.Call) {
 			c.SkillWrite = "release-notes"
 			c.Targets = []event.Target{{Label: "~/.claude/skills", Touch: "edit", Op: "create"}}
