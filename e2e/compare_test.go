@@ -89,6 +89,10 @@ func check(t *testing.T, s session, m *agentMap) {
 					a.Requests, a.Tokens, s.main.requests, s.main.tokens)
 			}
 		case "subagent":
+			if a.LaunchSeq == nil || *a.LaunchSeq >= len(m.Events) ||
+				m.Events[*a.LaunchSeq].Kind != "subagent" || m.Events[*a.LaunchSeq].Child != a.ID {
+				errf("lane %s: launchSeq %v is not the subagent event that started it", a.ID, a.LaunchSeq)
+			}
 			subs = append(subs, lane{a.SubagentType, served{a.Requests, a.Tokens}})
 			if len(s.lanes) == 1 && s.lanes[0].typ == "" {
 				subs[len(subs)-1].typ = "" // the client names no type

@@ -51,7 +51,7 @@ func reexecInNetns(t *testing.T) {
 	if testing.Verbose() {
 		args = append(args, "-test.v")
 	}
-	cmd := exec.Command("unshare", args...)
+	cmd := exec.CommandContext(t.Context(), "unshare", args...)
 	cmd.Env = append(os.Environ(), netnsEnv+"=1")
 	var buf bytes.Buffer
 	cmd.Stdout = io.MultiWriter(os.Stdout, &buf)

@@ -208,6 +208,7 @@ type agentMap struct {
 		ID           string `json:"id"`
 		Kind         string `json:"kind"`
 		SubagentType string `json:"subagentType"`
+		LaunchSeq    *int   `json:"launchSeq"`
 		Requests     int    `json:"requests"`
 		Tokens       int64  `json:"tokens"`
 		Calls        int    `json:"calls"`
