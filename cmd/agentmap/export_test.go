@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -88,26 +89,12 @@ func TestExportCorpus(t *testing.T) {
 					t.Fatalf("%d problems, first: %s", len(probs), strings.Join(probs[:min(len(probs), 5)], "\n"))
 				}
 				t.Logf("%d sessions, %d bytes, %d lines", len(built), len(body), bytes.Count(body, []byte("\n")))
-				if !strings.Contains(stderr.String(), ": "+itoa(len(built))+" session(s)") {
+				if !strings.Contains(stderr.String(), ": "+strconv.Itoa(len(built))+" session(s)") {
 					t.Errorf("not every session exported: %s", stderr.String())
 				}
 			})
 		}
 	}
-}
-
-func itoa(n int) string { return fmtInt(n) }
-
-func fmtInt(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	return string(b)
 }
 
 // TestExportRerenderMatchesBuilder: a relative map re-rendered by export
