@@ -27,8 +27,10 @@ type conversion struct {
 	mainSpan string
 	lanes    map[string]*mapfile.Agent
 	started  map[string]bool
-	launched []string
 	out      []Event
+	// flush writes and drops the events converted so far, so one map
+	// event's worth of output is in memory at a time.
+	flush func([]Event) error
 }
 
 func newConversion(m *mapfile.Map, o Options) *conversion {
@@ -130,12 +132,15 @@ func (c *conversion) laneSpan(lane string) string {
 	return Derive(prefixSpan, c.sid, "agent", lane)
 }
 
-func (c *conversion) run() {
+func (c *conversion) run() error {
 	c.sessionStarted()
 	for i := range c.m.Events {
 		e := &c.m.Events[i]
 		c.ensureLane(e.Lane(), e.T)
 		c.convert(e)
+		if err := c.emit(); err != nil {
+			return err
+		}
 	}
 	// Lanes are closed in agents[] order, after their last event.
 	for _, a := range c.m.Agents {
@@ -144,6 +149,16 @@ func (c *conversion) run() {
 		}
 	}
 	c.sessionEnded()
+	return c.emit()
+}
+
+func (c *conversion) emit() error {
+	if len(c.out) == 0 || c.flush == nil {
+		return nil
+	}
+	err := c.flush(c.out)
+	c.out = c.out[:0]
+	return err
 }
 
 func (c *conversion) sessionStarted() {

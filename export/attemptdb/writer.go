@@ -56,23 +56,24 @@ func (w *Writer) Add(m *mapfile.Map) error {
 		return w.err
 	}
 	c := newConversion(m, w.opts)
-	c.run()
-	for i := range c.out {
-		ev := &c.out[i]
-		ev.SourceSeq = w.seq
-		line, err := json.Marshal(ev)
-		if err != nil {
-			return fmt.Errorf("attemptdb: session %s: encode event %d: %w", m.Session.ID, i, err)
+	c.flush = func(events []Event) error {
+		for i := range events {
+			ev := &events[i]
+			ev.SourceSeq = w.seq
+			line, err := json.Marshal(ev)
+			if err != nil {
+				return fmt.Errorf("attemptdb: session %s: encode event: %w", m.Session.ID, err)
+			}
+			if _, err := w.bw.Write(append(line, '\n')); err != nil {
+				w.err = err
+				return err
+			}
+			w.seq++
+			w.events++
 		}
-		line = append(line, '\n')
-		if _, err := w.bw.Write(line); err != nil {
-			w.err = err
-			return err
-		}
-		w.seq++
-		w.events++
+		return nil
 	}
-	return nil
+	return c.run()
 }
 
 // Close flushes the stream.
