@@ -94,8 +94,15 @@ func TestRerender(t *testing.T) {
 		if !bytes.Contains(d.Canonical, []byte("SECRETNAME")) {
 			t.Fatal("the original map was modified")
 		}
-		if _, err := Rerender(r, redact.ModeHashed, []byte("k")); err == nil {
+		other := redact.ModeHashed
+		if tt.want == "hashed" {
+			other = redact.ModeDirsOnly
+		}
+		if _, err := Rerender(r, other, []byte("k")); err == nil {
 			t.Errorf("%s: a non-relative map was re-rendered", tt.mode)
+		}
+		if same, err := Rerender(r, redact.Mode(tt.want), []byte("k")); err != nil || same != r {
+			t.Errorf("%s: a map already in the mode was not passed through: %v", tt.mode, err)
 		}
 	}
 }

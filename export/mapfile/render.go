@@ -14,15 +14,21 @@ import (
 // the relative form can be rendered again. The result is what the builder
 // writes for the same events in that mode, because files[].path is the only
 // place a repo-relative path appears and the renderer is the builder's own.
-// A relative target returns d unchanged.
+// A relative target, or the mode the map is already in, returns d
+// unchanged.
 func Rerender(d *Doc, mode redact.Mode, key []byte) (*Doc, error) {
 	if mode == "" || mode == redact.ModeRelative {
+		return d, nil
+	}
+	r := redact.NewRenderer(mode, key)
+	if d.Map.Session.PathMode == string(r.Mode()) {
+		// Already in that mode (for hashed: with the key it was written
+		// with, which a map cannot tell).
 		return d, nil
 	}
 	if d.Map.Session.PathMode != string(redact.ModeRelative) {
 		return nil, fmt.Errorf("re-render %s: map is in %s mode; only relative maps can be re-rendered", d.Name, d.Map.Session.PathMode)
 	}
-	r := redact.NewRenderer(mode, key)
 	tree := cloneTree(d.tree)
 	if files, ok := tree["files"].([]any); ok {
 		for _, f := range files {
