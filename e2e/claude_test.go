@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -103,8 +104,9 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 	run.main.merge(sub.e)
 	run.main.lanes = 1
 	// The second prompt, through --resume.
+	writeSkill(t, w)
 	scripts["cresume"] = []fa.Reply{
-		reply(0, m.read("notes.txt"), m.bash("git diff --stat", "exec", 0)),
+		reply(0, m.read("notes.txt"), m.bash("git diff --stat", "exec", 0), m.skill(skillName)),
 		reply(1, text("resumed")),
 	}
 	run.main.userTurns = 2
@@ -148,6 +150,26 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 		"--session-id", claudeLongID}, common...)...)
 	t.Logf("claude: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())
 	return run
+}
+
+// skillName is a user skill the suite installs.
+const skillName = "e2e-check"
+
+func writeSkill(t *testing.T, w *world) {
+	dir := filepath.Join(w.claude, "skills", skillName)
+	body := "---\nname: " + skillName + "\ndescription: " + canary + " skill description\n---\n\n" + canary + " skill body\n"
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (c cscript) skill(name string) fa.Block {
+	c.e.calls["skill"]++ // a skill event names the skill, not the tool
+	c.e.skills = append(c.e.skills, name)
+	return fa.Block{Tool: "Skill", Input: map[string]any{"skill": name}}
 }
 
 func agentCall(c cscript, desc, prompt string) fa.Block {

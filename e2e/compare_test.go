@@ -110,6 +110,7 @@ func check(t *testing.T, s session, m *agentMap) {
 	kinds := map[string]int{}
 	tools := map[string]int{}
 	var exits []int
+	var skills []string
 	calls := 0
 	retried := 0
 	for _, e := range m.Events {
@@ -120,7 +121,10 @@ func check(t *testing.T, s session, m *agentMap) {
 		}
 		calls++
 		kinds[e.Kind]++
-		if e.Tool != "" && e.Kind != "subagent" { // subagents are counted by kind
+		switch {
+		case e.Kind == "skill":
+			skills = append(skills, e.Skill)
+		case e.Tool != "" && e.Kind != "subagent": // subagents and skills name no tool
 			tools[e.Tool]++
 		}
 		if want, ok := s.e.outBytes[e.Verb]; ok && e.OutBytes != want {
@@ -147,6 +151,9 @@ func check(t *testing.T, s session, m *agentMap) {
 	}
 	if fmt.Sprint(tools) != fmt.Sprint(s.e.tools) {
 		errf("calls by tool = %v, want %v", tools, s.e.tools)
+	}
+	if fmt.Sprint(skills) != fmt.Sprint(s.e.skills) {
+		errf("skills = %v, want %v", skills, s.e.skills)
 	}
 	sort.Ints(exits)
 	wantExits := append([]int(nil), s.e.exits...)

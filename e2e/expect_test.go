@@ -11,6 +11,7 @@ type expect struct {
 	calls     map[string]int // by map event kind (read, edit, exec, verify, subagent, tool…)
 	tools     map[string]int // by the client's tool name
 	exits     []int          // exit codes of the failing shell commands, in order
+	skills    []string       // skills used, in order
 	files     map[string]bool
 	userTurns int
 	retries   int // failed commands repeated with success

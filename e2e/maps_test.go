@@ -222,6 +222,7 @@ type agentMap struct {
 		Agent    string `json:"agent"`
 		Tool     string `json:"tool"`
 		Verb     string `json:"verb"`
+		Skill    string `json:"skill"`
 		Err      bool   `json:"err"`
 		ExitCode *int   `json:"exitCode"`
 		RetryOf  *int   `json:"retryOf"`
