@@ -169,7 +169,6 @@ func (c *conversion) sessionStarted() {
 	setStr(ev.Attrs, "x_agentmap_agent_tool", s.AgentTool)
 	setStr(ev.Attrs, "x_agentmap_path_mode", s.PathMode)
 	setStr(ev.Attrs, "x_agentmap_role", s.Role)
-	setStr(ev.Attrs, "x_agentmap_content_hash", c.m.ContentHash)
 	if s.ParentSessionID != "" {
 		parent := s.ParentSessionID
 		if rest, ok := strings.CutPrefix(parent, "local:"+s.AgentTool+":"); ok {
@@ -188,13 +187,17 @@ func (c *conversion) sessionStarted() {
 
 func (c *conversion) sessionEnded() {
 	s, tot := c.m.Session, c.m.Totals
-	ev := c.event("session_ended", "session_end", "session_ended", s.DurationMs)
+	// The end moves when a re-flushed session grows: a new end is a new
+	// fact, so its id names the duration and outcome it reports.
+	ev := c.event("session_ended", "session_end",
+		"session_ended."+strconv.FormatInt(s.DurationMs, 10)+"."+s.Outcome+"."+c.m.ContentHash, s.DurationMs)
 	ev.SpanID = c.mainSpan
 	ev.Agent = c.mainAgent()
 	ev.Outcome = &Outcome{Status: outcomeStatus(s.Outcome)}
 	d := max(s.DurationMs, 0)
 	ev.DurationMs = &d
 	setStr(ev.Attrs, "x_agentmap_outcome", s.Outcome)
+	setStr(ev.Attrs, "x_agentmap_content_hash", c.m.ContentHash)
 	ev.Attrs["x_agentmap_calls"] = tot.Calls
 	ev.Attrs["x_agentmap_requests"] = tot.Requests
 	ev.Attrs["x_agentmap_user_turns"] = tot.UserTurns
@@ -247,7 +250,8 @@ func (c *conversion) laneStarted(lane, parentSpan, id string, t int64, tool stri
 }
 
 func (c *conversion) laneStopped(a *mapfile.Agent) {
-	ev := c.event("subagent_stopped", "subagent_end", "lane_end."+a.ID, a.End)
+	ev := c.event("subagent_stopped", "subagent_end",
+		"lane_end."+a.ID+"."+strconv.FormatInt(a.End, 10)+"."+a.Outcome, a.End)
 	ev.SpanID = c.laneSpan(a.ID)
 	parent := a.Parent
 	if parent == "" {
@@ -272,7 +276,7 @@ func (c *conversion) convert(e *mapfile.Event) {
 	lane := e.Lane()
 	switch {
 	case e.Kind == "subagent" && e.Child != "" && !c.started[e.Child]:
-		c.laneStarted(e.Child, c.laneSpan(lane), "call."+seq, e.T, e.Tool, e)
+		c.laneStarted(e.Child, c.laneSpan(lane), "call."+factKey(e), e.T, e.Tool, e)
 		if e.Err {
 			c.callFinished(e, seq, lane)
 		}
@@ -316,7 +320,7 @@ func (c *conversion) convert(e *mapfile.Event) {
 		setStr(ev.Attrs, "compaction_trigger", e.Trigger)
 		setStr(ev.Attrs, "trigger", e.Trigger)
 		ev.Attrs["pre_tokens"] = e.PreTokens
-		end := c.event("compaction_finished", "compaction_end", "compaction_end."+seq, e.T+max(e.Ms, 0))
+		end := c.event("compaction_finished", "compaction_end", "compaction_end."+factKey(e), e.T+max(e.Ms, 0))
 		end.ParentSpanID, end.Agent, end.ProviderTurnID = ev.ParentSpanID, ev.Agent, ev.ProviderTurnID
 		end.Attrs["post_tokens"] = e.PostTokens
 		setStr(end.Attrs, "compaction_trigger", e.Trigger)
@@ -337,7 +341,7 @@ func (c *conversion) convert(e *mapfile.Event) {
 
 // lineEvent is the event of one map event that is not a tool call.
 func (c *conversion) lineEvent(kind string, e *mapfile.Event, seq, lane string) *Event {
-	ev := c.event(kind, e.Kind, "ev."+seq, e.T)
+	ev := c.event(kind, e.Kind, "ev."+factKey(e), e.T)
 	ev.ParentSpanID = c.laneSpan(lane)
 	ev.Agent = c.laneAgent(lane)
 	ev.ProviderTurnID = turnID(e.Task)
@@ -368,8 +372,8 @@ func (c *conversion) outputAttrs(ev *Event, e *mapfile.Event) {
 }
 
 func (c *conversion) callStarted(e *mapfile.Event, seq, lane string) {
-	ev := c.event("tool_call_started", e.Kind, "call."+seq, e.T)
-	ev.SpanID = Derive(prefixSpan, c.sid, "call", seq)
+	ev := c.event("tool_call_started", e.Kind, "call."+factKey(e), e.T)
+	ev.SpanID = Derive(prefixSpan, c.sid, "call", factKey(e))
 	ev.ParentSpanID = c.laneSpan(lane)
 	ev.Agent = c.laneAgent(lane)
 	ev.ProviderTurnID = turnID(e.Task)
@@ -444,8 +448,8 @@ func (c *conversion) callFinished(e *mapfile.Event, seq, lane string) {
 	if e.Err {
 		kind = "tool_call_failed"
 	}
-	ev := c.event(kind, e.Kind+"_result", "result."+seq, e.T+dur)
-	ev.SpanID = Derive(prefixSpan, c.sid, "call", seq)
+	ev := c.event(kind, e.Kind+"_result", "result."+factKey(e), e.T+dur)
+	ev.SpanID = Derive(prefixSpan, c.sid, "call", factKey(e))
 	if e.Kind == "subagent" && e.Child != "" {
 		ev.SpanID = c.laneSpan(e.Child)
 	}
@@ -507,6 +511,14 @@ func category(e *mapfile.Event) string {
 		}
 	}
 	return "other"
+}
+
+// factKey names a map event within its session for the derived ids: its
+// seq with its kind, time and lane, so a re-flushed map gives its
+// unchanged events the ids they had (AttemptDB deduplicates them) while an
+// event that moved to another seq never takes an id of a different fact.
+func factKey(e *mapfile.Event) string {
+	return strconv.Itoa(e.Seq) + "." + e.Kind + "." + strconv.FormatInt(e.T, 10) + "." + e.Lane()
 }
 
 func turnID(task int) string {
