@@ -167,8 +167,8 @@ func beforeMonth(p string, since time.Time) bool {
 	mm := filepath.Base(filepath.Dir(p))
 	yyyy := filepath.Base(filepath.Dir(filepath.Dir(p)))
 	t, err := time.Parse("2006/01", yyyy+"/"+mm)
-	if err != nil {
-		return false
+	if err != nil || t.Year() < 1971 {
+		return false // not a dated folder: let the map's own time decide
 	}
 	s := since.UTC()
 	return t.Before(time.Date(s.Year(), s.Month(), 1, 0, 0, 0, 0, time.UTC))
