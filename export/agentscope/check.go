@@ -8,7 +8,7 @@ import (
 )
 
 // Validate applies `agentscope validate`'s structural rules, in its order,
-// and returns the first problem in its wording (runs and actions counted
+// and returns the first problem in the style of its messages (runs and actions counted
 // from 0), or the quality warnings (runs counted from 1) when the trace is
 // valid. It decodes the document; traces are one JSON object.
 func Validate(data []byte) (warnings []string, err error) {
