@@ -101,6 +101,26 @@ func TestCheckCatchesLeaks(t *testing.T) {
 	}
 }
 
+// The AttemptDB checks refuse another namespace's attrs and a home path in
+// any string, not only in attrs.
+func TestCheckCatchesAttemptDBLeaks(t *testing.T) {
+	s := schemas(t)
+	out, _ := exportDocs(t, AttemptDB, testOptions(""), fixtureDoc(t, redact.ModeRelative))
+	for _, plant := range [][2]string{
+		{`"x_agentmap_kind":`, `"x_codex_kind":`},
+		{`"provider_session_id":"fixture-1"`, `"provider_session_id":"fixture-1","x_agentmap_cwd":"/home/alice/shop"`},
+		{`"root":"shop"`, `"root":"/Users/alice/shop"`},
+	} {
+		bad := bytes.Replace(out, []byte(plant[0]), []byte(plant[1]), 1)
+		if bytes.Equal(bad, out) {
+			t.Fatalf("plant %q did not apply", plant[1])
+		}
+		if probs := s.Check(AttemptDB, bad, nil); len(probs) == 0 {
+			t.Errorf("planted %q not reported", plant[1])
+		}
+	}
+}
+
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"` }
 
 // TestGolden pins each format's output for the fixture.

@@ -42,6 +42,7 @@ func (s *Schemas) Check(f export.Format, data []byte, forbidden []string) []stri
 	case export.AttemptDB:
 		eachLine(data, func(n int, line []byte) {
 			p = append(p, validateJSON(s.AttemptDB, line, fmt.Sprintf("line %d: schema", n))...)
+			p = append(p, ownAttrs(line, fmt.Sprintf("line %d", n))...)
 			p = append(p, leaks(line, fmt.Sprintf("line %d", n), true)...)
 		})
 		rep, err := attemptdb.Check(bytes.NewReader(data))
@@ -228,4 +229,22 @@ func walkStrings(v any, fn func(string)) {
 			walkStrings(e, fn)
 		}
 	}
+}
+
+// ownAttrs is agentmap's stricter attrs rule: an allowlisted key or one of
+// its own x_agentmap_* extensions, never another provider's namespace.
+func ownAttrs(line []byte, where string) []string {
+	var ev struct {
+		Attrs map[string]json.RawMessage `json:"attrs"`
+	}
+	if json.Unmarshal(line, &ev) != nil {
+		return nil
+	}
+	var p []string
+	for k := range ev.Attrs {
+		if strings.HasPrefix(k, "x_") && !strings.HasPrefix(k, "x_agentmap_") || !attemptdb.AttrKeyAllowed(k) {
+			p = append(p, where+": attrs key outside the allowlist and x_agentmap_*")
+		}
+	}
+	return p
 }
