@@ -109,7 +109,10 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 		reply(0, m.read("notes.txt"), m.bash("git diff --stat", "exec", 0), m.skill(skillName)),
 		reply(1, text("resumed")),
 	}
-	run.main.userTurns = 2
+	// Two prompts and /compact: a slash command that makes a model turn
+	// counts as a prompt.
+	run.main.userTurns = 3
+	run.main.compactions = 1
 	run.main.outBytes = map[string]int64{"yes": bigOutputBytes}
 	run.main.retries = 1 // the test that failed passes on its second run
 
@@ -133,6 +136,7 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 	run.long.userTurns = 1
 
 	srv := fa.New(scripts)
+	srv.SideReply = canary + "-summary" // becomes the compaction summary
 	run.srv = srv
 	url := serve(t, "anthropic", srv)
 	env := []string{
@@ -146,6 +150,11 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 		"--session-id", claudeMainID}, common...)...)
 	w.client(t, w.repo, "claude-resume", env, append([]string{"claude", "-p", "[[script:cresume]] " + canary + "-prompt two",
 		"--resume", claudeMainID}, common...)...)
+	before := srv.Unscripted()
+	w.client(t, w.repo, "claude-compact", env, append([]string{"claude", "-p", "/compact", "--resume", claudeMainID}, common...)...)
+	if srv.Unscripted() == before {
+		t.Errorf("/compact asked the model nothing")
+	}
 	w.client(t, w.repo, "claude-long", env, append([]string{"claude", "-p", "[[script:clong]] " + canary + "-prompt long",
 		"--session-id", claudeLongID}, common...)...)
 	t.Logf("claude: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())

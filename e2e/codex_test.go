@@ -168,6 +168,7 @@ func runCodex(t *testing.T, w *world) *codexRun {
 	run.sub = sub.e // its prompt is the parent's instruction, not a user turn
 
 	srv := fo.New(scripts)
+	srv.SideReply = canary + "-side reply"
 	run.srv = srv
 	url := serve(t, "openai", srv)
 	writeCodexConfig(t, w, url)

@@ -74,6 +74,9 @@ func check(t *testing.T, s session, m *agentMap) {
 	if m.Totals.UserTurns != s.e.userTurns {
 		errf("totals.userTurns = %d, want %d", m.Totals.UserTurns, s.e.userTurns)
 	}
+	if m.Totals.Compactions != s.e.compactions {
+		errf("totals.compactions = %d, want %d", m.Totals.Compactions, s.e.compactions)
+	}
 	if m.Totals.Subagents != len(s.lanes) {
 		errf("totals.subagents = %d, want %d", m.Totals.Subagents, len(s.lanes))
 	}

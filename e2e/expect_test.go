@@ -8,13 +8,14 @@ import (
 // expect is what a script makes happen in one session, accumulated while
 // the script is written so that the comparison never repeats it by hand.
 type expect struct {
-	calls     map[string]int // by map event kind (read, edit, exec, verify, subagent, tool…)
-	tools     map[string]int // by the client's tool name
-	exits     []int          // exit codes of the failing shell commands, in order
-	skills    []string       // skills used, in order
-	files     map[string]bool
-	userTurns int
-	retries   int // failed commands repeated with success
+	calls       map[string]int // by map event kind (read, edit, exec, verify, subagent, tool…)
+	tools       map[string]int // by the client's tool name
+	exits       []int          // exit codes of the failing shell commands, in order
+	skills      []string       // skills used, in order
+	files       map[string]bool
+	userTurns   int
+	compactions int
+	retries     int // failed commands repeated with success
 	// outBytes are the output sizes of the shell calls with these verbs.
 	outBytes map[string]int64
 	lanes    int

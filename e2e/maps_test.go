@@ -202,6 +202,7 @@ type agentMap struct {
 		Subagents     int            `json:"subagents"`
 		Tokens        int64          `json:"tokens"`
 		Retries       int            `json:"retries"`
+		Compactions   int            `json:"compactions"`
 		ErrorsByClass map[string]int `json:"errorsByClass"`
 	} `json:"totals"`
 	Agents []struct {

@@ -10,6 +10,7 @@
 package fakeanthropic
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -58,6 +59,9 @@ type Served struct {
 // Server answers /v1/messages from Scripts.
 type Server struct {
 	Scripts map[string][]Reply
+	// SideReply is the text of the answer to unscripted requests
+	// (compaction summaries, titles); "Done." when empty.
+	SideReply string
 
 	mu         sync.Mutex
 	served     []Served
@@ -132,8 +136,10 @@ func (m message) blocks() []block {
 	return bs
 }
 
-// route finds the script and step of a request: the step after the one
-// whose tool results close the conversation, or step 0 after a marked prompt.
+// route finds the script and step of a request from its last user
+// message: the step after the one whose tool results it carries, or step 0
+// of the script its prompt names. Anything else (a compaction or title
+// prompt) belongs to no script.
 func (s *Server) route(req *request) (string, int, bool) {
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		m := req.Messages[i]
@@ -154,6 +160,7 @@ func (s *Server) route(req *request) (string, int, bool) {
 				}
 			}
 		}
+		return "", 0, false
 	}
 	return "", 0, false
 }
@@ -222,7 +229,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// end get a short text; they are not part of any transcript.
 		ok = false
 		s.unscripted++
-		reply = Reply{Blocks: []Block{{Text: "Done."}}, Usage: Usage{In: 10, Out: 2}}
+		reply = Reply{Blocks: []Block{{Text: cmp.Or(s.SideReply, "Done.")}}, Usage: Usage{In: 10, Out: 2}}
 	}
 	s.ids++
 	msgID := fmt.Sprintf("msg_fake%06d", s.ids)

@@ -38,6 +38,8 @@ func TestRoute(t *testing.T) {
 			{"role":"assistant","content":[]},{"role":"user","content":"[[script:sub-agent]]"}]}`, "sub-agent", 0, true},
 		{"foreign id", `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01abc"}]}]}`, "", 0, false},
 		{"no marker", `{"messages":[{"role":"user","content":"title please"}]}`, "", 0, false},
+		{"only the last prompt counts", `{"messages":[{"role":"user","content":"[[script:main]]"},{"role":"assistant","content":[]},
+			{"role":"user","content":"summarise"}]}`, "", 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var req request

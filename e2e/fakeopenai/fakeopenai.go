@@ -9,6 +9,7 @@
 package fakeopenai
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -66,6 +67,9 @@ type Served struct {
 // Server answers /v1/responses from Scripts.
 type Server struct {
 	Scripts map[string][]Reply
+	// SideReply is the text of the answer to unscripted requests
+	// (compaction summaries, titles); "Done." when empty.
+	SideReply string
 
 	mu         sync.Mutex
 	served     []Served
@@ -209,7 +213,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.served = append(s.served, Served{Script: name, Step: step, Model: req.Model, Usage: reply.Usage, Tools: tools})
 	} else {
 		s.unscripted++
-		reply = Reply{Items: []Item{{Text: "Done."}}, Usage: Usage{Input: 10, Output: 2}}
+		reply = Reply{Items: []Item{{Text: cmp.Or(s.SideReply, "Done.")}}, Usage: Usage{Input: 10, Output: 2}}
 	}
 	s.n++
 	respID := fmt.Sprintf("resp_fake%06d", s.n)
