@@ -61,23 +61,17 @@ func newConversion(m *mapfile.Map, o Options) *conversion {
 }
 
 // projectOf names the project by its first repository. A map keeps no
-// absolute path and no remote host, so the root is the repository's name (a
-// logical root) and project_id uses AttemptDB's root form with this device.
+// absolute path, and its remote is owner/name without a host, which
+// AttemptDB's remote rule treats as unparseable; so the project takes
+// AttemptDB's root form, the root being the repository's name (a logical
+// root, never a path): project_id = prj_ ␟ root ␟ device ␟ root, name =
+// its last segment. The owner/name remote goes to session_started's attrs.
 func projectOf(m *mapfile.Map, device string) Project {
-	root, name := noRepo, noRepo
-	if len(m.Repos) > 0 && m.Repos[0].Name != "" {
-		root, name = m.Repos[0].Name, m.Repos[0].Name
-		if m.Repos[0].Remote != "" {
-			name = m.Repos[0].Remote
-		}
+	root := noRepo
+	if len(m.Repos) > 0 && m.Repos[0].Name != "" && ValueAllowed(m.Repos[0].Name) {
+		root = m.Repos[0].Name
 	}
-	if !ValueAllowed(root) {
-		root = noRepo
-	}
-	if !ValueAllowed(name) {
-		name = root
-	}
-	return Project{ProjectID: Derive(prefixProject, "root", device, root), Root: root, Name: name}
+	return Project{ProjectID: RootProjectID(device, root), Root: root, Name: rootName(root)}
 }
 
 func (c *conversion) at(t int64) int64 { return c.base + t*1000 }
@@ -169,6 +163,9 @@ func (c *conversion) sessionStarted() {
 	setStr(ev.Attrs, "x_agentmap_agent_tool", s.AgentTool)
 	setStr(ev.Attrs, "x_agentmap_path_mode", s.PathMode)
 	setStr(ev.Attrs, "x_agentmap_role", s.Role)
+	if len(c.m.Repos) > 0 {
+		setStr(ev.Attrs, "x_agentmap_repo_remote", c.m.Repos[0].Remote)
+	}
 	if s.ParentSessionID != "" {
 		parent := s.ParentSessionID
 		if rest, ok := strings.CutPrefix(parent, "local:"+s.AgentTool+":"); ok {

@@ -46,6 +46,50 @@ func SubagentID(sessionID, providerAgentID string) string {
 	return Derive(prefixAgent, "subagent", sessionID, providerAgentID)
 }
 
+// RootProjectID is the project_id of a project known by its root (no
+// parseable remote): prj_ ␟ "root" ␟ device id ␟ logical root.
+func RootProjectID(deviceID, root string) string {
+	return Derive(prefixProject, "root", strings.ToLower(deviceID), LogicalRoot(root))
+}
+
+// LogicalRoot is AttemptDB's logical form of a root: trimmed, '\' as '/',
+// repeated slashes collapsed (a leading // of a UNC path kept), a \\?\
+// prefix removed (\\?\UNC\ becomes //) and the drive letter upper-cased.
+// The home directory is not replaced and a trailing slash is kept.
+func LogicalRoot(root string) string {
+	r := strings.TrimSpace(root)
+	if rest, ok := strings.CutPrefix(r, `\\?\UNC\`); ok {
+		r = `\\` + rest
+	} else if rest, ok := strings.CutPrefix(r, `\\?\`); ok {
+		r = rest
+	}
+	r = strings.ReplaceAll(r, `\`, "/")
+	unc := strings.HasPrefix(r, "//")
+	for strings.Contains(r, "//") {
+		r = strings.ReplaceAll(r, "//", "/")
+	}
+	if unc {
+		r = "/" + r
+	}
+	if len(r) >= 2 && r[1] == ':' && (r[0] >= 'a' && r[0] <= 'z') {
+		r = strings.ToUpper(r[:1]) + r[1:]
+	}
+	return r
+}
+
+// rootName is project.name of a root project: its last path segment, or
+// "project" when it has none.
+func rootName(root string) string {
+	r := strings.TrimRight(LogicalRoot(root), "/")
+	if i := strings.LastIndexByte(r, '/'); i >= 0 {
+		r = r[i+1:]
+	}
+	if r == "" || strings.HasSuffix(r, ":") {
+		return "project"
+	}
+	return r
+}
+
 // NormalizeProvider is the reader's normalisation of provider: trimmed,
 // lower case, '-' as '_', and the known aliases.
 func NormalizeProvider(p string) string {
