@@ -30,7 +30,17 @@ type Report struct {
 	SchemaVersion int                 `json:"schema_version"`
 	Lines         int                 `json:"lines"`
 	Events        int                 `json:"events"`
-	Sections      map[string]*Section `json:"sections"`
+	Sections      map[string]*Section `json:"-"`
+}
+
+// MarshalJSON writes the report as `attempt conformance --json` does: the
+// six sections as top-level keys beside schema_version, lines and events.
+func (r *Report) MarshalJSON() ([]byte, error) {
+	out := map[string]any{"schema_version": r.SchemaVersion, "lines": r.Lines, "events": r.Events}
+	for _, name := range Sections {
+		out[name] = r.Sections[name]
+	}
+	return json.Marshal(out)
 }
 
 // Compatible reports whether no rule failed; notes never decide.

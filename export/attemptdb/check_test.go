@@ -164,3 +164,26 @@ func TestValueRules(t *testing.T) {
 		t.Errorf("%d allowlisted keys, want 76", len(allowedAttrKeys))
 	}
 }
+
+func TestReportJSON(t *testing.T) {
+	rep, err := Check(strings.NewReader(stream(t, validLine(1, "a")) + "not json\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]json.RawMessage
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range append([]string{"schema_version", "lines", "events"}, Sections...) {
+		if _, ok := got[k]; !ok {
+			t.Errorf("no %s in %s", k, b)
+		}
+	}
+	if !strings.Contains(string(got["envelope"]), `"line":2`) || rep.Lines != 2 || rep.Events != 1 {
+		t.Errorf("report %s", b)
+	}
+}
