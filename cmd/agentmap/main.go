@@ -34,6 +34,7 @@ func commands() []command {
 		{"validate", "check session maps against agentplay/v1 and the redaction contract", cmdValidate},
 		{"run", "follow every agent's logs and write maps as sessions go quiet", cmdRun},
 		{"scan", "catch up on every log present, flush, and exit (run --once)", cmdScan},
+		{"export", "export maps as bundles, JSON lines, AttemptDB, AgentScope or Sentience traces", cmdExport},
 		{"config", "write, check or show the configuration (init|check|show)", cmdConfig},
 		{"install", "install and start the per-user service (--dry-run shows what it would do)", cmdInstall},
 		{"uninstall", "stop and remove the per-user service (--purge also removes the data)", cmdUninstall},
