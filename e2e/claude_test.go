@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -106,7 +107,8 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 	// The second prompt, through --resume.
 	writeSkill(t, w)
 	scripts["cresume"] = []fa.Reply{
-		reply(0, m.read("notes.txt"), m.bash("git diff --stat", "exec", 0), m.skill(skillName)),
+		reply(0, m.read("notes.txt"), m.bash("git diff --stat", "exec", 0), m.skill(skillName),
+			m.mcp("lookup", false), m.mcp("broken", true)),
 		reply(1, text("resumed")),
 	}
 	// Two prompts and /compact: a slash command that makes a model turn
@@ -145,7 +147,10 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"IS_SANDBOX=1",
 	}
-	common := []string{"--output-format", "stream-json", "--verbose", "--model", claudeModel, "--dangerously-skip-permissions"}
+	mcpConfig, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"e2e": map[string]any{"type": "stdio", "command": mcpCommand(t), "env": map[string]string{mcpEnv: "e2e"}}}})
+	common := []string{"--output-format", "stream-json", "--verbose", "--model", claudeModel, "--dangerously-skip-permissions",
+		"--mcp-config", string(mcpConfig), "--strict-mcp-config"}
 	w.client(t, w.repo, "claude-main", env, append([]string{"claude", "-p", "[[script:cmain]] " + canary + "-prompt one",
 		"--session-id", claudeMainID}, common...)...)
 	w.client(t, w.repo, "claude-resume", env, append([]string{"claude", "-p", "[[script:cresume]] " + canary + "-prompt two",
@@ -159,6 +164,15 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 		"--session-id", claudeLongID}, common...)...)
 	t.Logf("claude: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())
 	return run
+}
+
+// mcp calls a tool of the suite's MCP server "e2e".
+func (c cscript) mcp(tool string, fail bool) fa.Block {
+	c.e.call(tool, "mcp")
+	if fail {
+		c.e.mcpErrors++
+	}
+	return fa.Block{Tool: "mcp__e2e__" + tool, Input: map[string]any{"key": canary + "-key"}}
 }
 
 // skillName is a user skill the suite installs.

@@ -167,6 +167,9 @@ func check(t *testing.T, s session, m *agentMap) {
 	if s.e.retries > 0 && retried != s.e.retries {
 		errf("%d passing retries of a failed command, want %d (totals.retries = %d)", retried, s.e.retries, m.Totals.Retries)
 	}
+	if got := m.Totals.ErrorsBySource["mcp"]; got != s.e.mcpErrors {
+		errf("totals.errorsBySource.mcp = %d, want %d", got, s.e.mcpErrors)
+	}
 	for class, n := range s.llmErrors {
 		if got := m.Totals.ErrorsByClass[class]; got != n {
 			errf("totals.errorsByClass[%s] = %d, want %d", class, got, n)

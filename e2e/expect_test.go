@@ -15,6 +15,7 @@ type expect struct {
 	files       map[string]bool
 	userTurns   int
 	compactions int
+	mcpErrors   int // failed MCP calls
 	retries     int // failed commands repeated with success
 	// outBytes are the output sizes of the shell calls with these verbs.
 	outBytes map[string]int64

@@ -196,14 +196,15 @@ type agentMap struct {
 		ParentSessionID *string  `json:"parentSessionId"`
 	} `json:"session"`
 	Totals struct {
-		Calls         int            `json:"calls"`
-		Requests      int            `json:"requests"`
-		UserTurns     int            `json:"userTurns"`
-		Subagents     int            `json:"subagents"`
-		Tokens        int64          `json:"tokens"`
-		Retries       int            `json:"retries"`
-		Compactions   int            `json:"compactions"`
-		ErrorsByClass map[string]int `json:"errorsByClass"`
+		Calls          int            `json:"calls"`
+		Requests       int            `json:"requests"`
+		UserTurns      int            `json:"userTurns"`
+		Subagents      int            `json:"subagents"`
+		Tokens         int64          `json:"tokens"`
+		Retries        int            `json:"retries"`
+		Compactions    int            `json:"compactions"`
+		ErrorsByClass  map[string]int `json:"errorsByClass"`
+		ErrorsBySource map[string]int `json:"errorsBySource"`
 	} `json:"totals"`
 	Agents []struct {
 		ID           string `json:"id"`

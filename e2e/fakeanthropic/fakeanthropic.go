@@ -67,14 +67,18 @@ type Server struct {
 	served     []Served
 	unscripted int
 	failed     map[string]bool
-	ids        int
+	// asked holds, per answered step, the last message of its request: a
+	// client's retry repeats it, while a compaction request reuses the
+	// conversation with an instruction added and belongs to no step.
+	asked map[string]string
+	ids   int
 	// Offered lists the tool names offered by the last scripted request.
 	offered []string
 }
 
 // New returns a server for the scripts.
 func New(scripts map[string][]Reply) *Server {
-	return &Server{Scripts: scripts, failed: map[string]bool{}}
+	return &Server{Scripts: scripts, failed: map[string]bool{}, asked: map[string]string{}}
 }
 
 // Served returns the answered scripted requests in order.
@@ -202,9 +206,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name, step, ok := s.route(&req)
 	var reply Reply
 	s.mu.Lock()
+	key := fmt.Sprintf("%s/%d", name, step)
+	last := ""
+	if n := len(req.Messages); n > 0 {
+		last = string(req.Messages[n-1].Content)
+	}
+	if prev, seen := s.asked[key]; ok && seen && prev != last {
+		ok = false
+	}
 	if ok && len(req.Tools) > 0 && step < len(s.Scripts[name]) {
 		reply = s.Scripts[name][step]
-		key := fmt.Sprintf("%s/%d", name, step)
+		s.asked[key] = last
 		if reply.FailFirst != 0 && !s.failed[key] {
 			s.failed[key] = true
 			s.mu.Unlock()

@@ -135,3 +135,20 @@ func TestUnscripted(t *testing.T) {
 		t.Errorf("unscripted %d served %d; want 2, 0", s.Unscripted(), len(s.Served()))
 	}
 }
+
+// TestCompactionRequest: a request that repeats a step's conversation with
+// more text is a side request; an identical repeat is a retry.
+func TestCompactionRequest(t *testing.T) {
+	s := New(scripts())
+	step1 := `{"role":"user","content":[{"type":"tool_result","tool_use_id":"` + ToolID("main", 0, 0) + `"}`
+	for _, last := range []string{step1 + `]}`, step1 + `]}`, step1 + `,{"type":"text","text":"summarise"}]}`} {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/messages",
+			strings.NewReader(`{"model":"m",`+tools+`,"messages":[`+last+`]}`)))
+	}
+	// The first attempt fails (FailFirst), the retry and the identical
+	// repeat are served, the compaction request is not.
+	if len(s.Served()) != 1 || s.Unscripted() != 1 {
+		t.Errorf("served %d unscripted %d; want 1, 1", len(s.Served()), s.Unscripted())
+	}
+}
