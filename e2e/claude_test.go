@@ -169,6 +169,7 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 // mcp calls a tool of the suite's MCP server "e2e".
 func (c cscript) mcp(tool string, fail bool) fa.Block {
 	c.e.call(tool, "mcp")
+	c.e.servers["e2e"]++
 	if fail {
 		c.e.mcpErrors++
 	}

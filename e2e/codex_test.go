@@ -47,6 +47,16 @@ func (x xscript) patch(body string, files ...string) fo.Item {
 	return fo.Item{Custom: "apply_patch", Input: body}
 }
 
+// mcp calls a tool of the suite's MCP server "e2e".
+func (x xscript) mcp(tool string, fail bool) fo.Item {
+	x.e.call(tool, "mcp")
+	x.e.servers["e2e"]++
+	if fail {
+		x.e.mcpErrors++
+	}
+	return fo.Item{Function: tool, Namespace: "mcp__e2e", Args: map[string]any{"key": canary + "-key"}}
+}
+
 // spawn starts a subagent with a prompt.
 func (x xscript) spawn(prompt string) fo.Item {
 	x.e.calls["subagent"]++
@@ -108,6 +118,10 @@ enabled = true
 
 [analytics]
 enabled = false
+
+[mcp_servers.e2e]
+command = "` + mcpCommand(t) + `"
+env = { ` + mcpEnv + ` = "e2e" }
 `
 	if err := os.WriteFile(filepath.Join(w.codex, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -156,7 +170,9 @@ func runCodex(t *testing.T, w *world) *codexRun {
 	scripts["xagent"] = []fo.Reply{
 		xreply(0, a.spawn("[[script:xsub]] "+canary+"-subagent prompt")),
 		xreply(1, a.wait(fo.CallID("xagent", 0, 0), &run.childID)),
-		xreply(2, xtext("agent done")),
+		// MCP tools come as the namespace mcp__e2e.
+		xreply(2, a.mcp("lookup", false), a.mcp("broken", true)),
+		xreply(3, xtext("agent done")),
 	}
 	sub := xscript{newExpect()}
 	scripts["xsub"] = []fo.Reply{

@@ -114,6 +114,7 @@ func check(t *testing.T, s session, m *agentMap) {
 	tools := map[string]int{}
 	var exits []int
 	var skills []string
+	servers := map[string]int{}
 	calls := 0
 	retried := 0
 	for _, e := range m.Events {
@@ -124,6 +125,9 @@ func check(t *testing.T, s session, m *agentMap) {
 		}
 		calls++
 		kinds[e.Kind]++
+		if e.Kind == "mcp" {
+			servers[e.Server]++
+		}
 		switch {
 		case e.Kind == "skill":
 			skills = append(skills, e.Skill)
@@ -154,6 +158,9 @@ func check(t *testing.T, s session, m *agentMap) {
 	}
 	if fmt.Sprint(tools) != fmt.Sprint(s.e.tools) {
 		errf("calls by tool = %v, want %v", tools, s.e.tools)
+	}
+	if fmt.Sprint(servers) != fmt.Sprint(s.e.servers) {
+		errf("MCP calls by server = %v, want %v", servers, s.e.servers)
 	}
 	if fmt.Sprint(skills) != fmt.Sprint(s.e.skills) {
 		errf("skills = %v, want %v", skills, s.e.skills)

@@ -15,15 +15,16 @@ type expect struct {
 	files       map[string]bool
 	userTurns   int
 	compactions int
-	mcpErrors   int // failed MCP calls
-	retries     int // failed commands repeated with success
+	mcpErrors   int            // failed MCP calls
+	servers     map[string]int // MCP calls by server
+	retries     int            // failed commands repeated with success
 	// outBytes are the output sizes of the shell calls with these verbs.
 	outBytes map[string]int64
 	lanes    int
 }
 
 func newExpect() *expect {
-	return &expect{calls: map[string]int{}, tools: map[string]int{}, files: map[string]bool{}}
+	return &expect{calls: map[string]int{}, tools: map[string]int{}, files: map[string]bool{}, servers: map[string]int{}}
 }
 
 func (e *expect) call(tool, kind string, files ...string) {
@@ -52,6 +53,10 @@ func (e *expect) merge(o *expect) {
 		e.tools[k] += v
 	}
 	e.exits = append(e.exits, o.exits...)
+	for k, v := range o.servers {
+		e.servers[k] += v
+	}
+	e.mcpErrors += o.mcpErrors
 	for f := range o.files {
 		e.files[f] = true
 	}

@@ -225,6 +225,7 @@ type agentMap struct {
 		Tool     string `json:"tool"`
 		Verb     string `json:"verb"`
 		Skill    string `json:"skill"`
+		Server   string `json:"server"`
 		Err      bool   `json:"err"`
 		ExitCode *int   `json:"exitCode"`
 		RetryOf  *int   `json:"retryOf"`
