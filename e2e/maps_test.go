@@ -235,10 +235,10 @@ type agentMap struct {
 }
 
 // readMaps loads every map below dir by native session id.
-func readMaps(t *testing.T, dir string) (map[string]*agentMap, [][]byte) {
+func readMaps(t *testing.T, dir string) (map[string]*agentMap, map[string][]byte) {
 	t.Helper()
 	maps := map[string]*agentMap{}
-	var raws [][]byte
+	raws := map[string][]byte{}
 	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
 		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".json.gz") {
 			return nil
@@ -248,7 +248,7 @@ func readMaps(t *testing.T, dir string) (map[string]*agentMap, [][]byte) {
 			t.Errorf("map %s: %v", p, err)
 			return nil
 		}
-		raws = append(raws, raw)
+		raws[p] = raw
 		m := &agentMap{path: p}
 		if err := json.Unmarshal(raw, m); err != nil {
 			t.Errorf("map %s: %v", p, err)
