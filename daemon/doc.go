@@ -52,8 +52,11 @@ Decisions, kept stable:
     bounded by the cap (the line is held until it exceeds it).
   - A failed map write is retried with exponential back-off from 1 s to
     5 min; events and cursors are already committed, so nothing is lost.
-  - The Cursor transcript parser's SetFile (file times as session bounds)
-    is not called, because `agentmap build` does not call it: the maps
-    must agree byte for byte.
+  - Parsers that take their file's path and times (Cursor transcripts,
+    whose lines carry no times) get them through agents.AttachFile before
+    every batch, read after the file's size; `agentmap build` does the
+    same once, so the session bounds agree. A file touched later without a
+    new complete line keeps the bounds of its last batch (unless its
+    partial last line parses at flush time).
 */
 package daemon

@@ -15,6 +15,7 @@ import (
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/state/mapstore"
 	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/agents"
 )
 
 // dueAt says when a session's map is to be written: at once after an
@@ -278,6 +279,7 @@ func (d *Daemon) partial(s *state.Source, out []event.Event) []event.Event {
 			return out
 		}
 	}
+	agents.AttachFile(p, s.Path)
 	evs, err := p.Line(line, nil)
 	if err != nil {
 		return out

@@ -9,6 +9,7 @@ import (
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/agents"
 )
 
 func cursorOf(s *state.Source) watchers.Cursor {
@@ -93,6 +94,11 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 			return
 		}
 	}
+	// The file's path and times, for parsers that take them (Cursor
+	// transcripts have no times of their own), read after the size so
+	// they are at least as new as the lines read: `agentmap build` reads
+	// them once from the finished file, and the last batch here agrees.
+	agents.AttachFile(p, s.Path)
 	mod := ms(fst.ModTime)
 	var batch []event.Event
 	var skipped, lines int64
