@@ -71,13 +71,13 @@ func text(s string) fa.Block { return fa.Block{Text: canary + "-" + s} }
 type claudeRun struct {
 	srv *fa.Server
 	// per session: scripts that belong to its main lane and to subagent lanes
-	main, long                           *expect
-	mainScripts, subScripts, longScripts []string
+	main, long               *expect
+	mainScripts, longScripts []string
 }
 
 func runClaude(t *testing.T, w *world) *claudeRun {
 	run := &claudeRun{main: newExpect(), long: newExpect(),
-		mainScripts: []string{"cmain", "cresume"}, subScripts: []string{"csub"}, longScripts: []string{"clong"}}
+		mainScripts: []string{"cmain", "cresume"}, longScripts: []string{"clong"}}
 	m := cscript{w, run.main}
 	scripts := map[string][]fa.Reply{}
 
@@ -90,7 +90,9 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 		reply(1, m.write("notes.txt", canary+"-notes draft\n"), m.edit("src/app.js", "answer: 41", "answer: 42")),
 		reply(2, m.edit("notes.txt", "draft", "ready")),
 		reply(3, text("again"), m.bash("npm test", "verify", 0)),
-		reply(4, agentCall(m, canary+"-subagent description", "[[script:csub]] "+canary+"-subagent prompt")),
+		// Two subagents at once.
+		reply(4, agentCall(m, "general-purpose", canary+"-subagent description", "[[script:csub]] "+canary+"-subagent prompt"),
+			agentCall(m, "Explore", canary+"-explore description", "[[script:cexplore]] "+canary+"-explore prompt")),
 		reply(5, m.bash("cat "+canary+"-missing.txt", "exec", 1), m.bash("git status --short", "exec", 0),
 			m.bash(bigOutputCmd, "exec", 0)), // big enough to go to tool-results/
 		reply(6, text("done")),
@@ -103,7 +105,13 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 		reply(1, text("subagent done")),
 	}
 	run.main.merge(sub.e)
-	run.main.lanes = 1
+	explore := cscript{w, newExpect()}
+	scripts["cexplore"] = []fa.Reply{
+		reply(0, explore.read("lib/part03.txt"), explore.bash("ls src", "exec", 0)),
+		reply(1, explore.read("src/app.js")),
+		reply(2, text("explore done")),
+	}
+	run.main.merge(explore.e)
 	// The second prompt, through --resume.
 	writeSkill(t, w)
 	scripts["cresume"] = []fa.Reply{
@@ -196,10 +204,10 @@ func (c cscript) skill(name string) fa.Block {
 	return fa.Block{Tool: "Skill", Input: map[string]any{"skill": name}}
 }
 
-func agentCall(c cscript, desc, prompt string) fa.Block {
+func agentCall(c cscript, typ, desc, prompt string) fa.Block {
 	c.e.calls["subagent"]++ // a subagent event names no tool
 	return fa.Block{Tool: "Agent", Input: map[string]any{
-		"description": desc, "prompt": prompt, "subagent_type": "general-purpose"}}
+		"description": desc, "prompt": prompt, "subagent_type": typ}}
 }
 
 // sessions are the Claude Code sessions with what the server answered.
@@ -217,7 +225,7 @@ func (r *claudeRun) sessions() []session {
 	return []session{
 		{name: "claude main", native: claudeMainID, tool: "claude-code", model: claudeModel, e: r.main,
 			main:      sum(r.mainScripts...),
-			lanes:     []lane{{"general-purpose", sum(r.subScripts...)}},
+			lanes:     []lane{{"general-purpose", sum("csub")}, {"Explore", sum("cexplore")}},
 			llmErrors: map[string]int{"overloaded": 1}},
 		{name: "claude long", native: claudeLongID, tool: "claude-code", model: claudeModel, e: r.long,
 			main: sum(r.longScripts...)},
