@@ -494,3 +494,43 @@ func TestHundredMegabyteLine(t *testing.T) {
 		t.Fatalf("store differs from agentmap build without the line: %v", diff)
 	}
 }
+
+// A corrupt state database is moved aside, loudly, and everything is
+// rebuilt from the logs: the maps come out the same.
+func TestCorruptStateRebuilt(t *testing.T) {
+	corpus := corpusDir(t)
+	bin := buildBinary(t)
+	home := t.TempDir()
+	data := filepath.Join(t.TempDir(), "data")
+	feeds := layout(t, corpus, home, 200<<10)
+	var paths []string
+	for _, f := range feeds {
+		f.write(t, len(f.data))
+		paths = append(paths, f.to)
+	}
+	scan := func() string {
+		cmd := exec.Command(bin, "scan", "--data-dir", data)
+		cmd.Env = testEnv(home)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("scan: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	scan()
+	want := expected(t, bin, paths)
+	os.RemoveAll(filepath.Join(data, "maps"))
+	if err := os.WriteFile(StatePath(data), bytes.Repeat([]byte("garbage!"), 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := scan()
+	if !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "corrupt") {
+		t.Errorf("no loud error about the corrupt state:\n%s", out)
+	}
+	if m, _ := filepath.Glob(StatePath(data) + ".corrupt-*"); len(m) != 1 {
+		t.Errorf("corrupt state not moved aside: %v", m)
+	}
+	if diff := diffMaps(readMaps(t, filepath.Join(data, "maps")), want); len(diff) > 0 {
+		t.Fatalf("maps after the rebuild differ from agentmap build: %v", diff)
+	}
+}
