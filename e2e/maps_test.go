@@ -67,6 +67,27 @@ func (d *daemonSource) start(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.stderr = f
+	d.run(t)
+	t.Cleanup(func() {
+		if d.cmd.ProcessState == nil {
+			d.cmd.Process.Kill()
+			<-d.done
+		}
+	})
+}
+
+// crash kills the daemon the hard way and starts it again on the same
+// data: the maps must come out as if nothing happened.
+func (d *daemonSource) crash(t *testing.T) {
+	t.Helper()
+	d.cmd.Process.Kill()
+	<-d.done
+	d.run(t)
+}
+
+func (d *daemonSource) run(t *testing.T) {
+	t.Helper()
+	f := d.stderr
 	d.cmd = exec.Command(d.bin, "run", "--data-dir", d.w.data, "--idle", idle.String(), "--log-level", "debug")
 	d.cmd.Env = d.w.env
 	d.cmd.Stdout, d.cmd.Stderr = f, f
@@ -75,12 +96,6 @@ func (d *daemonSource) start(t *testing.T) {
 	}
 	d.done = make(chan error, 1)
 	go func() { d.done <- d.cmd.Wait() }()
-	t.Cleanup(func() {
-		if d.cmd.ProcessState == nil {
-			d.cmd.Process.Kill()
-			<-d.done
-		}
-	})
 }
 
 // finish waits until every session has a map and no map changed for a few

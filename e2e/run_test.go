@@ -28,6 +28,9 @@ func (w *world) client(t *testing.T, dir, name string, env []string, args ...str
 	os.WriteFile(filepath.Join(w.root, name+".stdout"), stdout.Bytes(), 0o600)
 	os.WriteFile(filepath.Join(w.root, name+".stderr"), stderr.Bytes(), 0o600)
 	t.Logf("%s: %s in %v", name, strings.Join(args[:1], " "), time.Since(start).Round(time.Millisecond))
+	if err == nil && w.after != nil {
+		w.after(name)
+	}
 	if err != nil {
 		t.Fatalf("%s failed: %v\nstderr:\n%s\nstdout tail:\n%s", name, err, tail(stderr.Bytes()), tail(stdout.Bytes()))
 	}

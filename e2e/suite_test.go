@@ -18,6 +18,14 @@ func runSuite(t *testing.T, bin string) {
 	agentmap := buildAgentmap(t, w)
 	src := newMapSource(t, w, agentmap)
 	src.start(t)
+	if d, ok := src.(*daemonSource); ok {
+		// A crash mid-run: the main sessions grow again after it.
+		w.after = func(name string) {
+			if name == "claude-main" || name == "codex-main" {
+				d.crash(t)
+			}
+		}
+	}
 
 	var sessions []session
 	clients := cmp.Or(os.Getenv("AGENTMAP_E2E_CLIENTS"), "claude,codex")

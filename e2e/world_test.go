@@ -26,6 +26,8 @@ type world struct {
 	data   string // agentmap --data-dir
 	bin    string // node_modules/.bin of the clients
 	env    []string
+	// after, if set, runs after each client command with its name.
+	after func(name string)
 }
 
 // newWorld makes the directories. Codex refuses to set up its helper
