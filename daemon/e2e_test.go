@@ -534,3 +534,60 @@ func TestCorruptStateRebuilt(t *testing.T) {
 		t.Fatalf("maps after the rebuild differ from agentmap build: %v", diff)
 	}
 }
+
+// Nothing of what a log says reaches the state database, the maps or the
+// daemon's log, even at debug level and on the error paths.
+func TestNoContentLeaves(t *testing.T) {
+	bin := buildBinary(t)
+	home := t.TempDir()
+	data := filepath.Join(t.TempDir(), "data")
+	const canary = "CANARYd41d8cd98f"
+	sid := "5a1e0000-0000-4000-8000-000000000001"
+	ts := func(s int) string { return fmt.Sprintf("2026-03-01T10:00:%02d.000Z", s) }
+	lines := []string{
+		fmt.Sprintf(`{"type":"user","sessionId":%q,"uuid":"u1","timestamp":%q,"cwd":"/tmp/work","version":"2.1.0","message":{"role":"user","content":"please %s"}}`, sid, ts(0), canary),
+		fmt.Sprintf(`{"type":"assistant","sessionId":%q,"uuid":"a1","timestamp":%q,"requestId":"r1","message":{"id":"m1","model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"text","text":"sure %s"},{"type":"thinking","thinking":"%s"},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"echo %s > /tmp/%s.txt","description":"%s"}}],"usage":{"input_tokens":3,"output_tokens":4}}}`, sid, ts(1), canary, canary, canary, canary, canary),
+		fmt.Sprintf(`{"type":"user","sessionId":%q,"uuid":"u2","timestamp":%q,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"%s","is_error":true}]},"toolUseResult":"Error: %s"}`, sid, ts(2), canary, canary),
+		`{"type":"user","broken ` + canary,
+		`{"type":"user","message":{"content":"` + strings.Repeat(canary, 2000) + `"}}`,
+		`{"type":"user","sessionId":"` + sid + `","message":{"role":"user","content":"` + canary,
+	}
+	p := filepath.Join(home, ".claude", "projects", "-tmp-"+canary, sid+".jsonl")
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o600)
+	cmd := exec.Command(bin, "scan", "--data-dir", data, "--log-level", "debug", "--max-line", "10000")
+	cmd.Env = testEnv(home)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("scan: %v\n%s", err, out)
+	}
+	// The log names the file (its own path, which holds the project slug)
+	// but never what is in it.
+	logText := strings.ReplaceAll(string(out), p, "<log>")
+	logText = strings.ReplaceAll(logText, sid, "<sid>")
+	if strings.Contains(logText, canary) {
+		t.Errorf("content in the daemon's log:\n%s", logText)
+	}
+	db, err := os.ReadFile(StatePath(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(db, []byte(canary)); n > bytes.Count(db, []byte(p)) {
+		t.Errorf("content in the state database (%d occurrences beyond the file's path)", n)
+	}
+	maps := readMaps(t, filepath.Join(data, "maps"))
+	if len(maps) != 1 {
+		t.Fatalf("%d maps", len(maps))
+	}
+	for name, gz := range maps {
+		cmd := exec.Command("gzip", "-dc")
+		cmd.Stdin = bytes.NewReader(gz)
+		raw, err := cmd.Output()
+		if err != nil {
+			t.Skipf("gzip: %v", err)
+		}
+		if bytes.Contains(raw, []byte(canary)) {
+			t.Errorf("content in map %s", name)
+		}
+	}
+}
