@@ -43,11 +43,17 @@ func reexecInNetns(t *testing.T) {
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Skip("SKIP real-clients suite: unshare is not available (AGENTMAP_E2E_NETNS=off runs without a private network)")
 	}
-	if err := exec.Command("unshare", "--net", "true").Run(); err != nil {
-		t.Skipf("SKIP real-clients suite: unshare --net is not permitted here (%v); AGENTMAP_E2E_NETNS=off runs without a private network", err)
+	// Root gets a network namespace directly; others through a user
+	// namespace of their own, where they are root.
+	flags := []string{"--net"}
+	if exec.Command("unshare", "--net", "true").Run() != nil {
+		flags = []string{"--user", "--map-root-user", "--net"}
+		if err := exec.Command("unshare", "--user", "--map-root-user", "--net", "true").Run(); err != nil {
+			t.Skipf("SKIP real-clients suite: unshare --net is not permitted here (%v); AGENTMAP_E2E_NETNS=off runs without a private network", err)
+		}
 	}
-	args := []string{"--net", "sh", "-c", `ip link set lo up 2>/dev/null || ifconfig lo up; exec "$0" "$@"`,
-		os.Args[0], "-test.run", "^" + t.Name() + "$", "-test.count", "1"}
+	args := append(flags, "sh", "-c", `ip link set lo up 2>/dev/null || ifconfig lo up; exec "$0" "$@"`,
+		os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count", "1")
 	if testing.Verbose() {
 		args = append(args, "-test.v")
 	}
