@@ -594,3 +594,52 @@ func TestNoContentLeaves(t *testing.T) {
 		}
 	}
 }
+
+// Cursor's databases are read read-only, one map per conversation, the same
+// as `agentmap build` of the database; an unchanged database is not read
+// again.
+func TestCursorDatabases(t *testing.T) {
+	corpus := corpusDir(t)
+	bin := buildBinary(t)
+	home := t.TempDir()
+	data := filepath.Join(t.TempDir(), "data")
+	var paths []string
+	for from, to := range map[string]string{
+		"cursor/CursorSync__globalStorage_state.vscdb":         ".config/Cursor/User/globalStorage/state.vscdb",
+		"cursor/cursor-history__state.vscdb":                   ".config/Cursor/User/workspaceStorage/abc/state.vscdb",
+		"cursor/agent-sessions__Fixtures_Cursor_test-store.db": ".cursor/chats/0123abcd/5e55a000-0000-4000-8000-000000000000/store.db",
+	} {
+		b, err := os.ReadFile(filepath.Join(corpus, from))
+		if err != nil {
+			t.Skip(err)
+		}
+		p := filepath.Join(home, filepath.FromSlash(to))
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		os.WriteFile(p, b, 0o600)
+		paths = append(paths, p)
+	}
+	want := expected(t, bin, paths)
+	cmd := exec.Command(bin, "scan", "--data-dir", data)
+	cmd.Env = testEnv(home)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("scan: %v\n%s", err, out)
+	}
+	if diff := diffMaps(readMaps(t, filepath.Join(data, "maps")), want); len(diff) > 0 {
+		t.Fatalf("store differs from agentmap build: %v", diff)
+	}
+	t.Logf("%d conversations", len(want))
+	sum := func() []byte {
+		b, _ := os.ReadFile(paths[0])
+		return b
+	}
+	before := sum()
+	cmd = exec.Command(bin, "scan", "--data-dir", data, "--log-level", "info")
+	cmd.Env = testEnv(home)
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.Contains(string(out), "map written") {
+		t.Fatalf("second scan rewrote maps (%v):\n%s", err, out)
+	}
+	if !bytes.Equal(before, sum()) {
+		t.Fatal("a database was modified")
+	}
+}
