@@ -70,7 +70,8 @@ func text(s string) fa.Block { return fa.Block{Text: canary + "-" + s} }
 
 type claudeRun struct {
 	srv *fa.Server
-	// per session: scripts that belong to its main lane and to subagent lanes
+	// What the main and the long session should show, and the scripts
+	// of their main lanes.
 	main, long               *expect
 	mainScripts, longScripts []string
 }

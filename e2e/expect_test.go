@@ -20,7 +20,6 @@ type expect struct {
 	retries     int            // failed commands repeated with success
 	// outBytes are the output sizes of the shell calls with these verbs.
 	outBytes map[string]int64
-	lanes    int
 }
 
 func newExpect() *expect {
