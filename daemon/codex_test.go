@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -91,5 +92,56 @@ func TestCompressedRollout(t *testing.T) {
 	srcs, _, _ := db.Load()
 	if len(srcs) != 1 || srcs[0].Form != watchers.FormWhole {
 		t.Fatalf("sources after compression: %+v", srcs)
+	}
+}
+
+// The same while following: the .zst appears first (ignored beside its
+// plain file), then the plain file goes.
+func TestCompressedRolloutWhileFollowing(t *testing.T) {
+	r, dir := codexRig(t)
+	r.idle = 200 * time.Millisecond
+	o := r.opts(false)
+	o.Agents = []agents.Agent{fakeAgentNamed("codex")}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- New(o).Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	wait := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	plain := filepath.Join(dir, "rollout-4-w.jsonl")
+	content := []byte(line("w", "user") + line("w", "llm"))
+	os.WriteFile(plain, content, 0o600)
+	want := " session 1\n user 1\n llm 2\n"
+	wait("the plain rollout's map", func() bool { return r.codexMap("w") == want })
+	var zbuf bytes.Buffer
+	enc, _ := zstd.NewWriter(&zbuf)
+	enc.Write(content)
+	enc.Close()
+	os.WriteFile(plain+".zst", zbuf.Bytes(), 0o600)
+	time.Sleep(100 * time.Millisecond) // the .zst is seen (and set aside) first
+	os.Remove(plain)
+	// The session ends with its plain file; its map must not change.
+	wait("the map after compression", func() bool {
+		mt, err := os.Stat(filepath.Join(r.store.Root, mapstore.RelPath("codex", "w", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))))
+		return err == nil && time.Since(mt.ModTime()) > 500*time.Millisecond
+	})
+	if got := r.codexMap("w"); got != want {
+		t.Fatalf("map after compression:\n%s", got)
+	}
+	// The .zst took the plain file's place (it did not wait to change).
+	cancel()
+	<-done
+	done <- nil
+	db := openState(t, r)
+	defer db.Close()
+	srcs, _, _ := db.Load()
+	if len(srcs) != 1 || srcs[0].Path != plain+".zst" || srcs[0].Form != watchers.FormWhole || srcs[0].Missing {
+		t.Fatalf("sources: %+v", srcs)
 	}
 }

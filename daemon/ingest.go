@@ -78,6 +78,14 @@ func (d *Daemon) gone(path string) {
 		return
 	}
 	d.end(s.Session)
+	// A compressed copy waiting beside the plain rollout takes its place.
+	if zst := path + ".zst"; s.Form == watchers.FormLines {
+		if fi, err := os.Stat(zst); err == nil {
+			delete(d.ignored, zst)
+			d.visit(context.Background(), watchers.FileStat{Path: zst, Agent: s.Agent, Form: watchers.FormWhole,
+				Size: fi.Size(), ModTime: fi.ModTime(), ID: watchers.StatID(fi)})
+		}
+	}
 }
 
 // end marks a session explicitly ended: it is flushed without waiting for

@@ -67,6 +67,7 @@ type Watcher struct {
 	known   map[string]FileStat
 	watched map[string]bool
 	capped  bool
+	failed  bool
 	fsw     *fsnotify.Watcher
 	pending map[string]FileStat
 	full    bool
@@ -347,7 +348,10 @@ func (w *Watcher) watch(dir string) {
 		return
 	}
 	if err := w.fsw.Add(dir); err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
+		// Out of watches (inotify's max_user_watches, descriptors): say
+		// it once; the rescans cover what is not watched.
+		if !errors.Is(err, fs.ErrNotExist) && !w.failed {
+			w.failed = true
 			w.log.Warn("cannot watch directory; relying on rescans", "path", dir, "err", err)
 		}
 		return
