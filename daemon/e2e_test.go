@@ -248,7 +248,7 @@ func TestCrashEquivalence(t *testing.T) {
 	bin := buildBinary(t)
 	home := t.TempDir()
 	data := filepath.Join(t.TempDir(), "data")
-	feeds := layout(t, corpus, home, 1200<<10)
+	feeds := layout(t, corpus, home, 4<<20)
 	var total int
 	for _, f := range feeds {
 		total += len(f.data)
@@ -259,7 +259,17 @@ func TestCrashEquivalence(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng = rand.New(rand.NewPCG(seed, 1))
 
-	p := startDaemon(t, bin, home, data)
+	// Killed daemons that had committed something: kills that landed
+	// mid-work, not only during start-up.
+	busy := 0
+	start := func() *proc { return startDaemon(t, bin, home, data, "--log-level", "debug") }
+	kill := func(p *proc) {
+		p.kill()
+		if strings.Contains(p.log.String(), "msg=committed") {
+			busy++
+		}
+	}
+	p := start()
 	kills := 0
 	chunks := 0
 	const wantKills = 32
@@ -278,19 +288,22 @@ func TestCrashEquivalence(t *testing.T) {
 		f.write(t, 1+rng.IntN(48<<10))
 		chunks++
 		if chunks%perKill == 0 {
-			time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
-			p.kill()
+			time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
+			kill(p)
 			kills++
-			p = startDaemon(t, bin, home, data)
+			p = start()
 		}
 	}
 	for kills < wantKills {
-		time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
-		p.kill()
+		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
+		kill(p)
 		kills++
-		p = startDaemon(t, bin, home, data)
+		p = start()
 	}
-	t.Logf("%d chunks, %d kills", chunks, kills)
+	t.Logf("%d chunks, %d kills, %d of them after the daemon had committed work", chunks, kills, busy)
+	if busy < wantKills/2 {
+		t.Errorf("only %d kills landed after the daemon had started working", busy)
+	}
 	var paths []string
 	for _, f := range feeds {
 		paths = append(paths, f.to)
