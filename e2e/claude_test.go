@@ -124,6 +124,7 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 	// counts as a prompt.
 	run.main.userTurns = 3
 	run.main.compactions = 1
+	run.main.hookErrors = 1 // after the one Bash call of the resumed turn
 	run.main.outBytes = map[string]int64{"yes": bigOutputBytes}
 	run.main.retries = 1 // the test that failed passes on its second run
 
@@ -162,8 +163,11 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 		"--mcp-config", string(mcpConfig), "--strict-mcp-config"}
 	w.client(t, w.repo, "claude-main", env, append([]string{"claude", "-p", "[[script:cmain]] " + canary + "-prompt one",
 		"--session-id", claudeMainID}, common...)...)
+	// A hook that fails after every Bash call of the resumed turn.
+	hooks, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PostToolUse": []any{map[string]any{
+		"matcher": "Bash", "hooks": []any{map[string]any{"type": "command", "command": "echo " + canary + "-hook >&2; exit 1"}}}}}})
 	w.client(t, w.repo, "claude-resume", env, append([]string{"claude", "-p", "[[script:cresume]] " + canary + "-prompt two",
-		"--resume", claudeMainID}, common...)...)
+		"--resume", claudeMainID, "--settings", string(hooks)}, common...)...)
 	before := srv.Unscripted()
 	w.client(t, w.repo, "claude-compact", env, append([]string{"claude", "-p", "/compact", "--resume", claudeMainID}, common...)...)
 	if srv.Unscripted() == before {

@@ -177,6 +177,9 @@ func check(t *testing.T, s session, m *agentMap) {
 	if got := m.Totals.ErrorsBySource["mcp"]; got != s.e.mcpErrors {
 		errf("totals.errorsBySource.mcp = %d, want %d", got, s.e.mcpErrors)
 	}
+	if got := m.Totals.ErrorsBySource["hook"]; got != s.e.hookErrors {
+		errf("totals.errorsBySource.hook = %d, want %d", got, s.e.hookErrors)
+	}
 	for class, n := range s.llmErrors {
 		if got := m.Totals.ErrorsByClass[class]; got != n {
 			errf("totals.errorsByClass[%s] = %d, want %d", class, got, n)

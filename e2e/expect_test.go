@@ -16,6 +16,7 @@ type expect struct {
 	userTurns   int
 	compactions int
 	mcpErrors   int            // failed MCP calls
+	hookErrors  int            // failed hooks
 	servers     map[string]int // MCP calls by server
 	retries     int            // failed commands repeated with success
 	// outBytes are the output sizes of the shell calls with these verbs.
