@@ -127,6 +127,18 @@ func (d *Daemon) once(ctx context.Context) error {
 		}
 	}
 	d.ingest(ctx, watchers.Update{Files: files, Full: true})
+	// A database Cursor held busy gets a few more tries.
+	for try := 0; len(d.polls) > 0 && try < 3 && ctx.Err() == nil; try++ {
+		select {
+		case <-ctx.Done():
+		case <-d.opt.Clock.After(sqliteRetry):
+		}
+		for path := range d.polls {
+			d.polls[path] = time.Time{}
+		}
+		d.pollRetries(ctx)
+		d.commitGroup()
+	}
 	if err := ctx.Err(); err != nil {
 		return nil
 	}
