@@ -121,3 +121,47 @@ func TestScan(t *testing.T) {
 		t.Fatalf("Scan = %+v", got)
 	}
 }
+
+// The scan logic without the event loop: what a full scan and a scan of
+// named paths report, step by step.
+func TestScanDiffs(t *testing.T) {
+	home := t.TempDir()
+	root := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, ".claude")}
+	w := NewWatcher([]Root{root}, WatchOptions{})
+	take := func() map[string]FileStat {
+		u := w.collect()
+		w.pending, w.full = map[string]FileStat{}, false
+		m := map[string]FileStat{}
+		for _, f := range u.Files {
+			m[f.Path] = f
+		}
+		return m
+	}
+	a := filepath.Join(root.Dir, "projects", "-w", "a.jsonl")
+	b := filepath.Join(root.Dir, "projects", "-w", "s", "subagents", "agent-b.jsonl")
+	write(t, a, "{}\n")
+	w.fullScan()
+	if got := take(); len(got) != 1 || got[a].Size != 3 {
+		t.Fatalf("first scan: %v", got)
+	}
+	w.fullScan()
+	if got := take(); len(got) != 0 {
+		t.Fatalf("a scan with no change reports %v", got)
+	}
+	write(t, a, "{}\n")
+	write(t, b, "{}\n")
+	w.scanPaths(map[string]bool{a: true, filepath.Join(root.Dir, "projects", "-w", "s"): true})
+	if got := take(); len(got) != 2 || got[a].Size != 6 || got[b].Size != 3 {
+		t.Fatalf("scan of named paths: %v", got)
+	}
+	os.RemoveAll(filepath.Join(root.Dir, "projects", "-w", "s"))
+	w.scanPaths(map[string]bool{filepath.Join(root.Dir, "projects", "-w", "s"): true})
+	if got := take(); len(got) != 1 || !got[b].Gone {
+		t.Fatalf("a removed directory: %v", got)
+	}
+	os.Remove(a)
+	w.fullScan()
+	if got := take(); len(got) != 1 || !got[a].Gone {
+		t.Fatalf("a file removed between scans: %v", got)
+	}
+}
