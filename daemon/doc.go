@@ -22,6 +22,8 @@ Decisions, kept stable:
     deleted, or moved into Codex's archived_sessions/. A session that grows
     again is re-flushed and its map replaced at the same path (a new path
     if its start month changed; the old file is removed).
+  - Stopping (SIGINT, SIGTERM) ends the current batch and commits what
+    was read; maps not yet due are written by the next run, when they are.
   - `run --once` (`agentmap scan`) reads everything present and then
     flushes every session that changed, quiet or not: nothing more will be
     read, and a later run re-flushes a session that grows.
