@@ -144,6 +144,9 @@ func runCodex(t *testing.T, w *world) *codexRun {
 		xreply(4, m.exec("ls "+canary+"-missing", "exec", 2), m.exec("git status --short", "exec", 0)),
 		xreply(5, xtext("done")),
 	}
+	// The model API fails once; Codex retries without a trace in the
+	// rollout, and the retried request must not count twice.
+	scripts["xmain"][2].FailFirst = 500
 	scripts["xresume"] = []fo.Reply{
 		xreply(0, m.exec("git diff --stat", "exec", 0), m.plan("completed", "completed")),
 		xreply(1, xtext("resumed")),

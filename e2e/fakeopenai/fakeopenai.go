@@ -53,6 +53,9 @@ func (u Usage) Total() int64 { return u.Input + u.Output }
 type Reply struct {
 	Items []Item
 	Usage Usage
+	// FailFirst, when non-zero, answers the first attempt at this step with
+	// that HTTP status (500, 429…); the client's retry gets the reply.
+	FailFirst int
 }
 
 // Served records one answered request of a script.
@@ -76,10 +79,13 @@ type Server struct {
 	unscripted int
 	offered    []string
 	n          int
+	failed     map[string]bool
 }
 
 // New returns a server for the scripts.
-func New(scripts map[string][]Reply) *Server { return &Server{Scripts: scripts} }
+func New(scripts map[string][]Reply) *Server {
+	return &Server{Scripts: scripts, failed: map[string]bool{}}
+}
 
 // Served returns the answered scripted requests in order.
 func (s *Server) Served() []Served {
@@ -194,6 +200,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if ok && step < len(s.Scripts[name]) {
 		reply = s.Scripts[name][step]
+		if key := fmt.Sprintf("%s/%d", name, step); reply.FailFirst != 0 && !s.failed[key] {
+			s.failed[key] = true
+			s.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(reply.FailFirst)
+			io.WriteString(w, `{"error":{"message":"server error","type":"server_error"}}`)
+			return
+		}
 		var tools []string
 		for _, it := range reply.Items {
 			if it.Function != "" {

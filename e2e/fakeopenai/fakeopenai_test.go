@@ -95,3 +95,19 @@ func str(v any) string {
 	s, _ := v.(string)
 	return s
 }
+
+func TestFailFirst(t *testing.T) {
+	sc := scripts()
+	sc["main"][0].FailFirst = 500
+	s := New(sc)
+	var codes []int
+	for i := 0; i < 2; i++ {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/responses",
+			strings.NewReader(`{"model":"m","stream":true,"input":[`+userMsg("[[script:main]]")+`]}`)))
+		codes = append(codes, rec.Code)
+	}
+	if codes[0] != 500 || codes[1] != 200 || len(s.Served()) != 1 {
+		t.Errorf("codes %v, served %d; want [500 200], 1", codes, len(s.Served()))
+	}
+}
