@@ -43,6 +43,9 @@ Decisions, kept stable:
     of the 256 bytes before the cursor changed) rebuild that file from
     zero: its events are dropped and its routing read again. A rename
     follows the file (same identity and head): nothing is read again.
+  - A Claude subagent log read before its meta.json existed is read again
+    from the start when the sidecar appears (at its next change), so its
+    lane's type and launching call match a later `agentmap build`.
   - Codex rollouts compressed in place: a .zst beside its plain file is
     ignored; when the plain file goes, the .zst takes its place and is read
     whole. Single-document JSON rollouts are read whole too.

@@ -656,3 +656,45 @@ func TestCursorDatabases(t *testing.T) {
 		t.Fatal("a database was modified")
 	}
 }
+
+// A Claude subagent log read before its meta.json existed is read again
+// when the sidecar shows up, so the lane's type matches `agentmap build`.
+func TestLateSubagentSidecar(t *testing.T) {
+	corpus := corpusDir(t)
+	bin := buildBinary(t)
+	home := t.TempDir()
+	data := filepath.Join(t.TempDir(), "data")
+	const s = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+	main, err := os.ReadFile(filepath.Join(corpus, "claude", "spotter__"+s+".jsonl"))
+	if err != nil {
+		t.Skip(err)
+	}
+	sub, err := os.ReadFile(filepath.Join(corpus, "claude", "spotter__"+s+"__subagents__agent-aac57f5.jsonl"))
+	if err != nil {
+		t.Skip(err)
+	}
+	mainPath := filepath.Join(home, ".claude", "projects", "-w", s+".jsonl")
+	subPath := filepath.Join(home, ".claude", "projects", "-w", s, "subagents", "agent-aac57f5.jsonl")
+	os.MkdirAll(filepath.Dir(subPath), 0o700)
+	os.WriteFile(mainPath, main, 0o600)
+	half := bytes.LastIndexByte(sub[:len(sub)/2], '\n') + 1
+	os.WriteFile(subPath, sub[:half], 0o600)
+	scan := func() {
+		cmd := exec.Command(bin, "scan", "--data-dir", data)
+		cmd.Env = testEnv(home)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("scan: %v\n%s", err, out)
+		}
+	}
+	scan()
+	os.WriteFile(strings.TrimSuffix(subPath, ".jsonl")+".meta.json",
+		[]byte(`{"agentType":"Explore","toolUseId":"toolu_01X","model":"claude-sonnet-4-5","description":"not for maps"}`), 0o600)
+	f, _ := os.OpenFile(subPath, os.O_APPEND|os.O_WRONLY, 0)
+	f.Write(sub[half:])
+	f.Close()
+	scan()
+	want := expected(t, bin, []string{mainPath})
+	if diff := diffMaps(readMaps(t, filepath.Join(data, "maps")), want); len(diff) > 0 {
+		t.Fatalf("store differs from agentmap build: %v", diff)
+	}
+}

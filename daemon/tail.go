@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/state"
@@ -79,6 +80,15 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 		}
 		reset = true
 	}
+	if !reset && s.Offset > 0 && !s.Sidecar && sidecarAppeared(s) {
+		// The lane was read before its meta.json existed: read it again
+		// so its type and launching call are the ones the file now has.
+		log.Info("subagent sidecar appeared; reading the lane again", "offset", s.Offset)
+		if !d.rebase(s, id) {
+			return
+		}
+		reset = true
+	}
 	if s.Offset == size && !reset && s.HeadLen > 0 {
 		return
 	}
@@ -98,6 +108,7 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 	// transcripts have no times of their own), read after the size so
 	// they are at least as new as the lines read: `agentmap build` reads
 	// them once from the finished file, and the last batch here agrees.
+	sidecar := sidecarAppeared(s) // before the parser reads it: a race errs towards a re-read
 	agents.AttachFile(p, s.Path)
 	mod := ms(fst.ModTime)
 	var batch []event.Event
@@ -118,6 +129,9 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 		next.Size, next.ModMs = size, mod
 		if reset {
 			next.Resets++
+		}
+		if committed == 0 {
+			next.Sidecar = sidecar
 		}
 		carry, err := p.State()
 		if err != nil {
@@ -252,4 +266,13 @@ func (d *Daemon) reportProgress() {
 	if d.opt.Progress != nil {
 		d.opt.Progress(d.progress.done, d.progress.total, len(d.sessions))
 	}
+}
+
+// sidecarAppeared reports whether a Claude subagent log has its meta.json.
+func sidecarAppeared(s *state.Source) bool {
+	if s.Agent != "claude" || s.Lane == "" {
+		return false
+	}
+	_, err := os.Stat(strings.TrimSuffix(s.Path, ".jsonl") + ".meta.json")
+	return err == nil
 }

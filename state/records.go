@@ -45,6 +45,10 @@ type Source struct {
 	Bytes     int64 `json:"bytes,omitempty"`
 	Resets    int64 `json:"resets,omitempty"`
 
+	// Sidecar records that a Claude subagent log's meta.json was there
+	// when the log was read from its start (the lane's type comes from it).
+	Sidecar bool `json:"sidecar,omitempty"`
+
 	// NextSeq is the sequence of the next committed batch.
 	NextSeq uint64 `json:"seq,omitempty"`
 	// Missing is set when the file has gone (deleted or moved out of
