@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -46,9 +47,12 @@ type Update struct {
 
 // WatchOptions tune a Watcher. Zero values take the defaults.
 type WatchOptions struct {
-	Debounce   time.Duration // quiet time gathering events before a scan (250 ms)
-	Rescan     time.Duration // full stat rescan period, the source of truth (60 s)
-	MaxWatches int           // cap on watched directories (kqueue costs a descriptor each) (4096)
+	Debounce time.Duration // quiet time gathering events before a scan (250 ms)
+	Rescan   time.Duration // full stat rescan period, the source of truth (60 s)
+	// MaxWatches caps the watch cost: one per directory, plus one per
+	// entry where the backend opens a descriptor for every file of a
+	// watched directory (kqueue: macOS, BSD) (4096).
+	MaxWatches int
 	Clock      Clock
 	Logger     *slog.Logger
 }
@@ -65,7 +69,9 @@ type Watcher struct {
 	log   *slog.Logger
 
 	known   map[string]FileStat
-	watched map[string]bool
+	watched map[string]int // directory → its cost against MaxWatches
+	used    int
+	perFile bool // kqueue: every entry of a watched directory costs a descriptor
 	capped  bool
 	failed  bool
 	fsw     *fsnotify.Watcher
@@ -93,7 +99,8 @@ func NewWatcher(roots []Root, opt WatchOptions) *Watcher {
 	}
 	return &Watcher{
 		roots: roots, opt: opt, out: make(chan Update, 1), log: log.With("component", "watch"),
-		known: map[string]FileStat{}, watched: map[string]bool{}, pending: map[string]FileStat{},
+		known: map[string]FileStat{}, watched: map[string]int{}, pending: map[string]FileStat{},
+		perFile: kqueue(runtime.GOOS),
 	}
 }
 
@@ -279,7 +286,7 @@ func (w *Watcher) scanPaths(paths map[string]bool) {
 				// An event in an ancestor of a root that was missing: it
 				// may have appeared (walk watches the nearest ancestor
 				// again if not).
-				if !w.watched[r.Dir] {
+				if _, ok := w.watched[r.Dir]; !ok {
 					w.walk(r, r.Dir, nil)
 				}
 				continue
@@ -336,11 +343,30 @@ func isUnder(dir, p string) bool {
 	return strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
+// kqueue reports whether fsnotify's backend on goos opens a descriptor for
+// every file of a watched directory.
+func kqueue(goos string) bool {
+	switch goos {
+	case "darwin", "ios", "freebsd", "openbsd", "netbsd", "dragonfly":
+		return true
+	}
+	return false
+}
+
 func (w *Watcher) watch(dir string) {
-	if w.fsw == nil || w.watched[dir] {
+	if w.fsw == nil {
 		return
 	}
-	if len(w.watched) >= w.opt.MaxWatches {
+	if _, ok := w.watched[dir]; ok {
+		return
+	}
+	cost := 1
+	if w.perFile {
+		if entries, err := os.ReadDir(dir); err == nil {
+			cost += len(entries)
+		}
+	}
+	if w.used+cost > w.opt.MaxWatches {
 		if !w.capped {
 			w.capped = true
 			w.log.Warn("directory watch cap reached; the rest is covered by rescans", "cap", w.opt.MaxWatches)
@@ -356,11 +382,13 @@ func (w *Watcher) watch(dir string) {
 		}
 		return
 	}
-	w.watched[dir] = true
+	w.watched[dir] = cost
+	w.used += cost
 }
 
 func (w *Watcher) unwatch(dir string) {
-	if w.watched[dir] {
+	if cost, ok := w.watched[dir]; ok {
+		w.used -= cost
 		delete(w.watched, dir)
 		if w.fsw != nil {
 			w.fsw.Remove(dir)
@@ -370,6 +398,9 @@ func (w *Watcher) unwatch(dir string) {
 
 // Watches is the number of directories watched (for status and tests).
 func (w *Watcher) Watches() int { return len(w.watched) }
+
+// WatchCost is what the watches use of MaxWatches.
+func (w *Watcher) WatchCost() int { return w.used }
 
 // Scan walks the roots once and returns every log file present, for a
 // one-shot catch-up.

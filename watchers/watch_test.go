@@ -2,10 +2,13 @@ package watchers
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 type watchRig struct {
@@ -163,5 +166,36 @@ func TestScanDiffs(t *testing.T) {
 	w.fullScan()
 	if got := take(); len(got) != 1 || !got[a].Gone {
 		t.Fatalf("a file removed between scans: %v", got)
+	}
+}
+
+// Where every entry of a watched directory costs a descriptor (kqueue),
+// the cap counts entries, not directories.
+func TestWatchCostPerEntry(t *testing.T) {
+	home := t.TempDir()
+	root := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, ".claude")}
+	for i := 0; i < 10; i++ {
+		write(t, filepath.Join(root.Dir, "projects", "-big", fmt.Sprintf("s%d.jsonl", i)), "{}\n")
+	}
+	write(t, filepath.Join(root.Dir, "projects", "-small", "s.jsonl"), "{}\n")
+	w := NewWatcher([]Root{root}, WatchOptions{MaxWatches: 8})
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Skip(err)
+	}
+	defer fsw.Close()
+	w.fsw, w.perFile = fsw, true
+	w.fullScan()
+	if w.WatchCost() > 8 {
+		t.Fatalf("watch cost %d over a cap of 8", w.WatchCost())
+	}
+	if _, ok := w.watched[filepath.Join(root.Dir, "projects", "-big")]; ok {
+		t.Fatal("a directory of 10 entries watched under a cap of 8")
+	}
+	if len(w.collect().Files) != 11 {
+		t.Fatal("files beyond the cap not found by the scan")
+	}
+	if !kqueue("darwin") || kqueue("linux") || kqueue("windows") {
+		t.Fatal("kqueue platforms")
 	}
 }
