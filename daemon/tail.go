@@ -110,7 +110,7 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 	// them once from the finished file, and the last batch here agrees.
 	sidecar := sidecarAppeared(s) // before the parser reads it: a race errs towards a re-read
 	agents.AttachFile(p, s.Path)
-	mod := ms(fst.ModTime)
+	mod := ms(fi.ModTime())
 	var batch []event.Event
 	var skipped, lines int64
 	committed := s.Offset
@@ -119,6 +119,7 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 		c, err := watchers.Advance(f, id, size, cursorOf(s), end)
 		if err != nil {
 			log.Warn("cannot read log", "offset", end, "err", err)
+			delete(d.parsers, s.ID) // it read lines that will be read again
 			return false
 		}
 		setCursor(&next, c)
