@@ -299,3 +299,29 @@ func TestDefaultDataDir(t *testing.T) {
 }
 
 func t0ctx() context.Context { return context.Background() }
+
+// A log deleted and then created again under the same name is read from
+// the start in place of the old one, not beside it.
+func TestRecreatedUnderTheSameName(t *testing.T) {
+	r := newRig(t)
+	r.append("e.jsonl", line("e", "user"), line("e", "llm"))
+	r.once()
+	os.Remove(filepath.Join(r.proj, "e.jsonl"))
+	r.once()
+	r.append("e.jsonl", line("e", "error"))
+	r.once()
+	if got, want := r.mapOf("e"), fakeMap(map[string][]string{"": {"error"}}); got != want {
+		t.Fatalf("map:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// With nothing more to come, a log holding one unfinished line is still
+// read, as `agentmap build` reads it.
+func TestOnceReadsALoneUnfinishedLine(t *testing.T) {
+	r := newRig(t)
+	r.append("u.jsonl", `{"s":"u","k":"user"}`)
+	r.once()
+	if got, want := r.mapOf("u"), fakeMap(map[string][]string{"": {"user"}}); got != want {
+		t.Fatalf("map:\n%s\nwant:\n%s", got, want)
+	}
+}

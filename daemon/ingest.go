@@ -146,6 +146,12 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 		}
 		return s, true
 	}
+	if old := d.byPath[f.Path]; old != nil && old.Missing {
+		// Deleted, then a file under the same name again: the tailer sees
+		// a new identity and reads it from the start in place of the old.
+		old.Missing = false
+		return old, true
+	}
 	if strings.HasSuffix(f.Path, ".zst") {
 		plain := strings.TrimSuffix(f.Path, ".zst")
 		if _, err := os.Stat(plain); err == nil {
@@ -166,6 +172,12 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 		return nil, false
 	}
 	first, complete, err := firstLine(f.Path, f.Form)
+	if err == nil && !complete && d.opt.Once {
+		// Nothing more will come: a lone unfinished line is used if it
+		// parses, as `agentmap build` does.
+		first, err = agents.FirstLine(f.Path)
+		complete = err == nil
+	}
 	if err != nil || !complete {
 		if err != nil && !errors.Is(err, agents.ErrEmpty) && !errors.Is(err, fs.ErrNotExist) {
 			d.log.Warn("cannot read a new log", "component", "daemon", "agent", f.Agent, "path", f.Path, "err", err)
