@@ -1,0 +1,101 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/watchers"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) count(sub string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Count(s.b.String(), sub)
+}
+
+// The idle and turn-end quiet times run on the daemon's clock: with a
+// manual clock, nothing is written before its time, and everything after.
+func TestIdleOnTheClock(t *testing.T) {
+	r := newRig(t)
+	r.idle = 15 * time.Minute
+	clock := watchers.NewManualClock(time.Now().Truncate(time.Second))
+	var logs syncBuffer
+	o := r.opts(false)
+	o.Clock, o.Debounce, o.Rescan = clock, 100*time.Millisecond, time.Hour
+	o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- New(o).Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	// appendNow writes lines stamped with the clock's time, the daemon's
+	// measure of activity.
+	appendNow := func(lines ...string) {
+		r.append("i.jsonl", lines...)
+		now := clock.Now()
+		os.Chtimes(filepath.Join(r.proj, "i.jsonl"), now, now)
+	}
+	// commit waits for the n-th commit, moving the clock past the debounce
+	// until the watcher's notification has been taken in.
+	commit := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for logs.count("msg=committed") < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("no commit %d:\n%s", n, logs.b.String())
+			}
+			clock.Advance(50 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	settle := func() { time.Sleep(100 * time.Millisecond) } // let the loop take a wake-up
+	waitMap := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for r.mapOf("i") != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("map:\n%s\nwant:\n%s", r.mapOf("i"), want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+
+	appendNow(line("i", "user"))
+	commit(1)
+	clock.Advance(14 * time.Minute)
+	settle()
+	if r.mapOf("i") != "" {
+		t.Fatal("map written before the idle time")
+	}
+	clock.Advance(2 * time.Minute)
+	waitMap(fakeMap(map[string][]string{"": {"user"}}))
+
+	// After a turn end, a third of the idle time is enough.
+	appendNow(line("i", "llm"), line("i", "turn_end"))
+	commit(2)
+	clock.Advance(4 * time.Minute)
+	settle()
+	if r.mapOf("i") != fakeMap(map[string][]string{"": {"user"}}) {
+		t.Fatal("map rewritten before the turn-end quiet time")
+	}
+	clock.Advance(2 * time.Minute)
+	waitMap(fakeMap(map[string][]string{"": {"user", "llm", "turn_end"}}))
+}
