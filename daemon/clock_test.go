@@ -99,3 +99,55 @@ func TestIdleOnTheClock(t *testing.T) {
 	clock.Advance(2 * time.Minute)
 	waitMap(fakeMap(map[string][]string{"": {"user", "llm", "turn_end"}}))
 }
+
+// A map that cannot be written is tried again after 1 s, 2 s, 4 s… on the
+// daemon's clock, and written once the store is writable again.
+func TestBackoffOnTheClock(t *testing.T) {
+	r := newRig(t)
+	r.idle = time.Minute
+	clock := watchers.NewManualClock(time.Now().Truncate(time.Second))
+	var logs syncBuffer
+	o := r.opts(false)
+	o.Clock, o.Debounce, o.Rescan = clock, 100*time.Millisecond, time.Hour
+	o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	os.MkdirAll(filepath.Join(r.data, "maps"), 0o700)
+	blocker := filepath.Join(r.data, "maps", "claude")
+	os.WriteFile(blocker, nil, 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- New(o).Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	r.append("b.jsonl", line("b", "user"))
+	now := clock.Now()
+	os.Chtimes(filepath.Join(r.proj, "b.jsonl"), now, now)
+	until := func(what string, ok func() bool, step time.Duration) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s:\n%s", what, logs.b.String())
+			}
+			clock.Advance(step)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	failures := func() int { return logs.count("cannot write the map") }
+	until("commit", func() bool { return logs.count("msg=committed") > 0 }, 50*time.Millisecond)
+	clock.Advance(time.Minute)
+	until("first failure", func() bool { return failures() == 1 }, 0)
+	for i, wait := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+		clock.Advance(wait - 100*time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
+		if failures() != i+1 {
+			t.Fatalf("attempt %d came before %v", i+2, wait)
+		}
+		clock.Advance(100 * time.Millisecond)
+		until("a retry", func() bool { return failures() == i+2 }, 0)
+	}
+	os.Remove(blocker)
+	until("the map", func() bool { return r.mapOf("b") != "" }, time.Second)
+	if got, want := r.mapOf("b"), fakeMap(map[string][]string{"": {"user"}}); got != want {
+		t.Fatalf("map:\n%s\nwant:\n%s", got, want)
+	}
+}
