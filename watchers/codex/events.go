@@ -15,14 +15,20 @@ import (
 func (p *Parser) eventMsg(pl *item, t int64) {
 	switch pl.Type {
 	case "user_message":
+		if p.samePrompt("event") {
+			return
+		}
 		var text string
 		_ = json.Unmarshal(pl.Message, &text)
 		p.userPrompt(t, text, countArray(pl.Images)+countArray(pl.LocalImages))
+		p.st.Prompt = "event"
+	case "item_completed":
+		p.itemCompleted(pl, t)
 	case "token_count":
 		p.tokenCount(pl, t)
 	case "task_complete", "turn_complete":
 		p.closeResponse()
-		p.st.TurnResp, p.st.Review = false, false
+		p.st.TurnResp, p.st.Review, p.st.Prompt = false, false, ""
 		if len(pl.Error) > 0 && string(pl.Error) != "null" {
 			var e struct {
 				Message        string          `json:"message"`
@@ -34,7 +40,7 @@ func (p *Parser) eventMsg(pl *item, t int64) {
 		p.emit(event.Event{Kind: event.KindTurnEnd, T: t})
 	case "turn_aborted":
 		p.closeResponse()
-		p.st.TurnResp, p.st.Review = false, false
+		p.st.TurnResp, p.st.Review, p.st.Prompt = false, false, ""
 		if pl.Reason != "review_ended" {
 			p.emit(event.Event{Kind: event.KindError, T: t, Error: &event.Error{Source: "orchestration", Class: "interrupted"}})
 		}
@@ -83,7 +89,7 @@ var ignoredEvents = map[string]bool{
 	"task_started": true, "turn_started": true, "session_configured": true,
 	"thread_rolled_back": true, "undo_started": true, "undo_completed": true,
 	"thread_name_updated": true, "thread_goal_updated": true, "thread_settings_applied": true,
-	"image_generation_end": true, "item_started": true, "item_completed": true,
+	"image_generation_end": true, "item_started": true,
 	"sub_agent_activity": true, "guardian_assessment": true,
 	"web_search_begin": true, "web_search_end": true,
 	"exec_command_begin": true, "exec_command_output_delta": true,

@@ -247,3 +247,27 @@ func cutMeta(line []byte) meta {
 	}
 	return metaOf(&p)
 }
+
+// uuidV7Time returns the Unix ms time at the head of a version 7 uuid
+// (thread and turn ids of newer builds are v7).
+func uuidV7Time(id string) (int64, bool) {
+	if len(id) != 36 || !uuidAny.MatchString(id) || id[14] != '7' {
+		return 0, false
+	}
+	var ms int64
+	for _, c := range id[:8] + id[9:13] {
+		ms = ms<<4 | int64(hexVal(byte(c)))
+	}
+	return ms, true
+}
+
+func hexVal(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}

@@ -69,7 +69,7 @@ type facets struct {
 // A response is the run of model items between two inputs (a prompt or a
 // tool output); all its records share one MsgID. See doc.go.
 func (p *Parser) modelOutput(t int64, f facets) {
-	p.st.Compact = ""
+	p.st.Compact, p.st.Prompt = "", ""
 	p.st.TurnResp = true
 	r := p.st.Resp
 	if r == nil || r.Input {

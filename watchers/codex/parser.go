@@ -135,6 +135,9 @@ func (p *Parser) record(l *rawLine) bool {
 var ignoredTop = map[string]bool{
 	"world_state": true, "inter_agent_communication": true,
 	"inter_agent_communication_metadata": true,
+	// token_usage_record (0.17x) repeats, per response, what the
+	// token_count after it totals; token_count stays the one source.
+	"token_usage_record": true,
 }
 
 // wrapper handles one {timestamp, type, payload} line.
@@ -150,7 +153,10 @@ func (p *Parser) wrapper(typ string, pl *item, ts int64, ok bool) {
 		p.sessionMeta(pl, t)
 		return
 	}
-	if p.inReplay(ts, ok) {
+	if p.st.Meta {
+		p.st.Began = true
+	}
+	if p.inReplay(typ, pl, ts, ok) {
 		p.replayed(typ, pl)
 		return
 	}
@@ -195,11 +201,16 @@ func (p *Parser) legacyHeader(h *item) {
 
 // sessionMeta handles session_meta. The first one defines the session; a
 // resumed rollout repeats it (Codex Desktop writes it on every resume), and
-// a repeat never re-emits or contradicts the session facts.
+// a repeat never re-emits or contradicts the session facts. A session_meta
+// of another thread before any record of this one is the head of a copied
+// history.
 func (p *Parser) sessionMeta(pl *item, t int64) {
 	m := metaOf(pl)
 	if p.st.Meta {
 		p.closeResponse()
+		if m.id != "" && m.id != p.st.ID && !p.st.Began && p.st.Replay == 0 {
+			p.openReplay()
+		}
 		if pl.CWD != "" && (m.id == "" || m.id == p.st.ID) && p.st.Replay == 0 {
 			p.setCWD(pl.CWD)
 		}
@@ -213,16 +224,33 @@ func (p *Parser) sessionMeta(pl *item, t int64) {
 	if pl.CWD != "" {
 		p.setCWD(pl.CWD)
 	}
-	if m.child || m.forked {
-		at := t
-		if at == 0 {
-			at, _ = parseTime(pl.Timestamp)
-		}
-		// The copied history is written in one burst at the spawn instant
-		// (older builds keep the parent's own, earlier stamps): everything
-		// stamped before the end of the session_meta's second is replay.
-		p.st.Replay = (at/1000 + 1) * 1000
+	p.st.Born = bornAt(m.id, pl.Timestamp, t)
+	p.st.Kin = m.child || m.forked
+	if m.forked {
+		p.openReplay()
 	}
+}
+
+// openReplay starts the window of a copied history. Without turn ids to
+// end it, it closes at the end of the thread's creation second: newer
+// builds write the copy in one burst at that instant.
+func (p *Parser) openReplay() {
+	p.st.Replay = (p.st.Born/1000 + 1) * 1000
+}
+
+// bornAt is the creation time of a thread (Unix ms): the time in its
+// UUIDv7 id when that agrees with the session_meta's own stamp within a
+// day (test ids carry made-up times), the earlier of the two, else the
+// stamp, else the line's time.
+func bornAt(id string, stamp json.RawMessage, t int64) int64 {
+	at, ok := parseTime(stamp)
+	if !ok {
+		at = t
+	}
+	if v, ok := uuidV7Time(id); ok && v < at && at-v < 24*3600*1000 {
+		return v
+	}
+	return at
 }
 
 // emitSession emits the session facts.
@@ -240,18 +268,47 @@ func (p *Parser) emitSession(m meta, version string) {
 	p.out = append(p.out, event.Event{Kind: event.KindSession, T: p.st.T, Session: s})
 }
 
-// inReplay reports whether a record belongs to the parent history copied at
-// the start of a forked or spawned rollout. The copy ends at the first
-// record stamped after the spawn second.
-func (p *Parser) inReplay(ts int64, ok bool) bool {
+// inReplay reports whether a record belongs to a parent history copied
+// into this rollout (see doc.go, Replayed history): a spawned or forked
+// thread's record stamped before the thread was born, or a record inside
+// the copy window, which the thread's own first turn ends (a turn id
+// newer than the thread), or, in builds without turn ids, the first
+// record stamped after the creation second.
+func (p *Parser) inReplay(typ string, pl *item, ts int64, ok bool) bool {
+	if p.st.Kin && ok && ts < p.st.Born {
+		return true
+	}
 	if p.st.Replay == 0 {
 		return false
 	}
-	if !ok || ts < p.st.Replay {
+	if at, has := uuidV7Time(turnIDOf(typ, pl)); has {
+		if at >= p.st.Born {
+			p.st.Replay, p.st.ReplayIDs = 0, false
+			return false
+		}
+		p.st.ReplayIDs = true
+		return true
+	}
+	if p.st.ReplayIDs || !ok || ts < p.st.Replay {
 		return true
 	}
 	p.st.Replay = 0
 	return false
+}
+
+// turnIDOf returns the turn id a turn's first records carry: turn_context
+// and task_started (turn_started in some builds).
+func turnIDOf(typ string, pl *item) string {
+	switch {
+	case typ == "turn_context":
+	case typ == "event_msg" && (pl.Type == "task_started" || pl.Type == "turn_started"):
+		if pl.TurnID == "" && pl.TurnAttribution != nil {
+			return pl.TurnAttribution.TurnID
+		}
+	default:
+		return ""
+	}
+	return pl.TurnID
 }
 
 // replayed reads a copied parent record only for what later records build

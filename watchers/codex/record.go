@@ -95,6 +95,34 @@ type item struct {
 	Tool         string          `json:"tool"`
 	CallIDCamel  string          `json:"callId"`
 	Target       json.RawMessage `json:"target"` // entered_review_mode
+	// Item is the thread item of item_started / item_completed, decoded
+	// only for the kinds the parser reads (see turnItem).
+	Item json.RawMessage `json:"item"`
+
+	// TurnID is the turn of a turn_context or task_started (older builds);
+	// TurnAttribution holds it in task_started since 0.17x.
+	TurnID          string `json:"turn_id"`
+	TurnAttribution *struct {
+		TurnID string `json:"turn_id"`
+	} `json:"turn_attribution"`
+}
+
+// turnItem is the part of an item_completed thread item the parser reads:
+// a prompt (UserMessage: content texts are measured, never kept), an MCP
+// call's outcome (McpToolCall), or the threads a collaboration call
+// reached (CollabAgentToolCall). Arguments, results' content, prompts and
+// agent messages are never decoded.
+type turnItem struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	Content   json.RawMessage `json:"content"`
+	Status    string          `json:"status"`
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Duration  json.RawMessage `json:"duration"`
+	Result    json.RawMessage `json:"result"`
+	Receivers []string        `json:"receiver_thread_ids"`
+	Model     string          `json:"model"`
 }
 
 type chatToolCall struct {

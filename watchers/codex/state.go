@@ -26,10 +26,26 @@ type state struct {
 	// where the prompts are the review instructions Codex writes.
 	Review bool `json:"review,omitempty"`
 
-	// Replay is set for forked and spawned threads, whose rollout starts
-	// with a copy of the parent's history: while it is non-zero, records
-	// stamped before it (Unix ms) belong to that copy.
+	// Replay is set while a forked thread's copy of its parent's history
+	// may still be read (see doc.go, Replayed history): without turn ids,
+	// records stamped before it (Unix ms) belong to that copy.
 	Replay int64 `json:"replay,omitempty"`
+	// Born is the thread's creation (Unix ms): turns started before it
+	// are copied ones, and so are the records of a spawned or forked thread
+	// stamped before it (Kin). ReplayIDs is set once a copied record
+	// carried a turn id, after which only a turn of the thread's own ends
+	// the copy.
+	Born      int64 `json:"born,omitempty"`
+	Kin       bool  `json:"kin,omitempty"`
+	ReplayIDs bool  `json:"rids,omitempty"`
+	// Began is set at the first record after the first session_meta; a
+	// foreign session_meta before it starts a copied history.
+	Began bool `json:"began,omitempty"`
+	// Prompt is the kind of record ("event" for user_message, "item" for
+	// an item_completed UserMessage) that counted the last prompt, until
+	// the next model output: the other kind of record describes the same
+	// prompt.
+	Prompt string `json:"pr,omitempty"`
 
 	Model     string `json:"model,omitempty"`
 	ModelSent string `json:"msent,omitempty"`

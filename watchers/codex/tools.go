@@ -70,7 +70,7 @@ func (p *Parser) functionCall(name, ns string, rawArgs json.RawMessage, id strin
 		p.emitCall(t, id, event.Call{Tool: full, Kind: "mcp", Cat: "mcp", Server: srv, MCPTool: tool}, call{Tool: full, Class: "mcp"})
 		return
 	}
-	if ns != "" {
+	if ns != "" && !collabNamespace(ns) {
 		name = ns + "." + name
 	}
 	switch name {
@@ -130,7 +130,7 @@ func (p *Parser) functionCall(name, ns string, rawArgs json.RawMessage, id strin
 	case "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource":
 		ev := event.Call{Tool: name, Kind: "mcp", Cat: "mcp", Server: identifier(a.Server), MCPTool: name}
 		p.emitCall(t, id, ev, call{Tool: name, Class: "mcp"})
-	case "update_plan", "request_user_input", "send_input", "wait", "close_agent",
+	case "update_plan", "request_user_input", "send_input", "wait", "wait_agent", "close_agent",
 		"resume_agent", "list_agents", "tool_search":
 		p.emitCall(t, id, event.Call{Tool: name, Kind: "tool", Cat: "tool"}, call{Tool: name})
 	default:
@@ -372,6 +372,14 @@ func skillOf(paths []string) string {
 		}
 	}
 	return ""
+}
+
+// collabNamespace reports whether a namespace holds Codex's own agent tools
+// (multi_agent_v1: spawn_agent, wait_agent, send_input, close_agent,
+// resume_agent): their calls are named by the bare tool name, like the
+// un-namespaced tools of older builds, and are not MCP calls.
+func collabNamespace(ns string) bool {
+	return strings.HasPrefix(ns, "multi_agent") || ns == "collaboration"
 }
 
 // mcpName splits an MCP tool name: mcp__server__tool, the 2025

@@ -360,10 +360,11 @@ func TestResponseRegimes(t *testing.T) {
 	}
 }
 
-// TestReplayBaseline checks that a spawned thread's copied history yields
-// no events and that its last total is the baseline of the thread's own.
+// TestReplayBaseline checks that a thread's copied history (stamped
+// before the spawn, or in the burst of its spawn second) yields no events
+// and that its last total is the baseline of the thread's own.
 func TestReplayBaseline(t *testing.T) {
-	child := `{"timestamp":"2026-01-01T00:00:10.100Z","type":"session_meta","payload":{"id":"0190cccc-0000-7000-8000-000000000002","source":{"subagent":{"thread_spawn":{"parent_thread_id":"0190cccc-0000-7000-8000-000000000001"}}}}}`
+	child := `{"timestamp":"2026-01-01T00:00:10.100Z","type":"session_meta","payload":{"id":"0190cccc-0000-7000-8000-000000000002","forked_from_id":"0190cccc-0000-7000-8000-000000000001","source":{"subagent":{"thread_spawn":{"parent_thread_id":"0190cccc-0000-7000-8000-000000000001"}}}}}`
 	evs := run(t, child,
 		`{"timestamp":"2026-01-01T00:00:07.000Z","type":"event_msg","payload":{"type":"user_message","message":"parent prompt"}}`,
 		`{"timestamp":"2026-01-01T00:00:08.000Z","type":"response_item","payload":{"type":"function_call","name":"update_plan","arguments":"{}","call_id":"p1"}}`,

@@ -1,0 +1,103 @@
+package codex
+
+import (
+	"encoding/json"
+
+	"github.com/agentmap/agentmap/builder/event"
+)
+
+// itemCompleted handles event_msg item_completed, the thread items of
+// 0.14x and later. Most repeat a response item (AgentMessage, Reasoning,
+// CommandExecution, FileChange, …) and are skipped; three carry what
+// 0.17x writes nowhere else: a prompt (UserMessage, no user_message any
+// more), an MCP call's failure (McpToolCall, no mcp_tool_call_end any
+// more), and the threads a spawn reached (CollabAgentToolCall, no
+// collab_agent_spawn_end).
+func (p *Parser) itemCompleted(pl *item, t int64) {
+	if len(pl.Item) == 0 || pl.Item[0] != '{' {
+		return
+	}
+	var it turnItem
+	if err := json.Unmarshal(pl.Item, &it); err != nil && !isTypeError(err) {
+		return
+	}
+	switch it.Type {
+	case "UserMessage":
+		p.userMessageItem(&it, t)
+	case "McpToolCall":
+		p.mcpItem(&it, t)
+	case "CollabAgentToolCall":
+		p.collabItem(&it, t)
+	}
+}
+
+// samePrompt reports whether a prompt record of this kind is the second
+// record of a prompt already counted: builds that write both the
+// user_message and the UserMessage item write them one after the other,
+// before the model answers. The pair is forgotten once matched.
+func (p *Parser) samePrompt(kind string) bool {
+	if p.st.Prompt != "" && p.st.Prompt != kind {
+		p.st.Prompt = ""
+		return true
+	}
+	return false
+}
+
+// userMessageItem counts a UserMessage item as a prompt (the 0.17x
+// source). Its text is measured only; injected context is not a prompt.
+func (p *Parser) userMessageItem(it *turnItem, t int64) {
+	if p.samePrompt("item") {
+		return
+	}
+	text, images := contentText(it.Content)
+	if isSynthetic(text) {
+		return
+	}
+	p.userPrompt(t, text, images)
+	p.st.Prompt = "item"
+}
+
+// mcpItem reads an McpToolCall item: its status and isError flag are the
+// only record of a failed call in 0.17x, whose output is the tool's text
+// with no success flag. It enriches the open call (the output follows);
+// alone, it is the call.
+func (p *Parser) mcpItem(it *turnItem, t int64) {
+	id := safeID(it.ID)
+	facts := endFacts{Dur: durationMs(it.Duration)}
+	var r struct {
+		IsError *bool `json:"isError"`
+	}
+	if len(it.Result) > 0 && it.Result[0] == '{' {
+		_ = json.Unmarshal(it.Result, &r)
+	}
+	if it.Status == "failed" || (r.IsError != nil && *r.IsError) {
+		facts.Err, facts.Class = true, "other"
+	}
+	if p.enrich(id, facts) || id == "" {
+		return
+	}
+	ev := event.Call{Tool: "mcp", Kind: "mcp", Cat: "mcp", Server: identifier(it.Server), MCPTool: identifier(it.Tool)}
+	if ev.Server != "" {
+		ev.Tool = "mcp__" + ev.Server + "__" + ev.MCPTool
+	}
+	p.emitCall(t, id, ev, call{Tool: ev.Tool, Class: "mcp"})
+	p.finish(id, t, event.Result{CallID: id, DurMs: facts.Dur, Err: facts.Err, ErrClass: facts.Class})
+}
+
+// collabItem reads a CollabAgentToolCall item: for a spawn_agent call still
+// open, the thread it started is the child lane, as collab_agent_spawn_end
+// gave it before 0.17x.
+func (p *Parser) collabItem(it *turnItem, t int64) {
+	id := safeID(it.ID)
+	c := p.st.Calls[id]
+	if c == nil || c.Class != "spawn" || len(it.Receivers) != 1 {
+		return
+	}
+	child := it.Receivers[0]
+	if !uuidAny.MatchString(child) {
+		return
+	}
+	lane := LaneID(child)
+	p.declareLane(t, lane, id, c.SAType, it.Model)
+	c.Lane = lane
+}
