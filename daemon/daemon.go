@@ -33,6 +33,7 @@ type Daemon struct {
 	parsers  map[uint64]watchers.Parser
 	present  map[string]bool // paths the watcher reports as there
 	ignored  map[string]watchers.FileStat
+	unrouted map[string]bool     // logs reported as not recognised
 	retry    map[string]*backoff // session key → next write attempt
 	polls    map[string]time.Time
 	nextID   uint64
@@ -62,6 +63,7 @@ func New(opt Options) *Daemon {
 		parsers:  map[uint64]watchers.Parser{},
 		present:  map[string]bool{},
 		ignored:  map[string]watchers.FileStat{},
+		unrouted: map[string]bool{},
 		retry:    map[string]*backoff{},
 		polls:    map[string]time.Time{},
 		nextID:   1,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,8 +193,13 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 	} else {
 		route, err = a.Identify(f.Path, first)
 		if err != nil || route.Session == "" {
+			level := slog.LevelWarn
+			if _, seen := d.ignored[f.Path]; seen || d.unrouted[f.Path] {
+				level = slog.LevelDebug // said once already
+			}
+			d.unrouted[f.Path] = true
 			d.ignored[f.Path] = f
-			d.log.Warn("log not recognised; skipped until it changes", "component", "daemon",
+			d.log.Log(context.Background(), level, "log not recognised; skipped until it changes", "component", "daemon",
 				"agent", f.Agent, "path", f.Path, "err", err)
 			return nil, false
 		}
