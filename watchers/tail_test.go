@@ -239,3 +239,38 @@ func TestHeadGrowsThenDetectsNewHead(t *testing.T) {
 		t.Fatalf("new head: %v", err)
 	}
 }
+
+// FuzzTailLines: read in two pieces from any split point, the tailer yields
+// the lines of one ReadLines pass, and never panics.
+func FuzzTailLines(f *testing.F) {
+	f.Add([]byte("a\nbb\r\nccc"), 3, 4)
+	f.Add([]byte("\n\n\n"), 1, 1)
+	f.Add([]byte("xxxxxxxxxxxxxxxxxxxx\nshort\n"), 10, 8)
+	f.Fuzz(func(t *testing.T, data []byte, split, maxLine int) {
+		if maxLine < 1 || maxLine > 64 || split < 0 || split > len(data) {
+			return
+		}
+		var want []string
+		if _, err := ReadLines(bytes.NewReader(data), maxLine, false, func(l []byte) error {
+			want = append(want, string(l))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		collect := func(l []byte, _ int64) error { got = append(got, string(l)); return nil }
+		st, err := TailLines(bytes.NewReader(data[:split]), 0, int64(split), maxLine, collect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.End > int64(split) || st.End+st.Partial != int64(split) {
+			t.Fatalf("end %d partial %d of %d", st.End, st.Partial, split)
+		}
+		if _, err := TailLines(bytes.NewReader(data), st.End, int64(len(data)), maxLine, collect); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, "\x00") != strings.Join(want, "\x00") || len(got) != len(want) {
+			t.Fatalf("tailed %q, want %q", got, want)
+		}
+	})
+}
