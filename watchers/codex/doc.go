@@ -27,16 +27,31 @@
 // user_message records are the parent agent's instructions and are not
 // user turns.
 //
-// Replayed history. A forked or spawned rollout starts with a copy of the
-// parent's history (older builds keep the parent's stamps, newer ones write
-// the copy in one burst at the spawn instant). Every record stamped before
-// the end of the session_meta's second is taken as that copy: no events
-// come from it, but the model it sets and its last cumulative token total
-// carry over; that total is the baseline, so the first own total counts
-// only its increase over it. A thread whose own first turn falls in the
-// spawn second loses that turn's records; a referenced (not copied) fork
-// has no replay, and its first total counts only its last request (see
-// Tokens).
+// Replayed history. A fork copies its parent's history into its own
+// rollout; a spawned agent (source.subagent.thread_spawn) without
+// forked_from_id copies nothing (0.171: forked_from_id absent, no
+// fork_context, its first record is its own task_started), and all its
+// records count, however fast it works. Copied records yield no events,
+// but the model they set and their last cumulative token total carry
+// over; that total is the baseline, so the first own total counts only
+// its increase over it. A record is copied when
+//   - the thread is spawned or forked and the record is stamped before the
+//     thread was born (older builds keep the parent's stamps); born is the
+//     earlier of its session_meta timestamp and the time in its UUIDv7 id
+//     (when they agree within a day); or
+//   - it falls in the copy window, which only a fork opens (forked_from_id
+//     set: Codex writes it only for a thread built from copied history),
+//     or a session_meta of another thread before any record of this one
+//     (the copied parent meta that heads a copy). Builds with turn ids
+//     (v7, on task_started and turn_context) close the window at the
+//     thread's own first turn (a turn id not older than the thread),
+//     however long the re-stamped copy burst runs; builds without them
+//     close it at the first record stamped after the thread's creation
+//     second, so a fork's own first turn inside that second is lost.
+//
+// A fork that references its parent's history instead of copying it
+// starts with its own turn and has no replay; its first total counts only
+// its last request (see Tokens).
 //
 // Tokens. token_count carries the thread's cumulative total_token_usage. A
 // response's usage is the delta since the last total of the same counter;
@@ -77,15 +92,20 @@
 // opens the next response. Rollouts without token counts yield the same
 // records with zero usage: one request per response.
 //
-// Prompts. In the wrapper form the event_msg user_message is the one source
-// of prompts (the response_item copy also carries injected context). In the
-// legacy forms, user messages are prompts unless they start like Codex's
-// injections (<environment_context>, <user_instructions>, # AGENTS.md
-// instructions, <turn_aborted>, …); the <cwd> of an <environment_context> is
-// the legacy form's only working directory. /review (entered_review_mode)
-// is one user turn, sized by the user's own instructions for a custom
-// review; the prompts Codex writes for the review until exited_review_mode
-// are not turns.
+// Prompts. In the wrapper form the prompt records are the event_msg
+// user_message (up to 0.16x) and the event_msg item_completed UserMessage
+// item (0.17x writes only this one); the response_item copy also carries
+// injected context and never counts. Builds that write both write them
+// back to back, before the model answers, so the second of a pair is
+// dropped. In the legacy forms, user messages are prompts unless they
+// start like Codex's injections (<environment_context>,
+// <user_instructions>, # AGENTS.md instructions, <turn_aborted>, …); the
+// same test drops such a UserMessage item. The <cwd> of an
+// <environment_context> is the legacy form's only working directory. In a
+// spawned thread the prompts are the parent agent's instructions and are
+// not user turns. /review (entered_review_mode) is one user turn, sized by
+// the user's own instructions for a custom review; the prompts Codex
+// writes for the review until exited_review_mode are not turns.
 //
 // Tools. Arguments are decoded into a whitelist of keys (command, cmd,
 // workdir, session_id, path, file_path, dir_path, patch input, agent_type,
@@ -99,10 +119,15 @@
 // session cwd. write_stdin continues the exec_command whose output said
 // "Process running with session ID N", and its output confirms what that
 // command prints (a PR URL, a commit summary). MCP names: mcp__server__tool,
-// server__tool, and namespace mcp__server[__prefix] with the tool name.
-// spawn_agent is a subagent call; its result names the child lane when the
-// output or a collab_agent_spawn_end gives the thread id, and the lane is
-// declared with KindLane.
+// server__tool, and namespace mcp__server[__prefix] with the tool name
+// (0.17x: namespace mcp__server, bare tool name). Codex's own agent tools
+// keep their bare names, namespaced (multi_agent_v1, 0.17x) or not, and
+// are never MCP calls: spawn_agent is a subagent call; its result names
+// the child lane when its output ({"agent_id", "nickname"}), a
+// collab_agent_spawn_end or an item_completed CollabAgentToolCall
+// (receiver_thread_ids) gives the thread id, and the lane is declared with
+// KindLane; wait_agent, send_input, close_agent and resume_agent are
+// tools.
 //
 // Results. An output is paired with its call by call_id. Only its header is
 // read: {"output","metadata":{exit_code,duration_seconds}}, "Exit code: N /
@@ -112,10 +137,14 @@
 // tool's own output (after the header). Outputs starting like Codex's own
 // error strings (sandbox denials, rejected patches) are failures; other
 // outputs without an exit code have an unknown outcome. exec_command_end,
-// patch_apply_end, mcp_tool_call_end and dynamic_tool_call_response enrich
-// the open call with the same call_id (exit, duration, failure); when no
-// call showed it, the end event alone yields the call and its result. A
-// call's result is emitted once.
+// patch_apply_end, mcp_tool_call_end, dynamic_tool_call_response and the
+// McpToolCall item enrich the open call with the same call_id (exit,
+// duration, failure); when no call showed it, the end event alone yields
+// the call and its result. A call's result is emitted once: an end event
+// after the output adds nothing. 0.17x writes no mcp_tool_call_end: a
+// failed MCP call's output is the tool's text with no flag, and only its
+// McpToolCall item (status failed, result.isError), written before the
+// output, says it failed.
 //
 // Errors and turns. event_msg error and stream_error (Retry = the reconnect
 // attempt) are llm errors classed from codex_error_info, else by
@@ -127,6 +156,14 @@
 // kept only when they are identifier-shaped (a tool name that is not
 // becomes "unknown"); call ids are kept as they are unless they are not
 // id-shaped, then a hash stands in for them, so pairing still works.
+//
+// Known and ignored. The top-level token_usage_record (0.17x: per
+// response, with the turn's and thread's usage) repeats what the
+// token_count after it totals; token_count stays the one source, so the
+// counter rules above hold for every build. The envelope's metadata key
+// (history_sequence, user_input_order, mcp_attribution, …) and the other
+// item_completed items (AgentMessage, Reasoning, CommandExecution,
+// FileChange, …) repeat the response items and are not read.
 //
 // Compaction. A `compacted` item and the context_compacted event that
 // follows it are one compaction; remote compaction items count the same.

@@ -63,9 +63,16 @@ func (p *Parser) functionCall(name, ns string, rawArgs json.RawMessage, id strin
 	}
 	ns = identifier(ns)
 	if srv, tool, ok := mcpName(name, ns); ok {
-		full := ns + name // Codex's own qualified name: the namespace ends with "__"-joined parts
-		if ns == "" {
-			full = name
+		// Codex's own qualified name. A namespace that is a prefix of the
+		// tool's name (mcp__server__ with the tool, mcp__apps__github with
+		// "_fetch_pr") joins as it is; 0.17x's mcp__server takes "__".
+		full := name
+		switch {
+		case ns == "":
+		case strings.HasSuffix(ns, "__") || strings.HasPrefix(name, "_"):
+			full = ns + name
+		default:
+			full = ns + "__" + name
 		}
 		p.emitCall(t, id, event.Call{Tool: full, Kind: "mcp", Cat: "mcp", Server: srv, MCPTool: tool}, call{Tool: full, Class: "mcp"})
 		return
