@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/state/mapstore"
 	"github.com/agentmap/agentmap/watchers"
@@ -324,4 +325,30 @@ func TestOnceReadsALoneUnfinishedLine(t *testing.T) {
 	if got, want := r.mapOf("u"), fakeMap(map[string][]string{"": {"user"}}); got != want {
 		t.Fatalf("map:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+// A parser that panics on a line costs that line, not the daemon.
+func TestParserPanicIsALineError(t *testing.T) {
+	r := newRig(t)
+	a := fakeAgentNamed("claude")
+	a.New = func(s watchers.Source) watchers.Parser { return &panicky{fakeParser{src: s}} }
+	r.append("p.jsonl", line("p", "user"), line("p", "panic"), line("p", "llm"))
+	o := r.opts(true)
+	o.Agents = []agents.Agent{a}
+	if err := New(o).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.mapOf("p"), fakeMap(map[string][]string{"": {"user", "llm"}}); got != want {
+		t.Fatalf("map:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+type panicky struct{ fakeParser }
+
+func (p *panicky) Line(line []byte, out []event.Event) ([]event.Event, error) {
+	if strings.Contains(string(line), `"panic"`) {
+		var m map[string]int
+		m["boom"]++ // a nil map write
+	}
+	return p.fakeParser.Line(line, out)
 }

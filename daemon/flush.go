@@ -125,7 +125,7 @@ func (d *Daemon) flush(key string) error {
 		d.flushed = append(d.flushed, s)
 		return nil
 	}
-	b, err := d.opt.Mapper(events)
+	b, err := safeMap(d.opt.Mapper, events)
 	if err != nil {
 		// The same events give the same refusal: wait for new ones
 		// rather than retrying (a lane whose parent log is absent, say).
@@ -280,7 +280,7 @@ func (d *Daemon) partial(s *state.Source, out []event.Event) []event.Event {
 		}
 	}
 	agents.AttachFile(p, s.Path)
-	evs, err := p.Line(line, nil)
+	evs, err := safeLine(p, line, nil)
 	if err != nil {
 		return out
 	}

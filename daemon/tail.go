@@ -155,7 +155,7 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 		lines++
 		if !isBlank(line) {
 			var perr error
-			if batch, perr = p.Line(line, batch); perr != nil {
+			if batch, perr = safeLine(p, line, batch); perr != nil {
 				skipped++
 				log.Debug("line skipped", "offset", end, "err", perr)
 			}
