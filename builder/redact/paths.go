@@ -20,7 +20,8 @@ import (
 //   - A cwd that does not exist here (logs recorded elsewhere) joins the
 //     longest known root that holds it; otherwise it becomes a new root
 //     itself, unless it is too general to be a project (a home directory,
-//     ~/Documents, ~/.claude…, a temp root, a top-level system directory).
+//     ~/Documents, ~/.claude…, a top-level system directory) or lies in
+//     scratch space (anything under a temp root stays "/tmp (scratch)").
 //   - A target path is looked up on disk too; failing that it joins the
 //     longest known root that holds it; failing that it collapses to a
 //     bucket label (see Bucket).
@@ -141,7 +142,9 @@ func (p *Paths) cwdRoot(abs string) int {
 	if i := p.longestRoot(abs); i >= 0 {
 		return i
 	}
-	if isBucketBase(abs) {
+	// Scratch space is scratch even when the directory is gone: a vanished
+	// /tmp/x is not taken for a project named x.
+	if isBucketBase(abs) || isScratch(abs) {
 		return -1
 	}
 	return p.addRoot(abs, false)

@@ -414,3 +414,19 @@ func BenchmarkTargetUncached(b *testing.B) {
 		p.Target("src/pkg/file.go", "read", "")
 	}
 }
+
+// A working directory in scratch space that no longer exists stays scratch:
+// it must not become a project root named after its last segment.
+func TestPathsVanishedScratchCWD(t *testing.T) {
+	for _, cwd := range []string{"/tmp/agentmap-gone-xyz/proj", "/private/tmp/agentmap-gone-xyz", "C:\\Users\\u\\AppData\\Local\\Temp\\agentmap-gone"} {
+		p := NewPaths()
+		p.SetCWD(cwd)
+		got := p.Target("a.go", "read", "")
+		if got.Repo != "" || got.Label != LabelScratch {
+			t.Errorf("cwd %s: target = %+v, want the scratch label", cwd, got)
+		}
+		if repos := p.NewRepos(); len(repos) != 0 {
+			t.Errorf("cwd %s: repos %+v, want none", cwd, repos)
+		}
+	}
+}
