@@ -26,6 +26,11 @@ var (
 	// of one committed batch of redacted events, so a session's log is
 	// append-only and a source's share of it can be dropped by prefix.
 	bucketEvents = []byte("events")
+	// bucketExports holds the scheduled exports' cursor (exports.go). It is
+	// created by the first export, not by a migration: a build without
+	// scheduled exports ignores it, and one with them reads its absence
+	// as "nothing exported yet", so the layout version stays.
+	bucketExports = []byte("exports")
 )
 
 // topBuckets are created by the first migration.
