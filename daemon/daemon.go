@@ -43,6 +43,17 @@ type Daemon struct {
 	flushed     []*state.Session // flush records not yet committed
 
 	progress struct{ done, total int64 }
+
+	excluded      map[string]watchers.FileID // logs kept out by privacy.exclude
+	excludedCount int
+	sizes         map[string]int64 // last size the watcher saw, for bytes behind
+	reconf        chan Live
+	flushReq      chan flushRequest
+	started       time.Time
+	lastFlush     time.Time
+	catchUp       catchUp
+	lastErr       *errTrap
+	snap          snapshot
 }
 
 type backoff struct {
@@ -67,7 +78,13 @@ func New(opt Options) *Daemon {
 		retry:    map[string]*backoff{},
 		polls:    map[string]time.Time{},
 		nextID:   1,
+		excluded: map[string]watchers.FileID{},
+		sizes:    map[string]int64{},
+		reconf:   make(chan Live, 1),
+		flushReq: make(chan flushRequest),
 	}
+	d.lastErr = &errTrap{}
+	d.log = slog.New(trapHandler{Handler: d.log.Handler(), trap: d.lastErr})
 	for _, a := range opt.Agents {
 		d.agents[a.Name] = a
 	}
@@ -92,9 +109,21 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),
 		"sessions", len(d.sessions), "roots", len(d.roots))
+	d.started = d.opt.Clock.Now()
 	if d.opt.Once {
 		return d.once(ctx)
 	}
+	d.publish()
+	if d.opt.Control {
+		stop, err := d.serveControl(ctx)
+		if err != nil {
+			// The daemon is useful without it: commands then say so.
+			d.log.Error("cannot serve the control socket", "component", "control", "err", err)
+		} else {
+			defer stop()
+		}
+	}
+	defer d.startExports(ctx)()
 	return d.follow(ctx)
 }
 
@@ -175,15 +204,24 @@ func (d *Daemon) once(ctx context.Context) error {
 // follow is the long-running loop: it owns all state; the watcher feeds it
 // over a channel.
 func (d *Daemon) follow(ctx context.Context) error {
-	w := watchers.NewWatcher(d.roots, watchers.WatchOptions{
-		Debounce: d.opt.Debounce, Rescan: d.opt.Rescan, MaxWatches: d.opt.MaxWatches,
-		Clock: d.opt.Clock, Logger: d.log,
-	})
-	wctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); w.Run(wctx) }()
+	var (
+		w      *watchers.Watcher
+		cancel context.CancelFunc
+		wg     sync.WaitGroup
+	)
+	startWatcher := func() {
+		w = watchers.NewWatcher(d.roots, watchers.WatchOptions{
+			Debounce: d.opt.Debounce, Rescan: d.opt.Rescan, MaxWatches: d.opt.MaxWatches,
+			Clock: d.opt.Clock, Logger: d.log,
+		})
+		var wctx context.Context
+		wctx, cancel = context.WithCancel(ctx)
+		wg.Add(1)
+		go func() { defer wg.Done(); w.Run(wctx) }()
+	}
+	startWatcher()
 	defer func() { cancel(); wg.Wait() }()
+	first := true
 	for {
 		now := d.opt.Clock.Now()
 		var wake <-chan time.Time
@@ -195,11 +233,29 @@ func (d *Daemon) follow(ctx context.Context) error {
 			d.log.Info("stopping", "component", "daemon")
 			return nil
 		case u := <-w.Updates():
-			d.ingest(ctx, u)
+			if first && u.Full {
+				first = false
+				d.startCatchUp(u.Files)
+				d.ingest(ctx, u)
+				d.catchUp.finish(d.opt.Clock.Now())
+			} else {
+				d.ingest(ctx, u)
+			}
+		case l := <-d.reconf:
+			if d.reconfigure(l) {
+				// Other roots: a new watcher, whose first full scan
+				// picks up what the new roots hold.
+				cancel()
+				wg.Wait()
+				startWatcher()
+			}
+		case r := <-d.flushReq:
+			r.reply <- d.flushNow(ctx, r)
 		case <-wake:
 		}
 		d.pollRetries(ctx)
 		d.flushDue(ctx, d.opt.Clock.Now())
+		d.publish()
 	}
 }
 

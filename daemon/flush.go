@@ -164,6 +164,7 @@ func (d *Daemon) flush(key string) error {
 		}
 	}
 	delete(d.retry, key)
+	d.lastFlush = d.opt.Clock.Now()
 	s.Flush = &state.Flush{Path: rel, SHA256: hash, Gen: gen, Events: len(events), AtMs: ms(d.opt.Clock.Now()), Sum: b.Summary}
 	// Recorded with others in one transaction: a crash before it only
 	// means the same bytes are written again.

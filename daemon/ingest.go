@@ -24,8 +24,10 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 	for _, f := range u.Files {
 		if f.Gone {
 			delete(d.present, f.Path)
+			delete(d.sizes, f.Path)
 		} else {
 			d.present[f.Path] = true
+			d.sizes[f.Path] = f.Size
 		}
 	}
 	// Arrivals first, so that a rename seen in one batch (old path gone,
@@ -103,6 +105,9 @@ func (d *Daemon) end(key string) {
 
 // visit handles one file that is there.
 func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
+	if d.isExcluded(f) {
+		return
+	}
 	if old, ok := d.ignored[f.Path]; ok && old.Size == f.Size && old.ModTime.Equal(f.ModTime) && old.ID == f.ID {
 		return
 	}
@@ -186,6 +191,12 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 		return nil, false // nothing to route yet: wait for a first line
 	}
 	form := f.Form
+	if excluded, wait := d.excludedLog(f, form); excluded || wait {
+		if excluded {
+			d.skipExcluded(f)
+		}
+		return nil, false
+	}
 	var route watchers.Source
 	if a.Name == "codex" && !a.LooksLike(first) && looksLikeWholeJSON(first) {
 		form = watchers.FormWhole

@@ -23,8 +23,14 @@ type Mapper func(events []event.Event) (Built, error)
 // BuilderMapper builds with the builder's defaults (relative paths), the
 // same options `agentmap build` uses by default, so that the bytes agree.
 func BuilderMapper(producer string) Mapper {
+	return OptionsMapper(builder.Options{PathMode: redact.ModeRelative, Producer: producer})
+}
+
+// OptionsMapper builds with the given options: the configured path mode,
+// hash key, event cap and prices, as `agentmap build` would with the same.
+func OptionsMapper(opt builder.Options) Mapper {
 	return func(events []event.Event) (Built, error) {
-		m, err := builder.Build(events, builder.Options{PathMode: redact.ModeRelative, Producer: producer})
+		m, err := builder.Build(events, opt)
 		if err != nil {
 			return Built{}, err
 		}
@@ -35,11 +41,20 @@ func BuilderMapper(producer string) Mapper {
 		b := Built{NativeID: m.NativeID(), Gzip: gz, Summary: state.Summary{
 			Events: len(m.Events), Calls: m.Totals.Calls, Requests: m.Totals.Requests,
 			Errors: m.Totals.Errors, Tokens: m.Totals.Tokens, CostUSD: m.Totals.CostUSD,
-			Outcome: m.Session.Outcome,
+			Outcome: m.Session.Outcome, StartedAt: m.Session.StartedAt, DurationMs: m.Session.DurationMs,
+			Repos: repoNames(m.Repos),
 		}}
 		if t, err := time.Parse(time.RFC3339Nano, m.Session.StartedAt); err == nil {
 			b.Start = t
 		}
 		return b, nil
 	}
+}
+
+func repoNames(rs []builder.Repo) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Name)
+	}
+	return out
 }

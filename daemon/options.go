@@ -55,6 +55,14 @@ type Options struct {
 	// Progress, if set, is told how a catch-up advances: bytes read so far
 	// and in all, sessions seen.
 	Progress func(done, total int64, sessions int)
+	// Export schedules exports of the map store (export.go).
+	Export ExportOptions
+	// Exclude, if set, keeps out every session whose working directory it
+	// matches (privacy.exclude): see exclude.go.
+	Exclude func(dir string) bool
+	// Control serves the control API on ControlPath(DataDir) while the
+	// daemon follows (not with Once).
+	Control bool
 }
 
 func (o *Options) fill() {
@@ -89,6 +97,9 @@ func (o *Options) fill() {
 
 // StatePath is the state database inside a data dir.
 func StatePath(dataDir string) string { return filepath.Join(dataDir, "state.db") }
+
+// ControlPath is the control socket inside a data dir.
+func ControlPath(dataDir string) string { return filepath.Join(dataDir, "agentmap.sock") }
 
 // MapsDir is the map store inside a data dir.
 func MapsDir(dataDir string) string { return filepath.Join(dataDir, "maps") }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/state"
@@ -264,6 +265,9 @@ func (d *Daemon) touch(s *state.Source, batch []event.Event, reset bool, mod int
 }
 
 func (d *Daemon) reportProgress() {
+	if d.catchUp.running && d.opt.Clock.Now().Sub(d.snap.at) >= time.Second {
+		d.publish() // status answers while the first scan runs
+	}
 	if d.opt.Progress != nil {
 		d.opt.Progress(d.progress.done, d.progress.total, len(d.sessions))
 	}

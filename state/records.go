@@ -97,6 +97,12 @@ type Summary struct {
 	Tokens   int64   `json:"tokens"`
 	CostUSD  float64 `json:"costUsd,omitempty"`
 	Outcome  string  `json:"outcome,omitempty"`
+	// StartedAt, DurationMs and Repos (names only, as the map has them)
+	// let a listing filter and sort without opening the map; flushes
+	// recorded before they existed leave them empty.
+	StartedAt  string   `json:"startedAt,omitempty"`
+	DurationMs int64    `json:"durationMs,omitempty"`
+	Repos      []string `json:"repos,omitempty"`
 }
 
 // Dirty reports whether the session has changed since its last flush.

@@ -1,0 +1,208 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+// The control API: HTTP/JSON on a unix socket in the data dir, mode 0600,
+// served to connections from this user only (checked on each accepted
+// connection from the peer's credentials). There is no TCP listener.
+//
+//	GET  /v1/status          Status
+//	GET  /v1/list            []Entry, newest first
+//	POST /v1/flush?id=ID     FlushResult (id: native id or unique prefix)
+//	POST /v1/flush?all=1     FlushResult
+//
+// Status is a snapshot the loop publishes after every wake-up (and each
+// second of a catch-up), so it answers at once; the listing reads the
+// state database in its own read transaction; a flush is handed to the
+// loop, which owns the records.
+
+// ErrNoDaemon means no daemon answers on the control socket.
+var ErrNoDaemon = errors.New("no daemon is running")
+
+// ErrRefused means the daemon closed the connection without an answer (it
+// refuses other users).
+var ErrRefused = errors.New("the daemon refused the connection")
+
+// FlushResult says what a flush request did.
+type FlushResult struct {
+	// Flushed are the session keys whose map was written now.
+	Flushed []string `json:"flushed"`
+	// Current counts the matching sessions whose map was up to date.
+	Current int `json:"current"`
+	// Failed are the keys whose map could not be written (retried later).
+	Failed []string `json:"failed,omitempty"`
+	Error  string   `json:"error,omitempty"`
+}
+
+type flushRequest struct {
+	id    string
+	all   bool
+	reply chan FlushResult
+}
+
+// flushWait bounds how long a flush request waits for the loop, which may
+// be in the middle of a long catch-up.
+const flushWait = 2 * time.Minute
+
+func (d *Daemon) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
+		st := d.Status()
+		st.PID = os.Getpid()
+		writeJSON(w, http.StatusOK, st)
+	})
+	mux.HandleFunc("GET /v1/list", func(w http.ResponseWriter, r *http.Request) {
+		es, err := Entries(d.db, d.store)
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, es)
+	})
+	mux.HandleFunc("POST /v1/flush", func(w http.ResponseWriter, r *http.Request) {
+		req := flushRequest{id: r.URL.Query().Get("id"), all: r.URL.Query().Get("all") == "1",
+			reply: make(chan FlushResult, 1)}
+		if req.id == "" && !req.all {
+			writeJSON(w, http.StatusBadRequest, FlushResult{Error: "want id or all"})
+			return
+		}
+		t := time.NewTimer(flushWait)
+		defer t.Stop()
+		select {
+		case d.flushReq <- req:
+		case <-t.C:
+			writeJSON(w, http.StatusServiceUnavailable, FlushResult{Error: "the daemon is busy (catching up); try again"})
+			return
+		case <-r.Context().Done():
+			return
+		}
+		res := <-req.reply
+		code := http.StatusOK
+		if res.Error != "" {
+			code = http.StatusNotFound
+		}
+		writeJSON(w, code, res)
+	})
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+// flushNow writes the maps of the sessions a request names, quiet or not.
+func (d *Daemon) flushNow(ctx context.Context, r flushRequest) FlushResult {
+	d.commitGroup()
+	var keys []string
+	if r.all {
+		keys = d.sessionKeys()
+	} else {
+		var err error
+		if keys, err = d.match(r.id); err != nil {
+			return FlushResult{Error: err.Error()}
+		}
+	}
+	res := FlushResult{Flushed: []string{}}
+	for _, key := range keys {
+		if ctx.Err() != nil {
+			break
+		}
+		s := d.sessions[key]
+		if !s.Dirty() {
+			res.Current++
+			continue
+		}
+		if err := d.flush(key); err != nil {
+			res.Failed = append(res.Failed, key)
+			continue
+		}
+		res.Flushed = append(res.Flushed, key)
+	}
+	d.recordFlushes()
+	return res
+}
+
+// match finds the one session an id names: its native id, its key
+// (agent/id) or a unique prefix of either.
+func (d *Daemon) match(id string) ([]string, error) {
+	var found []string
+	for _, key := range d.sessionKeys() {
+		native := nativeOf(key)
+		if key == id || native == id {
+			return []string{key}, nil
+		}
+		if strings.HasPrefix(native, id) || strings.HasPrefix(key, id) {
+			found = append(found, key)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, errors.New("no session matches")
+	case 1:
+		return found, nil
+	}
+	return nil, errors.New("the id prefix matches several sessions")
+}
+
+// serveControl listens on the control socket until ctx is done or stop is
+// called.
+func (d *Daemon) serveControl(ctx context.Context) (stop func(), err error) {
+	ln, err := listenControl(ControlPath(d.opt.DataDir), d.log)
+	if err != nil {
+		return nil, err
+	}
+	if ln == nil {
+		return func() {}, nil // no socket on this OS
+	}
+	srv := &http.Server{Handler: d.handler(), ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog: slog.NewLogLogger(d.log.Handler(), slog.LevelDebug)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.log.Error("control socket stopped", "component", "control", "err", err)
+		}
+	}()
+	d.log.Info("control socket ready", "component", "control", "path", ControlPath(d.opt.DataDir))
+	return func() {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		<-done
+		os.Remove(ControlPath(d.opt.DataDir))
+	}, nil
+}
+
+// peerListener accepts only connections from this process's user.
+type peerListener struct {
+	net.Listener
+	uid int
+	log *slog.Logger
+}
+
+func (l *peerListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		uid, err := peerUID(c)
+		if err == nil && uid == l.uid {
+			return c, nil
+		}
+		l.log.Warn("control connection refused: another user", "component", "control", "peer", uid)
+		c.Close()
+	}
+}

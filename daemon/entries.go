@@ -1,0 +1,115 @@
+package daemon
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentmap/agentmap/export/mapfile"
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/state/mapstore"
+)
+
+// Entry is one session of the map store, as `agentmap list` shows it.
+type Entry struct {
+	Key        string    `json:"key"` // agent/native id
+	Agent      string    `json:"agent"`
+	ID         string    `json:"id"`   // native id
+	Path       string    `json:"path"` // relative to the map store
+	Repos      []string  `json:"repos,omitempty"`
+	Start      time.Time `json:"start,omitzero"`
+	DurationMs int64     `json:"durationMs"`
+	Calls      int       `json:"calls"`
+	Requests   int       `json:"requests"`
+	Errors     int       `json:"errors"`
+	Tokens     int64     `json:"tokens"`
+	CostUSD    float64   `json:"costUsd"`
+	Outcome    string    `json:"outcome,omitempty"`
+	Flushed    time.Time `json:"flushed,omitzero"`
+	// Live is set when the session changed after its map was written.
+	Live bool `json:"live,omitempty"`
+}
+
+// Entries lists the sessions of the store, newest first: from the flush
+// records, and from the map files themselves for maps no record names (a
+// state rebuilt from the logs, maps copied in) or records older than the
+// summary's start and repos.
+func Entries(db *state.DB, store *mapstore.Store) ([]Entry, error) {
+	var sessions []*state.Session
+	if db != nil {
+		var err error
+		if _, sessions, err = db.Load(); err != nil {
+			return nil, err
+		}
+	}
+	var out []Entry
+	seen := map[string]bool{}
+	for _, s := range sessions {
+		f := s.Flush
+		if f == nil || f.Path == "" {
+			continue
+		}
+		e := Entry{Key: s.Key, Agent: s.Agent, ID: s.NativeID, Path: f.Path, Repos: f.Sum.Repos,
+			DurationMs: f.Sum.DurationMs, Calls: f.Sum.Calls, Requests: f.Sum.Requests, Errors: f.Sum.Errors,
+			Tokens: f.Sum.Tokens, CostUSD: f.Sum.CostUSD, Outcome: f.Sum.Outcome, Flushed: time.UnixMilli(f.AtMs).UTC(),
+			Live: s.Dirty()}
+		if t, err := time.Parse(time.RFC3339Nano, f.Sum.StartedAt); err == nil {
+			e.Start = t
+		} else if fromMap(store, &e) != nil {
+			continue // record of a map no longer there
+		}
+		seen[filepath.ToSlash(f.Path)] = true
+		out = append(out, e)
+	}
+	rels, err := store.List()
+	if err != nil {
+		return nil, err
+	}
+	for _, rel := range rels {
+		if seen[filepath.ToSlash(rel)] {
+			continue
+		}
+		e := Entry{Path: rel}
+		if fromMap(store, &e) == nil {
+			out = append(out, e)
+		}
+	}
+	SortEntries(out)
+	return out, nil
+}
+
+// SortEntries orders newest first, then by key.
+func SortEntries(es []Entry) {
+	sort.SliceStable(es, func(i, j int) bool {
+		if !es[i].Start.Equal(es[j].Start) {
+			return es[i].Start.After(es[j].Start)
+		}
+		return es[i].Key < es[j].Key
+	})
+}
+
+// fromMap fills an entry from its map file.
+func fromMap(store *mapstore.Store, e *Entry) error {
+	doc, err := mapfile.ReadFile(filepath.Join(store.Root, e.Path))
+	if err != nil {
+		return err
+	}
+	m := doc.Map
+	if e.Agent == "" {
+		e.Agent = strings.SplitN(filepath.ToSlash(e.Path), "/", 2)[0]
+		e.ID = m.Session.NativeID()
+		e.Key = e.Agent + "/" + e.ID
+		e.Calls, e.Requests, e.Errors = m.Totals.Calls, m.Totals.Requests, m.Totals.Errors
+		e.Tokens, e.CostUSD, e.Outcome = m.Totals.Tokens, m.Totals.CostUSD, m.Session.Outcome
+	}
+	if t, ok := m.Start(); ok {
+		e.Start = t
+	}
+	e.DurationMs = m.Session.DurationMs
+	e.Repos = nil
+	for _, r := range m.Repos {
+		e.Repos = append(e.Repos, r.Name)
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package daemon
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"os"
+
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// How privacy.exclude is enforced. The parsers emit no working directory
+// (it would be a path outside any repo), so the check happens before a new
+// log is routed: the daemon reads the "cwd" field of its first records
+// (Claude records carry it at top level, Codex session_meta and
+// turn_context in their payload), decoding nothing else. A log whose cwd is
+// excluded is never parsed: no source record, no events, no carry-state and
+// no session record reach the state database; only the in-memory set of
+// skipped paths remembers it, so that it is not sniffed again until its
+// identity changes. Its Claude subagent logs and Codex child rollouts carry
+// their own cwd and are caught the same way.
+//
+// A Claude log whose first records name no cwd yet (a summary line, a file
+// snapshot) is left unrouted until one does, so no event of it is stored
+// before the check. Logs that never name a cwd (Cursor transcripts and
+// databases, the oldest Codex JSON) cannot be matched and are followed.
+
+// sniffLines and sniffLineMax bound the read: the cwd comes with the first
+// user or session record.
+const (
+	sniffLines   = 64
+	sniffLineMax = 1 << 20
+)
+
+// sniffCWD returns the first cwd named in a log's first complete lines and
+// whether the file holds fewer complete lines than were looked at (more may
+// come).
+func sniffCWD(path string) (cwd string, short bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", true
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	for n := 0; n < sniffLines; n++ {
+		line, ok := readBounded(br)
+		if !ok {
+			return "", true
+		}
+		if line == nil {
+			continue // over the bound: no record worth decoding
+		}
+		var rec struct {
+			CWD     string `json:"cwd"`
+			Payload struct {
+				CWD string `json:"cwd"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal(line, &rec) != nil {
+			continue
+		}
+		if rec.CWD != "" {
+			return rec.CWD, false
+		}
+		if rec.Payload.CWD != "" {
+			return rec.Payload.CWD, false
+		}
+	}
+	return "", false
+}
+
+// readBounded reads one complete line; a line over sniffLineMax comes back
+// nil (and ok). ok is false at the end of the complete lines.
+func readBounded(br *bufio.Reader) (line []byte, ok bool) {
+	var buf []byte
+	over := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !over {
+			if len(buf)+len(chunk) > sniffLineMax {
+				over, buf = true, nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		switch {
+		case err == nil:
+			if over {
+				return nil, true
+			}
+			return buf, true
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return nil, false
+		}
+	}
+}
+
+// excludedLog decides, before a new log is routed, whether privacy.exclude
+// keeps it out; wait is set when it cannot tell yet (route it later).
+func (d *Daemon) excludedLog(f watchers.FileStat, form string) (excluded, wait bool) {
+	if d.opt.Exclude == nil || form != watchers.FormLines || f.Form != watchers.FormLines {
+		return false, false
+	}
+	cwd, short := sniffCWD(f.Path)
+	if cwd == "" {
+		return false, short && f.Agent == "claude" && !d.opt.Once
+	}
+	return d.opt.Exclude(cwd), false
+}
+
+// skipExcluded remembers a log kept out by privacy.exclude.
+func (d *Daemon) skipExcluded(f watchers.FileStat) {
+	if _, seen := d.excluded[f.Path]; !seen {
+		d.excludedCount++
+		d.log.Info("log kept out by privacy.exclude", "component", "daemon", "agent", f.Agent)
+	}
+	d.excluded[f.Path] = f.ID
+}
+
+// isExcluded reports whether a path was kept out and is still the same file.
+func (d *Daemon) isExcluded(f watchers.FileStat) bool {
+	id, ok := d.excluded[f.Path]
+	if !ok {
+		return false
+	}
+	if id == f.ID {
+		return true
+	}
+	delete(d.excluded, f.Path)
+	return false
+}

@@ -1,0 +1,55 @@
+package daemon
+
+import (
+	"slices"
+	"time"
+
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// Live is the part of the options a running daemon takes again when its
+// configuration is reloaded. Zero fields keep their defaults, as in
+// Options.
+type Live struct {
+	Idle         time.Duration
+	TurnEndQuiet time.Duration
+	Roots        []watchers.Root
+	// Mapper carries the path mode, hash key, event cap and prices: a new
+	// one applies to the next map written; maps already written stay as
+	// they are until their session changes.
+	Mapper  Mapper
+	Exclude func(dir string) bool
+}
+
+// Reconfigure hands a reloaded configuration to the running daemon. It
+// never blocks: a configuration not yet taken is replaced by the newer one.
+func (d *Daemon) Reconfigure(l Live) {
+	for {
+		select {
+		case d.reconf <- l:
+			return
+		default:
+		}
+		select {
+		case <-d.reconf:
+		default:
+		}
+	}
+}
+
+// reconfigure applies a reloaded configuration in the loop; it reports
+// whether the roots changed (the watcher must be started again).
+func (d *Daemon) reconfigure(l Live) bool {
+	o := d.opt
+	o.Idle, o.TurnEndQuiet, o.Exclude, o.Mapper, o.Roots = l.Idle, l.TurnEndQuiet, l.Exclude, l.Mapper, l.Roots
+	o.fill()
+	// Logs kept out before are judged again by the new patterns; nothing
+	// of them is in the state, so one now allowed is read from its start.
+	clear(d.excluded)
+	clear(d.ignored)
+	d.opt = o
+	changed := !slices.Equal(d.roots, l.Roots)
+	d.roots = l.Roots
+	d.log.Info("configuration reloaded", "component", "daemon", "roots", len(d.roots), "rootsChanged", changed)
+	return changed
+}

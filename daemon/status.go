@@ -1,0 +1,224 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// Status is what `agentmap status` shows of a running daemon.
+type Status struct {
+	PID       int           `json:"pid"`
+	Started   time.Time     `json:"started"`
+	Uptime    time.Duration `json:"uptimeNs"`
+	DataDir   string        `json:"dataDir"`
+	Agents    []AgentStatus `json:"agents"`
+	LastFlush time.Time     `json:"lastFlush,omitzero"`
+	LastError *LoggedError  `json:"lastError,omitempty"`
+	CatchUp   CatchUp       `json:"catchUp"`
+	// Excluded counts the logs privacy.exclude kept out since the start.
+	Excluded int `json:"excluded"`
+}
+
+// AgentStatus is one agent's share of the work.
+type AgentStatus struct {
+	Agent string `json:"agent"`
+	// Files followed (present on disk), sessions with changes not yet in
+	// a map (live) and sessions whose map is up to date (flushed).
+	Files   int `json:"files"`
+	Live    int `json:"live"`
+	Flushed int `json:"flushed"`
+	// Behind is the bytes the logs hold beyond the committed cursors.
+	Behind int64 `json:"bytesBehind"`
+	// Skipped counts lines that could not be used, oversized ones
+	// included.
+	Skipped int64 `json:"skippedLines"`
+}
+
+// LoggedError is the last error the daemon logged: its message and the
+// component, never content (log lines carry none).
+type LoggedError struct {
+	At        time.Time `json:"at"`
+	Message   string    `json:"message"`
+	Component string    `json:"component,omitempty"`
+}
+
+// CatchUp is the progress of the first full scan after start: on a first
+// run it reads the whole existing history.
+type CatchUp struct {
+	Running  bool      `json:"running"`
+	Done     int64     `json:"bytesDone"`
+	Total    int64     `json:"bytesTotal"`
+	Finished time.Time `json:"finished,omitzero"`
+}
+
+type catchUp struct {
+	running  bool
+	finished time.Time
+}
+
+func (c *catchUp) finish(now time.Time) { c.running, c.finished = false, now }
+
+// startCatchUp sizes the first full scan, as once does.
+func (d *Daemon) startCatchUp(files []watchers.FileStat) {
+	d.progress.done, d.progress.total = 0, 0
+	for _, f := range files {
+		if s := d.byPath[f.Path]; s != nil && s.Form == watchers.FormLines && !s.Missing {
+			d.progress.total += max(0, f.Size-s.Offset)
+		} else {
+			d.progress.total += f.Size
+		}
+	}
+	d.catchUp.running = true
+	d.publish()
+}
+
+// snapshot is the last published Status; the control server reads it
+// while the loop goes on.
+type snapshot struct {
+	mu     sync.Mutex
+	status Status
+	at     time.Time
+}
+
+// publish records the loop's view for the control server. It runs in the
+// loop, which owns the records.
+func (d *Daemon) publish() {
+	now := d.opt.Clock.Now()
+	per := map[string]*AgentStatus{}
+	get := func(agent string) *AgentStatus {
+		a := per[agent]
+		if a == nil {
+			a = &AgentStatus{Agent: agent}
+			per[agent] = a
+		}
+		return a
+	}
+	for _, ag := range d.opt.Agents {
+		get(ag.Name)
+	}
+	for _, s := range d.srcs {
+		a := get(s.Agent)
+		a.Skipped += s.Skipped + s.Oversized
+		if s.Missing {
+			continue
+		}
+		if s.Form != formConversation {
+			a.Files++
+		}
+		if s.Form == watchers.FormLines {
+			if size, ok := d.sizes[s.Path]; ok && size > s.Offset {
+				a.Behind += size - s.Offset
+			}
+		}
+	}
+	for _, s := range d.sessions {
+		if s.Parent == "" && !d.hasSources(s.Key) && s.Flush == nil {
+			continue // known only as a parent so far
+		}
+		if s.Dirty() {
+			get(s.Agent).Live++
+		} else {
+			get(s.Agent).Flushed++
+		}
+	}
+	st := Status{
+		Started: d.started, Uptime: now.Sub(d.started), DataDir: d.opt.DataDir,
+		LastFlush: d.lastFlush, Excluded: d.excludedCount,
+		CatchUp: CatchUp{Running: d.catchUp.running, Done: d.progress.done, Total: d.progress.total,
+			Finished: d.catchUp.finished},
+	}
+	for _, a := range per {
+		st.Agents = append(st.Agents, *a)
+	}
+	sort.Slice(st.Agents, func(i, j int) bool { return st.Agents[i].Agent < st.Agents[j].Agent })
+	st.LastError = d.lastErr.get()
+	d.snap.mu.Lock()
+	d.snap.status, d.snap.at = st, now
+	d.snap.mu.Unlock()
+}
+
+func (d *Daemon) hasSources(key string) bool {
+	for _, s := range d.srcs {
+		if s.Session == key {
+			return true
+		}
+	}
+	return false
+}
+
+// Status returns the last published status, its uptime brought up to now.
+func (d *Daemon) Status() Status {
+	d.snap.mu.Lock()
+	st := d.snap.status
+	d.snap.mu.Unlock()
+	st.LastError = d.lastErr.get()
+	if !st.Started.IsZero() {
+		st.Uptime = d.opt.Clock.Now().Sub(st.Started)
+	}
+	return st
+}
+
+// errTrap keeps the last error-level log record.
+type errTrap struct {
+	mu   sync.Mutex
+	last *LoggedError
+}
+
+func (t *errTrap) get() *LoggedError {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.last == nil {
+		return nil
+	}
+	e := *t.last
+	return &e
+}
+
+// trapHandler passes records on and remembers the last error.
+type trapHandler struct {
+	slog.Handler
+	trap      *errTrap
+	component string // given with Logger.With
+}
+
+func (h trapHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelError || h.Handler.Enabled(ctx, l)
+}
+
+func (h trapHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		e := &LoggedError{At: r.Time, Message: r.Message, Component: h.component}
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "component" {
+				e.Component = a.Value.String()
+			}
+			return true
+		})
+		h.trap.mu.Lock()
+		h.trap.last = e
+		h.trap.mu.Unlock()
+	}
+	if !h.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h trapHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	comp := h.component
+	for _, a := range as {
+		if a.Key == "component" {
+			comp = a.Value.String()
+		}
+	}
+	return trapHandler{h.Handler.WithAttrs(as), h.trap, comp}
+}
+
+func (h trapHandler) WithGroup(name string) slog.Handler {
+	return trapHandler{h.Handler.WithGroup(name), h.trap, h.component}
+}

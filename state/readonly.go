@@ -1,0 +1,44 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// OpenReadOnly opens the state database for reading, alongside no daemon:
+// a daemon holds the file locked, so this fails with ErrLocked within
+// OpenTimeout while one runs. A missing database is fs.ErrNotExist. Nothing
+// is migrated or moved aside.
+func OpenReadOnly(path string) (*DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: OpenTimeout})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("%w (state %s is locked)", ErrLocked, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
+	d := &DB{db: db, path: path}
+	v, err := d.Version()
+	switch {
+	case err != nil:
+		db.Close()
+		return nil, fmt.Errorf("open state %s: %w", path, err)
+	case v > SchemaVersion:
+		db.Close()
+		return nil, fmt.Errorf("%w (schema %d, this build reads up to %d)", ErrTooNew, v, SchemaVersion)
+	case v < SchemaVersion:
+		// Buckets of an older layout may be missing; the next daemon
+		// start migrates it.
+		db.Close()
+		return nil, fmt.Errorf("open state %s: schema %d is older than %d (start the daemon once to migrate it): %w",
+			path, v, SchemaVersion, fs.ErrNotExist)
+	}
+	return d, nil
+}
