@@ -124,6 +124,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 	}
 	defer d.startExports(ctx)()
+	defer d.startExports(ctx)()
 	return d.follow(ctx)
 }
 

@@ -50,6 +50,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rescan := fl.Duration("rescan", daemon.DefaultRescan, "period of the full stat rescan behind file notifications")
 	debounce := fl.Duration("debounce", daemon.DefaultDebounce, "quiet time gathering file notifications before reading")
 	roots := rootFlags{}
+	xf := addExportFlags(fl)
 	fl.Var(roots, "root", "follow this directory instead of the agent's default roots: agent=DIR (claude, codex, cursor, cursor-app); repeatable")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap run [flags]")
@@ -79,6 +80,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Roots:  watchers.OverrideRoots(watchers.DefaultRoots(env), roots),
 		Rescan: *rescan, Debounce: *debounce, Producer: producer(),
 	}
+	xf.apply(fl, &opt.Export, *dataDir)
 	var bar *progress
 	if *once {
 		bar = newProgress(stderr)
