@@ -124,7 +124,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 	}
 	defer d.startExports(ctx)()
-	defer d.startExports(ctx)()
 	return d.follow(ctx)
 }
 

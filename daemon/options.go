@@ -57,8 +57,6 @@ type Options struct {
 	Progress func(done, total int64, sessions int)
 	// Export schedules exports of the map store (export.go).
 	Export ExportOptions
-	// Export schedules exports of the map store (export.go).
-	Export ExportOptions
 	// Exclude, if set, keeps out every session whose working directory it
 	// matches (privacy.exclude): see exclude.go.
 	Exclude func(dir string) bool
