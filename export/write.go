@@ -2,8 +2,8 @@ package export
 
 import (
 	"compress/gzip"
-	"errors"
 	"fmt"
+	"github.com/agentmap/agentmap/state/durable"
 	"io"
 	"os"
 	"path/filepath"
@@ -76,45 +76,21 @@ func Write(w io.Writer, f Format, o Options, gz bool, sel Selection, files []str
 // temporary file beside target, synced, and renamed over it, so a reader
 // (or a crash) never sees half an export. Files are 0600. A name ending in
 // .gz gzips the line formats. Nothing is written when no map is selected.
-func WriteFile(target string, f Format, o Options, sel Selection, files []string, bad func(string, error)) (Result, error) {
-	dir := filepath.Dir(target)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return Result{}, fmt.Errorf("export to %s: %w", target, err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
+func WriteFile(target string, format Format, o Options, sel Selection, files []string, bad func(string, error)) (Result, error) {
+	out, err := durable.Create(target, 0o600)
 	if err != nil {
 		return Result{}, fmt.Errorf("export to %s: %w", target, err)
 	}
-	name := tmp.Name()
-	fail := func(err error) (Result, error) {
-		tmp.Close()
-		os.Remove(name)
+	defer out.Abort()
+	res, err := Write(out, format, o, Gzipped(format, target), sel, files, bad)
+	if err != nil {
 		return Result{}, err
 	}
-	if err := tmp.Chmod(0o600); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		return fail(fmt.Errorf("export to %s: %w", target, err))
-	}
-	res, err := Write(tmp, f, o, Gzipped(f, target), sel, files, bad)
-	if err != nil {
-		return fail(err)
-	}
 	if res.Sessions == 0 {
-		return fail(ErrEmpty)
+		return Result{}, ErrEmpty
 	}
-	if err := tmp.Sync(); err != nil {
-		return fail(fmt.Errorf("export to %s: %w", target, err))
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
+	if err := out.Commit(); err != nil {
 		return Result{}, fmt.Errorf("export to %s: %w", target, err)
-	}
-	if err := os.Rename(name, target); err != nil {
-		os.Remove(name)
-		return Result{}, fmt.Errorf("export to %s: %w", target, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // best effort: the rename is durable once the directory is
-		d.Close()
 	}
 	return res, nil
 }

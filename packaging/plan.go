@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/agentmap/agentmap/state/durable"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -123,7 +123,7 @@ func (p *Plan) Apply(ctx context.Context, run Runner, w io.Writer) error {
 			}
 			fmt.Fprintf(w, "created %s\n", s.Path)
 		case Write:
-			if err := writeAtomic(s.Path, s.Content, s.Mode); err != nil {
+			if err := durable.WriteFile(s.Path, s.Content, s.Mode); err != nil {
 				return fmt.Errorf("write %s: %w", s.Path, err)
 			}
 			fmt.Fprintf(w, "wrote %s\n", s.Path)
@@ -168,40 +168,6 @@ func firstLines(out []byte) string {
 		lines = lines[:3]
 	}
 	return ": " + strings.Join(lines, " / ")
-}
-
-// writeAtomic writes through a temporary file in the same directory, so a
-// service manager never reads half a file.
-func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".agentmap-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // best effort: not every OS syncs directories
-		d.Close()
-	}
-	return nil
 }
 
 // shellJoin prints a command so that it can be pasted into a shell.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/agentmap/agentmap/state/durable"
 	"io"
 	"io/fs"
 	"os"
@@ -86,7 +87,7 @@ func configInit(path string, force bool, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentmap config init: %s already exists (config check validates it; --force replaces it)\n", path)
 		return exitFailure
 	}
-	if err := writeFileAtomic(path, config.DefaultFile(), 0o600); err != nil {
+	if err := durable.WriteFile(path, config.DefaultFile(), 0o600); err != nil {
 		fmt.Fprintf(stderr, "agentmap config init: %v\n", err)
 		return exitFailure
 	}
@@ -147,41 +148,4 @@ func configRoots(c *config.Config) []watchers.Root {
 		add("cursor", watchers.LayoutCursorApp, c.Agents.Cursor.AppRoots)
 	}
 	return roots
-}
-
-// writeFileAtomic writes through a temporary file in the target directory
-// (created 0700 if missing), so that a reader sees all of it or none.
-func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".agentmap-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // best effort: not every OS syncs directories
-		d.Close()
-	}
-	return nil
 }

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package mapstore
+package durable
 
 import (
 	"fmt"

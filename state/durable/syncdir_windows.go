@@ -1,6 +1,6 @@
 //go:build windows
 
-package mapstore
+package durable
 
 // syncDir is a no-op: Windows cannot open a directory for fsync, and
 // MoveFileEx (os.Rename) is already durable on NTFS.

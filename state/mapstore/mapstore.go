@@ -6,6 +6,7 @@ package mapstore
 import (
 	"errors"
 	"fmt"
+	"github.com/agentmap/agentmap/state/durable"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -48,7 +49,7 @@ func safe(id string) string {
 func (s *Store) Write(rel string, data []byte) error {
 	target := filepath.Join(s.Root, rel)
 	dir := filepath.Dir(target)
-	if err := mkdirAll(dir); err != nil {
+	if err := durable.MkdirAll(dir); err != nil {
 		return fmt.Errorf("write map %s: %w", rel, err)
 	}
 	return WriteFile(target, data)
@@ -56,55 +57,7 @@ func (s *Store) Write(rel string, data []byte) error {
 
 // WriteFile writes one file durably and atomically (0600).
 func WriteFile(target string, data []byte) error {
-	dir := filepath.Dir(target)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", target, err)
-	}
-	name := tmp.Name()
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", target, err)
-	}
-	if err := tmp.Chmod(0o600); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		return fail(err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", target, err)
-	}
-	if err := os.Rename(name, target); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", target, err)
-	}
-	return syncDir(dir)
-}
-
-// mkdirAll creates missing directories 0700 (MkdirAll would apply the
-// umask to a wider mode; the store is private).
-func mkdirAll(dir string) error {
-	if fi, err := os.Stat(dir); err == nil {
-		if !fi.IsDir() {
-			return fmt.Errorf("%s is not a directory", dir)
-		}
-		return nil
-	}
-	if parent := filepath.Dir(dir); parent != dir {
-		if err := mkdirAll(parent); err != nil {
-			return err
-		}
-	}
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	return os.Chmod(dir, 0o700)
+	return durable.WriteFile(target, data, 0o600)
 }
 
 // Read returns the stored map at rel.
