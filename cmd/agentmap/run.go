@@ -8,13 +8,17 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime"
+	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/agentmap/agentmap/builder"
+	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
@@ -41,20 +45,22 @@ func (r rootFlags) Set(v string) error {
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("run", flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	env := watchers.OSEnv(runtime.GOOS)
-	dataDir := fl.String("data-dir", daemon.DefaultDataDir(env), "where state.db and maps/ live")
+	cfgFile := fl.String("config", "", "the config file (default $"+config.EnvConfig+", else the user config directory's agentmap/config.toml)")
+	dataDir := fl.String("data-dir", "", "where state.db and maps/ live (default: data_dir of the config)")
 	idle := fl.Duration("idle", daemon.DefaultIdle, "write a session's map once it has been quiet this long")
 	once := fl.Bool("once", false, "catch up on every log present, write every map, and exit")
 	maxLine := fl.Int("max-line", watchers.DefaultMaxLine, "skip (and count) log lines longer than this many bytes")
-	level := fl.String("log-level", "", "debug, info, warn or error (default info; warn with --once)")
+	level := fl.String("log-level", "", "debug, info, warn or error (default log.level of the config; warn with --once)")
 	rescan := fl.Duration("rescan", daemon.DefaultRescan, "period of the full stat rescan behind file notifications")
 	debounce := fl.Duration("debounce", daemon.DefaultDebounce, "quiet time gathering file notifications before reading")
+	pathMode := fl.String("path-mode", "", "path mode of the maps: relative, dirs_only or hashed (default maps.path_mode of the config)")
+	configPoll := fl.Duration("config-poll", 2*time.Second, "how often the config file is checked for changes (it is also reloaded on SIGHUP)")
 	roots := rootFlags{}
-	xf := addExportFlags(fl)
-	fl.Var(roots, "root", "follow this directory instead of the agent's default roots: agent=DIR (claude, codex, cursor, cursor-app); repeatable")
+	fl.Var(roots, "root", "follow this directory instead of the agent's configured roots: agent=DIR (claude, codex, cursor, cursor-app); repeatable")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap run [flags]")
 		fmt.Fprintln(stderr, "Follows every agent's logs and writes a session's map when it goes quiet; stops on SIGINT or SIGTERM.")
+		fmt.Fprintln(stderr, "Flags given override the config file; the file is reloaded on SIGHUP and when it changes.")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -64,29 +70,49 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fl.Usage()
 		return exitUsage
 	}
-	lvl := slog.LevelInfo
-	if *once {
-		lvl = slog.LevelWarn
-	}
-	if *level != "" {
-		if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+	set := map[string]bool{}
+	fl.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	ov := runOverrides{set: set, dataDir: *dataDir, idle: *idle, maxLine: *maxLine, level: *level,
+		rescan: *rescan, debounce: *debounce, pathMode: *pathMode, roots: roots, once: *once}
+	if set["log-level"] {
+		if _, err := parseLevel(*level); err != nil {
 			fmt.Fprintf(stderr, "agentmap run: unknown log level %q\n", *level)
 			return exitUsage
 		}
 	}
+	if set["path-mode"] && !slices.Contains(config.PathModes, *pathMode) {
+		fmt.Fprintf(stderr, "agentmap run: unknown path mode %q (relative, dirs_only or hashed)\n", *pathMode)
+		return exitUsage
+	}
+	c, code := loadConfig(*cfgFile, "run", stderr)
+	if c == nil {
+		return code
+	}
+	eff, err := ov.apply(c)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap run: %v\n", err)
+		return exitFailure
+	}
+	lvl := new(slog.LevelVar)
+	lvl.Set(eff.level)
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	opt := daemon.Options{
-		DataDir: *dataDir, Idle: *idle, Once: *once, MaxLine: *maxLine, Logger: logger,
-		Roots:  watchers.OverrideRoots(watchers.DefaultRoots(env), roots),
-		Rescan: *rescan, Debounce: *debounce, Producer: producer(),
+		DataDir: eff.dataDir, Idle: eff.live.Idle, Once: *once, MaxLine: eff.maxLine, Logger: logger,
+		Roots: eff.live.Roots, Rescan: eff.rescan, Debounce: eff.debounce, Producer: producer(),
+		Mapper: eff.live.Mapper, Exclude: eff.live.Exclude, Control: !*once,
 	}
-	xf.apply(fl, &opt.Export, *dataDir)
 	var bar *progress
 	if *once {
 		bar = newProgress(stderr)
 		opt.Progress = bar.update
 	}
-	err := daemon.New(opt).Run(ctx)
+	d := daemon.New(opt)
+	if !*once {
+		rctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go reloadLoop(rctx, *cfgFile, *configPoll, ov, eff, d, lvl, logger)
+	}
+	err = d.Run(ctx)
 	if bar != nil {
 		bar.finish()
 	}
@@ -99,9 +125,166 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	if *once {
-		fmt.Fprintf(stdout, "maps in %s\n", daemon.MapsDir(*dataDir))
+		fmt.Fprintf(stdout, "maps in %s\n", daemon.MapsDir(eff.dataDir))
 	}
 	return exitOK
+}
+
+// runOverrides are the flags of `agentmap run`; those set on the command
+// line win over the config file, at start and at every reload.
+type runOverrides struct {
+	set                    map[string]bool
+	dataDir, level         string
+	pathMode               string
+	idle, rescan, debounce time.Duration
+	maxLine                int
+	roots                  rootFlags
+	once                   bool
+}
+
+// effective is the configuration a daemon runs with.
+type effective struct {
+	dataDir          string
+	level            slog.Level
+	maxLine          int
+	rescan, debounce time.Duration
+	live             daemon.Live
+}
+
+func (o runOverrides) apply(c *config.Config) (effective, error) {
+	e := effective{dataDir: c.DataDir, maxLine: int(c.Watch.MaxLine), rescan: c.Watch.Rescan.Duration,
+		debounce: c.Watch.Debounce.Duration}
+	e.live.Idle = c.Flush.Idle.Duration
+	var err error
+	if e.level, err = parseLevel(c.Log.Level); err != nil {
+		e.level = slog.LevelInfo
+	}
+	if o.once {
+		e.level = slog.LevelWarn
+	}
+	if o.set["log-level"] {
+		e.level, _ = parseLevel(o.level)
+	}
+	if o.set["data-dir"] {
+		e.dataDir = o.dataDir
+	}
+	if o.set["idle"] {
+		e.live.Idle = o.idle
+	}
+	if o.set["max-line"] {
+		e.maxLine = o.maxLine
+	}
+	if o.set["rescan"] {
+		e.rescan = o.rescan
+	}
+	if o.set["debounce"] {
+		e.debounce = o.debounce
+	}
+	e.live.Roots = watchers.OverrideRoots(configRoots(c), o.roots)
+	mode := c.Maps.PathMode
+	if o.set["path-mode"] {
+		mode = o.pathMode
+	}
+	bopt, err := builderOptions(c, mode)
+	if err != nil {
+		return e, err
+	}
+	e.live.Mapper = daemon.OptionsMapper(bopt)
+	if len(c.Privacy.Exclude) > 0 {
+		e.live.Exclude = c.Excluded
+	}
+	return e, nil
+}
+
+// builderOptions are the map options of a config: what `agentmap build
+// --path-mode M --hash-key-file F --event-cap N` would use, so that the
+// daemon's maps and build's agree byte for byte. The defaults are build's.
+func builderOptions(c *config.Config, mode string) (builder.Options, error) {
+	opt := builder.Options{PathMode: redact.Mode(mode), EventCap: c.Maps.EventCap, Producer: producer()}
+	if opt.PathMode == redact.ModeHashed {
+		key, err := config.LoadOrCreateHashKey(c.Maps.HashKeyFile)
+		if err != nil {
+			return opt, err
+		}
+		opt.HashKey = key
+	}
+	if len(c.Prices) > 0 {
+		opt.Prices = map[string]builder.Price{}
+		for prefix, p := range c.Prices {
+			opt.Prices[strings.ToLower(prefix)] = builder.Price{Input: p.Input, CacheWrite: p.CacheWrite,
+				CacheRead: p.CacheRead, Output: p.Output}
+		}
+	}
+	return opt, nil
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	err := l.UnmarshalText([]byte(s))
+	return l, err
+}
+
+// reloadLoop reloads the config on SIGHUP and when the file changes (its
+// size, mtime or existence, checked every poll). A file with problems is
+// reported, each problem with its key and line, and the running config is
+// kept. data_dir is read at start only.
+func reloadLoop(ctx context.Context, flagValue string, poll time.Duration, ov runOverrides,
+	eff effective, d *daemon.Daemon, lvl *slog.LevelVar, log *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	notifyHangup(hup)
+	defer signal.Stop(hup)
+	path, err := config.Path(flagValue)
+	if err != nil {
+		return
+	}
+	last := fileStamp(path)
+	t := time.NewTicker(max(poll, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		case <-t.C:
+			if st := fileStamp(path); st != last {
+				last = st
+			} else {
+				continue
+			}
+		}
+		last = fileStamp(path)
+		c, err := config.Load(path)
+		if err != nil {
+			probs := config.Problems(err)
+			for _, p := range probs {
+				log.Error("config problem", "component", "config", "file", p.File, "line", p.Line, "key", p.Key, "problem", p.Msg)
+			}
+			if len(probs) == 0 {
+				log.Error("config problem", "component", "config", "err", err)
+			}
+			log.Error("config not reloaded; keeping the one in effect", "component", "config", "path", path)
+			continue
+		}
+		next, err := ov.apply(c)
+		if err != nil {
+			log.Error("config not reloaded; keeping the one in effect", "component", "config", "path", path, "err", err)
+			continue
+		}
+		if next.dataDir != eff.dataDir {
+			log.Warn("data_dir changed; it takes effect at the next start", "component", "config")
+		}
+		lvl.Set(next.level)
+		d.Reconfigure(next.live)
+	}
+}
+
+// fileStamp identifies a version of the config file cheaply.
+func fileStamp(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "absent"
+	}
+	return fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano())
 }
 
 func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
