@@ -1,0 +1,379 @@
+package exporter
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/builder"
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/export"
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+type fixture struct {
+	t       *testing.T
+	db      *state.DB
+	data    string
+	maps    string
+	out     string
+	clock   *watchers.ManualClock
+	version map[string]int
+}
+
+func newFixture(t *testing.T) *fixture {
+	dir := t.TempDir()
+	db, err := state.Open(filepath.Join(dir, "state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return &fixture{t: t, db: db, data: dir, maps: filepath.Join(dir, "maps"), out: filepath.Join(dir, "exports"),
+		clock: watchers.NewManualClock(start), version: map[string]int{}}
+}
+
+// flush writes a map for session id (new content at every call) and records
+// its flush, as the daemon does.
+func (f *fixture) flush(id string) {
+	f.t.Helper()
+	f.version[id]++
+	t0 := start.UnixMilli()
+	m, err := builder.Build([]event.Event{
+		{Kind: event.KindSession, T: t0, Session: &event.Session{NativeID: id, AgentTool: "claude-code", Role: "root"}},
+		{Kind: event.KindUser, T: t0 + 10, User: &event.User{Chars: 10 * f.version[id]}},
+		{Kind: event.KindLLM, T: t0 + 100, Model: "claude-sonnet-4-5", LLM: &event.LLM{In: 5, Out: 7, Stop: "end_turn", TextChars: 3}},
+		{Kind: event.KindTurnEnd, T: t0 + 101},
+	}, builder.Options{Producer: "agentmap test"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	gz, err := m.Gzip()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	rel := "claude/2026/03/" + id + ".json.gz"
+	path := filepath.Join(f.maps, filepath.FromSlash(rel))
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	if err := os.WriteFile(path, gz, 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+	sum := sha256.Sum256(gz)
+	s := &state.Session{Key: "claude/" + id, Agent: "claude", NativeID: id, Gen: uint64(f.version[id]),
+		Flush: &state.Flush{Path: rel, SHA256: hex.EncodeToString(sum[:]), Gen: uint64(f.version[id]), AtMs: f.clock.Now().UnixMilli()}}
+	if err := f.db.PutSessions(s); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) scheduler(store Store, c Config) *Scheduler {
+	f.t.Helper()
+	if c.Every == 0 {
+		c.Every = time.Hour
+	}
+	if c.Dir == "" {
+		c.Dir = f.out
+	}
+	if c.Formats == nil {
+		c.Formats = []export.Format{export.JSONL, export.AttemptDB}
+	}
+	if store == nil {
+		store = f.db
+	}
+	s, err := New(Options{Store: store, MapsDir: f.maps, DataDir: f.data, Config: c, Clock: f.clock, Producer: "agentmap test"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return s
+}
+
+// sessionsIn reads the session ids of a JSON lines export.
+func sessionsIn(t *testing.T, file string) []string {
+	t.Helper()
+	fh, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	var ids []string
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var m struct {
+			Session struct {
+				ID string `json:"id"`
+			} `json:"session"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, strings.TrimPrefix(m.Session.ID, "local:claude-code:"))
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// seqsIn reads the source_seq of every event of an AttemptDB export.
+func seqsIn(t *testing.T, file string) []uint64 {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []uint64
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var e struct {
+			Seq uint64 `json:"source_seq"`
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, e.Seq)
+	}
+	return seqs
+}
+
+func jsonlOf(o Outcome) string {
+	for _, f := range o.Files {
+		if strings.HasSuffix(f, export.JSONL.Ext()) && !strings.HasSuffix(f, export.AttemptDB.Ext()) {
+			return f
+		}
+	}
+	return ""
+}
+
+func TestIncrementalExportsEachFlushOnce(t *testing.T) {
+	f := newFixture(t)
+	s := f.scheduler(nil, Config{})
+	f.flush("a")
+	f.flush("b")
+	o1, err := s.Export(f.clock.Now())
+	if err != nil || len(o1.Files) != 2 {
+		t.Fatalf("first export: %+v, %v", o1, err)
+	}
+	if got := sessionsIn(t, jsonlOf(o1)); fmt.Sprint(got) != "[a b]" {
+		t.Fatalf("first export holds %v", got)
+	}
+	f.clock.Advance(time.Hour)
+	f.flush("c")
+	f.flush("a") // re-flushed with new content
+	o2, err := s.Export(f.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sessionsIn(t, jsonlOf(o2)); fmt.Sprint(got) != "[a c]" {
+		t.Fatalf("second export holds %v, want the re-flushed and the new session", got)
+	}
+	// AttemptDB's source_seq goes on from the first export.
+	var adb1, adb2 string
+	for _, p := range []struct {
+		o   Outcome
+		out *string
+	}{{o1, &adb1}, {o2, &adb2}} {
+		for _, file := range p.o.Files {
+			if strings.HasSuffix(file, export.AttemptDB.Ext()) {
+				*p.out = file
+			}
+		}
+	}
+	s1, s2 := seqsIn(t, adb1), seqsIn(t, adb2)
+	if s1[0] != 1 || s2[0] != s1[len(s1)-1]+1 {
+		t.Fatalf("source_seq: first export %d..%d, second starts at %d", s1[0], s1[len(s1)-1], s2[0])
+	}
+	f.clock.Advance(time.Hour)
+	o3, err := s.Export(f.clock.Now())
+	if err != nil || len(o3.Files) != 0 {
+		t.Fatalf("nothing new, yet the export wrote %v (%v)", o3.Files, err)
+	}
+	st, _ := f.db.ExportState()
+	if st.Count != 2 || st.LastSessions != 2 || st.LastError != "" || st.Pending != nil {
+		t.Fatalf("cursor = %+v", st)
+	}
+}
+
+func TestPolicyAllExportsEverything(t *testing.T) {
+	f := newFixture(t)
+	s := f.scheduler(nil, Config{Policy: All, Formats: []export.Format{export.JSONL}})
+	f.flush("a")
+	f.flush("b")
+	for i := 0; i < 2; i++ {
+		o, err := s.Export(f.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sessionsIn(t, jsonlOf(o)); fmt.Sprint(got) != "[a b]" {
+			t.Fatalf("export %d holds %v", i, got)
+		}
+		f.clock.Advance(time.Hour)
+	}
+}
+
+func TestKeepPrunesOldExports(t *testing.T) {
+	f := newFixture(t)
+	s := f.scheduler(nil, Config{Keep: 2})
+	for _, id := range []string{"a", "b", "c"} {
+		f.flush(id)
+		if _, err := s.Export(f.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(time.Hour)
+	}
+	for _, format := range []export.Format{export.JSONL, export.AttemptDB} {
+		m, _ := filepath.Glob(filepath.Join(f.out, "agentmap-*"+format.Ext()))
+		n := 0
+		for _, name := range m {
+			if format == export.JSONL && strings.HasSuffix(name, export.AttemptDB.Ext()) {
+				continue
+			}
+			n++
+		}
+		if n != 2 {
+			t.Fatalf("%s: %d exports kept, want 2 (%v)", format, n, m)
+		}
+	}
+}
+
+// crashStore fails the commit that records an export as done, as a crash
+// between writing the files and recording them would.
+type crashStore struct {
+	*state.DB
+	fail bool
+}
+
+func (c *crashStore) CommitExport(st state.ExportState, done []state.Exported) error {
+	if c.fail {
+		return errors.New("simulated crash")
+	}
+	return c.DB.CommitExport(st, done)
+}
+
+func TestUnrecordedExportIsWrittenAgainUnderTheSameName(t *testing.T) {
+	f := newFixture(t)
+	cs := &crashStore{DB: f.db, fail: true}
+	s := f.scheduler(cs, Config{})
+	f.flush("a")
+	f.flush("b")
+	if _, err := s.Export(f.clock.Now()); err == nil {
+		t.Fatal("a failed commit was not reported")
+	}
+	first, _ := filepath.Glob(filepath.Join(f.out, "agentmap-*"))
+	if len(first) != 2 {
+		t.Fatalf("files of the unrecorded export: %v", first)
+	}
+	st, _ := f.db.ExportState()
+	if st.Pending == nil || st.LastError == "" || st.Failures != 1 {
+		t.Fatalf("cursor after the failed commit = %+v", st)
+	}
+	// Later, after a restart: a new session arrived meanwhile.
+	f.clock.Advance(2 * time.Hour)
+	f.flush("c")
+	cs.fail = false
+	s = f.scheduler(cs, Config{})
+	o, err := s.Export(f.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(o.Files)
+	if fmt.Sprint(o.Files) != fmt.Sprint(first) {
+		t.Fatalf("retry wrote %v, want the same files %v", o.Files, first)
+	}
+	if got := sessionsIn(t, jsonlOf(o)); fmt.Sprint(got) != "[a b]" {
+		t.Fatalf("retry holds %v, want the pending selection", got)
+	}
+	f.clock.Advance(time.Hour)
+	o, err = s.Export(f.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sessionsIn(t, jsonlOf(o)); fmt.Sprint(got) != "[c]" {
+		t.Fatalf("next export holds %v, want only the new session", got)
+	}
+}
+
+func TestMissingMapStaysDue(t *testing.T) {
+	f := newFixture(t)
+	s := f.scheduler(nil, Config{Formats: []export.Format{export.JSONL}})
+	f.flush("a")
+	f.flush("b")
+	gone := filepath.Join(f.maps, "claude", "2026", "03", "b.json.gz")
+	saved, _ := os.ReadFile(gone)
+	os.Remove(gone)
+	o, err := s.Export(f.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sessionsIn(t, jsonlOf(o)); fmt.Sprint(got) != "[a]" {
+		t.Fatalf("export holds %v", got)
+	}
+	os.WriteFile(gone, saved, 0o600)
+	f.clock.Advance(time.Hour)
+	o, err = s.Export(f.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sessionsIn(t, jsonlOf(o)); fmt.Sprint(got) != "[b]" {
+		t.Fatalf("the map left out was not exported later: %v", got)
+	}
+}
+
+// Run retries a failing export with back-off on its clock and reports the
+// error in the cursor until an attempt succeeds.
+func TestRunRetriesAndReports(t *testing.T) {
+	f := newFixture(t)
+	f.flush("a")
+	blocker := filepath.Join(f.data, "blocked")
+	os.WriteFile(blocker, nil, 0o600) // a file where the directory should be
+	s := f.scheduler(nil, Config{Every: time.Hour, Dir: filepath.Join(blocker, "exports")})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	until := func(what string, cond func(state.ExportState) bool) {
+		t.Helper()
+		for i := 0; i < 100000; i++ {
+			if st, _ := f.db.ExportState(); cond(st) {
+				return
+			}
+			f.clock.Advance(time.Second)
+			runtime.Gosched()
+		}
+		t.Fatalf("never: %s", what)
+	}
+	until("a failure is reported", func(st state.ExportState) bool { return st.Failures >= 2 && st.LastError != "" })
+	if st, _ := f.db.ExportState(); strings.Contains(st.LastError, "claude") {
+		t.Fatalf("the error names a session: %s", st.LastError)
+	}
+	os.Remove(blocker)
+	until("the retry succeeds", func(st state.ExportState) bool { return st.Count == 1 && st.LastError == "" && st.Failures == 0 })
+}
+
+func TestNewRefusesBadSchedules(t *testing.T) {
+	f := newFixture(t)
+	for name, c := range map[string]Config{
+		"no period":     {Dir: "x", Formats: []export.Format{export.JSONL}},
+		"no dir":        {Every: time.Hour, Formats: []export.Format{export.JSONL}},
+		"no format":     {Every: time.Hour, Dir: "x"},
+		"unknown":       {Every: time.Hour, Dir: "x", Formats: []export.Format{"csv"}},
+		"twice":         {Every: time.Hour, Dir: "x", Formats: []export.Format{export.JSONL, export.JSONL}},
+		"negative keep": {Every: time.Hour, Dir: "x", Formats: []export.Format{export.JSONL}, Keep: -1},
+		"no window":     {Every: time.Hour, Dir: "x", Formats: []export.Format{export.JSONL}, Policy: Window},
+	} {
+		if _, err := New(Options{Store: f.db, Config: c}); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
