@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/agentmap/agentmap/config"
+	"github.com/agentmap/agentmap/state/durable"
 	"io"
 	"io/fs"
 	"os"
@@ -50,7 +50,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case redact.ModeRelative, redact.ModeDirsOnly:
 	case redact.ModeHashed:
 		if *keyFile != "" {
-			key, err := loadOrCreateKey(*keyFile)
+			key, err := config.LoadOrCreateHashKey(*keyFile)
 			if err != nil {
 				fmt.Fprintf(stderr, "agentmap build: %v\n", err)
 				return exitFailure
@@ -362,7 +362,7 @@ func writeFiles(sessions []*inputSession, opts builder.Options, out string, stde
 		return exitUsage
 	}
 	if !single {
-		if err := os.MkdirAll(out, 0o700); err != nil {
+		if err := durable.MkdirAll(out); err != nil {
 			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
 			return exitFailure
 		}
@@ -384,7 +384,7 @@ func writeFiles(sessions []*inputSession, opts builder.Options, out string, stde
 		if !single {
 			target = filepath.Join(out, safeName(m.NativeID())+".json.gz")
 		}
-		if err := os.WriteFile(target, gz, 0o600); err != nil {
+		if err := durable.WriteFile(target, gz, 0o600); err != nil {
 			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
 			failed = true
 			continue
@@ -408,35 +408,4 @@ func safeName(id string) string {
 		}
 		return r
 	}, id)
-}
-
-// loadOrCreateKey reads a hashed-mode key, or creates one with 32 random
-// bytes (0600) on first use. A file of hex digits is decoded.
-func loadOrCreateKey(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		key := make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return nil, err
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("create hash key %s: %w", path, err)
-		}
-		if err := os.WriteFile(path, key, 0o600); err != nil {
-			return nil, fmt.Errorf("create hash key %s: %w", path, err)
-		}
-		return key, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read hash key %s: %w", path, err)
-	}
-	if t := strings.TrimSpace(string(data)); len(t) >= 32 {
-		if k, err := hex.DecodeString(t); err == nil {
-			return k, nil
-		}
-	}
-	if len(data) < 16 {
-		return nil, fmt.Errorf("hash key %s is too short (need at least 16 bytes)", path)
-	}
-	return data, nil
 }

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run calls a command in process and returns its exit code and output.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := dispatch(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+const fixture = "../../testdata/claude/basic.jsonl"
+
+func TestBuildInputErrors(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl")
+	os.WriteFile(empty, nil, 0o600)
+	text := filepath.Join(dir, "notes.txt")
+	os.WriteFile(text, []byte("just some notes\nnot a log\n"), 0o600)
+	tests := []struct {
+		name, path, want string
+	}{
+		{"missing", filepath.Join(dir, "nope.jsonl"), "no such file"},
+		{"empty", empty, "file is empty"},
+		{"directory", dir, "is a directory"},
+		{"not a log", text, "not a Claude Code, Codex or Cursor log"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, "build", "-o", t.TempDir(), tc.path)
+			if code != exitFailure {
+				t.Errorf("exit %d, want %d", code, exitFailure)
+			}
+			if !strings.Contains(stderr, tc.path) || !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr %q does not name the file and %q", stderr, tc.want)
+			}
+			if strings.Contains(stderr, "not a log\n") || strings.Contains(stderr, "just some notes") {
+				t.Errorf("stderr quotes the file's content: %q", stderr)
+			}
+		})
+	}
+}
+
+func TestBuildUnreadable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: file permissions do not stop reads")
+	}
+	p := filepath.Join(t.TempDir(), "locked.jsonl")
+	data, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p, data, 0o000)
+	code, _, stderr := run(t, "build", "-o", t.TempDir(), p)
+	if code != exitFailure || !strings.Contains(stderr, "permission denied") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// A good input still builds when another input is bad.
+func TestBuildGoodBesideBad(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := run(t, "build", "-o", out, fixture, filepath.Join(out, "missing.jsonl"))
+	if code != exitFailure {
+		t.Fatalf("exit %d", code)
+	}
+	maps, _ := filepath.Glob(filepath.Join(out, "*.json.gz"))
+	if len(maps) != 1 {
+		t.Fatalf("maps written: %v (stderr %s)", maps, stderr)
+	}
+}
+
+func TestBuildOutputs(t *testing.T) {
+	// -o - prints pretty JSON that is the same map as the file output.
+	code, stdout, stderr := run(t, "build", "-o", "-", fixture)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var pretty map[string]any
+	if err := json.Unmarshal([]byte(stdout), &pretty); err != nil {
+		t.Fatalf("stdout is not JSON: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "one.json.gz")
+	if code, _, stderr := run(t, "build", "-o", out, fixture); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(zr)
+	var stored map[string]any
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if pretty["contentHash"] != stored["contentHash"] || pretty["contentHash"] == nil {
+		t.Errorf("stdout hash %v, file hash %v", pretty["contentHash"], stored["contentHash"])
+	}
+	// The stored file validates; a corrupted copy does not.
+	if code, _, _ := run(t, "validate", "-q", out); code != exitOK {
+		t.Errorf("validate of a built map: exit %d", code)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	broken := strings.Replace(string(raw), `"schema":"agentplay/v1"`, `"schema":"agentplay/v9"`, 1)
+	os.WriteFile(bad, []byte(broken), 0o600)
+	if code, stdout, _ := run(t, "validate", bad); code != exitFailure || !strings.Contains(stdout, "/schema") {
+		t.Errorf("validate of a broken map: exit %d, %q", code, stdout)
+	}
+}
+
+func TestBuildFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"build"},
+		{"build", "--path-mode", "secret", fixture},
+		{"build", "--agent", "copilot", fixture},
+	} {
+		if code, _, _ := run(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+	if code, _, stderr := run(t, "build", "--session", "no-such-session", "-o", t.TempDir(), fixture); code != exitFailure || !strings.Contains(stderr, "no-such-session") {
+		t.Errorf("unknown --session: exit %d, %q", code, stderr)
+	}
+	// Hashed mode creates its key on first use, 0600.
+	key := filepath.Join(t.TempDir(), "keys", "hash.key")
+	code, stdout, stderr := run(t, "build", "--path-mode", "hashed", "--hash-key-file", key, "-o", "-", fixture)
+	if code != exitOK {
+		t.Fatalf("hashed: exit %d: %s", code, stderr)
+	}
+	if fi, err := os.Stat(key); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("key file: %v %v", fi, err)
+	}
+	if !strings.Contains(stdout, `"pathMode": "hashed"`) {
+		t.Errorf("map is not in hashed mode")
+	}
+	if code, stdout, _ := run(t, "version"); code != exitOK || !strings.HasPrefix(stdout, "agentmap ") {
+		t.Errorf("version: %d %q", code, stdout)
+	}
+}
