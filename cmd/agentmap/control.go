@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/state/mapstore"
+)
+
+// opsFlags are the flags every operator command shares.
+type opsFlags struct {
+	config  *string
+	dataDir *string
+}
+
+func addOpsFlags(fl *flag.FlagSet) opsFlags {
+	return opsFlags{
+		config:  fl.String("config", "", "the config file (its data_dir is used)"),
+		dataDir: fl.String("data-dir", "", "the daemon's data directory (default: data_dir of the config)"),
+	}
+}
+
+// resolve returns the data directory the flags name.
+func (o opsFlags) resolve(what string, stderr io.Writer) (string, int) {
+	if *o.dataDir != "" {
+		return *o.dataDir, exitOK
+	}
+	c, code := loadConfig(*o.config, what, stderr)
+	if c == nil {
+		return "", code
+	}
+	return c.DataDir, exitOK
+}
+
+// backend is where an operator command gets its answers: the running
+// daemon over its socket, or, when none runs, the state database opened
+// read-only and the map store. bbolt is locked by a running daemon, so the
+// two are never used together.
+type backend struct {
+	dataDir string
+	client  *daemon.Client // set when a daemon answers
+	db      *state.DB      // set when no daemon runs and a state exists
+	store   *mapstore.Store
+	// locked is set when a daemon holds the state but its socket does not
+	// answer (Windows, or a socket that failed): only the store is read.
+	locked bool
+}
+
+func openBackend(dataDir string) (*backend, error) {
+	b := &backend{dataDir: dataDir, store: mapstore.New(daemon.MapsDir(dataDir))}
+	c, err := daemon.Connect(dataDir)
+	if err == nil {
+		b.client = c
+		return b, nil
+	}
+	if !errors.Is(err, daemon.ErrNoDaemon) {
+		return nil, err
+	}
+	db, err := state.OpenReadOnly(daemon.StatePath(dataDir))
+	switch {
+	case err == nil:
+		b.db = db
+	case errors.Is(err, state.ErrLocked):
+		b.locked = true
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *backend) close() {
+	if b.db != nil {
+		b.db.Close()
+	}
+}
+
+func (b *backend) entries(ctx context.Context) ([]daemon.Entry, error) {
+	if b.client != nil {
+		return b.client.List(ctx)
+	}
+	return daemon.Entries(b.db, b.store)
+}
+
+func (b *backend) status(ctx context.Context) (daemon.Status, bool, error) {
+	if b.client != nil {
+		st, err := b.client.Status(ctx)
+		return st, true, err
+	}
+	if b.db == nil {
+		return daemon.Status{DataDir: b.dataDir}, false, nil
+	}
+	st, err := daemon.OfflineStatus(b.db, b.dataDir)
+	return st, false, err
+}
+
+// describe says where the answers come from, for the first line of status.
+func (b *backend) describe() string {
+	switch {
+	case b.client != nil:
+		return "running (answering on " + daemon.ControlPath(b.dataDir) + ")"
+	case b.locked:
+		return "running (its control socket does not answer; reading the map store only)"
+	case b.db != nil:
+		return "not running (read from " + daemon.StatePath(b.dataDir) + ")"
+	}
+	return fmt.Sprintf("not running, and no state in %s yet", b.dataDir)
+}
+
+// opsCommands are the operator commands, in the order `agentmap help`
+// lists them after the service commands.
+func opsCommands() []command {
+	return []command{
+		{"status", "show the service, the daemon and what it follows", cmdStatus},
+		{"list", "list the sessions in the map store, newest first", cmdList},
+		{"show", "summarise one session's map", cmdShow},
+		{"flush", "write the maps of live sessions now (ID or --all)", cmdFlush},
+		{"doctor", "check the agent roots, the service, the data dir and the disk", cmdDoctor},
+	}
+}

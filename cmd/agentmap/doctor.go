@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/agentmap/agentmap/config"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// check is one line of `agentmap doctor`.
+type check struct {
+	Level string `json:"level"` // ok, info, warn, fail
+	Topic string `json:"topic"`
+	Msg   string `json:"message"`
+}
+
+const (
+	levelOK   = "ok"
+	levelInfo = "info"
+	levelWarn = "warn"
+	levelFail = "fail"
+)
+
+// lowDisk is the free space under which doctor warns: maps are small, but
+// a catch-up writes many and the state database grows with the logs.
+const lowDisk = 1 << 30
+
+// defaultCleanupDays is Claude Code's cleanupPeriodDays when unset.
+const defaultCleanupDays = 30
+
+func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	file := fl.String("config", "", "the config file")
+	asJSON := fl.Bool("json", false, "print the checks as JSON")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentmap doctor [--config FILE] [--json]")
+		fmt.Fprintln(stderr, "Checks the agent roots, the service, the data directory, Claude Code's transcript cleanup and free disk.")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fl.NArg() > 0 {
+		fl.Usage()
+		return exitUsage
+	}
+	var checks []check
+	c, _ := loadConfig(*file, "doctor", stderr)
+	if c == nil {
+		checks = append(checks, check{levelFail, "config", "the config file has problems (listed above); the defaults are checked instead"})
+		c = config.Default()
+	} else if c.File == "" {
+		checks = append(checks, check{levelOK, "config", "no config file: the defaults are in effect"})
+	} else {
+		checks = append(checks, check{levelOK, "config", c.File + " is valid"})
+	}
+	checks = append(checks, rootChecks(configRoots(c), c)...)
+	st, err := serviceStatus()
+	checks = append(checks, serviceCheck(st, err))
+	checks = append(checks, dataDirCheck(c.DataDir, runtime.GOOS))
+	home, _ := os.UserHomeDir()
+	checks = append(checks, cleanupCheck(claudeSettings(home, os.Getenv("CLAUDE_CONFIG_DIR")), c.Agents.Claude.Enabled))
+	free, err := freeDisk(existingAncestor(c.DataDir))
+	checks = append(checks, diskCheck(free, err))
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(checks)
+	} else {
+		for _, ch := range checks {
+			fmt.Fprintf(stdout, "%-4s  %-8s %s\n", ch.Level, ch.Topic, ch.Msg)
+		}
+	}
+	for _, ch := range checks {
+		if ch.Level == levelFail {
+			return exitFailure
+		}
+	}
+	return exitOK
+}
+
+// rootChecks says, per configured root, whether it is there and readable.
+func rootChecks(roots []watchers.Root, c *config.Config) []check {
+	var out []check
+	for _, name := range config.AgentNames {
+		if a, _ := c.Agents.ByName(name); a != nil && !a.Enabled {
+			out = append(out, check{levelInfo, name, "disabled in the config"})
+		}
+	}
+	for _, r := range roots {
+		topic := r.Agent
+		fi, err := os.Stat(r.Dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			out = append(out, check{levelInfo, topic, r.Dir + " does not exist (yet): it is picked up when it appears"})
+		case err != nil:
+			out = append(out, check{levelWarn, topic, r.Dir + ": " + err.Error()})
+		case !fi.IsDir():
+			out = append(out, check{levelWarn, topic, r.Dir + " is not a directory"})
+		default:
+			f, err := os.Open(r.Dir)
+			if err == nil {
+				_, err = f.Readdirnames(1)
+				f.Close()
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				out = append(out, check{levelWarn, topic, r.Dir + " is not readable: " + err.Error()})
+			} else {
+				out = append(out, check{levelOK, topic, r.Dir + " exists and is readable"})
+			}
+		}
+	}
+	return out
+}
+
+func serviceCheck(st string, err error) check {
+	switch {
+	case err != nil:
+		return check{levelWarn, "service", "cannot ask the service manager: " + err.Error()}
+	case st == "running":
+		return check{levelOK, "service", "installed and running"}
+	case strings.HasPrefix(st, "not installed"):
+		return check{levelWarn, "service", "not installed: agentmap install sets it up (or run agentmap run yourself)"}
+	case strings.HasPrefix(st, "not supported"):
+		return check{levelInfo, "service", st}
+	}
+	return check{levelWarn, "service", st}
+}
+
+// dataDirCheck wants the data dir private: 0700, as the daemon creates it.
+func dataDirCheck(dir, goos string) check {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return check{levelInfo, "data", dir + " does not exist yet: the daemon creates it (0700)"}
+	case err != nil:
+		return check{levelFail, "data", dir + ": " + err.Error()}
+	case !fi.IsDir():
+		return check{levelFail, "data", dir + " is not a directory"}
+	case goos == "windows":
+		return check{levelOK, "data", dir + " exists"}
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return check{levelWarn, "data", fmt.Sprintf("%s is mode %04o; want 0700 (chmod 700 %s): the state names your log files",
+			dir, perm, dir)}
+	}
+	return check{levelOK, "data", dir + " is private (0700)"}
+}
+
+// claudeSettings lists the settings files Claude Code reads its
+// cleanupPeriodDays from: each directory of $CLAUDE_CONFIG_DIR, else
+// ~/.claude.
+func claudeSettings(home, env string) []string {
+	var out []string
+	for _, d := range strings.Split(env, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			out = append(out, filepath.Join(d, "settings.json"))
+		}
+	}
+	if len(out) == 0 && home != "" {
+		out = append(out, filepath.Join(home, ".claude", "settings.json"))
+	}
+	return out
+}
+
+// cleanupCheck reads cleanupPeriodDays: Claude Code deletes transcripts
+// older than it at start-up, after which only agentmap's maps remain.
+func cleanupCheck(files []string, enabled bool) check {
+	if !enabled {
+		return check{levelInfo, "cleanup", "Claude Code is disabled in the config"}
+	}
+	days, from := defaultCleanupDays, ""
+	for _, f := range files {
+		n, ok, err := readCleanupDays(f)
+		if err != nil {
+			return check{levelWarn, "cleanup", f + ": " + err.Error()}
+		}
+		if ok {
+			days, from = n, f
+			break
+		}
+	}
+	src := "the default"
+	if from != "" {
+		src = "cleanupPeriodDays in " + from
+	}
+	return check{levelWarn, "cleanup", fmt.Sprintf(
+		"Claude Code deletes transcripts older than %d days (%s); agentmap's maps of them remain, but they cannot be rebuilt from the logs after that",
+		days, src)}
+}
+
+// readCleanupDays reads one settings file's cleanupPeriodDays; ok is false
+// when the file or the key is absent. Nothing else of the file is decoded.
+func readCleanupDays(path string) (days int, ok bool, err error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	var s struct {
+		Cleanup *float64 `json:"cleanupPeriodDays"`
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return 0, false, errors.New("not valid JSON")
+	}
+	if s.Cleanup == nil {
+		return 0, false, nil
+	}
+	return int(*s.Cleanup), true, nil
+}
+
+func diskCheck(free uint64, err error) check {
+	switch {
+	case err != nil:
+		return check{levelWarn, "disk", "cannot read the free space: " + err.Error()}
+	case free < lowDisk:
+		return check{levelWarn, "disk", fmt.Sprintf("%s free where the data lives: maps stop being written when it runs out (they are retried)", mb(int64(free)))}
+	}
+	return check{levelOK, "disk", fmt.Sprintf("%.1f GB free where the data lives", float64(free)/1e9)}
+}
+
+// existingAncestor is dir or its nearest existing parent.
+func existingAncestor(dir string) string {
+	for {
+		if _, err := os.Stat(dir); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir
+		}
+		dir = parent
+	}
+}

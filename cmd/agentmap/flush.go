@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/agentmap/agentmap/daemon"
+)
+
+func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("flush", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	of := addOpsFlags(fl)
+	all := fl.Bool("all", false, "flush every session with changes")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentmap flush ID | --all")
+		fmt.Fprintln(stderr, "Writes the maps of live sessions now instead of when they go quiet.")
+		fmt.Fprintln(stderr, "Without a running daemon it runs a catch-up (agentmap scan), which writes every map that changed.")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(interspersed(fl, args)); err != nil {
+		return exitUsage
+	}
+	if *all == (fl.NArg() == 1) || fl.NArg() > 1 {
+		fl.Usage()
+		return exitUsage
+	}
+	dataDir, code := of.resolve("flush", stderr)
+	if dataDir == "" {
+		return code
+	}
+	c, err := daemon.Connect(dataDir)
+	if err != nil {
+		if err != daemon.ErrNoDaemon {
+			fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
+			return exitFailure
+		}
+		// Nothing follows the logs: a one-shot catch-up reads what they
+		// gained and writes every map that changed, the named one with them.
+		fmt.Fprintln(stderr, "agentmap flush: no daemon is running; catching up once instead")
+		scan := []string{"--once", "--data-dir", dataDir}
+		if *of.config != "" {
+			scan = append(scan, "--config", *of.config)
+		}
+		return cmdRun(ctx, scan, stdout, stderr)
+	}
+	res, err := c.Flush(ctx, fl.Arg(0), *all)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
+		return exitFailure
+	}
+	for _, k := range res.Flushed {
+		fmt.Fprintf(stdout, "flushed %s\n", k)
+	}
+	for _, k := range res.Failed {
+		fmt.Fprintf(stdout, "failed %s (the daemon retries it; agentmap status shows the error)\n", k)
+	}
+	switch {
+	case len(res.Flushed) == 0 && len(res.Failed) == 0 && res.Current > 0:
+		fmt.Fprintln(stdout, "up to date: nothing to flush")
+	case len(res.Flushed) == 0 && len(res.Failed) == 0:
+		fmt.Fprintln(stdout, "no sessions")
+	}
+	if len(res.Failed) > 0 {
+		return exitFailure
+	}
+	return exitOK
+}

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/export/mapfile"
+)
+
+func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("show", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	of := addOpsFlags(fl)
+	asJSON := fl.Bool("json", false, "print the summary as JSON")
+	top := fl.Int("files", 10, "how many of the most touched files to show")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentmap show [--json] ID")
+		fmt.Fprintln(stderr, "Summarises one session's map. ID is the agent's session id, agent/id, or a unique prefix.")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(interspersed(fl, args)); err != nil {
+		return exitUsage
+	}
+	if fl.NArg() != 1 {
+		fl.Usage()
+		return exitUsage
+	}
+	dataDir, code := of.resolve("show", stderr)
+	if dataDir == "" {
+		return code
+	}
+	b, err := openBackend(dataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap show: %v\n", err)
+		return exitFailure
+	}
+	defer b.close()
+	es, err := b.entries(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap show: %v\n", err)
+		return exitFailure
+	}
+	e, err := findEntry(es, fl.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap show: %v\n", err)
+		return exitFailure
+	}
+	doc, err := mapfile.ReadFile(filepath.Join(b.store.Root, e.Path))
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap show: %s: %v\n", e.Path, err)
+		return exitFailure
+	}
+	sum := summarize(doc.Map, *top)
+	sum.Path = filepath.Join(b.store.Root, e.Path)
+	sum.Live = e.Live
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(sum)
+		return exitOK
+	}
+	writeSummary(stdout, sum)
+	return exitOK
+}
+
+// interspersed moves flags after the positional arguments in front of
+// them, so that `show ID --json` works as `show --json ID`.
+func interspersed(fl *flag.FlagSet, args []string) []string {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fl.Lookup(name); f != nil {
+			if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+				continue
+			}
+			if i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		}
+	}
+	return append(flags, append([]string{"--"}, rest...)...)
+}
+
+// findEntry picks the session an id names: exactly (native id or key),
+// else by a unique prefix.
+func findEntry(es []daemon.Entry, id string) (daemon.Entry, error) {
+	var found []daemon.Entry
+	for _, e := range es {
+		if e.ID == id || e.Key == id {
+			return e, nil
+		}
+		if strings.HasPrefix(e.ID, id) || strings.HasPrefix(e.Key, id) {
+			found = append(found, e)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return daemon.Entry{}, errors.New("no session in the store matches that id (agentmap list shows them)")
+	case 1:
+		return found[0], nil
+	}
+	return daemon.Entry{}, fmt.Errorf("the id prefix matches %d sessions; give more of it", len(found))
+}
+
+// summary is what `agentmap show` prints of a map.
+type summary struct {
+	ID         string          `json:"id"`
+	Agent      string          `json:"agentTool"`
+	Path       string          `json:"path"`
+	Live       bool            `json:"live,omitempty"`
+	Start      string          `json:"startedAt,omitempty"`
+	DurationMs int64           `json:"durationMs"`
+	Models     []string        `json:"models,omitempty"`
+	PathMode   string          `json:"pathMode"`
+	Outcome    string          `json:"outcome"`
+	Truncated  bool            `json:"truncated,omitempty"`
+	Repos      []string        `json:"repos,omitempty"`
+	Totals     mapfile.Totals  `json:"totals"`
+	Tasks      int             `json:"tasks"`
+	Lanes      []mapfile.Agent `json:"lanes"`
+	Files      []fileTouch     `json:"filesMostTouched"`
+	Errors     []errorCount    `json:"errorsByClass"`
+}
+
+type fileTouch struct {
+	Path  string `json:"path"`
+	Repo  string `json:"repo,omitempty"`
+	Reads int    `json:"reads"`
+	Edits int    `json:"edits"`
+}
+
+type errorCount struct {
+	Class string `json:"class"`
+	Count int    `json:"count"`
+}
+
+func summarize(m *mapfile.Map, top int) summary {
+	s := summary{ID: m.Session.NativeID(), Agent: m.Session.AgentTool, Start: m.Session.StartedAt,
+		DurationMs: m.Session.DurationMs, Models: m.Session.Models, PathMode: m.Session.PathMode,
+		Outcome: m.Session.Outcome, Truncated: m.Session.Truncated, Totals: m.Totals, Tasks: len(m.Tasks),
+		Lanes: m.Agents}
+	repoName := map[string]string{}
+	for _, r := range m.Repos {
+		s.Repos = append(s.Repos, r.Name)
+		repoName[r.ID] = r.Name
+	}
+	files := make([]fileTouch, 0, len(m.Files))
+	for _, f := range m.Files {
+		files = append(files, fileTouch{Path: f.Path, Repo: repoName[f.Repo], Reads: f.Reads, Edits: f.Edits})
+	}
+	sort.SliceStable(files, func(i, j int) bool {
+		a, b := files[i], files[j]
+		if a.Reads+a.Edits != b.Reads+b.Edits {
+			return a.Reads+a.Edits > b.Reads+b.Edits
+		}
+		if a.Edits != b.Edits {
+			return a.Edits > b.Edits
+		}
+		return a.Path < b.Path
+	})
+	if top >= 0 && len(files) > top {
+		files = files[:top]
+	}
+	s.Files = files
+	counts := map[string]int{}
+	for _, e := range m.Events {
+		if !e.Err && e.Kind != "error" {
+			continue
+		}
+		class := e.ErrClass
+		if class == "" {
+			class = "unclassified"
+		}
+		counts[class]++
+	}
+	s.Errors = []errorCount{}
+	for c, n := range counts {
+		s.Errors = append(s.Errors, errorCount{c, n})
+	}
+	sort.Slice(s.Errors, func(i, j int) bool {
+		if s.Errors[i].Count != s.Errors[j].Count {
+			return s.Errors[i].Count > s.Errors[j].Count
+		}
+		return s.Errors[i].Class < s.Errors[j].Class
+	})
+	if s.Lanes == nil {
+		s.Lanes = []mapfile.Agent{}
+	}
+	return s
+}
+
+func writeSummary(w io.Writer, s summary) {
+	fmt.Fprintf(w, "session   %s (%s)\n", s.ID, s.Agent)
+	fmt.Fprintf(w, "map       %s\n", s.Path)
+	if len(s.Repos) > 0 {
+		fmt.Fprintf(w, "repos     %s\n", strings.Join(s.Repos, ", "))
+	}
+	start := "-"
+	if t, err := time.Parse(time.RFC3339Nano, s.Start); err == nil {
+		start = t.Local().Format(time.DateTime)
+	}
+	fmt.Fprintf(w, "started   %s, lasted %s\n", start, formatDuration(s.DurationMs))
+	if len(s.Models) > 0 {
+		fmt.Fprintf(w, "models    %s\n", strings.Join(s.Models, ", "))
+	}
+	outcome := s.Outcome
+	if s.Live {
+		outcome += " (the session changed since; its map will be rewritten)"
+	}
+	fmt.Fprintf(w, "outcome   %s\n", outcome)
+	if s.Truncated {
+		fmt.Fprintln(w, "truncated yes (over maps.event_cap)")
+	}
+	fmt.Fprintf(w, "paths     %s\n", s.PathMode)
+	t := s.Totals
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "totals")
+	fmt.Fprintf(w, "  %d calls, %d model requests, %d user turns, %d tasks, %d subagents\n", t.Calls, t.Requests, t.UserTurns, s.Tasks, t.Subagents)
+	fmt.Fprintf(w, "  %s tokens (%s output), cost %s\n", formatTokens(t.Tokens), formatTokens(t.OutputTokens), formatCost(t.CostUSD))
+	fmt.Fprintf(w, "  %d files touched, %d commits, %d PRs created, %d errors\n", t.FilesTouched, t.Commits, t.PRsCreated, t.Errors)
+	if len(s.Lanes) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "lanes")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  LANE\tKIND\tTYPE\tMODEL\tCALLS\tREQUESTS\tTOKENS\tCOST\tOUTCOME")
+		for _, a := range s.Lanes {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", a.ID, dash(a.Kind), dash(a.SubagentType), dash(a.Model),
+				a.Calls, a.Requests, formatTokens(a.Tokens), formatCost(a.Cost), dash(a.Outcome))
+		}
+		tw.Flush()
+	}
+	if len(s.Files) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "files most touched")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  READS\tEDITS\tFILE")
+		for _, f := range s.Files {
+			name := f.Path
+			if f.Repo != "" {
+				name = f.Repo + ": " + f.Path
+			}
+			fmt.Fprintf(tw, "  %d\t%d\t%s\n", f.Reads, f.Edits, name)
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(w)
+	if len(s.Errors) == 0 {
+		fmt.Fprintln(w, "errors    none")
+		return
+	}
+	fmt.Fprintln(w, "errors by class")
+	for _, e := range s.Errors {
+		fmt.Fprintf(w, "  %5d  %s\n", e.Count, e.Class)
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

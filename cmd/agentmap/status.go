@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentmap/agentmap/daemon"
+)
+
+func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("status", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	of := addOpsFlags(fl)
+	asJSON := fl.Bool("json", false, "print the status as JSON")
+	noService := fl.Bool("no-service", false, "do not ask the service manager")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentmap status [--json] [--config FILE | --data-dir DIR]")
+		fmt.Fprintln(stderr, "Shows the service, the daemon and, per agent, the files followed and the sessions kept.")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fl.NArg() > 0 {
+		fl.Usage()
+		return exitUsage
+	}
+	dataDir, code := of.resolve("status", stderr)
+	if dataDir == "" {
+		return code
+	}
+	b, err := openBackend(dataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap status: %v\n", err)
+		return exitFailure
+	}
+	defer b.close()
+	st, running, err := b.status(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap status: %v\n", err)
+		return exitFailure
+	}
+	service := ""
+	if !*noService {
+		if service, err = serviceStatus(); err != nil {
+			service = "unknown (" + err.Error() + ")"
+		}
+	}
+	if *asJSON {
+		out := struct {
+			Service string `json:"service,omitempty"`
+			Running bool   `json:"running"`
+			daemon.Status
+		}{service, running, st}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+		return exitOK
+	}
+	writeStatus(stdout, service, b.describe(), running, st)
+	return exitOK
+}
+
+// writeStatus renders a status for people.
+func writeStatus(w io.Writer, service, daemonState string, running bool, st daemon.Status) {
+	if service != "" {
+		fmt.Fprintf(w, "service:    %s\n", service)
+	}
+	fmt.Fprintf(w, "daemon:     %s\n", daemonState)
+	if running {
+		fmt.Fprintf(w, "pid:        %d, up %s (since %s)\n", st.PID, roundDuration(st.Uptime), st.Started.Local().Format(time.DateTime))
+	}
+	fmt.Fprintf(w, "data dir:   %s\n", st.DataDir)
+	if running {
+		c := st.CatchUp
+		switch {
+		case c.Running:
+			pct := 100
+			if c.Total > 0 {
+				pct = int(min(c.Done, c.Total) * 100 / c.Total)
+			}
+			fmt.Fprintf(w, "catch-up:   %d%% (%s of %s of existing history read)\n", pct, mb(c.Done), mb(c.Total))
+		case !c.Finished.IsZero():
+			fmt.Fprintf(w, "catch-up:   done at %s (%s read)\n", c.Finished.Local().Format(time.DateTime), mb(c.Done))
+		default:
+			fmt.Fprintln(w, "catch-up:   waiting for the first scan")
+		}
+	}
+	if st.LastFlush.IsZero() {
+		fmt.Fprintln(w, "last flush: never")
+	} else {
+		fmt.Fprintf(w, "last flush: %s\n", st.LastFlush.Local().Format(time.DateTime))
+	}
+	if running {
+		if e := st.LastError; e != nil {
+			fmt.Fprintf(w, "last error: %s %s: %s\n", e.At.Local().Format(time.DateTime), e.Component, e.Message)
+		} else {
+			fmt.Fprintln(w, "last error: none")
+		}
+		if st.Excluded > 0 {
+			fmt.Fprintf(w, "excluded:   %d logs kept out by privacy.exclude\n", st.Excluded)
+		}
+	}
+	if len(st.Agents) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "AGENT\tFILES\tLIVE\tFLUSHED\tBEHIND\tSKIPPED LINES\t")
+	for _, a := range st.Agents {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%d\t\n", a.Agent, a.Files, a.Live, a.Flushed, mb(a.Behind), a.Skipped)
+	}
+	tw.Flush()
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	if d > time.Minute {
+		return d.Round(time.Second)
+	}
+	return d.Round(10 * time.Millisecond)
+}
