@@ -1,0 +1,373 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/state"
+)
+
+// opsBinary builds the real binary for the operator tests and skips when
+// the operator commands are not registered in commands().
+func opsBinary(t *testing.T, dir string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("the control socket is unix-only")
+	}
+	bin := filepath.Join(dir, "agentmap")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	out, _ := exec.Command(bin, "help").Output()
+	if !strings.Contains(string(out), "\n  status ") {
+		t.Skip("status, list, show, flush and doctor are not registered in commands() yet")
+	}
+	return bin
+}
+
+// opsHome is a temporary HOME with a git repo and a Claude log dir.
+type opsHome struct {
+	t    *testing.T
+	bin  string
+	home string
+	env  []string
+}
+
+func newOpsHome(t *testing.T, bin string) *opsHome {
+	home := t.TempDir()
+	h := &opsHome{t: t, bin: bin, home: home}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
+			"USERPROFILE", "LOCALAPPDATA", "APPDATA", "AGENTMAP_CONFIG":
+			continue
+		}
+		h.env = append(h.env, kv)
+	}
+	h.env = append(h.env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+	return h
+}
+
+func (h *opsHome) path(rel string) string { return filepath.Join(h.home, filepath.FromSlash(rel)) }
+
+func (h *opsHome) run(args ...string) (int, string, string) {
+	h.t.Helper()
+	cmd := exec.Command(h.bin, args...)
+	cmd.Env = h.env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), out.String(), errb.String()
+	} else if err != nil {
+		h.t.Fatal(err)
+	}
+	return 0, out.String(), errb.String()
+}
+
+func (h *opsHome) must(args ...string) string {
+	h.t.Helper()
+	code, out, errb := h.run(args...)
+	if code != 0 {
+		h.t.Fatalf("agentmap %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errb)
+	}
+	return out
+}
+
+// claudeTurn is one user prompt and one Read of src/app.go, in Claude
+// Code's log shape, for a session working in cwd.
+func claudeTurn(session, cwd string, n int) string {
+	ts := func(s int) string {
+		return time.Date(2026, 5, 1, 10, n, s, 0, time.UTC).Format("2006-01-02T15:04:05.000Z")
+	}
+	id := func(p string) string { return fmt.Sprintf("%s%d", p, n) }
+	common := fmt.Sprintf(`"cwd":%q,"sessionId":%q,"version":"2.1.100"`, cwd, session)
+	return strings.Join([]string{
+		fmt.Sprintf(`{"parentUuid":null,"isSidechain":false,"userType":"external",%s,"type":"user","message":{"role":"user","content":"a prompt"},"uuid":%q,"timestamp":%q}`,
+			common, id("u"), ts(1)),
+		fmt.Sprintf(`{"parentUuid":%q,"isSidechain":false,"type":"assistant","requestId":%q,"message":{"id":%q,"model":"claude-opus-4-6","role":"assistant","content":[{"type":"tool_use","id":%q,"name":"Read","input":{"file_path":%q}}],"stop_reason":"tool_use","usage":{"input_tokens":6,"output_tokens":20,"cache_read_input_tokens":100,"cache_creation_input_tokens":0}},"uuid":%q,"timestamp":%q,%s}`,
+			id("u"), id("req"), id("msg"), id("toolu"), filepath.Join(cwd, "src", "app.go"), id("a"), ts(3), common),
+		fmt.Sprintf(`{"parentUuid":%q,"isSidechain":false,"type":"user","message":{"role":"user","content":[{"tool_use_id":%q,"type":"tool_result","content":"package main"}]},"uuid":%q,"timestamp":%q,%s}`,
+			id("a"), id("toolu"), id("r"), ts(4), common),
+	}, "\n") + "\n"
+}
+
+func appendFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lockedBuffer collects a daemon's output while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func waitFor(t *testing.T, what string, log fmt.Stringer, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s\ndaemon log:\n%s", what, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+
+func TestOperatorCommandsEndToEnd(t *testing.T) {
+	bin := opsBinary(t, t.TempDir())
+	h := newOpsHome(t, bin)
+	cfg := h.path(".config/agentmap/config.toml")
+
+	// config init, check; a broken file is rejected with key and line.
+	h.must("config", "init")
+	if out := h.must("config", "check"); !strings.Contains(out, cfg+": ok") {
+		t.Fatalf("config check: %s", out)
+	}
+	bad := h.path("bad.toml")
+	os.WriteFile(bad, []byte("version = 1\n\n[maps]\npath_mode = \"sideways\"\n"), 0o600)
+	code, _, errb := h.run("config", "check", "--config", bad)
+	if code != exitFailure || !strings.Contains(errb, bad+":4: maps.path_mode") {
+		t.Fatalf("bad config: exit %d\n%s", code, errb)
+	}
+	if code, _, errb := h.run("run", "--config", bad); code != exitFailure || !strings.Contains(errb, "maps.path_mode") {
+		t.Fatalf("run with a bad config: exit %d\n%s", code, errb)
+	}
+
+	// A repo, a session in it and one in an excluded directory.
+	repo := h.path("work/proj")
+	secret := h.path("secret/client")
+	for _, d := range []string{repo + "/.git", secret + "/.git"} {
+		os.MkdirAll(d, 0o700)
+	}
+	const sid = "0a1b2c3d-0000-4000-8000-00000000e2e1"
+	const hidden = "0a1b2c3d-0000-4000-8000-00000000e2e2"
+	logPath := h.path(".claude/projects/-proj/" + sid + ".jsonl")
+	appendFile(t, logPath, claudeTurn(sid, repo, 0))
+	appendFile(t, h.path(".claude/projects/-secret/"+hidden+".jsonl"), claudeTurn(hidden, secret, 0))
+	data := h.path(".local/share/agentmap")
+	writeConfig := func(mode string) {
+		t.Helper()
+		body := fmt.Sprintf(`version = 1
+[maps]
+path_mode = %q
+[flush]
+idle = "1h"
+[watch]
+debounce = "20ms"
+rescan = "1s"
+[agents.codex]
+enabled = false
+[agents.cursor]
+enabled = false
+[privacy]
+exclude = ["~/secret"]
+`, mode)
+		// Whole or not at all: the daemon polls the file.
+		tmp := cfg + ".tmp"
+		if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeConfig("relative")
+
+	d := exec.Command(bin, "run", "--config-poll", "50ms")
+	d.Env = h.env
+	var dlog lockedBuffer
+	d.Stdout, d.Stderr = &dlog, &dlog
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			d.Process.Kill()
+			d.Wait()
+		}
+	}()
+
+	status := func() (out struct {
+		Running bool `json:"running"`
+		daemon.Status
+	}) {
+		t.Helper()
+		code, stdout, _ := h.run("status", "--json", "--no-service")
+		if code == 0 {
+			json.Unmarshal([]byte(stdout), &out)
+		}
+		return out
+	}
+	waitFor(t, "the daemon to follow the log", &dlog, func() bool {
+		st := status()
+		for _, a := range st.Agents {
+			if a.Agent == "claude" && a.Files == 1 && a.Live == 1 {
+				return st.Running && !st.CatchUp.Running && !st.CatchUp.Finished.IsZero()
+			}
+		}
+		return false
+	})
+	if fi, err := os.Stat(daemon.ControlPath(data)); err != nil || fi.Mode().Perm() != 0o600 || fi.Mode().Type() != os.ModeSocket {
+		t.Fatalf("control socket: %v %v", fi, err)
+	}
+	if out := h.must("status", "--no-service"); !strings.Contains(out, "running (answering on") || !strings.Contains(out, "catch-up:   done") {
+		t.Fatalf("status:\n%s", out)
+	}
+	if st := status(); st.Excluded != 1 {
+		t.Fatalf("excluded logs %d, want 1", st.Excluded)
+	}
+
+	// Nothing is quiet for an hour: flush writes the map now.
+	if out := h.must("flush", "--all"); !strings.Contains(out, "flushed claude/"+sid) || strings.Contains(out, hidden) {
+		t.Fatalf("flush --all:\n%s", out)
+	}
+	if out := h.must("flush", sid[:12]); !strings.Contains(out, "up to date") {
+		t.Fatalf("flush again:\n%s", out)
+	}
+	list := h.must("list")
+	if !regexp.MustCompile(sid + `\s+claude\s+proj\s+2026-05-01`).MatchString(list) || strings.Contains(list, hidden) {
+		t.Fatalf("list:\n%s", list)
+	}
+	if out := h.must("list", "--agent", "codex"); !strings.Contains(out, "no sessions") {
+		t.Fatalf("list --agent codex:\n%s", out)
+	}
+	show := h.must("show", sid[:10])
+	for _, want := range []string{"session   " + sid, "paths     relative", "proj: src/app.go", "files most touched"} {
+		if !strings.Contains(show, want) {
+			t.Fatalf("show lacks %q:\n%s", want, show)
+		}
+	}
+	mapPath := filepath.Join(daemon.MapsDir(data), "claude", "2026", "05", sid+".json.gz")
+	build := func(extra ...string) []byte {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "m.json.gz")
+		h.must(append(append([]string{"build", "-o", out}, extra...), logPath)...)
+		b, _ := os.ReadFile(out)
+		return b
+	}
+	stored := func() []byte { b, _ := os.ReadFile(mapPath); return b }
+	if !bytes.Equal(stored(), build()) {
+		t.Fatal("the daemon's map differs from agentmap build's")
+	}
+
+	// path_mode changes while running: the next map written uses it.
+	writeConfig("hashed")
+	waitFor(t, "the reload", &dlog, func() bool { return strings.Count(dlog.String(), "configuration reloaded") >= 1 })
+	appendFile(t, logPath, claudeTurn(sid, repo, 1))
+	waitFor(t, "the new turn", &dlog, func() bool {
+		code, out, _ := h.run("list", "--json")
+		return code == 0 && strings.Contains(out, `"live": true`)
+	})
+	h.must("flush", sid)
+	if out := h.must("show", "--json", sid); !strings.Contains(out, `"pathMode": "hashed"`) {
+		t.Fatalf("after the change of path_mode:\n%s", out)
+	}
+	key := h.path(".local/share/agentmap/hash.key")
+	if fi, err := os.Stat(key); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("hash key: %v %v", fi, err)
+	}
+	if !bytes.Equal(stored(), build("--path-mode", "hashed", "--hash-key-file", key)) {
+		t.Fatal("the hashed map differs from agentmap build --path-mode hashed")
+	}
+
+	// A broken file is reported with key and line; the config in effect
+	// stays.
+	os.WriteFile(cfg, []byte("version = 1\n[maps]\npath_mode = 7\n"), 0o600)
+	waitFor(t, "the rejected reload", &dlog, func() bool {
+		return strings.Contains(dlog.String(), "line=3 key=maps.path_mode")
+	})
+	appendFile(t, logPath, claudeTurn(sid, repo, 2))
+	if code, _, errb := h.run("list"); code != exitFailure || !strings.Contains(errb, ":3: maps.path_mode") {
+		t.Fatalf("list with a broken config: exit %d\n%s", code, errb)
+	}
+	waitFor(t, "the third turn", &dlog, func() bool {
+		code, out, _ := h.run("list", "--json", "--data-dir", data)
+		return code == 0 && strings.Contains(out, `"live": true`)
+	})
+	h.must("flush", "--all", "--data-dir", data)
+	if !bytes.Equal(stored(), build("--path-mode", "hashed", "--hash-key-file", key)) {
+		t.Fatal("a broken config file changed the map options")
+	}
+
+	// Stopped: the commands read the state directly.
+	d.Process.Signal(syscall.SIGTERM)
+	if err := d.Wait(); err != nil {
+		t.Fatalf("daemon exit: %v\n%s", err, &dlog)
+	}
+	stopped = true
+	if _, err := os.Stat(daemon.ControlPath(data)); !os.IsNotExist(err) {
+		t.Fatalf("socket left behind: %v", err)
+	}
+	if out := h.must("status", "--no-service", "--data-dir", data); !strings.Contains(out, "not running (read from") {
+		t.Fatalf("status without daemon:\n%s", out)
+	}
+	if out := h.must("list", "--data-dir", data); !strings.Contains(out, sid) {
+		t.Fatalf("list without daemon:\n%s", out)
+	}
+
+	// The excluded session left nothing in the state or the store.
+	db, err := state.OpenReadOnly(daemon.StatePath(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs, sessions, err := db.Load()
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range srcs {
+		if strings.Contains(s.Path, "secret") || strings.Contains(s.Session, hidden) {
+			t.Fatalf("excluded log in the state: %+v", s)
+		}
+	}
+	for _, s := range sessions {
+		if s.NativeID == hidden {
+			t.Fatalf("excluded session in the state: %+v", s)
+		}
+	}
+	raw, _ := os.ReadFile(daemon.StatePath(data))
+	if bytes.Contains(raw, []byte(hidden)) || bytes.Contains(raw, []byte("secret")) {
+		t.Fatal("the state file holds the excluded session")
+	}
+}
