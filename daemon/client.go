@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"syscall"
 	"time"
 )
 
@@ -72,7 +73,8 @@ func (c *Client) call(ctx context.Context, method, path string, timeout time.Dur
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+			errors.Is(err, syscall.EPIPE) {
 			return ErrRefused
 		}
 		return fmt.Errorf("control socket: %w", err)

@@ -152,7 +152,6 @@ func waitFor(t *testing.T, what string, log fmt.Stringer, ok func() bool) {
 	}
 }
 
-
 func TestOperatorCommandsEndToEnd(t *testing.T) {
 	bin := opsBinary(t, t.TempDir())
 	h := newOpsHome(t, bin)
@@ -266,7 +265,7 @@ exclude = ["~/secret"]
 		t.Fatalf("flush again:\n%s", out)
 	}
 	list := h.must("list")
-	if !regexp.MustCompile(sid + `\s+claude\s+proj\s+2026-05-01`).MatchString(list) || strings.Contains(list, hidden) {
+	if !regexp.MustCompile(sid+`\s+claude\s+proj\s+2026-05-01`).MatchString(list) || strings.Contains(list, hidden) {
 		t.Fatalf("list:\n%s", list)
 	}
 	if out := h.must("list", "--agent", "codex"); !strings.Contains(out, "no sessions") {
