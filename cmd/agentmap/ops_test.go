@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/builder"
+	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/config"
+	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/export/mapfile"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func TestListFilter(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 5, d, 12, 0, 0, 0, time.UTC) }
+	es := []daemon.Entry{
+		{Key: "claude/a", ID: "a", Agent: "claude", Repos: []string{"api"}, Start: day(10), Outcome: "completed"},
+		{Key: "codex/b", ID: "b", Agent: "codex", Repos: []string{"web", "api-docs"}, Start: day(5), Outcome: "errored"},
+		{Key: "cursor/c", ID: "c", Agent: "cursor", Start: day(1), Outcome: "completed"},
+		{Key: "claude/d", ID: "d", Agent: "claude"}, // no time at all
+	}
+	for _, tc := range []struct {
+		name string
+		f    listFilter
+		want []string
+	}{
+		{"none", listFilter{}, []string{"a", "b", "c", "d"}},
+		{"agent", listFilter{agent: "Claude"}, []string{"a", "d"}},
+		{"since", listFilter{since: day(4)}, []string{"a", "b"}},
+		{"repo exact", listFilter{repo: "api"}, []string{"a"}},
+		{"repo glob", listFilter{repo: "api*"}, []string{"a", "b"}},
+		{"outcome", listFilter{outcome: "completed"}, []string{"a", "c"}},
+		{"all", listFilter{agent: "codex", since: day(2), repo: "web", outcome: "errored"}, []string{"b"}},
+		{"nothing", listFilter{agent: "codex", outcome: "completed"}, nil},
+	} {
+		var got []string
+		for _, e := range tc.f.apply(es) {
+			got = append(got, e.ID)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestParseWindow(t *testing.T) {
+	now := time.Date(2026, 5, 10, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"7d":   now.Add(-7 * 24 * time.Hour),
+		"2w":   now.Add(-14 * 24 * time.Hour),
+		"12h":  now.Add(-12 * time.Hour),
+		"1.5d": now.Add(-36 * time.Hour),
+		"2026-05-01T00:00:00Z": time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		got, err := parseWindow(in, now)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("%s: got %v %v, want %v", in, got, err, want)
+		}
+	}
+	if got, err := parseWindow("2026-05-01", now); err != nil || got.Day() != 1 || got.Hour() != 0 {
+		t.Errorf("date: %v %v", got, err)
+	}
+	for _, bad := range []string{"", "soon", "-3d", "d", "7x", "-1h"} {
+		if _, err := parseWindow(bad, now); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestFindEntry(t *testing.T) {
+	es := []daemon.Entry{{Key: "claude/abc1", ID: "abc1"}, {Key: "codex/abc2", ID: "abc2"}, {Key: "claude/abc", ID: "abc"}}
+	for id, want := range map[string]string{"abc1": "abc1", "abc": "abc", "codex/": "abc2", "claude/abc1": "abc1"} {
+		if e, err := findEntry(es, id); err != nil || e.ID != want {
+			t.Errorf("%s: got %q %v, want %q", id, e.ID, err, want)
+		}
+	}
+	if _, err := findEntry(es, "ab"); err == nil || !strings.Contains(err.Error(), "matches 3") {
+		t.Errorf("ambiguous prefix: %v", err)
+	}
+	if _, err := findEntry(es, "zz"); err == nil {
+		t.Error("unknown id found")
+	}
+}
+
+func TestInterspersed(t *testing.T) {
+	fl := flag.NewFlagSet("x", flag.ContinueOnError)
+	fl.Bool("json", false, "")
+	fl.String("data-dir", "", "")
+	got := interspersed(fl, []string{"ID", "--json", "--data-dir", "D", "--", "-odd"})
+	want := []string{"--json", "--data-dir", "D", "--", "ID", "-odd"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// The summary of show, rendered from a map built from our own fixture, is
+// compared with a golden file.
+func TestShowGolden(t *testing.T) {
+	m := fixtureMap(t, "../../testdata/claude/basic.jsonl")
+	sum := summarize(m, 3)
+	sum.Path = "maps/claude/2026/05/x.json.gz"
+	var b bytes.Buffer
+	writeSummary(&b, sum)
+	// Local times depend on the zone the test runs in.
+	got := strings.ReplaceAll(b.String(), startLocal(sum.Start), "<start>")
+	golden := filepath.Join("..", "..", "testdata", "ops", "show.golden")
+	if *update {
+		os.MkdirAll(filepath.Dir(golden), 0o755)
+		os.WriteFile(golden, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if got != string(want) {
+		t.Fatalf("show output differs from %s:\n%s", golden, got)
+	}
+	if len(sum.Files) != 3 || sum.Files[0].Reads+sum.Files[0].Edits < sum.Files[2].Reads+sum.Files[2].Edits {
+		t.Errorf("files not the most touched first: %+v", sum.Files)
+	}
+	total := 0
+	for _, e := range sum.Errors {
+		total += e.Count
+	}
+	if total == 0 || len(sum.Lanes) == 0 {
+		t.Errorf("errors %+v lanes %+v", sum.Errors, sum.Lanes)
+	}
+}
+
+func startLocal(s string) string {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t.Local().Format(time.DateTime)
+}
+
+func fixtureMap(t *testing.T, path string) *mapfile.Map {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "m.json.gz")
+	if code, _, errb := run(t, "build", "-o", out, path); code != exitOK {
+		t.Fatalf("build: %s", errb)
+	}
+	doc, err := mapfile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc.Map
+}
+
+func TestDataDirCheck(t *testing.T) {
+	dir := t.TempDir()
+	priv := filepath.Join(dir, "p")
+	open := filepath.Join(dir, "o")
+	os.Mkdir(priv, 0o700)
+	os.Mkdir(open, 0o755)
+	os.Chmod(open, 0o755)
+	file := filepath.Join(dir, "f")
+	os.WriteFile(file, nil, 0o600)
+	for _, tc := range []struct {
+		dir, goos, level, has string
+	}{
+		{priv, "linux", levelOK, "0700"},
+		{open, "linux", levelWarn, "0755"},
+		{open, "windows", levelOK, "exists"},
+		{filepath.Join(dir, "missing"), "linux", levelInfo, "creates it"},
+		{file, "linux", levelFail, "not a directory"},
+	} {
+		c := dataDirCheck(tc.dir, tc.goos)
+		if c.Level != tc.level || !strings.Contains(c.Msg, tc.has) {
+			t.Errorf("%s on %s: %+v", tc.dir, tc.goos, c)
+		}
+	}
+}
+
+func TestCleanupCheck(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name, "settings.json")
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		os.WriteFile(p, []byte(body), 0o600)
+		return p
+	}
+	set := write("a", `{"cleanupPeriodDays": 90, "apiKeyHelper": "CANARY-secret"}`)
+	unset := write("b", `{"model": "x"}`)
+	broken := write("c", `{"cleanupPeriodDays": `)
+	missing := filepath.Join(dir, "none", "settings.json")
+	for _, tc := range []struct {
+		files   []string
+		enabled bool
+		level   string
+		has     string
+	}{
+		{[]string{set}, true, levelWarn, "older than 90 days (cleanupPeriodDays in " + set},
+		{[]string{unset}, true, levelWarn, "older than 30 days (the default)"},
+		{[]string{missing, set}, true, levelWarn, "older than 90 days"},
+		{[]string{missing}, true, levelWarn, "30 days"},
+		{[]string{broken}, true, levelWarn, "not valid JSON"},
+		{[]string{set}, false, levelInfo, "disabled"},
+	} {
+		c := cleanupCheck(tc.files, tc.enabled)
+		if c.Level != tc.level || !strings.Contains(c.Msg, tc.has) || strings.Contains(c.Msg, "CANARY") {
+			t.Errorf("%v: %+v", tc.files, c)
+		}
+	}
+	if got := claudeSettings("/h", "/a, /b"); !reflect.DeepEqual(got, []string{"/a/settings.json", "/b/settings.json"}) {
+		t.Errorf("CLAUDE_CONFIG_DIR: %v", got)
+	}
+	if got := claudeSettings("/h", ""); !reflect.DeepEqual(got, []string{filepath.Join("/h", ".claude", "settings.json")}) {
+		t.Errorf("default: %v", got)
+	}
+}
+
+func TestRootAndServiceAndDiskChecks(t *testing.T) {
+	dir := t.TempDir()
+	there := filepath.Join(dir, "claude")
+	os.Mkdir(there, 0o700)
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o600)
+	c := config.Default()
+	c.Agents.Codex.Enabled = false
+	checks := rootChecks([]watchers.Root{
+		{Agent: "claude", Dir: there}, {Agent: "claude", Dir: filepath.Join(dir, "nope")}, {Agent: "cursor", Dir: file},
+	}, c)
+	want := []string{"info codex disabled", "ok claude readable", "info claude does not exist", "warn cursor not a directory"}
+	if len(checks) != len(want) {
+		t.Fatalf("checks: %+v", checks)
+	}
+	for i, w := range want {
+		f := strings.Fields(w)
+		if checks[i].Level != f[0] || checks[i].Topic != f[1] || !strings.Contains(checks[i].Msg, strings.Join(f[2:], " ")) {
+			t.Errorf("check %d: %+v, want %s", i, checks[i], w)
+		}
+	}
+	for st, level := range map[string]string{"running": levelOK, "not installed": levelWarn, "stopped": levelWarn,
+		"not supported on plan9": levelInfo} {
+		if c := serviceCheck(st, nil); c.Level != level {
+			t.Errorf("service %q: %+v", st, c)
+		}
+	}
+	if c := serviceCheck("", errors.New("no bus")); c.Level != levelWarn {
+		t.Errorf("service error: %+v", c)
+	}
+	if c := diskCheck(lowDisk-1, nil); c.Level != levelWarn {
+		t.Errorf("low disk: %+v", c)
+	}
+	if c := diskCheck(100*lowDisk, nil); c.Level != levelOK {
+		t.Errorf("disk: %+v", c)
+	}
+	if free, err := freeDisk(existingAncestor(filepath.Join(dir, "a", "b"))); err != nil || free == 0 {
+		t.Errorf("free disk: %d %v", free, err)
+	}
+}
+
+// The daemon with no config file builds maps with build's defaults: the
+// same bytes for the same logs.
+func TestDefaultMapOptionsAreBuilds(t *testing.T) {
+	c := config.Default()
+	got, err := builderOptions(c, c.Maps.PathMode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := builder.Options{PathMode: redact.ModeRelative, EventCap: builder.DefaultEventCap, Producer: producer()}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("daemon defaults %+v, build's %+v", got, want)
+	}
+	c.Prices = map[string]config.Price{"Claude-Opus": {Input: 1, Output: 2}}
+	c.Maps.HashKeyFile = filepath.Join(t.TempDir(), "k", "hash.key")
+	got, err = builderOptions(c, "hashed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.HashKey) != config.HashKeySize || got.Prices["claude-opus"] != (builder.Price{Input: 1, Output: 2}) {
+		t.Fatalf("options %+v", got)
+	}
+	if fi, err := os.Stat(c.Maps.HashKeyFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v %v", fi, err)
+	}
+}
+
+// Flags given override the file; those not given leave it alone.
+func TestRunOverrides(t *testing.T) {
+	c := config.Default()
+	c.Flush.Idle.Duration = time.Hour
+	c.Log.Level = "debug"
+	ov := runOverrides{set: map[string]bool{"data-dir": true, "path-mode": true}, dataDir: "/d", pathMode: "dirs_only",
+		idle: time.Second}
+	e, err := ov.apply(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.dataDir != "/d" || e.live.Idle != time.Hour || e.level.String() != "DEBUG" || e.live.Exclude != nil {
+		t.Fatalf("effective %+v", e)
+	}
+	c.Privacy.Exclude = []string{"/secret"}
+	ov.set["idle"], ov.set["log-level"], ov.level = true, true, "error"
+	if e, _ = ov.apply(c); e.live.Idle != time.Second || e.level.String() != "ERROR" || e.live.Exclude == nil ||
+		!e.live.Exclude("/secret/x") || e.live.Exclude("/public") {
+		t.Fatalf("effective %+v", e)
+	}
+}
