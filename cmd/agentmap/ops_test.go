@@ -56,10 +56,10 @@ func TestListFilter(t *testing.T) {
 func TestParseWindow(t *testing.T) {
 	now := time.Date(2026, 5, 10, 12, 0, 0, 0, time.UTC)
 	for in, want := range map[string]time.Time{
-		"7d":   now.Add(-7 * 24 * time.Hour),
-		"2w":   now.Add(-14 * 24 * time.Hour),
-		"12h":  now.Add(-12 * time.Hour),
-		"1.5d": now.Add(-36 * time.Hour),
+		"7d":                   now.Add(-7 * 24 * time.Hour),
+		"2w":                   now.Add(-14 * 24 * time.Hour),
+		"12h":                  now.Add(-12 * time.Hour),
+		"1.5d":                 now.Add(-36 * time.Hour),
 		"2026-05-01T00:00:00Z": time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC),
 	} {
 		got, err := parseWindow(in, now)
