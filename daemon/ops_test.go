@@ -1,0 +1,207 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+func cwdLine(session, kind, cwd string) string {
+	return `{"s":"` + session + `","k":"` + kind + `","cwd":"` + cwd + `"}` + "\n"
+}
+
+func TestSniffCWD(t *testing.T) {
+	dir := t.TempDir()
+	big := `{"pad":"` + strings.Repeat("x", sniffLineMax+10) + `","cwd":"/never"}` + "\n"
+	for _, tc := range []struct {
+		name, body, cwd string
+		short           bool
+	}{
+		{"claude", `{"type":"summary"}` + "\n" + `{"type":"user","cwd":"/w/app"}` + "\n", "/w/app", false},
+		{"codex", `{"type":"session_meta","payload":{"id":"x","cwd":"/w/cx"}}` + "\n", "/w/cx", false},
+		{"over the bound", big + `{"cwd":"/w/after"}` + "\n", "/w/after", false},
+		{"none yet", `{"type":"summary"}` + "\n", "", true},
+		{"torn", `{"type":"summary"}` + "\n" + `{"cwd":"/w/torn"`, "", true},
+		{"garbage", "not json\n\x00\n" + `{"cwd":"/w/g"}` + "\n", "/w/g", false},
+		{"none in the first lines", strings.Repeat("{}\n", sniffLines+1) + `{"cwd":"/late"}` + "\n", "", false},
+	} {
+		p := filepath.Join(dir, tc.name)
+		os.WriteFile(p, []byte(tc.body), 0o600)
+		cwd, short := sniffCWD(p)
+		if cwd != tc.cwd || short != tc.short {
+			t.Errorf("%s: got %q %v, want %q %v", tc.name, cwd, short, tc.cwd, tc.short)
+		}
+	}
+}
+
+// A session whose cwd privacy.exclude matches leaves nothing in the state
+// or the store, its subagent logs included; its neighbours are mapped.
+func TestExcludedSessionLeavesNoTrace(t *testing.T) {
+	r := newRig(t)
+	r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"), line("s1", "llm"))
+	r.append("s2.jsonl", `{"type":"summary"}`+"\n", cwdLine("s2", "user", "/secret/x"), line("s2", "llm"))
+	r.append("s2/subagents/agent-y.jsonl", cwdLine("s2", "call", "/secret/x"))
+	opt := r.opts(true)
+	opt.Exclude = func(dir string) bool { return strings.HasPrefix(dir, "/secret") }
+	if err := New(opt).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if r.mapOf("s1") == "" || r.mapOf("s2") != "" {
+		t.Fatalf("maps: s1 %q, s2 %q", r.mapOf("s1"), r.mapOf("s2"))
+	}
+	db := openState(t, r)
+	srcs, sessions, _ := db.Load()
+	db.Close()
+	if len(srcs) != 1 || len(sessions) != 1 || sessions[0].NativeID != "s1" {
+		t.Fatalf("state: %d sources, sessions %+v", len(srcs), sessions)
+	}
+	raw, _ := os.ReadFile(StatePath(r.data))
+	if bytes.Contains(raw, []byte("s2")) || bytes.Contains(raw, []byte("secret")) {
+		t.Fatal("the state file names the excluded session")
+	}
+}
+
+// While following, a Claude log that names no cwd yet is not routed until
+// one does.
+func TestExcludeWaitsForACWD(t *testing.T) {
+	r := newRig(t)
+	d := New(r.opts(false))
+	d.opt.Exclude = func(dir string) bool { return dir == "/secret" }
+	p := filepath.Join(r.proj, "w.jsonl")
+	r.append("w.jsonl", `{"type":"summary"}`+"\n")
+	f := watchers.FileStat{Path: p, Agent: "claude", Form: watchers.FormLines}
+	if ex, wait := d.excludedLog(f, watchers.FormLines); ex || !wait {
+		t.Fatalf("no cwd yet: excluded %v wait %v", ex, wait)
+	}
+	r.append("w.jsonl", cwdLine("w", "user", "/secret"))
+	if ex, wait := d.excludedLog(f, watchers.FormLines); !ex || wait {
+		t.Fatalf("cwd known: excluded %v wait %v", ex, wait)
+	}
+	f.Agent = "cursor"
+	os.WriteFile(p, []byte(`{"role":"user"}`+"\n"), 0o600)
+	if ex, wait := d.excludedLog(f, watchers.FormLines); ex || wait {
+		t.Fatalf("a log that never names its cwd: excluded %v wait %v", ex, wait)
+	}
+}
+
+// The control API over the socket: status, list, flush; and a
+// reconfiguration whose new mapper applies to the next map written.
+func TestControlAndReconfigure(t *testing.T) {
+	r := newRig(t)
+	opt := r.opts(false)
+	opt.Control = true
+	d := New(opt)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+		if _, err := os.Stat(ControlPath(r.data)); !os.IsNotExist(err) {
+			t.Errorf("socket left: %v", err)
+		}
+	}()
+	var c *Client
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var err error
+		if c, err = Connect(r.data); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no control socket: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if fi, err := os.Stat(ControlPath(r.data)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket mode: %v %v", fi, err)
+	}
+	r.append("s1.jsonl", line("s1", "user"))
+	ctx2 := context.Background()
+	waitStatus := func(ok func(Status) bool) Status {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			st, err := c.Status(ctx2)
+			if err == nil && ok(st) {
+				return st
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("status: %+v %v", st, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	live := func(n int) func(Status) bool {
+		return func(st Status) bool {
+			for _, a := range st.Agents {
+				if a.Agent == "claude" {
+					return a.Files == 1 && a.Live == n
+				}
+			}
+			return false
+		}
+	}
+	st := waitStatus(live(1))
+	if st.Uptime <= 0 || st.DataDir != r.data || st.CatchUp.Finished.IsZero() {
+		t.Fatalf("status %+v", st)
+	}
+	if _, err := c.Flush(ctx2, "nope", false); err == nil {
+		t.Fatal("flush of an unknown session")
+	}
+	res, err := c.Flush(ctx2, "s", false)
+	if err != nil || len(res.Flushed) != 1 || res.Flushed[0] != "claude/s1" {
+		t.Fatalf("flush: %+v %v", res, err)
+	}
+	want := fakeMap(map[string][]string{"": {"user"}})
+	if got := r.mapOf("s1"); got != want {
+		t.Fatalf("map %q", got)
+	}
+	waitStatus(func(st Status) bool { return live(0)(st) && !st.LastFlush.IsZero() })
+
+	// A new mapper (another path mode, say) applies to the next map.
+	d.Reconfigure(Live{Idle: time.Hour, Roots: opt.Roots, Mapper: func(evs []event.Event) (Built, error) {
+		b, err := fakeMapper(evs)
+		b.Gzip = append([]byte("v2\n"), b.Gzip...)
+		b.Summary = state.Summary{StartedAt: "2026-05-01T00:00:00Z", Calls: 3, Repos: []string{"app"}}
+		return b, err
+	}})
+	if got := r.mapOf("s1"); got != want {
+		t.Fatal("a reload rewrote a map")
+	}
+	r.append("s1.jsonl", line("s1", "llm"))
+	waitStatus(live(1))
+	if res, err := c.Flush(ctx2, "", true); err != nil || len(res.Flushed) != 1 {
+		t.Fatalf("flush --all: %+v %v", res, err)
+	}
+	if got, want := r.mapOf("s1"), "v2\n"+fakeMap(map[string][]string{"": {"user", "llm"}}); got != want {
+		t.Fatalf("map after reconfiguration:\n%s\nwant:\n%s", got, want)
+	}
+	es, err := c.List(ctx2)
+	if err != nil || len(es) != 1 || es[0].Key != "claude/s1" || es[0].Live || es[0].Calls != 3 || es[0].Repos[0] != "app" ||
+		es[0].Start.Month() != 5 {
+		t.Fatalf("list: %+v %v", es, err)
+	}
+}
+
+// The last error logged is kept, with its component, for status.
+func TestErrTrap(t *testing.T) {
+	r := newRig(t)
+	d := New(r.opts(true))
+	d.log.With("component", "flush").Error("cannot write the map; will retry", "err", "disk full")
+	d.log.Warn("not an error")
+	e := d.lastErr.get()
+	if e == nil || e.Component != "flush" || e.Message != "cannot write the map; will retry" {
+		t.Fatalf("last error %+v", e)
+	}
+}
