@@ -63,5 +63,17 @@ Decisions, kept stable:
     same once, so the session bounds agree. A file touched later without a
     new complete line keeps the bounds of its last batch (unless its
     partial last line parses at flush time).
+  - privacy.exclude is checked before a new log is routed, from the cwd
+    of its first records (exclude.go): an excluded log leaves nothing in
+    the state, only an in-memory note to skip it.
+  - Reconfigure (a reloaded config file) swaps the idle times, the roots
+    (the watcher is started again), the exclusions and the mapper (path
+    mode, hash key, event cap, prices) in the loop: the next map written
+    uses them; maps already written stay until their session changes.
+  - The control API (control.go) is HTTP/JSON on <data dir>/agentmap.sock,
+    0600, serving the daemon's own uid only (SO_PEERCRED, LOCAL_PEERCRED);
+    status answers from a snapshot the loop publishes, list reads the
+    state in its own read transaction, flush is run by the loop. Windows
+    has no socket.
 */
 package daemon

@@ -118,9 +118,4 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 	tw.Flush()
 }
 
-func roundDuration(d time.Duration) time.Duration {
-	if d > time.Minute {
-		return d.Round(time.Second)
-	}
-	return d.Round(10 * time.Millisecond)
-}
+func roundDuration(d time.Duration) time.Duration { return d.Round(time.Second) }
