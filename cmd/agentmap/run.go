@@ -56,6 +56,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pathMode := fl.String("path-mode", "", "path mode of the maps: relative, dirs_only or hashed (default maps.path_mode of the config)")
 	configPoll := fl.Duration("config-poll", 2*time.Second, "how often the config file is checked for changes (it is also reloaded on SIGHUP)")
 	roots := rootFlags{}
+	xf := addExportFlags(fl)
 	fl.Var(roots, "root", "follow this directory instead of the agent's configured roots: agent=DIR (claude, codex, cursor, cursor-app); repeatable")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap run [flags]")
@@ -101,6 +102,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Roots: eff.live.Roots, Rescan: eff.rescan, Debounce: eff.debounce, Producer: producer(),
 		Mapper: eff.live.Mapper, Exclude: eff.live.Exclude, Control: !*once,
 	}
+	opt.Export = daemon.ExportFromConfig(c.Export)
+	xf.apply(fl, &opt.Export, c.DataDir, eff.dataDir)
 	var bar *progress
 	if *once {
 		bar = newProgress(stderr)

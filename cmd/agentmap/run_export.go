@@ -21,16 +21,20 @@ type exportFlags struct {
 
 func addExportFlags(fl *flag.FlagSet) *exportFlags {
 	return &exportFlags{
-		every:   fl.Duration("export-every", 0, "export the store this often (overrides [export] every; 0: off)"),
-		dir:     fl.String("export-dir", "", "where scheduled exports go (default: exports in the data dir)"),
-		formats: fl.String("export-formats", "", "comma-separated formats of scheduled exports (default: bundle)"),
-		keep:    fl.Int("export-keep", 0, "how many scheduled exports of each format to keep (0: all)"),
-		since:   fl.String("export-since", "", "incremental (default), all, or a window such as 7d"),
+		every:   fl.Duration("export-every", 0, "export the store this often (default: every of the config's [export]; 0: off)"),
+		dir:     fl.String("export-dir", "", "where scheduled exports go (default: dir of [export])"),
+		formats: fl.String("export-formats", "", "comma-separated formats of scheduled exports (default: formats of [export])"),
+		keep:    fl.Int("export-keep", 0, "how many scheduled exports of each format to keep, 0 for all (default: keep of [export])"),
+		since:   fl.String("export-since", "", "sessions of each scheduled export: incremental, all, or a window such as 7d (default: since of [export])"),
 	}
 }
 
-// apply lays the flags given over o.
-func (x *exportFlags) apply(fl *flag.FlagSet, o *daemon.ExportOptions, dataDir string) {
+// apply lays the flags given over o (the config's schedule). An export
+// dir that follows the config's data_dir follows --data-dir too.
+func (x *exportFlags) apply(fl *flag.FlagSet, o *daemon.ExportOptions, cfgDataDir, dataDir string) {
+	if o.Dir == filepath.Join(cfgDataDir, "exports") {
+		o.Dir = filepath.Join(dataDir, "exports")
+	}
 	fl.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "export-every":
