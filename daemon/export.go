@@ -9,6 +9,7 @@ import (
 	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon/exporter"
 	"github.com/agentmap/agentmap/export"
+	"github.com/agentmap/agentmap/state"
 )
 
 // ExportOptions schedule exports of the map store (the config's [export]).
@@ -78,4 +79,40 @@ func (d *Daemon) startExports(ctx context.Context) (stop func()) {
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Run(ctx) }()
 	return func() { cancel(); wg.Wait() }
+}
+
+// ExportStatus is what status shows of the scheduled exports.
+type ExportStatus struct {
+	// Exports counts the exports written; Last, LastFiles and
+	// LastSessions describe the newest.
+	Exports      uint64    `json:"exports"`
+	Last         time.Time `json:"last,omitzero"`
+	LastFiles    []string  `json:"lastFiles,omitempty"`
+	LastSessions int       `json:"lastSessions,omitempty"`
+	// Attempt is the last attempt; LastError its error when it failed,
+	// Failures the failed attempts in a row (retried with back-off).
+	Attempt   time.Time `json:"attempt,omitzero"`
+	LastError string    `json:"lastError,omitempty"`
+	Failures  int       `json:"failures,omitempty"`
+	// Pending is set when an export was chosen but not yet recorded: it
+	// is written again under the same name at the next attempt.
+	Pending bool `json:"pending,omitempty"`
+}
+
+// exportStatus reads the exports' cursor; nil when no export was ever
+// attempted (or the cursor cannot be read).
+func exportStatus(db *state.DB) *ExportStatus {
+	if db == nil {
+		return nil
+	}
+	st, err := db.ExportState()
+	if err != nil || st.AttemptMs == 0 {
+		return nil
+	}
+	es := &ExportStatus{Exports: st.Count, LastFiles: st.LastFiles, LastSessions: st.LastSessions,
+		Attempt: time.UnixMilli(st.AttemptMs), LastError: st.LastError, Failures: st.Failures, Pending: st.Pending != nil}
+	if st.LastMs != 0 {
+		es.Last = time.UnixMilli(st.LastMs)
+	}
+	return es
 }

@@ -18,7 +18,7 @@ func OfflineStatus(db *state.DB, dataDir string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	st := Status{DataDir: dataDir}
+	st := Status{DataDir: dataDir, Export: exportStatus(db)}
 	per := map[string]*AgentStatus{}
 	get := func(agent string) *AgentStatus {
 		a := per[agent]

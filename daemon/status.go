@@ -22,6 +22,8 @@ type Status struct {
 	CatchUp   CatchUp       `json:"catchUp"`
 	// Excluded counts the logs privacy.exclude kept out since the start.
 	Excluded int `json:"excluded"`
+	// Export is the scheduled exports' last outcome (export.go).
+	Export *ExportStatus `json:"export,omitempty"`
 }
 
 // AgentStatus is one agent's share of the work.
@@ -157,6 +159,7 @@ func (d *Daemon) Status() Status {
 	st := d.snap.status
 	d.snap.mu.Unlock()
 	st.LastError = d.lastErr.get()
+	st.Export = exportStatus(d.db)
 	if !st.Started.IsZero() {
 		st.Uptime = d.opt.Clock.Now().Sub(st.Started)
 	}

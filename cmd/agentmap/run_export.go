@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -54,5 +56,22 @@ func (x *exportFlags) apply(fl *flag.FlagSet, o *daemon.ExportOptions, cfgDataDi
 	}
 	if o.Every > 0 && len(o.Formats) == 0 {
 		o.Formats = []string{"bundle"}
+	}
+}
+
+// writeExportStatus renders the scheduled exports' line of a status.
+func writeExportStatus(w io.Writer, e *daemon.ExportStatus) {
+	if e == nil {
+		return
+	}
+	if e.Last.IsZero() {
+		fmt.Fprintln(w, "export:     none written yet")
+	} else {
+		fmt.Fprintf(w, "export:     %d written, last %s (%d sessions, %d files)\n", e.Exports,
+			e.Last.Local().Format(time.DateTime), e.LastSessions, len(e.LastFiles))
+	}
+	if e.LastError != "" {
+		fmt.Fprintf(w, "export err: %s (%d failed attempts in a row, retrying): %s\n",
+			e.Attempt.Local().Format(time.DateTime), e.Failures, e.LastError)
 	}
 }

@@ -106,6 +106,7 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 			fmt.Fprintf(w, "excluded:   %d logs kept out by privacy.exclude\n", st.Excluded)
 		}
 	}
+	writeExportStatus(w, st.Export)
 	if len(st.Agents) == 0 {
 		return
 	}

@@ -296,6 +296,24 @@ func TestExportsAcrossRestart(t *testing.T) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	p.cmd.Wait()
 
+	// status reports the exports from the state.
+	cmd := exec.Command(bin, "status", "--json", "--no-service", "--data-dir", data)
+	cmd.Env = testEnv(home)
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	var st struct {
+		Export *struct {
+			Exports   int    `json:"exports"`
+			LastError string `json:"lastError"`
+			Pending   bool   `json:"pending"`
+		} `json:"export"`
+	}
+	if err := json.Unmarshal(raw, &st); err != nil || st.Export == nil || st.Export.Exports < 2 || st.Export.LastError != "" || st.Export.Pending {
+		t.Fatalf("status does not report the exports: %s (%v)", raw, err)
+	}
+
 	missing, dup, n := check(t, maps, out)
 	if len(missing) > 0 || len(dup) > 0 {
 		t.Fatalf("missing %v, duplicated %v", missing, dup)
