@@ -226,6 +226,11 @@ func (s *Scheduler) export(now time.Time, st *state.ExportState) (Outcome, error
 			if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return Outcome{}, fmt.Errorf("remove unfinished export: %w", err)
 			}
+			// A kill mid-write leaves the temporary file WriteFile made.
+			tmps, _ := filepath.Glob(filepath.Join(c.Dir, "."+export.FileName(f, stamp)+".tmp-*"))
+			for _, tmp := range tmps {
+				os.Remove(tmp)
+			}
 		}
 		s.o.Logger.Info("writing an unfinished export again", "sessions", len(p.Sessions))
 	} else {
@@ -281,9 +286,12 @@ func (s *Scheduler) export(now time.Time, st *state.ExportState) (Outcome, error
 		s.finishEmpty(st)
 		return Outcome{}, s.o.Store.PutExportState(*st)
 	}
+	// Only incremental exports advance the per-session record: a snapshot
+	// or a window may leave sessions out, and switching to incremental
+	// must not skip them.
 	var done []state.Exported
 	for i, e := range p.Sessions {
-		if !bad[files[i]] {
+		if c.Policy == Incremental && !bad[files[i]] {
 			e.StampMs = p.StampMs
 			done = append(done, e)
 		}

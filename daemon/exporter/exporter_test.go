@@ -221,6 +221,24 @@ func TestPolicyAllExportsEverything(t *testing.T) {
 	}
 }
 
+// A snapshot does not count as an incremental export: switching to
+// incremental afterwards exports every session.
+func TestSnapshotLeavesIncrementalRecordAlone(t *testing.T) {
+	f := newFixture(t)
+	f.flush("a")
+	if _, err := f.scheduler(nil, Config{Policy: All}).Export(f.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Hour)
+	o, err := f.scheduler(nil, Config{}).Export(f.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sessionsIn(t, jsonlOf(o)); fmt.Sprint(got) != "[a]" {
+		t.Fatalf("first incremental export holds %v", got)
+	}
+}
+
 func TestKeepPrunesOldExports(t *testing.T) {
 	f := newFixture(t)
 	s := f.scheduler(nil, Config{Keep: 2})
@@ -277,6 +295,9 @@ func TestUnrecordedExportIsWrittenAgainUnderTheSameName(t *testing.T) {
 	if st.Pending == nil || st.LastError == "" || st.Failures != 1 {
 		t.Fatalf("cursor after the failed commit = %+v", st)
 	}
+	// A kill mid-write would have left a temporary file of that stamp.
+	leftover := filepath.Join(f.out, "."+filepath.Base(first[0])+".tmp-123")
+	os.WriteFile(leftover, []byte("partial"), 0o600)
 	// Later, after a restart: a new session arrived meanwhile.
 	f.clock.Advance(2 * time.Hour)
 	f.flush("c")
@@ -292,6 +313,9 @@ func TestUnrecordedExportIsWrittenAgainUnderTheSameName(t *testing.T) {
 	}
 	if got := sessionsIn(t, jsonlOf(o)); fmt.Sprint(got) != "[a b]" {
 		t.Fatalf("retry holds %v, want the pending selection", got)
+	}
+	if _, err := os.Stat(leftover); err == nil {
+		t.Fatal("the temporary file of the interrupted export is still there")
 	}
 	f.clock.Advance(time.Hour)
 	o, err = s.Export(f.clock.Now())
