@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 
+	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -18,7 +19,9 @@ import (
 // no session record reach the state database; only the in-memory set of
 // skipped paths remembers it, so that it is not sniffed again until its
 // identity changes. Its Claude subagent logs and Codex child rollouts carry
-// their own cwd and are caught the same way.
+// their own cwd and are caught the same way. A pattern added while running
+// (Reconfigure) forgets the sessions already kept that it covers: map,
+// events, sources and record (purgeExcluded).
 //
 // A Claude log whose first records name no cwd yet (a summary line, a file
 // snapshot) is left unrouted until one does, so no event of it is stored
@@ -129,5 +132,63 @@ func (d *Daemon) isExcluded(f watchers.FileStat) bool {
 		return true
 	}
 	delete(d.excluded, f.Path)
+	return false
+}
+
+// purgeExcluded applies a reloaded privacy.exclude to what is already
+// kept: a session whose log now matches is forgotten (its events, sources
+// and record leave the state in one transaction) and its map removed.
+func (d *Daemon) purgeExcluded() {
+	if d.opt.Exclude == nil {
+		return
+	}
+	d.commitGroup()
+	bySession := map[string][]*state.Source{}
+	for _, s := range d.srcs {
+		if s.Session != "" {
+			bySession[s.Session] = append(bySession[s.Session], s)
+		}
+	}
+	for _, key := range d.sessionKeys() {
+		srcs := bySession[key]
+		if !d.sessionExcluded(srcs) {
+			continue
+		}
+		if err := d.db.Forget(key, srcs); err != nil {
+			d.log.Error("cannot forget an excluded session", "component", "daemon", "err", err)
+			continue
+		}
+		sess := d.sessions[key]
+		if sess.Flush != nil && sess.Flush.Path != "" {
+			if err := d.store.Remove(sess.Flush.Path); err != nil {
+				d.log.Error("cannot remove the map of an excluded session", "component", "daemon", "err", err)
+			}
+		}
+		for _, s := range srcs {
+			delete(d.srcs, s.ID)
+			delete(d.byPath, s.Path)
+			delete(d.parsers, s.ID)
+			if !s.Missing {
+				d.excluded[s.Path] = watchers.FileID{Dev: s.Dev, Ino: s.Ino}
+			}
+		}
+		delete(d.sessions, key)
+		delete(d.retry, key)
+		d.excludedCount++
+		d.log.Info("session forgotten: privacy.exclude now covers it", "component", "daemon", "agent", sess.Agent)
+	}
+}
+
+// sessionExcluded reports whether one of a session's logs still on disk
+// names an excluded cwd first.
+func (d *Daemon) sessionExcluded(srcs []*state.Source) bool {
+	for _, s := range srcs {
+		if s.Missing || s.Form != watchers.FormLines {
+			continue
+		}
+		if cwd, _ := sniffCWD(s.Path); cwd != "" && d.opt.Exclude(cwd) {
+			return true
+		}
+	}
 	return false
 }

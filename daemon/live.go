@@ -43,11 +43,12 @@ func (d *Daemon) reconfigure(l Live) bool {
 	o := d.opt
 	o.Idle, o.TurnEndQuiet, o.Exclude, o.Mapper, o.Roots = l.Idle, l.TurnEndQuiet, l.Exclude, l.Mapper, l.Roots
 	o.fill()
+	d.opt = o
 	// Logs kept out before are judged again by the new patterns; nothing
 	// of them is in the state, so one now allowed is read from its start.
 	clear(d.excluded)
 	clear(d.ignored)
-	d.opt = o
+	d.purgeExcluded()
 	changed := !slices.Equal(d.roots, l.Roots)
 	d.roots = l.Roots
 	d.log.Info("configuration reloaded", "component", "daemon", "roots", len(d.roots), "rootsChanged", changed)

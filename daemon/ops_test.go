@@ -205,3 +205,72 @@ func TestErrTrap(t *testing.T) {
 		t.Fatalf("last error %+v", e)
 	}
 }
+
+// A pattern added while running forgets the sessions it covers: their
+// map, events, sources and record go; others stay.
+func TestExcludeAddedLater(t *testing.T) {
+	r := newRig(t)
+	opt := r.opts(false)
+	opt.Control = true
+	d := New(opt)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("run: %v", err)
+			}
+		}
+	}
+	defer stop()
+	r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"))
+	r.append("s2.jsonl", cwdLine("s2", "user", "/later/x"))
+	r.append("s2/subagents/agent-z.jsonl", cwdLine("s2", "call", "/later/x"))
+	var c *Client
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var err error
+		if c, err = Connect(r.data); err == nil {
+			if res, err := c.Flush(context.Background(), "", true); err == nil && len(res.Flushed) == 2 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no flush of both sessions: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r.mapOf("s2") == "" {
+		t.Fatal("s2 not mapped before the pattern")
+	}
+	d.Reconfigure(Live{Idle: time.Hour, Roots: opt.Roots, Mapper: fakeMapper,
+		Exclude: func(dir string) bool { return strings.HasPrefix(dir, "/later") }})
+	for {
+		st, err := c.Status(context.Background())
+		if err == nil && st.Excluded == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status %+v %v", st, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r.mapOf("s2") != "" || r.mapOf("s1") == "" {
+		t.Fatalf("maps after the pattern: s1 %q s2 %q", r.mapOf("s1"), r.mapOf("s2"))
+	}
+	// Growing does not bring it back.
+	r.append("s2.jsonl", line("s2", "llm"))
+	time.Sleep(100 * time.Millisecond)
+	stop()
+	db := openState(t, r)
+	srcs, sessions, _ := db.Load()
+	db.Events("claude/s2", func(uint64, []event.Event) error { t.Error("events of s2 kept"); return nil })
+	db.Close()
+	if len(srcs) != 1 || len(sessions) != 1 || sessions[0].NativeID != "s1" {
+		t.Fatalf("state after the pattern: %d sources, %+v", len(srcs), sessions)
+	}
+}
