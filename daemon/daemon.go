@@ -54,6 +54,7 @@ type Daemon struct {
 	catchUp       catchUp
 	lastErr       *errTrap
 	snap          snapshot
+	clock         watchers.Clock // opt.Clock, for readers outside the loop
 }
 
 type backoff struct {
@@ -84,6 +85,7 @@ func New(opt Options) *Daemon {
 		flushReq: make(chan flushRequest),
 	}
 	d.lastErr = &errTrap{}
+	d.clock = opt.Clock
 	d.log = slog.New(trapHandler{Handler: d.log.Handler(), trap: d.lastErr})
 	for _, a := range opt.Agents {
 		d.agents[a.Name] = a

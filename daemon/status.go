@@ -161,7 +161,7 @@ func (d *Daemon) Status() Status {
 	st.LastError = d.lastErr.get()
 	st.Export = exportStatus(d.db)
 	if !st.Started.IsZero() {
-		st.Uptime = d.opt.Clock.Now().Sub(st.Started)
+		st.Uptime = d.clock.Now().Sub(st.Started)
 	}
 	return st
 }
