@@ -274,3 +274,44 @@ func TestExcludeAddedLater(t *testing.T) {
 		t.Fatalf("state after the pattern: %d sources, %+v", len(srcs), sessions)
 	}
 }
+
+// New roots in a reloaded configuration are followed without restart.
+func TestReconfigureRoots(t *testing.T) {
+	r := newRig(t)
+	opt := r.opts(false)
+	opt.Control = true
+	ctx, cancel := context.WithCancel(context.Background())
+	d := New(opt)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	other := watchers.Root{Agent: "claude", Layout: watchers.LayoutClaude, Dir: filepath.Join(r.home, "other")}
+	p := filepath.Join(other.Dir, "projects", "-w-x", "n1.jsonl")
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	os.WriteFile(p, []byte(line("n1", "user")), 0o600)
+	r.append("s1.jsonl", line("s1", "user"))
+	files := func() int {
+		c, err := Connect(r.data)
+		if err != nil {
+			return -1
+		}
+		st, err := c.Status(context.Background())
+		if err != nil || len(st.Agents) == 0 {
+			return -1
+		}
+		return st.Agents[0].Files
+	}
+	wait := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for files() != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("files followed %d, want %d", files(), n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	wait(1)
+	d.Reconfigure(Live{Idle: time.Hour, Mapper: fakeMapper, Roots: []watchers.Root{r.root, other}})
+	wait(2)
+}
