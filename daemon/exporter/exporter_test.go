@@ -401,3 +401,52 @@ func TestNewRefusesBadSchedules(t *testing.T) {
 		}
 	}
 }
+
+func TestWindowKeepsRecentSessions(t *testing.T) {
+	f := newFixture(t)
+	f.flush("a") // started at start
+	s := f.scheduler(nil, Config{Policy: Window, Window: 7 * 24 * time.Hour, Formats: []export.Format{export.JSONL}})
+	f.clock.Advance(24 * time.Hour)
+	o, err := s.Export(f.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sessionsIn(t, jsonlOf(o)); fmt.Sprint(got) != "[a]" {
+		t.Fatalf("export within the window holds %v", got)
+	}
+	f.clock.Advance(30 * 24 * time.Hour)
+	o, err = s.Export(f.clock.Now())
+	if err != nil || len(o.Files) != 0 {
+		t.Fatalf("a session out of the window was exported: %v (%v)", o.Files, err)
+	}
+}
+
+// The first export of a run is due one period after the last attempt,
+// whatever happened in between; at once when one is pending or failed.
+func TestFirstDue(t *testing.T) {
+	f := newFixture(t)
+	s := f.scheduler(nil, Config{Every: time.Hour})
+	if got := s.firstDue(); !got.Equal(start.Add(time.Hour)) {
+		t.Fatalf("never exported: due %v, want one period after start", got)
+	}
+	f.db.PutExportState(state.ExportState{AttemptMs: start.Add(-20 * time.Minute).UnixMilli()})
+	if got := s.firstDue(); !got.Equal(start.Add(40 * time.Minute)) {
+		t.Fatalf("attempted 20 min ago: due %v", got)
+	}
+	f.db.PutExportState(state.ExportState{AttemptMs: start.Add(-3 * time.Hour).UnixMilli()})
+	if got := s.firstDue(); !got.Equal(start) {
+		t.Fatalf("overdue: due %v, want now", got)
+	}
+	f.db.PutExportState(state.ExportState{AttemptMs: start.UnixMilli(), Failures: 1})
+	if got := s.firstDue(); !got.Equal(start) {
+		t.Fatalf("failed: due %v, want now", got)
+	}
+	f.db.PutExportState(state.ExportState{AttemptMs: start.UnixMilli(), Pending: &state.PendingExport{StampMs: 1}})
+	if got := s.firstDue(); !got.Equal(start) {
+		t.Fatalf("pending: due %v, want now", got)
+	}
+	f.db.PutExportState(state.ExportState{AttemptMs: start.Add(48 * time.Hour).UnixMilli()})
+	if got := s.firstDue(); !got.Equal(start.Add(time.Hour)) {
+		t.Fatalf("attempt in the future (clock set back): due %v, want one period from now", got)
+	}
+}
