@@ -112,15 +112,3 @@ func (b *backend) describe() string {
 	}
 	return fmt.Sprintf("not running, and no state in %s yet", b.dataDir)
 }
-
-// opsCommands are the operator commands, in the order `agentmap help`
-// lists them after the service commands.
-func opsCommands() []command {
-	return []command{
-		{"status", "show the service, the daemon and what it follows", cmdStatus},
-		{"list", "list the sessions in the map store, newest first", cmdList},
-		{"show", "summarise one session's map", cmdShow},
-		{"flush", "write the maps of live sessions now (ID or --all)", cmdFlush},
-		{"doctor", "check the agent roots, the service, the data dir and the disk", cmdDoctor},
-	}
-}

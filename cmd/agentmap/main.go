@@ -41,6 +41,11 @@ func commands() []command {
 		{"start", "start the installed service", cmdStart},
 		{"stop", "stop the installed service", cmdStop},
 		{"restart", "restart the installed service", cmdRestart},
+		{"status", "show the service, the daemon and what it follows", cmdStatus},
+		{"list", "list the sessions in the map store, newest first", cmdList},
+		{"show", "summarise one session's map", cmdShow},
+		{"flush", "write the maps of live sessions now (ID or --all)", cmdFlush},
+		{"doctor", "check the agent roots, the service, the data dir and the disk", cmdDoctor},
 		{"version", "print the version", cmdVersion},
 	}
 }
