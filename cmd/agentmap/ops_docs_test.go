@@ -10,10 +10,10 @@ import (
 	"github.com/agentmap/agentmap/config"
 )
 
-// docs/operations.md documents every key of the default config file, and
+// README.md documents every key of the default config file, and
 // the commands it describes exist.
 func TestOperationsDocListsEveryKey(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,14 +50,14 @@ func TestOperationsDocListsEveryKey(t *testing.T) {
 		}
 		seen[k] = true
 		if !strings.Contains(text, "| `"+k+"` |") {
-			t.Errorf("docs/operations.md has no reference row for %s", k)
+			t.Errorf("README.md has no reference row for %s", k)
 		}
 	}
 	for _, c := range commands() {
 		switch c.name {
 		case "install", "uninstall", "config", "status", "list", "show", "flush", "doctor":
 			if !strings.Contains(text, "agentmap "+c.name) {
-				t.Errorf("docs/operations.md does not describe agentmap %s", c.name)
+				t.Errorf("README.md does not describe agentmap %s", c.name)
 			}
 		}
 	}
