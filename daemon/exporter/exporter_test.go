@@ -26,7 +26,7 @@ import (
 var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	db      *state.DB
 	data    string
 	maps    string
@@ -35,7 +35,7 @@ type fixture struct {
 	version map[string]int
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	dir := t.TempDir()
 	db, err := state.Open(filepath.Join(dir, "state.db"), nil)
 	if err != nil {
