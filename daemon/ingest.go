@@ -5,11 +5,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/agentmap/agentmap/builder/event"
@@ -198,7 +196,7 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 		return nil, false
 	}
 	var route watchers.Source
-	if a.Name == "codex" && !a.LooksLike(first) && looksLikeWholeJSON(first) {
+	if a.Name == "codex" && !a.LooksLike(first) && agents.LooksLikeWholeJSON(first) {
 		form = watchers.FormWhole
 		route = watchers.Source{Agent: a.Name}
 	} else {
@@ -337,13 +335,6 @@ func firstLine(path, form string) ([]byte, bool, error) {
 	return l, err == nil, err
 }
 
-// looksLikeWholeJSON spots the oldest Codex form, one JSON document
-// {session, items}, as `agentmap build` does.
-func looksLikeWholeJSON(first []byte) bool {
-	t := strings.TrimSpace(string(first))
-	return t == "{" || strings.HasPrefix(t, `{"session"`) || strings.HasPrefix(t, `{ "session"`)
-}
-
 func isBlank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
 
 // lastKind is the kind of the last main-lane event of a batch.
@@ -355,6 +346,3 @@ func lastKind(evs []event.Event) event.Kind {
 	}
 	return ""
 }
-
-var _ = io.EOF
-var _ = filepath.Base

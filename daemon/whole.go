@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -9,7 +11,6 @@ import (
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/agents"
-	"github.com/agentmap/agentmap/watchers/codex"
 )
 
 // readWhole re-reads a file that is written once (a .zst rollout, a
@@ -34,15 +35,14 @@ func (d *Daemon) readWhole(s *state.Source, fst watchers.FileStat) {
 	next := *s
 	oldSession := s.Session
 	first, _ := agents.FirstLine(s.Path)
-	if strings.HasSuffix(s.Path, ".json") || looksLikeWholeJSON(first) {
-		r, err := agents.Open(s.Path)
-		if err != nil {
+	if strings.HasSuffix(s.Path, ".json") || agents.LooksLikeWholeJSON(first) {
+		evs, route, err := agents.ParseWhole(s.Path)
+		var openErr *fs.PathError
+		if errors.As(err, &openErr) {
 			log.Warn("cannot open log", "err", err)
-			return
+			return // not read: tried again at its next change
 		}
-		evs, route, err := codex.ParseWhole(r)
-		r.Close()
-		if err != nil || route.Session == "" {
+		if err != nil {
 			log.Warn("log not readable as a whole; skipped until it changes", "err", err)
 			next.Digest = digest
 			*s = next

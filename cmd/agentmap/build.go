@@ -20,7 +20,6 @@ import (
 	"github.com/agentmap/agentmap/builder/redact"
 	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/agents"
-	"github.com/agentmap/agentmap/watchers/codex"
 	"github.com/agentmap/agentmap/watchers/cursor"
 )
 
@@ -189,8 +188,8 @@ func collect(ctx context.Context, paths []string, agentName string, stderr io.Wr
 			continue
 		}
 		a, ok := pickAgent(agentName, first)
-		if !ok && (agentName == "auto" || agentName == "codex") && looksLikeWholeJSON(first) {
-			events, src, err := parseCodexWhole(path)
+		if !ok && (agentName == "auto" || agentName == "codex") && agents.LooksLikeWholeJSON(first) {
+			events, src, err := agents.ParseWhole(path)
 			if err != nil {
 				report(err)
 				continue
@@ -246,35 +245,12 @@ func collect(ctx context.Context, paths []string, agentName string, stderr io.Wr
 func pickAgent(name string, first []byte) (agents.Agent, bool) {
 	if name != "auto" {
 		a, _ := agents.ByName(name)
-		if name == "codex" && !a.LooksLike(first) && looksLikeWholeJSON(first) {
+		if name == "codex" && !a.LooksLike(first) && agents.LooksLikeWholeJSON(first) {
 			return agents.Agent{}, false
 		}
 		return a, true
 	}
 	return agents.Detect(first)
-}
-
-// looksLikeWholeJSON spots the oldest Codex form, one JSON document
-// {session, items} that may be pretty-printed over many lines.
-func looksLikeWholeJSON(first []byte) bool {
-	t := strings.TrimSpace(string(first))
-	return t == "{" || strings.HasPrefix(t, `{"session"`) || strings.HasPrefix(t, `{ "session"`)
-}
-
-func parseCodexWhole(path string) ([]event.Event, watchers.Source, error) {
-	f, err := agents.Open(path)
-	if err != nil {
-		return nil, watchers.Source{}, err
-	}
-	defer f.Close()
-	events, src, err := codex.ParseWhole(f)
-	if err != nil {
-		return nil, src, err
-	}
-	if src.Session == "" {
-		return nil, src, errors.New("no session id found")
-	}
-	return events, src, nil
 }
 
 // claudeSubagentFiles finds the subagent logs that belong to a main Claude

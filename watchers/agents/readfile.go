@@ -115,3 +115,28 @@ func AttachFile(p watchers.Parser, path string) {
 		}
 	}
 }
+
+// LooksLikeWholeJSON spots the oldest Codex form: one JSON document
+// {session, items}, possibly pretty-printed over many lines, which is read
+// whole rather than line by line.
+func LooksLikeWholeJSON(firstLine []byte) bool {
+	t := strings.TrimSpace(string(firstLine))
+	return t == "{" || strings.HasPrefix(t, `{"session"`) || strings.HasPrefix(t, `{ "session"`)
+}
+
+// ParseWhole reads a whole-document Codex rollout.
+func ParseWhole(path string) ([]event.Event, watchers.Source, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, watchers.Source{}, err
+	}
+	defer f.Close()
+	events, src, err := codex.ParseWhole(f)
+	if err != nil {
+		return nil, src, err
+	}
+	if src.Session == "" {
+		return nil, src, errors.New("no session id found")
+	}
+	return events, src, nil
+}
