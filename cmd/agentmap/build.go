@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/state/durable"
+	"github.com/agentmap/agentmap/state/mapstore"
 	"io"
 	"io/fs"
 	"os"
@@ -298,33 +299,38 @@ func buildMap(s *inputSession, opts builder.Options) (*builder.Map, error) {
 	return m, nil
 }
 
-func writeStdout(sessions []*inputSession, opts builder.Options, stdout, stderr io.Writer, failed bool) int {
+// eachMap builds the map of every session and hands it to write, reporting
+// each failure on stderr and carrying on with the other sessions.
+func eachMap(sessions []*inputSession, opts builder.Options, stderr io.Writer, write func(*builder.Map) error) bool {
+	failed := false
 	for _, s := range sessions {
 		m, err := buildMap(s, opts)
+		if err == nil {
+			err = write(m)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
 			failed = true
-			continue
 		}
+	}
+	return failed
+}
+
+func writeStdout(sessions []*inputSession, opts builder.Options, stdout, stderr io.Writer, failed bool) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	failed = eachMap(sessions, opts, stderr, func(m *builder.Map) error {
 		canon, err := m.Canonical()
 		if err != nil {
-			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
-			failed = true
-			continue
+			return err
 		}
 		var v any
 		if err := json.Unmarshal(canon, &v); err != nil {
-			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
-			failed = true
-			continue
+			return err
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(v); err != nil {
-			return exitFailure
-		}
-	}
+		return enc.Encode(v)
+	}) || failed
 	if failed {
 		return exitFailure
 	}
@@ -343,45 +349,23 @@ func writeFiles(sessions []*inputSession, opts builder.Options, out string, stde
 			return exitFailure
 		}
 	}
-	for _, s := range sessions {
-		m, err := buildMap(s, opts)
-		if err != nil {
-			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
-			failed = true
-			continue
-		}
+	failed = eachMap(sessions, opts, stderr, func(m *builder.Map) error {
 		gz, err := m.Gzip()
 		if err != nil {
-			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
-			failed = true
-			continue
+			return err
 		}
 		target := out
 		if !single {
-			target = filepath.Join(out, safeName(m.NativeID())+".json.gz")
+			target = filepath.Join(out, mapstore.FileName(m.NativeID()))
 		}
 		if err := durable.WriteFile(target, gz, 0o600); err != nil {
-			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
-			failed = true
-			continue
+			return err
 		}
 		fmt.Fprintln(stderr, target)
-	}
+		return nil
+	}) || failed
 	if failed {
 		return exitFailure
 	}
 	return exitOK
-}
-
-// safeName keeps a native id usable as a file name on every OS.
-func safeName(id string) string {
-	if id == "" {
-		return "session"
-	}
-	return strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == ':' || r < 32 {
-			return '_'
-		}
-		return r
-	}, id)
 }

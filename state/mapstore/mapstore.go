@@ -27,8 +27,13 @@ func New(dir string) *Store { return &Store{Root: dir} }
 func RelPath(agent, nativeID string, start time.Time) string {
 	start = start.UTC()
 	return filepath.Join(safe(agent), fmt.Sprintf("%04d", start.Year()), fmt.Sprintf("%02d", int(start.Month())),
-		safe(nativeID)+".json.gz")
+		FileName(nativeID))
 }
+
+// FileName is the name of a session's map file: <native id>.json.gz, the
+// id made safe as one path element. `agentmap build` names its files the
+// same way.
+func FileName(nativeID string) string { return safe(nativeID) + ".json.gz" }
 
 // safe keeps an id usable as one path element on every OS.
 func safe(id string) string {
