@@ -33,6 +33,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	out := fl.String("o", ".", "output: a directory (one <native id>.json.gz per session), a .json.gz file (one session), or - for pretty JSON on stdout")
 	session := fl.String("session", "", "build only the session with this native id")
 	eventCap := fl.Int("event-cap", builder.DefaultEventCap, "most events kept in a map")
+	configFile := fl.String("config", "", "take the map options (path mode, hash key, event cap, prices) from this config file, as the daemon does; flags override it")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap build [flags] FILE...")
 		fmt.Fprintln(stderr, "Builds agentplay/v1 session maps from Claude Code, Codex or Cursor logs.")
@@ -45,21 +46,11 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fl.Usage()
 		return exitUsage
 	}
-	opts := builder.Options{PathMode: redact.Mode(*mode), EventCap: *eventCap, Producer: producer()}
-	switch opts.PathMode {
-	case redact.ModeRelative, redact.ModeDirsOnly:
-	case redact.ModeHashed:
-		if *keyFile != "" {
-			key, err := config.LoadOrCreateHashKey(*keyFile)
-			if err != nil {
-				fmt.Fprintf(stderr, "agentmap build: %v\n", err)
-				return exitFailure
-			}
-			opts.HashKey = key
-		}
-	default:
-		fmt.Fprintf(stderr, "agentmap build: unknown path mode %q (relative, dirs_only or hashed)\n", *mode)
-		return exitUsage
+	set := map[string]bool{}
+	fl.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	opts, code := buildOptions(set, *configFile, *mode, *keyFile, *eventCap, stderr)
+	if code != exitOK {
+		return code
 	}
 	if *agentFlag != "auto" {
 		if _, ok := agents.ByName(*agentFlag); !ok {
@@ -92,6 +83,53 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return writeStdout(sessions, opts, stdout, stderr, failed)
 	}
 	return writeFiles(sessions, opts, *out, stderr, failed)
+}
+
+// buildOptions are the map options of a build: the flags, over the map
+// options of a config file when one is given, so that `build --config F`
+// writes the same bytes as a daemon running with F.
+func buildOptions(set map[string]bool, configFile, mode, keyFile string, eventCap int, stderr io.Writer) (builder.Options, int) {
+	opts := builder.Options{PathMode: redact.Mode(mode), EventCap: eventCap, Producer: producer()}
+	var c *config.Config
+	if configFile != "" {
+		var code int
+		if c, code = loadConfig(configFile, "build", stderr); code != exitOK {
+			return opts, code
+		}
+		if !set["path-mode"] {
+			mode = c.Maps.PathMode
+		}
+	}
+	switch redact.Mode(mode) {
+	case redact.ModeRelative, redact.ModeDirsOnly, redact.ModeHashed:
+	default:
+		fmt.Fprintf(stderr, "agentmap build: unknown path mode %q (relative, dirs_only or hashed)\n", mode)
+		return opts, exitUsage
+	}
+	if c != nil {
+		if set["hash-key-file"] {
+			c.Maps.HashKeyFile = keyFile
+		}
+		if set["event-cap"] {
+			c.Maps.EventCap = eventCap
+		}
+		o, err := builderOptions(c, mode)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
+			return opts, exitFailure
+		}
+		return o, exitOK
+	}
+	opts.PathMode = redact.Mode(mode)
+	if opts.PathMode == redact.ModeHashed && keyFile != "" {
+		key, err := config.LoadOrCreateHashKey(keyFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
+			return opts, exitFailure
+		}
+		opts.HashKey = key
+	}
+	return opts, exitOK
 }
 
 // inputSession is one session assembled from the inputs: its own files and

@@ -152,3 +152,46 @@ func TestBuildFlags(t *testing.T) {
 		t.Errorf("version: %d %q", code, stdout)
 	}
 }
+
+// build --config takes the map options of the file (as the daemon does),
+// and flags given on the command line override it.
+func TestBuildConfigOptions(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.toml")
+	key := filepath.Join(dir, "hash.key")
+	body := "version = 1\n[maps]\npath_mode = \"hashed\"\nhash_key_file = \"" + filepath.ToSlash(key) + "\"\n" +
+		"[prices.\"claude-\"]\ninput = 1000.0\ncache_write = 0.0\ncache_read = 0.0\noutput = 0.0\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "build", "--config", cfg, "-o", "-", fixture)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, `"pathMode": "hashed"`) {
+		t.Errorf("config's path mode not applied")
+	}
+	if _, err := os.Stat(key); err != nil {
+		t.Errorf("config's hash key not created: %v", err)
+	}
+	var withPrices, plain struct {
+		Totals struct {
+			CostUSD float64 `json:"costUsd"`
+		} `json:"totals"`
+	}
+	json.Unmarshal([]byte(stdout), &withPrices)
+	_, out2, _ := run(t, "build", "-o", "-", fixture)
+	json.Unmarshal([]byte(out2), &plain)
+	if withPrices.Totals.CostUSD <= plain.Totals.CostUSD {
+		t.Errorf("config's prices not applied: cost %v with them, %v without", withPrices.Totals.CostUSD, plain.Totals.CostUSD)
+	}
+	code, stdout, _ = run(t, "build", "--config", cfg, "--path-mode", "dirs_only", "-o", "-", fixture)
+	if code != exitOK || !strings.Contains(stdout, `"pathMode": "dirs_only"`) {
+		t.Errorf("--path-mode does not override the config")
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	os.WriteFile(bad, []byte("version = 1\n[maps]\npath_mode = \"sideways\"\n"), 0o600)
+	if code, _, stderr := run(t, "build", "--config", bad, "-o", "-", fixture); code != exitFailure || !strings.Contains(stderr, "maps.path_mode") {
+		t.Errorf("bad config: exit %d, %q", code, stderr)
+	}
+}
