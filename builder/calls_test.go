@@ -59,6 +59,14 @@ func TestPairing(t *testing.T) {
 					t.Errorf("%+v", e)
 				}
 			}},
+		{"parallel calls of one response ending the lane stay open", stream(sess("s"), shellEv(1, "x", "pwd", false),
+			resultEv(2, "x", false), llmEv(3, "m", "claude-sonnet-4-5", 1, 1, 1, 0), shellEv(3, "c", "cp", false),
+			llmEv(4, "m", "claude-sonnet-4-5", 1, 1, 1, 0), shellEv(4, "d", "cp", false)),
+			func(t *testing.T, e Event) {
+				if e.Err || e.ErrClass != "" || e.RetryOf != nil {
+					t.Errorf("%+v", e)
+				}
+			}},
 		{"a source without results never marks no_result", stream(sess("s"), shellEv(1, "c", "ls", false),
 			llmEv(3, "", "gpt-5", 1, 1, 0, 1)),
 			func(t *testing.T, e Event) {
@@ -78,6 +86,12 @@ func TestPairing(t *testing.T) {
 			}
 			if len(calls) == 0 {
 				t.Fatal("no call event")
+			}
+			if tt.name == "parallel calls of one response ending the lane stay open" {
+				for _, e := range calls {
+					tt.check(t, e)
+				}
+				return
 			}
 			if tt.name == "unanswered call followed by a request: no_result" {
 				tt.check(t, calls[0])

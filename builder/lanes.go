@@ -76,7 +76,12 @@ func (b *build) walkLane(l *lane, idx []int) {
 			add(&node{idx: i, ev: Event{Kind: "user", T: t,
 				Chars: e.User.Chars, Images: e.User.Images, URLs: e.User.URLs}})
 		case event.KindLLM:
-			l.lastActivity = i
+			// A later record of the same response (Claude writes one line
+			// per content block, all with the message id) is no sign that
+			// the agent went on: only a new request is.
+			if e.LLM == nil || e.LLM.MsgID == "" || b.groups[groupKey{e.Agent, e.LLM.MsgID}].first == i {
+				l.lastActivity = i
+			}
 			if e.LLM == nil {
 				continue
 			}

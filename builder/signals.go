@@ -21,27 +21,41 @@ func (b *build) signals() {
 
 // retries marks a call that repeats a failed call of the same lane (same
 // tool, verb or server, and first target) among the lane's last 8 calls.
+// A call requested by the same model response as the failed one was sent
+// before the failure was known, so it is no retry of it; responses are told
+// apart only in lanes that record requests.
 func retries(l *lane) {
-	var window []*node
+	type attempt struct {
+		n   *node
+		req int // requests seen in the lane before the call
+	}
+	var window []attempt
+	req, hasReqs := 0, false
 	for _, n := range l.nodes {
+		hasReqs = hasReqs || (n.ev.Kind == "llm" && n.inner == "")
+	}
+	for _, n := range l.nodes {
+		if n.ev.Kind == "llm" && n.inner == "" {
+			req++
+		}
 		if n.call == nil {
 			continue
 		}
 		key := retryKey(n.call)
 		for j := len(window) - 1; j >= 0; j-- {
 			prev := window[j]
-			if retryKey(prev.call) != key {
+			if retryKey(prev.n.call) != key {
 				continue
 			}
 			// Only the nearest attempt counts: a success in between
 			// means this call is not a retry.
-			if prev.ev.Err {
-				n.retryOf = prev
-				n.ev.Attempt = max(prev.ev.Attempt, 1) + 1
+			if prev.n.ev.Err && (!hasReqs || prev.req != req) {
+				n.retryOf = prev.n
+				n.ev.Attempt = max(prev.n.ev.Attempt, 1) + 1
 			}
 			break
 		}
-		window = append(window, n)
+		window = append(window, attempt{n, req})
 		if len(window) > retryWindow {
 			window = window[1:]
 		}
