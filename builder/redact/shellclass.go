@@ -175,6 +175,12 @@ func multiVerb(name, fam string, subs map[string]bool, rest []word) cmdRes {
 		case "test", "t", "tst":
 			script = "test"
 		}
+	case "mise":
+		// A task run by name: like a package script, the name is the
+		// project's own and only classifies the command.
+		if sub == "run" || sub == "r" {
+			script, sub = at(pos, 1), "run"
+		}
 	case "pnpm", "yarn", "bun":
 		switch {
 		case sub == "run":

@@ -91,7 +91,15 @@ var subcommands = map[string]map[string]bool{
 	"flutter":  set(`test build run pub analyze create clean doctor upgrade format`),
 	"dart":     set(`test run pub analyze compile format fix create doc`),
 	"mix":      set(`test compile format run deps.get ecto.migrate phx.server credo dialyzer`),
-	"rustup":   set(`update install default toolchain target component override show run self which doc`),
+	"mise": set(`run r exec x install i use u tasks task trust watch w ls ls-remote upgrade up uninstall
+		prune plugins outdated doctor env activate deactivate set unset where which latest link cache
+		config settings self-update reshim generate implode completion version bin-paths backends
+		registry search sync shell sh tool unuse lock fmt`),
+	// beads, an issue tracker agents drive from the shell
+	"bd": set(`create show ready list update close reopen dep sync init stats blocked prime onboard
+		quickstart comments comment label delete doctor search status config info migrate compact
+		import export daemon hooks epic duplicates merge rename-prefix restore version help`),
+	"rustup": set(`update install default toolchain target component override show run self which doc`),
 	"systemctl": set(`start stop restart reload status enable disable daemon-reload is-active is-enabled
 		list-units list-unit-files cat show edit mask unmask kill`),
 	"playwright":    set(`test install codegen show-report show-trace`),
@@ -160,6 +168,7 @@ var argFlags = map[string]map[string]bool{
 	"bun":       set(`--cwd -c --config --env-file --filter -F --preload -r`),
 	"cargo":     set(`-C --config -Z --manifest-path --color`),
 	"go":        set(`-C`),
+	"mise":      set(`-C --cd -E --env -j --jobs -P --profile --shell -t --tool`),
 	"uv":        set(`--directory --project --cache-dir --config-file --color -p --python`),
 	"poetry":    set(`-C --directory -P --project`),
 	"pip":       set(`--python --log --proxy --retries --timeout --exists-action --cert --client-cert --cache-dir`),
