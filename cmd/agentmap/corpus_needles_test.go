@@ -168,7 +168,9 @@ func (n *needles) addText(file, field, s string) {
 				n.candidate(core, file, field)
 			}
 		}
-		n.verbs(line, words)
+		if commandField(field) {
+			n.verbs(line, words)
+		}
 		for i := 0; i < len(words); {
 			j := i
 			for j+1 < len(words) && words[j+1][0] == words[j][1]+1 && line[words[j][1]] == ' ' &&
@@ -194,6 +196,13 @@ func (n *needles) candidate(s, file, field string) {
 }
 
 func edgePunct(r rune) bool { return strings.ContainsRune("()[]{}<>,.;:!?'\"`*", r) }
+
+// commandField: a field that may hold a command line (a shell tool's
+// input, an exec's command, a custom tool's input).
+func commandField(field string) bool {
+	return strings.Contains(field, "command") || strings.Contains(field, "cmd") ||
+		strings.Contains(field, "input") || strings.Contains(field, "arguments") || strings.Contains(field, "Args")
+}
 
 // verbs adds the first three words of every command a line may hold to the
 // vocabulary: a shell verb is a program and up to two subcommands (gh pr
