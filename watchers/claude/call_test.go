@@ -106,3 +106,45 @@ func TestWriteCreatesOnlyUnseenFiles(t *testing.T) {
 		t.Errorf("ops %v, want %v", ops, want)
 	}
 }
+
+func TestUnranShellClass(t *testing.T) {
+	tests := []struct{ name, text, want string }{
+		{"hook message quoting a linter", "Pre-commit check failed:\n[LINT] module x could not find y", "blocked"},
+		{"hook message of its own words", "Policy check failed, commit refused", "blocked"},
+		{"the tool's own error stays", "<tool_use_error>Sibling tool call errored</tool_use_error>", "other"},
+		{"a refusal stays", "The user doesn't want to proceed with this tool use.", "permission_denied"},
+		{"an interrupt stays", "[Request interrupted by user for tool use]", "interrupted"},
+	}
+	for _, tt := range tests {
+		if got := unranClass(errorClass(tt.text), tt.text); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestBlockedShellResult feeds a Bash call whose result carries a hook's
+// message and no exit status: the call was blocked before it ran.
+func TestBlockedShellResult(t *testing.T) {
+	const sid = "0a1b2c3d-0000-4000-8000-0000000000b1"
+	lines := []string{
+		`{"type":"assistant","sessionId":"` + sid + `","cwd":"/home/dev/proj","timestamp":"2026-05-01T10:00:01.000Z","uuid":"a1","message":{"id":"msg_1","model":"claude-opus-4-6","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"git commit -m wip"}}],"usage":{"input_tokens":1,"output_tokens":1}}}`,
+		`{"type":"user","sessionId":"` + sid + `","cwd":"/home/dev/proj","timestamp":"2026-05-01T10:00:09.000Z","uuid":"u1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","is_error":true,"content":"Pre-commit check failed:\n[TYPES] unknown module: could not find Foo.Bar"}]},"toolUseResult":"Error: Pre-commit check failed"}`,
+	}
+	p := NewParser(sourceFor(sid))
+	var evs []event.Event
+	for i, l := range lines {
+		var err error
+		if evs, err = p.Line([]byte(l), evs); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+	}
+	for _, e := range evs {
+		if e.Kind == event.KindResult {
+			if !e.Result.Err || e.Result.ErrClass != "blocked" || e.Result.ExitCode != nil {
+				t.Fatalf("result %+v, want a blocked failure without exit code", e.Result)
+			}
+			return
+		}
+	}
+	t.Fatal("no result record")
+}

@@ -38,7 +38,10 @@
 //     when the output went to tool-results/ (the file is never opened).
 //     Shell results carry the exit code ("Exit code N" on failures, 0 on a
 //     completed foreground success). A user's refusal of a call is
-//     permission_denied; other failures are classed by redact.ErrorClass.
+//     permission_denied; other failures are classed by redact.ErrorClass,
+//     except that a failed shell call without an exit status (and not one
+//     of Claude Code's own <tool_use_error> messages) never ran: a
+//     PreToolUse hook blocked it, whatever its message says.
 //     A subagent call's result names the lane it started (sa-<agentId>);
 //     an Agent or Task call without subagent_type is general-purpose, the
 //     tool's default.

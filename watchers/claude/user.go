@@ -315,6 +315,9 @@ func (p *Parser) result(b *block, st structured) event.Event {
 	}
 	if pc.Shell {
 		r.ExitCode = exitCode(r.Err, text, st.obj)
+		if r.Err && r.ExitCode == nil {
+			r.ErrClass = unranClass(r.ErrClass, text)
+		}
 		if !r.Err {
 			p.confirm(r, pc, text, &tur)
 		}
@@ -351,6 +354,22 @@ func errorClass(text string) string {
 		return "permission_denied"
 	}
 	return redact.ErrorClass(t)
+}
+
+// unranClass classes a failed shell result without an exit status: the
+// command never ran. Claude Code reports every command failure as "Exit
+// code N" and wraps its own refusals in <tool_use_error>; its permission
+// and interrupt messages have their own classes. What is left is the
+// message of a PreToolUse hook that blocked the call, whose free text (a
+// linter's report, say) must not pass for a missing file or an exit.
+func unranClass(class, text string) string {
+	switch class {
+	case "not_found", "exit_code", "other":
+		if !strings.HasPrefix(strings.TrimSpace(text), "<tool_use_error>") {
+			return "blocked"
+		}
+	}
+	return class
 }
 
 // exitCode reads "Exit code N" from a failed shell result (no numeric field
