@@ -204,23 +204,20 @@ func commandField(field string) bool {
 		strings.Contains(field, "input") || strings.Contains(field, "arguments") || strings.Contains(field, "Args")
 }
 
-// verbs adds the first three words of every command a line may hold to the
-// vocabulary: a shell verb is a program and up to two subcommands (gh pr
-// view), which a map keeps.
+// verbs adds to the vocabulary the three-word shell verbs a command line
+// may hold: gh and glab "<noun> <verb>" and docker's management commands
+// (gh pr view, docker compose up), which a map keeps. Other verbs have two
+// words at most, and a phrase needle has three.
 func (n *needles) verbs(line string, words [][2]int) {
 	start := true
 	for i, w := range words {
 		tok := line[w[0]:w[1]]
-		if start {
-			var parts []string
-			for j := i; j < len(words) && j < i+3; j++ {
-				parts = append(parts, line[words[j][0]:words[j][1]])
-			}
-			n.vocab.WriteString(strings.Join(parts, " "))
+		if start && i+2 < len(words) && (tok == "gh" || tok == "glab" || tok == "docker") {
+			n.vocab.WriteString(tok + " " + line[words[i+1][0]:words[i+1][1]] + " " + line[words[i+2][0]:words[i+2][1]])
 			n.vocab.WriteByte(0)
 		}
-		start = tok == "&&" || tok == "||" || tok == "|" || tok == ";" || tok == "&" ||
-			strings.HasSuffix(tok, ";") || tok == "then" || tok == "do"
+		start = i == 0 || tok == "&&" || tok == "||" || tok == "|" || tok == ";" || tok == "&" ||
+			strings.HasSuffix(tok, ";") || tok == "then" || tok == "do" || tok == "sudo" || tok == "exec"
 	}
 }
 
