@@ -15,6 +15,11 @@ type Shell struct {
 	Cat    string     // vcs, test, build, package, http, cloud, fs, shell
 	Verify bool       // a test, build, lint or type check
 	VCS    *event.VCS // git/gh/glab operation, if any
+	// Commits is set when any command of the line is a git commit, even
+	// one whose VCS facet lost to another write (git restore && git
+	// commit) or to a forge command (git commit && gh pr create): its
+	// output may then confirm a commit.
+	Commits bool
 }
 
 // Kind is the map event kind of the command: verify or exec.
@@ -354,6 +359,9 @@ func (w *walker) result() Shell {
 	for _, c := range w.cmds {
 		if c.vcs != nil && c.vcsRank > rank {
 			s.VCS, rank = c.vcs, c.vcsRank
+		}
+		if c.vcs != nil && c.vcs.Provider == "git" && c.vcs.Action == "commit" {
+			s.Commits = true
 		}
 	}
 	return s

@@ -274,6 +274,25 @@ func TestParseShellVCS(t *testing.T) {
 	}
 }
 
+func TestParseShellCommits(t *testing.T) {
+	tests := []struct {
+		cmd  string
+		want bool
+	}{
+		{"git commit -m x", true},
+		{"git restore --staged README.md && git status -s && git commit -m x", true},
+		{"git commit -m x && gh pr create --fill", true},
+		{"bash -lc 'git add -A && git commit -m x'", true},
+		{"git log --grep commit", false},
+		{"echo commit", false},
+	}
+	for _, tt := range tests {
+		if got := ParseShell(tt.cmd).Commits; got != tt.want {
+			t.Errorf("ParseShell(%q).Commits = %v, want %v", tt.cmd, got, tt.want)
+		}
+	}
+}
+
 func TestParseArgv(t *testing.T) {
 	tests := []struct {
 		argv   []string

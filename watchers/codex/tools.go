@@ -238,8 +238,8 @@ func shellEvent(tool string, sh redact.Shell) (event.Call, call) {
 	c := call{Tool: tool, Class: "exec"}
 	if v := sh.VCS; v != nil {
 		c.PR = prAction(v)
-		c.Commit = v.Provider == "git" && v.Action == "commit"
 	}
+	c.Commit = sh.Commits
 	return ev, c
 }
 

@@ -585,3 +585,21 @@ func TestOpenMaybeZstd(t *testing.T) {
 		t.Error("missing file opened")
 	}
 }
+
+// TestCommitAfterAnotherWrite: a commit that follows another git write in
+// the same command line is still confirmed from its output.
+func TestCommitAfterAnotherWrite(t *testing.T) {
+	evs := run(t, metaLine,
+		`{"timestamp":"2026-01-01T00:00:01.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"git restore --staged notes.txt && git commit -m wip\"]}","call_id":"c1"}}`,
+		`{"timestamp":"2026-01-01T00:00:02.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"{\"output\":\"[main 1a2b3c4] wip\\n 2 files changed, 5 insertions(+), 1 deletion(-)\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.1}}"}}`,
+	)
+	for _, ev := range evs {
+		if ev.Kind == event.KindResult && ev.Result.CallID == "c1" {
+			if c := ev.Result.Commit; c == nil || c.SHA != "1a2b3c4" || c.Files != 2 || c.Ins != 5 || c.Del != 1 {
+				t.Fatalf("commit %+v", c)
+			}
+			return
+		}
+	}
+	t.Fatal("no result for the call")
+}
