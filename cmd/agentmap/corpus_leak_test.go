@@ -135,11 +135,17 @@ func TestCorpusLeaksNothing(t *testing.T) {
 	// The needles, per agent.
 	all := map[string]map[string]origin{}
 	words := exporterWords(t)
+	var sets []*needles
 	for _, agent := range agents {
 		n := newNeedles(agent)
 		for _, f := range corpusLogs(t, agent) {
 			n.readLog(t, f)
 		}
+		sets = append(sets, n)
+		words = append(words, n.vocab.Bytes()...)
+	}
+	for _, n := range sets {
+		agent := n.agent
 		all[agent] = n.final(words)
 		byField := map[string]int{}
 		for _, o := range all[agent] {
@@ -314,6 +320,23 @@ func exporterWords(t *testing.T) []byte {
 			t.Fatalf("export %s of the fixtures: exit %d\n%s", f, code, stderr)
 		}
 		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		words.Write(readable(b))
+		words.WriteByte(0)
+	}
+	for _, m := range maps {
+		b, _ := os.ReadFile(m)
+		words.Write(readable(b))
+		words.WriteByte(0)
+	}
+	// The schemas name every key and enum value a map or an export may
+	// hold.
+	schemas, _ := filepath.Glob(filepath.Join(corpusDir(t), "..", "schemas", "*.json"))
+	schemas = append(schemas, filepath.Join("..", "..", "builder", "schema", "agentplay-v1.schema.json"))
+	for _, f := range schemas {
+		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}

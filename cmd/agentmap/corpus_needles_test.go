@@ -37,6 +37,7 @@ import (
 const (
 	minPhrase = 16
 	minToken  = 12
+	minWord   = 16
 )
 
 // origin says where a needle came from, for failure messages: the corpus
@@ -83,9 +84,9 @@ var codexTextKeys = map[string]bool{"command": true, "cmd": true, "message": tru
 var metaKeys = map[string]bool{
 	"cwd": true, "workdir": true, "file_path": true, "filePath": true, "notebook_path": true,
 	"path": true, "paths": true, "fsPath": true, "uri": true, "url": true, "external": true,
-	"relativeWorkspacePath": true, "model": true, "modelName": true, "subagent_type": true,
+	"relativeWorkspacePath": true, "model": true, "modelName": true, "modelType": true, "subagent_type": true,
 	"skill": true, "server": true, "server_name": true, "tool": true, "tool_name": true,
-	"type": true, "role": true, "id": true, "uuid": true, "call_id": true, "tool_use_id": true,
+	"type": true, "role": true, "agent_type": true, "agentType": true, "id": true, "uuid": true, "call_id": true, "tool_use_id": true,
 	"name": false,
 }
 
@@ -101,8 +102,18 @@ func (n *needles) walk(file string, v any, field string, text bool, codex bool) 
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		call := false
+		for _, k := range []string{"type", "input", "arguments", "params", "rawArgs", "toolCallId", "tool"} {
+			if _, ok := v[k]; ok {
+				call = true
+			}
+		}
 		for _, k := range keys {
 			child := v[k]
+			if k == "name" && call {
+				n.walk(file, child, field+".name", false, codex)
+				continue
+			}
 			name := k
 			if text && !textKeys[k] && !metaKeys[k] && !codexTextKeys[k] && !idKey.MatchString(k) {
 				// A key inside text may itself be text (the questions
@@ -164,7 +175,7 @@ func (n *needles) addText(file, field, s string) {
 			}
 			// Punctuation at a word's edges is prose ("files:",
 			// "(see", "done)."): only what is left is judged.
-			if core := strings.TrimFunc(tok, edgePunct); distinctiveToken(core) {
+			if core := strings.TrimFunc(tok, edgePunct); distinctiveToken(core) || distinctiveWord(core) {
 				n.candidate(core, file, field)
 			}
 		}
@@ -212,6 +223,13 @@ func (n *needles) verbs(line string, words [][2]int) {
 	start := true
 	for i, w := range words {
 		tok := line[w[0]:w[1]]
+		if start {
+			n.vocab.WriteString(tok)
+			if i+1 < len(words) {
+				n.vocab.WriteString(" " + line[words[i+1][0]:words[i+1][1]])
+			}
+			n.vocab.WriteByte(0)
+		}
 		if start && i+2 < len(words) && (tok == "gh" || tok == "glab" || tok == "docker") {
 			n.vocab.WriteString(tok + " " + line[words[i+1][0]:words[i+1][1]] + " " + line[words[i+2][0]:words[i+2][1]])
 			n.vocab.WriteByte(0)
@@ -258,6 +276,28 @@ func distinctiveToken(tok string) bool {
 	return false
 }
 
+// distinctiveWord: a long identifier-like word (a function name, a branch,
+// a script) that is no id, number, version or file name; a map may keep
+// such a word only as a name that the log's metadata holds too, which the
+// vocabulary then drops.
+func distinctiveWord(tok string) bool {
+	if len(tok) < minWord || fileName.MatchString(tok) || hexish.MatchString(tok) {
+		return false
+	}
+	digits := 0
+	for _, r := range tok {
+		if r >= '0' && r <= '9' {
+			digits++
+		}
+	}
+	return digits*4 < len(tok)
+}
+
+var (
+	fileName = regexp.MustCompile(`\.[A-Za-z][A-Za-z0-9]{0,7}$`)
+	hexish   = regexp.MustCompile(`^[0-9a-fA-F_:.-]+$`)
+)
+
 func distinctRunes(s string) int {
 	seen := map[rune]bool{}
 	for _, r := range s {
@@ -267,8 +307,9 @@ func distinctRunes(s string) int {
 }
 
 // final drops the candidates the vocabulary holds and returns the needles.
-// extra is vocabulary that holds for every agent (the exporters' own
-// words).
+// extra is vocabulary that holds for every agent: the exporters' own
+// words, and the other agents' vocabularies (a Codex prompt may name a
+// Claude model that a Claude map rightly shows).
 func (n *needles) final(extra []byte) map[string]origin {
 	n.vocab.Write(extra)
 	// Exports title a session "<agent> <repo> session" (AgentScope): names
