@@ -215,19 +215,27 @@ func TestCorpusLeaksNothing(t *testing.T) {
 		hay.add("state database: "+p.where, p.data)
 	}
 
-	// (4) Exports of the daemon's store.
+	// (4) Exports of the daemon's store, in every format, as stored and
+	// re-rendered in the other path modes.
 	for _, f := range export.Formats() {
-		out := filepath.Join(t.TempDir(), "export"+f.Ext())
-		code, _, stderr := run(t, "export", "--format", string(f), "--data-dir", data, "--out", out)
-		if code != exitOK {
-			t.Fatalf("export %s: exit %d\n%s", f, code, stderr)
+		for _, mode := range []string{"", "dirs_only", "hashed"} {
+			out := filepath.Join(t.TempDir(), "export"+f.Ext())
+			args := []string{"export", "--format", string(f), "--data-dir", data, "--out", out}
+			if mode != "" {
+				args = append(args, "--path-mode", mode)
+			}
+			code, _, stderr := run(t, args...)
+			if code != exitOK {
+				t.Fatalf("export %s %s: exit %d\n%s", f, mode, code, stderr)
+			}
+			name := strings.TrimSpace("export " + string(f) + " " + mode)
+			hay.add(name+" (log)", []byte(stderr))
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hay.add(name, b)
 		}
-		hay.add("export log ("+string(f)+")", []byte(stderr))
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hay.add("export "+string(f), b)
 	}
 	t.Logf("searched %d outputs (%d sessions built, %d maps from the daemon, %d parts of the state database), %d bytes of text",
 		len(hay.names), built, stored, len(dbParts), hay.buf.Len())

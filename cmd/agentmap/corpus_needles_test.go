@@ -37,7 +37,7 @@ import (
 const (
 	minPhrase = 16
 	minToken  = 12
-	minWord   = 16
+	minWord   = 12
 )
 
 // origin says where a needle came from, for failure messages: the corpus
@@ -90,7 +90,7 @@ var metaKeys = map[string]bool{
 	"name": false,
 }
 
-var idKey = regexp.MustCompile(`(?i)(^|_)id$|Id$|uuid$`)
+var idKey = regexp.MustCompile(`(?i)(^|_)id$|Id$|uuid$|model`)
 
 // walk visits a decoded JSON value. field is the key path so far; text is
 // true under a text field.
