@@ -49,12 +49,13 @@ type needles struct {
 	agent  string
 	text   map[string]origin
 	vocab  bytes.Buffer
-	fields map[string]int  // candidates per field, for the report
-	repos  map[string]bool // base names of the working directories
+	fields map[string]int    // candidates per field, for the report
+	repos  map[string]bool   // base names of the working directories
+	dirs   map[string]string // absolute working directories, by the file naming them
 }
 
 func newNeedles(agent string) *needles {
-	return &needles{agent: agent, text: map[string]origin{}, fields: map[string]int{}, repos: map[string]bool{}}
+	return &needles{agent: agent, text: map[string]origin{}, fields: map[string]int{}, repos: map[string]bool{}, dirs: map[string]string{}}
 }
 
 // textKeys are the fields whose whole value is text the contract forbids.
@@ -127,6 +128,7 @@ func (n *needles) walk(file string, v any, field string, text bool, codex bool) 
 			case metaKeys[k] || idKey.MatchString(k):
 				if cwd, ok := child.(string); ok && (k == "cwd" || k == "workdir") {
 					n.repos[filepath.Base(filepath.FromSlash(strings.ReplaceAll(cwd, `\`, "/")))] = true
+					n.dirs[cwd] = file
 				}
 				n.walk(file, child, path, false, codex)
 			case textKeys[k] || (codex && codexTextKeys[k]):
@@ -325,6 +327,31 @@ func (n *needles) final(extra []byte) map[string]origin {
 	for s, o := range n.text {
 		if len(idx.Lookup([]byte(s), 1)) == 0 {
 			out[s] = o
+		}
+	}
+	return out
+}
+
+var drive = regexp.MustCompile(`^[A-Za-z]:[/\\]`)
+
+// homes are the user's home directories in absolute paths.
+var homes = regexp.MustCompile(`^(/Users/[^/]+|/home/[^/]+|[A-Za-z]:[/\\]Users[/\\][^/\\]+)`)
+
+// absolute returns the needles of the working directories: a map holds
+// repo-relative paths and buckets, never an absolute path, so neither a
+// working directory nor the home directory it names (a user name) may
+// reach an output. The parsers' carry-state keeps them (documented), and
+// the audit leaves that out.
+func (n *needles) absolute() map[string]origin {
+	out := map[string]origin{}
+	for dir, file := range n.dirs {
+		if !strings.HasPrefix(dir, "/") && !drive.MatchString(dir) {
+			continue
+		}
+		for _, s := range []string{dir, homes.FindString(dir)} {
+			if len(s) >= minToken {
+				out[s] = origin{file, "cwd"}
+			}
 		}
 	}
 	return out
