@@ -13,7 +13,7 @@ const (
 // signals adds retries and delays, lane by lane.
 func (b *build) signals() {
 	for _, l := range b.lanes {
-		retries(l)
+		b.retries(l)
 		delays(l)
 	}
 	b.stalls(b.lanes[0])
@@ -21,10 +21,11 @@ func (b *build) signals() {
 
 // retries marks a call that repeats a failed call of the same lane (same
 // tool, verb or server, and first target) among the lane's last 8 calls.
-// A call requested by the same model response as the failed one was sent
-// before the failure was known, so it is no retry of it; responses are told
-// apart only in lanes that record requests.
-func retries(l *lane) {
+// A call sent before the failure was known repeats nothing: the failed
+// call's result must come before it (parallel calls of one response all
+// precede their results), and a failed call without a result (no_result)
+// is known only to a later model response, in lanes that record requests.
+func (b *build) retries(l *lane) {
 	type attempt struct {
 		n   *node
 		req int // requests seen in the lane before the call
@@ -49,7 +50,7 @@ func retries(l *lane) {
 			}
 			// Only the nearest attempt counts: a success in between
 			// means this call is not a retry.
-			if prev.n.ev.Err && (!hasReqs || prev.req != req) {
+			if prev.n.ev.Err && b.failureKnown(prev.n, prev.req, n, req, hasReqs) {
 				n.retryOf = prev.n
 				n.ev.Attempt = max(prev.n.ev.Attempt, 1) + 1
 			}
@@ -60,6 +61,27 @@ func retries(l *lane) {
 			window = window[1:]
 		}
 	}
+}
+
+// failureKnown tells whether the failure of prev was known when n was
+// sent: its last result came first in the input, or, without a result,
+// n belongs to a later model request.
+func (b *build) failureKnown(prev *node, prevReq int, n *node, req int, hasReqs bool) bool {
+	last := -1
+	if ri, ok := b.results[prev.call.ID]; ok && prev.call.ID != "" {
+		last = ri
+	}
+	for _, ci := range prev.conts {
+		if id := b.in[ci].Call.ID; id != "" {
+			if ri, ok := b.results[id]; ok && ri > last {
+				last = ri
+			}
+		}
+	}
+	if last >= 0 {
+		return last < n.idx
+	}
+	return !hasReqs || prevReq != req
 }
 
 type callKey struct {
