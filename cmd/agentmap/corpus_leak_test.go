@@ -212,6 +212,33 @@ func TestCorpusLeaksNothing(t *testing.T) {
 		}
 		return nil
 	})
+	// The operator commands print what the store and the state hold.
+	var ids []string
+	for _, args := range [][]string{{"list"}, {"list", "--json"}, {"status"}, {"status", "--json"}} {
+		code, stdout, stderr := run(t, append(args, "--data-dir", data)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+		hay.add(strings.Join(args, " "), []byte(stdout+stderr))
+		if len(args) == 2 && args[0] == "list" {
+			var entries []struct{ Key string }
+			if err := json.Unmarshal([]byte(stdout), &entries); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				ids = append(ids, e.Key)
+			}
+		}
+	}
+	for _, id := range ids {
+		for _, args := range [][]string{{"show", id}, {"show", "--json", id}} {
+			code, stdout, stderr := run(t, append(args, "--data-dir", data)...)
+			if code != exitOK {
+				t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+			}
+			hay.add(args[0]+" "+args[len(args)-1], []byte(stdout+stderr))
+		}
+	}
 	if stored < built*9/10 {
 		t.Fatalf("the daemon wrote %d maps of the %d sessions build finds: the layout misses logs", stored, built)
 	}
@@ -396,7 +423,12 @@ func layoutCorpus(t *testing.T, corpus, home string) []string {
 			put(f, ".claude/projects/-w-app/"+firstSessionID(t, f)+"/subagents/"+agentFile)
 			continue
 		}
-		put(f, fmt.Sprintf(".claude/projects/-w-app/f%02d.jsonl", i))
+		// Claude names a log by its session id.
+		to := ".claude/projects/-w-app/" + firstSessionID(t, f) + ".jsonl"
+		if _, err := os.Stat(filepath.Join(home, to)); err == nil {
+			to = fmt.Sprintf(".claude/projects/-w-app/f%02d.jsonl", i)
+		}
+		put(f, to)
 	}
 	for i, f := range corpusLogs(t, "codex") {
 		name := filepath.Base(f)
