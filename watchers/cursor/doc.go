@@ -48,7 +48,8 @@
 // assistant bubble is a KindLLM record; the records of one model response
 // share a MsgID (the id of its first bubble), a response ending where a
 // text or thinking bubble follows a tool bubble or a user bubble comes.
-// The model is the bubble's, else the one before, else the composer's;
+// The model is the bubble's, else the one before, else the composer's
+// (Cursor's Auto setting, recorded as "default", names no model);
 // tokens only when non-zero; latency from timingInfo (settle minus send).
 // Times: bubble createdAt, else timingInfo's send time, else the previous
 // bubble's; never backwards. A tool bubble is a call (toolCallId, else

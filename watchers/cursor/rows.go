@@ -234,9 +234,20 @@ func (b *bubble) latency() int64 {
 
 func (b *bubble) model() string {
 	if b.ModelInfo != nil {
-		return b.ModelInfo.ModelName
+		return servedModel(b.ModelInfo.ModelName)
 	}
 	return ""
+}
+
+// servedModel is a model name as Cursor records it, or "" for the Auto
+// setting ("default", "auto"), which names no model: Cursor picks one per
+// request and does not say which, so the map writes the model as unknown.
+func servedModel(name string) string {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "default", "auto":
+		return ""
+	}
+	return name
 }
 
 // toolStep is what a tool bubble contributes, reduced at decoding: the

@@ -320,7 +320,7 @@ func (sc storeConvo) build() Conversation {
 	out := []event.Event{{Kind: event.KindSession, Session: &event.Session{
 		NativeID: sc.meta.AgentID, AgentTool: AgentTool, Role: "root", StartT: start, EndT: sc.endMs}}}
 	out = appendRepos(paths, 0, "", out)
-	model := sc.meta.LastUsedModel
+	model := servedModel(sc.meta.LastUsedModel)
 	if model != "" {
 		out = append(out, event.Event{Kind: event.KindModel, Model: model})
 	}

@@ -1,6 +1,7 @@
 package cursor
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -264,5 +265,31 @@ func TestSkillCall(t *testing.T) {
 	c := evs[len(evs)-1].Call
 	if c == nil || c.Kind != "skill" || c.Skill != "review-loop" {
 		t.Errorf("skill call %+v", c)
+	}
+}
+
+// TestAutoModelIsNoModel: Cursor records its Auto setting as the model
+// name "default"; it names no model, so no record carries it.
+func TestAutoModelIsNoModel(t *testing.T) {
+	tests := []struct{ bubble, composer, want string }{
+		{`{"type":2,"modelInfo":{"modelName":"default"}}`, `{"composerId":"c1","modelConfig":{"modelName":"default"}}`, ""},
+		{`{"type":2,"modelInfo":{"modelName":"Auto"}}`, `{"composerId":"c1","modelConfig":{"modelName":"auto"}}`, ""},
+		{`{"type":2,"modelInfo":{"modelName":"claude-4.5-sonnet"}}`, `{"composerId":"c1","modelConfig":{"modelName":"claude-4.5-sonnet"}}`, "claude-4.5-sonnet"},
+	}
+	for _, tt := range tests {
+		var b bubble
+		var c composer
+		if err := json.Unmarshal([]byte(tt.bubble), &b); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(tt.composer), &c); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.model(); got != tt.want {
+			t.Errorf("bubble %s: model %q, want %q", tt.bubble, got, tt.want)
+		}
+		if got := composerConvo(&c, nil, "").model; got != tt.want {
+			t.Errorf("composer %s: model %q, want %q", tt.composer, got, tt.want)
+		}
 	}
 }

@@ -191,7 +191,7 @@ func composerConvo(c *composer, bubbles []*bubble, cwd string) convo {
 	cv := convo{id: c.ComposerID, createdMs: epochMs(c.CreatedAt),
 		updatedMs: epochMs(c.LastUpdatedAt), cwd: cwd, bubbles: bubbles, status: c.Status}
 	if c.ModelConfig != nil {
-		cv.model = c.ModelConfig.ModelName
+		cv.model = servedModel(c.ModelConfig.ModelName)
 	}
 	if c.SubagentInfo != nil {
 		cv.parent = c.SubagentInfo.ParentComposerID
