@@ -194,7 +194,7 @@ func TestCorpusLeaksNothing(t *testing.T) {
 	t.Setenv("AGENTMAP_CONFIG", "")
 	t.Setenv("CLAUDE_CONFIG_DIR", "")
 	t.Setenv("CODEX_HOME", "")
-	roots := layoutCorpus(t, corpus, home)
+	roots := layoutCorpus(t, corpus, home, false)
 	data := filepath.Join(t.TempDir(), "data")
 	args := append([]string{"scan", "--data-dir", data, "--log-level", "debug"}, roots...)
 	code, stdout, stderr := run(t, args...)
@@ -212,6 +212,38 @@ func TestCorpusLeaksNothing(t *testing.T) {
 		}
 		return nil
 	})
+	// (5) The same logs with lines cut short: what the errors say, in the
+	// log of `agentmap build` and of a daemon, and what the daemon keeps.
+	brokenHome := t.TempDir()
+	brokenRoots := layoutCorpus(t, corpus, brokenHome, true)
+	var brokenFiles []string
+	filepath.WalkDir(brokenHome, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			brokenFiles = append(brokenFiles, p)
+		}
+		return nil
+	})
+	var buildErr bytes.Buffer
+	collect(context.Background(), brokenFiles, "auto", &buildErr)
+	hay.add("build log (cut lines)", buildErr.Bytes())
+	brokenData := filepath.Join(t.TempDir(), "data")
+	_, stdout, stderr = run(t, append([]string{"scan", "--data-dir", brokenData, "--log-level", "debug"}, brokenRoots...)...)
+	hay.add("daemon log (cut lines)", []byte(stdout+stderr))
+	if !strings.Contains(stderr, "line") {
+		t.Errorf("the daemon reported no bad line of the cut logs")
+	}
+	t.Logf("cut logs: %d files, %d bytes of build errors, %d bytes of daemon log", len(brokenFiles), buildErr.Len(), len(stdout+stderr))
+	filepath.WalkDir(daemon.MapsDir(brokenData), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			hay.add("daemon map (cut lines) "+filepath.Base(p), b)
+		}
+		return nil
+	})
+	for _, p := range readState(t, daemon.StatePath(brokenData)) {
+		hay.add("state database (cut lines): "+p.where, p.data)
+	}
+
 	// The operator commands print what the store and the state hold.
 	var ids []string
 	for _, args := range [][]string{{"list"}, {"list", "--json"}, {"status"}, {"status", "--json"}} {
@@ -399,12 +431,21 @@ func topField(f string) string {
 // layoutCorpus copies the corpus logs into the places each agent writes
 // them under home (a temporary directory, never the repository), and
 // returns the --root flags that point a daemon at them and at nothing else.
-func layoutCorpus(t *testing.T, corpus, home string) []string {
+//
+// broken lays out only the JSON and JSONL logs, with every third line cut
+// in half, so that the parsers' error paths meet real text.
+func layoutCorpus(t *testing.T, corpus, home string, broken bool) []string {
 	t.Helper()
 	put := func(from, to string) {
 		b, err := os.ReadFile(from)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if broken {
+			if strings.HasSuffix(from, ".vscdb") || strings.HasSuffix(from, ".db") {
+				return
+			}
+			b = cutLines(b)
 		}
 		p := filepath.Join(home, filepath.FromSlash(to))
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -456,6 +497,17 @@ func layoutCorpus(t *testing.T, corpus, home string) []string {
 		}
 	}
 	return append(roots, "--root", "cursor-app="+filepath.Join(home, "cursor-ws"))
+}
+
+// cutLines cuts every third line of a log in half.
+func cutLines(b []byte) []byte {
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	for i, l := range lines {
+		if i%3 == 1 && len(l) > 2 {
+			lines[i] = append(l[:len(l)/2:len(l)/2], '\n')
+		}
+	}
+	return bytes.Join(lines, nil)
 }
 
 // firstSessionID reads the session id of a Claude subagent log, which
