@@ -212,8 +212,8 @@ func TestCorpusLeaksNothing(t *testing.T) {
 		}
 		return nil
 	})
-	// (5) The same logs with lines cut short: what the errors say, in the
-	// log of `agentmap build` and of a daemon, and what the daemon keeps.
+	// (5) The same logs with lines cut short or text in the wrong field: what the errors say, in the
+	// logs of `agentmap build` and of a daemon, and what the daemon keeps.
 	brokenHome := t.TempDir()
 	brokenRoots := layoutCorpus(t, corpus, brokenHome, true)
 	var brokenFiles []string
@@ -499,15 +499,53 @@ func layoutCorpus(t *testing.T, corpus, home string, broken bool) []string {
 	return append(roots, "--root", "cursor-app="+filepath.Join(home, "cursor-ws"))
 }
 
-// cutLines cuts every third line of a log in half.
+// cutLines spoils a log for the parsers' error paths: of every three
+// lines, one is cut in half, and one has the longest text it holds moved
+// into its type and timestamp, which an error message might quote.
 func cutLines(b []byte) []byte {
 	lines := bytes.SplitAfter(b, []byte("\n"))
 	for i, l := range lines {
-		if i%3 == 1 && len(l) > 2 {
+		switch {
+		case i%3 == 1 && len(l) > 2:
 			lines[i] = append(l[:len(l)/2:len(l)/2], '\n')
+		case i%3 == 2:
+			var rec map[string]any
+			if json.Unmarshal(l, &rec) != nil {
+				continue
+			}
+			text := longestString(rec)
+			for _, k := range []string{"type", "timestamp"} {
+				if _, ok := rec[k]; ok {
+					rec[k] = text
+				}
+			}
+			if out, err := json.Marshal(rec); err == nil {
+				lines[i] = append(out, '\n')
+			}
 		}
 	}
 	return bytes.Join(lines, nil)
+}
+
+func longestString(v any) string {
+	best := ""
+	switch v := v.(type) {
+	case map[string]any:
+		for _, c := range v {
+			if s := longestString(c); len(s) > len(best) {
+				best = s
+			}
+		}
+	case []any:
+		for _, c := range v {
+			if s := longestString(c); len(s) > len(best) {
+				best = s
+			}
+		}
+	case string:
+		best = v
+	}
+	return best
 }
 
 // firstSessionID reads the session id of a Claude subagent log, which
