@@ -81,6 +81,7 @@ func (p *Parser) call(b *block) event.Event {
 		c.Skill = skillName(str(in.Command))
 	case "WebFetch", "web_fetch":
 		c.Host = redact.Host(str(in.URL))
+		pc.Fetch = true
 	case "WebSearch", "web_search":
 		c.Host = "search"
 	}

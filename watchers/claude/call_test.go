@@ -2,6 +2,7 @@ package claude
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/agentmap/agentmap/builder/event"
@@ -147,4 +148,41 @@ func TestBlockedShellResult(t *testing.T) {
 		}
 	}
 	t.Fatal("no result record")
+}
+
+// TestFetchHTTPStatus: a web fetch whose result reports an HTTP error
+// status failed, though Claude Code does not flag the result; a redirect
+// and a success did not.
+func TestFetchHTTPStatus(t *testing.T) {
+	const sid = "0a1b2c3d-0000-4000-8000-0000000000f1"
+	call := func(n int) string {
+		return fmt.Sprintf(`{"type":"assistant","sessionId":"%s","cwd":"/home/dev/proj","timestamp":"2026-05-01T10:00:0%d.000Z","uuid":"a%d","message":{"id":"msg_%d","model":"claude-opus-4-6","role":"assistant","content":[{"type":"tool_use","id":"toolu_%d","name":"WebFetch","input":{"url":"https://example.com/p","prompt":"summarise"}}],"usage":{"input_tokens":1,"output_tokens":1}}}`, sid, n, n, n, n)
+	}
+	result := func(n, code int) string {
+		return fmt.Sprintf(`{"type":"user","sessionId":"%s","cwd":"/home/dev/proj","timestamp":"2026-05-01T10:00:0%d.500Z","uuid":"u%d","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%d","content":"status page"}]},"toolUseResult":{"bytes":0,"code":%d,"codeText":"x","result":"status page","durationMs":120,"url":"https://example.com/p"}}`, sid, n, n, n, code)
+	}
+	want := map[string]string{"toolu_1": "rate_limit", "toolu_2": "not_found", "toolu_3": "", "toolu_4": ""}
+	lines := []string{call(1), result(1, 429), call(2), result(2, 404), call(3), result(3, 301), call(4), result(4, 200)}
+	p := NewParser(sourceFor(sid))
+	var evs []event.Event
+	for i, l := range lines {
+		var err error
+		if evs, err = p.Line([]byte(l), evs); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+	}
+	seen := 0
+	for _, e := range evs {
+		if e.Kind != event.KindResult {
+			continue
+		}
+		seen++
+		w := want[e.Result.CallID]
+		if e.Result.Err != (w != "") || e.Result.ErrClass != w {
+			t.Errorf("%s: err %v class %q, want class %q", e.Result.CallID, e.Result.Err, e.Result.ErrClass, w)
+		}
+	}
+	if seen != len(want) {
+		t.Fatalf("%d results, want %d", seen, len(want))
+	}
 }

@@ -41,7 +41,11 @@
 //     permission_denied; other failures are classed by redact.ErrorClass,
 //     except that a failed shell call without an exit status (and not one
 //     of Claude Code's own <tool_use_error> messages) never ran: a
-//     PreToolUse hook blocked it, whatever its message says.
+//     PreToolUse hook blocked it, whatever its message says. A web fetch
+//     whose toolUseResult reports an HTTP status of 400 or more failed,
+//     though Claude Code hands the error page back as a success
+//     (404/410 not_found, 429 rate_limit, 401/403/407 permission_denied,
+//     408/504 timeout, else other).
 //     A subagent call's result names the lane it started (sa-<agentId>);
 //     an Agent or Task call without subagent_type is general-purpose, the
 //     tool's default.

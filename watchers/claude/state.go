@@ -60,6 +60,8 @@ type pending struct {
 	PR string `json:"pr,omitempty"`
 	// Commit is set for shell commands that may run git commit.
 	Commit bool `json:"commit,omitempty"`
+	// Fetch is set for web fetches, whose result reports the HTTP status.
+	Fetch bool `json:"fetch,omitempty"`
 }
 
 // State implements watchers.Parser.

@@ -20,6 +20,7 @@ type toolUseResult struct {
 	Interrupted         json.RawMessage `json:"interrupted"`
 	BackgroundTaskID    json.RawMessage `json:"backgroundTaskId"`
 	PersistedOutputSize json.RawMessage `json:"persistedOutputSize"`
+	Code                json.RawMessage `json:"code"` // a web fetch's HTTP status
 	GitOperation        *struct {
 		Commit *struct {
 			SHA json.RawMessage `json:"sha"`
@@ -313,6 +314,13 @@ func (p *Parser) result(b *block, st structured) event.Event {
 			r.ErrClass = "subagent_failed"
 		}
 	}
+	if pc.Fetch && !r.Err {
+		// Claude Code hands an HTTP error page back as a successful
+		// result; the status says the fetch failed.
+		if code := integer(tur.Code); code >= 400 && code <= 599 {
+			r.Err, r.ErrClass = true, httpClass(code)
+		}
+	}
 	if pc.Shell {
 		r.ExitCode = exitCode(r.Err, text, st.obj)
 		if r.Err && r.ExitCode == nil {
@@ -331,6 +339,7 @@ func (p *Parser) result(b *block, st structured) event.Event {
 var turKeys = [][]byte{
 	[]byte(`"agentId"`), []byte(`"durationMs"`), []byte(`"totalDurationMs"`), []byte(`"durationSeconds"`),
 	[]byte(`"interrupted"`), []byte(`"backgroundTaskId"`), []byte(`"persistedOutputSize"`), []byte(`"gitOperation"`),
+	[]byte(`"code"`),
 }
 
 // mayHoldMetadata tells whether a structured result can hold a key the
@@ -354,6 +363,21 @@ func errorClass(text string) string {
 		return "permission_denied"
 	}
 	return redact.ErrorClass(t)
+}
+
+// httpClass is the tool errClass of a failed fetch's HTTP status.
+func httpClass(code int64) string {
+	switch code {
+	case 404, 410:
+		return "not_found"
+	case 429:
+		return "rate_limit"
+	case 401, 403, 407:
+		return "permission_denied"
+	case 408, 504:
+		return "timeout"
+	}
+	return "other"
 }
 
 // unranClass classes a failed shell result without an exit status: the
