@@ -25,15 +25,17 @@ import (
 // inputs and outputs, subagent prompts, summaries, titles, hook output,
 // errors, Cursor bubbles), taken from the raw corpus logs.
 //
-// A needle is either a phrase (three or more words of one line, at least
-// minPhrase bytes) or a single word of at least minToken bytes that holds a
-// character no identifier has (punctuation, quotes, operators, non-ASCII).
-// Plain identifiers are never needles: a map rightly keeps tool, MCP,
-// skill, model and host names, repo names and ids. Neither is anything with
-// a path separator, since a map keeps repo-relative paths. Finally a
-// candidate is dropped when it also occurs in the log's metadata (its
-// vocabulary: the strings outside the text fields, and the paths that the
-// text mentions), because a map may show metadata.
+// A needle is a phrase (three or more words of one line, at least
+// minPhrase bytes), a word of at least minToken bytes that holds a
+// character no identifier has (punctuation, quotes, operators, non-ASCII),
+// or an identifier-like word of at least minWord bytes that is no id,
+// number or file name. Nothing with a path separator is a needle, since a
+// map keeps repo-relative paths. A candidate is dropped when it also
+// occurs in the vocabulary: the strings outside the text fields of every
+// agent's logs (tool, MCP, skill, model and subagent names, ids, working
+// directories), the paths the text mentions, three-word shell verbs, the
+// schemas' keys and enums and the exporters' own words, because a map or
+// an export may show those.
 const (
 	minPhrase = 16
 	minToken  = 12
@@ -80,15 +82,15 @@ var textKeys = map[string]bool{
 // command line, which names the hook.
 var codexTextKeys = map[string]bool{"command": true, "cmd": true, "message": true}
 
-// metaKeys are metadata even inside text: paths, models, names of
-// subagent types and skills, servers, ids.
+// metaKeys are metadata even inside text: paths, models, subagent types,
+// skills, servers, ids (and, by idKey, every key naming an id or a model).
 var metaKeys = map[string]bool{
 	"cwd": true, "workdir": true, "file_path": true, "filePath": true, "notebook_path": true,
 	"path": true, "paths": true, "fsPath": true, "uri": true, "url": true, "external": true,
 	"relativeWorkspacePath": true, "model": true, "modelName": true, "modelType": true, "subagent_type": true,
 	"skill": true, "server": true, "server_name": true, "tool": true, "tool_name": true,
-	"type": true, "role": true, "agent_type": true, "agentType": true, "id": true, "uuid": true, "call_id": true, "tool_use_id": true,
-	"name": false,
+	"type": true, "role": true, "agent_type": true, "agentType": true, "id": true, "uuid": true,
+	"call_id": true, "tool_use_id": true,
 }
 
 var idKey = regexp.MustCompile(`(?i)(^|_)id$|Id$|uuid$|model`)
@@ -103,6 +105,9 @@ func (n *needles) walk(file string, v any, field string, text bool, codex bool) 
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		// A "name" is metadata in a tool call (the tool's name, which a
+		// map keeps) and text elsewhere (a Cursor conversation's name is
+		// its title).
 		call := false
 		for _, k := range []string{"type", "input", "arguments", "params", "rawArgs", "toolCallId", "tool"} {
 			if _, ok := v[k]; ok {
