@@ -187,6 +187,10 @@ func (b *build) linkLanes() {
 			if cl := b.laneIdx[n.child]; cl != nil && n.child != "" {
 				n.ev.Model = cl.agentModel()
 			}
+			if n.ev.Model == "" && n.call != nil {
+				// No lane says which model served: the one asked for.
+				n.ev.Model = n.call.SubagentModel
+			}
 		}
 	}
 }

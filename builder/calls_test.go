@@ -187,6 +187,29 @@ func TestSubagentLink(t *testing.T) {
 	}
 }
 
+// TestSubagentAskedModel: without a lane, a subagent event carries the
+// model its call asked for; a lane's own model wins over it.
+func TestSubagentAskedModel(t *testing.T) {
+	task := func(sec float64, id, model string) event.Event {
+		e := callEv(sec, id, "Agent", "subagent")
+		e.Call.SubagentType, e.Call.SubagentModel = "Explore", model
+		return e
+	}
+	res := resultEv(3, "t2", false)
+	res.Result.Child = "sa-2"
+	m := mustBuild(t, stream(sess("s"), llmEv(0.5, "m1", "claude-opus-4-6", 1, 1, 2, 0),
+		task(1, "t1", "haiku"), resultEv(2, "t1", false),
+		task(1, "t2", "sonnet"), res,
+		onLane("sa-2", llmEv(2, "", "claude-sonnet-4-5", 1, 1, 0, 1))), Options{})
+	sa := find(m, "subagent")
+	if len(sa) != 2 || sa[0].Model != "haiku" || sa[1].Model != "claude-sonnet-4-5" {
+		t.Fatalf("subagent events %+v", sa)
+	}
+	if got := m.Session.Models; len(got) != 2 || got[0] != "claude-opus-4-6" || got[1] != "claude-sonnet-4-5" {
+		t.Errorf("session models %v: an asked model served no request", got)
+	}
+}
+
 func TestConfirmedOutputs(t *testing.T) {
 	ghCreate := shellEv(1, "p", "gh pr create", false)
 	ghCreate.Call.VCS = &event.VCS{Provider: "github", Action: "pr_create_attempt"}

@@ -153,6 +153,9 @@ type Call struct {
 	MCPTool      string `json:"mtool,omitempty"` // mcp
 	Skill        string `json:"skill,omitempty"` // skill
 	SubagentType string `json:"satype,omitempty"`
+	// SubagentModel is the model a subagent call asks for (a model name or
+	// an alias such as "haiku"), when it names one.
+	SubagentModel string `json:"samodel,omitempty"`
 	// Host is the web host, or "search" for a web search.
 	Host string `json:"host,omitempty"`
 	// SkillWrite names a skill whose definition file this call writes.

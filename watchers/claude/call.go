@@ -19,6 +19,7 @@ type toolInput struct {
 	Command      json.RawMessage `json:"command"`
 	URL          json.RawMessage `json:"url"`
 	SubagentType json.RawMessage `json:"subagent_type"`
+	Model        json.RawMessage `json:"model"` // Agent/Task: the model asked for
 	Skill        json.RawMessage `json:"skill"`
 }
 
@@ -74,6 +75,7 @@ func (p *Parser) call(b *block) event.Event {
 			// The tool's own default when the model names no type.
 			c.SubagentType = "general-purpose"
 		}
+		c.SubagentModel = modelName(str(in.Model))
 		pc.Subagent = true
 	case "Skill":
 		c.Skill = skillName(firstString(in.Skill, in.Command))
@@ -198,4 +200,21 @@ func (p *Parser) serverResult(b *block) event.Event {
 	e := p.ev(event.KindResult)
 	e.Result = r
 	return e
+}
+
+// modelName keeps a model name or alias ("haiku", "claude-sonnet-4-5") and
+// drops anything else a model could have written in its place.
+func modelName(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 64 {
+		return ""
+	}
+	for i, r := range s {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+			i > 0 && (r == '-' || r == '.' || r == '_' || r == ':' || r == '@' || r == '[' || r == ']')
+		if !ok {
+			return ""
+		}
+	}
+	return s
 }

@@ -186,3 +186,34 @@ func TestFetchHTTPStatus(t *testing.T) {
 		t.Fatalf("%d results, want %d", seen, len(want))
 	}
 }
+
+// TestSubagentAskedModel: an Agent call's model input is kept when it is a
+// model name or alias, and dropped when it is anything else.
+func TestSubagentAskedModel(t *testing.T) {
+	const sid = "0a1b2c3d-0000-4000-8000-0000000000a1"
+	tests := []struct{ model, want string }{
+		{`"haiku"`, "haiku"},
+		{`"claude-sonnet-4-5"`, "claude-sonnet-4-5"},
+		{`"use the CANARY fast one"`, ""},
+		{`42`, ""},
+	}
+	for i, tt := range tests {
+		line := fmt.Sprintf(`{"type":"assistant","sessionId":"%s","cwd":"/home/dev/proj","timestamp":"2026-05-01T10:00:01.000Z","uuid":"a%d","message":{"id":"msg_%d","model":"claude-opus-4-6","role":"assistant","content":[{"type":"tool_use","id":"toolu_%d","name":"Agent","input":{"description":"d","prompt":"p","subagent_type":"Explore","model":%s}}],"usage":{"input_tokens":1,"output_tokens":1}}}`, sid, i, i, i, tt.model)
+		evs, err := NewParser(sourceFor(sid)).Line([]byte(line), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, e := range evs {
+			if e.Kind == event.KindCall {
+				found = true
+				if e.Call.SubagentModel != tt.want {
+					t.Errorf("model %s: kept %q, want %q", tt.model, e.Call.SubagentModel, tt.want)
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("model %s: no call", tt.model)
+		}
+	}
+}

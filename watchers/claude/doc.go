@@ -48,7 +48,9 @@
 //     408/504 timeout, else other).
 //     A subagent call's result names the lane it started (sa-<agentId>);
 //     an Agent or Task call without subagent_type is general-purpose, the
-//     tool's default.
+//     tool's default. Its model input (an alias such as haiku, or a model
+//     name) is kept as the model the call asks for, only when it looks
+//     like a model name.
 //     PRs and commits are confirmed from the output of gh/glab PR commands
 //     and git commit, or from the CLI's own gitOperation record.
 //   - Prompts: user lines a person typed. Not prompts: tool results, meta
