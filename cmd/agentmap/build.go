@@ -21,6 +21,7 @@ import (
 	"github.com/agentmap/agentmap/builder/redact"
 	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/agents"
+	"github.com/agentmap/agentmap/watchers/codex"
 	"github.com/agentmap/agentmap/watchers/cursor"
 )
 
@@ -229,6 +230,11 @@ func collect(ctx context.Context, paths []string, agentName string, stderr io.Wr
 		a, ok := pickAgent(agentName, first)
 		if !ok && (agentName == "auto" || agentName == "codex") && agents.LooksLikeWholeJSON(first) {
 			events, src, err := agents.ParseWhole(path)
+			if errors.Is(err, codex.ErrNoSession) && agentName == "auto" {
+				// Any pretty-printed JSON starts with "{": without a
+				// session object it is no rollout, and no Codex file.
+				err = errors.New("not a Claude Code, Codex or Cursor log (a JSON document without a Codex session)")
+			}
 			if err != nil {
 				report(err)
 				continue

@@ -28,10 +28,13 @@ func TestBuildInputErrors(t *testing.T) {
 	os.WriteFile(empty, nil, 0o600)
 	text := filepath.Join(dir, "notes.txt")
 	os.WriteFile(text, []byte("just some notes\nnot a log\n"), 0o600)
+	dump := filepath.Join(dir, "state.dump.json")
+	os.WriteFile(dump, []byte("{\n \"composerData:1\": {\"text\": \"just some notes\"}\n}\n"), 0o600)
 	tests := []struct {
 		name, path, want string
 	}{
 		{"missing", filepath.Join(dir, "nope.jsonl"), "no such file"},
+		{"a JSON document of another tool", dump, "not a Claude Code, Codex or Cursor log"},
 		{"empty", empty, "file is empty"},
 		{"directory", dir, "is a directory"},
 		{"not a log", text, "not a Claude Code, Codex or Cursor log"},
