@@ -98,10 +98,12 @@ func retryKey(c *event.Call) callKey {
 }
 
 // delays adds a delay event right after a tool call of 30 s or more and a
-// model request whose latency is 60 s or more.
+// model request whose latency is 60 s or more. A tool that waits for the
+// user is not slow: its time is the user's, as in a stall.
 func delays(l *lane) {
 	for _, n := range l.nodes {
 		switch {
+		case n.call != nil && n.call.AwaitsUser:
 		case n.call != nil && n.dur != nil && *n.dur >= toolDelayMs:
 			cause := "tool"
 			if n.ev.Kind == "subagent" {

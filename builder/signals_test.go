@@ -7,6 +7,19 @@ import (
 	"github.com/agentmap/agentmap/builder/event"
 )
 
+// TestUserWaitIsNoDelay: a tool that waits for the user takes the user's
+// time; only other tools are slow.
+func TestUserWaitIsNoDelay(t *testing.T) {
+	ask := callEv(1, "q", "AskUserQuestion", "tool")
+	ask.Call.AwaitsUser = true
+	m := mustBuild(t, stream(sess("s"), ask, resultEv(400, "q", false),
+		callEv(401, "w", "TaskOutput", "tool"), resultEv(500, "w", false)), Options{})
+	d := find(m, "delay")
+	if len(d) != 1 || d[0].Cause != "tool" || d[0].Ms != 99000 {
+		t.Fatalf("delays %+v, want one for the slow tool only", d)
+	}
+}
+
 func TestRetries(t *testing.T) {
 	rd := func(sec float64, id, path string) event.Event {
 		return callEv(sec, id, "Read", "read", file("k", path, "read", ""))

@@ -160,6 +160,9 @@ type Call struct {
 	Host string `json:"host,omitempty"`
 	// SkillWrite names a skill whose definition file this call writes.
 	SkillWrite string `json:"skw,omitempty"`
+	// AwaitsUser marks a tool whose purpose is to wait for the user (a
+	// question, a plan to approve): its duration is the user's, no delay.
+	AwaitsUser bool `json:"awu,omitempty"`
 	// Continues is the CallID of an earlier call this one continues (Codex
 	// write_stdin); the builder folds it into that call.
 	Continues string `json:"cont,omitempty"`

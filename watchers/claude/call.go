@@ -86,6 +86,9 @@ func (p *Parser) call(b *block) event.Event {
 		pc.Fetch = true
 	case "WebSearch", "web_search":
 		c.Host = "search"
+	case "AskUserQuestion", "ExitPlanMode":
+		// The call returns when the user answers or rules on the plan.
+		c.AwaitsUser = true
 	}
 	if c.Kind == "" {
 		c.Kind, c.Cat = "tool", "tool"

@@ -217,3 +217,30 @@ func TestSubagentAskedModel(t *testing.T) {
 		}
 	}
 }
+
+// TestAwaitsUser: the tools that wait for the user say so; others do not.
+func TestAwaitsUser(t *testing.T) {
+	const sid = "0a1b2c3d-0000-4000-8000-0000000000c1"
+	for i, tt := range []struct {
+		tool string
+		want bool
+	}{{"AskUserQuestion", true}, {"ExitPlanMode", true}, {"TaskOutput", false}, {"Bash", false}} {
+		line := fmt.Sprintf(`{"type":"assistant","sessionId":"%s","cwd":"/home/dev/proj","timestamp":"2026-05-01T10:00:01.000Z","uuid":"a%d","message":{"id":"msg_%d","model":"claude-opus-4-6","role":"assistant","content":[{"type":"tool_use","id":"toolu_%d","name":"%s","input":{}}],"usage":{"input_tokens":1,"output_tokens":1}}}`, sid, i, i, i, tt.tool)
+		evs, err := NewParser(sourceFor(sid)).Line([]byte(line), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range evs {
+			if e.Kind == event.KindCall {
+				n++
+				if e.Call.AwaitsUser != tt.want {
+					t.Errorf("%s: AwaitsUser %v, want %v", tt.tool, e.Call.AwaitsUser, tt.want)
+				}
+			}
+		}
+		if n != 1 {
+			t.Fatalf("%s: %d calls", tt.tool, n)
+		}
+	}
+}

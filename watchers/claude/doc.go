@@ -50,7 +50,8 @@
 //     an Agent or Task call without subagent_type is general-purpose, the
 //     tool's default. Its model input (an alias such as haiku, or a model
 //     name) is kept as the model the call asks for, only when it looks
-//     like a model name.
+//     like a model name. AskUserQuestion and ExitPlanMode wait for the
+//     user (Call.AwaitsUser), so their time is no tool delay.
 //     PRs and commits are confirmed from the output of gh/glab PR commands
 //     and git commit, or from the CLI's own gitOperation record.
 //   - Prompts: user lines a person typed. Not prompts: tool results, meta
