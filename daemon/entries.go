@@ -50,7 +50,10 @@ func Entries(db *state.DB, store *mapstore.Store) ([]Entry, error) {
 		if f == nil || f.Path == "" {
 			continue
 		}
-		e := Entry{Key: s.Key, Agent: s.Agent, ID: s.NativeID, Path: f.Path, Repos: f.Sum.Repos,
+		// The map's own native id names its file; the session key's id
+		// comes from the log's file name, which may differ (a copied log).
+		id := strings.TrimSuffix(filepath.Base(f.Path), ".json.gz")
+		e := Entry{Key: s.Key, Agent: s.Agent, ID: id, Path: f.Path, Repos: f.Sum.Repos,
 			DurationMs: f.Sum.DurationMs, Calls: f.Sum.Calls, Requests: f.Sum.Requests, Errors: f.Sum.Errors,
 			Tokens: f.Sum.Tokens, CostUSD: f.Sum.CostUSD, Outcome: f.Sum.Outcome, Flushed: time.UnixMilli(f.AtMs).UTC(),
 			Live: s.Dirty()}

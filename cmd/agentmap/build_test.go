@@ -198,3 +198,39 @@ func TestBuildConfigOptions(t *testing.T) {
 		t.Errorf("bad config: exit %d, %q", code, stderr)
 	}
 }
+
+// A log copied under another file name lists under its map's own session
+// id (the one inside the log), so `show` finds what `list` prints.
+func TestListShowsTheMapsSessionID(t *testing.T) {
+	home := t.TempDir()
+	proj := filepath.Join(home, "projects", "-w-api")
+	os.MkdirAll(proj, 0o700)
+	data, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(proj, "copied-log.jsonl"), data, 0o600)
+	dataDir := filepath.Join(home, "data")
+	if code, _, stderr := run(t, "scan", "--data-dir", dataDir, "--root", "claude="+home); code != exitOK {
+		t.Fatalf("scan: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "list", "--json", "--data-dir", dataDir)
+	if code != exitOK {
+		t.Fatalf("list: exit %d: %s", code, stderr)
+	}
+	var entries []struct{ ID string }
+	if err := json.Unmarshal([]byte(stdout), &entries); err != nil || len(entries) != 1 {
+		t.Fatalf("list --json: %v %q", err, stdout)
+	}
+	_, built, _ := run(t, "build", "-o", "-", fixture)
+	var m struct {
+		Session struct{ ID string } `json:"session"`
+	}
+	json.Unmarshal([]byte(built), &m)
+	if want := strings.TrimPrefix(m.Session.ID, "local:claude-code:"); entries[0].ID != want || want == "" {
+		t.Fatalf("list id %q, map's session %q", entries[0].ID, want)
+	}
+	if code, _, stderr := run(t, "show", "--data-dir", dataDir, entries[0].ID[:8]); code != exitOK {
+		t.Fatalf("show by prefix: exit %d: %s", code, stderr)
+	}
+}
