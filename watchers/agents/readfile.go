@@ -109,7 +109,11 @@ func AttachFile(p watchers.Parser, path string) {
 			fp.SetFile(path, st, et)
 		}
 	case *claude.Parser:
-		// A subagent log's sidecar names its type and launching call.
+		// A subagent log's sidecar names its type and launching call. Main
+		// transcripts have none: no file system look-up on every batch.
+		if !fp.NeedsLaneMeta() {
+			return
+		}
 		if m, ok := claude.ReadLaneMeta(path); ok {
 			fp.SetLaneMeta(m)
 		}

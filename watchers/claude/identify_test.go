@@ -130,3 +130,18 @@ func TestSessionIDMajority(t *testing.T) {
 		t.Errorf("uuid file name: got %q", got)
 	}
 }
+
+// Only a subagent lane whose lane record is not out yet wants its sidecar.
+func TestNeedsLaneMeta(t *testing.T) {
+	if NewParser(watchers.Source{Agent: "claude", Session: "s"}).NeedsLaneMeta() {
+		t.Error("a main transcript asks for a sidecar")
+	}
+	lane := NewParser(watchers.Source{Agent: "claude", Session: "s", Lane: "sa-abc"})
+	if !lane.NeedsLaneMeta() {
+		t.Error("a fresh subagent parser does not ask for its sidecar")
+	}
+	lane.st.LaneSent = true
+	if lane.NeedsLaneMeta() {
+		t.Error("a subagent parser asks for its sidecar after its lane record")
+	}
+}

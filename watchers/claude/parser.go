@@ -42,6 +42,11 @@ func (p *Parser) SetLaneMeta(m LaneMeta) {
 	p.st.Meta = LaneMeta{SubagentType: ident(m.SubagentType), LaunchCallID: ident(m.LaunchCallID), Model: ident(m.Model)}
 }
 
+// NeedsLaneMeta reports whether SetLaneMeta can still matter: the file is
+// a subagent lane whose lane record is not out yet. Main transcripts have
+// no sidecar, so callers skip the look-up for them.
+func (p *Parser) NeedsLaneMeta() bool { return p.src.Lane != "" && !p.st.LaneSent }
+
 // envelope holds the fields of a line that every record type may carry.
 // Text-bearing fields are not declared, so the decoder skips them.
 type envelope struct {
