@@ -75,6 +75,22 @@ func openBackend(dataDir string) (*backend, error) {
 	return b, nil
 }
 
+// open resolves the data directory of an operator command and opens its
+// backend: the running daemon's socket, else the state and the store. On
+// failure it has reported on stderr and returns the exit code.
+func (o opsFlags) open(cmd string, stderr io.Writer) (*backend, int) {
+	dataDir, code := o.resolve(cmd, stderr)
+	if dataDir == "" {
+		return nil, code
+	}
+	b, err := openBackend(dataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", cmd, err)
+		return nil, exitFailure
+	}
+	return b, exitOK
+}
+
 func (b *backend) close() {
 	if b.db != nil {
 		b.db.Close()

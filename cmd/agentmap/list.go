@@ -50,14 +50,9 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentmap list: --repo: malformed glob")
 		return exitUsage
 	}
-	dataDir, code := of.resolve("list", stderr)
-	if dataDir == "" {
+	b, code := of.open("list", stderr)
+	if b == nil {
 		return code
-	}
-	b, err := openBackend(dataDir)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentmap list: %v\n", err)
-		return exitFailure
 	}
 	defer b.close()
 	es, err := b.entries(ctx)

@@ -35,14 +35,9 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fl.Usage()
 		return exitUsage
 	}
-	dataDir, code := of.resolve("show", stderr)
-	if dataDir == "" {
+	b, code := of.open("show", stderr)
+	if b == nil {
 		return code
-	}
-	b, err := openBackend(dataDir)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentmap show: %v\n", err)
-		return exitFailure
 	}
 	defer b.close()
 	es, err := b.entries(ctx)

@@ -30,14 +30,9 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fl.Usage()
 		return exitUsage
 	}
-	dataDir, code := of.resolve("status", stderr)
-	if dataDir == "" {
+	b, code := of.open("status", stderr)
+	if b == nil {
 		return code
-	}
-	b, err := openBackend(dataDir)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentmap status: %v\n", err)
-		return exitFailure
 	}
 	defer b.close()
 	st, running, err := b.status(ctx)
