@@ -144,6 +144,15 @@ type Price struct {
 	CacheWrite float64 `toml:"cache_write"`
 	CacheRead  float64 `toml:"cache_read"`
 	Output     float64 `toml:"output"`
+	// Optional tiers (0 = none): the 1-hour cache-write price (else
+	// cache_write), the fast-mode multiplier, and the long-context tier
+	// (prompts above long_above tokens: long_input x the input-side
+	// prices, long_output x the output price).
+	CacheWrite1h float64 `toml:"cache_write_1h"`
+	Fast         float64 `toml:"fast"`
+	LongAbove    int64   `toml:"long_above"`
+	LongInput    float64 `toml:"long_input"`
+	LongOutput   float64 `toml:"long_output"`
 }
 
 // PriceFor returns the override of the longest model prefix matching model.
