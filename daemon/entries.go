@@ -29,9 +29,9 @@ type Entry struct {
 	CostUSD    float64   `json:"costUsd"`
 	// Unpriced names the models whose tokens have no price (CostUSD
 	// leaves them out).
-	Unpriced []string `json:"unpriced,omitempty"`
-	Outcome    string    `json:"outcome,omitempty"`
-	Flushed    time.Time `json:"flushed,omitzero"`
+	Unpriced []string  `json:"unpriced,omitempty"`
+	Outcome  string    `json:"outcome,omitempty"`
+	Flushed  time.Time `json:"flushed,omitzero"`
 	// Live is set when the session changed after its map was written.
 	Live bool `json:"live,omitempty"`
 }
