@@ -194,6 +194,11 @@ type Result struct {
 	DurMs int64 `json:"dur,omitempty"`
 	// Child is the lane id a subagent call started.
 	Child string `json:"child,omitempty"`
+	// Targets are what the call touched as its result tells (Codex
+	// exec_command_end parsed_cmd: the files a shell command read, the
+	// directories it listed or searched); the builder adds them to the
+	// call's own targets.
+	Targets []Target `json:"tg,omitempty"`
 	// Confirmed outputs, parsed from the result text and reduced to ids.
 	PR       *PR       `json:"pr,omitempty"`
 	Commit   *Commit   `json:"commit,omitempty"`
