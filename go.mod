@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/BurntSushi/toml v1.6.0 // the config file; decoding metadata lets unknown keys be rejected
 	github.com/fsnotify/fsnotify v1.10.1 // change hints on directories; the periodic rescan stays the truth
+	github.com/jackc/pgx/v5 v5.13.0 // the team sink: PostgreSQL wire protocol, pipelined batches, COPY, pooled connections, pure Go
 	github.com/kardianos/service v1.3.0 // per-user systemd/launchd service status, with our own templates
 	github.com/klauspost/compress v1.20.4 // zstd for compressed Codex rollouts (.jsonl.zst)
 	github.com/mattn/go-isatty v0.0.24 // progress bar only on a terminal
@@ -14,8 +15,6 @@ require (
 	modernc.org/sqlite v1.62.0 // read-only access to Cursor's SQLite stores without cgo
 	mvdan.cc/sh/v3 v3.14.1 // a real shell parser for shell verbs, so no argument slips through
 )
-
-require github.com/jackc/pgx/v5 v5.13.0
 
 require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
