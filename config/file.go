@@ -200,6 +200,7 @@ func render(c *Config, p platform, comments bool) []byte {
 		w.kv("cache_read", float(pr.CacheRead))
 		w.kv("output", float(pr.Output))
 	}
+	renderSink(w, c, str, pathStr)
 	return []byte(w.b.String())
 }
 

@@ -210,5 +210,6 @@ func (c *Config) validate(p platform) error {
 			}
 		}
 	}
+	c.validateSink(p, add)
 	return errors.Join(probs...)
 }
