@@ -21,6 +21,7 @@ type Config struct {
 	Export  Export           `toml:"export"`
 	Log     Log              `toml:"log"`
 	Prices  map[string]Price `toml:"prices"`
+	Sink    Sink             `toml:"sink"`
 
 	// File is the file the config was loaded from, "" for pure defaults.
 	File string `toml:"-"`
@@ -206,6 +207,7 @@ func defaultsFor(p platform) *Config {
 		},
 		Log:    Log{Level: "info"},
 		Prices: map[string]Price{},
+		Sink:   defaultSink(),
 	}
 }
 

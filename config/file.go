@@ -216,6 +216,7 @@ func render(c *Config, p platform, comments bool) []byte {
 			}
 		}
 	}
+	renderSink(w, c, str, pathStr)
 	return []byte(w.b.String())
 }
 
