@@ -222,6 +222,18 @@ func collect(ctx context.Context, paths []string, agentName string, stderr io.Wr
 			}
 			continue
 		}
+		if a, ok := agents.DBReader(agentName, path); ok {
+			convs, err := a.ReadDB(ctx, path)
+			if err != nil {
+				report(err)
+				continue
+			}
+			for _, c := range convs {
+				s := get(a.Name, c.NativeID)
+				s.events = append(s.events, c.Events...)
+			}
+			continue
+		}
 		first, err := agents.FirstLine(path)
 		if err != nil {
 			report(describeOpenError(err))
