@@ -12,6 +12,7 @@ import (
 	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/claude"
 	"github.com/agentmap/agentmap/watchers/codex"
+	"github.com/agentmap/agentmap/watchers/copilot"
 	"github.com/agentmap/agentmap/watchers/cursor"
 	"github.com/agentmap/agentmap/watchers/opencode"
 )
@@ -65,6 +66,14 @@ var All = []Agent{
 		},
 	},
 	dbOnly("opencode", opencode.Tool, opencode.IsDB, opencode.ReadDB),
+	{
+		Name: "copilot", Tool: copilot.Tool,
+		LooksLike: copilot.LooksLike, Identify: copilot.Identify,
+		New: func(s watchers.Source) watchers.Parser { return copilot.NewParser(s) },
+		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
+			return copilot.Restore(s, st)
+		},
+	},
 }
 
 // dbOnly is the entry of an agent whose sessions live in a database only:
