@@ -35,6 +35,9 @@ type Usage struct {
 	Prompt, Cached, Completion int64
 }
 
+// Total is every token counted once.
+func (u Usage) Total() int64 { return u.Prompt + u.Completion }
+
 // Reply is one scripted answer.
 type Reply struct {
 	Items []Item
@@ -188,7 +191,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"bad json","type":"invalid_request_error"}}`, http.StatusBadRequest)
 		return
 	}
+	// A request without tools is the client's own side work (a title,
+	// a summary), even when it quotes the scripted prompt.
 	name, step, ok := s.route(&req)
+	ok = ok && len(req.Tools) > 0
 	var reply Reply
 	s.mu.Lock()
 	if ok && step < len(s.Scripts[name]) {
