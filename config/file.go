@@ -115,9 +115,11 @@ func render(c *Config, p platform, comments bool) []byte {
 	w.blank()
 
 	agentDoc := map[string][]string{
-		"claude": {"Claude Code: transcripts under <root>/projects. Defaults: $CLAUDE_CONFIG_DIR", "(comma-separated), ~/.claude and ~/.config/claude."},
-		"codex":  {"Codex CLI: rollouts under <root>/sessions and <root>/archived_sessions.", "Defaults: $CODEX_HOME and ~/.codex."},
-		"cursor": {"Cursor: roots hold agent transcripts and cursor-agent chats (~/.cursor);", "app_roots hold the editor's User directory (its state.vscdb files)."},
+		"claude":   {"Claude Code: transcripts under <root>/projects. Defaults: $CLAUDE_CONFIG_DIR", "(comma-separated), ~/.claude and ~/.config/claude."},
+		"codex":    {"Codex CLI: rollouts under <root>/sessions and <root>/archived_sessions.", "Defaults: $CODEX_HOME and ~/.codex."},
+		"cursor":   {"Cursor: roots hold agent transcripts and cursor-agent chats (~/.cursor);", "app_roots hold the editor's User directory (its state.vscdb files)."},
+		"opencode": {"OpenCode: its data directory holding opencode.db (read-only).", "Default: $XDG_DATA_HOME/opencode, else ~/.local/share/opencode."},
+		"copilot":  {"GitHub Copilot CLI: session-state/<id>/events.jsonl under <root>.", "Defaults: $COPILOT_HOME and ~/.copilot."},
 	}
 	for _, name := range AgentNames {
 		a, _ := c.Agents.ByName(name)
