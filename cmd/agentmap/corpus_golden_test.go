@@ -49,13 +49,7 @@ func TestCorpusContentHashesGolden(t *testing.T) {
 		}
 	}
 
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
-	t.Setenv("AGENTMAP_CONFIG", "")
-	t.Setenv("CLAUDE_CONFIG_DIR", "")
-	t.Setenv("CODEX_HOME", "")
+	home := privateHome(t)
 	roots := layoutCorpus(t, corpus, home, false)
 	// Cursor transcripts take their times from the file: fixed ones repeat.
 	fixed := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -154,4 +148,17 @@ func mapContentHash(t *testing.T, path string) string {
 		t.Fatalf("%s: no content hash", path)
 	}
 	return doc.ContentHash
+}
+
+// privateHome is a temporary HOME with no agent or agentmap settings from
+// the environment, so that a scan sees only what a test lays out there.
+func privateHome(t *testing.T) string {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	t.Setenv("AGENTMAP_CONFIG", "")
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Setenv("CODEX_HOME", "")
+	return home
 }
