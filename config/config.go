@@ -73,11 +73,12 @@ type Agents struct {
 	Claude Agent       `toml:"claude"`
 	Codex  Agent       `toml:"codex"`
 	Cursor CursorAgent `toml:"cursor"`
+	Gemini Agent       `toml:"gemini"`
 }
 
 // AgentNames are the agents in the order of the file (and of the agent
 // registry).
-var AgentNames = []string{"claude", "codex", "cursor"}
+var AgentNames = []string{"claude", "codex", "cursor", "gemini"}
 
 // ByName returns the settings of an agent by its short name.
 func (a *Agents) ByName(name string) (*Agent, bool) {
@@ -88,6 +89,8 @@ func (a *Agents) ByName(name string) (*Agent, bool) {
 		return &a.Codex, true
 	case "cursor":
 		return &a.Cursor.Agent, true
+	case "gemini":
+		return &a.Gemini, true
 	}
 	return nil, false
 }
@@ -186,6 +189,7 @@ func defaultsFor(p platform) *Config {
 			Claude: Agent{Enabled: true, Roots: p.claudeRoots()},
 			Codex:  Agent{Enabled: true, Roots: p.codexRoots()},
 			Cursor: CursorAgent{Agent: Agent{Enabled: true, Roots: p.cursorRoots()}, AppRoots: p.cursorAppRoots()},
+			Gemini: Agent{Enabled: true, Roots: p.geminiRoots()},
 		},
 		Privacy: Privacy{Exclude: []string{}},
 		Export: Export{

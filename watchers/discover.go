@@ -19,6 +19,7 @@ const (
 	LayoutCodex     = "codex"      // a Codex home: sessions/YYYY/MM/DD/…, archived_sessions/
 	LayoutCursor    = "cursor"     // ~/.cursor: projects/<slug>/agent-transcripts/…, chats/<hash>/<id>/store.db
 	LayoutCursorApp = "cursor-app" // Cursor's User dir: globalStorage/ and workspaceStorage/*/ state.vscdb
+	LayoutGemini    = "gemini"     // a Gemini CLI dir (~/.gemini): tmp/<project>/chats/…
 )
 
 // Root is one directory tree an agent writes its logs under.
@@ -82,6 +83,9 @@ func (r Root) Descend(dir string) bool {
 		case "workspaceStorage":
 			return len(p) <= 2
 		}
+	case LayoutGemini:
+		// tmp / <project> / chats / <parent session> (subagents)
+		return p[0] == "tmp" && (len(p) <= 2 || p[2] == "chats" && len(p) <= 4)
 	}
 	return false
 }
@@ -122,6 +126,18 @@ func (r Root) Form(path string) string {
 		if p[0] == "chats" && len(p) == 4 && name == "store.db" {
 			return FormSQLite
 		}
+	case LayoutGemini:
+		if p[0] != "tmp" || len(p) < 4 || p[2] != "chats" {
+			return ""
+		}
+		switch {
+		case len(p) == 4 && strings.HasPrefix(name, "session-") && strings.HasSuffix(name, ".jsonl"):
+			return FormLines
+		case len(p) == 4 && strings.HasPrefix(name, "session-") && strings.HasSuffix(name, ".json"):
+			return FormWhole // the whole-document form of older clients
+		case len(p) == 5 && strings.HasSuffix(name, ".jsonl"):
+			return FormLines // a subagent's conversation
+		}
 	case LayoutCursorApp:
 		if name == "state.vscdb" && ((p[0] == "globalStorage" && len(p) == 2) || (p[0] == "workspaceStorage" && len(p) == 3)) {
 			return FormSQLite
@@ -147,7 +163,8 @@ type Env struct {
 // DefaultRoots lists where each agent keeps its logs on this OS:
 // Claude: every dir of $CLAUDE_CONFIG_DIR (comma-separated), ~/.claude and
 // $XDG_CONFIG_HOME/claude (older builds); Codex: $CODEX_HOME and ~/.codex;
-// Cursor: ~/.cursor and Cursor's User dir of the OS. Missing roots are
+// Cursor: ~/.cursor and Cursor's User dir of the OS; Gemini CLI:
+// $GEMINI_CLI_HOME/.gemini and ~/.gemini. Missing roots are
 // listed too: they are picked up when they appear.
 func DefaultRoots(env Env) []Root {
 	get := env.Getenv
@@ -201,6 +218,10 @@ func DefaultRoots(env Env) []Root {
 			add("cursor", LayoutCursorApp, filepath.Join(xdg, "Cursor", "User"))
 		}
 	}
+	if h := get("GEMINI_CLI_HOME"); h != "" {
+		add("gemini", LayoutGemini, filepath.Join(h, ".gemini"))
+	}
+	add("gemini", LayoutGemini, join(".gemini"))
 	return roots
 }
 
@@ -216,7 +237,7 @@ func OverrideRoots(roots []Root, overrides map[string][]string) []Root {
 			out = append(out, r)
 		}
 	}
-	for _, layout := range []string{LayoutClaude, LayoutCodex, LayoutCursor, LayoutCursorApp} {
+	for _, layout := range []string{LayoutClaude, LayoutCodex, LayoutCursor, LayoutCursorApp, LayoutGemini} {
 		for _, d := range overrides[layout] {
 			agent := layout
 			if layout == LayoutCursorApp {

@@ -147,5 +147,8 @@ func configRoots(c *config.Config) []watchers.Root {
 		add("cursor", watchers.LayoutCursor, c.Agents.Cursor.Roots)
 		add("cursor", watchers.LayoutCursorApp, c.Agents.Cursor.AppRoots)
 	}
+	if c.Agents.Gemini.Enabled {
+		add("gemini", watchers.LayoutGemini, c.Agents.Gemini.Roots)
+	}
 	return roots
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/agentmap/agentmap/watchers/claude"
 	"github.com/agentmap/agentmap/watchers/codex"
 	"github.com/agentmap/agentmap/watchers/cursor"
+	"github.com/agentmap/agentmap/watchers/gemini"
 )
 
 // Agent describes one line-based log format.
@@ -55,6 +56,7 @@ var All = []Agent{
 			return cursor.Restore(s, st)
 		},
 	},
+	{Name: gemini.Agent, Tool: gemini.Tool, LooksLike: gemini.LooksLike, Identify: gemini.Identify, New: func(s watchers.Source) watchers.Parser { return gemini.NewParser(s) }, Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) { return gemini.Restore(s, st) }},
 }
 
 // ByName returns the agent with the given short name.
