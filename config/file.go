@@ -120,6 +120,7 @@ func render(c *Config, p platform, comments bool) []byte {
 		"cursor":   {"Cursor: roots hold agent transcripts and cursor-agent chats (~/.cursor);", "app_roots hold the editor's User directory (its state.vscdb files)."},
 		"opencode": {"OpenCode: its data directory holding opencode.db (read-only).", "Default: $XDG_DATA_HOME/opencode, else ~/.local/share/opencode."},
 		"copilot":  {"GitHub Copilot CLI: session-state/<id>/events.jsonl under <root>.", "Defaults: $COPILOT_HOME and ~/.copilot."},
+		"gemini":   {"Gemini CLI: chats under <root>/tmp/<project>/chats.", "Defaults: $GEMINI_CLI_HOME/.gemini and ~/.gemini."},
 	}
 	for _, name := range AgentNames {
 		a, _ := c.Agents.ByName(name)

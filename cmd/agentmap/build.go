@@ -23,6 +23,7 @@ import (
 	"github.com/agentmap/agentmap/watchers/agents"
 	"github.com/agentmap/agentmap/watchers/codex"
 	"github.com/agentmap/agentmap/watchers/cursor"
+	"github.com/agentmap/agentmap/watchers/gemini"
 )
 
 func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -251,7 +252,7 @@ func collect(ctx context.Context, paths []string, agentName string, stderr io.Wr
 				report(err)
 				continue
 			}
-			s := get("codex", src.Session)
+			s := get(src.Agent, src.Session)
 			s.events = append(s.events, events...)
 			continue
 		}
@@ -284,6 +285,9 @@ func collect(ctx context.Context, paths []string, agentName string, stderr io.Wr
 		}
 		if a.Name == "claude" && src.Lane == "" {
 			queue = append(queue, claudeSubagentFiles(path)...)
+		}
+		if a.Name == gemini.Agent && src.Lane == "" {
+			queue = append(queue, gemini.SubagentFiles(path, src.Session)...)
 		}
 	}
 	var out []*inputSession

@@ -21,7 +21,7 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl.SetOutput(stderr)
 	of := addOpsFlags(fl)
 	var f listFilter
-	fl.StringVar(&f.agent, "agent", "", "only this agent's sessions (claude, codex, cursor, opencode, copilot)")
+	fl.StringVar(&f.agent, "agent", "", "only this agent's sessions (claude, codex, cursor, opencode, copilot, gemini)")
 	since := fl.String("since", "", "only sessions started within this window (7d, 12h, 2w) or since this date (2006-01-02)")
 	fl.StringVar(&f.repo, "repo", "", "only sessions in a repo of this name (a glob: agent*)")
 	fl.StringVar(&f.outcome, "outcome", "", "only sessions with this outcome")
