@@ -335,10 +335,6 @@ func TestBrowserCorpusReport(t *testing.T) {
 	if lanes != len(m.Agents) {
 		t.Errorf("the timeline has %d lanes, the map %d", lanes, len(m.Agents))
 	}
-	w.shot(t, ctx, "session-light.png", false)
-	w.theme(t, ctx, "dark")
-	w.shot(t, ctx, "session-dark.png", false)
-	w.theme(t, ctx, "light")
 
 	// Zoom with the wheel around an isolated tool call, then point at it.
 	target := isolatedCall(m)
@@ -382,6 +378,10 @@ func TestBrowserCorpusReport(t *testing.T) {
 	if !strings.Contains(details, e.Kind) || (e.Verb != "" && !strings.Contains(details, e.Verb)) {
 		t.Errorf("details of event %d (%s %s) read %q", target, e.Kind, e.Verb, details)
 	}
+	w.shot(t, ctx, "session-light.png", false)
+	w.theme(t, ctx, "dark")
+	w.shot(t, ctx, "session-dark.png", false)
+	w.theme(t, ctx, "light")
 	// Drag to pan: the window moves back in time.
 	before := tl.T0
 	w.Mouse(ctx, "mousePressed", p.X, p.Y, map[string]any{"button": "left", "buttons": 1, "clickCount": 1})

@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentmap/agentmap/export/mapfile"
 )
@@ -278,7 +279,9 @@ type event struct {
 	Label    string   `json:"n,omitempty"` // tool, verb, server/tool, model, host, skill, cause
 	Tool     string   `json:"tool,omitempty"`
 	Cat      string   `json:"cat,omitempty"`
-	Targets  []string `json:"tg,omitempty"`
+	Files    []int    `json:"f,omitempty"`  // targets that are files: indexes of sessionPage.Files
+	Touch    []string `json:"fu,omitempty"` // their touch (read, edit, hit), when any has one
+	Outside  []string `json:"tg,omitempty"` // targets outside a repository: their bucket label
 	Exit     *int     `json:"x,omitempty"`
 	Class    string   `json:"c,omitempty"`
 	Source   string   `json:"src,omitempty"`
@@ -315,7 +318,9 @@ func buildSessionPage(m *Map) sessionPage {
 	for _, r := range m.Repos {
 		repoName[r.ID] = r.Name
 	}
+	fileIdx := map[int]int{}
 	for _, f := range m.Files {
+		fileIdx[f.ID] = len(p.Files)
 		p.Files = append(p.Files, file{Path: f.Path, Repo: repoName[f.Repo], Reads: f.Reads, Edits: f.Edits, Hits: f.Hits, Op: f.Op})
 	}
 	p.Events = make([]event, len(m.Events))
@@ -340,14 +345,20 @@ func buildSessionPage(m *Map) sessionPage {
 			p.Lanes[l].Errors++
 		}
 		for _, tg := range e.Targets {
-			s := tg.Label
-			if tg.File != nil {
-				s, _ = m.FilePath(*tg.File)
+			if tg.File == nil {
+				s := tg.Label
+				if tg.Touch != "" {
+					s += " (" + tg.Touch + ")"
+				}
+				ev.Outside = append(ev.Outside, s)
+				continue
 			}
-			if tg.Touch != "" {
-				s += " (" + tg.Touch + ")"
+			f, ok := fileIdx[*tg.File]
+			if !ok {
+				continue
 			}
-			ev.Targets = append(ev.Targets, s)
+			ev.Files = append(ev.Files, f)
+			ev.Touch = append(ev.Touch, tg.Touch)
 		}
 		p.Events[i] = ev
 	}
@@ -398,12 +409,18 @@ func eventLabel(e *mapfile.Event) string {
 	return e.Tool
 }
 
+// gzips are reused: a new compressor allocates about a megabyte, more
+// than most sessions' pages weigh.
+var gzips = sync.Pool{New: func() any { zw, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression); return zw }}
+
 // packJSON is v as JSON, gzipped and base64-encoded for a script element:
 // the page inflates it with the browser's own DecompressionStream.
 func packJSON(v any) (string, error) {
 	var buf bytes.Buffer
 	b64 := base64.NewEncoder(base64.StdEncoding, &buf)
-	zw, _ := gzip.NewWriterLevel(b64, gzip.BestSpeed)
+	zw := gzips.Get().(*gzip.Writer)
+	defer gzips.Put(zw)
+	zw.Reset(b64)
 	if err := json.NewEncoder(zw).Encode(v); err != nil {
 		return "", err
 	}

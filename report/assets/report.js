@@ -82,33 +82,39 @@ function tally(list, keyFn, add) {
 }
 const inc = (v, i, n) => { v[i] = (v[i] || 0) + n; };
 
+// aggregate sums the shown sessions. Maps are keyed by string-table
+// index (numbers hash faster than strings) and named when drawn (named).
 function aggregate() {
   const A = {sessions: shown.length, tokens: 0, cost: 0, calls: 0, errors: 0, requests: 0, retries: 0, compactions: 0, delayMs: 0,
     repo: new Map(), agent: new Map(), model: new Map(), outcome: new Map(), es: new Map(), ec: new Map(), verb: new Map(),
     mcp: new Map(), file: new Map(), sa: new Map(), dc: new Map(), cat: new Map(), ctx: new Map()};
-  const add = (m, k, vals) => { let v = m.get(k); if (!v) { v = vals.map(() => 0); m.set(k, v); } vals.forEach((x, i) => v[i] += x); };
+  const add = (m, k, x, y, z, w) => { let v = m.get(k); if (!v) { v = [0, 0, 0, 0]; m.set(k, v); } v[0] += x; v[1] += y || 0; v[2] += z || 0; v[3] += w || 0; };
   for (const i of shown) {
     const r = ROWS[i], a = AGG[i];
     A.tokens += r[S.tokens]; A.cost += r[S.cost]; A.calls += r[S.calls]; A.errors += r[S.errors]; A.requests += r[S.requests];
     A.retries += r[S.retries]; A.compactions += r[S.compactions]; A.delayMs += r[S.delayMs];
-    const per = [1, r[S.tokens], r[S.cost], r[S.errors]];
-    (r[S.repos].length ? r[S.repos] : [0]).forEach(x => add(A.repo, STR[x] || '(no repository)', per));
-    add(A.agent, STR[r[S.agent]], per);
-    add(A.outcome, STR[r[S.outcome]] || '(none)', [1]);
-    (a.es || []).forEach(([k, n]) => add(A.es, STR[k], [n]));
-    (a.ec || []).forEach(([k, n]) => add(A.ec, STR[k], [n]));
-    (a.v || []).forEach(([k, n, f, rt]) => add(A.verb, STR[k], [n, f, rt]));
-    (a.m || []).forEach(([s, t, n, f]) => add(A.mcp, STR[s] + ' · ' + STR[t], [n, f]));
-    (a.f || []).forEach(([k, rd, ed]) => add(A.file, STR[k], [rd, ed, 1]));
-    (a.sa || []).forEach(([k, n]) => add(A.sa, STR[k], [n]));
-    (a.dc || []).forEach(([k, n, ms]) => add(A.dc, STR[k], [n, ms]));
-    (a.cat || []).forEach(([k, n, ms]) => add(A.cat, STR[k], [n, ms]));
-    (a.mt || []).forEach(([k, x, cw, cr, o], j) => add(A.model, STR[k], [x + cw + cr + o, a.mc[j][1], 1]));
-    const c = r[S.maxCtx], b = CTX.findIndex(([lo, hi]) => c >= lo && c < hi);
-    add(A.ctx, b, [1, r[S.compactions]]);
+    const repos = r[S.repos];
+    if (!repos.length) add(A.repo, 0, 1, r[S.tokens], r[S.cost], r[S.errors]);
+    for (const x of repos) add(A.repo, x, 1, r[S.tokens], r[S.cost], r[S.errors]);
+    add(A.agent, r[S.agent], 1, r[S.tokens], r[S.cost], r[S.errors]);
+    add(A.outcome, r[S.outcome], 1);
+    if (a.es) for (const e of a.es) add(A.es, e[0], e[1]);
+    if (a.ec) for (const e of a.ec) add(A.ec, e[0], e[1]);
+    if (a.v) for (const e of a.v) add(A.verb, e[0], e[1], e[2], e[3]);
+    if (a.m) for (const e of a.m) add(A.mcp, e[0] * 1048576 + e[1], e[2], e[3]);
+    if (a.f) for (const e of a.f) add(A.file, e[0], e[1], e[2], 1);
+    if (a.sa) for (const e of a.sa) add(A.sa, e[0], e[1]);
+    if (a.dc) for (const e of a.dc) add(A.dc, e[0], e[1], e[2]);
+    if (a.cat) for (const e of a.cat) add(A.cat, e[0], e[1], e[2]);
+    if (a.mt) a.mt.forEach((e, j) => add(A.model, e[0], e[1] + e[2] + e[3] + e[4], a.mc[j][1], 1));
+    const c = r[S.maxCtx];
+    let b = 0; while (b < CTX.length - 1 && !(c >= CTX[b][0] && c < CTX[b][1])) b++;
+    add(A.ctx, b, 1, r[S.compactions]);
   }
   return A;
 }
+// named turns a map keyed by string index into [name, counters] entries.
+const named = (m, none) => [...m.entries()].map(([k, v]) => [k > 1048575 ? STR[Math.floor(k / 1048576)] + ' · ' + STR[k % 1048576] : (STR[k] || none || '(none)'), v]);
 const CTX = [[0, 1, 'no requests'], [1, 50e3, '< 50k'], [50e3, 100e3, '50k–100k'], [100e3, 150e3, '100k–150k'], [150e3, 200e3, '150k–200k'],
   [200e3, 500e3, '200k–500k'], [500e3, 1e6, '500k–1M'], [1e6, Infinity, '≥ 1M']];
 
@@ -128,7 +134,7 @@ function table(cols, rows, bar, opts) {
   return s + '</tbody></table></div>';
 }
 const card = (title, body, note, wide) => '<section class="card' + (wide ? ' wide' : '') + '"><h2>' + esc(title) + (note ? '<small>' + esc(note) + '</small>' : '') + '</h2>' + body + '</section>';
-const entries = (m, by, n) => [...m.entries()].sort((a, b) => b[1][by] - a[1][by] || (a[0] < b[0] ? -1 : 1)).slice(0, n || 1e9);
+const entries = (m, by, n, none) => named(m, none).sort((a, b) => b[1][by] - a[1][by] || (a[0] < b[0] ? -1 : 1)).slice(0, n || 1e9);
 const pct = x => (100 * x).toFixed(1) + '%';
 
 // ---- overview ----
@@ -136,6 +142,7 @@ const chartState = {metric: 'sessions', stack: 'model'};
 function overviewView() {
   document.body.dataset.view = 'overview';
   const A = aggregate();
+  if (window.agentmap.marks) window.agentmap.marks.aggregated = performance.now();
   $('#count').textContent = shown.length === ROWS.length ? ROWS.length + ' sessions' : shown.length + ' of ' + ROWS.length + ' sessions';
   const kpi = (k, label, v, f) => '<div class="kpi" data-kpi="' + k + '" data-value="' + v + '"><b title="' + esc(int(v)) + '">' + esc(f(v)) + '</b><span>' + label + '</span></div>';
   let s = '<div class="kpis">' + kpi('sessions', 'sessions', A.sessions, int) + kpi('tokens', 'tokens', A.tokens, tok) +
@@ -145,17 +152,17 @@ function overviewView() {
   s += card('Over time', '<div class="controls"><b id="daytitle"></b><select id="metric"><option value="sessions">sessions</option><option value="tokens">tokens</option><option value="cost">cost</option></select>' +
     ' stacked by <select id="stack"><option value="model">model</option><option value="agent">agent</option></select></div><div id="daychart"></div>', '', true);
   const T = [['sessions', int], ['tokens', tok], ['cost', usd], ['errors', int]];
-  s += card('By repository', table([['repository', 0], ...T], entries(A.repo, 0, 50).map(([k, v]) => [k, ...v]), 1));
+  s += card('By repository', table([['repository', 0], ...T], entries(A.repo, 0, 50, '(no repository)').map(([k, v]) => [k, ...v]), 1));
   s += card('By agent', table([['agent', 0], ...T], entries(A.agent, 0).map(([k, v]) => [k, ...v]), 1));
   s += card('By model', table([['model', 0], ['tokens', tok], ['cost', usd], ['sessions', int]], entries(A.model, 0).map(([k, v]) => [k, ...v]), 1));
   s += card('Outcomes', table([['outcome', 0], ['sessions', int]], entries(A.outcome, 0).map(([k, v]) => [k, ...v]), 1));
   s += card('Errors by source', table([['source', 0], ['errors', int]], entries(A.es, 0).map(([k, v]) => [k, ...v]), 1, {err: 1}));
   s += card('Errors by class', table([['class', 0], ['errors', int]], entries(A.ec, 0).map(([k, v]) => [k, ...v]), 1, {err: 1}));
-  const verbs = [...A.verb.entries()].map(([k, v]) => [k, v[0], v[1], v[2], v[1] / v[0]]).sort((a, b) => (b[2] + b[3]) - (a[2] + a[3]) || b[1] - a[1]).slice(0, 40);
+  const verbs = named(A.verb).map(([k, v]) => [k, v[0], v[1], v[2], v[1] / v[0]]).sort((a, b) => (b[2] + b[3]) - (a[2] + a[3]) || b[1] - a[1]).slice(0, 40);
   s += card('Shell verbs that fail or are retried', table([['verb', 0], ['runs', int], ['failed', int], ['retried', int], ['fail rate', pct]], verbs, 2, {err: 1}), 'top 40');
-  const mcp = [...A.mcp.entries()].map(([k, v]) => [k, v[0], v[1], v[1] / v[0]]).sort((a, b) => b[1] - a[1]).slice(0, 40);
+  const mcp = named(A.mcp).map(([k, v]) => [k, v[0], v[1], v[1] / v[0]]).sort((a, b) => b[1] - a[1]).slice(0, 40);
   s += card('MCP servers and tools', table([['server · tool', 0], ['calls', int], ['failed', int], ['fail rate', pct]], mcp, 1), 'top 40');
-  const files = [...A.file.entries()].map(([k, v]) => [k, v[0], v[1], v[2]]).sort((a, b) => (b[1] + b[2]) - (a[1] + a[2])).slice(0, 40);
+  const files = named(A.file).map(([k, v]) => [k, v[0], v[1], v[2]]).sort((a, b) => (b[1] + b[2]) - (a[1] + a[2])).slice(0, 40);
   s += card('Files read and edited most', table([['file', 0], ['reads', int], ['edits', int], ['sessions', int]], files, 1), 'top 40');
   s += card('Subagent types', table([['type', 0], ['launches', int]], entries(A.sa, 0).map(([k, v]) => [k, ...v]), 1));
   s += card('Context fill (largest main-agent context)', table([['max context', 0], ['sessions', int], ['compactions', int]],
@@ -418,7 +425,8 @@ class Timeline {
     add('event', '#' + i + ' ' + e.k + (e.e ? ' (failed)' : '')); add('lane', lane.id + (lane.type ? ' (' + lane.type + ')' : '')); add('at', clock(e.t));
     add(e.k === 'exec' || e.k === 'verify' ? 'verb' : e.k === 'llm' ? 'model' : e.k === 'mcp' ? 'server/tool' : e.k === 'web' ? 'host' : e.k === 'delay' ? 'cause' : 'name', e.n);
     add('tool', e.tool); add('category', e.cat);
-    if (e.tg) add('targets', e.tg.join(', '));
+    const tg = (e.f || []).map((f, j) => { const x = this.P.files[f]; return (x.r ? x.r + ': ' : '') + x.p + (e.fu && e.fu[j] ? ' (' + e.fu[j] + ')' : ''); }).concat(e.tg || []);
+    if (tg.length) add('targets', tg.join(', '));
     add('exit code', e.x); add('error class', e.c); add('error source', e.src);
     if (e.r !== undefined) add('retry of', '#' + e.r + (e.a ? ' (attempt ' + e.a + ')' : ''));
     if (e.k === 'llm') { add('input', int(e.i || 0)); add('cache write', int(e.cw || 0)); add('cache read', int(e.cr || 0)); add('output', int(e.o || 0)); add('stop', e.stop); }
@@ -445,11 +453,15 @@ function route() {
 
 async function start() {
   try {
+    const marks = window.agentmap.marks = {start: performance.now()};
     D = await unpack('ov'); STR = D.str; ROWS = D.s; AGG = D.a;
+    marks.unpacked = performance.now();
     if (D.single) { $('#filters').style.display = 'none'; $('#search').style.display = 'none'; }
     else buildFilters();
     applyFilters();
+    marks.filtered = performance.now();
     await route();
+    marks.rendered = performance.now();
     addEventListener('hashchange', route);
     window.agentmap.renderMs = performance.now();
     window.agentmap.ready = true;
