@@ -45,6 +45,8 @@ func commands() []command {
 		{"list", "list the sessions in the map store, newest first", cmdList},
 		{"show", "summarise one session's map", cmdShow},
 		{"prices", "print the list prices in effect and where each comes from", cmdPrices},
+		{"report", "write a self-contained HTML report of the sessions (overview and a page per session)", cmdReport},
+		{"usage", "token and cost tables per day, week, month, session or model", cmdUsage},
 		{"flush", "write the maps of live sessions now (ID or --all)", cmdFlush},
 		{"doctor", "check the agent roots, the service, the data dir and the disk", cmdDoctor},
 		{"version", "print the version", cmdVersion},
