@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -118,9 +119,10 @@ func (d *Daemon) publish() {
 			}
 		}
 	}
+	sourced := d.sourcedSessions()
 	for _, s := range d.sessions {
-		if s.Parent == "" && !d.hasSources(s.Key) && s.Flush == nil {
-			continue // known only as a parent so far
+		if !counted(s, sourced) {
+			continue
 		}
 		if s.Dirty() {
 			get(s.Agent).Live++
@@ -144,13 +146,34 @@ func (d *Daemon) publish() {
 	d.snap.mu.Unlock()
 }
 
-func (d *Daemon) hasSources(key string) bool {
+// counted says whether a session is one that status, scan and list count
+// alike: one with a map or with changes for one; not a parent known only
+// through its child, nor a flush that wrote no map. sourced holds the
+// session keys that have a source.
+func counted(s *state.Session, sourced map[string]bool) bool {
+	if s.Parent == "" && !sourced[s.Key] && s.Flush == nil {
+		return false // known only as a parent so far
+	}
+	return s.Dirty() || (s.Flush != nil && s.Flush.Path != "")
+}
+
+func (d *Daemon) sourcedSessions() map[string]bool {
+	keys := make(map[string]bool, len(d.srcs))
 	for _, s := range d.srcs {
-		if s.Session == key {
-			return true
+		keys[s.Session] = true
+	}
+	return keys
+}
+
+// countSessions is how many sessions count (see counted).
+func (d *Daemon) countSessions() int {
+	n, sourced := 0, d.sourcedSessions()
+	for _, s := range d.sessions {
+		if counted(s, sourced) {
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // Status returns the last published status, its uptime brought up to now.
