@@ -112,13 +112,20 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 	agentID := str(env.AgentID)
 	// A compaction side transcript (agent-acompact-*) replays the whole
 	// conversation as one prompt to summarise it; the compaction itself is
-	// recorded by the main file's compact_boundary, so nothing here counts.
+	// recorded by the main file's compact_boundary. Only its billed
+	// request counts, as a side request of the main lane.
 	if strings.HasPrefix(agentID, "acompact") {
-		return out, nil
+		return p.compactionRequest(&env, out), nil
 	}
 	// Inline sidechain lines in a main file (old versions, /btw asides)
 	// replay or fork parent messages under no lane of their own.
 	if p.src.Lane == "" && boolean(env.IsSidechain) {
+		return out, nil
+	}
+	if env.Type == "cost-state" {
+		if p.src.Lane == "" {
+			return p.costState(line, out), nil
+		}
 		return out, nil
 	}
 	if !parsedTypes[env.Type] {

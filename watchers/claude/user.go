@@ -21,7 +21,10 @@ type toolUseResult struct {
 	BackgroundTaskID    json.RawMessage `json:"backgroundTaskId"`
 	PersistedOutputSize json.RawMessage `json:"persistedOutputSize"`
 	Code                json.RawMessage `json:"code"` // a web fetch's HTTP status
-	GitOperation        *struct {
+	// ReturnCode is Claude Code's reading of a non-zero exit it does not
+	// count as a failure ("No matches found" for grep).
+	ReturnCode   json.RawMessage `json:"returnCodeInterpretation"`
+	GitOperation *struct {
 		Commit *struct {
 			SHA json.RawMessage `json:"sha"`
 		} `json:"commit"`
@@ -339,7 +342,7 @@ func (p *Parser) result(b *block, st structured) event.Event {
 var turKeys = [][]byte{
 	[]byte(`"agentId"`), []byte(`"durationMs"`), []byte(`"totalDurationMs"`), []byte(`"durationSeconds"`),
 	[]byte(`"interrupted"`), []byte(`"backgroundTaskId"`), []byte(`"persistedOutputSize"`), []byte(`"gitOperation"`),
-	[]byte(`"code"`),
+	[]byte(`"code"`), []byte(`"returnCodeInterpretation"`),
 }
 
 // mayHoldMetadata tells whether a structured result can hold a key the
@@ -413,8 +416,26 @@ func exitCode(failed bool, text string, tur *toolUseResult) *int {
 	if tur == nil || boolean(tur.Interrupted) || len(bytes.TrimSpace(tur.BackgroundTaskID)) > 0 {
 		return nil
 	}
+	if interp := str(tur.ReturnCode); interp != "" {
+		// Claude Code let a non-zero exit pass and said why: the status
+		// is the one its interpretation stands for, the call no failure.
+		if n, ok := interpretedExit[interp]; ok {
+			return &n
+		}
+		return nil // a reading we do not know: the status is not 0
+	}
 	zero := 0
 	return &zero
+}
+
+// interpretedExit maps Claude Code's returnCodeInterpretation messages (its
+// command semantics for grep/rg, find, diff and test) to the exit status
+// they describe.
+var interpretedExit = map[string]int{
+	"No matches found":                   1, // grep, rg
+	"Some directories were inaccessible": 1, // find
+	"Files differ":                       1, // diff
+	"Condition is false":                 1, // test, [
 }
 
 // confirm looks for a PR or commit that a successful shell command reports.
