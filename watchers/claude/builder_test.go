@@ -17,30 +17,7 @@ import (
 // one request with the largest snapshot, and the session totals count
 // every response once.
 func TestBuilderCountsSplitResponsesOnce(t *testing.T) {
-	path := filepath.Join("..", "..", "testdata", "claude", "basic.jsonl")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	var p *claude.Parser
-	var events []event.Event
-	for sc.Scan() {
-		if p == nil {
-			src, err := claude.Identify(path, sc.Bytes())
-			if err != nil {
-				t.Fatal(err)
-			}
-			p = claude.NewParser(src)
-		}
-		events, _ = p.Line(sc.Bytes(), events)
-	}
-	m, err := builder.Build(events, builder.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := buildFixture(t, "basic.jsonl")
 	raw, err := m.Canonical()
 	if err != nil {
 		t.Fatal(err)
@@ -92,29 +69,7 @@ func TestBuilderCountsSplitResponsesOnce(t *testing.T) {
 // transcript line becomes a side request, and the map's tokens equal
 // Claude Code's own total.
 func TestBuilderCostState(t *testing.T) {
-	path := filepath.Join("..", "..", "testdata", "claude", "coststate.jsonl")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	var p *claude.Parser
-	var events []event.Event
-	for sc.Scan() {
-		if p == nil {
-			src, err := claude.Identify(path, sc.Bytes())
-			if err != nil {
-				t.Fatal(err)
-			}
-			p = claude.NewParser(src)
-		}
-		events, _ = p.Line(sc.Bytes(), events)
-	}
-	m, err := builder.Build(events, builder.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := buildFixture(t, "coststate.jsonl")
 	var costs []float64
 	for _, e := range m.Events {
 		if e.Kind == "llm" {
@@ -140,4 +95,35 @@ func TestBuilderCostState(t *testing.T) {
 	if len(m.Session.Models) != 2 {
 		t.Errorf("models %v", m.Session.Models)
 	}
+}
+
+// buildFixture parses a testdata/claude transcript line by line and builds
+// its map.
+func buildFixture(t *testing.T, name string) *builder.Map {
+	t.Helper()
+	path := filepath.Join("..", "..", "testdata", "claude", name)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	var p *claude.Parser
+	var events []event.Event
+	for sc.Scan() {
+		if p == nil {
+			src, err := claude.Identify(path, sc.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = claude.NewParser(src)
+		}
+		events, _ = p.Line(sc.Bytes(), events)
+	}
+	m, err := builder.Build(events, builder.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
