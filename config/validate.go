@@ -214,5 +214,6 @@ func (c *Config) validate(p platform) error {
 			add(toml.Key{"prices", m, "long_above"}.String(), "must be a token count of 0 or more")
 		}
 	}
+	c.validateSink(p, add)
 	return errors.Join(probs...)
 }
