@@ -56,6 +56,7 @@ type envelope struct {
 	SessionID   string          `json:"sessionId"`
 	Timestamp   json.RawMessage `json:"timestamp"`
 	CWD         json.RawMessage `json:"cwd"`
+	GitBranch   json.RawMessage `json:"gitBranch"`
 	Version     json.RawMessage `json:"version"`
 	IsSidechain json.RawMessage `json:"isSidechain"`
 	AgentID     json.RawMessage `json:"agentId"`
@@ -134,6 +135,10 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 
 	start := len(out)
 	if cwd := str(env.CWD); cwd != "" {
+		if str(env.GitBranch) != "" {
+			// Claude Code recorded a branch: the cwd was a repository.
+			p.paths.DeclareRepo(cwd, "")
+		}
 		p.paths.SetCWD(cwd)
 	}
 	out = p.sessionFacts(&env, out)
