@@ -43,4 +43,3 @@ func TestDeclareRepo(t *testing.T) {
 		t.Errorf("an existing non-repo directory became a repo: %+v", tg)
 	}
 }
-
