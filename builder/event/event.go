@@ -251,7 +251,11 @@ type PR struct {
 
 // Commit is a commit confirmed by git's own summary lines.
 type Commit struct {
-	Repo  string `json:"repo,omitempty"` // Repo.Key
+	Repo string `json:"repo,omitempty"` // Repo.Key
+	// Of is the call that made the commit when a later command confirmed
+	// it (a quiet git commit, whose sha the next git log prints); "" means
+	// the result's own call.
+	Of    string `json:"of,omitempty"`
 	SHA   string `json:"sha"`
 	Files int    `json:"files,omitempty"`
 	Ins   int    `json:"ins,omitempty"`

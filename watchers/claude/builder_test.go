@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentmap/agentmap/builder"
@@ -126,4 +127,21 @@ func buildFixture(t *testing.T, name string) *builder.Map {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestBuilderQuietCommit: a quiet git commit is confirmed by the next
+// git log that prints its sha, and the commit event follows the commit's
+// own call; a quiet commit that nothing confirms is no commit.
+func TestBuilderQuietCommit(t *testing.T) {
+	m := buildFixture(t, "quietcommit.jsonl")
+	var kinds []string
+	for _, e := range m.Events {
+		if e.Kind != "llm" && e.Kind != "user" {
+			kinds = append(kinds, e.Kind+":"+e.Verb+e.SHA)
+		}
+	}
+	want := []string{"exec:git add", "commit:9f3c2ab1", "exec:ls", "exec:git log", "exec:git commit", "exec:git status"}
+	if strings.Join(kinds, " ") != strings.Join(want, " ") || m.Totals.Commits != 1 {
+		t.Errorf("events %v (commits %d), want %v", kinds, m.Totals.Commits, want)
+	}
 }

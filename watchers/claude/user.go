@@ -303,7 +303,7 @@ func (p *Parser) result(b *block, st structured) event.Event {
 
 	// The output text is decoded only when something must be found in it,
 	// and dropped right after.
-	needText := r.Err || (pc.Shell && (pc.PR != "" || pc.Commit))
+	needText := r.Err || (pc.Shell && (pc.PR != "" || pc.Commit || pc.Head))
 	var text string
 	if needText {
 		text = contentText(b.Content)
@@ -454,8 +454,27 @@ func (p *Parser) confirm(r *event.Result, pc pending, text string, tur *toolUseR
 			r.Commit = &event.Commit{SHA: sha}
 		}
 	}
-	if r.Commit != nil && r.Commit.Repo == "" {
-		r.Commit.Repo = p.paths.CWDRepo()
+	if pc.GitCommit && r.Commit == nil && !pc.Head {
+		p.st.QuietCommit = pc.ID // nothing named it yet: a later git log may
+	}
+	if pc.Head && r.Commit == nil && (p.st.QuietCommit != "" || pc.GitCommit) {
+		// git log, git rev-parse HEAD or git show after a quiet commit
+		// (or in the same line) prints the sha it made.
+		if sha := redact.HeadSHA(text); sha != "" {
+			r.Commit = &event.Commit{SHA: sha}
+			if !pc.GitCommit {
+				r.Commit.Of = p.st.QuietCommit
+			}
+			p.st.QuietCommit = ""
+		}
+	}
+	if r.Commit != nil {
+		if pc.GitCommit {
+			p.st.QuietCommit = "" // a confirmed commit ends any earlier wait
+		}
+		if r.Commit.Repo == "" {
+			r.Commit.Repo = p.paths.CWDRepo()
+		}
 	}
 }
 
