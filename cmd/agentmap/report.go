@@ -193,7 +193,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 func oneSession(maps []*report.Map, id string) (*report.Map, error) {
 	var found []*report.Map
 	for _, m := range maps {
-		if m.Session.ID == id || m.Session.NativeID() == id {
+		if m.Session.ID == id || m.Session.NativeID() == id || (strings.Contains(id, "/") && strings.HasSuffix(id, "/"+m.Session.NativeID())) {
 			return m, nil
 		}
 		found = append(found, m) // the filter kept only prefixes of id
