@@ -37,6 +37,7 @@ type Daemon struct {
 	retry    map[string]*backoff // session key → next write attempt
 	polls    map[string]time.Time
 	nextID   uint64
+	idx      indexes
 
 	group       []queued
 	groupEvents int
@@ -49,11 +50,13 @@ type Daemon struct {
 	sizes         map[string]int64 // last size the watcher saw, for bytes behind
 	reconf        chan Live
 	flushReq      chan flushRequest
+	scanReq       chan chan ScanResult
 	started       time.Time
 	lastFlush     time.Time
 	catchUp       catchUp
 	lastErr       *errTrap
 	snap          snapshot
+	publishOwed   bool           // a status count put off (publish)
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
 }
 
@@ -79,10 +82,12 @@ func New(opt Options) *Daemon {
 		retry:    map[string]*backoff{},
 		polls:    map[string]time.Time{},
 		nextID:   1,
+		idx:      newIndexes(),
 		excluded: map[string]watchers.FileID{},
 		sizes:    map[string]int64{},
 		reconf:   make(chan Live, 1),
 		flushReq: make(chan flushRequest),
+		scanReq:  make(chan chan ScanResult),
 	}
 	d.lastErr = &errTrap{}
 	d.clock = opt.Clock
@@ -137,13 +142,16 @@ func (d *Daemon) load() error {
 	for _, s := range srcs {
 		d.srcs[s.ID] = s
 		d.byPath[s.Path] = s
+		d.index(s)
 		if s.ID >= d.nextID {
 			d.nextID = s.ID + 1
 		}
 	}
 	for _, s := range sess {
 		d.sessions[s.Key] = s
+		d.indexChild(s)
 	}
+	d.markDirty()
 	return nil
 }
 
@@ -196,6 +204,10 @@ func (d *Daemon) once(ctx context.Context) error {
 		case <-ctx.Done():
 		case <-d.opt.Clock.After(time.Duration(1<<attempt) * time.Second):
 		}
+	}
+	if d.opt.Progress != nil {
+		// The last word counts sessions as status and list do.
+		d.opt.Progress(d.progress.done, d.progress.total, d.countSessions())
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d maps could not be written (see the log)", len(failed))
@@ -253,6 +265,8 @@ func (d *Daemon) follow(ctx context.Context) error {
 			}
 		case r := <-d.flushReq:
 			r.reply <- d.flushNow(ctx, r)
+		case reply := <-d.scanReq:
+			reply <- d.scanNow(ctx)
 		case <-wake:
 		}
 		d.pollRetries(ctx)
@@ -284,6 +298,7 @@ func (d *Daemon) session(key, agent string) *state.Session {
 		s = &state.Session{Key: key, Agent: agent, NativeID: nativeOf(key)}
 		d.sessions[key] = s
 	}
+	d.mark(key) // whoever asks for it is about to change it
 	return s
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -76,7 +77,7 @@ func (d *Daemon) startCatchUp(files []watchers.FileStat) {
 		}
 	}
 	d.catchUp.running = true
-	d.publish()
+	d.publishNow()
 }
 
 // snapshot is the last published Status; the control server reads it
@@ -87,9 +88,29 @@ type snapshot struct {
 	at     time.Time
 }
 
-// publish records the loop's view for the control server. It runs in the
-// loop, which owns the records.
+// publishEvery bounds how often a daemon following many logs counts its
+// records for the status (publishMany and more): the count costs a walk of
+// every record, which must not be paid at every wake-up of a busy loop.
+// A count put off is owed, and nextDue wakes the loop to pay it.
+const (
+	publishEvery = time.Second
+	publishMany  = 5000
+)
+
+// publish records the loop's view for the control server, at once for a
+// small daemon, at most every publishEvery for a large one.
 func (d *Daemon) publish() {
+	if len(d.srcs) >= publishMany && d.opt.Clock.Now().Sub(d.snap.at) < publishEvery {
+		d.publishOwed = true
+		return
+	}
+	d.publishNow()
+}
+
+// publishNow counts the records for the control server. It runs in the
+// loop, which owns the records.
+func (d *Daemon) publishNow() {
+	d.publishOwed = false
 	now := d.opt.Clock.Now()
 	per := map[string]*AgentStatus{}
 	get := func(agent string) *AgentStatus {
@@ -119,8 +140,8 @@ func (d *Daemon) publish() {
 		}
 	}
 	for _, s := range d.sessions {
-		if s.Parent == "" && !d.hasSources(s.Key) && s.Flush == nil {
-			continue // known only as a parent so far
+		if !counted(s, d.hasSources) {
+			continue
 		}
 		if s.Dirty() {
 			get(s.Agent).Live++
@@ -144,13 +165,26 @@ func (d *Daemon) publish() {
 	d.snap.mu.Unlock()
 }
 
-func (d *Daemon) hasSources(key string) bool {
-	for _, s := range d.srcs {
-		if s.Session == key {
-			return true
+// counted says whether a session is one that status, scan and list count
+// alike: one with a map or with changes for one; not a parent known only
+// through its child, nor a flush that wrote no map. sourced says whether a
+// session key has a source.
+func counted(s *state.Session, sourced func(key string) bool) bool {
+	if s.Parent == "" && !sourced(s.Key) && s.Flush == nil {
+		return false // known only as a parent so far
+	}
+	return s.Dirty() || (s.Flush != nil && s.Flush.Path != "")
+}
+
+// countSessions is how many sessions count (see counted).
+func (d *Daemon) countSessions() int {
+	n := 0
+	for _, s := range d.sessions {
+		if counted(s, d.hasSources) {
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // Status returns the last published status, its uptime brought up to now.
