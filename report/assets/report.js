@@ -115,7 +115,7 @@ function aggregate() {
 }
 // named turns a map keyed by string index into [name, counters] entries.
 const named = (m, none) => [...m.entries()].map(([k, v]) => [k > 1048575 ? STR[Math.floor(k / 1048576)] + ' · ' + STR[k % 1048576] : (STR[k] || none || '(none)'), v]);
-const CTX = [[0, 1, 'no requests'], [1, 50e3, '< 50k'], [50e3, 100e3, '50k–100k'], [100e3, 150e3, '100k–150k'], [150e3, 200e3, '150k–200k'],
+const CTX = [[0, 1, 'none recorded'], [1, 50e3, '< 50k'], [50e3, 100e3, '50k–100k'], [100e3, 150e3, '100k–150k'], [150e3, 200e3, '150k–200k'],
   [200e3, 500e3, '200k–500k'], [500e3, 1e6, '500k–1M'], [1e6, Infinity, '≥ 1M']];
 
 // ---- building blocks ----
