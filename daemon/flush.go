@@ -90,6 +90,7 @@ func (d *Daemon) recordFlushes() {
 			s.Flush = nil
 		}
 	}
+	d.notifySink()
 	d.flushed = d.flushed[:0]
 }
 

@@ -45,6 +45,7 @@ func commands() []command {
 		{"list", "list the sessions in the map store, newest first", cmdList},
 		{"show", "summarise one session's map", cmdShow},
 		{"flush", "write the maps of live sessions now (ID or --all)", cmdFlush},
+		{"sink", "the team database: queue status, resend everything, forget the queue, migrate (status|resend|forget|migrate)", cmdSink},
 		{"doctor", "check the agent roots, the service, the data dir and the disk", cmdDoctor},
 		{"version", "print the version", cmdVersion},
 	}

@@ -310,3 +310,6 @@ func lastLines(b []byte) string {
 	}
 	return strings.Join(lines, " | ")
 }
+
+// Password is the superuser's password (TCP connections need it).
+func (s *Server) Password() string { return s.password }
