@@ -2,7 +2,6 @@ package main
 
 import (
 	"index/suffixarray"
-	"path/filepath"
 	"sort"
 	"testing"
 )
@@ -81,18 +80,4 @@ func findLeaks(t *testing.T, hay *haystack, agents []string, all map[string]map[
 	if leaks > 40 {
 		t.Errorf("%d leaks in all", leaks)
 	}
-}
-
-// corpusHome is an empty HOME for a daemon that reads the corpus laid out
-// in it, with no agent or agentmap setting of the environment in the way.
-func corpusHome(t *testing.T) string {
-	t.Helper()
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
-	t.Setenv("AGENTMAP_CONFIG", "")
-	t.Setenv("CLAUDE_CONFIG_DIR", "")
-	t.Setenv("CODEX_HOME", "")
-	return home
 }

@@ -157,7 +157,7 @@ func TestCorpusLeaksNothing(t *testing.T) {
 	}
 
 	// (2)-(3) A daemon's scan of the same logs laid out in a home.
-	home := corpusHome(t)
+	home := privateHome(t)
 	roots := layoutCorpus(t, corpus, home, false)
 	data := filepath.Join(t.TempDir(), "data")
 	args := append([]string{"scan", "--data-dir", data, "--log-level", "debug"}, roots...)

@@ -23,7 +23,7 @@ func TestCorpusTeamDatabase(t *testing.T) {
 	srv := pgtest.New(t)
 	db := pgtest.Database(srv.NewDatabase(t))
 	t.Setenv(passwordEnv, srv.Password())
-	home := corpusHome(t)
+	home := privateHome(t)
 	roots := layoutCorpus(t, corpus, home, false)
 	var noCursor []string
 	for i := 0; i+1 < len(roots); i += 2 {
