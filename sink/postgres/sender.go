@@ -54,6 +54,9 @@ type Config struct {
 	// Batch the sessions per transaction.
 	Every time.Duration
 	Batch int
+	// Committed, if set, is told of every batch the database committed,
+	// with when (a seam for the load figures; the daemon leaves it nil).
+	Committed func(batch []state.Queued, at time.Time)
 }
 
 // Sender pushes a daemon's outbox to the team database.
@@ -198,6 +201,9 @@ func (s *Sender) sendBatch(ctx context.Context) (int, error) {
 	res, err := Push(pctx, pool, dev, ups)
 	if err != nil {
 		return 0, err
+	}
+	if s.cfg.Committed != nil {
+		s.cfg.Committed(qs, time.Now())
 	}
 	s.mu.Lock()
 	now := time.Now().UnixMilli()

@@ -126,6 +126,10 @@ func serverUser() (*syscall.Credential, error) {
 	return nil, errors.New("running as root and no unprivileged user (postgres, nobody) to run initdb as")
 }
 
+// Launch starts a server outside a test (a benchmark script); the caller
+// removes it.
+func Launch() (*Server, error) { return start() }
+
 func start() (*Server, error) {
 	bin, err := binDir()
 	if err != nil {
