@@ -3,17 +3,38 @@ package main
 import (
 	"index/suffixarray"
 	"sort"
+	"strings"
+	"sync"
 	"testing"
 )
 
 // The privacy audit's two halves, shared by every audit of an output: the
 // needles of the corpus logs, and the search for them in a haystack.
 
+// needlesCache keeps the needles of each list of agents for the package's
+// other audits: reading the corpus for them is the audit's dearest part.
+var needlesCache = struct {
+	sync.Mutex
+	m map[string]map[string]map[string]origin
+}{m: map[string]map[string]map[string]origin{}}
+
 // corpusNeedles collects the needles of every agent's corpus logs (text and
-// absolute directories), by agent, checking that they can be found.
+// absolute directories), by agent, checking that they can be found. The
+// result is shared: callers only read it.
 func corpusNeedles(t *testing.T, agents []string) map[string]map[string]origin {
 	t.Helper()
+	key := strings.Join(agents, ",")
+	needlesCache.Lock()
+	defer needlesCache.Unlock()
+	if all, ok := needlesCache.m[key]; ok {
+		return all
+	}
 	all := map[string]map[string]origin{}
+	defer func() {
+		if !t.Failed() {
+			needlesCache.m[key] = all
+		}
+	}()
 	words := exporterWords(t)
 	var sets []*needles
 	for _, agent := range agents {
