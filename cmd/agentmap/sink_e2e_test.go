@@ -84,6 +84,13 @@ func TestSinkServerStoppedWhileFlushing(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "7 queued") || !strings.Contains(out, "error:") || !strings.Contains(out, "oldest:") {
 		t.Fatalf("sink status does not show the queue and the error:\n%s", out)
 	}
+	if _, status, _ := h.run("status", "--data-dir", m.dataDir); !strings.Contains(status, "7 queued") {
+		t.Fatalf("status does not show the team database's queue:\n%s", status)
+	}
+	_, shown, _ := h.run("config", "show", "--config", m.config)
+	if strings.Contains(log.String()+out+shown, srv.Password()) || !strings.Contains(shown, "[sink.postgres]") {
+		t.Fatalf("the password shows in the daemon's log, sink status or config show:\n%s", shown)
+	}
 	pool.Reset()
 
 	if err := srv.Start(); err != nil {
