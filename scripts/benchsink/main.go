@@ -91,11 +91,11 @@ func main() {
 	if err != nil {
 		log.Fatalf("no PostgreSQL server: %v", err)
 	}
+	cleanups = append(cleanups, srv.Remove)
 	defer srv.Remove()
 	work, err := os.MkdirTemp("", "benchsink-")
-	if err != nil {
-		log.Fatal(err)
-	}
+	must(err)
+	cleanups = append(cleanups, func() { os.RemoveAll(work) })
 	defer os.RemoveAll(work)
 	trees := loadTemplates()
 	ctx := context.Background()
@@ -211,8 +211,15 @@ func main() {
 	}
 }
 
+// cleanups run before a fatal error exits, which skips the deferred ones:
+// no server or temporary directory is left behind.
+var cleanups []func()
+
 func must(err error) {
 	if err != nil {
+		for _, c := range cleanups {
+			c()
+		}
 		log.Fatal(err)
 	}
 }
@@ -240,7 +247,7 @@ func query(ctx context.Context, pool *pgxpool.Pool, sql string) {
 
 func newDatabase(srv *pgtest.Server, name string) string {
 	if out, err := srv.Psql("postgres", "CREATE DATABASE "+name); err != nil {
-		log.Fatalf("create database: %v %s", err, out)
+		must(fmt.Errorf("create database: %v %s", err, out))
 	}
 	return srv.AdminURL(name)
 }
