@@ -22,6 +22,7 @@ import (
 	"runtime/pprof"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -107,7 +108,7 @@ func main() {
 	peer := newDevice(filepath.Join(work, "peer"), peerURL, 0, nil)
 	flushAll(peer, trees, 0, *sessions)
 	t0 := time.Now()
-	must(peer.sender.Drain(ctx))
+	drain(ctx, peer, new(atomic.Int64))
 	peerRate := float64(*sessions) / time.Since(t0).Seconds()
 	fmt.Printf("peer, 1 device:            %7.0f sessions/s\n", peerRate)
 
@@ -118,13 +119,24 @@ func main() {
 	for i := range devs {
 		devs[i] = newDevice(filepath.Join(work, fmt.Sprintf("d%03d", i)), url, i, &backfill)
 	}
-	for i, d := range devs {
-		flushAll(d, trees, i, *sessions)
-	}
-	t0 = time.Now()
 	var wg sync.WaitGroup
+	work := make(chan int)
+	for range 4 {
+		wg.Go(func() {
+			for i := range work {
+				flushAll(devs[i], trees, i, *sessions)
+			}
+		})
+	}
+	for i := range devs {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	t0 = time.Now()
+	var retries atomic.Int64
 	for _, d := range devs {
-		wg.Go(func() { must(d.sender.Drain(ctx)) })
+		wg.Go(func() { drain(ctx, d, &retries) })
 	}
 	wg.Wait()
 	wall := time.Since(t0)
@@ -132,7 +144,8 @@ func main() {
 	aggRate := float64(total) / wall.Seconds()
 	fmt.Printf("backfill, %d devices:      %7.0f sessions/s (%d sessions in %s; %.1fx the single device)\n",
 		*devices, aggRate, total, wall.Round(time.Millisecond), aggRate/peerRate)
-	fmt.Printf("  flush->committed (queued at once): p50 %s, p95 %s\n", backfill.pct(0.5).Round(time.Millisecond), backfill.pct(0.95).Round(time.Millisecond))
+	fmt.Printf("  flush->committed (queued at once): p50 %s, p95 %s; %d attempts failed and were retried\n",
+		backfill.pct(0.5).Round(time.Millisecond), backfill.pct(0.95).Round(time.Millisecond), retries.Load())
 
 	// Steady: each device's daemon loop flushes new versions at a rate.
 	for _, d := range devs {
@@ -208,6 +221,23 @@ func main() {
 			maps = len(ms)
 		})
 		fmt.Printf("  %-34s %s (%d maps read, decoded and tabled)\n", c.name, d, maps)
+	}
+}
+
+// drain sends a device's queue, retrying a failed attempt after a second
+// as the daemon's sender does (with back-off) when, say, a hundred devices
+// authenticating at once make one of them time out.
+func drain(ctx context.Context, d *device, retries *atomic.Int64) {
+	for try := 0; ; try++ {
+		err := d.sender.Drain(ctx)
+		if err == nil {
+			return
+		}
+		if try == 20 {
+			must(err)
+		}
+		retries.Add(1)
+		time.Sleep(time.Second)
 	}
 }
 

@@ -96,4 +96,3 @@ func TestSenderKeepsTheQueueWhenTheServerIsUnreachable(t *testing.T) {
 		t.Fatalf("the error names the password: %s", st.State.LastError)
 	}
 }
-
