@@ -120,18 +120,18 @@ func main() {
 		devs[i] = newDevice(filepath.Join(work, fmt.Sprintf("d%03d", i)), url, i, &backfill)
 	}
 	var wg sync.WaitGroup
-	work := make(chan int)
+	jobs := make(chan int)
 	for range 4 {
 		wg.Go(func() {
-			for i := range work {
+			for i := range jobs {
 				flushAll(devs[i], trees, i, *sessions)
 			}
 		})
 	}
 	for i := range devs {
-		work <- i
+		jobs <- i
 	}
-	close(work)
+	close(jobs)
 	wg.Wait()
 	t0 = time.Now()
 	var retries atomic.Int64
