@@ -24,6 +24,7 @@ type mapFlags struct {
 	maps                *string
 	since, until, agent *string
 	repo                *string
+	team                teamFlags
 }
 
 func addMapFlags(fl *flag.FlagSet) mapFlags {
@@ -34,6 +35,7 @@ func addMapFlags(fl *flag.FlagSet) mapFlags {
 		until: fl.String("until", "", "only sessions started before this window back from now or this date"),
 		agent: fl.String("agent", "", "only this agent's sessions ("+orList(agentNames())+")"),
 		repo:  fl.String("repo", "", "only sessions in a repo of this name (a glob: agent*)"),
+		team:  addTeamFlags(fl),
 	}
 }
 
@@ -51,6 +53,9 @@ func (f mapFlags) filter(cmd string, stderr io.Writer) (report.Filter, bool) {
 // source opens where the maps are: --maps, else the local store as the
 // daemon lists it (over its control socket when it runs).
 func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (report.Source, string, int) {
+	if f.team.set() {
+		return f.team.source(cmd, f, stderr)
+	}
 	if p := *f.maps; p != "" {
 		st, err := os.Stat(p)
 		switch {
