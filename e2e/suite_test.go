@@ -21,19 +21,26 @@ func runSuite(t *testing.T, bin string) {
 	if d, ok := src.(*daemonSource); ok {
 		// A crash mid-run: the main sessions grow again after it.
 		w.after = func(name string) {
-			if name == "claude-main" || name == "codex-main" {
+			if name == "claude-main" || name == "codex-main" || name == "gemini-main" {
 				d.crash(t)
 			}
 		}
 	}
 
 	var sessions []session
-	clients := cmp.Or(os.Getenv("AGENTMAP_E2E_CLIENTS"), "claude,codex")
+	clients := cmp.Or(os.Getenv("AGENTMAP_E2E_CLIENTS"), "claude,codex,gemini")
 	if strings.Contains(clients, "claude") {
 		sessions = append(sessions, runClaude(t, w).sessions()...)
 	}
 	if strings.Contains(clients, "codex") {
 		sessions = append(sessions, runCodex(t, w).sessions()...)
+	}
+	if strings.Contains(clients, "gemini") {
+		if geminiInstalled(bin) {
+			sessions = append(sessions, runGemini(t, w).sessions(t)...)
+		} else {
+			t.Logf("NOTE: gemini is not installed in %s: the Gemini CLI part is skipped", bin)
+		}
 	}
 	if t.Failed() {
 		return
