@@ -29,11 +29,11 @@ func canaryChat() string {
 		map[string]any{"$set": map[string]any{"messages": []any{map[string]any{"id": "ctx", "timestamp": "2026-01-02T10:00:00.000Z", "type": "user",
 			"content": []any{map[string]any{"text": "<session_context>" + c + " context"}}}}}},
 		map[string]any{"id": "u1", "timestamp": "2026-01-02T10:00:01.000Z", "type": "user",
-			"content": []any{map[string]any{"text": c + " prompt https://" + c + ".example/x"}, map[string]any{"inlineData": map[string]any{"mimeType": "image/png", "data": c}}},
+			"content":        []any{map[string]any{"text": c + " prompt https://" + c + ".example/x"}, map[string]any{"inlineData": map[string]any{"mimeType": "image/png", "data": c}}},
 			"displayContent": []any{map[string]any{"text": c + " display"}}},
 		map[string]any{"id": "g1", "timestamp": "2026-01-02T10:00:02.000Z", "type": "gemini", "content": c + " reply", "model": "gemini-2.5-flash",
 			"thoughts": []any{map[string]any{"subject": c + " subject", "description": c + " thought", "timestamp": "2026-01-02T10:00:02.000Z"}},
-			"tokens": map[string]any{"input": 100, "output": 10, "cached": 40, "thoughts": 5, "tool": 2, "total": 117}},
+			"tokens":   map[string]any{"input": 100, "output": 10, "cached": 40, "thoughts": 5, "tool": 2, "total": 117}},
 		map[string]any{"id": "g1", "timestamp": "2026-01-02T10:00:02.000Z", "type": "gemini", "content": c + " reply", "model": "gemini-2.5-flash",
 			"tokens": map[string]any{"input": 100, "output": 10, "cached": 40, "thoughts": 5, "tool": 2, "total": 117},
 			"toolCalls": []any{
