@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"cmp"
 	"io"
 	"os"
 	"os/exec"
@@ -26,11 +25,14 @@ func TestClients(t *testing.T) {
 	if bin == "" {
 		t.Skip("SKIP real-clients suite: AGENTMAP_E2E_BIN (node_modules/.bin with claude and codex) is not set; run e2e/run.sh")
 	}
-	for _, c := range []string{"claude", "codex"} {
-		if !strings.Contains(cmp.Or(os.Getenv("AGENTMAP_E2E_CLIENTS"), c), c) {
-			continue // not asked for
+	for _, c := range strings.Split(clientList(), ",") {
+		found := false
+		for _, dir := range filepath.SplitList(bin) {
+			if _, err := os.Stat(filepath.Join(dir, c)); err == nil {
+				found = true
+			}
 		}
-		if _, err := os.Stat(filepath.Join(bin, c)); err != nil {
+		if !found {
 			t.Skipf("SKIP real-clients suite: %s is not installed in %s", c, bin)
 		}
 	}

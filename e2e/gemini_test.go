@@ -68,12 +68,6 @@ type geminiRun struct {
 	own int64
 }
 
-// geminiInstalled reports whether the suite's npm install holds gemini.
-func geminiInstalled(bin string) bool {
-	_, err := os.Stat(filepath.Join(bin, "gemini"))
-	return err == nil
-}
-
 func writeGeminiSettings(t *testing.T, w *world) {
 	dir := filepath.Join(w.home, ".gemini")
 	settings := map[string]any{

@@ -33,7 +33,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fl.SetOutput(stderr)
 	format := fl.String("format", "", "bundle, jsonl, attemptdb, agentscope or sentience (required)")
 	since := fl.String("since", "", "only sessions started since: a date (2026-05-01), an RFC 3339 time, or an age (72h, 7d)")
-	agent := fl.String("agent", "", "only this agent's sessions: claude, codex, cursor or gemini")
+	agent := fl.String("agent", "", "only this agent's sessions: claude, codex, cursor, opencode, copilot or gemini")
 	mode := fl.String("path-mode", "", "re-render relative maps as dirs_only or hashed (default: as stored)")
 	keyFile := fl.String("hash-key-file", "", "key of hashed mode (default: <data dir>/hash.key, the daemon's)")
 	out := fl.String("out", "-", "output file (written atomically; .gz gzips the line formats), or - for stdout")
@@ -60,9 +60,9 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	switch *agent {
-	case "", "claude", "codex", "cursor", "gemini":
+	case "", "claude", "codex", "cursor", "opencode", "copilot", "gemini":
 	default:
-		fmt.Fprintf(stderr, "agentmap export: unknown agent %q (claude, codex, cursor or gemini)\n", *agent)
+		fmt.Fprintf(stderr, "agentmap export: unknown agent %q (claude, codex, cursor, opencode, copilot or gemini)\n", *agent)
 		return exitUsage
 	}
 	opts := export.Options{PathMode: redact.Mode(*mode), Producer: producer(), Now: time.Now()}
