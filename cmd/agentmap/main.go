@@ -12,9 +12,6 @@ import (
 	"syscall"
 )
 
-// version is set at release time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
-
 // Exit codes, documented in the README.
 const (
 	exitOK      = 0
@@ -61,6 +58,9 @@ func main() {
 }
 
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && args[0] == "--version" {
+		return cmdVersion(ctx, nil, stdout, stderr)
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
 		if len(args) == 0 {
@@ -86,11 +86,3 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "agentmap <command> -h shows the flags of a command.")
 }
-
-func cmdVersion(_ context.Context, _ []string, stdout, _ io.Writer) int {
-	fmt.Fprintf(stdout, "agentmap %s\n", version)
-	return exitOK
-}
-
-// producer is session.cliVersion of the maps this binary writes.
-func producer() string { return "agentmap " + version }

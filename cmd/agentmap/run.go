@@ -95,6 +95,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentmap run: %v\n", err)
 		return exitFailure
 	}
+	if *once {
+		// A running daemon holds the state: it does the catch-up itself.
+		if cl, err := daemon.Connect(eff.dataDir); err == nil {
+			return scanThroughDaemon(ctx, cl, eff.dataDir, stdout, stderr)
+		}
+	}
 	lvl := new(slog.LevelVar)
 	lvl.Set(eff.level)
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
@@ -288,6 +294,28 @@ func fileStamp(path string) string {
 		return "absent"
 	}
 	return fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// scanThroughDaemon asks the daemon that follows dataDir to catch up on
+// every log and write every map that changed, and says what it did.
+func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, stdout, stderr io.Writer) int {
+	fmt.Fprintln(stderr, "scan: a daemon is running on this data directory; asking it to catch up and flush")
+	res, err := cl.Scan(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap scan: %v\n", err)
+		return exitFailure
+	}
+	f := res.Flush
+	fmt.Fprintf(stderr, "scan: done by the daemon: %d logs checked, %s read, %d map(s) written, %d up to date\n",
+		res.Files, mb(res.Bytes), len(f.Flushed), f.Current)
+	for _, k := range f.Failed {
+		fmt.Fprintf(stderr, "agentmap scan: the map of %s could not be written (the daemon retries it; agentmap status shows the error)\n", k)
+	}
+	fmt.Fprintf(stdout, "maps in %s\n", daemon.MapsDir(dataDir))
+	if len(f.Failed) > 0 {
+		return exitFailure
+	}
+	return exitOK
 }
 
 func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -235,7 +235,7 @@ func writeSummary(w io.Writer, s summary) {
 	}
 	start := "-"
 	if t, err := time.Parse(time.RFC3339Nano, s.Start); err == nil {
-		start = t.Local().Format(time.DateTime)
+		start = formatTime(t)
 	}
 	fmt.Fprintf(w, "started   %s, lasted %s\n", start, formatDuration(s.DurationMs))
 	if len(s.Models) > 0 {
