@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/toolkit"
 )
 
 // Agent is the watchers.Source agent name of Gemini CLI files.
@@ -81,7 +82,7 @@ func Identify(path string, firstLine []byte) (watchers.Source, error) {
 }
 
 // LaneID is the lane id of a subagent inside its parent's map (see
-// watchers.LaneID): its agent id is a random uuid.
-func LaneID(agentID string) string { return watchers.LaneID(agentID) }
+// toolkit.LaneID): its agent id is a random uuid.
+func LaneID(agentID string) string { return toolkit.LaneID(agentID) }
 
-func ident(s string) string { return watchers.Ident(s) }
+func ident(s string) string { return toolkit.Identifier(s) }
