@@ -61,7 +61,11 @@
 // client's total); every completed tool call is a call and its result.
 // Messages of a rebuilt history are remembered, never counted; a rewind
 // keeps what the rewound messages cost. The whole-document form is read
-// whole at each change and replaces what it gave before.
+// whole at each change and replaces what it gave before; once a .jsonl
+// copy of it is beside it (a current client resumed it), only the copy is
+// read. A daemon that had read the .json before the copy appeared keeps
+// what it gave as well, so that session counts its earlier messages twice
+// until its state is rebuilt (agentmap purge, or a new data directory).
 //
 // Tools: read_file, read_many_files (read); list_directory, glob,
 // grep_search (search, with their directory as a hit); write_file, replace

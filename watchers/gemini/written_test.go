@@ -134,3 +134,23 @@ func TestWholeDocument(t *testing.T) {
 		t.Errorf("totals %+v", m.Totals)
 	}
 }
+
+// TestWholeDocumentSuperseded checks that a .json chat a current client
+// converted on resume (writing <name>.jsonl beside it with every message
+// again) is not read as well.
+func TestWholeDocumentSuperseded(t *testing.T) {
+	chats := filepath.Join(t.TempDir(), ".gemini", "tmp", "w", "chats")
+	os.MkdirAll(chats, 0o700)
+	path := filepath.Join(chats, "session-2025-08-01T10-00-5e55a0e0.json")
+	os.WriteFile(path, []byte(`{"sessionId":"5e55a0e0-2222-4222-8222-222222222222","projectHash":"ef56","messages":[]}`), 0o600)
+	if _, err := gemini.Identify(path, []byte("{")); err != nil {
+		t.Fatalf("alone: %v", err)
+	}
+	os.WriteFile(path+"l", []byte(`{"sessionId":"5e55a0e0-2222-4222-8222-222222222222","projectHash":"ef56"}`+"\n"), 0o600)
+	if _, err := gemini.Identify(path, []byte("{")); err != gemini.ErrSuperseded {
+		t.Fatalf("with its .jsonl: %v", err)
+	}
+	if _, _, err := agents.ParseWhole(path); err != gemini.ErrSuperseded {
+		t.Fatalf("ParseWhole with its .jsonl: %v", err)
+	}
+}
