@@ -65,7 +65,7 @@
 // copy of it is beside it (a current client resumed it), only the copy is
 // read. A daemon that had read the .json before the copy appeared keeps
 // what it gave as well, so that session counts its earlier messages twice
-// until its state is rebuilt (agentmap purge, or a new data directory).
+// until its state is rebuilt from the logs (a new data directory).
 //
 // Tools: read_file, read_many_files (read); list_directory, glob,
 // grep_search (search, with their directory as a hit); write_file, replace
