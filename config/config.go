@@ -21,6 +21,7 @@ type Config struct {
 	Export  Export           `toml:"export"`
 	Log     Log              `toml:"log"`
 	Prices  map[string]Price `toml:"prices"`
+	Sink    Sink             `toml:"sink"`
 
 	// File is the file the config was loaded from, "" for pure defaults.
 	File string `toml:"-"`
@@ -150,6 +151,15 @@ type Price struct {
 	CacheWrite float64 `toml:"cache_write"`
 	CacheRead  float64 `toml:"cache_read"`
 	Output     float64 `toml:"output"`
+	// Optional tiers (0 = none): the 1-hour cache-write price (else
+	// cache_write), the fast-mode multiplier, and the long-context tier
+	// (prompts above long_above tokens: long_input x the input-side
+	// prices, long_output x the output price).
+	CacheWrite1h float64 `toml:"cache_write_1h"`
+	Fast         float64 `toml:"fast"`
+	LongAbove    int64   `toml:"long_above"`
+	LongInput    float64 `toml:"long_input"`
+	LongOutput   float64 `toml:"long_output"`
 }
 
 // PriceFor returns the override of the longest model prefix matching model.
@@ -205,6 +215,7 @@ func defaultsFor(p platform) *Config {
 		},
 		Log:    Log{Level: "info"},
 		Prices: map[string]Price{},
+		Sink:   defaultSink(),
 	}
 }
 

@@ -184,7 +184,10 @@ func render(c *Config, p platform, comments bool) []byte {
 	w.comment(
 		"Price overrides, in USD per million tokens, for models whose name starts with",
 		"the table's name (the longest prefix wins). Models not listed use agentmap's",
-		"built-in list prices; unknown models cost 0. Example:",
+		"built-in list prices (`agentmap prices` prints them); a model in neither is",
+		"unpriced: its tokens count, its cost shows as unpriced. Optional keys:",
+		"cache_write_1h, fast (a multiplier), long_above with long_input and long_output.",
+		"Example:",
 		`[prices."claude-opus-4"]`,
 		"input = 15.0",
 		"cache_write = 18.75",
@@ -201,7 +204,21 @@ func render(c *Config, p platform, comments bool) []byte {
 		w.kv("cache_write", float(pr.CacheWrite))
 		w.kv("cache_read", float(pr.CacheRead))
 		w.kv("output", float(pr.Output))
+		for _, o := range []struct {
+			key string
+			v   float64
+		}{{"cache_write_1h", pr.CacheWrite1h}, {"fast", pr.Fast}, {"long_above", float64(pr.LongAbove)},
+			{"long_input", pr.LongInput}, {"long_output", pr.LongOutput}} {
+			if o.v != 0 {
+				if o.key == "long_above" {
+					w.kv(o.key, strconv.FormatInt(pr.LongAbove, 10))
+				} else {
+					w.kv(o.key, float(o.v))
+				}
+			}
+		}
 	}
+	renderSink(w, c, str, pathStr)
 	return []byte(w.b.String())
 }
 

@@ -76,7 +76,7 @@ func (d *Daemon) startCatchUp(files []watchers.FileStat) {
 		}
 	}
 	d.catchUp.running = true
-	d.publish()
+	d.publishNow()
 }
 
 // snapshot is the last published Status; the control server reads it
@@ -87,9 +87,29 @@ type snapshot struct {
 	at     time.Time
 }
 
-// publish records the loop's view for the control server. It runs in the
-// loop, which owns the records.
+// publishEvery bounds how often a daemon following many logs counts its
+// records for the status (publishMany and more): the count costs a walk of
+// every record, which must not be paid at every wake-up of a busy loop.
+// A count put off is owed, and nextDue wakes the loop to pay it.
+const (
+	publishEvery = time.Second
+	publishMany  = 5000
+)
+
+// publish records the loop's view for the control server, at once for a
+// small daemon, at most every publishEvery for a large one.
 func (d *Daemon) publish() {
+	if len(d.srcs) >= publishMany && d.opt.Clock.Now().Sub(d.snap.at) < publishEvery {
+		d.publishOwed = true
+		return
+	}
+	d.publishNow()
+}
+
+// publishNow counts the records for the control server. It runs in the
+// loop, which owns the records.
+func (d *Daemon) publishNow() {
+	d.publishOwed = false
 	now := d.opt.Clock.Now()
 	per := map[string]*AgentStatus{}
 	get := func(agent string) *AgentStatus {
@@ -142,15 +162,6 @@ func (d *Daemon) publish() {
 	d.snap.mu.Lock()
 	d.snap.status, d.snap.at = st, now
 	d.snap.mu.Unlock()
-}
-
-func (d *Daemon) hasSources(key string) bool {
-	for _, s := range d.srcs {
-		if s.Session == key {
-			return true
-		}
-	}
-	return false
 }
 
 // Status returns the last published status, its uptime brought up to now.

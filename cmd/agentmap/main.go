@@ -44,6 +44,7 @@ func commands() []command {
 		{"status", "show the service, the daemon and what it follows", cmdStatus},
 		{"list", "list the sessions in the map store, newest first", cmdList},
 		{"show", "summarise one session's map", cmdShow},
+		{"prices", "print the list prices in effect and where each comes from", cmdPrices},
 		{"flush", "write the maps of live sessions now (ID or --all)", cmdFlush},
 		{"doctor", "check the agent roots, the service, the data dir and the disk", cmdDoctor},
 		{"version", "print the version", cmdVersion},

@@ -215,8 +215,7 @@ func builderOptions(c *config.Config, mode string) (builder.Options, error) {
 	if len(c.Prices) > 0 {
 		opt.Prices = map[string]builder.Price{}
 		for prefix, p := range c.Prices {
-			opt.Prices[strings.ToLower(prefix)] = builder.Price{Input: p.Input, CacheWrite: p.CacheWrite,
-				CacheRead: p.CacheRead, Output: p.Output}
+			opt.Prices[strings.ToLower(prefix)] = priceOverride(p)
 		}
 	}
 	return opt, nil
