@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -295,4 +296,40 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("build: %v", err)
 		}
 	})
+}
+
+// TestSchemaRecords reads a log the project wrote from Copilot CLI's own
+// schema of its events (session-events.schema.json of 1.0.102: the
+// assistant.usage form, an MCP call, a denied call, an API error, a
+// compaction that worked and one that failed, an abort), since the suite
+// cannot make the client write them.
+func TestSchemaRecords(t *testing.T) {
+	path := filepath.Join("testdata", "schema", "events.jsonl")
+	ls := lines(t, path)
+	evs, _ := parse(t, path, ls, true)
+	m, err := builder.Build(evs, builder.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Totals.Tokens != clientTokens(t, ls) {
+		t.Errorf("tokens %d, Copilot counts %d", m.Totals.Tokens, clientTokens(t, ls))
+	}
+	if m.Totals.Compactions != 1 || m.Totals.PromptImages != 1 || m.Totals.PromptURLs != 1 {
+		t.Errorf("compactions %d, images %d, urls %d; want 1, 1, 1", m.Totals.Compactions, m.Totals.PromptImages, m.Totals.PromptURLs)
+	}
+	var got []string
+	for _, e := range m.Events {
+		switch e.Kind {
+		case "mcp":
+			got = append(got, e.Kind+":"+e.Server+"/"+e.Tool+":"+e.ErrClass)
+		case "error":
+			got = append(got, e.Kind+":"+e.ErrClass)
+		case "llm":
+			got = append(got, fmt.Sprintf("llm:%d/%d/%d/%d:%v", e.In, e.CW, e.CR, e.Out, e.Thinking))
+		}
+	}
+	want := []string{"llm:1000/1000/3000/120:true", "mcp:github-mcp-server/get_issue:permission_denied", "error:rate_limit", "error:interrupted"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
 }

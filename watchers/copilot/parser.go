@@ -291,12 +291,20 @@ func (p *Parser) record(r *record, t int64, lane string) error {
 		p.emit(lane, event.Event{Kind: event.KindError, T: t, Error: &event.Error{Source: "orchestration", Class: "interrupted"}})
 	case "session.compaction_complete":
 		var d struct {
-			Success bool  `json:"success"`
-			Pre     int64 `json:"preCompactionTokens"`
-			Post    int64 `json:"postCompactionTokens"`
+			Success *bool  `json:"success"`
+			Trigger string `json:"trigger"`
+			Pre     int64  `json:"preCompactionTokens"`
+			Post    int64  `json:"postCompactionTokens"`
 		}
 		_ = json.Unmarshal(r.Data, &d)
-		p.emit(lane, event.Event{Kind: event.KindCompaction, T: t, Compact: &event.Compaction{Trigger: "auto", PreTokens: d.Pre, PostTokens: d.Post}})
+		if d.Success != nil && !*d.Success {
+			return nil // a compaction that failed compacted nothing
+		}
+		trigger := "auto" // threshold, context_limit_retry, memory_pressure, model_switch
+		if d.Trigger == "manual" {
+			trigger = "manual"
+		}
+		p.emit(lane, event.Event{Kind: event.KindCompaction, T: t, Compact: &event.Compaction{Trigger: trigger, PreTokens: d.Pre, PostTokens: d.Post}})
 	case "session.shutdown":
 		p.emit("", event.Event{Kind: event.KindTurnEnd, T: t})
 	}
