@@ -76,11 +76,12 @@ type Agents struct {
 	Cursor   CursorAgent `toml:"cursor"`
 	OpenCode Agent       `toml:"opencode"`
 	Copilot  Agent       `toml:"copilot"`
+	Gemini   Agent       `toml:"gemini"`
 }
 
 // AgentNames are the agents in the order of the file (and of the agent
 // registry).
-var AgentNames = []string{"claude", "codex", "cursor", "opencode", "copilot"}
+var AgentNames = []string{"claude", "codex", "cursor", "opencode", "copilot", "gemini"}
 
 // ByName returns the settings of an agent by its short name.
 func (a *Agents) ByName(name string) (*Agent, bool) {
@@ -95,6 +96,8 @@ func (a *Agents) ByName(name string) (*Agent, bool) {
 		return &a.OpenCode, true
 	case "copilot":
 		return &a.Copilot, true
+	case "gemini":
+		return &a.Gemini, true
 	}
 	return nil, false
 }
@@ -204,6 +207,7 @@ func defaultsFor(p platform) *Config {
 			Cursor:   CursorAgent{Agent: Agent{Enabled: true, Roots: p.cursorRoots()}, AppRoots: p.cursorAppRoots()},
 			OpenCode: Agent{Enabled: true, Roots: p.openCodeRoots()},
 			Copilot:  Agent{Enabled: true, Roots: p.copilotRoots()},
+			Gemini:   Agent{Enabled: true, Roots: p.geminiRoots()},
 		},
 		Privacy: Privacy{Exclude: []string{}},
 		Export: Export{

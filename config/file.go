@@ -120,24 +120,26 @@ func render(c *Config, p platform, comments bool) []byte {
 		"cursor":   {"Cursor: roots hold agent transcripts and cursor-agent chats (~/.cursor);", "app_roots hold the editor's User directory (its state.vscdb files)."},
 		"opencode": {"OpenCode: its data directory holding opencode.db (read-only).", "Default: $XDG_DATA_HOME/opencode, else ~/.local/share/opencode."},
 		"copilot":  {"GitHub Copilot CLI: session-state/<id>/events.jsonl under <root>.", "Defaults: $COPILOT_HOME and ~/.copilot."},
+		"gemini":   {"Gemini CLI: chats under <root>/tmp/<project>/chats.", "Defaults: $GEMINI_CLI_HOME/.gemini and ~/.gemini."},
 	}
 	for _, name := range AgentNames {
 		a, _ := c.Agents.ByName(name)
 		w.table("agents." + name)
 		w.comment(agentDoc[name]...)
-		w.comment("Roots that do not exist yet are picked up when they appear.")
+		w.comment("Roots that do not exist yet are picked up when they appear. The roots shown",
+			"are the defaults found now; left commented out, they follow the environment.")
 		w.kv("enabled", strconv.FormatBool(a.Enabled))
 		roots := make([]string, len(a.Roots))
 		for i, r := range a.Roots {
 			roots[i] = w.path(r)
 		}
-		w.kv("roots", strList(roots))
+		w.derived("roots", strList(roots))
 		if name == "cursor" {
 			app := make([]string, len(c.Agents.Cursor.AppRoots))
 			for i, r := range c.Agents.Cursor.AppRoots {
 				app[i] = w.path(r)
 			}
-			w.kv("app_roots", strList(app))
+			w.derived("app_roots", strList(app))
 		}
 		w.blank()
 	}

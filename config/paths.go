@@ -201,6 +201,16 @@ func (p platform) cursorAppRoots() []string {
 	return []string{p.join(p.xdgConfig(), "Cursor", "User")}
 }
 
+// geminiRoots: $GEMINI_CLI_HOME/.gemini (the client's home override) and
+// ~/.gemini; chats are under tmp/<project>/chats.
+func (p platform) geminiRoots() []string {
+	var roots []string
+	if d := p.env("GEMINI_CLI_HOME"); d != "" {
+		roots = append(roots, p.join(p.expand(d), ".gemini"))
+	}
+	return dedupe(append(roots, p.join(p.home, ".gemini")))
+}
+
 func dedupe(list []string) []string {
 	seen := make(map[string]bool, len(list))
 	out := list[:0]

@@ -50,6 +50,7 @@ type Daemon struct {
 	sizes         map[string]int64 // last size the watcher saw, for bytes behind
 	reconf        chan Live
 	flushReq      chan flushRequest
+	scanReq       chan chan ScanResult
 	started       time.Time
 	lastFlush     time.Time
 	catchUp       catchUp
@@ -86,6 +87,7 @@ func New(opt Options) *Daemon {
 		sizes:    map[string]int64{},
 		reconf:   make(chan Live, 1),
 		flushReq: make(chan flushRequest),
+		scanReq:  make(chan chan ScanResult),
 	}
 	d.lastErr = &errTrap{}
 	d.clock = opt.Clock
@@ -203,6 +205,10 @@ func (d *Daemon) once(ctx context.Context) error {
 		case <-d.opt.Clock.After(time.Duration(1<<attempt) * time.Second):
 		}
 	}
+	if d.opt.Progress != nil {
+		// The last word counts sessions as status and list do.
+		d.opt.Progress(d.progress.done, d.progress.total, d.countSessions())
+	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d maps could not be written (see the log)", len(failed))
 	}
@@ -259,6 +265,8 @@ func (d *Daemon) follow(ctx context.Context) error {
 			}
 		case r := <-d.flushReq:
 			r.reply <- d.flushNow(ctx, r)
+		case reply := <-d.scanReq:
+			reply <- d.scanNow(ctx)
 		case <-wake:
 		}
 		d.pollRetries(ctx)

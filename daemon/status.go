@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -139,8 +140,8 @@ func (d *Daemon) publishNow() {
 		}
 	}
 	for _, s := range d.sessions {
-		if s.Parent == "" && !d.hasSources(s.Key) && s.Flush == nil {
-			continue // known only as a parent so far
+		if !counted(s, d.hasSources) {
+			continue
 		}
 		if s.Dirty() {
 			get(s.Agent).Live++
@@ -162,6 +163,28 @@ func (d *Daemon) publishNow() {
 	d.snap.mu.Lock()
 	d.snap.status, d.snap.at = st, now
 	d.snap.mu.Unlock()
+}
+
+// counted says whether a session is one that status, scan and list count
+// alike: one with a map or with changes for one; not a parent known only
+// through its child, nor a flush that wrote no map. sourced says whether a
+// session key has a source.
+func counted(s *state.Session, sourced func(key string) bool) bool {
+	if s.Parent == "" && !sourced(s.Key) && s.Flush == nil {
+		return false // known only as a parent so far
+	}
+	return s.Dirty() || (s.Flush != nil && s.Flush.Path != "")
+}
+
+// countSessions is how many sessions count (see counted).
+func (d *Daemon) countSessions() int {
+	n := 0
+	for _, s := range d.sessions {
+		if counted(s, d.hasSources) {
+			n++
+		}
+	}
+	return n
 }
 
 // Status returns the last published status, its uptime brought up to now.

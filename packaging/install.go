@@ -29,6 +29,9 @@ func InstallPlan(ctx context.Context, s Spec, run Runner) (*Plan, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
+	// The plan of a binary that will not stay is still shown (--dry-run),
+	// with the refusal.
+	refusal := s.stays()
 	content, err := Render(s)
 	if err != nil {
 		return nil, err
@@ -54,7 +57,7 @@ func InstallPlan(ctx context.Context, s Spec, run Runner) (*Plan, error) {
 			p.Notes = append(p.Notes, path+" is up to date")
 		}
 		if err := userSystemd(ctx, s, run); err != nil {
-			return p, err
+			return p, errors.Join(refusal, err)
 		}
 		if out, err := run(ctx, "loginctl", "show-user", strconv.Itoa(s.UID), "--property=Linger", "--value"); err == nil &&
 			strings.TrimSpace(string(out)) == "no" {
@@ -78,7 +81,7 @@ func InstallPlan(ctx context.Context, s Spec, run Runner) (*Plan, error) {
 			p.Notes = append(p.Notes, path+" is up to date and loaded")
 		}
 	}
-	return p, nil
+	return p, refusal
 }
 
 // UninstallPlan computes how to stop and remove the service. The data

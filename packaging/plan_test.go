@@ -446,3 +446,24 @@ func TestStatusThroughKardianos(t *testing.T) {
 		}
 	}
 }
+
+func TestInstallRefusesABinaryThatWillNotStay(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("GOCACHE", cache)
+	t.Setenv("GOBIN", "/opt/go/bin")
+	for bin, want := range map[string]string{
+		filepath.Join(cache, "1f", "exe", "agentmap"):          "in the Go build cache (" + cache + ")",
+		filepath.Join(os.TempDir(), "go-build123", "agentmap"): "in a temporary directory",
+		"/usr/local/bin/agentmap":                              "",
+		"/usr/bin/agentmap":                                    "",
+	} {
+		err := Spec{Binary: bin}.stays()
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: refused: %v", bin, err)
+		case want != "" && (!errors.Is(err, ErrTemporaryBinary) || !strings.Contains(err.Error(), want) ||
+			!strings.Contains(err.Error(), "go install ./cmd/agentmap && /opt/go/bin/agentmap install")):
+			t.Errorf("%s: %v", bin, err)
+		}
+	}
+}

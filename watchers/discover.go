@@ -21,6 +21,7 @@ const (
 	LayoutCursorApp = "cursor-app" // Cursor's User dir: globalStorage/ and workspaceStorage/*/ state.vscdb
 	LayoutOpenCode  = "opencode"   // OpenCode's data dir: opencode.db (opencode-<channel>.db)
 	LayoutCopilot   = "copilot"    // a Copilot CLI home: session-state/<id>/events.jsonl
+	LayoutGemini    = "gemini"     // a Gemini CLI dir (~/.gemini): tmp/<project>/chats/…
 )
 
 // Root is one directory tree an agent writes its logs under.
@@ -90,6 +91,9 @@ func (r Root) Descend(dir string) bool {
 		return p[0] == "storage" && (len(p) == 1 || p[1] == "session" && len(p) <= 3)
 	case LayoutCopilot:
 		return p[0] == "session-state" && len(p) <= 2
+	case LayoutGemini:
+		// tmp / <project> / chats / <parent session> (subagents)
+		return p[0] == "tmp" && (len(p) <= 2 || p[2] == "chats" && len(p) <= 4)
 	}
 	return false
 }
@@ -129,6 +133,18 @@ func (r Root) Form(path string) string {
 		}
 		if p[0] == "chats" && len(p) == 4 && name == "store.db" {
 			return FormSQLite
+		}
+	case LayoutGemini:
+		if p[0] != "tmp" || len(p) < 4 || p[2] != "chats" {
+			return ""
+		}
+		switch {
+		case len(p) == 4 && strings.HasPrefix(name, "session-") && strings.HasSuffix(name, ".jsonl"):
+			return FormLines
+		case len(p) == 4 && strings.HasPrefix(name, "session-") && strings.HasSuffix(name, ".json"):
+			return FormWhole // the whole-document form of older clients
+		case len(p) == 5 && strings.HasSuffix(name, ".jsonl"):
+			return FormLines // a subagent's conversation
 		}
 	case LayoutCursorApp:
 		if name == "state.vscdb" && ((p[0] == "globalStorage" && len(p) == 2) || (p[0] == "workspaceStorage" && len(p) == 3)) {
@@ -172,7 +188,8 @@ type Env struct {
 // $XDG_CONFIG_HOME/claude (older builds); Codex: $CODEX_HOME and ~/.codex;
 // Cursor: ~/.cursor and Cursor's User dir of the OS; OpenCode:
 // $XDG_DATA_HOME/opencode, else ~/.local/share/opencode (on every OS, as
-// OpenCode itself resolves it); Copilot CLI: $COPILOT_HOME and ~/.copilot.
+// OpenCode itself resolves it); Copilot CLI: $COPILOT_HOME and ~/.copilot;
+// Gemini CLI: $GEMINI_CLI_HOME/.gemini and ~/.gemini.
 // Missing roots are listed too: they are picked up when they appear.
 func DefaultRoots(env Env) []Root {
 	get := env.Getenv
@@ -233,6 +250,10 @@ func DefaultRoots(env Env) []Root {
 	}
 	add("copilot", LayoutCopilot, get("COPILOT_HOME"))
 	add("copilot", LayoutCopilot, join(".copilot"))
+	if h := get("GEMINI_CLI_HOME"); h != "" {
+		add("gemini", LayoutGemini, filepath.Join(h, ".gemini"))
+	}
+	add("gemini", LayoutGemini, join(".gemini"))
 	return roots
 }
 
@@ -249,7 +270,7 @@ func OverrideRoots(roots []Root, overrides map[string][]string) []Root {
 			out = append(out, r)
 		}
 	}
-	for _, layout := range []string{LayoutClaude, LayoutCodex, LayoutCursor, LayoutCursorApp, LayoutOpenCode, LayoutCopilot} {
+	for _, layout := range []string{LayoutClaude, LayoutCodex, LayoutCursor, LayoutCursorApp, LayoutOpenCode, LayoutCopilot, LayoutGemini} {
 		for _, d := range overrides[layout] {
 			agent := layout
 			if layout == LayoutCursorApp {

@@ -153,5 +153,8 @@ func configRoots(c *config.Config) []watchers.Root {
 	if c.Agents.Copilot.Enabled {
 		add("copilot", watchers.LayoutCopilot, c.Agents.Copilot.Roots)
 	}
+	if c.Agents.Gemini.Enabled {
+		add("gemini", watchers.LayoutGemini, c.Agents.Gemini.Roots)
+	}
 	return roots
 }

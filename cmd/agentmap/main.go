@@ -12,9 +12,6 @@ import (
 	"syscall"
 )
 
-// version is set at release time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
-
 // Exit codes, documented in the README.
 const (
 	exitOK      = 0
@@ -45,6 +42,8 @@ func commands() []command {
 		{"list", "list the sessions in the map store, newest first", cmdList},
 		{"show", "summarise one session's map", cmdShow},
 		{"prices", "print the list prices in effect and where each comes from", cmdPrices},
+		{"report", "write a self-contained HTML report of the sessions (overview and a page per session)", cmdReport},
+		{"usage", "token and cost tables per day, week, month, session or model", cmdUsage},
 		{"flush", "write the maps of live sessions now (ID or --all)", cmdFlush},
 		{"doctor", "check the agent roots, the service, the data dir and the disk", cmdDoctor},
 		{"version", "print the version", cmdVersion},
@@ -59,6 +58,9 @@ func main() {
 }
 
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && args[0] == "--version" {
+		return cmdVersion(ctx, nil, stdout, stderr)
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
 		if len(args) == 0 {
@@ -84,11 +86,3 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "agentmap <command> -h shows the flags of a command.")
 }
-
-func cmdVersion(_ context.Context, _ []string, stdout, _ io.Writer) int {
-	fmt.Fprintf(stdout, "agentmap %s\n", version)
-	return exitOK
-}
-
-// producer is session.cliVersion of the maps this binary writes.
-func producer() string { return "agentmap " + version }

@@ -259,6 +259,16 @@ exclude = ["~/secret"]
 	if out := h.must("flush", sid[:12]); !strings.Contains(out, "up to date") {
 		t.Fatalf("flush again:\n%s", out)
 	}
+	// scan while the daemon runs: the daemon catches up and flushes.
+	appendFile(t, logPath, claudeTurn(sid, repo, 10))
+	code, out, errb := h.run("scan")
+	if code != exitOK || !strings.Contains(errb, "scan: done by the daemon: 2 logs checked") ||
+		!strings.Contains(errb, "1 map(s) written") || !strings.Contains(out, "maps in "+daemon.MapsDir(data)) {
+		t.Fatalf("scan with a daemon: exit %d\n%s%s", code, out, errb)
+	}
+	if code, _, errb := h.run("flush", "nonexistent"); code != exitFailure || !strings.Contains(errb, "no session matches") {
+		t.Fatalf("flush of an unknown id with a daemon: exit %d\n%s", code, errb)
+	}
 	list := h.must("list")
 	if !regexp.MustCompile(sid+`\s+claude\s+proj\s+2026-05-01`).MatchString(list) || strings.Contains(list, hidden) {
 		t.Fatalf("list:\n%s", list)

@@ -36,8 +36,8 @@ func (r rootFlags) Set(v string) error {
 		return errors.New("want agent=DIR")
 	case agent != watchers.LayoutClaude && agent != watchers.LayoutCodex &&
 		agent != watchers.LayoutCursor && agent != watchers.LayoutCursorApp &&
-		agent != watchers.LayoutOpenCode && agent != watchers.LayoutCopilot:
-		return fmt.Errorf("unknown agent %q (claude, codex, cursor, cursor-app, opencode or copilot)", agent)
+		agent != watchers.LayoutOpenCode && agent != watchers.LayoutCopilot && agent != watchers.LayoutGemini:
+		return fmt.Errorf("unknown agent %q (claude, codex, cursor, cursor-app, opencode, copilot or gemini)", agent)
 	}
 	r[agent] = append(r[agent], dir)
 	return nil
@@ -58,7 +58,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	configPoll := fl.Duration("config-poll", 2*time.Second, "how often the config file is checked for changes (it is also reloaded on SIGHUP)")
 	roots := rootFlags{}
 	xf := addExportFlags(fl)
-	fl.Var(roots, "root", "follow this directory instead of the agent's configured roots: agent=DIR (claude, codex, cursor, cursor-app, opencode, copilot); repeatable")
+	fl.Var(roots, "root", "follow this directory instead of the agent's configured roots: agent=DIR (claude, codex, cursor, cursor-app, opencode, copilot, gemini); repeatable")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap run [flags]")
 		fmt.Fprintln(stderr, "Follows every agent's logs and writes a session's map when it goes quiet; stops on SIGINT or SIGTERM.")
@@ -94,6 +94,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap run: %v\n", err)
 		return exitFailure
+	}
+	if *once {
+		// A running daemon holds the state: it does the catch-up itself.
+		if cl, err := daemon.Connect(eff.dataDir); err == nil {
+			return scanThroughDaemon(ctx, cl, eff.dataDir, stdout, stderr)
+		}
 	}
 	lvl := new(slog.LevelVar)
 	lvl.Set(eff.level)
@@ -288,6 +294,28 @@ func fileStamp(path string) string {
 		return "absent"
 	}
 	return fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// scanThroughDaemon asks the daemon that follows dataDir to catch up on
+// every log and write every map that changed, and says what it did.
+func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, stdout, stderr io.Writer) int {
+	fmt.Fprintln(stderr, "scan: a daemon is running on this data directory; asking it to catch up and flush")
+	res, err := cl.Scan(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap scan: %v\n", err)
+		return exitFailure
+	}
+	f := res.Flush
+	fmt.Fprintf(stderr, "scan: done by the daemon: %d logs checked, %s read, %d map(s) written, %d up to date\n",
+		res.Files, mb(res.Bytes), len(f.Flushed), f.Current)
+	for _, k := range f.Failed {
+		fmt.Fprintf(stderr, "agentmap scan: the map of %s could not be written (the daemon retries it; agentmap status shows the error)\n", k)
+	}
+	fmt.Fprintf(stdout, "maps in %s\n", daemon.MapsDir(dataDir))
+	if len(f.Failed) > 0 {
+		return exitFailure
+	}
+	return exitOK
 }
 
 func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -41,13 +41,11 @@ func cmdInstall(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitFailure
 	}
 	plan, err := packaging.InstallPlan(ctx, spec, packaging.ExecRunner)
-	if *dryRun {
-		if plan != nil {
-			plan.Print(stdout)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "agentmap install: %v\n", err)
-			return exitFailure
+	if *dryRun && plan != nil {
+		// The plan is what was asked for; what would stop it is a warning.
+		plan.Print(stdout)
+		for _, e := range unjoin(err) {
+			fmt.Fprintf(stderr, "agentmap install: warning: install would stop here: %v\n", e)
 		}
 		return exitOK
 	}
@@ -196,4 +194,15 @@ func serviceStatus() (string, error) {
 		return "unknown (the service manager did not answer)", nil
 	}
 	return st, err
+}
+
+// unjoin lists the errors an errors.Join holds (err itself otherwise).
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentmap/agentmap/daemon"
 	"github.com/agentmap/agentmap/export/mapfile"
+	"github.com/agentmap/agentmap/report"
 )
 
 func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -23,8 +24,9 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	of := addOpsFlags(fl)
 	asJSON := fl.Bool("json", false, "print the summary as JSON")
 	top := fl.Int("files", 10, "how many of the most touched files to show")
+	events := fl.Bool("events", false, "list the session's events, one per line")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentmap show [--json] ID")
+		fmt.Fprintln(stderr, "usage: agentmap show [--json | --events] ID")
 		fmt.Fprintln(stderr, "Summarises one session's map. ID is the agent's session id, agent/id, or a unique prefix.")
 		fl.PrintDefaults()
 	}
@@ -54,6 +56,10 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap show: %s: %v\n", e.Path, err)
 		return exitFailure
+	}
+	if *events {
+		report.WriteEvents(stdout, doc.Map)
+		return exitOK
 	}
 	sum := summarize(doc.Map, *top)
 	sum.Path = filepath.Join(b.store.Root, e.Path)
@@ -229,7 +235,7 @@ func writeSummary(w io.Writer, s summary) {
 	}
 	start := "-"
 	if t, err := time.Parse(time.RFC3339Nano, s.Start); err == nil {
-		start = t.Local().Format(time.DateTime)
+		start = formatTime(t)
 	}
 	fmt.Fprintf(w, "started   %s, lasted %s\n", start, formatDuration(s.DurationMs))
 	if len(s.Models) > 0 {

@@ -68,7 +68,7 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 	}
 	fmt.Fprintf(w, "daemon:     %s\n", daemonState)
 	if running {
-		fmt.Fprintf(w, "pid:        %d, up %s (since %s)\n", st.PID, roundDuration(st.Uptime), st.Started.Local().Format(time.DateTime))
+		fmt.Fprintf(w, "pid:        %d, up %s (since %s)\n", st.PID, roundDuration(st.Uptime), formatTime(st.Started))
 	}
 	fmt.Fprintf(w, "data dir:   %s\n", st.DataDir)
 	if running {
@@ -81,7 +81,7 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 			}
 			fmt.Fprintf(w, "catch-up:   %d%% (%s of %s of existing history read)\n", pct, mb(c.Done), mb(c.Total))
 		case !c.Finished.IsZero():
-			fmt.Fprintf(w, "catch-up:   done at %s (%s read)\n", c.Finished.Local().Format(time.DateTime), mb(c.Done))
+			fmt.Fprintf(w, "catch-up:   done at %s (%s read)\n", formatTime(c.Finished), mb(c.Done))
 		default:
 			fmt.Fprintln(w, "catch-up:   waiting for the first scan")
 		}
@@ -89,11 +89,11 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 	if st.LastFlush.IsZero() {
 		fmt.Fprintln(w, "last flush: never")
 	} else {
-		fmt.Fprintf(w, "last flush: %s\n", st.LastFlush.Local().Format(time.DateTime))
+		fmt.Fprintf(w, "last flush: %s\n", formatTime(st.LastFlush))
 	}
 	if running {
 		if e := st.LastError; e != nil {
-			fmt.Fprintf(w, "last error: %s %s: %s\n", e.At.Local().Format(time.DateTime), e.Component, e.Message)
+			fmt.Fprintf(w, "last error: %s %s: %s\n", formatTime(e.At), e.Component, e.Message)
 		} else {
 			fmt.Fprintln(w, "last error: none")
 		}

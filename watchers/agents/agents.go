@@ -14,6 +14,7 @@ import (
 	"github.com/agentmap/agentmap/watchers/codex"
 	"github.com/agentmap/agentmap/watchers/copilot"
 	"github.com/agentmap/agentmap/watchers/cursor"
+	"github.com/agentmap/agentmap/watchers/gemini"
 	"github.com/agentmap/agentmap/watchers/opencode"
 )
 
@@ -72,6 +73,14 @@ var All = []Agent{
 		New: func(s watchers.Source) watchers.Parser { return copilot.NewParser(s) },
 		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
 			return copilot.Restore(s, st)
+		},
+	},
+	{
+		Name: gemini.Agent, Tool: gemini.Tool,
+		LooksLike: gemini.LooksLike, Identify: gemini.Identify,
+		New: func(s watchers.Source) watchers.Parser { return gemini.NewParser(s) },
+		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
+			return gemini.Restore(s, st)
 		},
 	},
 }
