@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/builder/event"
-	"github.com/agentmap/agentmap/watchers/toolkit"
+	"github.com/agentmap/agentmap/watchers"
 )
 
 // recorded are the stores the real OpenCode 1.18.33 wrote against the
@@ -71,7 +71,7 @@ func TestRecordedStores(t *testing.T) {
 				t.Errorf("%s %s: main lane %d tokens, OpenCode counts %d", db, c.NativeID, byLane[""], own[c.NativeID])
 			}
 			for id, n := range own {
-				if lane := toolkit.LaneID(id); byLane[lane] != 0 || launched[lane] != "" {
+				if lane := watchers.LaneID(id); byLane[lane] != 0 || launched[lane] != "" {
 					lanes++
 					if byLane[lane] != n {
 						t.Errorf("%s: lane %s: %d tokens, OpenCode counts %d for its session", db, lane, byLane[lane], n)
