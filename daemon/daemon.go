@@ -191,17 +191,19 @@ func (d *Daemon) once(ctx context.Context) error {
 	var failed []string
 	for attempt := 0; ; attempt++ {
 		failed = failed[:0]
+		var dirty []string
 		for _, key := range d.sessionKeys() {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if s := d.sessions[key]; s.Dirty() {
-				if err := d.flush(key); err != nil {
-					failed = append(failed, key)
-				}
+			if d.sessions[key].Dirty() {
+				dirty = append(dirty, key)
 			}
 		}
+		for key := range d.flushMany(ctx, dirty) {
+			failed = append(failed, key)
+		}
 		d.recordFlushes()
+		if ctx.Err() != nil {
+			return nil
+		}
 		if len(failed) == 0 || attempt == 3 || ctx.Err() != nil {
 			break
 		}
