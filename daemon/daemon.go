@@ -55,6 +55,7 @@ type Daemon struct {
 	catchUp       catchUp
 	lastErr       *errTrap
 	snap          snapshot
+	configErr     configTrap
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
 }
 

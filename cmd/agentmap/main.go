@@ -43,6 +43,7 @@ func commands() []command {
 		{"show", "summarise one session's map", cmdShow},
 		{"flush", "write the maps of live sessions now (ID or --all)", cmdFlush},
 		{"doctor", "check the agent roots, the service, the data dir and the disk", cmdDoctor},
+		{"logs", "print the service's log (-f follows it): the journal on Linux, rotated files on macOS", cmdLogs},
 		{"version", "print the version", cmdVersion},
 	}
 }

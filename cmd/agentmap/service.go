@@ -83,7 +83,7 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fl := flag.NewFlagSet("uninstall", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	file := fl.String("config", "", "the config file (it names the data directory)")
-	purge := fl.Bool("purge", false, "also remove the data directory: every map, the state and the logs")
+	purge := fl.Bool("purge", false, "also remove the data directory: every map, the state and, on macOS, the service's log files (on Linux the log is in the systemd journal, which is left alone)")
 	dryRun := fl.Bool("dry-run", false, "print what would be removed and run, and change nothing")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap uninstall [--purge] [--config FILE] [--dry-run]")
