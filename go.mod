@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/BurntSushi/toml v1.6.0 // the config file; decoding metadata lets unknown keys be rejected
 	github.com/fsnotify/fsnotify v1.10.1 // change hints on directories; the periodic rescan stays the truth
+	github.com/jackc/pgx/v5 v5.13.0 // the team sink: PostgreSQL wire protocol, pipelined batches, COPY, pooled connections, pure Go
 	github.com/kardianos/service v1.3.0 // per-user systemd/launchd service status, with our own templates
 	github.com/klauspost/compress v1.20.4 // zstd for compressed Codex rollouts (.jsonl.zst)
 	github.com/mattn/go-isatty v0.0.24 // progress bar only on a terminal
@@ -18,9 +19,13 @@ require (
 require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
-	golang.org/x/text v0.14.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect

@@ -1,6 +1,10 @@
 package builder
 
-import "github.com/agentmap/agentmap/builder/event"
+import (
+	"slices"
+
+	"github.com/agentmap/agentmap/builder/event"
+)
 
 // complete pairs a call node with its result and the results of the calls
 // that continue it, then adds the outputs those results confirm.
@@ -16,6 +20,7 @@ func (b *build) complete(n *node) {
 		n.ev.OutBytes = &out
 		n.setDur(b.duration(n.idx, ri, r))
 		n.child = r.Child
+		n.addTargets(r.Targets)
 		outputs = append(outputs, r)
 	}
 	for _, ci := range n.conts {
@@ -66,6 +71,24 @@ func (b *build) complete(n *node) {
 		}
 		n.addFollow("skill_write", func(e *Event) { e.Name, e.Action = sk, action })
 	}
+}
+
+// addTargets adds the targets a result revealed (what a shell command
+// read or listed, as the client parsed it) that the call does not already
+// name. Only kinds that carry targets get them.
+func (n *node) addTargets(ts []event.Target) {
+	if len(ts) == 0 || !hasTargets(n.ev.Kind) {
+		return
+	}
+	merged := slices.Clip(n.targets)
+	for _, t := range ts {
+		if !slices.ContainsFunc(merged, func(o event.Target) bool {
+			return o.Repo == t.Repo && o.Path == t.Path && o.Label == t.Label
+		}) {
+			merged = append(merged, t)
+		}
+	}
+	n.targets = merged
 }
 
 // duration is the tool's own duration when reported, else the time from

@@ -161,7 +161,7 @@ func (b *build) llmNode(i int, e *event.Event) *node {
 	u := g.usage
 	n := &node{idx: i, ev: Event{Kind: "llm", T: b.t(i), Model: g.model,
 		In: u.In, CW: u.CW, CR: u.CR, Out: u.Out, Stop: g.stop, Thinking: g.thinking,
-		ToolCalls: g.toolCalls, TextChars: g.textChars}}
+		ToolCalls: g.toolCalls, TextChars: g.textChars}, priced: requestUsage(u)}
 	// The first record's latency: the request started when its first
 	// line's input was sent. 0 and -1 are unknown.
 	if lat := e.LLM.LatencyMs; lat > 0 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/builder/prices"
 )
 
 func TestRequestMerge(t *testing.T) {
@@ -147,7 +148,8 @@ func TestCost(t *testing.T) {
 		in, cw, cr, out int64
 		want            float64
 	}{
-		{"claude-sonnet-4-5-20250929", 1_000_000, 0, 0, 0, 3},
+		{"claude-sonnet-4-5-20250929", 100_000, 0, 0, 0, 0.3},
+		{"claude-sonnet-4-5-20250929", 1_000_000, 0, 0, 0, 6}, // above 200K: the long-context rate
 		{"claude-sonnet-4-5-20250929", 100, 200, 1000, 50, 0.0021},
 		{"claude-opus-4-1-20250805", 0, 0, 0, 1_000_000, 75},
 		{"claude-opus-4-5-20251101", 0, 0, 0, 1_000_000, 25},
@@ -168,7 +170,7 @@ func TestCost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		p, _ := PriceFor(tt.model, nil)
-		if got := p.Cost(tt.in, tt.cw, tt.cr, tt.out); got != tt.want {
+		if got := p.Cost(prices.Usage{In: tt.in, CW5m: tt.cw, CR: tt.cr, Out: tt.out}); got != tt.want {
 			t.Errorf("%s: cost %v, want %v", tt.model, got, tt.want)
 		}
 	}
@@ -179,7 +181,7 @@ func TestCost(t *testing.T) {
 	if p, _ := PriceFor("claude-sonnet-4-5", over); p.Output != 1 {
 		t.Errorf("override does not beat the table: %+v", p)
 	}
-	m := mustBuild(t, stream(sess("s"), llmEv(1, "", "claude-sonnet-4-5", 1_000_000, 0, 0, 1),
+	m := mustBuild(t, stream(sess("s"), llmEv(1, "", "claude-sonnet-4-6", 1_000_000, 0, 0, 1),
 		llmEv(2, "", "x", 1_000_000, 0, 0, 1)), Options{Prices: map[string]Price{"x": {Input: 0.5}}})
 	if m.Totals.CostUSD != 3.5 || m.Agents[0].Cost != 3.5 {
 		t.Errorf("costUsd %v agent cost %v", m.Totals.CostUSD, m.Agents[0].Cost)
@@ -193,4 +195,28 @@ func eq64(a, b *int64) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// TestCostByLifetimeAndSpeed prices a request's 1-hour cache writes at
+// their own rate and a fast-mode request at the model's multiplier.
+func TestCostByLifetimeAndSpeed(t *testing.T) {
+	ev := func(id string, cw, cw1h int64, fast bool) event.Event {
+		return event.Event{Kind: event.KindLLM, T: at(1), Model: "claude-opus-4-6",
+			LLM: &event.LLM{MsgID: id, CW: cw, CW1h: cw1h, Fast: fast, Out: 1000}}
+	}
+	m := mustBuild(t, []event.Event{sess("s1"), ev("a", 1_000_000, 600_000, false), ev("b", 0, 0, true)}, Options{})
+	var costs []float64
+	for _, e := range m.Events {
+		if e.Kind == "llm" {
+			costs = append(costs, e.Cost)
+		}
+	}
+	// a: 400K at $6.25 + 600K at $10 + 1K out at $25; b: 1K out at 6 x $25.
+	want := []float64{2.5 + 6 + 0.025, 0.15}
+	if !slices.Equal(costs, want) {
+		t.Errorf("costs %v, want %v", costs, want)
+	}
+	if m.Totals.CostUSD != prices.Round(want[0]+want[1]) {
+		t.Errorf("costUsd %v", m.Totals.CostUSD)
+	}
 }

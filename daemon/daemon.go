@@ -37,6 +37,7 @@ type Daemon struct {
 	retry    map[string]*backoff // session key → next write attempt
 	polls    map[string]time.Time
 	nextID   uint64
+	idx      indexes
 
 	group       []queued
 	groupEvents int
@@ -56,6 +57,7 @@ type Daemon struct {
 	lastErr       *errTrap
 	snap          snapshot
 	configErr     configTrap
+	publishOwed   bool           // a status count put off (publish)
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
 }
 
@@ -81,6 +83,7 @@ func New(opt Options) *Daemon {
 		retry:    map[string]*backoff{},
 		polls:    map[string]time.Time{},
 		nextID:   1,
+		idx:      newIndexes(),
 		excluded: map[string]watchers.FileID{},
 		sizes:    map[string]int64{},
 		reconf:   make(chan Live, 1),
@@ -140,13 +143,16 @@ func (d *Daemon) load() error {
 	for _, s := range srcs {
 		d.srcs[s.ID] = s
 		d.byPath[s.Path] = s
+		d.index(s)
 		if s.ID >= d.nextID {
 			d.nextID = s.ID + 1
 		}
 	}
 	for _, s := range sess {
 		d.sessions[s.Key] = s
+		d.indexChild(s)
 	}
+	d.markDirty()
 	return nil
 }
 
@@ -293,6 +299,7 @@ func (d *Daemon) session(key, agent string) *state.Session {
 		s = &state.Session{Key: key, Agent: agent, NativeID: nativeOf(key)}
 		d.sessions[key] = s
 	}
+	d.mark(key) // whoever asks for it is about to change it
 	return s
 }
 

@@ -50,13 +50,23 @@ func (d *Daemon) nextDue(now time.Time) (time.Time, bool) {
 			next, found = t, true
 		}
 	}
-	for _, s := range d.sessions {
+	for key := range d.idx.pending {
+		s := d.sessions[key]
+		if s == nil {
+			delete(d.idx.pending, key)
+			continue
+		}
 		if at, ok := dueAt(s, d.opt.Idle, d.opt.TurnEndQuiet, d.retry[s.Key]); ok {
 			consider(at)
+		} else {
+			delete(d.idx.pending, key)
 		}
 	}
 	for _, at := range d.polls {
 		consider(at)
+	}
+	if d.publishOwed {
+		consider(d.snap.at.Add(publishEvery))
 	}
 	if found && next.Before(now) {
 		next = now
@@ -68,7 +78,7 @@ func (d *Daemon) nextDue(now time.Time) (time.Time, bool) {
 func (d *Daemon) flushDue(ctx context.Context, now time.Time) {
 	d.commitGroup()
 	defer d.recordFlushes()
-	for _, key := range d.sessionKeys() {
+	for _, key := range d.pendingKeys() {
 		if ctx.Err() != nil {
 			return
 		}
@@ -88,6 +98,7 @@ func (d *Daemon) recordFlushes() {
 		d.log.Error("cannot record flushes; the maps will be written again", "component", "flush", "err", err)
 		for _, s := range d.flushed {
 			s.Flush = nil
+			d.mark(s.Key)
 		}
 	}
 	d.flushed = d.flushed[:0]
@@ -104,6 +115,7 @@ func (d *Daemon) fail(key string) {
 		r.delay = min(r.delay*2, maxBackoff)
 	}
 	r.at = d.opt.Clock.Now().Add(r.delay)
+	d.mark(key)
 }
 
 // flush builds a session's map from every event it has (its own files, its
@@ -172,10 +184,8 @@ func (d *Daemon) flush(key string) error {
 	if len(d.flushed) >= groupBatches {
 		d.recordFlushes()
 	}
-	for _, src := range d.srcs {
-		if src.Session == key {
-			delete(d.parsers, src.ID) // quiet now: free the memory
-		}
+	for _, src := range d.sourcesOf(key) {
+		delete(d.parsers, src.ID) // quiet now: free the memory
 	}
 	if !unchanged {
 		log.Info("map written", "path", rel, "events", len(events))
@@ -187,12 +197,7 @@ func (d *Daemon) flush(key string) error {
 // are taken in a fixed order (lane, file name): the builder is independent
 // of how lanes interleave, and a lane's own order is its file's.
 func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, error) {
-	var srcs []*state.Source
-	for _, s := range d.srcs {
-		if s.Session == key {
-			srcs = append(srcs, s)
-		}
-	}
+	srcs := d.sourcesOf(key)
 	sort.Slice(srcs, func(i, j int) bool {
 		a, b := srcs[i], srcs[j]
 		if a.Lane != b.Lane {
@@ -229,14 +234,7 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 	if !withChildren {
 		return out, nil
 	}
-	var children []string
-	for ck, c := range d.sessions {
-		if c.Parent == key && ck != key {
-			children = append(children, ck)
-		}
-	}
-	sort.Strings(children)
-	for _, ck := range children {
+	for _, ck := range d.childrenOf(key) {
 		c := d.sessions[ck]
 		evs, err := d.sessionEvents(ck, false)
 		if err != nil {

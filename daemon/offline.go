@@ -51,7 +51,7 @@ func OfflineStatus(db *state.DB, dataDir string) (Status, error) {
 				st.LastFlush = at
 			}
 		}
-		if !counted(s, fed) {
+		if !counted(s, func(key string) bool { return fed[key] }) {
 			continue
 		}
 		if s.Dirty() {

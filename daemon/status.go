@@ -82,7 +82,7 @@ func (d *Daemon) startCatchUp(files []watchers.FileStat) {
 		}
 	}
 	d.catchUp.running = true
-	d.publish()
+	d.publishNow()
 }
 
 // snapshot is the last published Status; the control server reads it
@@ -93,9 +93,29 @@ type snapshot struct {
 	at     time.Time
 }
 
-// publish records the loop's view for the control server. It runs in the
-// loop, which owns the records.
+// publishEvery bounds how often a daemon following many logs counts its
+// records for the status (publishMany and more): the count costs a walk of
+// every record, which must not be paid at every wake-up of a busy loop.
+// A count put off is owed, and nextDue wakes the loop to pay it.
+const (
+	publishEvery = time.Second
+	publishMany  = 5000
+)
+
+// publish records the loop's view for the control server, at once for a
+// small daemon, at most every publishEvery for a large one.
 func (d *Daemon) publish() {
+	if len(d.srcs) >= publishMany && d.opt.Clock.Now().Sub(d.snap.at) < publishEvery {
+		d.publishOwed = true
+		return
+	}
+	d.publishNow()
+}
+
+// publishNow counts the records for the control server. It runs in the
+// loop, which owns the records.
+func (d *Daemon) publishNow() {
+	d.publishOwed = false
 	now := d.opt.Clock.Now()
 	per := map[string]*AgentStatus{}
 	get := func(agent string) *AgentStatus {
@@ -124,9 +144,8 @@ func (d *Daemon) publish() {
 			}
 		}
 	}
-	sourced := d.sourcedSessions()
 	for _, s := range d.sessions {
-		if !counted(s, sourced) {
+		if !counted(s, d.hasSources) {
 			continue
 		}
 		if s.Dirty() {
@@ -158,28 +177,20 @@ func (d *Daemon) publish() {
 
 // counted says whether a session is one that status, scan and list count
 // alike: one with a map or with changes for one; not a parent known only
-// through its child, nor a flush that wrote no map. sourced holds the
-// session keys that have a source.
-func counted(s *state.Session, sourced map[string]bool) bool {
-	if s.Parent == "" && !sourced[s.Key] && s.Flush == nil {
+// through its child, nor a flush that wrote no map. sourced says whether a
+// session key has a source.
+func counted(s *state.Session, sourced func(key string) bool) bool {
+	if s.Parent == "" && !sourced(s.Key) && s.Flush == nil {
 		return false // known only as a parent so far
 	}
 	return s.Dirty() || (s.Flush != nil && s.Flush.Path != "")
 }
 
-func (d *Daemon) sourcedSessions() map[string]bool {
-	keys := make(map[string]bool, len(d.srcs))
-	for _, s := range d.srcs {
-		keys[s.Session] = true
-	}
-	return keys
-}
-
 // countSessions is how many sessions count (see counted).
 func (d *Daemon) countSessions() int {
-	n, sourced := 0, d.sourcedSessions()
+	n := 0
 	for _, s := range d.sessions {
-		if counted(s, sourced) {
+		if counted(s, d.hasSources) {
 			n++
 		}
 	}

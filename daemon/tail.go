@@ -203,6 +203,7 @@ func (d *Daemon) rebase(s *state.Source, id watchers.FileID) bool {
 	}
 	s.Offset, s.HeadLen, s.HeadHash, s.TailHash = 0, 0, "", ""
 	s.Dev, s.Ino = id.Dev, id.Ino
+	d.index(s)
 	if r, err := d.agents[s.Agent].Identify(s.Path, first); err == nil && r.Session != "" {
 		r.Agent = s.Agent
 		d.route(s, r)
@@ -210,6 +211,7 @@ func (d *Daemon) rebase(s *state.Source, id watchers.FileID) bool {
 			if sess := d.sessions[old]; sess != nil {
 				d.commitGroup()
 				sess.Gen++
+				d.mark(old)
 				if err := d.db.PutSessions(sess); err != nil {
 					d.log.Error("cannot record a session change", "component", "tail", "session", old, "err", err)
 				}
@@ -266,7 +268,7 @@ func (d *Daemon) touch(s *state.Source, batch []event.Event, reset bool, mod int
 
 func (d *Daemon) reportProgress() {
 	if d.catchUp.running && d.opt.Clock.Now().Sub(d.snap.at) >= time.Second {
-		d.publish() // status answers while the first scan runs
+		d.publishNow() // status answers while the first scan runs
 	}
 	if d.opt.Progress != nil {
 		d.opt.Progress(d.progress.done, d.progress.total, len(d.sessions))

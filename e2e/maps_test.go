@@ -184,6 +184,11 @@ func (b *buildSource) finish(t *testing.T, sessions []string) string {
 			return nil
 		})
 	}
+	if db := filepath.Join(b.w.home, ".local", "share", "opencode", "opencode.db"); fileExists(db) {
+		files = append(files, db)
+	}
+	copilot, _ := filepath.Glob(filepath.Join(b.w.home, ".copilot", "session-state", "*", "events.jsonl"))
+	files = append(files, copilot...)
 	dir := filepath.Join(b.w.data, "maps-build")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

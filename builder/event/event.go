@@ -112,6 +112,12 @@ type LLM struct {
 	CW  int64 `json:"cw,omitempty"`
 	CR  int64 `json:"cr,omitempty"`
 	Out int64 `json:"out,omitempty"`
+	// CW1h is the part of CW written to a 1-hour cache (Claude
+	// usage.cache_creation.ephemeral_1h_input_tokens), billed at a higher
+	// rate than the 5-minute writes.
+	CW1h int64 `json:"cw1h,omitempty"`
+	// Fast marks a response served in fast mode (billed at a multiple).
+	Fast bool `json:"fast,omitempty"`
 	// LatencyMs is the response time minus the time of the input that
 	// triggered it; -1 when unknown.
 	LatencyMs int64  `json:"lat,omitempty"`
@@ -188,6 +194,11 @@ type Result struct {
 	DurMs int64 `json:"dur,omitempty"`
 	// Child is the lane id a subagent call started.
 	Child string `json:"child,omitempty"`
+	// Targets are what the call touched as its result tells (Codex
+	// exec_command_end parsed_cmd: the files a shell command read, the
+	// directories it listed or searched); the builder adds them to the
+	// call's own targets.
+	Targets []Target `json:"tg,omitempty"`
 	// Confirmed outputs, parsed from the result text and reduced to ids.
 	PR       *PR       `json:"pr,omitempty"`
 	Commit   *Commit   `json:"commit,omitempty"`

@@ -131,6 +131,9 @@ func TestConfigRootsLeaveOutDisabledAgents(t *testing.T) {
 	c := config.Default()
 	c.Agents.Claude.Enabled = false
 	c.Agents.Cursor.Enabled = false
+	c.Agents.OpenCode.Enabled = false
+	c.Agents.Copilot.Enabled = false
+	c.Agents.Gemini.Enabled = false
 	for _, r := range configRoots(c) {
 		if r.Agent != "codex" || r.Layout != watchers.LayoutCodex {
 			t.Errorf("root %+v of a disabled agent", r)

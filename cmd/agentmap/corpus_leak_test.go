@@ -187,13 +187,7 @@ func TestCorpusLeaksNothing(t *testing.T) {
 	}
 
 	// (2)-(3) A daemon's scan of the same logs laid out in a home.
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
-	t.Setenv("AGENTMAP_CONFIG", "")
-	t.Setenv("CLAUDE_CONFIG_DIR", "")
-	t.Setenv("CODEX_HOME", "")
+	home := privateHome(t)
 	roots := layoutCorpus(t, corpus, home, false)
 	data := filepath.Join(t.TempDir(), "data")
 	args := append([]string{"scan", "--data-dir", data, "--log-level", "debug"}, roots...)

@@ -168,7 +168,7 @@ func writeList(w io.Writer, es []daemon.Entry) {
 			outcome += " (live)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.ID, e.Agent, repo, start,
-			formatDuration(e.DurationMs), e.Calls, formatTokens(e.Tokens), formatCost(e.CostUSD), outcome)
+			formatDuration(e.DurationMs), e.Calls, formatTokens(e.Tokens), formatCost(e.CostUSD, e.Unpriced), outcome)
 	}
 	tw.Flush()
 }
@@ -198,8 +198,16 @@ func formatTokens(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-func formatCost(usd float64) string {
-	if usd == 0 {
+// formatCost writes a cost for a person. Tokens of a model with no price
+// are never shown as $0: "unpriced" alone when nothing was priced, else
+// the priced part with "+unpriced".
+func formatCost(usd float64, unpriced []string) string {
+	switch {
+	case len(unpriced) > 0 && usd == 0:
+		return "unpriced"
+	case len(unpriced) > 0:
+		return fmt.Sprintf("$%.2f+unpriced", usd)
+	case usd == 0:
 		return "-"
 	}
 	return fmt.Sprintf("$%.2f", usd)

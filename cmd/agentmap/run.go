@@ -36,8 +36,9 @@ func (r rootFlags) Set(v string) error {
 	case !ok || dir == "":
 		return errors.New("want agent=DIR")
 	case agent != watchers.LayoutClaude && agent != watchers.LayoutCodex &&
-		agent != watchers.LayoutCursor && agent != watchers.LayoutCursorApp:
-		return fmt.Errorf("unknown agent %q (claude, codex, cursor or cursor-app)", agent)
+		agent != watchers.LayoutCursor && agent != watchers.LayoutCursorApp &&
+		agent != watchers.LayoutOpenCode && agent != watchers.LayoutCopilot && agent != watchers.LayoutGemini:
+		return fmt.Errorf("unknown agent %q (claude, codex, cursor, cursor-app, opencode, copilot or gemini)", agent)
 	}
 	r[agent] = append(r[agent], dir)
 	return nil
@@ -59,7 +60,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	configPoll := fl.Duration("config-poll", 2*time.Second, "how often the config file is checked for changes (it is also reloaded on SIGHUP)")
 	roots := rootFlags{}
 	xf := addExportFlags(fl)
-	fl.Var(roots, "root", "follow this directory instead of the agent's configured roots: agent=DIR (claude, codex, cursor, cursor-app); repeatable")
+	fl.Var(roots, "root", "follow this directory instead of the agent's configured roots: agent=DIR (claude, codex, cursor, cursor-app, opencode, copilot, gemini); repeatable")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap run [flags]")
 		fmt.Fprintln(stderr, "Follows every agent's logs and writes a session's map when it goes quiet; stops on SIGINT or SIGTERM.")
@@ -232,8 +233,7 @@ func builderOptions(c *config.Config, mode string) (builder.Options, error) {
 	if len(c.Prices) > 0 {
 		opt.Prices = map[string]builder.Price{}
 		for prefix, p := range c.Prices {
-			opt.Prices[strings.ToLower(prefix)] = builder.Price{Input: p.Input, CacheWrite: p.CacheWrite,
-				CacheRead: p.CacheRead, Output: p.Output}
+			opt.Prices[strings.ToLower(prefix)] = priceOverride(p)
 		}
 	}
 	return opt, nil

@@ -33,6 +33,8 @@ type usage struct {
 		M5 json.RawMessage `json:"ephemeral_5m_input_tokens"`
 		H1 json.RawMessage `json:"ephemeral_1h_input_tokens"`
 	} `json:"cache_creation"`
+	// Speed is "fast" for a fast-mode response, billed at a multiple.
+	Speed string `json:"speed"`
 }
 
 // block is one content block. Text-bearing fields are raw so that they can
@@ -72,9 +74,15 @@ func (p *Parser) assistant(env *envelope, out []event.Event) []event.Event {
 	if u := msg.Usage; u != nil {
 		l.In, l.CR, l.Out = integer(u.Input), integer(u.CacheRead), integer(u.Output)
 		l.CW = integer(u.CacheCreation)
-		if l.CW == 0 && u.Split != nil {
-			l.CW = integer(u.Split.M5) + integer(u.Split.H1)
+		if u.Split != nil {
+			if l.CW == 0 {
+				l.CW = integer(u.Split.M5) + integer(u.Split.H1)
+			}
+			// The 1-hour writes are billed at twice the input price,
+			// the 5-minute ones at 1.25 times: the split is kept.
+			l.CW1h = min(integer(u.Split.H1), l.CW)
 		}
+		l.Fast = u.Speed == "fast"
 	}
 	if l.MsgID == "" || p.st.firstLineOf(l.MsgID) {
 		l.LatencyMs = -1

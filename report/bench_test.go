@@ -1,0 +1,63 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// BenchmarkReport measures writing the report of 1,000 and 10,000
+// synthetic sessions (20 to 219 events each) and its size, then, when a
+// Chromium is installed, the time the browser takes from navigation to
+// the rendered overview (render-ms, one load). The last case is one
+// session of 20,000 events: render-ms is the time to its drawn timeline.
+//
+//	go test ./report -run '^$' -bench Report -benchtime 3x
+func BenchmarkReport(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			maps := synthMaps(n)
+			benchWrite(b, maps, Options{})
+		})
+	}
+	b.Run("session-events=20000", func(b *testing.B) {
+		benchWrite(b, []*Map{synthMap(42, 20000)}, Options{Single: true})
+	})
+}
+
+func benchWrite(b *testing.B, maps []*Map, opt Options) {
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		if err := Write(&buf, maps, opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(buf.Len())/1e6, "MB")
+	b.StopTimer()
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+		return
+	}
+	page := filepath.Join(b.TempDir(), "report.html")
+	if err := os.WriteFile(page, buf.Bytes(), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	br := browser(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w := openPage(b, ctx, br, 1400, 1000)
+	ms := w.load(b, ctx, page)
+	if opt.Single {
+		var marks int
+		w.Eval(ctx, `+document.querySelector('canvas.timeline').dataset.marks`, &marks)
+		if marks != len(maps[0].Events) {
+			b.Errorf("the timeline draws %d marks of %d events", marks, len(maps[0].Events))
+		}
+	}
+	w.checkQuiet(b, page)
+	b.ReportMetric(ms, "render-ms")
+}
