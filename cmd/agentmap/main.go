@@ -59,23 +59,7 @@ func main() {
 }
 
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 1 && args[0] == "--version" {
-		return cmdVersion(ctx, nil, stdout, stderr)
-	}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stdout)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
-	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(ctx, args[1:], stdout, stderr)
-		}
-	}
-	fmt.Fprintf(stderr, "agentmap: unknown command %q (see agentmap help)\n", args[0])
-	return exitUsage
+	return runCLI(ctx, args, stdout, stderr)
 }
 
 func usage(w io.Writer) {
@@ -85,5 +69,12 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "agentmap <command> -h shows the flags of a command.")
+	fmt.Fprintln(w, "  completion print the shell completion script (bash, zsh or fish)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Global flags, before or after the command, for the commands that take them:")
+	for _, g := range globalFlags {
+		fmt.Fprintf(w, "  --%-10s %s\n", g.name, g.usage)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "agentmap help COMMAND (or agentmap COMMAND -h) shows the flags of a command; agentmap --version the version.")
 }

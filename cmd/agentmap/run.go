@@ -97,6 +97,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentmap run: %v\n", err)
 		return exitFailure
 	}
+	dataDirSeen(eff.dataDir)
 	if *once {
 		// A running daemon holds the state: it does the catch-up itself.
 		if cl, err := daemon.Connect(eff.dataDir); err == nil {
