@@ -27,6 +27,11 @@ type Status struct {
 	Export *ExportStatus `json:"export,omitempty"`
 	// Sink is the team database's queue and last outcome (sink.go).
 	Sink *SinkStatus `json:"sink,omitempty"`
+	// ConfigError is the last rejected reload of the config file, while
+	// no later reload succeeded (problems.go).
+	ConfigError *ConfigReloadError `json:"configReloadError,omitempty"`
+	// SkippedSessions are the sessions with skipped lines, worst first.
+	SkippedSessions []SkippedSession `json:"skippedSessions,omitempty"`
 }
 
 // AgentStatus is one agent's share of the work.
@@ -162,6 +167,11 @@ func (d *Daemon) publishNow() {
 	}
 	sort.Slice(st.Agents, func(i, j int) bool { return st.Agents[i].Agent < st.Agents[j].Agent })
 	st.LastError = d.lastErr.get()
+	srcs := make([]*state.Source, 0, len(d.srcs))
+	for _, s := range d.srcs {
+		srcs = append(srcs, s)
+	}
+	st.SkippedSessions = skippedSessions(srcs)
 	d.snap.mu.Lock()
 	d.snap.status, d.snap.at = st, now
 	d.snap.mu.Unlock()
@@ -195,6 +205,7 @@ func (d *Daemon) Status() Status {
 	st := d.snap.status
 	d.snap.mu.Unlock()
 	st.LastError = d.lastErr.get()
+	st.ConfigError = d.lastConfigError()
 	st.Export = exportStatus(d.db)
 	st.Sink = sinkStatus(d.db)
 	if !st.Started.IsZero() {
