@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -58,6 +57,9 @@ func (d *Daemon) nextDue(now time.Time) (time.Time, bool) {
 	for _, at := range d.polls {
 		consider(at)
 	}
+	if at, ok := d.retryDue(); ok {
+		consider(at)
+	}
 	if found && next.Before(now) {
 		next = now
 	}
@@ -88,6 +90,7 @@ func (d *Daemon) recordFlushes() {
 		d.log.Error("cannot record flushes; the maps will be written again", "component", "flush", "err", err)
 		for _, s := range d.flushed {
 			s.Flush = nil
+			d.fail(s.Key)
 		}
 	}
 	d.flushed = d.flushed[:0]
@@ -115,6 +118,10 @@ func (d *Daemon) flush(key string) error {
 	log := d.log.With("component", "flush", "agent", s.Agent, "session", key)
 	gen := s.Gen
 	events, err := d.sessionEvents(key, true)
+	if err != nil && d.repairSession(err) {
+		gen = s.Gen
+		events, err = d.sessionEvents(key, true)
+	}
 	if err != nil {
 		log.Error("cannot read the session's events", "err", err)
 		d.fail(key)
@@ -224,7 +231,11 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 		}
 	}
 	if len(stored) > 0 {
-		return nil, errors.New("events of an unknown source")
+		de := &state.DamagedError{Session: key}
+		for id := range stored {
+			de.Sources = append(de.Sources, id)
+		}
+		return nil, de // events of no known source
 	}
 	if !withChildren {
 		return out, nil

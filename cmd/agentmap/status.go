@@ -100,6 +100,7 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 		if st.Excluded > 0 {
 			fmt.Fprintf(w, "excluded:   %d logs kept out by privacy.exclude\n", st.Excluded)
 		}
+		writeFaultStatus(w, st)
 	}
 	writeExportStatus(w, st.Export)
 	if len(st.Agents) == 0 {
