@@ -225,6 +225,7 @@ type agentMap struct {
 		UserTurns      int            `json:"userTurns"`
 		Subagents      int            `json:"subagents"`
 		Tokens         int64          `json:"tokens"`
+		CostUSD        float64        `json:"costUsd"`
 		Retries        int            `json:"retries"`
 		Compactions    int            `json:"compactions"`
 		ErrorsByClass  map[string]int `json:"errorsByClass"`
