@@ -25,6 +25,8 @@ type Status struct {
 	Excluded int `json:"excluded"`
 	// Export is the scheduled exports' last outcome (export.go).
 	Export *ExportStatus `json:"export,omitempty"`
+	// Sink is the team database's queue and last outcome (sink.go).
+	Sink *SinkStatus `json:"sink,omitempty"`
 }
 
 // AgentStatus is one agent's share of the work.
@@ -194,6 +196,7 @@ func (d *Daemon) Status() Status {
 	d.snap.mu.Unlock()
 	st.LastError = d.lastErr.get()
 	st.Export = exportStatus(d.db)
+	st.Sink = sinkStatus(d.db)
 	if !st.Started.IsZero() {
 		st.Uptime = d.clock.Now().Sub(st.Started)
 	}

@@ -102,6 +102,7 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 		}
 	}
 	writeExportStatus(w, st.Export)
+	writeSinkStatus(w, st.Sink)
 	if len(st.Agents) == 0 {
 		return
 	}
