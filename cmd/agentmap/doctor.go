@@ -80,6 +80,7 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if *of.dataDir != "" {
 		c.DataDir = *of.dataDir
 	}
+	dataDirSeen(c.DataDir)
 	checks = append(checks, rootChecks(configRoots(c), c)...)
 	st, err := serviceStatus()
 	checks = append(checks, serviceCheck(st, err, daemonAnswers(c.DataDir), userManager()))
