@@ -196,7 +196,8 @@ func (b *buildSource) finish(t *testing.T, sessions []string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, b.bin, append([]string{"build", "-o", dir}, files...)...)
+	// A trailing separator asks build to create the directory.
+	cmd := exec.CommandContext(ctx, b.bin, append([]string{"build", "-o", dir + string(filepath.Separator)}, files...)...)
 	cmd.Env = b.w.env
 	out, err := cmd.CombinedOutput()
 	b.out = out
