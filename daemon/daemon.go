@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmap/agentmap/sink/postgres"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/state/mapstore"
 	"github.com/agentmap/agentmap/watchers"
@@ -56,8 +57,10 @@ type Daemon struct {
 	catchUp       catchUp
 	lastErr       *errTrap
 	snap          snapshot
+	configErr     configTrap
 	publishOwed   bool           // a status count put off (publish)
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
+	sink          *postgres.Sender
 }
 
 type backoff struct {
@@ -117,8 +120,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),
 		"sessions", len(d.sessions), "roots", len(d.roots))
 	d.started = d.opt.Clock.Now()
+	defer d.startSink(ctx)()
 	if d.opt.Once {
-		return d.once(ctx)
+		err := d.once(ctx)
+		d.drainSink(ctx)
+		return err
 	}
 	d.publish()
 	if d.opt.Control {
@@ -186,17 +192,19 @@ func (d *Daemon) once(ctx context.Context) error {
 	var failed []string
 	for attempt := 0; ; attempt++ {
 		failed = failed[:0]
+		var dirty []string
 		for _, key := range d.sessionKeys() {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if s := d.sessions[key]; s.Dirty() {
-				if err := d.flush(key); err != nil {
-					failed = append(failed, key)
-				}
+			if d.sessions[key].Dirty() {
+				dirty = append(dirty, key)
 			}
 		}
+		for key := range d.flushMany(ctx, dirty) {
+			failed = append(failed, key)
+		}
 		d.recordFlushes()
+		if ctx.Err() != nil {
+			return nil
+		}
 		if len(failed) == 0 || attempt == 3 || ctx.Err() != nil {
 			break
 		}

@@ -25,6 +25,13 @@ type Status struct {
 	Excluded int `json:"excluded"`
 	// Export is the scheduled exports' last outcome (export.go).
 	Export *ExportStatus `json:"export,omitempty"`
+	// Sink is the team database's queue and last outcome (sink.go).
+	Sink *SinkStatus `json:"sink,omitempty"`
+	// ConfigError is the last rejected reload of the config file, while
+	// no later reload succeeded (problems.go).
+	ConfigError *ConfigReloadError `json:"configReloadError,omitempty"`
+	// SkippedSessions are the sessions with skipped lines, worst first.
+	SkippedSessions []SkippedSession `json:"skippedSessions,omitempty"`
 }
 
 // AgentStatus is one agent's share of the work.
@@ -160,6 +167,11 @@ func (d *Daemon) publishNow() {
 	}
 	sort.Slice(st.Agents, func(i, j int) bool { return st.Agents[i].Agent < st.Agents[j].Agent })
 	st.LastError = d.lastErr.get()
+	srcs := make([]*state.Source, 0, len(d.srcs))
+	for _, s := range d.srcs {
+		srcs = append(srcs, s)
+	}
+	st.SkippedSessions = skippedSessions(srcs)
 	d.snap.mu.Lock()
 	d.snap.status, d.snap.at = st, now
 	d.snap.mu.Unlock()
@@ -193,7 +205,9 @@ func (d *Daemon) Status() Status {
 	st := d.snap.status
 	d.snap.mu.Unlock()
 	st.LastError = d.lastErr.get()
+	st.ConfigError = d.lastConfigError()
 	st.Export = exportStatus(d.db)
+	st.Sink = sinkStatus(d.db)
 	if !st.Started.IsZero() {
 		st.Uptime = d.clock.Now().Sub(st.Started)
 	}

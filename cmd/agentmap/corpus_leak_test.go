@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"index/suffixarray"
 	"io"
 	"os"
 	"path/filepath"
@@ -134,36 +133,7 @@ func TestCorpusLeaksNothing(t *testing.T) {
 	agents := []string{"claude", "codex", "cursor"}
 	var hay haystack
 
-	// The needles, per agent.
-	all := map[string]map[string]origin{}
-	words := exporterWords(t)
-	var sets []*needles
-	for _, agent := range agents {
-		n := newNeedles(agent)
-		for _, f := range corpusLogs(t, agent) {
-			n.readLog(t, f)
-		}
-		sets = append(sets, n)
-		words = append(words, n.vocab.Bytes()...)
-	}
-	for _, n := range sets {
-		agent := n.agent
-		all[agent] = n.final(words)
-		byField := map[string]int{}
-		for _, o := range all[agent] {
-			byField[topField(o.field)]++
-		}
-		t.Logf("%s: %d needles (%d candidates before the vocabulary); by field: %v", agent, len(all[agent]), len(n.text), byField)
-		checkNeedlesAreInTheirLogs(t, agent, all[agent])
-		dirs := n.absolute()
-		t.Logf("%s: %d needles of absolute working and home directories", agent, len(dirs))
-		for s, o := range dirs {
-			all[agent][s] = o
-		}
-		if len(all[agent]) < minNeedles {
-			t.Errorf("%s: only %d needles: the audit would prove little", agent, len(all[agent]))
-		}
-	}
+	all := corpusNeedles(t, agents)
 
 	// (1) The maps of `agentmap build`, in every path mode.
 	built := 0
@@ -331,38 +301,7 @@ func TestCorpusLeaksNothing(t *testing.T) {
 	t.Logf("searched %d outputs (%d sessions built, %d maps from the daemon, %d parts of the state database), %d bytes of text",
 		len(hay.names), built, stored, len(dbParts), hay.buf.Len())
 
-	idx := suffixarray.New(hay.buf.Bytes())
-	leaks := 0
-	for _, agent := range agents {
-		needles := all[agent]
-		keys := make([]string, 0, len(needles))
-		for s := range needles {
-			keys = append(keys, s)
-		}
-		sort.Strings(keys)
-		for _, s := range keys {
-			offs := idx.Lookup([]byte(s), -1)
-			if len(offs) == 0 {
-				continue
-			}
-			seen := map[string]bool{}
-			for _, off := range offs {
-				w := hay.where(off)
-				if seen[w] {
-					continue
-				}
-				seen[w] = true
-				leaks++
-				if leaks <= 40 {
-					o := needles[s]
-					t.Errorf("%s: text of %d bytes from %s (field %s) found in %s", agent, len(s), o.file, o.field, w)
-				}
-			}
-		}
-	}
-	if leaks > 40 {
-		t.Errorf("%d leaks in all", leaks)
-	}
+	findLeaks(t, &hay, agents, all)
 }
 
 // checkNeedlesAreInTheirLogs proves the search can find what it looks for:
