@@ -22,6 +22,7 @@ import (
 	"github.com/agentmap/agentmap/builder/redact"
 	"github.com/agentmap/agentmap/daemon"
 	"github.com/agentmap/agentmap/export"
+	"github.com/agentmap/agentmap/report"
 )
 
 // minNeedles is the least number of needles an agent's corpus must yield
@@ -124,8 +125,9 @@ func jsonStrings(out *bytes.Buffer, v any) {
 // TestCorpusLeaksNothing is the privacy audit of the whole corpus: the text
 // of every log (see corpus_needles_test.go) must not occur in the maps
 // `agentmap build` writes in the three path modes, in the state database,
-// the maps and the log of a daemon that scanned the same logs, or in an
-// export of the daemon's store in each format.
+// the maps and the log of a daemon that scanned the same logs, in an
+// export of the daemon's store in each format, or in its report and usage
+// tables.
 func TestCorpusLeaksNothing(t *testing.T) {
 	corpus := corpusDir(t)
 	agents := []string{"claude", "codex", "cursor"}
@@ -227,12 +229,43 @@ func TestCorpusLeaksNothing(t *testing.T) {
 		}
 	}
 	for _, id := range ids {
-		for _, args := range [][]string{{"show", id}, {"show", "--json", id}} {
+		for _, args := range [][]string{{"show", id}, {"show", "--json", id}, {"show", "--events", id}} {
 			code, stdout, stderr := run(t, append(args, "--data-dir", data)...)
 			if code != exitOK {
 				t.Fatalf("%v: exit %d\n%s", args, code, stderr)
 			}
 			hay.add(args[0]+" "+args[len(args)-1], []byte(stdout+stderr))
+		}
+	}
+	// The report (the page, and the data it carries inflated) and the
+	// usage tables of the same store.
+	reportFile := filepath.Join(t.TempDir(), "report.html")
+	if code, _, stderr := run(t, "report", "--data-dir", data, "-o", reportFile); code != exitOK {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	page, err := os.ReadFile(reportFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hay.add("report", page)
+	docs, err := report.Unpack(page)
+	if err != nil || len(docs) < 2 {
+		t.Fatalf("report data: %d documents, %v", len(docs), err)
+	}
+	for i, d := range docs {
+		hay.add(fmt.Sprintf("report data %d", i), d)
+	}
+	for _, args := range [][]string{{"usage"}, {"usage", "session", "--breakdown"}, {"usage", "model", "--json"}, {"report", "-o", "-", "--session", ids[0]}} {
+		code, stdout, stderr := run(t, append(args, "--data-dir", data)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+		hay.add(strings.Join(args, " "), []byte(stdout+stderr))
+		if args[0] == "report" {
+			docs, _ := report.Unpack([]byte(stdout))
+			for i, d := range docs {
+				hay.add(fmt.Sprintf("session report data %d", i), d)
+			}
 		}
 	}
 	if stored < built*9/10 {
@@ -336,6 +369,17 @@ func exporterWords(t *testing.T) []byte {
 		words.Write(readable(b))
 		words.WriteByte(0)
 	}
+	// The report's own page: its style sheet, script and fixed labels.
+	page := filepath.Join(dir, "report.html")
+	if code, _, stderr := run(t, "report", "--maps", dir, "-o", page); code != exitOK {
+		t.Fatalf("report of the fixtures: exit %d\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words.Write(b)
+	words.WriteByte(0)
 	// The schemas name every key and enum value a map or an export may
 	// hold.
 	schemas, _ := filepath.Glob(filepath.Join(corpusDir(t), "..", "schemas", "*.json"))
@@ -530,6 +574,9 @@ func readState(t *testing.T, path string) []statePart {
 			if v == nil {
 				walk(name+"/"+string(k), b.Bucket(k))
 				return nil
+			}
+			if n := len(v) - 6; n >= 0 && v[n] == 0 && v[n+1] == 'c' {
+				v = v[:n] // the state's seal (a checksum) after the value
 			}
 			if strings.HasPrefix(name, "carry") {
 				v = withoutAbsolutePaths(v)

@@ -331,6 +331,11 @@ exclude = ["~/secret"]
 	waitFor(t, "the rejected reload", &dlog, func() bool {
 		return strings.Contains(dlog.String(), "line=3 key=maps.path_mode")
 	})
+	waitFor(t, "status to show the rejected reload", &dlog, func() bool {
+		out := h.must("status", "--no-service", "--data-dir", data)
+		return strings.Contains(out, "config:     reload of "+cfg+" rejected at ") &&
+			strings.Contains(out, cfg+":3: maps.path_mode")
+	})
 	appendFile(t, logPath, claudeTurn(sid, repo, 2))
 	if code, _, errb := h.run("list"); code != exitFailure || !strings.Contains(errb, ":3: maps.path_mode") {
 		t.Fatalf("list with a broken config: exit %d\n%s", code, errb)
