@@ -57,24 +57,22 @@ func cmdSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "  forget   drop the queue: what is queued now is never sent (a later change of it is)")
 		fmt.Fprintln(stderr, "  migrate  create or update the team database's schema with the configured URL")
 	}
-	sub := ""
-	if len(args) > 0 {
-		sub = args[0]
-	}
-	fl := flag.NewFlagSet("sink "+sub, flag.ContinueOnError)
+	fl := flag.NewFlagSet("sink", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	of := addOpsFlags(fl)
-	asJSON := fl.Bool("json", false, "print the answer as JSON")
+	asJSON := fl.Bool("json", false, "print the answer as JSON (status)")
 	fl.Usage = func() { usage(); fl.PrintDefaults() }
-	switch sub {
-	case "-h", "-help", "--help":
-		fl.Usage()
-		return exitOK
-	case "":
+	// Flags may come before the subcommand (the global ones are put
+	// there) and after it.
+	if err := fl.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fl.NArg() == 0 {
 		fl.Usage()
 		return exitUsage
 	}
-	if err := fl.Parse(args[1:]); err != nil {
+	sub := fl.Arg(0)
+	if err := fl.Parse(fl.Args()[1:]); err != nil {
 		return exitUsage
 	}
 	if fl.NArg() > 0 {
