@@ -102,6 +102,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.opt.DataDir == "" {
 		return errors.New("no data directory")
 	}
+	if err := d.prepareDataDir(); err != nil {
+		return err
+	}
 	db, err := state.Open(StatePath(d.opt.DataDir), d.log)
 	if err != nil {
 		return err
@@ -112,6 +115,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return fmt.Errorf("load state %s: %w", db.Path(), err)
 	}
 	d.noteRepair(db.Repaired())
+	d.removeOrphans()
 	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),
 		"sessions", len(d.sessions), "roots", len(d.roots))
 	d.started = d.opt.Clock.Now()

@@ -97,3 +97,26 @@ func (s *Store) List() ([]string, error) {
 	})
 	return out, err
 }
+
+// RemoveOrphans deletes the temporary files (".<name>.tmp-*") that writes
+// interrupted by a crash left in the store, and returns how many. Only the
+// daemon writes maps, and it calls this before it writes any.
+func (s *Store) RemoveOrphans() (int, error) {
+	n := 0
+	err := filepath.WalkDir(s.Root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if name := d.Name(); d.Type().IsRegular() && strings.HasPrefix(name, ".") && strings.Contains(name, ".json.gz.tmp-") {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
