@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmap/agentmap/sink/postgres"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/state/mapstore"
 	"github.com/agentmap/agentmap/watchers"
@@ -37,6 +38,7 @@ type Daemon struct {
 	retry    map[string]*backoff // session key → next write attempt
 	polls    map[string]time.Time
 	nextID   uint64
+	idx      indexes
 
 	group       []queued
 	groupEvents int
@@ -49,14 +51,18 @@ type Daemon struct {
 	sizes         map[string]int64 // last size the watcher saw, for bytes behind
 	reconf        chan Live
 	flushReq      chan flushRequest
+	scanReq       chan chan ScanResult
 	started       time.Time
 	lastFlush     time.Time
 	catchUp       catchUp
 	lastErr       *errTrap
 	snap          snapshot
+	configErr     configTrap
+	publishOwed   bool           // a status count put off (publish)
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
-	repair        *StateRepair   // damage found in the state database
-	faults        commitFaults   // sources whose commit failed (faults.go)
+	sink          *postgres.Sender
+	repair        *StateRepair // damage found in the state database
+	faults        commitFaults // sources whose commit failed (faults.go)
 }
 
 type backoff struct {
@@ -81,10 +87,12 @@ func New(opt Options) *Daemon {
 		retry:    map[string]*backoff{},
 		polls:    map[string]time.Time{},
 		nextID:   1,
+		idx:      newIndexes(),
 		excluded: map[string]watchers.FileID{},
 		sizes:    map[string]int64{},
 		reconf:   make(chan Live, 1),
 		flushReq: make(chan flushRequest),
+		scanReq:  make(chan chan ScanResult),
 	}
 	d.lastErr = &errTrap{}
 	d.clock = opt.Clock
@@ -119,8 +127,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),
 		"sessions", len(d.sessions), "roots", len(d.roots))
 	d.started = d.opt.Clock.Now()
+	defer d.startSink(ctx)()
 	if d.opt.Once {
-		return d.once(ctx)
+		err := d.once(ctx)
+		d.drainSink(ctx)
+		return err
 	}
 	d.publish()
 	if d.opt.Control {
@@ -144,13 +155,16 @@ func (d *Daemon) load() error {
 	for _, s := range srcs {
 		d.srcs[s.ID] = s
 		d.byPath[s.Path] = s
+		d.index(s)
 		if s.ID >= d.nextID {
 			d.nextID = s.ID + 1
 		}
 	}
 	for _, s := range sess {
 		d.sessions[s.Key] = s
+		d.indexChild(s)
 	}
+	d.markDirty()
 	return nil
 }
 
@@ -188,17 +202,19 @@ func (d *Daemon) once(ctx context.Context) error {
 	var failed []string
 	for attempt := 0; ; attempt++ {
 		failed = failed[:0]
+		var dirty []string
 		for _, key := range d.sessionKeys() {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if s := d.sessions[key]; s.Dirty() {
-				if err := d.flush(key); err != nil {
-					failed = append(failed, key)
-				}
+			if d.sessions[key].Dirty() {
+				dirty = append(dirty, key)
 			}
 		}
+		for key := range d.flushMany(ctx, dirty) {
+			failed = append(failed, key)
+		}
 		d.recordFlushes()
+		if ctx.Err() != nil {
+			return nil
+		}
 		if len(failed) == 0 || attempt == 3 || ctx.Err() != nil {
 			break
 		}
@@ -206,6 +222,10 @@ func (d *Daemon) once(ctx context.Context) error {
 		case <-ctx.Done():
 		case <-d.opt.Clock.After(time.Duration(1<<attempt) * time.Second):
 		}
+	}
+	if d.opt.Progress != nil {
+		// The last word counts sessions as status and list do.
+		d.opt.Progress(d.progress.done, d.progress.total, d.countSessions())
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d maps could not be written (see the log)", len(failed))
@@ -263,6 +283,8 @@ func (d *Daemon) follow(ctx context.Context) error {
 			}
 		case r := <-d.flushReq:
 			r.reply <- d.flushNow(ctx, r)
+		case reply := <-d.scanReq:
+			reply <- d.scanNow(ctx)
 		case <-wake:
 		}
 		d.pollRetries(ctx)
@@ -295,6 +317,7 @@ func (d *Daemon) session(key, agent string) *state.Session {
 		s = &state.Session{Key: key, Agent: agent, NativeID: nativeOf(key)}
 		d.sessions[key] = s
 	}
+	d.mark(key) // whoever asks for it is about to change it
 	return s
 }
 

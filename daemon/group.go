@@ -78,10 +78,12 @@ func (d *Daemon) apply(s *state.Source, next state.Source, b state.Batch, events
 		next.NextSeq++
 	}
 	*s = next
+	d.index(s)
 	sessions, undoSessions := d.touch(s, events, reset, mod)
 	b.Source, b.Events, b.Sessions = s, events, sessions
 	return d.queue(b, offset, func() {
 		*s = prev
+		d.index(s)
 		undoSessions()
 	})
 }

@@ -46,6 +46,7 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 		}
 	}
 	if u.Full {
+		d.markDirty()
 		// A file deleted while the daemon was down is never reported gone:
 		// a full scan that did not see it is the proof.
 		for _, s := range d.srcs {
@@ -95,6 +96,7 @@ func (d *Daemon) end(key string) {
 	if sess := d.sessions[key]; sess != nil && sess.EndedMs == 0 {
 		d.commitGroup()
 		sess.EndedMs = ms(d.opt.Clock.Now())
+		d.mark(key)
 		if err := d.db.PutSessions(sess); err != nil {
 			d.log.Error("cannot record a session end", "component", "daemon", "session", key, "err", err)
 		}
@@ -225,6 +227,7 @@ func (d *Daemon) newSource(f watchers.FileStat, route watchers.Source) *state.So
 	d.route(s, route)
 	d.srcs[s.ID] = s
 	d.byPath[s.Path] = s
+	d.index(s)
 	return s
 }
 
@@ -237,8 +240,12 @@ func (d *Daemon) route(s *state.Source, r watchers.Source) {
 		if r.ParentSession != "" {
 			s.ParentSession = sessionKey(s.Agent, r.ParentSession)
 			sess.Parent, sess.ChildLane = s.ParentSession, r.ChildLane
+			d.indexChild(sess)
 			d.session(s.ParentSession, s.Agent)
 		}
+	}
+	if d.live(s) {
+		d.index(s)
 	}
 }
 
@@ -261,7 +268,7 @@ func (d *Daemon) moved(f watchers.FileStat) *state.Source {
 			file.Close()
 		}
 	}()
-	for _, s := range d.srcs {
+	for _, s := range d.movedCandidates(f.ID) {
 		if s.Agent != f.Agent || s.Form == formConversation || s.HeadLen == 0 {
 			continue
 		}
@@ -315,7 +322,7 @@ func firstLine(path, form string) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
+	br := bufio.NewReaderSize(f, 8<<10) // a longer line is read in pieces
 	found := false
 	for n := 0; n < 4<<20; {
 		chunk, err := br.ReadSlice('\n')

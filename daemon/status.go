@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -33,6 +34,13 @@ type Status struct {
 	State *StateRepair `json:"stateRepair,omitempty"`
 	// Export is the scheduled exports' last outcome (export.go).
 	Export *ExportStatus `json:"export,omitempty"`
+	// Sink is the team database's queue and last outcome (sink.go).
+	Sink *SinkStatus `json:"sink,omitempty"`
+	// ConfigError is the last rejected reload of the config file, while
+	// no later reload succeeded (problems.go).
+	ConfigError *ConfigReloadError `json:"configReloadError,omitempty"`
+	// SkippedSessions are the sessions with skipped lines, worst first.
+	SkippedSessions []SkippedSession `json:"skippedSessions,omitempty"`
 }
 
 // AgentStatus is one agent's share of the work.
@@ -85,7 +93,7 @@ func (d *Daemon) startCatchUp(files []watchers.FileStat) {
 		}
 	}
 	d.catchUp.running = true
-	d.publish()
+	d.publishNow()
 }
 
 // snapshot is the last published Status; the control server reads it
@@ -96,9 +104,29 @@ type snapshot struct {
 	at     time.Time
 }
 
-// publish records the loop's view for the control server. It runs in the
-// loop, which owns the records.
+// publishEvery bounds how often a daemon following many logs counts its
+// records for the status (publishMany and more): the count costs a walk of
+// every record, which must not be paid at every wake-up of a busy loop.
+// A count put off is owed, and nextDue wakes the loop to pay it.
+const (
+	publishEvery = time.Second
+	publishMany  = 5000
+)
+
+// publish records the loop's view for the control server, at once for a
+// small daemon, at most every publishEvery for a large one.
 func (d *Daemon) publish() {
+	if len(d.srcs) >= publishMany && d.opt.Clock.Now().Sub(d.snap.at) < publishEvery {
+		d.publishOwed = true
+		return
+	}
+	d.publishNow()
+}
+
+// publishNow counts the records for the control server. It runs in the
+// loop, which owns the records.
+func (d *Daemon) publishNow() {
+	d.publishOwed = false
 	now := d.opt.Clock.Now()
 	per := map[string]*AgentStatus{}
 	get := func(agent string) *AgentStatus {
@@ -129,8 +157,8 @@ func (d *Daemon) publish() {
 	}
 	waiting := d.waitingSessions()
 	for _, s := range d.sessions {
-		if s.Parent == "" && !d.hasSources(s.Key) && s.Flush == nil {
-			continue // known only as a parent so far
+		if !counted(s, d.hasSources) {
+			continue
 		}
 		if s.Dirty() || waiting[s.Key] {
 			get(s.Agent).Live++
@@ -149,6 +177,11 @@ func (d *Daemon) publish() {
 	}
 	sort.Slice(st.Agents, func(i, j int) bool { return st.Agents[i].Agent < st.Agents[j].Agent })
 	st.LastError = d.lastErr.get()
+	srcs := make([]*state.Source, 0, len(d.srcs))
+	for _, s := range d.srcs {
+		srcs = append(srcs, s)
+	}
+	st.SkippedSessions = skippedSessions(srcs)
 	if n := len(d.faults.waiting); n > 0 {
 		st.Uncommitted, st.RetryAt = n, d.faults.at
 	}
@@ -162,13 +195,26 @@ func (d *Daemon) publish() {
 	d.snap.mu.Unlock()
 }
 
-func (d *Daemon) hasSources(key string) bool {
-	for _, s := range d.srcs {
-		if s.Session == key {
-			return true
+// counted says whether a session is one that status, scan and list count
+// alike: one with a map or with changes for one; not a parent known only
+// through its child, nor a flush that wrote no map. sourced says whether a
+// session key has a source.
+func counted(s *state.Session, sourced func(key string) bool) bool {
+	if s.Parent == "" && !sourced(s.Key) && s.Flush == nil {
+		return false // known only as a parent so far
+	}
+	return s.Dirty() || (s.Flush != nil && s.Flush.Path != "")
+}
+
+// countSessions is how many sessions count (see counted).
+func (d *Daemon) countSessions() int {
+	n := 0
+	for _, s := range d.sessions {
+		if counted(s, d.hasSources) {
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // Status returns the last published status, its uptime brought up to now.
@@ -177,7 +223,9 @@ func (d *Daemon) Status() Status {
 	st := d.snap.status
 	d.snap.mu.Unlock()
 	st.LastError = d.lastErr.get()
+	st.ConfigError = d.lastConfigError()
 	st.Export = exportStatus(d.db)
+	st.Sink = sinkStatus(d.db)
 	if !st.Started.IsZero() {
 		st.Uptime = d.clock.Now().Sub(st.Started)
 	}

@@ -182,6 +182,12 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 	if st.End != committed || reset || st.Oversized > 0 || s.HeadLen == 0 || len(batch) > 0 {
 		commit(st.End, st.Oversized)
 	}
+	if d.opt.Once || d.catchUp.running {
+		// History read to its end is mostly quiet: the committed
+		// carry-state restores a parser if the log grows, and memory
+		// does not grow with the number of logs caught up on.
+		delete(d.parsers, s.ID)
+	}
 }
 
 // rebase resets a source to the start of its file: its events are dropped
@@ -203,6 +209,7 @@ func (d *Daemon) rebase(s *state.Source, id watchers.FileID) bool {
 	}
 	s.Offset, s.HeadLen, s.HeadHash, s.TailHash = 0, 0, "", ""
 	s.Dev, s.Ino = id.Dev, id.Ino
+	d.index(s)
 	if r, err := d.agents[s.Agent].Identify(s.Path, first); err == nil && r.Session != "" {
 		r.Agent = s.Agent
 		d.route(s, r)
@@ -210,6 +217,7 @@ func (d *Daemon) rebase(s *state.Source, id watchers.FileID) bool {
 			if sess := d.sessions[old]; sess != nil {
 				d.commitGroup()
 				sess.Gen++
+				d.mark(old)
 				if err := d.db.PutSessions(sess); err != nil {
 					d.log.Error("cannot record a session change", "component", "tail", "session", old, "err", err)
 				}
@@ -266,7 +274,7 @@ func (d *Daemon) touch(s *state.Source, batch []event.Event, reset bool, mod int
 
 func (d *Daemon) reportProgress() {
 	if d.catchUp.running && d.opt.Clock.Now().Sub(d.snap.at) >= time.Second {
-		d.publish() // status answers while the first scan runs
+		d.publishNow() // status answers while the first scan runs
 	}
 	if d.opt.Progress != nil {
 		d.opt.Progress(d.progress.done, d.progress.total, len(d.sessions))

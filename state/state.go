@@ -300,8 +300,9 @@ func dropEvents(tx *bolt.Tx, session string, src uint64) error {
 }
 
 type encodedSession struct {
-	key  []byte
-	data []byte
+	key   []byte
+	data  []byte
+	flush *Flush // queued in the sinks' outboxes (outbox.go)
 }
 
 func encodeSessions(ss []*Session) ([]encodedSession, error) {
@@ -314,7 +315,7 @@ func encodeSessions(ss []*Session) ([]encodedSession, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode session: %w", err)
 		}
-		out = append(out, encodedSession{[]byte(s.Key), seal(bucketSessions, []byte(s.Key), data)})
+		out = append(out, encodedSession{[]byte(s.Key), seal(bucketSessions, []byte(s.Key), data), s.Flush})
 	}
 	return out, nil
 }
@@ -326,7 +327,7 @@ func putSessions(tx *bolt.Tx, ss []encodedSession) error {
 			return err
 		}
 	}
-	return nil
+	return queueFlushes(tx, ss)
 }
 
 // PutSessions writes session records (a flush, an end flag).
