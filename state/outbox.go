@@ -347,7 +347,7 @@ func queueAll(tx *bolt.Tx, sb *bolt.Bucket, now time.Time, force bool) error {
 	var all []flushed
 	if err := tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 		var s Session
-		if err := json.Unmarshal(v, &s); err != nil {
+		if err := decodeRecord(bucketSessions, k, v, &s); err != nil {
 			return errors.New("session record is undecodable")
 		}
 		if f := s.Flush; f != nil && f.Path != "" && f.SHA256 != "" {
