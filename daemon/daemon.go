@@ -204,7 +204,7 @@ func (d *Daemon) once(ctx context.Context) error {
 		failed = failed[:0]
 		var dirty []string
 		for _, key := range d.sessionKeys() {
-			if d.sessions[key].Dirty() {
+			if s := d.sessions[key]; s.Dirty() || d.mapMissing(s) {
 				dirty = append(dirty, key)
 			}
 		}
