@@ -124,10 +124,14 @@ func moveAside(path string) (string, error) {
 	return aside, os.Rename(path, aside)
 }
 
-func boltOpen(path string) (db *bolt.DB, err error) {
+func boltOpen(path string) (*bolt.DB, error) {
+	return boltOpenWith(path, &bolt.Options{Timeout: OpenTimeout})
+}
+
+func boltOpenWith(path string, opt *bolt.Options) (db *bolt.DB, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverDamage(&err)
-	return bolt.Open(path, 0o600, &bolt.Options{Timeout: OpenTimeout})
+	return bolt.Open(path, 0o600, opt)
 }
 
 // open opens one file, checks its structure, migrates it and repairs its
