@@ -348,7 +348,7 @@ func queueAll(tx *bolt.Tx, sb *bolt.Bucket, now time.Time, force bool) error {
 	if err := tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 		var s Session
 		if err := decodeRecord(bucketSessions, k, v, &s); err != nil {
-			return errors.New("session record is undecodable")
+			return fmt.Errorf("session record %s: %w", k, err)
 		}
 		if f := s.Flush; f != nil && f.Path != "" && f.SHA256 != "" {
 			all = append(all, flushed{string(k), f})
