@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentmap/agentmap/state/datadir"
 )
 
 // HashKeySize is the size of a key created by LoadOrCreateHashKey.
@@ -83,6 +85,13 @@ func syncDir(dir string) {
 }
 
 func readHashKey(path string) ([]byte, error) {
+	// A key someone else planted would make the hashed paths theirs.
+	if err := datadir.CheckFile(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("hash key: %w", err)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

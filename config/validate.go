@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/agentmap/agentmap/state/datadir"
 )
 
 // Problem is one thing wrong with a config. Line is 0 when the value did not
@@ -100,6 +103,13 @@ func (c *Config) validate(p platform) error {
 		add("version", "unsupported version %d (this build reads version %d)", c.Version, Version)
 	}
 	absPath("data_dir", c.DataDir)
+	if p.goos == runtime.GOOS && p.isAbs(c.DataDir) {
+		// What `uninstall --purge` would remove must be agentmap's alone.
+		cfg, _ := Path("") // the usual config file
+		if why := datadir.Unsafe(c.DataDir, p.home, cfg); why != "" {
+			add("data_dir", "%s cannot be the data directory: %s", c.DataDir, why)
+		}
+	}
 	// A path derived from a bad data_dir is reported once, as data_dir.
 	dataDirBad := !p.isAbs(c.DataDir)
 	derivedPath := func(key, path string) {

@@ -123,7 +123,7 @@ func (d *Daemon) flushNow(ctx context.Context, r flushRequest) FlushResult {
 			break
 		}
 		s := d.sessions[key]
-		if !s.Dirty() {
+		if !s.Dirty() && !d.mapMissing(s) {
 			res.Current++
 			continue
 		}

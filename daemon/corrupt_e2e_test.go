@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -37,7 +38,8 @@ func copyTree(t *testing.T, from, to string) {
 }
 
 // scanRig is a temporary HOME holding the corpus logs of up to 200 KB,
-// each written up to 1/part of its length, and the binary to scan it.
+// each written up to the end of the line that holds 1/part of its length,
+// and the binary to scan it.
 type scanRig struct {
 	bin, home string
 	feeds     []*feed
@@ -50,7 +52,14 @@ func newScanRig(t *testing.T, part int) *scanRig {
 	r := &scanRig{bin: buildBinary(t), home: t.TempDir()}
 	r.feeds = layout(t, corpus, r.home, 200<<10)
 	for _, f := range r.feeds {
-		f.write(t, len(f.data)/part)
+		n := len(f.data)
+		if part > 1 {
+			n = len(f.data) / part
+			if i := bytes.IndexByte(f.data[n:], '\n'); i >= 0 {
+				n += i + 1
+			}
+		}
+		f.write(t, n)
 		r.paths = append(r.paths, f.to)
 	}
 	return r

@@ -110,6 +110,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.opt.DataDir == "" {
 		return errors.New("no data directory")
 	}
+	if err := d.prepareDataDir(); err != nil {
+		return err
+	}
 	db, err := state.Open(StatePath(d.opt.DataDir), d.log)
 	if err != nil {
 		return err
@@ -120,6 +123,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return fmt.Errorf("load state %s: %w", db.Path(), err)
 	}
 	d.noteRepair(db.Repaired())
+	d.removeOrphans()
 	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),
 		"sessions", len(d.sessions), "roots", len(d.roots))
 	d.started = d.opt.Clock.Now()
@@ -200,7 +204,7 @@ func (d *Daemon) once(ctx context.Context) error {
 		failed = failed[:0]
 		var dirty []string
 		for _, key := range d.sessionKeys() {
-			if d.sessions[key].Dirty() {
+			if s := d.sessions[key]; s.Dirty() || d.mapMissing(s) {
 				dirty = append(dirty, key)
 			}
 		}

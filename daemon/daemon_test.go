@@ -352,3 +352,22 @@ func (p *panicky) Line(line []byte, out []event.Event) ([]event.Event, error) {
 	}
 	return p.fakeParser.Line(line, out)
 }
+
+// A map deleted by hand is written again by the next scan.
+func TestDeletedMapWrittenAgain(t *testing.T) {
+	r := newRig(t)
+	r.append("d.jsonl", line("d", "user"), line("d", "llm"))
+	r.once()
+	want := r.mapOf("d")
+	if want == "" {
+		t.Fatal("no map")
+	}
+	rel := mapstore.RelPath("claude", "d", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
+	if err := r.store.Remove(rel); err != nil {
+		t.Fatal(err)
+	}
+	r.once()
+	if got := r.mapOf("d"); got != want {
+		t.Fatalf("map after deletion and scan:\n%s\nwant:\n%s", got, want)
+	}
+}

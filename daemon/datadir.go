@@ -1,7 +1,11 @@
 package daemon
 
 import (
+	"fmt"
 	"path/filepath"
+
+	"github.com/agentmap/agentmap/state/datadir"
+	"github.com/agentmap/agentmap/state/mapstore"
 
 	"github.com/agentmap/agentmap/watchers"
 )
@@ -27,4 +31,28 @@ func DefaultDataDir(env watchers.Env) string {
 		return filepath.Join(d, "agentmap")
 	}
 	return filepath.Join(env.Home, ".local", "share", "agentmap")
+}
+
+// prepareDataDir makes the data directory agentmap's (created 0700 with
+// its marker) and checks that it and every file in it are the user's
+// alone before any is used.
+func (d *Daemon) prepareDataDir() error {
+	if err := datadir.Claim(d.opt.DataDir); err != nil {
+		return err
+	}
+	if err := datadir.Check(d.opt.DataDir); err != nil {
+		return fmt.Errorf("data directory not safe to use: %w", err)
+	}
+	return nil
+}
+
+// removeOrphans removes the temporary files of map writes a crash
+// interrupted. It runs with the state locked: no other daemon writes.
+func (d *Daemon) removeOrphans() {
+	removed, err := mapstore.New(MapsDir(d.opt.DataDir)).RemoveOrphans()
+	if err != nil {
+		d.log.Warn("cannot remove interrupted map writes", "component", "store", "err", err)
+	} else if removed > 0 {
+		d.log.Info("removed the temporary files of interrupted map writes", "component", "store", "count", removed)
+	}
 }

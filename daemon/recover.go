@@ -3,7 +3,9 @@ package daemon
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -119,4 +121,15 @@ func (d *Daemon) revisit(path, agent, form string) {
 		f.WalSize, f.WalMod = wi.Size(), wi.ModTime()
 	}
 	d.visit(context.Background(), f)
+}
+
+// mapMissing reports whether a session's last map was written and is no
+// longer in the store (deleted by hand): `scan` and `flush --all` write it
+// again rather than calling it up to date.
+func (d *Daemon) mapMissing(s *state.Session) bool {
+	if s.Flush == nil || s.Flush.Path == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(d.store.Root, s.Flush.Path))
+	return errors.Is(err, fs.ErrNotExist)
 }

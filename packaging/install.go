@@ -133,7 +133,7 @@ func uninstallPlan(ctx context.Context, s Spec, purge bool, run Runner) (*Plan, 
 	}
 	if purge && s.DataDir != "" {
 		if _, err := os.Stat(s.DataDir); err == nil {
-			p.Steps = append(p.Steps, Step{Op: Purge, Path: s.DataDir})
+			p.Steps = append(p.Steps, Step{Op: Purge, Path: s.DataDir, Keep: s.ConfigFile})
 		}
 		switch s.GOOS {
 		case "linux":

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/agentmap/agentmap/state/datadir"
 	"github.com/agentmap/agentmap/state/durable"
 	"io"
 	"io/fs"
@@ -37,6 +38,9 @@ type Step struct {
 	// Retry marks commands that may fail for a moment after the previous
 	// one (launchd finishing a bootout before a bootstrap).
 	Retry bool
+	// Keep is, for Purge, the config file, which the directory removed
+	// must not hold.
+	Keep string
 }
 
 // Plan is the ordered list of steps of an install, an uninstall or a
@@ -84,6 +88,10 @@ func (p *Plan) Print(w io.Writer) {
 		case Remove:
 			fmt.Fprintf(w, "would remove %s\n", s.Path)
 		case Purge:
+			if err := purgeable(s); err != nil {
+				fmt.Fprintf(w, "would refuse: %v\n", err)
+				continue
+			}
 			fmt.Fprintf(w, "would remove the directory %s and everything in it\n", s.Path)
 		case Run:
 			suffix := ""
@@ -96,6 +104,11 @@ func (p *Plan) Print(w io.Writer) {
 	for _, n := range p.Notes {
 		fmt.Fprintln(w, "note: "+n)
 	}
+}
+
+func purgeable(s Step) error {
+	home, _ := os.UserHomeDir()
+	return datadir.Purgeable(s.Path, home, s.Keep)
 }
 
 // How a Retry step is retried.
@@ -133,6 +146,11 @@ func (p *Plan) Apply(ctx context.Context, run Runner, w io.Writer) error {
 			}
 			fmt.Fprintf(w, "removed %s\n", s.Path)
 		case Purge:
+			// Only a directory agentmap made, in a place that can be
+			// one: never the home directory, /, or the config's.
+			if err := purgeable(s); err != nil {
+				return err
+			}
 			if err := os.RemoveAll(s.Path); err != nil {
 				return fmt.Errorf("remove %s: %w", s.Path, err)
 			}

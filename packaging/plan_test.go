@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/agentmap/agentmap/state/datadir"
 )
 
 // fakeManager answers like systemctl and launchctl and records what ran.
@@ -226,6 +228,21 @@ func TestLinuxUninstall(t *testing.T) {
 		t.Error("uninstall without --purge removed the data dir")
 	}
 
+	// A data directory agentmap did not make is never removed.
+	notOurs, err := uninstallPlan(ctx, s, true, m.run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msg bytes.Buffer
+	if err := notOurs.Apply(ctx, m.run, &msg); err == nil || !strings.Contains(err.Error(), "did not make it") {
+		t.Fatalf("purge of an unmarked directory: %v", err)
+	}
+	if _, err := os.Stat(s.DataDir); err != nil {
+		t.Fatal("purge removed a directory agentmap did not make")
+	}
+	if err := datadir.Claim(s.DataDir); err != nil {
+		t.Fatal(err)
+	}
 	again, err := uninstallPlan(ctx, s, true, m.run)
 	if err != nil {
 		t.Fatal(err)

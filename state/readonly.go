@@ -17,7 +17,7 @@ func OpenReadOnly(path string) (*DB, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: OpenTimeout})
+	db, err := boltOpenWith(path, &bolt.Options{ReadOnly: true, Timeout: OpenTimeout})
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("%w (state %s is locked)", ErrLocked, path)
 	}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -95,6 +97,19 @@ func recoverDamage(err *error) {
 	}
 }
 
+// IsFault reports whether an error of Open is the system refusing (no
+// space, no permission, a read-only or failing disk) rather than damage in
+// the file: such a database is kept as it is and the open tried again
+// later, never moved aside.
+func IsFault(err error) bool {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EIO, fs.ErrPermission} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
 // moveAside renames a damaged database to <path>.corrupt-<UTC time>,
 // never over an earlier one: it is kept for whoever wants to look.
 func moveAside(path string) (string, error) {
@@ -109,10 +124,14 @@ func moveAside(path string) (string, error) {
 	return aside, os.Rename(path, aside)
 }
 
-func boltOpen(path string) (db *bolt.DB, err error) {
+func boltOpen(path string) (*bolt.DB, error) {
+	return boltOpenWith(path, &bolt.Options{Timeout: OpenTimeout})
+}
+
+func boltOpenWith(path string, opt *bolt.Options) (db *bolt.DB, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverDamage(&err)
-	return bolt.Open(path, 0o600, &bolt.Options{Timeout: OpenTimeout})
+	return bolt.Open(path, 0o600, opt)
 }
 
 // open opens one file, checks its structure, migrates it and repairs its
@@ -139,13 +158,24 @@ func open(path string, log *slog.Logger) (d *DB, err error) {
 	if err := migrate(db); err != nil {
 		return nil, fmt.Errorf("migrate state %s: %w", path, err)
 	}
+	// Looked for read-only first: a clean open writes nothing, so a full
+	// disk does not stop it.
 	var rep Repair
-	if err := d.update(func(tx *bolt.Tx) error {
+	if err := d.view(func(tx *bolt.Tx) error {
 		var err error
-		rep, err = repairRecords(tx)
+		rep, err = repairRecords(tx, false)
 		return err
 	}); err != nil {
-		return nil, fmt.Errorf("repair state %s: %w", path, err)
+		return nil, fmt.Errorf("check state %s: %w", path, err)
+	}
+	if rep.Happened() {
+		if err := d.update(func(tx *bolt.Tx) error {
+			var err error
+			rep, err = repairRecords(tx, true)
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("repair state %s: %w", path, err)
+		}
 	}
 	if rep.Happened() {
 		rep.At = time.Now()
@@ -191,7 +221,7 @@ func (d *DB) checkStructure() error {
 // record, carry-state and events are deleted; the daemon meets its file as
 // new and reads it from the start. A missing top-level bucket is damage to
 // the structure: the file is moved aside.
-func repairRecords(tx *bolt.Tx) (Repair, error) {
+func repairRecords(tx *bolt.Tx, apply bool) (Repair, error) {
 	var rep Repair
 	srcB, sessB, carryB, evB := tx.Bucket(bucketSources), tx.Bucket(bucketSessions), tx.Bucket(bucketCarry), tx.Bucket(bucketEvents)
 	if srcB == nil || sessB == nil || carryB == nil || evB == nil {
@@ -286,8 +316,9 @@ func repairRecords(tx *bolt.Tx) (Repair, error) {
 		}
 	}
 	rep.Sources += len(badSrcKeys)
-	if rep.Records == 0 && rep.Sources == 0 && len(badBuckets) == 0 {
-		return rep, nil // a clean open writes nothing
+	rep.Records += len(badBuckets)
+	if !apply || !rep.Happened() {
+		return rep, nil
 	}
 
 	for _, k := range badSrcKeys {

@@ -52,7 +52,7 @@ func Open(path string, log *slog.Logger) (*DB, error) {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
 	d, err := open(path, log)
-	if err == nil || errors.Is(err, ErrLocked) || errors.Is(err, ErrTooNew) || errors.Is(err, os.ErrPermission) {
+	if err == nil || errors.Is(err, ErrLocked) || errors.Is(err, ErrTooNew) || IsFault(err) {
 		return d, err
 	}
 	cause := err

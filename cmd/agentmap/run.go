@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -193,6 +194,12 @@ func (o runOverrides) apply(c *config.Config) (effective, error) {
 		e.level, _ = parseLevel(o.level)
 	}
 	if o.set["data-dir"] {
+		// The hash key lives in the data directory in effect, as
+		// `export --data-dir` looks for it, unless the config puts it
+		// elsewhere.
+		if c.Maps.HashKeyFile == filepath.Join(c.DataDir, "hash.key") {
+			c.Maps.HashKeyFile = filepath.Join(o.dataDir, "hash.key")
+		}
 		e.dataDir = o.dataDir
 	}
 	if o.set["idle"] {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmap/agentmap/builder"
+	"github.com/agentmap/agentmap/state/mapstore"
 )
 
 // MaxMapBytes bounds an inflated map. A map holds at most 20,000 events of a
@@ -113,19 +114,9 @@ func jsonError(what string, err error) error {
 	return fmt.Errorf("%s: invalid JSON", what)
 }
 
-// FileName is the store's file name for a native id, safe on every OS.
-func FileName(native string) string {
-	if native == "" || native == "." || native == ".." {
-		native = "session"
-	}
-	b := []byte(native)
-	for i, c := range b {
-		if c == '/' || c == '\\' || c == ':' || c < 32 {
-			b[i] = '_'
-		}
-	}
-	return string(b) + ".json.gz"
-}
+// FileName is the store's file name for a native id (mapstore.FileName:
+// reversible, safe on every OS).
+func FileName(native string) string { return mapstore.FileName(native) }
 
 // Start is the session's start time; ok is false when the map has none.
 func (m *Map) Start() (time.Time, bool) {

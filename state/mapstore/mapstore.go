@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -31,9 +32,57 @@ func RelPath(agent, nativeID string, start time.Time) string {
 }
 
 // FileName is the name of a session's map file: <native id>.json.gz, the
-// id made safe as one path element. `agentmap build` names its files the
-// same way.
-func FileName(nativeID string) string { return safe(nativeID) + ".json.gz" }
+// id encoded as one path element by EncodeID. `agentmap build` names its
+// files the same way.
+func FileName(nativeID string) string { return EncodeID(nativeID) + ".json.gz" }
+
+// EncodeID makes a session id one file name, reversibly (DecodeID), so
+// that two ids never share a map file: a byte that cannot be in a name on
+// some OS (/ \ : < > " | ? * and control bytes), a '%', and a leading
+// '.' (a hidden file, or . and ..) are written %XX. The empty id is "%".
+// An id of letters, digits, '-' and '_' (every real agent's) keeps its
+// name, so stores written before the encoding keep their files; an id that
+// is encoded now gets its new name at its next flush, which removes the
+// old file.
+func EncodeID(id string) string {
+	if id == "" {
+		return "%"
+	}
+	var b strings.Builder
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c == '%' || c < 32 || c == 127 || strings.IndexByte(`/\:<>"|?*`, c) >= 0 || i == 0 && c == '.' {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// DecodeID returns the id EncodeID encoded as name.
+func DecodeID(name string) (string, error) {
+	if name == "%" {
+		return "", nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		if name[i] != '%' {
+			b.WriteByte(name[i])
+			continue
+		}
+		if i+3 > len(name) {
+			return "", fmt.Errorf("map file name %q: %% not followed by two hex digits", name)
+		}
+		v, err := strconv.ParseUint(name[i+1:i+3], 16, 8)
+		if err != nil {
+			return "", fmt.Errorf("map file name %q: %% not followed by two hex digits", name)
+		}
+		b.WriteByte(byte(v))
+		i += 2
+	}
+	return b.String(), nil
+}
 
 // safe keeps an id usable as one path element on every OS.
 func safe(id string) string {
@@ -123,4 +172,27 @@ func (s *Store) List() ([]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// RemoveOrphans deletes the temporary files (".<name>.tmp-*") that writes
+// interrupted by a crash left in the store, and returns how many. Only the
+// daemon writes maps, and it calls this before it writes any.
+func (s *Store) RemoveOrphans() (int, error) {
+	n := 0
+	err := filepath.WalkDir(s.Root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if name := d.Name(); d.Type().IsRegular() && strings.HasPrefix(name, ".") && strings.Contains(name, ".json.gz.tmp-") {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
 }

@@ -2,6 +2,7 @@ package mapstore
 
 import (
 	"bytes"
+	"strings"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,8 +16,8 @@ func TestRelPath(t *testing.T) {
 		want      string
 	}{
 		{"claude", "0a1b", time.Date(2026, 5, 1, 23, 0, 0, 0, time.UTC), "claude/2026/05/0a1b.json.gz"},
-		{"codex", "x/../y", time.Date(2025, 12, 31, 0, 0, 0, 0, time.FixedZone("x", 3600)), "codex/2025/12/x_.._y.json.gz"},
-		{"cursor", "", time.Unix(0, 0), "cursor/1970/01/session.json.gz"},
+		{"codex", "x/../y", time.Date(2025, 12, 31, 0, 0, 0, 0, time.FixedZone("x", 3600)), "codex/2025/12/x%2F..%2Fy.json.gz"},
+		{"cursor", "", time.Unix(0, 0), "cursor/1970/01/%.json.gz"},
 	} {
 		if got := RelPath(tc.agent, tc.id, tc.start); got != filepath.FromSlash(tc.want) {
 			t.Errorf("RelPath(%q, %q) = %q, want %q", tc.agent, tc.id, got, tc.want)
@@ -86,5 +87,41 @@ func TestUnwritableThenRetry(t *testing.T) {
 	}
 	if got, _ := s.Read(rel); !bytes.Equal(got, []byte("map")) {
 		t.Fatalf("retry wrote %q", got)
+	}
+}
+
+// Session ids that differ give map files that differ, none hidden, each
+// decoding back to its id.
+func TestFileNamesAreReversible(t *testing.T) {
+	ids := []string{"x/y", "x_y", "x:y", "x%2Fy", "..", ".", ".x", "", "%", "a\\b", "a\nb", "0a1b-c2d3", "x%"}
+	seen := map[string]string{}
+	for _, id := range ids {
+		name := FileName(id)
+		if other, ok := seen[name]; ok {
+			t.Errorf("%q and %q share %s", id, other, name)
+		}
+		seen[name] = id
+		if strings.HasPrefix(name, ".") || strings.ContainsAny(name, "/\\:") {
+			t.Errorf("%q gives %q", id, name)
+		}
+		back, err := DecodeID(strings.TrimSuffix(name, ".json.gz"))
+		if err != nil || back != id {
+			t.Errorf("%q gives %q, decoded %q, %v", id, name, back, err)
+		}
+	}
+	if FileName("0a1b-c2d3_e") != "0a1b-c2d3_e.json.gz" {
+		t.Error("a plain id changed its name")
+	}
+	s := New(t.TempDir())
+	for _, id := range ids {
+		s.Write(RelPath("codex", id, time.Unix(0, 0)), []byte(id))
+	}
+	if list, _ := s.List(); len(list) != len(ids) {
+		t.Errorf("listed %d maps of %d: %v", len(list), len(ids), list)
+	}
+	for _, bad := range []string{"%2", "%zz", "a%"} {
+		if _, err := DecodeID(bad); err == nil {
+			t.Errorf("DecodeID(%q) accepted", bad)
+		}
 	}
 }

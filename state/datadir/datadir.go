@@ -1,0 +1,215 @@
+// Package datadir keeps agentmap to its own directory: it marks the data
+// directory agentmap made (so that `uninstall --purge` removes only that),
+// refuses places that can never be one (/, the home directory, a parent of
+// the config), and checks, before anything in it is used, that the
+// directory and the files in it are the user's alone: owned by the user,
+// not writable by others, not symbolic links planted to lead elsewhere.
+package datadir
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Marker is the file agentmap writes in a data directory it made.
+const Marker = ".agentmap-data-dir"
+
+const markerText = "This directory holds agentmap's state and maps; `agentmap uninstall --purge` removes it.\n"
+
+// Own names the entries agentmap keeps in a data directory. A directory
+// holding nothing else was made by agentmap even without a marker (one
+// made before markers existed), and is marked when first used.
+var Own = []string{Marker, "state.db", "maps", "hash.key", "exports", "agentmap.sock", "device-id", "attemptdb-next-seq"}
+
+// private are the entries no one else may even read.
+var private = map[string]bool{"state.db": true, "hash.key": true}
+
+func own(name string) bool {
+	for _, o := range Own {
+		if name == o {
+			return true
+		}
+	}
+	// Damaged databases moved aside, temporary files of a write, and
+	// launchd's output files of the service.
+	return strings.HasSuffix(name, ".out.log") || strings.HasSuffix(name, ".err.log") ||
+		strings.HasPrefix(name, "state.db.corrupt-") || strings.HasPrefix(name, ".hash-key-") ||
+		strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
+}
+
+// Unsafe says why dir can never be a data directory ("" when it can): the
+// root of a file system, the home directory or one of its parents, or the
+// directory of the config file or one of its parents (purging it would take
+// the config). Paths are compared cleaned and absolute.
+func Unsafe(dir, home, configFile string) string {
+	dir = clean(dir)
+	switch {
+	case dir == "":
+		return "it is empty"
+	case filepath.Dir(dir) == dir:
+		return "it is the root of a file system"
+	case home != "" && within(clean(home), dir):
+		return "it is the home directory or holds it"
+	case configFile != "" && within(filepath.Dir(clean(configFile)), dir):
+		return "it holds the config file"
+	}
+	return ""
+}
+
+func clean(p string) string {
+	if p == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return filepath.Clean(p)
+}
+
+// within reports whether path is dir or lies under it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && (rel == "." || !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && rel != "..")
+}
+
+// Claim creates dir (0700) with its marker, or marks an existing one that
+// holds only agentmap's own entries. A directory holding anything else is
+// used but not marked: purge will not remove it.
+func Claim(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create data directory %s: %w", dir, err)
+	}
+	marker := filepath.Join(dir, Marker)
+	if _, err := os.Lstat(marker); err == nil {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("read data directory %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if !own(e.Name()) {
+			return nil
+		}
+	}
+	f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("mark data directory %s: %w", dir, err)
+	}
+	_, err = f.WriteString(markerText)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("mark data directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Purgeable says whether dir may be removed whole: it must be a safe
+// place and carry agentmap's marker.
+func Purgeable(dir, home, configFile string) error {
+	if why := Unsafe(dir, home, configFile); why != "" {
+		return fmt.Errorf("will not remove %s: %s", dir, why)
+	}
+	fi, err := os.Lstat(filepath.Join(dir, Marker))
+	if err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("will not remove %s: agentmap did not make it (no %s in it); remove what you want by hand", dir, Marker)
+	}
+	return nil
+}
+
+// Check verifies the data directory and every entry agentmap uses in it
+// before any is used: each must belong to the user, be writable by no one
+// else, and not be a symbolic link (state.db and hash.key not even readable
+// by others). The error names the path and says what to do.
+func Check(dir string) error {
+	if err := checkDir(dir); err != nil {
+		return err
+	}
+	var probs []error
+	for _, name := range Own {
+		path := filepath.Join(dir, name)
+		fi, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			probs = append(probs, err)
+			continue
+		}
+		if err := checkEntry(path, fi, private[name]); err != nil {
+			probs = append(probs, err)
+		}
+	}
+	return errors.Join(probs...)
+}
+
+// CheckFile verifies one file agentmap reads that may live elsewhere (a
+// hash key named by the config): not a symbolic link, the user's, private.
+func CheckFile(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	return checkEntry(path, fi, true)
+}
+
+func checkDir(dir string) error {
+	// The directory itself may be a symbolic link the user made (to put
+	// the data on another disk): the link and what it leads to must both
+	// be the user's.
+	li, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	if li.Mode()&fs.ModeSymlink != 0 {
+		if err := owner(dir, li); err != nil {
+			return err
+		}
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("data directory %s is not a directory", dir)
+	}
+	if err := owner(dir, fi); err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o022 != 0 && !windows {
+		return fmt.Errorf("data directory %s is writable by others (mode %04o): run chmod go-w %s", dir, fi.Mode().Perm(), dir)
+	}
+	return nil
+}
+
+func checkEntry(path string, fi fs.FileInfo, private bool) error {
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link; agentmap uses only its own files: remove it", path)
+	}
+	if err := owner(path, fi); err != nil {
+		return err
+	}
+	if windows {
+		return nil
+	}
+	perm := fi.Mode().Perm()
+	if perm&0o022 != 0 {
+		return fmt.Errorf("%s is writable by others (mode %04o): run chmod go-w %s", path, perm, path)
+	}
+	if private && fi.Mode().IsRegular() && perm&0o077 != 0 {
+		return fmt.Errorf("%s is readable by others (mode %04o): run chmod 600 %s", path, perm, path)
+	}
+	return nil
+}
