@@ -2,6 +2,9 @@ module github.com/agentmap/agentmap
 
 go 1.26.8
 
+// No browser-automation library: the report's Chromium tests speak the DevTools protocol
+// through report/internal/cdp (a websocket client and a dozen commands on the standard
+// library), where chromedp would bring the generated bindings of the whole protocol.
 require (
 	github.com/BurntSushi/toml v1.6.0 // the config file; decoding metadata lets unknown keys be rejected
 	github.com/fsnotify/fsnotify v1.10.1 // change hints on directories; the periodic rescan stays the truth

@@ -139,6 +139,11 @@ func (b *build) outputs(n *node, r *event.Result) {
 		}
 	}
 	if c := r.Commit; c != nil && c.SHA != "" {
+		if of := b.calls[c.Of]; c.Of != "" && of != nil && of.lane == n.lane {
+			// A quiet commit confirmed by a later command: the commit
+			// is the call that made it.
+			n = of
+		}
 		f := n.addFollow("commit", func(e *Event) { e.SHA, e.Files, e.Ins, e.Del = c.SHA, c.Files, c.Ins, c.Del })
 		f.commitKey = c.Repo
 		if f.commitKey == "" {

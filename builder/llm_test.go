@@ -220,3 +220,49 @@ func TestCostByLifetimeAndSpeed(t *testing.T) {
 		t.Errorf("costUsd %v", m.Totals.CostUSD)
 	}
 }
+
+// TestSideRequests counts a compaction's request (written last, as a side
+// file is) in requests, tokens and cost, without a model switch and
+// without turning an earlier unanswered call into a no_result.
+func TestSideRequests(t *testing.T) {
+	side := event.Event{Kind: event.KindLLM, T: at(2), Model: "claude-haiku-4-5",
+		LLM: &event.LLM{MsgID: "c1", CW: 1000, Out: 10, Side: "compaction"}}
+	evs := []event.Event{sess("s1"), llmEv(1, "m1", "claude-opus-4-6", 100, 10, 1, 0),
+		callEv(1, "call1", "Bash", "exec"), side}
+	m := mustBuild(t, evs, Options{})
+	if got := kinds(m); !slices.Equal(got, []string{"llm", "exec", "llm"}) {
+		t.Errorf("kinds %v", got)
+	}
+	if m.Totals.Requests != 2 || m.Totals.Tokens != 1120 || m.Totals.ModelSwitches != 0 {
+		t.Errorf("totals %+v", m.Totals)
+	}
+	if e := m.Events[1]; e.Err {
+		t.Errorf("the side request made the call a %s", e.ErrClass)
+	}
+	if e := m.Events[2]; e.Model != "claude-haiku-4-5" || e.Cost != prices.Round((1000*1.25+10*5)/1e6) {
+		t.Errorf("side request %+v", e)
+	}
+}
+
+// TestClientTotals adds what the client's own total holds beyond the
+// transcript as a side request, once, even when a request's line comes
+// after a total that already counts it.
+func TestClientTotals(t *testing.T) {
+	total := func(sec float64, in int64) event.Event {
+		return event.Event{Kind: event.KindClientTotal, T: at(sec), Total: &event.ClientTotal{Process: at(0),
+			Models: []event.ModelTotal{{Model: "claude-sonnet-4-6", In: in, Out: 0}}}}
+	}
+	req := func(sec float64, id string, in int64) event.Event {
+		return event.Event{Kind: event.KindLLM, T: at(sec), Model: "claude-sonnet-4-6", LLM: &event.LLM{MsgID: id, In: in}}
+	}
+	evs := []event.Event{sess("s1"), req(1, "a", 100), total(2, 150), req(3, "b", 50), total(4, 170)}
+	m := mustBuild(t, evs, Options{})
+	if m.Totals.Tokens != 170 || m.Totals.Requests != 3 {
+		t.Errorf("tokens %d requests %d, want 170 and 3", m.Totals.Tokens, m.Totals.Requests)
+	}
+	// A total below the transcript adds nothing.
+	m = mustBuild(t, []event.Event{sess("s1"), req(1, "a", 100), total(2, 90)}, Options{})
+	if m.Totals.Tokens != 100 || m.Totals.Requests != 1 {
+		t.Errorf("tokens %d requests %d, want 100 and 1", m.Totals.Tokens, m.Totals.Requests)
+	}
+}

@@ -19,8 +19,10 @@ type node struct {
 
 	repoKey string // inner repo marker
 
-	// llm: the usage as priced (cache writes by lifetime, fast mode)
+	// llm: the usage as priced (cache writes by lifetime, fast mode), and
+	// whether the request is a side request (LLM.Side)
 	priced prices.Usage
+	side   bool
 
 	// tool calls
 	call      *event.Call

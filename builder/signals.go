@@ -146,9 +146,10 @@ func (b *build) stalls(main *lane) {
 		case n.inner == "turn_end":
 			waiting = true
 			continue
-		case n.inner != "", n.ev.Kind == "model_switch":
+		case n.inner != "", n.ev.Kind == "model_switch", n.side:
 			// A switch announces the request that follows: it is no
-			// activity of its own.
+			// activity of its own. A side request (a compaction's
+			// summary, the client's own) is not the agent's work.
 			continue
 		}
 		if prev != nil && !waiting && n.ev.Kind != "user" {

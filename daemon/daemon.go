@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmap/agentmap/sink/postgres"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/state/mapstore"
 	"github.com/agentmap/agentmap/watchers"
@@ -59,6 +60,7 @@ type Daemon struct {
 	configErr     configTrap
 	publishOwed   bool           // a status count put off (publish)
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
+	sink          *postgres.Sender
 }
 
 type backoff struct {
@@ -118,8 +120,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),
 		"sessions", len(d.sessions), "roots", len(d.roots))
 	d.started = d.opt.Clock.Now()
+	defer d.startSink(ctx)()
 	if d.opt.Once {
-		return d.once(ctx)
+		err := d.once(ctx)
+		d.drainSink(ctx)
+		return err
 	}
 	d.publish()
 	if d.opt.Control {

@@ -25,6 +25,8 @@ type Status struct {
 	Excluded int `json:"excluded"`
 	// Export is the scheduled exports' last outcome (export.go).
 	Export *ExportStatus `json:"export,omitempty"`
+	// Sink is the team database's queue and last outcome (sink.go).
+	Sink *SinkStatus `json:"sink,omitempty"`
 	// ConfigError is the last rejected reload of the config file, while
 	// no later reload succeeded (problems.go).
 	ConfigError *ConfigReloadError `json:"configReloadError,omitempty"`
@@ -205,6 +207,7 @@ func (d *Daemon) Status() Status {
 	st.LastError = d.lastErr.get()
 	st.ConfigError = d.lastConfigError()
 	st.Export = exportStatus(d.db)
+	st.Sink = sinkStatus(d.db)
 	if !st.Started.IsZero() {
 		st.Uptime = d.clock.Now().Sub(st.Started)
 	}

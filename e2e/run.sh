@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the real-clients suite: installs the pinned Claude Code and Codex CLIs
-# from the npm registry into a cache, then runs the Go test in e2e/.
+# Runs the real-clients suite: installs the pinned Claude Code, Codex and
+# Gemini CLIs from the npm registry into a cache, then runs the Go test in
+# e2e/.
 #
 #   e2e/run.sh                             # the pinned versions
 #   AGENTMAP_E2E_VERSIONS=latest e2e/run.sh  # today's releases, to catch format drift
@@ -37,6 +38,24 @@ if [ "$claude_version" = latest ] || [ ! -x "$bin/claude" ] || [ ! -x "$bin/code
 fi
 bin=$(cd "$bin" && pwd)
 echo "clients: $("$bin/claude" --version 2>/dev/null | head -n1); $("$bin/codex" --version 2>/dev/null | head -n1)"
+
+# Gemini CLI, in a directory of its own (its dependencies are many).
+gemini_version=0.61.0
+if [ "${AGENTMAP_E2E_VERSIONS:-pinned}" = latest ]; then
+  gemini_version=latest
+fi
+gdir="$cache/gemini-cli@$gemini_version"
+if [ "$gemini_version" = latest ] || [ ! -x "$gdir/node_modules/.bin/gemini" ]; then
+  mkdir -p "$gdir"
+  echo "installing @google/gemini-cli@$gemini_version into $gdir"
+  if ! npm install --prefix "$gdir" --no-audit --no-fund --loglevel=error "@google/gemini-cli@$gemini_version"; then
+    echo "SKIP real-clients suite: could not install Gemini CLI from the npm registry"
+    exit 0
+  fi
+fi
+gbin=$(cd "$gdir/node_modules/.bin" && pwd)
+echo "gemini: $("$gbin/gemini" --version 2>/dev/null | head -n1)"
+bin="$bin:$gbin"
 
 start=$(date +%s)
 status=0

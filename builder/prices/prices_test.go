@@ -40,7 +40,7 @@ func TestLookupFamilies(t *testing.T) {
 		{"gemini-2.5-flash-lite", 0.1, 0.01},
 		{"gemini-3-pro-preview", 2, 0.2},
 		{"gemini-3-flash-preview", 0.5, 0.05},
-		{"mimo-v2.5-pro", 3, 0.025},
+		{"mimo-v2.5-pro", 0.435, 0.00362},
 	} {
 		p, ok := Lookup(tt.model)
 		if !ok || p.Input != tt.input || p.CacheRead != tt.cr {

@@ -232,33 +232,46 @@ func isHelp(args []string) bool {
 	return false
 }
 
-// hoistGlobals moves global flags given before the command's name to
-// after it: `agentmap --data-dir D list` is `agentmap list --data-dir D`.
-// It returns the command's name and arguments, or an error for a flag
-// that is not global.
-func hoistGlobals(args []string) (name string, rest []string, err error) {
-	var globals []string
+// hoistGlobals splits `agentmap [global flags] COMMAND [args]` into the
+// command's name, the global flags given before it, and its arguments.
+func hoistGlobals(args []string) (name string, globals, rest []string, err error) {
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		a := args[0]
 		flagName, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		i := slices.IndexFunc(globalFlags, func(g struct{ name, usage string }) bool { return g.name == flagName })
 		if i < 0 {
-			return "", nil, fmt.Errorf("unknown flag %s before the command (the global flags are --config, --data-dir, --log-level and --json)", a)
+			return "", nil, nil, fmt.Errorf("unknown flag %s before the command (the global flags are --config, --data-dir, --log-level and --json)", a)
 		}
 		globals = append(globals, a)
 		args = args[1:]
 		if !hasValue && flagName != "json" {
 			if len(args) == 0 {
-				return "", nil, fmt.Errorf("%s needs a value", a)
+				return "", nil, nil, fmt.Errorf("%s needs a value", a)
 			}
 			globals = append(globals, args[0])
 			args = args[1:]
 		}
 	}
 	if len(args) == 0 {
-		return "", globals, nil
+		return "", globals, nil, nil
 	}
-	return args[0], append(globals, args[1:]...), nil
+	return args[0], globals, args[1:], nil
+}
+
+// placeGlobals hands global flags given before the command to it:
+// `agentmap --data-dir D list` is `agentmap list --data-dir D`. A command
+// whose help lists no flags takes an action word first (`sink status`):
+// the flags go after that word.
+func placeGlobals(c command, globals, rest []string) []string {
+	if len(globals) == 0 {
+		return rest
+	}
+	at := 0
+	if len(probeCommand(c).Flags) == 0 && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		at = 1
+	}
+	out := append(append([]string{}, rest[:at]...), globals...)
+	return append(out, rest[at:]...)
 }
 
 // checkGlobals refuses a global flag the command does not take, rather
@@ -280,7 +293,8 @@ func checkGlobals(c command, args []string) error {
 		if !probed {
 			p, probed = probeCommand(c), true
 		}
-		if _, ok := p.flag(name); !ok {
+		// A command whose help lists no flags is left to its own parser.
+		if _, ok := p.flag(name); !ok && len(p.Flags) > 0 {
 			return fmt.Errorf("--%s does not apply to %s", name, c.name)
 		}
 	}
@@ -314,7 +328,7 @@ func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentmap: unknown command %q (see agentmap help)\n", args[1])
 		return exitUsage
 	}
-	name, rest, err := hoistGlobals(args)
+	name, globals, rest, err := hoistGlobals(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap: %v\n", err)
 		return exitUsage
@@ -331,12 +345,14 @@ func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		io.WriteString(stdout, probeCommand(c).Usage)
 		return exitOK
 	case c.run != nil:
+		rest = placeGlobals(c, globals, rest)
 		if err := checkGlobals(c, rest); err != nil {
 			fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 			return exitUsage
 		}
 	case name == "completion" || name == "man" || strings.HasPrefix(name, cobra.ShellCompRequestCmd):
 		adoptFlags(root)
+		rest = append(globals, rest...)
 	default:
 		fmt.Fprintf(stderr, "agentmap: unknown command %q (see agentmap help)\n", name)
 		return exitUsage

@@ -52,6 +52,7 @@ func TestEveryCommandUsesTheSameDataDir(t *testing.T) {
 		{args: []string{"doctor"}},
 		{args: []string{"scan"}},
 		{args: []string{"uninstall", "--dry-run"}},
+		{args: []string{"sink", "status"}},
 		{args: []string{"install", "--dry-run"}, configOnly: true},
 	}
 	if runtime.GOOS == "darwin" {

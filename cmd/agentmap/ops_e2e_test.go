@@ -138,7 +138,13 @@ func (l *lockedBuffer) String() string {
 
 func waitFor(t *testing.T, what string, log fmt.Stringer, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	waitUntil(t, 20*time.Second, what, log, ok)
+}
+
+// waitUntil is waitFor with its own deadline.
+func waitUntil(t *testing.T, limit time.Duration, what string, log fmt.Stringer, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for !ok() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s\ndaemon log:\n%s", what, log)

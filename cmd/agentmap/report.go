@@ -24,6 +24,7 @@ type mapFlags struct {
 	maps                *string
 	since, until, agent *string
 	repo                *string
+	team                teamFlags
 }
 
 func addMapFlags(fl *flag.FlagSet) mapFlags {
@@ -31,28 +32,30 @@ func addMapFlags(fl *flag.FlagSet) mapFlags {
 		ops:   addOpsFlags(fl),
 		maps:  fl.String("maps", "", "read the maps of this directory or bundle (.tar.gz) instead of the local store"),
 		since: fl.String("since", "", "only sessions started within this window (30d, 12h, 2w) or since this date (2006-01-02)"),
-		until: fl.String("until", "", "only sessions started before this date (inclusive: 2006-01-02) or window back from now"),
+		until: fl.String("until", "", "only sessions started before this window back from now, or up to and including this date (2006-01-02)"),
 		agent: fl.String("agent", "", "only this agent's sessions ("+orList(agentNames())+")"),
 		repo:  fl.String("repo", "", "only sessions in a repo of this name (a glob: agent*)"),
+		team:  addTeamFlags(fl),
 	}
 }
 
-// filter reads the filter flags; on failure it has reported on stderr.
+// filter reads the filter flags, checked as every command that picks
+// sessions checks them; on failure it has reported on stderr.
 func (f mapFlags) filter(cmd string, stderr io.Writer) (report.Filter, bool) {
-	var flt report.Filter
-	win, err := parseWindowFlags(*f.since, *f.until, time.Now())
+	w, err := parseWindowFlags(*f.since, *f.until, time.Now())
 	if err = firstErr(err, checkAgent(*f.agent), checkRepo(*f.repo)); err != nil {
 		fmt.Fprintf(stderr, "agentmap %s: %v\n", cmd, err)
-		return flt, false
+		return report.Filter{}, false
 	}
-	flt.Since, flt.Until = win.since, win.until
-	flt.Agent, flt.Repo = *f.agent, *f.repo
-	return flt, true
+	return report.Filter{Since: w.since, Until: w.until, Agent: *f.agent, Repo: *f.repo}, true
 }
 
 // source opens where the maps are: --maps, else the local store as the
 // daemon lists it (over its control socket when it runs).
 func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (report.Source, string, int) {
+	if f.team.set() {
+		return f.team.source(cmd, f, stderr)
+	}
 	if p := *f.maps; p != "" {
 		st, err := os.Stat(p)
 		switch {
@@ -114,7 +117,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
-		return exitUsage
+		return flagExit(err)
 	}
 	if fl.NArg() > 0 {
 		fl.Usage()
@@ -174,7 +177,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 func oneSession(maps []*report.Map, id string) (*report.Map, error) {
 	var found []*report.Map
 	for _, m := range maps {
-		if m.Session.ID == id || m.Session.NativeID() == id {
+		if m.Session.ID == id || m.Session.NativeID() == id || (strings.Contains(id, "/") && strings.HasSuffix(id, "/"+m.Session.NativeID())) {
 			return m, nil
 		}
 		found = append(found, m) // the filter kept only prefixes of id
@@ -238,7 +241,7 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(interspersed(fl, args)); err != nil {
-		return exitUsage
+		return flagExit(err)
 	}
 	period := report.Daily
 	switch fl.NArg() {

@@ -124,6 +124,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	opt.Export = daemon.ExportFromConfig(c.Export)
 	xf.apply(fl, &opt.Export, c.DataDir, eff.dataDir)
+	if opt.Sink, err = sinkOptions(c); err != nil {
+		fmt.Fprintf(stderr, "agentmap run: %v\n", err)
+		return exitFailure
+	}
 	var bar *progress
 	if *once {
 		bar = newProgress(stderr)

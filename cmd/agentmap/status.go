@@ -116,6 +116,7 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 		fmt.Fprintf(w, "skipped:    lines in %s\n", strings.Join(parts, ", "))
 	}
 	writeExportStatus(w, st.Export)
+	writeSinkStatus(w, st.Sink)
 	if len(st.Agents) == 0 {
 		return
 	}

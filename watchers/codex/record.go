@@ -41,6 +41,10 @@ type item struct {
 	ForkedFromID string          `json:"forked_from_id"`
 	ParentThread string          `json:"parent_thread_id"`
 	Model        string          `json:"model"`
+	Git          *struct {
+		// RepositoryURL is the origin remote; only its owner/name is kept.
+		RepositoryURL string `json:"repository_url"`
+	} `json:"git"`
 
 	// turn_context
 	CollaborationMode *struct {
