@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/export"
+	"github.com/agentmap/agentmap/packaging"
 )
 
 // The command-line layer: cobra gives the command tree, `help CMD`, shell
@@ -75,31 +79,57 @@ func newRoot(ctx context.Context, stdout, stderr io.Writer, code *int) *cobra.Co
 		sub.SetHelpFunc(func(*cobra.Command, []string) { io.WriteString(stdout, probeCommand(c).Usage) })
 		root.AddCommand(sub)
 	}
-	root.AddCommand(completionCommand(stdout, code), manCommand(stdout))
+	root.AddCommand(completionCommand(stdout, code), filesCommand(stdout))
 	return root
 }
 
-// manCommand writes the man pages (agentmap.1 and agentmap-COMMAND.1) from
-// the same definitions as help and completion; packaging runs it.
-func manCommand(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
-		Use:    "man DIR",
-		Short:  "write the man pages into DIR",
+// filesCommand writes what a package installs beside the binary, made
+// from the same definitions as help and completion: the man pages
+// (man/man1: agentmap.1 and agentmap-COMMAND.1), the completion scripts
+// (completions/) and the systemd user unit (systemd/agentmap.service for
+// the binary at --bin). Packaging scripts run it; it is not for users.
+func filesCommand(stdout io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:    "package-files DIR",
+		Short:  "write the man pages, completion scripts and systemd user unit of a package into DIR",
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			root := cmd.Root()
-			adoptFlags(root)
-			root.DisableAutoGenTag = true
-			header := &doc.GenManHeader{Title: "AGENTMAP", Section: "1", Source: "agentmap " + currentBuild().short(),
-				Manual: "agentmap manual"}
-			if err := doc.GenManTree(root, header, args[0]); err != nil {
+	}
+	bin := cmd.Flags().String("bin", "/usr/bin/agentmap", "where the package installs the binary")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		root := cmd.Root()
+		adoptFlags(root)
+		root.DisableAutoGenTag = true
+		dir := args[0]
+		man := filepath.Join(dir, "man", "man1")
+		for _, d := range []string{man, filepath.Join(dir, "completions"), filepath.Join(dir, "systemd")} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "man pages in %s\n", args[0])
-			return nil
-		},
+		}
+		header := &doc.GenManHeader{Title: "AGENTMAP", Section: "1", Source: "agentmap " + currentBuild().short(),
+			Manual: "agentmap manual"}
+		if err := doc.GenManTree(root, header, man); err != nil {
+			return err
+		}
+		var bash, zsh, fish bytes.Buffer
+		root.GenBashCompletionV2(&bash, true)
+		root.GenZshCompletion(&zsh)
+		root.GenFishCompletion(&fish, true)
+		unit, err := packaging.PackagedUnit(*bin)
+		if err != nil {
+			return err
+		}
+		for name, b := range map[string][]byte{"completions/agentmap.bash": bash.Bytes(), "completions/_agentmap": zsh.Bytes(),
+			"completions/agentmap.fish": fish.Bytes(), "systemd/agentmap.service": unit} {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(stdout, "package files in %s\n", dir)
+		return nil
 	}
+	return cmd
 }
 
 // adoptFlags gives each command its flags as pflag definitions, for the
@@ -350,7 +380,7 @@ func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 			return exitUsage
 		}
-	case name == "completion" || name == "man" || strings.HasPrefix(name, cobra.ShellCompRequestCmd):
+	case name == "completion" || name == "package-files" || strings.HasPrefix(name, cobra.ShellCompRequestCmd):
 		adoptFlags(root)
 		rest = append(globals, rest...)
 	default:
