@@ -9,12 +9,14 @@
 # stays out of the product's go.mod.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# TRIMPATH= (empty) builds without -trimpath, reusing the compile cache of
+# ordinary builds (CI does, to stay quick).
 NFPM=github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
 arch=${1:-$(go env GOARCH)}
 version=${AGENTMAP_VERSION:-$(scripts/version.sh)}
 dist=$PWD/dist/deb-$arch
 rm -rf "$dist" && mkdir -p "$dist"
-CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath \
+CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build ${TRIMPATH--trimpath} \
   -ldflags "-s -w -X main.version=$version" -o "$dist/agentmap" ./cmd/agentmap
 # The files are made by a binary of the host (the target may not run here).
 go run -ldflags "-X main.version=$version" ./cmd/agentmap package-files --bin /usr/bin/agentmap "$dist/files" >/dev/null

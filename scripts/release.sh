@@ -8,6 +8,8 @@
 #   scripts/release.sh linux/amd64 ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# TRIMPATH= (empty) builds without -trimpath, reusing the compile cache of
+# ordinary builds (CI does, to stay quick).
 version=${AGENTMAP_VERSION:-$(scripts/version.sh)}
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
@@ -25,7 +27,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$stage"
   exe=agentmap
   [ "$os" = windows ] && exe=agentmap.exe
-  CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath \
+  CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build ${TRIMPATH--trimpath} \
     -ldflags "-s -w -X main.version=$version" -o "$stage/$exe" ./cmd/agentmap
   cp LICENSE README.md CHANGELOG.md "$stage/"
   cp -r "$files/man" "$files/completions" "$stage/"

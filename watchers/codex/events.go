@@ -6,7 +6,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
-	"github.com/agentmap/agentmap/watchers/toolkit"
+	"github.com/agentmap/agentmap/watchers"
 )
 
 // eventMsg handles an event_msg payload. Most event messages mirror
@@ -407,7 +407,7 @@ func durationMs(raw json.RawMessage) int64 {
 
 // identifier keeps a name only if it looks like one (server, tool, role):
 // no spaces, no markup, short.
-func identifier(s string) string { return toolkit.Identifier(s) }
+func identifier(s string) string { return watchers.Ident(s) }
 
 func hasPrefixAny(s string, pre ...string) bool {
 	for _, p := range pre {

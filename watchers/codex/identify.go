@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/agentmap/agentmap/watchers"
-	"github.com/agentmap/agentmap/watchers/toolkit"
 )
 
 // Agent is the watchers.Source agent name of Codex files.
@@ -69,7 +68,7 @@ func fileSessionID(path string) string {
 
 // LaneID is the lane id of a child thread inside its parent's map (see
 // toolkit.LaneID).
-func LaneID(threadID string) string { return toolkit.LaneID(threadID) }
+func LaneID(threadID string) string { return watchers.LaneID(threadID) }
 
 // LooksLike reports whether a first line is a Codex rollout's: a wrapper
 // line ({timestamp, type, payload} with a rollout item type), the legacy

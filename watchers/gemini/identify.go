@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/agentmap/agentmap/watchers"
-	"github.com/agentmap/agentmap/watchers/toolkit"
 )
 
 // Agent is the watchers.Source agent name of Gemini CLI files.
@@ -94,6 +93,6 @@ func Identify(path string, firstLine []byte) (watchers.Source, error) {
 
 // LaneID is the lane id of a subagent inside its parent's map (see
 // toolkit.LaneID): its agent id is a random uuid.
-func LaneID(agentID string) string { return toolkit.LaneID(agentID) }
+func LaneID(agentID string) string { return watchers.LaneID(agentID) }
 
-func ident(s string) string { return toolkit.Identifier(s) }
+func ident(s string) string { return watchers.Ident(s) }
