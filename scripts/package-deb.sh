@@ -26,6 +26,8 @@ case $arch in
   *) deb_arch=$arch ;;
 esac
 out=dist/agentmap_${version}_${deb_arch}.deb
-DEB_ARCH=$deb_arch AGENTMAP_VERSION=$version DIST=$dist \
-  go run "$NFPM" package --config packaging/deb/nfpm.yaml --packager deb --target "$out" >/dev/null
+# nfpm does not expand variables in file paths: the config is filled in here.
+sed -e "s|\${DIST}|$dist|g" -e "s|\${DEB_ARCH}|$deb_arch|g" -e "s|\${AGENTMAP_VERSION}|$version|g" \
+  packaging/deb/nfpm.yaml > "$dist/nfpm.yaml"
+go run "$NFPM" package --config "$dist/nfpm.yaml" --packager deb --target "$out" >/dev/null
 echo "$out"
