@@ -290,14 +290,17 @@ func hoistGlobals(args []string) (name string, globals, rest []string, err error
 
 // placeGlobals hands global flags given before the command to it:
 // `agentmap --data-dir D list` is `agentmap list --data-dir D`. A command
-// whose help lists no flags takes an action word first (`sink status`):
-// the flags go after that word.
+// that takes an action word first (its usage reads `sink status|resend`,
+// or its help lists no flags) gets them after that word.
 func placeGlobals(c command, globals, rest []string) []string {
 	if len(globals) == 0 {
 		return rest
 	}
 	at := 0
-	if len(probeCommand(c).Flags) == 0 && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+	p := probeCommand(c)
+	first, _, _ := strings.Cut(strings.TrimPrefix(strings.SplitN(p.Usage, "\n", 2)[0], "usage: agentmap "+c.name+" "), " ")
+	actionFirst := len(p.Flags) == 0 || (strings.Contains(first, "|") && !strings.HasPrefix(first, "[") && !strings.HasPrefix(first, "-"))
+	if actionFirst && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		at = 1
 	}
 	out := append(append([]string{}, rest[:at]...), globals...)
