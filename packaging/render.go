@@ -2,6 +2,7 @@ package packaging
 
 import (
 	_ "embed"
+	"errors"
 	"path/filepath"
 
 	"github.com/kardianos/service"
@@ -93,4 +94,22 @@ func Render(s Spec) ([]byte, error) {
 		return RenderPlist(s)
 	}
 	return nil, s.unsupported()
+}
+
+// PackagedUnit is the systemd user unit a distribution package installs in
+// /usr/lib/systemd/user for the binary at bin: the unit `agentmap install`
+// writes, for every user, so that `systemctl --user enable --now agentmap`
+// works the distro way. A unit install writes in ~/.config/systemd/user
+// takes precedence over it.
+func PackagedUnit(bin string) ([]byte, error) {
+	b, err := RenderUnit(Spec{GOOS: "linux", Binary: bin})
+	if err != nil {
+		return nil, err
+	}
+	const header = "# Written by `agentmap install`; `agentmap uninstall` removes it.\n"
+	const packaged = "# Installed by the agentmap package for every user: systemctl --user enable --now agentmap\n"
+	if len(b) < len(header) || string(b[:len(header)]) != header {
+		return nil, errors.New("the unit template's first line changed")
+	}
+	return append([]byte(packaged), b[len(header):]...), nil
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/export"
+	"github.com/agentmap/agentmap/packaging"
 )
 
 // The command-line layer: cobra gives the command tree, `help CMD`, shell
@@ -75,31 +79,57 @@ func newRoot(ctx context.Context, stdout, stderr io.Writer, code *int) *cobra.Co
 		sub.SetHelpFunc(func(*cobra.Command, []string) { io.WriteString(stdout, probeCommand(c).Usage) })
 		root.AddCommand(sub)
 	}
-	root.AddCommand(completionCommand(stdout, code), manCommand(stdout))
+	root.AddCommand(completionCommand(stdout, code), filesCommand(stdout))
 	return root
 }
 
-// manCommand writes the man pages (agentmap.1 and agentmap-COMMAND.1) from
-// the same definitions as help and completion; packaging runs it.
-func manCommand(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
-		Use:    "man DIR",
-		Short:  "write the man pages into DIR",
+// filesCommand writes what a package installs beside the binary, made
+// from the same definitions as help and completion: the man pages
+// (man/man1: agentmap.1 and agentmap-COMMAND.1), the completion scripts
+// (completions/) and the systemd user unit (systemd/agentmap.service for
+// the binary at --bin). Packaging scripts run it; it is not for users.
+func filesCommand(stdout io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:    "package-files DIR",
+		Short:  "write the man pages, completion scripts and systemd user unit of a package into DIR",
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			root := cmd.Root()
-			adoptFlags(root)
-			root.DisableAutoGenTag = true
-			header := &doc.GenManHeader{Title: "AGENTMAP", Section: "1", Source: "agentmap " + currentBuild().short(),
-				Manual: "agentmap manual"}
-			if err := doc.GenManTree(root, header, args[0]); err != nil {
+	}
+	bin := cmd.Flags().String("bin", "/usr/bin/agentmap", "where the package installs the binary")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		root := cmd.Root()
+		adoptFlags(root)
+		root.DisableAutoGenTag = true
+		dir := args[0]
+		man := filepath.Join(dir, "man", "man1")
+		for _, d := range []string{man, filepath.Join(dir, "completions"), filepath.Join(dir, "systemd")} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "man pages in %s\n", args[0])
-			return nil
-		},
+		}
+		header := &doc.GenManHeader{Title: "AGENTMAP", Section: "1", Source: "agentmap " + currentBuild().short(),
+			Manual: "agentmap manual"}
+		if err := doc.GenManTree(root, header, man); err != nil {
+			return err
+		}
+		var bash, zsh, fish bytes.Buffer
+		root.GenBashCompletionV2(&bash, true)
+		root.GenZshCompletion(&zsh)
+		root.GenFishCompletion(&fish, true)
+		unit, err := packaging.PackagedUnit(*bin)
+		if err != nil {
+			return err
+		}
+		for name, b := range map[string][]byte{"completions/agentmap.bash": bash.Bytes(), "completions/_agentmap": zsh.Bytes(),
+			"completions/agentmap.fish": fish.Bytes(), "systemd/agentmap.service": unit} {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(stdout, "package files in %s\n", dir)
+		return nil
 	}
+	return cmd
 }
 
 // adoptFlags gives each command its flags as pflag definitions, for the
@@ -232,33 +262,49 @@ func isHelp(args []string) bool {
 	return false
 }
 
-// hoistGlobals moves global flags given before the command's name to
-// after it: `agentmap --data-dir D list` is `agentmap list --data-dir D`.
-// It returns the command's name and arguments, or an error for a flag
-// that is not global.
-func hoistGlobals(args []string) (name string, rest []string, err error) {
-	var globals []string
+// hoistGlobals splits `agentmap [global flags] COMMAND [args]` into the
+// command's name, the global flags given before it, and its arguments.
+func hoistGlobals(args []string) (name string, globals, rest []string, err error) {
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		a := args[0]
 		flagName, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		i := slices.IndexFunc(globalFlags, func(g struct{ name, usage string }) bool { return g.name == flagName })
 		if i < 0 {
-			return "", nil, fmt.Errorf("unknown flag %s before the command (the global flags are --config, --data-dir, --log-level and --json)", a)
+			return "", nil, nil, fmt.Errorf("unknown flag %s before the command (the global flags are --config, --data-dir, --log-level and --json)", a)
 		}
 		globals = append(globals, a)
 		args = args[1:]
 		if !hasValue && flagName != "json" {
 			if len(args) == 0 {
-				return "", nil, fmt.Errorf("%s needs a value", a)
+				return "", nil, nil, fmt.Errorf("%s needs a value", a)
 			}
 			globals = append(globals, args[0])
 			args = args[1:]
 		}
 	}
 	if len(args) == 0 {
-		return "", globals, nil
+		return "", globals, nil, nil
 	}
-	return args[0], append(globals, args[1:]...), nil
+	return args[0], globals, args[1:], nil
+}
+
+// placeGlobals hands global flags given before the command to it:
+// `agentmap --data-dir D list` is `agentmap list --data-dir D`. A command
+// that takes an action word first (its usage reads `sink status|resend`,
+// or its help lists no flags) gets them after that word.
+func placeGlobals(c command, globals, rest []string) []string {
+	if len(globals) == 0 {
+		return rest
+	}
+	at := 0
+	p := probeCommand(c)
+	first, _, _ := strings.Cut(strings.TrimPrefix(strings.SplitN(p.Usage, "\n", 2)[0], "usage: agentmap "+c.name+" "), " ")
+	actionFirst := len(p.Flags) == 0 || (strings.Contains(first, "|") && !strings.HasPrefix(first, "[") && !strings.HasPrefix(first, "-"))
+	if actionFirst && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		at = 1
+	}
+	out := append(append([]string{}, rest[:at]...), globals...)
+	return append(out, rest[at:]...)
 }
 
 // checkGlobals refuses a global flag the command does not take, rather
@@ -280,7 +326,8 @@ func checkGlobals(c command, args []string) error {
 		if !probed {
 			p, probed = probeCommand(c), true
 		}
-		if _, ok := p.flag(name); !ok {
+		// A command whose help lists no flags is left to its own parser.
+		if _, ok := p.flag(name); !ok && len(p.Flags) > 0 {
 			return fmt.Errorf("--%s does not apply to %s", name, c.name)
 		}
 	}
@@ -314,7 +361,7 @@ func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentmap: unknown command %q (see agentmap help)\n", args[1])
 		return exitUsage
 	}
-	name, rest, err := hoistGlobals(args)
+	name, globals, rest, err := hoistGlobals(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap: %v\n", err)
 		return exitUsage
@@ -331,12 +378,14 @@ func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		io.WriteString(stdout, probeCommand(c).Usage)
 		return exitOK
 	case c.run != nil:
+		rest = placeGlobals(c, globals, rest)
 		if err := checkGlobals(c, rest); err != nil {
 			fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 			return exitUsage
 		}
-	case name == "completion" || name == "man" || strings.HasPrefix(name, cobra.ShellCompRequestCmd):
+	case name == "completion" || name == "package-files" || strings.HasPrefix(name, cobra.ShellCompRequestCmd):
 		adoptFlags(root)
+		rest = append(globals, rest...)
 	default:
 		fmt.Fprintf(stderr, "agentmap: unknown command %q (see agentmap help)\n", name)
 		return exitUsage

@@ -52,6 +52,7 @@ func TestEveryCommandUsesTheSameDataDir(t *testing.T) {
 		{args: []string{"doctor"}},
 		{args: []string{"scan"}},
 		{args: []string{"uninstall", "--dry-run"}},
+		{args: []string{"sink", "status"}},
 		{args: []string{"install", "--dry-run"}, configOnly: true},
 	}
 	if runtime.GOOS == "darwin" {
@@ -173,9 +174,19 @@ func TestCompletionScripts(t *testing.T) {
 // The man pages come from the same definitions: one per command, with its
 // flags.
 func TestManPages(t *testing.T) {
-	dir := t.TempDir()
-	if code := dispatch(context.Background(), []string{"man", dir}, &bytes.Buffer{}, &bytes.Buffer{}); code != exitOK {
-		t.Fatalf("man: exit %d", code)
+	files := t.TempDir()
+	if code := dispatch(context.Background(), []string{"package-files", files}, &bytes.Buffer{}, &bytes.Buffer{}); code != exitOK {
+		t.Fatalf("package-files: exit %d", code)
+	}
+	dir := filepath.Join(files, "man", "man1")
+	unit, err := os.ReadFile(filepath.Join(files, "systemd", "agentmap.service"))
+	if err != nil || !bytes.Contains(unit, []byte(`ExecStart=/usr/bin/agentmap "run"`)) || !bytes.Contains(unit, []byte("WantedBy=default.target")) {
+		t.Errorf("packaged unit: %v\n%s", err, unit)
+	}
+	for _, f := range []string{"agentmap.bash", "_agentmap", "agentmap.fish"} {
+		if fi, err := os.Stat(filepath.Join(files, "completions", f)); err != nil || fi.Size() == 0 {
+			t.Errorf("completion %s: %v", f, err)
+		}
 	}
 	for _, c := range commands() {
 		page, err := os.ReadFile(filepath.Join(dir, "agentmap-"+c.name+".1"))

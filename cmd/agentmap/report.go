@@ -32,7 +32,7 @@ func addMapFlags(fl *flag.FlagSet) mapFlags {
 		ops:   addOpsFlags(fl),
 		maps:  fl.String("maps", "", "read the maps of this directory or bundle (.tar.gz) instead of the local store"),
 		since: fl.String("since", "", "only sessions started within this window (30d, 12h, 2w) or since this date (2006-01-02)"),
-		until: fl.String("until", "", "only sessions started before this date (inclusive: 2006-01-02) or window back from now"),
+		until: fl.String("until", "", "only sessions started before this window back from now, or up to and including this date (2006-01-02)"),
 		agent: fl.String("agent", "", "only this agent's sessions ("+orList(agentNames())+")"),
 		repo:  fl.String("repo", "", "only sessions in a repo of this name (a glob: agent*)"),
 		team:  addTeamFlags(fl),
@@ -42,15 +42,12 @@ func addMapFlags(fl *flag.FlagSet) mapFlags {
 // filter reads the filter flags, checked as every command that picks
 // sessions checks them; on failure it has reported on stderr.
 func (f mapFlags) filter(cmd string, stderr io.Writer) (report.Filter, bool) {
-	var flt report.Filter
-	win, err := parseWindowFlags(*f.since, *f.until, time.Now())
+	w, err := parseWindowFlags(*f.since, *f.until, time.Now())
 	if err = firstErr(err, checkAgent(*f.agent), checkRepo(*f.repo)); err != nil {
 		fmt.Fprintf(stderr, "agentmap %s: %v\n", cmd, err)
-		return flt, false
+		return report.Filter{}, false
 	}
-	flt.Since, flt.Until = win.since, win.until
-	flt.Agent, flt.Repo = *f.agent, *f.repo
-	return flt, true
+	return report.Filter{Since: w.since, Until: w.until, Agent: *f.agent, Repo: *f.repo}, true
 }
 
 // source opens where the maps are: --maps, else the local store as the

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds dist/agentmap_<version>_<arch>.deb: the binary, its man pages,
+# completions and the systemd user unit (all made by the binary itself from
+# its command definitions), packaged by nfpm.
+#
+#   scripts/package-deb.sh [GOARCH]      (default: the host's)
+#
+# nfpm is run at a pinned version with `go run`, so it needs no install and
+# stays out of the product's go.mod.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# TRIMPATH= (empty) builds without -trimpath, reusing the compile cache of
+# ordinary builds (CI does, to stay quick).
+NFPM=github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
+arch=${1:-$(go env GOARCH)}
+version=${AGENTMAP_VERSION:-$(scripts/version.sh)}
+dist=$PWD/dist/deb-$arch
+rm -rf "$dist" && mkdir -p "$dist"
+CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build ${TRIMPATH--trimpath} \
+  -ldflags "-s -w -X main.version=$version" -o "$dist/agentmap" ./cmd/agentmap
+# The files are made by a binary of the host (the target may not run here).
+go run -ldflags "-X main.version=$version" ./cmd/agentmap package-files --bin /usr/bin/agentmap "$dist/files" >/dev/null
+case $arch in
+  amd64|arm64) deb_arch=$arch ;;
+  arm) deb_arch=armhf ;;
+  *) deb_arch=$arch ;;
+esac
+out=dist/agentmap_${version}_${deb_arch}.deb
+# nfpm does not expand variables in file paths: the config is filled in here.
+sed -e "s|\${DIST}|$dist|g" -e "s|\${DEB_ARCH}|$deb_arch|g" -e "s|\${AGENTMAP_VERSION}|$version|g" \
+  packaging/deb/nfpm.yaml > "$dist/nfpm.yaml"
+go run "$NFPM" package --config "$dist/nfpm.yaml" --packager deb --target "$out" >/dev/null
+echo "$out"

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Release archives: dist/release/agentmap_<version>_<os>_<arch>.tar.gz (zip
+# for Windows) for linux, darwin and windows on amd64 and arm64, each with
+# the binary, LICENSE, README.md, CHANGELOG.md, the man pages and the
+# completions; and SHA256SUMS over them. CI runs it.
+#
+#   scripts/release.sh            all six
+#   scripts/release.sh linux/amd64 ...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# TRIMPATH= (empty) builds without -trimpath, reusing the compile cache of
+# ordinary builds (CI does, to stay quick).
+version=${AGENTMAP_VERSION:-$(scripts/version.sh)}
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64)
+fi
+out=dist/release
+rm -rf "$out" && mkdir -p "$out"
+files=$(mktemp -d)
+trap 'rm -rf "$files"' EXIT
+go run -ldflags "-X main.version=$version" ./cmd/agentmap package-files "$files" >/dev/null
+for t in "${targets[@]}"; do
+  os=${t%/*} arch=${t#*/}
+  name=agentmap_${version}_${os}_${arch}
+  stage=$files/stage/$name
+  mkdir -p "$stage"
+  exe=agentmap
+  [ "$os" = windows ] && exe=agentmap.exe
+  CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build ${TRIMPATH--trimpath} \
+    -ldflags "-s -w -X main.version=$version" -o "$stage/$exe" ./cmd/agentmap
+  cp LICENSE README.md CHANGELOG.md "$stage/"
+  cp -r "$files/man" "$files/completions" "$stage/"
+  if [ "$os" = windows ]; then
+    (cd "$files/stage" && zip -qr "$OLDPWD/$out/$name.zip" "$name")
+  else
+    tar -C "$files/stage" --owner=0 --group=0 -czf "$out/$name.tar.gz" "$name"
+  fi
+done
+(cd "$out" && sha256sum agentmap_* > SHA256SUMS && sha256sum -c --quiet SHA256SUMS)
+ls "$out"
+
+# The Homebrew formula, with this release's checksums (needs the four
+# macOS and Linux archives).
+formula=packaging/homebrew/agentmap.rb.tmpl
+sed_args=(-e "s/@VERSION@/$version/g")
+complete=1
+for t in darwin_arm64 darwin_amd64 linux_arm64 linux_amd64; do
+  sum=$(awk -v f="agentmap_${version}_${t}.tar.gz" '$2 == f { print $1 }' "$out/SHA256SUMS")
+  [ -n "$sum" ] || complete=0
+  sed_args+=(-e "s/@SHA_${t}@/$sum/g")
+done
+if [ $complete = 1 ]; then
+  sed "${sed_args[@]}" "$formula" > "$out/agentmap.rb"
+  echo "$out/agentmap.rb"
+fi
