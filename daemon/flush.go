@@ -141,7 +141,12 @@ func (d *Daemon) flush(key string) error {
 	if err != nil {
 		// The same events give the same refusal: wait for new ones
 		// rather than retrying (a lane whose parent log is absent, say).
-		log.Warn("session not mappable until it changes", "err", err)
+		// A session with no events has no map, by design.
+		if errors.Is(err, builder.ErrEmptySession) {
+			log.Debug("session has no events yet: no map")
+		} else {
+			log.Warn("session not mappable until it changes", "err", err)
+		}
 		s.Flush = &state.Flush{Gen: gen, AtMs: ms(d.opt.Clock.Now())}
 		d.flushed = append(d.flushed, s)
 		return nil

@@ -192,7 +192,8 @@ func (b *buildSource) finish(t *testing.T, sessions []string) string {
 	dir := filepath.Join(b.w.data, "maps-build")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, b.bin, append([]string{"build", "-o", dir}, files...)...)
+	// A trailing slash asks build to create the directory.
+	cmd := exec.CommandContext(ctx, b.bin, append([]string{"build", "-o", dir + string(filepath.Separator)}, files...)...)
 	cmd.Env = b.w.env
 	out, err := cmd.CombinedOutput()
 	b.out = out
