@@ -95,6 +95,9 @@ func (p *Parser) confirm(res *event.Result, c call, body string) {
 	if res.Err {
 		return
 	}
+	if !c.Commit && !c.Head && (c.Class == "exec" || c.Class == "stdin") {
+		p.st.QuietCommit = "" // only the very next command can confirm a quiet commit
+	}
 	if c.Commit {
 		res.Commit = redact.ConfirmCommit(body)
 		if res.Commit == nil && !c.Head && c.Class == "exec" {
