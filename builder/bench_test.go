@@ -73,3 +73,25 @@ func BenchmarkCanonical(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGzip measures the compression of one large map (MB/s of
+// canonical JSON) and reports the compressed share.
+func BenchmarkGzip(b *testing.B) {
+	m, err := Build(syntheticSession(20_000), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	canon, err := m.Canonical()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(canon)))
+	b.ReportAllocs()
+	var gz []byte
+	for b.Loop() {
+		if gz, err = m.Gzip(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(100*float64(len(gz))/float64(len(canon)), "%size")
+}

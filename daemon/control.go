@@ -70,6 +70,7 @@ func (d *Daemon) handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, es)
 	})
+	d.sinkRoutes(mux)
 	mux.HandleFunc("POST /v1/flush", func(w http.ResponseWriter, r *http.Request) {
 		req := flushRequest{id: r.URL.Query().Get("id"), all: r.URL.Query().Get("all") == "1",
 			reply: make(chan FlushResult, 1)}

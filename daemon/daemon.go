@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmap/agentmap/sink/postgres"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/state/mapstore"
 	"github.com/agentmap/agentmap/watchers"
@@ -56,8 +57,12 @@ type Daemon struct {
 	catchUp       catchUp
 	lastErr       *errTrap
 	snap          snapshot
+	configErr     configTrap
 	publishOwed   bool           // a status count put off (publish)
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
+	sink          *postgres.Sender
+	repair        *StateRepair // damage found in the state database
+	faults        commitFaults // sources whose commit failed (faults.go)
 }
 
 type backoff struct {
@@ -114,11 +119,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.load(); err != nil {
 		return fmt.Errorf("load state %s: %w", db.Path(), err)
 	}
+	d.noteRepair(db.Repaired())
 	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),
 		"sessions", len(d.sessions), "roots", len(d.roots))
 	d.started = d.opt.Clock.Now()
+	defer d.startSink(ctx)()
 	if d.opt.Once {
-		return d.once(ctx)
+		err := d.once(ctx)
+		d.drainSink(ctx)
+		return err
 	}
 	d.publish()
 	if d.opt.Control {
@@ -180,23 +189,28 @@ func (d *Daemon) once(ctx context.Context) error {
 		d.pollRetries(ctx)
 		d.commitGroup()
 	}
+	if err := d.retryOnce(ctx); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil
 	}
 	var failed []string
 	for attempt := 0; ; attempt++ {
 		failed = failed[:0]
+		var dirty []string
 		for _, key := range d.sessionKeys() {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if s := d.sessions[key]; s.Dirty() {
-				if err := d.flush(key); err != nil {
-					failed = append(failed, key)
-				}
+			if d.sessions[key].Dirty() {
+				dirty = append(dirty, key)
 			}
 		}
+		for key := range d.flushMany(ctx, dirty) {
+			failed = append(failed, key)
+		}
 		d.recordFlushes()
+		if ctx.Err() != nil {
+			return nil
+		}
 		if len(failed) == 0 || attempt == 3 || ctx.Err() != nil {
 			break
 		}
@@ -270,6 +284,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 		case <-wake:
 		}
 		d.pollRetries(ctx)
+		d.retryCommits(ctx)
 		d.flushDue(ctx, d.opt.Clock.Now())
 		d.publish()
 	}

@@ -7,7 +7,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentmap/agentmap/builder"
@@ -68,6 +71,9 @@ func (d *Daemon) nextDue(now time.Time) (time.Time, bool) {
 	if d.publishOwed {
 		consider(d.snap.at.Add(publishEvery))
 	}
+	if at, ok := d.retryDue(); ok {
+		consider(at)
+	}
 	if found && next.Before(now) {
 		next = now
 	}
@@ -78,15 +84,14 @@ func (d *Daemon) nextDue(now time.Time) (time.Time, bool) {
 func (d *Daemon) flushDue(ctx context.Context, now time.Time) {
 	d.commitGroup()
 	defer d.recordFlushes()
+	var due []string
 	for _, key := range d.pendingKeys() {
-		if ctx.Err() != nil {
-			return
-		}
 		s := d.sessions[key]
 		if at, ok := dueAt(s, d.opt.Idle, d.opt.TurnEndQuiet, d.retry[key]); ok && !at.After(now) {
-			d.flush(key)
+			due = append(due, key)
 		}
 	}
+	d.flushMany(ctx, due)
 }
 
 // recordFlushes commits the flush records gathered since the last call.
@@ -98,9 +103,10 @@ func (d *Daemon) recordFlushes() {
 		d.log.Error("cannot record flushes; the maps will be written again", "component", "flush", "err", err)
 		for _, s := range d.flushed {
 			s.Flush = nil
-			d.mark(s.Key)
+			d.fail(s.Key)
 		}
 	}
+	d.notifySink()
 	d.flushed = d.flushed[:0]
 }
 
@@ -122,80 +128,171 @@ func (d *Daemon) fail(key string) {
 // lanes, its Codex children, the partial last lines that parse) and writes
 // it atomically, then records the flush.
 func (d *Daemon) flush(key string) error {
+	return d.flushMany(context.Background(), []string{key})[key]
+}
+
+// A flush of many sessions goes in chunks of at most flushChunk sessions
+// or flushChunkEvents events (so that its memory stays bounded): the loop
+// gathers each chunk's events, a pool as wide as the machine builds the
+// maps, one batch write shares the syncs of the chunk's files, and the
+// loop records the outcome in session order.
+const (
+	flushChunk       = 128
+	flushChunkEvents = 50000
+)
+
+// flushMany flushes the given sessions, in order; it returns the error of
+// each session whose map could not be written (a retry is scheduled).
+func (d *Daemon) flushMany(ctx context.Context, keys []string) map[string]error {
+	failed := map[string]error{}
 	d.commitGroup()
-	s := d.sessions[key]
-	log := d.log.With("component", "flush", "agent", s.Agent, "session", key)
-	gen := s.Gen
-	events, err := d.sessionEvents(key, true)
-	if err != nil {
-		log.Error("cannot read the session's events", "err", err)
-		d.fail(key)
-		return err
+	for len(keys) > 0 && ctx.Err() == nil {
+		keys = d.flushChunk(keys, failed)
 	}
-	if len(events) == 0 {
-		s.Flush = &state.Flush{Gen: gen, AtMs: ms(d.opt.Clock.Now())}
-		d.flushed = append(d.flushed, s)
-		return nil
-	}
-	b, err := safeMap(d.opt.Mapper, events)
-	if err != nil {
-		// The same events give the same refusal: wait for new ones
-		// rather than retrying (a lane whose parent log is absent, say).
-		// A session with no events has no map, by design.
-		if errors.Is(err, builder.ErrEmptySession) {
-			log.Debug("session has no events yet: no map")
-		} else {
-			log.Warn("session not mappable until it changes", "err", err)
+	return failed
+}
+
+// flushJob is one session's map on its way to the store.
+type flushJob struct {
+	key     string
+	s       *state.Session
+	gen     uint64
+	events  []event.Event
+	built   Built
+	err     error
+	rel     string
+	hash    string
+	written bool // a write was attempted (the map changed)
+}
+
+// flushChunk flushes the sessions at the head of keys that fit in one
+// chunk and returns the rest.
+func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
+	var jobs []*flushJob
+	events := 0
+	for len(keys) > 0 && len(jobs) < flushChunk && events < flushChunkEvents {
+		key := keys[0]
+		keys = keys[1:]
+		s := d.sessions[key]
+		evs, err := d.sessionEvents(key, true)
+		if err != nil && d.repairSession(err) {
+			evs, err = d.sessionEvents(key, true)
 		}
-		s.Flush = &state.Flush{Gen: gen, AtMs: ms(d.opt.Clock.Now())}
-		d.flushed = append(d.flushed, s)
-		return nil
-	}
-	id := b.NativeID
-	if id == "" {
-		id = s.NativeID
-	}
-	start := b.Start
-	if start.IsZero() {
-		start = time.UnixMilli(s.ActivityMs)
-	}
-	rel := mapstore.RelPath(s.Agent, id, start)
-	sum := sha256.Sum256(b.Gzip)
-	hash := hex.EncodeToString(sum[:])
-	unchanged := false
-	if f := s.Flush; f != nil && f.SHA256 == hash && f.Path == rel {
-		if _, err := os.Stat(filepath.Join(d.store.Root, rel)); err == nil {
-			unchanged = true
-		}
-	}
-	if !unchanged {
-		if err := d.store.Write(rel, b.Gzip); err != nil {
-			log.Error("cannot write the map; will retry", "path", rel, "err", err)
+		if err != nil {
+			d.log.Error("cannot read the session's events", "component", "flush", "agent", s.Agent, "session", key, "err", err)
 			d.fail(key)
-			return err
+			failed[key] = err
+			continue
 		}
-		if f := s.Flush; f != nil && f.Path != "" && f.Path != rel {
+		if len(evs) == 0 {
+			s.Flush = &state.Flush{Gen: s.Gen, AtMs: ms(d.opt.Clock.Now())}
+			d.flushed = append(d.flushed, s)
+			continue
+		}
+		jobs = append(jobs, &flushJob{key: key, s: s, gen: s.Gen, events: evs})
+		events += len(evs)
+	}
+	mapper := d.opt.Mapper
+	parallel(len(jobs), func(i int) { jobs[i].built, jobs[i].err = safeMap(mapper, jobs[i].events) })
+
+	var items []mapstore.Item
+	var writes []*flushJob
+	for _, j := range jobs {
+		if j.err != nil {
+			continue
+		}
+		b, s := j.built, j.s
+		id := b.NativeID
+		if id == "" {
+			id = s.NativeID
+		}
+		start := b.Start
+		if start.IsZero() {
+			start = time.UnixMilli(s.ActivityMs)
+		}
+		j.rel = mapstore.RelPath(s.Agent, id, start)
+		sum := sha256.Sum256(b.Gzip)
+		j.hash = hex.EncodeToString(sum[:])
+		if f := s.Flush; f != nil && f.SHA256 == j.hash && f.Path == j.rel {
+			if _, err := os.Stat(filepath.Join(d.store.Root, j.rel)); err == nil {
+				continue // unchanged
+			}
+		}
+		j.written = true
+		items = append(items, mapstore.Item{Rel: j.rel, Data: b.Gzip})
+		writes = append(writes, j)
+	}
+	for i, err := range d.store.WriteMany(items) {
+		writes[i].err = err
+	}
+
+	for _, j := range jobs {
+		s, key := j.s, j.key
+		log := d.log.With("component", "flush", "agent", s.Agent, "session", key)
+		if j.err != nil && !j.written {
+			// The same events give the same refusal: wait for new ones
+			// rather than retrying (a lane whose parent log is absent, say).
+			// A session with no events has no map, by design.
+			if errors.Is(j.err, builder.ErrEmptySession) {
+				log.Debug("session has no events yet: no map")
+			} else {
+				log.Warn("session not mappable until it changes", "err", j.err)
+			}
+			s.Flush = &state.Flush{Gen: j.gen, AtMs: ms(d.opt.Clock.Now())}
+			d.flushed = append(d.flushed, s)
+			continue
+		}
+		if j.err != nil {
+			log.Error("cannot write the map; will retry", "path", j.rel, "err", j.err)
+			d.fail(key)
+			failed[key] = j.err
+			continue
+		}
+		if f := s.Flush; j.written && f != nil && f.Path != "" && f.Path != j.rel {
 			if err := d.store.Remove(f.Path); err != nil {
 				log.Warn("cannot remove the previous map", "path", f.Path, "err", err)
 			}
 		}
+		delete(d.retry, key)
+		d.lastFlush = d.opt.Clock.Now()
+		s.Flush = &state.Flush{Path: j.rel, SHA256: j.hash, Gen: j.gen, Events: len(j.events), AtMs: ms(d.opt.Clock.Now()),
+			Sum: j.built.Summary}
+		// Recorded with others in one transaction: a crash before it only
+		// means the same bytes are written again.
+		d.flushed = append(d.flushed, s)
+		if len(d.flushed) >= groupBatches {
+			d.recordFlushes()
+		}
+		for _, src := range d.sourcesOf(key) {
+			delete(d.parsers, src.ID) // quiet now: free the memory
+		}
+		if j.written {
+			log.Info("map written", "path", j.rel, "events", len(j.events))
+		}
 	}
-	delete(d.retry, key)
-	d.lastFlush = d.opt.Clock.Now()
-	s.Flush = &state.Flush{Path: rel, SHA256: hash, Gen: gen, Events: len(events), AtMs: ms(d.opt.Clock.Now()), Sum: b.Summary}
-	// Recorded with others in one transaction: a crash before it only
-	// means the same bytes are written again.
-	d.flushed = append(d.flushed, s)
-	if len(d.flushed) >= groupBatches {
-		d.recordFlushes()
+	return keys
+}
+
+// parallel calls fn(0) … fn(n-1) on as many goroutines as the machine has
+// cores, and returns when all are done.
+func parallel(n int, fn func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
 	}
-	for _, src := range d.sourcesOf(key) {
-		delete(d.parsers, src.ID) // quiet now: free the memory
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		})
 	}
-	if !unchanged {
-		log.Info("map written", "path", rel, "events", len(events))
-	}
-	return nil
+	wg.Wait()
 }
 
 // sessionEvents gathers everything a session's map is built from. Sources
@@ -234,7 +331,11 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 		}
 	}
 	if len(stored) > 0 {
-		return nil, errors.New("events of an unknown source")
+		de := &state.DamagedError{Session: key}
+		for id := range stored {
+			de.Sources = append(de.Sources, id)
+		}
+		return nil, de // events of no known source
 	}
 	if !withChildren {
 		return out, nil

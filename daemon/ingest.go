@@ -322,7 +322,7 @@ func firstLine(path, form string) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
+	br := bufio.NewReaderSize(f, 8<<10) // a longer line is read in pieces
 	found := false
 	for n := 0; n < 4<<20; {
 		chunk, err := br.ReadSlice('\n')

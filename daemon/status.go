@@ -23,8 +23,24 @@ type Status struct {
 	CatchUp   CatchUp       `json:"catchUp"`
 	// Excluded counts the logs privacy.exclude kept out since the start.
 	Excluded int `json:"excluded"`
+	// Uncommitted counts the logs whose lines wait to be read again
+	// because their commit failed; RetryAt is the next attempt (faults.go).
+	Uncommitted int       `json:"uncommittedLogs,omitempty"`
+	RetryAt     time.Time `json:"retryAt,omitzero"`
+	// FlushRetries counts the sessions whose map write failed and waits
+	// for another attempt.
+	FlushRetries int `json:"flushRetries,omitempty"`
+	// State is set when the state database was found damaged (recover.go).
+	State *StateRepair `json:"stateRepair,omitempty"`
 	// Export is the scheduled exports' last outcome (export.go).
 	Export *ExportStatus `json:"export,omitempty"`
+	// Sink is the team database's queue and last outcome (sink.go).
+	Sink *SinkStatus `json:"sink,omitempty"`
+	// ConfigError is the last rejected reload of the config file, while
+	// no later reload succeeded (problems.go).
+	ConfigError *ConfigReloadError `json:"configReloadError,omitempty"`
+	// SkippedSessions are the sessions with skipped lines, worst first.
+	SkippedSessions []SkippedSession `json:"skippedSessions,omitempty"`
 }
 
 // AgentStatus is one agent's share of the work.
@@ -139,11 +155,12 @@ func (d *Daemon) publishNow() {
 			}
 		}
 	}
+	waiting := d.waitingSessions()
 	for _, s := range d.sessions {
 		if !counted(s, d.hasSources) {
 			continue
 		}
-		if s.Dirty() {
+		if s.Dirty() || waiting[s.Key] {
 			get(s.Agent).Live++
 		} else {
 			get(s.Agent).Flushed++
@@ -160,6 +177,19 @@ func (d *Daemon) publishNow() {
 	}
 	sort.Slice(st.Agents, func(i, j int) bool { return st.Agents[i].Agent < st.Agents[j].Agent })
 	st.LastError = d.lastErr.get()
+	srcs := make([]*state.Source, 0, len(d.srcs))
+	for _, s := range d.srcs {
+		srcs = append(srcs, s)
+	}
+	st.SkippedSessions = skippedSessions(srcs)
+	if n := len(d.faults.waiting); n > 0 {
+		st.Uncommitted, st.RetryAt = n, d.faults.at
+	}
+	st.FlushRetries = len(d.retry)
+	if d.repair != nil {
+		r := *d.repair
+		st.State = &r
+	}
 	d.snap.mu.Lock()
 	d.snap.status, d.snap.at = st, now
 	d.snap.mu.Unlock()
@@ -193,7 +223,9 @@ func (d *Daemon) Status() Status {
 	st := d.snap.status
 	d.snap.mu.Unlock()
 	st.LastError = d.lastErr.get()
+	st.ConfigError = d.lastConfigError()
 	st.Export = exportStatus(d.db)
+	st.Sink = sinkStatus(d.db)
 	if !st.Started.IsZero() {
 		st.Uptime = d.clock.Now().Sub(st.Started)
 	}

@@ -182,6 +182,12 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 	if st.End != committed || reset || st.Oversized > 0 || s.HeadLen == 0 || len(batch) > 0 {
 		commit(st.End, st.Oversized)
 	}
+	if d.opt.Once || d.catchUp.running {
+		// History read to its end is mostly quiet: the committed
+		// carry-state restores a parser if the log grows, and memory
+		// does not grow with the number of logs caught up on.
+		delete(d.parsers, s.ID)
+	}
 }
 
 // rebase resets a source to the start of its file: its events are dropped

@@ -176,7 +176,8 @@ func (b *buildSource) start(*testing.T) {}
 func (b *buildSource) finish(t *testing.T, sessions []string) string {
 	t.Helper()
 	var files []string
-	for _, root := range []string{filepath.Join(b.w.claude, "projects"), filepath.Join(b.w.codex, "sessions")} {
+	for _, root := range []string{filepath.Join(b.w.claude, "projects"), filepath.Join(b.w.codex, "sessions"),
+		filepath.Join(b.w.home, ".gemini", "tmp")} {
 		filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
 			if err == nil && !e.IsDir() && strings.HasSuffix(p, ".jsonl") {
 				files = append(files, p)

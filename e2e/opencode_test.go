@@ -65,10 +65,10 @@ func sumServed(srv *fc.Server, scripts ...string) served {
 }
 
 type openCodeRun struct {
-	srv      *fc.Server
-	mainID   string
-	main     *expect
-	subType  string
+	srv     *fc.Server
+	mainID  string
+	main    *expect
+	subType string
 }
 
 // writeOpenCodeConfig points OpenCode at the fake server as a custom

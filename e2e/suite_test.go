@@ -21,7 +21,8 @@ func runSuite(t *testing.T, bin string) {
 	if d, ok := src.(*daemonSource); ok {
 		// A crash mid-run: the main sessions grow again after it.
 		w.after = func(name string) {
-			if name == "claude-main" || name == "codex-main" || name == "opencode-main" || name == "copilot-main" {
+			if name == "claude-main" || name == "codex-main" || name == "opencode-main" || name == "copilot-main" ||
+				name == "gemini-main" {
 				d.crash(t)
 			}
 		}
@@ -40,6 +41,9 @@ func runSuite(t *testing.T, bin string) {
 	}
 	if strings.Contains(clients, "copilot") {
 		sessions = append(sessions, runCopilot(t, w).sessions()...)
+	}
+	if strings.Contains(clients, "gemini") {
+		sessions = append(sessions, runGemini(t, w).sessions(t)...)
 	}
 	if t.Failed() {
 		return
@@ -72,7 +76,7 @@ func runSuite(t *testing.T, bin string) {
 // clientList is the clients the suite runs (AGENTMAP_E2E_CLIENTS, a
 // comma-separated list; all by default).
 func clientList() string {
-	return cmp.Or(os.Getenv("AGENTMAP_E2E_CLIENTS"), "claude,codex,opencode,copilot")
+	return cmp.Or(os.Getenv("AGENTMAP_E2E_CLIENTS"), "claude,codex,opencode,copilot,gemini")
 }
 
 // validate runs `agentmap validate` over every map.

@@ -135,6 +135,13 @@ func uninstallPlan(ctx context.Context, s Spec, purge bool, run Runner) (*Plan, 
 		if _, err := os.Stat(s.DataDir); err == nil {
 			p.Steps = append(p.Steps, Step{Op: Purge, Path: s.DataDir})
 		}
+		switch s.GOOS {
+		case "linux":
+			p.Notes = append(p.Notes, "the service's log is in your systemd journal, which agentmap does not edit: "+
+				"journald ages it out (journalctl --user -u "+UnitName+" shows it)")
+		case "darwin":
+			p.Notes = append(p.Notes, "the service's log files were in "+s.DataDir+" and go with it")
+		}
 	} else if s.DataDir != "" {
 		p.Notes = append(p.Notes, "the data directory "+s.DataDir+" is kept (uninstall --purge removes it)")
 	}

@@ -232,6 +232,9 @@ func TestLinuxUninstall(t *testing.T) {
 	}
 	same(t, "purge removes", writes(again), []string{s.DataDir})
 	same(t, "purge of an uninstalled service runs", commands(again), nil)
+	if notes := strings.Join(again.Notes, "\n"); !strings.Contains(notes, "the service's log is in your systemd journal, which agentmap does not edit") {
+		t.Errorf("purge says nothing true of the logs: %q", notes)
+	}
 	if err := again.Apply(ctx, m.run, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}

@@ -100,8 +100,24 @@ func (s Spec) Arguments() []string {
 	if s.ConfigFile != "" {
 		args = append(args, "--config", s.ConfigFile)
 	}
+	if f := s.LogFile(); f != "" {
+		args = append(args, "--log-file", f)
+	}
 	return args
 }
+
+// LogFile is where the service logs when the system keeps no log for it:
+// on macOS a size-capped file in the data directory (logfile rotates it);
+// on Linux "" (systemd sends the service's stderr to the journal).
+func (s Spec) LogFile() string {
+	if s.GOOS == "darwin" && s.DataDir != "" {
+		return LogFile(s.DataDir)
+	}
+	return ""
+}
+
+// LogFile is the service's own log file under a data directory.
+func LogFile(dataDir string) string { return filepath.Join(dataDir, "logs", "agentmap.log") }
 
 // check rejects what a service file cannot carry safely: relative paths,
 // and characters that systemd or launchd would interpret.

@@ -120,9 +120,19 @@ func (w *watchedPage) load(t testing.TB, ctx context.Context, file string) float
 	if err := w.Call(ctx, "Page.navigate", map[string]any{"url": fileURL(file)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.WaitFor(ctx, "window.agentmap && window.agentmap.ready", 2*time.Minute); err != nil {
-		w.report(t)
-		t.Fatal(err)
+	// Wait for the first render, giving up at once when the page fails.
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		err := w.WaitFor(ctx, "window.agentmap && window.agentmap.ready", time.Second)
+		if err == nil {
+			break
+		}
+		w.mu.Lock()
+		failed := len(w.problems) > 0
+		w.mu.Unlock()
+		if failed || time.Now().After(deadline) {
+			w.report(t)
+			t.Fatal(err)
+		}
 	}
 	var ms float64
 	if err := w.Eval(ctx, "window.agentmap.renderMs", &ms); err != nil {
@@ -281,6 +291,23 @@ func TestBrowserCorpusReport(t *testing.T) {
 	if cards < 15 {
 		t.Errorf("the overview has %d cards", cards)
 	}
+	// The agent filter narrows the figures to that agent's sessions.
+	agent, n := maps[0].Session.AgentTool, 0
+	for _, m := range maps {
+		if m.Session.AgentTool == agent {
+			n++
+		}
+	}
+	rawAgent, _ := json.Marshal(agent)
+	var filtered float64
+	if err := w.Eval(ctx, `(() => { const s = document.querySelector('[data-f=agent]'); s.value = `+string(rawAgent)+`; s.dispatchEvent(new Event('change', {bubbles: true}));
+		return +document.querySelector('[data-kpi=sessions]').dataset.value; })()`, &filtered); err != nil {
+		t.Fatal(err)
+	}
+	if int(filtered) != n {
+		t.Errorf("filtered to %s, the overview counts %v sessions; the maps %d", agent, filtered, n)
+	}
+	w.Eval(ctx, `document.querySelector('#reset').click()`, nil)
 	w.shot(t, ctx, "overview-light.png", true)
 	w.theme(t, ctx, "dark")
 	w.shot(t, ctx, "overview-dark.png", true)

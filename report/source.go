@@ -42,8 +42,8 @@ type Filter struct {
 	// Repo is a glob (path.Match, case-insensitive) one of the session's
 	// repository names must match.
 	Repo string
-	// Session is a session id (session.id or the agent's native id) or a
-	// prefix of one.
+	// Session is a session id (session.id, the agent's native id, or
+	// agent/native id) or a prefix of one.
 	Session string
 }
 
@@ -70,10 +70,20 @@ func (f Filter) Keep(m *Map) bool {
 			return false
 		}
 	}
-	if f.Session != "" && !strings.HasPrefix(m.Session.ID, f.Session) && !strings.HasPrefix(m.Session.NativeID(), f.Session) {
+	if f.Session != "" && !SessionMatches(m, f.Session) {
 		return false
 	}
 	return true
+}
+
+// SessionMatches reports whether id names m or is a prefix of its name:
+// session.id, the native id, or agent/native id as `agentmap list` keys it.
+func SessionMatches(m *Map, id string) bool {
+	if strings.HasPrefix(m.Session.ID, id) || strings.HasPrefix(m.Session.NativeID(), id) {
+		return true
+	}
+	agent, rest, ok := strings.Cut(id, "/")
+	return ok && agentMatches(m.Session.AgentTool, agent) && strings.HasPrefix(m.Session.NativeID(), rest)
 }
 
 func agentMatches(tool, want string) bool {
@@ -150,7 +160,7 @@ func (d Dir) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
 	if err != nil {
 		return func(yield func(*Map, error) bool) { yield(nil, fmt.Errorf("read maps in %s: %w", d, err)) }
 	}
-	return Files{Root: string(d), Paths: rels}.Maps(ctx, f)
+	return Files{Root: string(d), Paths: rels, skipOthers: true}.Maps(ctx, f)
 }
 
 // Files are named map files under Root (Paths relative to it), as the
@@ -158,11 +168,14 @@ func (d Dir) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
 type Files struct {
 	Root  string
 	Paths []string
+	// skipOthers passes over plain .json files that are not maps (a
+	// directory may hold exports beside its maps).
+	skipOthers bool
 }
 
 // Maps implements Source.
 func (s Files) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
-	return decodeAll(ctx, f, func(emit func(name string, open func() (io.ReadCloser, error)) bool) error {
+	return decodeAll(ctx, f, s.skipOthers, func(emit func(name string, open func() (io.ReadCloser, error)) bool) error {
 		for _, rel := range s.Paths {
 			p := filepath.Join(s.Root, rel)
 			if !emit(p, func() (io.ReadCloser, error) { return os.Open(p) }) {
@@ -183,7 +196,7 @@ const maxBundleEntry = mapfile.MaxMapBytes
 
 // Maps implements Source.
 func (b Bundle) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
-	return decodeAll(ctx, f, func(emit func(name string, open func() (io.ReadCloser, error)) bool) error {
+	return decodeAll(ctx, f, false, func(emit func(name string, open func() (io.ReadCloser, error)) bool) error {
 		file, err := os.Open(string(b))
 		if err != nil {
 			return fmt.Errorf("open bundle: %w", err)
@@ -228,7 +241,7 @@ type decoded struct {
 
 // decodeAll decodes the inputs list names on every core and yields the
 // maps that pass f. list stops early when emit returns false.
-func decodeAll(ctx context.Context, f Filter, list func(emit func(name string, open func() (io.ReadCloser, error)) bool) error) iter.Seq2[*Map, error] {
+func decodeAll(ctx context.Context, f Filter, skipOthers bool, list func(emit func(name string, open func() (io.ReadCloser, error)) bool) error) iter.Seq2[*Map, error] {
 	return func(yield func(*Map, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -249,6 +262,9 @@ func decodeAll(ctx context.Context, f Filter, list func(emit func(name string, o
 						r.Close()
 					}
 					if err != nil {
+						if skipOthers && errors.Is(err, mapfile.ErrNotMap) && strings.HasSuffix(j.name, ".json") {
+							continue
+						}
 						d.err = fmt.Errorf("%s: %w", j.name, err)
 					} else if !f.Keep(d.m) {
 						continue

@@ -32,7 +32,8 @@ type UsageRow struct {
 	// Key is the date (2006-01-02), week (its Monday), month (2006-01),
 	// session id or model of the row; "Total" for the totals row.
 	Key         string   `json:"key"`
-	Agent       string   `json:"agent,omitempty"` // session rows
+	Agent       string   `json:"agent,omitempty"`     // session rows
+	Start       string   `json:"startedAt,omitempty"` // session rows
 	Models      []string `json:"models"`
 	Sessions    int      `json:"sessions"`
 	Input       int64    `json:"inputTokens"`
@@ -92,7 +93,7 @@ func Usage(maps []*Map, p Period, loc *time.Location) UsageTable {
 			if r == nil {
 				r = &UsageRow{Key: k}
 				if p == BySess {
-					r.Agent = m.Session.AgentTool
+					r.Agent, r.Start = m.Session.AgentTool, start.Format(time.RFC3339)
 				}
 				rows[k] = r
 			}
@@ -135,7 +136,7 @@ func Usage(maps []*Map, p Period, loc *time.Location) UsageTable {
 		}
 		tab.Rows = append(tab.Rows, r.finish())
 	}
-	slices.SortFunc(tab.Rows, func(a, b UsageRow) int { return cmp.Compare(a.Key, b.Key) })
+	slices.SortFunc(tab.Rows, func(a, b UsageRow) int { return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Key, b.Key)) })
 	if p == ByModel {
 		slices.SortStableFunc(tab.Rows, func(a, b UsageRow) int { return cmp.Compare(b.Total, a.Total) })
 	}

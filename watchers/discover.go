@@ -86,7 +86,9 @@ func (r Root) Descend(dir string) bool {
 			return len(p) <= 2
 		}
 	case LayoutOpenCode:
-		return false // the store sits in the root itself
+		// The store sits in the root itself; the JSON storage of older
+		// versions in storage/session/<project>/.
+		return p[0] == "storage" && (len(p) == 1 || p[1] == "session" && len(p) <= 3)
 	case LayoutCopilot:
 		return p[0] == "session-state" && len(p) <= 2
 	case LayoutGemini:
@@ -150,6 +152,11 @@ func (r Root) Form(path string) string {
 		}
 	case LayoutOpenCode:
 		if len(p) == 1 && (name == "opencode.db" || strings.HasPrefix(name, "opencode-") && strings.HasSuffix(name, ".db")) {
+			return FormSQLite
+		}
+		// A session of the JSON storage is read whole, with its messages
+		// and parts, like a database.
+		if len(p) == 4 && p[0] == "storage" && p[1] == "session" && strings.HasSuffix(name, ".json") {
 			return FormSQLite
 		}
 	case LayoutCopilot:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // DefaultMaxLine is the hard cap on one log line. Real Codex lines reach
@@ -35,7 +36,8 @@ func ReadLines(r io.Reader, maxLine int, final bool, fn func(line []byte) error)
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
-	br := bufio.NewReaderSize(r, 256<<10)
+	br := getReader(r)
+	defer putReader(br)
 	var st LineStats
 	var buf []byte
 	var lineLen int64 // bytes of the current line read so far, skipped or not
@@ -87,4 +89,19 @@ func trimEOL(b []byte) []byte {
 		b = b[:n-1]
 	}
 	return b
+}
+
+// Line readers are pooled: a catch-up opens thousands of small logs, and a
+// fresh 256 KiB buffer for each would be most of its allocation.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 256<<10) }}
+
+func getReader(r io.Reader) *bufio.Reader {
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br
+}
+
+func putReader(br *bufio.Reader) {
+	br.Reset(nil)
+	readers.Put(br)
 }

@@ -147,7 +147,8 @@ func TailLines(f io.ReaderAt, start, size int64, maxLine int, fn func(line []byt
 	if size <= start {
 		return st, nil
 	}
-	br := bufio.NewReaderSize(io.NewSectionReader(f, start, size-start), 256<<10)
+	br := getReader(io.NewSectionReader(f, start, size-start))
+	defer putReader(br)
 	pos := start
 	var buf []byte
 	var lineLen int64

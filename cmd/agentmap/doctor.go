@@ -57,7 +57,7 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fl.Bool("json", false, "print the checks as JSON")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap doctor [--config FILE] [--data-dir DIR] [--json]")
-		fmt.Fprintln(stderr, "Checks the agent roots, the service, the data directory, Claude Code's transcript cleanup and free disk.")
+		fmt.Fprintln(stderr, "Checks the agent roots, the service, the data directory, Claude Code's and Gemini CLI's chat cleanup and free disk.")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -80,12 +80,14 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if *of.dataDir != "" {
 		c.DataDir = *of.dataDir
 	}
+	dataDirSeen(c.DataDir)
 	checks = append(checks, rootChecks(configRoots(c), c)...)
 	st, err := serviceStatus()
 	checks = append(checks, serviceCheck(st, err, daemonAnswers(c.DataDir), userManager()))
 	checks = append(checks, dataDirCheck(c.DataDir, runtime.GOOS))
 	home, _ := os.UserHomeDir()
 	checks = append(checks, cleanupCheck(claudeSettings(home, os.Getenv("CLAUDE_CONFIG_DIR")), c.Agents.Claude.Enabled))
+	checks = append(checks, geminiCleanupCheck(geminiSettings(home, os.Getenv("GEMINI_CLI_HOME")), c.Agents.Gemini.Enabled))
 	free, err := freeDisk(existingAncestor(c.DataDir))
 	checks = append(checks, diskCheck(free, err))
 	if *asJSON {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/state/mapstore"
 )
 
@@ -112,11 +113,11 @@ func TestSelectorErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"list", "--outcome", "bogus"}, `agentmap list: --outcome: unknown outcome "bogus" (pr_created, interrupted, blocked, verified, unresolved_errors, incomplete or completed)`},
-		{[]string{"list", "--agent", "vim"}, `agentmap list: --agent: unknown agent "vim" (claude, codex or cursor)`},
+		{[]string{"list", "--agent", "vim"}, `agentmap list: --agent: unknown agent "vim" (` + orList(config.AgentNames) + `)`},
 		{[]string{"list", "--repo", "["}, `agentmap list: --repo: malformed glob "["`},
 		{[]string{"list", "--since", "soon"}, `agentmap list: --since "soon": want a window such as 7d`},
 		{[]string{"list", "--until", "soon"}, `agentmap list: --until "soon": want a window`},
-		{[]string{"export", "--format", "jsonl", "--agent", "vim"}, `agentmap export: --agent: unknown agent "vim" (claude, codex or cursor)`},
+		{[]string{"export", "--format", "jsonl", "--agent", "vim"}, `agentmap export: --agent: unknown agent "vim" (` + orList(config.AgentNames) + `)`},
 		{[]string{"export", "--format", "jsonl", "--since", "soon"}, `agentmap export: --since "soon": want a window`},
 	} {
 		code, _, stderr := run(t, append(tc.args, "--data-dir", data)...)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -25,6 +24,7 @@ type mapFlags struct {
 	maps                *string
 	since, until, agent *string
 	repo                *string
+	team                teamFlags
 }
 
 func addMapFlags(fl *flag.FlagSet) mapFlags {
@@ -33,38 +33,22 @@ func addMapFlags(fl *flag.FlagSet) mapFlags {
 		maps:  fl.String("maps", "", "read the maps of this directory or bundle (.tar.gz) instead of the local store"),
 		since: fl.String("since", "", "only sessions started within this window (30d, 12h, 2w) or since this date (2006-01-02)"),
 		until: fl.String("until", "", "only sessions started before this date (inclusive: 2006-01-02) or window back from now"),
-		agent: fl.String("agent", "", "only this agent's sessions (claude, codex, cursor, …)"),
+		agent: fl.String("agent", "", "only this agent's sessions ("+orList(agentNames())+")"),
 		repo:  fl.String("repo", "", "only sessions in a repo of this name (a glob: agent*)"),
+		team:  addTeamFlags(fl),
 	}
 }
 
-// filter reads the filter flags; on failure it has reported on stderr.
+// filter reads the filter flags, checked as every command that picks
+// sessions checks them; on failure it has reported on stderr.
 func (f mapFlags) filter(cmd string, stderr io.Writer) (report.Filter, bool) {
 	var flt report.Filter
-	now := time.Now()
-	if *f.since != "" {
-		t, err := parseWindow(*f.since, now)
-		if err != nil {
-			fmt.Fprintf(stderr, "agentmap %s: --since: %v\n", cmd, err)
-			return flt, false
-		}
-		flt.Since = t
-	}
-	if *f.until != "" {
-		t, err := parseWindow(*f.until, now)
-		if err != nil {
-			fmt.Fprintf(stderr, "agentmap %s: --until: %v\n", cmd, err)
-			return flt, false
-		}
-		if _, err := time.ParseInLocation(time.DateOnly, *f.until, time.Local); err == nil {
-			t = t.AddDate(0, 0, 1) // the whole day
-		}
-		flt.Until = t
-	}
-	if _, err := path.Match(*f.repo, ""); err != nil {
-		fmt.Fprintf(stderr, "agentmap %s: --repo: malformed glob\n", cmd)
+	win, err := parseWindowFlags(*f.since, *f.until, time.Now())
+	if err = firstErr(err, checkAgent(*f.agent), checkRepo(*f.repo)); err != nil {
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", cmd, err)
 		return flt, false
 	}
+	flt.Since, flt.Until = win.since, win.until
 	flt.Agent, flt.Repo = *f.agent, *f.repo
 	return flt, true
 }
@@ -72,6 +56,9 @@ func (f mapFlags) filter(cmd string, stderr io.Writer) (report.Filter, bool) {
 // source opens where the maps are: --maps, else the local store as the
 // daemon lists it (over its control socket when it runs).
 func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (report.Source, string, int) {
+	if f.team.set() {
+		return f.team.source(cmd, f, stderr)
+	}
 	if p := *f.maps; p != "" {
 		st, err := os.Stat(p)
 		switch {
@@ -133,7 +120,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
-		return exitUsage
+		return flagExit(err)
 	}
 	if fl.NArg() > 0 {
 		fl.Usage()
@@ -193,7 +180,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 func oneSession(maps []*report.Map, id string) (*report.Map, error) {
 	var found []*report.Map
 	for _, m := range maps {
-		if m.Session.ID == id || m.Session.NativeID() == id {
+		if m.Session.ID == id || m.Session.NativeID() == id || (strings.Contains(id, "/") && strings.HasSuffix(id, "/"+m.Session.NativeID())) {
 			return m, nil
 		}
 		found = append(found, m) // the filter kept only prefixes of id
@@ -257,7 +244,7 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(interspersed(fl, args)); err != nil {
-		return exitUsage
+		return flagExit(err)
 	}
 	period := report.Daily
 	switch fl.NArg() {

@@ -20,6 +20,7 @@ import (
 	"github.com/agentmap/agentmap/builder/redact"
 	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/packaging/logfile"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
 )
@@ -55,6 +56,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rescan := fl.Duration("rescan", daemon.DefaultRescan, "period of the full stat rescan behind file notifications")
 	debounce := fl.Duration("debounce", daemon.DefaultDebounce, "quiet time gathering file notifications before reading")
 	pathMode := fl.String("path-mode", "", "path mode of the maps: relative, dirs_only or hashed (default maps.path_mode of the config)")
+	logFile := fl.String("log-file", "", "log to this file, capped at 10 MB and rotated (3 older files kept), instead of stderr (the macOS service does)")
 	configPoll := fl.Duration("config-poll", 2*time.Second, "how often the config file is checked for changes (it is also reloaded on SIGHUP)")
 	roots := rootFlags{}
 	xf := addExportFlags(fl)
@@ -95,6 +97,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentmap run: %v\n", err)
 		return exitFailure
 	}
+	dataDirSeen(eff.dataDir)
 	if *once {
 		// A running daemon holds the state: it does the catch-up itself.
 		if cl, err := daemon.Connect(eff.dataDir); err == nil {
@@ -103,7 +106,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	lvl := new(slog.LevelVar)
 	lvl.Set(eff.level)
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	logOut := stderr
+	if *logFile != "" {
+		lf, err := logfile.Open(*logFile, logfile.DefaultMax, logfile.DefaultKeep)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentmap run: %v\n", err)
+			return exitFailure
+		}
+		defer lf.Close()
+		logOut = lf
+	}
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: lvl}))
 	opt := daemon.Options{
 		DataDir: eff.dataDir, Idle: eff.live.Idle, Once: *once, MaxLine: eff.maxLine, Logger: logger,
 		Roots: eff.live.Roots, Rescan: eff.rescan, Debounce: eff.debounce, Producer: producer(),
@@ -111,6 +124,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	opt.Export = daemon.ExportFromConfig(c.Export)
 	xf.apply(fl, &opt.Export, c.DataDir, eff.dataDir)
+	if opt.Sink, err = sinkOptions(c); err != nil {
+		fmt.Fprintf(stderr, "agentmap run: %v\n", err)
+		return exitFailure
+	}
 	var bar *progress
 	if *once {
 		bar = newProgress(stderr)
@@ -272,19 +289,35 @@ func reloadLoop(ctx context.Context, flagValue string, poll time.Duration, ov ru
 				log.Error("config problem", "component", "config", "err", err)
 			}
 			log.Error("config not reloaded; keeping the one in effect", "component", "config", "path", path)
+			d.ConfigRejected(path, problemLines(err))
 			continue
 		}
 		next, err := ov.apply(c)
 		if err != nil {
 			log.Error("config not reloaded; keeping the one in effect", "component", "config", "path", path, "err", err)
+			d.ConfigRejected(path, []string{err.Error()})
 			continue
 		}
+		d.ConfigAccepted()
 		if next.dataDir != eff.dataDir {
 			log.Warn("data_dir changed; it takes effect at the next start", "component", "config")
 		}
 		lvl.Set(next.level)
 		d.Reconfigure(next.live)
 	}
+}
+
+// problemLines are a config error's problems, one line each.
+func problemLines(err error) []string {
+	probs := config.Problems(err)
+	if len(probs) == 0 {
+		return []string{err.Error()}
+	}
+	lines := make([]string, len(probs))
+	for i, p := range probs {
+		lines[i] = p.Error()
+	}
+	return lines
 }
 
 // fileStamp identifies a version of the config file cheaply.

@@ -75,7 +75,8 @@ func timeBound(flag, s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-// window is a --since/--until pair; until is exclusive.
+// window is a --since/--until pair; until is exclusive, and --until a
+// date takes in that whole day.
 type window struct{ since, until time.Time }
 
 func parseWindowFlags(since, until string, now time.Time) (window, error) {
@@ -86,6 +87,9 @@ func parseWindowFlags(since, until string, now time.Time) (window, error) {
 	}
 	if w.until, err = timeBound("until", until, now); err != nil {
 		return w, err
+	}
+	if _, err := time.ParseInLocation(time.DateOnly, until, time.Local); err == nil {
+		w.until = w.until.AddDate(0, 0, 1) // --until a date: that whole day
 	}
 	if !w.since.IsZero() && !w.until.IsZero() && !w.since.Before(w.until) {
 		return w, errors.New("--since must be before --until")

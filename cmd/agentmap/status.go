@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -100,8 +101,23 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 		if st.Excluded > 0 {
 			fmt.Fprintf(w, "excluded:   %d logs kept out by privacy.exclude\n", st.Excluded)
 		}
+		writeFaultStatus(w, st)
+	}
+	if e := st.ConfigError; e != nil {
+		fmt.Fprintf(w, "config:     reload of %s rejected at %s; the previous config stays in effect:\n", e.Path, formatTime(e.At))
+		for _, p := range e.Problems {
+			fmt.Fprintf(w, "            %s\n", p)
+		}
+	}
+	if len(st.SkippedSessions) > 0 {
+		parts := make([]string, len(st.SkippedSessions))
+		for i, s := range st.SkippedSessions {
+			parts[i] = fmt.Sprintf("%s (%d)", s.Session, s.Lines)
+		}
+		fmt.Fprintf(w, "skipped:    lines in %s\n", strings.Join(parts, ", "))
 	}
 	writeExportStatus(w, st.Export)
+	writeSinkStatus(w, st.Sink)
 	if len(st.Agents) == 0 {
 		return
 	}

@@ -6,7 +6,7 @@
 // Positions of a session row (report/data.go sessionRow).
 const S = {id:0, agent:1, repos:2, models:3, start:4, dur:5, outcome:6, in:7, cw:8, cr:9, out:10, tokens:11, cost:12,
   calls:13, requests:14, errors:15, retries:16, delays:17, delayMs:18, maxCtx:19, compactions:20, subagents:21,
-  events:22, trunc:23, turns:24, outTok:25};
+  events:22, trunc:23, turns:24, outTok:25, unpriced:26};
 const KINDS = ['read','search','edit','exec','verify','mcp','skill','subagent','web','tool','llm','user','error','delay','compaction'];
 const OUTPUT_KINDS = ['commit','pr_merge','pr_close','pr_comment','ticket','artifact','skill_write','model_switch'];
 const PALETTE = ['#4c8bf5','#e8890c','#2f9e44','#8e5bd8','#d6409f','#2bb3c0','#a0642b','#7d8794','#c9a400','#4f5bd5'];
@@ -16,6 +16,8 @@ const esc = v => String(v).replace(/[&<>"']/g, c => ({'&':'&amp;','<':'&lt;','>'
 const int = n => Math.round(n).toLocaleString('en-US');
 const tok = n => n >= 1e9 ? (n/1e9).toFixed(2)+'G' : n >= 1e6 ? (n/1e6).toFixed(1)+'M' : n >= 1e4 ? (n/1e3).toFixed(0)+'k' : int(n);
 const usd = n => '$' + n.toFixed(n && n < 0.1 ? 3 : 2);
+// cost of a session row: "unpriced" where a model it used has no price.
+const rowCost = r => !r[S.unpriced].length ? usd(r[S.cost]) : r[S.cost] ? usd(r[S.cost]) + ' +unpriced' : 'unpriced';
 const dur = ms => { if (!ms || ms < 0) return '-'; const s = ms/1000; if (s < 60) return s.toFixed(s < 10 ? 1 : 0)+'s';
   const m = Math.floor(s/60); if (m < 60) return m+'m'+String(Math.floor(s%60)).padStart(2,'0')+'s';
   return Math.floor(m/60)+'h'+String(m%60).padStart(2,'0')+'m'; };
@@ -115,7 +117,7 @@ function aggregate() {
 }
 // named turns a map keyed by string index into [name, counters] entries.
 const named = (m, none) => [...m.entries()].map(([k, v]) => [k > 1048575 ? STR[Math.floor(k / 1048576)] + ' · ' + STR[k % 1048576] : (STR[k] || none || '(none)'), v]);
-const CTX = [[0, 1, 'no requests'], [1, 50e3, '< 50k'], [50e3, 100e3, '50k–100k'], [100e3, 150e3, '100k–150k'], [150e3, 200e3, '150k–200k'],
+const CTX = [[0, 1, 'none recorded'], [1, 50e3, '< 50k'], [50e3, 100e3, '50k–100k'], [100e3, 150e3, '100k–150k'], [150e3, 200e3, '150k–200k'],
   [200e3, 500e3, '200k–500k'], [500e3, 1e6, '500k–1M'], [1e6, Infinity, '≥ 1M']];
 
 // ---- building blocks ----
@@ -146,7 +148,7 @@ function overviewView() {
   $('#count').textContent = shown.length === ROWS.length ? ROWS.length + ' sessions' : shown.length + ' of ' + ROWS.length + ' sessions';
   const kpi = (k, label, v, f) => '<div class="kpi" data-kpi="' + k + '" data-value="' + v + '"><b title="' + esc(int(v)) + '">' + esc(f(v)) + '</b><span>' + label + '</span></div>';
   let s = '<div class="kpis">' + kpi('sessions', 'sessions', A.sessions, int) + kpi('tokens', 'tokens', A.tokens, tok) +
-    kpi('cost', 'estimated cost (USD)', Math.round(A.cost * 1e6) / 1e6, usd) + kpi('calls', 'tool calls', A.calls, int) + kpi('requests', 'model requests', A.requests, int) +
+    kpi('cost', 'estimated cost (USD)' + (shown.some(i => ROWS[i][S.unpriced].length) ? ', some models unpriced' : ''), Math.round(A.cost * 1e6) / 1e6, usd) + kpi('calls', 'tool calls', A.calls, int) + kpi('requests', 'model requests', A.requests, int) +
     kpi('errors', 'errors', A.errors, int) + kpi('retries', 'retries', A.retries, int) + kpi('compactions', 'compactions', A.compactions, int) + '</div>';
   s += '<div class="grid">';
   s += card('Over time', '<div class="controls"><b id="daytitle"></b><select id="metric"><option value="sessions">sessions</option><option value="tokens">tokens</option><option value="cost">cost</option></select>' +
@@ -154,7 +156,9 @@ function overviewView() {
   const T = [['sessions', int], ['tokens', tok], ['cost', usd], ['errors', int]];
   s += card('By repository', table([['repository', 0], ...T], entries(A.repo, 0, 50, '(no repository)').map(([k, v]) => [k, ...v]), 1));
   s += card('By agent', table([['agent', 0], ...T], entries(A.agent, 0).map(([k, v]) => [k, ...v]), 1));
-  s += card('By model', table([['model', 0], ['tokens', tok], ['cost', usd], ['sessions', int]], entries(A.model, 0).map(([k, v]) => [k, ...v]), 1));
+  const unpriced = new Set(); for (const i of shown) for (const x of ROWS[i][S.unpriced]) unpriced.add(STR[x]);
+  s += card('By model', table([['model', 0], ['tokens', tok], ['cost', x => typeof x === 'string' ? x : usd(x)], ['sessions', int]],
+    entries(A.model, 0).map(([k, v]) => [k, v[0], unpriced.has(k) ? 'unpriced' : v[1], v[2]]), 1), unpriced.size ? 'unpriced: no price known' : '');
   s += card('Outcomes', table([['outcome', 0], ['sessions', int]], entries(A.outcome, 0).map(([k, v]) => [k, ...v]), 1));
   s += card('Errors by source', table([['source', 0], ['errors', int]], entries(A.es, 0).map(([k, v]) => [k, ...v]), 1, {err: 1}));
   s += card('Errors by class', table([['class', 0], ['errors', int]], entries(A.ec, 0).map(([k, v]) => [k, ...v]), 1, {err: 1}));
@@ -261,7 +265,7 @@ function sessionList() {
     const r = ROWS[i], id = STR[r[S.id]];
     s += '<tr class="click" data-s="' + i + '"><td>' + esc(when(r[S.start])) + '</td><td class="name"><a href="#s/' + i + '" title="' + esc(id) + '">' + esc(id.length > 18 ? id.slice(0, 18) + '…' : id) + '</a></td><td>' + esc(STR[r[S.agent]]) +
       '</td><td class="name">' + esc(r[S.repos].map(x => STR[x]).join(', ') || '-') + '</td><td class="name">' + esc(r[S.models].map(x => STR[x]).join(', ')) + '</td><td class="n">' + dur(r[S.dur]) +
-      '</td><td class="n">' + int(r[S.calls]) + '</td><td class="n">' + tok(r[S.tokens]) + '</td><td class="n">' + usd(r[S.cost]) + '</td><td class="n">' + int(r[S.errors]) + '</td><td>' + esc(STR[r[S.outcome]] || '-') + '</td></tr>';
+      '</td><td class="n">' + int(r[S.calls]) + '</td><td class="n">' + tok(r[S.tokens]) + '</td><td class="n">' + rowCost(r) + '</td><td class="n">' + int(r[S.errors]) + '</td><td>' + esc(STR[r[S.outcome]] || '-') + '</td></tr>';
   }
   if (!n) s += '<tr><td colspan="11" class="muted">no session matches</td></tr>';
   s += '</tbody></table><div class="pager"><button id="prev"' + (page ? '' : ' disabled') + '>‹ newer</button><span class="muted">page ' + (page + 1) + ' of ' + pages + ' (' + n + ' sessions)</span><button id="next"' + (page < pages - 1 ? '' : ' disabled') + '>older ›</button></div>';
@@ -283,7 +287,7 @@ async function sessionView(i) {
   s += '<div class="hdr">' + field('agent', [STR[r[S.agent]]]) + field('repository', [P.repos.join(', ') || '-']) + field('models', [r[S.models].map(x => STR[x]).join(', ')]) +
     field('started', [when(r[S.start])]) + field('duration', [dur(r[S.dur])]) + field('outcome', [STR[r[S.outcome]] || '-']) +
     field('input tokens', [int(r[S.in]), r[S.in]], 'in') + field('cache write', [int(r[S.cw]), r[S.cw]], 'cw') + field('cache read', [int(r[S.cr]), r[S.cr]], 'cr') +
-    field('output tokens', [int(r[S.out]), r[S.out]], 'out') + field('total tokens', [int(r[S.tokens]), r[S.tokens]], 'tokens') + field('cost', [usd(r[S.cost]), r[S.cost]], 'cost') +
+    field('output tokens', [int(r[S.out]), r[S.out]], 'out') + field('total tokens', [int(r[S.tokens]), r[S.tokens]], 'tokens') + field('cost', [rowCost(r), r[S.cost]], 'cost') +
     field('calls / requests', [int(r[S.calls]) + ' / ' + int(r[S.requests])]) + field('errors / retries', [int(r[S.errors]) + ' / ' + int(r[S.retries])]) +
     field('delays', [int(r[S.delays]) + ' (' + dur(r[S.delayMs]) + ')']) + field('max context / compactions', [tok(r[S.maxCtx]) + ' / ' + r[S.compactions]]) + '</div>';
   if (r[S.trunc]) s += '<p class="tag bad">This map was cut at its event cap: the timeline shows the earliest ' + int(P.ev.length) + ' events; the totals count the whole session.</p>';
@@ -292,7 +296,7 @@ async function sessionView(i) {
     '<div class="controls"><button id="zin" title="zoom in">+</button><button id="zout" title="zoom out">−</button><button id="zfit">Fit</button><span id="range" class="muted"></span></div>' +
     '<div class="legend">' + KINDS.map(k => '<span><i class="sw" style="background:var(--k-' + k + ')"></i>' + k + '</span>').join('') +
     '<span><i class="sw" style="background:var(--k-out)"></i>output</span><span>▲ error</span><span>● retry</span></div>' +
-    '<div class="tl"><div class="tlwrap"><canvas class="timeline" id="timeline"></canvas></div><div id="details"><span class="muted">Point at a mark.</span></div></div></section>';
+    '<div class="tl"><div class="tlwrap"><canvas class="timeline" id="timeline" tabindex="0" aria-label="timeline of the session events"></canvas></div><div id="details"><span class="muted">Point at a mark.</span></div></div></section>';
   s += '<div class="grid" style="margin-top:14px">';
   s += card('Lanes', '<div class="scroll"><table><thead><tr><th>lane</th><th>kind</th><th>type</th><th>model</th><th class="n">events</th><th class="n">calls</th><th class="n">requests</th><th class="n">errors</th><th class="n">tokens</th><th class="n">cost</th><th>outcome</th></tr></thead><tbody>' +
     P.lanes.map(l => '<tr><td class="name">' + esc(l.id) + '</td><td>' + esc(l.kind || '-') + '</td><td>' + esc(l.type || '-') + '</td><td>' + esc(l.model || '-') + '</td><td class="n">' + int(l.events) + '</td><td class="n">' + int(l.calls) +
@@ -324,10 +328,14 @@ class Timeline {
     this.min = lo; this.max = hi + (hi - lo) * 0.01; this.hover = -1;
     this.fit();
     const ro = new ResizeObserver(() => this.draw()); ro.observe(canvas.parentElement);
-    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => this.draw());
     canvas.addEventListener('wheel', e => { e.preventDefault(); this.zoom(Math.exp(e.deltaY * 0.0015), this.timeAt(e.offsetX)); }, {passive: false});
-    canvas.addEventListener('mousedown', e => { this.drag = {x: e.clientX, t0: this.t0, t1: this.t1}; });
-    addEventListener('mouseup', () => { this.drag = null; });
+    canvas.addEventListener('mousedown', e => { this.drag = {x: e.clientX, t0: this.t0, t1: this.t1}; canvas.focus(); });
+    // window-wide listeners go when the page leaves this session
+    const mq = matchMedia('(prefers-color-scheme: dark)');
+    const onUp = () => { this.drag = null; if (!canvas.isConnected) release(); };
+    const onTheme = () => { if (canvas.isConnected) this.draw(); else release(); };
+    const release = () => { removeEventListener('mouseup', onUp); mq.removeEventListener('change', onTheme); ro.disconnect(); };
+    addEventListener('mouseup', onUp); mq.addEventListener('change', onTheme);
     canvas.addEventListener('mousemove', e => {
       if (this.drag && e.buttons) { const dt = (e.clientX - this.drag.x) / this.scale(); this.set(this.drag.t0 - dt, this.drag.t1 - dt); return; }
       this.point(this.hit(e.offsetX, e.offsetY));

@@ -21,7 +21,9 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 var fixtures = []string{"claude_session", "codex_session", "cursor_transcript"}
 
-func fixture(t *testing.T, name string) *mapfile.Doc {
+func fixture(t *testing.T, name string) *mapfile.Doc { return mustFixture(t, name) }
+
+func mustFixture(t testing.TB, name string) *mapfile.Doc {
 	t.Helper()
 	d, err := mapfile.ReadFile(filepath.Join("..", "..", "testdata", "builder", name+".map.json"))
 	if err != nil {

@@ -19,8 +19,9 @@ type Filter struct {
 	// Agents match session.agentTool ("claude-code") or its first word
 	// ("claude").
 	Agents []string
-	// Since keeps sessions started at or after it.
-	Since time.Time
+	// Since keeps sessions started at or after it, Until those started
+	// before it.
+	Since, Until time.Time
 }
 
 // Stored is one session's map as the team database holds it.
@@ -67,6 +68,9 @@ func ReadPool(ctx context.Context, pool *pgxpool.Pool, f Filter, fn func(Stored)
 	}
 	if !f.Since.IsZero() {
 		where = append(where, "s.started_at >= "+arg(f.Since.UTC()))
+	}
+	if !f.Until.IsZero() {
+		where = append(where, "s.started_at < "+arg(f.Until.UTC()))
 	}
 	q := `SELECT s.device_id::text, d.label, s.map::text, s.flushed_at, s.received_at
 		FROM agentmap.sessions s JOIN agentmap.devices d USING (device_id)`

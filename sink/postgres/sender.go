@@ -54,6 +54,9 @@ type Config struct {
 	// Batch the sessions per transaction.
 	Every time.Duration
 	Batch int
+	// Committed, if set, is told of every batch the database committed,
+	// with when (a seam for the load figures; the daemon leaves it nil).
+	Committed func(batch []state.Queued, at time.Time)
 }
 
 // Sender pushes a daemon's outbox to the team database.
@@ -109,9 +112,11 @@ func (s *Sender) Notify() {
 // cfg.Every, with back-off while attempts fail.
 func (s *Sender) Run(ctx context.Context) {
 	defer s.close()
-	wait := time.Duration(0)
+	// next is a deadline, not a delay: a nudge that is ignored while
+	// backing off must not push the retry further away.
+	next := time.Now()
 	for {
-		t := time.NewTimer(wait)
+		t := time.NewTimer(time.Until(next))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -129,12 +134,13 @@ func (s *Sender) Run(ctx context.Context) {
 				return
 			}
 			f := s.failures()
-			wait = min(time.Second<<min(f-1, 16), maxBackoff)
+			wait := min(time.Second<<min(f-1, 16), maxBackoff)
+			next = time.Now().Add(wait)
 			s.log.Warn("cannot reach the team database; the queue waits on disk", "err", err,
 				"failures", f, "retry_in", wait.String())
 			continue
 		}
-		wait = s.cfg.Every
+		next = time.Now().Add(s.cfg.Every)
 	}
 }
 
@@ -198,6 +204,9 @@ func (s *Sender) sendBatch(ctx context.Context) (int, error) {
 	res, err := Push(pctx, pool, dev, ups)
 	if err != nil {
 		return 0, err
+	}
+	if s.cfg.Committed != nil {
+		s.cfg.Committed(qs, time.Now())
 	}
 	s.mu.Lock()
 	now := time.Now().UnixMilli()

@@ -60,6 +60,33 @@ func (s *Store) Write(rel string, data []byte) error {
 	return WriteFile(target, data)
 }
 
+// Item is one map of a WriteMany.
+type Item struct {
+	Rel  string // relative to the root
+	Data []byte
+}
+
+// WriteMany stores several maps as Write would each, sharing the syncs
+// (durable.WriteFiles): one error per item, nil when it was written.
+func (s *Store) WriteMany(items []Item) []error {
+	errs := make([]error, len(items))
+	var files []durable.Pending
+	var at []int
+	for i, it := range items {
+		target := filepath.Join(s.Root, it.Rel)
+		if err := durable.MkdirAll(filepath.Dir(target)); err != nil {
+			errs[i] = fmt.Errorf("write map %s: %w", it.Rel, err)
+			continue
+		}
+		files = append(files, durable.Pending{Target: target, Data: it.Data})
+		at = append(at, i)
+	}
+	for j, err := range durable.WriteFiles(files, 0o600) {
+		errs[at[j]] = err
+	}
+	return errs
+}
+
 // WriteFile writes one file durably and atomically (0600).
 func WriteFile(target string, data []byte) error {
 	return durable.WriteFile(target, data, 0o600)

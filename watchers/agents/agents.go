@@ -66,7 +66,7 @@ var All = []Agent{
 			return cursor.Restore(s, st)
 		},
 	},
-	dbOnly("opencode", opencode.Tool, opencode.IsDB, opencode.ReadDB),
+	dbOnly("opencode", opencode.Tool, opencode.IsStore, opencode.ReadStore),
 	{
 		Name: "copilot", Tool: copilot.Tool,
 		LooksLike: copilot.LooksLike, Identify: copilot.Identify,

@@ -44,7 +44,7 @@ func FirstLine(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
+	br := bufio.NewReaderSize(f, 8<<10) // a longer line is read in pieces
 	var line []byte
 	for len(line) < 4<<20 {
 		chunk, err := br.ReadSlice('\n')

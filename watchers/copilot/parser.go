@@ -120,7 +120,7 @@ func (p *Parser) Line(line []byte, out []event.Event) (evs []event.Event, err er
 	t := parseTime(r.Timestamp)
 	lane := ""
 	if r.AgentID != "" {
-		lane = toolkit.LaneID(r.AgentID)
+		lane = watchers.LaneID(r.AgentID)
 	}
 	if err := p.record(&r, t, lane); err != nil {
 		return out, fmt.Errorf("copilot: record %d (%s): %w", p.st.N, safeType(r.Type), err)
@@ -149,7 +149,7 @@ func (p *Parser) session(t int64, id, version string) {
 		id = p.src.Session
 	}
 	p.emit("", event.Event{Kind: event.KindSession, T: t, Session: &event.Session{
-		NativeID: id, AgentTool: Tool, AgentVersion: toolkit.Identifier(version)}})
+		NativeID: id, AgentTool: Tool, AgentVersion: watchers.Ident(version)}})
 }
 
 func (p *Parser) record(r *record, t int64, lane string) error {
@@ -171,7 +171,7 @@ func (p *Parser) record(r *record, t int64, lane string) error {
 			p.paths.SetCWD(d.Context.Cwd)
 			p.flushRepos("", t)
 		}
-		if m := toolkit.Identifier(d.SelectedModel); m != "" {
+		if m := watchers.Ident(d.SelectedModel); m != "" {
 			p.emit("", event.Event{Kind: event.KindModel, T: t, Model: m})
 		}
 	case "session.model_change":
@@ -179,7 +179,7 @@ func (p *Parser) record(r *record, t int64, lane string) error {
 			NewModel string `json:"newModel"`
 		}
 		_ = json.Unmarshal(r.Data, &d)
-		if m := toolkit.Identifier(d.NewModel); m != "" {
+		if m := watchers.Ident(d.NewModel); m != "" {
 			p.emit(lane, event.Event{Kind: event.KindModel, T: t, Model: m})
 		}
 	case "user.message":
@@ -236,7 +236,7 @@ func (p *Parser) record(r *record, t int64, lane string) error {
 		id := firstOf(safeID(d.APICallID), safeID(d.MessageID))
 		llm := &event.LLM{MsgID: id, LatencyMs: -1, TextChars: len([]rune(d.Content)), ToolCalls: len(d.ToolRequests),
 			Thinking: d.ReasoningText != "" || len(d.ReasoningOpaque) > 0 && string(d.ReasoningOpaque) != "null"}
-		p.emit(lane, event.Event{Kind: event.KindLLM, T: t, Model: toolkit.Identifier(d.Model), LLM: llm})
+		p.emit(lane, event.Event{Kind: event.KindLLM, T: t, Model: watchers.Ident(d.Model), LLM: llm})
 	case "tool.execution_start":
 		var d startData
 		if err := json.Unmarshal(r.Data, &d); err != nil {
@@ -274,7 +274,7 @@ func (p *Parser) record(r *record, t int64, lane string) error {
 			p.st.Launch[call] = lane
 		}
 		p.emit(lane, event.Event{Kind: event.KindLane, T: t, Lane: &event.Lane{
-			SubagentType: toolkit.Identifier(firstOf(d.AgentName, d.AgentType)), LaunchCallID: call}})
+			SubagentType: watchers.Ident(firstOf(d.AgentName, d.AgentType)), LaunchCallID: call}})
 	case "session.error":
 		var d struct {
 			ErrorType  string `json:"errorType"`
@@ -291,12 +291,20 @@ func (p *Parser) record(r *record, t int64, lane string) error {
 		p.emit(lane, event.Event{Kind: event.KindError, T: t, Error: &event.Error{Source: "orchestration", Class: "interrupted"}})
 	case "session.compaction_complete":
 		var d struct {
-			Success bool  `json:"success"`
-			Pre     int64 `json:"preCompactionTokens"`
-			Post    int64 `json:"postCompactionTokens"`
+			Success *bool  `json:"success"`
+			Trigger string `json:"trigger"`
+			Pre     int64  `json:"preCompactionTokens"`
+			Post    int64  `json:"postCompactionTokens"`
 		}
 		_ = json.Unmarshal(r.Data, &d)
-		p.emit(lane, event.Event{Kind: event.KindCompaction, T: t, Compact: &event.Compaction{Trigger: "auto", PreTokens: d.Pre, PostTokens: d.Post}})
+		if d.Success != nil && !*d.Success {
+			return nil // a compaction that failed compacted nothing
+		}
+		trigger := "auto" // threshold, context_limit_retry, memory_pressure, model_switch
+		if d.Trigger == "manual" {
+			trigger = "manual"
+		}
+		p.emit(lane, event.Event{Kind: event.KindCompaction, T: t, Compact: &event.Compaction{Trigger: trigger, PreTokens: d.Pre, PostTokens: d.Post}})
 	case "session.shutdown":
 		p.emit("", event.Event{Kind: event.KindTurnEnd, T: t})
 	}
@@ -326,8 +334,8 @@ func (p *Parser) usage(lane string, t int64, u *usage) {
 		lat = int64(u.Duration)
 	}
 	llm := &event.LLM{MsgID: safeID(u.APICallID), In: in, CR: u.CacheRead, CW: u.CacheWrite, Out: u.Output,
-		LatencyMs: lat, Stop: toolkit.Identifier(u.Finish)}
-	p.emit(lane, event.Event{Kind: event.KindLLM, T: t, Model: toolkit.Identifier(u.Model), LLM: llm})
+		LatencyMs: lat, Stop: watchers.Ident(u.Finish)}
+	p.emit(lane, event.Event{Kind: event.KindLLM, T: t, Model: watchers.Ident(u.Model), LLM: llm})
 }
 
 // parseTime reads an RFC 3339 timestamp as Unix ms (0 when absent).
@@ -343,11 +351,11 @@ func parseTime(s string) int64 {
 }
 
 // safeID keeps an id only when it is an identifier.
-func safeID(s string) string { return toolkit.Identifier(s) }
+func safeID(s string) string { return watchers.Ident(s) }
 
 // safeType names a record type in an error message only when it is one.
 func safeType(s string) string {
-	if toolkit.Identifier(s) == "" {
+	if watchers.Ident(s) == "" {
 		return "?"
 	}
 	return s

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/toolkit"
 )
 
@@ -65,7 +66,7 @@ var awaitsUser = map[string]bool{"ask_user": true, "exit_plan_mode": true}
 
 func (p *Parser) toolStart(lane string, t int64, d *startData) {
 	p.session(t, "", "")
-	name := toolkit.Identifier(d.ToolName)
+	name := watchers.Ident(d.ToolName)
 	if name == "" {
 		name = "unknown"
 	}
@@ -105,14 +106,14 @@ func (p *Parser) toolStart(lane string, t int64, d *startData) {
 		}
 	case "subagent":
 		call.Kind, call.Cat = "subagent", "subagent"
-		call.SubagentType = toolkit.Identifier(a.AgentType)
-		call.SubagentModel = toolkit.Identifier(a.Model)
+		call.SubagentType = watchers.Ident(a.AgentType)
+		call.SubagentModel = watchers.Ident(a.Model)
 	case "skill":
-		call.Kind, call.Cat, call.Skill = "skill", "skill", toolkit.Identifier(a.Skill)
+		call.Kind, call.Cat, call.Skill = "skill", "skill", watchers.Ident(a.Skill)
 	case "tool":
 		call.Kind, call.Cat = "tool", "tool"
 	default:
-		srv, tool := toolkit.Identifier(d.MCPServerName), toolkit.Identifier(d.MCPToolName)
+		srv, tool := watchers.Ident(d.MCPServerName), watchers.Ident(d.MCPToolName)
 		if srv == "" {
 			// An MCP tool named <server>/<tool> or <server>-<tool> by
 			// the client when the record does not split it.
@@ -187,7 +188,7 @@ func (p *Parser) toolComplete(lane string, t int64, d *completeData) {
 		res.Child = l
 		delete(p.st.Launch, id)
 	} else if a := d.ToolTelemetry.RestrictedProperties.AgentID; a != "" && info.Kind == "subagent" {
-		res.Child = toolkit.LaneID(a)
+		res.Child = watchers.LaneID(a)
 	}
 	p.emit(lane, event.Event{Kind: event.KindResult, T: t, Result: &res})
 }

@@ -3,6 +3,7 @@ package gemini
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -18,6 +19,11 @@ const Tool = "gemini-cli"
 // ErrNoSession means a file names no session: its first record has no
 // sessionId.
 var ErrNoSession = errors.New("gemini: no session id in the first record")
+
+// ErrSuperseded means a whole-document chat has a JSONL twin beside it: a
+// current client that resumed it wrote the whole conversation again as
+// <name>.jsonl, which is read instead.
+var ErrSuperseded = errors.New("gemini: a .jsonl copy of this chat is beside it and is read instead")
 
 // head is what routing needs from a first record (the session metadata of
 // a JSONL file, or the opening of a whole-document file).
@@ -55,8 +61,13 @@ func Identify(path string, firstLine []byte) (watchers.Source, error) {
 	var h head
 	_ = json.Unmarshal(firstLine, &h)
 	id := ident(h.SessionID)
-	if id == "" && strings.HasSuffix(path, ".json") {
-		id = wholeSession(path)
+	if strings.HasSuffix(path, ".json") {
+		if _, err := os.Stat(path + "l"); err == nil {
+			return src, ErrSuperseded
+		}
+		if id == "" {
+			id = wholeSession(path)
+		}
 	}
 	slash := filepath.ToSlash(path)
 	dir := filepath.Base(filepath.Dir(slash))
@@ -81,7 +92,7 @@ func Identify(path string, firstLine []byte) (watchers.Source, error) {
 }
 
 // LaneID is the lane id of a subagent inside its parent's map (see
-// watchers.LaneID): its agent id is a random uuid.
+// toolkit.LaneID): its agent id is a random uuid.
 func LaneID(agentID string) string { return watchers.LaneID(agentID) }
 
 func ident(s string) string { return watchers.Ident(s) }

@@ -332,7 +332,7 @@ func (p *Parser) gemini(r *record, m *msg, fresh bool) {
 	think := hasItems(r.Thoughts)
 	var calls []toolCall
 	for _, tc := range r.ToolCalls {
-		if id := safeID(tc.ID); id != "" && !contains(m.Calls, id) {
+		if id := callID(tc.ID); id != "" && !contains(m.Calls, id) {
 			calls = append(calls, tc)
 		}
 	}
@@ -356,7 +356,7 @@ func (p *Parser) gemini(r *record, m *msg, fresh bool) {
 	m.Think = m.Think || think
 	for i := range calls {
 		tc := &calls[i]
-		id := safeID(tc.ID)
+		id := callID(tc.ID)
 		m.Calls = append(m.Calls, id)
 		p.toolCall(tc, id, m.T)
 	}
@@ -379,6 +379,17 @@ func safeID(s string) string {
 	}
 	h := sha256.Sum256([]byte(s))
 	return "h" + hex.EncodeToString(h[:8])
+}
+
+// callID stands in for a tool call's id: the client builds it from the
+// tool's name and whatever id the model gave the call, so it is kept only
+// as a digest (it pairs a call with its result and nothing else).
+func callID(s string) string {
+	if s == "" {
+		return ""
+	}
+	h := sha256.Sum256([]byte(s))
+	return "c" + hex.EncodeToString(h[:8])
 }
 
 func (p *Parser) flushRepos(t int64) {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentmap/agentmap/watchers/toolkit"
 )
 
 // record is one line of a JSONL chat file, or the document of a whole
@@ -122,7 +124,8 @@ func measure(raw json.RawMessage) shape {
 			case p.Text != nil && !p.Thought:
 				sh.Chars += utf8.RuneCountInString(*p.Text)
 				sh.text += *p.Text
-			case p.InlineData != nil || p.FileData != nil:
+			case p.InlineData != nil && toolkit.ImageMIME(p.InlineData.MimeType),
+				p.FileData != nil && toolkit.ImageMIME(p.FileData.MimeType):
 				sh.Images++
 			}
 		}

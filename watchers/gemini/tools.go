@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers/toolkit"
 )
 
 // args holds the allow-listed keys of a tool call's arguments. Everything
@@ -51,7 +52,7 @@ func (p *Parser) toolCall(tc *toolCall, id string, t int64) {
 		name = "unknown"
 	}
 	ev := event.Call{ID: id, Tool: name}
-	shell := false
+	var shell *toolkit.Shell
 	switch {
 	case name == "read_file":
 		ev.Kind, ev.Cat = "read", "file"
@@ -71,12 +72,9 @@ func (p *Parser) toolCall(tc *toolCall, id string, t int64) {
 		ev.Targets = p.targets(target, "edit", op)
 		ev.SkillWrite = redact.SkillWrite(target)
 	case name == "run_shell_command":
-		sh := redact.ParseShell(a.Command)
-		ev.Kind, ev.Cat, ev.Verb, ev.VCS = sh.Kind(), sh.Cat, sh.Verb, sh.VCS
-		if ev.Cat == "" {
-			ev.Cat = "shell"
-		}
-		shell = true
+		sh := toolkit.ShellCall(name, a.Command)
+		ev.Kind, ev.Cat, ev.Verb, ev.VCS = sh.Call.Kind, sh.Call.Cat, sh.Call.Verb, sh.Call.VCS
+		shell = &sh
 	case name == "google_web_search", name == "web_search":
 		ev.Kind, ev.Cat, ev.Host = "web", "web", "search"
 	case name == "web_fetch":
@@ -140,7 +138,7 @@ var exitRE = regexp.MustCompile(`(?m)^Exit Code: (-?\d+)\s*$`)
 
 // result emits the result of a completed call: its status, size, error
 // class and, for a shell command, the exit code and confirmed outputs.
-func (p *Parser) result(tc *toolCall, call *event.Call, shell bool, callT int64) {
+func (p *Parser) result(tc *toolCall, call *event.Call, shell *toolkit.Shell, callT int64) {
 	t, ok := parseTime(tc.Timestamp)
 	if !ok || t < callT {
 		t = callT
@@ -161,25 +159,18 @@ func (p *Parser) result(tc *toolCall, call *event.Call, shell bool, callT int64)
 			res.Err, res.ErrClass = true, redact.ErrorClass(failure)
 		}
 	}
-	if shell {
+	if shell != nil {
 		if m := exitRE.FindAllStringSubmatch(out, -1); len(m) > 0 {
 			if code, err := strconv.Atoi(m[len(m)-1][1]); err == nil && code != 0 {
 				res.ExitCode = &code
 				res.Err, res.ErrClass = true, "exit_code"
 			}
 		}
-		if !res.Err {
+		if !res.Err && tc.Status == "success" {
 			zero := 0
-			if tc.Status == "success" {
-				res.ExitCode = &zero
-			}
-			if call.VCS != nil {
-				res.Commit = redact.ConfirmCommit(out)
-				if pr := prAction(call.VCS); pr != "" {
-					res.PR = redact.ConfirmPR(out, pr)
-				}
-			}
+			res.ExitCode = &zero
 		}
+		shell.Confirm(&res, out, p.paths.CWDRepo())
 	}
 	if call.Kind == "subagent" && tc.AgentID != "" {
 		res.Child = LaneID(tc.AgentID)
@@ -225,19 +216,6 @@ func responseText(raw json.RawMessage) (out, failure string) {
 		}
 	}
 	return ob.String(), fb.String()
-}
-
-// prAction is the ConfirmPR action of a gh/glab operation, or "".
-func prAction(v *event.VCS) string {
-	noun, verb, ok := strings.Cut(v.Action, "_")
-	if !ok || (noun != "pr" && noun != "mr") {
-		return ""
-	}
-	switch verb {
-	case "create", "merge", "close", "comment":
-		return verb
-	}
-	return ""
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {

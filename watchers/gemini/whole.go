@@ -64,9 +64,8 @@ func ParseWhole(path string, src watchers.Source) ([]event.Event, error) {
 }
 
 // IsWholeChat reports whether a .json file is a whole-document Gemini CLI
-// conversation: its top-level object has a projectHash key before any
-// message list (the client writes sessionId and projectHash first; a Codex
-// rollout document starts with its session object).
+// conversation: a top-level object with sessionId and projectHash keys (a
+// Codex rollout document has session and items instead).
 func IsWholeChat(path string) bool {
 	if filepath.Ext(path) != ".json" {
 		return false
@@ -80,15 +79,18 @@ func IsWholeChat(path string) bool {
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return false
 	}
-	for i := 0; i < 16 && dec.More(); i++ {
+	var id, hash bool
+	for i := 0; i < 32 && dec.More() && !(id && hash); i++ {
 		tok, err := dec.Token()
 		if err != nil {
 			return false
 		}
 		switch tok {
+		case "sessionId":
+			id = true
 		case "projectHash":
-			return true
-		case "messages", "session", "items":
+			hash = true
+		case "session", "items":
 			return false
 		}
 		var skip json.RawMessage
@@ -96,7 +98,7 @@ func IsWholeChat(path string) bool {
 			return false
 		}
 	}
-	return false
+	return id && hash
 }
 
 // SubagentFiles lists the subagent conversations of a main chat file:

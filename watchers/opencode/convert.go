@@ -46,7 +46,7 @@ func convert(sessions []*sessionRec, msgs map[string][]messageRec) []watchers.Co
 	for _, r := range roots {
 		c := &conv{paths: redact.NewPaths(), msgs: msgs, children: children, launches: map[string]launch{}, seen: map[string]bool{}}
 		c.emit(event.Event{Kind: event.KindSession, T: r.Time.Created, Session: &event.Session{
-			NativeID: r.ID, AgentTool: Tool, AgentVersion: toolkit.Identifier(r.Version)}})
+			NativeID: r.ID, AgentTool: Tool, AgentVersion: watchers.Ident(r.Version)}})
 		c.session(r, "")
 		out = append(out, watchers.Conversation{NativeID: r.ID, Events: c.out, UpdatedMs: c.updated})
 	}
@@ -97,7 +97,7 @@ func (c *conv) session(s *sessionRec, lane string) {
 		c.message(m)
 	}
 	for _, ch := range c.children[s.ID] {
-		id := toolkit.LaneID(ch.ID)
+		id := watchers.LaneID(ch.ID)
 		l := c.launches[ch.ID]
 		c.lane = id
 		c.emit(event.Event{Kind: event.KindLane, T: ch.Time.Created, Lane: &event.Lane{
@@ -181,7 +181,7 @@ func (c *conv) assistant(id string, t int64, info *msgInfo, parts []partInfo) {
 		c.paths.SetCWD(info.Path.Cwd)
 		c.flushRepos(t)
 	}
-	model := toolkit.Identifier(info.ModelID)
+	model := watchers.Ident(info.ModelID)
 	reqT := t
 	cur := &step{}
 	steps := 0

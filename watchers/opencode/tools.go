@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/toolkit"
 )
 
@@ -31,7 +32,7 @@ var builtin = map[string]string{
 // tool emits one tool part as a call and, once it finished, its result.
 // It returns the time the tool ended (or started, while it runs).
 func (c *conv) tool(respT int64, p partInfo) int64 {
-	name := toolkit.Identifier(p.Tool)
+	name := watchers.Ident(p.Tool)
 	if name == "" {
 		name = "unknown"
 	}
@@ -80,12 +81,12 @@ func (c *conv) tool(respT int64, p partInfo) int64 {
 		}
 	case "subagent":
 		call.Kind, call.Cat = "subagent", "subagent"
-		call.SubagentType = toolkit.Identifier(str(in, "subagent_type"))
+		call.SubagentType = watchers.Ident(str(in, "subagent_type"))
 		if child := p.State.Metadata.SessionID; child != "" {
 			c.launches[child] = launch{call: p.CallID, subagentType: call.SubagentType}
 		}
 	case "skill":
-		call.Kind, call.Cat, call.Skill = "skill", "skill", toolkit.Identifier(str(in, "name"))
+		call.Kind, call.Cat, call.Skill = "skill", "skill", watchers.Ident(str(in, "name"))
 	case "tool":
 		call.Kind, call.Cat = "tool", "tool"
 		call.AwaitsUser = name == "question" || name == "plan_exit"
@@ -126,7 +127,7 @@ func (c *conv) tool(respT int64, p partInfo) int64 {
 		sh.Confirm(&res, p.State.Output, c.paths.CWDRepo())
 	}
 	if child := p.State.Metadata.SessionID; child != "" && call.Kind == "subagent" {
-		res.Child = toolkit.LaneID(child)
+		res.Child = watchers.LaneID(child)
 	}
 	c.emit(event.Event{Kind: event.KindResult, T: end, Result: &res})
 	return end

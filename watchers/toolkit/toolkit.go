@@ -1,6 +1,7 @@
 // Package toolkit holds the small pieces the agents whose tools are plain
 // JSON calls (OpenCode, Copilot CLI) share: a shell command reduced to its
-// call event, what a shell output confirms, lane ids, and identifiers.
+// call event and what a shell output confirms. (Identifiers and lane ids:
+// watchers.Ident and watchers.LaneID.)
 // Nothing here keeps text: commands and outputs are read and dropped.
 package toolkit
 
@@ -55,48 +56,6 @@ func (s Shell) Confirm(res *event.Result, output, cwdRepo string) {
 			res.Commit = cm
 		}
 	}
-}
-
-// LaneID is the lane id of a subagent whose own id is native: "sa-" and
-// the last 12 letters and digits of it, lower-cased (the random tail of
-// uuids and of OpenCode's ids; their heads are timestamps).
-func LaneID(native string) string {
-	var b []byte
-	for i := 0; i < len(native); i++ {
-		c := native[i]
-		switch {
-		case c >= '0' && c <= '9', c >= 'a' && c <= 'z':
-			b = append(b, c)
-		case c >= 'A' && c <= 'Z':
-			b = append(b, c+'a'-'A')
-		}
-	}
-	if len(b) == 0 {
-		return ""
-	}
-	if len(b) > 12 {
-		b = b[len(b)-12:]
-	}
-	return "sa-" + string(b)
-}
-
-// Identifier returns s when it is an identifier that may appear in a map
-// (a tool, model, agent type or server name: letters, digits and
-// "_-.:/@" up to 128 bytes), else "".
-func Identifier(s string) string {
-	if s == "" || len(s) > 128 {
-		return ""
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '_' || c == '-' || c == '.' || c == ':' || c == '/' || c == '@':
-		default:
-			return ""
-		}
-	}
-	return s
 }
 
 // ImageMIME reports whether a MIME type is an image's.

@@ -22,7 +22,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -37,7 +36,7 @@ type Server struct {
 	data     string
 	Port     int
 	password string
-	cred     *syscall.Credential
+	cred     *credential
 	mu       sync.Mutex
 	running  bool
 }
@@ -107,7 +106,7 @@ func binDir() (string, error) {
 
 // serverUser is who runs the server: the current user, or under root the
 // postgres system user (nobody without one).
-func serverUser() (*syscall.Credential, error) {
+func serverUser() (*credential, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil
 	}
@@ -121,10 +120,14 @@ func serverUser() (*syscall.Credential, error) {
 		if uid == 0 {
 			continue
 		}
-		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
+		return &credential{uid: uid, gid: gid}, nil
 	}
 	return nil, errors.New("running as root and no unprivileged user (postgres, nobody) to run initdb as")
 }
+
+// Launch starts a server outside a test (a benchmark script); the caller
+// removes it.
+func Launch() (*Server, error) { return start() }
 
 func start() (*Server, error) {
 	bin, err := binDir()
@@ -147,7 +150,7 @@ func start() (*Server, error) {
 		return nil, err
 	}
 	if cred != nil {
-		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+		if err := os.Chown(dir, cred.uid, cred.gid); err != nil {
 			return fail(fmt.Errorf("chown %s: %w", dir, err))
 		}
 	}
@@ -157,7 +160,7 @@ func start() (*Server, error) {
 		return fail(err)
 	}
 	if cred != nil {
-		os.Chown(pwfile, int(cred.Uid), int(cred.Gid))
+		os.Chown(pwfile, cred.uid, cred.gid)
 	}
 	// Local socket connections are trusted (only the server's user can
 	// reach the socket directory); TCP ones need the password, so the
@@ -258,7 +261,7 @@ func (s *Server) Dump(database string) ([]byte, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, "pg_dump"), "-h", s.dir, "-p", strconv.Itoa(s.Port),
 		"-U", Admin, "-d", database)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	runAs(cmd, s.cred)
 	cmd.Dir = s.dir
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -282,7 +285,7 @@ func (s *Server) run(tool string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, tool), args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	runAs(cmd, s.cred)
 	cmd.Dir = s.dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C", "PGTZ=UTC")
 	return cmd.CombinedOutput()
@@ -310,3 +313,6 @@ func lastLines(b []byte) string {
 	}
 	return strings.Join(lines, " | ")
 }
+
+// Password is the superuser's password (TCP connections need it).
+func (s *Server) Password() string { return s.password }
