@@ -11,7 +11,8 @@ import (
 )
 
 // TestGeminiCrashEquivalence appends the chats the real Gemini CLI wrote
-// (watchers/gemini/testdata/real: a session and its resumed run) in random
+// (watchers/gemini/testdata/real: a session and its resumed run, a session
+// with a subagent's chat) in random
 // chunks that split records, SIGKILLs the daemon at random moments, and
 // checks that its map is byte-identical to `agentmap build` of the
 // complete files. The client rewrites no file in place: it appends a
@@ -33,20 +34,21 @@ func TestGeminiCrashEquivalence(t *testing.T) {
 		t.Fatal(err)
 	}
 	srcDir := filepath.Join("..", "watchers", "gemini", "testdata", "real", "tmp", "gemini-demo", "chats")
-	ents, err := os.ReadDir(srcDir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var feeds []*feed
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".jsonl") {
-			continue
+	err := filepath.WalkDir(srcDir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".jsonl") {
+			return err
 		}
-		b, err := os.ReadFile(filepath.Join(srcDir, e.Name()))
+		b, err := os.ReadFile(p)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		feeds = append(feeds, &feed{from: e.Name(), to: filepath.Join(proj, "chats", e.Name()), data: b})
+		rel, _ := filepath.Rel(srcDir, p)
+		feeds = append(feeds, &feed{from: rel, to: filepath.Join(proj, "chats", rel), data: b})
+		return nil
+	})
+	if err != nil || len(feeds) < 4 {
+		t.Fatalf("%d chat files: %v", len(feeds), err)
 	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)

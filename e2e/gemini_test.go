@@ -51,6 +51,12 @@ func (g gscript) mcp(tool string, fail bool) fg.Part {
 	return fg.Part{Function: "mcp_e2e_" + tool, Args: map[string]any{"key": canary + "-key"}}
 }
 
+// done ends a subagent: complete_task with the generalist's output.
+func (g gscript) done() fg.Part {
+	g.e.call("complete_task", "tool")
+	return fg.Part{Function: "complete_task", Args: map[string]any{"result": map[string]any{"response": canary + "-found"}}}
+}
+
 func greply(step int, parts ...fg.Part) fg.Reply {
 	return fg.Reply{Parts: parts, Usage: fg.Usage{
 		Input: int64(4000 + 100*step), Cached: int64(2500 + 100*step), Output: int64(70 + step), Thoughts: int64(3 * step),
@@ -60,9 +66,9 @@ func greply(step int, parts ...fg.Part) fg.Reply {
 func gtext(s string) fg.Part { return fg.Part{Text: canary + "-" + s} }
 
 type geminiRun struct {
-	srv    *fg.Server
-	mainID string
-	main   *expect
+	srv             *fg.Server
+	mainID, agentID string
+	main, agent     *expect
 	// own is the client's own token accounting (the stats of -o json),
 	// summed over the runs of the session.
 	own int64
@@ -89,7 +95,7 @@ func writeGeminiSettings(t *testing.T, w *world) {
 }
 
 func runGemini(t *testing.T, w *world) *geminiRun {
-	run := &geminiRun{main: newExpect()}
+	run := &geminiRun{main: newExpect(), agent: newExpect()}
 	repo := filepath.Join(w.home, "src", "gemini-demo")
 	w.seedRepo(t, repo)
 	m := gscript{run.main}
@@ -112,6 +118,23 @@ func runGemini(t *testing.T, w *world) *geminiRun {
 	run.main.userTurns = 2
 	run.main.retries = 1 // the test that failed passes on its second run
 
+	// A subagent: invoke_agent starts the built-in generalist, whose chat
+	// is a file of its own under chats/<session id>/; it ends by calling
+	// complete_task with its result.
+	run.agent.calls["subagent"]++
+	scripts["gagent"] = []fg.Reply{
+		greply(0, fg.Part{Function: "invoke_agent", Args: map[string]any{"agent_name": "generalist",
+			"prompt": "[[script:gsub]] " + canary + "-subagent task"}}),
+		greply(1, gtext("agent done")),
+	}
+	sub := gscript{newExpect()}
+	scripts["gsub"] = []fg.Reply{
+		greply(0, sub.shell("ls lib", "exec", 0), sub.shell("cat "+canary+"-absent", "exec", 1)),
+		greply(1, sub.done()),
+	}
+	run.agent.merge(sub.e)
+	run.agent.userTurns = 1
+
 	srv := fg.New(scripts)
 	srv.SideReply = canary + "-side reply"
 	run.srv = srv
@@ -125,6 +148,8 @@ func runGemini(t *testing.T, w *world) *geminiRun {
 	if id := run.account(t, out); id != run.mainID {
 		t.Errorf("gemini --resume latest ran session %s, not %s", id, run.mainID)
 	}
+	out = w.client(t, repo, "gemini-agent", env, append([]string{"gemini"}, append(common, "-p", "[[script:gagent]] "+canary+"-prompt agent")...)...)
+	run.agentID = run.account(t, out)
 	t.Logf("gemini: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())
 	return run
 }
@@ -154,16 +179,23 @@ func (r *geminiRun) account(t *testing.T, out []byte) string {
 
 // sessions are the Gemini CLI sessions with what the server answered.
 func (r *geminiRun) sessions(t *testing.T) []session {
-	var s served
-	for _, x := range r.srv.Served() {
-		if slices.Contains([]string{"gmain", "gresume"}, x.Script) {
-			s.requests++
-			s.tokens += x.Usage.Total()
+	sum := func(scripts ...string) served {
+		var s served
+		for _, x := range r.srv.Served() {
+			if slices.Contains(scripts, x.Script) {
+				s.requests++
+				s.tokens += x.Usage.Total()
+			}
 		}
+		return s
 	}
-	if s.tokens != r.own {
-		t.Errorf("gemini: the server reported %d tokens, the client's own stats %d", s.tokens, r.own)
+	if all := sum("gmain", "gresume", "gagent", "gsub"); all.tokens != r.own {
+		t.Errorf("gemini: the server reported %d tokens, the client's own stats %d", all.tokens, r.own)
 	}
-	return []session{{name: "gemini main", native: r.mainID, tool: "gemini-cli", model: geminiModel, e: r.main, main: s,
-		llmErrors: map[string]int{}}}
+	return []session{
+		{name: "gemini main", native: r.mainID, tool: "gemini-cli", model: geminiModel, e: r.main,
+			main: sum("gmain", "gresume"), llmErrors: map[string]int{}},
+		{name: "gemini subagent", native: r.agentID, tool: "gemini-cli", model: geminiModel, e: r.agent,
+			main: sum("gagent"), lanes: []lane{{"generalist", sum("gsub")}}},
+	}
 }

@@ -191,9 +191,12 @@ func (b *buildSource) finish(t *testing.T, sessions []string) string {
 	copilot, _ := filepath.Glob(filepath.Join(b.w.home, ".copilot", "session-state", "*", "events.jsonl"))
 	files = append(files, copilot...)
 	dir := filepath.Join(b.w.data, "maps-build")
+	if err := os.MkdirAll(dir, 0o700); err != nil { // build writes into a directory that is there
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// A trailing slash asks build to create the directory.
+	// A trailing separator asks build to create the directory.
 	cmd := exec.CommandContext(ctx, b.bin, append([]string{"build", "-o", dir + string(filepath.Separator)}, files...)...)
 	cmd.Env = b.w.env
 	out, err := cmd.CombinedOutput()

@@ -44,7 +44,7 @@ func benchWrite(b *testing.B, maps []*Map, opt Options) {
 		}
 	}
 	b.ReportMetric(float64(buf.Len())/1e6, "MB")
-	b.ReportMetric((cpuTime() - cpu0).Seconds()/float64(runs), "cpu-s/op")
+	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(runs), "cpu-s/op")
 	b.StopTimer()
 	if _, err := cdp.Find(); err != nil {
 		b.Logf("no render time: %v", err)

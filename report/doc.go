@@ -26,8 +26,8 @@
 //
 // The sources here are Dir (a map store or any directory of .json.gz and
 // .json maps), Files (named files under a root, as the daemon's listing
-// gives them) and Bundle (an agentmap bundle .tar.gz). A team database
-// that keeps each whole map as jsonb plugs in as one more Source
-// (`--from postgres://...`): it selects the map documents whose session
-// matches the filter and decodes each with Decode.
+// gives them) and Bundle (an agentmap bundle .tar.gz). The team database,
+// which keeps each whole map as jsonb, is one more Source (`--from
+// postgres://...`): it selects the map documents whose session matches
+// the filter and decodes each as a Map.
 package report

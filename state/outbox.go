@@ -347,8 +347,8 @@ func queueAll(tx *bolt.Tx, sb *bolt.Bucket, now time.Time, force bool) error {
 	var all []flushed
 	if err := tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 		var s Session
-		if err := json.Unmarshal(v, &s); err != nil {
-			return errors.New("session record is undecodable")
+		if err := decodeRecord(bucketSessions, k, v, &s); err != nil {
+			return fmt.Errorf("session record %s: %w", k, err)
 		}
 		if f := s.Flush; f != nil && f.Path != "" && f.SHA256 != "" {
 			all = append(all, flushed{string(k), f})

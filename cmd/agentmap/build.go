@@ -29,7 +29,7 @@ import (
 func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("build", flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	agentFlag := fl.String("agent", "auto", "agent of the inputs: auto, claude, codex, cursor, opencode or copilot")
+	agentFlag := fl.String("agent", "auto", "agent of the inputs: auto, claude, codex, cursor, opencode, copilot or gemini")
 	mode := fl.String("path-mode", "relative", "path mode: relative, dirs_only or hashed")
 	keyFile := fl.String("hash-key-file", "", "key for hashed mode (created with 32 random bytes, 0600, if missing)")
 	out := fl.String("o", ".", "output: a directory (one <native id>.json.gz per session), a .json.gz file (one session), or - for pretty JSON on stdout")
@@ -38,7 +38,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	configFile := fl.String("config", "", "take the map options (path mode, hash key, event cap, prices) from this config file, as the daemon does; flags override it")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap build [flags] FILE...")
-		fmt.Fprintln(stderr, "Builds agentplay/v1 session maps from Claude Code, Codex, Cursor, OpenCode or Copilot CLI logs.")
+		fmt.Fprintln(stderr, "Builds agentplay/v1 session maps from Claude Code, Codex, Cursor, OpenCode, Copilot CLI or Gemini CLI logs.")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -56,7 +56,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if *agentFlag != "auto" {
 		if _, ok := agents.ByName(*agentFlag); !ok {
-			fmt.Fprintf(stderr, "agentmap build: unknown agent %q (auto, claude, codex, cursor, opencode or copilot)\n", *agentFlag)
+			fmt.Fprintf(stderr, "agentmap build: unknown agent %q (auto, claude, codex, cursor, opencode, copilot or gemini)\n", *agentFlag)
 			return exitUsage
 		}
 	}
@@ -241,7 +241,7 @@ func collect(ctx context.Context, paths []string, agentName string, stderr io.Wr
 			continue
 		}
 		a, ok := pickAgent(agentName, first)
-		if !ok && (agentName == "auto" || agentName == "codex") && agents.LooksLikeWholeJSON(first) {
+		if !ok && (agentName == "auto" || agentName == "codex" || agentName == gemini.Agent) && agents.LooksLikeWholeJSON(first) {
 			events, src, err := agents.ParseWhole(path)
 			if errors.Is(err, codex.ErrNoSession) && agentName == "auto" {
 				// Any pretty-printed JSON starts with "{": without a
@@ -306,7 +306,7 @@ func collect(ctx context.Context, paths []string, agentName string, stderr io.Wr
 func pickAgent(name string, first []byte) (agents.Agent, bool) {
 	if name != "auto" {
 		a, _ := agents.ByName(name)
-		if name == "codex" && !a.LooksLike(first) && agents.LooksLikeWholeJSON(first) {
+		if (name == "codex" || name == gemini.Agent) && !a.LooksLike(first) && agents.LooksLikeWholeJSON(first) {
 			return agents.Agent{}, false
 		}
 		return a, true

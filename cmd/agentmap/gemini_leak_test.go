@@ -32,16 +32,21 @@ func TestGeminiChatsLeakNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := filepath.Join("..", "..", "watchers", "gemini", "testdata", "real", "tmp", "gemini-demo", "chats")
-	ents, err := os.ReadDir(src)
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(proj, "chats", rel)
+		os.MkdirAll(filepath.Dir(to), 0o700)
+		return os.WriteFile(to, b, 0o600)
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(proj, "chats", e.Name()), b, 0o600)
 	}
 	// The text of the chats and the directory the client worked in. The
 	// home directory (and so the project's path) may appear only where
@@ -77,8 +82,8 @@ func TestGeminiChatsLeakNothing(t *testing.T) {
 		}
 		return nil
 	})
-	if maps != 1 {
-		t.Fatalf("%d maps, want the one session", maps)
+	if maps != 2 {
+		t.Fatalf("%d maps, want the two sessions", maps)
 	}
 	for _, p := range readState(t, daemon.StatePath(data)) {
 		add("state database: "+p.where, p.data)
@@ -128,7 +133,7 @@ func TestGeminiChatsLeakNothing(t *testing.T) {
 	}
 	var list []json.RawMessage
 	_, stdout, _ = run(t, "list", "--json", "--data-dir", data)
-	if json.Unmarshal([]byte(stdout), &list) != nil || len(list) != 1 {
+	if json.Unmarshal([]byte(stdout), &list) != nil || len(list) != 2 {
 		t.Errorf("list --json: %s", stdout)
 	}
 	t.Logf("searched %d outputs", len(outputs))

@@ -54,7 +54,8 @@ func (f mapFlags) filter(cmd string, stderr io.Writer) (report.Filter, bool) {
 }
 
 // source opens where the maps are: --maps, else the local store as the
-// daemon lists it (over its control socket when it runs).
+// daemon lists it (over its control socket when it runs). The name it
+// returns is for the report's heading, so it holds no directory.
 func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (report.Source, string, int) {
 	if f.team.set() {
 		return f.team.source(cmd, f, stderr)
@@ -66,11 +67,11 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 			fmt.Fprintf(stderr, "agentmap %s: --maps: %v\n", cmd, err)
 			return nil, "", exitUsage
 		case st.IsDir():
-			return report.Dir(p), p, exitOK
+			return report.Dir(p), filepath.Base(p), exitOK
 		case strings.HasSuffix(p, ".tar.gz") || strings.HasSuffix(p, ".tgz"):
-			return report.Bundle(p), p, exitOK
+			return report.Bundle(p), filepath.Base(p), exitOK
 		}
-		return report.Files{Root: filepath.Dir(p), Paths: []string{filepath.Base(p)}}, p, exitOK
+		return report.Files{Root: filepath.Dir(p), Paths: []string{filepath.Base(p)}}, filepath.Base(p), exitOK
 	}
 	b, code := f.ops.open(cmd, stderr)
 	if b == nil {
@@ -80,7 +81,7 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 	if b.client == nil && b.db == nil {
 		// No state to list from (a daemon that holds it without a socket,
 		// or a store filled by other means): the store's files.
-		return report.Dir(b.store.Root), b.store.Root, exitOK
+		return report.Dir(b.store.Root), localStore, exitOK
 	}
 	es, err := b.entries(ctx)
 	if err != nil {
@@ -91,8 +92,12 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 	for _, e := range es {
 		src.Paths = append(src.Paths, e.Path)
 	}
-	return src, b.store.Root, exitOK
+	return src, localStore, exitOK
 }
+
+// localStore names the store in a report's heading: a report is made to be
+// shared, and the store's path names the user's home.
+const localStore = "the local map store"
 
 // collectMaps reads the maps; unreadable ones are reported and skipped.
 func collectMaps(ctx context.Context, cmd string, src report.Source, flt report.Filter, stderr io.Writer) ([]*report.Map, bool) {

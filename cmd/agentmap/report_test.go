@@ -84,6 +84,18 @@ func TestReportCommand(t *testing.T) {
 	if code, _, _ := run(t, "report", "--maps", filepath.Join(dir, "missing")); code != exitUsage {
 		t.Errorf("--maps of a missing path: exit %d", code)
 	}
+	// A report is made to be shared: the store's directory (which names the
+	// user's home) is not in it, nor the directory --maps named.
+	data, _ := smallStore(t)
+	for _, args := range [][]string{{"--data-dir", data}, {"--maps", dir}} {
+		code, stdout, stderr := run(t, append([]string{"report", "-o", "-"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("report %v: exit %d\n%s", args, code, stderr)
+		}
+		if strings.Contains(stdout, args[1]) || strings.Contains(stdout, filepath.Dir(args[1])) {
+			t.Errorf("report %v names the directory", args)
+		}
+	}
 }
 
 // TestUsageCommand: the totals row of every grouping is the sum of the

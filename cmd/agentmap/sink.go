@@ -57,16 +57,23 @@ func cmdSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "  forget   drop the queue: what is queued now is never sent (a later change of it is)")
 		fmt.Fprintln(stderr, "  migrate  create or update the team database's schema with the configured URL")
 	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		usage()
-		return exitUsage
+	sub := ""
+	if len(args) > 0 {
+		sub = args[0]
 	}
-	sub := args[0]
 	fl := flag.NewFlagSet("sink "+sub, flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	of := addOpsFlags(fl)
 	asJSON := fl.Bool("json", false, "print the answer as JSON")
 	fl.Usage = func() { usage(); fl.PrintDefaults() }
+	switch sub {
+	case "-h", "-help", "--help":
+		fl.Usage()
+		return exitOK
+	case "":
+		fl.Usage()
+		return exitUsage
+	}
 	if err := fl.Parse(args[1:]); err != nil {
 		return exitUsage
 	}

@@ -67,7 +67,7 @@ func fileSessionID(path string) string {
 }
 
 // LaneID is the lane id of a child thread inside its parent's map (see
-// toolkit.LaneID).
+// watchers.LaneID).
 func LaneID(threadID string) string { return watchers.LaneID(threadID) }
 
 // LooksLike reports whether a first line is a Codex rollout's: a wrapper

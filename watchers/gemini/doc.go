@@ -35,12 +35,14 @@
 //     are functionResponse parts: no prompt. A shell command's output ends
 //     with "Exit Code: N" (wrapped in <untrusted_context>) when N is not 0;
 //     its status is still success. MCP tools are named mcp_<server>_<tool>.
-//     Resuming (--resume) appends to the session's file; the client also
-//     starts a second file with the same session id holding only the
+//     Resuming (--resume) appends to the session's file; the client may
+//     also start a second file with the same session id holding only the
 //     metadata and its session context.
 //   - chats/<parent session id>/<agent id>.jsonl: a subagent's
-//     conversation (kind "subagent"; the parent's invoke_agent call has its
-//     agentId).
+//     conversation (kind "subagent", directories set; the parent's
+//     invoke_agent call has its agentId). Its first user message is the
+//     parent's instruction; the client adds a user message of its own
+//     when the subagent stops without calling complete_task.
 //   - chats/session-*.json: the form clients before the JSONL move wrote:
 //     one JSON document {sessionId, projectHash, startTime, lastUpdated,
 //     messages: [...]} rewritten whole at every change. A current client

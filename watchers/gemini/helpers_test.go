@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/agentmap/agentmap/builder"
@@ -12,6 +13,19 @@ import (
 	"github.com/agentmap/agentmap/watchers/agents"
 	"github.com/agentmap/agentmap/watchers/gemini"
 )
+
+// realFiles lists the chat files below the chats directory, sorted.
+func realFiles(t testing.TB, chats string) []string {
+	var files []string
+	filepath.WalkDir(chats, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".jsonl" {
+			files = append(files, p)
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files
+}
 
 // realDir lays the chats the real Gemini CLI wrote in the end-to-end suite
 // (testdata/real, see doc.go) out under a temporary ~/.gemini, with the
@@ -33,18 +47,23 @@ func realDir(t testing.TB) string {
 		t.Fatal(err)
 	}
 	src := filepath.Join("testdata", "real", "tmp", "gemini-demo", "chats")
-	ents, err := os.ReadDir(src)
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(chats, rel)
+		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o600)
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(chats, e.Name()), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return chats
 }

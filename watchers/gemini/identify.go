@@ -92,7 +92,7 @@ func Identify(path string, firstLine []byte) (watchers.Source, error) {
 }
 
 // LaneID is the lane id of a subagent inside its parent's map (see
-// toolkit.LaneID): its agent id is a random uuid.
+// watchers.LaneID): its agent id is a random uuid.
 func LaneID(agentID string) string { return watchers.LaneID(agentID) }
 
 func ident(s string) string { return watchers.Ident(s) }

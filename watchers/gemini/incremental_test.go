@@ -17,8 +17,7 @@ import (
 // between batches does) and checks that the events are those of one pass.
 func TestResumeEqualsWhole(t *testing.T) {
 	chats := realDir(t)
-	files, _ := filepath.Glob(filepath.Join(chats, "*.jsonl"))
-	files = append(files, writtenFiles(t)...)
+	files := append(realFiles(t, chats), writtenFiles(t)...)
 	a := agent(t)
 	for _, f := range files {
 		want, src := parse(t, f)
@@ -58,9 +57,8 @@ func TestResumeEqualsWhole(t *testing.T) {
 // the canary "zqcanary").
 func TestStateHoldsNoText(t *testing.T) {
 	chats := realDir(t)
-	files, _ := filepath.Glob(filepath.Join(chats, "*.jsonl"))
 	a := agent(t)
-	for _, f := range files {
+	for _, f := range realFiles(t, chats) {
 		b, _ := os.ReadFile(f)
 		first, _ := agents.FirstLine(f)
 		src, _ := a.Identify(f, first)

@@ -299,10 +299,14 @@ func (p *Parser) message(r *record) {
 }
 
 // user is a prompt, or the turn that carries tool responses back to the
-// model (its parts are functionResponse parts): only the first is a user
-// event; both are the input a model latency is measured from.
+// model (its parts are functionResponse parts): only a prompt of the
+// session's own file is a user event; all are the input a model latency is
+// measured from.
 func (p *Parser) user(r *record, t int64) {
 	p.st.In = t
+	if p.src.Lane != "" {
+		return // a subagent's prompts are its parent's instruction and the client's nudges
+	}
 	sh := measure(r.Content)
 	if sh.Responses > 0 && sh.Chars == 0 {
 		return

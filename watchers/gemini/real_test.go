@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/agentmap/agentmap/builder/event"
@@ -20,20 +19,23 @@ import (
 // the stats it printed (-o json): 6 requests, 25148 tokens.
 func TestRealClientChats(t *testing.T) {
 	chats := realDir(t)
-	files, _ := filepath.Glob(filepath.Join(chats, "*.jsonl"))
-	sort.Strings(files)
-	if len(files) != 2 {
-		t.Fatalf("%d chat files, want 2", len(files))
-	}
 	var all []event.Event
 	var own int64
-	for _, f := range files {
+	n := 0
+	for _, f := range realFiles(t, chats) {
 		evs, src := parse(t, f)
-		if src.Session != "9a9684ed-772c-4682-baa6-4f2e22485ef6" || src.Lane != "" {
+		if src.Session != "9a9684ed-772c-4682-baa6-4f2e22485ef6" {
+			continue
+		}
+		if src.Lane != "" {
 			t.Errorf("%s routed to %+v", filepath.Base(f), src)
 		}
 		all = append(all, evs...)
 		own += ownTotal(t, f)
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("%d chat files of the session, want 2", n)
 	}
 	m := build(t, agents.EnsureSession(gemini.Agent, "9a9684ed-772c-4682-baa6-4f2e22485ef6", all))
 	tot := m.Totals
@@ -75,6 +77,41 @@ func TestRealClientChats(t *testing.T) {
 	}
 	if len(m.Session.Models) != 1 || m.Session.Models[0] != "gemini-2.5-pro" || tot.CostUSD <= 0 {
 		t.Errorf("models %v, cost %v", m.Session.Models, tot.CostUSD)
+	}
+}
+
+// TestRealClientSubagent reads the session in which Gemini CLI 0.61.0
+// ran its generalist subagent (invoke_agent): the subagent's chat under
+// chats/<session id>/ is a lane of the session, typed by the agent's name,
+// and the tokens of both equal the client's own stats (16488 over 4
+// requests).
+func TestRealClientSubagent(t *testing.T) {
+	const id = "a7644798-0668-45ab-bcd6-957f01bff1c3"
+	chats := realDir(t)
+	main := filepath.Join(chats, "session-2026-12-01T11-47-a7644798.jsonl")
+	files := append([]string{main}, gemini.SubagentFiles(main, id)...)
+	if len(files) != 2 {
+		t.Fatalf("files %v", files)
+	}
+	var all []event.Event
+	var own int64
+	for _, f := range files {
+		evs, src := parse(t, f)
+		if src.Session != id {
+			t.Errorf("%s routed to %+v", filepath.Base(f), src)
+		}
+		all = append(all, evs...)
+		own += ownTotal(t, f)
+	}
+	m := build(t, all)
+	if m.Totals.Tokens != 16488 || own != 16488 || m.Totals.Requests != 4 || m.Totals.Subagents != 1 || m.Totals.UserTurns != 1 {
+		t.Errorf("tokens %d (client %d), requests %d, subagents %d, user turns %d; want 16488, 4, 1, 1",
+			m.Totals.Tokens, own, m.Totals.Requests, m.Totals.Subagents, m.Totals.UserTurns)
+	}
+	for _, a := range m.Agents {
+		if a.Kind == "subagent" && (a.SubagentType != "generalist" || a.Requests != 2 || a.Calls != 3) {
+			t.Errorf("lane %+v", a)
+		}
 	}
 }
 

@@ -17,6 +17,18 @@ import (
 // work is already part of what its parent did, and counting it twice
 // would double the user's totals.
 func convert(sessions []*sessionRec, msgs map[string][]messageRec) []watchers.Conversation {
+	roots, children := tree(sessions)
+	out := make([]watchers.Conversation, 0, len(roots))
+	for _, r := range roots {
+		out = append(out, convertRoot(r, msgs, children))
+	}
+	return out
+}
+
+// tree orders the root sessions (by creation, then id) and lists each
+// session's children in the same order. A session whose parent is not in
+// the store, or is itself, is a root.
+func tree(sessions []*sessionRec) ([]*sessionRec, map[string][]*sessionRec) {
 	byID := make(map[string]*sessionRec, len(sessions))
 	for _, s := range sessions {
 		byID[s.ID] = s
@@ -42,15 +54,31 @@ func convert(sessions []*sessionRec, msgs map[string][]messageRec) []watchers.Co
 	for _, l := range children {
 		order(l)
 	}
-	out := make([]watchers.Conversation, 0, len(roots))
-	for _, r := range roots {
-		c := &conv{paths: redact.NewPaths(), msgs: msgs, children: children, launches: map[string]launch{}, seen: map[string]bool{}}
-		c.emit(event.Event{Kind: event.KindSession, T: r.Time.Created, Session: &event.Session{
-			NativeID: r.ID, AgentTool: Tool, AgentVersion: watchers.Ident(r.Version)}})
-		c.session(r, "")
-		out = append(out, watchers.Conversation{NativeID: r.ID, Events: c.out, UpdatedMs: c.updated})
+	return roots, children
+}
+
+// family lists a root session and every session below it.
+func family(root *sessionRec, children map[string][]*sessionRec) []*sessionRec {
+	out := []*sessionRec{root}
+	seen := map[string]bool{root.ID: true}
+	for i := 0; i < len(out); i++ {
+		for _, ch := range children[out[i].ID] {
+			if !seen[ch.ID] {
+				seen[ch.ID] = true
+				out = append(out, ch)
+			}
+		}
 	}
 	return out
+}
+
+// convertRoot builds the conversation of one root session.
+func convertRoot(r *sessionRec, msgs map[string][]messageRec, children map[string][]*sessionRec) watchers.Conversation {
+	c := &conv{paths: redact.NewPaths(), msgs: msgs, children: children, launches: map[string]launch{}, seen: map[string]bool{}}
+	c.emit(event.Event{Kind: event.KindSession, T: r.Time.Created, Session: &event.Session{
+		NativeID: r.ID, AgentTool: Tool, AgentVersion: watchers.Ident(r.Version)}})
+	c.session(r, "")
+	return watchers.Conversation{NativeID: r.ID, Events: c.out, UpdatedMs: c.updated}
 }
 
 // launch is the call that started a child session.

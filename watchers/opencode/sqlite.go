@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	sqlite "modernc.org/sqlite"
 
@@ -19,13 +20,106 @@ var ErrBusy = errors.New("database busy or changing, retry later")
 
 // ReadDB reads an OpenCode store (opencode.db, SQLite, written by OpenCode
 // 1.x) read-only and returns one conversation per root session.
+//
+// OpenCode writes its store all the time while it works, and the store
+// holds every session the user ever had: a poll must not decode all of
+// them each time. Within one read transaction (a consistent snapshot),
+// ReadDB reads the session rows and, per session, the number and latest
+// update time of its messages and parts; a root session whose family
+// (itself and the sessions below it) shows the same figures as at the
+// previous read of the same file is answered from memory, the others are
+// read and converted again. OpenCode rewrites a message or part with a new
+// time_updated (seen in 1.18.33's stores), so the result is the same as a
+// read from scratch.
 func ReadDB(ctx context.Context, path string) ([]watchers.Conversation, error) {
 	db, err := openRO(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	cols, err := columns(ctx, db, "session")
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, wrapDB("begin read", err)
+	}
+	defer tx.Rollback()
+	sessions, err := readSessions(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	stamps, err := readStamps(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	roots, children := tree(sessions)
+	cache := caches.get(path)
+	keys := make(map[string]string, len(roots))
+	var stale []string
+	for _, r := range roots {
+		var k strings.Builder
+		for _, s := range family(r, children) {
+			fmt.Fprintf(&k, "%s/%d/%d/%s;", s.ID, s.Time.Updated, s.Time.Created, stamps[s.ID])
+			if s != r {
+				fmt.Fprintf(&k, "p=%s;", s.Parent)
+			}
+		}
+		keys[r.ID] = k.String()
+		if c, ok := cache.convs[r.ID]; !ok || c.key != keys[r.ID] {
+			for _, s := range family(r, children) {
+				stale = append(stale, s.ID)
+			}
+		}
+	}
+	msgs, err := readMessages(ctx, tx, stale)
+	if err != nil {
+		return nil, err
+	}
+	next := make(map[string]cached, len(roots))
+	out := make([]watchers.Conversation, 0, len(roots))
+	for _, r := range roots {
+		c, ok := cache.convs[r.ID]
+		if !ok || c.key != keys[r.ID] {
+			c = cached{key: keys[r.ID], conv: convertRoot(r, msgs, children)}
+		}
+		next[r.ID] = c
+		out = append(out, c.conv)
+	}
+	caches.put(path, next)
+	return out, nil
+}
+
+// cached is a conversation with the figures it was read at.
+type cached struct {
+	key  string
+	conv watchers.Conversation
+}
+
+// dbCache holds, per store file, the conversations of its last read. A
+// conversation's events are shared with the caller: callers never change
+// them.
+type dbCache struct {
+	mu    sync.Mutex
+	files map[string]map[string]cached
+}
+
+var caches = &dbCache{files: map[string]map[string]cached{}}
+
+type fileCache struct{ convs map[string]cached }
+
+func (c *dbCache) get(path string) fileCache {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fileCache{convs: c.files[path]}
+}
+
+func (c *dbCache) put(path string, convs map[string]cached) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.files[path] = convs
+}
+
+// readSessions reads the session rows.
+func readSessions(ctx context.Context, tx *sql.Tx) ([]*sessionRec, error) {
+	cols, err := columns(ctx, tx, "session")
 	if err != nil {
 		return nil, err
 	}
@@ -33,70 +127,107 @@ func ReadDB(ctx context.Context, path string) ([]watchers.Conversation, error) {
 	if cols["tokens_input"] && cols["tokens_cache_write"] {
 		tok = "tokens_input, tokens_output, tokens_reasoning, tokens_cache_read, tokens_cache_write"
 	}
-	rows, err := db.QueryContext(ctx, "SELECT id, coalesce(parent_id, ''), directory, version, time_created, time_updated, "+tok+" FROM session")
+	rows, err := tx.QueryContext(ctx, "SELECT id, coalesce(parent_id, ''), directory, version, time_created, time_updated, "+tok+" FROM session")
 	if err != nil {
 		return nil, wrapDB("read sessions", err)
 	}
+	defer rows.Close()
 	var sessions []*sessionRec
 	for rows.Next() {
 		s := &sessionRec{}
 		var dir, ver sql.NullString
 		if err := rows.Scan(&s.ID, &s.Parent, &dir, &ver, &s.Time.Created, &s.Time.Updated,
 			&s.Tokens.Input, &s.Tokens.Output, &s.Tokens.Reasoning, &s.Tokens.Cache.Read, &s.Tokens.Cache.Write); err != nil {
-			rows.Close()
 			return nil, wrapDB("read sessions", err)
 		}
 		s.Dir, s.Version = dir.String, ver.String
 		sessions = append(sessions, s)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, wrapDB("read sessions", err)
+	return sessions, wrapDB("read sessions", rows.Err())
+}
+
+// readStamps returns, per session, the number and latest update of its
+// messages and of its parts.
+func readStamps(ctx context.Context, tx *sql.Tx) (map[string]string, error) {
+	out := map[string]string{}
+	for _, table := range []string{"message", "part"} {
+		rows, err := tx.QueryContext(ctx, "SELECT session_id, count(*), coalesce(max(time_updated), 0) FROM "+table+" GROUP BY session_id")
+		if err != nil {
+			return nil, wrapDB("read "+table+"s", err)
+		}
+		for rows.Next() {
+			var id string
+			var n, t int64
+			if err := rows.Scan(&id, &n, &t); err != nil {
+				rows.Close()
+				return nil, wrapDB("read "+table+"s", err)
+			}
+			out[id] += fmt.Sprintf("%s:%d:%d,", table, n, t)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, wrapDB("read "+table+"s", err)
+		}
 	}
+	return out, nil
+}
+
+// readMessages reads the messages of the given sessions with their parts.
+func readMessages(ctx context.Context, tx *sql.Tx, sessions []string) (map[string][]messageRec, error) {
 	msgs := map[string][]messageRec{}
-	index := map[string]*messageRec{}
-	rows, err = db.QueryContext(ctx, "SELECT id, session_id, time_created, data FROM message ORDER BY session_id, time_created, id")
-	if err != nil {
-		return nil, wrapDB("read messages", err)
-	}
-	for rows.Next() {
-		var m messageRec
-		var sess string
-		if err := rows.Scan(&m.ID, &sess, &m.Created, &m.Data); err != nil {
-			rows.Close()
+	const chunk = 400
+	for lo := 0; lo < len(sessions); lo += chunk {
+		ids := sessions[lo:min(lo+chunk, len(sessions))]
+		in := "(" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + ")"
+		args := make([]any, len(ids))
+		for i, id := range ids {
+			args[i] = id
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT id, session_id, time_created, data FROM message WHERE session_id IN "+in+
+			" ORDER BY session_id, time_created, id", args...)
+		if err != nil {
 			return nil, wrapDB("read messages", err)
 		}
-		msgs[sess] = append(msgs[sess], m)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, wrapDB("read messages", err)
-	}
-	for sess := range msgs {
-		for i := range msgs[sess] {
-			index[msgs[sess][i].ID] = &msgs[sess][i]
+		for rows.Next() {
+			var m messageRec
+			var sess string
+			if err := rows.Scan(&m.ID, &sess, &m.Created, &m.Data); err != nil {
+				rows.Close()
+				return nil, wrapDB("read messages", err)
+			}
+			msgs[sess] = append(msgs[sess], m)
 		}
-	}
-	rows, err = db.QueryContext(ctx, "SELECT message_id, data FROM part ORDER BY message_id, id")
-	if err != nil {
-		return nil, wrapDB("read parts", err)
-	}
-	for rows.Next() {
-		var id string
-		var data []byte
-		if err := rows.Scan(&id, &data); err != nil {
-			rows.Close()
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, wrapDB("read messages", err)
+		}
+		index := map[string]*messageRec{}
+		for _, id := range ids {
+			for i := range msgs[id] {
+				index[msgs[id][i].ID] = &msgs[id][i]
+			}
+		}
+		rows, err = tx.QueryContext(ctx, "SELECT message_id, data FROM part WHERE session_id IN "+in+" ORDER BY message_id, id", args...)
+		if err != nil {
 			return nil, wrapDB("read parts", err)
 		}
-		if m := index[id]; m != nil {
-			m.Parts = append(m.Parts, data)
+		for rows.Next() {
+			var id string
+			var data []byte
+			if err := rows.Scan(&id, &data); err != nil {
+				rows.Close()
+				return nil, wrapDB("read parts", err)
+			}
+			if m := index[id]; m != nil {
+				m.Parts = append(m.Parts, data)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, wrapDB("read parts", err)
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, wrapDB("read parts", err)
-	}
-	return convert(sessions, msgs), nil
+	return msgs, nil
 }
 
 // SessionTokens returns each session's own token totals as OpenCode keeps
@@ -175,7 +306,7 @@ func openRO(ctx context.Context, path string) (*sql.DB, error) {
 }
 
 // columns returns the column names of a table (none when it is missing).
-func columns(ctx context.Context, db *sql.DB, table string) (map[string]bool, error) {
+func columns(ctx context.Context, db querier, table string) (map[string]bool, error) {
 	rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
 	if err != nil {
 		return nil, wrapDB("read schema", err)
@@ -190,6 +321,11 @@ func columns(ctx context.Context, db *sql.DB, table string) (map[string]bool, er
 		out[n] = true
 	}
 	return out, wrapDB("read schema", rows.Err())
+}
+
+// querier is a database or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 // wrapDB prefixes an SQLite error with what was being done and marks the

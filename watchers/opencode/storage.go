@@ -62,7 +62,7 @@ func ReadStorageSession(ctx context.Context, path string) ([]watchers.Conversati
 		if !descends(byID, s, root.ID) {
 			continue
 		}
-		list, err := readMessages(storage, s.ID)
+		list, err := readStoredMessages(storage, s.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -100,9 +100,9 @@ func readSessionFile(path string) (*sessionRec, error) {
 	return &s, nil
 }
 
-// readMessages reads the messages of a session with their parts, in id
+// readStoredMessages reads the messages of a session with their parts, in id
 // order (ids ascend with time).
-func readMessages(storage, session string) ([]messageRec, error) {
+func readStoredMessages(storage, session string) ([]messageRec, error) {
 	files, err := jsonFiles(filepath.Join(storage, "message", session))
 	if err != nil {
 		return nil, err

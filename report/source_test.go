@@ -1,0 +1,130 @@
+package report
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	zw.Close()
+	return buf.Bytes()
+}
+
+func mapJSON(t testing.TB, m *Map) []byte {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDecodeRefusesWhatIsNotAMap with an error that quotes nothing of the
+// input.
+func TestDecodeRefusesWhatIsNotAMap(t *testing.T) {
+	const secret = "SECRET-CANARY-TEXT"
+	for name, in := range map[string][]byte{
+		"garbage":      []byte("not json " + secret),
+		"other json":   []byte(`{"schema":"x","note":"` + secret + `"}`),
+		"no id":        []byte(`{"schema":"agentplay/v1","session":{"agentTool":"` + secret + `"}}`),
+		"wrong type":   []byte(`{"schema":"agentplay/v1","session":{"id":5},"x":"` + secret + `"}`),
+		"cut gzip":     gzipped([]byte(`{"schema":"agentplay/v1","session":{"id":"` + secret + `"}}`))[:20],
+		"cut json":     []byte(`{"schema":"agentplay/v1","session":{"id":"` + secret),
+		"bad gzip hdr": {0x1f, 0x8b, 0, 0},
+	} {
+		_, err := Decode(bytes.NewReader(in))
+		if err == nil {
+			t.Errorf("%s: decoded", name)
+			continue
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("%s: the error quotes the input: %v", name, err)
+		}
+	}
+}
+
+// TestSources: a directory (with a corrupt map and an unrelated JSON file
+// beside the maps) and a bundle yield the same maps; the filter applies.
+func TestSources(t *testing.T) {
+	dir := t.TempDir()
+	a, b := synthMap(1, 30), synthMap(2, 40)
+	a.Session.AgentTool, b.Session.AgentTool = "claude-code", "codex"
+	a.Repos[0].Name, b.Repos[0].Name = "alpha-api", "beta-web"
+	a.Session.StartedAt = "2026-02-01T10:00:00Z"
+	b.Session.StartedAt = "2026-03-01T10:00:00Z"
+	os.MkdirAll(filepath.Join(dir, "claude", "2026"), 0o700)
+	os.WriteFile(filepath.Join(dir, "claude", "2026", "a.json.gz"), gzipped(mapJSON(t, a)), 0o600)
+	os.WriteFile(filepath.Join(dir, "b.json"), mapJSON(t, b), 0o600)
+	os.WriteFile(filepath.Join(dir, "export.json"), []byte(`{"format":"something else"}`), 0o600)
+	os.WriteFile(filepath.Join(dir, ".tmp-1.json.gz"), []byte("half a map"), 0o600)
+	os.WriteFile(filepath.Join(dir, "broken.json.gz"), []byte("not gzip"), 0o600)
+
+	maps, errs := Collect(t.Context(), Dir(dir), Filter{})
+	if len(maps) != 2 || len(errs) != 1 || !strings.Contains(errs[0].Error(), "broken.json.gz") {
+		t.Fatalf("dir: %d maps, errors %v", len(maps), errs)
+	}
+	for name, f := range map[string]Filter{
+		"agent":   {Agent: "claude"},
+		"since":   {Since: time.Date(2026, 2, 15, 0, 0, 0, 0, time.UTC)},
+		"until":   {Until: time.Date(2026, 2, 15, 0, 0, 0, 0, time.UTC)},
+		"repo":    {Repo: "BETA*"},
+		"session": {Session: "codex/synthetic-0000000"},
+	} {
+		got, _ := Collect(t.Context(), Dir(dir), f)
+		want := a
+		if name == "since" || name == "session" || name == "repo" {
+			want = b
+		}
+		if len(got) != 1 || got[0].Session.ID != want.Session.ID {
+			t.Errorf("filter %s: %d maps", name, len(got))
+		}
+	}
+
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for name, body := range map[string][]byte{"claude-code/a.json.gz": gzipped(mapJSON(t, a)), "codex/b.json.gz": gzipped(mapJSON(t, b)),
+		"manifest.json": []byte(`{"format":"agentmap-bundle/v1"}`)} {
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o600, Size: int64(len(body)), Typeflag: tar.TypeReg})
+		tw.Write(body)
+	}
+	tw.Close()
+	zw.Close()
+	bundle := filepath.Join(t.TempDir(), "maps.tar.gz")
+	os.WriteFile(bundle, buf.Bytes(), 0o600)
+	maps, errs = Collect(t.Context(), Bundle(bundle), Filter{})
+	if len(maps) != 2 || len(errs) != 0 {
+		t.Errorf("bundle: %d maps, errors %v", len(maps), errs)
+	}
+	os.WriteFile(bundle, buf.Bytes()[:buf.Len()/2], 0o600)
+	if _, errs = Collect(t.Context(), Bundle(bundle), Filter{}); len(errs) == 0 {
+		t.Error("a cut bundle reads without an error")
+	}
+}
+
+// FuzzDecode: any input is a map or an error, never a panic.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"schema":"agentplay/v1","session":{"id":"local:codex:x"},"events":[{"seq":0,"t":0,"kind":"llm"}]}`))
+	f.Add(gzipped([]byte(`{"schema":"agentplay/v1","session":{"id":"x"}}`)))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		m, err := Decode(bytes.NewReader(in))
+		if err == nil {
+			var out bytes.Buffer
+			if err := Write(&out, []*Map{m}, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			WriteEvents(&out, m)
+			Usage([]*Map{m}, Daily, time.UTC)
+		}
+	})
+}
