@@ -14,6 +14,11 @@ import (
 // ErrNoSession is returned when the events carry no session id.
 var ErrNoSession = errors.New("build map: no session id in the events")
 
+// ErrEmptySession is returned for a session with no map event at all (a
+// chat that was opened and never used): it has no map, and so no list row;
+// its file's times alone would make up its bounds.
+var ErrEmptySession = errors.New("build map: the session has no events")
+
 // Build turns the events of one session (main lane and subagent lanes, in
 // any interleaving that keeps each lane's own order) into a map. The result
 // depends only on the events and the options: the same input gives the same
@@ -40,6 +45,9 @@ func Build(events []event.Event, opts Options) (*Map, error) {
 	b.walkLanes()
 	b.signals()
 	b.order()
+	if len(b.all) == 0 {
+		return nil, ErrEmptySession
+	}
 	m := b.assemble(facts)
 	if _, err := m.Canonical(); err != nil { // sets ContentHash
 		return nil, fmt.Errorf("build map %s: %w", facts.NativeID, err)

@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/agentmap/agentmap/builder/event"
@@ -48,7 +49,10 @@ func TestOutcomes(t *testing.T) {
 		{"incomplete: no text after the last exec", stream(sess("s"), early, shellEv(1, "x", "ls", false), ok("x"),
 			llmEv(4, "", "gpt-5", 1, 1, 1, 0), callEv(5, "r", "Read", "read")), OutcomeIncomplete},
 		{"completed", stream(sess("s"), edit("e"), ok("e"), text), OutcomeCompleted},
-		{"empty session", stream(sess("s")), OutcomeCompleted},
+	}
+	// A session with no event at all has no map, so no outcome.
+	if _, err := Build(stream(sess("s")), Options{}); !errors.Is(err, ErrEmptySession) {
+		t.Errorf("empty session: %v, want ErrEmptySession", err)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

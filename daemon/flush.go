@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -231,7 +232,12 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 		if j.err != nil && !j.written {
 			// The same events give the same refusal: wait for new ones
 			// rather than retrying (a lane whose parent log is absent, say).
-			log.Warn("session not mappable until it changes", "err", j.err)
+			// A session with no events has no map, by design.
+			if errors.Is(j.err, builder.ErrEmptySession) {
+				log.Debug("session has no events yet: no map")
+			} else {
+				log.Warn("session not mappable until it changes", "err", j.err)
+			}
 			s.Flush = &state.Flush{Gen: j.gen, AtMs: ms(d.opt.Clock.Now())}
 			d.flushed = append(d.flushed, s)
 			continue

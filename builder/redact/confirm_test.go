@@ -103,3 +103,24 @@ func TestHeadSHA(t *testing.T) {
 		}
 	}
 }
+
+func TestShowsHead(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"git log --oneline -1":                         true,
+		"git log -n 1 --format=%H":                     true,
+		"git rev-parse HEAD":                           true,
+		"git rev-parse --short HEAD":                   true,
+		"git show --stat":                              true,
+		"git -C repo log -1":                           true,
+		"git rev-parse HEAD origin/main":               false,
+		"git log --oneline -n 8 -- a.go":               false,
+		"git show f111b0bf:ci.yml":                     false,
+		"git log main..feature":                        false,
+		"git status":                                   false,
+		"git add -A && git commit -qm x && git log -1": true,
+	} {
+		if got := ParseShell(cmd).ShowsHead; got != want {
+			t.Errorf("%q: ShowsHead %v, want %v", cmd, got, want)
+		}
+	}
+}

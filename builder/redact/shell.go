@@ -21,8 +21,9 @@ type Shell struct {
 	// output may then confirm a commit.
 	Commits bool
 	// ShowsHead is set when a command of the line prints the sha of the
-	// latest commit (git log, git rev-parse, git show): it confirms a
-	// quiet git commit made before it.
+	// latest commit first (git log, git show, git rev-parse HEAD, with no
+	// other revision and no paths): it confirms a quiet git commit made
+	// just before it.
 	ShowsHead bool
 }
 
@@ -367,7 +368,7 @@ func (w *walker) result() Shell {
 		if c.vcs != nil && c.vcs.Provider == "git" && c.vcs.Action == "commit" {
 			s.Commits = true
 		}
-		if c.vcs != nil && c.vcs.Provider == "git" && (c.vcs.Action == "log" || c.vcs.Action == "rev-parse" || c.vcs.Action == "show") {
+		if c.showsHead && !c.nested {
 			s.ShowsHead = true
 		}
 	}

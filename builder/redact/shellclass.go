@@ -59,6 +59,45 @@ func at(s []string, i int) string {
 	return ""
 }
 
+// showsHead reports whether a git log, show or rev-parse prints HEAD's sha
+// first: no revision but HEAD, no "--" or paths, only flags (and counts,
+// as in -n 1). "git log -- file" or "git show v1.2" name other commits.
+func showsHead(sub string, rest []word) bool {
+	switch sub {
+	case "log", "show", "rev-parse":
+	default:
+		return false
+	}
+	seen := false
+	heads := 0
+	for _, w := range rest {
+		if !w.lit {
+			return false
+		}
+		switch s := w.s; {
+		case !seen:
+			seen = s == sub // the words up to the subcommand are git's own options
+		case s == "--":
+			return false
+		case s == "HEAD" || s == "@":
+			heads++
+		case strings.HasPrefix(s, "-"), isDigits(s):
+		default:
+			return false
+		}
+	}
+	return seen && (sub != "rev-parse" || heads == 1)
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // gitWrites are git subcommands that change history or the remote; a list
 // with several git commands reports the first of these as its VCS facet.
 var gitWrites = set(`commit push merge rebase cherry-pick revert tag reset checkout switch branch am
@@ -86,6 +125,7 @@ func classify(prog string, rest []word) cmdRes {
 			if gitWrites[sub] {
 				res.vcsRank = 2
 			}
+			res.showsHead = showsHead(sub, rest)
 		}
 		return res
 	case "gh", "glab":

@@ -33,6 +33,9 @@ type cmdRes struct {
 	nested  bool // inside $(…) or <(…)
 	vcs     *event.VCS
 	vcsRank int // gh/glab 3, git writes 2, other git 1
+	// showsHead: git log, git show or git rev-parse of HEAD alone (no
+	// other revision, no paths), whose first output line is HEAD's sha
+	showsHead bool
 }
 
 const maxWrapperChain = 8

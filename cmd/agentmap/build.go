@@ -365,6 +365,11 @@ func eachMap(sessions []*inputSession, opts builder.Options, stderr io.Writer, w
 	failed := false
 	for _, s := range sessions {
 		m, err := buildMap(s, opts)
+		if errors.Is(err, builder.ErrEmptySession) {
+			// Nothing happened in it: no map, and no failure.
+			fmt.Fprintf(stderr, "agentmap build: session %s has no events: no map\n", s.native)
+			continue
+		}
 		if err == nil {
 			err = write(m)
 		}

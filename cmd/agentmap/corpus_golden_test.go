@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,6 +39,9 @@ func TestCorpusContentHashesGolden(t *testing.T) {
 			opts := builder.Options{PathMode: mode, HashKey: []byte(goldenHashKey), Producer: "agentmap test"}
 			for _, s := range sessions {
 				m, err := buildMap(s, opts)
+				if errors.Is(err, builder.ErrEmptySession) {
+					continue // a session with no events has no map
+				}
 				if err != nil {
 					t.Fatalf("%s %s: %v", agent, s.native, err)
 				}

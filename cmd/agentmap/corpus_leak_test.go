@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -146,6 +147,9 @@ func TestCorpusLeaksNothing(t *testing.T) {
 			opts := builder.Options{PathMode: mode, HashKey: []byte("0123456789abcdef0123456789abcdef"), Producer: "agentmap test"}
 			for _, s := range sessions {
 				m, err := buildMap(s, opts)
+				if errors.Is(err, builder.ErrEmptySession) {
+					continue // a session with no events has no map
+				}
 				if err != nil {
 					t.Fatalf("%s %s: %v", agent, s.native, err)
 				}

@@ -140,7 +140,7 @@ func TestBuilderQuietCommit(t *testing.T) {
 			kinds = append(kinds, e.Kind+":"+e.Verb+e.SHA)
 		}
 	}
-	want := []string{"exec:git add", "commit:9f3c2ab1", "exec:ls", "exec:git log", "exec:git commit", "exec:git status"}
+	want := []string{"exec:git add", "commit:9f3c2ab1", "exec:git log", "exec:ls", "exec:git commit", "exec:git status"}
 	if strings.Join(kinds, " ") != strings.Join(want, " ") || m.Totals.Commits != 1 {
 		t.Errorf("events %v (commits %d), want %v", kinds, m.Totals.Commits, want)
 	}

@@ -73,9 +73,13 @@
 //     caller passes them (ReadLaneMeta, SetLaneMeta); the parent's call
 //     links to the lane through its result either way. agent_progress lines
 //     in the parent are not read: the lane's own file has its records.
-//     Sidechain lines inside a main file are skipped, and compaction
-//     transcripts (agent-acompact-*) yield nothing: the compaction is the
-//     main file's compact_boundary record.
+//     Sidechain lines inside a main file are skipped. A compaction
+//     transcript (agent-acompact-*) yields only its billed request, as a
+//     side request of the main lane (LLM.Side "compaction"): the compaction
+//     itself is the main file's compact_boundary record.
+//   - cost-state lines (Claude Code's running total per process and model)
+//     become KindClientTotal records; the builder adds what they hold
+//     beyond the transcript's requests as auxiliary side requests.
 //   - Bookkeeping lines (titles, summaries, last prompt, modes, snapshots,
 //     queue operations, pr-link, …) are skipped, as are progress lines and
 //     informational attachments and system notices; types.go lists every

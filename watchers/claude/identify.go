@@ -25,7 +25,7 @@ const Agent = "claude"
 //     sidechain line with an agentId (the flat layout of older versions,
 //     archived copies): the line's sessionId, lane sa-<agentId>;
 //   - agent-acompact-*: the compaction's own request, no lane; the parser
-//     yields nothing for its lines.
+//     yields that request only, as a side request of the main lane.
 func Identify(path string, firstLine []byte) (watchers.Source, error) {
 	src := watchers.Source{Agent: Agent}
 	base := filepath.Base(filepath.ToSlash(path))

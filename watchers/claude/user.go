@@ -454,6 +454,9 @@ func (p *Parser) confirm(r *event.Result, pc pending, text string, tur *toolUseR
 			r.Commit = &event.Commit{SHA: sha}
 		}
 	}
+	if !pc.GitCommit && !pc.Head {
+		p.st.QuietCommit = "" // only the very next command can confirm a quiet commit
+	}
 	if pc.GitCommit && r.Commit == nil && !pc.Head {
 		p.st.QuietCommit = pc.ID // nothing named it yet: a later git log may
 	}

@@ -144,7 +144,15 @@
 // after the output adds nothing. 0.17x writes no mcp_tool_call_end: a
 // failed MCP call's output is the tool's text with no flag, and only its
 // McpToolCall item (status failed, result.isError), written before the
-// output, says it failed.
+// output, says it failed. exec_command_end's parsed_cmd (Codex's own
+// reading of a shell command) gives the result's targets: a file it read
+// is a read, a directory it listed or searched a hit; only the kind and
+// the path are decoded. A quiet git commit (no "[branch sha]" line) is
+// confirmed only by the very next command when it prints HEAD's sha.
+// Tokens: input_tokens includes cached reads and, since 2026,
+// cache_write_input_tokens; both are taken out of the fresh input.
+// session_meta.git gives the cwd's repository (root, name, owner/name
+// remote) when the directory is gone.
 //
 // Errors and turns. event_msg error and stream_error (Retry = the reconnect
 // attempt) are llm errors classed from codex_error_info, else by

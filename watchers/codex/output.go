@@ -92,12 +92,35 @@ func (p *Parser) confirm(res *event.Result, c call, body string) {
 	if c.PR != "" {
 		res.PR = redact.ConfirmPR(body, c.PR)
 	}
-	if c.Commit && !res.Err {
-		if cm := redact.ConfirmCommit(body); cm != nil {
-			if cm.Repo == "" {
-				cm.Repo = p.paths.CWDRepo()
+	if res.Err {
+		return
+	}
+	if !c.Commit && !c.Head && (c.Class == "exec" || c.Class == "stdin") {
+		p.st.QuietCommit = "" // only the very next command can confirm a quiet commit
+	}
+	if c.Commit {
+		res.Commit = redact.ConfirmCommit(body)
+		if res.Commit == nil && !c.Head && c.Class == "exec" {
+			p.st.QuietCommit = res.CallID // nothing named it yet: a later git log may
+		}
+	}
+	if c.Head && res.Commit == nil && (p.st.QuietCommit != "" || c.Commit) {
+		// git log, git rev-parse HEAD or git show after a quiet commit
+		// (or in the same command) prints the sha it made.
+		if sha := redact.HeadSHA(body); sha != "" {
+			res.Commit = &event.Commit{SHA: sha}
+			if !c.Commit {
+				res.Commit.Of = p.st.QuietCommit
 			}
-			res.Commit = cm
+			p.st.QuietCommit = ""
+		}
+	}
+	if res.Commit != nil {
+		if c.Commit {
+			p.st.QuietCommit = "" // a confirmed commit ends any earlier wait
+		}
+		if res.Commit.Repo == "" {
+			res.Commit.Repo = p.paths.CWDRepo()
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentmap/agentmap/builder"
+	"github.com/agentmap/agentmap/builder/event"
 )
 
 // TestShellReadsInMap builds the parsed_cmd fixture into a map: every file
@@ -83,5 +84,31 @@ func TestShellReadsInMap(t *testing.T) {
 	// gpt-5.5 at $5 in, $5 cache write, $0.50 read, $30 out.
 	if want := (2000*5.0 + 12300*5 + 35000*0.5 + 870*30) / 1e6; doc.Totals.Cost < want-1e-6 || doc.Totals.Cost > want+1e-6 {
 		t.Errorf("cost %v, want %v", doc.Totals.Cost, want)
+	}
+}
+
+// TestQuietCommit: a git commit -q names no commit; the next git rev-parse
+// HEAD prints its sha and confirms it, for the commit's own call.
+func TestQuietCommit(t *testing.T) {
+	exec := func(ts, id, cmd, out string) []string {
+		args, _ := json.Marshal(map[string]string{"cmd": cmd})
+		res, _ := json.Marshal(map[string]any{"output": out, "metadata": map[string]any{"exit_code": 0, "duration_seconds": 0.1}})
+		call, _ := json.Marshal(map[string]any{"timestamp": ts, "type": "response_item", "payload": map[string]any{
+			"type": "function_call", "name": "exec_command", "arguments": string(args), "call_id": id}})
+		output, _ := json.Marshal(map[string]any{"timestamp": ts, "type": "response_item", "payload": map[string]any{
+			"type": "function_call_output", "call_id": id, "output": string(res)}})
+		return []string{string(call), string(output)}
+	}
+	lines := []string{metaLine}
+	lines = append(lines, exec("2026-01-01T00:00:01.000Z", "call_c", "git commit -qam 'CANARY-msg'", "")...)
+	lines = append(lines, exec("2026-01-01T00:00:02.000Z", "call_h", "git rev-parse HEAD", "0123456789abcdef0123456789abcdef01234567\n")...)
+	var got []string
+	for _, e := range run(t, lines...) {
+		if e.Kind == event.KindResult && e.Result.Commit != nil {
+			got = append(got, e.Result.CallID+" "+e.Result.Commit.Of+" "+e.Result.Commit.SHA)
+		}
+	}
+	if want := "call_h call_c 0123456789abcdef0123456789abcdef01234567"; len(got) != 1 || got[0] != want {
+		t.Errorf("commits %q, want %q", got, want)
 	}
 }

@@ -17,6 +17,11 @@ const maxDone = 64
 // It holds ids, counters, numbers, tool names and the path resolver's own
 // state; never text from the log.
 type state struct {
+	// QuietCommit is the call id of the last successful git commit whose
+	// output named no commit (git commit -q): the next command that prints
+	// the latest commit's sha confirms it.
+	QuietCommit string `json:"qc,omitempty"`
+
 	V    int    `json:"v"`
 	N    int64  `json:"n,omitempty"`    // records seen (for error messages)
 	Form string `json:"form,omitempty"` // wrapper or legacy, from the first record
@@ -107,7 +112,8 @@ type call struct {
 	Class  string    `json:"class,omitempty"` // patch, exec, stdin, spawn, mcp
 	PR     string    `json:"pr,omitempty"`    // action for ConfirmPR
 	Commit bool      `json:"commit,omitempty"`
-	End    *endFacts `json:"end,omitempty"` // from an event_msg *_end before the output
+	Head   bool      `json:"head,omitempty"` // prints the latest commit's sha (git log, rev-parse, show)
+	End    *endFacts `json:"end,omitempty"`  // from an event_msg *_end before the output
 	Lane   string    `json:"lane,omitempty"`
 	Sess   string    `json:"sess,omitempty"` // write_stdin: the exec session it feeds
 	SAType string    `json:"sat,omitempty"`  // spawn: the subagent type asked for

@@ -239,7 +239,7 @@ func shellEvent(tool string, sh redact.Shell) (event.Call, call) {
 	if v := sh.VCS; v != nil {
 		c.PR = prAction(v)
 	}
-	c.Commit = sh.Commits
+	c.Commit, c.Head = sh.Commits, sh.ShowsHead
 	return ev, c
 }
 

@@ -3,6 +3,7 @@ package gemini_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -51,7 +52,7 @@ func FuzzParse(f *testing.F) {
 			w, _ := json.Marshal(want)
 			t.Fatalf("resumed parse differs\n got %s\nwant %s", g, w)
 		}
-		if _, err := builder.Build(want, builder.Options{}); err != nil && err != builder.ErrNoSession {
+		if _, err := builder.Build(want, builder.Options{}); err != nil && err != builder.ErrNoSession && !errors.Is(err, builder.ErrEmptySession) {
 			t.Fatalf("build: %v", err)
 		}
 	})
