@@ -2,9 +2,9 @@ package mapstore
 
 import (
 	"bytes"
-	"strings"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
