@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/agentmap/agentmap/builder/event"
@@ -17,8 +18,10 @@ func (b *build) assemble(facts event.Session) *Map {
 			n.lane.kept++
 		}
 		if n.ev.Kind == "llm" {
-			if p, ok := PriceFor(n.ev.Model, b.opts.Prices); ok {
-				n.ev.Cost = p.Cost(n.ev.In, n.ev.CW, n.ev.CR, n.ev.Out)
+			if p, ok := b.prices.Lookup(n.ev.Model); ok {
+				n.ev.Cost = p.Cost(n.priced)
+			} else if n.priced.Prompt()+n.priced.Out > 0 && !slices.Contains(m.Unpriced, n.ev.Model) {
+				m.Unpriced = append(m.Unpriced, n.ev.Model)
 			}
 		}
 		if n.ev.Kind == "error" {

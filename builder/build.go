@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/builder/prices"
 	"github.com/agentmap/agentmap/builder/redact"
 )
 
@@ -89,8 +90,9 @@ func mergeSession(dst, src *event.Session) {
 
 // build holds the state of one Build call.
 type build struct {
-	in   []event.Event
-	opts Options
+	in     []event.Event
+	opts   Options
+	prices *prices.Table // the embedded table with opts.Prices over it
 
 	lanes   []*lane // by rank: main first, then lane ids lexically
 	laneIdx map[string]*lane
@@ -136,7 +138,7 @@ type lane struct {
 
 func newBuild(events []event.Event, opts Options) *build {
 	b := &build{
-		in: events, opts: opts,
+		in: events, opts: opts, prices: prices.Default().With(opts.Prices),
 		laneIdx:  map[string]*lane{},
 		results:  map[string]int{},
 		groups:   map[groupKey]*llmGroup{},

@@ -1,6 +1,10 @@
 package builder
 
-import "github.com/agentmap/agentmap/builder/event"
+import (
+	"slices"
+
+	"github.com/agentmap/agentmap/builder/event"
+)
 
 // complete pairs a call node with its result and the results of the calls
 // that continue it, then adds the outputs those results confirm.
@@ -16,6 +20,7 @@ func (b *build) complete(n *node) {
 		n.ev.OutBytes = &out
 		n.setDur(b.duration(n.idx, ri, r))
 		n.child = r.Child
+		n.addTargets(r.Targets)
 		outputs = append(outputs, r)
 	}
 	for _, ci := range n.conts {
@@ -68,6 +73,24 @@ func (b *build) complete(n *node) {
 	}
 }
 
+// addTargets adds the targets a result revealed (what a shell command
+// read or listed, as the client parsed it) that the call does not already
+// name. Only kinds that carry targets get them.
+func (n *node) addTargets(ts []event.Target) {
+	if len(ts) == 0 || !hasTargets(n.ev.Kind) {
+		return
+	}
+	merged := slices.Clip(n.targets)
+	for _, t := range ts {
+		if !slices.ContainsFunc(merged, func(o event.Target) bool {
+			return o.Repo == t.Repo && o.Path == t.Path && o.Label == t.Label
+		}) {
+			merged = append(merged, t)
+		}
+	}
+	n.targets = merged
+}
+
 // duration is the tool's own duration when reported, else the time from
 // the call to its result when both are known.
 func (b *build) duration(callIdx, resIdx int, r *event.Result) *int64 {
@@ -116,6 +139,11 @@ func (b *build) outputs(n *node, r *event.Result) {
 		}
 	}
 	if c := r.Commit; c != nil && c.SHA != "" {
+		if of := b.calls[c.Of]; c.Of != "" && of != nil && of.lane == n.lane {
+			// A quiet commit confirmed by a later command: the commit
+			// is the call that made it.
+			n = of
+		}
 		f := n.addFollow("commit", func(e *Event) { e.SHA, e.Files, e.Ins, e.Del = c.SHA, c.Files, c.Ins, c.Del })
 		f.commitKey = c.Repo
 		if f.commitKey == "" {

@@ -24,6 +24,7 @@ func (b *build) walkLanes() {
 	for _, l := range b.lanes {
 		b.walkLane(l, byLane[l])
 	}
+	b.clientTotals()
 	for _, l := range b.lanes {
 		for _, n := range l.nodes {
 			if n.call != nil {
@@ -76,6 +77,18 @@ func (b *build) walkLane(l *lane, idx []int) {
 			add(&node{idx: i, ev: Event{Kind: "user", T: t,
 				Chars: e.User.Chars, Images: e.User.Images, URLs: e.User.URLs}})
 		case event.KindLLM:
+			if e.LLM != nil && e.LLM.Side != "" {
+				// A side request is billed but not part of the lane's
+				// flow: its own model, no switch, no activity.
+				if n := b.llmNode(i, e); n != nil {
+					n.side = true
+					if n.ev.Model == "" {
+						n.ev.Model = unknownModel
+					}
+					add(n)
+				}
+				continue
+			}
 			// A later record of the same response (Claude writes one line
 			// per content block, all with the message id) is no sign that
 			// the agent went on: only a new request is.
@@ -161,7 +174,7 @@ func (b *build) llmNode(i int, e *event.Event) *node {
 	u := g.usage
 	n := &node{idx: i, ev: Event{Kind: "llm", T: b.t(i), Model: g.model,
 		In: u.In, CW: u.CW, CR: u.CR, Out: u.Out, Stop: g.stop, Thinking: g.thinking,
-		ToolCalls: g.toolCalls, TextChars: g.textChars}}
+		ToolCalls: g.toolCalls, TextChars: g.textChars}, priced: requestUsage(u)}
 	// The first record's latency: the request started when its first
 	// line's input was sent. 0 and -1 are unknown.
 	if lat := e.LLM.LatencyMs; lat > 0 {

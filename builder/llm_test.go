@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/builder/prices"
 )
 
 func TestRequestMerge(t *testing.T) {
@@ -147,7 +148,8 @@ func TestCost(t *testing.T) {
 		in, cw, cr, out int64
 		want            float64
 	}{
-		{"claude-sonnet-4-5-20250929", 1_000_000, 0, 0, 0, 3},
+		{"claude-sonnet-4-5-20250929", 100_000, 0, 0, 0, 0.3},
+		{"claude-sonnet-4-5-20250929", 1_000_000, 0, 0, 0, 6}, // above 200K: the long-context rate
 		{"claude-sonnet-4-5-20250929", 100, 200, 1000, 50, 0.0021},
 		{"claude-opus-4-1-20250805", 0, 0, 0, 1_000_000, 75},
 		{"claude-opus-4-5-20251101", 0, 0, 0, 1_000_000, 25},
@@ -168,7 +170,7 @@ func TestCost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		p, _ := PriceFor(tt.model, nil)
-		if got := p.Cost(tt.in, tt.cw, tt.cr, tt.out); got != tt.want {
+		if got := p.Cost(prices.Usage{In: tt.in, CW5m: tt.cw, CR: tt.cr, Out: tt.out}); got != tt.want {
 			t.Errorf("%s: cost %v, want %v", tt.model, got, tt.want)
 		}
 	}
@@ -179,7 +181,7 @@ func TestCost(t *testing.T) {
 	if p, _ := PriceFor("claude-sonnet-4-5", over); p.Output != 1 {
 		t.Errorf("override does not beat the table: %+v", p)
 	}
-	m := mustBuild(t, stream(sess("s"), llmEv(1, "", "claude-sonnet-4-5", 1_000_000, 0, 0, 1),
+	m := mustBuild(t, stream(sess("s"), llmEv(1, "", "claude-sonnet-4-6", 1_000_000, 0, 0, 1),
 		llmEv(2, "", "x", 1_000_000, 0, 0, 1)), Options{Prices: map[string]Price{"x": {Input: 0.5}}})
 	if m.Totals.CostUSD != 3.5 || m.Agents[0].Cost != 3.5 {
 		t.Errorf("costUsd %v agent cost %v", m.Totals.CostUSD, m.Agents[0].Cost)
@@ -193,4 +195,74 @@ func eq64(a, b *int64) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// TestCostByLifetimeAndSpeed prices a request's 1-hour cache writes at
+// their own rate and a fast-mode request at the model's multiplier.
+func TestCostByLifetimeAndSpeed(t *testing.T) {
+	ev := func(id string, cw, cw1h int64, fast bool) event.Event {
+		return event.Event{Kind: event.KindLLM, T: at(1), Model: "claude-opus-4-6",
+			LLM: &event.LLM{MsgID: id, CW: cw, CW1h: cw1h, Fast: fast, Out: 1000}}
+	}
+	m := mustBuild(t, []event.Event{sess("s1"), ev("a", 1_000_000, 600_000, false), ev("b", 0, 0, true)}, Options{})
+	var costs []float64
+	for _, e := range m.Events {
+		if e.Kind == "llm" {
+			costs = append(costs, e.Cost)
+		}
+	}
+	// a: 400K at $6.25 + 600K at $10 + 1K out at $25; b: 1K out at 6 x $25.
+	want := []float64{2.5 + 6 + 0.025, 0.15}
+	if !slices.Equal(costs, want) {
+		t.Errorf("costs %v, want %v", costs, want)
+	}
+	if m.Totals.CostUSD != prices.Round(want[0]+want[1]) {
+		t.Errorf("costUsd %v", m.Totals.CostUSD)
+	}
+}
+
+// TestSideRequests counts a compaction's request (written last, as a side
+// file is) in requests, tokens and cost, without a model switch and
+// without turning an earlier unanswered call into a no_result.
+func TestSideRequests(t *testing.T) {
+	side := event.Event{Kind: event.KindLLM, T: at(2), Model: "claude-haiku-4-5",
+		LLM: &event.LLM{MsgID: "c1", CW: 1000, Out: 10, Side: "compaction"}}
+	evs := []event.Event{sess("s1"), llmEv(1, "m1", "claude-opus-4-6", 100, 10, 1, 0),
+		callEv(1, "call1", "Bash", "exec"), side}
+	m := mustBuild(t, evs, Options{})
+	if got := kinds(m); !slices.Equal(got, []string{"llm", "exec", "llm"}) {
+		t.Errorf("kinds %v", got)
+	}
+	if m.Totals.Requests != 2 || m.Totals.Tokens != 1120 || m.Totals.ModelSwitches != 0 {
+		t.Errorf("totals %+v", m.Totals)
+	}
+	if e := m.Events[1]; e.Err {
+		t.Errorf("the side request made the call a %s", e.ErrClass)
+	}
+	if e := m.Events[2]; e.Model != "claude-haiku-4-5" || e.Cost != prices.Round((1000*1.25+10*5)/1e6) {
+		t.Errorf("side request %+v", e)
+	}
+}
+
+// TestClientTotals adds what the client's own total holds beyond the
+// transcript as a side request, once, even when a request's line comes
+// after a total that already counts it.
+func TestClientTotals(t *testing.T) {
+	total := func(sec float64, in int64) event.Event {
+		return event.Event{Kind: event.KindClientTotal, T: at(sec), Total: &event.ClientTotal{Process: at(0),
+			Models: []event.ModelTotal{{Model: "claude-sonnet-4-6", In: in, Out: 0}}}}
+	}
+	req := func(sec float64, id string, in int64) event.Event {
+		return event.Event{Kind: event.KindLLM, T: at(sec), Model: "claude-sonnet-4-6", LLM: &event.LLM{MsgID: id, In: in}}
+	}
+	evs := []event.Event{sess("s1"), req(1, "a", 100), total(2, 150), req(3, "b", 50), total(4, 170)}
+	m := mustBuild(t, evs, Options{})
+	if m.Totals.Tokens != 170 || m.Totals.Requests != 3 {
+		t.Errorf("tokens %d requests %d, want 170 and 3", m.Totals.Tokens, m.Totals.Requests)
+	}
+	// A total below the transcript adds nothing.
+	m = mustBuild(t, []event.Event{sess("s1"), req(1, "a", 100), total(2, 90)}, Options{})
+	if m.Totals.Tokens != 100 || m.Totals.Requests != 1 {
+		t.Errorf("tokens %d requests %d, want 100 and 1", m.Totals.Tokens, m.Totals.Requests)
+	}
 }

@@ -52,6 +52,12 @@ type Map struct {
 	PRs         []PR
 	Events      []Event
 
+	// Unpriced lists the models that served tokens but have no price in
+	// the table in effect: their cost is 0 in the map (the format wants a
+	// number), and a reader must say "unpriced" rather than show $0. Not
+	// part of the map document.
+	Unpriced []string
+
 	nativeID string
 }
 

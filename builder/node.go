@@ -1,6 +1,9 @@
 package builder
 
-import "github.com/agentmap/agentmap/builder/event"
+import (
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/builder/prices"
+)
 
 // node is one map event while the map is being built, or an inner marker
 // (a repo declaration, a turn end) that takes part in ordering but is not
@@ -15,6 +18,11 @@ type node struct {
 	pos   int    // index among all map events, kept or not
 
 	repoKey string // inner repo marker
+
+	// llm: the usage as priced (cache writes by lifetime, fast mode), and
+	// whether the request is a side request (LLM.Side)
+	priced prices.Usage
+	side   bool
 
 	// tool calls
 	call      *event.Call

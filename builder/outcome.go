@@ -11,6 +11,10 @@ const (
 	OutcomeCompleted        = "completed"
 )
 
+// Outcomes lists every outcome, in the order of the rules.
+var Outcomes = []string{OutcomePRCreated, OutcomeInterrupted, OutcomeBlocked, OutcomeVerified,
+	OutcomeUnresolvedErrors, OutcomeIncomplete, OutcomeCompleted}
+
 const outcomeWindow = 12
 
 // outcome applies the seven rules to one lane's events in map order.

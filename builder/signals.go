@@ -1,7 +1,5 @@
 package builder
 
-import "github.com/agentmap/agentmap/builder/event"
-
 // Thresholds of the format page's reference producer.
 const (
 	toolDelayMs  = 30_000
@@ -42,10 +40,10 @@ func (b *build) retries(l *lane) {
 		if n.call == nil {
 			continue
 		}
-		key := retryKey(n.call)
+		key := retryKey(n)
 		for j := len(window) - 1; j >= 0; j-- {
 			prev := window[j]
-			if retryKey(prev.n.call) != key {
+			if retryKey(prev.n) != key {
 				continue
 			}
 			// Only the nearest attempt counts: a success in between
@@ -88,10 +86,14 @@ type callKey struct {
 	tool, verb, server, mcpTool, repo, path, label string
 }
 
-func retryKey(c *event.Call) callKey {
+// The first target is the call's, or the first its result revealed (a
+// Codex shell command's parsed reads): two commands that read different
+// files are different calls, not retries of each other.
+func retryKey(n *node) callKey {
+	c := n.call
 	k := callKey{tool: c.Tool, verb: c.Verb, server: c.Server, mcpTool: c.MCPTool}
-	if len(c.Targets) > 0 {
-		t := c.Targets[0]
+	if len(n.targets) > 0 {
+		t := n.targets[0]
 		k.repo, k.path, k.label = t.Repo, t.Path, t.Label
 	}
 	return k
@@ -144,9 +146,10 @@ func (b *build) stalls(main *lane) {
 		case n.inner == "turn_end":
 			waiting = true
 			continue
-		case n.inner != "", n.ev.Kind == "model_switch":
+		case n.inner != "", n.ev.Kind == "model_switch", n.side:
 			// A switch announces the request that follows: it is no
-			// activity of its own.
+			// activity of its own. A side request (a compaction's
+			// summary, the client's own) is not the agent's work.
 			continue
 		}
 		if prev != nil && !waiting && n.ev.Kind != "user" {

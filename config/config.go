@@ -21,6 +21,7 @@ type Config struct {
 	Export  Export           `toml:"export"`
 	Log     Log              `toml:"log"`
 	Prices  map[string]Price `toml:"prices"`
+	Sink    Sink             `toml:"sink"`
 
 	// File is the file the config was loaded from, "" for pure defaults.
 	File string `toml:"-"`
@@ -70,14 +71,17 @@ type CursorAgent struct {
 
 // Agents has one entry per agent agentmap follows.
 type Agents struct {
-	Claude Agent       `toml:"claude"`
-	Codex  Agent       `toml:"codex"`
-	Cursor CursorAgent `toml:"cursor"`
+	Claude   Agent       `toml:"claude"`
+	Codex    Agent       `toml:"codex"`
+	Cursor   CursorAgent `toml:"cursor"`
+	OpenCode Agent       `toml:"opencode"`
+	Copilot  Agent       `toml:"copilot"`
+	Gemini   Agent       `toml:"gemini"`
 }
 
 // AgentNames are the agents in the order of the file (and of the agent
 // registry).
-var AgentNames = []string{"claude", "codex", "cursor"}
+var AgentNames = []string{"claude", "codex", "cursor", "opencode", "copilot", "gemini"}
 
 // ByName returns the settings of an agent by its short name.
 func (a *Agents) ByName(name string) (*Agent, bool) {
@@ -88,6 +92,12 @@ func (a *Agents) ByName(name string) (*Agent, bool) {
 		return &a.Codex, true
 	case "cursor":
 		return &a.Cursor.Agent, true
+	case "opencode":
+		return &a.OpenCode, true
+	case "copilot":
+		return &a.Copilot, true
+	case "gemini":
+		return &a.Gemini, true
 	}
 	return nil, false
 }
@@ -144,6 +154,15 @@ type Price struct {
 	CacheWrite float64 `toml:"cache_write"`
 	CacheRead  float64 `toml:"cache_read"`
 	Output     float64 `toml:"output"`
+	// Optional tiers (0 = none): the 1-hour cache-write price (else
+	// cache_write), the fast-mode multiplier, and the long-context tier
+	// (prompts above long_above tokens: long_input x the input-side
+	// prices, long_output x the output price).
+	CacheWrite1h float64 `toml:"cache_write_1h"`
+	Fast         float64 `toml:"fast"`
+	LongAbove    int64   `toml:"long_above"`
+	LongInput    float64 `toml:"long_input"`
+	LongOutput   float64 `toml:"long_output"`
 }
 
 // PriceFor returns the override of the longest model prefix matching model.
@@ -183,9 +202,12 @@ func defaultsFor(p platform) *Config {
 		Flush: Flush{Idle: Duration{15 * time.Minute}},
 		Watch: Watch{MaxLine: 64 << 20, Rescan: Duration{time.Minute}, Debounce: Duration{250 * time.Millisecond}},
 		Agents: Agents{
-			Claude: Agent{Enabled: true, Roots: p.claudeRoots()},
-			Codex:  Agent{Enabled: true, Roots: p.codexRoots()},
-			Cursor: CursorAgent{Agent: Agent{Enabled: true, Roots: p.cursorRoots()}, AppRoots: p.cursorAppRoots()},
+			Claude:   Agent{Enabled: true, Roots: p.claudeRoots()},
+			Codex:    Agent{Enabled: true, Roots: p.codexRoots()},
+			Cursor:   CursorAgent{Agent: Agent{Enabled: true, Roots: p.cursorRoots()}, AppRoots: p.cursorAppRoots()},
+			OpenCode: Agent{Enabled: true, Roots: p.openCodeRoots()},
+			Copilot:  Agent{Enabled: true, Roots: p.copilotRoots()},
+			Gemini:   Agent{Enabled: true, Roots: p.geminiRoots()},
 		},
 		Privacy: Privacy{Exclude: []string{}},
 		Export: Export{
@@ -197,6 +219,7 @@ func defaultsFor(p platform) *Config {
 		},
 		Log:    Log{Level: "info"},
 		Prices: map[string]Price{},
+		Sink:   defaultSink(),
 	}
 }
 

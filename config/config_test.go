@@ -178,8 +178,8 @@ func TestTOMLRoundTrip(t *testing.T) {
 	c.Export.Since = "7d"
 	c.Log.Level = "debug"
 	c.Prices = map[string]Price{
-		"claude-opus-4": {Input: 15, CacheWrite: 18.75, CacheRead: 1.5, Output: 75},
-		"gpt 5":         {Input: 1.25, Output: 10},
+		"claude-opus-4": {Input: 15, CacheWrite: 18.75, CacheRead: 1.5, Output: 75, CacheWrite1h: 30, Fast: 6},
+		"gpt 5":         {Input: 1.25, Output: 10, LongAbove: 272000, LongInput: 2, LongOutput: 1.5},
 	}
 	got, err := parse("show.toml", string(render(c, p, false)), p)
 	if err != nil {

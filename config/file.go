@@ -115,27 +115,31 @@ func render(c *Config, p platform, comments bool) []byte {
 	w.blank()
 
 	agentDoc := map[string][]string{
-		"claude": {"Claude Code: transcripts under <root>/projects. Defaults: $CLAUDE_CONFIG_DIR", "(comma-separated), ~/.claude and ~/.config/claude."},
-		"codex":  {"Codex CLI: rollouts under <root>/sessions and <root>/archived_sessions.", "Defaults: $CODEX_HOME and ~/.codex."},
-		"cursor": {"Cursor: roots hold agent transcripts and cursor-agent chats (~/.cursor);", "app_roots hold the editor's User directory (its state.vscdb files)."},
+		"claude":   {"Claude Code: transcripts under <root>/projects. Defaults: $CLAUDE_CONFIG_DIR", "(comma-separated), ~/.claude and ~/.config/claude."},
+		"codex":    {"Codex CLI: rollouts under <root>/sessions and <root>/archived_sessions.", "Defaults: $CODEX_HOME and ~/.codex."},
+		"cursor":   {"Cursor: roots hold agent transcripts and cursor-agent chats (~/.cursor);", "app_roots hold the editor's User directory (its state.vscdb files)."},
+		"opencode": {"OpenCode: its data directory holding opencode.db (read-only).", "Default: $XDG_DATA_HOME/opencode, else ~/.local/share/opencode."},
+		"copilot":  {"GitHub Copilot CLI: session-state/<id>/events.jsonl under <root>.", "Defaults: $COPILOT_HOME and ~/.copilot."},
+		"gemini":   {"Gemini CLI: chats under <root>/tmp/<project>/chats.", "Defaults: $GEMINI_CLI_HOME/.gemini and ~/.gemini."},
 	}
 	for _, name := range AgentNames {
 		a, _ := c.Agents.ByName(name)
 		w.table("agents." + name)
 		w.comment(agentDoc[name]...)
-		w.comment("Roots that do not exist yet are picked up when they appear.")
+		w.comment("Roots that do not exist yet are picked up when they appear. The roots shown",
+			"are the defaults found now; left commented out, they follow the environment.")
 		w.kv("enabled", strconv.FormatBool(a.Enabled))
 		roots := make([]string, len(a.Roots))
 		for i, r := range a.Roots {
 			roots[i] = w.path(r)
 		}
-		w.kv("roots", strList(roots))
+		w.derived("roots", strList(roots))
 		if name == "cursor" {
 			app := make([]string, len(c.Agents.Cursor.AppRoots))
 			for i, r := range c.Agents.Cursor.AppRoots {
 				app[i] = w.path(r)
 			}
-			w.kv("app_roots", strList(app))
+			w.derived("app_roots", strList(app))
 		}
 		w.blank()
 	}
@@ -182,7 +186,10 @@ func render(c *Config, p platform, comments bool) []byte {
 	w.comment(
 		"Price overrides, in USD per million tokens, for models whose name starts with",
 		"the table's name (the longest prefix wins). Models not listed use agentmap's",
-		"built-in list prices; unknown models cost 0. Example:",
+		"built-in list prices (`agentmap prices` prints them); a model in neither is",
+		"unpriced: its tokens count, its cost shows as unpriced. Optional keys:",
+		"cache_write_1h, fast (a multiplier), long_above with long_input and long_output.",
+		"Example:",
 		`[prices."claude-opus-4"]`,
 		"input = 15.0",
 		"cache_write = 18.75",
@@ -199,7 +206,21 @@ func render(c *Config, p platform, comments bool) []byte {
 		w.kv("cache_write", float(pr.CacheWrite))
 		w.kv("cache_read", float(pr.CacheRead))
 		w.kv("output", float(pr.Output))
+		for _, o := range []struct {
+			key string
+			v   float64
+		}{{"cache_write_1h", pr.CacheWrite1h}, {"fast", pr.Fast}, {"long_above", float64(pr.LongAbove)},
+			{"long_input", pr.LongInput}, {"long_output", pr.LongOutput}} {
+			if o.v != 0 {
+				if o.key == "long_above" {
+					w.kv(o.key, strconv.FormatInt(pr.LongAbove, 10))
+				} else {
+					w.kv(o.key, float(o.v))
+				}
+			}
+		}
 	}
+	renderSink(w, c, str, pathStr)
 	return []byte(w.b.String())
 }
 

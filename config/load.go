@@ -31,6 +31,7 @@ type file struct {
 	Export  toml.Primitive `toml:"export"`
 	Log     toml.Primitive `toml:"log"`
 	Prices  toml.Primitive `toml:"prices"`
+	Sink    toml.Primitive `toml:"sink"`
 }
 
 // Load reads the file at path over the defaults and validates the result. A
@@ -99,6 +100,7 @@ func parse(name, doc string, p platform) (*Config, error) {
 		{"export", raw.Export, &c.Export},
 		{"log", raw.Log, &c.Log},
 		{"prices", raw.Prices, &c.Prices},
+		{"sink", raw.Sink, &c.Sink},
 	}
 	for _, s := range sections {
 		if !md.IsDefined(s.key) {
@@ -198,6 +200,7 @@ func resolvePaths(c *Config, p platform, md toml.MetaData) {
 	for i, r := range c.Agents.Cursor.AppRoots {
 		c.Agents.Cursor.AppRoots[i] = p.expand(r)
 	}
+	resolveSinkPaths(c, p)
 }
 
 // tomlType names a TOML value type the way the TOML library's messages do

@@ -169,6 +169,24 @@ func (p platform) codexRoots() []string {
 // cursorRoots: ~/.cursor (agent transcripts, cursor-agent chats).
 func (p platform) cursorRoots() []string { return []string{p.join(p.home, ".cursor")} }
 
+// openCodeRoots: OpenCode's data directory, $XDG_DATA_HOME/opencode, else
+// ~/.local/share/opencode (OpenCode resolves it so on every OS).
+func (p platform) openCodeRoots() []string {
+	if d := p.env("XDG_DATA_HOME"); d != "" && p.isAbs(d) {
+		return []string{p.join(d, "opencode")}
+	}
+	return []string{p.join(p.home, ".local", "share", "opencode")}
+}
+
+// copilotRoots: $COPILOT_HOME and ~/.copilot.
+func (p platform) copilotRoots() []string {
+	var roots []string
+	if d := p.env("COPILOT_HOME"); d != "" {
+		roots = append(roots, p.expand(d))
+	}
+	return dedupe(append(roots, p.join(p.home, ".copilot")))
+}
+
 // cursorAppRoots: the editor's User directory (state.vscdb files) of the OS.
 func (p platform) cursorAppRoots() []string {
 	switch p.goos {
@@ -181,6 +199,16 @@ func (p platform) cursorAppRoots() []string {
 		return []string{p.join(p.home, "AppData", "Roaming", "Cursor", "User")}
 	}
 	return []string{p.join(p.xdgConfig(), "Cursor", "User")}
+}
+
+// geminiRoots: $GEMINI_CLI_HOME/.gemini (the client's home override) and
+// ~/.gemini; chats are under tmp/<project>/chats.
+func (p platform) geminiRoots() []string {
+	var roots []string
+	if d := p.env("GEMINI_CLI_HOME"); d != "" {
+		roots = append(roots, p.join(p.expand(d), ".gemini"))
+	}
+	return dedupe(append(roots, p.join(p.home, ".gemini")))
 }
 
 func dedupe(list []string) []string {

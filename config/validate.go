@@ -204,11 +204,16 @@ func (c *Config) validate(p platform) error {
 		for _, f := range []struct {
 			name string
 			v    float64
-		}{{"input", pr.Input}, {"cache_write", pr.CacheWrite}, {"cache_read", pr.CacheRead}, {"output", pr.Output}} {
+		}{{"input", pr.Input}, {"cache_write", pr.CacheWrite}, {"cache_read", pr.CacheRead}, {"output", pr.Output},
+			{"cache_write_1h", pr.CacheWrite1h}, {"fast", pr.Fast}, {"long_input", pr.LongInput}, {"long_output", pr.LongOutput}} {
 			if math.IsNaN(f.v) || f.v < 0 || f.v > maxPrice {
 				add(toml.Key{"prices", m, f.name}.String(), "must be between 0 and %d USD per million tokens", maxPrice)
 			}
 		}
+		if pr.LongAbove < 0 {
+			add(toml.Key{"prices", m, "long_above"}.String(), "must be a token count of 0 or more")
+		}
 	}
+	c.validateSink(p, add)
 	return errors.Join(probs...)
 }

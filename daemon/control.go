@@ -20,6 +20,7 @@ import (
 //	GET  /v1/list            []Entry, newest first
 //	POST /v1/flush?id=ID     FlushResult (id: native id or unique prefix)
 //	POST /v1/flush?all=1     FlushResult
+//	POST /v1/scan            ScanResult: a full scan, then every changed map written
 //
 // Status is a snapshot the loop publishes after every wake-up (and each
 // second of a catch-up), so it answers at once; the listing reads the
@@ -69,6 +70,7 @@ func (d *Daemon) handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, es)
 	})
+	d.sinkRoutes(mux)
 	mux.HandleFunc("POST /v1/flush", func(w http.ResponseWriter, r *http.Request) {
 		req := flushRequest{id: r.URL.Query().Get("id"), all: r.URL.Query().Get("all") == "1",
 			reply: make(chan FlushResult, 1)}
@@ -93,6 +95,7 @@ func (d *Daemon) handler() http.Handler {
 		}
 		writeJSON(w, code, res)
 	})
+	mux.HandleFunc("POST /v1/scan", d.serveScan)
 	return mux
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmap/agentmap/sink/postgres"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/state/mapstore"
 	"github.com/agentmap/agentmap/watchers"
@@ -51,13 +52,16 @@ type Daemon struct {
 	sizes         map[string]int64 // last size the watcher saw, for bytes behind
 	reconf        chan Live
 	flushReq      chan flushRequest
+	scanReq       chan chan ScanResult
 	started       time.Time
 	lastFlush     time.Time
 	catchUp       catchUp
 	lastErr       *errTrap
 	snap          snapshot
+	configErr     configTrap
 	publishOwed   bool           // a status count put off (publish)
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
+	sink          *postgres.Sender
 }
 
 type backoff struct {
@@ -87,6 +91,7 @@ func New(opt Options) *Daemon {
 		sizes:    map[string]int64{},
 		reconf:   make(chan Live, 1),
 		flushReq: make(chan flushRequest),
+		scanReq:  make(chan chan ScanResult),
 	}
 	d.lastErr = &errTrap{}
 	d.clock = opt.Clock
@@ -116,8 +121,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),
 		"sessions", len(d.sessions), "roots", len(d.roots))
 	d.started = d.opt.Clock.Now()
+	defer d.startSink(ctx)()
 	if d.opt.Once {
-		return d.once(ctx)
+		err := d.once(ctx)
+		d.drainSink(ctx)
+		return err
 	}
 	d.publish()
 	if d.opt.Control {
@@ -206,6 +214,10 @@ func (d *Daemon) once(ctx context.Context) error {
 		case <-d.opt.Clock.After(time.Duration(1<<attempt) * time.Second):
 		}
 	}
+	if d.opt.Progress != nil {
+		// The last word counts sessions as status and list do.
+		d.opt.Progress(d.progress.done, d.progress.total, d.countSessions())
+	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d maps could not be written (see the log)", len(failed))
 	}
@@ -262,6 +274,8 @@ func (d *Daemon) follow(ctx context.Context) error {
 			}
 		case r := <-d.flushReq:
 			r.reply <- d.flushNow(ctx, r)
+		case reply := <-d.scanReq:
+			reply <- d.scanNow(ctx)
 		case <-wake:
 		}
 		d.pollRetries(ctx)

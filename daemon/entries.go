@@ -2,10 +2,12 @@ package daemon
 
 import (
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/agentmap/agentmap/builder/prices"
 	"github.com/agentmap/agentmap/export/mapfile"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/state/mapstore"
@@ -25,8 +27,11 @@ type Entry struct {
 	Errors     int       `json:"errors"`
 	Tokens     int64     `json:"tokens"`
 	CostUSD    float64   `json:"costUsd"`
-	Outcome    string    `json:"outcome,omitempty"`
-	Flushed    time.Time `json:"flushed,omitzero"`
+	// Unpriced names the models whose tokens have no price (CostUSD
+	// leaves them out).
+	Unpriced []string  `json:"unpriced,omitempty"`
+	Outcome  string    `json:"outcome,omitempty"`
+	Flushed  time.Time `json:"flushed,omitzero"`
 	// Live is set when the session changed after its map was written.
 	Live bool `json:"live,omitempty"`
 }
@@ -55,7 +60,7 @@ func Entries(db *state.DB, store *mapstore.Store) ([]Entry, error) {
 		id := strings.TrimSuffix(filepath.Base(f.Path), ".json.gz")
 		e := Entry{Key: s.Key, Agent: s.Agent, ID: id, Path: f.Path, Repos: f.Sum.Repos,
 			DurationMs: f.Sum.DurationMs, Calls: f.Sum.Calls, Requests: f.Sum.Requests, Errors: f.Sum.Errors,
-			Tokens: f.Sum.Tokens, CostUSD: f.Sum.CostUSD, Outcome: f.Sum.Outcome, Flushed: time.UnixMilli(f.AtMs).UTC(),
+			Tokens: f.Sum.Tokens, CostUSD: f.Sum.CostUSD, Unpriced: f.Sum.Unpriced, Outcome: f.Sum.Outcome, Flushed: time.UnixMilli(f.AtMs).UTC(),
 			Live: s.Dirty()}
 		if t, err := time.Parse(time.RFC3339Nano, f.Sum.StartedAt); err == nil {
 			e.Start = t
@@ -105,6 +110,7 @@ func fromMap(store *mapstore.Store, e *Entry) error {
 		e.Key = e.Agent + "/" + e.ID
 		e.Calls, e.Requests, e.Errors = m.Totals.Calls, m.Totals.Requests, m.Totals.Errors
 		e.Tokens, e.CostUSD, e.Outcome = m.Totals.Tokens, m.Totals.CostUSD, m.Session.Outcome
+		e.Unpriced = UnpricedModels(m, "")
 	}
 	if t, ok := m.Start(); ok {
 		e.Start = t
@@ -115,4 +121,20 @@ func fromMap(store *mapstore.Store, e *Entry) error {
 		e.Repos = append(e.Repos, r.Name)
 	}
 	return nil
+}
+
+// UnpricedModels names the models of a map read from disk that served
+// requests with tokens but have no price in the embedded table; lane ""
+// means the whole session, else one agents[] id.
+func UnpricedModels(m *mapfile.Map, lane string) []string {
+	var out []string
+	for _, e := range m.Events {
+		if e.Kind != "llm" || (lane != "" && e.Agent != lane) || e.Cost > 0 || e.In+e.CW+e.CR+e.Out == 0 || slices.Contains(out, e.Model) {
+			continue
+		}
+		if _, ok := prices.Lookup(e.Model); !ok {
+			out = append(out, e.Model)
+		}
+	}
+	return out
 }

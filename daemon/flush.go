@@ -103,6 +103,7 @@ func (d *Daemon) recordFlushes() {
 			d.mark(s.Key)
 		}
 	}
+	d.notifySink()
 	d.flushed = d.flushed[:0]
 }
 

@@ -18,7 +18,7 @@ func OfflineStatus(db *state.DB, dataDir string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	st := Status{DataDir: dataDir, Export: exportStatus(db)}
+	st := Status{DataDir: dataDir, Export: exportStatus(db), Sink: sinkStatus(db), SkippedSessions: skippedSessions(srcs)}
 	per := map[string]*AgentStatus{}
 	get := func(agent string) *AgentStatus {
 		a := per[agent]
@@ -46,18 +46,18 @@ func OfflineStatus(db *state.DB, dataDir string) (Status, error) {
 		}
 	}
 	for _, s := range sessions {
-		if !fed[s.Key] && s.Flush == nil {
+		if s.Flush != nil {
+			if at := time.UnixMilli(s.Flush.AtMs); at.After(st.LastFlush) {
+				st.LastFlush = at
+			}
+		}
+		if !counted(s, func(key string) bool { return fed[key] }) {
 			continue
 		}
 		if s.Dirty() {
 			get(s.Agent).Live++
 		} else {
 			get(s.Agent).Flushed++
-		}
-		if s.Flush != nil {
-			if at := time.UnixMilli(s.Flush.AtMs); at.After(st.LastFlush) {
-				st.LastFlush = at
-			}
 		}
 	}
 	for _, a := range per {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agentmap/agentmap/sink/postgres"
 	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/agents"
 )
@@ -57,6 +58,8 @@ type Options struct {
 	Progress func(done, total int64, sessions int)
 	// Export schedules exports of the map store (export.go).
 	Export ExportOptions
+	// Sink, if set, sends the maps to the team database (sink.go).
+	Sink *postgres.Config
 	// Exclude, if set, keeps out every session whose working directory it
 	// matches (privacy.exclude): see exclude.go.
 	Exclude func(dir string) bool

@@ -28,11 +28,7 @@ func (d *Daemon) poll(ctx context.Context, s *state.Source, fst watchers.FileSta
 		return
 	}
 	log := d.log.With("component", "sqlite", "agent", s.Agent, "path", s.Path)
-	read := cursor.ReadVSCDB
-	if filepath.Base(s.Path) == "store.db" {
-		read = cursor.ReadStoreDB
-	}
-	convs, err := read(ctx, s.Path)
+	convs, err := d.readDB(ctx, s)
 	if err != nil {
 		log.Warn("database not readable now; will try again", "err", err)
 		d.polls[s.Path] = d.opt.Clock.Now().Add(sqliteRetry)
@@ -79,6 +75,24 @@ func (d *Daemon) poll(ctx context.Context, s *state.Source, fst watchers.FileSta
 	}
 	d.progress.done += fst.Size
 	d.reportProgress()
+}
+
+// readDB reads a database whole with its agent's reader: Cursor's two
+// kinds, or the reader the agent registry names.
+func (d *Daemon) readDB(ctx context.Context, s *state.Source) ([]watchers.Conversation, error) {
+	if a, ok := d.agents[s.Agent]; ok && a.ReadDB != nil {
+		return a.ReadDB(ctx, s.Path)
+	}
+	read := cursor.ReadVSCDB
+	if filepath.Base(s.Path) == "store.db" {
+		read = cursor.ReadStoreDB
+	}
+	convs, err := read(ctx, s.Path)
+	out := make([]watchers.Conversation, len(convs))
+	for i, c := range convs {
+		out[i] = watchers.Conversation{NativeID: c.NativeID, Events: c.Events, UpdatedMs: c.UpdatedMs}
+	}
+	return out, err
 }
 
 // pollRetries polls again the databases that were busy.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -24,6 +25,13 @@ type Status struct {
 	Excluded int `json:"excluded"`
 	// Export is the scheduled exports' last outcome (export.go).
 	Export *ExportStatus `json:"export,omitempty"`
+	// Sink is the team database's queue and last outcome (sink.go).
+	Sink *SinkStatus `json:"sink,omitempty"`
+	// ConfigError is the last rejected reload of the config file, while
+	// no later reload succeeded (problems.go).
+	ConfigError *ConfigReloadError `json:"configReloadError,omitempty"`
+	// SkippedSessions are the sessions with skipped lines, worst first.
+	SkippedSessions []SkippedSession `json:"skippedSessions,omitempty"`
 }
 
 // AgentStatus is one agent's share of the work.
@@ -139,8 +147,8 @@ func (d *Daemon) publishNow() {
 		}
 	}
 	for _, s := range d.sessions {
-		if s.Parent == "" && !d.hasSources(s.Key) && s.Flush == nil {
-			continue // known only as a parent so far
+		if !counted(s, d.hasSources) {
+			continue
 		}
 		if s.Dirty() {
 			get(s.Agent).Live++
@@ -159,9 +167,36 @@ func (d *Daemon) publishNow() {
 	}
 	sort.Slice(st.Agents, func(i, j int) bool { return st.Agents[i].Agent < st.Agents[j].Agent })
 	st.LastError = d.lastErr.get()
+	srcs := make([]*state.Source, 0, len(d.srcs))
+	for _, s := range d.srcs {
+		srcs = append(srcs, s)
+	}
+	st.SkippedSessions = skippedSessions(srcs)
 	d.snap.mu.Lock()
 	d.snap.status, d.snap.at = st, now
 	d.snap.mu.Unlock()
+}
+
+// counted says whether a session is one that status, scan and list count
+// alike: one with a map or with changes for one; not a parent known only
+// through its child, nor a flush that wrote no map. sourced says whether a
+// session key has a source.
+func counted(s *state.Session, sourced func(key string) bool) bool {
+	if s.Parent == "" && !sourced(s.Key) && s.Flush == nil {
+		return false // known only as a parent so far
+	}
+	return s.Dirty() || (s.Flush != nil && s.Flush.Path != "")
+}
+
+// countSessions is how many sessions count (see counted).
+func (d *Daemon) countSessions() int {
+	n := 0
+	for _, s := range d.sessions {
+		if counted(s, d.hasSources) {
+			n++
+		}
+	}
+	return n
 }
 
 // Status returns the last published status, its uptime brought up to now.
@@ -170,7 +205,9 @@ func (d *Daemon) Status() Status {
 	st := d.snap.status
 	d.snap.mu.Unlock()
 	st.LastError = d.lastErr.get()
+	st.ConfigError = d.lastConfigError()
 	st.Export = exportStatus(d.db)
+	st.Sink = sinkStatus(d.db)
 	if !st.Started.IsZero() {
 		st.Uptime = d.clock.Now().Sub(st.Started)
 	}

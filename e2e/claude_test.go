@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -70,6 +71,10 @@ func text(s string) fa.Block { return fa.Block{Text: canary + "-" + s} }
 
 type claudeRun struct {
 	srv *fa.Server
+	w   *world
+	// side requests (compaction, titles, the client's own) answered while
+	// each session ran: billed, so they are in the session's map
+	mainSide, longSide int
 	// What the main and the long session should show, and the scripts
 	// of their main lanes.
 	main, long               *expect
@@ -77,7 +82,7 @@ type claudeRun struct {
 }
 
 func runClaude(t *testing.T, w *world) *claudeRun {
-	run := &claudeRun{main: newExpect(), long: newExpect(),
+	run := &claudeRun{w: w, main: newExpect(), long: newExpect(),
 		mainScripts: []string{"cmain", "cresume"}, longScripts: []string{"clong"}}
 	m := cscript{w, run.main}
 	scripts := map[string][]fa.Reply{}
@@ -173,8 +178,10 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 	if srv.Unscripted() == before {
 		t.Errorf("/compact asked the model nothing")
 	}
+	run.mainSide = srv.Unscripted()
 	w.client(t, w.repo, "claude-long", env, append([]string{"claude", "-p", "[[script:clong]] " + canary + "-prompt long",
 		"--session-id", claudeLongID}, common...)...)
+	run.longSide = srv.Unscripted() - run.mainSide
 	t.Logf("claude: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())
 	return run
 }
@@ -227,12 +234,63 @@ func (r *claudeRun) sessions() []session {
 		}
 		return s
 	}
+	withSide := func(s served, n int) served {
+		s.requests += n
+		s.tokens += int64(n) * fa.SideUsage.Total()
+		return s
+	}
 	return []session{
 		{name: "claude main", native: claudeMainID, tool: "claude-code", model: claudeModel, e: r.main,
-			main:      sum(r.mainScripts...),
+			main:      withSide(sum(r.mainScripts...), r.mainSide),
 			lanes:     []lane{{"general-purpose", sum("csub")}, {"Explore", sum("cexplore")}},
-			llmErrors: map[string]int{"overloaded": 1}},
+			llmErrors: map[string]int{"overloaded": 1}, client: costState(r.w, claudeMainID), side: r.mainSide},
 		{name: "claude long", native: claudeLongID, tool: "claude-code", model: claudeModel, e: r.long,
-			main: sum(r.longScripts...)},
+			main: withSide(sum(r.longScripts...), r.longSide), client: costState(r.w, claudeLongID), side: r.longSide},
 	}
+}
+
+// costState reads Claude Code's own account of a session from its
+// transcript: the last cost-state line of each process (startTime), summed.
+// nil when the transcript has none.
+func costState(w *world, native string) *clientTotal {
+	paths, _ := filepath.Glob(filepath.Join(w.claude, "projects", "*", native+".jsonl"))
+	if len(paths) != 1 {
+		return nil
+	}
+	f, err := os.Open(paths[0])
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	type state struct {
+		Type       string  `json:"type"`
+		StartTime  int64   `json:"startTime"`
+		Total      float64 `json:"totalCostUSD"`
+		ModelUsage map[string]struct {
+			In  int64 `json:"inputTokens"`
+			Out int64 `json:"outputTokens"`
+			CR  int64 `json:"cacheReadInputTokens"`
+			CW  int64 `json:"cacheCreationInputTokens"`
+		} `json:"modelUsage"`
+	}
+	last := map[int64]state{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var s state
+		if json.Unmarshal(sc.Bytes(), &s) == nil && s.Type == "cost-state" {
+			last[s.StartTime] = s
+		}
+	}
+	if len(last) == 0 {
+		return nil
+	}
+	c := &clientTotal{}
+	for _, s := range last {
+		c.usd += s.Total
+		for _, u := range s.ModelUsage {
+			c.tokens += u.In + u.Out + u.CR + u.CW
+		}
+	}
+	return c
 }

@@ -25,8 +25,14 @@ func TestClients(t *testing.T) {
 	if bin == "" {
 		t.Skip("SKIP real-clients suite: AGENTMAP_E2E_BIN (node_modules/.bin with claude and codex) is not set; run e2e/run.sh")
 	}
-	for _, c := range []string{"claude", "codex"} {
-		if _, err := os.Stat(filepath.Join(bin, c)); err != nil {
+	for _, c := range strings.Split(clientList(), ",") {
+		found := false
+		for _, dir := range filepath.SplitList(bin) {
+			if _, err := os.Stat(filepath.Join(dir, c)); err == nil {
+				found = true
+			}
+		}
+		if !found {
 			t.Skipf("SKIP real-clients suite: %s is not installed in %s", c, bin)
 		}
 	}

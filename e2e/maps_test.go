@@ -176,7 +176,8 @@ func (b *buildSource) start(*testing.T) {}
 func (b *buildSource) finish(t *testing.T, sessions []string) string {
 	t.Helper()
 	var files []string
-	for _, root := range []string{filepath.Join(b.w.claude, "projects"), filepath.Join(b.w.codex, "sessions")} {
+	for _, root := range []string{filepath.Join(b.w.claude, "projects"), filepath.Join(b.w.codex, "sessions"),
+		filepath.Join(b.w.home, ".gemini", "tmp")} {
 		filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
 			if err == nil && !e.IsDir() && strings.HasSuffix(p, ".jsonl") {
 				files = append(files, p)
@@ -184,6 +185,11 @@ func (b *buildSource) finish(t *testing.T, sessions []string) string {
 			return nil
 		})
 	}
+	if db := filepath.Join(b.w.home, ".local", "share", "opencode", "opencode.db"); fileExists(db) {
+		files = append(files, db)
+	}
+	copilot, _ := filepath.Glob(filepath.Join(b.w.home, ".copilot", "session-state", "*", "events.jsonl"))
+	files = append(files, copilot...)
 	dir := filepath.Join(b.w.data, "maps-build")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -216,6 +222,7 @@ type agentMap struct {
 		UserTurns      int            `json:"userTurns"`
 		Subagents      int            `json:"subagents"`
 		Tokens         int64          `json:"tokens"`
+		CostUSD        float64        `json:"costUsd"`
 		Retries        int            `json:"retries"`
 		Compactions    int            `json:"compactions"`
 		ErrorsByClass  map[string]int `json:"errorsByClass"`

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the real-clients suite: installs the pinned Claude Code and Codex CLIs
-# from the npm registry into a cache, then runs the Go test in e2e/.
+# Runs the real-clients suite: installs the pinned Claude Code, Codex,
+# Gemini, OpenCode and GitHub Copilot CLIs from the npm registry into a
+# cache, then runs the Go test in e2e/.
 #
 #   e2e/run.sh                             # the pinned versions
 #   AGENTMAP_E2E_VERSIONS=latest e2e/run.sh  # today's releases, to catch format drift
@@ -13,9 +14,13 @@ cd "$(dirname "$0")/.."
 
 claude_version=2.1.332
 codex_version=0.171.0
+opencode_version=1.18.33
+copilot_version=1.0.102
 if [ "${AGENTMAP_E2E_VERSIONS:-pinned}" = latest ]; then
   claude_version=latest
   codex_version=latest
+  opencode_version=latest
+  copilot_version=latest
 fi
 
 if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
@@ -37,6 +42,50 @@ if [ "$claude_version" = latest ] || [ ! -x "$bin/claude" ] || [ ! -x "$bin/code
 fi
 bin=$(cd "$bin" && pwd)
 echo "clients: $("$bin/claude" --version 2>/dev/null | head -n1); $("$bin/codex" --version 2>/dev/null | head -n1)"
+
+# Gemini CLI, in a directory of its own (its dependencies are many).
+gemini_version=0.61.0
+if [ "${AGENTMAP_E2E_VERSIONS:-pinned}" = latest ]; then
+  gemini_version=latest
+fi
+gdir="$cache/gemini-cli@$gemini_version"
+if [ "$gemini_version" = latest ] || [ ! -x "$gdir/node_modules/.bin/gemini" ]; then
+  mkdir -p "$gdir"
+  echo "installing @google/gemini-cli@$gemini_version into $gdir"
+  npm install --prefix "$gdir" --no-audit --no-fund --loglevel=error "@google/gemini-cli@$gemini_version" \
+    || echo "NOTE: could not install Gemini CLI from the npm registry; the suite runs without it"
+fi
+clients=claude,codex
+if [ -x "$gdir/node_modules/.bin/gemini" ]; then
+  gbin=$(cd "$gdir/node_modules/.bin" && pwd)
+  echo "gemini: $("$gbin/gemini" --version 2>/dev/null | head -n1)"
+  bin="$bin:$gbin"
+  clients="$clients,gemini"
+fi
+
+# OpenCode and Copilot CLI: an install of their own, so that a new version
+# of one pair does not reinstall the other.
+chat_dir="$cache/opencode@$opencode_version+copilot@$copilot_version"
+chat_bin="$chat_dir/node_modules/.bin"
+if [ "$opencode_version" = latest ] || [ ! -x "$chat_bin/opencode" ] || [ ! -x "$chat_bin/copilot" ]; then
+  mkdir -p "$chat_dir"
+  echo "installing opencode-ai@$opencode_version and @github/copilot@$copilot_version into $chat_dir"
+  if ! npm install --prefix "$chat_dir" --no-audit --no-fund --loglevel=error \
+      "opencode-ai@$opencode_version" "@github/copilot@$copilot_version"; then
+    echo "NOTE: could not install OpenCode and Copilot CLI from the npm registry; the suite runs without them"
+  fi
+fi
+if [ -x "$chat_bin/opencode" ] && [ -x "$chat_bin/copilot" ]; then
+  chat_bin=$(cd "$chat_bin" && pwd)
+  # Versions from the packages: running the clients here would write into
+  # the real HOME.
+  pkgver() { sed -n 's/^  "version": "\(.*\)",$/\1/p' "$chat_dir/node_modules/$1/package.json" | head -n1; }
+  echo "clients: opencode $(pkgver opencode-ai); copilot $(pkgver @github/copilot)"
+  bin="$bin:$chat_bin"
+  clients="$clients,opencode,copilot"
+fi
+# The clients that could be installed, unless the caller chose a subset.
+export AGENTMAP_E2E_CLIENTS=${AGENTMAP_E2E_CLIENTS:-$clients}
 
 start=$(date +%s)
 status=0

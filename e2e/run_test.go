@@ -18,7 +18,7 @@ func (w *world) client(t *testing.T, dir, name string, env []string, args ...str
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(w.bin, args[0]), args[1:]...)
+	cmd := exec.CommandContext(ctx, w.program(args[0]), args[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(append([]string(nil), w.env...), env...)
 	var stdout, stderr bytes.Buffer
@@ -35,6 +35,22 @@ func (w *world) client(t *testing.T, dir, name string, env []string, args ...str
 		t.Fatalf("%s failed: %v\nstderr:\n%s\nstdout tail:\n%s", name, err, tail(stderr.Bytes()), tail(stdout.Bytes()))
 	}
 	return stdout.Bytes()
+}
+
+// program finds a client in the install directories (AGENTMAP_E2E_BIN is
+// a list of them, separated as in PATH).
+func (w *world) program(name string) string {
+	for _, dir := range filepath.SplitList(w.bin) {
+		if p := filepath.Join(dir, name); fileExists(p) {
+			return p
+		}
+	}
+	return filepath.Join(w.bin, name)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 func tail(b []byte) string {

@@ -21,19 +21,29 @@ func runSuite(t *testing.T, bin string) {
 	if d, ok := src.(*daemonSource); ok {
 		// A crash mid-run: the main sessions grow again after it.
 		w.after = func(name string) {
-			if name == "claude-main" || name == "codex-main" {
+			if name == "claude-main" || name == "codex-main" || name == "opencode-main" || name == "copilot-main" ||
+				name == "gemini-main" {
 				d.crash(t)
 			}
 		}
 	}
 
 	var sessions []session
-	clients := cmp.Or(os.Getenv("AGENTMAP_E2E_CLIENTS"), "claude,codex")
+	clients := clientList()
 	if strings.Contains(clients, "claude") {
 		sessions = append(sessions, runClaude(t, w).sessions()...)
 	}
 	if strings.Contains(clients, "codex") {
 		sessions = append(sessions, runCodex(t, w).sessions()...)
+	}
+	if strings.Contains(clients, "opencode") {
+		sessions = append(sessions, runOpenCode(t, w).sessions()...)
+	}
+	if strings.Contains(clients, "copilot") {
+		sessions = append(sessions, runCopilot(t, w).sessions()...)
+	}
+	if strings.Contains(clients, "gemini") {
+		sessions = append(sessions, runGemini(t, w).sessions(t)...)
 	}
 	if t.Failed() {
 		return
@@ -61,6 +71,12 @@ func runSuite(t *testing.T, bin string) {
 	}
 	checkLeaks(t, w, raws, src.logs())
 	t.Logf("suite ran in %v", time.Since(start).Round(time.Second))
+}
+
+// clientList is the clients the suite runs (AGENTMAP_E2E_CLIENTS, a
+// comma-separated list; all by default).
+func clientList() string {
+	return cmp.Or(os.Getenv("AGENTMAP_E2E_CLIENTS"), "claude,codex,opencode,copilot,gemini")
 }
 
 // validate runs `agentmap validate` over every map.

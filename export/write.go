@@ -17,17 +17,23 @@ import (
 // keeps all.
 type Selection struct {
 	Since time.Time
+	// Until, when set, keeps sessions started before it.
+	Until time.Time
 }
 
 func (s Selection) keep(d *mapfile.Doc, file string) bool {
-	if s.Since.IsZero() {
+	if s.Since.IsZero() && s.Until.IsZero() {
 		return true
 	}
-	if start, ok := d.Map.Start(); ok {
-		return !start.Before(s.Since)
+	start, ok := d.Map.Start()
+	if !ok {
+		fi, err := os.Stat(file)
+		if err != nil {
+			return false
+		}
+		start = fi.ModTime()
 	}
-	fi, err := os.Stat(file)
-	return err == nil && !fi.ModTime().Before(s.Since)
+	return !start.Before(s.Since) && (s.Until.IsZero() || start.Before(s.Until))
 }
 
 // Write exports the map files in files to w, in order, one map in memory

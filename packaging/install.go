@@ -29,6 +29,9 @@ func InstallPlan(ctx context.Context, s Spec, run Runner) (*Plan, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
+	// The plan of a binary that will not stay is still shown (--dry-run),
+	// with the refusal.
+	refusal := s.stays()
 	content, err := Render(s)
 	if err != nil {
 		return nil, err
@@ -54,7 +57,7 @@ func InstallPlan(ctx context.Context, s Spec, run Runner) (*Plan, error) {
 			p.Notes = append(p.Notes, path+" is up to date")
 		}
 		if err := userSystemd(ctx, s, run); err != nil {
-			return p, err
+			return p, errors.Join(refusal, err)
 		}
 		if out, err := run(ctx, "loginctl", "show-user", strconv.Itoa(s.UID), "--property=Linger", "--value"); err == nil &&
 			strings.TrimSpace(string(out)) == "no" {
@@ -78,7 +81,7 @@ func InstallPlan(ctx context.Context, s Spec, run Runner) (*Plan, error) {
 			p.Notes = append(p.Notes, path+" is up to date and loaded")
 		}
 	}
-	return p, nil
+	return p, refusal
 }
 
 // UninstallPlan computes how to stop and remove the service. The data
@@ -131,6 +134,13 @@ func uninstallPlan(ctx context.Context, s Spec, purge bool, run Runner) (*Plan, 
 	if purge && s.DataDir != "" {
 		if _, err := os.Stat(s.DataDir); err == nil {
 			p.Steps = append(p.Steps, Step{Op: Purge, Path: s.DataDir})
+		}
+		switch s.GOOS {
+		case "linux":
+			p.Notes = append(p.Notes, "the service's log is in your systemd journal, which agentmap does not edit: "+
+				"journald ages it out (journalctl --user -u "+UnitName+" shows it)")
+		case "darwin":
+			p.Notes = append(p.Notes, "the service's log files were in "+s.DataDir+" and go with it")
 		}
 	} else if s.DataDir != "" {
 		p.Notes = append(p.Notes, "the data directory "+s.DataDir+" is kept (uninstall --purge removes it)")

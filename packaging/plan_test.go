@@ -232,6 +232,9 @@ func TestLinuxUninstall(t *testing.T) {
 	}
 	same(t, "purge removes", writes(again), []string{s.DataDir})
 	same(t, "purge of an uninstalled service runs", commands(again), nil)
+	if notes := strings.Join(again.Notes, "\n"); !strings.Contains(notes, "the service's log is in your systemd journal, which agentmap does not edit") {
+		t.Errorf("purge says nothing true of the logs: %q", notes)
+	}
 	if err := again.Apply(ctx, m.run, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
@@ -443,6 +446,27 @@ func TestStatusThroughKardianos(t *testing.T) {
 		got, err := Status(ctx, s)
 		if err != nil || got != want {
 			t.Errorf("is-active %s: status = %q, %v; want %q", answer, got, err, want)
+		}
+	}
+}
+
+func TestInstallRefusesABinaryThatWillNotStay(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("GOCACHE", cache)
+	t.Setenv("GOBIN", "/opt/go/bin")
+	for bin, want := range map[string]string{
+		filepath.Join(cache, "1f", "exe", "agentmap"):          "in the Go build cache (" + cache + ")",
+		filepath.Join(os.TempDir(), "go-build123", "agentmap"): "in a temporary directory",
+		"/usr/local/bin/agentmap":                              "",
+		"/usr/bin/agentmap":                                    "",
+	} {
+		err := Spec{Binary: bin}.stays()
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: refused: %v", bin, err)
+		case want != "" && (!errors.Is(err, ErrTemporaryBinary) || !strings.Contains(err.Error(), want) ||
+			!strings.Contains(err.Error(), "go install ./cmd/agentmap && /opt/go/bin/agentmap install")):
+			t.Errorf("%s: %v", bin, err)
 		}
 	}
 }

@@ -211,7 +211,7 @@ func TestPlistIsAPropertyList(t *testing.T) {
 	}
 	want := map[string]plistValue{
 		"Label":                   LaunchdLabel,
-		"ProgramArguments":        []plistValue{s.Binary, "run", "--config", s.ConfigFile},
+		"ProgramArguments":        []plistValue{s.Binary, "run", "--config", s.ConfigFile, "--log-file", filepath.Join(s.DataDir, "logs", "agentmap.log")},
 		"RunAtLoad":               true,
 		"KeepAlive":               true,
 		"ProcessType":             "Background",

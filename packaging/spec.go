@@ -100,18 +100,30 @@ func (s Spec) Arguments() []string {
 	if s.ConfigFile != "" {
 		args = append(args, "--config", s.ConfigFile)
 	}
+	if f := s.LogFile(); f != "" {
+		args = append(args, "--log-file", f)
+	}
 	return args
 }
+
+// LogFile is where the service logs when the system keeps no log for it:
+// on macOS a size-capped file in the data directory (logfile rotates it);
+// on Linux "" (systemd sends the service's stderr to the journal).
+func (s Spec) LogFile() string {
+	if s.GOOS == "darwin" && s.DataDir != "" {
+		return LogFile(s.DataDir)
+	}
+	return ""
+}
+
+// LogFile is the service's own log file under a data directory.
+func LogFile(dataDir string) string { return filepath.Join(dataDir, "logs", "agentmap.log") }
 
 // check rejects what a service file cannot carry safely: relative paths,
 // and characters that systemd or launchd would interpret.
 func (s Spec) check() error {
 	if !filepath.IsAbs(s.Binary) {
 		return fmt.Errorf("the agentmap binary path is not absolute")
-	}
-	if isTemporary(s.Binary) {
-		return fmt.Errorf("the running agentmap is a temporary build (go run?): install it first " +
-			"with `go install ./cmd/agentmap`, then run `agentmap install` from the installed binary")
 	}
 	for what, p := range map[string]string{"binary": s.Binary, "config file": s.ConfigFile, "data directory": s.DataDir} {
 		if strings.ContainsAny(p, "%$\"\\\n\r\x00") {
@@ -124,9 +136,74 @@ func (s Spec) check() error {
 	return nil
 }
 
-// isTemporary recognises binaries that go run and go test build in a
-// temporary directory, which disappear when they exit.
-func isTemporary(bin string) bool {
-	tmp := filepath.Clean(os.TempDir()) + string(filepath.Separator)
-	return strings.HasPrefix(bin, tmp) && strings.Contains(bin, "go-build")
+// ErrTemporaryBinary means the running binary would not outlive its build:
+// a service pointed at it would fail to start once it is cleaned away.
+var ErrTemporaryBinary = errors.New("the running agentmap is a temporary build")
+
+// stays refuses a binary in the Go build cache (where go run keeps what it
+// builds) or in a temporary directory, with the command to run instead.
+func (s Spec) stays() error {
+	where := ""
+	switch {
+	case under(s.Binary, goBuildCache()):
+		where = "in the Go build cache (" + goBuildCache() + "), where go run builds it; go clean -cache removes it"
+	case under(s.Binary, tempDirs()...):
+		where = "in a temporary directory, which is cleaned away"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: %s lives %s. Install it first, then install the service from the installed binary:\n"+
+		"  go install ./cmd/agentmap && %s install",
+		ErrTemporaryBinary, s.Binary, where, shellJoin([]string{filepath.Join(goBin(), "agentmap")}))
+}
+
+// under reports whether path is inside one of dirs (compared after
+// resolving symbolic links, as /tmp and /var are on macOS).
+func under(path string, dirs ...string) bool {
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			d = r
+		}
+		rel, err := filepath.Rel(d, path)
+		if err == nil && rel != "." && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel) {
+			return true
+		}
+	}
+	return false
+}
+
+func tempDirs() []string {
+	dirs := []string{os.TempDir()}
+	if runtime.GOOS != "windows" {
+		dirs = append(dirs, "/tmp", "/var/tmp")
+	}
+	return dirs
+}
+
+// goBuildCache is $GOCACHE, else go-build in the user cache directory (the
+// go command's default); "off" has no cache.
+func goBuildCache() string {
+	if c := os.Getenv("GOCACHE"); c != "" && c != "off" {
+		return c
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "go-build")
+	}
+	return ""
+}
+
+// goBin is where go install puts binaries: $GOBIN, else the first
+// directory of $GOPATH, else ~/go, with bin.
+func goBin() string {
+	if b := os.Getenv("GOBIN"); b != "" {
+		return b
+	}
+	if p := filepath.SplitList(os.Getenv("GOPATH")); len(p) > 0 && p[0] != "" {
+		return filepath.Join(p[0], "bin")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, "go", "bin")
 }

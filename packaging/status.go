@@ -44,6 +44,16 @@ func Status(ctx context.Context, s Spec) (string, error) {
 	return "unknown", nil
 }
 
+// UserManager reports whether the user's service manager can run the
+// service: on Linux a running systemd --user (the error says what to do
+// instead); launchd always runs on macOS.
+func UserManager(ctx context.Context, s Spec) error {
+	if s.GOOS == "linux" {
+		return userSystemd(ctx, s, ExecRunner)
+	}
+	return nil
+}
+
 // kardianos returns the kardianos service of the spec. On Linux it insists
 // on the systemd backend: a user unit is what agentmap installs, even where
 // kardianos' detection (PID 1 is systemd) would pick another init system.

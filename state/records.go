@@ -96,7 +96,10 @@ type Summary struct {
 	Errors   int     `json:"errors"`
 	Tokens   int64   `json:"tokens"`
 	CostUSD  float64 `json:"costUsd,omitempty"`
-	Outcome  string  `json:"outcome,omitempty"`
+	// Unpriced names the models that served tokens with no price: CostUSD
+	// leaves them out, and a listing says so.
+	Unpriced []string `json:"unpriced,omitempty"`
+	Outcome  string   `json:"outcome,omitempty"`
 	// StartedAt, DurationMs and Repos (names only, as the map has them)
 	// let a listing filter and sort without opening the map; flushes
 	// recorded before they existed leave them empty.

@@ -333,8 +333,9 @@ func dropEvents(tx *bolt.Tx, session string, src uint64) error {
 }
 
 type encodedSession struct {
-	key  []byte
-	data []byte
+	key   []byte
+	data  []byte
+	flush *Flush // queued in the sinks' outboxes (outbox.go)
 }
 
 func encodeSessions(ss []*Session) ([]encodedSession, error) {
@@ -347,7 +348,7 @@ func encodeSessions(ss []*Session) ([]encodedSession, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode session: %w", err)
 		}
-		out = append(out, encodedSession{[]byte(s.Key), data})
+		out = append(out, encodedSession{[]byte(s.Key), data, s.Flush})
 	}
 	return out, nil
 }
@@ -359,7 +360,7 @@ func putSessions(tx *bolt.Tx, ss []encodedSession) error {
 			return err
 		}
 	}
-	return nil
+	return queueFlushes(tx, ss)
 }
 
 // PutSessions writes session records (a flush, an end flag).

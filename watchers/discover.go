@@ -19,6 +19,9 @@ const (
 	LayoutCodex     = "codex"      // a Codex home: sessions/YYYY/MM/DD/…, archived_sessions/
 	LayoutCursor    = "cursor"     // ~/.cursor: projects/<slug>/agent-transcripts/…, chats/<hash>/<id>/store.db
 	LayoutCursorApp = "cursor-app" // Cursor's User dir: globalStorage/ and workspaceStorage/*/ state.vscdb
+	LayoutOpenCode  = "opencode"   // OpenCode's data dir: opencode.db (opencode-<channel>.db)
+	LayoutCopilot   = "copilot"    // a Copilot CLI home: session-state/<id>/events.jsonl
+	LayoutGemini    = "gemini"     // a Gemini CLI dir (~/.gemini): tmp/<project>/chats/…
 )
 
 // Root is one directory tree an agent writes its logs under.
@@ -82,6 +85,15 @@ func (r Root) Descend(dir string) bool {
 		case "workspaceStorage":
 			return len(p) <= 2
 		}
+	case LayoutOpenCode:
+		// The store sits in the root itself; the JSON storage of older
+		// versions in storage/session/<project>/.
+		return p[0] == "storage" && (len(p) == 1 || p[1] == "session" && len(p) <= 3)
+	case LayoutCopilot:
+		return p[0] == "session-state" && len(p) <= 2
+	case LayoutGemini:
+		// tmp / <project> / chats / <parent session> (subagents)
+		return p[0] == "tmp" && (len(p) <= 2 || p[2] == "chats" && len(p) <= 4)
 	}
 	return false
 }
@@ -122,9 +134,36 @@ func (r Root) Form(path string) string {
 		if p[0] == "chats" && len(p) == 4 && name == "store.db" {
 			return FormSQLite
 		}
+	case LayoutGemini:
+		if p[0] != "tmp" || len(p) < 4 || p[2] != "chats" {
+			return ""
+		}
+		switch {
+		case len(p) == 4 && strings.HasPrefix(name, "session-") && strings.HasSuffix(name, ".jsonl"):
+			return FormLines
+		case len(p) == 4 && strings.HasPrefix(name, "session-") && strings.HasSuffix(name, ".json"):
+			return FormWhole // the whole-document form of older clients
+		case len(p) == 5 && strings.HasSuffix(name, ".jsonl"):
+			return FormLines // a subagent's conversation
+		}
 	case LayoutCursorApp:
 		if name == "state.vscdb" && ((p[0] == "globalStorage" && len(p) == 2) || (p[0] == "workspaceStorage" && len(p) == 3)) {
 			return FormSQLite
+		}
+	case LayoutOpenCode:
+		if len(p) == 1 && (name == "opencode.db" || strings.HasPrefix(name, "opencode-") && strings.HasSuffix(name, ".db")) {
+			return FormSQLite
+		}
+		// A session of the JSON storage is read whole, with its messages
+		// and parts, like a database.
+		if len(p) == 4 && p[0] == "storage" && p[1] == "session" && strings.HasSuffix(name, ".json") {
+			return FormSQLite
+		}
+	case LayoutCopilot:
+		// session-state/<id>/events.jsonl; the first releases wrote
+		// session-state/<id>.jsonl.
+		if p[0] == "session-state" && (len(p) == 3 && name == "events.jsonl" || len(p) == 2 && strings.HasSuffix(name, ".jsonl")) {
+			return FormLines
 		}
 	}
 	return ""
@@ -147,8 +186,11 @@ type Env struct {
 // DefaultRoots lists where each agent keeps its logs on this OS:
 // Claude: every dir of $CLAUDE_CONFIG_DIR (comma-separated), ~/.claude and
 // $XDG_CONFIG_HOME/claude (older builds); Codex: $CODEX_HOME and ~/.codex;
-// Cursor: ~/.cursor and Cursor's User dir of the OS. Missing roots are
-// listed too: they are picked up when they appear.
+// Cursor: ~/.cursor and Cursor's User dir of the OS; OpenCode:
+// $XDG_DATA_HOME/opencode, else ~/.local/share/opencode (on every OS, as
+// OpenCode itself resolves it); Copilot CLI: $COPILOT_HOME and ~/.copilot;
+// Gemini CLI: $GEMINI_CLI_HOME/.gemini and ~/.gemini.
+// Missing roots are listed too: they are picked up when they appear.
 func DefaultRoots(env Env) []Root {
 	get := env.Getenv
 	if get == nil {
@@ -201,11 +243,23 @@ func DefaultRoots(env Env) []Root {
 			add("cursor", LayoutCursorApp, filepath.Join(xdg, "Cursor", "User"))
 		}
 	}
+	if data := get("XDG_DATA_HOME"); data != "" {
+		add("opencode", LayoutOpenCode, filepath.Join(data, "opencode"))
+	} else {
+		add("opencode", LayoutOpenCode, join(".local", "share", "opencode"))
+	}
+	add("copilot", LayoutCopilot, get("COPILOT_HOME"))
+	add("copilot", LayoutCopilot, join(".copilot"))
+	if h := get("GEMINI_CLI_HOME"); h != "" {
+		add("gemini", LayoutGemini, filepath.Join(h, ".gemini"))
+	}
+	add("gemini", LayoutGemini, join(".gemini"))
 	return roots
 }
 
 // OverrideRoots replaces the default roots of the agents named in
-// overrides ("claude", "codex", "cursor", "cursor-app": dir).
+// overrides ("claude", "codex", "cursor", "cursor-app", "opencode",
+// "copilot": dir).
 func OverrideRoots(roots []Root, overrides map[string][]string) []Root {
 	if len(overrides) == 0 {
 		return roots
@@ -216,7 +270,7 @@ func OverrideRoots(roots []Root, overrides map[string][]string) []Root {
 			out = append(out, r)
 		}
 	}
-	for _, layout := range []string{LayoutClaude, LayoutCodex, LayoutCursor, LayoutCursorApp} {
+	for _, layout := range []string{LayoutClaude, LayoutCodex, LayoutCursor, LayoutCursorApp, LayoutOpenCode, LayoutCopilot, LayoutGemini} {
 		for _, d := range overrides[layout] {
 			agent := layout
 			if layout == LayoutCursorApp {

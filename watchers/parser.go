@@ -42,3 +42,12 @@ type Source struct {
 	ParentSession string
 	ChildLane     string
 }
+
+// Conversation is one session read whole from an agent's database (a
+// SQLite store polled read-only): its native id, its events, and when it
+// last changed (Unix ms).
+type Conversation struct {
+	NativeID  string
+	Events    []event.Event
+	UpdatedMs int64
+}

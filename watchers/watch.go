@@ -267,9 +267,35 @@ func statFile(r Root, p, form string) (FileStat, bool) {
 	if form == FormSQLite {
 		if wi, err := os.Stat(p + "-wal"); err == nil {
 			fs.WalSize, fs.WalMod = wi.Size(), wi.ModTime()
+		} else if r.Layout == LayoutOpenCode && strings.HasSuffix(p, ".json") {
+			fs.WalSize, fs.WalMod = openCodeMessages(p)
 		}
 	}
 	return fs, true
+}
+
+// openCodeMessages stands in for the -wal of a session file of OpenCode's
+// JSON storage (storage/session/<project>/<id>.json): OpenCode writes a
+// session's messages to storage/message/<id>/ without touching the session
+// file, so their total size and latest modification time say when it grew.
+func openCodeMessages(sessionFile string) (int64, time.Time) {
+	storage := filepath.Dir(filepath.Dir(filepath.Dir(sessionFile)))
+	id := strings.TrimSuffix(filepath.Base(sessionFile), ".json")
+	entries, err := os.ReadDir(filepath.Join(storage, "message", id))
+	var size int64
+	var latest time.Time
+	if err != nil {
+		return 0, latest
+	}
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil {
+			size += fi.Size()
+			if fi.ModTime().After(latest) {
+				latest = fi.ModTime()
+			}
+		}
+	}
+	return size, latest
 }
 
 // scanPaths looks at the paths events named: a file is stat'ed, a new

@@ -45,6 +45,12 @@ const (
 	KindTurnEnd Kind = "turn_end"
 	// KindEnd is an explicit end of the session (archive move, deleted file).
 	KindEnd Kind = "end"
+	// KindClientTotal is the client's own running total of what a process
+	// of the session was billed (Claude Code's cost-state). The builder
+	// adds the requests it holds that no transcript line shows (the
+	// client's auxiliary requests) as side requests; it never becomes a
+	// map event of its own.
+	KindClientTotal Kind = "client_total"
 )
 
 // Event is one neutral record. Fields that do not apply to the kind stay
@@ -55,16 +61,37 @@ type Event struct {
 	T     int64  `json:"t,omitempty"`
 	Agent string `json:"a,omitempty"` // lane id; "" is the main lane
 
-	Session *Session    `json:"s,omitempty"`
-	Repo    *Repo       `json:"r,omitempty"`
-	Model   string      `json:"m,omitempty"` // KindModel, KindLLM, KindLane
-	User    *User       `json:"u,omitempty"`
-	LLM     *LLM        `json:"l,omitempty"`
-	Call    *Call       `json:"c,omitempty"`
-	Result  *Result     `json:"x,omitempty"`
-	Error   *Error      `json:"e,omitempty"`
-	Compact *Compaction `json:"p,omitempty"`
-	Lane    *Lane       `json:"n,omitempty"`
+	Session *Session     `json:"s,omitempty"`
+	Repo    *Repo        `json:"r,omitempty"`
+	Model   string       `json:"m,omitempty"` // KindModel, KindLLM, KindLane
+	User    *User        `json:"u,omitempty"`
+	LLM     *LLM         `json:"l,omitempty"`
+	Call    *Call        `json:"c,omitempty"`
+	Result  *Result      `json:"x,omitempty"`
+	Error   *Error       `json:"e,omitempty"`
+	Compact *Compaction  `json:"p,omitempty"`
+	Lane    *Lane        `json:"n,omitempty"`
+	Total   *ClientTotal `json:"ct,omitempty"`
+}
+
+// ClientTotal is a client's cumulative usage for one process of a session
+// (a resumed session may continue the same process's totals).
+type ClientTotal struct {
+	// Process identifies the process the totals count from (Claude Code's
+	// startTime, Unix ms).
+	Process int64        `json:"proc"`
+	Models  []ModelTotal `json:"models"`
+	CostUSD float64      `json:"usd,omitempty"`
+}
+
+// ModelTotal is one model's part of a ClientTotal, split like LLM usage.
+type ModelTotal struct {
+	Model string `json:"m"`
+	In    int64  `json:"in,omitempty"`
+	CW    int64  `json:"cw,omitempty"`
+	CW1h  int64  `json:"cw1h,omitempty"`
+	CR    int64  `json:"cr,omitempty"`
+	Out   int64  `json:"out,omitempty"`
 }
 
 // Session holds what identifies a session. A parser emits it once, when it
@@ -112,6 +139,19 @@ type LLM struct {
 	CW  int64 `json:"cw,omitempty"`
 	CR  int64 `json:"cr,omitempty"`
 	Out int64 `json:"out,omitempty"`
+	// CW1h is the part of CW written to a 1-hour cache (Claude
+	// usage.cache_creation.ephemeral_1h_input_tokens), billed at a higher
+	// rate than the 5-minute writes.
+	CW1h int64 `json:"cw1h,omitempty"`
+	// Fast marks a response served in fast mode (billed at a multiple).
+	Fast bool `json:"fast,omitempty"`
+	// Side marks a billed request outside the conversation's flow: the
+	// request that wrote a compaction's summary ("compaction"), or one
+	// the client made for itself (an "auxiliary" page summary on a small
+	// model). It counts in requests, tokens and cost, but it drives no
+	// model switch, is no sign that the agent went on, and takes no part
+	// in stalls.
+	Side string `json:"side,omitempty"`
 	// LatencyMs is the response time minus the time of the input that
 	// triggered it; -1 when unknown.
 	LatencyMs int64  `json:"lat,omitempty"`
@@ -188,6 +228,11 @@ type Result struct {
 	DurMs int64 `json:"dur,omitempty"`
 	// Child is the lane id a subagent call started.
 	Child string `json:"child,omitempty"`
+	// Targets are what the call touched as its result tells (Codex
+	// exec_command_end parsed_cmd: the files a shell command read, the
+	// directories it listed or searched); the builder adds them to the
+	// call's own targets.
+	Targets []Target `json:"tg,omitempty"`
 	// Confirmed outputs, parsed from the result text and reduced to ids.
 	PR       *PR       `json:"pr,omitempty"`
 	Commit   *Commit   `json:"commit,omitempty"`
@@ -206,7 +251,11 @@ type PR struct {
 
 // Commit is a commit confirmed by git's own summary lines.
 type Commit struct {
-	Repo  string `json:"repo,omitempty"` // Repo.Key
+	Repo string `json:"repo,omitempty"` // Repo.Key
+	// Of is the call that made the commit when a later command confirmed
+	// it (a quiet git commit, whose sha the next git log prints); "" means
+	// the result's own call.
+	Of    string `json:"of,omitempty"`
 	SHA   string `json:"sha"`
 	Files int    `json:"files,omitempty"`
 	Ins   int    `json:"ins,omitempty"`

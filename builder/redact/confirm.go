@@ -185,6 +185,36 @@ func ConfirmCommit(output string) *event.Commit {
 	return c
 }
 
+// HeadSHA reads the sha of the latest commit from the output of git log
+// ("commit <sha>", or "<sha> <subject>" with --oneline), git show ("commit
+// <sha>") or git rev-parse HEAD ("<sha>"): the first line that starts with
+// one. Only the hex id is kept.
+func HeadSHA(output string) string {
+	for rest := output; rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		word, _, _ := strings.Cut(strings.TrimPrefix(line, "commit "), " ")
+		if n := len(word); n >= 7 && n <= 64 && isHexWord(word) {
+			return strings.ToLower(word)
+		}
+		return "" // the first line is no sha: this is not a listing of commits
+	}
+	return ""
+}
+
+func isHexWord(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
 // commitSHA returns the sha of a "[branch sha] …" line, or "".
 func commitSHA(line string) string {
 	line = strings.TrimLeft(line, " ")

@@ -87,3 +87,19 @@ func TestConfirmCommit(t *testing.T) {
 		}
 	}
 }
+
+func TestHeadSHA(t *testing.T) {
+	for in, want := range map[string]string{
+		"9f3c2ab1 fix the thing\n":                                          "9f3c2ab1",
+		"commit 0123456789abcdef0123456789abcdef01234567\nAuthor: x\n":      "0123456789abcdef0123456789abcdef01234567",
+		"0123456789ABCDEF0123456789abcdef01234567\n":                        "0123456789abcdef0123456789abcdef01234567",
+		"\n  \nabc1234 (HEAD -> main) msg":                                  "abc1234",
+		"fatal: your current branch 'main' does not have any commits yet\n": "",
+		"On branch main\nabc1234 x":                                         "",
+		"abc12 short":                                                       "",
+	} {
+		if got := HeadSHA(in); got != want {
+			t.Errorf("HeadSHA(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

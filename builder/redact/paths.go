@@ -43,6 +43,9 @@ import (
 type Paths struct {
 	st      pathsState
 	targets map[string]resolved
+	// declared is the last DeclareRepo call, to make repeats free (it is
+	// idempotent, so it needs no place in the carry-state).
+	declared string
 }
 
 type pathsState struct {
@@ -284,4 +287,48 @@ func (p *Paths) CWDRepo() string {
 		return ""
 	}
 	return p.st.Roots[p.st.CWDRoot].Key
+}
+
+// DeclareRepo records what a log says about the repository of a working
+// directory: that it was one (Claude's gitBranch), and where its origin is
+// (Codex's session_meta.git.repository_url, "" when unknown). It matters
+// only when the directory is gone from this machine (a deleted worktree,
+// logs copied from elsewhere): the directory becomes the root of its
+// paths, named after the remote's repository when the log gives one, with
+// the owner/name remote; even in scratch space, since the log says it was a
+// repository. A directory that exists here is looked up on disk as always.
+// Call it before SetCWD for the same directory. Nothing absolute is kept
+// beyond the carry-state: the root's key is a hash, its name a base name.
+func (p *Paths) DeclareRepo(cwd, remoteURL string) {
+	if key := cwd + "\x00" + remoteURL; key == p.declared {
+		return
+	} else {
+		p.declared = key
+	}
+	abs := p.absolute(cwd)
+	if abs == "" || parentDir(abs) == "" {
+		return // no directory, or a file-system root
+	}
+	if _, exists := lookupFS(abs); exists {
+		return // the disk knows better
+	}
+	if root, _ := repoOnDisk(abs); root != "" {
+		return // it lies in a repository that is still here
+	}
+	remote := NormalizeRemote(remoteURL)
+	i := p.addRoot(abs, false)
+	r := &p.st.Roots[i]
+	if r.OnDisk {
+		return
+	}
+	if remote != "" && r.Remote != remote {
+		r.Remote = remote
+		if n := baseName(remote); n != "" {
+			r.Name = n
+		}
+		r.Told = false // declare it again with its name and remote
+	}
+	if p.st.CWD == abs {
+		p.st.CWDRoot = i // SetCWD ran first: the cwd now has its root
+	}
 }

@@ -20,6 +20,10 @@ type Shell struct {
 	// commit) or to a forge command (git commit && gh pr create): its
 	// output may then confirm a commit.
 	Commits bool
+	// ShowsHead is set when a command of the line prints the sha of the
+	// latest commit (git log, git rev-parse, git show): it confirms a
+	// quiet git commit made before it.
+	ShowsHead bool
 }
 
 // Kind is the map event kind of the command: verify or exec.
@@ -362,6 +366,9 @@ func (w *walker) result() Shell {
 		}
 		if c.vcs != nil && c.vcs.Provider == "git" && c.vcs.Action == "commit" {
 			s.Commits = true
+		}
+		if c.vcs != nil && c.vcs.Provider == "git" && (c.vcs.Action == "log" || c.vcs.Action == "rev-parse" || c.vcs.Action == "show") {
+			s.ShowsHead = true
 		}
 	}
 	return s

@@ -23,12 +23,13 @@ import (
 	"github.com/agentmap/agentmap/watchers/agents"
 	"github.com/agentmap/agentmap/watchers/codex"
 	"github.com/agentmap/agentmap/watchers/cursor"
+	"github.com/agentmap/agentmap/watchers/gemini"
 )
 
 func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("build", flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	agentFlag := fl.String("agent", "auto", "agent of the inputs: auto, claude, codex or cursor")
+	agentFlag := fl.String("agent", "auto", "agent of the inputs: auto, claude, codex, cursor, opencode or copilot")
 	mode := fl.String("path-mode", "relative", "path mode: relative, dirs_only or hashed")
 	keyFile := fl.String("hash-key-file", "", "key for hashed mode (created with 32 random bytes, 0600, if missing)")
 	out := fl.String("o", ".", "output: a directory (one <native id>.json.gz per session), a .json.gz file (one session), or - for pretty JSON on stdout")
@@ -37,7 +38,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	configFile := fl.String("config", "", "take the map options (path mode, hash key, event cap, prices) from this config file, as the daemon does; flags override it")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap build [flags] FILE...")
-		fmt.Fprintln(stderr, "Builds agentplay/v1 session maps from Claude Code, Codex or Cursor logs.")
+		fmt.Fprintln(stderr, "Builds agentplay/v1 session maps from Claude Code, Codex, Cursor, OpenCode or Copilot CLI logs.")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -55,7 +56,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if *agentFlag != "auto" {
 		if _, ok := agents.ByName(*agentFlag); !ok {
-			fmt.Fprintf(stderr, "agentmap build: unknown agent %q (auto, claude, codex or cursor)\n", *agentFlag)
+			fmt.Fprintf(stderr, "agentmap build: unknown agent %q (auto, claude, codex, cursor, opencode or copilot)\n", *agentFlag)
 			return exitUsage
 		}
 	}
@@ -222,6 +223,18 @@ func collect(ctx context.Context, paths []string, agentName string, stderr io.Wr
 			}
 			continue
 		}
+		if a, ok := agents.DBReader(agentName, path); ok {
+			convs, err := a.ReadDB(ctx, path)
+			if err != nil {
+				report(err)
+				continue
+			}
+			for _, c := range convs {
+				s := get(a.Name, c.NativeID)
+				s.events = append(s.events, c.Events...)
+			}
+			continue
+		}
 		first, err := agents.FirstLine(path)
 		if err != nil {
 			report(describeOpenError(err))
@@ -239,7 +252,7 @@ func collect(ctx context.Context, paths []string, agentName string, stderr io.Wr
 				report(err)
 				continue
 			}
-			s := get("codex", src.Session)
+			s := get(src.Agent, src.Session)
 			s.events = append(s.events, events...)
 			continue
 		}
@@ -272,6 +285,9 @@ func collect(ctx context.Context, paths []string, agentName string, stderr io.Wr
 		}
 		if a.Name == "claude" && src.Lane == "" {
 			queue = append(queue, claudeSubagentFiles(path)...)
+		}
+		if a.Name == gemini.Agent && src.Lane == "" {
+			queue = append(queue, gemini.SubagentFiles(path, src.Session)...)
 		}
 	}
 	var out []*inputSession
@@ -387,11 +403,8 @@ func writeFiles(sessions []*inputSession, opts builder.Options, out string, stde
 		fmt.Fprintf(stderr, "agentmap build: %d sessions in the inputs; give a directory to -o, or pick one with --session\n", len(sessions))
 		return exitUsage
 	}
-	if !single {
-		if err := durable.MkdirAll(out); err != nil {
-			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
-			return exitFailure
-		}
+	if code := checkBuildOutput(out, single, stderr); code != exitOK {
+		return code
 	}
 	failed = eachMap(sessions, opts, stderr, func(m *builder.Map) error {
 		gz, err := m.Gzip()
@@ -412,4 +425,36 @@ func writeFiles(sessions []*inputSession, opts builder.Options, out string, stde
 		return exitFailure
 	}
 	return exitOK
+}
+
+// checkBuildOutput refuses an -o that would be guessed at: a name that is
+// neither a map file (.json.gz) nor an existing directory is not made into
+// a directory silently; a trailing slash (maps/) asks for one.
+func checkBuildOutput(out string, single bool, stderr io.Writer) int {
+	if single {
+		if fi, err := os.Stat(filepath.Dir(out)); err != nil || !fi.IsDir() {
+			fmt.Fprintf(stderr, "agentmap build: -o %s: the directory %s does not exist (create it first)\n", out, filepath.Dir(out))
+			return exitFailure
+		}
+		return exitOK
+	}
+	fi, err := os.Stat(out)
+	switch {
+	case err == nil && fi.IsDir():
+		return exitOK
+	case err == nil:
+		fmt.Fprintf(stderr, "agentmap build: -o %s is a file; a map file must end in .json.gz, and a directory must be one\n", out)
+		return exitUsage
+	case strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(filepath.Separator)):
+		if err := durable.MkdirAll(out); err != nil {
+			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
+			return exitFailure
+		}
+		return exitOK
+	case filepath.Ext(out) != "":
+		fmt.Fprintf(stderr, "agentmap build: -o %s: a map file must end in .json.gz (- prints JSON; a directory ends in /)\n", out)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "agentmap build: -o %s: no such directory (create it, end the name with / to have it created, or name a FILE.json.gz)\n", out)
+	return exitFailure
 }

@@ -130,7 +130,7 @@ func TestBuildFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"build"},
 		{"build", "--path-mode", "secret", fixture},
-		{"build", "--agent", "copilot", fixture},
+		{"build", "--agent", "aider", fixture},
 	} {
 		if code, _, _ := run(t, args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)

@@ -147,5 +147,14 @@ func configRoots(c *config.Config) []watchers.Root {
 		add("cursor", watchers.LayoutCursor, c.Agents.Cursor.Roots)
 		add("cursor", watchers.LayoutCursorApp, c.Agents.Cursor.AppRoots)
 	}
+	if c.Agents.OpenCode.Enabled {
+		add("opencode", watchers.LayoutOpenCode, c.Agents.OpenCode.Roots)
+	}
+	if c.Agents.Copilot.Enabled {
+		add("copilot", watchers.LayoutCopilot, c.Agents.Copilot.Roots)
+	}
+	if c.Agents.Gemini.Enabled {
+		add("gemini", watchers.LayoutGemini, c.Agents.Gemini.Roots)
+	}
 	return roots
 }

@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,6 +131,9 @@ func TestConfigRootsLeaveOutDisabledAgents(t *testing.T) {
 	c := config.Default()
 	c.Agents.Claude.Enabled = false
 	c.Agents.Cursor.Enabled = false
+	c.Agents.OpenCode.Enabled = false
+	c.Agents.Copilot.Enabled = false
+	c.Agents.Gemini.Enabled = false
 	for _, r := range configRoots(c) {
 		if r.Agent != "codex" || r.Layout != watchers.LayoutCodex {
 			t.Errorf("root %+v of a disabled agent", r)
@@ -164,9 +169,16 @@ func TestInstallRefusesATemporaryBinary(t *testing.T) {
 	}
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv(config.EnvConfig, "")
-	code, _, errOut := runCmd(cmdInstall, "--dry-run")
-	if code != exitFailure || !strings.Contains(errOut, "go install ./cmd/agentmap") {
-		t.Errorf("install --dry-run of a test binary: %d %q", code, errOut)
+	code, out, errOut := runCmd(cmdInstall, "--dry-run")
+	if code != exitOK || !strings.Contains(out, "would write") ||
+		!strings.Contains(errOut, "agentmap install: warning: install would stop here: the running agentmap is a temporary build") ||
+		!strings.Contains(errOut, "go install ./cmd/agentmap && ") {
+		t.Errorf("install --dry-run of a test binary: %d %q %q", code, out, errOut)
+	}
+	code, _, errOut = runCmd(cmdInstall)
+	if code != exitFailure || !strings.Contains(errOut, "agentmap install: the running agentmap is a temporary build") ||
+		!strings.Contains(errOut, "go install ./cmd/agentmap && ") {
+		t.Errorf("install of a test binary: %d %q", code, errOut)
 	}
 }
 
@@ -229,10 +241,53 @@ func TestServiceBinary(t *testing.T) {
 			t.Errorf("dry run lacks %q:\n%s", want, out)
 		}
 	}
-	if code != 1 || !strings.Contains(errOut, "loginctl enable-linger") {
+	if code != 0 || !strings.Contains(errOut, "warning: install would stop here") || !strings.Contains(errOut, "loginctl enable-linger") {
 		t.Errorf("dry run without systemd --user: exit %d, %q", code, errOut)
 	}
 	if _, err := os.Stat(unit); !os.IsNotExist(err) {
 		t.Error("the dry run wrote the unit")
+	}
+}
+
+// config init writes the roots found in the environment as comments, so
+// that $CLAUDE_CONFIG_DIR and $CODEX_HOME keep working afterwards.
+func TestConfigInitKeepsFollowingTheEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.toml")
+	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(dir, "first-claude"))
+	t.Setenv("CODEX_HOME", filepath.Join(dir, "first-codex"))
+	if code, _, errOut := runCmd(cmdConfig, "init", "--config", path); code != exitOK {
+		t.Fatalf("init: %d %s", code, errOut)
+	}
+	body := string(mustReadFile(t, path))
+	for _, want := range []string{"# roots = [", filepath.Join(dir, "first-claude"), filepath.Join(dir, "first-codex")} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the written file lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "\nroots = ") || strings.Contains(body, "\napp_roots = ") {
+		t.Error("roots written as values: the environment would be ignored from now on")
+	}
+	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(dir, "later-claude"))
+	t.Setenv("CODEX_HOME", filepath.Join(dir, "later-codex"))
+	c, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(c.Agents.Claude.Roots, filepath.Join(dir, "later-claude")) || !slices.Contains(c.Agents.Codex.Roots, filepath.Join(dir, "later-codex")) {
+		t.Errorf("roots after the environment changed: %v %v", c.Agents.Claude.Roots, c.Agents.Codex.Roots)
+	}
+}
+
+// flush of an id that names no session fails, daemon or not.
+func TestFlushUnknownSession(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.toml")
+	body := fmt.Sprintf("version = 1\ndata_dir = %q\n[agents.claude]\nroots = [%q]\n[agents.codex]\nenabled = false\n[agents.cursor]\nenabled = false\n",
+		filepath.ToSlash(filepath.Join(dir, "data")), filepath.ToSlash(filepath.Join(dir, "claude")))
+	os.WriteFile(cfg, []byte(body), 0o600)
+	code, _, errOut := runCmd(cmdFlush, "nonexistent", "--config", cfg)
+	if code != exitFailure || !strings.Contains(errOut, "agentmap flush: nonexistent: no session in the store matches that id") {
+		t.Errorf("flush nonexistent: exit %d %q", code, errOut)
 	}
 }

@@ -26,17 +26,26 @@ func addOpsFlags(fl *flag.FlagSet) opsFlags {
 	}
 }
 
-// resolve returns the data directory the flags name.
+// resolve returns the data directory the flags name: --data-dir, else
+// data_dir of the config (--config, else $AGENTMAP_CONFIG, else the usual
+// file). Every command with a data directory comes through here or, for
+// run and scan, applies the same rule (runOverrides.apply).
 func (o opsFlags) resolve(what string, stderr io.Writer) (string, int) {
 	if *o.dataDir != "" {
+		dataDirSeen(*o.dataDir)
 		return *o.dataDir, exitOK
 	}
 	c, code := loadConfig(*o.config, what, stderr)
 	if c == nil {
 		return "", code
 	}
+	dataDirSeen(c.DataDir)
 	return c.DataDir, exitOK
 }
+
+// dataDirSeen is told each data directory a command settles on; tests
+// replace it to check that every command settles on the same one.
+var dataDirSeen = func(string) {}
 
 // backend is where an operator command gets its answers: the running
 // daemon over its socket, or, when none runs, the state database opened

@@ -12,8 +12,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/agentmap/agentmap/config"
+	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/packaging"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -38,25 +41,34 @@ const lowDisk = 1 << 30
 // defaultCleanupDays is Claude Code's cleanupPeriodDays when unset.
 const defaultCleanupDays = 30
 
+// Cleanup periods: under shortCleanupDays a week or two without agentmap
+// running loses sessions for good (a warning); under longCleanupDays
+// the maps stay but old logs cannot be rebuilt (worth knowing, not a
+// problem); a year or more is plenty.
+const (
+	shortCleanupDays = 14
+	longCleanupDays  = 365
+)
+
 func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	file := fl.String("config", "", "the config file")
+	of := addOpsFlags(fl)
 	asJSON := fl.Bool("json", false, "print the checks as JSON")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentmap doctor [--config FILE] [--json]")
-		fmt.Fprintln(stderr, "Checks the agent roots, the service, the data directory, Claude Code's transcript cleanup and free disk.")
+		fmt.Fprintln(stderr, "usage: agentmap doctor [--config FILE] [--data-dir DIR] [--json]")
+		fmt.Fprintln(stderr, "Checks the agent roots, the service, the data directory, Claude Code's and Gemini CLI's chat cleanup and free disk.")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
-		return exitUsage
+		return flagExit(err)
 	}
 	if fl.NArg() > 0 {
 		fl.Usage()
 		return exitUsage
 	}
 	var checks []check
-	c, _ := loadConfig(*file, "doctor", stderr)
+	c, _ := loadConfig(*of.config, "doctor", stderr)
 	if c == nil {
 		checks = append(checks, check{levelFail, "config", "the config file has problems (listed above); the defaults are checked instead"})
 		c = config.Default()
@@ -65,12 +77,17 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		checks = append(checks, check{levelOK, "config", c.File + " is valid"})
 	}
+	if *of.dataDir != "" {
+		c.DataDir = *of.dataDir
+	}
+	dataDirSeen(c.DataDir)
 	checks = append(checks, rootChecks(configRoots(c), c)...)
 	st, err := serviceStatus()
-	checks = append(checks, serviceCheck(st, err))
+	checks = append(checks, serviceCheck(st, err, daemonAnswers(c.DataDir), userManager()))
 	checks = append(checks, dataDirCheck(c.DataDir, runtime.GOOS))
 	home, _ := os.UserHomeDir()
 	checks = append(checks, cleanupCheck(claudeSettings(home, os.Getenv("CLAUDE_CONFIG_DIR")), c.Agents.Claude.Enabled))
+	checks = append(checks, geminiCleanupCheck(geminiSettings(home, os.Getenv("GEMINI_CLI_HOME")), c.Agents.Gemini.Enabled))
 	free, err := freeDisk(existingAncestor(c.DataDir))
 	checks = append(checks, diskCheck(free, err))
 	if *asJSON {
@@ -81,6 +98,7 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		for _, ch := range checks {
 			fmt.Fprintf(stdout, "%-4s  %-8s %s\n", ch.Level, ch.Topic, ch.Msg)
 		}
+		fmt.Fprintln(stdout, verdict(checks))
 	}
 	for _, ch := range checks {
 		if ch.Level == levelFail {
@@ -124,16 +142,53 @@ func rootChecks(roots []watchers.Root, c *config.Config) []check {
 	return out
 }
 
-func serviceCheck(st string, err error) check {
+// verdict is doctor's last line: green when nothing warns or fails.
+func verdict(checks []check) string {
+	n := map[string]int{}
+	for _, ch := range checks {
+		n[ch.Level]++
+	}
+	if n[levelWarn] == 0 && n[levelFail] == 0 {
+		return "all good: no warnings, no failures"
+	}
+	return fmt.Sprintf("%d warning(s), %d failure(s)", n[levelWarn], n[levelFail])
+}
+
+// daemonAnswers reports whether a daemon answers on dataDir's control socket.
+func daemonAnswers(dataDir string) bool {
+	_, err := daemon.Connect(dataDir)
+	return err == nil
+}
+
+// userManager is nil when the user's service manager can run the service,
+// else why not and what to do instead.
+func userManager() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	spec, err := packaging.Current("", "")
+	if err != nil {
+		return err
+	}
+	return packaging.UserManager(ctx, spec)
+}
+
+// serviceCheck turns the service's state into advice that works here: a
+// daemon the user runs themselves is as good as the service, and install
+// is not recommended where no user service manager would start it.
+func serviceCheck(st string, err error, daemonRuns bool, manager error) check {
 	switch {
 	case err != nil:
 		return check{levelWarn, "service", "cannot ask the service manager: " + err.Error()}
 	case st == "running":
 		return check{levelOK, "service", "installed and running"}
-	case strings.HasPrefix(st, "not installed"):
+	case daemonRuns:
+		return check{levelOK, "service", "a daemon is running (agentmap run); the service is " + st}
+	case strings.HasPrefix(st, "not installed") && manager == nil:
 		return check{levelWarn, "service", "not installed: agentmap install sets it up (or run agentmap run yourself)"}
+	case strings.HasPrefix(st, "not installed"):
+		return check{levelWarn, "service", "not installed, and agentmap install cannot start it here: " + manager.Error()}
 	case strings.HasPrefix(st, "not supported"):
-		return check{levelInfo, "service", st}
+		return check{levelInfo, "service", st + "; run agentmap run under the supervisor you use"}
 	}
 	return check{levelWarn, "service", st}
 }
@@ -195,9 +250,17 @@ func cleanupCheck(files []string, enabled bool) check {
 	if from != "" {
 		src = "cleanupPeriodDays in " + from
 	}
-	return check{levelWarn, "cleanup", fmt.Sprintf(
-		"Claude Code deletes transcripts older than %d days (%s); agentmap's maps of them remain, but they cannot be rebuilt from the logs after that",
-		days, src)}
+	switch {
+	case days < shortCleanupDays:
+		return check{levelWarn, "cleanup", fmt.Sprintf(
+			"Claude Code deletes transcripts older than %d days (%s): sessions from a time agentmap was not running are lost; set cleanupPeriodDays to %d or more in %s",
+			days, src, defaultCleanupDays, files[0])}
+	case days < longCleanupDays:
+		return check{levelInfo, "cleanup", fmt.Sprintf(
+			"Claude Code deletes transcripts older than %d days (%s); their maps remain, but cannot be rebuilt from the logs after that",
+			days, src)}
+	}
+	return check{levelOK, "cleanup", fmt.Sprintf("Claude Code keeps transcripts for %d days (%s)", days, src)}
 }
 
 // readCleanupDays reads one settings file's cleanupPeriodDays; ok is false

@@ -6,17 +6,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mattn/go-isatty"
 
 	"github.com/agentmap/agentmap/builder/redact"
 	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon"
 	"github.com/agentmap/agentmap/export"
-	"github.com/agentmap/agentmap/watchers"
 )
 
 // Files the export command keeps in the data directory until the daemon's
@@ -28,16 +28,16 @@ const (
 )
 
 func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	env := watchers.OSEnv(runtime.GOOS)
 	fl := flag.NewFlagSet("export", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	format := fl.String("format", "", "bundle, jsonl, attemptdb, agentscope or sentience (required)")
-	since := fl.String("since", "", "only sessions started since: a date (2026-05-01), an RFC 3339 time, or an age (72h, 7d)")
-	agent := fl.String("agent", "", "only this agent's sessions: claude, codex or cursor")
+	since := fl.String("since", "", "only sessions started since: a window back from now (30m, 12h, 7d, 2w), a date (2026-05-01) or an RFC 3339 time")
+	until := fl.String("until", "", "only sessions started before: a window back from now, a date or an RFC 3339 time")
+	agent := fl.String("agent", "", "only this agent's sessions: "+orList(agentNames()))
 	mode := fl.String("path-mode", "", "re-render relative maps as dirs_only or hashed (default: as stored)")
 	keyFile := fl.String("hash-key-file", "", "key of hashed mode (default: <data dir>/hash.key, the daemon's)")
 	out := fl.String("out", "-", "output file (written atomically; .gz gzips the line formats), or - for stdout")
-	dataDir := fl.String("data-dir", daemon.DefaultDataDir(env), "where maps/ and the device id live")
+	of := addOpsFlags(fl)
 	firstSeq := fl.Uint64("first-seq", 0, "attemptdb: first source_seq (default: the one after the previous export)")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap export --format F [flags] [MAP-FILES...]")
@@ -45,25 +45,25 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
-		return exitUsage
+		return flagExit(err)
 	}
 	f, err := export.ParseFormat(*format)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap export: %v\n", err)
 		return exitUsage
 	}
-	sel := export.Selection{}
-	if *since != "" {
-		if sel.Since, err = parseSince(*since, time.Now()); err != nil {
-			fmt.Fprintf(stderr, "agentmap export: %v\n", err)
-			return exitUsage
-		}
-	}
-	switch *agent {
-	case "", "claude", "codex", "cursor":
-	default:
-		fmt.Fprintf(stderr, "agentmap export: unknown agent %q (claude, codex or cursor)\n", *agent)
+	win, err := parseWindowFlags(*since, *until, time.Now())
+	if err = firstErr(err, checkAgent(*agent)); err != nil {
+		fmt.Fprintf(stderr, "agentmap export: %v\n", err)
 		return exitUsage
+	}
+	sel := export.Selection{Since: win.since, Until: win.until}
+	if code := checkExportOutput(*out, f, stdout, stderr); code != exitOK {
+		return code
+	}
+	dataDir, code := of.resolve("export", stderr)
+	if dataDir == "" {
+		return code
 	}
 	opts := export.Options{PathMode: redact.Mode(*mode), Producer: producer(), Now: time.Now()}
 	switch opts.PathMode {
@@ -71,7 +71,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	case redact.ModeHashed:
 		path := *keyFile
 		if path == "" {
-			path = filepath.Join(*dataDir, "hash.key")
+			path = filepath.Join(dataDir, "hash.key")
 		}
 		if opts.HashKey, err = config.LoadOrCreateHashKey(path); err != nil {
 			fmt.Fprintf(stderr, "agentmap export: %v\n", err)
@@ -82,13 +82,13 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	if f == export.AttemptDB {
-		if opts.DeviceID, err = export.LoadOrCreateDeviceID(filepath.Join(*dataDir, deviceIDFile)); err != nil {
+		if opts.DeviceID, err = export.LoadOrCreateDeviceID(filepath.Join(dataDir, deviceIDFile)); err != nil {
 			fmt.Fprintf(stderr, "agentmap export: %v\n", err)
 			return exitFailure
 		}
 		opts.FirstSeq = *firstSeq
 		if opts.FirstSeq == 0 {
-			if opts.FirstSeq, err = export.LoadNextSeq(filepath.Join(*dataDir, nextSeqFile)); err != nil {
+			if opts.FirstSeq, err = export.LoadNextSeq(filepath.Join(dataDir, nextSeqFile)); err != nil {
 				fmt.Fprintf(stderr, "agentmap export: %v\n", err)
 				return exitFailure
 			}
@@ -97,7 +97,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 	files := fl.Args()
 	if len(files) == 0 {
-		files, err = export.StoreFiles(daemon.MapsDir(*dataDir), *agent, sel.Since)
+		files, err = export.StoreFiles(daemon.MapsDir(dataDir), strings.ToLower(*agent), sel.Since)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentmap export: %v\n", err)
 			return exitFailure
@@ -132,7 +132,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitFailure
 	}
 	if f == export.AttemptDB {
-		if err := export.SaveNextSeq(filepath.Join(*dataDir, nextSeqFile), res.NextSeq); err != nil {
+		if err := export.SaveNextSeq(filepath.Join(dataDir, nextSeqFile), res.NextSeq); err != nil {
 			fmt.Fprintf(stderr, "agentmap export: keep next source_seq: %v\n", err)
 			return exitFailure
 		}
@@ -149,22 +149,27 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return exitOK
 }
 
-// parseSince reads --since: a date, an RFC 3339 time, or an age in hours
-// (72h) or days (7d).
-func parseSince(s string, now time.Time) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return t, nil
-	}
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
-			return now.AddDate(0, 0, -n), nil
+// isTerminal reports whether w is a terminal; tests replace it.
+var isTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// checkExportOutput refuses what would go wrong quietly: a bundle (a
+// gzipped tar) sprayed on a terminal, and an output file in a directory
+// that does not exist (export creates no directories).
+func checkExportOutput(out string, f export.Format, stdout, stderr io.Writer) int {
+	if out == "-" {
+		if f == export.Bundle && isTerminal(stdout) {
+			fmt.Fprintln(stderr, "agentmap export: a bundle is binary (a gzipped tar) and stdout is a terminal: give --out FILE.tar.gz, or pipe it (| tar tz)")
+			return exitUsage
 		}
+		return exitOK
 	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
+	dir := filepath.Dir(out)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		fmt.Fprintf(stderr, "agentmap export: --out %s: the directory %s does not exist (create it first)\n", out, dir)
+		return exitFailure
 	}
-	return time.Time{}, fmt.Errorf("--since %q is not a date, an RFC 3339 time or an age like 72h or 7d", s)
+	return exitOK
 }

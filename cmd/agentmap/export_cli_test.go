@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/state/mapstore"
 )
 
@@ -78,22 +80,103 @@ func TestExportCommand(t *testing.T) {
 	}
 }
 
-func TestParseSince(t *testing.T) {
+func TestTimeBounds(t *testing.T) {
 	now := time.Date(2026, 5, 10, 12, 0, 0, 0, time.UTC)
 	for in, want := range map[string]time.Time{
-		"2026-05-01":           time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC),
+		"2026-05-01":           time.Date(2026, 5, 1, 0, 0, 0, 0, time.Local),
 		"2026-05-01T10:00:00Z": time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC),
 		"72h":                  now.Add(-72 * time.Hour),
 		"7d":                   now.AddDate(0, 0, -7),
+		"2w":                   now.AddDate(0, 0, -14),
 	} {
-		got, err := parseSince(in, now)
+		got, err := timeBound("since", in, now)
 		if err != nil || !got.Equal(want) {
-			t.Errorf("parseSince(%q) = %v, %v; want %v", in, got, err, want)
+			t.Errorf("timeBound(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "yesterday", "-3d", "-1h"} {
-		if _, err := parseSince(bad, now); err == nil {
-			t.Errorf("parseSince(%q) accepted", bad)
+	for _, bad := range []string{"yesterday", "-3d", "-1h"} {
+		if _, err := timeBound("until", bad, now); err == nil || !strings.Contains(err.Error(), "--until") {
+			t.Errorf("timeBound(%q) accepted or unnamed: %v", bad, err)
 		}
+	}
+	if _, err := parseWindowFlags("2d", "3d", now); err == nil {
+		t.Error("--since after --until accepted")
+	}
+}
+
+// Every command that selects sessions rejects the same bad selectors with
+// the same words and exit code 2.
+func TestSelectorErrors(t *testing.T) {
+	data, _ := smallStore(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", "--outcome", "bogus"}, `agentmap list: --outcome: unknown outcome "bogus" (pr_created, interrupted, blocked, verified, unresolved_errors, incomplete or completed)`},
+		{[]string{"list", "--agent", "vim"}, `agentmap list: --agent: unknown agent "vim" (` + orList(config.AgentNames) + `)`},
+		{[]string{"list", "--repo", "["}, `agentmap list: --repo: malformed glob "["`},
+		{[]string{"list", "--since", "soon"}, `agentmap list: --since "soon": want a window such as 7d`},
+		{[]string{"list", "--until", "soon"}, `agentmap list: --until "soon": want a window`},
+		{[]string{"export", "--format", "jsonl", "--agent", "vim"}, `agentmap export: --agent: unknown agent "vim" (` + orList(config.AgentNames) + `)`},
+		{[]string{"export", "--format", "jsonl", "--since", "soon"}, `agentmap export: --since "soon": want a window`},
+	} {
+		code, _, stderr := run(t, append(tc.args, "--data-dir", data)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	// The same window in both: 2w works in export as in list.
+	for _, cmd := range [][]string{{"list"}, {"export", "--format", "jsonl"}} {
+		if code, _, stderr := run(t, append(cmd, "--since", "2w", "--data-dir", data)...); code == exitUsage {
+			t.Errorf("%v --since 2w: %s", cmd, stderr)
+		}
+	}
+}
+
+func TestExportOutputChecks(t *testing.T) {
+	data, _ := smallStore(t)
+	missing := filepath.Join(t.TempDir(), "no", "such", "out.jsonl")
+	code, _, stderr := run(t, "export", "--format", "jsonl", "--data-dir", data, "--out", missing)
+	if want := "agentmap export: --out " + missing + ": the directory " + filepath.Dir(missing) + " does not exist (create it first)"; code != exitFailure || !strings.Contains(stderr, want) {
+		t.Errorf("missing directory: exit %d %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
+		t.Error("export created the directory")
+	}
+	old := isTerminal
+	isTerminal = func(io.Writer) bool { return true }
+	defer func() { isTerminal = old }()
+	code, stdout, stderr := run(t, "export", "--format", "bundle", "--data-dir", data)
+	if code != exitUsage || stdout != "" || !strings.Contains(stderr, "agentmap export: a bundle is binary (a gzipped tar) and stdout is a terminal: give --out FILE.tar.gz, or pipe it (| tar tz)") {
+		t.Errorf("bundle to a terminal: exit %d %q", code, stderr)
+	}
+	// Line formats are text: they may go to a terminal.
+	if code, _, stderr := run(t, "export", "--format", "jsonl", "--data-dir", data); code != exitOK {
+		t.Errorf("jsonl to a terminal: exit %d %q", code, stderr)
+	}
+}
+
+func TestBuildOutputChecks(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		out  string
+		code int
+		want string
+	}{
+		{filepath.Join(dir, "x.json"), exitUsage, "a map file must end in .json.gz (- prints JSON; a directory ends in /)"},
+		{filepath.Join(dir, "maps"), exitFailure, "no such directory (create it, end the name with / to have it created, or name a FILE.json.gz)"},
+		{filepath.Join(dir, "none", "one.json.gz"), exitFailure, "the directory " + filepath.Join(dir, "none") + " does not exist (create it first)"},
+	} {
+		code, _, stderr := run(t, "build", "-o", tc.out, fixture)
+		if code != tc.code || !strings.Contains(stderr, "agentmap build: -o "+tc.out) || !strings.Contains(stderr, tc.want) {
+			t.Errorf("-o %s: exit %d %q", tc.out, code, stderr)
+		}
+		if _, err := os.Stat(tc.out); !os.IsNotExist(err) {
+			t.Errorf("-o %s was created", tc.out)
+		}
+	}
+	// A trailing slash asks for the directory.
+	if code, _, stderr := run(t, "build", "-o", filepath.Join(dir, "made")+"/", fixture); code != exitOK {
+		t.Errorf("-o made/: exit %d %q", code, stderr)
 	}
 }

@@ -44,7 +44,23 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if *of.config != "" {
 			scan = append(scan, "--config", *of.config)
 		}
-		return cmdRun(ctx, scan, stdout, stderr)
+		if code := cmdRun(ctx, scan, stdout, stderr); code != exitOK || fl.NArg() == 0 {
+			return code
+		}
+		// The catch-up wrote every map; the one asked for must be among them.
+		b, err := openBackend(dataDir)
+		if err == nil {
+			defer b.close()
+			var es []daemon.Entry
+			if es, err = b.entries(ctx); err == nil {
+				_, err = findEntry(es, fl.Arg(0))
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "agentmap flush: %s: %v\n", fl.Arg(0), err)
+			return exitFailure
+		}
+		return exitOK
 	}
 	res, err := c.Flush(ctx, fl.Arg(0), *all)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/daemon"
 )
 
@@ -21,33 +22,28 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl.SetOutput(stderr)
 	of := addOpsFlags(fl)
 	var f listFilter
-	fl.StringVar(&f.agent, "agent", "", "only this agent's sessions (claude, codex, cursor)")
+	fl.StringVar(&f.agent, "agent", "", "only this agent's sessions ("+orList(agentNames())+")")
 	since := fl.String("since", "", "only sessions started within this window (7d, 12h, 2w) or since this date (2006-01-02)")
+	until := fl.String("until", "", "only sessions started before this window back from now or this date")
 	fl.StringVar(&f.repo, "repo", "", "only sessions in a repo of this name (a glob: agent*)")
-	fl.StringVar(&f.outcome, "outcome", "", "only sessions with this outcome")
+	fl.StringVar(&f.outcome, "outcome", "", "only sessions with this outcome ("+orList(builder.Outcomes)+")")
 	asJSON := fl.Bool("json", false, "print the sessions as JSON")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentmap list [--agent A] [--since 7d] [--repo R] [--outcome O] [--json]")
+		fmt.Fprintln(stderr, "usage: agentmap list [--agent A] [--since 7d] [--until D] [--repo R] [--outcome O] [--json]")
 		fmt.Fprintln(stderr, "Lists the sessions in the map store, newest first.")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
-		return exitUsage
+		return flagExit(err)
 	}
 	if fl.NArg() > 0 {
 		fl.Usage()
 		return exitUsage
 	}
-	if *since != "" {
-		t, err := parseWindow(*since, time.Now())
-		if err != nil {
-			fmt.Fprintf(stderr, "agentmap list: --since: %v\n", err)
-			return exitUsage
-		}
-		f.since = t
-	}
-	if _, err := path.Match(f.repo, ""); err != nil {
-		fmt.Fprintln(stderr, "agentmap list: --repo: malformed glob")
+	var err error
+	f.window, err = parseWindowFlags(*since, *until, time.Now())
+	if err = firstErr(err, checkAgent(f.agent), checkOutcome(f.outcome), checkRepo(f.repo)); err != nil {
+		fmt.Fprintf(stderr, "agentmap list: %v\n", err)
 		return exitUsage
 	}
 	b, code := of.open("list", stderr)
@@ -77,7 +73,7 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // listFilter keeps the entries that match every filter set.
 type listFilter struct {
 	agent, repo, outcome string
-	since                time.Time
+	window
 }
 
 func (f listFilter) apply(es []daemon.Entry) []daemon.Entry {
@@ -97,7 +93,7 @@ func (f listFilter) keep(e daemon.Entry) bool {
 	if f.outcome != "" && !strings.EqualFold(e.Outcome, f.outcome) {
 		return false
 	}
-	if !f.since.IsZero() && (e.Start.IsZero() || e.Start.Before(f.since)) {
+	if !f.window.contains(e.Start) {
 		return false
 	}
 	if f.repo != "" {
@@ -162,7 +158,7 @@ func writeList(w io.Writer, es []daemon.Entry) {
 		}
 		start := "-"
 		if !e.Start.IsZero() {
-			start = e.Start.Local().Format("2006-01-02 15:04")
+			start = e.Start.Local().Format("2006-01-02 15:04 MST")
 		}
 		outcome := e.Outcome
 		if outcome == "" {
@@ -172,7 +168,7 @@ func writeList(w io.Writer, es []daemon.Entry) {
 			outcome += " (live)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.ID, e.Agent, repo, start,
-			formatDuration(e.DurationMs), e.Calls, formatTokens(e.Tokens), formatCost(e.CostUSD), outcome)
+			formatDuration(e.DurationMs), e.Calls, formatTokens(e.Tokens), formatCost(e.CostUSD, e.Unpriced), outcome)
 	}
 	tw.Flush()
 }
@@ -202,8 +198,16 @@ func formatTokens(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-func formatCost(usd float64) string {
-	if usd == 0 {
+// formatCost writes a cost for a person. Tokens of a model with no price
+// are never shown as $0: "unpriced" alone when nothing was priced, else
+// the priced part with "+unpriced".
+func formatCost(usd float64, unpriced []string) string {
+	switch {
+	case len(unpriced) > 0 && usd == 0:
+		return "unpriced"
+	case len(unpriced) > 0:
+		return fmt.Sprintf("$%.2f+unpriced", usd)
+	case usd == 0:
 		return "-"
 	}
 	return fmt.Sprintf("$%.2f", usd)

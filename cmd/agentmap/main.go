@@ -12,9 +12,6 @@ import (
 	"syscall"
 )
 
-// version is set at release time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
-
 // Exit codes, documented in the README.
 const (
 	exitOK      = 0
@@ -44,8 +41,13 @@ func commands() []command {
 		{"status", "show the service, the daemon and what it follows", cmdStatus},
 		{"list", "list the sessions in the map store, newest first", cmdList},
 		{"show", "summarise one session's map", cmdShow},
+		{"prices", "print the list prices in effect and where each comes from", cmdPrices},
+		{"report", "write a self-contained HTML report of the sessions (overview and a page per session)", cmdReport},
+		{"usage", "token and cost tables per day, week, month, session or model", cmdUsage},
 		{"flush", "write the maps of live sessions now (ID or --all)", cmdFlush},
+		{"sink", "the team database: queue status, resend everything, forget the queue, migrate (status|resend|forget|migrate)", cmdSink},
 		{"doctor", "check the agent roots, the service, the data dir and the disk", cmdDoctor},
+		{"logs", "print the service's log (-f follows it): the journal on Linux, rotated files on macOS", cmdLogs},
 		{"version", "print the version", cmdVersion},
 	}
 }
@@ -58,20 +60,7 @@ func main() {
 }
 
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stdout)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
-	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(ctx, args[1:], stdout, stderr)
-		}
-	}
-	fmt.Fprintf(stderr, "agentmap: unknown command %q (see agentmap help)\n", args[0])
-	return exitUsage
+	return runCLI(ctx, args, stdout, stderr)
 }
 
 func usage(w io.Writer) {
@@ -81,13 +70,12 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "agentmap <command> -h shows the flags of a command.")
+	fmt.Fprintln(w, "  completion print the shell completion script (bash, zsh or fish)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Global flags, before or after the command, for the commands that take them:")
+	for _, g := range globalFlags {
+		fmt.Fprintf(w, "  --%-10s %s\n", g.name, g.usage)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "agentmap help COMMAND (or agentmap COMMAND -h) shows the flags of a command; agentmap --version the version.")
 }
-
-func cmdVersion(_ context.Context, _ []string, stdout, _ io.Writer) int {
-	fmt.Fprintf(stdout, "agentmap %s\n", version)
-	return exitOK
-}
-
-// producer is session.cliVersion of the maps this binary writes.
-func producer() string { return "agentmap " + version }

@@ -138,7 +138,13 @@ func (l *lockedBuffer) String() string {
 
 func waitFor(t *testing.T, what string, log fmt.Stringer, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	waitUntil(t, 20*time.Second, what, log, ok)
+}
+
+// waitUntil is waitFor with its own deadline.
+func waitUntil(t *testing.T, limit time.Duration, what string, log fmt.Stringer, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for !ok() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s\ndaemon log:\n%s", what, log)
@@ -259,6 +265,16 @@ exclude = ["~/secret"]
 	if out := h.must("flush", sid[:12]); !strings.Contains(out, "up to date") {
 		t.Fatalf("flush again:\n%s", out)
 	}
+	// scan while the daemon runs: the daemon catches up and flushes.
+	appendFile(t, logPath, claudeTurn(sid, repo, 10))
+	code, out, errb := h.run("scan")
+	if code != exitOK || !strings.Contains(errb, "scan: done by the daemon: 2 logs checked") ||
+		!strings.Contains(errb, "1 map(s) written") || !strings.Contains(out, "maps in "+daemon.MapsDir(data)) {
+		t.Fatalf("scan with a daemon: exit %d\n%s%s", code, out, errb)
+	}
+	if code, _, errb := h.run("flush", "nonexistent"); code != exitFailure || !strings.Contains(errb, "no session matches") {
+		t.Fatalf("flush of an unknown id with a daemon: exit %d\n%s", code, errb)
+	}
 	list := h.must("list")
 	if !regexp.MustCompile(sid+`\s+claude\s+proj\s+2026-05-01`).MatchString(list) || strings.Contains(list, hidden) {
 		t.Fatalf("list:\n%s", list)
@@ -314,6 +330,11 @@ exclude = ["~/secret"]
 	os.WriteFile(cfg, []byte("version = 1\n[maps]\npath_mode = 7\n"), 0o600)
 	waitFor(t, "the rejected reload", &dlog, func() bool {
 		return strings.Contains(dlog.String(), "line=3 key=maps.path_mode")
+	})
+	waitFor(t, "status to show the rejected reload", &dlog, func() bool {
+		out := h.must("status", "--no-service", "--data-dir", data)
+		return strings.Contains(out, "config:     reload of "+cfg+" rejected at ") &&
+			strings.Contains(out, cfg+":3: maps.path_mode")
 	})
 	appendFile(t, logPath, claudeTurn(sid, repo, 2))
 	if code, _, errb := h.run("list"); code != exitFailure || !strings.Contains(errb, ":3: maps.path_mode") {

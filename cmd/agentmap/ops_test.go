@@ -36,11 +36,12 @@ func TestListFilter(t *testing.T) {
 	}{
 		{"none", listFilter{}, []string{"a", "b", "c", "d"}},
 		{"agent", listFilter{agent: "Claude"}, []string{"a", "d"}},
-		{"since", listFilter{since: day(4)}, []string{"a", "b"}},
+		{"since", listFilter{window: window{since: day(4)}}, []string{"a", "b"}},
+		{"until", listFilter{window: window{until: day(4)}}, []string{"c"}},
 		{"repo exact", listFilter{repo: "api"}, []string{"a"}},
 		{"repo glob", listFilter{repo: "api*"}, []string{"a", "b"}},
 		{"outcome", listFilter{outcome: "completed"}, []string{"a", "c"}},
-		{"all", listFilter{agent: "codex", since: day(2), repo: "web", outcome: "errored"}, []string{"b"}},
+		{"all", listFilter{agent: "codex", window: window{since: day(2)}, repo: "web", outcome: "errored"}, []string{"b"}},
 		{"nothing", listFilter{agent: "codex", outcome: "completed"}, nil},
 	} {
 		var got []string
@@ -139,7 +140,7 @@ func TestShowGolden(t *testing.T) {
 
 func startLocal(s string) string {
 	t, _ := time.Parse(time.RFC3339Nano, s)
-	return t.Local().Format(time.DateTime)
+	return formatTime(t)
 }
 
 func fixtureMap(t *testing.T, path string) *mapfile.Map {
@@ -190,6 +191,8 @@ func TestCleanupCheck(t *testing.T) {
 	}
 	set := write("a", `{"cleanupPeriodDays": 90, "apiKeyHelper": "CANARY-secret"}`)
 	unset := write("b", `{"model": "x"}`)
+	short := write("s", `{"cleanupPeriodDays": 7}`)
+	long := write("l", `{"cleanupPeriodDays": 100000}`)
 	broken := write("c", `{"cleanupPeriodDays": `)
 	missing := filepath.Join(dir, "none", "settings.json")
 	for _, tc := range []struct {
@@ -198,10 +201,12 @@ func TestCleanupCheck(t *testing.T) {
 		level   string
 		has     string
 	}{
-		{[]string{set}, true, levelWarn, "older than 90 days (cleanupPeriodDays in " + set},
-		{[]string{unset}, true, levelWarn, "older than 30 days (the default)"},
-		{[]string{missing, set}, true, levelWarn, "older than 90 days"},
-		{[]string{missing}, true, levelWarn, "30 days"},
+		{[]string{set}, true, levelInfo, "older than 90 days (cleanupPeriodDays in " + set},
+		{[]string{unset}, true, levelInfo, "older than 30 days (the default)"},
+		{[]string{missing, set}, true, levelInfo, "older than 90 days"},
+		{[]string{missing}, true, levelInfo, "30 days"},
+		{[]string{short}, true, levelWarn, "older than 7 days (cleanupPeriodDays in " + short + "): sessions from a time agentmap was not running are lost; set cleanupPeriodDays to 30 or more"},
+		{[]string{long}, true, levelOK, "Claude Code keeps transcripts for 100000 days"},
 		{[]string{broken}, true, levelWarn, "not valid JSON"},
 		{[]string{set}, false, levelInfo, "disabled"},
 	} {
@@ -241,12 +246,30 @@ func TestRootAndServiceAndDiskChecks(t *testing.T) {
 	}
 	for st, level := range map[string]string{"running": levelOK, "not installed": levelWarn, "stopped": levelWarn,
 		"not supported on plan9": levelInfo} {
-		if c := serviceCheck(st, nil); c.Level != level {
+		if c := serviceCheck(st, nil, false, nil); c.Level != level {
 			t.Errorf("service %q: %+v", st, c)
 		}
 	}
-	if c := serviceCheck("", errors.New("no bus")); c.Level != levelWarn {
+	if c := serviceCheck("", errors.New("no bus"), false, nil); c.Level != levelWarn {
 		t.Errorf("service error: %+v", c)
+	}
+	// No user systemd: install is not the advice; the manager's error is.
+	noManager := errors.New("systemd --user is not running for this user ($XDG_RUNTIME_DIR is not set), so a user unit would never start. Either: ...")
+	if c := serviceCheck("not installed", nil, false, noManager); c.Level != levelWarn ||
+		strings.Contains(c.Msg, "agentmap install sets it up") || !strings.Contains(c.Msg, "agentmap install cannot start it here: systemd --user is not running") {
+		t.Errorf("no user systemd: %+v", c)
+	}
+	// A daemon run by hand is as good as the service: green.
+	for _, st := range []string{"not installed", "installed, but systemd --user is not running"} {
+		if c := serviceCheck(st, nil, true, noManager); c.Level != levelOK {
+			t.Errorf("daemon running, service %q: %+v", st, c)
+		}
+	}
+	if v := verdict([]check{{levelOK, "a", ""}, {levelInfo, "b", ""}}); v != "all good: no warnings, no failures" {
+		t.Errorf("verdict: %q", v)
+	}
+	if v := verdict([]check{{levelOK, "a", ""}, {levelWarn, "b", ""}}); v != "1 warning(s), 0 failure(s)" {
+		t.Errorf("verdict: %q", v)
 	}
 	if c := diskCheck(lowDisk-1, nil); c.Level != levelWarn {
 		t.Errorf("low disk: %+v", c)

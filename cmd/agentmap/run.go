@@ -20,6 +20,7 @@ import (
 	"github.com/agentmap/agentmap/builder/redact"
 	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/packaging/logfile"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
 )
@@ -35,8 +36,9 @@ func (r rootFlags) Set(v string) error {
 	case !ok || dir == "":
 		return errors.New("want agent=DIR")
 	case agent != watchers.LayoutClaude && agent != watchers.LayoutCodex &&
-		agent != watchers.LayoutCursor && agent != watchers.LayoutCursorApp:
-		return fmt.Errorf("unknown agent %q (claude, codex, cursor or cursor-app)", agent)
+		agent != watchers.LayoutCursor && agent != watchers.LayoutCursorApp &&
+		agent != watchers.LayoutOpenCode && agent != watchers.LayoutCopilot && agent != watchers.LayoutGemini:
+		return fmt.Errorf("unknown agent %q (claude, codex, cursor, cursor-app, opencode, copilot or gemini)", agent)
 	}
 	r[agent] = append(r[agent], dir)
 	return nil
@@ -54,10 +56,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rescan := fl.Duration("rescan", daemon.DefaultRescan, "period of the full stat rescan behind file notifications")
 	debounce := fl.Duration("debounce", daemon.DefaultDebounce, "quiet time gathering file notifications before reading")
 	pathMode := fl.String("path-mode", "", "path mode of the maps: relative, dirs_only or hashed (default maps.path_mode of the config)")
+	logFile := fl.String("log-file", "", "log to this file, capped at 10 MB and rotated (3 older files kept), instead of stderr (the macOS service does)")
 	configPoll := fl.Duration("config-poll", 2*time.Second, "how often the config file is checked for changes (it is also reloaded on SIGHUP)")
 	roots := rootFlags{}
 	xf := addExportFlags(fl)
-	fl.Var(roots, "root", "follow this directory instead of the agent's configured roots: agent=DIR (claude, codex, cursor, cursor-app); repeatable")
+	fl.Var(roots, "root", "follow this directory instead of the agent's configured roots: agent=DIR (claude, codex, cursor, cursor-app, opencode, copilot, gemini); repeatable")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap run [flags]")
 		fmt.Fprintln(stderr, "Follows every agent's logs and writes a session's map when it goes quiet; stops on SIGINT or SIGTERM.")
@@ -94,9 +97,26 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentmap run: %v\n", err)
 		return exitFailure
 	}
+	dataDirSeen(eff.dataDir)
+	if *once {
+		// A running daemon holds the state: it does the catch-up itself.
+		if cl, err := daemon.Connect(eff.dataDir); err == nil {
+			return scanThroughDaemon(ctx, cl, eff.dataDir, stdout, stderr)
+		}
+	}
 	lvl := new(slog.LevelVar)
 	lvl.Set(eff.level)
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	logOut := stderr
+	if *logFile != "" {
+		lf, err := logfile.Open(*logFile, logfile.DefaultMax, logfile.DefaultKeep)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentmap run: %v\n", err)
+			return exitFailure
+		}
+		defer lf.Close()
+		logOut = lf
+	}
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: lvl}))
 	opt := daemon.Options{
 		DataDir: eff.dataDir, Idle: eff.live.Idle, Once: *once, MaxLine: eff.maxLine, Logger: logger,
 		Roots: eff.live.Roots, Rescan: eff.rescan, Debounce: eff.debounce, Producer: producer(),
@@ -104,6 +124,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	opt.Export = daemon.ExportFromConfig(c.Export)
 	xf.apply(fl, &opt.Export, c.DataDir, eff.dataDir)
+	if opt.Sink, err = sinkOptions(c); err != nil {
+		fmt.Fprintf(stderr, "agentmap run: %v\n", err)
+		return exitFailure
+	}
 	var bar *progress
 	if *once {
 		bar = newProgress(stderr)
@@ -214,8 +238,7 @@ func builderOptions(c *config.Config, mode string) (builder.Options, error) {
 	if len(c.Prices) > 0 {
 		opt.Prices = map[string]builder.Price{}
 		for prefix, p := range c.Prices {
-			opt.Prices[strings.ToLower(prefix)] = builder.Price{Input: p.Input, CacheWrite: p.CacheWrite,
-				CacheRead: p.CacheRead, Output: p.Output}
+			opt.Prices[strings.ToLower(prefix)] = priceOverride(p)
 		}
 	}
 	return opt, nil
@@ -266,19 +289,35 @@ func reloadLoop(ctx context.Context, flagValue string, poll time.Duration, ov ru
 				log.Error("config problem", "component", "config", "err", err)
 			}
 			log.Error("config not reloaded; keeping the one in effect", "component", "config", "path", path)
+			d.ConfigRejected(path, problemLines(err))
 			continue
 		}
 		next, err := ov.apply(c)
 		if err != nil {
 			log.Error("config not reloaded; keeping the one in effect", "component", "config", "path", path, "err", err)
+			d.ConfigRejected(path, []string{err.Error()})
 			continue
 		}
+		d.ConfigAccepted()
 		if next.dataDir != eff.dataDir {
 			log.Warn("data_dir changed; it takes effect at the next start", "component", "config")
 		}
 		lvl.Set(next.level)
 		d.Reconfigure(next.live)
 	}
+}
+
+// problemLines are a config error's problems, one line each.
+func problemLines(err error) []string {
+	probs := config.Problems(err)
+	if len(probs) == 0 {
+		return []string{err.Error()}
+	}
+	lines := make([]string, len(probs))
+	for i, p := range probs {
+		lines[i] = p.Error()
+	}
+	return lines
 }
 
 // fileStamp identifies a version of the config file cheaply.
@@ -288,6 +327,28 @@ func fileStamp(path string) string {
 		return "absent"
 	}
 	return fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// scanThroughDaemon asks the daemon that follows dataDir to catch up on
+// every log and write every map that changed, and says what it did.
+func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, stdout, stderr io.Writer) int {
+	fmt.Fprintln(stderr, "scan: a daemon is running on this data directory; asking it to catch up and flush")
+	res, err := cl.Scan(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap scan: %v\n", err)
+		return exitFailure
+	}
+	f := res.Flush
+	fmt.Fprintf(stderr, "scan: done by the daemon: %d logs checked, %s read, %d map(s) written, %d up to date\n",
+		res.Files, mb(res.Bytes), len(f.Flushed), f.Current)
+	for _, k := range f.Failed {
+		fmt.Fprintf(stderr, "agentmap scan: the map of %s could not be written (the daemon retries it; agentmap status shows the error)\n", k)
+	}
+	fmt.Fprintf(stdout, "maps in %s\n", daemon.MapsDir(dataDir))
+	if len(f.Failed) > 0 {
+		return exitFailure
+	}
+	return exitOK
 }
 
 func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -68,10 +68,10 @@ func writeExportStatus(w io.Writer, e *daemon.ExportStatus) {
 		fmt.Fprintln(w, "export:     none written yet")
 	} else {
 		fmt.Fprintf(w, "export:     %d written, last %s (%d sessions, %d files)\n", e.Exports,
-			e.Last.Local().Format(time.DateTime), e.LastSessions, len(e.LastFiles))
+			formatTime(e.Last), e.LastSessions, len(e.LastFiles))
 	}
 	if e.LastError != "" {
 		fmt.Fprintf(w, "export err: %s (%d failed attempts in a row, retrying): %s\n",
-			e.Attempt.Local().Format(time.DateTime), e.Failures, e.LastError)
+			formatTime(e.Attempt), e.Failures, e.LastError)
 	}
 }

@@ -20,7 +20,7 @@ func TestRootFlags(t *testing.T) {
 	if !reflect.DeepEqual(r, want) {
 		t.Fatalf("got %v", r)
 	}
-	for _, bad := range []string{"claude", "claude=", "copilot=/x", "=/x"} {
+	for _, bad := range []string{"claude", "claude=", "aider=/x", "=/x"} {
 		if err := r.Set(bad); err == nil {
 			t.Errorf("Set(%q) accepted", bad)
 		}

@@ -35,19 +35,18 @@ func cmdInstall(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if c == nil {
 		return code
 	}
+	dataDirSeen(c.DataDir)
 	spec, err := packaging.Current(serviceConfigFile(*file, c), c.DataDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap install: %v\n", err)
 		return exitFailure
 	}
 	plan, err := packaging.InstallPlan(ctx, spec, packaging.ExecRunner)
-	if *dryRun {
-		if plan != nil {
-			plan.Print(stdout)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "agentmap install: %v\n", err)
-			return exitFailure
+	if *dryRun && plan != nil {
+		// The plan is what was asked for; what would stop it is a warning.
+		plan.Print(stdout)
+		for _, e := range unjoin(err) {
+			fmt.Fprintf(stderr, "agentmap install: warning: install would stop here: %v\n", e)
 		}
 		return exitOK
 	}
@@ -85,7 +84,8 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fl := flag.NewFlagSet("uninstall", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	file := fl.String("config", "", "the config file (it names the data directory)")
-	purge := fl.Bool("purge", false, "also remove the data directory: every map, the state and the logs")
+	dataDirFlag := fl.String("data-dir", "", "the data directory --purge removes (default: data_dir of the config)")
+	purge := fl.Bool("purge", false, "also remove the data directory: every map, the state and, on macOS, the service's log files (on Linux the log is in the systemd journal, which is left alone)")
 	dryRun := fl.Bool("dry-run", false, "print what would be removed and run, and change nothing")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap uninstall [--purge] [--config FILE] [--dry-run]")
@@ -107,6 +107,8 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	dataDir := config.Default().DataDir
 	c, code := loadConfig(*file, "uninstall", problems)
 	switch {
+	case *dataDirFlag != "":
+		dataDir = *dataDirFlag
 	case c != nil:
 		dataDir = c.DataDir
 	case *purge:
@@ -114,6 +116,7 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, "agentmap uninstall: --purge needs a config that loads, to know the data directory")
 		return code
 	}
+	dataDirSeen(dataDir)
 	spec, err := packaging.Current("", dataDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap uninstall: %v\n", err)
@@ -196,4 +199,15 @@ func serviceStatus() (string, error) {
 		return "unknown (the service manager did not answer)", nil
 	}
 	return st, err
+}
+
+// unjoin lists the errors an errors.Join holds (err itself otherwise).
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentmap/agentmap/daemon"
 	"github.com/agentmap/agentmap/export/mapfile"
+	"github.com/agentmap/agentmap/report"
 )
 
 func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -23,8 +24,9 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	of := addOpsFlags(fl)
 	asJSON := fl.Bool("json", false, "print the summary as JSON")
 	top := fl.Int("files", 10, "how many of the most touched files to show")
+	events := fl.Bool("events", false, "list the session's events, one per line")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentmap show [--json] ID")
+		fmt.Fprintln(stderr, "usage: agentmap show [--json | --events] ID")
 		fmt.Fprintln(stderr, "Summarises one session's map. ID is the agent's session id, agent/id, or a unique prefix.")
 		fl.PrintDefaults()
 	}
@@ -54,6 +56,10 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap show: %s: %v\n", e.Path, err)
 		return exitFailure
+	}
+	if *events {
+		report.WriteEvents(stdout, doc.Map)
+		return exitOK
 	}
 	sum := summarize(doc.Map, *top)
 	sum.Path = filepath.Join(b.store.Root, e.Path)
@@ -139,6 +145,11 @@ type summary struct {
 	Lanes      []mapfile.Agent `json:"lanes"`
 	Files      []fileTouch     `json:"filesMostTouched"`
 	Errors     []errorCount    `json:"errorsByClass"`
+	// Unpriced names the models whose tokens have no price: the costs
+	// leave them out and say "unpriced".
+	Unpriced []string `json:"unpriced,omitempty"`
+
+	laneUnpriced map[string][]string
 }
 
 type fileTouch struct {
@@ -157,7 +168,15 @@ func summarize(m *mapfile.Map, top int) summary {
 	s := summary{ID: m.Session.NativeID(), Agent: m.Session.AgentTool, Start: m.Session.StartedAt,
 		DurationMs: m.Session.DurationMs, Models: m.Session.Models, PathMode: m.Session.PathMode,
 		Outcome: m.Session.Outcome, Truncated: m.Session.Truncated, Totals: m.Totals, Tasks: len(m.Tasks),
-		Lanes: m.Agents}
+		Lanes: m.Agents, Unpriced: daemon.UnpricedModels(m, "")}
+	for _, a := range m.Agents {
+		if u := daemon.UnpricedModels(m, a.ID); len(u) > 0 {
+			if s.laneUnpriced == nil {
+				s.laneUnpriced = map[string][]string{}
+			}
+			s.laneUnpriced[a.ID] = u
+		}
+	}
 	repoName := map[string]string{}
 	for _, r := range m.Repos {
 		s.Repos = append(s.Repos, r.Name)
@@ -216,7 +235,7 @@ func writeSummary(w io.Writer, s summary) {
 	}
 	start := "-"
 	if t, err := time.Parse(time.RFC3339Nano, s.Start); err == nil {
-		start = t.Local().Format(time.DateTime)
+		start = formatTime(t)
 	}
 	fmt.Fprintf(w, "started   %s, lasted %s\n", start, formatDuration(s.DurationMs))
 	if len(s.Models) > 0 {
@@ -235,7 +254,7 @@ func writeSummary(w io.Writer, s summary) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "totals")
 	fmt.Fprintf(w, "  %d calls, %d model requests, %d user turns, %d tasks, %d subagents\n", t.Calls, t.Requests, t.UserTurns, s.Tasks, t.Subagents)
-	fmt.Fprintf(w, "  %s tokens (%s output), cost %s\n", formatTokens(t.Tokens), formatTokens(t.OutputTokens), formatCost(t.CostUSD))
+	fmt.Fprintf(w, "  %s tokens (%s output), cost %s\n", formatTokens(t.Tokens), formatTokens(t.OutputTokens), formatCost(t.CostUSD, s.Unpriced))
 	fmt.Fprintf(w, "  %d files touched, %d commits, %d PRs created, %d errors\n", t.FilesTouched, t.Commits, t.PRsCreated, t.Errors)
 	if len(s.Lanes) > 0 {
 		fmt.Fprintln(w)
@@ -244,7 +263,7 @@ func writeSummary(w io.Writer, s summary) {
 		fmt.Fprintln(tw, "  LANE\tKIND\tTYPE\tMODEL\tCALLS\tREQUESTS\tTOKENS\tCOST\tOUTCOME")
 		for _, a := range s.Lanes {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", a.ID, dash(a.Kind), dash(a.SubagentType), dash(a.Model),
-				a.Calls, a.Requests, formatTokens(a.Tokens), formatCost(a.Cost), dash(a.Outcome))
+				a.Calls, a.Requests, formatTokens(a.Tokens), formatCost(a.Cost, s.laneUnpriced[a.ID]), dash(a.Outcome))
 		}
 		tw.Flush()
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -68,7 +69,7 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 	}
 	fmt.Fprintf(w, "daemon:     %s\n", daemonState)
 	if running {
-		fmt.Fprintf(w, "pid:        %d, up %s (since %s)\n", st.PID, roundDuration(st.Uptime), st.Started.Local().Format(time.DateTime))
+		fmt.Fprintf(w, "pid:        %d, up %s (since %s)\n", st.PID, roundDuration(st.Uptime), formatTime(st.Started))
 	}
 	fmt.Fprintf(w, "data dir:   %s\n", st.DataDir)
 	if running {
@@ -81,7 +82,7 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 			}
 			fmt.Fprintf(w, "catch-up:   %d%% (%s of %s of existing history read)\n", pct, mb(c.Done), mb(c.Total))
 		case !c.Finished.IsZero():
-			fmt.Fprintf(w, "catch-up:   done at %s (%s read)\n", c.Finished.Local().Format(time.DateTime), mb(c.Done))
+			fmt.Fprintf(w, "catch-up:   done at %s (%s read)\n", formatTime(c.Finished), mb(c.Done))
 		default:
 			fmt.Fprintln(w, "catch-up:   waiting for the first scan")
 		}
@@ -89,11 +90,11 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 	if st.LastFlush.IsZero() {
 		fmt.Fprintln(w, "last flush: never")
 	} else {
-		fmt.Fprintf(w, "last flush: %s\n", st.LastFlush.Local().Format(time.DateTime))
+		fmt.Fprintf(w, "last flush: %s\n", formatTime(st.LastFlush))
 	}
 	if running {
 		if e := st.LastError; e != nil {
-			fmt.Fprintf(w, "last error: %s %s: %s\n", e.At.Local().Format(time.DateTime), e.Component, e.Message)
+			fmt.Fprintf(w, "last error: %s %s: %s\n", formatTime(e.At), e.Component, e.Message)
 		} else {
 			fmt.Fprintln(w, "last error: none")
 		}
@@ -101,7 +102,21 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 			fmt.Fprintf(w, "excluded:   %d logs kept out by privacy.exclude\n", st.Excluded)
 		}
 	}
+	if e := st.ConfigError; e != nil {
+		fmt.Fprintf(w, "config:     reload of %s rejected at %s; the previous config stays in effect:\n", e.Path, formatTime(e.At))
+		for _, p := range e.Problems {
+			fmt.Fprintf(w, "            %s\n", p)
+		}
+	}
+	if len(st.SkippedSessions) > 0 {
+		parts := make([]string, len(st.SkippedSessions))
+		for i, s := range st.SkippedSessions {
+			parts[i] = fmt.Sprintf("%s (%d)", s.Session, s.Lines)
+		}
+		fmt.Fprintf(w, "skipped:    lines in %s\n", strings.Join(parts, ", "))
+	}
 	writeExportStatus(w, st.Export)
+	writeSinkStatus(w, st.Sink)
 	if len(st.Agents) == 0 {
 		return
 	}

@@ -30,6 +30,9 @@ type Block struct {
 	Input map[string]any
 }
 
+// SideUsage is what the server reports for every unscripted (side) request.
+var SideUsage = Usage{In: 10, Out: 2}
+
 // Usage is what the server reports for a reply.
 type Usage struct {
 	In, CacheWrite, CacheRead, Out int64
@@ -241,7 +244,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// end get a short text; they are not part of any transcript.
 		ok = false
 		s.unscripted++
-		reply = Reply{Blocks: []Block{{Text: cmp.Or(s.SideReply, "Done.")}}, Usage: Usage{In: 10, Out: 2}}
+		reply = Reply{Blocks: []Block{{Text: cmp.Or(s.SideReply, "Done.")}}, Usage: SideUsage}
 	}
 	s.ids++
 	msgID := fmt.Sprintf("msg_fake%06d", s.ids)

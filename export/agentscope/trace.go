@@ -169,6 +169,10 @@ func agentName(tool string, models []string) string {
 		name = "Codex"
 	case "cursor":
 		name = "Cursor"
+	case "opencode":
+		name = "OpenCode"
+	case "copilot":
+		name = "GitHub Copilot CLI"
 	case "":
 		name = "unknown agent"
 	}

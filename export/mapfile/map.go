@@ -60,6 +60,16 @@ type Totals struct {
 	OutputTokens int64   `json:"outputTokens"`
 	Commits      int     `json:"commits"`
 	PRsCreated   int     `json:"prsCreated"`
+
+	ErrorsBySource map[string]int `json:"errorsBySource"`
+	ErrorsByClass  map[string]int `json:"errorsByClass"`
+	Retries        int            `json:"retries"`
+	Delays         int            `json:"delays"`
+	DelayMs        int64          `json:"delayMs"`
+	MaxContext     int64          `json:"maxContext"`
+	Compactions    int            `json:"compactions"`
+	LLMLatencyP50  int64          `json:"llmLatencyP50"`
+	LLMLatencyP95  int64          `json:"llmLatencyP95"`
 }
 
 // Repo is one repos[] entry.
@@ -76,6 +86,7 @@ type File struct {
 	Path  string `json:"path"`
 	Reads int    `json:"reads"`
 	Edits int    `json:"edits"`
+	Hits  int    `json:"hits"`
 	Op    string `json:"op"`
 }
 

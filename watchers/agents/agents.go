@@ -5,11 +5,17 @@
 package agents
 
 import (
+	"context"
+	"errors"
+
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/claude"
 	"github.com/agentmap/agentmap/watchers/codex"
+	"github.com/agentmap/agentmap/watchers/copilot"
 	"github.com/agentmap/agentmap/watchers/cursor"
+	"github.com/agentmap/agentmap/watchers/gemini"
+	"github.com/agentmap/agentmap/watchers/opencode"
 )
 
 // Agent describes one line-based log format.
@@ -27,6 +33,11 @@ type Agent struct {
 	New func(src watchers.Source) watchers.Parser
 	// Restore resumes a parser from its carry-state.
 	Restore func(src watchers.Source, state []byte) (watchers.Parser, error)
+	// IsDB recognises a database the agent keeps its sessions in, and
+	// ReadDB reads one whole, read-only (it is polled when it changes);
+	// nil for agents that keep none.
+	IsDB   func(path string) bool
+	ReadDB func(ctx context.Context, path string) ([]watchers.Conversation, error)
 }
 
 // All lists the agents, in the order auto-detection tries them.
@@ -55,6 +66,57 @@ var All = []Agent{
 			return cursor.Restore(s, st)
 		},
 	},
+	dbOnly("opencode", opencode.Tool, opencode.IsStore, opencode.ReadStore),
+	{
+		Name: "copilot", Tool: copilot.Tool,
+		LooksLike: copilot.LooksLike, Identify: copilot.Identify,
+		New: func(s watchers.Source) watchers.Parser { return copilot.NewParser(s) },
+		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
+			return copilot.Restore(s, st)
+		},
+	},
+	{
+		Name: gemini.Agent, Tool: gemini.Tool,
+		LooksLike: gemini.LooksLike, Identify: gemini.Identify,
+		New: func(s watchers.Source) watchers.Parser { return gemini.NewParser(s) },
+		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
+			return gemini.Restore(s, st)
+		},
+	},
+}
+
+// dbOnly is the entry of an agent whose sessions live in a database only:
+// no file of its is a line log.
+func dbOnly(name, tool string, is func(string) bool, read func(context.Context, string) ([]watchers.Conversation, error)) Agent {
+	return Agent{
+		Name: name, Tool: tool, IsDB: is, ReadDB: read,
+		LooksLike: func([]byte) bool { return false },
+		Identify: func(string, []byte) (watchers.Source, error) {
+			return watchers.Source{}, errNoLines
+		},
+		New: func(watchers.Source) watchers.Parser { return noLines{} },
+		Restore: func(watchers.Source, []byte) (watchers.Parser, error) {
+			return noLines{}, nil
+		},
+	}
+}
+
+var errNoLines = errors.New("this agent keeps its sessions in a database, not in line logs")
+
+// noLines is the parser of a database-only agent: it takes no line.
+type noLines struct{}
+
+func (noLines) Line(_ []byte, out []event.Event) ([]event.Event, error) { return out, errNoLines }
+func (noLines) State() ([]byte, error)                                  { return nil, nil }
+
+// DBReader returns the agent whose database path is, and its reader.
+func DBReader(agentName, path string) (Agent, bool) {
+	for _, a := range All {
+		if a.ReadDB != nil && (agentName == "auto" || agentName == a.Name) && a.IsDB(path) {
+			return a, true
+		}
+	}
+	return Agent{}, false
 }
 
 // ByName returns the agent with the given short name.

@@ -14,6 +14,7 @@ import (
 	"github.com/agentmap/agentmap/watchers/claude"
 	"github.com/agentmap/agentmap/watchers/codex"
 	"github.com/agentmap/agentmap/watchers/cursor"
+	"github.com/agentmap/agentmap/watchers/gemini"
 )
 
 // FileStats counts what reading one file produced.
@@ -99,11 +100,19 @@ type fileAware interface {
 	SetFile(path string, startMs, endMs int64)
 }
 
+// pathAware is implemented by parsers that find facts beside the file they
+// read (Gemini CLI: the project root of its temp directory).
+type pathAware interface {
+	SetPath(path string)
+}
+
 // AttachFile hands a parser the file it reads, when the parser wants it.
 // Call it before each batch of lines, so the file times are current; the
 // daemon and ParseFile both do, which keeps their maps identical.
 func AttachFile(p watchers.Parser, path string) {
 	switch fp := p.(type) {
+	case pathAware:
+		fp.SetPath(path)
 	case fileAware:
 		if st, et, err := cursor.FileTimes(path); err == nil {
 			fp.SetFile(path, st, et)
@@ -128,8 +137,18 @@ func LooksLikeWholeJSON(firstLine []byte) bool {
 	return t == "{" || strings.HasPrefix(t, `{"session"`) || strings.HasPrefix(t, `{ "session"`)
 }
 
-// ParseWhole reads a whole-document Codex rollout.
+// ParseWhole reads a whole-document log: a Codex rollout, or a Gemini CLI
+// conversation of the form older clients wrote (chats/session-*.json).
+// The Source names the agent.
 func ParseWhole(path string) ([]event.Event, watchers.Source, error) {
+	if gemini.IsWholeChat(path) {
+		src, err := gemini.Identify(path, nil)
+		if err != nil {
+			return nil, src, err
+		}
+		events, err := gemini.ParseWhole(path, src)
+		return events, src, err
+	}
 	f, err := Open(path)
 	if err != nil {
 		return nil, watchers.Source{}, err

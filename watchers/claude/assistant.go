@@ -33,6 +33,47 @@ type usage struct {
 		M5 json.RawMessage `json:"ephemeral_5m_input_tokens"`
 		H1 json.RawMessage `json:"ephemeral_1h_input_tokens"`
 	} `json:"cache_creation"`
+	// Speed is "fast" for a fast-mode response, billed at a multiple.
+	Speed string `json:"speed"`
+}
+
+// fill copies the token counts into l (nothing when u is nil).
+func (u *usage) fill(l *event.LLM) {
+	if u == nil {
+		return
+	}
+	l.In, l.CR, l.Out = integer(u.Input), integer(u.CacheRead), integer(u.Output)
+	l.CW = integer(u.CacheCreation)
+	if u.Split != nil {
+		if l.CW == 0 {
+			l.CW = integer(u.Split.M5) + integer(u.Split.H1)
+		}
+		// The 1-hour writes are billed at twice the input price, the
+		// 5-minute ones at 1.25 times: the split is kept.
+		l.CW1h = min(integer(u.Split.H1), l.CW)
+	}
+	l.Fast = u.Speed == "fast"
+}
+
+// compactionRequest emits the request of a compaction side transcript
+// (agent-acompact-*): Claude Code sends the whole conversation to the model
+// to summarise it, and that request is billed. It is a side request of the
+// main lane; the rest of the transcript (the replayed conversation, the
+// summary's text) is not read.
+func (p *Parser) compactionRequest(env *envelope, out []event.Event) []event.Event {
+	msg := env.Message
+	if env.Type != "assistant" || msg == nil || msg.Usage == nil || msg.Model == syntheticModel {
+		return out
+	}
+	l := &event.LLM{MsgID: ident(msg.ID), LatencyMs: -1, Side: "compaction"}
+	if l.MsgID != "" && ident(env.RequestID) != "" {
+		l.MsgID += "/" + ident(env.RequestID)
+	}
+	msg.Usage.fill(l)
+	if l.Usage() == 0 {
+		return out
+	}
+	return append(out, event.Event{Kind: event.KindLLM, T: p.st.T, Model: ident(msg.Model), LLM: l})
 }
 
 // block is one content block. Text-bearing fields are raw so that they can
@@ -69,13 +110,7 @@ func (p *Parser) assistant(env *envelope, out []event.Event) []event.Event {
 	if l.MsgID != "" && ident(env.RequestID) != "" {
 		l.MsgID += "/" + ident(env.RequestID)
 	}
-	if u := msg.Usage; u != nil {
-		l.In, l.CR, l.Out = integer(u.Input), integer(u.CacheRead), integer(u.Output)
-		l.CW = integer(u.CacheCreation)
-		if l.CW == 0 && u.Split != nil {
-			l.CW = integer(u.Split.M5) + integer(u.Split.H1)
-		}
-	}
+	msg.Usage.fill(l)
 	if l.MsgID == "" || p.st.firstLineOf(l.MsgID) {
 		l.LatencyMs = -1
 		if p.st.InputT > 0 && p.st.T >= p.st.InputT {

@@ -69,6 +69,7 @@ func (p *Parser) call(b *block) event.Event {
 		pc.Shell = true
 		pc.PR = prAction(sh.VCS, cmd)
 		pc.Commit = strings.Contains(cmd, "commit")
+		pc.GitCommit, pc.Head = sh.Commits, sh.ShowsHead
 	case "Agent":
 		c.SubagentType = ident(str(in.SubagentType))
 		if c.SubagentType == "" {

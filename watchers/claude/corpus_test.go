@@ -137,8 +137,17 @@ func TestCorpusParses(t *testing.T) {
 				unknown[head.Type+"/"+head.Subtype+head.Attachment.Type+head.Data.Type]++
 			}
 		})
-		if strings.Contains(name, "acompact") && len(events) > 0 {
-			t.Errorf("%s: compaction transcript yielded %d events", name, len(events))
+		if strings.Contains(name, "acompact") {
+			// Only the billed request that wrote the summary, as a
+			// side request of the main lane.
+			for _, e := range events {
+				if e.Kind != event.KindLLM || e.LLM.Side != "compaction" || e.Agent != "" || e.LLM.Usage() == 0 {
+					t.Errorf("%s: compaction transcript yielded %+v", name, e)
+				}
+			}
+			if len(events) == 0 {
+				t.Errorf("%s: no compaction request", name)
+			}
 		}
 	}
 	if len(unknown) > 0 {

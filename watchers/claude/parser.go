@@ -56,6 +56,7 @@ type envelope struct {
 	SessionID   string          `json:"sessionId"`
 	Timestamp   json.RawMessage `json:"timestamp"`
 	CWD         json.RawMessage `json:"cwd"`
+	GitBranch   json.RawMessage `json:"gitBranch"`
 	Version     json.RawMessage `json:"version"`
 	IsSidechain json.RawMessage `json:"isSidechain"`
 	AgentID     json.RawMessage `json:"agentId"`
@@ -112,13 +113,20 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 	agentID := str(env.AgentID)
 	// A compaction side transcript (agent-acompact-*) replays the whole
 	// conversation as one prompt to summarise it; the compaction itself is
-	// recorded by the main file's compact_boundary, so nothing here counts.
+	// recorded by the main file's compact_boundary. Only its billed
+	// request counts, as a side request of the main lane.
 	if strings.HasPrefix(agentID, "acompact") {
-		return out, nil
+		return p.compactionRequest(&env, out), nil
 	}
 	// Inline sidechain lines in a main file (old versions, /btw asides)
 	// replay or fork parent messages under no lane of their own.
 	if p.src.Lane == "" && boolean(env.IsSidechain) {
+		return out, nil
+	}
+	if env.Type == "cost-state" {
+		if p.src.Lane == "" {
+			return p.costState(line, out), nil
+		}
 		return out, nil
 	}
 	if !parsedTypes[env.Type] {
@@ -127,6 +135,10 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 
 	start := len(out)
 	if cwd := str(env.CWD); cwd != "" {
+		if str(env.GitBranch) != "" {
+			// Claude Code recorded a branch: the cwd was a repository.
+			p.paths.DeclareRepo(cwd, "")
+		}
 		p.paths.SetCWD(cwd)
 	}
 	out = p.sessionFacts(&env, out)

@@ -36,6 +36,10 @@ type carry struct {
 	Msgs []string `json:"msgs,omitempty"`
 	// Calls are the calls still waiting for their result, oldest first.
 	Calls []pending `json:"calls,omitempty"`
+	// QuietCommit is the call id of the last successful git commit whose
+	// output named no commit (git commit -q): the next command that prints
+	// the latest commit's sha confirms it.
+	QuietCommit string `json:"qc,omitempty"`
 	// Touched are the files read or edited so far ("repo\x00path" or
 	// "\x00label"), for telling a Write that creates a file from one that
 	// rewrites it.
@@ -60,6 +64,10 @@ type pending struct {
 	PR string `json:"pr,omitempty"`
 	// Commit is set for shell commands that may run git commit.
 	Commit bool `json:"commit,omitempty"`
+	// GitCommit is set for shell commands that run git commit; Head for
+	// those that print the latest commit's sha.
+	GitCommit bool `json:"gc,omitempty"`
+	Head      bool `json:"head,omitempty"`
 	// Fetch is set for web fetches, whose result reports the HTTP status.
 	Fetch bool `json:"fetch,omitempty"`
 }

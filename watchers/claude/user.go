@@ -21,7 +21,10 @@ type toolUseResult struct {
 	BackgroundTaskID    json.RawMessage `json:"backgroundTaskId"`
 	PersistedOutputSize json.RawMessage `json:"persistedOutputSize"`
 	Code                json.RawMessage `json:"code"` // a web fetch's HTTP status
-	GitOperation        *struct {
+	// ReturnCode is Claude Code's reading of a non-zero exit it does not
+	// count as a failure ("No matches found" for grep).
+	ReturnCode   json.RawMessage `json:"returnCodeInterpretation"`
+	GitOperation *struct {
 		Commit *struct {
 			SHA json.RawMessage `json:"sha"`
 		} `json:"commit"`
@@ -300,7 +303,7 @@ func (p *Parser) result(b *block, st structured) event.Event {
 
 	// The output text is decoded only when something must be found in it,
 	// and dropped right after.
-	needText := r.Err || (pc.Shell && (pc.PR != "" || pc.Commit))
+	needText := r.Err || (pc.Shell && (pc.PR != "" || pc.Commit || pc.Head))
 	var text string
 	if needText {
 		text = contentText(b.Content)
@@ -339,7 +342,7 @@ func (p *Parser) result(b *block, st structured) event.Event {
 var turKeys = [][]byte{
 	[]byte(`"agentId"`), []byte(`"durationMs"`), []byte(`"totalDurationMs"`), []byte(`"durationSeconds"`),
 	[]byte(`"interrupted"`), []byte(`"backgroundTaskId"`), []byte(`"persistedOutputSize"`), []byte(`"gitOperation"`),
-	[]byte(`"code"`),
+	[]byte(`"code"`), []byte(`"returnCodeInterpretation"`),
 }
 
 // mayHoldMetadata tells whether a structured result can hold a key the
@@ -413,8 +416,26 @@ func exitCode(failed bool, text string, tur *toolUseResult) *int {
 	if tur == nil || boolean(tur.Interrupted) || len(bytes.TrimSpace(tur.BackgroundTaskID)) > 0 {
 		return nil
 	}
+	if interp := str(tur.ReturnCode); interp != "" {
+		// Claude Code let a non-zero exit pass and said why: the status
+		// is the one its interpretation stands for, the call no failure.
+		if n, ok := interpretedExit[interp]; ok {
+			return &n
+		}
+		return nil // a reading we do not know: the status is not 0
+	}
 	zero := 0
 	return &zero
+}
+
+// interpretedExit maps Claude Code's returnCodeInterpretation messages (its
+// command semantics for grep/rg, find, diff and test) to the exit status
+// they describe.
+var interpretedExit = map[string]int{
+	"No matches found":                   1, // grep, rg
+	"Some directories were inaccessible": 1, // find
+	"Files differ":                       1, // diff
+	"Condition is false":                 1, // test, [
 }
 
 // confirm looks for a PR or commit that a successful shell command reports.
@@ -433,8 +454,27 @@ func (p *Parser) confirm(r *event.Result, pc pending, text string, tur *toolUseR
 			r.Commit = &event.Commit{SHA: sha}
 		}
 	}
-	if r.Commit != nil && r.Commit.Repo == "" {
-		r.Commit.Repo = p.paths.CWDRepo()
+	if pc.GitCommit && r.Commit == nil && !pc.Head {
+		p.st.QuietCommit = pc.ID // nothing named it yet: a later git log may
+	}
+	if pc.Head && r.Commit == nil && (p.st.QuietCommit != "" || pc.GitCommit) {
+		// git log, git rev-parse HEAD or git show after a quiet commit
+		// (or in the same line) prints the sha it made.
+		if sha := redact.HeadSHA(text); sha != "" {
+			r.Commit = &event.Commit{SHA: sha}
+			if !pc.GitCommit {
+				r.Commit.Of = p.st.QuietCommit
+			}
+			p.st.QuietCommit = ""
+		}
+	}
+	if r.Commit != nil {
+		if pc.GitCommit {
+			p.st.QuietCommit = "" // a confirmed commit ends any earlier wait
+		}
+		if r.Commit.Repo == "" {
+			r.Commit.Repo = p.paths.CWDRepo()
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers"
 )
 
 // eventMsg handles an event_msg payload. Most event messages mirror
@@ -228,7 +229,8 @@ func countArray(raw json.RawMessage) int {
 // record of a command (one the user ran from the TUI).
 func (p *Parser) execEnd(pl *item, t int64) {
 	id := pl.CallID
-	facts := endFacts{Exit: pl.ExitCode, Dur: durationMs(pl.Duration), Out: int64(len(pl.Aggregated))}
+	facts := endFacts{Exit: pl.ExitCode, Dur: durationMs(pl.Duration), Out: int64(len(pl.Aggregated)),
+		Tg: p.parsedTargets(pl.ParsedCmd, pl.CWD)}
 	if facts.Exit != nil && *facts.Exit != 0 {
 		facts.Err, facts.Class = true, failClass(pl.Aggregated, facts.Exit)
 	}
@@ -239,9 +241,31 @@ func (p *Parser) execEnd(pl *item, t int64) {
 	_ = json.Unmarshal(pl.Command, &argv)
 	ev, c := p.shellArgv("shell", argv, "")
 	p.emitCall(t, id, ev, c)
-	res := event.Result{CallID: id, ExitCode: facts.Exit, DurMs: facts.Dur, OutBytes: facts.Out, Err: facts.Err, ErrClass: facts.Class}
+	res := event.Result{CallID: id, ExitCode: facts.Exit, DurMs: facts.Dur, OutBytes: facts.Out, Err: facts.Err, ErrClass: facts.Class,
+		Targets: facts.Tg}
 	p.confirm(&res, c, pl.Aggregated)
 	p.finish(id, t, res)
+}
+
+// parsedTargets turns Codex's reading of a shell command into targets: a
+// file it read is a read, a directory it listed or searched a hit. Parts
+// Codex could not classify name nothing.
+func (p *Parser) parsedTargets(parts []parsedCmd, cwd string) []event.Target {
+	var out []event.Target
+	for _, pc := range parts {
+		touch := ""
+		switch pc.Type {
+		case "read":
+			touch = "read"
+		case "list_files", "search":
+			touch = "hit"
+		}
+		if touch == "" || pc.Path == "" {
+			continue
+		}
+		out = append(out, p.target(pc.Path, cwd, touch, ""))
+	}
+	return out
 }
 
 // patchEnd handles patch_apply_end.
@@ -383,19 +407,7 @@ func durationMs(raw json.RawMessage) int64 {
 
 // identifier keeps a name only if it looks like one (server, tool, role):
 // no spaces, no markup, short.
-func identifier(s string) string {
-	if s == "" || len(s) > 128 {
-		return ""
-	}
-	for _, c := range s {
-		ok := c == '_' || c == '-' || c == '.' || c == ':' || c == '@' || c == '/' ||
-			(c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-		if !ok {
-			return ""
-		}
-	}
-	return s
-}
+func identifier(s string) string { return watchers.Ident(s) }
 
 func hasPrefixAny(s string, pre ...string) bool {
 	for _, p := range pre {

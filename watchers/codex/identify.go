@@ -66,29 +66,9 @@ func fileSessionID(path string) string {
 	return ""
 }
 
-// LaneID is the lane id of a child thread inside its parent's map: "sa-"
-// and the last 12 hex digits of the thread id. The tail is the random part
-// of both v4 and v7 uuids (the head of a v7 uuid is a timestamp, which
-// threads spawned together share).
-func LaneID(threadID string) string {
-	var b []byte
-	for i := 0; i < len(threadID); i++ {
-		c := threadID[i]
-		switch {
-		case c >= '0' && c <= '9', c >= 'a' && c <= 'z':
-			b = append(b, c)
-		case c >= 'A' && c <= 'Z':
-			b = append(b, c+'a'-'A')
-		}
-	}
-	if len(b) == 0 {
-		return ""
-	}
-	if len(b) > 12 {
-		b = b[len(b)-12:]
-	}
-	return "sa-" + string(b)
-}
+// LaneID is the lane id of a child thread inside its parent's map (see
+// toolkit.LaneID).
+func LaneID(threadID string) string { return watchers.LaneID(threadID) }
 
 // LooksLike reports whether a first line is a Codex rollout's: a wrapper
 // line ({timestamp, type, payload} with a rollout item type), the legacy

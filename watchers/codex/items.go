@@ -98,7 +98,7 @@ func (p *Parser) startResponse(t int64) *response {
 func (p *Parser) llmRecord(t int64, r *response, f facets) {
 	l := &event.LLM{MsgID: r.ID, LatencyMs: r.Lat, Thinking: f.think, ToolCalls: f.tools, TextChars: f.text}
 	if u := r.Usage; u != nil {
-		l.In, l.CR, l.Out = u.In, u.CR, u.Out
+		l.In, l.CW, l.CR, l.Out = u.In, u.CW, u.CR, u.Out
 	}
 	p.emit(event.Event{Kind: event.KindLLM, T: t, Model: p.st.Model, LLM: l})
 }
@@ -142,8 +142,8 @@ func (p *Parser) closeResponse() { p.st.Resp = nil }
 // most recently used counter it does not go below, unless the step would
 // be larger than one request can be (then the nearest counter below it);
 // a total below every counter starts a new one. input includes cached input
-// and output includes reasoning: In = input - cached, CR = cached, Out =
-// output.
+// and cache writes, output includes reasoning: In = input - cached - cache
+// writes, CW = cache writes, CR = cached, Out = output.
 func (p *Parser) tokenCount(pl *item, t int64) {
 	if pl.Info == nil {
 		return // a rate-limit-only update
@@ -159,9 +159,13 @@ func (p *Parser) tokenCount(pl *item, t int64) {
 	if !ok {
 		return
 	}
+	// input_tokens includes both the cached reads and (since 2026) the
+	// cache writes: each is taken out of the fresh input, never counted
+	// twice.
 	cr := min(max(d.Cached, 0), d.Input)
-	u := &tokenDelta{In: d.Input - cr, CR: cr, Out: d.Output}
-	if u.In+u.CR+u.Out == 0 {
+	cw := min(max(d.CacheWrite, 0), d.Input-cr)
+	u := &tokenDelta{In: d.Input - cr - cw, CW: cw, CR: cr, Out: d.Output}
+	if u.In+u.CW+u.CR+u.Out == 0 {
 		return
 	}
 	r := p.st.Resp
@@ -214,7 +218,8 @@ func (p *Parser) advance(tot tokenUsage, last *tokenUsage, bound int64) (tokenUs
 		}
 	} else {
 		c := cs[pick]
-		d = tokenUsage{Input: tot.Input - c.Input, Cached: tot.Cached - c.Cached, Output: tot.Output - c.Output}
+		d = tokenUsage{Input: tot.Input - c.Input, Cached: tot.Cached - c.Cached, CacheWrite: tot.CacheWrite - c.CacheWrite,
+			Output: tot.Output - c.Output}
 		cs = append(cs[:pick:pick], cs[pick+1:]...)
 	}
 	p.st.Counters = append(cs, tot)

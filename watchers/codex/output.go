@@ -30,6 +30,7 @@ func (p *Parser) output(id string, raw json.RawMessage, t int64) {
 		if res.DurMs == 0 {
 			res.DurMs = e.Dur
 		}
+		res.Targets = e.Tg
 	}
 	failed := h.failed || (c.End != nil && c.End.Err)
 	if c.Class == "mcp" && !failed {

@@ -222,6 +222,11 @@ func (p *Parser) sessionMeta(pl *item, t int64) {
 		p.st.Model = identifier(pl.Model)
 	}
 	if pl.CWD != "" {
+		if pl.Git != nil {
+			// The rollout says the directory was a repository: its root
+			// and remote survive the directory.
+			p.paths.DeclareRepo(pl.CWD, pl.Git.RepositoryURL)
+		}
 		p.setCWD(pl.CWD)
 	}
 	p.st.Born = bornAt(m.id, pl.Timestamp, t)

@@ -41,6 +41,10 @@ type item struct {
 	ForkedFromID string          `json:"forked_from_id"`
 	ParentThread string          `json:"parent_thread_id"`
 	Model        string          `json:"model"`
+	Git          *struct {
+		// RepositoryURL is the origin remote; only its owner/name is kept.
+		RepositoryURL string `json:"repository_url"`
+	} `json:"git"`
 
 	// turn_context
 	CollaborationMode *struct {
@@ -78,6 +82,7 @@ type item struct {
 	ExitCode       *int            `json:"exit_code"`
 	Duration       json.RawMessage `json:"duration"`
 	Command        json.RawMessage `json:"command"`
+	ParsedCmd      []parsedCmd     `json:"parsed_cmd"`
 	Aggregated     string          `json:"aggregated_output"`
 	Success        *bool           `json:"success"`
 	Changes        map[string]struct {
@@ -133,6 +138,14 @@ type chatToolCall struct {
 	} `json:"function"`
 }
 
+// parsedCmd is one part of exec_command_end.parsed_cmd, Codex's own reading
+// of a shell command. Only the kind and the path are decoded: the command
+// text, file name and search query are not.
+type parsedCmd struct {
+	Type string `json:"type"` // read, list_files, search, unknown
+	Path string `json:"path"`
+}
+
 type tokenInfo struct {
 	Total  *tokenUsage `json:"total_token_usage"`
 	Last   *tokenUsage `json:"last_token_usage"`
@@ -142,7 +155,9 @@ type tokenInfo struct {
 type tokenUsage struct {
 	Input  int64 `json:"input_tokens"`
 	Cached int64 `json:"cached_input_tokens"`
-	Output int64 `json:"output_tokens"`
+	// CacheWrite (2026) is the part of Input written to the prompt cache.
+	CacheWrite int64 `json:"cache_write_input_tokens"`
+	Output     int64 `json:"output_tokens"`
 }
 
 // contentPart is one element of a message's content array.

@@ -1,6 +1,10 @@
 package codex
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/agentmap/agentmap/builder/event"
+)
 
 // stateVersion changes when the carry-state layout changes incompatibly.
 const stateVersion = 1
@@ -92,6 +96,7 @@ type response struct {
 
 type tokenDelta struct {
 	In  int64 `json:"in"`
+	CW  int64 `json:"cw,omitempty"`
 	CR  int64 `json:"cr"`
 	Out int64 `json:"out"`
 }
@@ -127,4 +132,6 @@ type endFacts struct {
 	Err   bool   `json:"err,omitempty"`
 	Class string `json:"class,omitempty"`
 	Out   int64  `json:"out,omitempty"`
+	// Tg are the targets parsed_cmd names, for the call's result.
+	Tg []event.Target `json:"tg,omitempty"`
 }

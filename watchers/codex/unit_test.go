@@ -273,6 +273,27 @@ func TestTokens(t *testing.T) {
 	}
 }
 
+// TestTokenCacheWrites takes cache_write_input_tokens (part of
+// input_tokens) out of the fresh input into cw.
+func TestTokenCacheWrites(t *testing.T) {
+	line := func(ts string, in, cached, cw, out int64) string {
+		return fmt.Sprintf(`{"timestamp":"%s","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"cached_input_tokens":%d,"cache_write_input_tokens":%d,"output_tokens":%d},"last_token_usage":null}}}`, ts, in, cached, cw, out)
+	}
+	evs := run(t, metaLine,
+		line("2026-01-01T00:00:01.000Z", 1000, 0, 900, 50),
+		line("2026-01-01T00:00:02.000Z", 1000, 0, 900, 50), // repeat
+		line("2026-01-01T00:00:03.000Z", 2500, 900, 1200, 80),
+	)
+	got := llms(evs)
+	want := []event.LLM{
+		{MsgID: "000000000001:1", In: 100, CW: 900, Out: 50, LatencyMs: -1},
+		{MsgID: "000000000001:2", In: 300, CW: 300, CR: 900, Out: 30, LatencyMs: -1},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
 // TestTokenCounters checks rollouts where a /review thread writes its own
 // counter (from zero) before the thread's own resumes, with and without a
 // repeat of the thread's last total on its return.

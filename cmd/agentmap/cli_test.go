@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/agentmap/agentmap/config"
+)
+
+// Every command with a data directory settles on the same one, whether it
+// is named by --config, by $AGENTMAP_CONFIG or by --data-dir, given after
+// the command or before it.
+func TestEveryCommandUsesTheSameDataDir(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	for _, v := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", config.EnvConfig} {
+		t.Setenv(v, "")
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	cfg := filepath.Join(t.TempDir(), "agentmap.toml")
+	body := fmt.Sprintf("version = 1\ndata_dir = %q\n", filepath.ToSlash(data))
+	for _, a := range config.AgentNames {
+		body += "[agents." + a + "]\nenabled = false\n"
+	}
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	report := filepath.Join(t.TempDir(), "r.html")
+	commands := []struct {
+		args []string
+		// configOnly: the command takes its data directory from the config
+		// only (the service runs with the config it is installed with).
+		configOnly bool
+	}{
+		{args: []string{"list"}},
+		{args: []string{"status", "--no-service"}},
+		{args: []string{"show", "no-such-session"}},
+		{args: []string{"flush", "--all"}},
+		{args: []string{"export", "--format", "jsonl"}},
+		{args: []string{"report", "-o", report}},
+		{args: []string{"usage"}},
+		{args: []string{"doctor"}},
+		{args: []string{"scan"}},
+		{args: []string{"uninstall", "--dry-run"}},
+		{args: []string{"install", "--dry-run"}, configOnly: true},
+	}
+	if runtime.GOOS == "darwin" {
+		commands = append(commands, struct {
+			args       []string
+			configOnly bool
+		}{args: []string{"logs", "-n", "1"}})
+	}
+	ways := []struct {
+		name string
+		env  string
+		args func(cmd []string) []string
+		all  bool
+	}{
+		{"--config", "", func(c []string) []string { return append(append([]string{}, c...), "--config", cfg) }, true},
+		{"$AGENTMAP_CONFIG", cfg, func(c []string) []string { return c }, true},
+		{"--data-dir", "", func(c []string) []string { return append(append([]string{}, c...), "--data-dir", data) }, false},
+		{"--data-dir before the command", "", func(c []string) []string { return append([]string{"--data-dir", data}, c...) }, false},
+		{"--config before the command", "", func(c []string) []string { return append([]string{"--config=" + cfg}, c...) }, true},
+	}
+	var seen []string
+	dataDirSeen = func(d string) { seen = append(seen, d) }
+	defer func() { dataDirSeen = func(string) {} }()
+	for _, w := range ways {
+		t.Setenv(config.EnvConfig, w.env)
+		for _, c := range commands {
+			if c.configOnly && !w.all {
+				continue
+			}
+			seen = nil
+			args := w.args(c.args)
+			var stdout, stderr bytes.Buffer
+			code := dispatch(context.Background(), args, &stdout, &stderr)
+			if len(seen) == 0 {
+				t.Errorf("%s: %v settled on no data directory (exit %d): %s", w.name, args, code, stderr.String())
+				continue
+			}
+			for _, d := range seen {
+				if d != data {
+					t.Errorf("%s: %v used %s, want %s", w.name, args, d, data)
+				}
+			}
+			if code == exitUsage {
+				t.Errorf("%s: %v: usage error: %s", w.name, args, stderr.String())
+			}
+		}
+	}
+}
+
+// The command line's own errors, with their words and exit codes.
+func TestCommandLineErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stream string // "out" or "err"
+		want   string
+	}{
+		{[]string{"nope"}, exitUsage, "err", `agentmap: unknown command "nope" (see agentmap help)`},
+		{[]string{"help", "nope"}, exitUsage, "err", `agentmap: unknown command "nope" (see agentmap help)`},
+		{[]string{"build", "--data-dir", "/x", "f"}, exitUsage, "err", "agentmap build: --data-dir does not apply to build"},
+		{[]string{"--data-dir", "/x", "validate", "f"}, exitUsage, "err", "agentmap validate: --data-dir does not apply to validate"},
+		{[]string{"--bogus", "list"}, exitUsage, "err", "agentmap: unknown flag --bogus before the command (the global flags are --config, --data-dir, --log-level and --json)"},
+		{[]string{"--data-dir"}, exitUsage, "err", "agentmap: --data-dir needs a value"},
+		{[]string{"help", "build"}, exitOK, "out", "usage: agentmap build [flags] FILE..."},
+		{[]string{"build", "-h"}, exitOK, "out", "usage: agentmap build [flags] FILE..."},
+		{[]string{"list", "--help"}, exitOK, "out", "usage: agentmap list"},
+		{[]string{"help"}, exitOK, "out", "Global flags, before or after the command"},
+		{[]string{"--version"}, exitOK, "out", "agentmap devel"},
+		{[]string{"completion", "tcsh"}, exitUsage, "err", `agentmap completion: invalid argument "tcsh" for "agentmap completion"`},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := dispatch(context.Background(), tc.args, &stdout, &stderr)
+		got := stderr.String()
+		if tc.stream == "out" {
+			got = stdout.String()
+		}
+		if code != tc.code || !strings.Contains(got, tc.want) {
+			t.Errorf("%v: exit %d, stdout %.200q, stderr %q; want %d and %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.want)
+		}
+	}
+}
+
+// The completion scripts are checked by the shells themselves, and the
+// completions they ask for come from the command definitions and the agent
+// registry.
+func TestCompletionScripts(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		var stdout, stderr bytes.Buffer
+		if code := dispatch(context.Background(), []string{"completion", shell}, &stdout, &stderr); code != exitOK || stdout.Len() == 0 {
+			t.Fatalf("completion %s: exit %d %s", shell, code, stderr.String())
+		}
+		path, err := exec.LookPath(shell)
+		if err != nil {
+			t.Logf("SKIP %s -n: %s is not installed", shell, shell)
+			continue
+		}
+		script := filepath.Join(t.TempDir(), "agentmap."+shell)
+		os.WriteFile(script, stdout.Bytes(), 0o600)
+		if out, err := exec.Command(path, "-n", script).CombinedOutput(); err != nil {
+			t.Errorf("%s -n: %v\n%s", shell, err, out)
+		}
+	}
+	var stdout bytes.Buffer
+	dispatch(context.Background(), []string{"__complete", "list", "--agent", ""}, &stdout, &bytes.Buffer{})
+	for _, a := range config.AgentNames {
+		if !strings.Contains(stdout.String(), a+"\n") {
+			t.Errorf("list --agent completes without %s:\n%s", a, stdout.String())
+		}
+	}
+	stdout.Reset()
+	dispatch(context.Background(), []string{"__complete", "export", "--"}, &stdout, &bytes.Buffer{})
+	for _, f := range []string{"--format\t", "--since\t", "--until\t", "--config\t", "--data-dir\t"} {
+		if !strings.Contains(stdout.String(), f) {
+			t.Errorf("export flags complete without %s:\n%s", f, stdout.String())
+		}
+	}
+}
+
+// The man pages come from the same definitions: one per command, with its
+// flags.
+func TestManPages(t *testing.T) {
+	dir := t.TempDir()
+	if code := dispatch(context.Background(), []string{"man", dir}, &bytes.Buffer{}, &bytes.Buffer{}); code != exitOK {
+		t.Fatalf("man: exit %d", code)
+	}
+	for _, c := range commands() {
+		page, err := os.ReadFile(filepath.Join(dir, "agentmap-"+c.name+".1"))
+		if err != nil {
+			t.Errorf("no man page of %s: %v", c.name, err)
+			continue
+		}
+		for _, f := range probeCommand(c).Flags {
+			if !bytes.Contains(page, []byte(`\fB--`+f.Name+`\fP`)) && !bytes.Contains(page, []byte(`\fB-`+f.Name+`\fP`)) {
+				t.Errorf("the man page of %s lacks --%s", c.name, f.Name)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "agentmap.1")); err != nil {
+		t.Error(err)
+	}
+}

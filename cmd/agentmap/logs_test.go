@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/packaging/logfile"
+)
+
+func TestLogsReadsRotatedFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "logs", "agentmap.log")
+	w, err := logfile.Open(path, 64, logfile.DefaultKeep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		fmt.Fprintf(w, "line %d of the log\n", i) // 18 bytes: 3 per file
+	}
+	if len(logfile.Files(path, logfile.DefaultKeep)) < 3 {
+		t.Fatal("the log did not rotate")
+	}
+	code, out, errOut := run(t, "logs", "--log-file", path, "-n", "4")
+	if want := "line 4 of the log\nline 5 of the log\nline 6 of the log\nline 7 of the log\n"; code != exitOK || out != want {
+		t.Fatalf("logs -n 4: exit %d %q %q", code, out, errOut)
+	}
+
+	// -f prints what comes next, across a rotation, until cancelled.
+	ctx, cancel := context.WithCancel(context.Background())
+	var got lockedBuffer
+	done := make(chan int)
+	go func() { done <- cmdLogs(ctx, []string{"--log-file", path, "-n", "1", "-f"}, &got, &bytes.Buffer{}) }()
+	time.Sleep(300 * time.Millisecond)
+	// At the pace of a log, not faster than the poll: a file rotated
+	// twice between two polls would be missed, as with tail -F.
+	for i := 8; i < 14; i++ {
+		fmt.Fprintf(w, "line %d of the log\n", i)
+		time.Sleep(150 * time.Millisecond)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(got.String(), "line 13 of the log") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Errorf("logs -f: exit %d", code)
+	}
+	for i := 7; i < 14; i++ {
+		if !strings.Contains(got.String(), fmt.Sprintf("line %d of the log\n", i)) {
+			t.Errorf("logs -f lacks line %d:\n%s", i, got.String())
+		}
+	}
+	w.Close()
+}
+
+func TestLogsErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "none.log")
+	if code, _, errOut := run(t, "logs", "--log-file", missing); code != exitFailure ||
+		!strings.Contains(errOut, "agentmap logs: no log at "+missing+" yet (the service writes it once it runs)") {
+		t.Errorf("no log: exit %d %q", code, errOut)
+	}
+	if got := strings.Join(journalArgs(50, true), " "); got != "journalctl --user -u agentmap.service --no-pager -o short-iso -n 50 -f" {
+		t.Errorf("journal: %s", got)
+	}
+}

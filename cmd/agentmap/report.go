@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/agentmap/agentmap/report"
+	"github.com/agentmap/agentmap/state/mapstore"
+)
+
+// mapFlags are the flags that choose and filter the maps a report or a
+// usage table reads.
+type mapFlags struct {
+	ops                 opsFlags
+	maps                *string
+	since, until, agent *string
+	repo                *string
+	team                teamFlags
+}
+
+func addMapFlags(fl *flag.FlagSet) mapFlags {
+	return mapFlags{
+		ops:   addOpsFlags(fl),
+		maps:  fl.String("maps", "", "read the maps of this directory or bundle (.tar.gz) instead of the local store"),
+		since: fl.String("since", "", "only sessions started within this window (30d, 12h, 2w) or since this date (2006-01-02)"),
+		until: fl.String("until", "", "only sessions started before this date (inclusive: 2006-01-02) or window back from now"),
+		agent: fl.String("agent", "", "only this agent's sessions ("+orList(agentNames())+")"),
+		repo:  fl.String("repo", "", "only sessions in a repo of this name (a glob: agent*)"),
+		team:  addTeamFlags(fl),
+	}
+}
+
+// filter reads the filter flags, checked as every command that picks
+// sessions checks them; on failure it has reported on stderr.
+func (f mapFlags) filter(cmd string, stderr io.Writer) (report.Filter, bool) {
+	var flt report.Filter
+	win, err := parseWindowFlags(*f.since, *f.until, time.Now())
+	if err = firstErr(err, checkAgent(*f.agent), checkRepo(*f.repo)); err != nil {
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", cmd, err)
+		return flt, false
+	}
+	flt.Since, flt.Until = win.since, win.until
+	flt.Agent, flt.Repo = *f.agent, *f.repo
+	return flt, true
+}
+
+// source opens where the maps are: --maps, else the local store as the
+// daemon lists it (over its control socket when it runs).
+func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (report.Source, string, int) {
+	if f.team.set() {
+		return f.team.source(cmd, f, stderr)
+	}
+	if p := *f.maps; p != "" {
+		st, err := os.Stat(p)
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "agentmap %s: --maps: %v\n", cmd, err)
+			return nil, "", exitUsage
+		case st.IsDir():
+			return report.Dir(p), p, exitOK
+		case strings.HasSuffix(p, ".tar.gz") || strings.HasSuffix(p, ".tgz"):
+			return report.Bundle(p), p, exitOK
+		}
+		return report.Files{Root: filepath.Dir(p), Paths: []string{filepath.Base(p)}}, p, exitOK
+	}
+	b, code := f.ops.open(cmd, stderr)
+	if b == nil {
+		return nil, "", code
+	}
+	defer b.close()
+	if b.client == nil && b.db == nil {
+		// No state to list from (a daemon that holds it without a socket,
+		// or a store filled by other means): the store's files.
+		return report.Dir(b.store.Root), b.store.Root, exitOK
+	}
+	es, err := b.entries(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", cmd, err)
+		return nil, "", exitFailure
+	}
+	src := report.Files{Root: b.store.Root}
+	for _, e := range es {
+		src.Paths = append(src.Paths, e.Path)
+	}
+	return src, b.store.Root, exitOK
+}
+
+// collectMaps reads the maps; unreadable ones are reported and skipped.
+func collectMaps(ctx context.Context, cmd string, src report.Source, flt report.Filter, stderr io.Writer) ([]*report.Map, bool) {
+	maps, errs := report.Collect(ctx, src, flt)
+	for i, err := range errs {
+		if i == 10 {
+			fmt.Fprintf(stderr, "agentmap %s: … and %d more unreadable maps\n", cmd, len(errs)-10)
+			break
+		}
+		fmt.Fprintf(stderr, "agentmap %s: skipped: %v\n", cmd, err)
+	}
+	return maps, len(errs) == 0
+}
+
+func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("report", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	mf := addMapFlags(fl)
+	out := fl.String("o", "report.html", "the HTML file to write (- for stdout)")
+	open := fl.Bool("open", false, "open the report in the default browser")
+	session := fl.String("session", "", "only this session's page (its id or a unique prefix)")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentmap report [--since 30d] [--agent A] [--repo R] [--session ID] [--maps DIR|bundle.tar.gz] [-o report.html] [--open]")
+		fmt.Fprintln(stderr, "Writes one self-contained HTML file (no network, no external file) with an overview of the sessions and a page per session.")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		return flagExit(err)
+	}
+	if fl.NArg() > 0 {
+		fl.Usage()
+		return exitUsage
+	}
+	flt, ok := mf.filter("report", stderr)
+	if !ok {
+		return exitUsage
+	}
+	flt.Session = *session
+	src, where, code := mf.source(ctx, "report", stderr)
+	if src == nil {
+		return code
+	}
+	maps, clean := collectMaps(ctx, "report", src, flt, stderr)
+	if *session != "" {
+		m, err := oneSession(maps, *session)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentmap report: --session: %v\n", err)
+			return exitFailure
+		}
+		maps = []*report.Map{m}
+	}
+	opt := report.Options{Single: *session != "", Scope: describeScope(len(maps), where, flt)}
+	if opt.Single {
+		opt.Title = "agentmap session " + maps[0].Session.NativeID()
+	}
+	if *out == "-" {
+		if err := report.Write(stdout, maps, opt); err != nil {
+			fmt.Fprintf(stderr, "agentmap report: %v\n", err)
+			return exitFailure
+		}
+		return exitOK
+	}
+	var buf strings.Builder
+	if err := report.Write(&buf, maps, opt); err != nil {
+		fmt.Fprintf(stderr, "agentmap report: %v\n", err)
+		return exitFailure
+	}
+	if err := mapstore.WriteFile(*out, []byte(buf.String())); err != nil {
+		fmt.Fprintf(stderr, "agentmap report: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprintf(stderr, "agentmap report: %d sessions -> %s (%d KiB)\n", len(maps), *out, buf.Len()/1024)
+	if *open {
+		if err := openInBrowser(*out); err != nil {
+			fmt.Fprintf(stderr, "agentmap report: --open: %v\n", err)
+		}
+	}
+	if !clean {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// oneSession picks the map an id names: exactly, else by a unique prefix.
+func oneSession(maps []*report.Map, id string) (*report.Map, error) {
+	var found []*report.Map
+	for _, m := range maps {
+		if m.Session.ID == id || m.Session.NativeID() == id || (strings.Contains(id, "/") && strings.HasSuffix(id, "/"+m.Session.NativeID())) {
+			return m, nil
+		}
+		found = append(found, m) // the filter kept only prefixes of id
+	}
+	switch len(found) {
+	case 0:
+		return nil, errors.New("no session matches that id (agentmap list shows them)")
+	case 1:
+		return found[0], nil
+	}
+	return nil, fmt.Errorf("the id prefix matches %d sessions; give more of it", len(found))
+}
+
+func describeScope(n int, where string, f report.Filter) string {
+	parts := []string{fmt.Sprintf("%d sessions from %s", n, where)}
+	if !f.Since.IsZero() {
+		parts = append(parts, "since "+f.Since.Local().Format(time.DateOnly))
+	}
+	if !f.Until.IsZero() {
+		parts = append(parts, "before "+f.Until.Local().Format(time.DateOnly))
+	}
+	if f.Agent != "" {
+		parts = append(parts, "agent "+f.Agent)
+	}
+	if f.Repo != "" {
+		parts = append(parts, "repo "+f.Repo)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func openInBrowser(file string) error {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return err
+	}
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", abs)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", abs)
+	default:
+		cmd = exec.Command("xdg-open", abs)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait()
+	return nil
+}
+
+func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("usage", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	mf := addMapFlags(fl)
+	breakdown := fl.Bool("breakdown", false, "a line per model under each row")
+	asJSON := fl.Bool("json", false, "print the table as JSON")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentmap usage [daily|weekly|monthly|session|model] [--since D] [--until D] [--agent A] [--repo R] [--breakdown] [--json]")
+		fmt.Fprintln(stderr, "Prints tokens (input, output, cache create, cache read) and cost per day, week, month, session or model.")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(interspersed(fl, args)); err != nil {
+		return flagExit(err)
+	}
+	period := report.Daily
+	switch fl.NArg() {
+	case 0:
+	case 1:
+		period = report.Period(fl.Arg(0))
+		valid := false
+		for _, p := range report.Periods() {
+			valid = valid || p == period
+		}
+		if !valid {
+			fmt.Fprintf(stderr, "agentmap usage: unknown grouping %q (daily, weekly, monthly, session or model)\n", fl.Arg(0))
+			return exitUsage
+		}
+	default:
+		fl.Usage()
+		return exitUsage
+	}
+	flt, ok := mf.filter("usage", stderr)
+	if !ok {
+		return exitUsage
+	}
+	src, _, code := mf.source(ctx, "usage", stderr)
+	if src == nil {
+		return code
+	}
+	maps, clean := collectMaps(ctx, "usage", src, flt, stderr)
+	tab := report.Usage(maps, period, time.Local)
+	if *asJSON {
+		report.WriteUsageJSON(stdout, tab, *breakdown)
+	} else {
+		report.WriteUsageTable(stdout, tab, *breakdown)
+	}
+	if !clean {
+		return exitFailure
+	}
+	return exitOK
+}

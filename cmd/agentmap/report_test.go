@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/agentmap/agentmap/report"
+)
+
+// fixtureMaps builds the project's own fixtures into a directory of maps.
+func fixtureMaps(t *testing.T) (string, []*report.Map) {
+	t.Helper()
+	td := filepath.Join("..", "..", "testdata")
+	dir := t.TempDir()
+	args := []string{"build", "-o", dir, filepath.Join(td, "claude", "basic.jsonl"), filepath.Join(td, "claude", "canary.jsonl"),
+		filepath.Join(td, "codex", "leak.jsonl"), filepath.Join(td, "cursor", "transcript.jsonl")}
+	if code, _, stderr := run(t, args...); code != exitOK {
+		t.Fatalf("build: exit %d\n%s", code, stderr)
+	}
+	maps, errs := report.Collect(t.Context(), report.Dir(dir), report.Filter{})
+	if len(errs) > 0 || len(maps) < 3 {
+		t.Fatalf("%d maps, %v", len(maps), errs)
+	}
+	return dir, maps
+}
+
+// TestReportCommand: a report of a directory and of a bundle of the same
+// maps carry every session, reference nothing outside the page, and
+// --session writes one session's page.
+func TestReportCommand(t *testing.T) {
+	dir, maps := fixtureMaps(t)
+	out := filepath.Join(t.TempDir(), "r.html")
+	if code, _, stderr := run(t, "report", "--maps", dir, "-o", out); code != exitOK {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(?i)(https?:|//[a-z0-9.-]+\.[a-z]{2,}/|\bsrc=|<link|@import|url\()`).Find(page); m != nil {
+		t.Errorf("the page references something outside itself: %q", m)
+	}
+	docs, err := report.Unpack(page)
+	if err != nil || len(docs) != 1+len(maps) {
+		t.Fatalf("the page carries %d documents for %d maps (%v)", len(docs), len(maps), err)
+	}
+	var ov struct {
+		Sessions [][]any `json:"s"`
+	}
+	if err := json.Unmarshal(docs[0], &ov); err != nil || len(ov.Sessions) != len(maps) {
+		t.Fatalf("overview: %d sessions, %v", len(ov.Sessions), err)
+	}
+
+	bundle := filepath.Join(t.TempDir(), "maps.tar.gz")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json.gz"))
+	if code, _, stderr := run(t, append([]string{"export", "--format", "bundle", "--data-dir", dir, "--out", bundle}, files...)...); code != exitOK {
+		t.Fatalf("export bundle: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "report", "--maps", bundle, "-o", "-")
+	if code != exitOK {
+		t.Fatalf("report of a bundle: exit %d\n%s", code, stderr)
+	}
+	if bd, _ := report.Unpack([]byte(stdout)); len(bd) != len(docs) {
+		t.Errorf("the bundle's report carries %d documents, the directory's %d", len(bd), len(docs))
+	}
+
+	id := maps[0].Session.NativeID()
+	code, stdout, stderr = run(t, "report", "--maps", dir, "-o", "-", "--session", id[:len(id)-1])
+	if code != exitOK {
+		t.Fatalf("report --session: exit %d\n%s", code, stderr)
+	}
+	one, _ := report.Unpack([]byte(stdout))
+	if len(one) != 2 || !bytes.Contains(one[0], []byte(id)) || !bytes.Contains(one[0], []byte(`"single":true`)) {
+		t.Errorf("--session %s: %d documents", id, len(one))
+	}
+	if code, _, _ := run(t, "report", "--maps", dir, "-o", "-", "--session", "no-such-session"); code != exitFailure {
+		t.Errorf("--session of an unknown id: exit %d", code)
+	}
+	if code, _, _ := run(t, "report", "--maps", filepath.Join(dir, "missing")); code != exitUsage {
+		t.Errorf("--maps of a missing path: exit %d", code)
+	}
+}
+
+// TestUsageCommand: the totals row of every grouping is the sum of the
+// maps' totals, and the text table ends with it.
+func TestUsageCommand(t *testing.T) {
+	dir, maps := fixtureMaps(t)
+	var tokens int64
+	for _, m := range maps {
+		tokens += m.Totals.Tokens
+	}
+	for _, p := range report.Periods() {
+		code, stdout, stderr := run(t, "usage", string(p), "--maps", dir, "--json", "--breakdown")
+		if code != exitOK {
+			t.Fatalf("usage %s: exit %d\n%s", p, code, stderr)
+		}
+		var tab report.UsageTable
+		if err := json.Unmarshal([]byte(stdout), &tab); err != nil {
+			t.Fatal(err)
+		}
+		if tab.Totals.Total != tokens {
+			t.Errorf("usage %s: total %d, the maps %d", p, tab.Totals.Total, tokens)
+		}
+	}
+	code, stdout, _ := run(t, "usage", "--maps", dir)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != exitOK || !strings.HasPrefix(lines[0], "DATE") || !strings.Contains(stdout, "\nTotal ") {
+		t.Errorf("usage: exit %d\n%s", code, stdout)
+	}
+	if code, _, _ := run(t, "usage", "yearly", "--maps", dir); code != exitUsage {
+		t.Errorf("usage yearly: exit %d", code)
+	}
+	if code, stdout, _ := run(t, "usage", "--maps", dir, "--since", "2999-01-01"); code != exitOK || !strings.Contains(stdout, "no model requests") {
+		t.Errorf("usage of nothing: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestShowEvents: one aligned line per event under a header.
+func TestShowEvents(t *testing.T) {
+	data, file := smallStore(t)
+	code, stdout, stderr := run(t, "show", "--data-dir", data, "small-1", "--events")
+	if code != exitOK {
+		t.Fatalf("show --events: exit %d\n%s", code, stderr)
+	}
+	m, err := report.Collect(t.Context(), report.Files{Root: filepath.Dir(file), Paths: []string{filepath.Base(file)}}, report.Filter{})
+	if err != nil && len(err) > 0 {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
+	if len(lines) != 2+len(m[0].Events) || !strings.HasPrefix(lines[0], "SEQ") {
+		t.Fatalf("%d lines for %d events:\n%s", len(lines), len(m[0].Events), stdout)
+	}
+	if !strings.Contains(stdout, "exec") || !strings.Contains(stdout, "ls") {
+		t.Errorf("the exec of ls is missing:\n%s", stdout)
+	}
+	col := strings.Index(lines[0], "KIND")
+	for _, l := range lines[2:] {
+		if len(l) < col || l[col-1] != ' ' {
+			t.Errorf("misaligned line %q", l)
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentmap/agentmap/builder"
+	"github.com/agentmap/agentmap/watchers/agents"
+)
+
+// The selectors every command that picks sessions shares (list, export,
+// and the commands that come after them), so that --agent, --outcome,
+// --repo, --since and --until mean the same thing, and fail the same way,
+// everywhere.
+
+// agentNames are the agents of the registry, in its order.
+func agentNames() []string {
+	names := make([]string, len(agents.All))
+	for i, a := range agents.All {
+		names[i] = a.Name
+	}
+	return names
+}
+
+// orList renders names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// checkAgent accepts "" (any agent) or an agent of the registry, in any case.
+func checkAgent(name string) error {
+	if name == "" {
+		return nil
+	}
+	if _, ok := agents.ByName(strings.ToLower(name)); ok {
+		return nil
+	}
+	return fmt.Errorf("--agent: unknown agent %q (%s)", name, orList(agentNames()))
+}
+
+// checkOutcome accepts "" or an outcome of the format, in any case.
+func checkOutcome(o string) error {
+	if o == "" || slices.Contains(builder.Outcomes, strings.ToLower(o)) {
+		return nil
+	}
+	return fmt.Errorf("--outcome: unknown outcome %q (%s)", o, orList(builder.Outcomes))
+}
+
+// checkRepo accepts "" or a repository name or glob (api, api*).
+func checkRepo(glob string) error {
+	if _, err := path.Match(glob, ""); err != nil {
+		return fmt.Errorf("--repo: malformed glob %q", glob)
+	}
+	return nil
+}
+
+// timeBound reads --since or --until (flag names it in the error): a window
+// back from now (30m, 12h, 7d, 2w), a date (2006-01-02, local midnight) or an
+// RFC 3339 time. "" is no bound.
+func timeBound(flag, s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := parseWindow(s, now)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--%s %q: %w", flag, s, err)
+	}
+	return t, nil
+}
+
+// window is a --since/--until pair; until is exclusive, and --until a
+// date takes in that whole day.
+type window struct{ since, until time.Time }
+
+func parseWindowFlags(since, until string, now time.Time) (window, error) {
+	var w window
+	var err error
+	if w.since, err = timeBound("since", since, now); err != nil {
+		return w, err
+	}
+	if w.until, err = timeBound("until", until, now); err != nil {
+		return w, err
+	}
+	if _, err := time.ParseInLocation(time.DateOnly, until, time.Local); err == nil {
+		w.until = w.until.AddDate(0, 0, 1) // --until a date: that whole day
+	}
+	if !w.since.IsZero() && !w.until.IsZero() && !w.since.Before(w.until) {
+		return w, errors.New("--since must be before --until")
+	}
+	return w, nil
+}
+
+// contains says whether t is inside the window; an unknown time (zero) is
+// inside only a window without bounds.
+func (w window) contains(t time.Time) bool {
+	if w.since.IsZero() && w.until.IsZero() {
+		return true
+	}
+	if t.IsZero() {
+		return false
+	}
+	return !t.Before(w.since) && (w.until.IsZero() || t.Before(w.until))
+}
+
+// timeLayout is how times are printed for people: local, with the zone.
+const timeLayout = "2006-01-02 15:04:05 MST"
+
+// formatTime prints a time in the local zone with its zone name.
+func formatTime(t time.Time) string { return t.Local().Format(timeLayout) }
+
+// firstErr is the first of errs that is not nil.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

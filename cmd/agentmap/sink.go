@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/config"
+	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/sink/postgres"
+	"github.com/agentmap/agentmap/state"
+)
+
+// sinkOptions turn [sink.postgres] into the sender's settings; nil when the
+// team database is not configured.
+func sinkOptions(c *config.Config) (*postgres.Config, error) {
+	s := c.Sink.Postgres
+	if !s.Enabled() {
+		return nil, nil
+	}
+	url, err := s.SinkURL()
+	if err != nil {
+		return nil, err
+	}
+	mode := s.PathMode
+	if mode == "" {
+		mode = c.Maps.PathMode
+	}
+	o := &postgres.Config{URL: url, Label: s.Device, Producer: producer(), PathMode: redact.Mode(mode),
+		Every: s.Every.Duration, Batch: s.Batch}
+	if o.PathMode == redact.ModeHashed {
+		keyFile := s.HashKeyFile
+		if keyFile == "" {
+			keyFile = c.Maps.HashKeyFile
+		}
+		if o.HashKey, err = config.LoadOrCreateHashKey(keyFile); err != nil {
+			return nil, fmt.Errorf("sink.postgres.hash_key_file: %w", err)
+		}
+	}
+	return o, nil
+}
+
+func cmdSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	usage := func() {
+		fmt.Fprintln(stderr, "usage: agentmap sink status|resend|forget|migrate [--json] [--config FILE | --data-dir DIR]")
+		fmt.Fprintln(stderr, "  status   the team database's queue: its length, the oldest session, the last error")
+		fmt.Fprintln(stderr, "  resend   queue every map of the store again (after the team database was rebuilt)")
+		fmt.Fprintln(stderr, "  forget   drop the queue: what is queued now is never sent (a later change of it is)")
+		fmt.Fprintln(stderr, "  migrate  create or update the team database's schema with the configured URL")
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		usage()
+		return exitUsage
+	}
+	sub := args[0]
+	fl := flag.NewFlagSet("sink "+sub, flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	of := addOpsFlags(fl)
+	asJSON := fl.Bool("json", false, "print the answer as JSON")
+	fl.Usage = func() { usage(); fl.PrintDefaults() }
+	if err := fl.Parse(args[1:]); err != nil {
+		return exitUsage
+	}
+	if fl.NArg() > 0 {
+		fl.Usage()
+		return exitUsage
+	}
+	switch sub {
+	case "status":
+		return sinkStatus(ctx, of, *asJSON, stdout, stderr)
+	case "resend", "forget":
+		return sinkQueueOp(ctx, of, sub, stdout, stderr)
+	case "migrate":
+		return sinkMigrate(ctx, of, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "agentmap sink: unknown subcommand %q\n", sub)
+	usage()
+	return exitUsage
+}
+
+func sinkStatus(ctx context.Context, of opsFlags, asJSON bool, stdout, stderr io.Writer) int {
+	b, code := of.open("sink status", stderr)
+	if b == nil {
+		return code
+	}
+	defer b.close()
+	st, _, err := b.status(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap sink status: %v\n", err)
+		return exitFailure
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(st.Sink)
+		return exitOK
+	}
+	if st.Sink == nil {
+		fmt.Fprintln(stdout, "team database: not configured ([sink.postgres] in the config), nothing queued")
+		return exitOK
+	}
+	writeSinkStatus(stdout, st.Sink)
+	return exitOK
+}
+
+// writeSinkStatus renders the sink's part of status for people.
+func writeSinkStatus(w io.Writer, s *daemon.SinkStatus) {
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(w, "team db:    %d sessions sent, %d queued (device %s)\n", s.Sent, s.Queue, s.DeviceID)
+	if q := s.Oldest; q != nil {
+		fmt.Fprintf(w, "  oldest:   %s, queued %s ago\n", q.Session, roundDuration(time.Since(q.Queued)))
+	}
+	if !s.LastOk.IsZero() {
+		fmt.Fprintf(w, "  last ok:  %s\n", s.LastOk.Local().Format(time.DateTime))
+	}
+	if s.LastError != "" {
+		fmt.Fprintf(w, "  error:    %s (%d failed attempts in a row; retrying with back-off)\n", s.LastError, s.Failures)
+	}
+}
+
+// sinkQueueOp resends or forgets, through the running daemon or, when none
+// runs, on the state database directly.
+func sinkQueueOp(ctx context.Context, of opsFlags, op string, stdout, stderr io.Writer) int {
+	dataDir, code := of.resolve("sink "+op, stderr)
+	if dataDir == "" {
+		return code
+	}
+	var n int
+	c, err := daemon.Connect(dataDir)
+	switch {
+	case err == nil:
+		var res daemon.SinkResult
+		if op == "resend" {
+			res, err = c.SinkResend(ctx)
+		} else {
+			res, err = c.SinkForget(ctx)
+		}
+		if err == nil && res.Error != "" {
+			err = errors.New(res.Error)
+		}
+		n = res.Sessions
+	case errors.Is(err, daemon.ErrNoDaemon):
+		n, err = sinkOffline(dataDir, op)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap sink %s: %v\n", op, err)
+		return exitFailure
+	}
+	if op == "resend" {
+		fmt.Fprintf(stdout, "%d sessions queued for the team database\n", n)
+	} else {
+		fmt.Fprintf(stdout, "%d queued sessions dropped\n", n)
+	}
+	return exitOK
+}
+
+func sinkOffline(dataDir, op string) (int, error) {
+	path := daemon.StatePath(dataDir)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("no state in %s yet", dataDir)
+	}
+	db, err := state.Open(path, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	if op == "resend" {
+		return daemon.SinkResend(db)
+	}
+	return daemon.SinkForget(db)
+}
+
+func sinkMigrate(ctx context.Context, of opsFlags, stdout, stderr io.Writer) int {
+	c, code := loadConfig(*of.config, "sink migrate", stderr)
+	if c == nil {
+		return code
+	}
+	if !c.Sink.Postgres.Enabled() {
+		fmt.Fprintln(stderr, "agentmap sink migrate: [sink.postgres] has no url or url_file")
+		return exitFailure
+	}
+	url, err := c.Sink.Postgres.SinkURL()
+	if err == nil {
+		var pool *pgxpool.Pool
+		if pool, err = postgres.Open(ctx, url); err == nil {
+			err = postgres.Migrate(ctx, pool)
+			pool.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap sink migrate: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprintf(stdout, "team database schema at version %d\n", postgres.SchemaVersion())
+	return exitOK
+}

@@ -1,0 +1,194 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Sink holds the sinks the daemon ships its maps to.
+type Sink struct {
+	Postgres SinkPostgres `toml:"postgres"`
+}
+
+// SinkPostgres is the team database ([sink.postgres]); it is on when url or
+// url_file is set. See docs/team-database.md.
+type SinkPostgres struct {
+	// URL is a postgres:// URL (or a libpq key=value string). Better
+	// without its password, which can come from PasswordEnv, PGPASSWORD
+	// or ~/.pgpass; `config show` never prints it.
+	URL string `toml:"url"`
+	// URLFile holds the whole URL instead (read at start, mode 0600).
+	URLFile string `toml:"url_file"`
+	// PasswordEnv names an environment variable holding the password.
+	PasswordEnv string `toml:"password_env"`
+	// PathMode is how paths leave the machine: "" follows maps.path_mode;
+	// a stricter mode re-renders each map as it is sent.
+	PathMode string `toml:"path_mode"`
+	// HashKeyFile is the key of hashed mode for the team ("" follows
+	// maps.hash_key_file): a key shared by the team makes hashed paths
+	// comparable across machines.
+	HashKeyFile string `toml:"hash_key_file"`
+	// Device labels this machine in the team database.
+	Device string `toml:"device"`
+	// Every is the period of sending attempts besides those a flush
+	// triggers; Batch the sessions sent per transaction.
+	Every Duration `toml:"every"`
+	Batch int      `toml:"batch"`
+}
+
+// Enabled reports whether the team database is configured.
+func (s SinkPostgres) Enabled() bool { return s.URL != "" || s.URLFile != "" }
+
+const (
+	minSinkEvery = time.Second
+	maxSinkEvery = 24 * time.Hour
+	maxSinkBatch = 10_000
+)
+
+func defaultSink() Sink {
+	return Sink{Postgres: SinkPostgres{Every: Duration{30 * time.Second}, Batch: 200}}
+}
+
+// pathModeRank orders the path modes by how little of a path they keep.
+func pathModeRank(m string) int { return slices.Index(PathModes, m) }
+
+func (c *Config) validateSink(p platform, add func(key, format string, args ...any)) {
+	s := c.Sink.Postgres
+	if s.URL != "" && s.URLFile != "" {
+		add("sink.postgres.url_file", "set url or url_file, not both")
+	}
+	if s.URLFile != "" && !p.isAbs(s.URLFile) {
+		add("sink.postgres.url_file", "must be an absolute path or start with ~/")
+	}
+	if s.HashKeyFile != "" && !p.isAbs(s.HashKeyFile) {
+		add("sink.postgres.hash_key_file", "must be an absolute path or start with ~/")
+	}
+	if s.URL != "" && !strings.Contains(s.URL, "=") {
+		if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			// The URL itself is not quoted: it may hold a password.
+			add("sink.postgres.url", "is not a postgres:// URL or a key=value connection string")
+		}
+	}
+	if s.PasswordEnv != "" && strings.ContainsAny(s.PasswordEnv, "= \t") {
+		add("sink.postgres.password_env", "%q is not an environment variable name", s.PasswordEnv)
+	}
+	if s.PathMode != "" {
+		switch {
+		case !slices.Contains(PathModes, s.PathMode):
+			add("sink.postgres.path_mode", "%q is not one of %s", s.PathMode, strings.Join(PathModes, ", "))
+		case pathModeRank(s.PathMode) < pathModeRank(c.Maps.PathMode):
+			add("sink.postgres.path_mode", "%q keeps more of a path than maps.path_mode %q: the team database cannot get what the maps do not hold",
+				s.PathMode, c.Maps.PathMode)
+		case s.PathMode != c.Maps.PathMode && c.Maps.PathMode != "relative":
+			add("sink.postgres.path_mode", "re-rendering maps in %q needs maps.path_mode = \"relative\" (%q is one-way)",
+				s.PathMode, c.Maps.PathMode)
+		}
+	}
+	if d := s.Every.Duration; d < minSinkEvery || d > maxSinkEvery {
+		add("sink.postgres.every", "must be between %s and %s", formatDuration(minSinkEvery), formatDuration(maxSinkEvery))
+	}
+	if s.Batch < 1 || s.Batch > maxSinkBatch {
+		add("sink.postgres.batch", "must be between 1 and %d", maxSinkBatch)
+	}
+}
+
+func resolveSinkPaths(c *Config, p platform) {
+	c.Sink.Postgres.URLFile = p.expand(c.Sink.Postgres.URLFile)
+	c.Sink.Postgres.HashKeyFile = p.expand(c.Sink.Postgres.HashKeyFile)
+}
+
+func renderSink(w *writer, c *Config, str, pathStr func(string) string) {
+	s := c.Sink.Postgres
+	w.blank()
+	w.table("sink.postgres")
+	w.comment(
+		"The team database: each machine's daemon sends its maps to one PostgreSQL",
+		"database, each session once, in its latest version (docs/team-database.md).",
+		`Off while url and url_file are both empty. Example: "postgres://agentmap@db.example/agentmap"`,
+		"Leave the password out of url: password_env, PGPASSWORD or ~/.pgpass supply it,",
+		"and `config show` never prints one.",
+	)
+	w.kv("url", str(MaskPassword(s.URL)))
+	w.comment("A file holding the whole URL instead of url (keep it mode 0600).")
+	w.kv("url_file", pathStr(s.URLFile))
+	w.comment("An environment variable holding the password.")
+	w.kv("password_env", str(s.PasswordEnv))
+	w.comment(
+		`How paths leave the machine: "" as in maps.path_mode, or a stricter mode`,
+		"(dirs_only, hashed) that each map is re-rendered in as it is sent.",
+	)
+	w.kv("path_mode", str(s.PathMode))
+	w.comment(`The key of hashed mode for the team; "" uses maps.hash_key_file.`)
+	w.kv("hash_key_file", pathStr(s.HashKeyFile))
+	w.comment("This machine's label in the team database (its id is random and kept).")
+	w.kv("device", str(s.Device))
+	w.comment("How often queued maps are sent besides right after a flush, and how many per transaction.")
+	w.kv("every", str(s.Every.String()))
+	w.kv("batch", strconv.Itoa(s.Batch))
+}
+
+// MaskPassword hides the password of a connection URL or key=value string.
+func MaskPassword(s string) string {
+	if s == "" {
+		return s
+	}
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && !strings.Contains(s, " ") {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			s = u.String()
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+			s = u.String()
+		}
+		return s
+	}
+	fields := strings.Fields(s)
+	for i, f := range fields {
+		if k, _, ok := strings.Cut(f, "="); ok && k == "password" {
+			fields[i] = "password=xxxxx"
+		}
+	}
+	return strings.Join(fields, " ")
+}
+
+// SinkURL returns the team database's URL from url or url_file, with the
+// password from password_env when the variable is set and the URL has none.
+func (s SinkPostgres) SinkURL() (string, error) {
+	raw := s.URL
+	if s.URLFile != "" {
+		b, err := os.ReadFile(s.URLFile)
+		if err != nil {
+			return "", fmt.Errorf("sink.postgres.url_file: %w", err)
+		}
+		raw = strings.TrimSpace(string(b))
+		if raw == "" {
+			return "", errors.New("sink.postgres.url_file: the file is empty")
+		}
+	}
+	if s.PasswordEnv == "" {
+		return raw, nil
+	}
+	pw, ok := os.LookupEnv(s.PasswordEnv)
+	if !ok {
+		return "", fmt.Errorf("sink.postgres.password_env: %s is not set", s.PasswordEnv)
+	}
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && !strings.Contains(raw, " ") {
+		if _, has := u.User.Password(); !has {
+			u.User = url.UserPassword(u.User.Username(), pw)
+		}
+		return u.String(), nil
+	}
+	if strings.Contains(raw, "password=") {
+		return raw, nil
+	}
+	return raw + " password='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(pw) + "'", nil
+}

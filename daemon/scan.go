@@ -1,0 +1,64 @@
+package daemon
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// ScanResult says what a catch-up asked of a running daemon did: what
+// `agentmap scan` reports when a daemon already follows the logs (the state
+// database is the daemon's, so scan cannot open it itself).
+type ScanResult struct {
+	// Files are the logs the full scan found under the roots.
+	Files int `json:"files"`
+	// Bytes is what the logs held past the cursors before the catch-up.
+	Bytes int64       `json:"bytes"`
+	Flush FlushResult `json:"flush"`
+}
+
+// scanWait bounds a catch-up request; the loop may be busy with its own
+// first catch-up, after which the request still has to read what is new.
+const scanWait = 10 * time.Minute
+
+// scanNow does what `agentmap scan` does without a daemon, inside the
+// loop that owns the state: one full scan of the roots, reading whatever
+// the logs gained, then writing every map that changed.
+func (d *Daemon) scanNow(ctx context.Context) ScanResult {
+	files := watchers.Scan(d.roots)
+	res := ScanResult{Files: len(files)}
+	for _, f := range files {
+		if s := d.byPath[f.Path]; s != nil && s.Form == watchers.FormLines && !s.Missing {
+			res.Bytes += max(0, f.Size-s.Offset)
+		} else if s == nil {
+			res.Bytes += f.Size
+		}
+	}
+	d.ingest(ctx, watchers.Update{Files: files, Full: true})
+	res.Flush = d.flushNow(ctx, flushRequest{all: true})
+	return res
+}
+
+func (d *Daemon) serveScan(w http.ResponseWriter, r *http.Request) {
+	reply := make(chan ScanResult, 1)
+	select {
+	case d.scanReq <- reply:
+	case <-r.Context().Done():
+		return
+	}
+	select {
+	case res := <-reply:
+		writeJSON(w, http.StatusOK, res)
+	case <-r.Context().Done():
+	}
+}
+
+// Scan asks the daemon to catch up on every log and write every map that
+// changed, and waits for it.
+func (c *Client) Scan(ctx context.Context) (ScanResult, error) {
+	var res ScanResult
+	err := c.call(ctx, http.MethodPost, "/v1/scan", scanWait, &res)
+	return res, err
+}

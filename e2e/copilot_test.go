@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	fc "github.com/agentmap/agentmap/e2e/fakechat"
+)
+
+type copilotRun struct {
+	srv     *fc.Server
+	mainID  string
+	main    *expect
+	subType string
+}
+
+// newUUID is a random version 4 uuid: Copilot CLI takes the id of a new
+// session from --session-id.
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// runCopilot runs Copilot CLI with a BYOK provider (its documented
+// COPILOT_PROVIDER_* settings) in offline mode: no GitHub account, no
+// network beyond the fake server.
+func runCopilot(t *testing.T, w *world) *copilotRun {
+	repo := filepath.Join(w.home, "src", "copilot-demo")
+	if err := os.MkdirAll(repo, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	w.seedRepo(t, repo)
+	run := &copilotRun{main: newExpect(), subType: "explore", mainID: newUUID()}
+	m := chatScript{run.main}
+	abs := func(p string) string { return filepath.Join(repo, p) }
+	sync := map[string]any{"mode": "sync"}
+	scripts := map[string][]fc.Reply{}
+	scripts["cmain"] = []fc.Reply{
+		chatReply(0, chatText("plan"), m.call("view", "read", map[string]any{"path": abs("README.md")}, "README.md")),
+		chatReply(1, m.shell("bash", "npm test", "verify", 1, sync)),
+		chatReply(2, m.call("create", "edit", map[string]any{"path": abs("notes.txt"), "file_text": canary + "-notes ready\n"}, "notes.txt")),
+		chatReply(3, m.shell("bash", "npm test", "verify", 0, sync)),
+		chatReply(4, m.call("edit", "edit", map[string]any{"path": abs("src/app.js"),
+			"old_str": "module.exports = { answer: 41 };", "new_str": "module.exports = { answer: 42 }; // " + canary}, "src/app.js")),
+		chatReply(5, m.subagent(map[string]any{"description": canary + "-task", "name": canary + "-helper",
+			"prompt": "[[script:csub]] " + canary + "-subagent prompt", "agent_type": run.subType})),
+		chatReply(6, chatText("done")),
+	}
+	run.main.retries = 1
+	sub := chatScript{newExpect()}
+	scripts["csub"] = []fc.Reply{
+		chatReply(0, sub.call("view", "read", map[string]any{"path": abs("lib/part01.txt")}, "lib/part01.txt")),
+		chatReply(1, sub.shell("bash", "ls "+canary+"-missing", "exec", 2, sync)),
+		chatReply(2, chatText("subagent done")),
+	}
+	run.main.merge(sub.e)
+	scripts["cresume"] = []fc.Reply{
+		chatReply(0, m.shell("bash", "git status --short", "exec", 0, sync)),
+		chatReply(1, chatText("resumed")),
+	}
+	run.main.userTurns = 2
+
+	srv := fc.New(scripts)
+	srv.SideReply = canary + "-side reply"
+	run.srv = srv
+	url := serve(t, "copilot", srv)
+	env := []string{"COPILOT_OFFLINE=true", "COPILOT_AUTO_UPDATE=false", "COPILOT_PROVIDER_BASE_URL=" + url + "/v1",
+		"COPILOT_PROVIDER_API_KEY=sk-fake-chat", "COPILOT_MODEL=" + chatModel}
+	common := []string{"--allow-all-tools", "--no-auto-update", "--disable-client-telemetry"}
+	w.client(t, repo, "copilot-main", env, append([]string{"copilot", "--session-id", run.mainID, "-p",
+		"[[script:cmain]] " + canary + "-prompt one"}, common...)...)
+	w.client(t, repo, "copilot-resume", env, append([]string{"copilot", "--resume=" + run.mainID, "-p",
+		"[[script:cresume]] " + canary + "-prompt two"}, common...)...)
+	t.Logf("copilot: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())
+	return run
+}
+
+func (r *copilotRun) sessions() []session {
+	return []session{{name: "copilot main", native: r.mainID, tool: "copilot", model: chatModel, e: r.main,
+		main: sumServed(r.srv, "cmain", "cresume"), lanes: []lane{{r.subType, sumServed(r.srv, "csub")}}}}
+}

@@ -1,0 +1,482 @@
+// agentmap report: renders the overview and the session pages from the data
+// the page carries (see report/data.go for the layout). No network, no
+// library: SVG strings for charts, a canvas for the timeline.
+(() => {
+'use strict';
+// Positions of a session row (report/data.go sessionRow).
+const S = {id:0, agent:1, repos:2, models:3, start:4, dur:5, outcome:6, in:7, cw:8, cr:9, out:10, tokens:11, cost:12,
+  calls:13, requests:14, errors:15, retries:16, delays:17, delayMs:18, maxCtx:19, compactions:20, subagents:21,
+  events:22, trunc:23, turns:24, outTok:25, unpriced:26};
+const KINDS = ['read','search','edit','exec','verify','mcp','skill','subagent','web','tool','llm','user','error','delay','compaction'];
+const OUTPUT_KINDS = ['commit','pr_merge','pr_close','pr_comment','ticket','artifact','skill_write','model_switch'];
+const PALETTE = ['#4c8bf5','#e8890c','#2f9e44','#8e5bd8','#d6409f','#2bb3c0','#a0642b','#7d8794','#c9a400','#4f5bd5'];
+
+const $ = (s, el) => (el || document).querySelector(s);
+const esc = v => String(v).replace(/[&<>"']/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'}[c]));
+const int = n => Math.round(n).toLocaleString('en-US');
+const tok = n => n >= 1e9 ? (n/1e9).toFixed(2)+'G' : n >= 1e6 ? (n/1e6).toFixed(1)+'M' : n >= 1e4 ? (n/1e3).toFixed(0)+'k' : int(n);
+const usd = n => '$' + n.toFixed(n && n < 0.1 ? 3 : 2);
+// cost of a session row: "unpriced" where a model it used has no price.
+const rowCost = r => !r[S.unpriced].length ? usd(r[S.cost]) : r[S.cost] ? usd(r[S.cost]) + ' +unpriced' : 'unpriced';
+const dur = ms => { if (!ms || ms < 0) return '-'; const s = ms/1000; if (s < 60) return s.toFixed(s < 10 ? 1 : 0)+'s';
+  const m = Math.floor(s/60); if (m < 60) return m+'m'+String(Math.floor(s%60)).padStart(2,'0')+'s';
+  return Math.floor(m/60)+'h'+String(m%60).padStart(2,'0')+'m'; };
+const clock = ms => { const s = Math.max(0, ms)/1000, h = Math.floor(s/3600), m = Math.floor(s%3600/60), r = s%60;
+  return (h ? h+':'+String(m).padStart(2,'0') : String(m)) + ':' + (r < 10 ? '0' : '') + r.toFixed(ms % 1000 ? 1 : 0); };
+const dayOf = ms => { const d = new Date(ms); return d.getFullYear()+'-'+String(d.getMonth()+1).padStart(2,'0')+'-'+String(d.getDate()).padStart(2,'0'); };
+const when = ms => ms ? new Date(ms).toLocaleString(undefined, {year:'numeric', month:'short', day:'numeric', hour:'2-digit', minute:'2-digit'}) : '-';
+const cssVar = n => getComputedStyle(document.documentElement).getPropertyValue(n).trim();
+
+window.agentmap = {ready: false};
+let D, STR, ROWS, AGG, shown = [], page = 0;
+const F = {agent:'', repo:'', model:'', outcome:'', from:'', to:'', q:''};
+
+// unpack inflates one data element: base64, then gzip through the browser.
+async function unpack(id) {
+  const el = document.getElementById(id);
+  const bin = atob(el.textContent);
+  const u8 = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) u8[i] = bin.charCodeAt(i);
+  const stream = new Blob([u8]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return JSON.parse(await new Response(stream).text());
+}
+
+// ---- filters ----
+function keep(i) {
+  const r = ROWS[i];
+  if (F.agent && STR[r[S.agent]] !== F.agent) return false;
+  if (F.outcome && STR[r[S.outcome]] !== F.outcome) return false;
+  if (F.repo && !r[S.repos].some(x => STR[x] === F.repo)) return false;
+  if (F.model && !r[S.models].some(x => STR[x] === F.model)) return false;
+  if (F.from || F.to) { const d = dayOf(r[S.start]); if ((F.from && d < F.from) || (F.to && d > F.to)) return false; }
+  if (F.q) {
+    const q = F.q.toLowerCase();
+    const hay = [STR[r[S.id]], STR[r[S.agent]], ...r[S.repos].map(x => STR[x]), ...r[S.models].map(x => STR[x])].join(' ').toLowerCase();
+    if (!hay.includes(q)) return false;
+  }
+  return true;
+}
+function applyFilters() { shown = []; for (let i = 0; i < ROWS.length; i++) if (keep(i)) shown.push(i); page = 0; }
+
+function buildFilters() {
+  const vals = {agent: new Set(), repo: new Set(), model: new Set(), outcome: new Set()};
+  for (const r of ROWS) {
+    vals.agent.add(STR[r[S.agent]]); vals.outcome.add(STR[r[S.outcome]]);
+    r[S.repos].forEach(x => vals.repo.add(STR[x])); r[S.models].forEach(x => vals.model.add(STR[x]));
+  }
+  const sel = (k, label) => '<label>'+label+' <select data-f="'+k+'"><option value="">all</option>' +
+    [...vals[k]].filter(v => v).sort().map(v => '<option>'+esc(v)+'</option>').join('') + '</select></label>';
+  $('#filters').innerHTML = sel('agent','Agent') + sel('repo','Repository') + sel('model','Model') + sel('outcome','Outcome') +
+    '<label>From <input type="date" data-f="from"></label><label>To <input type="date" data-f="to"></label>' +
+    '<button id="reset">Reset</button><span class="muted" id="count"></span>';
+  $('#filters').addEventListener('change', e => { const k = e.target.dataset.f; if (!k) return; F[k] = e.target.value; refresh(); });
+  $('#reset').onclick = () => { for (const k in F) F[k] = ''; $('#search').value = '';
+    document.querySelectorAll('[data-f]').forEach(el => el.value = ''); refresh(); };
+  $('#search').addEventListener('input', e => { F.q = e.target.value.trim(); refresh(); });
+}
+function refresh() { applyFilters(); if (location.hash.startsWith('#s/')) location.hash = '#'; else overviewView(); }
+
+// ---- aggregation over the shown sessions ----
+function tally(list, keyFn, add) {
+  const m = new Map();
+  for (const x of list) { const k = keyFn(x); let v = m.get(k); if (!v) { v = []; m.set(k, v); } add(v, x); }
+  return m;
+}
+const inc = (v, i, n) => { v[i] = (v[i] || 0) + n; };
+
+// aggregate sums the shown sessions. Maps are keyed by string-table
+// index (numbers hash faster than strings) and named when drawn (named).
+function aggregate() {
+  const A = {sessions: shown.length, tokens: 0, cost: 0, calls: 0, errors: 0, requests: 0, retries: 0, compactions: 0, delayMs: 0,
+    repo: new Map(), agent: new Map(), model: new Map(), outcome: new Map(), es: new Map(), ec: new Map(), verb: new Map(),
+    mcp: new Map(), file: new Map(), sa: new Map(), dc: new Map(), cat: new Map(), ctx: new Map()};
+  const add = (m, k, x, y, z, w) => { let v = m.get(k); if (!v) { v = [0, 0, 0, 0]; m.set(k, v); } v[0] += x; v[1] += y || 0; v[2] += z || 0; v[3] += w || 0; };
+  for (const i of shown) {
+    const r = ROWS[i], a = AGG[i];
+    A.tokens += r[S.tokens]; A.cost += r[S.cost]; A.calls += r[S.calls]; A.errors += r[S.errors]; A.requests += r[S.requests];
+    A.retries += r[S.retries]; A.compactions += r[S.compactions]; A.delayMs += r[S.delayMs];
+    const repos = r[S.repos];
+    if (!repos.length) add(A.repo, 0, 1, r[S.tokens], r[S.cost], r[S.errors]);
+    for (const x of repos) add(A.repo, x, 1, r[S.tokens], r[S.cost], r[S.errors]);
+    add(A.agent, r[S.agent], 1, r[S.tokens], r[S.cost], r[S.errors]);
+    add(A.outcome, r[S.outcome], 1);
+    if (a.es) for (const e of a.es) add(A.es, e[0], e[1]);
+    if (a.ec) for (const e of a.ec) add(A.ec, e[0], e[1]);
+    if (a.v) for (const e of a.v) add(A.verb, e[0], e[1], e[2], e[3]);
+    if (a.m) for (const e of a.m) add(A.mcp, e[0] * 1048576 + e[1], e[2], e[3]);
+    if (a.f) for (const e of a.f) add(A.file, e[0], e[1], e[2], 1);
+    if (a.sa) for (const e of a.sa) add(A.sa, e[0], e[1]);
+    if (a.dc) for (const e of a.dc) add(A.dc, e[0], e[1], e[2]);
+    if (a.cat) for (const e of a.cat) add(A.cat, e[0], e[1], e[2]);
+    if (a.mt) a.mt.forEach((e, j) => add(A.model, e[0], e[1] + e[2] + e[3] + e[4], a.mc[j][1], 1));
+    const c = r[S.maxCtx];
+    let b = 0; while (b < CTX.length - 1 && !(c >= CTX[b][0] && c < CTX[b][1])) b++;
+    add(A.ctx, b, 1, r[S.compactions]);
+  }
+  return A;
+}
+// named turns a map keyed by string index into [name, counters] entries.
+const named = (m, none) => [...m.entries()].map(([k, v]) => [k > 1048575 ? STR[Math.floor(k / 1048576)] + ' · ' + STR[k % 1048576] : (STR[k] || none || '(none)'), v]);
+const CTX = [[0, 1, 'none recorded'], [1, 50e3, '< 50k'], [50e3, 100e3, '50k–100k'], [100e3, 150e3, '100k–150k'], [150e3, 200e3, '150k–200k'],
+  [200e3, 500e3, '200k–500k'], [500e3, 1e6, '500k–1M'], [1e6, Infinity, '≥ 1M']];
+
+// ---- building blocks ----
+// table renders rows of [name, numbers...]; cols are [header, format];
+// bar is the column drawn as a bar (its share of the largest).
+function table(cols, rows, bar, opts) {
+  opts = opts || {};
+  const max = Math.max(1, ...rows.map(r => r[bar] || 0));
+  let s = '<div class="scroll"><table><thead><tr>' + cols.map((c, i) => '<th' + (i ? ' class="n"' : '') + '>' + esc(c[0]) + '</th>').join('') +
+    '<th></th></tr></thead><tbody>';
+  for (const r of rows) {
+    s += '<tr>' + cols.map((c, i) => i ? '<td class="n" data-v="' + r[i] + '">' + esc(c[1](r[i])) + '</td>' : '<td class="name" title="' + esc(r[0]) + '">' + esc(r[0]) + '</td>').join('') +
+      '<td class="barcell"><div class="bar' + (opts.err ? ' err' : '') + '" style="width:' + (100 * (r[bar] || 0) / max).toFixed(1) + '%"></div></td></tr>';
+  }
+  if (!rows.length) s += '<tr><td class="muted" colspan="' + (cols.length + 1) + '">none</td></tr>';
+  return s + '</tbody></table></div>';
+}
+const card = (title, body, note, wide) => '<section class="card' + (wide ? ' wide' : '') + '"><h2>' + esc(title) + (note ? '<small>' + esc(note) + '</small>' : '') + '</h2>' + body + '</section>';
+const entries = (m, by, n, none) => named(m, none).sort((a, b) => b[1][by] - a[1][by] || (a[0] < b[0] ? -1 : 1)).slice(0, n || 1e9);
+const pct = x => (100 * x).toFixed(1) + '%';
+
+// ---- overview ----
+const chartState = {metric: 'sessions', stack: 'model'};
+function overviewView() {
+  document.body.dataset.view = 'overview';
+  const A = aggregate();
+  if (window.agentmap.marks) window.agentmap.marks.aggregated = performance.now();
+  $('#count').textContent = shown.length === ROWS.length ? ROWS.length + ' sessions' : shown.length + ' of ' + ROWS.length + ' sessions';
+  const kpi = (k, label, v, f) => '<div class="kpi" data-kpi="' + k + '" data-value="' + v + '"><b title="' + esc(int(v)) + '">' + esc(f(v)) + '</b><span>' + label + '</span></div>';
+  let s = '<div class="kpis">' + kpi('sessions', 'sessions', A.sessions, int) + kpi('tokens', 'tokens', A.tokens, tok) +
+    kpi('cost', 'estimated cost (USD)' + (shown.some(i => ROWS[i][S.unpriced].length) ? ', some models unpriced' : ''), Math.round(A.cost * 1e6) / 1e6, usd) + kpi('calls', 'tool calls', A.calls, int) + kpi('requests', 'model requests', A.requests, int) +
+    kpi('errors', 'errors', A.errors, int) + kpi('retries', 'retries', A.retries, int) + kpi('compactions', 'compactions', A.compactions, int) + '</div>';
+  s += '<div class="grid">';
+  s += card('Over time', '<div class="controls"><b id="daytitle"></b><select id="metric"><option value="sessions">sessions</option><option value="tokens">tokens</option><option value="cost">cost</option></select>' +
+    ' stacked by <select id="stack"><option value="model">model</option><option value="agent">agent</option></select></div><div id="daychart"></div>', '', true);
+  const T = [['sessions', int], ['tokens', tok], ['cost', usd], ['errors', int]];
+  s += card('By repository', table([['repository', 0], ...T], entries(A.repo, 0, 50, '(no repository)').map(([k, v]) => [k, ...v]), 1));
+  s += card('By agent', table([['agent', 0], ...T], entries(A.agent, 0).map(([k, v]) => [k, ...v]), 1));
+  const unpriced = new Set(); for (const i of shown) for (const x of ROWS[i][S.unpriced]) unpriced.add(STR[x]);
+  s += card('By model', table([['model', 0], ['tokens', tok], ['cost', x => typeof x === 'string' ? x : usd(x)], ['sessions', int]],
+    entries(A.model, 0).map(([k, v]) => [k, v[0], unpriced.has(k) ? 'unpriced' : v[1], v[2]]), 1), unpriced.size ? 'unpriced: no price known' : '');
+  s += card('Outcomes', table([['outcome', 0], ['sessions', int]], entries(A.outcome, 0).map(([k, v]) => [k, ...v]), 1));
+  s += card('Errors by source', table([['source', 0], ['errors', int]], entries(A.es, 0).map(([k, v]) => [k, ...v]), 1, {err: 1}));
+  s += card('Errors by class', table([['class', 0], ['errors', int]], entries(A.ec, 0).map(([k, v]) => [k, ...v]), 1, {err: 1}));
+  const verbs = named(A.verb).map(([k, v]) => [k, v[0], v[1], v[2], v[1] / v[0]]).sort((a, b) => (b[2] + b[3]) - (a[2] + a[3]) || b[1] - a[1]).slice(0, 40);
+  s += card('Shell verbs that fail or are retried', table([['verb', 0], ['runs', int], ['failed', int], ['retried', int], ['fail rate', pct]], verbs, 2, {err: 1}), 'top 40');
+  const mcp = named(A.mcp).map(([k, v]) => [k, v[0], v[1], v[1] / v[0]]).sort((a, b) => b[1] - a[1]).slice(0, 40);
+  s += card('MCP servers and tools', table([['server · tool', 0], ['calls', int], ['failed', int], ['fail rate', pct]], mcp, 1), 'top 40');
+  const files = named(A.file).map(([k, v]) => [k, v[0], v[1], v[2]]).sort((a, b) => (b[1] + b[2]) - (a[1] + a[2])).slice(0, 40);
+  s += card('Files read and edited most', table([['file', 0], ['reads', int], ['edits', int], ['sessions', int]], files, 1), 'top 40');
+  s += card('Subagent types', table([['type', 0], ['launches', int]], entries(A.sa, 0).map(([k, v]) => [k, ...v]), 1));
+  s += card('Context fill (largest main-agent context)', table([['max context', 0], ['sessions', int], ['compactions', int]],
+    CTX.map((c, i) => [c[2], ...(A.ctx.get(i) || [0, 0])]), 1), A.compactions + ' compactions');
+  s += card('Delays', table([['cause', 0], ['delays', int], ['time', dur]], entries(A.dc, 1).map(([k, v]) => [k, ...v]), 2), 'total ' + dur(A.delayMs));
+  s += card('Where tool time went', table([['category', 0], ['calls', int], ['time', dur]], entries(A.cat, 1).map(([k, v]) => [k, ...v]), 2));
+  s += card('Sessions', '<div id="sessions"></div>', '', true);
+  $('#view').innerHTML = s + '</div>';
+  $('#metric').value = chartState.metric; $('#stack').value = chartState.stack;
+  $('#metric').onchange = e => { chartState.metric = e.target.value; dayChart(); };
+  $('#stack').onchange = e => { chartState.stack = e.target.value; dayChart(); };
+  dayChart();
+  sessionList();
+}
+
+// bucketOf names the bar a session start falls in: its day, or the Monday
+// of its week or its month when the sessions span too long for days.
+function bucketOf(ms, unit) {
+  const d = new Date(ms);
+  if (unit === 'week') d.setDate(d.getDate() - (d.getDay() + 6) % 7);
+  if (unit === 'month') return dayOf(ms).slice(0, 7);
+  return dayOf(d.getTime());
+}
+function dayChart() {
+  const {metric, stack} = chartState;
+  const days = new Map(), keys = new Map();
+  let lo = Infinity, hi = -Infinity;
+  for (const i of shown) { lo = Math.min(lo, ROWS[i][S.start]); hi = Math.max(hi, ROWS[i][S.start]); }
+  const spanDays = (hi - lo) / 864e5, unit = spanDays <= 92 ? 'day' : spanDays <= 730 ? 'week' : 'month';
+  $('#daytitle').textContent = 'Per ' + unit;
+  const put = (day, k, v) => { let d = days.get(day); if (!d) { d = new Map(); days.set(day, d); } d.set(k, (d.get(k) || 0) + v); keys.set(k, (keys.get(k) || 0) + v); };
+  for (const i of shown) {
+    const r = ROWS[i], a = AGG[i], day = bucketOf(r[S.start], unit);
+    if (stack === 'agent') put(day, STR[r[S.agent]], metric === 'sessions' ? 1 : metric === 'tokens' ? r[S.tokens] : r[S.cost]);
+    else if (metric === 'sessions') put(day, STR[r[S.models][0]], 1);
+    else if (metric === 'tokens') {
+      const known = (a.mt || []).reduce((t, m) => t + m[1] + m[2] + m[3] + m[4], 0);
+      (a.mt || []).forEach(m => put(day, STR[m[0]], m[1] + m[2] + m[3] + m[4]));
+      if (r[S.tokens] > known) put(day, STR[r[S.models][0]], r[S.tokens] - known); // beyond the event cap
+    } else {
+      const known = (a.mc || []).reduce((t, m) => t + m[1], 0);
+      (a.mc || []).forEach(m => put(day, STR[m[0]], m[1]));
+      if (r[S.cost] - known > 1e-9) put(day, STR[r[S.models][0]], r[S.cost] - known);
+    }
+  }
+  const el = $('#daychart');
+  if (!days.size) { el.innerHTML = '<p class="muted">no sessions</p>'; return; }
+  // every day between the first and the last, so gaps show
+  const sorted = [...days.keys()].sort(), list = [];
+  for (let d = new Date((sorted[0].length === 7 ? sorted[0] + '-01' : sorted[0]) + 'T12:00:00'), end = sorted[sorted.length - 1]; ;) {
+    const k = bucketOf(d.getTime(), unit); if (list[list.length - 1] !== k) list.push(k); if (k >= end || list.length > 3660) break;
+    d.setDate(d.getDate() + (unit === 'week' ? 7 : 1));
+  }
+  let order = [...keys.entries()].sort((a, b) => b[1] - a[1]).map(e => e[0]);
+  if (order.length > 9) { // fold the long tail into "other"
+    const top = new Set(order.slice(0, 8));
+    for (const d of days.values()) { let o = 0; for (const [k, v] of [...d]) if (!top.has(k)) { o += v; d.delete(k); } if (o) d.set('other', o); }
+    order = [...order.slice(0, 8), 'other'];
+  }
+  const color = k => k === 'other' ? '#9aa0a8' : PALETTE[order.indexOf(k) % PALETTE.length];
+  const W = 1000, H = 220, L = 54, B = 22, n = list.length, bw = (W - L) / n;
+  const totals = list.map(d => [...(days.get(d) || new Map()).values()].reduce((a, b) => a + b, 0));
+  const max = Math.max(...totals) || 1, f = metric === 'cost' ? usd : metric === 'tokens' ? tok : int;
+  let svg = '<svg class="chart" viewBox="0 0 ' + W + ' ' + H + '" role="img" aria-label="' + metric + ' per day">';
+  for (let g = 0; g <= 4; g++) { const y = (H - B) * (1 - g / 4); svg += '<line class="axis" x1="' + L + '" x2="' + W + '" y1="' + y + '" y2="' + y + '"/><text x="' + (L - 6) + '" y="' + (y + 4) + '" text-anchor="end">' + esc(f(max * g / 4)) + '</text>'; }
+  list.forEach((d, i) => {
+    let y = H - B; const day = days.get(d);
+    if (day) for (const k of order) { const v = day.get(k); if (!v) continue; const h = (H - B) * v / max; y -= h;
+      svg += '<rect x="' + (L + i * bw + bw * 0.1).toFixed(2) + '" y="' + y.toFixed(2) + '" width="' + Math.max(0.8, bw * 0.8).toFixed(2) + '" height="' + Math.max(0.5, h).toFixed(2) + '" fill="' + color(k) + '" data-d="' + i + '"/>'; }
+    svg += '<rect x="' + (L + i * bw) + '" y="0" width="' + bw + '" height="' + (H - B) + '" fill="transparent" data-d="' + i + '"/>';
+  });
+  const every = Math.ceil(n / 10);
+  list.forEach((d, i) => { if (i % every === 0) svg += '<text x="' + (L + i * bw + bw / 2) + '" y="' + (H - 6) + '" text-anchor="middle">' + (unit === 'month' ? d : d.slice(2)) + '</text>'; });
+  svg += '</svg>';
+  const legend = '<div class="legend">' + order.map(k => '<span><i class="sw" style="background:' + color(k) + '"></i>' + esc(k) + '</span>').join('') + '</div>';
+  const rows = list.map((d, i) => [d, ...order.map(k => (days.get(d) || new Map()).get(k) || 0), totals[i]]).filter(r => r[r.length - 1]);
+  const tbl = '<details><summary>Table</summary>' + table([[unit, 0], ...order.map(k => [k, f]), ['total', f]], rows, order.length + 1) + '</details>';
+  el.innerHTML = svg + legend + tbl;
+  const svgEl = $('svg', el), tip = $('#tip');
+  svgEl.addEventListener('mousemove', e => {
+    const i = e.target.dataset && e.target.dataset.d; if (i === undefined) { tip.style.display = 'none'; return; }
+    const d = list[+i], day = days.get(d) || new Map();
+    tip.innerHTML = '<b>' + d + '</b><table>' + order.filter(k => day.get(k)).map(k => '<tr><td><i class="sw" style="background:' + color(k) + '"></i>' + esc(k) + '</td><td class="n">' + esc(f(day.get(k))) + '</td></tr>').join('') +
+      '<tr><td><b>total</b></td><td class="n"><b>' + esc(f(totals[+i])) + '</b></td></tr></table>';
+    tip.style.display = 'block'; tip.style.left = Math.min(innerWidth - 280, e.clientX + 14) + 'px'; tip.style.top = (e.clientY + 14) + 'px';
+  });
+  svgEl.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
+}
+
+const PAGE = 50;
+function sessionList() {
+  const el = $('#sessions'), n = shown.length, pages = Math.max(1, Math.ceil(n / PAGE));
+  page = Math.min(page, pages - 1);
+  let s = '<table><thead><tr><th>started</th><th>session</th><th>agent</th><th>repository</th><th>models</th><th class="n">duration</th><th class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">errors</th><th>outcome</th></tr></thead><tbody>';
+  for (const i of shown.slice(page * PAGE, page * PAGE + PAGE)) {
+    const r = ROWS[i], id = STR[r[S.id]];
+    s += '<tr class="click" data-s="' + i + '"><td>' + esc(when(r[S.start])) + '</td><td class="name"><a href="#s/' + i + '" title="' + esc(id) + '">' + esc(id.length > 18 ? id.slice(0, 18) + '…' : id) + '</a></td><td>' + esc(STR[r[S.agent]]) +
+      '</td><td class="name">' + esc(r[S.repos].map(x => STR[x]).join(', ') || '-') + '</td><td class="name">' + esc(r[S.models].map(x => STR[x]).join(', ')) + '</td><td class="n">' + dur(r[S.dur]) +
+      '</td><td class="n">' + int(r[S.calls]) + '</td><td class="n">' + tok(r[S.tokens]) + '</td><td class="n">' + rowCost(r) + '</td><td class="n">' + int(r[S.errors]) + '</td><td>' + esc(STR[r[S.outcome]] || '-') + '</td></tr>';
+  }
+  if (!n) s += '<tr><td colspan="11" class="muted">no session matches</td></tr>';
+  s += '</tbody></table><div class="pager"><button id="prev"' + (page ? '' : ' disabled') + '>‹ newer</button><span class="muted">page ' + (page + 1) + ' of ' + pages + ' (' + n + ' sessions)</span><button id="next"' + (page < pages - 1 ? '' : ' disabled') + '>older ›</button></div>';
+  el.innerHTML = s;
+  $('#prev').onclick = () => { page--; sessionList(); };
+  $('#next').onclick = () => { page++; sessionList(); };
+  el.querySelector('tbody').addEventListener('click', e => { const tr = e.target.closest('tr[data-s]'); if (tr && e.target.tagName !== 'A') location.hash = '#s/' + tr.dataset.s; });
+}
+
+// ---- session page ----
+async function sessionView(i) {
+  document.body.dataset.view = 'loading';
+  const r = ROWS[i];
+  if (!r) { $('#view').innerHTML = '<p>No such session. <a href="#">Back to the overview</a></p>'; return; }
+  const P = await unpack('s' + i);
+  const id = STR[r[S.id]];
+  const field = (k, v, attr) => '<div' + (attr ? ' data-field="' + attr + '" data-value="' + esc(v[1]) + '"' : '') + '><span>' + k + '</span><b>' + esc(v[0]) + '</b></div>';
+  let s = (D.single ? '' : '<p><a href="#">‹ Overview</a></p>') + '<h1>' + esc(id) + '</h1>';
+  s += '<div class="hdr">' + field('agent', [STR[r[S.agent]]]) + field('repository', [P.repos.join(', ') || '-']) + field('models', [r[S.models].map(x => STR[x]).join(', ')]) +
+    field('started', [when(r[S.start])]) + field('duration', [dur(r[S.dur])]) + field('outcome', [STR[r[S.outcome]] || '-']) +
+    field('input tokens', [int(r[S.in]), r[S.in]], 'in') + field('cache write', [int(r[S.cw]), r[S.cw]], 'cw') + field('cache read', [int(r[S.cr]), r[S.cr]], 'cr') +
+    field('output tokens', [int(r[S.out]), r[S.out]], 'out') + field('total tokens', [int(r[S.tokens]), r[S.tokens]], 'tokens') + field('cost', [rowCost(r), r[S.cost]], 'cost') +
+    field('calls / requests', [int(r[S.calls]) + ' / ' + int(r[S.requests])]) + field('errors / retries', [int(r[S.errors]) + ' / ' + int(r[S.retries])]) +
+    field('delays', [int(r[S.delays]) + ' (' + dur(r[S.delayMs]) + ')']) + field('max context / compactions', [tok(r[S.maxCtx]) + ' / ' + r[S.compactions]]) + '</div>';
+  if (r[S.trunc]) s += '<p class="tag bad">This map was cut at its event cap: the timeline shows the earliest ' + int(P.ev.length) + ' events; the totals count the whole session.</p>';
+  if (r[S.tokens] !== r[S.in] + r[S.cw] + r[S.cr] + r[S.out]) s += '<p class="muted">The split by kind counts the requests kept in the map; the total counts the whole session.</p>';
+  s += '<section class="card wide"><h2>Timeline<small>' + int(P.ev.length) + ' events on ' + P.lanes.length + ' lanes · wheel or +/− to zoom, drag to pan, point at a mark for its details</small></h2>' +
+    '<div class="controls"><button id="zin" title="zoom in">+</button><button id="zout" title="zoom out">−</button><button id="zfit">Fit</button><span id="range" class="muted"></span></div>' +
+    '<div class="legend">' + KINDS.map(k => '<span><i class="sw" style="background:var(--k-' + k + ')"></i>' + k + '</span>').join('') +
+    '<span><i class="sw" style="background:var(--k-out)"></i>output</span><span>▲ error</span><span>● retry</span></div>' +
+    '<div class="tl"><div class="tlwrap"><canvas class="timeline" id="timeline" tabindex="0" aria-label="timeline of the session events"></canvas></div><div id="details"><span class="muted">Point at a mark.</span></div></div></section>';
+  s += '<div class="grid" style="margin-top:14px">';
+  s += card('Lanes', '<div class="scroll"><table><thead><tr><th>lane</th><th>kind</th><th>type</th><th>model</th><th class="n">events</th><th class="n">calls</th><th class="n">requests</th><th class="n">errors</th><th class="n">tokens</th><th class="n">cost</th><th>outcome</th></tr></thead><tbody>' +
+    P.lanes.map(l => '<tr><td class="name">' + esc(l.id) + '</td><td>' + esc(l.kind || '-') + '</td><td>' + esc(l.type || '-') + '</td><td>' + esc(l.model || '-') + '</td><td class="n">' + int(l.events) + '</td><td class="n">' + int(l.calls) +
+      '</td><td class="n">' + int(l.requests) + '</td><td class="n">' + int(l.errors) + '</td><td class="n">' + tok(l.tokens) + '</td><td class="n">' + usd(l.cost) + '</td><td>' + esc(l.outcome || '-') + '</td></tr>').join('') + '</tbody></table></div>', '', true);
+  const files = P.files.slice().sort((a, b) => (b.ed + b.rd + b.h) - (a.ed + a.rd + a.h));
+  s += card('Files touched', table([['file', 0], ['reads', int], ['edits', int], ['hits', int], ['op', x => x || '-']],
+    files.map(f => [(f.r ? f.r + ': ' : '') + f.p, f.rd, f.ed, f.h, f.op]), 1), files.length + ' files, path mode ' + (P.pathMode || 'relative'), true);
+  $('#view').innerHTML = s + '</div>';
+  const tl = new Timeline($('#timeline'), P, r[S.dur]);
+  window.agentmap.timeline = tl;
+  $('#zin').onclick = () => tl.zoom(0.5); $('#zout').onclick = () => tl.zoom(2); $('#zfit').onclick = () => tl.fit();
+  document.body.dataset.view = 'session';
+  window.scrollTo(0, 0);
+}
+
+// Timeline draws every event as a mark on its lane's row, on one clock.
+class Timeline {
+  constructor(canvas, P, durMs) {
+    this.c = canvas; this.P = P; this.ev = P.ev; this.rowH = 24; this.axisH = 24; this.gutter = 160;
+    this.lanes = P.lanes.map(() => []);
+    this.span = this.ev.map(e => {
+      const d = e.k === 'llm' ? -(e.lat || 0) : (e.k === 'delay' || e.k === 'compaction') ? (e.ms || 0) : (e.d || 0);
+      return d < 0 ? [e.t + d, e.t] : [e.t, e.t + d];
+    });
+    this.maxSpan = P.lanes.map(() => 0);
+    this.ev.forEach((e, i) => { this.lanes[e.l].push(i); this.maxSpan[e.l] = Math.max(this.maxSpan[e.l], this.span[i][1] - this.span[i][0]); });
+    let lo = 0, hi = Math.max(1, durMs || 0);
+    for (const [a, b] of this.span) { if (a < lo) lo = a; if (b > hi) hi = b; }
+    this.min = lo; this.max = hi + (hi - lo) * 0.01; this.hover = -1;
+    this.fit();
+    const ro = new ResizeObserver(() => this.draw()); ro.observe(canvas.parentElement);
+    canvas.addEventListener('wheel', e => { e.preventDefault(); this.zoom(Math.exp(e.deltaY * 0.0015), this.timeAt(e.offsetX)); }, {passive: false});
+    canvas.addEventListener('mousedown', e => { this.drag = {x: e.clientX, t0: this.t0, t1: this.t1}; canvas.focus(); });
+    // window-wide listeners go when the page leaves this session
+    const mq = matchMedia('(prefers-color-scheme: dark)');
+    const onUp = () => { this.drag = null; if (!canvas.isConnected) release(); };
+    const onTheme = () => { if (canvas.isConnected) this.draw(); else release(); };
+    const release = () => { removeEventListener('mouseup', onUp); mq.removeEventListener('change', onTheme); ro.disconnect(); };
+    addEventListener('mouseup', onUp); mq.addEventListener('change', onTheme);
+    canvas.addEventListener('mousemove', e => {
+      if (this.drag && e.buttons) { const dt = (e.clientX - this.drag.x) / this.scale(); this.set(this.drag.t0 - dt, this.drag.t1 - dt); return; }
+      this.point(this.hit(e.offsetX, e.offsetY));
+    });
+    canvas.addEventListener('keydown', e => { if (e.key === '+' || e.key === '=') this.zoom(0.5); if (e.key === '-') this.zoom(2); });
+  }
+  width() { return this.c.parentElement.clientWidth; }
+  scale() { return (this.width() - this.gutter - 8) / (this.t1 - this.t0); }
+  x(t) { return this.gutter + (t - this.t0) * this.scale(); }
+  timeAt(x) { return this.t0 + (x - this.gutter) / this.scale(); }
+  fit() { this.set(this.min, this.max); }
+  set(t0, t1) {
+    const span = Math.max(20, Math.min(t1 - t0, (this.max - this.min) * 1.5));
+    const mid = (t0 + t1) / 2; this.t0 = mid - span / 2; this.t1 = mid + span / 2; this.draw();
+  }
+  zoom(f, at) { at = at === undefined ? (this.t0 + this.t1) / 2 : at; this.set(at - (at - this.t0) * f, at + (this.t1 - at) * f); }
+  // first index in lane l whose event may reach t
+  first(l, t) { const a = this.lanes[l], lim = t - this.maxSpan[l]; let lo = 0, hi = a.length; while (lo < hi) { const m = (lo + hi) >> 1; if (this.ev[a[m]].t < lim) lo = m + 1; else hi = m; } return lo; }
+  // theme reads the colours of the current theme (light or dark, as the
+  // system says), again whenever it changes.
+  theme() {
+    const dark = matchMedia('(prefers-color-scheme: dark)').matches;
+    if (this.dark === dark) return;
+    this.dark = dark; this.colors = {}; for (const k of [...KINDS, 'out']) this.colors[k] = cssVar('--k-' + k);
+    this.fg = cssVar('--fg'); this.muted = cssVar('--muted'); this.line = cssVar('--line'); this.hi = cssVar('--hi'); this.err = cssVar('--err'); this.warn = cssVar('--warn');
+  }
+  draw() {
+    if (!this.c.isConnected) return;
+    this.theme();
+    const c = this.c, dpr = devicePixelRatio || 1, W = this.width(), H = this.axisH + this.lanes.length * this.rowH + 8;
+    if (c.width !== Math.round(W * dpr) || c.height !== Math.round(H * dpr)) { c.width = Math.round(W * dpr); c.height = Math.round(H * dpr); c.style.height = H + 'px'; }
+    const g = c.getContext('2d'); g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, H);
+    g.font = '11px system-ui, sans-serif'; g.textBaseline = 'middle';
+    // axis
+    const span = this.t1 - this.t0, steps = [100, 250, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 144e5, 288e5, 864e5];
+    const step = steps.find(s => s * this.scale() >= 90) || steps[steps.length - 1];
+    g.fillStyle = this.muted; g.strokeStyle = this.line; g.lineWidth = 1;
+    for (let t = Math.ceil(this.t0 / step) * step; t <= this.t1; t += step) {
+      const x = Math.round(this.x(t)) + 0.5; if (x < this.gutter) continue;
+      g.beginPath(); g.moveTo(x, this.axisH - 4); g.lineTo(x, H); g.stroke(); g.fillText(clock(t), x + 3, 11);
+    }
+    let drawn = 0;
+    this.marks = [];
+    this.lanes.forEach((idx, l) => {
+      const y = this.axisH + l * this.rowH, lane = this.P.lanes[l];
+      if (l % 2) { g.fillStyle = this.hi; g.fillRect(0, y, W, this.rowH); }
+      g.save(); g.beginPath(); g.rect(this.gutter, y, W - this.gutter, this.rowH); g.clip();
+      for (let j = this.first(l, this.t0); j < idx.length; j++) {
+        const i = idx[j], e = this.ev[i]; if (e.t > this.t1) break;
+        const [a, b] = this.span[i]; if (b < this.t0) continue;
+        const x0 = this.x(a), w = Math.max(2, this.x(b) - x0);
+        const out = OUTPUT_KINDS.includes(e.k), col = this.colors[out ? 'out' : e.k] || this.colors.tool;
+        if (e.k === 'delay') { g.globalAlpha = 0.25; g.fillStyle = col; g.fillRect(x0, y + 2, w, this.rowH - 4); g.globalAlpha = 1; g.fillStyle = col; g.fillRect(x0, y + 2, w, 2); }
+        else if (e.k === 'llm' || e.k === 'user') { g.fillStyle = col; g.fillRect(x0, y + this.rowH - 8, w, 5); }
+        else { g.fillStyle = e.e ? this.err : col; g.fillRect(x0, y + 6, w, this.rowH - 14); }
+        if (e.e) { g.fillStyle = this.err; g.beginPath(); g.moveTo(x0 + w / 2 - 4, y + 5); g.lineTo(x0 + w / 2 + 4, y + 5); g.lineTo(x0 + w / 2, y + 11); g.fill(); }
+        if (e.r !== undefined) { g.strokeStyle = this.warn; g.lineWidth = 2; g.beginPath(); g.arc(x0 + w / 2, y + this.rowH - 4, 3, 0, 7); g.stroke(); }
+        if (i === this.hover) { g.strokeStyle = this.fg; g.lineWidth = 1.5; g.strokeRect(x0 - 1.5, y + 3, w + 3, this.rowH - 6); }
+        drawn++;
+      }
+      g.restore();
+      g.fillStyle = this.fg; const name = lane.kind === 'main' || lane.id === 'main' ? 'main' : (lane.type || 'subagent') + ' · ' + lane.id.replace(/^sa-/, '').slice(0, 6);
+      g.fillText(name.length > 24 ? name.slice(0, 23) + '…' : name, 6, y + this.rowH / 2);
+    });
+    g.fillStyle = this.line; g.fillRect(this.gutter - 1, 0, 1, H);
+    c.dataset.marks = drawn; c.dataset.events = this.ev.length; c.dataset.t0 = Math.round(this.t0); c.dataset.t1 = Math.round(this.t1);
+    const r = $('#range'); if (r) r.textContent = clock(Math.max(0, this.t0)) + ' – ' + clock(this.t1) + ' shown';
+  }
+  hit(x, y) {
+    const l = Math.floor((y - this.axisH) / this.rowH); if (l < 0 || l >= this.lanes.length || x < this.gutter) return -1;
+    const t = this.timeAt(x), tol = 4 / this.scale(), idx = this.lanes[l];
+    let best = -1, bestD = Infinity;
+    for (let j = this.first(l, t - tol); j < idx.length; j++) {
+      const i = idx[j]; if (this.ev[i].t > t + tol) break;
+      const [a, b] = this.span[i], w = Math.max(b - a, 2 / this.scale());
+      const d = t < a ? a - t : t > a + w ? t - a - w : -1 / Math.max(w, 1e-9); // inside: the narrowest wins
+      if (d <= tol && d < bestD) { best = i; bestD = d; }
+    }
+    return best;
+  }
+  // pointOf gives the page coordinates of event i's mark (for tests and links).
+  pointOf(i) {
+    const e = this.ev[i], [a, b] = this.span[i], rect = this.c.getBoundingClientRect();
+    const x0 = this.x(a), w = Math.max(2, this.x(b) - x0);
+    const dy = e.k === 'llm' || e.k === 'user' ? this.rowH - 6 : e.k === 'delay' ? this.rowH / 2 : this.rowH / 2;
+    return {x: rect.left + x0 + w / 2, y: rect.top + this.axisH + e.l * this.rowH + dy};
+  }
+  point(i) {
+    if (i === this.hover) return;
+    this.hover = i; this.draw();
+    const el = $('#details');
+    if (i < 0) return;
+    const e = this.ev[i], lane = this.P.lanes[e.l], rows = [];
+    const add = (k, v) => { if (v !== undefined && v !== '' && v !== null) rows.push('<dt>' + k + '</dt><dd>' + esc(v) + '</dd>'); };
+    add('event', '#' + i + ' ' + e.k + (e.e ? ' (failed)' : '')); add('lane', lane.id + (lane.type ? ' (' + lane.type + ')' : '')); add('at', clock(e.t));
+    add(e.k === 'exec' || e.k === 'verify' ? 'verb' : e.k === 'llm' ? 'model' : e.k === 'mcp' ? 'server/tool' : e.k === 'web' ? 'host' : e.k === 'delay' ? 'cause' : 'name', e.n);
+    add('tool', e.tool); add('category', e.cat);
+    const tg = (e.f || []).map((f, j) => { const x = this.P.files[f]; return (x.r ? x.r + ': ' : '') + x.p + (e.fu && e.fu[j] ? ' (' + e.fu[j] + ')' : ''); }).concat(e.tg || []);
+    if (tg.length) add('targets', tg.join(', '));
+    add('exit code', e.x); add('error class', e.c); add('error source', e.src);
+    if (e.r !== undefined) add('retry of', '#' + e.r + (e.a ? ' (attempt ' + e.a + ')' : ''));
+    if (e.k === 'llm') { add('input', int(e.i || 0)); add('cache write', int(e.cw || 0)); add('cache read', int(e.cr || 0)); add('output', int(e.o || 0)); add('stop', e.stop); }
+    if (e.$) add('cost', usd(e.$));
+    if (e.lat !== undefined) add('latency', dur(e.lat));
+    if (e.d !== undefined) add('duration', dur(e.d) === '-' ? '0s' : dur(e.d));
+    if (e.ms) add(e.k === 'delay' ? 'delay' : 'time', dur(e.ms));
+    if (e.ob !== undefined) add('output bytes', int(e.ob));
+    if (e.k === 'compaction') { add('tokens before', int(e.pre || 0)); add('tokens after', int(e.post || 0)); }
+    if (e.k === 'user') add('prompt length', int(e.ch || 0) + ' chars');
+    if (e.ref !== undefined) add('caused by', '#' + e.ref);
+    el.innerHTML = '<dl data-seq="' + i + '">' + rows.join('') + '</dl>';
+  }
+}
+
+// ---- routing ----
+function route() {
+  const tip = $('#tip'); if (tip) tip.style.display = 'none';
+  const m = /^#s\/(\d+)$/.exec(location.hash);
+  if (D.single) return sessionView(0);
+  if (m) return sessionView(+m[1]);
+  overviewView();
+}
+
+async function start() {
+  try {
+    const marks = window.agentmap.marks = {start: performance.now()};
+    D = await unpack('ov'); STR = D.str; ROWS = D.s; AGG = D.a;
+    marks.unpacked = performance.now();
+    if (D.single) { $('#filters').style.display = 'none'; $('#search').style.display = 'none'; }
+    else buildFilters();
+    applyFilters();
+    marks.filtered = performance.now();
+    await route();
+    marks.rendered = performance.now();
+    addEventListener('hashchange', route);
+    window.agentmap.renderMs = performance.now();
+    window.agentmap.ready = true;
+  } catch (err) {
+    $('#view').innerHTML = '<p class="tag bad">This report could not be shown: ' + esc(err && err.message) + '</p>';
+    throw err;
+  }
+}
+start();
+})();

@@ -1,0 +1,71 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/report/internal/cdp"
+)
+
+// BenchmarkReport measures writing the report of 1,000 and 10,000
+// synthetic sessions (20 to 219 events each) and its size, then, when a
+// Chromium is installed, the time the browser takes from navigation to
+// the rendered overview (render-ms, one load). The last case is one
+// session of 20,000 events: render-ms is the time to its drawn timeline.
+// cpu-s/op is the CPU time of one report (both cores), the figure to
+// compare on a busy machine, where ns/op waits for a core.
+//
+//	go test ./report -run '^$' -bench Report -benchtime 3x
+func BenchmarkReport(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			maps := synthMaps(n)
+			benchWrite(b, maps, Options{})
+		})
+	}
+	b.Run("session-events=20000", func(b *testing.B) {
+		benchWrite(b, []*Map{synthMap(42, 20000)}, Options{Single: true})
+	})
+}
+
+func benchWrite(b *testing.B, maps []*Map, opt Options) {
+	var buf bytes.Buffer
+	cpu0, runs := cpuTime(), 0
+	for b.Loop() {
+		runs++
+		buf.Reset()
+		if err := Write(&buf, maps, opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(buf.Len())/1e6, "MB")
+	b.ReportMetric((cpuTime() - cpu0).Seconds()/float64(runs), "cpu-s/op")
+	b.StopTimer()
+	if _, err := cdp.Find(); err != nil {
+		b.Logf("no render time: %v", err)
+		return
+	}
+	page := filepath.Join(b.TempDir(), "report.html")
+	if err := os.WriteFile(page, buf.Bytes(), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	br := browser(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w := openPage(b, ctx, br, 1400, 1000)
+	ms := w.load(b, ctx, page)
+	if opt.Single {
+		var marks int
+		w.Eval(ctx, `+document.querySelector('canvas.timeline').dataset.marks`, &marks)
+		if marks != len(maps[0].Events) {
+			b.Errorf("the timeline draws %d marks of %d events", marks, len(maps[0].Events))
+		}
+	}
+	w.checkQuiet(b, page)
+	b.ReportMetric(ms, "render-ms")
+}

@@ -1,0 +1,461 @@
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/report/internal/cdp"
+)
+
+var screenshots = flag.String("screenshots", "", "write the browser test's screenshots into this directory (docs/report to refresh the README's)")
+
+// browser starts a headless Chromium for a test, or skips it with the
+// reason when there is none.
+func browser(t testing.TB) *cdp.Browser {
+	t.Helper()
+	bin, err := cdp.Find()
+	if err != nil {
+		t.Skipf("skipping the browser test: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := cdp.Launch(ctx, bin, t.TempDir())
+	if err != nil {
+		t.Fatalf("launch %s: %v", bin, err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
+// watchedPage is a tab whose console errors, exceptions and network
+// requests are recorded.
+type watchedPage struct {
+	*cdp.Page
+	mu       sync.Mutex
+	problems []string
+	requests []string
+}
+
+func openPage(t testing.TB, ctx context.Context, b *cdp.Browser, width, height int) *watchedPage {
+	t.Helper()
+	p, err := b.NewPage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &watchedPage{Page: p}
+	b.Subscribe(func(e cdp.Event) {
+		if e.SessionID != p.Session {
+			return
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		switch e.Method {
+		case "Runtime.consoleAPICalled":
+			var c struct {
+				Type string            `json:"type"`
+				Args []json.RawMessage `json:"args"`
+			}
+			json.Unmarshal(e.Params, &c)
+			if c.Type == "error" || c.Type == "assert" || c.Type == "warning" {
+				w.problems = append(w.problems, "console."+c.Type+": "+string(e.Params))
+			}
+		case "Runtime.exceptionThrown":
+			w.problems = append(w.problems, "exception: "+string(e.Params))
+		case "Log.entryAdded":
+			var l struct {
+				Entry struct {
+					Level string `json:"level"`
+					Text  string `json:"text"`
+					URL   string `json:"url"`
+				} `json:"entry"`
+			}
+			json.Unmarshal(e.Params, &l)
+			if l.Entry.Level == "error" || l.Entry.Level == "warning" {
+				w.problems = append(w.problems, "log "+l.Entry.Level+": "+l.Entry.Text+" "+l.Entry.URL)
+			}
+		case "Network.requestWillBeSent":
+			var r struct {
+				Request struct {
+					URL string `json:"url"`
+				} `json:"request"`
+			}
+			json.Unmarshal(e.Params, &r)
+			w.requests = append(w.requests, r.Request.URL)
+		}
+	})
+	for _, m := range []string{"Runtime.enable", "Log.enable", "Network.enable", "Page.enable"} {
+		if err := p.Call(ctx, m, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Call(ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": width, "height": height,
+		"deviceScaleFactor": 1, "mobile": false}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *watchedPage) theme(t testing.TB, ctx context.Context, scheme string) {
+	t.Helper()
+	if err := w.Call(ctx, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": scheme}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// load navigates to the report and waits for its first render; it returns
+// the time from navigation start to the end of that render, in ms.
+func (w *watchedPage) load(t testing.TB, ctx context.Context, file string) float64 {
+	t.Helper()
+	if err := w.Call(ctx, "Page.navigate", map[string]any{"url": fileURL(file)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the first render, giving up at once when the page fails.
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		err := w.WaitFor(ctx, "window.agentmap && window.agentmap.ready", time.Second)
+		if err == nil {
+			break
+		}
+		w.mu.Lock()
+		failed := len(w.problems) > 0
+		w.mu.Unlock()
+		if failed || time.Now().After(deadline) {
+			w.report(t)
+			t.Fatal(err)
+		}
+	}
+	var ms float64
+	if err := w.Eval(ctx, "window.agentmap.renderMs", &ms); err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+func (w *watchedPage) report(t testing.TB) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.problems {
+		t.Errorf("page: %s", p)
+	}
+}
+
+// checkQuiet fails on any console error or exception and on any request
+// other than the report file itself.
+func (w *watchedPage) checkQuiet(t testing.TB, file string) {
+	t.Helper()
+	w.report(t)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, u := range w.requests {
+		// data: URLs never leave the browser (its own date picker's icon
+		// comes as one); anything else would be a request.
+		if u != fileURL(file) && !strings.HasPrefix(u, "data:") {
+			t.Errorf("the report attempted a request: %s", u)
+		}
+	}
+}
+
+func (w *watchedPage) shot(t testing.TB, ctx context.Context, name string, full bool) {
+	t.Helper()
+	png, err := w.Screenshot(ctx, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := *screenshots
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	os.MkdirAll(dir, 0o755)
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s (%d KiB)", p, len(png)/1024)
+}
+
+func fileURL(p string) string {
+	abs, _ := filepath.Abs(p)
+	return "file://" + filepath.ToSlash(abs)
+}
+
+// corpusMaps builds the maps of ../shared/corpus with the agentmap binary,
+// as a user would, into a directory; it skips without the corpus.
+func corpusMaps(t *testing.T, bin string) string {
+	t.Helper()
+	corpus, _ := filepath.Abs(filepath.Join("..", "..", "shared", "corpus"))
+	if _, err := os.Stat(corpus); err != nil {
+		t.Skipf("corpus not available at %s: skipping", corpus)
+	}
+	var files []string
+	for _, agent := range []string{"claude", "codex", "cursor"} {
+		entries, err := os.ReadDir(filepath.Join(corpus, agent))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			n := e.Name()
+			if strings.HasSuffix(n, ".dump.json") || strings.HasSuffix(n, ".md") || (agent != "codex" && strings.HasSuffix(n, ".json")) {
+				continue
+			}
+			files = append(files, filepath.Join(corpus, agent, n))
+		}
+	}
+	dir := t.TempDir()
+	out, err := exec.Command(bin, append([]string{"build", "-o", dir}, files...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("agentmap build of the corpus: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// agentmapBinary builds the command once per test binary.
+var agentmapBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "agentmap-report-test")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "agentmap")
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/agentmap").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// TestBrowserCorpusReport opens the report of the corpus in a real
+// headless Chromium: the overview renders without a console error or a
+// network request and shows the maps' totals; a click on a session opens
+// its page, whose timeline draws one mark per event and zooms, pans and
+// details the event under the pointer.
+func TestBrowserCorpusReport(t *testing.T) {
+	b := browser(t)
+	bin, err := agentmapBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapsDir := corpusMaps(t, bin)
+	page := filepath.Join(t.TempDir(), "report.html")
+	if out, err := exec.Command(bin, "report", "--maps", mapsDir, "-o", page).CombinedOutput(); err != nil {
+		t.Fatalf("agentmap report: %v\n%s", err, out)
+	}
+	maps, errs := Collect(context.Background(), Dir(mapsDir), Filter{})
+	if len(errs) > 0 || len(maps) < 20 {
+		t.Fatalf("%d maps, errors %v", len(maps), errs)
+	}
+	var want struct {
+		sessions, calls, requests, errors int
+		tokens                            int64
+		cost                              float64
+	}
+	for _, m := range maps {
+		want.sessions++
+		want.calls += m.Totals.Calls
+		want.requests += m.Totals.Requests
+		want.errors += m.Totals.Errors
+		want.tokens += m.Totals.Tokens
+		want.cost += m.Totals.CostUSD
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w := openPage(t, ctx, b, 1400, 1000)
+	w.theme(t, ctx, "light")
+	ms := w.load(t, ctx, page)
+	t.Logf("overview of %d sessions rendered %.0f ms after navigation", len(maps), ms)
+
+	var kpi map[string]float64
+	if err := w.Eval(ctx, `Object.fromEntries([...document.querySelectorAll('[data-kpi]')].map(e => [e.dataset.kpi, +e.dataset.value]))`, &kpi); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]float64{"sessions": float64(want.sessions), "calls": float64(want.calls), "requests": float64(want.requests),
+		"errors": float64(want.errors), "tokens": float64(want.tokens)} {
+		if kpi[k] != v {
+			t.Errorf("overview shows %s = %v, the maps total %v", k, kpi[k], v)
+		}
+	}
+	if math.Abs(kpi["cost"]-want.cost) > 1e-6 {
+		t.Errorf("overview shows cost %v, the maps total %v", kpi["cost"], want.cost)
+	}
+	var cards int
+	w.Eval(ctx, `document.querySelectorAll('.card').length`, &cards)
+	if cards < 15 {
+		t.Errorf("the overview has %d cards", cards)
+	}
+	// The agent filter narrows the figures to that agent's sessions.
+	agent, n := maps[0].Session.AgentTool, 0
+	for _, m := range maps {
+		if m.Session.AgentTool == agent {
+			n++
+		}
+	}
+	rawAgent, _ := json.Marshal(agent)
+	var filtered float64
+	if err := w.Eval(ctx, `(() => { const s = document.querySelector('[data-f=agent]'); s.value = `+string(rawAgent)+`; s.dispatchEvent(new Event('change', {bubbles: true}));
+		return +document.querySelector('[data-kpi=sessions]').dataset.value; })()`, &filtered); err != nil {
+		t.Fatal(err)
+	}
+	if int(filtered) != n {
+		t.Errorf("filtered to %s, the overview counts %v sessions; the maps %d", agent, filtered, n)
+	}
+	w.Eval(ctx, `document.querySelector('#reset').click()`, nil)
+	w.shot(t, ctx, "overview-light.png", true)
+	w.theme(t, ctx, "dark")
+	w.shot(t, ctx, "overview-dark.png", true)
+	w.theme(t, ctx, "light")
+
+	// The session with the most events and subagent lanes, found by the
+	// search box and opened by a click on its row.
+	sort.SliceStable(maps, func(i, j int) bool {
+		return len(maps[i].Agents)*100000+len(maps[i].Events) > len(maps[j].Agents)*100000+len(maps[j].Events)
+	})
+	m := maps[0]
+	id := m.Session.NativeID()
+	raw, _ := json.Marshal(id)
+	if err := w.Eval(ctx, `(() => { const s = document.querySelector('#search'); s.value = `+string(raw)+`; s.dispatchEvent(new Event('input')); })()`, nil); err != nil {
+		t.Fatal(err)
+	}
+	var pos struct{ X, Y float64 }
+	if err := w.Eval(ctx, `(() => { const a = document.querySelector('#sessions tbody tr[data-s] td:nth-child(3)'); a.scrollIntoView({block: 'center'}); const r = a.getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()`, &pos); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Click(ctx, pos.X, pos.Y); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WaitFor(ctx, `document.body.dataset.view === 'session'`, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var tl struct {
+		Marks, Events int
+		T0, T1        float64
+		Title         string
+		Tokens, Cost  float64
+	}
+	readTL := func() {
+		t.Helper()
+		if err := w.Eval(ctx, `(() => { const c = document.querySelector('canvas.timeline'); return {marks: +c.dataset.marks, events: +c.dataset.events, t0: +c.dataset.t0, t1: +c.dataset.t1,
+			title: document.querySelector('h1').textContent, tokens: +document.querySelector('[data-field=tokens]').dataset.value, cost: +document.querySelector('[data-field=cost]').dataset.value}; })()`, &tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readTL()
+	if tl.Title != id {
+		t.Fatalf("the click opened %q, not %q", tl.Title, id)
+	}
+	if tl.Marks != len(m.Events) || tl.Events != len(m.Events) {
+		t.Errorf("the timeline draws %d marks of %d events; the map has %d events", tl.Marks, tl.Events, len(m.Events))
+	}
+	if tl.Tokens != float64(m.Totals.Tokens) || math.Abs(tl.Cost-m.Totals.CostUSD) > 1e-9 {
+		t.Errorf("the header shows %v tokens and $%v, the map %d and $%v", tl.Tokens, tl.Cost, m.Totals.Tokens, m.Totals.CostUSD)
+	}
+	var lanes int
+	w.Eval(ctx, `window.agentmap.timeline.lanes.length`, &lanes)
+	if lanes != len(m.Agents) {
+		t.Errorf("the timeline has %d lanes, the map %d", lanes, len(m.Agents))
+	}
+
+	// Zoom with the wheel around an isolated tool call, then point at it.
+	target := isolatedCall(m)
+	if target < 0 {
+		t.Fatal("no isolated tool call in the session")
+	}
+	at := func(i int) struct{ X, Y float64 } {
+		t.Helper()
+		var p struct{ X, Y float64 }
+		if err := w.Eval(ctx, fmt.Sprintf(`(() => { const c = document.querySelector('canvas.timeline'); c.scrollIntoView({block: 'center'}); return window.agentmap.timeline.pointOf(%d); })()`, i), &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	full := tl.T1 - tl.T0
+	for range 6 {
+		p := at(target)
+		if err := w.Mouse(ctx, "mouseWheel", p.X, p.Y, map[string]any{"deltaX": 0, "deltaY": -400}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readTL()
+	if span := tl.T1 - tl.T0; span > full/5 {
+		t.Errorf("six wheel steps left the timeline at %.0f ms of %.0f", span, full)
+	}
+	if tl.Marks >= len(m.Events) {
+		t.Errorf("zoomed in, the timeline still draws all %d marks", tl.Marks)
+	}
+	p := at(target)
+	if err := w.Mouse(ctx, "mouseMoved", p.X, p.Y, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WaitFor(ctx, fmt.Sprintf(`document.querySelector('#details dl') && document.querySelector('#details dl').dataset.seq === '%d'`, target), 10*time.Second); err != nil {
+		var got string
+		w.Eval(ctx, `document.querySelector('#details').textContent`, &got)
+		t.Errorf("details pane for event %d: %v (shows %q)", target, err, got)
+	}
+	var details string
+	w.Eval(ctx, `document.querySelector('#details').textContent`, &details)
+	e := m.Events[target]
+	if !strings.Contains(details, e.Kind) || (e.Verb != "" && !strings.Contains(details, e.Verb)) {
+		t.Errorf("details of event %d (%s %s) read %q", target, e.Kind, e.Verb, details)
+	}
+	w.shot(t, ctx, "session-light.png", false)
+	w.theme(t, ctx, "dark")
+	w.shot(t, ctx, "session-dark.png", false)
+	w.theme(t, ctx, "light")
+	// Drag to pan: the window moves back in time.
+	before := tl.T0
+	w.Mouse(ctx, "mousePressed", p.X, p.Y, map[string]any{"button": "left", "buttons": 1, "clickCount": 1})
+	w.Mouse(ctx, "mouseMoved", p.X+200, p.Y, map[string]any{"button": "left", "buttons": 1})
+	w.Mouse(ctx, "mouseReleased", p.X+200, p.Y, map[string]any{"button": "left", "buttons": 0, "clickCount": 1})
+	readTL()
+	if !(tl.T0 < before) {
+		t.Errorf("dragging right did not pan back in time: t0 %.0f -> %.0f", before, tl.T0)
+	}
+	// Back to the overview.
+	if err := w.Eval(ctx, `location.hash = '#'`, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WaitFor(ctx, `document.body.dataset.view === 'overview'`, 10*time.Second); err != nil {
+		t.Error(err)
+	}
+	w.checkQuiet(t, page)
+}
+
+// isolatedCall is a main-lane tool call with no other event of its lane
+// within a second, so that pointing at it cannot hit a neighbour.
+func isolatedCall(m *Map) int {
+	best, bestGap := -1, int64(0)
+	for i := range m.Events {
+		e := &m.Events[i]
+		if !e.IsCall() || e.Lane() != "main" {
+			continue
+		}
+		gap := int64(math.MaxInt64)
+		for j := i - 1; j >= 0 && j >= i-50; j-- {
+			if o := &m.Events[j]; o.Lane() == "main" {
+				gap = min(gap, e.T-o.T)
+				break
+			}
+		}
+		for j := i + 1; j < len(m.Events) && j <= i+50; j++ {
+			if o := &m.Events[j]; o.Lane() == "main" {
+				gap = min(gap, o.T-e.T)
+				break
+			}
+		}
+		if gap > bestGap {
+			best, bestGap = i, gap
+		}
+	}
+	if bestGap < 1000 {
+		return -1
+	}
+	return best
+}

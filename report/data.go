@@ -1,0 +1,455 @@
+package report
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agentmap/agentmap/export/mapfile"
+)
+
+// The page's data, kept compact so that ten thousand sessions stay a few
+// megabytes: strings are interned in one table and rows are arrays whose
+// positions the page's script names (report.js, const S and A).
+
+// strtab interns strings; index 0 is "".
+type strtab struct {
+	idx  map[string]int
+	list []string
+}
+
+func newStrtab() *strtab { return &strtab{idx: map[string]int{"": 0}, list: []string{""}} }
+
+func (s *strtab) id(v string) int {
+	if i, ok := s.idx[v]; ok {
+		return i
+	}
+	s.idx[v] = len(s.list)
+	s.list = append(s.list, v)
+	return len(s.list) - 1
+}
+
+func (s *strtab) ids(vs []string) []int {
+	out := make([]int, len(vs))
+	for i, v := range vs {
+		out[i] = s.id(v)
+	}
+	return out
+}
+
+// overview is the data of the overview page.
+type overview struct {
+	Version   int      `json:"v"`
+	Generated string   `json:"generated"`
+	Single    bool     `json:"single,omitempty"` // a report of one session page
+	Strings   []string `json:"str"`
+	Sessions  [][]any  `json:"s"` // sessionRow
+	Aggs      []agg    `json:"a"` // per session, same order
+}
+
+// agg is what one session adds to the overview's charts. Each list is of
+// [string id, counters...].
+type agg struct {
+	ErrSource [][2]int64 `json:"es,omitempty"`  // source, n
+	ErrClass  [][2]int64 `json:"ec,omitempty"`  // class, n
+	Verbs     [][4]int64 `json:"v,omitempty"`   // verb, runs, failed, retried
+	MCP       [][4]int64 `json:"m,omitempty"`   // server, tool, calls, failed
+	Files     [][3]int64 `json:"f,omitempty"`   // "repo: path", reads, edits
+	Subagents [][2]int64 `json:"sa,omitempty"`  // subagent type, launches
+	Delays    [][3]int64 `json:"dc,omitempty"`  // cause, n, ms
+	Cats      [][3]int64 `json:"cat,omitempty"` // tool category, calls, ms
+	Models    [][5]int64 `json:"mt,omitempty"`  // model, in, cw, cr, out
+	ModelCost [][2]any   `json:"mc,omitempty"`  // model, cost in USD
+}
+
+// sessionRow lays out one session, in the order of report.js's S.
+func sessionRow(st *strtab, m *Map, events int) []any {
+	start, _ := m.Start()
+	var in, cw, cr, out int64
+	for i := range m.Events {
+		if e := &m.Events[i]; e.Kind == "llm" {
+			in, cw, cr, out = in+e.In, cw+e.CW, cr+e.CR, out+e.Out
+		}
+	}
+	repos := make([]string, 0, len(m.Repos))
+	for _, r := range m.Repos {
+		repos = append(repos, r.Name)
+	}
+	models := m.Session.Models
+	if len(models) == 0 {
+		models = []string{"unknown"}
+	}
+	t := m.Totals
+	trunc := 0
+	if m.Session.Truncated {
+		trunc = 1
+	}
+	unpriced := []int{}
+	seen := map[string]bool{}
+	for i := range m.Events {
+		e := &m.Events[i]
+		if e.Kind == "llm" && e.In+e.CW+e.CR+e.Out > 0 && !seen[e.Model] {
+			seen[e.Model] = true
+			if !priced(modelName(e.Model)) {
+				unpriced = append(unpriced, st.id(modelName(e.Model)))
+			}
+		}
+	}
+	return []any{st.id(m.Session.NativeID()), st.id(m.Session.AgentTool), st.ids(repos), st.ids(models),
+		start.UnixMilli(), m.Session.DurationMs, st.id(m.Session.Outcome),
+		in, cw, cr, out, t.Tokens, t.CostUSD, t.Calls, t.Requests, t.Errors, t.Retries,
+		t.Delays, t.DelayMs, t.MaxContext, t.Compactions, t.Subagents, events, trunc, t.UserTurns, t.OutputTokens, unpriced}
+}
+
+// counter adds up [key, n...] rows in first-seen order.
+type counter[T any] struct {
+	order []string
+	rows  map[string]*T
+}
+
+func (c *counter[T]) at(k string) *T {
+	if c.rows == nil {
+		c.rows = map[string]*T{}
+	}
+	r := c.rows[k]
+	if r == nil {
+		r = new(T)
+		c.rows[k] = r
+		c.order = append(c.order, k)
+	}
+	return r
+}
+
+func sessionAgg(st *strtab, m *Map) agg {
+	var a agg
+	for _, src := range sortedKeys(m.Totals.ErrorsBySource) {
+		if n := m.Totals.ErrorsBySource[src]; n > 0 {
+			a.ErrSource = append(a.ErrSource, [2]int64{int64(st.id(src)), int64(n)})
+		}
+	}
+	for _, c := range sortedKeys(m.Totals.ErrorsByClass) {
+		if n := m.Totals.ErrorsByClass[c]; n > 0 {
+			a.ErrClass = append(a.ErrClass, [2]int64{int64(st.id(c)), int64(n)})
+		}
+	}
+	var verbs, mcp, subs, delays, cats counter[[3]int64]
+	var models counter[[5]float64]
+	files := map[int][2]int64{}
+	for i := range m.Events {
+		e := &m.Events[i]
+		failed := int64(0)
+		if e.Err {
+			failed = 1
+		}
+		retried := int64(0)
+		if e.RetryOf != nil {
+			retried = 1
+		}
+		if e.Verb != "" && (e.Kind == "exec" || e.Kind == "verify") {
+			v := verbs.at(e.Verb)
+			v[0], v[1], v[2] = v[0]+1, v[1]+failed, v[2]+retried
+		}
+		switch e.Kind {
+		case "mcp":
+			v := mcp.at(e.Server + "\x00" + e.Tool)
+			v[0], v[1] = v[0]+1, v[1]+failed
+		case "subagent":
+			t := e.SubagentType
+			if t == "" {
+				t = "(untyped)"
+			}
+			subs.at(t)[0]++
+		case "delay":
+			v := delays.at(e.Cause)
+			v[0], v[1] = v[0]+1, v[1]+e.Ms
+		case "llm":
+			v := models.at(modelName(e.Model))
+			v[0], v[1], v[2], v[3], v[4] = v[0]+float64(e.In), v[1]+float64(e.CW), v[2]+float64(e.CR), v[3]+float64(e.Out), v[4]+e.Cost
+		}
+		if e.IsCall() {
+			cat := e.Cat
+			if cat == "" {
+				cat = e.Kind
+			}
+			v := cats.at(cat)
+			v[0]++
+			if e.Dur != nil {
+				v[1] += *e.Dur
+			}
+		}
+	}
+	for _, f := range m.Files {
+		if f.Reads == 0 && f.Edits == 0 {
+			continue
+		}
+		files[st.id(fileLabel(m, f.Repo, f.Path))] = [2]int64{int64(f.Reads), int64(f.Edits)}
+	}
+	for _, k := range verbs.order {
+		v := verbs.rows[k]
+		a.Verbs = append(a.Verbs, [4]int64{int64(st.id(k)), v[0], v[1], v[2]})
+	}
+	for _, k := range mcp.order {
+		srv, tool, _ := strings.Cut(k, "\x00")
+		v := mcp.rows[k]
+		a.MCP = append(a.MCP, [4]int64{int64(st.id(srv)), int64(st.id(tool)), v[0], v[1]})
+	}
+	for _, k := range subs.order {
+		a.Subagents = append(a.Subagents, [2]int64{int64(st.id(k)), subs.rows[k][0]})
+	}
+	for _, k := range delays.order {
+		v := delays.rows[k]
+		a.Delays = append(a.Delays, [3]int64{int64(st.id(k)), v[0], v[1]})
+	}
+	for _, k := range cats.order {
+		v := cats.rows[k]
+		a.Cats = append(a.Cats, [3]int64{int64(st.id(k)), v[0], v[1]})
+	}
+	for _, k := range models.order {
+		v := models.rows[k]
+		a.Models = append(a.Models, [5]int64{int64(st.id(k)), int64(v[0]), int64(v[1]), int64(v[2]), int64(v[3])})
+		a.ModelCost = append(a.ModelCost, [2]any{st.id(k), roundUSD(v[4])})
+	}
+	ids := make([]int, 0, len(files))
+	for id := range files {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		f := files[id]
+		a.Files = append(a.Files, [3]int64{int64(id), f[0], f[1]})
+	}
+	return a
+}
+
+func sortedKeys(m map[string]int) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// fileLabel names a file across sessions: "repo: path", or the path alone
+// outside any repository.
+func fileLabel(m *Map, repoID, p string) string {
+	for _, r := range m.Repos {
+		if r.ID == repoID && r.Name != "" {
+			return r.Name + ": " + p
+		}
+	}
+	return p
+}
+
+// sessionPage is the data of one session's page, decoded only when the
+// page is opened.
+type sessionPage struct {
+	Lanes    []lane   `json:"lanes"`
+	Files    []file   `json:"files"`
+	Events   []event  `json:"ev"`
+	Repos    []string `json:"repos"`
+	PathMode string   `json:"pathMode,omitempty"`
+	Tasks    int      `json:"tasks,omitempty"`
+}
+
+type lane struct {
+	ID       string  `json:"id"`
+	Kind     string  `json:"kind,omitempty"`
+	Type     string  `json:"type,omitempty"`
+	Model    string  `json:"model,omitempty"`
+	Calls    int     `json:"calls"`
+	Requests int     `json:"requests"`
+	Tokens   int64   `json:"tokens"`
+	Cost     float64 `json:"cost"`
+	Outcome  string  `json:"outcome,omitempty"`
+	Events   int     `json:"events"`
+	Errors   int     `json:"errors"`
+}
+
+type file struct {
+	Path  string `json:"p"`
+	Repo  string `json:"r,omitempty"`
+	Reads int    `json:"rd"`
+	Edits int    `json:"ed"`
+	Hits  int    `json:"h"`
+	Op    string `json:"op,omitempty"`
+}
+
+// event is one timeline mark; short keys, empty fields omitted.
+type event struct {
+	T        int64    `json:"t"`
+	Kind     string   `json:"k"`
+	Lane     int      `json:"l"`
+	Err      int      `json:"e,omitempty"`
+	Label    string   `json:"n,omitempty"` // tool, verb, server/tool, model, host, skill, cause
+	Tool     string   `json:"tool,omitempty"`
+	Cat      string   `json:"cat,omitempty"`
+	Files    []int    `json:"f,omitempty"`  // targets that are files: indexes of sessionPage.Files
+	Touch    []string `json:"fu,omitempty"` // their touch (read, edit, hit), when any has one
+	Outside  []string `json:"tg,omitempty"` // targets outside a repository: their bucket label
+	Exit     *int     `json:"x,omitempty"`
+	Class    string   `json:"c,omitempty"`
+	Source   string   `json:"src,omitempty"`
+	RetryOf  *int     `json:"r,omitempty"`
+	Attempt  int      `json:"a,omitempty"`
+	In       int64    `json:"i,omitempty"`
+	CW       int64    `json:"cw,omitempty"`
+	CR       int64    `json:"cr,omitempty"`
+	Out      int64    `json:"o,omitempty"`
+	Cost     float64  `json:"$,omitempty"`
+	Latency  *int64   `json:"lat,omitempty"`
+	Dur      *int64   `json:"d,omitempty"`
+	Ms       int64    `json:"ms,omitempty"`
+	OutBytes *int64   `json:"ob,omitempty"`
+	Pre      int64    `json:"pre,omitempty"`
+	Post     int64    `json:"post,omitempty"`
+	Chars    int      `json:"ch,omitempty"`
+	Stop     string   `json:"stop,omitempty"`
+	Ref      *int     `json:"ref,omitempty"`
+}
+
+func buildSessionPage(m *Map) sessionPage {
+	p := sessionPage{PathMode: m.Session.PathMode, Tasks: len(m.Tasks), Repos: []string{}}
+	laneIdx := map[string]int{}
+	for _, a := range m.Agents {
+		laneIdx[a.ID] = len(p.Lanes)
+		p.Lanes = append(p.Lanes, lane{ID: a.ID, Kind: a.Kind, Type: a.SubagentType, Model: a.Model, Calls: a.Calls,
+			Requests: a.Requests, Tokens: a.Tokens, Cost: a.Cost, Outcome: a.Outcome})
+	}
+	for _, r := range m.Repos {
+		p.Repos = append(p.Repos, r.Name)
+	}
+	repoName := map[string]string{}
+	for _, r := range m.Repos {
+		repoName[r.ID] = r.Name
+	}
+	fileIdx := map[int]int{}
+	for _, f := range m.Files {
+		fileIdx[f.ID] = len(p.Files)
+		p.Files = append(p.Files, file{Path: f.Path, Repo: repoName[f.Repo], Reads: f.Reads, Edits: f.Edits, Hits: f.Hits, Op: f.Op})
+	}
+	p.Events = make([]event, len(m.Events))
+	for i := range m.Events {
+		e := &m.Events[i]
+		l, ok := laneIdx[e.Lane()]
+		if !ok {
+			l = len(p.Lanes)
+			laneIdx[e.Lane()] = l
+			p.Lanes = append(p.Lanes, lane{ID: e.Lane()})
+		}
+		p.Lanes[l].Events++
+		ev := event{T: e.T, Kind: e.Kind, Lane: l, Label: eventLabel(e), Cat: e.Cat, Exit: e.ExitCode,
+			Class: e.ErrClass, Source: e.Source, RetryOf: e.RetryOf, Attempt: e.Attempt, In: e.In, CW: e.CW,
+			CR: e.CR, Out: e.Out, Cost: e.Cost, Latency: e.Latency, Dur: e.Dur, Ms: e.Ms, OutBytes: e.OutBytes,
+			Pre: e.PreTokens, Post: e.PostTokens, Chars: e.Chars, Stop: e.Stop, Ref: e.Ref}
+		if e.Tool != "" && e.Tool != ev.Label {
+			ev.Tool = e.Tool
+		}
+		if e.Err || e.Kind == "error" {
+			ev.Err = 1
+			p.Lanes[l].Errors++
+		}
+		for _, tg := range e.Targets {
+			if tg.File == nil {
+				s := tg.Label
+				if tg.Touch != "" {
+					s += " (" + tg.Touch + ")"
+				}
+				ev.Outside = append(ev.Outside, s)
+				continue
+			}
+			f, ok := fileIdx[*tg.File]
+			if !ok {
+				continue
+			}
+			ev.Files = append(ev.Files, f)
+			ev.Touch = append(ev.Touch, tg.Touch)
+		}
+		p.Events[i] = ev
+	}
+	if p.Lanes == nil {
+		p.Lanes = []lane{}
+	}
+	if p.Files == nil {
+		p.Files = []file{}
+	}
+	return p
+}
+
+// eventLabel is the one name a mark is known by: what ran, or whom.
+func eventLabel(e *mapfile.Event) string {
+	switch e.Kind {
+	case "exec", "verify":
+		if e.Verb != "" {
+			return e.Verb
+		}
+	case "mcp":
+		return e.Server + "/" + e.Tool
+	case "llm":
+		return e.Model
+	case "web":
+		if e.Host != "" {
+			return e.Host
+		}
+	case "skill":
+		return e.Skill
+	case "subagent":
+		return e.SubagentType
+	case "delay":
+		return e.Cause
+	case "compaction":
+		return e.Trigger
+	case "error":
+		if e.Hook != "" {
+			return e.Hook
+		}
+		return e.Source
+	case "model_switch":
+		return e.From + " → " + e.To
+	case "commit":
+		return e.Repo
+	case "pr_merge", "pr_close", "pr_comment":
+		return e.Repo
+	}
+	return e.Tool
+}
+
+// gzips are reused: a new compressor allocates about a megabyte, more
+// than most sessions' pages weigh.
+var gzips = sync.Pool{New: func() any { zw, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression); return zw }}
+
+// packJSON is v as JSON, gzipped and base64-encoded for a script element:
+// the page inflates it with the browser's own DecompressionStream.
+func packJSON(v any) (string, error) {
+	var buf bytes.Buffer
+	b64 := base64.NewEncoder(base64.StdEncoding, &buf)
+	zw := gzips.Get().(*gzip.Writer)
+	defer gzips.Put(zw)
+	zw.Reset(b64)
+	if err := json.NewEncoder(zw).Encode(v); err != nil {
+		return "", err
+	}
+	if err := zw.Close(); err != nil {
+		return "", err
+	}
+	b64.Close()
+	return buf.String(), nil
+}
+
+func unpackJSON(s string) ([]byte, error) {
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("report: data element: %w", err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("report: data element: %w", err)
+	}
+	return io.ReadAll(zr)
+}

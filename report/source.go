@@ -1,0 +1,329 @@
+package report
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"iter"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentmap/agentmap/export/mapfile"
+)
+
+// Map is a decoded agentplay/v1 map, the view the exporters read too.
+type Map = mapfile.Map
+
+// Source yields decoded maps; see the package documentation.
+type Source interface {
+	Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error]
+}
+
+// Filter selects sessions. The zero Filter keeps every map.
+type Filter struct {
+	// Since and Until bound the session start: Since <= start < Until.
+	// A zero bound is open.
+	Since, Until time.Time
+	// Agent is an agent name: the map's agentTool (claude-code) or its
+	// first word (claude), case-insensitive.
+	Agent string
+	// Repo is a glob (path.Match, case-insensitive) one of the session's
+	// repository names must match.
+	Repo string
+	// Session is a session id (session.id, the agent's native id, or
+	// agent/native id) or a prefix of one.
+	Session string
+}
+
+// Keep reports whether m passes the filter.
+func (f Filter) Keep(m *Map) bool {
+	if f.Agent != "" && !agentMatches(m.Session.AgentTool, f.Agent) {
+		return false
+	}
+	if !f.Since.IsZero() || !f.Until.IsZero() {
+		start, ok := m.Start()
+		if !ok || (!f.Since.IsZero() && start.Before(f.Since)) || (!f.Until.IsZero() && !start.Before(f.Until)) {
+			return false
+		}
+	}
+	if f.Repo != "" {
+		found := false
+		for _, r := range m.Repos {
+			if ok, _ := path.Match(strings.ToLower(f.Repo), strings.ToLower(r.Name)); ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	if f.Session != "" && !SessionMatches(m, f.Session) {
+		return false
+	}
+	return true
+}
+
+// SessionMatches reports whether id names m or is a prefix of its name:
+// session.id, the native id, or agent/native id as `agentmap list` keys it.
+func SessionMatches(m *Map, id string) bool {
+	if strings.HasPrefix(m.Session.ID, id) || strings.HasPrefix(m.Session.NativeID(), id) {
+		return true
+	}
+	agent, rest, ok := strings.Cut(id, "/")
+	return ok && agentMatches(m.Session.AgentTool, agent) && strings.HasPrefix(m.Session.NativeID(), rest)
+}
+
+func agentMatches(tool, want string) bool {
+	if strings.EqualFold(tool, want) {
+		return true
+	}
+	first, _, _ := strings.Cut(tool, "-")
+	return strings.EqualFold(first, want)
+}
+
+// Decode reads one map, gzipped or plain JSON. Unlike mapfile.Read it
+// does not compute the canonical form, which a report never needs and
+// which would triple the cost of reading ten thousand maps. Errors say
+// what is wrong, never what the input holds.
+func Decode(r io.Reader) (*Map, error) {
+	br := bufio.NewReader(r)
+	var src io.Reader = br
+	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, errors.New("bad gzip header")
+		}
+		defer zr.Close()
+		src = zr
+	}
+	raw, err := io.ReadAll(io.LimitReader(src, mapfile.MaxMapBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	if len(raw) > mapfile.MaxMapBytes {
+		return nil, fmt.Errorf("larger than %d bytes inflated", mapfile.MaxMapBytes)
+	}
+	var m Map
+	if err := json.Unmarshal(raw, &m); err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syn):
+			return nil, fmt.Errorf("invalid JSON at offset %d", syn.Offset)
+		case errors.As(err, &typ):
+			return nil, fmt.Errorf("field %s has the wrong type", typ.Field)
+		}
+		return nil, errors.New("invalid JSON")
+	}
+	if m.Schema != "agentplay/v1" && m.Schema != "entelligence.session-map/v1" {
+		return nil, mapfile.ErrNotMap
+	}
+	if m.Session.ID == "" {
+		return nil, fmt.Errorf("%w: no session.id", mapfile.ErrNotMap)
+	}
+	return &m, nil
+}
+
+// Dir is a directory of maps (the local map store, or any folder of
+// .json.gz and .json files), searched recursively. Hidden files are
+// skipped, as the store's temporary files are hidden.
+type Dir string
+
+// Maps implements Source.
+func (d Dir) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
+	var rels []string
+	err := filepath.WalkDir(string(d), func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".json.gz") || strings.HasSuffix(name, ".json")) {
+			return nil
+		}
+		rel, _ := filepath.Rel(string(d), p)
+		rels = append(rels, rel)
+		return nil
+	})
+	if err != nil {
+		return func(yield func(*Map, error) bool) { yield(nil, fmt.Errorf("read maps in %s: %w", d, err)) }
+	}
+	return Files{Root: string(d), Paths: rels, skipOthers: true}.Maps(ctx, f)
+}
+
+// Files are named map files under Root (Paths relative to it), as the
+// daemon's listing names the maps of its store.
+type Files struct {
+	Root  string
+	Paths []string
+	// skipOthers passes over plain .json files that are not maps (a
+	// directory may hold exports beside its maps).
+	skipOthers bool
+}
+
+// Maps implements Source.
+func (s Files) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
+	return decodeAll(ctx, f, s.skipOthers, func(emit func(name string, open func() (io.ReadCloser, error)) bool) error {
+		for _, rel := range s.Paths {
+			p := filepath.Join(s.Root, rel)
+			if !emit(p, func() (io.ReadCloser, error) { return os.Open(p) }) {
+				return nil
+			}
+		}
+		return nil
+	})
+}
+
+// Bundle is an agentmap bundle (.tar.gz of .json.gz maps and a manifest),
+// as `agentmap export --format bundle` writes and as someone may send.
+type Bundle string
+
+// maxBundleEntry bounds one member of a bundle before inflation: a gzipped
+// map is far smaller than mapfile.MaxMapBytes.
+const maxBundleEntry = mapfile.MaxMapBytes
+
+// Maps implements Source.
+func (b Bundle) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
+	return decodeAll(ctx, f, false, func(emit func(name string, open func() (io.ReadCloser, error)) bool) error {
+		file, err := os.Open(string(b))
+		if err != nil {
+			return fmt.Errorf("open bundle: %w", err)
+		}
+		defer file.Close()
+		zr, err := gzip.NewReader(bufio.NewReader(file))
+		if err != nil {
+			return fmt.Errorf("bundle %s: not a gzipped tar", b)
+		}
+		tr := tar.NewReader(zr)
+		for {
+			hdr, err := tr.Next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("bundle %s: %w", b, err)
+			}
+			name := hdr.Name
+			if hdr.Typeflag != tar.TypeReg || path.Base(name) == "manifest.json" ||
+				!(strings.HasSuffix(name, ".json.gz") || strings.HasSuffix(name, ".json")) {
+				continue
+			}
+			body, err := io.ReadAll(io.LimitReader(tr, maxBundleEntry+1))
+			if err != nil {
+				return fmt.Errorf("bundle %s: %s: %w", b, name, err)
+			}
+			if len(body) > maxBundleEntry {
+				return fmt.Errorf("bundle %s: %s: too large", b, name)
+			}
+			if !emit(string(b)+":"+name, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }) {
+				return nil
+			}
+		}
+	})
+}
+
+type decoded struct {
+	m   *Map
+	err error
+}
+
+// decodeAll decodes the inputs list names on every core and yields the
+// maps that pass f. list stops early when emit returns false.
+func decodeAll(ctx context.Context, f Filter, skipOthers bool, list func(emit func(name string, open func() (io.ReadCloser, error)) bool) error) iter.Seq2[*Map, error] {
+	return func(yield func(*Map, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		type job struct {
+			name string
+			open func() (io.ReadCloser, error)
+		}
+		jobs := make(chan job, 64)
+		out := make(chan decoded, 64)
+		var wg sync.WaitGroup
+		for range runtime.GOMAXPROCS(0) {
+			wg.Go(func() {
+				for j := range jobs {
+					var d decoded
+					r, err := j.open()
+					if err == nil {
+						d.m, err = Decode(r)
+						r.Close()
+					}
+					if err != nil {
+						if skipOthers && errors.Is(err, mapfile.ErrNotMap) && strings.HasSuffix(j.name, ".json") {
+							continue
+						}
+						d.err = fmt.Errorf("%s: %w", j.name, err)
+					} else if !f.Keep(d.m) {
+						continue
+					}
+					select {
+					case out <- d:
+					case <-ctx.Done():
+						return
+					}
+				}
+			})
+		}
+		go func() {
+			err := list(func(name string, open func() (io.ReadCloser, error)) bool {
+				select {
+				case jobs <- job{name, open}:
+					return true
+				case <-ctx.Done():
+					return false
+				}
+			})
+			close(jobs)
+			wg.Wait()
+			if err != nil {
+				select {
+				case out <- decoded{err: err}:
+				case <-ctx.Done():
+				}
+			}
+			close(out)
+		}()
+		for d := range out {
+			if ctx.Err() != nil {
+				break
+			}
+			if !yield(d.m, d.err) {
+				break
+			}
+		}
+		cancel()
+		for range out { // let the workers finish
+		}
+	}
+}
+
+// Collect reads every map of src that passes f. Unreadable maps are
+// returned as errors beside the maps that could be read.
+func Collect(ctx context.Context, src Source, f Filter) ([]*Map, []error) {
+	var maps []*Map
+	var errs []error
+	for m, err := range src.Maps(ctx, f) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		maps = append(maps, m)
+	}
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	return maps, errs
+}

@@ -1,0 +1,114 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/export/mapfile"
+)
+
+// TestUsageTotalsEqualTheMaps: on the corpus, every grouping's totals row
+// is the sum of the maps' totals, and its rows add up to it.
+func TestUsageTotalsEqualTheMaps(t *testing.T) {
+	bin, err := agentmapBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps, errs := Collect(t.Context(), Dir(corpusMaps(t, bin)), Filter{})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	var tokens, output int64
+	var cost float64
+	for _, m := range maps {
+		tokens += m.Totals.Tokens
+		output += m.Totals.OutputTokens
+		cost += m.Totals.CostUSD
+	}
+	if tokens == 0 {
+		t.Fatal("the corpus maps count no tokens")
+	}
+	for _, p := range Periods() {
+		tab := Usage(maps, p, time.UTC)
+		if tab.Totals.Total != tokens || tab.Totals.Output != output || math.Abs(tab.Totals.CostUSD-cost) > 1e-5 {
+			t.Errorf("%s: totals %d tokens (%d output), $%f; the maps %d (%d), $%f", p, tab.Totals.Total, tab.Totals.Output, tab.Totals.CostUSD, tokens, output, cost)
+		}
+		var sum UsageRow
+		for _, r := range tab.Rows {
+			sum.Total += r.Total
+			sum.Input += r.Input
+			sum.CacheRead += r.CacheRead
+			if r.Total != r.Input+r.Output+r.CacheCreate+r.CacheRead+r.Beyond {
+				t.Errorf("%s %s: columns do not add up to the total", p, r.Key)
+			}
+			var bd int64
+			for _, b := range r.Breakdown {
+				bd += b.Total
+			}
+			if bd != r.Total {
+				t.Errorf("%s %s: breakdown adds up to %d of %d", p, r.Key, bd, r.Total)
+			}
+		}
+		if sum.Total != tokens || sum.Input != tab.Totals.Input || sum.CacheRead != tab.Totals.CacheRead {
+			t.Errorf("%s: rows add up to %d tokens, the maps %d", p, sum.Total, tokens)
+		}
+	}
+	var out bytes.Buffer
+	WriteUsageTable(&out, Usage(maps, Daily, time.UTC), false)
+	if !strings.Contains(out.String(), "unpriced") {
+		t.Errorf("the corpus has models without a price, the table shows none as unpriced:\n%s", out.String())
+	}
+}
+
+func llm(t int64, model string, in, cw, cr, out int64, cost float64) mapfile.Event {
+	return mapfile.Event{T: t, Kind: "llm", Model: model, In: in, CW: cw, CR: cr, Out: out, Cost: cost}
+}
+
+// TestUsageGrouping: requests are dated by their own time, a model
+// without a price is unpriced, and what a map cut at its event cap counts
+// beyond its events lands in the total.
+func TestUsageGrouping(t *testing.T) {
+	a := &Map{Session: mapfile.Session{ID: "local:claude-code:a", AgentTool: "claude-code", StartedAt: "2026-03-01T23:30:00Z"},
+		Totals: mapfile.Totals{Tokens: 1000 + 2000, OutputTokens: 100 + 200, CostUSD: 0.5},
+		Events: []mapfile.Event{llm(0, "claude-sonnet-4-5", 100, 300, 500, 100, 0.5), llm(int64(time.Hour/time.Millisecond), "mystery-model", 1000, 0, 800, 200, 0)}}
+	b := &Map{Session: mapfile.Session{ID: "local:codex:b", AgentTool: "codex", StartedAt: "2026-03-02T10:00:00Z", Truncated: true},
+		Totals: mapfile.Totals{Tokens: 5000, OutputTokens: 700, CostUSD: 1.25},
+		Events: []mapfile.Event{llm(0, "gpt-5", 1000, 0, 1000, 500, 1)}}
+	tab := Usage([]*Map{a, b}, Daily, time.UTC)
+	if len(tab.Rows) != 2 || tab.Rows[0].Key != "2026-03-01" || tab.Rows[1].Key != "2026-03-02" {
+		t.Fatalf("rows %+v", tab.Rows)
+	}
+	day2 := tab.Rows[1]
+	if day2.Total != 2000+5000 || day2.Sessions != 2 || strings.Join(day2.Unpriced, ",") != "mystery-model" {
+		t.Errorf("second day %+v", day2)
+	}
+	if day2.Beyond != 5000-2500-200 || day2.Output != 200+700 {
+		t.Errorf("beyond the cap: %d beyond, %d output", day2.Beyond, day2.Output)
+	}
+	if tab.Totals.Total != 8000 || math.Abs(tab.Totals.CostUSD-1.75) > 1e-9 || tab.Truncated != 1 {
+		t.Errorf("totals %+v", tab.Totals)
+	}
+	var out bytes.Buffer
+	WriteUsageTable(&out, tab, true)
+	text := out.String()
+	for _, want := range []string{"2026-03-02", "$1.25 +unpriced", "  - mystery-model", "unpriced", "Total", "8,000", "event cap"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q:\n%s", want, text)
+		}
+	}
+	out.Reset()
+	if err := WriteUsageJSON(&out, Usage([]*Map{a, b}, ByModel, time.UTC), false); err != nil {
+		t.Fatal(err)
+	}
+	var doc UsageTable
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Rows) != 3 || doc.Rows[0].Key != "gpt-5" {
+		t.Errorf("by model: %+v", doc.Rows)
+	}
+}

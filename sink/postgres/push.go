@@ -1,0 +1,176 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentmap/agentmap/export/mapfile"
+)
+
+// Device is the machine a batch comes from.
+type Device struct {
+	ID       string // a UUID, kept in the state database
+	Label    string // the config's device label ("" when unset)
+	Producer string // the agentmap version that sends
+}
+
+// Upload is one session's map as it goes to the team database.
+type Upload struct {
+	Doc       *mapfile.Doc
+	FlushedAt time.Time // when the device wrote this version
+}
+
+// PushResult counts what a batch did in the database.
+type PushResult struct {
+	// Stored is the sessions inserted or replaced by a new version;
+	// Unchanged those the database already held in this content (a
+	// duplicate send) or in a newer version.
+	Stored, Unchanged int
+}
+
+const upsertSession = `
+INSERT INTO agentmap.sessions AS s (device_id, session_id, agent, repo, remote, repos, started_at, duration_ms,
+	models, tokens, input_tokens, cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, outcome,
+	calls, requests, errors, user_turns, subagents, files_touched, commits, prs_created, truncated, path_mode,
+	producer, content_hash, flushed_at, received_at, map)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+	$23, $24, $25, $26, $27, $28, $29, now(), $30)
+ON CONFLICT (device_id, session_id) DO UPDATE SET
+	agent = EXCLUDED.agent, repo = EXCLUDED.repo, remote = EXCLUDED.remote, repos = EXCLUDED.repos,
+	started_at = EXCLUDED.started_at, duration_ms = EXCLUDED.duration_ms, models = EXCLUDED.models,
+	tokens = EXCLUDED.tokens, input_tokens = EXCLUDED.input_tokens,
+	cache_write_tokens = EXCLUDED.cache_write_tokens, cache_read_tokens = EXCLUDED.cache_read_tokens,
+	output_tokens = EXCLUDED.output_tokens, cost_usd = EXCLUDED.cost_usd, outcome = EXCLUDED.outcome,
+	calls = EXCLUDED.calls, requests = EXCLUDED.requests, errors = EXCLUDED.errors,
+	user_turns = EXCLUDED.user_turns, subagents = EXCLUDED.subagents, files_touched = EXCLUDED.files_touched,
+	commits = EXCLUDED.commits, prs_created = EXCLUDED.prs_created, truncated = EXCLUDED.truncated,
+	path_mode = EXCLUDED.path_mode, producer = EXCLUDED.producer, content_hash = EXCLUDED.content_hash,
+	flushed_at = EXCLUDED.flushed_at, received_at = now(), map = EXCLUDED.map
+-- The guard: the same content again changes nothing, and a version older
+-- than the one held (a late duplicate of an earlier send) never replaces it.
+WHERE s.content_hash <> EXCLUDED.content_hash AND s.flushed_at <= EXCLUDED.flushed_at
+RETURNING id`
+
+// Push stores one batch of maps in one transaction: the device, each
+// session's row (upserted under the guard) and, for the sessions stored,
+// their events and files, replacing the previous version's. Sending the
+// same batch twice, or a batch cut by a crash or a timeout and sent again,
+// leaves the database as one send does.
+func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (PushResult, error) {
+	var res PushResult
+	if len(ups) == 0 {
+		return res, nil
+	}
+	rows := make([]sessionRow, len(ups))
+	for i, u := range ups {
+		rows[i] = rowOf(u.Doc.Map)
+	}
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		res = PushResult{}
+		if _, err := tx.Exec(ctx, `INSERT INTO agentmap.devices (device_id, label, producer) VALUES ($1, $2, $3)
+			ON CONFLICT (device_id) DO UPDATE SET label = EXCLUDED.label, producer = EXCLUDED.producer, last_seen = now()`,
+			dev.ID, dev.Label, dev.Producer); err != nil {
+			return fmt.Errorf("store device: %w", safeErr(err))
+		}
+		b := &pgx.Batch{}
+		for i, u := range ups {
+			r := rows[i]
+			b.Queue(upsertSession, dev.ID, r.sessionID, r.agent, r.repo, r.remote, r.repos, r.startedAt, r.durationMs,
+				r.models, r.tokens, r.in, r.cw, r.cr, r.out, r.cost, r.outcome, r.calls, r.requests, r.errors,
+				r.userTurns, r.subagents, r.filesTouched, r.commits, r.prs, r.truncated, r.pathMode, r.producer,
+				r.contentHash, u.FlushedAt.UTC(), string(u.Doc.Canonical))
+		}
+		br := tx.SendBatch(ctx, b)
+		var stored []int64
+		var storedRows []*sessionRow
+		for i := range ups {
+			var id int64
+			err := br.QueryRow().Scan(&id)
+			switch {
+			case err == pgx.ErrNoRows:
+				res.Unchanged++
+			case err != nil:
+				br.Close()
+				return fmt.Errorf("store session: %w", safeErr(err))
+			default:
+				res.Stored++
+				stored = append(stored, id)
+				storedRows = append(storedRows, &rows[i])
+			}
+		}
+		if err := br.Close(); err != nil {
+			return fmt.Errorf("store sessions: %w", safeErr(err))
+		}
+		if len(stored) == 0 {
+			return nil
+		}
+		// A replaced version's events and files go; an inserted one has none.
+		if _, err := tx.Exec(ctx, "DELETE FROM agentmap.events WHERE session = ANY($1)", stored); err != nil {
+			return fmt.Errorf("replace events: %w", safeErr(err))
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM agentmap.files WHERE session = ANY($1)", stored); err != nil {
+			return fmt.Errorf("replace files: %w", safeErr(err))
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"agentmap", "events"}, eventColumns,
+			&eventSource{ids: stored, rows: storedRows, i: 0, j: -1}); err != nil {
+			return fmt.Errorf("store events: %w", safeErr(err))
+		}
+		var files [][]any
+		for k, r := range storedRows {
+			for _, f := range r.files {
+				files = append(files, []any{stored[k], f.ID, nullable(f.Repo), f.Path, f.Reads, f.Edits, nullable(f.Op)})
+			}
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"agentmap", "files"}, fileColumns, pgx.CopyFromRows(files)); err != nil {
+			return fmt.Errorf("store files: %w", safeErr(err))
+		}
+		return nil
+	})
+	if err != nil {
+		return PushResult{}, err
+	}
+	return res, nil
+}
+
+var eventColumns = []string{"session", "seq", "t", "kind", "lane", "tool", "verb", "server", "model", "err", "err_class",
+	"exit_code", "retry_of", "dur", "input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens", "cost_usd"}
+
+var fileColumns = []string{"session", "file_id", "repo", "path", "reads", "edits", "op"}
+
+// eventSource streams the events of the stored sessions into COPY without
+// building every row first.
+type eventSource struct {
+	ids  []int64
+	rows []*sessionRow
+	i, j int
+}
+
+func (s *eventSource) Next() bool {
+	for s.i < len(s.rows) {
+		s.j++
+		if s.j < len(s.rows[s.i].events) {
+			return true
+		}
+		s.i, s.j = s.i+1, -1
+	}
+	return false
+}
+
+func (s *eventSource) Values() ([]any, error) {
+	e := &s.rows[s.i].events[s.j]
+	return []any{s.ids[s.i], e.Seq, e.T, e.Kind, e.Lane(), nullable(e.Tool), nullable(e.Verb), nullable(e.Server),
+		nullable(e.Model), e.Err, nullable(e.ErrClass), e.ExitCode, e.RetryOf, e.Dur, e.In, e.CW, e.CR, e.Out, e.Cost}, nil
+}
+
+func (s *eventSource) Err() error { return nil }
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,314 @@
+package postgres
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/export/mapfile"
+	"github.com/agentmap/agentmap/sink/postgres/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var fixtures = []string{"claude_session", "codex_session", "cursor_transcript"}
+
+func fixture(t *testing.T, name string) *mapfile.Doc { return mustFixture(t, name) }
+
+func mustFixture(t testing.TB, name string) *mapfile.Doc {
+	t.Helper()
+	d, err := mapfile.ReadFile(filepath.Join("..", "..", "testdata", "builder", name+".map.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func newDB(t *testing.T) (*pgtest.Server, *pgxpool.Pool) {
+	t.Helper()
+	srv := pgtest.Shared(t)
+	url := srv.NewDatabase(t)
+	ctx := context.Background()
+	pool, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	return srv, pool
+}
+
+func count(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+func TestMigrateConcurrentlyAppliesEachMigrationOnce(t *testing.T) {
+	srv := pgtest.Shared(t)
+	url := srv.NewDatabase(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 12)
+	for range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pool, err := Open(ctx, url)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer pool.Close()
+			errs <- Migrate(ctx, pool)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if n := count(t, pool, "SELECT count(*) FROM agentmap.schema_migrations"); n != int64(SchemaVersion()) {
+		t.Fatalf("%d migrations recorded, want %d", n, SchemaVersion())
+	}
+	// A newer schema is refused, not written over.
+	if _, err := pool.Exec(ctx, "INSERT INTO agentmap.schema_migrations (version, name) VALUES (999, 'future')"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Migrate(ctx, pool); err == nil {
+		t.Fatal("a newer schema was accepted")
+	}
+}
+
+func TestPushIsIdempotentAndKeepsTheLatestVersion(t *testing.T) {
+	_, pool := newDB(t)
+	ctx := context.Background()
+	dev := Device{ID: "7b6f3a4e-1111-4222-8333-444455556666", Label: "laptop", Producer: "agentmap test"}
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	var ups []Upload
+	var events, files int
+	var tokens int64
+	for _, f := range fixtures {
+		d := fixture(t, f)
+		ups = append(ups, Upload{Doc: d, FlushedAt: t0})
+		events += len(d.Map.Events)
+		files += len(d.Map.Files)
+		tokens += d.Map.Totals.Tokens
+	}
+	res, err := Push(ctx, pool, dev, ups)
+	if err != nil || res.Stored != 3 || res.Unchanged != 0 {
+		t.Fatalf("first push: %+v %v", res, err)
+	}
+	// The same batch again (a send whose acknowledgement was lost).
+	res, err = Push(ctx, pool, dev, ups)
+	if err != nil || res.Stored != 0 || res.Unchanged != 3 {
+		t.Fatalf("duplicate push: %+v %v", res, err)
+	}
+	check := func(wantEvents, wantFiles int) {
+		t.Helper()
+		if n := count(t, pool, "SELECT count(*) FROM agentmap.sessions"); n != 3 {
+			t.Fatalf("%d sessions", n)
+		}
+		if n := count(t, pool, "SELECT count(*) FROM agentmap.events"); n != int64(wantEvents) {
+			t.Fatalf("%d events, want %d", n, wantEvents)
+		}
+		if n := count(t, pool, "SELECT count(*) FROM agentmap.files"); n != int64(wantFiles) {
+			t.Fatalf("%d files, want %d", n, wantFiles)
+		}
+	}
+	check(events, files)
+	if n := count(t, pool, "SELECT sum(tokens) FROM agentmap.sessions"); n != tokens {
+		t.Fatalf("tokens %d, want %d", n, tokens)
+	}
+	// A new version (here: the paths in dirs_only) replaces the row, its
+	// events and its files; the older version sent late changes nothing.
+	newer, err := mapfile.Rerender(ups[0].Doc, redact.ModeDirsOnly, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = Push(ctx, pool, dev, []Upload{{Doc: newer, FlushedAt: t0.Add(time.Minute)}})
+	if err != nil || res.Stored != 1 {
+		t.Fatalf("new version: %+v %v", res, err)
+	}
+	res, err = Push(ctx, pool, dev, []Upload{ups[0]})
+	if err != nil || res.Stored != 0 {
+		t.Fatalf("late old version: %+v %v", res, err)
+	}
+	check(events, files)
+	var hash, mode string
+	if err := pool.QueryRow(ctx, "SELECT content_hash, path_mode FROM agentmap.sessions WHERE session_id = $1",
+		newer.Map.Session.ID).Scan(&hash, &mode); err != nil {
+		t.Fatal(err)
+	}
+	if hash != newer.Map.ContentHash || mode != "dirs_only" {
+		t.Fatalf("row holds %s %s, want the new version %s", hash, mode, newer.Map.ContentHash)
+	}
+	if n := count(t, pool, "SELECT count(*) FROM agentmap.files f JOIN agentmap.sessions s ON s.id = f.session WHERE s.session_id = $1 AND f.path LIKE '%•%'",
+		newer.Map.Session.ID); n != int64(len(newer.Map.Files)) {
+		t.Fatalf("files of the new version: %d of %d", n, len(newer.Map.Files))
+	}
+	// The same session from another device is another row.
+	other := Device{ID: "7b6f3a4e-2222-4222-8333-444455556666", Label: "desktop"}
+	if res, err = Push(ctx, pool, other, ups[:1]); err != nil || res.Stored != 1 {
+		t.Fatalf("other device: %+v %v", res, err)
+	}
+	if n := count(t, pool, "SELECT count(*) FROM agentmap.sessions"); n != 4 {
+		t.Fatalf("%d sessions after a second device", n)
+	}
+}
+
+func TestViewsAnswer(t *testing.T) {
+	_, pool := newDB(t)
+	ctx := context.Background()
+	var ups []Upload
+	for _, f := range fixtures {
+		ups = append(ups, Upload{Doc: fixture(t, f), FlushedAt: time.Now()})
+	}
+	if _, err := Push(ctx, pool, Device{ID: "7b6f3a4e-3333-4222-8333-444455556666"}, ups); err != nil {
+		t.Fatal(err)
+	}
+	var cost float64
+	if err := pool.QueryRow(ctx, "SELECT sum(cost_usd) FROM agentmap.cost_per_repo_week").Scan(&cost); err != nil {
+		t.Fatal(err)
+	}
+	want := 0.0
+	for _, u := range ups {
+		want += u.Doc.Map.Totals.CostUSD
+	}
+	if diff := cost - want; diff > 1e-9 || diff < -1e-9 {
+		t.Fatalf("cost per repo per week sums to %v, want %v", cost, want)
+	}
+	execs := 0
+	for _, u := range ups {
+		for _, e := range u.Doc.Map.Events {
+			if e.Kind == "exec" {
+				execs++
+			}
+		}
+	}
+	if n := count(t, pool, "SELECT coalesce(sum(calls), 0) FROM agentmap.failing_verbs"); n != int64(execs) {
+		t.Fatalf("failing_verbs counts %d calls, want %d", n, execs)
+	}
+	if n := count(t, pool, "SELECT sum(sessions) FROM agentmap.outcomes_per_agent"); n != 3 {
+		t.Fatalf("outcomes_per_agent counts %d sessions", n)
+	}
+	count(t, pool, "SELECT count(*) FROM agentmap.mcp_failure_rates")
+}
+
+func TestReadFilters(t *testing.T) {
+	srv, pool := newDB(t)
+	_ = srv
+	ctx := context.Background()
+	devs := []Device{{ID: "7b6f3a4e-4444-4222-8333-444455556666", Label: "alice"}, {ID: "7b6f3a4e-5555-4222-8333-444455556666", Label: "bob"}}
+	for i, dev := range devs {
+		var ups []Upload
+		for _, f := range fixtures[i:] {
+			ups = append(ups, Upload{Doc: fixture(t, f), FlushedAt: time.Now()})
+		}
+		if _, err := Push(ctx, pool, dev, ups); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(f Filter) []string {
+		t.Helper()
+		var out []string
+		if err := ReadPool(ctx, pool, f, func(s Stored) error {
+			d, err := mapfile.Parse(s.Map)
+			if err != nil {
+				return err
+			}
+			out = append(out, s.DeviceLabel+":"+d.Map.Session.AgentTool)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		f    Filter
+		want int
+	}{
+		{Filter{}, 5},
+		{Filter{Devices: []string{"alice"}}, 3},
+		{Filter{Devices: []string{devs[1].ID}}, 2},
+		{Filter{Repos: []string{"api"}}, 1},
+		{Filter{Agents: []string{"codex"}}, 2},
+		{Filter{Agents: []string{"cursor"}, Devices: []string{"bob"}}, 1},
+		{Filter{Since: time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)}, 0},
+	} {
+		if got := read(c.f); len(got) != c.want {
+			t.Errorf("%+v: %v, want %d", c.f, got, c.want)
+		}
+	}
+	// The map read back is the map sent.
+	var back []byte
+	ReadPool(ctx, pool, Filter{Repos: []string{"api"}}, func(s Stored) error { back = s.Map; return nil })
+	d, err := mapfile.Parse(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if orig := fixture(t, "claude_session"); string(d.Canonical) != string(orig.Canonical) {
+		t.Fatal("the map read back differs from the map sent")
+	}
+}
+
+// TestRestrictedRolePushes: a role with only the privileges the README grants
+// pushes into a database an owner migrated.
+func TestRestrictedRolePushes(t *testing.T) {
+	srv, pool := newDB(t)
+	ctx := context.Background()
+	db := pgtest.Database(pool.Config().ConnString())
+	role := "sink_" + strconv.FormatInt(time.Now().UnixNano()%1e9, 10)
+	grants, err := os.ReadFile(filepath.Join("..", "..", "docs", "team-database-grants.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sql := "CREATE ROLE " + role + " LOGIN PASSWORD 'pw-of-the-test';\n" + replaceRole(string(grants), role)
+	if out, err := srv.Psql(db, sql); err != nil {
+		t.Fatalf("grants: %v: %s", err, out)
+	}
+	rp, err := Open(ctx, srv.URL(role, "pw-of-the-test", db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rp.Close()
+	if err := Migrate(ctx, rp); err != nil {
+		t.Fatalf("a migrated schema needs no DDL: %v", err)
+	}
+	d := fixture(t, "claude_session")
+	dev := Device{ID: "7b6f3a4e-6666-4222-8333-444455556666"}
+	if _, err := Push(ctx, rp, dev, []Upload{{Doc: d, FlushedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	newer, _ := mapfile.Rerender(d, redact.ModeDirsOnly, nil)
+	if res, err := Push(ctx, rp, dev, []Upload{{Doc: newer, FlushedAt: time.Now().Add(time.Second)}}); err != nil || res.Stored != 1 {
+		t.Fatalf("new version as the restricted role: %+v %v", res, err)
+	}
+	if _, err := rp.Exec(ctx, "DROP TABLE agentmap.files"); err == nil {
+		t.Fatal("the restricted role can drop tables")
+	}
+}
+
+func replaceRole(sql, role string) string {
+	return strings.ReplaceAll(sql, "agentmap_sink", role)
+}

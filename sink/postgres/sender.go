@@ -1,0 +1,289 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/export/mapfile"
+	"github.com/agentmap/agentmap/state"
+)
+
+// Name is the sink's outbox in the state database.
+const Name = "postgres"
+
+// Defaults of Config.
+const (
+	DefaultEvery = 30 * time.Second
+	DefaultBatch = 200
+	// maxBackoff caps the wait between attempts while the server is
+	// unreachable; the queue grows on disk meanwhile.
+	maxBackoff = 5 * time.Minute
+	// pushTimeout bounds one batch: a server that stops answering mid-way
+	// costs a retry, never a stalled sender.
+	pushTimeout = 2 * time.Minute
+)
+
+// Config is what the sender needs from [sink.postgres].
+type Config struct {
+	// URL is the team database, password included (resolved from url,
+	// url_file or the password variable by the caller). Never logged.
+	URL string
+	// Label names this machine in the team database.
+	Label string
+	// Producer is the sending agentmap's version.
+	Producer string
+	// PathMode is how file paths leave the machine; maps written in a
+	// less strict mode are re-rendered in it as they are sent. HashKey is
+	// the key of hashed mode.
+	PathMode redact.Mode
+	HashKey  []byte
+	// Every is the period of attempts besides those a flush triggers;
+	// Batch the sessions per transaction.
+	Every time.Duration
+	Batch int
+	// Committed, if set, is told of every batch the database committed,
+	// with when (a seam for the load figures; the daemon leaves it nil).
+	Committed func(batch []state.Queued, at time.Time)
+}
+
+// Sender pushes a daemon's outbox to the team database.
+type Sender struct {
+	cfg     Config
+	ob      *state.Outbox
+	mapsDir string
+	log     *slog.Logger
+	nudge   chan struct{}
+
+	mu   sync.Mutex // guards st against Status readers
+	st   state.SinkState
+	pool *pgxpool.Pool
+	// migrated is set once the schema was checked on the current pool.
+	migrated bool
+}
+
+// NewSender enables the outbox (queueing what was not delivered yet) and
+// returns its sender.
+func NewSender(ob *state.Outbox, mapsDir string, cfg Config, log *slog.Logger) (*Sender, error) {
+	if cfg.Every <= 0 {
+		cfg.Every = DefaultEvery
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = DefaultBatch
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st, err := ob.Enable(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return &Sender{cfg: cfg, ob: ob, mapsDir: mapsDir, log: log.With("component", "sink"), nudge: make(chan struct{}, 1), st: st}, nil
+}
+
+// DeviceID is this machine's id in the team database.
+func (s *Sender) DeviceID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.DeviceID
+}
+
+// Notify tells the sender that sessions were queued; it never blocks.
+func (s *Sender) Notify() {
+	select {
+	case s.nudge <- struct{}{}:
+	default:
+	}
+}
+
+// Run sends until ctx is done: at once, after each Notify and every
+// cfg.Every, with back-off while attempts fail.
+func (s *Sender) Run(ctx context.Context) {
+	defer s.close()
+	// next is a deadline, not a delay: a nudge that is ignored while
+	// backing off must not push the retry further away.
+	next := time.Now()
+	for {
+		t := time.NewTimer(time.Until(next))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.nudge:
+			t.Stop()
+			if s.failures() > 0 {
+				// Backing off: a flush does not hammer a server that is down.
+				continue
+			}
+		case <-t.C:
+		}
+		if err := s.Drain(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			f := s.failures()
+			wait := min(time.Second<<min(f-1, 16), maxBackoff)
+			next = time.Now().Add(wait)
+			s.log.Warn("cannot reach the team database; the queue waits on disk", "err", err,
+				"failures", f, "retry_in", wait.String())
+			continue
+		}
+		next = time.Now().Add(s.cfg.Every)
+	}
+}
+
+func (s *Sender) failures() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.Failures
+}
+
+// Drain sends batches until the queue is empty or an attempt fails, and
+// records the outcome in the state database.
+func (s *Sender) Drain(ctx context.Context) error {
+	for {
+		n, err := s.sendBatch(ctx)
+		if err != nil {
+			s.mu.Lock()
+			s.st.AttemptMs, s.st.LastError = time.Now().UnixMilli(), err.Error()
+			s.st.Failures++
+			st := s.st
+			s.mu.Unlock()
+			if perr := s.ob.PutState(st); perr != nil {
+				s.log.Error("cannot record the sink's state", "err", perr)
+			}
+			s.resetPool()
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+// sendBatch sends the oldest queued sessions in one transaction and
+// removes them from the queue; n is 0 when the queue is empty.
+func (s *Sender) sendBatch(ctx context.Context) (int, error) {
+	qs, err := s.ob.Take(s.cfg.Batch)
+	if err != nil || len(qs) == 0 {
+		return 0, err
+	}
+	var ups []Upload
+	done := make([]state.Delivered, 0, len(qs))
+	for _, q := range qs {
+		up, sha, err := s.load(q)
+		if err != nil {
+			// A map deleted or damaged since it was queued: nothing to
+			// send for that version; a later flush queues it again.
+			s.log.Warn("queued map cannot be sent; dropped from the queue", "session", q.Key, "path", q.Path, "err", err)
+			done = append(done, state.Delivered{Key: q.Key, Seq: q.Seq})
+			continue
+		}
+		ups = append(ups, up)
+		done = append(done, state.Delivered{Key: q.Key, Seq: q.Seq, SHA256: sha})
+	}
+	pool, err := s.connect(ctx)
+	if err != nil {
+		return 0, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, pushTimeout)
+	defer cancel()
+	dev := Device{ID: s.DeviceID(), Label: s.cfg.Label, Producer: s.cfg.Producer}
+	res, err := Push(pctx, pool, dev, ups)
+	if err != nil {
+		return 0, err
+	}
+	if s.cfg.Committed != nil {
+		s.cfg.Committed(qs, time.Now())
+	}
+	s.mu.Lock()
+	now := time.Now().UnixMilli()
+	s.st.Sent += uint64(res.Stored)
+	s.st.LastOkMs, s.st.AttemptMs, s.st.LastError, s.st.Failures = now, now, "", 0
+	st := s.st
+	s.mu.Unlock()
+	// Stored but not yet acknowledged when a crash comes: the batch is
+	// sent again and the upsert's guard makes that a no-op.
+	if err := s.ob.Ack(done, st); err != nil {
+		return 0, fmt.Errorf("record the delivery: %w", err)
+	}
+	s.log.Debug("batch stored", "sessions", len(ups), "stored", res.Stored, "unchanged", res.Unchanged)
+	return len(qs), nil
+}
+
+// load reads a queued map from the store as it is now (a newer version than
+// the entry's is fine: it is what the database should end with) and renders
+// it in the sink's path mode. sha is the file's sha256, as flush records it.
+func (s *Sender) load(q state.Queued) (Upload, string, error) {
+	raw, err := os.ReadFile(filepath.Join(s.mapsDir, filepath.FromSlash(q.Path)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Upload{}, "", errors.New("the map file is gone")
+	}
+	if err != nil {
+		return Upload{}, "", err
+	}
+	sum := sha256.Sum256(raw)
+	doc, err := mapfile.Read(bytes.NewReader(raw))
+	if err != nil {
+		return Upload{}, "", err
+	}
+	if doc, err = Render(doc, s.cfg.PathMode, s.cfg.HashKey); err != nil {
+		return Upload{}, "", err
+	}
+	return Upload{Doc: doc, FlushedAt: time.UnixMilli(q.FlushedMs)}, hex.EncodeToString(sum[:]), nil
+}
+
+// strictness orders the path modes by how little of a path they keep.
+var strictness = map[string]int{"": 0, string(redact.ModeRelative): 0, string(redact.ModeDirsOnly): 1, string(redact.ModeHashed): 2}
+
+// Render returns the map in a path mode at least as strict as mode: a map
+// already as strict goes as it is; a relative one is re-rendered.
+func Render(doc *mapfile.Doc, mode redact.Mode, key []byte) (*mapfile.Doc, error) {
+	if strictness[doc.Map.Session.PathMode] >= strictness[string(mode)] {
+		return doc, nil
+	}
+	return mapfile.Rerender(doc, mode, key)
+}
+
+// connect returns the pool, opening it and checking the schema on first
+// use after a failure.
+func (s *Sender) connect(ctx context.Context) (*pgxpool.Pool, error) {
+	if s.pool == nil {
+		pool, err := Open(ctx, s.cfg.URL)
+		if err != nil {
+			return nil, err
+		}
+		s.pool, s.migrated = pool, false
+	}
+	if !s.migrated {
+		if err := Migrate(ctx, s.pool); err != nil {
+			return nil, err
+		}
+		s.migrated = true
+	}
+	return s.pool, nil
+}
+
+func (s *Sender) resetPool() {
+	if s.pool != nil {
+		s.pool.Close()
+		s.pool = nil
+	}
+}
+
+func (s *Sender) close() { s.resetPool() }
+
+// Close releases the connections (Run does it when it returns).
+func (s *Sender) Close() { s.close() }

@@ -1,0 +1,106 @@
+package gemini_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/watchers/agents"
+	"github.com/agentmap/agentmap/watchers/gemini"
+)
+
+// TestRealClientChats reads the chats Gemini CLI 0.61.0 wrote in the
+// end-to-end suite (two runs of one session: a prompt, then --resume with
+// another) and checks the map against what the scripted server answered
+// and against the client's own accounting: per message tokens.total and
+// the stats it printed (-o json): 6 requests, 25148 tokens.
+func TestRealClientChats(t *testing.T) {
+	chats := realDir(t)
+	files, _ := filepath.Glob(filepath.Join(chats, "*.jsonl"))
+	sort.Strings(files)
+	if len(files) != 2 {
+		t.Fatalf("%d chat files, want 2", len(files))
+	}
+	var all []event.Event
+	var own int64
+	for _, f := range files {
+		evs, src := parse(t, f)
+		if src.Session != "9a9684ed-772c-4682-baa6-4f2e22485ef6" || src.Lane != "" {
+			t.Errorf("%s routed to %+v", filepath.Base(f), src)
+		}
+		all = append(all, evs...)
+		own += ownTotal(t, f)
+	}
+	m := build(t, agents.EnsureSession(gemini.Agent, "9a9684ed-772c-4682-baa6-4f2e22485ef6", all))
+	tot := m.Totals
+	if m.Session.AgentTool != "gemini-cli" || m.Session.ID != "local:gemini-cli:9a9684ed-772c-4682-baa6-4f2e22485ef6" {
+		t.Errorf("session %+v", m.Session)
+	}
+	if tot.Tokens != 25148 || tot.Tokens != own {
+		t.Errorf("tokens %d, the client counted %d (and printed 25148)", tot.Tokens, own)
+	}
+	if tot.Requests != 6 || tot.UserTurns != 2 || tot.Calls != 9 || tot.Retries != 1 {
+		t.Errorf("requests %d, user turns %d, calls %d, retries %d; want 6, 2, 9, 1", tot.Requests, tot.UserTurns, tot.Calls, tot.Retries)
+	}
+	kinds := map[string]int{}
+	var exits []int
+	for _, e := range m.Events {
+		switch e.Kind {
+		case "read", "edit", "exec", "verify", "mcp":
+			kinds[e.Kind]++
+			if e.ExitCode != nil && *e.ExitCode != 0 {
+				exits = append(exits, *e.ExitCode)
+			}
+		}
+	}
+	if got := fmt.Sprint(kinds); got != "map[edit:2 exec:2 mcp:2 read:1 verify:2]" {
+		t.Errorf("calls by kind %s", got)
+	}
+	if got := fmt.Sprint(exits); got != "[1 2]" {
+		t.Errorf("exit codes %s, want [1 2]", got)
+	}
+	var files2 []string
+	for _, f := range m.Files {
+		files2 = append(files2, f.Path+":"+f.Op)
+	}
+	if got := fmt.Sprint(files2); got != "[README.md: notes.txt:create src/app.js:modify]" {
+		t.Errorf("files %s", got)
+	}
+	if tot.ErrorsBySource.MCP != 1 || tot.ErrorsByClass["exit_code"] != 2 {
+		t.Errorf("errors by source %v, by class %v", tot.ErrorsBySource, tot.ErrorsByClass)
+	}
+	if len(m.Session.Models) != 1 || m.Session.Models[0] != "gemini-2.5-pro" || tot.CostUSD <= 0 {
+		t.Errorf("models %v, cost %v", m.Session.Models, tot.CostUSD)
+	}
+}
+
+// ownTotal sums tokens.total of the last record of each message: the
+// client's own count.
+func ownTotal(t *testing.T, path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := map[string]int64{}
+	for _, l := range lines(b) {
+		var r struct {
+			ID     string `json:"id"`
+			Type   string `json:"type"`
+			Tokens *struct {
+				Total int64 `json:"total"`
+			} `json:"tokens"`
+		}
+		if json.Unmarshal(l, &r) == nil && r.Type == "gemini" && r.Tokens != nil {
+			last[r.ID] = r.Tokens.Total
+		}
+	}
+	var sum int64
+	for _, v := range last {
+		sum += v
+	}
+	return sum
+}
