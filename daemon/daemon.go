@@ -62,6 +62,8 @@ type Daemon struct {
 	publishOwed   bool           // a status count put off (publish)
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
 	sink          *postgres.Sender
+	repair        *StateRepair // damage found in the state database
+	faults        commitFaults // sources whose commit failed (faults.go)
 }
 
 type backoff struct {
@@ -118,6 +120,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.load(); err != nil {
 		return fmt.Errorf("load state %s: %w", db.Path(), err)
 	}
+	d.noteRepair(db.Repaired())
 	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),
 		"sessions", len(d.sessions), "roots", len(d.roots))
 	d.started = d.opt.Clock.Now()
@@ -186,6 +189,9 @@ func (d *Daemon) once(ctx context.Context) error {
 		}
 		d.pollRetries(ctx)
 		d.commitGroup()
+	}
+	if err := d.retryOnce(ctx); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil
@@ -279,6 +285,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 		case <-wake:
 		}
 		d.pollRetries(ctx)
+		d.retryCommits(ctx)
 		d.flushDue(ctx, d.opt.Clock.Now())
 		d.publish()
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -71,6 +70,9 @@ func (d *Daemon) nextDue(now time.Time) (time.Time, bool) {
 	if d.publishOwed {
 		consider(d.snap.at.Add(publishEvery))
 	}
+	if at, ok := d.retryDue(); ok {
+		consider(at)
+	}
 	if found && next.Before(now) {
 		next = now
 	}
@@ -100,7 +102,7 @@ func (d *Daemon) recordFlushes() {
 		d.log.Error("cannot record flushes; the maps will be written again", "component", "flush", "err", err)
 		for _, s := range d.flushed {
 			s.Flush = nil
-			d.mark(s.Key)
+			d.fail(s.Key)
 		}
 	}
 	d.notifySink()
@@ -172,6 +174,9 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 		keys = keys[1:]
 		s := d.sessions[key]
 		evs, err := d.sessionEvents(key, true)
+		if err != nil && d.repairSession(err) {
+			evs, err = d.sessionEvents(key, true)
+		}
 		if err != nil {
 			d.log.Error("cannot read the session's events", "component", "flush", "agent", s.Agent, "session", key, "err", err)
 			d.fail(key)
@@ -320,7 +325,11 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 		}
 	}
 	if len(stored) > 0 {
-		return nil, errors.New("events of an unknown source")
+		de := &state.DamagedError{Session: key}
+		for id := range stored {
+			de.Sources = append(de.Sources, id)
+		}
+		return nil, de // events of no known source
 	}
 	if !withChildren {
 		return out, nil

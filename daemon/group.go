@@ -44,13 +44,21 @@ func (d *Daemon) commitGroup() bool {
 		bs[i] = q.batch
 	}
 	err := d.db.CommitAll(bs)
+	ids := make([]uint64, len(d.group))
+	for i, q := range d.group {
+		ids[i] = q.batch.Source.ID
+	}
 	if err != nil {
 		d.log.Error("cannot commit; the lines will be read again", "component", "state", "err", err)
 		for i := len(d.group) - 1; i >= 0; i-- {
 			d.group[i].undo()
 			delete(d.parsers, d.group[i].batch.Source.ID)
 		}
-	} else if d.log.Enabled(nil, -4) {
+		d.commitFailed(ids)
+	} else {
+		d.commitSucceeded(ids)
+	}
+	if err == nil && d.log.Enabled(nil, -4) {
 		for _, q := range d.group {
 			d.log.Debug("committed", "component", "tail", "agent", q.batch.Source.Agent, "path", q.batch.Source.Path,
 				"session", q.batch.Source.Session, "offset", q.offset, "events", len(q.batch.Events))

@@ -68,7 +68,9 @@ func (d *Daemon) poll(ctx context.Context, s *state.Source, fst watchers.FileSta
 			return
 		}
 	}
-	d.commitGroup()
+	if !d.commitGroup() {
+		return // read again with the conversations that failed
+	}
 	s.Digest, s.Size, s.ModMs = digest, fst.Size, mod
 	if err := d.db.PutSource(s); err != nil {
 		log.Error("cannot commit", "err", err)

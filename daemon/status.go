@@ -23,6 +23,15 @@ type Status struct {
 	CatchUp   CatchUp       `json:"catchUp"`
 	// Excluded counts the logs privacy.exclude kept out since the start.
 	Excluded int `json:"excluded"`
+	// Uncommitted counts the logs whose lines wait to be read again
+	// because their commit failed; RetryAt is the next attempt (faults.go).
+	Uncommitted int       `json:"uncommittedLogs,omitempty"`
+	RetryAt     time.Time `json:"retryAt,omitzero"`
+	// FlushRetries counts the sessions whose map write failed and waits
+	// for another attempt.
+	FlushRetries int `json:"flushRetries,omitempty"`
+	// State is set when the state database was found damaged (recover.go).
+	State *StateRepair `json:"stateRepair,omitempty"`
 	// Export is the scheduled exports' last outcome (export.go).
 	Export *ExportStatus `json:"export,omitempty"`
 	// Sink is the team database's queue and last outcome (sink.go).
@@ -146,11 +155,12 @@ func (d *Daemon) publishNow() {
 			}
 		}
 	}
+	waiting := d.waitingSessions()
 	for _, s := range d.sessions {
 		if !counted(s, d.hasSources) {
 			continue
 		}
-		if s.Dirty() {
+		if s.Dirty() || waiting[s.Key] {
 			get(s.Agent).Live++
 		} else {
 			get(s.Agent).Flushed++
@@ -172,6 +182,14 @@ func (d *Daemon) publishNow() {
 		srcs = append(srcs, s)
 	}
 	st.SkippedSessions = skippedSessions(srcs)
+	if n := len(d.faults.waiting); n > 0 {
+		st.Uncommitted, st.RetryAt = n, d.faults.at
+	}
+	st.FlushRetries = len(d.retry)
+	if d.repair != nil {
+		r := *d.repair
+		st.State = &r
+	}
 	d.snap.mu.Lock()
 	d.snap.status, d.snap.at = st, now
 	d.snap.mu.Unlock()

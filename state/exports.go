@@ -67,7 +67,7 @@ type Exported struct {
 // ExportState reads the cursor (the zero value before the first export).
 func (d *DB) ExportState() (ExportState, error) {
 	var st ExportState
-	err := d.db.View(func(tx *bolt.Tx) error {
+	err := d.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketExports)
 		if b == nil {
 			return nil
@@ -87,7 +87,7 @@ func (d *DB) ExportState() (ExportState, error) {
 // PutExportState records the cursor alone: a pending selection, or the
 // outcome of an attempt that exported nothing.
 func (d *DB) PutExportState(st ExportState) error {
-	return d.db.Update(func(tx *bolt.Tx) error { return putExportState(tx, st) })
+	return d.update(func(tx *bolt.Tx) error { return putExportState(tx, st) })
 }
 
 func putExportState(tx *bolt.Tx, st ExportState) error {
@@ -106,7 +106,7 @@ func putExportState(tx *bolt.Tx, st ExportState) error {
 // of every session it wrote and the cursor (whose Pending the caller has
 // cleared). The files must be durable before this is called.
 func (d *DB) CommitExport(st ExportState, done []Exported) error {
-	return d.db.Update(func(tx *bolt.Tx) error {
+	return d.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketExports)
 		if err != nil {
 			return err
@@ -132,7 +132,7 @@ func (d *DB) CommitExport(st ExportState, done []Exported) error {
 // exported for each session.
 func (d *DB) ExportedContent() (map[string]string, error) {
 	out := map[string]string{}
-	err := d.db.View(func(tx *bolt.Tx) error {
+	err := d.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketExports)
 		if b == nil {
 			return nil
@@ -157,14 +157,14 @@ func (d *DB) ExportedContent() (map[string]string, error) {
 // wrote a file), sorted by key, as its last flush recorded it.
 func (d *DB) Flushed() ([]Exported, error) {
 	var out []Exported
-	err := d.db.View(func(tx *bolt.Tx) error {
+	err := d.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSessions)
 		if b == nil {
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error {
 			var s Session
-			if err := json.Unmarshal(v, &s); err != nil {
+			if err := decodeRecord(bucketSessions, k, v, &s); err != nil {
 				return errors.New("session record is undecodable")
 			}
 			if f := s.Flush; f != nil && f.Path != "" && f.SHA256 != "" {

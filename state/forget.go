@@ -11,7 +11,7 @@ import (
 // events, and the records and carry-state of the sources that fed it. It
 // is how a session that privacy.exclude now covers leaves the state.
 func (d *DB) Forget(session string, sources []*Source) error {
-	if err := d.db.Update(func(tx *bolt.Tx) error {
+	if err := d.update(func(tx *bolt.Tx) error {
 		for _, s := range sources {
 			if err := tx.Bucket(bucketCarry).Delete(idKey(s.ID)); err != nil {
 				return err

@@ -45,7 +45,7 @@ func migrate(db *bolt.DB) error {
 			if err != nil {
 				return err
 			}
-			return meta.Put(keySchema, []byte(strconv.Itoa(next)))
+			return meta.Put(keySchema, seal(bucketMeta, keySchema, []byte(strconv.Itoa(next))))
 		}); err != nil {
 			return fmt.Errorf("schema %d to %d: %w", v, next, err)
 		}

@@ -30,15 +30,20 @@ const OpenTimeout = time.Second
 
 // DB is the open state database.
 type DB struct {
-	db   *bolt.DB
-	path string
+	db     *bolt.DB
+	path   string
+	repair Repair
 }
 
 // Open opens (or creates) the state database at path and migrates it to
 // SchemaVersion. A database held by another process fails within
-// OpenTimeout with ErrLocked. A corrupt one is moved aside to
-// <path>.corrupt-<time> and replaced by an empty one, loudly: the logs are
-// the source of truth and the daemon rebuilds from them.
+// OpenTimeout with ErrLocked. A damaged one never panics: damage to its
+// structure (a cut file, a broken page) moves it aside to
+// <path>.corrupt-<time> and starts an empty one; damage to single records
+// drops those records and the sources that fed them, which the daemon
+// then reads again from the start (repair.go). Either way the logs are the
+// source of truth, the maps already written are kept, and Repaired says
+// what happened.
 func Open(path string, log *slog.Logger) (*DB, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -46,67 +51,22 @@ func Open(path string, log *slog.Logger) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
-	d, err := open(path)
+	d, err := open(path, log)
 	if err == nil || errors.Is(err, ErrLocked) || errors.Is(err, ErrTooNew) || errors.Is(err, os.ErrPermission) {
 		return d, err
 	}
-	aside := fmt.Sprintf("%s.corrupt-%s", path, time.Now().UTC().Format("20060102T150405Z"))
-	log.Error("state database is corrupt; moving it aside and rebuilding from the logs",
-		"component", "state", "path", path, "aside", aside, "err", err)
-	if rerr := os.Rename(path, aside); rerr != nil {
-		return nil, fmt.Errorf("move corrupt state %s aside: %w", path, rerr)
-	}
-	return open(path)
-}
-
-func open(path string) (d *DB, err error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: OpenTimeout})
-	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("%w (state %s is locked)", ErrLocked, path)
-	}
+	cause := err
+	aside, err := moveAside(path)
 	if err != nil {
-		return nil, fmt.Errorf("open state %s: %w", path, err)
+		return nil, fmt.Errorf("move damaged state %s aside (%v): %w", path, cause, err)
 	}
-	// A damaged file can make bbolt panic while walking pages: treat that
-	// as corruption, never as a crash.
-	defer func() {
-		if r := recover(); r != nil {
-			db.Close()
-			d, err = nil, fmt.Errorf("check state %s: %v", path, r)
-		}
-	}()
-	if err := check(db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("check state %s: %w", path, err)
+	log.Error("state database is corrupt; moved it aside and rebuilding from the logs",
+		"component", "state", "path", path, "aside", aside, "err", cause)
+	if d, err = open(path, log); err != nil {
+		return nil, err
 	}
-	if err := migrate(db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("migrate state %s: %w", path, err)
-	}
-	return &DB{db: db, path: path}, nil
-}
-
-// check runs bbolt's consistency check and reads every record, so that a
-// damaged file is found at open rather than mid-run.
-func check(db *bolt.DB) error {
-	return db.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			return err
-		}
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			switch string(name) {
-			case string(bucketSources), string(bucketSessions):
-				return b.ForEach(func(k, v []byte) error {
-					var probe map[string]any
-					if err := json.Unmarshal(v, &probe); err != nil {
-						return fmt.Errorf("bucket %s: undecodable record", name)
-					}
-					return nil
-				})
-			}
-			return nil
-		})
-	})
+	d.repair = Repair{At: time.Now(), Aside: aside, Reason: cause.Error()}
+	return d, nil
 }
 
 // Path is the database file.
@@ -118,7 +78,7 @@ func (d *DB) Close() error { return d.db.Close() }
 // Version returns the schema version recorded in the database.
 func (d *DB) Version() (int, error) {
 	var v int
-	err := d.db.View(func(tx *bolt.Tx) error {
+	err := d.view(func(tx *bolt.Tx) error {
 		var err error
 		v, err = schemaOf(tx)
 		return err
@@ -134,6 +94,10 @@ func schemaOf(tx *bolt.Tx) (int, error) {
 	raw := b.Get(keySchema)
 	if raw == nil {
 		return 0, nil
+	}
+	raw, err := unseal(bucketMeta, keySchema, raw)
+	if err != nil {
+		return 0, err
 	}
 	v, err := strconv.Atoi(string(raw))
 	if err != nil {
@@ -160,10 +124,10 @@ func eventKey(src, seq uint64) []byte {
 func (d *DB) Load() ([]*Source, []*Session, error) {
 	var srcs []*Source
 	var sess []*Session
-	err := d.db.View(func(tx *bolt.Tx) error {
+	err := d.view(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketSources).ForEach(func(k, v []byte) error {
 			s := new(Source)
-			if err := json.Unmarshal(v, s); err != nil {
+			if err := decodeRecord(bucketSources, k, v, s); err != nil {
 				return fmt.Errorf("source record: %w", err)
 			}
 			s.ID = binary.BigEndian.Uint64(k)
@@ -174,7 +138,7 @@ func (d *DB) Load() ([]*Source, []*Session, error) {
 		}
 		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 			s := new(Session)
-			if err := json.Unmarshal(v, s); err != nil {
+			if err := decodeRecord(bucketSessions, k, v, s); err != nil {
 				return fmt.Errorf("session record: %w", err)
 			}
 			s.Key = string(k)
@@ -188,9 +152,14 @@ func (d *DB) Load() ([]*Source, []*Session, error) {
 // Carry returns a source's parser carry-state (a copy), nil if none.
 func (d *DB) Carry(id uint64) ([]byte, error) {
 	var out []byte
-	err := d.db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketCarry).Get(idKey(id)); v != nil {
-			out = append([]byte(nil), v...)
+	err := d.view(func(tx *bolt.Tx) error {
+		k := idKey(id)
+		if v := tx.Bucket(bucketCarry).Get(k); v != nil {
+			payload, err := unseal(bucketCarry, k, v)
+			if err != nil {
+				return err
+			}
+			out = append([]byte(nil), payload...)
 		}
 		return nil
 	})
@@ -256,15 +225,17 @@ func (d *DB) CommitAll(bs []Batch) error {
 			if encs[i].events, err = json.Marshal(b.Events); err != nil {
 				return fmt.Errorf("encode events: %w", err)
 			}
+			encs[i].events = seal(eventsScope([]byte(b.Source.Session)), eventKey(b.Source.ID, b.Seq), encs[i].events)
 		}
 		if encs[i].source, err = json.Marshal(b.Source); err != nil {
 			return fmt.Errorf("encode source: %w", err)
 		}
+		encs[i].source = seal(bucketSources, idKey(b.Source.ID), encs[i].source)
 		if encs[i].sessions, err = encodeSessions(b.Sessions); err != nil {
 			return err
 		}
 	}
-	err := d.db.Update(func(tx *bolt.Tx) error {
+	err := d.update(func(tx *bolt.Tx) error {
 		for i, b := range bs {
 			if err := commitOne(tx, b, encs[i].events, encs[i].source); err != nil {
 				return err
@@ -304,7 +275,8 @@ func commitOne(tx *bolt.Tx, b Batch, events, source []byte) error {
 		if len(b.Carry) == 0 {
 			return cb.Delete(idKey(b.Source.ID))
 		}
-		return cb.Put(idKey(b.Source.ID), b.Carry)
+		k := idKey(b.Source.ID)
+		return cb.Put(k, seal(bucketCarry, k, append([]byte(nil), b.Carry...)))
 	}
 	return nil
 }
@@ -348,7 +320,7 @@ func encodeSessions(ss []*Session) ([]encodedSession, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode session: %w", err)
 		}
-		out = append(out, encodedSession{[]byte(s.Key), data, s.Flush})
+		out = append(out, encodedSession{[]byte(s.Key), seal(bucketSessions, []byte(s.Key), data), s.Flush})
 	}
 	return out, nil
 }
@@ -369,7 +341,7 @@ func (d *DB) PutSessions(ss ...*Session) error {
 	if err != nil {
 		return err
 	}
-	if err := d.db.Update(func(tx *bolt.Tx) error { return putSessions(tx, enc) }); err != nil {
+	if err := d.update(func(tx *bolt.Tx) error { return putSessions(tx, enc) }); err != nil {
 		return fmt.Errorf("commit state: %w", err)
 	}
 	return nil
@@ -382,7 +354,8 @@ func (d *DB) PutSource(s *Source) error {
 	if err != nil {
 		return fmt.Errorf("encode source: %w", err)
 	}
-	if err := d.db.Update(func(tx *bolt.Tx) error {
+	rec = seal(bucketSources, idKey(s.ID), rec)
+	if err := d.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketSources).Put(idKey(s.ID), rec)
 	}); err != nil {
 		return fmt.Errorf("commit state: %w", err)
@@ -392,7 +365,7 @@ func (d *DB) PutSource(s *Source) error {
 
 // DeleteSource forgets a source and drops its events.
 func (d *DB) DeleteSource(s *Source) error {
-	if err := d.db.Update(func(tx *bolt.Tx) error {
+	if err := d.update(func(tx *bolt.Tx) error {
 		if err := dropEvents(tx, s.Session, s.ID); err != nil {
 			return err
 		}
@@ -415,19 +388,20 @@ func (d *DB) Events(session string, fn func(src uint64, events []event.Event) er
 		events []event.Event
 	}
 	var parts []part
-	err := d.db.View(func(tx *bolt.Tx) error {
+	scope := eventsScope([]byte(session))
+	err := d.view(func(tx *bolt.Tx) error {
 		eb := tx.Bucket(bucketEvents).Bucket([]byte(session))
 		if eb == nil {
 			return nil
 		}
 		return eb.ForEach(func(k, v []byte) error {
 			if len(k) != 16 {
-				return nil
+				return &DamagedError{Session: session}
 			}
 			src := binary.BigEndian.Uint64(k[:8])
 			var batch []event.Event
-			if err := json.Unmarshal(v, &batch); err != nil {
-				return fmt.Errorf("session %s: undecodable event batch", session)
+			if err := decodeRecord(scope, k, v, &batch); err != nil {
+				return &DamagedError{Session: session, Sources: []uint64{src}}
 			}
 			if n := len(parts); n > 0 && parts[n-1].src == src {
 				parts[n-1].events = append(parts[n-1].events, batch...)

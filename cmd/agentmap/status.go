@@ -101,6 +101,7 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 		if st.Excluded > 0 {
 			fmt.Fprintf(w, "excluded:   %d logs kept out by privacy.exclude\n", st.Excluded)
 		}
+		writeFaultStatus(w, st)
 	}
 	if e := st.ConfigError; e != nil {
 		fmt.Fprintf(w, "config:     reload of %s rejected at %s; the previous config stays in effect:\n", e.Path, formatTime(e.At))

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/agentmap/agentmap/daemon"
+)
+
+// writeFaultStatus adds the lines about faults the daemon is living with:
+// a damaged state database it repaired.
+func writeFaultStatus(w io.Writer, st daemon.Status) {
+	if st.Uncommitted > 0 {
+		fmt.Fprintf(w, "retrying:   the lines of %d logs wait to be committed again (next try %s)\n",
+			st.Uncommitted, st.RetryAt.Local().Format(time.DateTime))
+	}
+	if st.FlushRetries > 0 {
+		fmt.Fprintf(w, "retrying:   %d maps wait to be written again\n", st.FlushRetries)
+	}
+	if r := st.State; r != nil {
+		at := r.At.Local().Format(time.DateTime)
+		switch {
+		case r.Aside != "":
+			fmt.Fprintf(w, "state:      damaged at start (%s); rebuilt from the logs at %s, damaged file kept as %s\n",
+				r.Reason, at, r.Aside)
+		default:
+			fmt.Fprintf(w, "state:      %d damaged records dropped at %s; %d logs read again from the start\n",
+				r.Records, at, r.Sources)
+		}
+	}
+}

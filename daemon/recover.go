@@ -1,0 +1,122 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// StateRepair is what `status` shows of a damaged state database found at
+// start (state.Repair) and of damaged records met since.
+type StateRepair struct {
+	At time.Time `json:"at"`
+	// Aside is where a database too damaged to read was moved: everything
+	// was read again from the logs.
+	Aside  string `json:"aside,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Records and Sources count damaged records dropped and the logs read
+	// again from the start because of them.
+	Records int `json:"records,omitempty"`
+	Sources int `json:"sources,omitempty"`
+}
+
+// noteRepair records what state.Open repaired. A forgotten conversation of
+// a SQLite database is only found again by polling the database anew, so
+// every database forgets what it last read.
+func (d *Daemon) noteRepair(r state.Repair) {
+	if !r.Happened() {
+		return
+	}
+	d.repair = &StateRepair{At: r.At, Aside: r.Aside, Reason: r.Reason, Records: r.Records, Sources: r.Sources}
+	if r.Sources > 0 {
+		for _, s := range d.srcs {
+			if s.Form == watchers.FormSQLite {
+				s.Digest = ""
+			}
+		}
+	}
+}
+
+// repairSession handles a damaged event batch met while building a map:
+// the sources concerned are forgotten and their logs read again from the
+// start, so that only that session pays. It reports whether it did.
+func (d *Daemon) repairSession(err error) bool {
+	var de *state.DamagedError
+	if !errors.As(err, &de) {
+		return false
+	}
+	var forget []*state.Source
+	want := map[uint64]bool{}
+	for _, id := range de.Sources {
+		want[id] = true
+	}
+	for _, s := range d.srcs {
+		if s.Session == de.Session && (len(want) == 0 || want[s.ID]) {
+			forget = append(forget, s)
+			delete(want, s.ID)
+		}
+	}
+	for id := range want {
+		forget = append(forget, &state.Source{ID: id, Session: de.Session}) // events of no known source
+	}
+	sort.Slice(forget, func(i, j int) bool { return forget[i].ID < forget[j].ID })
+	d.commitGroup()
+	if err := d.db.ForgetSources(forget); err != nil {
+		d.log.Error("cannot drop damaged events", "component", "state", "session", de.Session, "err", err)
+		return false
+	}
+	d.log.Error("damaged events in the state database; reading the session's logs again", "component", "state",
+		"session", de.Session, "sources", len(forget))
+	if d.repair == nil {
+		d.repair = &StateRepair{}
+	}
+	d.repair.At = d.opt.Clock.Now()
+	d.repair.Records++
+	d.repair.Sources += len(forget)
+	var again []watchers.FileStat
+	for _, s := range forget {
+		if d.srcs[s.ID] != s {
+			continue
+		}
+		delete(d.srcs, s.ID)
+		delete(d.parsers, s.ID)
+		if d.byPath[s.Path] == s {
+			delete(d.byPath, s.Path)
+		}
+		f := watchers.FileStat{Path: s.Path, Agent: s.Agent, Form: s.Form}
+		if s.Form == formConversation {
+			// A conversation comes back when its database is polled anew.
+			f.Path, _, _ = strings.Cut(s.Path, "#")
+			db := d.byPath[f.Path]
+			if db == nil {
+				continue
+			}
+			db.Digest, f.Form = "", db.Form
+		}
+		again = append(again, f)
+	}
+	for _, f := range again {
+		d.revisit(f.Path, f.Agent, f.Form)
+	}
+	d.commitGroup()
+	return true
+}
+
+// revisit reads one path again as the watcher would report it.
+func (d *Daemon) revisit(path, agent, form string) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return // gone: what it gave is lost with its events
+	}
+	f := watchers.FileStat{Path: path, Agent: agent, Form: form, Size: fi.Size(), ModTime: fi.ModTime(), ID: watchers.StatID(fi)}
+	if wi, err := os.Stat(path + "-wal"); err == nil {
+		f.WalSize, f.WalMod = wi.Size(), wi.ModTime()
+	}
+	d.visit(context.Background(), f)
+}

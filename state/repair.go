@@ -1,0 +1,392 @@
+package state
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// A damaged state database must never take the daemon down: under a
+// service manager it would restart into the same panic for ever. Damage
+// is handled at two depths.
+//
+//   - The file's structure (a cut file, a broken page, a bad freelist):
+//     bbolt may fail, panic, or fault on memory past the end of a cut
+//     file. All three are caught at open (panics recovered, faults turned
+//     into panics), and the file is moved aside whole.
+//   - One record (a flipped byte in a value, a key or a nested bucket's
+//     name): caught by the seals (seal.go) and by the links between
+//     records. The damaged records are dropped, with the sources that fed
+//     them, so that only their logs are read again from the start.
+//
+// Either way the maps already written stay where they are; a session
+// whose logs are gone keeps its last map.
+
+// Repair is what Open found damaged and did about it.
+type Repair struct {
+	At time.Time
+	// Aside is where a database too damaged to read was moved; the daemon
+	// started from an empty one. Reason is what was wrong with it.
+	Aside  string
+	Reason string
+	// Records counts the damaged records dropped from a readable
+	// database; Sources the sources forgotten with them, whose logs are
+	// read again from the start.
+	Records int
+	Sources int
+}
+
+// Happened reports whether anything was repaired.
+func (r Repair) Happened() bool { return r.Aside != "" || r.Records > 0 || r.Sources > 0 }
+
+// Repaired returns what Open repaired (the zero Repair when nothing).
+func (d *DB) Repaired() Repair { return d.repair }
+
+// DamagedError is a damaged record met while reading a session's events.
+// Sources are the sources whose batches are damaged or unknown; empty
+// means any of the session's.
+type DamagedError struct {
+	Session string
+	Sources []uint64
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("session %s: %v", e.Session, ErrDamaged)
+}
+
+func (e *DamagedError) Unwrap() error { return ErrDamaged }
+
+// decodeRecord checks a JSON value's seal and decodes it.
+func decodeRecord(scope, key, v []byte, into any) error {
+	payload, err := unseal(scope, key, v)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(payload, into); err != nil {
+		return fmt.Errorf("%w (bucket %s: undecodable)", ErrDamaged, scope)
+	}
+	return nil
+}
+
+// view and update run a transaction with bbolt's panics, and memory
+// faults on a damaged mapping, turned into ErrDamaged.
+func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverDamage(&err)
+	return d.db.View(fn)
+}
+
+func (d *DB) update(fn func(*bolt.Tx) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverDamage(&err)
+	return d.db.Update(fn)
+}
+
+func recoverDamage(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%w: %v", ErrDamaged, r)
+	}
+}
+
+// moveAside renames a damaged database to <path>.corrupt-<UTC time>,
+// never over an earlier one: it is kept for whoever wants to look.
+func moveAside(path string) (string, error) {
+	base := fmt.Sprintf("%s.corrupt-%s", path, time.Now().UTC().Format("20060102T150405Z"))
+	aside := base
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(aside); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		aside = fmt.Sprintf("%s-%d", base, i)
+	}
+	return aside, os.Rename(path, aside)
+}
+
+func boltOpen(path string) (db *bolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverDamage(&err)
+	return bolt.Open(path, 0o600, &bolt.Options{Timeout: OpenTimeout})
+}
+
+// open opens one file, checks its structure, migrates it and repairs its
+// records. Any error but a lock or a newer schema means the file is to be
+// moved aside.
+func open(path string, log *slog.Logger) (d *DB, err error) {
+	db, err := boltOpen(path)
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("%w (state %s is locked)", ErrLocked, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
+	d = &DB{db: db, path: path}
+	defer func() {
+		if err != nil {
+			closeQuietly(db)
+			d = nil
+		}
+	}()
+	if err := d.checkStructure(); err != nil {
+		return nil, fmt.Errorf("check state %s: %w", path, err)
+	}
+	if err := migrate(db); err != nil {
+		return nil, fmt.Errorf("migrate state %s: %w", path, err)
+	}
+	var rep Repair
+	if err := d.update(func(tx *bolt.Tx) error {
+		var err error
+		rep, err = repairRecords(tx)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("repair state %s: %w", path, err)
+	}
+	if rep.Happened() {
+		rep.At = time.Now()
+		d.repair = rep
+		log.Error("state database had damaged records; dropped them, and their logs are read again",
+			"component", "state", "path", path, "records", rep.Records, "sources", rep.Sources)
+	}
+	return d, nil
+}
+
+func closeQuietly(db *bolt.DB) {
+	defer func() { _ = recover() }()
+	db.Close()
+}
+
+// checkStructure compares the size the database claims with the file's
+// (a cut file would fault on the pages past its end) and runs bbolt's
+// page check, draining it: the check runs in a goroutine that must not
+// outlive the transaction.
+func (d *DB) checkStructure() error {
+	fi, err := os.Stat(d.path)
+	if err != nil {
+		return err
+	}
+	return d.view(func(tx *bolt.Tx) error {
+		if tx.Size() > fi.Size() {
+			return fmt.Errorf("%w: the file is cut short (%d of %d bytes)", ErrDamaged, fi.Size(), tx.Size())
+		}
+		var first error
+		for err := range tx.Check() {
+			if first == nil {
+				first = err
+			}
+		}
+		return first
+	})
+}
+
+// repairRecords drops every damaged record, and with it every source it
+// leaves without a consistent history: a source whose record, carry-state
+// or one of whose event batches is damaged, or whose session record is
+// gone, or that committed events of which none are left. Such a source's
+// record, carry-state and events are deleted; the daemon meets its file as
+// new and reads it from the start. A missing top-level bucket is damage to
+// the structure: the file is moved aside.
+func repairRecords(tx *bolt.Tx) (Repair, error) {
+	var rep Repair
+	srcB, sessB, carryB, evB := tx.Bucket(bucketSources), tx.Bucket(bucketSessions), tx.Bucket(bucketCarry), tx.Bucket(bucketEvents)
+	if srcB == nil || sessB == nil || carryB == nil || evB == nil {
+		return rep, fmt.Errorf("%w: a top-level bucket is missing", ErrDamaged)
+	}
+	good := map[uint64]*Source{}
+	var badSrcKeys, badSessKeys, badCarryKeys [][]byte
+	if err := srcB.ForEach(func(k, v []byte) error {
+		s := new(Source)
+		if len(k) != 8 || v == nil || decodeRecord(bucketSources, k, v, s) != nil {
+			badSrcKeys = append(badSrcKeys, append([]byte(nil), k...))
+			return nil
+		}
+		good[binary.BigEndian.Uint64(k)] = s
+		return nil
+	}); err != nil {
+		return rep, err
+	}
+	sessions := map[string]bool{}
+	if err := sessB.ForEach(func(k, v []byte) error {
+		var s Session
+		if v == nil || decodeRecord(bucketSessions, k, v, &s) != nil {
+			badSessKeys = append(badSessKeys, append([]byte(nil), k...))
+			return nil
+		}
+		sessions[string(k)] = true
+		return nil
+	}); err != nil {
+		return rep, err
+	}
+	forget := map[uint64]bool{}
+	if err := carryB.ForEach(func(k, v []byte) error {
+		if _, err := unseal(bucketCarry, k, v); err != nil || len(k) != 8 || v == nil {
+			badCarryKeys = append(badCarryKeys, append([]byte(nil), k...))
+			if len(k) == 8 {
+				forget[binary.BigEndian.Uint64(k)] = true
+			}
+		}
+		return nil
+	}); err != nil {
+		return rep, err
+	}
+	rep.Records = len(badSrcKeys) + len(badSessKeys) + len(badCarryKeys)
+
+	// Event batches: sealed ones are checked by their seal, older ones by
+	// being JSON at all.
+	type evKey struct{ bucket, key []byte }
+	var badEvents []evKey
+	var badBuckets [][]byte
+	hasEvents := map[uint64]bool{}
+	if err := evB.ForEach(func(name, v []byte) error {
+		nb := evB.Bucket(name)
+		if v != nil || nb == nil {
+			badBuckets = append(badBuckets, append([]byte(nil), name...))
+			return nil
+		}
+		scope := eventsScope(name)
+		return nb.ForEach(func(k, v []byte) error {
+			bad := len(k) != 16 || v == nil
+			if !bad {
+				payload, err := unseal(scope, k, v)
+				bad = err != nil || (len(payload) == len(v) && !json.Valid(payload))
+			}
+			if bad {
+				badEvents = append(badEvents, evKey{append([]byte(nil), name...), append([]byte(nil), k...)})
+				rep.Records++
+				if len(k) >= 8 {
+					forget[binary.BigEndian.Uint64(k[:8])] = true
+				}
+				return nil
+			}
+			src := binary.BigEndian.Uint64(k[:8])
+			if s := good[src]; s != nil && s.Session == string(name) {
+				hasEvents[src] = true
+			}
+			return nil
+		})
+	}); err != nil {
+		return rep, err
+	}
+	for id, s := range good {
+		switch {
+		case s.Session != "" && !sessions[s.Session]:
+			forget[id] = true // its session record is damaged or gone
+		case s.NextSeq > 0 && !hasEvents[id]:
+			forget[id] = true // it committed events and none are left
+		}
+	}
+	for id := range forget {
+		if good[id] != nil {
+			rep.Sources++
+		}
+	}
+	rep.Sources += len(badSrcKeys)
+	if rep.Records == 0 && rep.Sources == 0 && len(badBuckets) == 0 {
+		return rep, nil // a clean open writes nothing
+	}
+
+	for _, k := range badSrcKeys {
+		if err := srcB.Delete(k); err != nil {
+			return rep, err
+		}
+	}
+	for _, k := range badSessKeys {
+		if err := sessB.Delete(k); err != nil {
+			return rep, err
+		}
+	}
+	for _, k := range badCarryKeys {
+		if err := carryB.Delete(k); err != nil {
+			return rep, err
+		}
+	}
+	for id := range forget {
+		if err := srcB.Delete(idKey(id)); err != nil {
+			return rep, err
+		}
+		if err := carryB.Delete(idKey(id)); err != nil {
+			return rep, err
+		}
+	}
+	for _, name := range badBuckets {
+		if err := evB.Delete(name); err != nil && !errors.Is(err, bolt.ErrIncompatibleValue) {
+			return rep, err
+		}
+	}
+	for _, e := range badEvents {
+		if nb := evB.Bucket(e.bucket); nb != nil {
+			if err := nb.Delete(e.key); err != nil {
+				return rep, err
+			}
+		}
+	}
+	// Sweep what no longer belongs: events of forgotten or unknown
+	// sources, and nested buckets of no known session.
+	var emptyBuckets [][]byte
+	if err := evB.ForEach(func(name, v []byte) error {
+		nb := evB.Bucket(name)
+		if nb == nil {
+			return nil
+		}
+		if !sessions[string(name)] {
+			emptyBuckets = append(emptyBuckets, append([]byte(nil), name...))
+			return nil
+		}
+		var keys [][]byte
+		if err := nb.ForEach(func(k, _ []byte) error {
+			if len(k) != 16 {
+				keys = append(keys, append([]byte(nil), k...))
+				return nil
+			}
+			src := binary.BigEndian.Uint64(k[:8])
+			if s := good[src]; s == nil || forget[src] || s.Session != string(name) {
+				keys = append(keys, append([]byte(nil), k...))
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := nb.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return rep, err
+	}
+	for _, name := range emptyBuckets {
+		if err := evB.DeleteBucket(name); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// ForgetSources deletes sources as a repair does, in one transaction:
+// record, carry-state, and their events under their sessions. A damaged
+// event batch met while running costs its source a read from the start.
+func (d *DB) ForgetSources(srcs []*Source) error {
+	if err := d.update(func(tx *bolt.Tx) error {
+		for _, s := range srcs {
+			if err := dropEvents(tx, s.Session, s.ID); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketCarry).Delete(idKey(s.ID)); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketSources).Delete(idKey(s.ID)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("commit state: %w", err)
+	}
+	return nil
+}
