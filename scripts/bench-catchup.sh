@@ -35,10 +35,11 @@ trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi; if [ -z "${BEN
 go build -o "$work/agentmap" ./cmd/agentmap
 cache="$work/cache/npm"
 ccbin="$cache/node_modules/@ccusage/ccusage-linux-$(uname -m | sed 's/x86_64/x64/; s/aarch64/arm64/')/bin/ccusage"
-if [ ! -x "$ccbin" ]; then
+if [ ! -f "$ccbin" ]; then
   npm install --silent --no-audit --no-fund --prefix "$cache" "ccusage@$CCUSAGE_VERSION" >/dev/null
 fi
-[ -x "$ccbin" ] || { echo "ccusage $CCUSAGE_VERSION: no native binary for this machine"; exit 1; }
+[ -f "$ccbin" ] || { echo "ccusage $CCUSAGE_VERSION: no native binary for this machine"; exit 1; }
+chmod u+x "$ccbin" # npm leaves it to ccusage's launcher, which is bypassed to time the native binary alone
 
 clean_env=(env -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u AGENTMAP_CONFIG)
 
@@ -48,7 +49,7 @@ timed() {
   /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >"$work/out.$label" 2>"$work/err.$label" ||
     { echo "$label failed:"; tail -5 "$work/err.$label"; exit 1; }
   read -r wall u s kb <"$work/time"
-  cpu=$(echo "$u + $s" | bc)
+  cpu=$(echo "$u + $s" | bc | sed 's/^\./0./')
   rss_mb=$((kb / 1024))
 }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
