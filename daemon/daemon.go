@@ -39,7 +39,6 @@ type Daemon struct {
 	polls    map[string]time.Time
 	nextID   uint64
 	idx      indexes
-	tails    *tailPool // readers while ingest runs (tailpool.go)
 
 	group       []queued
 	groupEvents int

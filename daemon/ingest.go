@@ -31,10 +31,6 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 	// Arrivals first, so that a rename seen in one batch (old path gone,
 	// new path there) follows the file instead of ending its session.
 	defer d.commitGroup()
-	if len(u.Files) > 1 {
-		d.startTails(ctx)
-		defer d.stopTails() // before the commit above
-	}
 	for _, f := range u.Files {
 		if ctx.Err() != nil {
 			return
@@ -43,7 +39,6 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 			d.visit(ctx, f)
 		}
 	}
-	d.stopTails()
 	d.commitGroup()
 	for _, f := range u.Files {
 		if f.Gone {

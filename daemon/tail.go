@@ -51,11 +51,7 @@ func (d *Daemon) parser(s *state.Source) (watchers.Parser, error) {
 
 // tail reads the complete lines a file gained since its cursor and commits
 // them in batches: events, carry-state and cursor in one transaction each.
-// The checks and routing run here, in the loop; the reading and parsing
-// run on a worker of the tail pool when ingest has one (tailpool.go), and
-// the loop applies each batch in the file's order.
 func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileStat) {
-	d.waitTail(s.ID) // one reader per source at a time
 	log := d.log.With("component", "tail", "agent", s.Agent, "path", s.Path, "session", s.Session)
 	f, err := os.Open(s.Path)
 	if err != nil {
@@ -64,12 +60,7 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 		}
 		return
 	}
-	closeFile := true
-	defer func() {
-		if closeFile {
-			f.Close()
-		}
-	}()
+	defer f.Close()
 	id, fi, err := watchers.IdentifyOpen(f)
 	if err != nil {
 		log.Warn("cannot stat log", "err", err)
@@ -120,74 +111,82 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 	// them once from the finished file, and the last batch here agrees.
 	sidecar := sidecarAppeared(s) // before the parser reads it: a race errs towards a re-read
 	agents.AttachFile(p, s.Path)
-	j := &tailJob{s: s, p: p, f: f, id: id, size: size, cursor: cursorOf(s), log: log, maxLine: d.opt.MaxLine,
-		reset: reset, resetSession: resetSession, orig: orig, sidecar: sidecar, mod: ms(fi.ModTime()),
-		committed: s.Offset, mustCommit: reset || s.HeadLen == 0}
-	closeFile = false // the reader closes it
-	if d.tails != nil {
-		d.tails.start(d, j)
+	mod := ms(fi.ModTime())
+	var batch []event.Event
+	var skipped, lines int64
+	committed := s.Offset
+	commit := func(end int64, oversized int) bool {
+		next := *s
+		c, err := watchers.Advance(f, id, size, cursorOf(s), end)
+		if err != nil {
+			log.Warn("cannot read log", "offset", end, "err", err)
+			delete(d.parsers, s.ID) // it read lines that will be read again
+			return false
+		}
+		setCursor(&next, c)
+		next.Lines += lines
+		next.Skipped += skipped
+		next.Oversized += int64(oversized)
+		next.Bytes += end - committed
+		next.Size, next.ModMs = size, mod
+		if reset {
+			next.Resets++
+		}
+		if committed == 0 {
+			next.Sidecar = sidecar
+		}
+		carry, err := p.State()
+		if err != nil {
+			log.Error("cannot save parser state", "offset", end, "err", err)
+			delete(d.parsers, s.ID)
+			return false
+		}
+		if reset {
+			*s = orig
+		}
+		ok := d.apply(s, next, state.Batch{Carry: carry, SetCarry: true, Reset: reset, ResetSession: resetSession},
+			batch, reset, mod, end)
+		d.progress.done += end - committed
+		committed, batch, lines, skipped, reset = end, nil, 0, 0, false
+		d.reportProgress()
+		return ok
+	}
+	errStop := errors.New("stop")
+	st, err := watchers.TailLines(f, s.Offset, size, d.opt.MaxLine, func(line []byte, end int64) error {
+		lines++
+		if !isBlank(line) {
+			var perr error
+			if batch, perr = safeLine(p, line, batch); perr != nil {
+				skipped++
+				log.Debug("line skipped", "offset", end, "err", perr)
+			}
+		}
+		if len(batch) >= batchEvents || end-committed >= batchBytes {
+			if !commit(end, 0) || ctx.Err() != nil {
+				return errStop
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errStop) {
 		return
 	}
-	j.read(ctx, func(c *tailChunk) bool {
-		if j.stopped || !d.applyChunk(c) {
-			j.stopped = true
-		}
-		return !j.stopped
-	})
-	d.tailDone(j)
-}
-
-// applyChunk records one batch a reader produced: the source's cursor,
-// counters and carry-state, its events, in the group to commit. It reports
-// false when the reading must stop (a failed commit, a reader error, or a
-// parser dropped meanwhile, whose lines will be read again).
-func (d *Daemon) applyChunk(c *tailChunk) bool {
-	j := c.job
-	s := j.s
-	if j.stopped || d.parsers[s.ID] != j.p {
-		return false
-	}
-	if c.err != nil {
-		j.log.Log(context.Background(), c.level, c.msg, "offset", c.end, "err", c.err)
+	if err != nil {
 		delete(d.parsers, s.ID) // it read lines that will be read again
-		return false
+		log.Warn("cannot read log", "offset", st.End, "err", err)
+		return
 	}
-	if c.nothing {
-		return true
+	if st.Oversized > 0 {
+		log.Warn("lines over the size cap skipped", "count", st.Oversized, "offset", st.End)
 	}
-	next := *s
-	setCursor(&next, c.cursor)
-	next.Lines += c.lines
-	next.Skipped += c.skipped
-	next.Oversized += int64(c.oversized)
-	next.Bytes += c.end - j.committed
-	next.Size, next.ModMs = j.size, j.mod
-	if j.reset {
-		next.Resets++
+	if st.End != committed || reset || st.Oversized > 0 || s.HeadLen == 0 || len(batch) > 0 {
+		commit(st.End, st.Oversized)
 	}
-	if j.committed == 0 {
-		next.Sidecar = j.sidecar
-	}
-	if j.reset {
-		*s = j.orig
-	}
-	ok := d.apply(s, next, state.Batch{Carry: c.carry, SetCarry: true, Reset: j.reset, ResetSession: j.resetSession,
-		Encoded: c.encoded}, c.events, j.reset, j.mod, c.end)
-	d.progress.done += c.end - j.committed
-	j.committed, j.reset = c.end, false
-	d.reportProgress()
-	return ok
-}
-
-// tailDone ends a read in the loop.
-func (d *Daemon) tailDone(j *tailJob) {
 	if d.opt.Once || d.catchUp.running {
 		// History read to its end is mostly quiet: the committed
 		// carry-state restores a parser if the log grows, and memory
 		// does not grow with the number of logs caught up on.
-		if d.parsers[j.s.ID] == j.p {
-			delete(d.parsers, j.s.ID)
-		}
+		delete(d.parsers, s.ID)
 	}
 }
 

@@ -186,9 +186,6 @@ type Batch struct {
 	Reset        bool
 	ResetSession string
 	Events       []event.Event
-	// Encoded is Events as JSON when the caller encoded them already (off
-	// the committing goroutine); nil lets CommitAll encode them.
-	Encoded []byte
 	// Sessions are written too (activity, generation, end flags).
 	Sessions []*Session
 }
@@ -219,9 +216,7 @@ func (d *DB) CommitAll(bs []Batch) error {
 	encs := make([]enc, len(bs))
 	for i, b := range bs {
 		var err error
-		if b.Encoded != nil {
-			encs[i].events = b.Encoded
-		} else if len(b.Events) > 0 {
+		if len(b.Events) > 0 {
 			if encs[i].events, err = json.Marshal(b.Events); err != nil {
 				return fmt.Errorf("encode events: %w", err)
 			}
