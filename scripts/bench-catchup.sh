@@ -1,48 +1,109 @@
 #!/usr/bin/env bash
-# bench-catchup.sh: catch-up throughput of `agentmap scan` (run --once)
-# over the real-world corpus in ../shared/corpus, laid out in a temporary
-# HOME the way the agents keep their logs (copies in a temp dir, never in
-# the repository). Prints MB/s of log read, wall and CPU.
+# bench-catchup.sh: what catching up on existing history costs, agentmap
+# beside ccusage (a peer that reads the same logs, but only totals tokens: a
+# lower bound on the work, not a like-for-like peer), on the same HOMEs:
 #
-# usage: scripts/bench-catchup.sh [ROUNDS=3]
+#   1x, 10x, 50x   copies of ../shared/corpus (Claude, Codex and Cursor JSONL
+#                  logs; every UUID of a copy replaced, so that each copy is
+#                  new sessions), laid out where the agents keep them;
+#   N synthetic    small Claude sessions (default 100,000).
+#
+# For each corpus HOME: `agentmap scan` and `ccusage session --json`, ROUNDS
+# paired runs, medians of wall time, CPU time and peak RSS, maps written, and
+# the ratios. For the synthetic HOME: `agentmap scan` once, then `agentmap
+# run` from an empty data directory until it has written every map (wall,
+# CPU, peak RSS), then that daemon idle with a rescan every 5 s (CPU per
+# rescan, RSS). ccusage is installed from npm (pinned) into a cache under the
+# work directory. The HOMEs are made in the work directory, never in the
+# repository. Linux only (/proc, GNU time). The machine's load average is
+# printed: wall times on a shared machine are only as good as it is idle.
+#
+# usage: scripts/bench-catchup.sh [ROUNDS=3] [SESSIONS=100000]
+#   BENCH_DIR=DIR keeps the work directory (and the npm cache) between runs.
 set -euo pipefail
 ROUNDS=${1:-3}
+SESSIONS=${2:-100000}
+CCUSAGE_VERSION=20.0.24
 cd "$(dirname "$0")/.."
 corpus=../shared/corpus
 [ -d "$corpus" ] || { echo "no corpus at $corpus"; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+command -v /usr/bin/time >/dev/null || { echo "needs GNU time (/usr/bin/time)"; exit 1; }
+if [ -n "${BENCH_DIR:-}" ]; then work=$BENCH_DIR; mkdir -p "$work"; else work=$(mktemp -d); trap 'rm -rf "$work"' EXIT; fi
+pid=
+trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi; if [ -z "${BENCH_DIR:-}" ]; then rm -rf "$work"; fi' EXIT
+
 go build -o "$work/agentmap" ./cmd/agentmap
-home="$work/home"
-mkdir -p "$home/.claude/projects/-w-app" "$home/.codex/sessions/2026/01/02" "$home/.cursor/projects/w-app/agent-transcripts"
-i=0
-for f in "$corpus"/claude/*.jsonl; do
-  i=$((i + 1))
-  case "$f" in
-  *__subagents__agent-*) ;; # lanes of absent parents would only be skipped
-  *) cp "$f" "$home/.claude/projects/-w-app/f$i.jsonl" ;;
-  esac
+cache="$work/cache/npm"
+ccbin="$cache/node_modules/@ccusage/ccusage-linux-$(uname -m | sed 's/x86_64/x64/; s/aarch64/arm64/')/bin/ccusage"
+if [ ! -f "$ccbin" ]; then
+  npm install --silent --no-audit --no-fund --prefix "$cache" "ccusage@$CCUSAGE_VERSION" >/dev/null
+fi
+[ -f "$ccbin" ] || { echo "ccusage $CCUSAGE_VERSION: no native binary for this machine"; exit 1; }
+chmod u+x "$ccbin" # npm leaves it to ccusage's launcher, which is bypassed to time the native binary alone
+
+clean_env=(env -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u AGENTMAP_CONFIG)
+
+# timed LABEL CMD...: runs CMD under GNU time; sets wall, cpu, rss_mb.
+timed() {
+  local label=$1; shift
+  /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >"$work/out.$label" 2>"$work/err.$label" ||
+    { echo "$label failed:"; tail -5 "$work/err.$label"; exit 1; }
+  read -r wall u s kb <"$work/time"
+  cpu=$(echo "$u + $s" | bc | sed 's/^\./0./')
+  rss_mb=$((kb / 1024))
+}
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+ratio() { echo "scale=1; $1 / $2" | bc | sed 's/^\./0./'; }
+
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ccusage $CCUSAGE_VERSION (native)"
+printf '\n| HOME | logs | MB | agentmap scan: wall, CPU, peak RSS, maps | ccusage: wall, CPU, peak RSS | ratio wall, CPU |\n|---|---|---|---|---|---|\n'
+for k in 1 10 50; do
+  home="$work/home-${k}x"
+  [ -d "$home" ] || go run ./scripts/benchhome -corpus "$corpus" -copies "$k" -o "$home" >"$work/home-${k}x.size"
+  read -r logs bytes <"$work/home-${k}x.size"
+  : >"$work/a"; : >"$work/c"
+  for r in $(seq "$ROUNDS"); do
+    rm -rf "$work/data"
+    timed scan "${clean_env[@]}" HOME="$home" "$work/agentmap" scan --data-dir "$work/data"
+    maps=$(find "$work/data/maps" -name '*.json.gz' | wc -l)
+    echo "$wall $cpu $rss_mb $maps" >>"$work/a"
+    timed ccusage "${clean_env[@]}" HOME="$home" "$ccbin" session --json --offline
+    echo "$wall $cpu $rss_mb" >>"$work/c"
+  done
+  aw=$(cut -d' ' -f1 "$work/a" | median); ac=$(cut -d' ' -f2 "$work/a" | median); ar=$(cut -d' ' -f3 "$work/a" | median)
+  am=$(cut -d' ' -f4 "$work/a" | median)
+  cw=$(cut -d' ' -f1 "$work/c" | median); cc=$(cut -d' ' -f2 "$work/c" | median); cr=$(cut -d' ' -f3 "$work/c" | median)
+  echo "| ${k}x corpus | $logs | $(echo "scale=1; $bytes / 1000000" | bc) | ${aw} s, ${ac} s, ${ar} MiB, $am | ${cw} s, ${cc} s, ${cr} MiB | $(ratio "$aw" "$cw")x, $(ratio "$ac" "$cc")x |"
 done
-i=0
-for f in "$corpus"/codex/*.jsonl; do
-  i=$((i + 1))
-  cp "$f" "$home/.codex/sessions/2026/01/02/rollout-2026-01-02T00-00-00-$(printf %08d $i)-0000-4000-8000-000000000000.jsonl"
+
+home="$work/home-synthetic-$SESSIONS"
+[ -d "$home" ] || go run ./scripts/benchhome -sessions "$SESSIONS" -o "$home" >"$home.size"
+read -r logs bytes <"$home.size"
+mb=$(echo "scale=1; $bytes / 1000000" | bc)
+rm -rf "$work/data"
+timed scan "${clean_env[@]}" HOME="$home" "$work/agentmap" scan --data-dir "$work/data"
+maps=$(find "$work/data/maps" -name '*.json.gz' | wc -l)
+echo "| $logs synthetic sessions | $logs | $mb | ${wall} s, ${cpu} s, ${rss_mb} MiB, $maps | | |"
+timed ccusage "${clean_env[@]}" HOME="$home" "$ccbin" session --json --offline
+echo "| (ccusage on the same) | | | | ${wall} s, ${cpu} s, ${rss_mb} MiB | |"
+
+# The daemon: catch-up from an empty data directory, then idle.
+rm -rf "$work/data"
+hz=$(getconf CLK_TCK)
+"${clean_env[@]}" HOME="$home" "$work/agentmap" run --data-dir "$work/data" --rescan 5s >"$work/run.log" 2>&1 &
+pid=$!
+cputime() { awk -v hz="$hz" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat"; }
+t0=$(date +%s.%N)
+until [ "$(find "$work/data/maps" -name '*.json.gz' 2>/dev/null | wc -l)" -ge "$maps" ]; do
+  sleep 1
+  kill -0 "$pid" 2>/dev/null || { echo "the daemon died:"; tail "$work/run.log"; exit 1; }
 done
-i=0
-for f in "$corpus"/cursor/*.jsonl; do
-  i=$((i + 1)); u=$(printf %08d $i)-1111-4111-8111-111111111111
-  mkdir -p "$home/.cursor/projects/w-app/agent-transcripts/$u"
-  cp "$f" "$home/.cursor/projects/w-app/agent-transcripts/$u/$u.jsonl"
-done
-bytes=$(find "$home" -type f -name '*.jsonl' -printf '%s\n' | awk '{s+=$1} END {print s}')
-files=$(find "$home" -type f -name '*.jsonl' | wc -l)
-echo "corpus: $files logs, $(echo "scale=1; $bytes / 1000000" | bc) MB"
-for r in $(seq "$ROUNDS"); do
-  rm -rf "$work/data"
-  /usr/bin/time -f "%e %U %S %M" -o "$work/time" env HOME="$home" CLAUDE_CONFIG_DIR= CODEX_HOME= XDG_CONFIG_HOME= XDG_DATA_HOME= \
-    "$work/agentmap" scan --data-dir "$work/data" >/dev/null 2>"$work/log" || { cat "$work/log"; exit 1; }
-  read -r wall user sys rss <"$work/time"
-  maps=$(find "$work/data/maps" -name '*.json.gz' | wc -l)
-  echo "round $r: $maps maps, wall ${wall}s, CPU $(echo "$user + $sys" | bc)s, max RSS $((rss / 1024)) MB," \
-    "$(echo "scale=1; $bytes / 1000000 / $wall" | bc) MB/s (wall), $(echo "scale=1; $bytes / 1000000 / ($user + $sys)" | bc) MB/s (CPU)"
-done
+t1=$(date +%s.%N)
+echo "| \`run\`, $logs synthetic sessions, until every map is written | $logs | $mb | $(printf %.1f "$(echo "$t1 - $t0" | bc)") s, $(cputime) s, $(($(awk '/VmHWM/ {print $2}' "/proc/$pid/status") / 1024)) MiB, $maps | | |"
+sleep 12 # the last records committed, the first rescans done
+c0=$(cputime); sleep 60; c1=$(cputime)
+echo
+echo "idle, $logs files followed, rescan every 5 s: $(echo "scale=1; ($c1 - $c0) * 1000 / 12" | bc) ms CPU per rescan" \
+  "(60 s: $(echo "$c1 - $c0" | bc) s CPU), RSS $(($(awk '/VmRSS/ {print $2}' "/proc/$pid/status") / 1024)) MiB" \
+  "(anonymous $(($(awk '/RssAnon/ {print $2}' "/proc/$pid/status") / 1024)) MiB, state database mapped $(($(awk '/RssFile/ {print $2}' "/proc/$pid/status") / 1024)) MiB)"
+kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
