@@ -264,6 +264,13 @@ func TestCrashEquivalence(t *testing.T) {
 	busy := 0
 	start := func() *proc { return startDaemon(t, bin, home, data, "--log-level", "debug") }
 	kill := func(p *proc) {
+		// A daemon that restarts into a large catch-up can take longer
+		// than the random pause to reach its first commit; give it up to
+		// two seconds so that the kills land mid-work, not in start-up.
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline) &&
+			!strings.Contains(p.log.String(), "msg=committed"); {
+			time.Sleep(20 * time.Millisecond)
+		}
 		p.kill()
 		if strings.Contains(p.log.String(), "msg=committed") {
 			busy++
