@@ -29,12 +29,41 @@ var corpusHashesGolden = filepath.Join("..", "..", "testdata", "corpus", "conten
 // goldenHashKey is the fixed key of hashed mode, so that its hashes repeat.
 const goldenHashKey = "0123456789abcdef0123456789abcdef"
 
+// goldenFileTime is the modification time given to every log the golden
+// maps are made from. Cursor transcripts carry no clock, so their maps take
+// their times from the file; the corpus's own times are those of whatever
+// put it on the machine and differ from one checkout to the next.
+var goldenFileTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// fixedTimeCopies copies the logs, under their own names, into a temporary
+// directory with goldenFileTime as their time, and returns the copies.
+func fixedTimeCopies(t *testing.T, files []string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var out []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, filepath.Base(f))
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, goldenFileTime, goldenFileTime); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 func TestCorpusContentHashesGolden(t *testing.T) {
 	corpus := corpusDir(t)
 	var lines []string
 	modes := []redact.Mode{redact.ModeRelative, redact.ModeDirsOnly, redact.ModeHashed}
 	for _, agent := range []string{"claude", "codex", "cursor"} {
-		sessions, _ := collect(context.Background(), corpusLogs(t, agent), "auto", io.Discard)
+		sessions, _ := collect(context.Background(), fixedTimeCopies(t, corpusLogs(t, agent)), "auto", io.Discard)
 		for _, mode := range modes {
 			opts := builder.Options{PathMode: mode, HashKey: []byte(goldenHashKey), Producer: "agentmap test"}
 			for _, s := range sessions {
@@ -55,11 +84,9 @@ func TestCorpusContentHashesGolden(t *testing.T) {
 
 	home := privateHome(t)
 	roots := layoutCorpus(t, corpus, home, false)
-	// Cursor transcripts take their times from the file: fixed ones repeat.
-	fixed := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			os.Chtimes(p, fixed, fixed)
+			os.Chtimes(p, goldenFileTime, goldenFileTime)
 		}
 		return nil
 	})
