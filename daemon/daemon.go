@@ -160,7 +160,9 @@ func (d *Daemon) load() error {
 			d.nextID = s.ID + 1
 		}
 	}
+	now := ms(d.opt.Clock.Now())
 	for _, s := range sess {
+		s.ActivityMs = min(s.ActivityMs, now) // recorded from a future file time
 		d.sessions[s.Key] = s
 		d.indexChild(s)
 	}

@@ -4,7 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // The tests here put logs in the awkward places and states users leave
@@ -113,4 +115,66 @@ func TestSymlinkedRootsMapped(t *testing.T) {
 	f.Write(rest[half:])
 	f.Close()
 	waitStore(t, data2, expected(t, bin, []string{a, b, roll}), p)
+}
+
+// A log whose first line is garbage (a torn write at the top, a stray
+// byte): `scan` and `build` both map its valid lines and count the bad
+// one as skipped.
+func TestGarbageFirstLine(t *testing.T) {
+	corpus := corpusDir(t)
+	bin := buildBinary(t)
+	home := t.TempDir()
+	const u1 = "22222222-3333-4444-8555-666666666666"
+	claude := filepath.Join(home, ".claude", "projects", "-w", u1+".jsonl")
+	roll := filepath.Join(home, ".codex", "sessions", "2025", "08", "24", "rollout-2025-08-24T14-59-18-ab5bf9fa-f843-4f56-a109-0fc78f090893.jsonl")
+	for path, name := range map[string]string{claude: toolHeavy, roll: codexSmall} {
+		b := place(t, corpus, name, path)
+		os.WriteFile(path, append([]byte("\x00\x00garbage{\n"), b...), 0o600)
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	runScan(t, bin, home, data)
+	out := t.TempDir()
+	cmd := exec.Command(bin, "build", "-o", out, claude, roll)
+	cmd.Env = testEnv(t.TempDir())
+	msg, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("build refuses a log with a garbage first line: %v\n%s", err, msg)
+	}
+	for _, p := range []string{claude, roll} {
+		if !strings.Contains(string(msg), p+": 1 of ") {
+			t.Errorf("build does not count the garbage line of %s as skipped:\n%s", p, msg)
+		}
+	}
+	if diff := diffMaps(readMaps(t, filepath.Join(data, "maps")), readMaps(t, out)); len(diff) > 0 || len(readMaps(t, out)) != 2 {
+		t.Fatalf("scan and build differ: %v", diff)
+	}
+	st := daemonStatus(t, bin, home, data) // no daemon: the offline status
+	for _, as := range st.Agents {
+		if as.Skipped != 1 {
+			t.Errorf("status: %s skipped %d lines, want 1", as.Agent, as.Skipped)
+		}
+	}
+}
+
+// A log dated in the future (clock skew, a copy that kept its times) goes
+// quiet like any other and is mapped, not held live until that date.
+func TestFutureModTime(t *testing.T) {
+	corpus := corpusDir(t)
+	bin := buildBinary(t)
+	home := t.TempDir()
+	const u1 = "33333333-4444-4555-8666-777777777777"
+	p := filepath.Join(home, ".claude", "projects", "-w", u1+".jsonl")
+	place(t, corpus, toolHeavy, p)
+	future := time.Now().Add(72 * time.Hour)
+	if err := os.Chtimes(p, future, future); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	d := startDaemon(t, bin, home, data)
+	defer d.stop(t)
+	waitStore(t, data, expected(t, bin, []string{p}), d)
+	st := daemonStatus(t, bin, home, data)
+	if st.Agents[0].Live != 0 {
+		t.Fatalf("status: %d sessions live after the map was written", st.Agents[0].Live)
+	}
 }

@@ -242,6 +242,10 @@ func (d *Daemon) touch(s *state.Source, batch []event.Event, reset bool, mod int
 	}
 	sess := d.session(s.Session, s.Agent)
 	keep(sess)
+	// A file time ahead of the clock (clock skew, a copy with future
+	// times) counts as now: the session must still go quiet and be
+	// written, not wait for that time.
+	mod = min(mod, ms(d.opt.Clock.Now()))
 	changed := len(batch) > 0 || reset
 	if changed {
 		sess.Gen++

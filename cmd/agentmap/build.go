@@ -241,6 +241,11 @@ func collect(ctx context.Context, paths []string, agentName string, stderr io.Wr
 			continue
 		}
 		a, ok := pickAgent(agentName, first)
+		if !ok && agentName == "auto" && !agents.LooksLikeWholeJSON(first) {
+			// A garbage first line: the agent is the one the next lines
+			// name; the line is counted as skipped, as the daemon does.
+			a, ok = agents.DetectFile(path)
+		}
 		if !ok && (agentName == "auto" || agentName == "codex" || agentName == gemini.Agent) && agents.LooksLikeWholeJSON(first) {
 			events, src, err := agents.ParseWhole(path)
 			if errors.Is(err, codex.ErrNoSession) && agentName == "auto" {
