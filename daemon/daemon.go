@@ -63,6 +63,7 @@ type Daemon struct {
 	sink          *postgres.Sender
 	repair        *StateRepair // damage found in the state database
 	faults        commitFaults // sources whose commit failed (faults.go)
+	summed        map[uint64]bool // sources whose checksum was checked since start
 }
 
 type backoff struct {
@@ -90,6 +91,7 @@ func New(opt Options) *Daemon {
 		idx:      newIndexes(),
 		excluded: map[string]watchers.FileID{},
 		sizes:    map[string]int64{},
+		summed:   map[uint64]bool{},
 		reconf:   make(chan Live, 1),
 		flushReq: make(chan flushRequest),
 		scanReq:  make(chan chan ScanResult),

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,4 +178,71 @@ func TestFutureModTime(t *testing.T) {
 	if st.Agents[0].Live != 0 {
 		t.Fatalf("status: %d sessions live after the map was written", st.Agents[0].Live)
 	}
+}
+
+// rewriteMiddle changes, in place and keeping the size, the token count
+// nearest the middle of a log (well away from its head and its last
+// bytes), so that its map changes.
+func rewriteMiddle(t *testing.T, path string, digit byte) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := []byte(`"output_tokens":`)
+	best := -1
+	for i := 0; ; {
+		j := bytes.Index(b[i:], key)
+		if j < 0 {
+			break
+		}
+		at := i + j + len(key)
+		if best < 0 || abs(at-len(b)/2) < abs(best-len(b)/2) {
+			best = at
+		}
+		i = at
+	}
+	if best < 0 || best < 2048 || best > len(b)-2048 {
+		t.Skip("no token count in the middle of the log")
+	}
+	for k := best; k < len(b) && b[k] >= '0' && b[k] <= '9'; k++ {
+		b[k] = digit
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond) // a new file time, to the millisecond
+	if _, err := f.WriteAt(b[best-64:best+64], int64(best-64)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+func abs(n int) int { return max(n, -n) }
+
+// A rewrite in the middle of a log that keeps its size is noticed by a
+// running daemon, and by a scan after one happened while nothing ran.
+func TestSameSizeRewriteInTheMiddle(t *testing.T) {
+	corpus := corpusDir(t)
+	bin := buildBinary(t)
+	home := t.TempDir()
+	const u1 = "44444444-5555-4666-8777-888888888888"
+	p := filepath.Join(home, ".claude", "projects", "-w", u1+".jsonl")
+	place(t, corpus, toolHeavy, p)
+	data := filepath.Join(t.TempDir(), "data")
+	d := startDaemon(t, bin, home, data)
+	first := expected(t, bin, []string{p})
+	waitStore(t, data, first, d)
+	rewriteMiddle(t, p, '7')
+	second := expected(t, bin, []string{p})
+	if diffMaps(second, first) == nil {
+		t.Fatal("the rewrite does not change the map")
+	}
+	waitStore(t, data, second, d)
+	d.stop(t)
+
+	rewriteMiddle(t, p, '3')
+	runScan(t, bin, home, data)
+	sameAsBuild(t, bin, data, []string{p}, "scan after a rewrite while stopped")
 }
