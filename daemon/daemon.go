@@ -61,8 +61,8 @@ type Daemon struct {
 	publishOwed   bool           // a status count put off (publish)
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
 	sink          *postgres.Sender
-	repair        *StateRepair // damage found in the state database
-	faults        commitFaults // sources whose commit failed (faults.go)
+	repair        *StateRepair    // damage found in the state database
+	faults        commitFaults    // sources whose commit failed (faults.go)
 	summed        map[uint64]bool // sources whose checksum was checked since start
 }
 
