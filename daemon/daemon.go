@@ -64,6 +64,8 @@ type Daemon struct {
 	repair        *StateRepair    // damage found in the state database
 	faults        commitFaults    // sources whose commit failed (faults.go)
 	summed        map[uint64]bool // sources whose checksum was checked since start
+	reroute       map[uint64]bool // sources moved to a name of another session
+	vacated       map[string]bool // sessions whose events a reset or a rename took away
 }
 
 type backoff struct {
@@ -92,6 +94,8 @@ func New(opt Options) *Daemon {
 		excluded: map[string]watchers.FileID{},
 		sizes:    map[string]int64{},
 		summed:   map[uint64]bool{},
+		reroute:  map[uint64]bool{},
+		vacated:  map[string]bool{},
 		reconf:   make(chan Live, 1),
 		flushReq: make(chan flushRequest),
 		scanReq:  make(chan chan ScanResult),

@@ -185,6 +185,7 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 			continue
 		}
 		if len(evs) == 0 {
+			d.dropVacated(s)
 			s.Flush = &state.Flush{Gen: s.Gen, AtMs: ms(d.opt.Clock.Now())}
 			d.flushed = append(d.flushed, s)
 			continue
@@ -235,6 +236,7 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 			// A session with no events has no map, by design.
 			if errors.Is(j.err, builder.ErrEmptySession) {
 				log.Debug("session has no events yet: no map")
+				d.dropVacated(s)
 			} else {
 				log.Warn("session not mappable until it changes", "err", j.err)
 			}
@@ -271,6 +273,28 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 		}
 	}
 	return keys
+}
+
+// dropVacated removes the map of a session whose events this daemon moved
+// away (its log renamed to another session, or reset to nothing): the map
+// would describe a session no log holds any more. Only such a session:
+// a map with no events behind it for any other reason (a state database
+// rebuilt after damage) may be the last copy of its session, and stays.
+func (d *Daemon) dropVacated(s *state.Session) {
+	if !d.vacated[s.Key] {
+		return
+	}
+	delete(d.vacated, s.Key)
+	f := s.Flush
+	if f == nil || f.Path == "" {
+		return
+	}
+	log := d.log.With("component", "flush", "agent", s.Agent, "session", s.Key, "path", f.Path)
+	if err := d.store.Remove(f.Path); err != nil {
+		log.Warn("cannot remove the map of a session whose events moved away", "err", err)
+		return
+	}
+	log.Info("session has no events left; its map removed")
 }
 
 // parallel calls fn(0) … fn(n-1) on as many goroutines as the machine has

@@ -246,3 +246,40 @@ func TestSameSizeRewriteInTheMiddle(t *testing.T) {
 	runScan(t, bin, home, data)
 	sameAsBuild(t, bin, data, []string{p}, "scan after a rewrite while stopped")
 }
+
+// A Claude transcript renamed to another uuid: the session follows the
+// file name, as `agentmap build` routes it, in a running daemon and in a
+// scan after a rename while nothing ran; the map of the old name goes.
+func TestTranscriptRenamedToAnotherSession(t *testing.T) {
+	corpus := corpusDir(t)
+	bin := buildBinary(t)
+	home := t.TempDir()
+	const u1, u2, u3 = "55555555-6666-4777-8888-999999999991", "55555555-6666-4777-8888-999999999992",
+		"55555555-6666-4777-8888-999999999993"
+	dir := filepath.Join(home, ".claude", "projects", "-w")
+	place(t, corpus, toolHeavy, filepath.Join(dir, u1+".jsonl"))
+	data := filepath.Join(t.TempDir(), "data")
+	d := startDaemon(t, bin, home, data)
+	waitStore(t, data, expected(t, bin, []string{filepath.Join(dir, u1+".jsonl")}), d)
+	if err := os.Rename(filepath.Join(dir, u1+".jsonl"), filepath.Join(dir, u2+".jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	want := expected(t, bin, []string{filepath.Join(dir, u2+".jsonl")})
+	if _, ok := want[u2+".json.gz"]; !ok {
+		t.Fatalf("build does not name the session after the file: %v", keys(want))
+	}
+	waitStore(t, data, want, d)
+	d.stop(t)
+
+	os.Rename(filepath.Join(dir, u2+".jsonl"), filepath.Join(dir, u3+".jsonl"))
+	runScan(t, bin, home, data)
+	sameAsBuild(t, bin, data, []string{filepath.Join(dir, u3+".jsonl")}, "scan after a rename while stopped")
+}
+
+func keys(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

@@ -90,6 +90,14 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 		}
 		reset = true
 	}
+	if !reset && d.reroute[s.ID] {
+		delete(d.reroute, s.ID)
+		log.Info("log renamed to another session; reading it again under the new name", "offset", s.Offset)
+		if !d.rebase(s, id) {
+			return
+		}
+		reset = true
+	}
 	if !reset && d.rewrittenInPlace(s, f, size, fi.ModTime()) {
 		log.Warn("log rewritten in place; rebuilding it from the start", "offset", s.Offset)
 		if !d.rebase(s, id) {
@@ -231,6 +239,7 @@ func (d *Daemon) rebase(s *state.Source, id watchers.FileID) bool {
 		next.Dev, next.Ino = id.Dev, id.Ino
 		d.apply(s, next, state.Batch{SetCarry: true, Reset: true, ResetSession: old}, nil, true,
 			ms(d.opt.Clock.Now()), 0)
+		d.vacated[old] = true
 		return false
 	}
 	s.Offset, s.HeadLen, s.HeadHash, s.TailHash, s.Sum = 0, 0, "", "", ""
@@ -240,6 +249,7 @@ func (d *Daemon) rebase(s *state.Source, id watchers.FileID) bool {
 		r.Agent = s.Agent
 		d.route(s, r)
 		if old != s.Session {
+			d.vacated[old] = true
 			if sess := d.sessions[old]; sess != nil {
 				d.commitGroup()
 				sess.Gen++
