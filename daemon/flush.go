@@ -74,6 +74,9 @@ func (d *Daemon) nextDue(now time.Time) (time.Time, bool) {
 	if at, ok := d.retryDue(); ok {
 		consider(at)
 	}
+	if at, ok := d.unreadableDue(); ok {
+		consider(at)
+	}
 	if found && next.Before(now) {
 		next = now
 	}

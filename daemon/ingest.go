@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -190,10 +189,12 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 		first, err = agents.FirstLine(f.Path)
 		complete = err == nil
 	}
-	if err != nil || !complete {
-		if err != nil && !errors.Is(err, agents.ErrEmpty) && !errors.Is(err, fs.ErrNotExist) {
-			d.log.Warn("cannot read a new log", "component", "daemon", "agent", f.Agent, "path", f.Path, "err", err)
-		}
+	if err != nil && !errors.Is(err, agents.ErrEmpty) {
+		d.cannotRead(f, err) // tried again on a schedule: a chmod is no change the watcher sees
+		return nil, false
+	}
+	d.readable(f.Path)
+	if !complete {
 		return nil, false // nothing to route yet: wait for a first line
 	}
 	form := f.Form

@@ -2,10 +2,14 @@ package daemon
 
 import (
 	"bytes"
+	"encoding/json"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -282,4 +286,132 @@ func keys(m map[string][]byte) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// asUser runs commands as a user that mode 000 stops: as root (who reads
+// any file) the commands run as nobody (uid 65534) over a home it owns.
+type asUser struct {
+	cred *syscall.Credential
+	bin  string
+}
+
+func newAsUser(t *testing.T, bin, base string) asUser {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return asUser{bin: bin}
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("running as root: a mode-000 log is readable, and no other user is set up here")
+	}
+	// The temporary directories are root's and closed: open the way down
+	// to base, and give nobody its own copy of the binary.
+	for d := base; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	own := filepath.Join(base, "bin", "agentmap")
+	os.MkdirAll(filepath.Dir(own), 0o755)
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(own, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return asUser{cred: &syscall.Credential{Uid: 65534, Gid: 65534}, bin: own}
+}
+
+func (u asUser) command(home string, args ...string) *exec.Cmd {
+	cmd := exec.Command(u.bin, args...)
+	cmd.Env = testEnv(home)
+	if u.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: u.cred}
+	}
+	return cmd
+}
+
+// own gives the tree under dir to the user.
+func (u asUser) own(t *testing.T, dir string) {
+	t.Helper()
+	if u.cred == nil {
+		return
+	}
+	filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		if err == nil {
+			err = os.Lchown(p, int(u.cred.Uid), int(u.cred.Gid))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return nil
+	})
+}
+
+func (u asUser) status(t *testing.T, home, data string) Status {
+	t.Helper()
+	out, err := u.command(home, "status", "--json", "--no-service", "--data-dir", data).Output()
+	if err != nil {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	var st Status
+	if err := json.Unmarshal(out, &st); err != nil {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	return st
+}
+
+// A log that cannot be read when it is found (mode 000) is tried again on
+// a schedule, `status` says so (count, reason, next try), and once it can
+// be read its map is the one `agentmap build` makes; a `scan` meanwhile
+// says it could not read it.
+func TestUnreadableLogRetried(t *testing.T) {
+	corpus := corpusDir(t)
+	bin := buildBinary(t)
+	base := t.TempDir()
+	u := newAsUser(t, bin, base)
+	home := filepath.Join(base, "home")
+	const u1 = "66666666-7777-4888-8999-aaaaaaaaaaaa"
+	p := filepath.Join(home, ".claude", "projects", "-w", u1+".jsonl")
+	place(t, corpus, toolHeavy, p)
+	u.own(t, home)
+	if err := os.Chmod(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(home, "data")
+
+	out, err := u.command(home, "scan", "--data-dir", data).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "1 logs could not be read") {
+		t.Fatalf("scan over an unreadable log: %v\n%s", err, out)
+	}
+
+	cmd := u.command(home, "run", "--data-dir", data, "--idle", "400ms", "--debounce", "20ms", "--rescan", "1s")
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := &proc{cmd, &log}
+	defer d.stop(t)
+	deadline := time.Now().Add(30 * time.Second)
+	var st Status
+	for st = u.status(t, home, data); st.Unreadable == nil; st = u.status(t, home, data) {
+		if time.Now().After(deadline) {
+			t.Fatalf("status does not show the unreadable log:\n%s", tailOf(log.String(), 3000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st.Unreadable.Count != 1 || st.Unreadable.Reason != "permission denied" || st.Unreadable.RetryAt.IsZero() {
+		t.Fatalf("status of the unreadable log: %+v", *st.Unreadable)
+	}
+	text, _ := u.command(home, "status", "--no-service", "--data-dir", data).CombinedOutput()
+	if !strings.Contains(string(text), "retrying:   1 logs cannot be read (permission denied; next try ") {
+		t.Fatalf("status text lacks the unreadable log:\n%s", text)
+	}
+	time.Sleep(3 * time.Second) // a retry or two fail first
+	if err := os.Chmod(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitStore(t, data, expected(t, bin, []string{p}), d)
+	if st := u.status(t, home, data); st.Unreadable != nil {
+		t.Fatalf("status still shows an unreadable log: %+v", *st.Unreadable)
+	}
 }

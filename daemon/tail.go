@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -55,12 +54,11 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 	log := d.log.With("component", "tail", "agent", s.Agent, "path", s.Path, "session", s.Session)
 	f, err := os.Open(s.Path)
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			log.Warn("cannot open log", "err", err)
-		}
+		d.cannotRead(fst, err)
 		return
 	}
 	defer f.Close()
+	d.readable(s.Path)
 	id, fi, err := watchers.IdentifyOpen(f)
 	if err != nil {
 		log.Warn("cannot stat log", "err", err)
