@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"bytes"
-	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -348,15 +347,7 @@ func (u asUser) own(t *testing.T, dir string) {
 
 func (u asUser) status(t *testing.T, home, data string) Status {
 	t.Helper()
-	out, err := u.command(home, "status", "--json", "--no-service", "--data-dir", data).Output()
-	if err != nil {
-		t.Fatalf("status: %v\n%s", err, out)
-	}
-	var st Status
-	if err := json.Unmarshal(out, &st); err != nil {
-		t.Fatalf("status: %v\n%s", err, out)
-	}
-	return st
+	return statusOf(t, u.command(home, "status", "--json", "--no-service", "--data-dir", data))
 }
 
 // A log that cannot be read when it is found (mode 000) is tried again on
