@@ -323,8 +323,9 @@ func parallel(n int, fn func(i int)) {
 }
 
 // sessionEvents gathers everything a session's map is built from. Sources
-// are taken in a fixed order (lane, file name): the builder is independent
-// of how lanes interleave, and a lane's own order is its file's.
+// are taken in a fixed order (lane, file name, rotated copies oldest
+// first): the builder is independent of how lanes interleave, and a lane's
+// own order is its files'.
 func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, error) {
 	srcs := d.sourcesOf(key)
 	sort.Slice(srcs, func(i, j int) bool {
@@ -332,8 +333,8 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 		if a.Lane != b.Lane {
 			return a.Lane < b.Lane
 		}
-		if ba, bb := filepath.Base(a.Path), filepath.Base(b.Path); ba != bb {
-			return ba < bb
+		if c := watchers.RotationOrder(filepath.Base(a.Path), filepath.Base(b.Path)); c != 0 {
+			return c < 0 // a rotated copy before the live log
 		}
 		return a.ID < b.ID
 	})

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -405,4 +406,74 @@ func TestUnreadableLogRetried(t *testing.T) {
 	if st := u.status(t, home, data); st.Unreadable != nil {
 		t.Fatalf("status still shows an unreadable log: %+v", *st.Unreadable)
 	}
+}
+
+// cuts splits a log into n pieces at line ends.
+func cuts(b []byte, n int) [][]byte {
+	var out [][]byte
+	for i := n; i > 1; i-- {
+		at := len(b) / i
+		for at < len(b) && b[at-1] != '\n' {
+			at++
+		}
+		out, b = append(out, b[:at]), b[at:]
+	}
+	return append(out, b)
+}
+
+// copyTruncate rotates a log as logrotate's copytruncate does: the log is
+// copied to log.1 (older copies moved up first), then cut to nothing, and
+// the agent writes on.
+func copyTruncate(t *testing.T, log string, rotated int, next []byte) {
+	t.Helper()
+	for n := rotated; n >= 1; n-- {
+		if err := os.Rename(fmt.Sprintf("%s.%d", log, n), fmt.Sprintf("%s.%d", log, n+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(log+".1", b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(log, 0); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(next)
+	f.Close()
+}
+
+// After copy-truncate rotation the map keeps the whole session: it is
+// `agentmap build` of the rotated copies and the log (in whatever order
+// they are given), in a running daemon and in a scan after a rotation
+// while nothing ran.
+func TestCopyTruncateRotation(t *testing.T) {
+	corpus := corpusDir(t)
+	bin := buildBinary(t)
+	home := t.TempDir()
+	const u1 = "77777777-8888-4999-8aaa-bbbbbbbbbbbb"
+	log := filepath.Join(home, ".claude", "projects", "-w", u1+".jsonl")
+	parts := cuts(place(t, corpus, toolHeavy, log), 3)
+	os.WriteFile(log, parts[0], 0o600)
+	data := filepath.Join(t.TempDir(), "data")
+	d := startDaemon(t, bin, home, data)
+	waitStore(t, data, expected(t, bin, []string{log}), d)
+
+	copyTruncate(t, log, 0, parts[1])
+	want := expected(t, bin, []string{log, log + ".1"})
+	if diff := diffMaps(want, expected(t, bin, []string{log})); len(diff) == 0 {
+		t.Fatal("the rotated copy adds nothing to the map")
+	}
+	waitStore(t, data, want, d)
+	d.stop(t)
+
+	copyTruncate(t, log, 1, parts[2])
+	runScan(t, bin, home, data)
+	sameAsBuild(t, bin, data, []string{log + ".1", log, log + ".2"}, "scan after a rotation while stopped")
 }

@@ -3,6 +3,8 @@ package watchers
 import (
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 )
 
@@ -134,5 +136,47 @@ func TestDanglingRootLink(t *testing.T) {
 	w.fullScan()
 	if u := w.collect(); len(u.Files) != 1 || u.Files[0].Path != filepath.Join(claude.Dir, "projects", "-w", "s.jsonl") {
 		t.Fatalf("after the target appeared: %+v", u.Files)
+	}
+}
+
+func TestRotation(t *testing.T) {
+	for _, tc := range []struct {
+		path, base string
+		n          int
+	}{
+		{"/h/.claude/projects/-w/a.jsonl", "/h/.claude/projects/-w/a.jsonl", 0},
+		{"/h/.claude/projects/-w/a.jsonl.1", "/h/.claude/projects/-w/a.jsonl", 1},
+		{"/h/.claude/projects/-w/a.jsonl.12", "/h/.claude/projects/-w/a.jsonl", 12},
+		{"/h/a.jsonl.0", "/h/a.jsonl.0", 0},
+		{"/h/a.jsonl.1234", "/h/a.jsonl.1234", 0},
+		{"/h/a.jsonl.", "/h/a.jsonl.", 0},
+		{"/h/.claude.1/x", "/h/.claude.1/x", 0},
+	} {
+		if base, n := Rotation(tc.path); base != tc.base || n != tc.n {
+			t.Errorf("Rotation(%s) = %s, %d; want %s, %d", tc.path, base, n, tc.base, tc.n)
+		}
+	}
+	claude := Root{Agent: "claude", Layout: LayoutClaude, Dir: "/h/.claude"}
+	codex := Root{Agent: "codex", Layout: LayoutCodex, Dir: "/h/.codex"}
+	for path, want := range map[string]string{
+		"/h/.claude/projects/-w/a.jsonl.1":                       FormLines,
+		"/h/.claude/projects/-w/a/subagents/agent-x.jsonl.2":     FormLines,
+		"/h/.claude/projects/-w/a.txt.1":                         "",
+		"/h/.codex/sessions/2026/01/02/rollout-x.jsonl.1":        FormLines,
+		"/h/.codex/sessions/2026/01/02/rollout-x.jsonl.zst.1":    "",
+		"/h/.codex/sessions/2026/01/02/rollout-x.jsonl.backup.1": "",
+	} {
+		r := claude
+		if strings.HasPrefix(path, codex.Dir) {
+			r = codex
+		}
+		if got := r.Form(path); got != want {
+			t.Errorf("Form(%s) = %q, want %q", path, got, want)
+		}
+	}
+	names := []string{"a.jsonl", "b.jsonl.1", "a.jsonl.1", "a.jsonl.2", "b.jsonl"}
+	sort.Slice(names, func(i, j int) bool { return RotationOrder(names[i], names[j]) < 0 })
+	if got := strings.Join(names, " "); got != "a.jsonl.2 a.jsonl.1 a.jsonl b.jsonl.1 b.jsonl" {
+		t.Errorf("rotation order: %s", got)
 	}
 }
