@@ -40,6 +40,17 @@ func place(t *testing.T, corpus, name, path string) []byte {
 	return b
 }
 
+// claudeHome is a temporary home holding one real Claude transcript under
+// the given session id, and the binary to run over it.
+func claudeHome(t *testing.T, id string) (bin, home, path string, content []byte) {
+	t.Helper()
+	corpus := corpusDir(t)
+	bin = buildBinary(t)
+	home = t.TempDir()
+	path = filepath.Join(home, ".claude", "projects", "-w", id+".jsonl")
+	return bin, home, path, place(t, corpus, toolHeavy, path)
+}
+
 func linkDir(t *testing.T, target, link string) {
 	t.Helper()
 	if err := os.MkdirAll(target, 0o700); err != nil {
@@ -164,12 +175,7 @@ func TestGarbageFirstLine(t *testing.T) {
 // A log dated in the future (clock skew, a copy that kept its times) goes
 // quiet like any other and is mapped, not held live until that date.
 func TestFutureModTime(t *testing.T) {
-	corpus := corpusDir(t)
-	bin := buildBinary(t)
-	home := t.TempDir()
-	const u1 = "33333333-4444-4555-8666-777777777777"
-	p := filepath.Join(home, ".claude", "projects", "-w", u1+".jsonl")
-	place(t, corpus, toolHeavy, p)
+	bin, home, p, _ := claudeHome(t, "33333333-4444-4555-8666-777777777777")
 	future := time.Now().Add(72 * time.Hour)
 	if err := os.Chtimes(p, future, future); err != nil {
 		t.Fatal(err)
@@ -228,12 +234,7 @@ func abs(n int) int { return max(n, -n) }
 // A rewrite in the middle of a log that keeps its size is noticed by a
 // running daemon, and by a scan after one happened while nothing ran.
 func TestSameSizeRewriteInTheMiddle(t *testing.T) {
-	corpus := corpusDir(t)
-	bin := buildBinary(t)
-	home := t.TempDir()
-	const u1 = "44444444-5555-4666-8777-888888888888"
-	p := filepath.Join(home, ".claude", "projects", "-w", u1+".jsonl")
-	place(t, corpus, toolHeavy, p)
+	bin, home, p, _ := claudeHome(t, "44444444-5555-4666-8777-888888888888")
 	data := filepath.Join(t.TempDir(), "data")
 	d := startDaemon(t, bin, home, data)
 	first := expected(t, bin, []string{p})
@@ -454,12 +455,8 @@ func copyTruncate(t *testing.T, log string, rotated int, next []byte) {
 // they are given), in a running daemon and in a scan after a rotation
 // while nothing ran.
 func TestCopyTruncateRotation(t *testing.T) {
-	corpus := corpusDir(t)
-	bin := buildBinary(t)
-	home := t.TempDir()
-	const u1 = "77777777-8888-4999-8aaa-bbbbbbbbbbbb"
-	log := filepath.Join(home, ".claude", "projects", "-w", u1+".jsonl")
-	parts := cuts(place(t, corpus, toolHeavy, log), 3)
+	bin, home, log, content := claudeHome(t, "77777777-8888-4999-8aaa-bbbbbbbbbbbb")
+	parts := cuts(content, 3)
 	os.WriteFile(log, parts[0], 0o600)
 	data := filepath.Join(t.TempDir(), "data")
 	d := startDaemon(t, bin, home, data)
