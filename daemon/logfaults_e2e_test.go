@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -473,4 +474,40 @@ func TestCopyTruncateRotation(t *testing.T) {
 	copyTruncate(t, log, 1, parts[2])
 	runScan(t, bin, home, data)
 	sameAsBuild(t, bin, data, []string{log + ".1", log, log + ".2"}, "scan after a rotation while stopped")
+}
+
+// Codex token totals that cannot be (negative, beyond int64) are clamped
+// alike by the daemon and `agentmap build`, and the maps validate.
+func TestCodexImpossibleTokenTotals(t *testing.T) {
+	corpus := corpusDir(t)
+	bin := buildBinary(t)
+	home := t.TempDir()
+	roll := filepath.Join(home, ".codex", "sessions", "2025", "11", "01", "rollout-2025-11-01T00-00-00-a392ff33-2928-4000-8000-000000000000.jsonl")
+	b := place(t, corpus, "codex/agentv__a392ff332928-0__full.jsonl", roll)
+	n := 0
+	b = regexp.MustCompile(`"(input_tokens|output_tokens|cached_input_tokens)":[0-9]+`).ReplaceAllFunc(b, func(m []byte) []byte {
+		n++
+		key := m[:bytes.IndexByte(m, ':')+1]
+		switch n % 3 {
+		case 0:
+			return append(key, "-6"...)
+		case 1:
+			return append(key, "99999999999999999999"...) // beyond int64: the line is refused
+		}
+		return append(key, "9223372036854775807"...)
+	})
+	if n < 6 {
+		t.Skip("no token totals to damage")
+	}
+	os.WriteFile(roll, b, 0o600)
+	data := filepath.Join(t.TempDir(), "data")
+	runScan(t, bin, home, data)
+	sameAsBuild(t, bin, data, []string{roll}, "scan of impossible token totals")
+	maps, _ := filepath.Glob(filepath.Join(data, "maps", "codex", "*", "*", "*.json.gz"))
+	if len(maps) != 1 {
+		t.Fatalf("%d codex maps", len(maps))
+	}
+	if out, err := exec.Command(bin, append([]string{"validate"}, maps...)...).CombinedOutput(); err != nil {
+		t.Fatalf("validate: %v\n%s", err, out)
+	}
 }
