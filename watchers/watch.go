@@ -71,7 +71,7 @@ type Watcher struct {
 	known   map[string]FileStat
 	watched map[string]watch  // directory (as seen under its root) → its watch
 	byReal  map[string]string // resolved directory watched → the directory under its root
-	dirs    map[FileID]string // directory identity → the one name it is walked under
+	dirs    map[string]string // resolved directory → the one name it is walked under
 	used    int
 	perFile bool // kqueue: every entry of a watched directory costs a descriptor
 	capped  bool
@@ -111,7 +111,7 @@ func NewWatcher(roots []Root, opt WatchOptions) *Watcher {
 	return &Watcher{
 		roots: roots, opt: opt, out: make(chan Update, 1), log: log.With("component", "watch"),
 		known: map[string]FileStat{}, watched: map[string]watch{}, byReal: map[string]string{},
-		dirs: map[FileID]string{}, warned: map[string]bool{}, pending: map[string]FileStat{},
+		dirs: map[string]string{}, warned: map[string]bool{}, pending: map[string]FileStat{},
 		perFile: kqueue(runtime.GOOS),
 	}
 }
@@ -218,7 +218,7 @@ func (w *Watcher) note(fs FileStat) {
 // directories, and reporting files that disappeared.
 func (w *Watcher) fullScan() {
 	seen := map[string]bool{}
-	w.dirs = map[FileID]string{} // every directory is claimed afresh, in walk order
+	w.dirs = map[string]string{} // every directory is claimed afresh, in walk order
 	for _, r := range w.roots {
 		w.walk(r, r.Dir, seen)
 	}
@@ -238,7 +238,8 @@ func (w *Watcher) fullScan() {
 // walk scans dir (inside root r) recursively. Symbolic links to
 // directories are followed (users keep ~/.claude or a project directory on
 // another disk or in a dotfiles repository); a directory reached a second
-// time, through a loop or under another name, is walked once only.
+// time, through a loop or under another name, is walked once only (names
+// are compared resolved, so a bind mount is not seen as a second name).
 func (w *Watcher) walk(r Root, dir string, seen map[string]bool) {
 	if _, err := os.Stat(r.Dir); err != nil {
 		if li, lerr := os.Lstat(r.Dir); lerr == nil && li.Mode()&fs.ModeSymlink != 0 && !w.warned[r.Dir] {
@@ -258,51 +259,60 @@ func (w *Watcher) walk(r Root, dir string, seen map[string]bool) {
 		}
 		return
 	}
-	w.walkDir(r, dir, seen, map[FileID]bool{})
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		real = dir
+	}
+	w.walkDir(r, dir, real, seen, nil)
 }
 
-// walkDir walks one directory (dir is its name under the root; it may be
-// a symbolic link). chain holds the identities of the directories above it
-// in this walk: a link back to one of them is a loop and is not entered.
-func (w *Watcher) walkDir(r Root, dir string, seen map[string]bool, chain map[FileID]bool) {
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() || !r.Descend(dir) {
-		return // vanished or unreadable: the next scan will tell
+// walkDir walks one directory: dir is its name under the root (it may be
+// a symbolic link), real the directory it resolves to, kept along the walk
+// so that only links cost a resolution. chain holds the resolved
+// directories above it in this walk: a link to one of them (or to a
+// directory above them) is a loop and is not entered.
+func (w *Watcher) walkDir(r Root, dir, real string, seen map[string]bool, chain []string) {
+	if !r.Descend(dir) {
+		return
 	}
-	if id := StatID(fi); id.Known() {
-		if chain[id] {
+	for _, c := range chain {
+		if c == real || isUnder(real, c) {
 			w.once("loop:"+dir, "symbolic link loop; not followed", "agent", r.Agent, "path", dir)
 			return
 		}
-		if other, ok := w.dirs[id]; ok && other != dir && sameDir(other, id) {
-			// The same directory under two names (a link to a sibling, two
-			// roots that are one): its logs are read under the first name
-			// only, or every session would count twice.
-			w.once("alias:"+dir, "directory already followed under another name; skipped", "agent", r.Agent,
-				"path", dir, "followed", other)
-			return
-		}
-		w.dirs[id] = dir
-		chain[id] = true
-		defer delete(chain, id)
 	}
-	w.watch(dir)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+	if other, ok := w.dirs[real]; ok && other != dir && resolvesTo(other, real) {
+		// The same directory under two names (a link to a sibling, two
+		// roots that are one): its logs are read under the first name
+		// only, or every session would count twice.
+		w.once("alias:"+dir, "directory already followed under another name; skipped", "agent", r.Agent,
+			"path", dir, "followed", other)
 		return
 	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return // vanished or unreadable: the next scan will tell
+	}
+	w.dirs[real] = dir
+	w.watchAt(dir, real)
+	chain = append(chain, real)
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
-		isDir := e.IsDir()
+		isDir, pReal := e.IsDir(), filepath.Join(real, e.Name())
 		if e.Type()&fs.ModeSymlink != 0 {
 			ti, err := os.Stat(p)
 			if err != nil {
 				continue // a dangling link
 			}
 			isDir = ti.IsDir()
+			if isDir {
+				if pReal, err = filepath.EvalSymlinks(p); err != nil {
+					continue
+				}
+			}
 		}
 		if isDir {
-			w.walkDir(r, p, seen, chain)
+			w.walkDir(r, p, pReal, seen, chain)
 			continue
 		}
 		if form := r.Form(p); form != "" {
@@ -316,10 +326,10 @@ func (w *Watcher) walkDir(r Root, dir string, seen map[string]bool, chain map[Fi
 	}
 }
 
-// sameDir reports whether dir is still the directory with identity id.
-func sameDir(dir string, id FileID) bool {
-	fi, err := os.Stat(dir)
-	return err == nil && fi.IsDir() && StatID(fi) == id
+// resolvesTo reports whether dir still resolves to the directory real.
+func resolvesTo(dir, real string) bool {
+	r, err := filepath.EvalSymlinks(dir)
+	return err == nil && r == real
 }
 
 // once logs a warning the first time key is seen.
@@ -464,16 +474,22 @@ func kqueue(goos string) bool {
 	return false
 }
 
+// watch watches a directory outside a walk (the ancestor of a missing
+// root).
 func (w *Watcher) watch(dir string) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		real = dir
+	}
+	w.watchAt(dir, real)
+}
+
+// watchAt watches dir, which resolves to real. The watch goes on the
+// resolved directory: a watch on a link's name is not followed by every
+// backend, and two names of one directory must not share a watch.
+func (w *Watcher) watchAt(dir, real string) {
 	if w.fsw == nil {
 		return
-	}
-	// The watch goes on the resolved directory: a watch on a link's name
-	// is not followed by every backend, and two names of one directory
-	// must not share a watch.
-	real := dir
-	if r, err := filepath.EvalSymlinks(dir); err == nil {
-		real = r
 	}
 	if old, ok := w.watched[dir]; ok {
 		if old.real == real {
