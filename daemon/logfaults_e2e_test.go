@@ -373,7 +373,7 @@ func TestUnreadableLogRetried(t *testing.T) {
 	data := filepath.Join(home, "data")
 
 	out, err := u.command(home, "scan", "--data-dir", data).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "1 logs could not be read") {
+	if err == nil || !strings.Contains(string(out), "1 log could not be read") {
 		t.Fatalf("scan over an unreadable log: %v\n%s", err, out)
 	}
 

@@ -131,7 +131,11 @@ type UnreadableLogs struct {
 // unreadableError is what a one-shot catch-up returns when some logs could
 // not be read: their sessions are not in the store.
 func (d *Daemon) unreadableError() error {
-	if n := len(d.unreadable); n > 0 {
+	switch n := len(d.unreadable); n {
+	case 0:
+	case 1:
+		return errors.New("1 log could not be read (see the log); its session is mapped by a later scan once it can be")
+	default:
 		return fmt.Errorf("%d logs could not be read (see the log); their sessions are mapped by a later scan once they can be", n)
 	}
 	return nil
