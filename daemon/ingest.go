@@ -141,16 +141,17 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 		s.Path, s.Missing = f.Path, false
 		d.byPath[f.Path] = s
 		d.commitGroup()
-		if err := d.db.PutSource(s); err != nil {
-			d.log.Error("cannot record a moved file", "component", "daemon", "path", f.Path, "err", err)
-		}
 		d.log.Info("file moved; following it", "component", "daemon", "agent", s.Agent, "path", f.Path,
 			"session", s.Session)
 		if s.Form == watchers.FormLines && d.routeChanged(s) {
 			// Renamed to another session (a Claude transcript given
 			// another uuid): the session follows the name, as build's
-			// does; the tailer reads the file again under it.
+			// does; the tailer reads the file again under it. The new
+			// path is recorded with that reset, in one transaction: after
+			// a crash before it, the move is found again.
 			d.reroute[s.ID] = true
+		} else if err := d.db.PutSource(s); err != nil {
+			d.log.Error("cannot record a moved file", "component", "daemon", "path", f.Path, "err", err)
 		}
 		if f.Archived {
 			d.end(s.Session)

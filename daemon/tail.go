@@ -88,13 +88,17 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 		}
 		reset = true
 	}
-	if !reset && d.reroute[s.ID] {
+	if d.reroute[s.ID] {
+		// Moved to a name of another session. A rebuild above already
+		// routed it from its new name.
 		delete(d.reroute, s.ID)
-		log.Info("log renamed to another session; reading it again under the new name", "offset", s.Offset)
-		if !d.rebase(s, id) {
-			return
+		if !reset {
+			log.Info("log renamed to another session; reading it again under the new name", "offset", s.Offset)
+			if !d.rebase(s, id) {
+				return
+			}
+			reset = true
 		}
-		reset = true
 	}
 	if !reset && d.rewrittenInPlace(s, f, size, fi.ModTime()) {
 		log.Warn("log rewritten in place; rebuilding it from the start", "offset", s.Offset)
