@@ -255,6 +255,12 @@ func (d *Daemon) rebase(s *state.Source, id watchers.FileID) bool {
 			if sess := d.sessions[old]; sess != nil {
 				d.commitGroup()
 				sess.Gen++
+				if sess.EndedMs == 0 {
+					// Written again at once: a map left of a session
+					// this file no longer feeds should not wait for the
+					// idle time (nor for a crash to outlive it).
+					sess.EndedMs = ms(d.opt.Clock.Now())
+				}
 				d.mark(old)
 				if err := d.db.PutSessions(sess); err != nil {
 					d.log.Error("cannot record a session change", "component", "tail", "session", old, "err", err)
