@@ -1,0 +1,131 @@
+package jsonscan
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// validCases are values encoding/json accepts; the walk must accept each.
+var validCases = []string{
+	`{}`, `[]`, `""`, `0`, `-0`, `1.5e+10`, `-12.25E-3`, `true`, `false`, `null`,
+	` {"a" : [1, {"b": null}, "c\"\\\/\b\f\n\r\t\u00e9\uD83D\uDE00"] } `,
+	`{"long":"` + strings.Repeat("abcdefgh", 100) + `"}`,
+	"\"\xff\xfe invalid UTF-8 is accepted\"",
+	`{"k\u00e9y": {"caf` + "\xc3\xa9" + `": 1}}`, // escaped and non-ASCII keys inside a value
+}
+
+// invalidCases are refused by encoding/json; the walk must refuse each.
+var invalidCases = []string{
+	``, ` `, `{`, `}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `[1 2]`, `{"a":1 "b":2}`,
+	`01`, `1.`, `.5`, `1e`, `-`, `+1`, `tru`, `nul`, `True`, `"abc`, `"\x"`, `"\u12"`, `"\u12g4"`,
+	"\"a\x01b\"", "\"tab\there\"", `{"a":1}}`, `{"a":1} 2`, `[`, `"` + strings.Repeat("a", 20) + "\x1f" + `"`,
+	`{'a':1}`, `{"a":NaN}`,
+}
+
+func TestValidAgreesWithEncodingJSON(t *testing.T) {
+	for _, c := range validCases {
+		if !json.Valid([]byte(c)) {
+			t.Fatalf("test case %q is not valid JSON", c)
+		}
+		if !Valid([]byte(c)) {
+			t.Errorf("Valid(%q) = false", c)
+		}
+	}
+	for _, c := range invalidCases {
+		if json.Valid([]byte(c)) {
+			t.Fatalf("test case %q is valid JSON", c)
+		}
+		if Valid([]byte(c)) {
+			t.Errorf("Valid(%q) = true", c)
+		}
+	}
+}
+
+func TestObjectHandsOutMembers(t *testing.T) {
+	var got []string
+	ok := Object([]byte(` {"a": [1, 2], "b":{"c":"d"} ,"e":"x\"y"} `), func(k, v []byte) bool {
+		got = append(got, string(k)+"="+string(v))
+		return true
+	})
+	want := `a=[1, 2] b={"c":"d"} e="x\"y"`
+	if !ok || strings.Join(got, " ") != want {
+		t.Fatalf("got %v %q, want %q", ok, got, want)
+	}
+	if Object([]byte(`{"a\u0062":1}`), func(k, v []byte) bool { return true }) {
+		t.Error("a walked key with an escape was accepted")
+	}
+	if Object([]byte(`{"a":1,"b":2}`), func(k, v []byte) bool { return string(k) != "b" }) {
+		t.Error("Object went on after fn returned false")
+	}
+	if Object([]byte(`[1]`), nil) || Array([]byte(`{}`), nil) {
+		t.Error("a value of the other kind was accepted")
+	}
+	var elems []string
+	if !Array([]byte(`[ 1 ,"a",{"b":[]}, null]`), func(e []byte) bool { elems = append(elems, string(e)); return true }) ||
+		strings.Join(elems, "|") != `1|"a"|{"b":[]}|null` {
+		t.Errorf("Array gave %q", elems)
+	}
+}
+
+func TestDeepNestingIsRefused(t *testing.T) {
+	deep := strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)
+	if Valid([]byte(deep)) {
+		t.Error("nesting past the limit was walked")
+	}
+	ok := strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1)
+	if !Valid([]byte(ok)) {
+		t.Error("nesting within the limit was refused")
+	}
+}
+
+func TestKeysIndex(t *testing.T) {
+	k := NewKeys("type", "sessionId")
+	for _, c := range []struct {
+		key   string
+		i     int
+		folds bool
+	}{{"type", 0, false}, {"sessionId", 1, false}, {"TYPE", -1, true}, {"sessionid", -1, true}, {"other", -1, false}, {strings.Repeat("x", 80), -1, false}} {
+		if i, folds := k.Index([]byte(c.key)); i != c.i || folds != c.folds {
+			t.Errorf("Index(%q) = %d, %v; want %d, %v", c.key, i, folds, c.i, c.folds)
+		}
+	}
+}
+
+// FuzzValid holds the walk to encoding/json: whatever it accepts,
+// encoding/json accepts.
+func FuzzValid(f *testing.F) {
+	for _, c := range append(validCases, invalidCases...) {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if Valid(b) && !json.Valid(b) {
+			t.Fatalf("walk accepted invalid JSON %q", b)
+		}
+		if Object(b, func(k, v []byte) bool { return Valid(v) }) && !json.Valid(b) {
+			t.Fatalf("Object accepted invalid JSON %q", b)
+		}
+	})
+}
+
+func BenchmarkValid(b *testing.B) {
+	doc := []byte(`{"type":"user","message":{"content":[{"type":"tool_result","content":"` +
+		strings.Repeat(`line of output with \"quotes\" and text\n`, 2000) + `"}]}}`)
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if !Valid(doc) {
+			b.Fatal("invalid")
+		}
+	}
+}
+
+func BenchmarkValidEncodingJSON(b *testing.B) {
+	doc := []byte(`{"type":"user","message":{"content":[{"type":"tool_result","content":"` +
+		strings.Repeat(`line of output with \"quotes\" and text\n`, 2000) + `"}]}}`)
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if !json.Valid(doc) {
+			b.Fatal("invalid")
+		}
+	}
+}
