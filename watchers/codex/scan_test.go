@@ -29,6 +29,15 @@ func checkScan(t testing.TB, line []byte) bool {
 	if !reflect.DeepEqual(fast, slow) {
 		t.Fatalf("the walk and encoding/json disagree on %q:\nwalk %+v\njson %+v", line, fast, slow)
 	}
+	for _, it := range []*item{&fast.item, fast.Payload} {
+		if it != nil && len(it.Content) > 0 && it.Content[0] == '[' {
+			var want []contentPart
+			_ = json.Unmarshal(it.Content, &want)
+			if got := contentParts(it.Content); !reflect.DeepEqual(got, want) {
+				t.Fatalf("content parts of %q: walk %+v, encoding/json %+v", line, got, want)
+			}
+		}
+	}
 	return true
 }
 
@@ -103,6 +112,11 @@ func TestScanGivesUpOnWhatItDoesNotMirror(t *testing.T) {
 		`{"type":"event_msg","payload":{"Call_ID":"c"}}`,
 		`{"type":"event_msg","payload":"text"}`,
 		`{"typ\u0065":"event_msg"}`,
+		// A count that is not an integer stops encoding/json's decoding of
+		// the line there (tokenUsage.UnmarshalJSON fails): the rest stays
+		// empty, which only encoding/json itself mirrors.
+		`{"type":"event_msg","payload":{"info":{"total_token_usage":{"input_tokens":1.5}},"type":"token_count"}}`,
+		`{"type":"event_msg","payload":{"type":"exec_command_end","exit_code":"1"}}`,
 		`{"type":"event_msg","payload":{"type":"x"}`,
 		`{"type":"event_msg"}]`,
 	} {
@@ -113,12 +127,14 @@ func TestScanGivesUpOnWhatItDoesNotMirror(t *testing.T) {
 	}
 	for _, line := range []string{
 		`{"timestamp":"2025-01-01T00:00:00Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":"{\"output\":\"x\"}"}}`,
-		`{"type":"event_msg","payload":{"type":"exec_command_end","exit_code":"1","success":null,"parsed_cmd":[{"type":"read","path":5}],"changes":{"a":{"type":"add"}}}}`,
-		`{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1.5,"output_tokens":2}}}}`,
+		`{"type":"event_msg","payload":{"type":"exec_command_end","exit_code":1,"success":null,"parsed_cmd":[{"type":"read","path":"a"}],"changes":{"a":{"type":"add"}}}}`,
+		`{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":-1,"output_tokens":2}}}}`,
 		`{"type":"session_meta","payload":{"id":"x","git":null,"cwd":"caf\u00e9","cli_version":7,"turn_attribution":{"turn_id":"t"}}}`,
 		`{"id":"x","timestamp":"2025-01-01T00:00:00Z","instructions":null}`,
 		`{"session":{"id":"s"},"items":[{"type":"message"},null]}`,
 		`{"record_type":"state","payload":null}`,
+		`{"type":"response_item","payload":{"type":"message","content":[{"type":"input_text","text":"a\nb"},null,{"type":"input_image","image_url":"data:"}]}}`,
+		`{"type":"response_item","payload":{"type":"message","content":[5,{"TEXT":"x"}]}}`,
 	} {
 		if !checkScan(t, []byte(line)) {
 			t.Errorf("walk gave up on %q", line)

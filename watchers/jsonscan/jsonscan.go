@@ -16,7 +16,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -407,20 +407,96 @@ func (f *Fields[T]) Fill(t *T, raw []byte) bool {
 }
 
 // String returns the string a JSON string literal decodes to, as
-// encoding/json decodes it (invalid UTF-8 becomes U+FFFD); ok is false
-// when raw is not a string.
+// encoding/json decodes it (invalid UTF-8 and lone surrogates become
+// U+FFFD); ok is false when raw is not one valid string literal
+// (surrounding white space allowed).
 func String(raw []byte) (s string, ok bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '"' {
 		return "", false
 	}
-	body := raw[1 : len(raw)-1]
+	end, ok := str(raw, i+1)
+	if !ok || skipSpace(raw, end) != len(raw) {
+		return "", false
+	}
+	body := raw[i+1 : end-1]
 	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
 		return string(body), true
 	}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
+	return string(unescape(body)), true
+}
+
+// unescape decodes the body of a validated string literal the way
+// encoding/json's unquote does.
+func unescape(s []byte) []byte {
+	b := make([]byte, 0, len(s)+2*utf8.UTFMax)
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			e := s[i+1]
+			i += 2
+			switch e {
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r := hex4(s[i:])
+				i += 4
+				if utf16.IsSurrogate(r) {
+					var lo rune = -1
+					if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+						lo = hex4(s[i+2:])
+					}
+					if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
+						b = utf8.AppendRune(b, dec)
+						i += 6
+						continue
+					}
+					r = utf8.RuneError
+				}
+				b = utf8.AppendRune(b, r)
+			default: // '"', '\\', '/'
+				b = append(b, e)
+			}
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			i++
+		default:
+			r, n := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				b = utf8.AppendRune(b, utf8.RuneError)
+			} else {
+				b = append(b, s[i:i+n]...)
+			}
+			i += n
+		}
 	}
-	return s, true
+	return b
+}
+
+// hex4 reads the four hex digits of a validated \u escape.
+func hex4(s []byte) rune {
+	var r rune
+	for _, c := range s[:4] {
+		r <<= 4
+		switch {
+		case c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a':
+			r |= rune(c-'a') + 10
+		default:
+			r |= rune(c-'A') + 10
+		}
+	}
+	return r
 }
 
 // Raw is the setter of a json.RawMessage field: the member's raw value,
@@ -439,13 +515,12 @@ func Text[T any](dst func(*T) *string) func(*T, []byte) bool {
 // Decoded is the setter of a field of any other type, for small members:
 // the value is decoded with encoding/json into the field dst returns a
 // pointer to, as decoding the whole object would (a null makes a pointer
-// nil; a type error leaves what was decoded and is not a failure).
+// nil). Any error gives up: a type error inside the member, which
+// encoding/json notes and steps over, could also come from an
+// UnmarshalJSON method, which stops the decoding of the whole object
+// where it is.
 func Decoded[T any](dst func(*T) any) func(*T, []byte) bool {
-	return func(t *T, v []byte) bool {
-		err := json.Unmarshal(v, dst(t))
-		var te *json.UnmarshalTypeError
-		return err == nil || errors.As(err, &te)
-	}
+	return func(t *T, v []byte) bool { return json.Unmarshal(v, dst(t)) == nil }
 }
 
 // Pointer is the setter of a *V field whose members f reads: null leaves

@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -128,4 +129,37 @@ func BenchmarkValidEncodingJSON(b *testing.B) {
 			b.Fatal("invalid")
 		}
 	}
+}
+
+var stringCases = []string{
+	`""`, `"plain"`, ` "spaced" `, "\t\"x\"\n", `"x" y`, `"caf` + "\xc3\xa9" + `"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u4e2d"`, `"\ud83d\ude00"`,
+	`"\ud83d"`, `"\ude00x"`, `"\ud83d\ud83d\ude00"`, `"\ud83dx\u0041"`, "\"\xff\xfe\x80\"", "\"\xed\xa0\x80\"",
+	`"\u0000"`, `"abc`, `"a"b"`, `"\x"`, "\"\x01\"", `5`, `"\ud83d\u00`,
+}
+
+func TestStringAgreesWithEncodingJSON(t *testing.T) {
+	for _, c := range stringCases {
+		checkString(t, []byte(c))
+	}
+}
+
+func checkString(t *testing.T, raw []byte) {
+	var want string
+	trimmed := bytes.TrimLeft(raw, " \t\r\n")
+	wantOK := json.Unmarshal(raw, &want) == nil && len(trimmed) > 0 && trimmed[0] == '"'
+	got, ok := String(raw)
+	if ok != wantOK || got != want {
+		t.Errorf("String(%q) = %q, %v; encoding/json gives %q, %v", raw, got, ok, want, wantOK)
+	}
+}
+
+func FuzzString(f *testing.F) {
+	for _, c := range stringCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		checkString(t, raw)
+		quoted := append(append([]byte{'"'}, raw...), '"')
+		checkString(t, quoted)
+	})
 }
