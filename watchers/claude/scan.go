@@ -77,18 +77,19 @@ var messageFields = jsonscan.NewFields(
 	}},
 )
 
-// scanBlocks reads an array of content blocks as decode would into
+// scanBlocks reads an array of content blocks, valid JSON (a member of a
+// walked line, or of a line encoding/json decoded), as decode would into
 // []block (an empty array gives an empty, non-nil slice), or reports
 // false.
 func scanBlocks(raw []byte) ([]block, bool) {
 	blocks := []block{}
-	ok := jsonscan.Array(raw, func(elem []byte) bool {
+	ok := jsonscan.ArrayValid(raw, func(elem []byte) bool {
 		blocks = append(blocks, block{})
 		switch elem[0] {
 		case 'n':
 			return true
 		case '{':
-			return blockFields.Fill(&blocks[len(blocks)-1], elem)
+			return blockFields.FillValid(&blocks[len(blocks)-1], elem)
 		}
 		return false
 	})
@@ -142,7 +143,7 @@ func (s *structured) scan(raw []byte) bool {
 		s.text = raw
 	case '{':
 		s.obj = &toolUseResult{}
-		return turFields.Fill(s.obj, raw)
+		return turFields.FillValid(s.obj, raw)
 	}
 	return true
 }

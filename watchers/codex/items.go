@@ -363,18 +363,19 @@ var partFields = jsonscan.NewFields(
 	jsonscan.Field[contentPart]{Name: "text", Set: jsonscan.Text(func(c *contentPart) *string { return &c.Text })},
 )
 
-// contentParts reads an array of content parts as json.Unmarshal would,
+// contentParts reads an array of content parts, valid JSON (a member of a
+// decoded line), as json.Unmarshal would,
 // walking it when it has the usual shape (texts are decoded, the rest is
 // stepped over).
 func contentParts(raw json.RawMessage) []contentPart {
 	parts := []contentPart{}
-	ok := jsonscan.Array(raw, func(elem []byte) bool {
+	ok := jsonscan.ArrayValid(raw, func(elem []byte) bool {
 		parts = append(parts, contentPart{})
 		switch elem[0] {
 		case 'n':
 			return true
 		case '{':
-			return partFields.Fill(&parts[len(parts)-1], elem)
+			return partFields.FillValid(&parts[len(parts)-1], elem)
 		}
 		return false
 	})

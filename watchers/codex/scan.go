@@ -2,6 +2,7 @@ package codex
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
@@ -57,7 +58,7 @@ var itemFieldList = []jsonscan.Field[item]{
 	{Name: "message", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Message })},
 	{Name: "images", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Images })},
 	{Name: "local_images", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.LocalImages })},
-	{Name: "info", Set: jsonscan.Decoded(func(it *item) any { return &it.Info })},
+	{Name: "info", Set: info},
 	{Name: "reason", Set: jsonscan.Text(func(it *item) *string { return &it.Reason })},
 	{Name: "codex_error_info", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.CodexErrorInfo })},
 	{Name: "error", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Error })},
@@ -100,4 +101,57 @@ func lineItemFields() []jsonscan.Field[rawLine] {
 		fs[i] = jsonscan.Field[rawLine]{Name: f.Name, Set: func(l *rawLine, v []byte) bool { return set(&l.item, v) }}
 	}
 	return fs
+}
+
+// token_count lines come once per response: their counts are walked
+// rather than decoded.
+
+var infoFields = jsonscan.NewFields(
+	jsonscan.Field[tokenInfo]{Name: "total_token_usage", Set: jsonscan.Pointer(func(i *tokenInfo) **tokenUsage { return &i.Total }, usageFields)},
+	jsonscan.Field[tokenInfo]{Name: "last_token_usage", Set: jsonscan.Pointer(func(i *tokenInfo) **tokenUsage { return &i.Last }, usageFields)},
+	jsonscan.Field[tokenInfo]{Name: "model_context_window", Set: count(func(i *tokenInfo) *int64 { return &i.Window })},
+)
+
+// usageFields read a usage as tokenUsage.UnmarshalJSON does; Fill's
+// caller clamps the counts (see tokenUsage.clamp).
+var usageFields = jsonscan.NewFields(
+	jsonscan.Field[tokenUsage]{Name: "input_tokens", Set: count(func(u *tokenUsage) *int64 { return &u.Input })},
+	jsonscan.Field[tokenUsage]{Name: "cached_input_tokens", Set: count(func(u *tokenUsage) *int64 { return &u.Cached })},
+	jsonscan.Field[tokenUsage]{Name: "cache_write_input_tokens", Set: count(func(u *tokenUsage) *int64 { return &u.CacheWrite })},
+	jsonscan.Field[tokenUsage]{Name: "output_tokens", Set: count(func(u *tokenUsage) *int64 { return &u.Output })},
+)
+
+// count sets an int64 field from an integer literal; null leaves it, and
+// anything else (a fraction, an exponent, a string) gives up, as it fails
+// or stops encoding/json.
+func count[T any](dst func(*T) *int64) func(*T, []byte) bool {
+	return func(t *T, v []byte) bool {
+		if v[0] == 'n' {
+			return true
+		}
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		*dst(t) = n
+		return err == nil
+	}
+}
+
+// info walks payload.info: null leaves it nil, an object is walked and
+// its usages clamped as tokenUsage.UnmarshalJSON clamps them.
+func info(it *item, v []byte) bool {
+	switch v[0] {
+	case 'n':
+		return true
+	case '{':
+		it.Info = &tokenInfo{}
+		if !infoFields.FillValid(it.Info, v) {
+			return false
+		}
+		for _, u := range []*tokenUsage{it.Info.Total, it.Info.Last} {
+			if u != nil {
+				u.clamp()
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -76,6 +76,15 @@ func TestScanFieldsAreAllTheStructs(t *testing.T) {
 	if got, want := lineFields.Names(), jsonNames(reflect.TypeFor[rawLine]()); !sameSet(got, want) {
 		t.Errorf("line walk names %v, struct has %v", got, want)
 	}
+	if got, want := infoFields.Names(), jsonNames(reflect.TypeFor[tokenInfo]()); !sameSet(got, want) {
+		t.Errorf("info walk names %v, struct has %v", got, want)
+	}
+	if got, want := usageFields.Names(), jsonNames(reflect.TypeFor[tokenUsage]()); !sameSet(got, want) {
+		t.Errorf("usage walk names %v, struct has %v", got, want)
+	}
+	if got, want := partFields.Names(), jsonNames(reflect.TypeFor[contentPart]()); !sameSet(got, want) {
+		t.Errorf("content part walk names %v, struct has %v", got, want)
+	}
 }
 
 // jsonNames lists the member names encoding/json matches in a struct,
@@ -117,6 +126,7 @@ func TestScanGivesUpOnWhatItDoesNotMirror(t *testing.T) {
 		// empty, which only encoding/json itself mirrors.
 		`{"type":"event_msg","payload":{"info":{"total_token_usage":{"input_tokens":1.5}},"type":"token_count"}}`,
 		`{"type":"event_msg","payload":{"type":"exec_command_end","exit_code":"1"}}`,
+		`{"type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"output_tokens":"2"},"model_context_window":1e5}}}`,
 		`{"type":"event_msg","payload":{"type":"x"}`,
 		`{"type":"event_msg"}]`,
 	} {
@@ -128,7 +138,8 @@ func TestScanGivesUpOnWhatItDoesNotMirror(t *testing.T) {
 	for _, line := range []string{
 		`{"timestamp":"2025-01-01T00:00:00Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":"{\"output\":\"x\"}"}}`,
 		`{"type":"event_msg","payload":{"type":"exec_command_end","exit_code":1,"success":null,"parsed_cmd":[{"type":"read","path":"a"}],"changes":{"a":{"type":"add"}}}}`,
-		`{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":-1,"output_tokens":2}}}}`,
+		`{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":-1,"output_tokens":2,"cached_input_tokens":null},"last_token_usage":{"input_tokens":1099511627777},"model_context_window":-0}}}`,
+		`{"type":"event_msg","payload":{"type":"token_count","info":null}}`,
 		`{"type":"session_meta","payload":{"id":"x","git":null,"cwd":"caf\u00e9","cli_version":7,"turn_attribution":{"turn_id":"t"}}}`,
 		`{"id":"x","timestamp":"2025-01-01T00:00:00Z","instructions":null}`,
 		`{"session":{"id":"s"},"items":[{"type":"message"},null]}`,
@@ -156,6 +167,7 @@ func FuzzScan(f *testing.F) {
 			}
 		}
 	}
+	f.Add([]byte(`{"type":"event_msg","payload":{"info":{"total_token_usage":{"input_tokens":1.5}},"type":"token_count"},"timestamp":"x"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		if checkScan(t, line) && !json.Valid(bytes.TrimSpace(line)) {
 			t.Fatalf("walk took invalid JSON %q", line)

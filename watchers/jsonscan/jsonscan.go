@@ -29,11 +29,18 @@ const maxDepth = 1000
 // member's raw value. It reports false when raw is not one valid object,
 // when a key has an escape or a non-ASCII byte, or when fn returns false.
 func Object(raw []byte, fn func(key, val []byte) bool) bool {
+	return Valid(raw) && ObjectValid(raw, fn)
+}
+
+// ObjectValid is Object for a raw value already known to be valid JSON (a
+// member handed out by a walk): it is not validated again, and strings are
+// stepped over by looking for their closing quote only.
+func ObjectValid(raw []byte, fn func(key, val []byte) bool) bool {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return false
 	}
-	end, ok := members(raw, i, 0, fn)
+	end, ok := members(raw, i, 0, true, fn)
 	return ok && skipSpace(raw, end) == len(raw)
 }
 
@@ -41,11 +48,17 @@ func Object(raw []byte, fn func(key, val []byte) bool) bool {
 // allowed), in order. It reports false when raw is not one valid array or
 // when fn returns false.
 func Array(raw []byte, fn func(elem []byte) bool) bool {
+	return Valid(raw) && ArrayValid(raw, fn)
+}
+
+// ArrayValid is Array for a raw value already known to be valid JSON (see
+// ObjectValid).
+func ArrayValid(raw []byte, fn func(elem []byte) bool) bool {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '[' {
 		return false
 	}
-	end, ok := elements(raw, i, 0, fn)
+	end, ok := elements(raw, i, 0, true, fn)
 	return ok && skipSpace(raw, end) == len(raw)
 }
 
@@ -53,13 +66,13 @@ func Array(raw []byte, fn func(elem []byte) bool) bool {
 // space allowed) that the walk handles; see the package comment.
 func Valid(raw []byte) bool {
 	i := skipSpace(raw, 0)
-	end, ok := value(raw, i, 0)
+	end, ok := value(raw, i, 0, false)
 	return ok && skipSpace(raw, end) == len(raw)
 }
 
 // members walks the object whose '{' is at b[i] and returns the index
-// after its '}'.
-func members(b []byte, i, depth int, fn func(key, val []byte) bool) (int, bool) {
+// after its '}'. valid says b is known to be valid JSON.
+func members(b []byte, i, depth int, valid bool, fn func(key, val []byte) bool) (int, bool) {
 	if depth >= maxDepth {
 		return 0, false
 	}
@@ -78,7 +91,7 @@ func members(b []byte, i, depth int, fn func(key, val []byte) bool) (int, bool) 
 			kend, ok = plainKey(b, kstart)
 		} else {
 			// A key inside a value stepped over is only validated.
-			kend, ok = str(b, kstart)
+			kend, ok = stringEnd(b, kstart, valid)
 			kend--
 		}
 		if !ok {
@@ -90,7 +103,7 @@ func members(b []byte, i, depth int, fn func(key, val []byte) bool) (int, bool) 
 		}
 		i = skipSpace(b, i+1)
 		vstart := i
-		i, ok = value(b, i, depth+1)
+		i, ok = value(b, i, depth+1, valid)
 		if !ok {
 			return 0, false
 		}
@@ -106,7 +119,7 @@ func members(b []byte, i, depth int, fn func(key, val []byte) bool) (int, bool) 
 
 // elements walks the array whose '[' is at b[i] and returns the index
 // after its ']'.
-func elements(b []byte, i, depth int, fn func(elem []byte) bool) (int, bool) {
+func elements(b []byte, i, depth int, valid bool, fn func(elem []byte) bool) (int, bool) {
 	if depth >= maxDepth {
 		return 0, false
 	}
@@ -117,7 +130,7 @@ func elements(b []byte, i, depth int, fn func(elem []byte) bool) (int, bool) {
 	for {
 		start := i
 		var ok bool
-		i, ok = value(b, i, depth+1)
+		i, ok = value(b, i, depth+1, valid)
 		if !ok {
 			return 0, false
 		}
@@ -162,19 +175,22 @@ func plainKey(b []byte, i int) (int, bool) {
 	return 0, false
 }
 
-// value validates the value starting at b[i] and returns the index after
-// it.
-func value(b []byte, i, depth int) (int, bool) {
+// value validates the value starting at b[i] (only steps over it when
+// valid) and returns the index after it.
+func value(b []byte, i, depth int, valid bool) (int, bool) {
 	if i >= len(b) {
 		return 0, false
 	}
 	switch c := b[i]; {
 	case c == '"':
-		return str(b, i+1)
+		return stringEnd(b, i+1, valid)
 	case c == '{':
-		return members(b, i, depth, nil)
+		return members(b, i, depth, valid, nil)
 	case c == '[':
-		return elements(b, i, depth, nil)
+		return elements(b, i, depth, valid, nil)
+	case valid:
+		end := scalarEnd(b, i)
+		return end, end > i
 	case c == '-' || c >= '0' && c <= '9':
 		return number(b, i)
 	case c == 't':
@@ -230,6 +246,41 @@ func number(b []byte, i int) (int, bool) {
 
 func digits(b []byte, i int) int {
 	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// stringEnd is str, or only the search for the closing quote when the
+// string is known to be valid.
+func stringEnd(b []byte, i int, valid bool) (int, bool) {
+	if !valid {
+		return str(b, i)
+	}
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return 0, false
+		}
+		q := i + j
+		escapes := 0
+		for k := q - 1; k >= i && b[k] == '\\'; k-- {
+			escapes++
+		}
+		if escapes%2 == 0 {
+			return q + 1, true
+		}
+		i = q + 1
+	}
+}
+
+// scalarEnd steps over a number or literal known to be valid.
+func scalarEnd(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
 		i++
 	}
 	return i
@@ -388,8 +439,15 @@ func (f *Fields[T]) Names() []string { return f.keys.Names() }
 // twice, or matched only up to case. Members of no field are validated
 // and stepped over.
 func (f *Fields[T]) Fill(t *T, raw []byte) bool {
+	return Valid(raw) && f.FillValid(t, raw)
+}
+
+// FillValid is Fill for a raw value already known to be valid JSON (see
+// ObjectValid): setters get members of a validated value, so a setter that
+// walks its member uses FillValid or ArrayValid.
+func (f *Fields[T]) FillValid(t *T, raw []byte) bool {
 	var seen [2]uint64
-	return Object(raw, func(key, val []byte) bool {
+	return ObjectValid(raw, func(key, val []byte) bool {
 		i, folds := f.keys.Index(key)
 		switch {
 		case folds:
@@ -534,7 +592,7 @@ func Pointer[T, V any](dst func(*T) **V, f *Fields[V]) func(*T, []byte) bool {
 		case '{':
 			p := new(V)
 			*dst(t) = p
-			return f.Fill(p, v)
+			return f.FillValid(p, v)
 		}
 		return false
 	}

@@ -103,8 +103,21 @@ func FuzzValid(f *testing.F) {
 		if Valid(b) && !json.Valid(b) {
 			t.Fatalf("walk accepted invalid JSON %q", b)
 		}
-		if Object(b, func(k, v []byte) bool { return Valid(v) }) && !json.Valid(b) {
+		var viaObject, viaValid []string
+		collect := func(to *[]string) func(k, v []byte) bool {
+			return func(k, v []byte) bool { *to = append(*to, string(k)+"="+string(v)); return Valid(v) }
+		}
+		ok := Object(b, collect(&viaObject))
+		if ok && !json.Valid(b) {
 			t.Fatalf("Object accepted invalid JSON %q", b)
+		}
+		// On arbitrary bytes the walk that trusts its input must not
+		// fail in any other way than by giving up; on valid ones it
+		// gives what the validating walk gives.
+		okValid := ObjectValid(b, collect(&viaValid))
+		ArrayValid(b, func(e []byte) bool { return len(e) > 0 })
+		if ok && (!okValid || strings.Join(viaObject, "\x00") != strings.Join(viaValid, "\x00")) {
+			t.Fatalf("ObjectValid differs from Object on %q: %q, %q", b, viaObject, viaValid)
 		}
 	})
 }
