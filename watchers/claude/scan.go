@@ -63,7 +63,7 @@ var messageFields = jsonscan.NewFields(
 	msgField{Name: "id", Set: jsonscan.Text(func(m *message) *string { return &m.ID })},
 	msgField{Name: "model", Set: jsonscan.Text(func(m *message) *string { return &m.Model })},
 	msgField{Name: "stop_reason", Set: jsonscan.Raw(func(m *message) *json.RawMessage { return &m.StopReason })},
-	msgField{Name: "usage", Set: jsonscan.Decoded(func(m *message) any { return &m.Usage })},
+	msgField{Name: "usage", Set: jsonscan.Pointer(func(m *message) **usage { return &m.Usage }, usageFields)},
 	msgField{Name: "content", Set: func(m *message, v []byte) bool {
 		switch v[0] {
 		case '"':
@@ -147,3 +147,40 @@ func (s *structured) scan(raw []byte) bool {
 	}
 	return true
 }
+
+type inputField = jsonscan.Field[toolInput]
+
+// toolInputFields read a tool input's few path and name keys; contents,
+// old and new strings and prompts are stepped over.
+var toolInputFields = jsonscan.NewFields(
+	inputField{Name: "file_path", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.FilePath })},
+	inputField{Name: "notebook_path", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.NotebookPath })},
+	inputField{Name: "path", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.Path })},
+	inputField{Name: "pattern", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.Pattern })},
+	inputField{Name: "command", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.Command })},
+	inputField{Name: "url", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.URL })},
+	inputField{Name: "subagent_type", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.SubagentType })},
+	inputField{Name: "model", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.Model })},
+	inputField{Name: "skill", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.Skill })},
+)
+
+type usageField = jsonscan.Field[usage]
+
+type cacheSplit = struct {
+	M5 json.RawMessage `json:"ephemeral_5m_input_tokens"`
+	H1 json.RawMessage `json:"ephemeral_1h_input_tokens"`
+}
+
+var usageFields = jsonscan.NewFields(
+	usageField{Name: "input_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.Input })},
+	usageField{Name: "cache_creation_input_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.CacheCreation })},
+	usageField{Name: "cache_read_input_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.CacheRead })},
+	usageField{Name: "output_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.Output })},
+	usageField{Name: "cache_creation", Set: jsonscan.Pointer(func(u *usage) **cacheSplit { return &u.Split }, splitFields)},
+	usageField{Name: "speed", Set: jsonscan.Text(func(u *usage) *string { return &u.Speed })},
+)
+
+var splitFields = jsonscan.NewFields(
+	jsonscan.Field[cacheSplit]{Name: "ephemeral_5m_input_tokens", Set: jsonscan.Raw(func(s *cacheSplit) *json.RawMessage { return &s.M5 })},
+	jsonscan.Field[cacheSplit]{Name: "ephemeral_1h_input_tokens", Set: jsonscan.Raw(func(s *cacheSplit) *json.RawMessage { return &s.H1 })},
+)

@@ -44,6 +44,17 @@ func checkScan(t testing.TB, line []byte) bool {
 	if !reflect.DeepEqual(fast, slow) {
 		t.Fatalf("the walk and encoding/json disagree on %q:\nwalk %+v\njson %+v", line, fast, slow)
 	}
+	if fast.Message != nil {
+		for _, b := range fast.Message.Blocks {
+			var walked, decoded toolInput
+			if isObject(b.Input) && toolInputFields.FillValid(&walked, b.Input) {
+				_ = decode(b.Input, &decoded)
+				if !reflect.DeepEqual(walked, decoded) {
+					t.Fatalf("tool input of %q: walk %+v, encoding/json %+v", line, walked, decoded)
+				}
+			}
+		}
+	}
 	return true
 }
 
@@ -143,6 +154,9 @@ func TestScanKeysAreAllTheStructs(t *testing.T) {
 		{blockFields.Names(), reflect.TypeFor[block]()},
 		{turFields.Names(), reflect.TypeFor[toolUseResult]()},
 		{sourceFields.Names(), reflect.TypeFor[imageSource]()},
+		{toolInputFields.Names(), reflect.TypeFor[toolInput]()},
+		{usageFields.Names(), reflect.TypeFor[usage]()},
+		{splitFields.Names(), reflect.TypeFor[cacheSplit]()},
 	} {
 		got, want := c.names, jsonNames(c.typ)
 		slices.Sort(got)

@@ -155,3 +155,24 @@ func info(it *item, v []byte) bool {
 	}
 	return false
 }
+
+type argField = jsonscan.Field[args]
+
+// argFields read a tool call's whitelisted argument keys; script bodies,
+// stdin and prompts are stepped over.
+var argFields = jsonscan.NewFields(
+	argField{Name: "command", Set: jsonscan.Raw(func(a *args) *json.RawMessage { return &a.Command })},
+	argField{Name: "cmd", Set: jsonscan.Text(func(a *args) *string { return &a.Cmd })},
+	argField{Name: "workdir", Set: jsonscan.Text(func(a *args) *string { return &a.Workdir })},
+	argField{Name: "session_id", Set: jsonscan.Raw(func(a *args) *json.RawMessage { return &a.SessionID })},
+	argField{Name: "path", Set: jsonscan.Text(func(a *args) *string { return &a.Path })},
+	argField{Name: "file_path", Set: jsonscan.Text(func(a *args) *string { return &a.FilePath })},
+	argField{Name: "dir_path", Set: jsonscan.Text(func(a *args) *string { return &a.DirPath })},
+	argField{Name: "input", Set: jsonscan.Text(func(a *args) *string { return &a.Input })},
+	argField{Name: "patch", Set: jsonscan.Text(func(a *args) *string { return &a.Patch })},
+	argField{Name: "agent_type", Set: jsonscan.Text(func(a *args) *string { return &a.AgentType })},
+	argField{Name: "agent_role", Set: jsonscan.Text(func(a *args) *string { return &a.AgentRole })},
+	argField{Name: "model", Set: jsonscan.Text(func(a *args) *string { return &a.Model })},
+	argField{Name: "server", Set: jsonscan.Text(func(a *args) *string { return &a.Server })},
+	argField{Name: "url", Set: jsonscan.Text(func(a *args) *string { return &a.URL })},
+)

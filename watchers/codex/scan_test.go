@@ -30,6 +30,9 @@ func checkScan(t testing.TB, line []byte) bool {
 		t.Fatalf("the walk and encoding/json disagree on %q:\nwalk %+v\njson %+v", line, fast, slow)
 	}
 	for _, it := range []*item{&fast.item, fast.Payload} {
+		if it != nil && len(it.Arguments) > 0 {
+			checkArgs(t, it.Arguments)
+		}
 		if it != nil && len(it.Content) > 0 && it.Content[0] == '[' {
 			var want []contentPart
 			_ = json.Unmarshal(it.Content, &want)
@@ -39,6 +42,30 @@ func checkScan(t testing.TB, line []byte) bool {
 		}
 	}
 	return true
+}
+
+// checkArgs holds the walk of a call's arguments to encoding/json.
+func checkArgs(t testing.TB, raw json.RawMessage) {
+	t.Helper()
+	s := string(raw)
+	if raw[0] == '"' {
+		if json.Unmarshal(raw, &s) != nil {
+			return
+		}
+	}
+	s = strings.TrimSpace(s)
+	if s == "" || s[0] != '{' {
+		return
+	}
+	var walked, decoded args
+	if argFields.Fill(&walked, []byte(s)) {
+		if err := json.Unmarshal([]byte(s), &decoded); err != nil && !isTypeError(err) {
+			t.Fatalf("the walk accepted arguments encoding/json refuses: %q", s)
+		}
+		if !reflect.DeepEqual(walked, decoded) {
+			t.Fatalf("arguments %q: walk %+v, encoding/json %+v", s, walked, decoded)
+		}
+	}
 }
 
 func TestScanMatchesDecodeOnCorpus(t *testing.T) {
@@ -81,6 +108,9 @@ func TestScanFieldsAreAllTheStructs(t *testing.T) {
 	}
 	if got, want := usageFields.Names(), jsonNames(reflect.TypeFor[tokenUsage]()); !sameSet(got, want) {
 		t.Errorf("usage walk names %v, struct has %v", got, want)
+	}
+	if got, want := argFields.Names(), jsonNames(reflect.TypeFor[args]()); !sameSet(got, want) {
+		t.Errorf("arguments walk names %v, struct has %v", got, want)
 	}
 	if got, want := partFields.Names(), jsonNames(reflect.TypeFor[contentPart]()); !sameSet(got, want) {
 		t.Errorf("content part walk names %v, struct has %v", got, want)

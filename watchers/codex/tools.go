@@ -50,7 +50,10 @@ func decodeArgs(raw json.RawMessage) args {
 	if s == "" || s[0] != '{' {
 		return a
 	}
-	_ = json.Unmarshal([]byte(s), &a)
+	if !argFields.Fill(&a, []byte(s)) {
+		a = args{}
+		_ = json.Unmarshal([]byte(s), &a)
+	}
 	return a
 }
 
