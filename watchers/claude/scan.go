@@ -51,7 +51,7 @@ var envelopeFields = jsonscan.NewFields(
 	envField{Name: "hookLabel", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.HookLabel })},
 	envField{Name: "toolUseID", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.ToolUseID })},
 	envField{Name: "attachment", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.Attachment })},
-	envField{Name: "message", Set: jsonscan.Pointer(func(e *envelope) **message { return &e.Message }, messageFields)},
+	jsonscan.Pointer("message", func(e *envelope) **message { return &e.Message }, messageFields),
 	envField{Name: "toolUseResult", Set: func(e *envelope, v []byte) bool { return e.ToolUseResult.scan(v) }},
 )
 
@@ -63,7 +63,7 @@ var messageFields = jsonscan.NewFields(
 	msgField{Name: "id", Set: jsonscan.Text(func(m *message) *string { return &m.ID })},
 	msgField{Name: "model", Set: jsonscan.Text(func(m *message) *string { return &m.Model })},
 	msgField{Name: "stop_reason", Set: jsonscan.Raw(func(m *message) *json.RawMessage { return &m.StopReason })},
-	msgField{Name: "usage", Set: jsonscan.Pointer(func(m *message) **usage { return &m.Usage }, usageFields)},
+	jsonscan.Pointer("usage", func(m *message) **usage { return &m.Usage }, usageFields),
 	msgField{Name: "content", Set: func(m *message, v []byte) bool {
 		switch v[0] {
 		case '"':
@@ -111,7 +111,7 @@ var blockFields = jsonscan.NewFields(
 	blockField{Name: "input", Set: jsonscan.Raw(func(b *block) *json.RawMessage { return &b.Input })},
 	blockField{Name: "content", Set: jsonscan.Raw(func(b *block) *json.RawMessage { return &b.Content })},
 	blockField{Name: "is_error", Set: jsonscan.Raw(func(b *block) *json.RawMessage { return &b.IsError })},
-	blockField{Name: "source", Set: jsonscan.Pointer(func(b *block) **imageSource { return &b.Source }, sourceFields)},
+	jsonscan.Pointer("source", func(b *block) **imageSource { return &b.Source }, sourceFields),
 )
 
 // sourceFields read an image's source: its data is measured, not decoded.
@@ -176,7 +176,7 @@ var usageFields = jsonscan.NewFields(
 	usageField{Name: "cache_creation_input_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.CacheCreation })},
 	usageField{Name: "cache_read_input_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.CacheRead })},
 	usageField{Name: "output_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.Output })},
-	usageField{Name: "cache_creation", Set: jsonscan.Pointer(func(u *usage) **cacheSplit { return &u.Split }, splitFields)},
+	jsonscan.Pointer("cache_creation", func(u *usage) **cacheSplit { return &u.Split }, splitFields),
 	usageField{Name: "speed", Set: jsonscan.Text(func(u *usage) *string { return &u.Speed })},
 )
 

@@ -87,28 +87,19 @@ var itemFields = jsonscan.NewFields(itemFieldList...)
 
 // lineFields are the members of a line: those of its embedded item, and
 // the wrapper's and the single-JSON form's own.
-var lineFields = jsonscan.NewFields(append(lineItemFields(),
-	jsonscan.Field[rawLine]{Name: "payload", Set: jsonscan.Pointer(func(l *rawLine) **item { return &l.Payload }, itemFields)},
+var lineFields = jsonscan.NewFields(append(jsonscan.Embed(itemFieldList, func(l *rawLine) *item { return &l.item }),
+	jsonscan.Pointer("payload", func(l *rawLine) **item { return &l.Payload }, itemFields),
 	jsonscan.Field[rawLine]{Name: "record_type", Set: jsonscan.Text(func(l *rawLine) *string { return &l.RecordType })},
-	jsonscan.Field[rawLine]{Name: "session", Set: jsonscan.Pointer(func(l *rawLine) **item { return &l.Session }, itemFields)},
+	jsonscan.Pointer("session", func(l *rawLine) **item { return &l.Session }, itemFields),
 	jsonscan.Field[rawLine]{Name: "items", Set: jsonscan.Decoded(func(l *rawLine) any { return &l.Items })},
 )...)
-
-func lineItemFields() []jsonscan.Field[rawLine] {
-	fs := make([]jsonscan.Field[rawLine], len(itemFieldList))
-	for i, f := range itemFieldList {
-		set := f.Set
-		fs[i] = jsonscan.Field[rawLine]{Name: f.Name, Set: func(l *rawLine, v []byte) bool { return set(&l.item, v) }}
-	}
-	return fs
-}
 
 // token_count lines come once per response: their counts are walked
 // rather than decoded.
 
 var infoFields = jsonscan.NewFields(
-	jsonscan.Field[tokenInfo]{Name: "total_token_usage", Set: jsonscan.Pointer(func(i *tokenInfo) **tokenUsage { return &i.Total }, usageFields)},
-	jsonscan.Field[tokenInfo]{Name: "last_token_usage", Set: jsonscan.Pointer(func(i *tokenInfo) **tokenUsage { return &i.Last }, usageFields)},
+	jsonscan.Pointer("total_token_usage", func(i *tokenInfo) **tokenUsage { return &i.Total }, usageFields),
+	jsonscan.Pointer("last_token_usage", func(i *tokenInfo) **tokenUsage { return &i.Last }, usageFields),
 	jsonscan.Field[tokenInfo]{Name: "model_context_window", Set: count(func(i *tokenInfo) *int64 { return &i.Window })},
 )
 

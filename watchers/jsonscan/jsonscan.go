@@ -40,9 +40,16 @@ func ObjectValid(raw []byte, fn func(key, val []byte) bool) bool {
 	if i >= len(raw) || raw[i] != '{' {
 		return false
 	}
-	end, ok := members(raw, i, 0, true, fn)
+	end, ok := members(raw, i, 0, true, func(key, b []byte, i, depth int, valid bool) (int, bool) {
+		end, ok := value(b, i, depth, valid)
+		return end, ok && fn(key, b[i:end])
+	})
 	return ok && skipSpace(raw, end) == len(raw)
 }
+
+// memberFunc consumes the value of the member key, which starts at b[i],
+// and returns the index after it; depth and valid are passed on to value.
+type memberFunc func(key, b []byte, i, depth int, valid bool) (int, bool)
 
 // Array calls fn for each element of the array raw (surrounding white space
 // allowed), in order. It reports false when raw is not one valid array or
@@ -71,8 +78,9 @@ func Valid(raw []byte) bool {
 }
 
 // members walks the object whose '{' is at b[i] and returns the index
-// after its '}'. valid says b is known to be valid JSON.
-func members(b []byte, i, depth int, valid bool, fn func(key, val []byte) bool) (int, bool) {
+// after its '}'. valid says b is known to be valid JSON. fn consumes each
+// member's value; with none, values are stepped over.
+func members(b []byte, i, depth int, valid bool, fn memberFunc) (int, bool) {
 	if depth >= maxDepth {
 		return 0, false
 	}
@@ -102,12 +110,15 @@ func members(b []byte, i, depth int, valid bool, fn func(key, val []byte) bool) 
 			return 0, false
 		}
 		i = skipSpace(b, i+1)
-		vstart := i
-		i, ok = value(b, i, depth+1, valid)
-		if !ok {
+		if i >= len(b) {
 			return 0, false
 		}
-		if fn != nil && !fn(b[kstart:kend], b[vstart:i]) {
+		if fn == nil {
+			i, ok = value(b, i, depth+1, valid)
+		} else {
+			i, ok = fn(b[kstart:kend], b, i, depth+1, valid)
+		}
+		if !ok {
 			return 0, false
 		}
 		var done bool
@@ -405,8 +416,8 @@ func lowerASCII(dst, s []byte) []byte {
 // member name, as encoding/json would fill it, or reports false where it
 // would not mirror encoding/json exactly (see Fill).
 type Fields[T any] struct {
-	keys *Keys
-	set  []func(t *T, val []byte) bool
+	keys   *Keys
+	fields []Field[T]
 }
 
 // Field names a member and how its raw value is put into T; set reports
@@ -414,6 +425,9 @@ type Fields[T any] struct {
 type Field[T any] struct {
 	Name string
 	Set  func(t *T, val []byte) bool
+	// into, instead of Set, walks an object member in place (Pointer),
+	// so that its bytes are read once.
+	into func(t *T, b []byte, i, depth int, valid bool) (int, bool)
 }
 
 // NewFields returns the filler of the given fields (at most 128), which
@@ -423,11 +437,28 @@ func NewFields[T any](fields ...Field[T]) *Fields[T] {
 		panic("jsonscan: more than 128 fields")
 	}
 	names := make([]string, len(fields))
-	set := make([]func(*T, []byte) bool, len(fields))
 	for i, f := range fields {
-		names[i], set[i] = f.Name, f.Set
+		names[i] = f.Name
 	}
-	return &Fields[T]{keys: NewKeys(names...), set: set}
+	return &Fields[T]{keys: NewKeys(names...), fields: fields}
+}
+
+// Embed turns the fields of an embedded struct E into fields of T, whose
+// members encoding/json fills alike.
+func Embed[T, E any](fields []Field[E], embedded func(*T) *E) []Field[T] {
+	out := make([]Field[T], len(fields))
+	for i, f := range fields {
+		out[i].Name = f.Name
+		if set := f.Set; set != nil {
+			out[i].Set = func(t *T, v []byte) bool { return set(embedded(t), v) }
+		}
+		if into := f.into; into != nil {
+			out[i].into = func(t *T, b []byte, i, depth int, valid bool) (int, bool) {
+				return into(embedded(t), b, i, depth, valid)
+			}
+		}
+	}
+	return out
 }
 
 // Names returns the member names, in order.
@@ -438,29 +469,48 @@ func (f *Fields[T]) Names() []string { return f.keys.Names() }
 // encoding/json would treat otherwise than one set per name: a name given
 // twice, or matched only up to case. Members of no field are validated
 // and stepped over.
-func (f *Fields[T]) Fill(t *T, raw []byte) bool {
-	return Valid(raw) && f.FillValid(t, raw)
-}
+//
+// The object is validated as it is walked, in one pass: a setter is
+// handed a member only once that member is validated, and an object
+// member read by Pointer is walked in place.
+func (f *Fields[T]) Fill(t *T, raw []byte) bool { return f.fill(t, raw, false) }
 
 // FillValid is Fill for a raw value already known to be valid JSON (see
-// ObjectValid): setters get members of a validated value, so a setter that
-// walks its member uses FillValid or ArrayValid.
-func (f *Fields[T]) FillValid(t *T, raw []byte) bool {
+// ObjectValid): setters get validated members, so a setter that walks
+// its member uses FillValid or ArrayValid.
+func (f *Fields[T]) FillValid(t *T, raw []byte) bool { return f.fill(t, raw, true) }
+
+func (f *Fields[T]) fill(t *T, raw []byte, valid bool) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	end, ok := f.walk(t, raw, i, 0, valid)
+	return ok && skipSpace(raw, end) == len(raw)
+}
+
+// walk fills t from the object whose '{' is at b[i].
+func (f *Fields[T]) walk(t *T, b []byte, i, depth int, valid bool) (int, bool) {
 	var seen [2]uint64
-	return ObjectValid(raw, func(key, val []byte) bool {
-		i, folds := f.keys.Index(key)
+	return members(b, i, depth, valid, func(key, b []byte, i, depth int, valid bool) (int, bool) {
+		n, folds := f.keys.Index(key)
 		switch {
 		case folds:
-			return false
-		case i < 0:
-			return true
+			return 0, false
+		case n < 0:
+			return value(b, i, depth, valid)
 		}
-		bit := uint64(1) << (i % 64)
-		if seen[i/64]&bit != 0 {
-			return false
+		bit := uint64(1) << (n % 64)
+		if seen[n/64]&bit != 0 {
+			return 0, false
 		}
-		seen[i/64] |= bit
-		return f.set[i](t, val)
+		seen[n/64] |= bit
+		field := &f.fields[n]
+		if field.into != nil {
+			return field.into(t, b, i, depth, valid)
+		}
+		end, ok := value(b, i, depth, valid)
+		return end, ok && field.Set(t, b[i:end])
 	})
 }
 
@@ -581,19 +631,19 @@ func Decoded[T any](dst func(*T) any) func(*T, []byte) bool {
 	return func(t *T, v []byte) bool { return json.Unmarshal(v, dst(t)) == nil }
 }
 
-// Pointer is the setter of a *V field whose members f reads: null leaves
-// it nil, an object is walked into a new V, and a value of another type
-// gives up (encoding/json would keep an empty V).
-func Pointer[T, V any](dst func(*T) **V, f *Fields[V]) func(*T, []byte) bool {
-	return func(t *T, v []byte) bool {
-		switch v[0] {
+// Pointer is the field name of type *V whose members f reads: null leaves
+// it nil, an object is walked in place into a new V, and a value of
+// another type gives up (encoding/json would keep an empty V).
+func Pointer[T, V any](name string, dst func(*T) **V, f *Fields[V]) Field[T] {
+	return Field[T]{Name: name, into: func(t *T, b []byte, i, depth int, valid bool) (int, bool) {
+		switch b[i] {
 		case 'n':
-			return true
+			return value(b, i, depth, valid)
 		case '{':
 			p := new(V)
 			*dst(t) = p
-			return f.FillValid(p, v)
+			return f.walk(p, b, i, depth, valid)
 		}
-		return false
-	}
+		return 0, false
+	}}
 }

@@ -3,6 +3,8 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -175,4 +177,59 @@ func FuzzString(f *testing.F) {
 		quoted := append(append([]byte{'"'}, raw...), '"')
 		checkString(t, quoted)
 	})
+}
+
+type testInner struct {
+	A json.RawMessage `json:"a"`
+}
+
+type testOuter struct {
+	P *testInner `json:"p"`
+	S string     `json:"s"`
+}
+
+var innerFields = NewFields(Field[testInner]{Name: "a", Set: Raw(func(t *testInner) *json.RawMessage { return &t.A })})
+
+var outerFields = NewFields(
+	Pointer("p", func(t *testOuter) **testInner { return &t.P }, innerFields),
+	Field[testOuter]{Name: "s", Set: Text(func(t *testOuter) *string { return &t.S })},
+)
+
+// TestFillValidatesAsItWalks: a line is validated in the same pass that
+// fills the struct, members walked in place included.
+func TestFillValidatesAsItWalks(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{
+		{`{"p":{"a":[1,"x"]},"s":"y\n","z":{"q":null}}`, true},
+		{`{"p":null,"s":5}`, true},
+		{`{"p":{"a":[1,"x"],"b":tru},"s":"y"}`, false},
+		{`{"p":{"a":1},"s":"y","z":[1,]}`, false},
+		{`{"p":{"a":1}} {}`, false},
+		{`{"p":{"a":1}`, false},
+		{`{"p":`, false},
+		{`{"p":"str"}`, false}, // encoding/json would keep an empty inner
+		{`{"p":{"a":1,"a":2}}`, false},
+		{`{"p":{"A":1}}`, false},
+	} {
+		var got testOuter
+		ok := outerFields.Fill(&got, []byte(c.in))
+		if ok != c.ok {
+			t.Errorf("Fill(%q) = %v, want %v", c.in, ok, c.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		var want testOuter
+		err := json.Unmarshal([]byte(c.in), &want)
+		var te *json.UnmarshalTypeError
+		if err != nil && !errors.As(err, &te) {
+			t.Fatalf("test case %q: %v", c.in, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Fill(%q) = %+v, encoding/json gives %+v", c.in, got, want)
+		}
+	}
 }
