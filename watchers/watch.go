@@ -3,6 +3,7 @@ package watchers
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -68,7 +69,7 @@ type Watcher struct {
 	out   chan Update
 	log   *slog.Logger
 
-	known   map[string]FileStat
+	known   map[string]*knownFile
 	watched map[string]watch  // directory (as seen under its root) → its watch
 	byReal  map[string]string // resolved directory watched → the directory under its root
 	dirs    map[string]string // resolved directory → the one name it is walked under
@@ -80,6 +81,12 @@ type Watcher struct {
 	pending map[string]FileStat
 	full    bool
 	warned  map[string]bool // roots and loops said once already
+	// listings are the directories' entries as the rescans last read
+	// them; sweeps counts the rescans; complete makes the next one stat
+	// every log (notifications were lost).
+	listings map[string]*listing
+	sweeps   int
+	complete bool
 }
 
 // watch is one directory watch: its cost against MaxWatches and the
@@ -110,9 +117,10 @@ func NewWatcher(roots []Root, opt WatchOptions) *Watcher {
 	}
 	return &Watcher{
 		roots: roots, opt: opt, out: make(chan Update, 1), log: log.With("component", "watch"),
-		known: map[string]FileStat{}, watched: map[string]watch{}, byReal: map[string]string{},
+		known: map[string]*knownFile{}, watched: map[string]watch{}, byReal: map[string]string{},
 		dirs: map[string]string{}, warned: map[string]bool{}, pending: map[string]FileStat{},
-		perFile: kqueue(runtime.GOOS),
+		listings: map[string]*listing{},
+		perFile:  kqueue(runtime.GOOS),
 	}
 }
 
@@ -175,6 +183,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			// Overflow or a failed watch: the scan takes over at once.
 			w.log.Warn("file notifications lost; rescanning", "err", err)
 			nextRescan = w.opt.Clock.Now()
+			w.complete = true
 		case <-w.opt.Clock.After(wake.Sub(now)):
 			now = w.opt.Clock.Now()
 			if !debounceAt.IsZero() && !now.Before(debounceAt) {
@@ -199,17 +208,26 @@ func (w *Watcher) collect() Update {
 	return u
 }
 
+// knownFile is a log the watcher knows, stamped with the last rescan that
+// saw it (so a rescan finds the vanished ones without a set of its own).
+type knownFile struct {
+	FileStat
+	seenIn int
+}
+
 func (w *Watcher) note(fs FileStat) {
-	if old, ok := w.known[fs.Path]; ok && old.same(fs) {
+	old := w.known[fs.Path]
+	if old != nil && old.same(fs) {
+		old.seenIn = w.sweeps
 		return
 	}
 	if fs.Gone {
-		if _, ok := w.known[fs.Path]; !ok {
+		if old == nil {
 			return
 		}
 		delete(w.known, fs.Path)
 	} else {
-		w.known[fs.Path] = fs
+		w.known[fs.Path] = &knownFile{FileStat: fs, seenIn: w.sweeps}
 	}
 	w.pending[fs.Path] = fs
 }
@@ -217,17 +235,26 @@ func (w *Watcher) note(fs FileStat) {
 // fullScan walks every root, stat'ing each log, adding watches for new
 // directories, and reporting files that disappeared.
 func (w *Watcher) fullScan() {
-	seen := map[string]bool{}
+	w.sweeps++
 	w.dirs = map[string]string{} // every directory is claimed afresh, in walk order
 	for _, r := range w.roots {
-		w.walk(r, r.Dir, seen)
+		w.walk(r, r.Dir, true)
 	}
-	for p := range w.known {
-		if !seen[p] {
-			w.note(FileStat{Path: p, Agent: w.known[p].Agent, Form: w.known[p].Form, Gone: true})
+	w.complete = false
+	for d, c := range w.listings {
+		if c.swept != w.sweeps {
+			delete(w.listings, d) // gone, or no longer reached
+		}
+	}
+	for p, k := range w.known {
+		if k.seenIn != w.sweeps {
+			w.note(FileStat{Path: p, Agent: k.Agent, Form: k.Form, Gone: true})
 		}
 	}
 	for d := range w.watched {
+		if c := w.listings[d]; c != nil && c.swept == w.sweeps {
+			continue // stat'ed by this walk
+		}
 		if _, err := os.Stat(d); err != nil {
 			w.unwatch(d)
 		}
@@ -240,7 +267,7 @@ func (w *Watcher) fullScan() {
 // another disk or in a dotfiles repository); a directory reached a second
 // time, through a loop or under another name, is walked once only (names
 // are compared resolved, so a bind mount is not seen as a second name).
-func (w *Watcher) walk(r Root, dir string, seen map[string]bool) {
+func (w *Watcher) walk(r Root, dir string, sweep bool) {
 	if _, err := os.Stat(r.Dir); err != nil {
 		if li, lerr := os.Lstat(r.Dir); lerr == nil && li.Mode()&fs.ModeSymlink != 0 && !w.warned[r.Dir] {
 			// Not silent: a root that is a link to nowhere shows no files.
@@ -263,7 +290,7 @@ func (w *Watcher) walk(r Root, dir string, seen map[string]bool) {
 	if err != nil {
 		real = dir
 	}
-	w.walkDir(r, dir, real, seen, nil)
+	w.walkDir(r, dir, real, sweep, nil)
 }
 
 // walkDir walks one directory: dir is its name under the root (it may be
@@ -271,7 +298,7 @@ func (w *Watcher) walk(r Root, dir string, seen map[string]bool) {
 // so that only links cost a resolution. chain holds the resolved
 // directories above it in this walk: a link to one of them (or to a
 // directory above them) is a loop and is not entered.
-func (w *Watcher) walkDir(r Root, dir, real string, seen map[string]bool, chain []string) {
+func (w *Watcher) walkDir(r Root, dir, real string, sweep bool, chain []string) {
 	if !r.Descend(dir) {
 		return
 	}
@@ -289,41 +316,137 @@ func (w *Watcher) walkDir(r Root, dir, real string, seen map[string]bool, chain 
 			"path", dir, "followed", other)
 		return
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+	statAll := !sweep || w.mustStat(dir)
+	entries, ok := w.list(r, dir, sweep && !statAll)
+	if !ok {
 		return // vanished or unreadable: the next scan will tell
 	}
 	w.dirs[real] = dir
 	w.watchAt(dir, real)
+	if sweep && !statAll {
+		// The watch must be live for the files' stats to be skipped.
+		_, watched := w.watched[dir]
+		statAll = !watched
+	}
 	chain = append(chain, real)
 	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		isDir, pReal := e.IsDir(), filepath.Join(real, e.Name())
-		if e.Type()&fs.ModeSymlink != 0 {
+		p := e.path
+		isDir := e.dir
+		if e.link {
 			ti, err := os.Stat(p)
 			if err != nil {
 				continue // a dangling link
 			}
 			isDir = ti.IsDir()
-			if isDir {
+		}
+		if isDir {
+			pReal := filepath.Join(real, e.name)
+			if e.link {
+				var err error
 				if pReal, err = filepath.EvalSymlinks(p); err != nil {
 					continue
 				}
 			}
-		}
-		if isDir {
-			w.walkDir(r, p, pReal, seen, chain)
+			w.walkDir(r, p, pReal, sweep, chain)
 			continue
 		}
-		if form := r.Form(p); form != "" {
-			if fs, ok := statFile(r, p, form); ok {
-				if seen != nil {
-					seen[p] = true
-				}
-				w.note(fs)
-			}
+		form := e.form
+		if e.link {
+			form = r.Form(p)
+		}
+		if form == "" {
+			continue
+		}
+		if k := w.known[p]; k != nil && !statAll && form != FormSQLite && r.Layout != LayoutOpenCode {
+			// Its directory's watch reports every write (a database's
+			// -wal and OpenCode's message files are elsewhere, so those
+			// are always stat'ed); the stat comes round on this
+			// directory's turn.
+			k.seenIn = w.sweeps
+			continue
+		}
+		if fs, ok := statFile(r, p, form); ok {
+			w.note(fs)
 		}
 	}
+}
+
+// statEvery is how many rescans apart the logs of a watched directory are
+// stat'ed: each rescan takes the directories whose turn it is, so every
+// log is looked at within statEvery rescans (10 minutes by default) even
+// if a notification was lost without the backend saying so.
+const statEvery = 10
+
+// listingSlack is how long after a directory's modification time a
+// listing must have been taken to be trusted while that time stays the
+// same: file systems whose clock ticks coarsely (1–2 s) could give a later
+// change the same time.
+const listingSlack = 2 * time.Second
+
+// dirEntry is what a rescan keeps of one entry of a directory.
+type dirEntry struct {
+	name, path string // path: under the root, kept so a rescan builds none
+	dir, link  bool
+	form       string // its form under the root, for a file that is not a link
+}
+
+// listing is a directory's entries as last read, with the identity and
+// modification time the directory had then.
+type listing struct {
+	id      FileID
+	mod     time.Time
+	at      time.Time
+	entries []dirEntry
+	swept   int // the rescan that last reached it
+}
+
+// mustStat reports whether this rescan stats every log in dir: always
+// without notifications, after some were lost, and on dir's turn.
+func (w *Watcher) mustStat(dir string) bool {
+	if w.fsw == nil || w.complete {
+		return true
+	}
+	h := fnv.New32a()
+	h.Write([]byte(dir))
+	return (uint32(w.sweeps)+h.Sum32())%statEvery == 0
+}
+
+// list returns dir's entries. A rescan (reuse) takes them from the last
+// listing when the directory has the same identity and modification time
+// and the listing was taken well after that time: entries are added,
+// removed and renamed only by changing the directory. Otherwise, and on
+// the directory's turn, it is read again.
+func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		delete(w.listings, dir)
+		return nil, false
+	}
+	id := StatID(fi)
+	if c := w.listings[dir]; reuse && c != nil && c.id == id && c.mod.Equal(fi.ModTime()) &&
+		fi.ModTime().Before(c.at.Add(-listingSlack)) {
+		c.swept = w.sweeps
+		return c.entries, true
+	}
+	at := time.Now()
+	raw, err := os.ReadDir(dir)
+	if err != nil {
+		delete(w.listings, dir)
+		return nil, false
+	}
+	entries := make([]dirEntry, 0, len(raw))
+	for _, e := range raw {
+		de := dirEntry{name: e.Name(), path: filepath.Join(dir, e.Name()), dir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0}
+		if !de.dir && !de.link {
+			de.form = r.Form(de.path)
+			if de.form == "" && !e.Type().IsRegular() {
+				continue // a socket, a device: never a log
+			}
+		}
+		entries = append(entries, de)
+	}
+	w.listings[dir] = &listing{id: id, mod: fi.ModTime(), at: at, entries: entries, swept: w.sweeps}
+	return entries, true
 }
 
 // resolvesTo reports whether dir still resolves to the directory real.
@@ -408,7 +531,7 @@ func (w *Watcher) scanPaths(paths map[string]bool) {
 				// may have appeared (walk watches the nearest ancestor
 				// again if not).
 				if _, ok := w.watched[r.Dir]; !ok {
-					w.walk(r, r.Dir, nil)
+					w.walk(r, r.Dir, false)
 				}
 				continue
 			}
@@ -421,7 +544,7 @@ func (w *Watcher) scanPaths(paths map[string]bool) {
 				w.vanished(p)
 			case fi.IsDir():
 				if r.Descend(p) {
-					w.walk(r, p, nil)
+					w.walk(r, p, false)
 				}
 			default:
 				if form := r.Form(p); form != "" {
@@ -548,7 +671,7 @@ func (w *Watcher) WatchCost() int { return w.used }
 func Scan(roots []Root) []FileStat {
 	w := NewWatcher(roots, WatchOptions{})
 	for _, r := range roots {
-		w.walk(r, r.Dir, nil)
+		w.walk(r, r.Dir, false)
 	}
 	return w.collect().Files
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -197,5 +198,98 @@ func TestWatchCostPerEntry(t *testing.T) {
 	}
 	if !kqueue("darwin") || kqueue("linux") || kqueue("windows") {
 		t.Fatal("kqueue platforms")
+	}
+}
+
+// TestRescanTrustsWatchesInTurns: where a directory's watch is live, a
+// rescan reuses its listing and stats its logs only on its turn, so a
+// write whose notification was lost is still found within statEvery
+// rescans; a new file is found at once (its directory changed), and after
+// lost notifications the next rescan stats everything.
+func TestRescanTrustsWatchesInTurns(t *testing.T) {
+	root := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(t.TempDir(), ".claude")}
+	var dirs []string
+	for p := range 4 {
+		d := filepath.Join(root.Dir, "projects", fmt.Sprintf("-w-%d", p))
+		os.MkdirAll(d, 0o700)
+		for s := range 3 {
+			os.WriteFile(filepath.Join(d, fmt.Sprintf("%08d-0000-4000-8000-000000000000.jsonl", p*10+s)), []byte("{}\n"), 0o600)
+		}
+		dirs = append(dirs, d)
+	}
+	old := time.Now().Add(-time.Minute)
+	filepath.WalkDir(root.Dir, func(p string, d os.DirEntry, err error) error {
+		os.Chtimes(p, old, old)
+		return nil
+	})
+	w := NewWatcher([]Root{root}, WatchOptions{})
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Skipf("no file notifications here: %v", err)
+	}
+	defer fsw.Close()
+	w.fsw = fsw // its events are never read: every notification is lost
+	w.fullScan()
+	if len(w.known) != 12 {
+		t.Fatalf("%d logs known, want 12", len(w.known))
+	}
+	drain := func() []FileStat {
+		u := w.collect()
+		w.pending = map[string]FileStat{}
+		return u.Files
+	}
+	drain()
+
+	// An append (the directory's time does not change).
+	grown := filepath.Join(dirs[2], "00000021-0000-4000-8000-000000000000.jsonl")
+	os.WriteFile(grown, []byte("{}\n{}\n"), 0o600)
+	os.Chtimes(grown, old.Add(time.Second), old.Add(time.Second))
+	found := 0
+	for i := 1; i <= statEvery; i++ {
+		w.fullScan()
+		for _, f := range drain() {
+			if f.Path == grown && f.Size == 6 {
+				found = i
+			}
+		}
+		if found > 0 {
+			break
+		}
+	}
+	if found == 0 {
+		t.Fatalf("an append was not found in %d rescans", statEvery)
+	}
+	t.Logf("append found by rescan %d of at most %d", found, statEvery)
+
+	// A new file is found by the next rescan, whoever's turn it is.
+	added := filepath.Join(dirs[0], "00000009-0000-4000-8000-000000000000.jsonl")
+	os.WriteFile(added, []byte("{}\n"), 0o600)
+	w.fullScan()
+	if got := drain(); len(got) != 1 || got[0].Path != added {
+		t.Fatalf("after adding a file, the rescan reported %+v", got)
+	}
+	// A removed one too.
+	os.Remove(added)
+	w.fullScan()
+	if got := drain(); len(got) != 1 || got[0].Path != added || !got[0].Gone {
+		t.Fatalf("after removing a file, the rescan reported %+v", got)
+	}
+
+	// Lost notifications: the next rescan stats every log.
+	var changed []string
+	for i, d := range dirs {
+		p := filepath.Join(d, fmt.Sprintf("%08d-0000-4000-8000-000000000000.jsonl", i*10))
+		os.WriteFile(p, []byte("{}\n{}\n{}\n"), 0o600)
+		os.Chtimes(p, old.Add(2*time.Second), old.Add(2*time.Second))
+		changed = append(changed, p)
+	}
+	w.complete = true
+	w.fullScan()
+	var got []string
+	for _, f := range drain() {
+		got = append(got, f.Path)
+	}
+	if !slices.Equal(got, changed) {
+		t.Fatalf("the rescan after lost notifications reported %v, want %v", got, changed)
 	}
 }
