@@ -80,7 +80,21 @@ func (d *Daemon) sourcesOf(key string) []*state.Source {
 	return out
 }
 
-func (d *Daemon) hasSources(key string) bool { return len(d.sourcesOf(key)) > 0 }
+// hasSources is len(sourcesOf(key)) > 0 without building the list: status
+// asks it of every session on every publish.
+func (d *Daemon) hasSources(key string) bool {
+	m := d.idx.bySession[key]
+	for id, s := range m {
+		if d.live(s) && s.Session == key {
+			return true
+		}
+		delete(m, id)
+	}
+	if m != nil && len(m) == 0 {
+		delete(d.idx.bySession, key)
+	}
+	return false
+}
 
 // indexChild records that a session names a parent.
 func (d *Daemon) indexChild(child *state.Session) {

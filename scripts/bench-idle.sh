@@ -10,11 +10,14 @@
 # commit of that offset (debug log line "committed … offset=<size>").
 # Linux only (/proc).
 #
-# usage: scripts/bench-idle.sh [N=5000] [DURATION=60] [APPENDS=20]
+# usage: scripts/bench-idle.sh [N=5000] [DURATION=60] [APPENDS=20] [RESCAN=1m]
+# (a short RESCAN, e.g. 5s, puts many rescans in DURATION: the CPU per
+# rescan is then printed too)
 set -euo pipefail
 N=${1:-5000}
 DURATION=${2:-60}
 APPENDS=${3:-20}
+RESCAN=${4:-1m}
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'kill "${pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -37,7 +40,7 @@ for i in range(n):
 PY
 log="$work/daemon.log"
 HOME="$home" CLAUDE_CONFIG_DIR= CODEX_HOME= XDG_CONFIG_HOME= XDG_DATA_HOME= \
-  "$work/agentmap" run --data-dir "$work/data" --log-level debug >"$log" 2>&1 &
+  "$work/agentmap" run --data-dir "$work/data" --log-level debug --rescan "$RESCAN" >"$log" 2>&1 &
 pid=$!
 hz=$(getconf CLK_TCK)
 cpu() { awk '{print $14+$15}' "/proc/$pid/stat"; }
@@ -54,7 +57,14 @@ c0=$(cpu)
 sleep "$DURATION"
 c1=$(cpu)
 idle_cpu=$(echo "scale=3; ($c1 - $c0) / $hz" | bc)
-echo "idle over ${DURATION}s with $N sessions: CPU $idle_cpu s ($(echo "scale=3; 100 * $idle_cpu / $DURATION" | bc)% of one core)"
+echo "idle over ${DURATION}s with $N sessions, rescan every $RESCAN: CPU $idle_cpu s ($(echo "scale=3; 100 * $idle_cpu / $DURATION" | bc)% of one core)"
+rescans=$(python3 -c "
+import re,sys
+m=re.fullmatch(r'(\d+(?:\.\d+)?)(ms|s|m|h)', '$RESCAN')
+print(int($DURATION / (float(m[1]) * {'ms': .001, 's': 1, 'm': 60, 'h': 3600}[m[2]])) if m else 0)")
+if [ "$rescans" -gt 0 ]; then
+  echo "CPU per rescan (all idle work over $rescans rescans): $(echo "scale=1; 1000 * $idle_cpu / $rescans" | bc) ms"
+fi
 grep -E 'VmHWM|VmRSS' "/proc/$pid/status" | tr -s ' \t' ' '
 # Append latency: append a line, wait for the commit of the new size.
 for f in "$proj"/-w-app7/*.jsonl; do break; done
