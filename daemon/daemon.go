@@ -62,7 +62,10 @@ type Daemon struct {
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
 	sink          *postgres.Sender
 	repair        *StateRepair // damage found in the state database
-	faults        commitFaults // sources whose commit failed (faults.go)
+	// unrecorded holds, after a repair, the maps in the store that no
+	// session record may name any more, by session key (recover.go).
+	unrecorded map[string][]string
+	faults     commitFaults // sources whose commit failed (faults.go)
 }
 
 type backoff struct {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -215,6 +216,9 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 		j.hash = hex.EncodeToString(sum[:])
 		if f := s.Flush; f != nil && f.SHA256 == j.hash && f.Path == j.rel {
 			if _, err := os.Stat(filepath.Join(d.store.Root, j.rel)); err == nil {
+				if d.unrecorded[s.Key] != nil {
+					d.removeMaps(d.log.With("component", "flush", "session", s.Key), s, j.rel)
+				}
 				continue // unchanged
 			}
 		}
@@ -238,6 +242,11 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 			} else {
 				log.Warn("session not mappable until it changes", "err", j.err)
 			}
+			if !errors.Is(j.err, errBuilderPanic) {
+				// A map exists exactly when the events make one, as with
+				// `agentmap build`: the one written before goes.
+				d.removeMaps(log, s, "")
+			}
 			s.Flush = &state.Flush{Gen: j.gen, AtMs: ms(d.opt.Clock.Now())}
 			d.flushed = append(d.flushed, s)
 			continue
@@ -248,10 +257,8 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 			failed[key] = j.err
 			continue
 		}
-		if f := s.Flush; j.written && f != nil && f.Path != "" && f.Path != j.rel {
-			if err := d.store.Remove(f.Path); err != nil {
-				log.Warn("cannot remove the previous map", "path", f.Path, "err", err)
-			}
+		if j.written {
+			d.removeMaps(log, s, j.rel)
 		}
 		delete(d.retry, key)
 		d.lastFlush = d.opt.Clock.Now()
@@ -271,6 +278,22 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 		}
 	}
 	return keys
+}
+
+// removeMaps removes a session's previous maps (previousMaps) but the one
+// at keep.
+func (d *Daemon) removeMaps(log *slog.Logger, s *state.Session, keep string) {
+	for _, rel := range d.previousMaps(s) {
+		if rel == keep {
+			continue
+		}
+		if err := d.store.Remove(rel); err != nil {
+			log.Warn("cannot remove the previous map", "path", rel, "err", err)
+		} else if keep == "" {
+			log.Info("the session no longer makes a map; removed the previous one", "path", rel)
+		}
+	}
+	delete(d.unrecorded, s.Key)
 }
 
 // parallel calls fn(0) … fn(n-1) on as many goroutines as the machine has
