@@ -58,22 +58,25 @@ type boltMeta struct {
 	root, freelist, hwm, txid uint64
 }
 
-// pageReader reads whole pages of the file, within its size only.
+// pageReader reads whole pages of the file, within its size only, into
+// one buffer that the next read reuses.
 type pageReader struct {
 	f        io.ReaderAt
 	pageSize int
 	hwm      uint64
+	buf      []byte
 }
 
 // page returns page id and its overflow pages, checking that its header
-// names it and that it lies below the high-water mark.
+// names it and that it lies below the high-water mark. The bytes are
+// valid until the next call.
 func (r *pageReader) page(id uint64) ([]byte, error) {
 	if id >= r.hwm {
 		return nil, errStructure("page %d is past the high-water mark %d", id, r.hwm)
 	}
-	buf := make([]byte, r.pageSize)
-	if _, err := r.f.ReadAt(buf, int64(id)*int64(r.pageSize)); err != nil {
-		return nil, errStructure("page %d cannot be read: %v", id, err)
+	buf := r.read(id, r.pageSize)
+	if buf == nil {
+		return nil, errStructure("page %d cannot be read", id)
 	}
 	if got := ne.Uint64(buf); got != id {
 		return nil, errStructure("page %d names itself %d", id, got)
@@ -83,12 +86,22 @@ func (r *pageReader) page(id uint64) ([]byte, error) {
 		return nil, errStructure("page %d overflows past the high-water mark (%d more pages)", id, overflow)
 	}
 	if overflow > 0 {
-		buf = make([]byte, (overflow+1)*uint64(r.pageSize))
-		if _, err := r.f.ReadAt(buf, int64(id)*int64(r.pageSize)); err != nil {
-			return nil, errStructure("page %d cannot be read: %v", id, err)
+		if buf = r.read(id, int(overflow+1)*r.pageSize); buf == nil {
+			return nil, errStructure("page %d cannot be read", id)
 		}
 	}
 	return buf, nil
+}
+
+func (r *pageReader) read(id uint64, n int) []byte {
+	if cap(r.buf) < n {
+		r.buf = make([]byte, n)
+	}
+	buf := r.buf[:n]
+	if _, err := r.f.ReadAt(buf, int64(id)*int64(r.pageSize)); err != nil {
+		return nil
+	}
+	return buf
 }
 
 func pageFlags(p []byte) uint16    { return ne.Uint16(p[8:]) }
@@ -137,11 +150,16 @@ type treePage struct {
 }
 
 type pageWalk struct {
-	r         *pageReader
-	reachable map[uint64]bool
-	free      map[uint64]bool
-	todo      []treePage
+	r               *pageReader
+	reachable, free bitset // by page id, below the high-water mark
+	todo            []treePage
 }
+
+type bitset []uint64
+
+func newBitset(n uint64) bitset    { return make(bitset, (n+63)/64) }
+func (b bitset) has(i uint64) bool { return b[i/64]&(1<<(i%64)) != 0 }
+func (b bitset) set(i uint64)      { b[i/64] |= 1 << (i % 64) }
 
 // checkPages walks the file at path as bbolt sees it in a transaction of
 // txid, with the given page size and file size.
@@ -165,7 +183,9 @@ func checkPages(path string, pageSize int, txid uint64) error {
 	if meta.hwm < 3 || meta.hwm > uint64(fi.Size())/uint64(pageSize) {
 		return errStructure("the file is cut short (%d bytes, %d pages claimed)", fi.Size(), meta.hwm)
 	}
-	w := &pageWalk{r: &pageReader{f: f, pageSize: pageSize, hwm: meta.hwm}, reachable: map[uint64]bool{0: true, 1: true}, free: map[uint64]bool{}}
+	w := &pageWalk{r: &pageReader{f: f, pageSize: pageSize, hwm: meta.hwm}, reachable: newBitset(meta.hwm), free: newBitset(meta.hwm)}
+	w.reachable.set(0)
+	w.reachable.set(1)
 	if meta.freelist != noFreelist {
 		if err := w.freelist(meta.freelist); err != nil {
 			return err
@@ -183,7 +203,7 @@ func checkPages(path string, pageSize int, txid uint64) error {
 		}
 	}
 	for id := uint64(2); id < meta.hwm; id++ {
-		if !w.reachable[id] && !w.free[id] {
+		if !w.reachable.has(id) && !w.free.has(id) {
 			return errStructure("page %d is neither reachable nor free", id)
 		}
 	}
@@ -193,13 +213,13 @@ func checkPages(path string, pageSize int, txid uint64) error {
 // reach marks a page and its overflow pages reached, once only.
 func (w *pageWalk) reach(id, overflow uint64) error {
 	for i := id; i <= id+overflow; i++ {
-		if w.reachable[i] {
+		if w.reachable.has(i) {
 			return errStructure("page %d is reached twice", i)
 		}
-		if w.free[i] {
+		if w.free.has(i) {
 			return errStructure("page %d is reachable and free", i)
 		}
-		w.reachable[i] = true
+		w.reachable.set(i)
 	}
 	return nil
 }
@@ -230,12 +250,12 @@ func (w *pageWalk) freelist(id uint64) error {
 		switch {
 		case free < 2 || free >= w.r.hwm:
 			return errStructure("freelist names page %d, out of range", free)
-		case w.free[free]:
+		case w.free.has(free):
 			return errStructure("freelist names page %d twice", free)
-		case w.reachable[free]:
+		case w.reachable.has(free):
 			return errStructure("page %d is reachable and free", free)
 		}
-		w.free[free] = true
+		w.free.set(free)
 	}
 	return nil
 }
@@ -258,16 +278,20 @@ func (w *pageWalk) tree(t treePage) error {
 	if err := w.reach(t.id, pageOverflow(p)); err != nil {
 		return err
 	}
-	where := fmt.Sprintf("page %d", t.id)
-	if t.min != nil && (pageCount(p) == 0 || pageFlags(p) != flagBranch && pageFlags(p) != flagLeaf) {
-		return errStructure("%s is an empty child", where)
+	if t.min != nil && pageCount(p) == 0 {
+		return errStructure("page %d is an empty child", t.id)
 	}
-	return w.elements(p, where, t.min, t.max)
+	return w.elements(p, pageName(t.id), t.min, t.max)
 }
+
+// pageName names a page in an error, made only when there is one.
+type pageName uint64
+
+func (n pageName) String() string { return fmt.Sprintf("page %d", uint64(n)) }
 
 // elements checks the elements of a branch or leaf page (a tree's page, or
 // an inline bucket's page held in a value).
-func (w *pageWalk) elements(p []byte, where string, min, max []byte) error {
+func (w *pageWalk) elements(p []byte, where fmt.Stringer, min, max []byte) error {
 	flags, n := pageFlags(p), pageCount(p)
 	if flags != flagBranch && flags != flagLeaf {
 		return errStructure("%s has flags %#x", where, flags)
@@ -324,7 +348,7 @@ func (w *pageWalk) elements(p []byte, where string, min, max []byte) error {
 		case leafBucket:
 			at := uint64(pageHeaderLen+i*elementLen) + uint64(ne.Uint32(e[4:])) + uint64(ne.Uint32(e[8:]))
 			v, _ := slot(p, at, uint64(ne.Uint32(e[12:])))
-			if err := w.bucket(v, fmt.Sprintf("%s: bucket %d", where, i)); err != nil {
+			if err := w.bucket(v, bucketName{where, i}); err != nil {
 				return err
 			}
 		default:
@@ -336,7 +360,15 @@ func (w *pageWalk) elements(p []byte, where string, min, max []byte) error {
 
 // bucket checks a nested bucket's value: its tree is queued, an inline
 // bucket's page checked in place.
-func (w *pageWalk) bucket(v []byte, where string) error {
+// bucketName names a nested bucket in an error: its element on a page.
+type bucketName struct {
+	page fmt.Stringer
+	i    int
+}
+
+func (n bucketName) String() string { return fmt.Sprintf("%v: bucket %d", n.page, n.i) }
+
+func (w *pageWalk) bucket(v []byte, where fmt.Stringer) error {
 	if len(v) < bucketLen {
 		return errStructure("%s: value of %d bytes", where, len(v))
 	}
