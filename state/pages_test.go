@@ -220,8 +220,8 @@ func churnsSoundly(t *testing.T, path string) error {
 }
 
 // A branch that points at itself, or at a page far past the file, is
-// damage to the structure: moved aside, never a hang or a fault. bbolt's
-// own check dies of both.
+// damage to the structure: an error for a reader, moved aside by the
+// daemon, never a hang or a fault. bbolt's own check dies of both.
 func TestBrokenBranchIsMovedAside(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "state.db")
 	clean, pageSize := fillDeep(t, src)
@@ -232,6 +232,13 @@ func TestBrokenBranchIsMovedAside(t *testing.T) {
 			ne.PutUint64(raw[int(branch)*pageSize+pageHeaderLen+8:], pgid)
 			path := filepath.Join(t.TempDir(), "state.db")
 			os.WriteFile(path, raw, 0o600)
+			// A reader beside no daemon is told, without a hang.
+			if ro, err := OpenReadOnly(path); !errors.Is(err, ErrDamaged) {
+				if ro != nil {
+					ro.Close()
+				}
+				t.Fatalf("read-only open: %v", err)
+			}
 			d, err := Open(path, nil)
 			if err != nil {
 				t.Fatal(err)
