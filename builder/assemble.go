@@ -142,7 +142,7 @@ func (b *build) agents() []Agent {
 	}
 	var out []Agent
 	for _, l := range b.lanes {
-		if l.id != "" && l.kept == 0 {
+		if !l.listed() {
 			continue
 		}
 		a := Agent{ID: laneName(l.id), Kind: "main"}
@@ -156,6 +156,10 @@ func (b *build) agents() []Agent {
 			}
 		}
 		evs := perLane[l]
+		if len(evs) == 0 && l.launcher != nil {
+			// A lane without a log of its own spans its launch.
+			a.Start, a.End = l.launcher.ev.T, l.launcher.ev.T
+		}
 		for i, e := range evs {
 			if i == 0 || e.T < a.Start {
 				a.Start = e.T

@@ -139,9 +139,16 @@ type lane struct {
 	model        string // declared by KindLane
 	launchCallID string
 	launcher     *node
-	firstModel   string
-	events       int // map events of the lane, kept or not
-	kept         int
+	// launched: declared by its parent's launching call (event.Lane.Launched);
+	// logStart orders lanes whose log names no launch (event.Lane.LogStartMs).
+	launched bool
+	logStart int64
+	// replaced: a launched lane without events whose place a logged lane
+	// took (see pairLaunches); it is not listed.
+	replaced   bool
+	firstModel string
+	events     int // map events of the lane, kept or not
+	kept       int
 }
 
 func newBuild(events []event.Event, opts Options) *build {
@@ -271,6 +278,10 @@ func (b *build) index() {
 				if e.Lane.LaunchCallID != "" {
 					l.launchCallID = e.Lane.LaunchCallID
 					b.launches[e.Lane.LaunchCallID] = e.Agent
+				}
+				l.launched = l.launched || e.Lane.Launched
+				if e.Lane.LogStartMs > 0 {
+					l.logStart = e.Lane.LogStartMs
 				}
 			}
 			if e.Model != "" {

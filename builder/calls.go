@@ -2,6 +2,7 @@ package builder
 
 import (
 	"slices"
+	"sort"
 
 	"github.com/agentmap/agentmap/builder/event"
 )
@@ -200,6 +201,9 @@ func (b *build) linkLanes() {
 				}
 			}
 		}
+	}
+	b.pairLaunches()
+	for _, l := range b.lanes[1:] {
 		if l.satype == "" && l.launcher != nil && l.launcher.call != nil {
 			l.satype = l.launcher.call.SubagentType
 		}
@@ -221,6 +225,75 @@ func (b *build) linkLanes() {
 			}
 		}
 	}
+}
+
+// pairLaunches gives the lanes whose own log names no launch the places
+// of the launched lanes that no log filled: a source that declares a lane
+// at each launch but cannot tell which log belongs to it (Cursor) has both
+// kinds. The k-th logged lane, by log start and then id, takes the k-th
+// launch in its parent's order; the launched lane it replaces is not
+// listed. Launched lanes left over stay, without events: the subagent ran,
+// its log is not here.
+func (b *build) pairLaunches() {
+	var empty, logged []*lane
+	for _, l := range b.lanes[1:] {
+		switch {
+		case l.launched && len(l.nodes) == 0 && l.launcher != nil:
+			empty = append(empty, l)
+		case !l.launched && len(l.nodes) > 0 && l.launcher == nil && l.launchCallID == "":
+			logged = append(logged, l)
+		}
+	}
+	if len(empty) == 0 || len(logged) == 0 {
+		return
+	}
+	sort.SliceStable(empty, func(i, j int) bool {
+		a, c := empty[i].launcher, empty[j].launcher
+		if a.lane.rank != c.lane.rank {
+			return a.lane.rank < c.lane.rank
+		}
+		return a.idx < c.idx
+	})
+	sort.SliceStable(logged, func(i, j int) bool {
+		if logged[i].logStart != logged[j].logStart {
+			return logged[i].logStart < logged[j].logStart
+		}
+		return logged[i].id < logged[j].id
+	})
+	for k := range min(len(empty), len(logged)) {
+		e, l := empty[k], logged[k]
+		l.launcher, l.launchCallID = e.launcher, e.launchCallID
+		if l.satype == "" {
+			l.satype = e.satype
+		}
+		if l.model == "" {
+			l.model = e.model
+		}
+		e.launcher.child = l.id
+		e.launcher, e.replaced = nil, true
+	}
+}
+
+// listed says whether the lane is an agents[] entry: the main lane, a
+// subagent lane with a kept event, and a launched lane whose log is not
+// here (no events) whose launch is kept.
+func (l *lane) listed() bool {
+	switch {
+	case l.id == "":
+		return true
+	case l.kept > 0:
+		return true
+	}
+	return l.launched && l.events == 0 && !l.replaced && l.launcher != nil && l.launcher.seq >= 0
+}
+
+// counted says whether totals.subagents counts the lane: a subagent lane
+// with events, or a launched lane without a log whose launch is an event.
+func (l *lane) counted() bool {
+	if l.id == "" {
+		return false
+	}
+	return l.events > 0 || (l.launched && !l.replaced && l.launcher != nil)
 }
 
 // agentModel is the lane's declared model, else the model of its first

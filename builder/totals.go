@@ -113,7 +113,7 @@ func (b *build) totals() Totals {
 	t.Tasks = t.UserTurns
 	t.FilesTouched, t.FilesCreated, t.FilesDeleted = len(files), len(created), len(deleted)
 	for _, l := range b.lanes[1:] {
-		if l.events > 0 {
+		if l.counted() {
 			t.Subagents++
 		}
 	}

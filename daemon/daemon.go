@@ -61,11 +61,15 @@ type Daemon struct {
 	publishOwed   bool           // a status count put off (publish)
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
 	sink          *postgres.Sender
-	repair        *StateRepair // damage found in the state database
+	repair        *StateRepair              // damage found in the state database
+	faults        commitFaults              // sources whose commit failed (faults.go)
+	summed        map[uint64]bool           // sources whose checksum was checked since start
+	reroute       map[uint64]bool           // sources moved to a name of another session
+	vacated       map[string]bool           // sessions whose events a reset or a rename took away
+	unreadable    map[string]*unreadableLog // logs tried again on a schedule (unreadable.go)
 	// unrecorded holds, after a repair, the maps in the store that no
 	// session record may name any more, by session key (recover.go).
 	unrecorded map[string][]string
-	faults     commitFaults // sources whose commit failed (faults.go)
 }
 
 type backoff struct {
@@ -78,24 +82,28 @@ func New(opt Options) *Daemon {
 	opt.fill()
 	d := &Daemon{
 		opt: opt, log: opt.Logger, roots: opt.Roots,
-		store:    mapstore.New(MapsDir(opt.DataDir)),
-		agents:   map[string]agents.Agent{},
-		srcs:     map[uint64]*state.Source{},
-		byPath:   map[string]*state.Source{},
-		sessions: map[string]*state.Session{},
-		parsers:  map[uint64]watchers.Parser{},
-		present:  map[string]bool{},
-		ignored:  map[string]watchers.FileStat{},
-		unrouted: map[string]bool{},
-		retry:    map[string]*backoff{},
-		polls:    map[string]time.Time{},
-		nextID:   1,
-		idx:      newIndexes(),
-		excluded: map[string]watchers.FileID{},
-		sizes:    map[string]int64{},
-		reconf:   make(chan Live, 1),
-		flushReq: make(chan flushRequest),
-		scanReq:  make(chan chan ScanResult),
+		store:      mapstore.New(MapsDir(opt.DataDir)),
+		agents:     map[string]agents.Agent{},
+		srcs:       map[uint64]*state.Source{},
+		byPath:     map[string]*state.Source{},
+		sessions:   map[string]*state.Session{},
+		parsers:    map[uint64]watchers.Parser{},
+		present:    map[string]bool{},
+		ignored:    map[string]watchers.FileStat{},
+		unrouted:   map[string]bool{},
+		retry:      map[string]*backoff{},
+		polls:      map[string]time.Time{},
+		nextID:     1,
+		idx:        newIndexes(),
+		excluded:   map[string]watchers.FileID{},
+		sizes:      map[string]int64{},
+		summed:     map[uint64]bool{},
+		reroute:    map[uint64]bool{},
+		vacated:    map[string]bool{},
+		unreadable: map[string]*unreadableLog{},
+		reconf:     make(chan Live, 1),
+		flushReq:   make(chan flushRequest),
+		scanReq:    make(chan chan ScanResult),
 	}
 	d.lastErr = &errTrap{}
 	d.clock = opt.Clock
@@ -163,7 +171,9 @@ func (d *Daemon) load() error {
 			d.nextID = s.ID + 1
 		}
 	}
+	now := ms(d.opt.Clock.Now())
 	for _, s := range sess {
+		s.ActivityMs = min(s.ActivityMs, now) // recorded from a future file time
 		d.sessions[s.Key] = s
 		d.indexChild(s)
 	}
@@ -233,7 +243,7 @@ func (d *Daemon) once(ctx context.Context) error {
 	if len(failed) > 0 {
 		return fmt.Errorf("%d maps could not be written (see the log)", len(failed))
 	}
-	return nil
+	return d.unreadableError()
 }
 
 // follow is the long-running loop: it owns all state; the watcher feeds it
@@ -292,6 +302,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 		}
 		d.pollRetries(ctx)
 		d.retryCommits(ctx)
+		d.retryUnreadable(ctx)
 		d.flushDue(ctx, d.opt.Clock.Now())
 		d.publish()
 	}

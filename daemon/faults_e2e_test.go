@@ -83,8 +83,12 @@ func immutable(t *testing.T, path string, on bool) {
 // daemonStatus asks the running daemon for its status.
 func daemonStatus(t *testing.T, bin, home, data string) Status {
 	t.Helper()
-	cmd := exec.Command(bin, "status", "--json", "--no-service", "--data-dir", data)
-	cmd.Env = testEnv(home)
+	return asUser{bin: bin}.status(t, home, data)
+}
+
+// statusOf runs a status --json command and decodes its answer.
+func statusOf(t *testing.T, cmd *exec.Cmd) Status {
+	t.Helper()
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("status: %v\n%s", err, out)

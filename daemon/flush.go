@@ -75,6 +75,9 @@ func (d *Daemon) nextDue(now time.Time) (time.Time, bool) {
 	if at, ok := d.retryDue(); ok {
 		consider(at)
 	}
+	if at, ok := d.unreadableDue(); ok {
+		consider(at)
+	}
 	if found && next.Before(now) {
 		next = now
 	}
@@ -186,6 +189,7 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 			continue
 		}
 		if len(evs) == 0 {
+			d.dropVacated(s)
 			s.Flush = &state.Flush{Gen: s.Gen, AtMs: ms(d.opt.Clock.Now())}
 			d.flushed = append(d.flushed, s)
 			continue
@@ -244,7 +248,9 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 			}
 			if !errors.Is(j.err, errBuilderPanic) {
 				// A map exists exactly when the events make one, as with
-				// `agentmap build`: the one written before goes.
+				// `agentmap build`: the one written before goes (that of
+				// a vacated session too).
+				delete(d.vacated, s.Key)
 				d.removeMaps(log, s, "")
 			}
 			s.Flush = &state.Flush{Gen: j.gen, AtMs: ms(d.opt.Clock.Now())}
@@ -296,6 +302,28 @@ func (d *Daemon) removeMaps(log *slog.Logger, s *state.Session, keep string) {
 	delete(d.unrecorded, s.Key)
 }
 
+// dropVacated removes the map of a session whose events this daemon moved
+// away (its log renamed to another session, or reset to nothing): the map
+// would describe a session no log holds any more. Only such a session:
+// a map with no events behind it for any other reason (a state database
+// rebuilt after damage) may be the last copy of its session, and stays.
+func (d *Daemon) dropVacated(s *state.Session) {
+	if !d.vacated[s.Key] {
+		return
+	}
+	delete(d.vacated, s.Key)
+	f := s.Flush
+	if f == nil || f.Path == "" {
+		return
+	}
+	log := d.log.With("component", "flush", "agent", s.Agent, "session", s.Key, "path", f.Path)
+	if err := d.store.Remove(f.Path); err != nil {
+		log.Warn("cannot remove the map of a session whose events moved away", "err", err)
+		return
+	}
+	log.Info("session has no events left; its map removed")
+}
+
 // parallel calls fn(0) … fn(n-1) on as many goroutines as the machine has
 // cores, and returns when all are done.
 func parallel(n int, fn func(i int)) {
@@ -319,8 +347,9 @@ func parallel(n int, fn func(i int)) {
 }
 
 // sessionEvents gathers everything a session's map is built from. Sources
-// are taken in a fixed order (lane, file name): the builder is independent
-// of how lanes interleave, and a lane's own order is its file's.
+// are taken in a fixed order (lane, file name, rotated copies oldest
+// first): the builder is independent of how lanes interleave, and a lane's
+// own order is its files'.
 func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, error) {
 	srcs := d.sourcesOf(key)
 	sort.Slice(srcs, func(i, j int) bool {
@@ -328,8 +357,8 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 		if a.Lane != b.Lane {
 			return a.Lane < b.Lane
 		}
-		if ba, bb := filepath.Base(a.Path), filepath.Base(b.Path); ba != bb {
-			return ba < bb
+		if c := watchers.RotationOrder(filepath.Base(a.Path), filepath.Base(b.Path)); c != 0 {
+			return c < 0 // a rotated copy before the live log
 		}
 		return a.ID < b.ID
 	})

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -147,6 +146,12 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 		}
 		d.log.Info("file moved; following it", "component", "daemon", "agent", s.Agent, "path", f.Path,
 			"session", s.Session)
+		if s.Form == watchers.FormLines && d.routeChanged(s) {
+			// Renamed to another session (a Claude transcript given
+			// another uuid): the session follows the name, as build's
+			// does; the tailer reads the file again under it.
+			d.reroute[s.ID] = true
+		}
 		if f.Archived {
 			d.end(s.Session)
 		}
@@ -184,10 +189,12 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 		first, err = agents.FirstLine(f.Path)
 		complete = err == nil
 	}
-	if err != nil || !complete {
-		if err != nil && !errors.Is(err, agents.ErrEmpty) && !errors.Is(err, fs.ErrNotExist) {
-			d.log.Warn("cannot read a new log", "component", "daemon", "agent", f.Agent, "path", f.Path, "err", err)
-		}
+	if err != nil && !errors.Is(err, agents.ErrEmpty) {
+		d.cannotRead(f, err) // tried again on a schedule: a chmod is no change the watcher sees
+		return nil, false
+	}
+	d.readable(f.Path)
+	if !complete {
 		return nil, false // nothing to route yet: wait for a first line
 	}
 	form := f.Form
@@ -256,6 +263,25 @@ func routing(s *state.Source) watchers.Source {
 		r.ParentSession = nativeOf(s.ParentSession)
 	}
 	return r
+}
+
+// routeChanged reports whether a source's file, read again from its
+// current path and first line, routes to another session or lane.
+func (d *Daemon) routeChanged(s *state.Source) bool {
+	a, ok := d.agents[s.Agent]
+	if !ok {
+		return false
+	}
+	first, complete, err := firstLine(s.Path, s.Form)
+	if err != nil || !complete {
+		return false
+	}
+	r, err := a.Identify(s.Path, first)
+	if err != nil || r.Session == "" {
+		return false
+	}
+	r.Agent = s.Agent
+	return r != routing(s)
 }
 
 // moved returns the missing source whose file now sits at f.Path: same

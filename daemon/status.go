@@ -30,6 +30,9 @@ type Status struct {
 	// FlushRetries counts the sessions whose map write failed and waits
 	// for another attempt.
 	FlushRetries int `json:"flushRetries,omitempty"`
+	// Unreadable counts the logs that could not be read when found and
+	// are tried again on a schedule (unreadable.go).
+	Unreadable *UnreadableLogs `json:"unreadableLogs,omitempty"`
 	// State is set when the state database was found damaged (recover.go).
 	State *StateRepair `json:"stateRepair,omitempty"`
 	// Export is the scheduled exports' last outcome (export.go).
@@ -186,6 +189,7 @@ func (d *Daemon) publishNow() {
 		st.Uncommitted, st.RetryAt = n, d.faults.at
 	}
 	st.FlushRetries = len(d.retry)
+	d.unreadableStatus(&st)
 	if d.repair != nil {
 		r := *d.repair
 		st.State = &r

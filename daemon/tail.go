@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -16,11 +15,11 @@ import (
 
 func cursorOf(s *state.Source) watchers.Cursor {
 	return watchers.Cursor{ID: watchers.FileID{Dev: s.Dev, Ino: s.Ino}, HeadLen: s.HeadLen, HeadHash: s.HeadHash,
-		Offset: s.Offset, TailHash: s.TailHash}
+		Offset: s.Offset, TailHash: s.TailHash, Sum: s.Sum}
 }
 
 func setCursor(s *state.Source, c watchers.Cursor) {
-	s.Dev, s.Ino, s.HeadLen, s.HeadHash, s.Offset, s.TailHash = c.ID.Dev, c.ID.Ino, c.HeadLen, c.HeadHash, c.Offset, c.TailHash
+	s.Dev, s.Ino, s.HeadLen, s.HeadHash, s.Offset, s.TailHash, s.Sum = c.ID.Dev, c.ID.Ino, c.HeadLen, c.HeadHash, c.Offset, c.TailHash, c.Sum
 }
 
 // parser returns the live parser of a source, restoring it from the
@@ -55,12 +54,11 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 	log := d.log.With("component", "tail", "agent", s.Agent, "path", s.Path, "session", s.Session)
 	f, err := os.Open(s.Path)
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			log.Warn("cannot open log", "err", err)
-		}
+		d.cannotRead(fst, err)
 		return
 	}
 	defer f.Close()
+	d.readable(s.Path)
 	id, fi, err := watchers.IdentifyOpen(f)
 	if err != nil {
 		log.Warn("cannot stat log", "err", err)
@@ -85,6 +83,21 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 		// The lane was read before its meta.json existed: read it again
 		// so its type and launching call are the ones the file now has.
 		log.Info("subagent sidecar appeared; reading the lane again", "offset", s.Offset)
+		if !d.rebase(s, id) {
+			return
+		}
+		reset = true
+	}
+	if !reset && d.reroute[s.ID] {
+		delete(d.reroute, s.ID)
+		log.Info("log renamed to another session; reading it again under the new name", "offset", s.Offset)
+		if !d.rebase(s, id) {
+			return
+		}
+		reset = true
+	}
+	if !reset && d.rewrittenInPlace(s, f, size, fi.ModTime()) {
+		log.Warn("log rewritten in place; rebuilding it from the start", "offset", s.Offset)
 		if !d.rebase(s, id) {
 			return
 		}
@@ -190,6 +203,25 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 	}
 }
 
+// rewrittenInPlace reports whether the bytes before a source's cursor
+// changed while its head, tail window and size did not: checked by the
+// whole-prefix checksum when the file's time moved without the file
+// growing, and once per file after a start (a rewrite while stopped).
+// Growth alone is not checked: that would read every log again on every
+// append.
+func (d *Daemon) rewrittenInPlace(s *state.Source, f *os.File, size int64, mod time.Time) bool {
+	first := !d.summed[s.ID]
+	d.summed[s.ID] = true
+	if s.Sum == "" || s.Offset == 0 || ms(mod) == s.ModMs || !(first || size == s.Size) {
+		return false
+	}
+	err := watchers.VerifySum(f, cursorOf(s))
+	if err != nil && !errors.Is(err, watchers.ErrRewritten) {
+		d.log.Warn("cannot check log", "component", "tail", "path", s.Path, "err", err)
+	}
+	return errors.Is(err, watchers.ErrRewritten)
+}
+
 // rebase resets a source to the start of its file: its events are dropped
 // at the next commit (Reset), its parser starts fresh and its routing is
 // read again from the new first line. It reports false when there is
@@ -201,19 +233,21 @@ func (d *Daemon) rebase(s *state.Source, id watchers.FileID) bool {
 	if err != nil || !complete {
 		// Nothing to route yet: drop what the old content gave now.
 		next := *s
-		next.Offset, next.HeadLen, next.HeadHash, next.TailHash = 0, 0, "", ""
+		next.Offset, next.HeadLen, next.HeadHash, next.TailHash, next.Sum = 0, 0, "", "", ""
 		next.Dev, next.Ino = id.Dev, id.Ino
 		d.apply(s, next, state.Batch{SetCarry: true, Reset: true, ResetSession: old}, nil, true,
 			ms(d.opt.Clock.Now()), 0)
+		d.vacated[old] = true
 		return false
 	}
-	s.Offset, s.HeadLen, s.HeadHash, s.TailHash = 0, 0, "", ""
+	s.Offset, s.HeadLen, s.HeadHash, s.TailHash, s.Sum = 0, 0, "", "", ""
 	s.Dev, s.Ino = id.Dev, id.Ino
 	d.index(s)
 	if r, err := d.agents[s.Agent].Identify(s.Path, first); err == nil && r.Session != "" {
 		r.Agent = s.Agent
 		d.route(s, r)
 		if old != s.Session {
+			d.vacated[old] = true
 			if sess := d.sessions[old]; sess != nil {
 				d.commitGroup()
 				sess.Gen++
@@ -242,6 +276,10 @@ func (d *Daemon) touch(s *state.Source, batch []event.Event, reset bool, mod int
 	}
 	sess := d.session(s.Session, s.Agent)
 	keep(sess)
+	// A file time ahead of the clock (clock skew, a copy with future
+	// times) counts as now: the session must still go quiet and be
+	// written, not wait for that time.
+	mod = min(mod, ms(d.opt.Clock.Now()))
 	changed := len(batch) > 0 || reset
 	if changed {
 		sess.Gen++

@@ -24,9 +24,11 @@ func (d *Daemon) readWhole(s *state.Source, fst watchers.FileStat) {
 	}
 	f, err := os.Open(s.Path)
 	if err != nil {
+		d.cannotRead(fst, err)
 		return
 	}
 	defer f.Close()
+	d.readable(s.Path)
 	id, fi, err := watchers.IdentifyOpen(f)
 	if err != nil {
 		return
@@ -39,8 +41,8 @@ func (d *Daemon) readWhole(s *state.Source, fst watchers.FileStat) {
 		evs, route, err := agents.ParseWhole(s.Path)
 		var openErr *fs.PathError
 		if errors.As(err, &openErr) {
-			log.Warn("cannot open log", "err", err)
-			return // not read: tried again at its next change
+			d.cannotRead(fst, err) // tried again on a schedule
+			return
 		}
 		if err != nil {
 			log.Warn("log not readable as a whole; skipped until it changes", "err", err)

@@ -32,6 +32,19 @@ func (x xscript) exec(cmd, kind string, exit int) fo.Item {
 	return fo.Item{Function: "exec_command", Args: map[string]any{"cmd": cmd, "yield_time_ms": 10000}}
 }
 
+// read runs a command that reads a file, as Codex's parsed_cmd names it:
+// the file is in files[] with the read counted.
+func (x xscript) read(cmd string, exit int, file string) fo.Item {
+	x.e.shellTouch(file, 1)
+	return x.exec(cmd, "exec", exit)
+}
+
+// look runs a command that lists or searches a directory: a hit.
+func (x xscript) look(cmd string, exit int, dir string) fo.Item {
+	x.e.shellTouch(dir, 0)
+	return x.exec(cmd, "exec", exit)
+}
+
 func (x xscript) plan(status ...string) fo.Item {
 	x.e.call("update_plan", "tool")
 	var steps []any
@@ -135,14 +148,19 @@ func runCodex(t *testing.T, w *world) *codexRun {
 	scripts := map[string][]fo.Reply{}
 	scripts["xmain"] = []fo.Reply{
 		xreply(0, fo.Item{Reasoning: canary + "-reasoning"}, xtext("plan"),
-			m.exec("npm test -- --"+canary+"-flag", "verify", 1), m.exec("cat README.md", "exec", 0)),
+			m.exec("npm test -- --"+canary+"-flag", "verify", 1), m.read("cat README.md", 0, "README.md")),
 		xreply(1, m.plan("in_progress", "pending")),
 		xreply(2, m.patch("*** Begin Patch\n*** Add File: notes.txt\n+"+canary+"-notes ready\n"+
 			"*** Update File: src/app.js\n@@\n-module.exports = { answer: 41 };\n+module.exports = { answer: 42 };\n"+
 			"*** Delete File: lib/part11.txt\n*** End Patch\n", "notes.txt", "src/app.js", "lib/part11.txt")),
 		xreply(3, xtext("again"), m.exec("npm test", "verify", 0)),
-		xreply(4, m.exec("ls "+canary+"-missing", "exec", 2), m.exec("git status --short", "exec", 0)),
-		xreply(5, xtext("done")),
+		// A path a command names is map content (a target), so the
+		// canary stays out of path names; it is in the flags.
+		xreply(4, m.look("ls missing-dir", 2, "missing-dir"), m.exec("git status --short", "exec", 0)),
+		// A failed read, then the same verb on other files: no retry.
+		xreply(5, m.read("cat absent.txt", 1, "absent.txt"), m.look("rg -n answer src", 0, "src")),
+		xreply(6, m.read("cat README.md", 0, "README.md"), m.read("sed -n 1,3p src/app.js", 0, "src/app.js")),
+		xreply(7, xtext("done")),
 	}
 	// The model API fails once; Codex retries without a trace in the
 	// rollout, and the retried request must not count twice.
@@ -159,7 +177,12 @@ func runCodex(t *testing.T, w *world) *codexRun {
 	for step := 0; step < 25; step++ {
 		var items []fo.Item
 		for i := 0; i < 8; i++ {
-			items = append(items, l.exec(fmt.Sprintf("test -f lib/part%02d.txt", (step*8+i)%11), "exec", 0))
+			part := fmt.Sprintf("lib/part%02d.txt", (step*8+i)%11)
+			if i%2 == 0 {
+				items = append(items, l.exec("test -f "+part, "exec", 0))
+			} else {
+				items = append(items, l.read("cat "+part, 0, part))
+			}
 		}
 		long = append(long, xreply(step, items...))
 	}
@@ -179,7 +202,7 @@ func runCodex(t *testing.T, w *world) *codexRun {
 	}
 	sub := xscript{newExpect()}
 	scripts["xsub"] = []fo.Reply{
-		xreply(0, sub.exec("ls lib", "exec", 0), sub.exec("cat "+canary+"-absent", "exec", 1)),
+		xreply(0, sub.look("ls lib", 0, "lib"), sub.read("cat absent-note.txt", 1, "absent-note.txt")),
 		xreply(1, xtext("subagent done")),
 	}
 	run.agent.merge(sub.e)

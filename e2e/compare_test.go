@@ -169,8 +169,14 @@ func check(t *testing.T, s session, m *agentMap) {
 			exits = append(exits, *e.ExitCode)
 		}
 		if e.RetryOf != nil && *e.RetryOf < len(m.Events) {
-			if prev := m.Events[*e.RetryOf]; prev.Err && prev.Verb == e.Verb && !e.Err {
+			prev := m.Events[*e.RetryOf]
+			if prev.Err && prev.Verb == e.Verb && !e.Err {
 				retried++
+			}
+			// A retry repeats its attempt's first target: commands on
+			// different files are not retries of each other.
+			if a, b := firstTarget(prev.Targets), firstTarget(e.Targets); a != b {
+				errf("event %d (%s %s) is a retry of event %d with another first target (%s, %s)", e.Seq, e.Tool, e.Verb, prev.Seq, b, a)
 			}
 		}
 	}
@@ -223,6 +229,30 @@ func check(t *testing.T, s session, m *agentMap) {
 	if fmt.Sprint(files) != fmt.Sprint(s.e.fileList()) {
 		errf("files = %v, want %v", files, s.e.fileList())
 	}
+	// Every file a shell command read, with its reads counted.
+	if s.e.reads != nil {
+		reads := map[string]int{}
+		for _, f := range m.Files {
+			if f.Reads > 0 {
+				reads[f.Path] = f.Reads
+			}
+		}
+		if fmt.Sprint(reads) != fmt.Sprint(s.e.reads) {
+			errf("files[].reads = %v, want %v", reads, s.e.reads)
+		}
+	}
+}
+
+// firstTarget names an event's first target: a file id, an outside-repo
+// bucket, or none.
+func firstTarget(ts []mapTarget) string {
+	switch {
+	case len(ts) == 0:
+		return "none"
+	case ts[0].File != nil:
+		return fmt.Sprintf("file %d", *ts[0].File)
+	}
+	return ts[0].Scope + " " + ts[0].Label
 }
 
 func sortLanes(l []lane) {

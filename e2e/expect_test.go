@@ -8,11 +8,15 @@ import (
 // expect is what a script makes happen in one session, accumulated while
 // the script is written so that the comparison never repeats it by hand.
 type expect struct {
-	calls       map[string]int // by map event kind (read, edit, exec, verify, subagent, tool…)
-	tools       map[string]int // by the client's tool name
-	exits       []int          // exit codes of the failing shell commands, in order
-	skills      []string       // skills used, in order
-	files       map[string]bool
+	calls  map[string]int // by map event kind (read, edit, exec, verify, subagent, tool…)
+	tools  map[string]int // by the client's tool name
+	exits  []int          // exit codes of the failing shell commands, in order
+	skills []string       // skills used, in order
+	files  map[string]bool
+	// reads counts, by path, the reads of files by shell commands (Codex:
+	// what its parsed_cmd names); nil where the session is not checked
+	// for them.
+	reads       map[string]int
 	userTurns   int
 	compactions int
 	mcpErrors   int            // failed MCP calls
@@ -32,6 +36,19 @@ func (e *expect) call(tool, kind string, files ...string) {
 	e.calls[kind]++
 	for _, f := range files {
 		e.files[filepath.ToSlash(f)] = true
+	}
+}
+
+// shellTouch records a file a shell command read (reads 1) or a
+// directory it listed or searched (reads 0); the session's reads are then
+// checked.
+func (e *expect) shellTouch(path string, reads int) {
+	if e.reads == nil {
+		e.reads = map[string]int{}
+	}
+	e.files[path] = true
+	if reads > 0 {
+		e.reads[path] += reads
 	}
 }
 
@@ -59,5 +76,11 @@ func (e *expect) merge(o *expect) {
 	e.mcpErrors += o.mcpErrors
 	for f := range o.files {
 		e.files[f] = true
+	}
+	if o.reads != nil && e.reads == nil {
+		e.reads = map[string]int{}
+	}
+	for f, n := range o.reads {
+		e.reads[f] += n
 	}
 }

@@ -242,21 +242,23 @@ type agentMap struct {
 		Calls        int    `json:"calls"`
 	} `json:"agents"`
 	Files []struct {
-		Path string `json:"path"`
+		Path  string `json:"path"`
+		Reads int    `json:"reads"`
 	} `json:"files"`
 	Events []struct {
-		Seq      int    `json:"seq"`
-		Kind     string `json:"kind"`
-		Agent    string `json:"agent"`
-		Tool     string `json:"tool"`
-		Verb     string `json:"verb"`
-		Skill    string `json:"skill"`
-		Server   string `json:"server"`
-		Err      bool   `json:"err"`
-		ExitCode *int   `json:"exitCode"`
-		RetryOf  *int   `json:"retryOf"`
-		Child    string `json:"child"`
-		OutBytes int64  `json:"outBytes"`
+		Seq      int         `json:"seq"`
+		Kind     string      `json:"kind"`
+		Agent    string      `json:"agent"`
+		Tool     string      `json:"tool"`
+		Verb     string      `json:"verb"`
+		Skill    string      `json:"skill"`
+		Server   string      `json:"server"`
+		Err      bool        `json:"err"`
+		ExitCode *int        `json:"exitCode"`
+		RetryOf  *int        `json:"retryOf"`
+		Targets  []mapTarget `json:"targets"`
+		Child    string      `json:"child"`
+		OutBytes int64       `json:"outBytes"`
 	} `json:"events"`
 }
 
@@ -297,4 +299,12 @@ func gunzip(p string) ([]byte, error) {
 		return nil, err
 	}
 	return io.ReadAll(zr)
+}
+
+// mapTarget is one targets[] entry of an event: a file of files[] or an
+// outside-repo bucket.
+type mapTarget struct {
+	File  *int   `json:"file"`
+	Scope string `json:"scope"`
+	Label string `json:"label"`
 }

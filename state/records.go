@@ -28,6 +28,9 @@ type Source struct {
 	// of the bytes just before it, checked on resume to catch a rewrite.
 	Offset   int64  `json:"offset"`
 	TailHash string `json:"tail,omitempty"`
+	// Sum is the CRC-32C of every byte before Offset, checked when the file
+	// changed without growing (a rewrite in place) and once after start.
+	Sum string `json:"sum,omitempty"`
 
 	// Size and ModMs are the file's size and mtime when last read (for
 	// whole and sqlite forms, the change gate; for sqlite, Size and ModMs

@@ -99,8 +99,51 @@ func (r Root) Descend(dir string) bool {
 }
 
 // Form returns how a file under the root is read, or "" when it is not a
-// log this root follows.
+// log this root follows. A rotated copy of a line log (log.1, log.2, …,
+// left by copy-truncate rotation) is followed too, as part of the same
+// session.
 func (r Root) Form(path string) string {
+	if base, n := Rotation(path); n > 0 {
+		if r.form(base) == FormLines {
+			return FormLines
+		}
+		return ""
+	}
+	return r.form(path)
+}
+
+// Rotation splits a rotated copy's name into the log's name and its
+// rotation number (log.jsonl.2 → log.jsonl, 2); a name with no rotation
+// suffix comes back whole, with 0. The higher the number, the older the
+// copy.
+func Rotation(path string) (string, int) {
+	i := strings.LastIndexByte(path, '.')
+	if i < 0 || i == len(path)-1 || len(path)-i > 4 || path[i+1] == '0' {
+		return path, 0
+	}
+	n := 0
+	for _, c := range path[i+1:] {
+		if c < '0' || c > '9' {
+			return path, 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	return path[:i], n
+}
+
+// RotationOrder compares two log names for reading one session's files in
+// order: by name without rotation suffix, then oldest copy first (log.2,
+// log.1, log).
+func RotationOrder(a, b string) int {
+	ab, an := Rotation(a)
+	bb, bn := Rotation(b)
+	if c := strings.Compare(ab, bb); c != 0 {
+		return c
+	}
+	return bn - an
+}
+
+func (r Root) form(path string) string {
 	p, ok := r.split(path)
 	if !ok || len(p) == 0 {
 		return ""

@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
+	"strconv"
 )
 
 // HeadMax and TailMax bound the fingerprints a tailer keeps: a hash of the
@@ -35,6 +37,10 @@ type Cursor struct {
 	HeadHash string
 	Offset   int64
 	TailHash string
+	// Sum is the CRC-32C of all the bytes before Offset (hex; "" when not
+	// known yet): a rewrite in the middle that keeps the size and misses
+	// the head and tail windows still changes it.
+	Sum string
 }
 
 // Why a cursor no longer fits its file; the source is rebuilt from zero.
@@ -104,6 +110,8 @@ func Verify(f io.ReaderAt, id FileID, size int64, c Cursor) error {
 // with its head fingerprint widened as the file grows to HeadMax and the
 // tail fingerprint taken before the new offset.
 func Advance(f io.ReaderAt, id FileID, size int64, c Cursor, offset int64) (Cursor, error) {
+	from := c.Offset
+	var err error
 	c.ID, c.Offset = id, offset
 	if want := min(size, HeadMax); int64(c.HeadLen) < want {
 		head, err := readAt(f, 0, int(want))
@@ -111,6 +119,9 @@ func Advance(f io.ReaderAt, id FileID, size int64, c Cursor, offset int64) (Curs
 			return c, fmt.Errorf("read head: %w", err)
 		}
 		c.HeadLen, c.HeadHash = int(want), Fingerprint(head)
+	}
+	if c.Sum, err = extendSum(f, c.Sum, from, offset); err != nil {
+		return c, err
 	}
 	c.TailHash = ""
 	if offset > 0 {
@@ -122,6 +133,62 @@ func Advance(f io.ReaderAt, id FileID, size int64, c Cursor, offset int64) (Curs
 		c.TailHash = Fingerprint(tail)
 	}
 	return c, nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// extendSum returns the checksum of [0, to) given sum, the checksum of
+// [0, from). An unknown sum (a cursor from before checksums) is taken
+// from the start once.
+func extendSum(f io.ReaderAt, sum string, from, to int64) (string, error) {
+	var crc uint32
+	if v, err := strconv.ParseUint(sum, 16, 32); err == nil && sum != "" && from <= to {
+		crc = uint32(v)
+	} else {
+		from = 0
+	}
+	if to == 0 {
+		return "", nil
+	}
+	crc, err := crcOf(f, crc, from, to)
+	if err != nil {
+		return "", fmt.Errorf("read before offset %d: %w", to, err)
+	}
+	return strconv.FormatUint(uint64(crc), 16), nil
+}
+
+// crcOf extends crc over the bytes [from, to) of f.
+func crcOf(f io.ReaderAt, crc uint32, from, to int64) (uint32, error) {
+	buf := make([]byte, min(to-from, 256<<10))
+	for from < to {
+		n := int(min(int64(len(buf)), to-from))
+		b, err := readAt(f, from, n)
+		if err != nil {
+			return crc, err
+		}
+		crc = crc32.Update(crc, castagnoli, b)
+		from += int64(n)
+	}
+	return crc, nil
+}
+
+// VerifySum reads every byte before the cursor and compares it with the
+// cursor's checksum: ErrRewritten when they differ, nil when they agree
+// or the cursor has no checksum. It costs a read of the file, so the
+// tailer calls it only when a file changed without growing, and once per
+// file after a start.
+func VerifySum(f io.ReaderAt, c Cursor) error {
+	if c.Sum == "" || c.Offset == 0 {
+		return nil
+	}
+	crc, err := crcOf(f, 0, 0, c.Offset)
+	if err != nil {
+		return fmt.Errorf("read before offset %d: %w", c.Offset, err)
+	}
+	if strconv.FormatUint(uint64(crc), 16) != c.Sum {
+		return ErrRewritten
+	}
+	return nil
 }
 
 // TailStats counts what one TailLines call saw.

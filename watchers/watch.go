@@ -69,7 +69,9 @@ type Watcher struct {
 	log   *slog.Logger
 
 	known   map[string]FileStat
-	watched map[string]int // directory → its cost against MaxWatches
+	watched map[string]watch  // directory (as seen under its root) → its watch
+	byReal  map[string]string // resolved directory watched → the directory under its root
+	dirs    map[FileID]string // directory identity → the one name it is walked under
 	used    int
 	perFile bool // kqueue: every entry of a watched directory costs a descriptor
 	capped  bool
@@ -77,6 +79,15 @@ type Watcher struct {
 	fsw     *fsnotify.Watcher
 	pending map[string]FileStat
 	full    bool
+	warned  map[string]bool // roots and loops said once already
+}
+
+// watch is one directory watch: its cost against MaxWatches and the
+// resolved directory it is placed on (a symlinked directory is watched
+// where it points; events are named back under the root).
+type watch struct {
+	cost int
+	real string
 }
 
 // NewWatcher returns a watcher over roots.
@@ -99,7 +110,8 @@ func NewWatcher(roots []Root, opt WatchOptions) *Watcher {
 	}
 	return &Watcher{
 		roots: roots, opt: opt, out: make(chan Update, 1), log: log.With("component", "watch"),
-		known: map[string]FileStat{}, watched: map[string]int{}, pending: map[string]FileStat{},
+		known: map[string]FileStat{}, watched: map[string]watch{}, byReal: map[string]string{},
+		dirs: map[FileID]string{}, warned: map[string]bool{}, pending: map[string]FileStat{},
 		perFile: kqueue(runtime.GOOS),
 	}
 }
@@ -146,9 +158,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 				events = nil
 				continue
 			}
-			dirty[ev.Name] = true
+			name := w.underRoot(ev.Name)
+			dirty[name] = true
 			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-				dirty[filepath.Dir(ev.Name)] = true
+				dirty[filepath.Dir(name)] = true
 			}
 			if debounceAt.IsZero() {
 				// The clock read before select may be long past.
@@ -205,6 +218,7 @@ func (w *Watcher) note(fs FileStat) {
 // directories, and reporting files that disappeared.
 func (w *Watcher) fullScan() {
 	seen := map[string]bool{}
+	w.dirs = map[FileID]string{} // every directory is claimed afresh, in walk order
 	for _, r := range w.roots {
 		w.walk(r, r.Dir, seen)
 	}
@@ -221,9 +235,19 @@ func (w *Watcher) fullScan() {
 	w.full = true
 }
 
-// walk scans dir (inside root r) recursively.
+// walk scans dir (inside root r) recursively. Symbolic links to
+// directories are followed (users keep ~/.claude or a project directory on
+// another disk or in a dotfiles repository); a directory reached a second
+// time, through a loop or under another name, is walked once only.
 func (w *Watcher) walk(r Root, dir string, seen map[string]bool) {
 	if _, err := os.Stat(r.Dir); err != nil {
+		if li, lerr := os.Lstat(r.Dir); lerr == nil && li.Mode()&fs.ModeSymlink != 0 && !w.warned[r.Dir] {
+			// Not silent: a root that is a link to nowhere shows no files.
+			w.warned[r.Dir] = true
+			target, _ := os.Readlink(r.Dir)
+			w.log.Warn("log directory is a symbolic link to a missing directory; watching for it", "agent", r.Agent,
+				"path", r.Dir, "target", target, "err", err)
+		}
 		// Not there yet: watch the nearest existing ancestor so that its
 		// creation is noticed before the next rescan.
 		for a := filepath.Dir(r.Dir); a != filepath.Dir(a); a = filepath.Dir(a) {
@@ -234,16 +258,52 @@ func (w *Watcher) walk(r Root, dir string, seen map[string]bool) {
 		}
 		return
 	}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // vanished or unreadable: the next scan will tell
+	w.walkDir(r, dir, seen, map[FileID]bool{})
+}
+
+// walkDir walks one directory (dir is its name under the root; it may be
+// a symbolic link). chain holds the identities of the directories above it
+// in this walk: a link back to one of them is a loop and is not entered.
+func (w *Watcher) walkDir(r Root, dir string, seen map[string]bool, chain map[FileID]bool) {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() || !r.Descend(dir) {
+		return // vanished or unreadable: the next scan will tell
+	}
+	if id := StatID(fi); id.Known() {
+		if chain[id] {
+			w.once("loop:"+dir, "symbolic link loop; not followed", "agent", r.Agent, "path", dir)
+			return
 		}
-		if d.IsDir() {
-			if !r.Descend(p) {
-				return filepath.SkipDir
+		if other, ok := w.dirs[id]; ok && other != dir && sameDir(other, id) {
+			// The same directory under two names (a link to a sibling, two
+			// roots that are one): its logs are read under the first name
+			// only, or every session would count twice.
+			w.once("alias:"+dir, "directory already followed under another name; skipped", "agent", r.Agent,
+				"path", dir, "followed", other)
+			return
+		}
+		w.dirs[id] = dir
+		chain[id] = true
+		defer delete(chain, id)
+	}
+	w.watch(dir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		isDir := e.IsDir()
+		if e.Type()&fs.ModeSymlink != 0 {
+			ti, err := os.Stat(p)
+			if err != nil {
+				continue // a dangling link
 			}
-			w.watch(p)
-			return nil
+			isDir = ti.IsDir()
+		}
+		if isDir {
+			w.walkDir(r, p, seen, chain)
+			continue
 		}
 		if form := r.Form(p); form != "" {
 			if fs, ok := statFile(r, p, form); ok {
@@ -253,8 +313,33 @@ func (w *Watcher) walk(r Root, dir string, seen map[string]bool) {
 				w.note(fs)
 			}
 		}
-		return nil
-	})
+	}
+}
+
+// sameDir reports whether dir is still the directory with identity id.
+func sameDir(dir string, id FileID) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir() && StatID(fi) == id
+}
+
+// once logs a warning the first time key is seen.
+func (w *Watcher) once(key, msg string, args ...any) {
+	if !w.warned[key] {
+		w.warned[key] = true
+		w.log.Warn(msg, args...)
+	}
+}
+
+// underRoot names an event's path as the walk knows it: a directory
+// watched through a symbolic link reports under its resolved name.
+func (w *Watcher) underRoot(name string) string {
+	if d, ok := w.byReal[name]; ok {
+		return d
+	}
+	if d, ok := w.byReal[filepath.Dir(name)]; ok {
+		return filepath.Join(d, filepath.Base(name))
+	}
+	return name
 }
 
 func statFile(r Root, p, form string) (FileStat, bool) {
@@ -383,8 +468,18 @@ func (w *Watcher) watch(dir string) {
 	if w.fsw == nil {
 		return
 	}
-	if _, ok := w.watched[dir]; ok {
-		return
+	// The watch goes on the resolved directory: a watch on a link's name
+	// is not followed by every backend, and two names of one directory
+	// must not share a watch.
+	real := dir
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		real = r
+	}
+	if old, ok := w.watched[dir]; ok {
+		if old.real == real {
+			return
+		}
+		w.unwatch(dir) // the link points elsewhere now
 	}
 	cost := 1
 	if w.perFile {
@@ -399,7 +494,7 @@ func (w *Watcher) watch(dir string) {
 		}
 		return
 	}
-	if err := w.fsw.Add(dir); err != nil {
+	if err := w.fsw.Add(real); err != nil {
 		// Out of watches (inotify's max_user_watches, descriptors): say
 		// it once; the rescans cover what is not watched.
 		if !errors.Is(err, fs.ErrNotExist) && !w.failed {
@@ -408,16 +503,20 @@ func (w *Watcher) watch(dir string) {
 		}
 		return
 	}
-	w.watched[dir] = cost
+	w.watched[dir] = watch{cost: cost, real: real}
+	w.byReal[real] = dir
 	w.used += cost
 }
 
 func (w *Watcher) unwatch(dir string) {
-	if cost, ok := w.watched[dir]; ok {
-		w.used -= cost
+	if wt, ok := w.watched[dir]; ok {
+		w.used -= wt.cost
 		delete(w.watched, dir)
-		if w.fsw != nil {
-			w.fsw.Remove(dir)
+		if w.byReal[wt.real] == dir {
+			delete(w.byReal, wt.real)
+			if w.fsw != nil {
+				w.fsw.Remove(wt.real)
+			}
 		}
 	}
 }

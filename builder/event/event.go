@@ -300,4 +300,14 @@ type Lane struct {
 	SubagentType string `json:"type,omitempty"`
 	// LaunchCallID is the parent's call that started the lane, when known.
 	LaunchCallID string `json:"launch,omitempty"`
+	// Launched marks a lane that the parent's launching call declares, not
+	// the lane's own log (a Cursor transcript names no id of the
+	// subagent's file): the lane is listed even when no log of its own
+	// brings an event, and a lane whose log names no launch takes its
+	// place instead (see LogStartMs).
+	Launched bool `json:"launched,omitempty"`
+	// LogStartMs is when the lane's own log began (its file's birth time,
+	// Unix ms), on a lane whose log names no launch: such lanes take the
+	// places of Launched lanes in this order, then by id.
+	LogStartMs int64 `json:"logst,omitempty"`
 }

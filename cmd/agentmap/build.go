@@ -176,7 +176,7 @@ func collect(ctx context.Context, paths []string, agentName string, stderr io.Wr
 		return s
 	}
 	seen := map[string]bool{}
-	queue := append([]string(nil), paths...)
+	queue := rotationsFirst(paths)
 	explicit := map[string]bool{}
 	for _, p := range paths {
 		explicit[p] = true
@@ -241,6 +241,11 @@ func collect(ctx context.Context, paths []string, agentName string, stderr io.Wr
 			continue
 		}
 		a, ok := pickAgent(agentName, first)
+		if !ok && agentName == "auto" && !agents.LooksLikeWholeJSON(first) {
+			// A garbage first line: the agent is the one the next lines
+			// name; the line is counted as skipped, as the daemon does.
+			a, ok = agents.DetectFile(path)
+		}
 		if !ok && (agentName == "auto" || agentName == "codex" || agentName == gemini.Agent) && agents.LooksLikeWholeJSON(first) {
 			events, src, err := agents.ParseWhole(path)
 			if errors.Is(err, codex.ErrNoSession) && agentName == "auto" {
@@ -303,6 +308,29 @@ func collect(ctx context.Context, paths []string, agentName string, stderr io.Wr
 	return out, failed
 }
 
+// rotationsFirst orders the inputs so that the rotated copies of a log
+// (log.2, log.1) come just before it, oldest first, wherever they were
+// given: the halves of a copy-truncate rotation then read as one session
+// in the order the daemon reads them.
+func rotationsFirst(paths []string) []string {
+	groups := map[string][]string{}
+	var order []string
+	for _, p := range paths {
+		base, _ := watchers.Rotation(p)
+		if _, ok := groups[base]; !ok {
+			order = append(order, base)
+		}
+		groups[base] = append(groups[base], p)
+	}
+	out := make([]string, 0, len(paths))
+	for _, base := range order {
+		g := groups[base]
+		sort.SliceStable(g, func(i, j int) bool { return watchers.RotationOrder(g[i], g[j]) < 0 })
+		out = append(out, g...)
+	}
+	return out
+}
+
 func pickAgent(name string, first []byte) (agents.Agent, bool) {
 	if name != "auto" {
 		a, _ := agents.ByName(name)
@@ -319,6 +347,7 @@ func pickAgent(name string, first []byte) (agents.Agent, bool) {
 // flat <dir>/agent-*.jsonl (older layout; routed by the session id inside,
 // so files of other sessions are read and dropped by Identify's routing).
 func claudeSubagentFiles(mainPath string) []string {
+	mainPath, _ = watchers.Rotation(mainPath) // a rotated copy: the log's own lanes
 	dir := filepath.Dir(mainPath)
 	stem := strings.TrimSuffix(filepath.Base(mainPath), ".jsonl")
 	var found []string

@@ -15,6 +15,10 @@ func writeFaultStatus(w io.Writer, st daemon.Status) {
 		fmt.Fprintf(w, "retrying:   the lines of %d logs wait to be committed again (next try %s)\n",
 			st.Uncommitted, st.RetryAt.Local().Format(time.DateTime))
 	}
+	if u := st.Unreadable; u != nil {
+		fmt.Fprintf(w, "retrying:   %d logs cannot be read (%s; next try %s)\n",
+			u.Count, u.Reason, u.RetryAt.Local().Format(time.DateTime))
+	}
 	if st.FlushRetries > 0 {
 		fmt.Fprintf(w, "retrying:   %d maps wait to be written again\n", st.FlushRetries)
 	}

@@ -15,10 +15,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/agentmap/agentmap/e2e/scripted"
 )
 
 // Block is one content block of a scripted reply.
@@ -51,13 +51,7 @@ type Reply struct {
 }
 
 // Served records one answered request of a script.
-type Served struct {
-	Script string
-	Step   int
-	Model  string
-	Usage  Usage
-	Tools  []string
-}
+type Served = scripted.Served[Usage]
 
 // Server answers /v1/messages from Scripts.
 type Server struct {
@@ -66,51 +60,22 @@ type Server struct {
 	// (compaction summaries, titles); "Done." when empty.
 	SideReply string
 
-	mu         sync.Mutex
-	served     []Served
-	unscripted int
-	failed     map[string]bool
+	scripted.Ledger[Usage]
+
+	mu sync.Mutex
 	// asked holds, per answered step, the last message of its request: a
 	// client's retry repeats it, while a compaction request reuses the
 	// conversation with an instruction added and belongs to no step.
 	asked map[string]string
-	ids   int
-	// Offered lists the tool names offered by the last scripted request.
-	offered []string
 }
 
 // New returns a server for the scripts.
 func New(scripts map[string][]Reply) *Server {
-	return &Server{Scripts: scripts, failed: map[string]bool{}, asked: map[string]string{}}
+	return &Server{Scripts: scripts, asked: map[string]string{}}
 }
-
-// Served returns the answered scripted requests in order.
-func (s *Server) Served() []Served {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Served(nil), s.served...)
-}
-
-// Unscripted is the number of requests that carried no marker.
-func (s *Server) Unscripted() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.unscripted
-}
-
-// Offered returns the tool names the client offered in its last scripted request.
-func (s *Server) Offered() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.offered...)
-}
-
-var marker = regexp.MustCompile(`\[\[script:([a-z0-9-]+)\]\]`)
 
 // ToolID is the tool_use id of call n of a script's step.
-func ToolID(script string, step, n int) string {
-	return fmt.Sprintf("toolu_%s_%d_%d", strings.ReplaceAll(script, "-", ""), step, n)
-}
+func ToolID(script string, step, n int) string { return scripted.ID("toolu_", script, step, n) }
 
 type request struct {
 	Model    string    `json:"model"`
@@ -155,36 +120,19 @@ func (s *Server) route(req *request) (string, int, bool) {
 		}
 		for _, b := range m.blocks() {
 			if b.Type == "tool_result" {
-				if name, step, ok := s.parseID(b.ToolUseID); ok {
+				if name, step, ok := scripted.ParseID(b.ToolUseID, "toolu_", s.Scripts); ok {
 					return name, step + 1, true
 				}
 			}
 		}
 		for _, b := range m.blocks() {
 			if b.Type == "text" {
-				if sm := marker.FindAllStringSubmatch(b.Text, -1); sm != nil {
-					return sm[len(sm)-1][1], 0, true
+				if name, ok := scripted.ScriptIn(b.Text); ok {
+					return name, 0, true
 				}
 			}
 		}
 		return "", 0, false
-	}
-	return "", 0, false
-}
-
-func (s *Server) parseID(id string) (string, int, bool) {
-	parts := strings.Split(strings.TrimPrefix(id, "toolu_"), "_")
-	if len(parts) != 3 {
-		return "", 0, false
-	}
-	step, err := strconv.Atoi(parts[1])
-	if err != nil {
-		return "", 0, false
-	}
-	for name := range s.Scripts {
-		if strings.ReplaceAll(name, "-", "") == parts[0] {
-			return name, step, true
-		}
 	}
 	return "", 0, false
 }
@@ -207,22 +155,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, step, ok := s.route(&req)
-	var reply Reply
-	s.mu.Lock()
 	key := fmt.Sprintf("%s/%d", name, step)
 	last := ""
 	if n := len(req.Messages); n > 0 {
 		last = string(req.Messages[n-1].Content)
 	}
+	s.mu.Lock()
 	if prev, seen := s.asked[key]; ok && seen && prev != last {
 		ok = false
 	}
-	if ok && len(req.Tools) > 0 && step < len(s.Scripts[name]) {
-		reply = s.Scripts[name][step]
+	ok = ok && len(req.Tools) > 0 && step < len(s.Scripts[name])
+	if ok {
 		s.asked[key] = last
-		if reply.FailFirst != 0 && !s.failed[key] {
-			s.failed[key] = true
-			s.mu.Unlock()
+	}
+	s.mu.Unlock()
+	var reply Reply
+	var answer int
+	if ok {
+		reply = s.Scripts[name][step]
+		if reply.FailFirst != 0 && s.FailFirst(name, step) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(reply.FailFirst)
 			fmt.Fprintf(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
@@ -234,21 +185,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				tools = append(tools, b.Tool)
 			}
 		}
-		s.offered = s.offered[:0]
+		var offered []string
 		for _, t := range req.Tools {
-			s.offered = append(s.offered, t.Name)
+			offered = append(offered, t.Name)
 		}
-		s.served = append(s.served, Served{Script: name, Step: step, Model: req.Model, Usage: reply.Usage, Tools: tools})
+		answer = s.Answer(Served{Script: name, Step: step, Model: req.Model, Usage: reply.Usage, Tools: tools}, offered)
 	} else {
 		// Side requests (titles, topic checks) and steps past a script's
 		// end get a short text; they are not part of any transcript.
-		ok = false
-		s.unscripted++
 		reply = Reply{Blocks: []Block{{Text: cmp.Or(s.SideReply, "Done.")}}, Usage: SideUsage}
+		answer = s.Side()
 	}
-	s.ids++
-	msgID := fmt.Sprintf("msg_fake%06d", s.ids)
-	s.mu.Unlock()
+	msgID := fmt.Sprintf("msg_fake%06d", answer)
 
 	content := make([]map[string]any, 0, len(reply.Blocks))
 	n := 0

@@ -15,11 +15,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/agentmap/agentmap/e2e/scripted"
 )
 
 // Item is one part of a scripted answer: text, or a function call.
@@ -48,13 +47,7 @@ type Reply struct {
 }
 
 // Served records one answered request of a script.
-type Served struct {
-	Script string
-	Step   int
-	Model  string
-	Usage  Usage
-	Tools  []string
-}
+type Served = scripted.Served[Usage]
 
 // Server answers /chat/completions from Scripts.
 type Server struct {
@@ -62,46 +55,16 @@ type Server struct {
 	// SideReply answers unscripted requests (titles, summaries).
 	SideReply string
 
-	mu         sync.Mutex
-	served     []Served
-	unscripted int
-	offered    []string
-	n          int
-	failed     map[string]bool
+	scripted.Ledger[Usage]
 }
 
 // New returns a server for the scripts.
 func New(scripts map[string][]Reply) *Server {
-	return &Server{Scripts: scripts, failed: map[string]bool{}}
-}
-
-// Served returns the answered scripted requests in order.
-func (s *Server) Served() []Served {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Served(nil), s.served...)
-}
-
-// Unscripted is the number of requests that carried no marker.
-func (s *Server) Unscripted() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.unscripted
-}
-
-// Offered returns the tool names offered by the last scripted request.
-func (s *Server) Offered() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.offered...)
+	return &Server{Scripts: scripts}
 }
 
 // CallID is the id of call n of a script's step.
-func CallID(script string, step, n int) string {
-	return fmt.Sprintf("call_%s_%d_%d", strings.ReplaceAll(script, "-", ""), step, n)
-}
-
-var marker = regexp.MustCompile(`\[\[script:([a-z0-9-]+)\]\]`)
+func CallID(script string, step, n int) string { return scripted.ID("call_", script, step, n) }
 
 type message struct {
 	Role       string          `json:"role"`
@@ -145,30 +108,13 @@ func (s *Server) route(req *request) (string, int, bool) {
 		m := req.Messages[i]
 		switch m.Role {
 		case "tool":
-			if name, step, ok := s.parseID(m.ToolCallID); ok {
+			if name, step, ok := scripted.ParseID(m.ToolCallID, "call_", s.Scripts); ok {
 				return name, step + 1, true
 			}
 		case "user":
-			if sm := marker.FindAllStringSubmatch(m.text(), -1); sm != nil {
-				return sm[len(sm)-1][1], 0, true
+			if name, ok := scripted.ScriptIn(m.text()); ok {
+				return name, 0, true
 			}
-		}
-	}
-	return "", 0, false
-}
-
-func (s *Server) parseID(id string) (string, int, bool) {
-	parts := strings.Split(strings.TrimPrefix(id, "call_"), "_")
-	if len(parts) != 3 {
-		return "", 0, false
-	}
-	step, err := strconv.Atoi(parts[1])
-	if err != nil {
-		return "", 0, false
-	}
-	for name := range s.Scripts {
-		if strings.ReplaceAll(name, "-", "") == parts[0] {
-			return name, step, true
 		}
 	}
 	return "", 0, false
@@ -196,12 +142,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name, step, ok := s.route(&req)
 	ok = ok && len(req.Tools) > 0
 	var reply Reply
-	s.mu.Lock()
+	var n int
 	if ok && step < len(s.Scripts[name]) {
 		reply = s.Scripts[name][step]
-		if key := fmt.Sprintf("%s/%d", name, step); reply.FailFirst != 0 && !s.failed[key] {
-			s.failed[key] = true
-			s.mu.Unlock()
+		if reply.FailFirst != 0 && s.FailFirst(name, step) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(reply.FailFirst)
 			io.WriteString(w, `{"error":{"message":"server error","type":"server_error"}}`)
@@ -213,18 +157,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				tools = append(tools, it.Function)
 			}
 		}
-		s.offered = s.offered[:0]
+		var offered []string
 		for _, t := range req.Tools {
-			s.offered = append(s.offered, t.Function.Name)
+			offered = append(offered, t.Function.Name)
 		}
-		s.served = append(s.served, Served{Script: name, Step: step, Model: req.Model, Usage: reply.Usage, Tools: tools})
+		n = s.Answer(Served{Script: name, Step: step, Model: req.Model, Usage: reply.Usage, Tools: tools}, offered)
 	} else {
-		s.unscripted++
 		reply = Reply{Items: []Item{{Text: cmp.Or(s.SideReply, "Done.")}}, Usage: Usage{Prompt: 10, Completion: 2}}
+		n = s.Side()
 	}
-	s.n++
-	id := fmt.Sprintf("chatcmpl-fake%06d", s.n)
-	s.mu.Unlock()
+	id := fmt.Sprintf("chatcmpl-fake%06d", n)
 
 	var text strings.Builder
 	var calls []map[string]any

@@ -16,10 +16,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/agentmap/agentmap/e2e/scripted"
 )
 
 // Part is one part of a scripted response.
@@ -50,13 +49,7 @@ type Reply struct {
 }
 
 // Served records one answered request of a script.
-type Served struct {
-	Script string
-	Step   int
-	Model  string
-	Usage  Usage
-	Tools  []string
-}
+type Served = scripted.Served[Usage]
 
 // Server answers the Gemini API from Scripts.
 type Server struct {
@@ -65,45 +58,16 @@ type Server struct {
 	// client's own side questions); "Done." when empty.
 	SideReply string
 
-	mu         sync.Mutex
-	served     []Served
-	unscripted int
-	offered    []string
-	failed     map[string]bool
+	scripted.Ledger[Usage]
 }
 
 // New returns a server for the scripts.
 func New(scripts map[string][]Reply) *Server {
-	return &Server{Scripts: scripts, failed: map[string]bool{}}
-}
-
-// Served returns the answered scripted requests in order.
-func (s *Server) Served() []Served {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Served(nil), s.served...)
-}
-
-// Unscripted is the number of requests that carried no marker.
-func (s *Server) Unscripted() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.unscripted
-}
-
-// Offered returns the function names offered by the last scripted request.
-func (s *Server) Offered() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.offered...)
+	return &Server{Scripts: scripts}
 }
 
 // CallID is the id of function call n of a script's step.
-func CallID(script string, step, n int) string {
-	return fmt.Sprintf("call_%s_%d_%d", strings.ReplaceAll(script, "-", ""), step, n)
-}
-
-var marker = regexp.MustCompile(`\[\[script:([a-z0-9-]+)\]\]`)
+func CallID(script string, step, n int) string { return scripted.ID("call_", script, step, n) }
 
 type request struct {
 	Contents []struct {
@@ -137,32 +101,21 @@ func (s *Server) route(req *request) (string, int, bool) {
 			}
 		}
 		for j := len(c.Parts) - 1; j >= 0; j-- {
-			if sm := marker.FindAllStringSubmatch(c.Parts[j].Text, -1); sm != nil {
-				return sm[len(sm)-1][1], 0, true
+			if name, ok := scripted.ScriptIn(c.Parts[j].Text); ok {
+				return name, 0, true
 			}
 		}
 	}
 	return "", 0, false
 }
 
+// parseID finds script and step in the id of a function response, which
+// the client prefixes with the tool's name ("run_shell_command__call_x_0_0").
 func (s *Server) parseID(id string) (string, int, bool) {
 	if i := strings.LastIndex(id, "__"); i >= 0 {
 		id = id[i+2:]
 	}
-	parts := strings.Split(strings.TrimPrefix(id, "call_"), "_")
-	if len(parts) != 3 {
-		return "", 0, false
-	}
-	step, err := strconv.Atoi(parts[1])
-	if err != nil {
-		return "", 0, false
-	}
-	for name := range s.Scripts {
-		if strings.ReplaceAll(name, "-", "") == parts[0] {
-			return name, step, true
-		}
-	}
-	return "", 0, false
+	return scripted.ParseID(id, "call_", s.Scripts)
 }
 
 // ServeHTTP implements http.Handler.
@@ -195,12 +148,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ok = false // a side question about the conversation (no tools offered)
 	}
 	var reply Reply
-	s.mu.Lock()
 	if ok && step < len(s.Scripts[name]) {
 		reply = s.Scripts[name][step]
-		if key := fmt.Sprintf("%s/%d", name, step); reply.FailFirst != 0 && !s.failed[key] {
-			s.failed[key] = true
-			s.mu.Unlock()
+		if reply.FailFirst != 0 && s.FailFirst(name, step) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(reply.FailFirst)
 			fmt.Fprintf(w, `{"error":{"code":%d,"message":"server error","status":"INTERNAL"}}`, reply.FailFirst)
@@ -212,18 +162,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				tools = append(tools, p.Function)
 			}
 		}
-		s.offered = s.offered[:0]
+		var offered []string
 		for _, t := range req.Tools {
 			for _, f := range t.FunctionDeclarations {
-				s.offered = append(s.offered, f.Name)
+				offered = append(offered, f.Name)
 			}
 		}
-		s.served = append(s.served, Served{Script: name, Step: step, Model: model, Usage: reply.Usage, Tools: tools})
+		s.Answer(Served{Script: name, Step: step, Model: model, Usage: reply.Usage, Tools: tools}, offered)
 	} else {
-		s.unscripted++
 		reply = Reply{Parts: []Part{{Text: cmp.Or(s.SideReply, "Done.")}}, Usage: Usage{Input: 10, Output: 2}}
+		s.Side()
 	}
-	s.mu.Unlock()
 
 	var parts []map[string]any
 	calls := 0

@@ -14,10 +14,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/agentmap/agentmap/e2e/scripted"
 )
 
 // Item is one output item of a scripted response.
@@ -59,13 +58,7 @@ type Reply struct {
 }
 
 // Served records one answered request of a script.
-type Served struct {
-	Script string
-	Step   int
-	Model  string
-	Usage  Usage
-	Tools  []string
-}
+type Served = scripted.Served[Usage]
 
 // Server answers /v1/responses from Scripts.
 type Server struct {
@@ -74,46 +67,16 @@ type Server struct {
 	// (compaction summaries, titles); "Done." when empty.
 	SideReply string
 
-	mu         sync.Mutex
-	served     []Served
-	unscripted int
-	offered    []string
-	n          int
-	failed     map[string]bool
+	scripted.Ledger[Usage]
 }
 
 // New returns a server for the scripts.
 func New(scripts map[string][]Reply) *Server {
-	return &Server{Scripts: scripts, failed: map[string]bool{}}
-}
-
-// Served returns the answered scripted requests in order.
-func (s *Server) Served() []Served {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Served(nil), s.served...)
-}
-
-// Unscripted is the number of requests that carried no marker.
-func (s *Server) Unscripted() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.unscripted
-}
-
-// Offered returns the tool names offered by the last scripted request.
-func (s *Server) Offered() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.offered...)
+	return &Server{Scripts: scripts}
 }
 
 // CallID is the call id of call n of a script's step.
-func CallID(script string, step, n int) string {
-	return fmt.Sprintf("call_%s_%d_%d", strings.ReplaceAll(script, "-", ""), step, n)
-}
-
-var marker = regexp.MustCompile(`\[\[script:([a-z0-9-]+)\]\]`)
+func CallID(script string, step, n int) string { return scripted.ID("call_", script, step, n) }
 
 type request struct {
 	Model  string            `json:"model"`
@@ -144,7 +107,7 @@ func (s *Server) route(req *request) (string, int, bool) {
 		}
 		switch it.Type {
 		case "function_call_output", "custom_tool_call_output":
-			if name, step, ok := s.parseID(it.CallID); ok {
+			if name, step, ok := scripted.ParseID(it.CallID, "call_", s.Scripts); ok {
 				return name, step + 1, true
 			}
 		case "message", "":
@@ -152,27 +115,10 @@ func (s *Server) route(req *request) (string, int, bool) {
 				continue
 			}
 			for _, c := range it.Content {
-				if sm := marker.FindAllStringSubmatch(c.Text, -1); sm != nil {
-					return sm[len(sm)-1][1], 0, true
+				if name, ok := scripted.ScriptIn(c.Text); ok {
+					return name, 0, true
 				}
 			}
-		}
-	}
-	return "", 0, false
-}
-
-func (s *Server) parseID(id string) (string, int, bool) {
-	parts := strings.Split(strings.TrimPrefix(id, "call_"), "_")
-	if len(parts) != 3 {
-		return "", 0, false
-	}
-	step, err := strconv.Atoi(parts[1])
-	if err != nil {
-		return "", 0, false
-	}
-	for name := range s.Scripts {
-		if strings.ReplaceAll(name, "-", "") == parts[0] {
-			return name, step, true
 		}
 	}
 	return "", 0, false
@@ -197,12 +143,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name, step, ok := s.route(&req)
 	var reply Reply
-	s.mu.Lock()
+	var n int
 	if ok && step < len(s.Scripts[name]) {
 		reply = s.Scripts[name][step]
-		if key := fmt.Sprintf("%s/%d", name, step); reply.FailFirst != 0 && !s.failed[key] {
-			s.failed[key] = true
-			s.mu.Unlock()
+		if reply.FailFirst != 0 && s.FailFirst(name, step) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(reply.FailFirst)
 			io.WriteString(w, `{"error":{"message":"server error","type":"server_error"}}`)
@@ -216,22 +160,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				tools = append(tools, it.Custom)
 			}
 		}
-		s.offered = s.offered[:0]
+		var offered []string
 		for _, t := range req.Tools {
-			n := t.Name
-			if n == "" {
-				n = t.Type
-			}
-			s.offered = append(s.offered, n)
+			offered = append(offered, cmp.Or(t.Name, t.Type))
 		}
-		s.served = append(s.served, Served{Script: name, Step: step, Model: req.Model, Usage: reply.Usage, Tools: tools})
+		n = s.Answer(Served{Script: name, Step: step, Model: req.Model, Usage: reply.Usage, Tools: tools}, offered)
 	} else {
-		s.unscripted++
 		reply = Reply{Items: []Item{{Text: cmp.Or(s.SideReply, "Done.")}}, Usage: Usage{Input: 10, Output: 2}}
+		n = s.Side()
 	}
-	s.n++
-	respID := fmt.Sprintf("resp_fake%06d", s.n)
-	s.mu.Unlock()
+	respID := fmt.Sprintf("resp_fake%06d", n)
 
 	items := make([]map[string]any, 0, len(reply.Items))
 	calls := 0

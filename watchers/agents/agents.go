@@ -44,7 +44,7 @@ type Agent struct {
 var All = []Agent{
 	{
 		Name: "claude", Tool: "claude-code",
-		LooksLike: claude.LooksLike, Identify: claude.Identify,
+		LooksLike: claude.LooksLike, Identify: unrotated(claude.Identify),
 		New: func(s watchers.Source) watchers.Parser { return claude.NewParser(s) },
 		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
 			return claude.Restore(s, st)
@@ -52,7 +52,7 @@ var All = []Agent{
 	},
 	{
 		Name: "codex", Tool: "codex",
-		LooksLike: codex.LooksLike, Identify: codex.Identify,
+		LooksLike: codex.LooksLike, Identify: unrotated(codex.Identify),
 		New: func(s watchers.Source) watchers.Parser { return codex.NewParser(s) },
 		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
 			return codex.Restore(s, st)
@@ -60,7 +60,7 @@ var All = []Agent{
 	},
 	{
 		Name: "cursor", Tool: "cursor",
-		LooksLike: cursor.LooksLike, Identify: cursor.Identify,
+		LooksLike: cursor.LooksLike, Identify: unrotated(cursor.Identify),
 		New: func(s watchers.Source) watchers.Parser { return cursor.NewParser(s) },
 		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
 			return cursor.Restore(s, st)
@@ -69,7 +69,7 @@ var All = []Agent{
 	dbOnly("opencode", opencode.Tool, opencode.IsStore, opencode.ReadStore),
 	{
 		Name: "copilot", Tool: copilot.Tool,
-		LooksLike: copilot.LooksLike, Identify: copilot.Identify,
+		LooksLike: copilot.LooksLike, Identify: unrotated(copilot.Identify),
 		New: func(s watchers.Source) watchers.Parser { return copilot.NewParser(s) },
 		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
 			return copilot.Restore(s, st)
@@ -77,12 +77,21 @@ var All = []Agent{
 	},
 	{
 		Name: gemini.Agent, Tool: gemini.Tool,
-		LooksLike: gemini.LooksLike, Identify: gemini.Identify,
+		LooksLike: gemini.LooksLike, Identify: unrotated(gemini.Identify),
 		New: func(s watchers.Source) watchers.Parser { return gemini.NewParser(s) },
 		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
 			return gemini.Restore(s, st)
 		},
 	},
+}
+
+// unrotated routes a rotated copy (log.1) as the log it was copied from,
+// so that both halves of a copy-truncate rotation feed one session.
+func unrotated(identify func(string, []byte) (watchers.Source, error)) func(string, []byte) (watchers.Source, error) {
+	return func(path string, first []byte) (watchers.Source, error) {
+		base, _ := watchers.Rotation(path)
+		return identify(base, first)
+	}
 }
 
 // dbOnly is the entry of an agent whose sessions live in a database only:

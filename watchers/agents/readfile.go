@@ -63,6 +63,37 @@ func FirstLine(path string) ([]byte, error) {
 	return line, nil
 }
 
+// detectLines bounds how far DetectFile looks for a recognisable line.
+const detectLines = 64
+
+// DetectFile returns the agent of a log whose first line is not
+// recognised (a torn or garbage line at the top): the first agent that
+// recognises one of its next lines. The daemon knows a file's agent from
+// the directory it sits in, routes it with its literal first line and
+// counts the bad line as skipped; `agentmap build` finds the agent here
+// and then does the same, so both map the valid lines.
+func DetectFile(path string) (Agent, bool) {
+	f, err := Open(path)
+	if err != nil {
+		return Agent{}, false
+	}
+	defer f.Close()
+	var found Agent
+	var ok bool
+	n := 0
+	stop := errors.New("stop")
+	watchers.ReadLines(io.LimitReader(f, 4<<20), watchers.DefaultMaxLine, true, func(line []byte) error {
+		if n++; n > detectLines {
+			return stop
+		}
+		if found, ok = Detect(line); ok {
+			return stop
+		}
+		return nil
+	})
+	return found, ok
+}
+
 // ParseFile runs a fresh parser for src over a whole file, the way the
 // daemon would over the same bytes: complete lines in order, plus a final
 // line without newline if the parser accepts it.

@@ -144,7 +144,7 @@
 // after the output adds nothing. 0.17x writes no mcp_tool_call_end: a
 // failed MCP call's output is the tool's text with no flag, and only its
 // McpToolCall item (status failed, result.isError), written before the
-// output, says it failed. exec_command_end's parsed_cmd (Codex's own
+// output, says it failed. exec_command_end's (or the CommandExecution item's) parsed_cmd (Codex's own
 // reading of a shell command) gives the result's targets: a file it read
 // is a read, a directory it listed or searched a hit; only the kind and
 // the path are decoded. A quiet git commit (no "[branch sha]" line) is
@@ -170,8 +170,11 @@
 // token_count after it totals; token_count stays the one source, so the
 // counter rules above hold for every build. The envelope's metadata key
 // (history_sequence, user_input_order, mcp_attribution, …) and the other
-// item_completed items (AgentMessage, Reasoning, CommandExecution,
-// FileChange, …) repeat the response items and are not read.
+// item_completed items (AgentMessage, Reasoning, FileChange, …) repeat the
+// response items and are not read; of CommandExecution only parsed_cmd
+// and cwd are (0.17x writes no exec_command_end for unified exec: the
+// item, written before the output, is the only record of what a command
+// read).
 //
 // Compaction. A `compacted` item and the context_compacted event that
 // follows it are one compaction; remote compaction items count the same.

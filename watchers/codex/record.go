@@ -128,6 +128,10 @@ type turnItem struct {
 	Result    json.RawMessage `json:"result"`
 	Receivers []string        `json:"receiver_thread_ids"`
 	Model     string          `json:"model"`
+	// CommandExecution: Codex's reading of the command and the directory
+	// it ran in (a file:// URI in 0.17x).
+	ParsedCmd []parsedCmd `json:"parsed_cmd"`
+	CWD       string      `json:"cwd"`
 }
 
 type chatToolCall struct {
@@ -138,7 +142,8 @@ type chatToolCall struct {
 	} `json:"function"`
 }
 
-// parsedCmd is one part of exec_command_end.parsed_cmd, Codex's own reading
+// parsedCmd is one part of parsed_cmd (exec_command_end, or the
+// CommandExecution item of 0.17x), Codex's own reading
 // of a shell command. Only the kind and the path are decoded: the command
 // text, file name and search query are not.
 type parsedCmd struct {

@@ -9,13 +9,29 @@ import (
 	"github.com/agentmap/agentmap/builder/event"
 )
 
-// TestShellReadsInMap builds the parsed_cmd fixture into a map: every file
+// TestShellReadsInMap builds the parsed_cmd fixtures into maps: every file
 // a shell command read is in files[] with its reads counted, the listed and
 // searched directory is a hit, two failed reads of different files are not
 // retries of each other, a repeat of the same read is, and cache writes
-// are cw, not fresh input.
+// are cw, not fresh input. The same session is written twice: with
+// exec_command_end (older builds), and as 0.171 writes unified exec, with
+// no exec_command_end, parsed_cmd in the CommandExecution item before the
+// output and its cwd a file:// URI; there one more command's item comes
+// only after its output and adds nothing.
 func TestShellReadsInMap(t *testing.T) {
-	res := parseFile(t, filepath.Join(fixtureDir(t), "rollout-2026-11-20T09-00-00-0190dddd-0000-7000-8000-00000000d011.jsonl"))
+	for _, c := range []struct {
+		file  string
+		execs int
+	}{
+		{"rollout-2026-11-20T09-00-00-0190dddd-0000-7000-8000-00000000d011.jsonl", 5},
+		{"rollout-2026-11-20T09-00-00-0190dddd-0000-7000-8000-00000000d012.jsonl", 6},
+	} {
+		t.Run(c.file, func(t *testing.T) { shellReads(t, c.file, c.execs) })
+	}
+}
+
+func shellReads(t *testing.T, file string, wantExecs int) {
+	res := parseFile(t, filepath.Join(fixtureDir(t), file))
 	m, err := builder.Build(res.events, builder.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +76,9 @@ func TestShellReadsInMap(t *testing.T) {
 			t.Errorf("files[%s] = reads/hits %v, want %v (files %+v)", p, files[p], w, doc.Files)
 		}
 	}
+	if len(files) != len(want) {
+		t.Errorf("files %+v, want only %v", doc.Files, want)
+	}
 	var execs, retries []int
 	var in, cw, cr int64
 	for _, e := range doc.Events {
@@ -75,7 +94,7 @@ func TestShellReadsInMap(t *testing.T) {
 	}
 	// The third command (cat src/b.go again) repeats the second, not the
 	// first (cat src/a.go).
-	if len(execs) != 5 || len(retries) != 1 || retries[0] != execs[1] || doc.Totals.Retries != 1 {
+	if len(execs) != wantExecs || len(retries) != 1 || retries[0] != execs[1] || doc.Totals.Retries != 1 {
 		t.Errorf("execs %v, retryOf %v, totals.retries %d", execs, retries, doc.Totals.Retries)
 	}
 	if in != 2000 || cw != 12300 || cr != 35000 {

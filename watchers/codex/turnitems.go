@@ -2,17 +2,20 @@ package codex
 
 import (
 	"encoding/json"
+	"net/url"
+	"strings"
 
 	"github.com/agentmap/agentmap/builder/event"
 )
 
 // itemCompleted handles event_msg item_completed, the thread items of
 // 0.14x and later. Most repeat a response item (AgentMessage, Reasoning,
-// CommandExecution, FileChange, …) and are skipped; three carry what
-// 0.17x writes nowhere else: a prompt (UserMessage, no user_message any
-// more), an MCP call's failure (McpToolCall, no mcp_tool_call_end any
-// more), and the threads a spawn reached (CollabAgentToolCall, no
-// collab_agent_spawn_end).
+// FileChange, …) and are skipped; four carry what 0.17x writes nowhere
+// else: a prompt (UserMessage, no user_message any more), an MCP call's
+// failure (McpToolCall, no mcp_tool_call_end any more), the threads a
+// spawn reached (CollabAgentToolCall, no collab_agent_spawn_end), and
+// what a unified-exec command read (CommandExecution's parsed_cmd, no
+// exec_command_end any more).
 func (p *Parser) itemCompleted(pl *item, t int64) {
 	if len(pl.Item) == 0 || pl.Item[0] != '{' {
 		return
@@ -28,7 +31,48 @@ func (p *Parser) itemCompleted(pl *item, t int64) {
 		p.mcpItem(&it, t)
 	case "CollabAgentToolCall":
 		p.collabItem(&it, t)
+	case "CommandExecution":
+		p.commandItem(&it)
 	}
+}
+
+// commandItem reads a CommandExecution item's parsed_cmd: the files the
+// command read and the directories it listed or searched become the
+// targets of its result, as exec_command_end's did. The item is written
+// before the command's output, which emits the result; an item of a call
+// already finished (a process that outlived its first output) or never
+// shown adds nothing. Its exit code and duration are the output's too and
+// are not read; neither are the command, its output or the file names.
+func (p *Parser) commandItem(it *turnItem) {
+	c := p.st.Calls[safeID(it.ID)]
+	if c == nil {
+		return
+	}
+	tg := p.parsedTargets(it.ParsedCmd, localPath(it.CWD))
+	if len(tg) == 0 {
+		return
+	}
+	if c.End == nil {
+		c.End = &endFacts{}
+	}
+	c.End.Tg = tg
+}
+
+// localPath turns a file:// URI (0.17x writes the cwd so) into a path;
+// anything else passes unchanged.
+func localPath(s string) string {
+	if !strings.HasPrefix(s, "file://") {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Path == "" {
+		return ""
+	}
+	p := u.Path
+	if len(p) > 3 && p[0] == '/' && p[2] == ':' {
+		p = p[1:] // file:///C:/Users/…
+	}
+	return p
 }
 
 // samePrompt reports whether a prompt record of this kind is the second

@@ -19,9 +19,16 @@
 // of tool calls) and its tool_use blocks are calls without id and without
 // result. A subagent transcript is a lane of its parent's map: Session is
 // the parent's transcript id, Lane "sa-" plus the first 12 hex digits of
-// the subagent's uuid; the file declares its lane (KindLane) and never
-// restates the session. Cursor writes nothing that links the lane to the
-// parent's Subagent call, so the lane has no launching call.
+// the subagent's uuid; the file declares its lane (KindLane, with the
+// file's birth time) and never restates the session. Cursor writes nothing
+// that links the file to the parent's Subagent call (the call has no id,
+// the file names no call), so each Subagent call of a main transcript
+// declares a lane of its own (Lane.Launched; call id "launch:<line>:<block>",
+// lane "sa-" and 12 hex digits of a SHA-256 of the session and that id),
+// with the subagent type; the model it asks for ("fast", or a model name)
+// is the call's SubagentModel. The builder lists such a lane, without
+// events, when no file is there (a checkpoint copy, a deleted file), and
+// when files are, gives them the launches' places in birth order.
 //
 // cwd: transcript lines have none. The workspace root is recovered
 // exactly, not from the lossy slug alone: the first absolute path a line

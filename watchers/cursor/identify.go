@@ -20,7 +20,8 @@ const AgentTool = "cursor"
 //
 // A subagent transcript is a lane of its parent's map, as Claude subagent
 // files are: Cursor writes no id that would link it to the parent's Subagent
-// call, so the lane has no launching call. firstLine may be empty (a file
+// call, so the builder pairs such lanes with the parent's launches in order
+// (see the package doc). firstLine may be empty (a file
 // created before its first line is complete); when it is not, it must look
 // like a transcript line. Legacy plain-text transcripts (*.txt) are refused.
 func Identify(path string, firstLine []byte) (watchers.Source, error) {

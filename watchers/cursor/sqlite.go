@@ -5,61 +5,30 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 
-	sqlite "modernc.org/sqlite"
+	"github.com/agentmap/agentmap/watchers/sqlitero"
 )
 
 // ErrBusy wraps the errors of a database that is locked by its writer or
 // caught half-written: the caller retries later. It is never fatal.
 var ErrBusy = errors.New("database busy or changing, retry later")
 
-// openRO opens a live Cursor database read-only. The file is not opened
-// immutable (Cursor is writing it), reads wait at most the busy timeout for
-// a writer's lock, and query_only forbids any write from this connection.
+// openRO opens a live Cursor database read-only (sqlitero.Open): Cursor
+// is writing it.
 func openRO(ctx context.Context, path string) (*sql.DB, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("cursor: open database: %w", err)
-	}
-	dsn := "file:" + uriEscape(path) + "?mode=ro&_pragma=busy_timeout(2000)&_pragma=query_only(1)"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlitero.Open(ctx, path)
 	if err != nil {
-		return nil, wrapDB("open database", err)
-	}
-	db.SetMaxOpenConns(1)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
 		return nil, wrapDB("open database", err)
 	}
 	return db, nil
 }
 
-// uriEscape escapes what an SQLite URI filename may not hold literally.
-func uriEscape(path string) string {
-	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
-	return r.Replace(path)
-}
-
-// SQLite primary result codes that mean "not now" rather than "never".
-const (
-	sqliteBusy     = 5
-	sqliteLocked   = 6
-	sqliteCorrupt  = 11
-	sqliteProtocol = 15
-	sqliteNotADB   = 26
-)
-
 // wrapDB prefixes an SQLite error with what was being done, and marks the
 // transient ones with ErrBusy. SQLite's messages name the condition, never
 // row content.
 func wrapDB(what string, err error) error {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqliteBusy, sqliteLocked, sqliteCorrupt, sqliteProtocol, sqliteNotADB:
-			return fmt.Errorf("cursor: %s: %w (%v)", what, ErrBusy, err)
-		}
+	if sqlitero.Transient(err) {
+		return fmt.Errorf("cursor: %s: %w (%v)", what, ErrBusy, err)
 	}
 	return fmt.Errorf("cursor: %s: %w", what, err)
 }
@@ -133,14 +102,7 @@ func getKey(ctx context.Context, db *sql.DB, table, key string) ([]byte, error) 
 // the named tables. It reads the 16-byte header first so that a non-database
 // file is never handed to SQLite.
 func hasTables(path string, names ...string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	hdr := make([]byte, 16)
-	_, err = f.Read(hdr)
-	f.Close()
-	if err != nil || string(hdr) != "SQLite format 3\x00" {
+	if !sqlitero.IsSQLite(path) {
 		return false
 	}
 	ctx := context.Background()

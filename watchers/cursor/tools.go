@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers"
 )
 
 // toolClass is what a Cursor tool name says about a call. Cursor names
@@ -109,10 +110,11 @@ func (in input) str(key string) string {
 }
 
 // keptKeys are the input keys any source reads: paths, the shell command
-// and its working directory, a URL, the subagent type, the skill name.
+// and its working directory, a URL, the subagent type and the model it
+// asks for, the skill name.
 var keptKeys = func() map[string]bool {
 	m := map[string]bool{"command": true, "working_directory": true, "url": true,
-		"subagent_type": true, "subagentType": true, "skill": true}
+		"subagent_type": true, "subagentType": true, "model": true, "skill": true}
 	for _, k := range pathKeys {
 		m[k] = true
 	}
@@ -243,6 +245,13 @@ func buildCall(s callSpec, paths *redact.Paths, t int64, agent string, out []eve
 			}
 			if st := in.str("subagentType"); st != "" {
 				c.SubagentType = st
+				break
+			}
+		}
+		for _, in := range s.inputs {
+			// The model the call asks for ("fast", or a model name).
+			if m := watchers.Ident(in.str("model")); m != "" {
+				c.SubagentModel = m
 				break
 			}
 		}

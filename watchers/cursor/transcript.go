@@ -1,6 +1,8 @@
 package cursor
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -233,11 +235,14 @@ func (p *Parser) Line(raw []byte, out []event.Event) ([]event.Event, error) {
 		}
 		llm.ToolCalls = len(specs)
 		out = append(out, event.Event{Kind: event.KindLLM, Agent: agent, LLM: &llm})
-		for _, s := range specs {
+		for k, s := range specs {
 			p.findRoot(s)
 			var c event.Call
 			c, out = buildCall(s, p.paths, 0, agent, out)
 			out = append(out, event.Event{Kind: event.KindCall, Agent: agent, Call: &c})
+			if c.Kind == "subagent" && agent == "" {
+				out = p.launch(&c, n, k, out)
+			}
 		}
 	}
 	return out, nil
@@ -250,7 +255,8 @@ func (p *Parser) header(out []event.Event) []event.Event {
 	if p.src.Lane != "" {
 		if !p.st.Started {
 			p.st.Started = true
-			out = append(out, event.Event{Kind: event.KindLane, Agent: p.src.Lane, Lane: &event.Lane{}})
+			out = append(out, event.Event{Kind: event.KindLane, Agent: p.src.Lane,
+				Lane: &event.Lane{LogStartMs: p.st.StartMs}})
 		}
 		return out
 	}
@@ -262,6 +268,23 @@ func (p *Parser) header(out []event.Event) []event.Event {
 	s := &event.Session{NativeID: p.src.Session, AgentTool: AgentTool, Role: "root",
 		StartT: p.st.StartMs, EndT: p.st.EndMs}
 	return append(out, event.Event{Kind: event.KindSession, Session: s})
+}
+
+// launch declares the lane a main-transcript subagent call starts. Cursor
+// writes no id on the call and none of the subagent's file, so the call
+// gets one from its place (line and block) and the lane an id derived from
+// it and the session; the lane is Launched: listed even when the
+// subagent's file is absent, and a subagent file of the session takes its
+// place when present (the builder pairs them in order). The call is
+// updated in place (its id); out gains the KindLane.
+func (p *Parser) launch(c *event.Call, line, block int, out []event.Event) []event.Event {
+	if c.ID == "" {
+		c.ID = fmt.Sprintf("launch:%d:%d", line, block)
+	}
+	sum := sha256.Sum256([]byte(p.src.Session + "\x00" + c.ID))
+	lane := "sa-" + hex.EncodeToString(sum[:6])
+	return append(out, event.Event{Kind: event.KindLane, Agent: lane,
+		Lane: &event.Lane{SubagentType: c.SubagentType, LaunchCallID: c.ID, Launched: true}})
 }
 
 // findRoot sets the resolver's cwd to the workspace root the first time an

@@ -5,13 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 
-	sqlite "modernc.org/sqlite"
-
 	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/sqlitero"
 )
 
 // ErrBusy wraps the errors of a database locked by OpenCode or caught
@@ -260,14 +258,7 @@ func SessionTokens(ctx context.Context, path string) (map[string]int64, error) {
 // tables session, message and part. The 16-byte header is checked first so
 // that no other file is handed to SQLite.
 func IsDB(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	hdr := make([]byte, 16)
-	_, err = f.Read(hdr)
-	f.Close()
-	if err != nil || string(hdr) != "SQLite format 3\x00" {
+	if !sqlitero.IsSQLite(path) {
 		return false
 	}
 	ctx := context.Background()
@@ -285,21 +276,10 @@ func IsDB(path string) bool {
 	return true
 }
 
-// openRO opens a live store read-only: not immutable (OpenCode writes it),
-// reads wait at most the busy timeout for the writer, and query_only
-// forbids any write from this connection.
+// openRO opens a live store read-only (sqlitero.Open): OpenCode writes it.
 func openRO(ctx context.Context, path string) (*sql.DB, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("opencode: open database: %w", err)
-	}
-	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	db, err := sql.Open("sqlite", "file:"+esc+"?mode=ro&_pragma=busy_timeout(2000)&_pragma=query_only(1)")
+	db, err := sqlitero.Open(ctx, path)
 	if err != nil {
-		return nil, wrapDB("open database", err)
-	}
-	db.SetMaxOpenConns(1)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
 		return nil, wrapDB("open database", err)
 	}
 	return db, nil
@@ -335,12 +315,8 @@ func wrapDB(what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case 5, 6, 11, 15, 26: // busy, locked, corrupt, protocol, not a database
-			return fmt.Errorf("opencode: %s: %w (%v)", what, ErrBusy, err)
-		}
+	if sqlitero.Transient(err) {
+		return fmt.Errorf("opencode: %s: %w (%v)", what, ErrBusy, err)
 	}
 	return fmt.Errorf("opencode: %s: %w", what, err)
 }

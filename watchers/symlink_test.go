@@ -1,0 +1,182 @@
+package watchers
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("symbolic links unavailable: %v", err)
+	}
+}
+
+// A root that is a symbolic link, a linked projects directory and a linked
+// project directory are all followed, by the one-shot scan and by the
+// watcher's events (the watches sit on the resolved directories).
+func TestSymlinkedRootsAndDirectories(t *testing.T) {
+	home := t.TempDir()
+	disk := t.TempDir() // "another disk"
+	// ~/.claude -> disk/claude; disk/claude/projects -> disk/projects;
+	// disk/projects/-w-b -> disk/elsewhere/b.
+	symlink(t, filepath.Join(disk, "claude"), filepath.Join(home, ".claude"))
+	symlink(t, filepath.Join(disk, "projects"), filepath.Join(disk, "claude", "projects"))
+	os.MkdirAll(filepath.Join(disk, "projects", "-w-a"), 0o700)
+	os.MkdirAll(filepath.Join(disk, "elsewhere", "b"), 0o700)
+	os.MkdirAll(filepath.Join(disk, "codex-2026"), 0o700)
+	symlink(t, filepath.Join(disk, "elsewhere", "b"), filepath.Join(disk, "projects", "-w-b"))
+	// Codex: sessions/2026 is a link.
+	symlink(t, filepath.Join(disk, "codex-2026"), filepath.Join(home, ".codex", "sessions", "2026"))
+
+	claude := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, ".claude")}
+	codex := Root{Agent: "codex", Layout: LayoutCodex, Dir: filepath.Join(home, ".codex")}
+	a := filepath.Join(claude.Dir, "projects", "-w-a", "a.jsonl")
+	b := filepath.Join(claude.Dir, "projects", "-w-b", "b.jsonl")
+	sub := filepath.Join(claude.Dir, "projects", "-w-b", "b", "subagents", "agent-x.jsonl")
+	roll := filepath.Join(codex.Dir, "sessions", "2026", "01", "02", "rollout-z.jsonl")
+	write(t, a, "{}\n")
+	write(t, b, "{}\n")
+	write(t, roll, "{}\n")
+
+	got := map[string]bool{}
+	for _, f := range Scan([]Root{claude, codex}) {
+		got[f.Path] = true
+	}
+	if len(got) != 3 || !got[a] || !got[b] || !got[roll] {
+		t.Fatalf("scan through links found %v", got)
+	}
+
+	r := startWatcher(t, []Root{claude, codex}, WatchOptions{})
+	r.waitFor("files under links", func(m map[string]FileStat) bool {
+		return m[a].Size == 3 && m[b].Size == 3 && m[roll].Size == 3
+	})
+	write(t, a, "{}\n")
+	write(t, b, "{}\n")
+	write(t, roll, "{}\n")
+	r.waitFor("growth seen by events through links", func(m map[string]FileStat) bool {
+		return m[a].Size == 6 && m[b].Size == 6 && m[roll].Size == 6
+	})
+	// A new directory inside a linked one, a new linked project.
+	write(t, sub, "{}\n")
+	os.MkdirAll(filepath.Join(disk, "elsewhere", "c"), 0o700)
+	c := filepath.Join(claude.Dir, "projects", "-w-c", "c.jsonl")
+	write(t, filepath.Join(disk, "elsewhere", "c", "c.jsonl"), "{}\n")
+	symlink(t, filepath.Join(disk, "elsewhere", "c"), filepath.Join(disk, "projects", "-w-c"))
+	r.waitFor("new directories through links", func(m map[string]FileStat) bool {
+		return m[sub].Size == 3 && m[c].Size == 3
+	})
+	for p := range r.seen {
+		if !isUnder(claude.Dir, p) && !isUnder(codex.Dir, p) {
+			t.Errorf("a file reported under its resolved name: %s", p)
+		}
+	}
+}
+
+// Links that loop, and two names of one directory, neither hang the walk
+// nor report a log twice.
+func TestSymlinkLoopsAndAliases(t *testing.T) {
+	home := t.TempDir()
+	claude := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, ".claude")}
+	proj := filepath.Join(claude.Dir, "projects", "-w")
+	s := filepath.Join(proj, "s.jsonl")
+	write(t, s, "{}\n")
+	write(t, filepath.Join(proj, "s", "subagents", "agent-a.jsonl"), "{}\n")
+	// Loops: a session dir pointing at its project, subagents/ pointing up
+	// at the session dir, and a project pointing at projects/.
+	symlink(t, proj, filepath.Join(proj, "s2"))
+	symlink(t, filepath.Join(proj, "s"), filepath.Join(proj, "s", "subagents", "deeper"))
+	symlink(t, filepath.Join(claude.Dir, "projects"), filepath.Join(claude.Dir, "projects", "-loop"))
+	// An alias: another project name for the same directory, and a second
+	// root that is the first one under another name.
+	symlink(t, proj, filepath.Join(claude.Dir, "projects", "-w-alias"))
+	symlink(t, claude.Dir, filepath.Join(home, "claude-again"))
+	again := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, "claude-again")}
+
+	files := Scan([]Root{claude, again})
+	if len(files) != 2 {
+		var names []string
+		for _, f := range files {
+			names = append(names, f.Path)
+		}
+		t.Fatalf("scan over loops and aliases found %d files, want 2: %v", len(files), names)
+	}
+	if files[0].Path != s {
+		t.Fatalf("the first name is not the one followed: %s", files[0].Path)
+	}
+	r := startWatcher(t, []Root{claude, again}, WatchOptions{})
+	r.waitFor("both files", func(m map[string]FileStat) bool { return len(m) == 2 })
+	write(t, s, "{}\n")
+	r.waitFor("growth", func(m map[string]FileStat) bool { return m[s].Size == 6 })
+	if len(r.seen) != 2 {
+		t.Fatalf("watcher reported %d files, want 2: %v", len(r.seen), r.seen)
+	}
+}
+
+// A root that is a link to nowhere is not silent: it is said once, and
+// picked up when its target appears.
+func TestDanglingRootLink(t *testing.T) {
+	home := t.TempDir()
+	target := filepath.Join(t.TempDir(), "claude")
+	symlink(t, target, filepath.Join(home, ".claude"))
+	claude := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, ".claude")}
+	w := NewWatcher([]Root{claude}, WatchOptions{})
+	w.fullScan()
+	if !w.warned[claude.Dir] {
+		t.Fatal("a dangling root link was not reported")
+	}
+	p := filepath.Join(target, "projects", "-w", "s.jsonl")
+	write(t, p, "{}\n")
+	w.fullScan()
+	if u := w.collect(); len(u.Files) != 1 || u.Files[0].Path != filepath.Join(claude.Dir, "projects", "-w", "s.jsonl") {
+		t.Fatalf("after the target appeared: %+v", u.Files)
+	}
+}
+
+func TestRotation(t *testing.T) {
+	for _, tc := range []struct {
+		path, base string
+		n          int
+	}{
+		{"/h/.claude/projects/-w/a.jsonl", "/h/.claude/projects/-w/a.jsonl", 0},
+		{"/h/.claude/projects/-w/a.jsonl.1", "/h/.claude/projects/-w/a.jsonl", 1},
+		{"/h/.claude/projects/-w/a.jsonl.12", "/h/.claude/projects/-w/a.jsonl", 12},
+		{"/h/a.jsonl.0", "/h/a.jsonl.0", 0},
+		{"/h/a.jsonl.1234", "/h/a.jsonl.1234", 0},
+		{"/h/a.jsonl.", "/h/a.jsonl.", 0},
+		{"/h/.claude.1/x", "/h/.claude.1/x", 0},
+	} {
+		if base, n := Rotation(tc.path); base != tc.base || n != tc.n {
+			t.Errorf("Rotation(%s) = %s, %d; want %s, %d", tc.path, base, n, tc.base, tc.n)
+		}
+	}
+	claude := Root{Agent: "claude", Layout: LayoutClaude, Dir: "/h/.claude"}
+	codex := Root{Agent: "codex", Layout: LayoutCodex, Dir: "/h/.codex"}
+	for path, want := range map[string]string{
+		"/h/.claude/projects/-w/a.jsonl.1":                       FormLines,
+		"/h/.claude/projects/-w/a/subagents/agent-x.jsonl.2":     FormLines,
+		"/h/.claude/projects/-w/a.txt.1":                         "",
+		"/h/.codex/sessions/2026/01/02/rollout-x.jsonl.1":        FormLines,
+		"/h/.codex/sessions/2026/01/02/rollout-x.jsonl.zst.1":    "",
+		"/h/.codex/sessions/2026/01/02/rollout-x.jsonl.backup.1": "",
+	} {
+		r := claude
+		if strings.HasPrefix(path, codex.Dir) {
+			r = codex
+		}
+		if got := r.Form(path); got != want {
+			t.Errorf("Form(%s) = %q, want %q", path, got, want)
+		}
+	}
+	names := []string{"a.jsonl", "b.jsonl.1", "a.jsonl.1", "a.jsonl.2", "b.jsonl"}
+	sort.Slice(names, func(i, j int) bool { return RotationOrder(names[i], names[j]) < 0 })
+	if got := strings.Join(names, " "); got != "a.jsonl.2 a.jsonl.1 a.jsonl b.jsonl.1 b.jsonl" {
+		t.Errorf("rotation order: %s", got)
+	}
+}
