@@ -313,12 +313,20 @@ func TestBrowserCorpusReport(t *testing.T) {
 	w.shot(t, ctx, "overview-dark.png", true)
 	w.theme(t, ctx, "light")
 
-	// The session with the most events and subagent lanes, found by the
-	// search box and opened by a click on its row.
+	// The session with the most events and subagent lanes that has a tool
+	// call to zoom to (an untimed session, a Cursor transcript, has all its
+	// events at t = 0), found by the search box and opened by a click on
+	// its row.
 	sort.SliceStable(maps, func(i, j int) bool {
 		return len(maps[i].Agents)*100000+len(maps[i].Events) > len(maps[j].Agents)*100000+len(maps[j].Events)
 	})
 	m := maps[0]
+	for _, c := range maps {
+		if isolatedCall(c) >= 0 {
+			m = c
+			break
+		}
+	}
 	id := m.Session.NativeID()
 	raw, _ := json.Marshal(id)
 	if err := w.Eval(ctx, `(() => { const s = document.querySelector('#search'); s.value = `+string(raw)+`; s.dispatchEvent(new Event('input')); })()`, nil); err != nil {

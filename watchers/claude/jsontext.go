@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // stringLen measures a raw JSON string literal as encoding/json would decode
@@ -103,13 +105,7 @@ func str(raw json.RawMessage) string {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return ""
 	}
-	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
-		return string(body)
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return ""
-	}
+	s, _ := jsonscan.String(raw)
 	return s
 }
 

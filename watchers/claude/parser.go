@@ -98,11 +98,16 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 		return out, fmt.Errorf("claude: line %d: not a JSON object", p.st.Line)
 	}
 	var env envelope
-	if err := decode(line, &env); err != nil {
-		return out, p.decodeError("line", err)
-	}
-	if env.Message != nil && env.Message.Blocks == nil {
-		env.Message.Text = textContent(line)
+	if !env.scan(line) {
+		// Something the walk does not mirror exactly, or invalid JSON:
+		// encoding/json decides, and names the error.
+		env = envelope{}
+		if err := decode(line, &env); err != nil {
+			return out, p.decodeError("line", err)
+		}
+		if env.Message != nil && env.Message.Blocks == nil {
+			env.Message.Text = textContent(line)
+		}
 	}
 	if env.Type == "" {
 		return out, fmt.Errorf("claude: line %d: no record type", p.st.Line)

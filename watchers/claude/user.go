@@ -516,9 +516,12 @@ func contentBytes(raw json.RawMessage) int64 {
 	if !isArray(raw) {
 		return 0
 	}
-	var blocks []block
-	if decode(raw, &blocks) != nil {
-		return 0
+	blocks, ok := scanBlocks(raw)
+	if !ok {
+		blocks = nil
+		if decode(raw, &blocks) != nil {
+			return 0
+		}
 	}
 	var total int64
 	for i := range blocks {

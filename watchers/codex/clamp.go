@@ -19,8 +19,12 @@ func (u *tokenUsage) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*u = tokenUsage(p)
+	u.clamp()
+	return nil
+}
+
+func (u *tokenUsage) clamp() {
 	for _, c := range []*int64{&u.Input, &u.Cached, &u.CacheWrite, &u.Output} {
 		*c = min(max(*c, 0), maxTokenCount)
 	}
-	return nil
 }

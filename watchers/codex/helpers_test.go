@@ -16,9 +16,18 @@ import (
 // skips the test when the corpus is absent.
 func corpusDir(t testing.TB) string {
 	t.Helper()
+	c, why := corpusPath()
+	if why != "" {
+		t.Skip(why)
+	}
+	return c
+}
+
+// corpusPath is corpusDir without the skip: why says what is missing.
+func corpusPath() (dir, why string) {
 	dir, err := os.Getwd()
 	if err != nil {
-		t.Fatal(err)
+		return "", err.Error()
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
@@ -26,15 +35,15 @@ func corpusDir(t testing.TB) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Skip("module root not found")
+			return "", "module root not found"
 		}
 		dir = parent
 	}
 	c := filepath.Join(dir, "..", "shared", "corpus", "codex")
 	if _, err := os.Stat(c); err != nil {
-		t.Skip("corpus absent: ", c)
+		return "", "corpus absent: " + c
 	}
-	return c
+	return c, ""
 }
 
 // corpusFiles lists the corpus rollouts.

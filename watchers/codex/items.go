@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // responseItem handles a ResponseItem (wrapper payload or legacy bare line).
@@ -327,13 +328,12 @@ func contentText(raw json.RawMessage) (string, int) {
 		return "", 0
 	}
 	if raw[0] == '"' {
-		var s string
-		_ = json.Unmarshal(raw, &s)
+		s, _ := jsonscan.String(raw)
 		return s, 0
 	}
 	var parts []contentPart
 	if raw[0] == '[' {
-		_ = json.Unmarshal(raw, &parts)
+		parts = contentParts(raw)
 	} else if raw[0] == '{' {
 		var one contentPart
 		if json.Unmarshal(raw, &one) == nil {
@@ -356,6 +356,34 @@ func contentText(raw json.RawMessage) (string, int) {
 		}
 	}
 	return b.String(), images
+}
+
+var partFields = jsonscan.NewFields(
+	jsonscan.Field[contentPart]{Name: "type", Set: jsonscan.Text(func(c *contentPart) *string { return &c.Type })},
+	jsonscan.Field[contentPart]{Name: "text", Set: jsonscan.Text(func(c *contentPart) *string { return &c.Text })},
+)
+
+// contentParts reads an array of content parts, valid JSON (a member of a
+// decoded line), as json.Unmarshal would,
+// walking it when it has the usual shape (texts are decoded, the rest is
+// stepped over).
+func contentParts(raw json.RawMessage) []contentPart {
+	parts := []contentPart{}
+	ok := jsonscan.ArrayValid(raw, func(elem []byte) bool {
+		parts = append(parts, contentPart{})
+		switch elem[0] {
+		case 'n':
+			return true
+		case '{':
+			return partFields.FillValid(&parts[len(parts)-1], elem)
+		}
+		return false
+	})
+	if !ok {
+		parts = nil
+		_ = json.Unmarshal(raw, &parts)
+	}
+	return parts
 }
 
 // cwdFromContext reads the <cwd> of an injected <environment_context>, the

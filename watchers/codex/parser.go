@@ -84,8 +84,13 @@ func (p *Parser) Line(line []byte, out []event.Event) (res []event.Event, err er
 		return out, fmt.Errorf("codex: record %d: not a JSON object", n)
 	}
 	var l rawLine
-	if err := json.Unmarshal(line, &l); err != nil && !isTypeError(err) {
-		return out, fmt.Errorf("codex: record %d: invalid JSON%s", n, syntaxOffset(err))
+	if !scanLine(&l, line) {
+		// Something the walk does not mirror exactly, or invalid JSON:
+		// encoding/json decides, and names the error.
+		l = rawLine{}
+		if err := json.Unmarshal(line, &l); err != nil && !isTypeError(err) {
+			return out, fmt.Errorf("codex: record %d: invalid JSON%s", n, syntaxOffset(err))
+		}
 	}
 	p.out = out
 	l.normaliseIDs()

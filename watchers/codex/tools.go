@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // args holds the whitelisted keys of a tool call's arguments. Everything
@@ -39,8 +40,8 @@ func decodeArgs(raw json.RawMessage) args {
 		return a
 	}
 	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		s, ok := jsonscan.String(raw)
+		if !ok {
 			return a
 		}
 		raw = json.RawMessage(s)
@@ -49,7 +50,10 @@ func decodeArgs(raw json.RawMessage) args {
 	if s == "" || s[0] != '{' {
 		return a
 	}
-	_ = json.Unmarshal([]byte(s), &a)
+	if !argFields.Fill(&a, []byte(s)) {
+		a = args{}
+		_ = json.Unmarshal([]byte(s), &a)
+	}
 	return a
 }
 

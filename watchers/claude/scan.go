@@ -1,0 +1,186 @@
+package claude
+
+import (
+	"encoding/json"
+
+	"github.com/agentmap/agentmap/watchers/jsonscan"
+)
+
+// The fast path of Line: the line is walked once, its members handed out
+// as raw slices of the line, and only the keys the parser reads are looked
+// at; tool outputs, file contents, thinking and progress payloads are
+// validated and stepped over, never copied or unescaped. It fills the same
+// structs encoding/json would, and gives up (the caller then decodes the
+// line with encoding/json, which decides) on anything it does not mirror
+// exactly: a key repeated or matched only up to case, a member of an
+// unexpected JSON type, a key with escapes, invalid JSON.
+//
+// The raw slices alias the line: nothing keeps them past Line.
+
+// scan fills env from line as decode followed by textContent would, or
+// reports false.
+func (env *envelope) scan(line []byte) bool { return envelopeFields.Fill(env, line) }
+
+type envField = jsonscan.Field[envelope]
+
+var envelopeFields = jsonscan.NewFields(
+	envField{Name: "type", Set: jsonscan.Text(func(e *envelope) *string { return &e.Type })},
+	envField{Name: "subtype", Set: jsonscan.Text(func(e *envelope) *string { return &e.Subtype })},
+	envField{Name: "uuid", Set: jsonscan.Text(func(e *envelope) *string { return &e.UUID })},
+	envField{Name: "sessionId", Set: jsonscan.Text(func(e *envelope) *string { return &e.SessionID })},
+	envField{Name: "requestId", Set: jsonscan.Text(func(e *envelope) *string { return &e.RequestID })},
+	envField{Name: "timestamp", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.Timestamp })},
+	envField{Name: "cwd", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.CWD })},
+	envField{Name: "gitBranch", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.GitBranch })},
+	envField{Name: "version", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.Version })},
+	envField{Name: "isSidechain", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.IsSidechain })},
+	envField{Name: "agentId", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.AgentID })},
+	envField{Name: "isMeta", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.IsMeta })},
+	envField{Name: "isCompactSummary", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.IsCompactSummary })},
+	envField{Name: "isVisibleInTranscriptOnly", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.TranscriptOnly })},
+	envField{Name: "origin", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.Origin })},
+	envField{Name: "promptSource", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.PromptSource })},
+	envField{Name: "isApiErrorMessage", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.IsAPIError })},
+	envField{Name: "error", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.Error })},
+	envField{Name: "apiErrorStatus", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.APIErrorStatus })},
+	envField{Name: "compactMetadata", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.CompactMetadata })},
+	envField{Name: "retryAttempt", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.RetryAttempt })},
+	envField{Name: "cause", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.Cause })},
+	envField{Name: "hookErrors", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.HookErrors })},
+	envField{Name: "preventedContinuation", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.PreventedContinuation })},
+	envField{Name: "hookLabel", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.HookLabel })},
+	envField{Name: "toolUseID", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.ToolUseID })},
+	envField{Name: "attachment", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.Attachment })},
+	jsonscan.Pointer("message", func(e *envelope) **message { return &e.Message }, messageFields),
+	envField{Name: "toolUseResult", Set: func(e *envelope, v []byte) bool { return e.ToolUseResult.scan(v) }},
+)
+
+type msgField = jsonscan.Field[message]
+
+// messageFields read a message; a string content goes into Text (what
+// textContent gives), an array of blocks into Blocks.
+var messageFields = jsonscan.NewFields(
+	msgField{Name: "id", Set: jsonscan.Text(func(m *message) *string { return &m.ID })},
+	msgField{Name: "model", Set: jsonscan.Text(func(m *message) *string { return &m.Model })},
+	msgField{Name: "stop_reason", Set: jsonscan.Raw(func(m *message) *json.RawMessage { return &m.StopReason })},
+	jsonscan.Pointer("usage", func(m *message) **usage { return &m.Usage }, usageFields),
+	msgField{Name: "content", Set: func(m *message, v []byte) bool {
+		switch v[0] {
+		case '"':
+			m.Text = v
+		case '[':
+			blocks, ok := scanBlocks(v)
+			m.Blocks = blocks
+			return ok
+		}
+		return true // null, or another type: no blocks, no text
+	}},
+)
+
+// scanBlocks reads an array of content blocks, valid JSON (a member of a
+// walked line, or of a line encoding/json decoded), as decode would into
+// []block (an empty array gives an empty, non-nil slice), or reports
+// false.
+func scanBlocks(raw []byte) ([]block, bool) {
+	blocks := []block{}
+	ok := jsonscan.ArrayValid(raw, func(elem []byte) bool {
+		blocks = append(blocks, block{})
+		switch elem[0] {
+		case 'n':
+			return true
+		case '{':
+			return blockFields.FillValid(&blocks[len(blocks)-1], elem)
+		}
+		return false
+	})
+	return blocks, ok
+}
+
+type blockField = jsonscan.Field[block]
+
+type imageSource = struct {
+	Data json.RawMessage `json:"data"`
+}
+
+var blockFields = jsonscan.NewFields(
+	blockField{Name: "type", Set: jsonscan.Text(func(b *block) *string { return &b.Type })},
+	blockField{Name: "id", Set: jsonscan.Text(func(b *block) *string { return &b.ID })},
+	blockField{Name: "name", Set: jsonscan.Text(func(b *block) *string { return &b.Name })},
+	blockField{Name: "tool_use_id", Set: jsonscan.Text(func(b *block) *string { return &b.ToolUseID })},
+	blockField{Name: "text", Set: jsonscan.Raw(func(b *block) *json.RawMessage { return &b.Text })},
+	blockField{Name: "input", Set: jsonscan.Raw(func(b *block) *json.RawMessage { return &b.Input })},
+	blockField{Name: "content", Set: jsonscan.Raw(func(b *block) *json.RawMessage { return &b.Content })},
+	blockField{Name: "is_error", Set: jsonscan.Raw(func(b *block) *json.RawMessage { return &b.IsError })},
+	jsonscan.Pointer("source", func(b *block) **imageSource { return &b.Source }, sourceFields),
+)
+
+// sourceFields read an image's source: its data is measured, not decoded.
+var sourceFields = jsonscan.NewFields(
+	jsonscan.Field[imageSource]{Name: "data", Set: jsonscan.Raw(func(s *imageSource) *json.RawMessage { return &s.Data })},
+)
+
+type turField = jsonscan.Field[toolUseResult]
+
+var turFields = jsonscan.NewFields(
+	turField{Name: "agentId", Set: jsonscan.Raw(func(t *toolUseResult) *json.RawMessage { return &t.AgentID })},
+	turField{Name: "durationMs", Set: jsonscan.Raw(func(t *toolUseResult) *json.RawMessage { return &t.DurationMs })},
+	turField{Name: "totalDurationMs", Set: jsonscan.Raw(func(t *toolUseResult) *json.RawMessage { return &t.TotalDurationMs })},
+	turField{Name: "durationSeconds", Set: jsonscan.Raw(func(t *toolUseResult) *json.RawMessage { return &t.DurationSeconds })},
+	turField{Name: "interrupted", Set: jsonscan.Raw(func(t *toolUseResult) *json.RawMessage { return &t.Interrupted })},
+	turField{Name: "backgroundTaskId", Set: jsonscan.Raw(func(t *toolUseResult) *json.RawMessage { return &t.BackgroundTaskID })},
+	turField{Name: "persistedOutputSize", Set: jsonscan.Raw(func(t *toolUseResult) *json.RawMessage { return &t.PersistedOutputSize })},
+	turField{Name: "code", Set: jsonscan.Raw(func(t *toolUseResult) *json.RawMessage { return &t.Code })},
+	turField{Name: "returnCodeInterpretation", Set: jsonscan.Raw(func(t *toolUseResult) *json.RawMessage { return &t.ReturnCode })},
+	turField{Name: "gitOperation", Set: jsonscan.Decoded(func(t *toolUseResult) any { return &t.GitOperation })},
+)
+
+// scan mirrors UnmarshalJSON: an object's metadata keys are read from its
+// top level (a large result is stepped over, not decoded a second time),
+// a string is kept raw.
+func (s *structured) scan(raw []byte) bool {
+	switch raw[0] {
+	case '"':
+		s.text = raw
+	case '{':
+		s.obj = &toolUseResult{}
+		return turFields.FillValid(s.obj, raw)
+	}
+	return true
+}
+
+type inputField = jsonscan.Field[toolInput]
+
+// toolInputFields read a tool input's few path and name keys; contents,
+// old and new strings and prompts are stepped over.
+var toolInputFields = jsonscan.NewFields(
+	inputField{Name: "file_path", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.FilePath })},
+	inputField{Name: "notebook_path", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.NotebookPath })},
+	inputField{Name: "path", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.Path })},
+	inputField{Name: "pattern", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.Pattern })},
+	inputField{Name: "command", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.Command })},
+	inputField{Name: "url", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.URL })},
+	inputField{Name: "subagent_type", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.SubagentType })},
+	inputField{Name: "model", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.Model })},
+	inputField{Name: "skill", Set: jsonscan.Raw(func(in *toolInput) *json.RawMessage { return &in.Skill })},
+)
+
+type usageField = jsonscan.Field[usage]
+
+type cacheSplit = struct {
+	M5 json.RawMessage `json:"ephemeral_5m_input_tokens"`
+	H1 json.RawMessage `json:"ephemeral_1h_input_tokens"`
+}
+
+var usageFields = jsonscan.NewFields(
+	usageField{Name: "input_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.Input })},
+	usageField{Name: "cache_creation_input_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.CacheCreation })},
+	usageField{Name: "cache_read_input_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.CacheRead })},
+	usageField{Name: "output_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.Output })},
+	jsonscan.Pointer("cache_creation", func(u *usage) **cacheSplit { return &u.Split }, splitFields),
+	usageField{Name: "speed", Set: jsonscan.Text(func(u *usage) *string { return &u.Speed })},
+)
+
+var splitFields = jsonscan.NewFields(
+	jsonscan.Field[cacheSplit]{Name: "ephemeral_5m_input_tokens", Set: jsonscan.Raw(func(s *cacheSplit) *json.RawMessage { return &s.M5 })},
+	jsonscan.Field[cacheSplit]{Name: "ephemeral_1h_input_tokens", Set: jsonscan.Raw(func(s *cacheSplit) *json.RawMessage { return &s.H1 })},
+)

@@ -1,0 +1,184 @@
+package claude
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// slowEnvelope is what Line read before the walk: the whole line decoded
+// with encoding/json, then a string content decoded again.
+func slowEnvelope(line []byte) (envelope, error) {
+	var env envelope
+	if err := decode(line, &env); err != nil {
+		return env, err
+	}
+	if env.Message != nil && env.Message.Blocks == nil {
+		env.Message.Text = textContent(line)
+	}
+	return env, nil
+}
+
+// checkScan asserts that the walk either gives up or fills exactly what
+// encoding/json fills, and never accepts a line encoding/json refuses. It
+// reports whether the walk took the line.
+func checkScan(t testing.TB, line []byte) bool {
+	t.Helper()
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return false
+	}
+	var fast envelope
+	if !fast.scan(line) {
+		return false
+	}
+	slow, err := slowEnvelope(line)
+	if err != nil {
+		t.Fatalf("the walk accepted a line encoding/json refuses (%v): %q", err, line)
+	}
+	if !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("the walk and encoding/json disagree on %q:\nwalk %+v\njson %+v", line, fast, slow)
+	}
+	if fast.Message != nil {
+		for _, b := range fast.Message.Blocks {
+			var walked, decoded toolInput
+			if isObject(b.Input) && toolInputFields.FillValid(&walked, b.Input) {
+				_ = decode(b.Input, &decoded)
+				if !reflect.DeepEqual(walked, decoded) {
+					t.Fatalf("tool input of %q: walk %+v, encoding/json %+v", line, walked, decoded)
+				}
+			}
+		}
+	}
+	return true
+}
+
+func TestScanMatchesDecodeOnCorpus(t *testing.T) {
+	var files []string
+	if dir := corpusDirIfPresent(); dir != "" {
+		files, _ = filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	}
+	fixtures, _ := filepath.Glob(filepath.Join("testdata", "*", "*.jsonl"))
+	more, _ := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
+	files = append(append(files, fixtures...), more...)
+	if len(files) == 0 {
+		t.Fatal("no transcripts")
+	}
+	lines, fast := 0, 0
+	for _, path := range files {
+		eachLine(t, path, func(line []byte) {
+			lines++
+			if checkScan(t, line) {
+				fast++
+			}
+		})
+	}
+	t.Logf("%d of %d lines walked, the rest decoded by encoding/json", fast, lines)
+	if fast < lines*9/10 {
+		t.Errorf("only %d of %d lines took the walk", fast, lines)
+	}
+}
+
+func TestScanGivesUpOnWhatItDoesNotMirror(t *testing.T) {
+	for _, line := range []string{
+		`{"type":"user","type":"assistant"}`,                   // repeated key: encoding/json keeps the last
+		`{"Type":"user"}`,                                      // matched only up to case
+		`{"type":"user","message":{"content":[{"TEXT":"x"}]}}`, // the same, nested
+		`{"typ\u0065":"user"}`,                                 // escaped key
+		`{"type":"user","message":"text"}`,                     // message of another type
+		`{"type":"user","message":{"content":["a"]}}`,          // block of another type
+		`{"type":"user","toolUseResult":{"durationMs":1,"DurationMs":2}}`,
+		`{"type":"user"`,                        // invalid JSON
+		`{"type":"user","x":"a` + "\x01" + `"}`, // control byte in a string
+		`{"type":"user"} x`,                     // trailing data
+	} {
+		var env envelope
+		if env.scan([]byte(line)) {
+			t.Errorf("walk took %q", line)
+		}
+	}
+	for _, line := range []string{
+		`{"type":"user","message":{"content":[]}}`,
+		`{"type":"user","message":{"content":"hi \u00e9\ud83d\ude00"},"toolUseResult":"Error: x"}`,
+		`{"type":"user","message":null,"x":[1,-2.5e+3,true,false,null,{"a":{}}]}`,
+		`{"type":"assistant","message":{"content":[null,{"type":"image","source":{"data":"AAAA"}}],"usage":{"input_tokens":"7"}}}`,
+		`{"type":5,"uuid":null,"toolUseResult":{"gitOperation":{"commit":{"sha":"abcdef1"}},"durationMs":"3"}}`,
+		"{\"type\":\"user\",\"bad\":\"\xff\xfe\"}",
+	} {
+		if !checkScan(t, []byte(line)) {
+			t.Errorf("walk gave up on %q", line)
+		}
+	}
+}
+
+// FuzzScan holds the walk to encoding/json on arbitrary lines.
+func FuzzScan(f *testing.F) {
+	f.Add([]byte(`{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":"a\"b"},{"type":"tool_use","id":"t","name":"Bash","input":{"command":"ls"}}],"usage":{"input_tokens":3}}}`))
+	f.Add([]byte(`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"x"}],"is_error":true}]},"toolUseResult":{"interrupted":false}}`))
+	if dir := corpusDirIfPresent(); dir != "" {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+		for _, path := range files[:min(3, len(files))] {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				f.Fatal(err)
+			}
+			for i, line := range bytes.Split(data, []byte("\n")) {
+				if i < 20 && len(line) < 4096 {
+					f.Add(line)
+				}
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if checkScan(t, line) && !json.Valid(bytes.TrimSpace(line)) {
+			t.Fatalf("walk took invalid JSON %q", line)
+		}
+	})
+}
+
+// TestScanKeysAreAllTheStructs holds the walk's key lists to the structs:
+// a field added to a struct without its key would be silently left empty
+// by the walk.
+func TestScanKeysAreAllTheStructs(t *testing.T) {
+	for _, c := range []struct {
+		names []string
+		typ   reflect.Type
+	}{
+		{envelopeFields.Names(), reflect.TypeFor[envelope]()},
+		{messageFields.Names(), reflect.TypeFor[message]()},
+		{blockFields.Names(), reflect.TypeFor[block]()},
+		{turFields.Names(), reflect.TypeFor[toolUseResult]()},
+		{sourceFields.Names(), reflect.TypeFor[imageSource]()},
+		{toolInputFields.Names(), reflect.TypeFor[toolInput]()},
+		{usageFields.Names(), reflect.TypeFor[usage]()},
+		{splitFields.Names(), reflect.TypeFor[cacheSplit]()},
+	} {
+		got, want := c.names, jsonNames(c.typ)
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%v: walk reads %v, struct has %v", c.typ, got, want)
+		}
+	}
+}
+
+// jsonNames lists the member names encoding/json matches in a struct.
+func jsonNames(typ reflect.Type) []string {
+	var names []string
+	for f := range typ.Fields() {
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == "-" || !f.IsExported():
+		case tag != "":
+			names = append(names, tag)
+		default:
+			names = append(names, f.Name)
+		}
+	}
+	return names
+}

@@ -1,0 +1,169 @@
+package codex
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/agentmap/agentmap/watchers/jsonscan"
+)
+
+// The fast path of Line: the line is walked once and its members handed
+// out as raw slices of the line; outputs, message contents, arguments and
+// other large values the parser only measures or decodes later are
+// validated and stepped over, never copied. It fills rawLine exactly as
+// encoding/json would, and gives up (Line then decodes the line with
+// encoding/json, which decides) on anything it does not mirror: a key
+// repeated or matched only up to case, a key with escapes, a payload of
+// another JSON type than an object, invalid JSON. Typed members that are
+// not plain strings (token counts, exit codes, parsed commands) are small
+// and decoded one by one with encoding/json, which is what decoding the
+// whole line does to them.
+//
+// The raw slices alias the line: nothing keeps them past Line.
+
+// scanLine fills l from line, or reports false.
+func scanLine(l *rawLine, line []byte) bool { return lineFields.Fill(l, line) }
+
+var itemFieldList = []jsonscan.Field[item]{
+	{Name: "timestamp", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Timestamp })},
+	{Name: "type", Set: jsonscan.Text(func(it *item) *string { return &it.Type })},
+	{Name: "id", Set: jsonscan.Text(func(it *item) *string { return &it.ID })},
+
+	{Name: "session_id", Set: jsonscan.Text(func(it *item) *string { return &it.SessionID })},
+	{Name: "cwd", Set: jsonscan.Text(func(it *item) *string { return &it.CWD })},
+	{Name: "cli_version", Set: jsonscan.Text(func(it *item) *string { return &it.CLIVersion })},
+	{Name: "source", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Source })},
+	{Name: "forked_from_id", Set: jsonscan.Text(func(it *item) *string { return &it.ForkedFromID })},
+	{Name: "parent_thread_id", Set: jsonscan.Text(func(it *item) *string { return &it.ParentThread })},
+	{Name: "model", Set: jsonscan.Text(func(it *item) *string { return &it.Model })},
+	{Name: "git", Set: jsonscan.Decoded(func(it *item) any { return &it.Git })},
+	{Name: "collaboration_mode", Set: jsonscan.Decoded(func(it *item) any { return &it.CollaborationMode })},
+
+	{Name: "role", Set: jsonscan.Text(func(it *item) *string { return &it.Role })},
+	{Name: "content", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Content })},
+	{Name: "name", Set: jsonscan.Text(func(it *item) *string { return &it.Name })},
+	{Name: "namespace", Set: jsonscan.Text(func(it *item) *string { return &it.Namespace })},
+	{Name: "arguments", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Arguments })},
+	{Name: "input", Set: jsonscan.Text(func(it *item) *string { return &it.Input })},
+	{Name: "call_id", Set: jsonscan.Text(func(it *item) *string { return &it.CallID })},
+	{Name: "output", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Output })},
+	{Name: "status", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Status })},
+	{Name: "action", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Action })},
+	{Name: "tools", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Tools })},
+
+	{Name: "reasoning", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Reasoning })},
+	{Name: "tool_calls", Set: jsonscan.Decoded(func(it *item) any { return &it.ToolCalls })},
+	{Name: "tool_call_id", Set: jsonscan.Text(func(it *item) *string { return &it.ToolCallID })},
+
+	{Name: "message", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Message })},
+	{Name: "images", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Images })},
+	{Name: "local_images", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.LocalImages })},
+	{Name: "info", Set: info},
+	{Name: "reason", Set: jsonscan.Text(func(it *item) *string { return &it.Reason })},
+	{Name: "codex_error_info", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.CodexErrorInfo })},
+	{Name: "error", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Error })},
+	{Name: "exit_code", Set: jsonscan.Decoded(func(it *item) any { return &it.ExitCode })},
+	{Name: "duration", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Duration })},
+	{Name: "command", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Command })},
+	{Name: "parsed_cmd", Set: jsonscan.Decoded(func(it *item) any { return &it.ParsedCmd })},
+	{Name: "aggregated_output", Set: jsonscan.Text(func(it *item) *string { return &it.Aggregated })},
+	{Name: "success", Set: jsonscan.Decoded(func(it *item) any { return &it.Success })},
+	{Name: "changes", Set: jsonscan.Decoded(func(it *item) any { return &it.Changes })},
+	{Name: "invocation", Set: jsonscan.Decoded(func(it *item) any { return &it.Invocation })},
+	{Name: "result", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Result })},
+	{Name: "new_thread_id", Set: jsonscan.Text(func(it *item) *string { return &it.NewThreadID })},
+	{Name: "new_agent_role", Set: jsonscan.Text(func(it *item) *string { return &it.NewAgentRole })},
+	{Name: "path", Set: jsonscan.Text(func(it *item) *string { return &it.Path })},
+	{Name: "tool", Set: jsonscan.Text(func(it *item) *string { return &it.Tool })},
+	{Name: "callId", Set: jsonscan.Text(func(it *item) *string { return &it.CallIDCamel })},
+	{Name: "target", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Target })},
+	{Name: "item", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Item })},
+
+	{Name: "turn_id", Set: jsonscan.Text(func(it *item) *string { return &it.TurnID })},
+	{Name: "turn_attribution", Set: jsonscan.Decoded(func(it *item) any { return &it.TurnAttribution })},
+}
+
+var itemFields = jsonscan.NewFields(itemFieldList...)
+
+// lineFields are the members of a line: those of its embedded item, and
+// the wrapper's and the single-JSON form's own.
+var lineFields = jsonscan.NewFields(append(jsonscan.Embed(itemFieldList, func(l *rawLine) *item { return &l.item }),
+	jsonscan.Pointer("payload", func(l *rawLine) **item { return &l.Payload }, itemFields),
+	jsonscan.Field[rawLine]{Name: "record_type", Set: jsonscan.Text(func(l *rawLine) *string { return &l.RecordType })},
+	jsonscan.Pointer("session", func(l *rawLine) **item { return &l.Session }, itemFields),
+	jsonscan.Field[rawLine]{Name: "items", Set: jsonscan.Decoded(func(l *rawLine) any { return &l.Items })},
+)...)
+
+// token_count lines come once per response: their counts are walked
+// rather than decoded.
+
+var infoFields = jsonscan.NewFields(
+	jsonscan.Pointer("total_token_usage", func(i *tokenInfo) **tokenUsage { return &i.Total }, usageFields),
+	jsonscan.Pointer("last_token_usage", func(i *tokenInfo) **tokenUsage { return &i.Last }, usageFields),
+	jsonscan.Field[tokenInfo]{Name: "model_context_window", Set: count(func(i *tokenInfo) *int64 { return &i.Window })},
+)
+
+// usageFields read a usage as tokenUsage.UnmarshalJSON does; Fill's
+// caller clamps the counts (see tokenUsage.clamp).
+var usageFields = jsonscan.NewFields(
+	jsonscan.Field[tokenUsage]{Name: "input_tokens", Set: count(func(u *tokenUsage) *int64 { return &u.Input })},
+	jsonscan.Field[tokenUsage]{Name: "cached_input_tokens", Set: count(func(u *tokenUsage) *int64 { return &u.Cached })},
+	jsonscan.Field[tokenUsage]{Name: "cache_write_input_tokens", Set: count(func(u *tokenUsage) *int64 { return &u.CacheWrite })},
+	jsonscan.Field[tokenUsage]{Name: "output_tokens", Set: count(func(u *tokenUsage) *int64 { return &u.Output })},
+)
+
+// count sets an int64 field from an integer literal; null leaves it, and
+// anything else (a fraction, an exponent, a string) gives up, as it fails
+// or stops encoding/json.
+func count[T any](dst func(*T) *int64) func(*T, []byte) bool {
+	return func(t *T, v []byte) bool {
+		if v[0] == 'n' {
+			return true
+		}
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		*dst(t) = n
+		return err == nil
+	}
+}
+
+// info walks payload.info: null leaves it nil, an object is walked and
+// its usages clamped as tokenUsage.UnmarshalJSON clamps them.
+func info(it *item, v []byte) bool {
+	switch v[0] {
+	case 'n':
+		return true
+	case '{':
+		it.Info = &tokenInfo{}
+		if !infoFields.FillValid(it.Info, v) {
+			return false
+		}
+		for _, u := range []*tokenUsage{it.Info.Total, it.Info.Last} {
+			if u != nil {
+				u.clamp()
+			}
+		}
+		return true
+	}
+	return false
+}
+
+type argField = jsonscan.Field[args]
+
+// argFields read a tool call's whitelisted argument keys; script bodies,
+// stdin and prompts are stepped over.
+var argFields = jsonscan.NewFields(
+	argField{Name: "command", Set: jsonscan.Raw(func(a *args) *json.RawMessage { return &a.Command })},
+	argField{Name: "cmd", Set: jsonscan.Text(func(a *args) *string { return &a.Cmd })},
+	argField{Name: "workdir", Set: jsonscan.Text(func(a *args) *string { return &a.Workdir })},
+	argField{Name: "session_id", Set: jsonscan.Raw(func(a *args) *json.RawMessage { return &a.SessionID })},
+	argField{Name: "path", Set: jsonscan.Text(func(a *args) *string { return &a.Path })},
+	argField{Name: "file_path", Set: jsonscan.Text(func(a *args) *string { return &a.FilePath })},
+	argField{Name: "dir_path", Set: jsonscan.Text(func(a *args) *string { return &a.DirPath })},
+	argField{Name: "input", Set: jsonscan.Text(func(a *args) *string { return &a.Input })},
+	argField{Name: "patch", Set: jsonscan.Text(func(a *args) *string { return &a.Patch })},
+	argField{Name: "agent_type", Set: jsonscan.Text(func(a *args) *string { return &a.AgentType })},
+	argField{Name: "agent_role", Set: jsonscan.Text(func(a *args) *string { return &a.AgentRole })},
+	argField{Name: "model", Set: jsonscan.Text(func(a *args) *string { return &a.Model })},
+	argField{Name: "server", Set: jsonscan.Text(func(a *args) *string { return &a.Server })},
+	argField{Name: "url", Set: jsonscan.Text(func(a *args) *string { return &a.URL })},
+)

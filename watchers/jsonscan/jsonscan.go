@@ -1,0 +1,649 @@
+// Package jsonscan walks JSON objects and arrays without decoding them: it
+// hands out the raw bytes of each member, so that a parser reads the few
+// keys a map needs and steps over tool outputs, file contents and thinking
+// without copying or unescaping them.
+//
+// Every value it steps over is validated with the grammar encoding/json
+// accepts (RFC 8259; invalid UTF-8 inside strings is allowed, as
+// encoding/json allows it), so that a line the walk accepts is a line
+// json.Unmarshal would accept. The converse need not hold: the walk also
+// refuses what it does not handle cheaply (keys with escapes or non-ASCII
+// bytes, very deep nesting), and callers then fall back to encoding/json,
+// which decides.
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// maxDepth bounds the nesting the walk follows; deeper values are refused
+// (encoding/json's own limit is 10000, so the fallback still decides).
+const maxDepth = 1000
+
+// Object calls fn for each member of the object raw (surrounding white
+// space allowed), in order, with the key's bytes between its quotes and the
+// member's raw value. It reports false when raw is not one valid object,
+// when a key has an escape or a non-ASCII byte, or when fn returns false.
+func Object(raw []byte, fn func(key, val []byte) bool) bool {
+	return Valid(raw) && ObjectValid(raw, fn)
+}
+
+// ObjectValid is Object for a raw value already known to be valid JSON (a
+// member handed out by a walk): it is not validated again, and strings are
+// stepped over by looking for their closing quote only.
+func ObjectValid(raw []byte, fn func(key, val []byte) bool) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	end, ok := members(raw, i, 0, true, func(key, b []byte, i, depth int, valid bool) (int, bool) {
+		end, ok := value(b, i, depth, valid)
+		return end, ok && fn(key, b[i:end])
+	})
+	return ok && skipSpace(raw, end) == len(raw)
+}
+
+// memberFunc consumes the value of the member key, which starts at b[i],
+// and returns the index after it; depth and valid are passed on to value.
+type memberFunc func(key, b []byte, i, depth int, valid bool) (int, bool)
+
+// Array calls fn for each element of the array raw (surrounding white space
+// allowed), in order. It reports false when raw is not one valid array or
+// when fn returns false.
+func Array(raw []byte, fn func(elem []byte) bool) bool {
+	return Valid(raw) && ArrayValid(raw, fn)
+}
+
+// ArrayValid is Array for a raw value already known to be valid JSON (see
+// ObjectValid).
+func ArrayValid(raw []byte, fn func(elem []byte) bool) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return false
+	}
+	end, ok := elements(raw, i, 0, true, fn)
+	return ok && skipSpace(raw, end) == len(raw)
+}
+
+// Valid reports whether raw is one valid JSON value (surrounding white
+// space allowed) that the walk handles; see the package comment.
+func Valid(raw []byte) bool {
+	i := skipSpace(raw, 0)
+	end, ok := value(raw, i, 0, false)
+	return ok && skipSpace(raw, end) == len(raw)
+}
+
+// members walks the object whose '{' is at b[i] and returns the index
+// after its '}'. valid says b is known to be valid JSON. fn consumes each
+// member's value; with none, values are stepped over.
+func members(b []byte, i, depth int, valid bool, fn memberFunc) (int, bool) {
+	if depth >= maxDepth {
+		return 0, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return 0, false
+		}
+		kstart := i + 1
+		var kend int
+		var ok bool
+		if fn != nil {
+			kend, ok = plainKey(b, kstart)
+		} else {
+			// A key inside a value stepped over is only validated.
+			kend, ok = stringEnd(b, kstart, valid)
+			kend--
+		}
+		if !ok {
+			return 0, false
+		}
+		i = skipSpace(b, kend+1)
+		if i >= len(b) || b[i] != ':' {
+			return 0, false
+		}
+		i = skipSpace(b, i+1)
+		if i >= len(b) {
+			return 0, false
+		}
+		if fn == nil {
+			i, ok = value(b, i, depth+1, valid)
+		} else {
+			i, ok = fn(b[kstart:kend], b, i, depth+1, valid)
+		}
+		if !ok {
+			return 0, false
+		}
+		var done bool
+		if i, done, ok = next(b, i, '}'); !ok || done {
+			return i, ok
+		}
+	}
+}
+
+// elements walks the array whose '[' is at b[i] and returns the index
+// after its ']'.
+func elements(b []byte, i, depth int, valid bool, fn func(elem []byte) bool) (int, bool) {
+	if depth >= maxDepth {
+		return 0, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		start := i
+		var ok bool
+		i, ok = value(b, i, depth+1, valid)
+		if !ok {
+			return 0, false
+		}
+		if fn != nil && !fn(b[start:i]) {
+			return 0, false
+		}
+		var done bool
+		if i, done, ok = next(b, i, ']'); !ok || done {
+			return i, ok
+		}
+	}
+}
+
+// next reads what follows a member or an element: a comma (i is then at
+// the next one) or the closing bracket (done; i is after it).
+func next(b []byte, i int, closing byte) (j int, done, ok bool) {
+	i = skipSpace(b, i)
+	switch {
+	case i >= len(b):
+		return 0, false, false
+	case b[i] == ',':
+		return skipSpace(b, i+1), false, true
+	case b[i] == closing:
+		return i + 1, true, true
+	}
+	return 0, false, false
+}
+
+// plainKey finds the closing quote of a key starting at b[i]; keys with an
+// escape, a control or a non-ASCII byte are refused (encoding/json would
+// unescape or case-fold them).
+func plainKey(b []byte, i int) (int, bool) {
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i, true
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// value validates the value starting at b[i] (only steps over it when
+// valid) and returns the index after it.
+func value(b []byte, i, depth int, valid bool) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return stringEnd(b, i+1, valid)
+	case c == '{':
+		return members(b, i, depth, valid, nil)
+	case c == '[':
+		return elements(b, i, depth, valid, nil)
+	case valid:
+		end := scalarEnd(b, i)
+		return end, end > i
+	case c == '-' || c >= '0' && c <= '9':
+		return number(b, i)
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	}
+	return 0, false
+}
+
+func literal(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return 0, false
+	}
+	return i + len(lit), true
+}
+
+// number validates -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at b[i].
+func number(b []byte, i int) (int, bool) {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i+1)
+	default:
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(b, i+1)
+		if j == i+1 {
+			return 0, false
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// stringEnd is str, or only the search for the closing quote when the
+// string is known to be valid.
+func stringEnd(b []byte, i int, valid bool) (int, bool) {
+	if !valid {
+		return str(b, i)
+	}
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return 0, false
+		}
+		q := i + j
+		escapes := 0
+		for k := q - 1; k >= i && b[k] == '\\'; k-- {
+			escapes++
+		}
+		if escapes%2 == 0 {
+			return q + 1, true
+		}
+		i = q + 1
+	}
+}
+
+// scalarEnd steps over a number or literal known to be valid.
+func scalarEnd(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// str validates the rest of a string whose opening quote is before b[i]
+// and returns the index after its closing quote. Eight bytes at a time
+// are checked for a quote, a backslash or a control byte, so that long
+// texts are stepped over at memory speed.
+func str(b []byte, i int) (int, bool) {
+	for {
+		for i+8 <= len(b) {
+			v := binary.LittleEndian.Uint64(b[i:])
+			ctl := (v - ones*0x20) & ^v
+			q := v ^ (ones * '"')
+			bs := v ^ (ones * '\\')
+			if (ctl|(q-ones)&^q|(bs-ones)&^bs)&highs != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			return 0, false
+		}
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, true
+		case c == '\\':
+			if i+1 >= len(b) {
+				return 0, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if len(b)-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+					return 0, false
+				}
+				i += 6
+			default:
+				return 0, false
+			}
+		case c < 0x20:
+			return 0, false
+		default:
+			i++
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// Keys is the set of member names a Go struct declares, for a walk that
+// fills the struct as encoding/json would: encoding/json also matches a
+// name that differs only in case, which the walk leaves to it.
+type Keys struct {
+	names  []string
+	exact  map[string]int
+	folded map[string]bool
+	max    int
+}
+
+// NewKeys returns the set of the given names; Index numbers them in order.
+func NewKeys(names ...string) *Keys {
+	k := &Keys{names: names, exact: map[string]int{}, folded: map[string]bool{}}
+	for i, n := range names {
+		k.exact[n] = i
+		k.folded[string(lowerASCII(nil, []byte(n)))] = true
+		k.max = max(k.max, len(n))
+	}
+	return k
+}
+
+// Index returns the number of key among the names, or -1 when it is none
+// of them. folds is true when key is none of them exactly but one of them
+// up to case: encoding/json would fill that field, so the caller must
+// leave the line to it.
+func (k *Keys) Index(key []byte) (i int, folds bool) {
+	if i, ok := k.exact[string(key)]; ok {
+		return i, false
+	}
+	if len(key) > k.max {
+		return -1, false
+	}
+	var buf [64]byte
+	return -1, k.folded[string(lowerASCII(buf[:0], key))]
+}
+
+// Names returns the names, in order.
+func (k *Keys) Names() []string { return append([]string(nil), k.names...) }
+
+func lowerASCII(dst, s []byte) []byte {
+	for _, c := range s {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// Fields fills a struct of type T from an object's members, one setter per
+// member name, as encoding/json would fill it, or reports false where it
+// would not mirror encoding/json exactly (see Fill).
+type Fields[T any] struct {
+	keys   *Keys
+	fields []Field[T]
+}
+
+// Field names a member and how its raw value is put into T; set reports
+// false to give up on the whole walk.
+type Field[T any] struct {
+	Name string
+	Set  func(t *T, val []byte) bool
+	// into, instead of Set, walks an object member in place (Pointer),
+	// so that its bytes are read once.
+	into func(t *T, b []byte, i, depth int, valid bool) (int, bool)
+}
+
+// NewFields returns the filler of the given fields (at most 128), which
+// must be all the names encoding/json would match in T.
+func NewFields[T any](fields ...Field[T]) *Fields[T] {
+	if len(fields) > 128 {
+		panic("jsonscan: more than 128 fields")
+	}
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.Name
+	}
+	return &Fields[T]{keys: NewKeys(names...), fields: fields}
+}
+
+// Embed turns the fields of an embedded struct E into fields of T, whose
+// members encoding/json fills alike.
+func Embed[T, E any](fields []Field[E], embedded func(*T) *E) []Field[T] {
+	out := make([]Field[T], len(fields))
+	for i, f := range fields {
+		out[i].Name = f.Name
+		if set := f.Set; set != nil {
+			out[i].Set = func(t *T, v []byte) bool { return set(embedded(t), v) }
+		}
+		if into := f.into; into != nil {
+			out[i].into = func(t *T, b []byte, i, depth int, valid bool) (int, bool) {
+				return into(embedded(t), b, i, depth, valid)
+			}
+		}
+	}
+	return out
+}
+
+// Names returns the member names, in order.
+func (f *Fields[T]) Names() []string { return f.keys.Names() }
+
+// Fill walks the object raw into t. It reports false when raw is not a
+// valid object, when a setter gave up, or when a member is one that
+// encoding/json would treat otherwise than one set per name: a name given
+// twice, or matched only up to case. Members of no field are validated
+// and stepped over.
+//
+// The object is validated as it is walked, in one pass: a setter is
+// handed a member only once that member is validated, and an object
+// member read by Pointer is walked in place.
+func (f *Fields[T]) Fill(t *T, raw []byte) bool { return f.fill(t, raw, false) }
+
+// FillValid is Fill for a raw value already known to be valid JSON (see
+// ObjectValid): setters get validated members, so a setter that walks
+// its member uses FillValid or ArrayValid.
+func (f *Fields[T]) FillValid(t *T, raw []byte) bool { return f.fill(t, raw, true) }
+
+func (f *Fields[T]) fill(t *T, raw []byte, valid bool) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	end, ok := f.walk(t, raw, i, 0, valid)
+	return ok && skipSpace(raw, end) == len(raw)
+}
+
+// walk fills t from the object whose '{' is at b[i].
+func (f *Fields[T]) walk(t *T, b []byte, i, depth int, valid bool) (int, bool) {
+	var seen [2]uint64
+	return members(b, i, depth, valid, func(key, b []byte, i, depth int, valid bool) (int, bool) {
+		n, folds := f.keys.Index(key)
+		switch {
+		case folds:
+			return 0, false
+		case n < 0:
+			return value(b, i, depth, valid)
+		}
+		bit := uint64(1) << (n % 64)
+		if seen[n/64]&bit != 0 {
+			return 0, false
+		}
+		seen[n/64] |= bit
+		field := &f.fields[n]
+		if field.into != nil {
+			return field.into(t, b, i, depth, valid)
+		}
+		end, ok := value(b, i, depth, valid)
+		return end, ok && field.Set(t, b[i:end])
+	})
+}
+
+// String returns the string a JSON string literal decodes to, as
+// encoding/json decodes it (invalid UTF-8 and lone surrogates become
+// U+FFFD); ok is false when raw is not one valid string literal
+// (surrounding white space allowed).
+func String(raw []byte) (s string, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '"' {
+		return "", false
+	}
+	end, ok := str(raw, i+1)
+	if !ok || skipSpace(raw, end) != len(raw) {
+		return "", false
+	}
+	body := raw[i+1 : end-1]
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return string(body), true
+	}
+	return string(unescape(body)), true
+}
+
+// unescape decodes the body of a validated string literal the way
+// encoding/json's unquote does.
+func unescape(s []byte) []byte {
+	b := make([]byte, 0, len(s)+2*utf8.UTFMax)
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			e := s[i+1]
+			i += 2
+			switch e {
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r := hex4(s[i:])
+				i += 4
+				if utf16.IsSurrogate(r) {
+					var lo rune = -1
+					if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+						lo = hex4(s[i+2:])
+					}
+					if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
+						b = utf8.AppendRune(b, dec)
+						i += 6
+						continue
+					}
+					r = utf8.RuneError
+				}
+				b = utf8.AppendRune(b, r)
+			default: // '"', '\\', '/'
+				b = append(b, e)
+			}
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			i++
+		default:
+			r, n := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				b = utf8.AppendRune(b, utf8.RuneError)
+			} else {
+				b = append(b, s[i:i+n]...)
+			}
+			i += n
+		}
+	}
+	return b
+}
+
+// hex4 reads the four hex digits of a validated \u escape.
+func hex4(s []byte) rune {
+	var r rune
+	for _, c := range s[:4] {
+		r <<= 4
+		switch {
+		case c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a':
+			r |= rune(c-'a') + 10
+		default:
+			r |= rune(c-'A') + 10
+		}
+	}
+	return r
+}
+
+// Raw is the setter of a json.RawMessage field: the member's raw value,
+// as a slice of the walked bytes (encoding/json would copy it).
+func Raw[T any](dst func(*T) *json.RawMessage) func(*T, []byte) bool {
+	return func(t *T, v []byte) bool { *dst(t) = v; return true }
+}
+
+// Text is the setter of a string field: a JSON string decoded; null, or a
+// value of another type (a type error encoding/json reports and steps
+// over), leaves it empty.
+func Text[T any](dst func(*T) *string) func(*T, []byte) bool {
+	return func(t *T, v []byte) bool { *dst(t), _ = String(v); return true }
+}
+
+// Decoded is the setter of a field of any other type, for small members:
+// the value is decoded with encoding/json into the field dst returns a
+// pointer to, as decoding the whole object would (a null makes a pointer
+// nil). Any error gives up: a type error inside the member, which
+// encoding/json notes and steps over, could also come from an
+// UnmarshalJSON method, which stops the decoding of the whole object
+// where it is.
+func Decoded[T any](dst func(*T) any) func(*T, []byte) bool {
+	return func(t *T, v []byte) bool { return json.Unmarshal(v, dst(t)) == nil }
+}
+
+// Pointer is the field name of type *V whose members f reads: null leaves
+// it nil, an object is walked in place into a new V, and a value of
+// another type gives up (encoding/json would keep an empty V).
+func Pointer[T, V any](name string, dst func(*T) **V, f *Fields[V]) Field[T] {
+	return Field[T]{Name: name, into: func(t *T, b []byte, i, depth int, valid bool) (int, bool) {
+		switch b[i] {
+		case 'n':
+			return value(b, i, depth, valid)
+		case '{':
+			p := new(V)
+			*dst(t) = p
+			return f.walk(p, b, i, depth, valid)
+		}
+		return 0, false
+	}}
+}

@@ -1,0 +1,235 @@
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// validCases are values encoding/json accepts; the walk must accept each.
+var validCases = []string{
+	`{}`, `[]`, `""`, `0`, `-0`, `1.5e+10`, `-12.25E-3`, `true`, `false`, `null`,
+	` {"a" : [1, {"b": null}, "c\"\\\/\b\f\n\r\t\u00e9\uD83D\uDE00"] } `,
+	`{"long":"` + strings.Repeat("abcdefgh", 100) + `"}`,
+	"\"\xff\xfe invalid UTF-8 is accepted\"",
+	`{"k\u00e9y": {"caf` + "\xc3\xa9" + `": 1}}`, // escaped and non-ASCII keys inside a value
+}
+
+// invalidCases are refused by encoding/json; the walk must refuse each.
+var invalidCases = []string{
+	``, ` `, `{`, `}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `[1 2]`, `{"a":1 "b":2}`,
+	`01`, `1.`, `.5`, `1e`, `-`, `+1`, `tru`, `nul`, `True`, `"abc`, `"\x"`, `"\u12"`, `"\u12g4"`,
+	"\"a\x01b\"", "\"tab\there\"", `{"a":1}}`, `{"a":1} 2`, `[`, `"` + strings.Repeat("a", 20) + "\x1f" + `"`,
+	`{'a':1}`, `{"a":NaN}`,
+}
+
+func TestValidAgreesWithEncodingJSON(t *testing.T) {
+	for _, c := range validCases {
+		if !json.Valid([]byte(c)) {
+			t.Fatalf("test case %q is not valid JSON", c)
+		}
+		if !Valid([]byte(c)) {
+			t.Errorf("Valid(%q) = false", c)
+		}
+	}
+	for _, c := range invalidCases {
+		if json.Valid([]byte(c)) {
+			t.Fatalf("test case %q is valid JSON", c)
+		}
+		if Valid([]byte(c)) {
+			t.Errorf("Valid(%q) = true", c)
+		}
+	}
+}
+
+func TestObjectHandsOutMembers(t *testing.T) {
+	var got []string
+	ok := Object([]byte(` {"a": [1, 2], "b":{"c":"d"} ,"e":"x\"y"} `), func(k, v []byte) bool {
+		got = append(got, string(k)+"="+string(v))
+		return true
+	})
+	want := `a=[1, 2] b={"c":"d"} e="x\"y"`
+	if !ok || strings.Join(got, " ") != want {
+		t.Fatalf("got %v %q, want %q", ok, got, want)
+	}
+	if Object([]byte(`{"a\u0062":1}`), func(k, v []byte) bool { return true }) {
+		t.Error("a walked key with an escape was accepted")
+	}
+	if Object([]byte(`{"a":1,"b":2}`), func(k, v []byte) bool { return string(k) != "b" }) {
+		t.Error("Object went on after fn returned false")
+	}
+	if Object([]byte(`[1]`), nil) || Array([]byte(`{}`), nil) {
+		t.Error("a value of the other kind was accepted")
+	}
+	var elems []string
+	if !Array([]byte(`[ 1 ,"a",{"b":[]}, null]`), func(e []byte) bool { elems = append(elems, string(e)); return true }) ||
+		strings.Join(elems, "|") != `1|"a"|{"b":[]}|null` {
+		t.Errorf("Array gave %q", elems)
+	}
+}
+
+func TestDeepNestingIsRefused(t *testing.T) {
+	deep := strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)
+	if Valid([]byte(deep)) {
+		t.Error("nesting past the limit was walked")
+	}
+	ok := strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1)
+	if !Valid([]byte(ok)) {
+		t.Error("nesting within the limit was refused")
+	}
+}
+
+func TestKeysIndex(t *testing.T) {
+	k := NewKeys("type", "sessionId")
+	for _, c := range []struct {
+		key   string
+		i     int
+		folds bool
+	}{{"type", 0, false}, {"sessionId", 1, false}, {"TYPE", -1, true}, {"sessionid", -1, true}, {"other", -1, false}, {strings.Repeat("x", 80), -1, false}} {
+		if i, folds := k.Index([]byte(c.key)); i != c.i || folds != c.folds {
+			t.Errorf("Index(%q) = %d, %v; want %d, %v", c.key, i, folds, c.i, c.folds)
+		}
+	}
+}
+
+// FuzzValid holds the walk to encoding/json: whatever it accepts,
+// encoding/json accepts.
+func FuzzValid(f *testing.F) {
+	for _, c := range append(validCases, invalidCases...) {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if Valid(b) && !json.Valid(b) {
+			t.Fatalf("walk accepted invalid JSON %q", b)
+		}
+		var viaObject, viaValid []string
+		collect := func(to *[]string) func(k, v []byte) bool {
+			return func(k, v []byte) bool { *to = append(*to, string(k)+"="+string(v)); return Valid(v) }
+		}
+		ok := Object(b, collect(&viaObject))
+		if ok && !json.Valid(b) {
+			t.Fatalf("Object accepted invalid JSON %q", b)
+		}
+		// On arbitrary bytes the walk that trusts its input must not
+		// fail in any other way than by giving up; on valid ones it
+		// gives what the validating walk gives.
+		okValid := ObjectValid(b, collect(&viaValid))
+		ArrayValid(b, func(e []byte) bool { return len(e) > 0 })
+		if ok && (!okValid || strings.Join(viaObject, "\x00") != strings.Join(viaValid, "\x00")) {
+			t.Fatalf("ObjectValid differs from Object on %q: %q, %q", b, viaObject, viaValid)
+		}
+	})
+}
+
+func BenchmarkValid(b *testing.B) {
+	doc := []byte(`{"type":"user","message":{"content":[{"type":"tool_result","content":"` +
+		strings.Repeat(`line of output with \"quotes\" and text\n`, 2000) + `"}]}}`)
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if !Valid(doc) {
+			b.Fatal("invalid")
+		}
+	}
+}
+
+func BenchmarkValidEncodingJSON(b *testing.B) {
+	doc := []byte(`{"type":"user","message":{"content":[{"type":"tool_result","content":"` +
+		strings.Repeat(`line of output with \"quotes\" and text\n`, 2000) + `"}]}}`)
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if !json.Valid(doc) {
+			b.Fatal("invalid")
+		}
+	}
+}
+
+var stringCases = []string{
+	`""`, `"plain"`, ` "spaced" `, "\t\"x\"\n", `"x" y`, `"caf` + "\xc3\xa9" + `"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u4e2d"`, `"\ud83d\ude00"`,
+	`"\ud83d"`, `"\ude00x"`, `"\ud83d\ud83d\ude00"`, `"\ud83dx\u0041"`, "\"\xff\xfe\x80\"", "\"\xed\xa0\x80\"",
+	`"\u0000"`, `"abc`, `"a"b"`, `"\x"`, "\"\x01\"", `5`, `"\ud83d\u00`,
+}
+
+func TestStringAgreesWithEncodingJSON(t *testing.T) {
+	for _, c := range stringCases {
+		checkString(t, []byte(c))
+	}
+}
+
+func checkString(t *testing.T, raw []byte) {
+	var want string
+	trimmed := bytes.TrimLeft(raw, " \t\r\n")
+	wantOK := json.Unmarshal(raw, &want) == nil && len(trimmed) > 0 && trimmed[0] == '"'
+	got, ok := String(raw)
+	if ok != wantOK || got != want {
+		t.Errorf("String(%q) = %q, %v; encoding/json gives %q, %v", raw, got, ok, want, wantOK)
+	}
+}
+
+func FuzzString(f *testing.F) {
+	for _, c := range stringCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		checkString(t, raw)
+		quoted := append(append([]byte{'"'}, raw...), '"')
+		checkString(t, quoted)
+	})
+}
+
+type testInner struct {
+	A json.RawMessage `json:"a"`
+}
+
+type testOuter struct {
+	P *testInner `json:"p"`
+	S string     `json:"s"`
+}
+
+var innerFields = NewFields(Field[testInner]{Name: "a", Set: Raw(func(t *testInner) *json.RawMessage { return &t.A })})
+
+var outerFields = NewFields(
+	Pointer("p", func(t *testOuter) **testInner { return &t.P }, innerFields),
+	Field[testOuter]{Name: "s", Set: Text(func(t *testOuter) *string { return &t.S })},
+)
+
+// TestFillValidatesAsItWalks: a line is validated in the same pass that
+// fills the struct, members walked in place included.
+func TestFillValidatesAsItWalks(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{
+		{`{"p":{"a":[1,"x"]},"s":"y\n","z":{"q":null}}`, true},
+		{`{"p":null,"s":5}`, true},
+		{`{"p":{"a":[1,"x"],"b":tru},"s":"y"}`, false},
+		{`{"p":{"a":1},"s":"y","z":[1,]}`, false},
+		{`{"p":{"a":1}} {}`, false},
+		{`{"p":{"a":1}`, false},
+		{`{"p":`, false},
+		{`{"p":"str"}`, false}, // encoding/json would keep an empty inner
+		{`{"p":{"a":1,"a":2}}`, false},
+		{`{"p":{"A":1}}`, false},
+	} {
+		var got testOuter
+		ok := outerFields.Fill(&got, []byte(c.in))
+		if ok != c.ok {
+			t.Errorf("Fill(%q) = %v, want %v", c.in, ok, c.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		var want testOuter
+		err := json.Unmarshal([]byte(c.in), &want)
+		var te *json.UnmarshalTypeError
+		if err != nil && !errors.As(err, &te) {
+			t.Fatalf("test case %q: %v", c.in, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Fill(%q) = %+v, encoding/json gives %+v", c.in, got, want)
+		}
+	}
+}
