@@ -67,6 +67,9 @@ type Daemon struct {
 	reroute       map[uint64]bool           // sources moved to a name of another session
 	vacated       map[string]bool           // sessions whose events a reset or a rename took away
 	unreadable    map[string]*unreadableLog // logs tried again on a schedule (unreadable.go)
+	// unrecorded holds, after a repair, the maps in the store that no
+	// session record may name any more, by session key (recover.go).
+	unrecorded map[string][]string
 }
 
 type backoff struct {

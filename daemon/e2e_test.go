@@ -275,6 +275,9 @@ func TestCrashEquivalence(t *testing.T) {
 		if strings.Contains(p.log.String(), "msg=committed") {
 			busy++
 		}
+		if out := p.log.String(); strings.Contains(out, "moved it aside") || strings.Contains(out, "had damaged records") {
+			t.Errorf("a kill damaged the state database:\n%s", tailOf(out, 2000))
+		}
 	}
 	p := start()
 	kills := 0

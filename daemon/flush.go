@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -219,6 +220,9 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 		j.hash = hex.EncodeToString(sum[:])
 		if f := s.Flush; f != nil && f.SHA256 == j.hash && f.Path == j.rel {
 			if _, err := os.Stat(filepath.Join(d.store.Root, j.rel)); err == nil {
+				if d.unrecorded[s.Key] != nil {
+					d.removeMaps(d.log.With("component", "flush", "session", s.Key), s, j.rel)
+				}
 				continue // unchanged
 			}
 		}
@@ -239,9 +243,15 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 			// A session with no events has no map, by design.
 			if errors.Is(j.err, builder.ErrEmptySession) {
 				log.Debug("session has no events yet: no map")
-				d.dropVacated(s)
 			} else {
 				log.Warn("session not mappable until it changes", "err", j.err)
+			}
+			if !errors.Is(j.err, errBuilderPanic) {
+				// A map exists exactly when the events make one, as with
+				// `agentmap build`: the one written before goes (that of
+				// a vacated session too).
+				delete(d.vacated, s.Key)
+				d.removeMaps(log, s, "")
 			}
 			s.Flush = &state.Flush{Gen: j.gen, AtMs: ms(d.opt.Clock.Now())}
 			d.flushed = append(d.flushed, s)
@@ -253,10 +263,8 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 			failed[key] = j.err
 			continue
 		}
-		if f := s.Flush; j.written && f != nil && f.Path != "" && f.Path != j.rel {
-			if err := d.store.Remove(f.Path); err != nil {
-				log.Warn("cannot remove the previous map", "path", f.Path, "err", err)
-			}
+		if j.written {
+			d.removeMaps(log, s, j.rel)
 		}
 		delete(d.retry, key)
 		d.lastFlush = d.opt.Clock.Now()
@@ -276,6 +284,22 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 		}
 	}
 	return keys
+}
+
+// removeMaps removes a session's previous maps (previousMaps) but the one
+// at keep.
+func (d *Daemon) removeMaps(log *slog.Logger, s *state.Session, keep string) {
+	for _, rel := range d.previousMaps(s) {
+		if rel == keep {
+			continue
+		}
+		if err := d.store.Remove(rel); err != nil {
+			log.Warn("cannot remove the previous map", "path", rel, "err", err)
+		} else if keep == "" {
+			log.Info("the session no longer makes a map; removed the previous one", "path", rel)
+		}
+	}
+	delete(d.unrecorded, s.Key)
 }
 
 // dropVacated removes the map of a session whose events this daemon moved

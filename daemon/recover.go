@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/state/mapstore"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -36,6 +37,7 @@ func (d *Daemon) noteRepair(r state.Repair) {
 		return
 	}
 	d.repair = &StateRepair{At: r.At, Aside: r.Aside, Reason: r.Reason, Records: r.Records, Sources: r.Sources}
+	d.findUnrecorded()
 	if r.Sources > 0 {
 		for _, s := range d.srcs {
 			if s.Form == watchers.FormSQLite {
@@ -43,6 +45,50 @@ func (d *Daemon) noteRepair(r state.Repair) {
 			}
 		}
 	}
+}
+
+// findUnrecorded lists the maps in the store by session, after a repair
+// that may have lost the records naming them (a database moved aside, a
+// session record dropped). The map names are reversible (mapstore), so
+// each file says whose it is. A session that is read again then replaces
+// them as it would the map its record named: a different file of its own
+// is removed when its new map is written, and all are when it no longer
+// makes a map. A session never read again (its logs are gone) keeps its
+// map. Only files named as maps under the store are looked at.
+func (d *Daemon) findUnrecorded() {
+	rels, err := d.store.List()
+	if err != nil {
+		d.log.Warn("cannot list the maps after a repair", "component", "store", "err", err)
+		return
+	}
+	d.unrecorded = map[string][]string{}
+	for _, rel := range rels {
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		if len(parts) != 4 {
+			continue
+		}
+		native, err := mapstore.DecodeID(strings.TrimSuffix(parts[3], ".json.gz"))
+		if err != nil {
+			continue
+		}
+		key := sessionKey(parts[0], native)
+		d.unrecorded[key] = append(d.unrecorded[key], rel)
+	}
+}
+
+// previousMaps returns the maps in the store that a session's next flush
+// replaces: the one its record names and any found after a repair.
+func (d *Daemon) previousMaps(s *state.Session) []string {
+	var out []string
+	if s.Flush != nil && s.Flush.Path != "" {
+		out = append(out, s.Flush.Path)
+	}
+	for _, rel := range d.unrecorded[s.Key] {
+		if len(out) == 0 || rel != out[0] {
+			out = append(out, rel)
+		}
+	}
+	return out
 }
 
 // repairSession handles a damaged event batch met while building a map:

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/agentmap/agentmap/builder/event"
@@ -21,10 +22,14 @@ func safeLine(p watchers.Parser, line []byte, out []event.Event) (evs []event.Ev
 	return p.Line(line, out)
 }
 
+// errBuilderPanic is a map not built because the builder panicked: a bug
+// of ours, not a verdict on the session, so its last map is kept.
+var errBuilderPanic = errors.New("builder panic")
+
 func safeMap(m Mapper, events []event.Event) (b Built, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			b, err = Built{}, fmt.Errorf("builder panic: %T", r)
+			b, err = Built{}, fmt.Errorf("%w: %T", errBuilderPanic, r)
 		}
 	}()
 	return m(events)

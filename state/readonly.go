@@ -12,7 +12,7 @@ import (
 // OpenReadOnly opens the state database for reading, alongside no daemon:
 // a daemon holds the file locked, so this fails with ErrLocked within
 // OpenTimeout while one runs. A missing database is fs.ErrNotExist. Nothing
-// is migrated or moved aside.
+// is migrated or moved aside; a damaged database is an error.
 func OpenReadOnly(path string) (*DB, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
@@ -25,6 +25,12 @@ func OpenReadOnly(path string) (*DB, error) {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
 	d := &DB{db: db, path: path}
+	// Walked first, as the daemon does at open: a damaged tree could
+	// send a reader past the file or round a loop.
+	if err := d.checkStructure(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open state %s (the daemon moves it aside and rebuilds at its next start): %w", path, err)
+	}
 	v, err := d.Version()
 	switch {
 	case err != nil:

@@ -128,10 +128,26 @@ func boltOpen(path string) (*bolt.DB, error) {
 	return boltOpenWith(path, &bolt.Options{Timeout: OpenTimeout})
 }
 
+// boltOpenWith opens with bbolt's panics and faults turned into
+// ErrDamaged. bbolt locks the file before it reads it; when it panics it
+// forgets the file without closing it, so the lock is dropped here (a
+// second open of the same file must not wait for it).
 func boltOpenWith(path string, opt *bolt.Options) (db *bolt.DB, err error) {
+	var file *os.File
+	o := *opt
+	o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, perm)
+		file = f
+		return f, err
+	}
+	defer func() {
+		if err != nil && file != nil && errors.Is(err, ErrDamaged) {
+			dropLock(file)
+		}
+	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverDamage(&err)
-	return bolt.Open(path, 0o600, opt)
+	return bolt.Open(path, 0o600, &o)
 }
 
 // open opens one file, checks its structure, migrates it and repairs its
@@ -192,25 +208,19 @@ func closeQuietly(db *bolt.DB) {
 }
 
 // checkStructure compares the size the database claims with the file's
-// (a cut file would fault on the pages past its end) and runs bbolt's
-// page check, draining it: the check runs in a goroutine that must not
-// outlive the transaction.
+// (a cut file would fault on the pages past its end) and walks its pages
+// from the file (pages.go) before anything walks them in memory.
 func (d *DB) checkStructure() error {
 	fi, err := os.Stat(d.path)
 	if err != nil {
 		return err
 	}
+	pageSize := d.db.Info().PageSize
 	return d.view(func(tx *bolt.Tx) error {
 		if tx.Size() > fi.Size() {
 			return fmt.Errorf("%w: the file is cut short (%d of %d bytes)", ErrDamaged, fi.Size(), tx.Size())
 		}
-		var first error
-		for err := range tx.Check() {
-			if first == nil {
-				first = err
-			}
-		}
-		return first
+		return checkPages(d.path, pageSize, uint64(tx.ID()))
 	})
 }
 
