@@ -371,3 +371,26 @@ func TestDeletedMapWrittenAgain(t *testing.T) {
 		t.Fatalf("map after deletion and scan:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// A last line without a newline that is finished after its session's map
+// was written (the writer's next write completes it, still without a
+// newline) changes the map: no complete line came, but the line now
+// parses, and `agentmap build` of the finished log counts it.
+func TestUnfinishedLastLineCompletedLater(t *testing.T) {
+	r := newRig(t)
+	r.append("c.jsonl", line("c", "user"), `{"s":"c",`)
+	r.once()
+	if got, want := r.mapOf("c"), fakeMap(map[string][]string{"": {"user"}}); got != want {
+		t.Fatalf("map before the line is finished:\n%s\nwant:\n%s", got, want)
+	}
+	r.append("c.jsonl", `"k":"llm"}`)
+	r.once()
+	if got, want := r.mapOf("c"), fakeMap(map[string][]string{"": {"user", "llm"}}); got != want {
+		t.Fatalf("map after the line is finished:\n%s\nwant:\n%s", got, want)
+	}
+	// Nothing changed since: the next run leaves the map as it is.
+	r.once()
+	if got, want := r.mapOf("c"), fakeMap(map[string][]string{"": {"user", "llm"}}); got != want {
+		t.Fatalf("map after a run with no change:\n%s\nwant:\n%s", got, want)
+	}
+}

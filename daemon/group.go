@@ -69,9 +69,10 @@ func (d *Daemon) commitGroup() bool {
 }
 
 // apply records a batch's effect on a source in memory and queues it: the
-// source becomes next, the sessions are touched. It reports false when
-// the group commit this triggered failed.
-func (d *Daemon) apply(s *state.Source, next state.Source, b state.Batch, events []event.Event, reset bool, mod, offset int64) bool {
+// source becomes next, the sessions are touched (changed: their maps are
+// to be written again even without events, as after a reset). It reports
+// false when the group commit this triggered failed.
+func (d *Daemon) apply(s *state.Source, next state.Source, b state.Batch, events []event.Event, changed bool, mod, offset int64) bool {
 	prev := *s
 	if len(events) > 0 {
 		b.Seq = next.NextSeq
@@ -79,7 +80,7 @@ func (d *Daemon) apply(s *state.Source, next state.Source, b state.Batch, events
 	}
 	*s = next
 	d.index(s)
-	sessions, undoSessions := d.touch(s, events, reset, mod)
+	sessions, undoSessions := d.touch(s, events, changed, mod)
 	b.Source, b.Events, b.Sessions = s, events, sessions
 	return d.queue(b, offset, func() {
 		*s = prev

@@ -132,6 +132,7 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 	var batch []event.Event
 	var skipped, lines int64
 	committed := s.Offset
+	partialGrew := false // set before the last commit
 	commit := func(end int64, oversized int) bool {
 		next := *s
 		c, err := watchers.Advance(f, id, size, cursorOf(s), end)
@@ -162,7 +163,7 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 			*s = orig
 		}
 		ok := d.apply(s, next, state.Batch{Carry: carry, SetCarry: true, Reset: reset, ResetSession: resetSession},
-			batch, reset, mod, end)
+			batch, reset || partialGrew, mod, end)
 		d.progress.done += end - committed
 		committed, batch, lines, skipped, reset = end, nil, 0, 0, false
 		d.reportProgress()
@@ -196,7 +197,13 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 	if st.Oversized > 0 {
 		log.Warn("lines over the size cap skipped", "count", st.Oversized, "offset", st.End)
 	}
-	if st.End != committed || reset || st.Oversized > 0 || s.HeadLen == 0 || len(batch) > 0 {
+	// A last line without a newline that grew (finished, perhaps, by a
+	// write that still ends without one) gives no line to commit, but the
+	// map reads it at flush time: the session must change, or a map
+	// written before stays without it. Recording the size makes that
+	// once per growth, also across a restart.
+	partialGrew = st.Partial > 0 && size != s.Size
+	if st.End != committed || reset || st.Oversized > 0 || s.HeadLen == 0 || len(batch) > 0 || partialGrew {
 		commit(st.End, st.Oversized)
 	}
 	if d.opt.Once || d.catchUp.running {
