@@ -62,7 +62,10 @@ Decisions, kept stable:
     every batch, read after the file's size; `agentmap build` does the
     same once, so the session bounds agree. A file touched later without a
     new complete line keeps the bounds of its last batch (unless its
-    partial last line parses at flush time).
+    partial last line parses at flush time). A last line without a
+    newline that grows is committed as a batch without events (its size
+    recorded), so that the session changes and its map is written again
+    with that line once it parses.
   - privacy.exclude is checked before a new log is routed, from the cwd
     of its first records (exclude.go): an excluded log leaves nothing in
     the state, only an in-memory note to skip it.

@@ -250,17 +250,9 @@ func restartRefused(t *testing.T, bin, home, data string) {
 // rest of every log is written on a full disk at the end, and the maps
 // must come once it has room, with no further change to any log. Needs
 // root (tmpfs, chattr); skipped with the reason otherwise.
-//
-// Open defect: about 1 run in 10 ends with one session's map differing
-// from `agentmap build` (in the one kept: a Claude event's textChars, 0
-// against 217, in lines read again after failed commits). Until that is
-// fixed the test runs only with AGENTMAP_FAULT_CRASH=1, so that `go test
-// ./...` stays reliable; AGENTMAP_FAULTS_KEEP=DIR keeps a failed run's
-// logs and the maps that differ.
+// AGENTMAP_FAULTS_KEEP=DIR keeps a failed run's logs and the maps that
+// differ.
 func TestCrashEquivalenceUnderFaults(t *testing.T) {
-	if os.Getenv("AGENTMAP_FAULT_CRASH") != "1" {
-		t.Skip("intermittent open defect (about 1 run in 10 leaves one map differing from build): set AGENTMAP_FAULT_CRASH=1 to run")
-	}
 	disk := smallDisk(t, "16m")
 	data := filepath.Join(disk, "data")
 	corpus := corpusDir(t)
