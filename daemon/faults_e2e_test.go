@@ -87,6 +87,23 @@ func daemonStatus(t *testing.T, bin, home, data string) Status {
 	return asUser{bin: bin}.status(t, home, data)
 }
 
+// settledStatus asks the running daemon for its status until settled
+// says it has caught up with what the maps on disk show (a map is written
+// a moment before the status that follows its flush is published), or
+// 10 s have passed; it returns the last answer either way, for the
+// caller's checks to report.
+func settledStatus(t *testing.T, bin, home, data string, settled func(Status) bool) Status {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := daemonStatus(t, bin, home, data)
+		if settled(st) || time.Now().After(deadline) {
+			return st
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // statusOf runs a status --json command and decodes its answer.
 func statusOf(t *testing.T, cmd *exec.Cmd) Status {
 	t.Helper()
@@ -149,7 +166,16 @@ func faultWhileFollowing(t *testing.T, data string, inject func() (clear func())
 	for _, f := range sr.feeds {
 		unfinished += int64(len(f.data) - bytes.LastIndexByte(f.data, '\n') - 1)
 	}
-	st = daemonStatus(t, sr.bin, sr.home, data)
+	st = settledStatus(t, sr.bin, sr.home, data, func(st Status) bool {
+		var b int64
+		for _, a := range st.Agents {
+			if a.Live != 0 {
+				return false
+			}
+			b += a.Behind
+		}
+		return b == unfinished && st.Uncommitted == 0
+	})
 	behind = 0
 	for _, a := range st.Agents {
 		behind += a.Behind
