@@ -40,7 +40,9 @@ func (a FileStat) same(b FileStat) bool {
 }
 
 // Update is one batch of changes from the watcher. Full is set when the
-// batch ends a complete rescan: every file present was stat'ed.
+// batch ends a rescan: every file present was seen (listed), so a known
+// file missing from it is gone. Not every file was stat'ed: in a directory
+// with a live watch the logs are stat'ed in turns (see statEvery).
 type Update struct {
 	Files []FileStat
 	Full  bool
@@ -49,7 +51,7 @@ type Update struct {
 // WatchOptions tune a Watcher. Zero values take the defaults.
 type WatchOptions struct {
 	Debounce time.Duration // quiet time gathering events before a scan (250 ms)
-	Rescan   time.Duration // full stat rescan period, the source of truth (60 s)
+	Rescan   time.Duration // rescan period, the safety net under notifications (60 s)
 	// MaxWatches caps the watch cost: one per directory, plus one per
 	// entry where the backend opens a descriptor for every file of a
 	// watched directory (kqueue: macOS, BSD) (4096).
@@ -232,8 +234,9 @@ func (w *Watcher) note(fs FileStat) {
 	w.pending[fs.Path] = fs
 }
 
-// fullScan walks every root, stat'ing each log, adding watches for new
-// directories, and reporting files that disappeared.
+// fullScan walks every root: it lists the directories that changed (and
+// each on its turn), stats the logs that notifications may have missed,
+// adds watches for new directories, and reports files that disappeared.
 func (w *Watcher) fullScan() {
 	w.sweeps++
 	w.dirs = map[string]string{} // every directory is claimed afresh, in walk order
