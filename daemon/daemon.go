@@ -43,6 +43,7 @@ type Daemon struct {
 	group       []queued
 	groupEvents int
 	flushed     []*state.Session // flush records not yet committed
+	touched     int              // state pages touched since the last release (releaseMapped)
 
 	progress struct{ done, total int64 }
 
