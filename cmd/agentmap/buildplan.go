@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
@@ -60,8 +61,8 @@ type sessionPart struct {
 // plannedLog is a log whose records are read when its session is built.
 type plannedLog struct {
 	path     string
-	explicit bool // given on the command line: its problems count
-	agent    agents.Agent
+	explicit bool          // given on the command line: its problems count
+	agent    *agents.Agent // one value an agent, shared by its logs
 	src      watchers.Source
 	whole    bool // one JSON document (agents.ParseWhole), not lines
 	// said is set once the log's problems were reported: a Codex child's
@@ -84,22 +85,23 @@ func planBuild(ctx context.Context, paths []string, agentName string, stderr io.
 		}
 		return s
 	}
-	seen := map[string]bool{}
+	byAgent := map[string]*agents.Agent{}
+	seen := pathSet{}
 	queue := rotationsFirst(paths)
-	explicit := map[string]bool{}
+	explicit := pathSet{}
 	for _, p := range paths {
-		explicit[p] = true
+		explicit.add(p)
 	}
 	for len(queue) > 0 {
 		path := queue[0]
 		queue = queue[1:]
 		abs, _ := filepath.Abs(path)
-		if seen[abs] {
+		if !seen.add(abs) {
 			continue
 		}
-		seen[abs] = true
+		given := explicit.has(path)
 		report := func(err error) {
-			if explicit[path] {
+			if given {
 				fmt.Fprintf(stderr, "agentmap build: %s: %v\n", path, err)
 				pl.failed = true
 			}
@@ -170,7 +172,7 @@ func planBuild(ctx context.Context, paths []string, agentName string, stderr io.
 				continue
 			}
 			s := get(src.Agent, src.Session)
-			s.parts = append(s.parts, sessionPart{log: &plannedLog{path: path, explicit: explicit[path], whole: true}})
+			s.parts = append(s.parts, sessionPart{log: &plannedLog{path: path, explicit: given, whole: true}})
 			continue
 		}
 		if !ok {
@@ -186,8 +188,13 @@ func planBuild(ctx context.Context, paths []string, agentName string, stderr io.
 			report(errors.New("no session id found"))
 			continue
 		}
+		ap := byAgent[a.Name]
+		if ap == nil {
+			ap = &a
+			byAgent[a.Name] = ap
+		}
 		s := get(a.Name, src.Session)
-		s.parts = append(s.parts, sessionPart{log: &plannedLog{path: path, explicit: explicit[path], agent: a, src: src}})
+		s.parts = append(s.parts, sessionPart{log: &plannedLog{path: path, explicit: given, agent: ap, src: src}})
 		if src.ParentSession != "" {
 			s.parent, s.lane = src.ParentSession, src.ChildLane
 		}
@@ -206,6 +213,32 @@ func planBuild(ctx context.Context, paths []string, agentName string, stderr io.
 		}
 	}
 	return pl
+}
+
+// pathSet is a set of paths kept as 128-bit hashes: a few dozen bytes a
+// path, not the path, for the inputs met (a collision, at 2^-128 a pair,
+// is not a concern).
+type pathSet map[[2]uint64]struct{}
+
+var pathSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+func pathKey(p string) [2]uint64 {
+	return [2]uint64{maphash.String(pathSeeds[0], p), maphash.String(pathSeeds[1], p)}
+}
+
+// add adds p and reports whether it was new.
+func (s pathSet) add(p string) bool {
+	k := pathKey(p)
+	if _, ok := s[k]; ok {
+		return false
+	}
+	s[k] = struct{}{}
+	return true
+}
+
+func (s pathSet) has(p string) bool {
+	_, ok := s[pathKey(p)]
+	return ok
 }
 
 // read parses the session's logs, in plan order, and returns its records.
@@ -227,7 +260,7 @@ func (s *plannedSession) read(stderr io.Writer) (events []event.Event, ok, faile
 		if l.whole {
 			evs, _, err = agents.ParseWhole(l.path)
 		} else {
-			evs, st, err = agents.ParseFile(l.path, l.agent, l.src, watchers.DefaultMaxLine)
+			evs, st, err = agents.ParseFile(l.path, *l.agent, l.src, watchers.DefaultMaxLine)
 		}
 		first := l.said.CompareAndSwap(false, true)
 		if err != nil {
