@@ -64,6 +64,8 @@ type Daemon struct {
 	filesSeen     uint64         // file changes taken in (ingest)
 	swept         sweepMark      // what the last sweep saw (ingest)
 	sweptUnsure   bool           // it left a source it could not settle
+	aheadNext     *parsed        // the visited log as a parse worker read it (parse.go)
+	readAhead     int            // logs whose read-ahead result was used
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
 	sink          *postgres.Sender
 	repair        *StateRepair              // damage found in the state database

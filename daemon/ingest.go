@@ -31,12 +31,16 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 	// Arrivals first, so that a rename seen in one batch (old path gone,
 	// new path there) follows the file instead of ending its session.
 	defer d.commitGroup()
+	ahead := d.startReadAhead(u.Files)
+	defer ahead.close()
 	for _, f := range u.Files {
 		if ctx.Err() != nil {
 			return
 		}
 		if !f.Gone {
+			d.aheadNext = ahead.take(f.Path)
 			d.visit(ctx, f)
+			d.aheadNext = nil
 		}
 	}
 	d.commitGroup()
