@@ -44,6 +44,7 @@ type Daemon struct {
 	groupEvents int
 	flushed     []*state.Session // flush records not yet committed
 	touched     int              // state pages touched since the last release (releaseMapped)
+	held        held             // events kept from their commit until their map is written (held.go)
 
 	progress struct{ done, total int64 }
 
@@ -103,6 +104,7 @@ func New(opt Options) *Daemon {
 		polls:      map[string]time.Time{},
 		nextID:     1,
 		idx:        newIndexes(),
+		held:       newHeld(),
 		excluded:   map[string]watchers.FileID{},
 		sizes:      map[string]int64{},
 		summed:     map[uint64]bool{},
@@ -338,6 +340,7 @@ func (d *Daemon) session(key, agent string) *state.Session {
 	if s == nil {
 		s = &state.Session{Key: key, Agent: agent, NativeID: nativeOf(key)}
 		d.sessions[key] = s
+		d.sessionCreated(key)
 	}
 	d.mark(key) // whoever asks for it is about to change it
 	return s

@@ -182,6 +182,7 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 		if err != nil && d.repairSession(err) {
 			evs, err = d.sessionEvents(key, true)
 		}
+		d.letGo(key, d.sourcesOf(key))
 		if err != nil {
 			d.log.Error("cannot read the session's events", "component", "flush", "agent", s.Agent, "session", key, "err", err)
 			d.fail(key)
@@ -385,12 +386,15 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 		}
 		return a.ID < b.ID
 	})
-	stored := map[uint64][]event.Event{}
-	if err := d.db.Events(key, func(src uint64, evs []event.Event) error {
-		stored[src] = evs
-		return nil
-	}); err != nil {
-		return nil, err
+	stored, held := d.heldEvents(key, srcs)
+	if !held {
+		stored = map[uint64][]event.Event{}
+		if err := d.db.Events(key, func(src uint64, evs []event.Event) error {
+			stored[src] = evs
+			return nil
+		}); err != nil {
+			return nil, err
+		}
 	}
 	if len(srcs) == 0 {
 		// Known only as the parent of a child rollout: no map of its own

@@ -57,6 +57,7 @@ func (d *Daemon) commitGroup() bool {
 		d.commitFailed(ids)
 	} else {
 		d.commitSucceeded(ids)
+		d.committed(d.group)
 		d.releaseMapped(d.groupEvents + len(d.group)*recordWeight)
 	}
 	if err == nil && d.log.Enabled(nil, -4) {

@@ -41,6 +41,7 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 			d.aheadNext = ahead.take(f.Path)
 			d.visit(ctx, f)
 			d.aheadNext = nil
+			d.flushHeld(ctx)
 		}
 	}
 	d.commitGroup()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"testing"
@@ -35,12 +34,7 @@ func TestReadAheadCommitsWhatTheLoopCommits(t *testing.T) {
 			t.Fatalf("%d workers: %d logs read ahead", workers, d.readAhead)
 		}
 		t.Logf("%d workers: %d logs read ahead", workers, d.readAhead)
-		db, err := state.Open(filepath.Join(data, "state.db"), slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		return readMaps(t, MapsDir(data)), dumpState(t, db)
+		return caughtUp(t, data)
 	}
 	mapsLoop, stateLoop := run(1)
 	mapsAhead, stateAhead := run(4)
