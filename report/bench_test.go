@@ -16,7 +16,8 @@ import (
 // synthetic sessions (20 to 219 events each) and its size, then, when a
 // Chromium is installed, the time the browser takes from navigation to
 // the rendered overview (render-ms, one load). The last case is one
-// session of 20,000 events: render-ms is the time to its drawn timeline.
+// session of 20,000 events: render-ms is the time to its drawn timeline,
+// redraw-ms the time to draw all of it again (a wheel step or a drag).
 // cpu-s/op is the CPU time of one report (both cores), the figure to
 // compare on a busy machine, where ns/op waits for a core.
 //
@@ -65,6 +66,13 @@ func benchWrite(b *testing.B, maps []*Map, opt Options) {
 		if marks != len(maps[0].Events) {
 			b.Errorf("the timeline draws %d marks of %d events", marks, len(maps[0].Events))
 		}
+		// A redraw of the whole session, as every wheel step or drag at
+		// the widest zoom does.
+		var draw float64
+		if err := w.Eval(ctx, `(() => { const tl = window.agentmap.timeline, t0 = performance.now(); for (let i = 0; i < 20; i++) tl.set(tl.min - i, tl.max); return (performance.now() - t0) / 20; })()`, &draw); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(draw, "redraw-ms")
 	}
 	w.checkQuiet(b, page)
 	b.ReportMetric(ms, "render-ms")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -364,6 +365,23 @@ func TestBrowserCorpusReport(t *testing.T) {
 	}
 	if tl.Tokens != float64(m.Totals.Tokens) || math.Abs(tl.Cost-m.Totals.CostUSD) > 1e-9 {
 		t.Errorf("the header shows %v tokens and $%v, the map %d and $%v", tl.Tokens, tl.Cost, m.Totals.Tokens, m.Totals.CostUSD)
+	}
+	// The page carries the events in columns: what it rebuilds from them
+	// is every mark as the map has it.
+	var got []event
+	if err := w.Eval(ctx, `window.agentmap.timeline.ev`, &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := buildSessionPage(m).events; !reflect.DeepEqual(got, want) {
+		for i := range min(len(got), len(want)) {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				g, _ := json.Marshal(got[i])
+				w, _ := json.Marshal(want[i])
+				t.Errorf("event %d: the page rebuilds %s, the map says %s", i, g, w)
+				break
+			}
+		}
+		t.Errorf("the page rebuilds %d events, the map has %d", len(got), len(want))
 	}
 	var lanes int
 	w.Eval(ctx, `window.agentmap.timeline.lanes.length`, &lanes)
