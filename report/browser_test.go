@@ -311,7 +311,7 @@ func TestBrowserCorpusReport(t *testing.T) {
 	}
 	w.Eval(ctx, `document.querySelector('#reset').click()`, nil)
 	checkFilters(t, ctx, w, maps)
-	checkDayChart(t, ctx, w, want.sessions)
+	checkDayChart(t, ctx, w, maps)
 	w.shot(t, ctx, "overview-light.png", true)
 	light := w.background(t, ctx)
 	w.theme(t, ctx, "dark")
@@ -573,15 +573,38 @@ func checkFilters(t *testing.T, ctx context.Context, w *watchedPage, maps []*Map
 }
 
 // checkDayChart: the chart over time has its figures in a table (summing
-// to every session) and on hover.
-func checkDayChart(t *testing.T, ctx context.Context, w *watchedPage, sessions int) {
+// to every session, a row per day with sessions when asked per day) and
+// on hover.
+func checkDayChart(t *testing.T, ctx context.Context, w *watchedPage, maps []*Map) {
 	t.Helper()
-	var sum float64
-	if err := w.Eval(ctx, `[...document.querySelectorAll('#daychart details tbody tr')].reduce((s, tr) => s + +tr.children[tr.children.length - 2].dataset.v, 0)`, &sum); err != nil {
-		t.Fatal(err)
+	perDay := map[string]int{}
+	for _, m := range maps {
+		s, _ := m.Start()
+		perDay[s.Local().Format(time.DateOnly)]++
 	}
-	if int(sum) != sessions {
-		t.Errorf("the table of the chart over time counts %v sessions, the maps %d", sum, sessions)
+	for _, unit := range []string{"day", "auto"} {
+		var tab struct {
+			Sum  float64
+			Days map[string]float64
+		}
+		if err := w.Eval(ctx, `(() => { const u = document.querySelector('#unit'); u.value = '`+unit+`'; u.dispatchEvent(new Event('change'));
+			const rows = [...document.querySelectorAll('#daychart details tbody tr')], n = tr => +tr.children[tr.children.length - 2].dataset.v;
+			return {sum: rows.reduce((s, tr) => s + n(tr), 0), days: Object.fromEntries(rows.map(tr => [tr.children[0].textContent, n(tr)]))}; })()`, &tab); err != nil {
+			t.Fatal(err)
+		}
+		if int(tab.Sum) != len(maps) {
+			t.Errorf("per %s, the table of the chart over time counts %v sessions, the maps %d", unit, tab.Sum, len(maps))
+		}
+		if unit == "day" {
+			for d, n := range perDay {
+				if int(tab.Days[d]) != n {
+					t.Errorf("per day, the table counts %v sessions on %s, the maps %d", tab.Days[d], d, n)
+				}
+			}
+			if len(tab.Days) != len(perDay) {
+				t.Errorf("per day, the table has %d rows for %d days with sessions", len(tab.Days), len(perDay))
+			}
+		}
 	}
 	var bar struct{ X, Y float64 }
 	if err := w.Eval(ctx, `(() => { const r = [...document.querySelectorAll('#daychart svg rect[fill]:not([fill=transparent])')].sort((a, b) => b.getBBox().height - a.getBBox().height)[0];

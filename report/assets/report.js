@@ -171,7 +171,7 @@ const entries = (m, by, n, none) => named(m, none).sort((a, b) => b[1][by] - a[1
 const pct = x => (100 * x).toFixed(1) + '%';
 
 // ---- overview ----
-const chartState = {metric: 'sessions', stack: 'model'};
+const chartState = {metric: 'sessions', stack: 'model', unit: 'auto'};
 function overviewView() {
   document.body.dataset.view = 'overview';
   const A = aggregate();
@@ -183,7 +183,8 @@ function overviewView() {
     kpi('errors', 'errors', A.errors, int) + kpi('retries', 'retries', A.retries, int) + kpi('compactions', 'compactions', A.compactions, int) + '</div>';
   s += '<div class="grid">';
   s += card('Over time', '<div class="controls"><b id="daytitle"></b><select id="metric"><option value="sessions">sessions</option><option value="tokens">tokens</option><option value="cost">cost</option></select>' +
-    ' stacked by <select id="stack"><option value="model">model</option><option value="agent">agent</option></select></div><div id="daychart"></div>', '', true);
+    ' stacked by <select id="stack"><option value="model">model</option><option value="agent">agent</option></select>' +
+    ' per <select id="unit"><option value="auto">day, week or month</option><option value="day">day</option><option value="week">week</option><option value="month">month</option></select></div><div id="daychart"></div>', '', true);
   const T = [['sessions', int], ['tokens', tok], ['cost', usd], ['errors', int]];
   s += card('By repository', table([['repository', 0], ...T], entries(A.repo, 0, 50, '(no repository)').map(([k, v]) => [k, ...v]), 1));
   s += card('By agent', table([['agent', 0], ...T], entries(A.agent, 0).map(([k, v]) => [k, ...v]), 1));
@@ -206,9 +207,10 @@ function overviewView() {
   s += card('Where tool time went', table([['category', 0], ['calls', int], ['time', dur]], entries(A.cat, 1).map(([k, v]) => [k, ...v]), 2));
   s += card('Sessions', '<div id="sessions"></div>', '', true);
   $('#view').innerHTML = s + '</div>';
-  $('#metric').value = chartState.metric; $('#stack').value = chartState.stack;
+  $('#metric').value = chartState.metric; $('#stack').value = chartState.stack; $('#unit').value = chartState.unit;
   $('#metric').onchange = e => { chartState.metric = e.target.value; dayChart(); };
   $('#stack').onchange = e => { chartState.stack = e.target.value; dayChart(); };
+  $('#unit').onchange = e => { chartState.unit = e.target.value; dayChart(); };
   dayChart();
   sessionList();
 }
@@ -226,7 +228,9 @@ function dayChart() {
   const days = new Map(), keys = new Map();
   let lo = Infinity, hi = -Infinity;
   for (const i of shown) { lo = Math.min(lo, ROWS[i][S.start]); hi = Math.max(hi, ROWS[i][S.start]); }
-  const spanDays = (hi - lo) / 864e5, unit = spanDays <= 92 ? 'day' : spanDays <= 730 ? 'week' : 'month';
+  // By default days, or weeks or months when the sessions span too long
+  // for a readable bar a day; the select chooses.
+  const spanDays = (hi - lo) / 864e5, unit = chartState.unit !== 'auto' ? chartState.unit : spanDays <= 92 ? 'day' : spanDays <= 730 ? 'week' : 'month';
   $('#daytitle').textContent = 'Per ' + unit;
   const put = (day, k, v) => { let d = days.get(day); if (!d) { d = new Map(); days.set(day, d); } d.set(k, (d.get(k) || 0) + v); keys.set(k, (keys.get(k) || 0) + v); };
   for (const i of shown) {
