@@ -257,7 +257,7 @@ type sessionPage struct {
 	Lanes    []lane       `json:"lanes"`
 	Files    []file       `json:"files"`
 	Strings  []string     `json:"str"`
-	Columns  eventColumns `json:"ev"`
+	Columns  eventColumns `json:"-"` // "ev", see marshal
 	Repos    []string     `json:"repos"`
 	PathMode string       `json:"pathMode,omitempty"`
 	Tasks    int          `json:"tasks,omitempty"`
@@ -393,6 +393,22 @@ func buildSessionPage(m *Map) sessionPage {
 		p.Files = []file{}
 	}
 	return p
+}
+
+// marshal is the page as JSON, its columns spliced in as they are written
+// (through encoding/json, a million events would be checked and copied
+// once more).
+func (p *sessionPage) marshal() ([]byte, error) {
+	head, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	ev, _ := p.Columns.MarshalJSON()
+	b := make([]byte, 0, len(head)+len(ev)+8)
+	b = append(b, head[:len(head)-1]...)
+	b = append(b, `,"ev":`...)
+	b = append(b, ev...)
+	return append(b, '}'), nil
 }
 
 // eventLabel is the one name a mark is known by: what ran, or whom.

@@ -122,7 +122,8 @@ const chunkBytes = 256 << 10
 func packPages(maps []*Map) (chunks []string, first []int, err error) {
 	raw := make([][]byte, len(maps))
 	if err := parallel(len(maps), func(j int) (err error) {
-		raw[j], err = json.Marshal(buildSessionPage(maps[j]))
+		p := buildSessionPage(maps[j])
+		raw[j], err = p.marshal()
 		if err != nil {
 			err = fmt.Errorf("report: session %s: %w", maps[j].Session.NativeID(), err)
 		}

@@ -72,6 +72,15 @@ func TestReportCommand(t *testing.T) {
 	if bd, _ := report.Unpack([]byte(stdout)); len(bd) != len(docs) {
 		t.Errorf("the bundle's report carries %d documents, the directory's %d", len(bd), len(docs))
 	}
+	var tokens int64
+	for _, m := range maps {
+		tokens += m.Totals.Tokens
+	}
+	code, stdout, stderr = run(t, "usage", "--maps", bundle, "--json")
+	var tab report.UsageTable
+	if code != exitOK || json.Unmarshal([]byte(stdout), &tab) != nil || tab.Totals.Total != tokens {
+		t.Errorf("usage of the bundle: exit %d, total %d, the maps %d\n%s", code, tab.Totals.Total, tokens, stderr)
+	}
 
 	id := maps[0].Session.NativeID()
 	code, stdout, stderr = run(t, "report", "--maps", dir, "-o", "-", "--session", id[:len(id)-1])

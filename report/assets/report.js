@@ -315,7 +315,10 @@ async function sessionView(i) {
   document.body.dataset.view = 'loading';
   const r = ROWS[i];
   if (!r) { $('#view').innerHTML = '<p>No such session. <a href="#">Back to the overview</a></p>'; return; }
+  const marks = window.agentmap.marks || {};
+  marks.sessionStart = performance.now();
   const P = await sessionData(i);
+  marks.sessionData = performance.now();
   const id = STR[r[S.id]];
   const field = (k, v, attr) => '<div' + (attr ? ' data-field="' + attr + '" data-value="' + esc(v[1]) + '"' : '') + '><span>' + k + '</span><b>' + esc(v[0]) + '</b></div>';
   let s = (D.single ? '' : '<p><a href="#">‹ Overview</a></p>') + '<h1>' + esc(id) + '</h1>';
@@ -340,7 +343,9 @@ async function sessionView(i) {
   s += card('Files touched', table([['file', 0], ['reads', int], ['edits', int], ['hits', int], ['op', x => x || '-']],
     files.map(f => [(f.r ? f.r + ': ' : '') + f.p, f.rd, f.ed, f.h, f.op]), 1), files.length + ' files, path mode ' + (P.pathMode || 'relative'), true);
   $('#view').innerHTML = s + '</div>';
+  marks.sessionHTML = performance.now();
   const tl = new Timeline($('#timeline'), P, r[S.dur]);
+  marks.timeline = performance.now();
   window.agentmap.timeline = tl;
   $('#zin').onclick = () => tl.zoom(0.5); $('#zout').onclick = () => tl.zoom(2); $('#zfit').onclick = () => tl.fit();
   document.body.dataset.view = 'session';
