@@ -295,7 +295,7 @@ const PAGE = 50;
 function sessionList() {
   const el = $('#sessions'), n = shown.length, pages = Math.max(1, Math.ceil(n / PAGE));
   page = Math.min(page, pages - 1);
-  let s = '<table><thead><tr><th>started</th><th>session</th><th>agent</th><th>repository</th><th>models</th><th class="n">duration</th><th class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">errors</th><th>outcome</th></tr></thead><tbody>';
+  let s = '<div class="scroll-x"><table><thead><tr><th>started</th><th>session</th><th>agent</th><th>repository</th><th>models</th><th class="n">duration</th><th class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">errors</th><th>outcome</th></tr></thead><tbody>';
   for (const i of shown.slice(page * PAGE, page * PAGE + PAGE)) {
     const r = ROWS[i], id = STR[r[S.id]];
     s += '<tr class="click" data-s="' + i + '"><td>' + esc(when(r[S.start])) + '</td><td class="name"><a href="#s/' + i + '" title="' + esc(id) + '">' + esc(id.length > 18 ? id.slice(0, 18) + '…' : id) + '</a></td><td>' + esc(STR[r[S.agent]]) +
@@ -303,7 +303,7 @@ function sessionList() {
       '</td><td class="n">' + int(r[S.calls]) + '</td><td class="n">' + tok(r[S.tokens]) + '</td><td class="n">' + rowCost(r) + '</td><td class="n">' + int(r[S.errors]) + '</td><td>' + esc(STR[r[S.outcome]] || '-') + '</td></tr>';
   }
   if (!n) s += '<tr><td colspan="11" class="muted">no session matches</td></tr>';
-  s += '</tbody></table><div class="pager"><button id="prev"' + (page ? '' : ' disabled') + '>‹ newer</button><span class="muted">page ' + (page + 1) + ' of ' + pages + ' (' + n + ' sessions)</span><button id="next"' + (page < pages - 1 ? '' : ' disabled') + '>older ›</button></div>';
+  s += '</tbody></table></div><div class="pager"><button id="prev"' + (page ? '' : ' disabled') + '>‹ newer</button><span class="muted">page ' + (page + 1) + ' of ' + pages + ' (' + n + ' sessions)</span><button id="next"' + (page < pages - 1 ? '' : ' disabled') + '>older ›</button></div>';
   el.innerHTML = s;
   $('#prev').onclick = () => { page--; sessionList(); };
   $('#next').onclick = () => { page++; sessionList(); };
