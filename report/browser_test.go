@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmap/agentmap/export/mapfile"
 	"github.com/agentmap/agentmap/report/internal/cdp"
 )
 
@@ -336,20 +337,7 @@ func TestBrowserCorpusReport(t *testing.T) {
 		}
 	}
 	id := m.Session.NativeID()
-	raw, _ := json.Marshal(id)
-	if err := w.Eval(ctx, `(() => { const s = document.querySelector('#search'); s.value = `+string(raw)+`; s.dispatchEvent(new Event('input')); })()`, nil); err != nil {
-		t.Fatal(err)
-	}
-	var pos struct{ X, Y float64 }
-	if err := w.Eval(ctx, `(() => { const a = document.querySelector('#sessions tbody tr[data-s] td:nth-child(3)'); a.scrollIntoView({block: 'center'}); const r = a.getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()`, &pos); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Click(ctx, pos.X, pos.Y); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WaitFor(ctx, `document.body.dataset.view === 'session'`, time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	openByClick(t, ctx, w, id)
 	var tl struct {
 		Marks, Events int
 		T0, T1        float64
@@ -487,7 +475,53 @@ func TestBrowserCorpusReport(t *testing.T) {
 	if err := w.WaitFor(ctx, `document.body.dataset.view === 'overview'`, 10*time.Second); err != nil {
 		t.Error(err)
 	}
+
+	// A session whose log records no times is laid out in order: every
+	// event its own place, not all of them on one spot at 0.
+	for _, u := range maps {
+		if len(u.Events) < 2 || slices.ContainsFunc(u.Events, func(e mapfile.Event) bool { return e.T != 0 }) {
+			continue
+		}
+		openByClick(t, ctx, w, u.Session.NativeID())
+		var o struct {
+			Marks       int
+			First, Last float64
+			Range       string
+		}
+		if err := w.Eval(ctx, `(() => { const tl = window.agentmap.timeline, c = document.querySelector('canvas.timeline');
+			return {marks: +c.dataset.marks, first: tl.pointOf(0).x, last: tl.pointOf(tl.ev.length - 1).x, range: document.querySelector('#range').textContent}; })()`, &o); err != nil {
+			t.Fatal(err)
+		}
+		if o.Marks != len(u.Events) || !(o.Last-o.First > 100) || !strings.Contains(o.Range, "in order") {
+			t.Errorf("untimed session %s: %d marks of %d events, from x %.0f to %.0f, %q", u.Session.NativeID(), o.Marks, len(u.Events), o.First, o.Last, o.Range)
+		}
+		w.Eval(ctx, `location.hash = '#'`, nil)
+		if err := w.WaitFor(ctx, `document.body.dataset.view === 'overview'`, 10*time.Second); err != nil {
+			t.Error(err)
+		}
+		break
+	}
 	w.checkQuiet(t, page)
+}
+
+// openByClick finds a session with the search box and opens it with a
+// click on its row, as a person would.
+func openByClick(t *testing.T, ctx context.Context, w *watchedPage, id string) {
+	t.Helper()
+	raw, _ := json.Marshal(id)
+	if err := w.Eval(ctx, `(() => { const s = document.querySelector('#search'); s.value = `+string(raw)+`; s.dispatchEvent(new Event('input')); })()`, nil); err != nil {
+		t.Fatal(err)
+	}
+	var pos struct{ X, Y float64 }
+	if err := w.Eval(ctx, `(() => { const a = document.querySelector('#sessions tbody tr[data-s] td:nth-child(3)'); a.scrollIntoView({block: 'center'}); const r = a.getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()`, &pos); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Click(ctx, pos.X, pos.Y); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WaitFor(ctx, `document.body.dataset.view === 'session' && document.querySelector('h1').textContent === `+string(raw), time.Minute); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // checkFilters sets each filter of the page, and the search box to an

@@ -357,7 +357,14 @@ class Timeline {
   constructor(canvas, P, durMs) {
     this.c = canvas; this.P = P; this.ev = P.ev; this.rowH = 24; this.axisH = 24; this.gutter = 160;
     this.lanes = P.lanes.map(() => []);
-    this.span = this.ev.map(e => {
+    // A session whose log records no times (a Cursor transcript has every
+    // event at 0) is laid out in order instead, a slot of a second per
+    // event, the axis counting events: at is each event's place.
+    this.ordinal = this.ev.length > 1 && this.ev.every(e => e.t === 0);
+    if (this.ordinal) durMs = 0;
+    this.at = this.ev.map((e, i) => this.ordinal ? i * 1000 : e.t);
+    this.span = this.ev.map((e, i) => {
+      if (this.ordinal) return [i * 1000, i * 1000 + 600];
       const d = e.k === 'llm' ? -(e.lat || 0) : (e.k === 'delay' || e.k === 'compaction') ? (e.ms || 0) : (e.d || 0);
       return d < 0 ? [e.t + d, e.t] : [e.t, e.t + d];
     });
@@ -393,7 +400,7 @@ class Timeline {
   }
   zoom(f, at) { at = at === undefined ? (this.t0 + this.t1) / 2 : at; this.set(at - (at - this.t0) * f, at + (this.t1 - at) * f); }
   // first index in lane l whose event may reach t
-  first(l, t) { const a = this.lanes[l], lim = t - this.maxSpan[l]; let lo = 0, hi = a.length; while (lo < hi) { const m = (lo + hi) >> 1; if (this.ev[a[m]].t < lim) lo = m + 1; else hi = m; } return lo; }
+  first(l, t) { const a = this.lanes[l], lim = t - this.maxSpan[l]; let lo = 0, hi = a.length; while (lo < hi) { const m = (lo + hi) >> 1; if (this.at[a[m]] < lim) lo = m + 1; else hi = m; } return lo; }
   // theme reads the colours of the current theme (light or dark, as the
   // system says), again whenever it changes.
   theme() {
@@ -411,11 +418,11 @@ class Timeline {
     g.font = '11px system-ui, sans-serif'; g.textBaseline = 'middle';
     // axis
     const span = this.t1 - this.t0, steps = [100, 250, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 144e5, 288e5, 864e5];
-    const step = steps.find(s => s * this.scale() >= 90) || steps[steps.length - 1];
+    const step = steps.find(s => s * this.scale() >= 90 && (!this.ordinal || s >= 1e3)) || steps[steps.length - 1];
     g.fillStyle = this.muted; g.strokeStyle = this.line; g.lineWidth = 1;
     for (let t = Math.ceil(this.t0 / step) * step; t <= this.t1; t += step) {
       const x = Math.round(this.x(t)) + 0.5; if (x < this.gutter) continue;
-      g.beginPath(); g.moveTo(x, this.axisH - 4); g.lineTo(x, H); g.stroke(); g.fillText(clock(t), x + 3, 11);
+      g.beginPath(); g.moveTo(x, this.axisH - 4); g.lineTo(x, H); g.stroke(); g.fillText(this.ordinal ? '#' + Math.round(t / 1e3) : clock(t), x + 3, 11);
     }
     // The marks are gathered into one path per colour and each path filled
     // once: a canvas draws 20,000 rectangles of one path in a few
@@ -431,7 +438,7 @@ class Timeline {
       const y = this.axisH + l * rh;
       if (l % 2) { g.fillStyle = this.hi; g.fillRect(0, y, W, rh); }
       for (let j = this.first(l, t0); j < idx.length; j++) {
-        const i = idx[j], e = this.ev[i]; if (e.t > t1) break;
+        const i = idx[j], e = this.ev[i]; if (this.at[i] > t1) break;
         const sp = this.span[i]; if (sp[1] < t0) continue;
         const x0 = G + (sp[0] - t0) * sc, w = Math.max(2, (sp[1] - sp[0]) * sc);
         const col = this.colors[OUTPUT_KINDS.includes(e.k) ? 'out' : e.k] || this.colors.tool;
@@ -458,14 +465,15 @@ class Timeline {
     });
     g.fillStyle = this.line; g.fillRect(this.gutter - 1, 0, 1, H);
     c.dataset.marks = drawn; c.dataset.events = this.ev.length; c.dataset.t0 = Math.round(this.t0); c.dataset.t1 = Math.round(this.t1);
-    const r = $('#range'); if (r) r.textContent = clock(Math.max(0, this.t0)) + ' – ' + clock(this.t1) + ' shown';
+    const r = $('#range'); if (r) r.textContent = this.ordinal ? 'events #' + Math.max(0, Math.ceil(this.t0 / 1e3)) + ' – #' + Math.min(this.ev.length - 1, Math.floor(this.t1 / 1e3)) + ' shown (the log records no times: in order)'
+      : clock(Math.max(0, this.t0)) + ' – ' + clock(this.t1) + ' shown';
   }
   hit(x, y) {
     const l = Math.floor((y - this.axisH) / this.rowH); if (l < 0 || l >= this.lanes.length || x < this.gutter) return -1;
     const t = this.timeAt(x), tol = 4 / this.scale(), idx = this.lanes[l];
     let best = -1, bestD = Infinity;
     for (let j = this.first(l, t - tol); j < idx.length; j++) {
-      const i = idx[j]; if (this.ev[i].t > t + tol) break;
+      const i = idx[j]; if (this.at[i] > t + tol) break;
       const [a, b] = this.span[i], w = Math.max(b - a, 2 / this.scale());
       const d = t < a ? a - t : t > a + w ? t - a - w : -1 / Math.max(w, 1e-9); // inside: the narrowest wins
       if (d <= tol && d < bestD) { best = i; bestD = d; }
@@ -486,7 +494,7 @@ class Timeline {
     if (i < 0) return;
     const e = this.ev[i], lane = this.P.lanes[e.l], rows = [];
     const add = (k, v) => { if (v !== undefined && v !== '' && v !== null) rows.push('<dt>' + k + '</dt><dd>' + esc(v) + '</dd>'); };
-    add('event', '#' + i + ' ' + e.k + (e.e ? ' (failed)' : '')); add('lane', lane.id + (lane.type ? ' (' + lane.type + ')' : '')); add('at', clock(e.t));
+    add('event', '#' + i + ' ' + e.k + (e.e ? ' (failed)' : '')); add('lane', lane.id + (lane.type ? ' (' + lane.type + ')' : '')); add('at', this.ordinal ? 'no time recorded' : clock(e.t));
     add(e.k === 'exec' || e.k === 'verify' ? 'verb' : e.k === 'llm' ? 'model' : e.k === 'mcp' ? 'server/tool' : e.k === 'web' ? 'host' : e.k === 'delay' ? 'cause' : 'name', e.n);
     add('tool', e.tool); add('category', e.cat);
     const tg = (e.f || []).map((f, j) => { const x = this.P.files[f]; return (x.r ? x.r + ': ' : '') + x.p + (e.fu && e.fu[j] ? ' (' + e.fu[j] + ')' : ''); }).concat(e.tg || []);
