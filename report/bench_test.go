@@ -18,6 +18,8 @@ import (
 // the rendered overview (render-ms, one load). The last case is one
 // session of 20,000 events: render-ms is the time to its drawn timeline,
 // redraw-ms the time to draw all of it again (a wheel step or a drag).
+// For the overviews, filter-ms is the time to narrow it to one agent and
+// open-ms the time to a session's page opened from it.
 // cpu-s/op is the CPU time of one report (both cores), the figure to
 // compare on a busy machine, where ns/op waits for a core.
 //
@@ -73,6 +75,21 @@ func benchWrite(b *testing.B, maps []*Map, opt Options) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(draw, "redraw-ms")
+	} else {
+		// The overview again for one agent's sessions (a filter), and a
+		// session's page opened from it.
+		var filter float64
+		if err := w.Eval(ctx, `(() => { const s = document.querySelector('[data-f=agent]'), t0 = performance.now(); s.value = s.options[1].value;
+			s.dispatchEvent(new Event('change', {bubbles: true})); return performance.now() - t0; })()`, &filter); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(filter, "filter-ms")
+		var open float64
+		if err := w.Eval(ctx, `new Promise(done => { const t0 = performance.now(); location.hash = '#s/' + document.querySelector('#sessions tr[data-s]').dataset.s;
+			const wait = () => document.body.dataset.view === 'session' ? done(performance.now() - t0) : setTimeout(wait, 1); wait(); })`, &open); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(open, "open-ms")
 	}
 	w.checkQuiet(b, page)
 	b.ReportMetric(ms, "render-ms")
