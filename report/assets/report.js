@@ -319,6 +319,8 @@ async function sessionView(i) {
   marks.sessionStart = performance.now();
   const P = await sessionData(i);
   marks.sessionData = performance.now();
+  const asked = /^#s\/(\d+)$/.exec(location.hash);
+  if (!D.single && (!asked || +asked[1] !== i)) return; // another view was asked for meanwhile
   const id = STR[r[S.id]];
   const field = (k, v, attr) => '<div' + (attr ? ' data-field="' + attr + '" data-value="' + esc(v[1]) + '"' : '') + '><span>' + k + '</span><b>' + esc(v[0]) + '</b></div>';
   let s = (D.single ? '' : '<p><a href="#">‹ Overview</a></p>') + '<h1>' + esc(id) + '</h1>';
