@@ -18,8 +18,10 @@ import (
 // the rendered overview (render-ms, one load). The last case is one
 // session of 20,000 events: render-ms is the time to its drawn timeline,
 // redraw-ms the time to draw all of it again (a wheel step or a drag).
-// For the overviews, filter-ms is the time to narrow it to one agent and
-// open-ms the time to a session's page opened from it.
+// For the overviews, filter-ms is the time to narrow it to one agent,
+// loaded-ms the time from navigation until the browser has read the whole
+// page (the overview is drawn before), and open-ms the time to a session's
+// page opened from the overview after that.
 // cpu-s/op is the CPU time of one report (both cores), the figure to
 // compare on a busy machine, where ns/op waits for a core.
 //
@@ -84,6 +86,13 @@ func benchWrite(b *testing.B, maps []*Map, opt Options) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(filter, "filter-ms")
+		// The overview is drawn while the browser still reads the sessions'
+		// data that follows the script: loaded-ms is when it has all.
+		var loaded float64
+		if err := w.Eval(ctx, `new Promise(done => { const wait = () => document.readyState === 'complete' ? done(performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd) : setTimeout(wait, 5); wait(); })`, &loaded); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(loaded, "loaded-ms")
 		var open float64
 		if err := w.Eval(ctx, `new Promise(done => { const t0 = performance.now(); location.hash = '#s/' + document.querySelector('#sessions tr[data-s]').dataset.s;
 			const wait = () => document.body.dataset.view === 'session' ? done(performance.now() - t0) : setTimeout(wait, 1); wait(); })`, &open); err != nil {

@@ -35,9 +35,9 @@ awk '
 	FNR == NR { metrics("peer"); next }
 	{ metrics("this") }
 	END {
-		split("ns/op MB cpu-s/op render-ms filter-ms open-ms redraw-ms B/op", want, " ")
+		split("ns/op MB cpu-s/op render-ms loaded-ms filter-ms open-ms redraw-ms B/op", want, " ")
 		printf "%-24s %-10s %14s %14s %8s\n", "case", "metric", "peer", "this", "ratio"
-		for (c = 1; c <= n; c++) for (w = 1; w <= 8; w++) {
+		for (c = 1; c <= n; c++) for (w = 1; w <= 9; w++) {
 			u = want[w]; p = val["peer", order[c], u]; t = val["this", order[c], u]
 			if (p == "" && t == "") continue
 			r = (p != "" && t != "" && p + 0 != 0) ? sprintf("%.2fx", t / p) : "-"
