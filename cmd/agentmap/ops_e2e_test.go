@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/report"
 	"github.com/agentmap/agentmap/state"
 )
 
@@ -299,6 +300,23 @@ exclude = ["~/secret"]
 	stored := func() []byte { b, _ := os.ReadFile(mapPath); return b }
 	if !bytes.Equal(stored(), build()) {
 		t.Fatal("the daemon's map differs from agentmap build's")
+	}
+	// usage and report read the store as the running daemon lists it (over
+	// its control socket: it holds the state database).
+	maps, errs := report.Collect(t.Context(), report.Files{Root: daemon.MapsDir(data), Paths: []string{mapPath[len(daemon.MapsDir(data))+1:]}}, report.Filter{})
+	if len(errs) > 0 || len(maps) != 1 {
+		t.Fatalf("the daemon's map: %v", errs)
+	}
+	var tab report.UsageTable
+	if err := json.Unmarshal([]byte(h.must("usage", "session", "--json")), &tab); err != nil || len(tab.Rows) != 1 || tab.Rows[0].Key != sid ||
+		tab.Totals.Total != maps[0].Totals.Tokens {
+		t.Fatalf("usage with the daemon running: %v %+v, the map's tokens %d", err, tab, maps[0].Totals.Tokens)
+	}
+	reportFile := h.path("report.html")
+	h.must("report", "-o", reportFile)
+	page, _ := os.ReadFile(reportFile)
+	if docs, err := report.Unpack(page); err != nil || len(docs) != 2 || !bytes.Contains(docs[0], []byte(sid)) {
+		t.Fatalf("report with the daemon running: %d documents, %v", len(docs), err)
 	}
 
 	// path_mode changes while running: the next map written uses it.
