@@ -204,3 +204,23 @@ func TestManPages(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Help is never an error: -h, --help and help COMMAND print the command's
+// usage on stdout and exit 0, for every command.
+func TestEveryCommandsHelpExitsZero(t *testing.T) {
+	for _, c := range commands() {
+		for _, args := range [][]string{{c.name, "-h"}, {c.name, "--help"}, {"help", c.name}} {
+			var stdout, stderr bytes.Buffer
+			code := dispatch(context.Background(), args, &stdout, &stderr)
+			if code != exitOK || !strings.HasPrefix(stdout.String(), "usage: agentmap "+c.name) {
+				t.Errorf("%v: exit %d, stdout %.80q, stderr %.200q", args, code, stdout.String(), stderr.String())
+			}
+		}
+	}
+	for _, args := range [][]string{{"completion", "-h"}, {"help", "completion"}, {"-h"}, {"--help"}} {
+		var stdout, stderr bytes.Buffer
+		if code := dispatch(context.Background(), args, &stdout, &stderr); code != exitOK || stdout.Len() == 0 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr.String())
+		}
+	}
+}
