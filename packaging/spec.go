@@ -147,14 +147,34 @@ func (s Spec) stays() error {
 	switch {
 	case under(s.Binary, goBuildCache()):
 		where = "in the Go build cache (" + goBuildCache() + "), where go run builds it; go clean -cache removes it"
+	case under(s.Binary, tempDirs()...) && goBuildDir(s.Binary):
+		where = "in a temporary directory of the go command (go run, go test), which is cleaned away"
 	case under(s.Binary, tempDirs()...):
-		where = "in a temporary directory, which is cleaned away"
+		// Not a build of the go command (a downloaded release, say): a
+		// copy in a directory that stays serves.
+		home, _ := os.UserHomeDir()
+		stay := filepath.Join(home, ".local", "bin", "agentmap")
+		return fmt.Errorf("%w: %s lives in a temporary directory, which is cleaned away. Copy it to a directory that stays, then install the service from there:\n"+
+			"  mkdir -p %s && cp %s %s && %s install",
+			ErrTemporaryBinary, s.Binary, shellJoin([]string{filepath.Dir(stay)}), shellJoin([]string{s.Binary}),
+			shellJoin([]string{stay}), shellJoin([]string{stay}))
 	default:
 		return nil
 	}
 	return fmt.Errorf("%w: %s lives %s. Install it first, then install the service from the installed binary:\n"+
 		"  go install ./cmd/agentmap && %s install",
 		ErrTemporaryBinary, s.Binary, where, shellJoin([]string{filepath.Join(goBin(), "agentmap")}))
+}
+
+// goBuildDir reports whether path is inside a go-build* directory, where
+// go run and go test put the binaries they build.
+func goBuildDir(path string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(filepath.Dir(path)), "/") {
+		if strings.HasPrefix(part, "go-build") {
+			return true
+		}
+	}
+	return false
 }
 
 // under reports whether path is inside one of dirs (compared after
