@@ -157,6 +157,11 @@ func (d Dir) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
 		rels = append(rels, rel)
 		return nil
 	})
+	if errors.Is(err, fs.ErrNotExist) && len(rels) == 0 {
+		if _, statErr := os.Stat(string(d)); errors.Is(statErr, fs.ErrNotExist) {
+			err = nil // no map written yet: an empty store
+		}
+	}
 	if err != nil {
 		return func(yield func(*Map, error) bool) { yield(nil, fmt.Errorf("read maps in %s: %w", d, err)) }
 	}

@@ -97,9 +97,19 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 	files := fl.Args()
 	if len(files) == 0 {
-		files, err = export.StoreFiles(daemon.MapsDir(dataDir), strings.ToLower(*agent), sel.Since)
+		maps := daemon.MapsDir(dataDir)
+		if _, err := os.Stat(maps); os.IsNotExist(err) {
+			// Before the first scan: an empty store, as list sees it.
+			fmt.Fprintf(stderr, "agentmap export: no session map matched: %s holds no maps yet (agentmap scan writes them)\n", maps)
+			return exitFailure
+		}
+		files, err = export.StoreFiles(maps, strings.ToLower(*agent), sel.Since)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentmap export: %v\n", err)
+			return exitFailure
+		}
+		if len(files) == 0 && *agent == "" && sel.Since.IsZero() {
+			fmt.Fprintf(stderr, "agentmap export: no session map matched: %s holds no maps yet (agentmap scan writes them)\n", maps)
 			return exitFailure
 		}
 	} else if *agent != "" {

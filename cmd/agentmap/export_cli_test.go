@@ -65,7 +65,7 @@ func TestExportCommand(t *testing.T) {
 		{"since drops", []string{"--format", "sentience", "--since", "2026-03-05", "--data-dir", data}, exitFailure, "", "no session map matched"},
 		{"files", []string{"--format", "jsonl", "--data-dir", data, file}, exitOK, `small-1`, ""},
 		{"a bad file among good", []string{"--format", "jsonl", "--data-dir", data, file, garbage}, exitFailure, `small-1`, "bad.json.gz"},
-		{"no store", []string{"--format", "jsonl", "--data-dir", t.TempDir()}, exitFailure, "", "read store"},
+		{"no store", []string{"--format", "jsonl", "--data-dir", t.TempDir()}, exitFailure, "", "no maps yet (agentmap scan writes them)"},
 		{"dirs_only", []string{"--format", "jsonl", "--path-mode", "dirs_only", "--data-dir", data}, exitOK, `"pathMode":"dirs_only"`, ""},
 	}
 	for _, tt := range tests {
@@ -178,5 +178,32 @@ func TestBuildOutputChecks(t *testing.T) {
 	// A trailing slash asks for the directory.
 	if code, _, stderr := run(t, "build", "-o", filepath.Join(dir, "made")+"/", fixture); code != exitOK {
 		t.Errorf("-o made/: exit %d %q", code, stderr)
+	}
+}
+
+// Before the first scan there is no store: every command reading it sees
+// an empty one, as list does, not a file-system error.
+func TestMissingStoreIsAnEmptyStore(t *testing.T) {
+	for _, name := range []string{"none", "empty"} {
+		data := filepath.Join(t.TempDir(), "data")
+		if name == "empty" {
+			os.MkdirAll(filepath.Join(data, "maps"), 0o700)
+		}
+		for _, tc := range []struct {
+			args []string
+			code int
+			want string // on stdout and stderr together
+		}{
+			{[]string{"export", "--format", "jsonl"}, exitFailure,
+				"agentmap export: no session map matched: " + filepath.Join(data, "maps") + " holds no maps yet (agentmap scan writes them)"},
+			{[]string{"report", "-o", filepath.Join(t.TempDir(), "r.html")}, exitOK, "agentmap report: 0 sessions -> "},
+			{[]string{"usage"}, exitOK, "no model requests"},
+			{[]string{"list"}, exitOK, "no sessions"},
+		} {
+			code, stdout, stderr := run(t, append(tc.args, "--data-dir", data)...)
+			if code != tc.code || !strings.Contains(stdout+stderr, tc.want) || strings.Contains(stderr, "no such file") {
+				t.Errorf("%s store: %v: exit %d, %q %q; want %d and %q", name, tc.args, code, stdout, stderr, tc.code, tc.want)
+			}
+		}
 	}
 }
