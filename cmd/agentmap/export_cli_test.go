@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -124,6 +125,35 @@ func TestSelectorErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+	// Every command that picks sessions takes every selector, and rejects
+	// a bad one with the same words and exit code.
+	report := filepath.Join(t.TempDir(), "r.html")
+	for _, cmd := range [][]string{{"list"}, {"export", "--format", "jsonl"}, {"report", "-o", report}, {"usage"}} {
+		for flag, bad := range map[string]string{"agent": "vim", "outcome": "bogus", "repo": "[", "since": "soon", "until": "soon"} {
+			code, _, stderr := run(t, append(cmd, "--"+flag, bad, "--data-dir", data)...)
+			if want := "agentmap " + cmd[0] + ": --" + flag; code != exitUsage || !strings.HasPrefix(stderr, want) {
+				t.Errorf("%v --%s %s: exit %d, stderr %q; want 2 and %q", cmd, flag, bad, code, stderr, want)
+			}
+		}
+		if _, err := os.Stat(report); err == nil {
+			t.Fatal("report written despite a bad selector")
+		}
+	}
+	// --repo and --outcome select the same sessions in export as in list.
+	seen := map[int]bool{}
+	for _, sel := range [][]string{{"--outcome", "completed"}, {"--outcome", "incomplete"}, {"--outcome", "verified"}, {"--repo", "*"}, {"--repo", "none*"}} {
+		_, listed, _ := run(t, append([]string{"list", "--json", "--data-dir", data}, sel...)...)
+		var es []struct{ ID string }
+		json.Unmarshal([]byte(listed), &es)
+		_, exported, _ := run(t, append([]string{"export", "--format", "jsonl", "--data-dir", data}, sel...)...)
+		if n := strings.Count(exported, "\n"); n != len(es) {
+			t.Errorf("%v: list has %d sessions, export %d", sel, len(es), n)
+		}
+		seen[len(es)] = true
+	}
+	if !seen[0] || !seen[1] {
+		t.Errorf("the selections kept %v sessions: want some that keep the session and some that do not", seen)
 	}
 	// The same window in both: 2w works in export as in list.
 	for _, cmd := range [][]string{{"list"}, {"export", "--format", "jsonl"}} {
