@@ -99,6 +99,23 @@ func TestEveryCommandUsesTheSameDataDir(t *testing.T) {
 				t.Errorf("%s: %v: usage error: %s", w.name, args, stderr.String())
 			}
 		}
+		if !w.all {
+			continue
+		}
+		// The config commands read the same file: config show prints the
+		// data directory in effect.
+		for _, c := range [][]string{{"config", "show"}, {"config", "check"}} {
+			args := w.args(c)
+			var stdout, stderr bytes.Buffer
+			code := dispatch(context.Background(), args, &stdout, &stderr)
+			want := fmt.Sprintf("data_dir = %q", filepath.ToSlash(data))
+			if c[1] == "check" {
+				want = cfg + ": ok"
+			}
+			if code != exitOK || !strings.Contains(stdout.String(), want) {
+				t.Errorf("%s: %v: exit %d, stdout %q, stderr %q; want %q", w.name, args, code, stdout.String(), stderr.String(), want)
+			}
+		}
 	}
 }
 
