@@ -119,6 +119,26 @@ func (s Spec) LogFile() string {
 // LogFile is the service's own log file under a data directory.
 func LogFile(dataDir string) string { return filepath.Join(dataDir, "logs", "agentmap.log") }
 
+// PackagedUnitPath is where the .deb puts the systemd user unit, for every
+// user to turn on the distro way (systemctl --user enable --now agentmap).
+// A unit of `agentmap install` in ~/.config/systemd/user takes precedence.
+var PackagedUnitPath = "/usr/lib/systemd/user/" + UnitName + ".service"
+
+// packaged reports whether the service is the package's unit: on Linux,
+// no unit of install's in the user's directory and the package's there.
+func (s Spec) packaged() bool {
+	if s.GOOS != "linux" {
+		return false
+	}
+	if path, err := s.File(); err == nil {
+		if _, err := os.Stat(path); err == nil {
+			return false
+		}
+	}
+	_, err := os.Stat(PackagedUnitPath)
+	return err == nil
+}
+
 // check rejects what a service file cannot carry safely: relative paths,
 // and characters that systemd or launchd would interpret.
 func (s Spec) check() error {
