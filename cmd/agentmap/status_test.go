@@ -61,3 +61,15 @@ func TestStatusLinesAndTheirZones(t *testing.T) {
 		t.Errorf("%d times in the status, want 10 or more:\n%s", n, out)
 	}
 }
+
+// list prints a session's start in the local zone, with its name.
+func TestListTimesHaveTheirZone(t *testing.T) {
+	old := time.Local
+	time.Local = time.FixedZone("ZZT", 5*3600+1800)
+	defer func() { time.Local = old }()
+	var b bytes.Buffer
+	writeList(&b, []daemon.Entry{{ID: "s1", Agent: "claude", Start: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), Outcome: "completed"}})
+	if !strings.Contains(b.String(), "  2026-05-01 17:30 ZZT  ") {
+		t.Errorf("list:\n%s", b.String())
+	}
+}
