@@ -97,12 +97,12 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 		rescan: *rescan, debounce: *debounce, pathMode: *pathMode, roots: roots, once: *once}
 	if set["log-level"] {
 		if _, err := parseLevel(*level); err != nil {
-			fmt.Fprintf(stderr, "agentmap "+name+": unknown log level %q\n", *level)
+			fmt.Fprintf(stderr, "agentmap %s: unknown log level %q\n", name, *level)
 			return exitUsage
 		}
 	}
 	if set["path-mode"] && !slices.Contains(config.PathModes, *pathMode) {
-		fmt.Fprintf(stderr, "agentmap "+name+": unknown path mode %q (relative, dirs_only or hashed)\n", *pathMode)
+		fmt.Fprintf(stderr, "agentmap %s: unknown path mode %q (relative, dirs_only or hashed)\n", name, *pathMode)
 		return exitUsage
 	}
 	c, code := loadConfig(*cfgFile, name, stderr)
@@ -111,7 +111,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	}
 	eff, err := ov.apply(c)
 	if err != nil {
-		fmt.Fprintf(stderr, "agentmap "+name+": %v\n", err)
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 		return exitFailure
 	}
 	dataDirSeen(eff.dataDir)
@@ -127,7 +127,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	if *logFile != "" {
 		lf, err := logfile.Open(*logFile, logfile.DefaultMax, logfile.DefaultKeep)
 		if err != nil {
-			fmt.Fprintf(stderr, "agentmap "+name+": %v\n", err)
+			fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 			return exitFailure
 		}
 		defer lf.Close()
@@ -142,7 +142,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	opt.Export = daemon.ExportFromConfig(c.Export)
 	xf.apply(fl, &opt.Export, c.DataDir, eff.dataDir)
 	if opt.Sink, err = sinkOptions(c); err != nil {
-		fmt.Fprintf(stderr, "agentmap "+name+": %v\n", err)
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 		return exitFailure
 	}
 	var bar *progress
@@ -162,10 +162,10 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	}
 	switch {
 	case errors.Is(err, state.ErrLocked):
-		fmt.Fprintf(stderr, "agentmap "+name+": %v\n", err)
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 		return exitFailure
 	case err != nil:
-		fmt.Fprintf(stderr, "agentmap "+name+": %v\n", err)
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 		return exitFailure
 	}
 	if *once {
