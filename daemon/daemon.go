@@ -59,6 +59,13 @@ type Daemon struct {
 	snap          snapshot
 	configErr     configTrap
 	publishOwed   bool           // a status count put off (publish)
+	published     statusMark     // what the last count read (publish)
+	marks         uint64         // sessions marked as about to change (mark)
+	filesSeen     uint64         // file changes taken in (ingest)
+	swept         sweepMark      // what the last sweep saw (ingest)
+	sweptUnsure   bool           // it left a source it could not settle
+	aheadNext     *parsed        // the visited log as a parse worker read it (parse.go)
+	readAhead     int            // logs whose read-ahead result was used
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
 	sink          *postgres.Sender
 	repair        *StateRepair              // damage found in the state database

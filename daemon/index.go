@@ -162,6 +162,7 @@ func (d *Daemon) movedCandidates(id watchers.FileID) []*state.Source {
 
 // mark notes that a session may have become dirty.
 func (d *Daemon) mark(key string) {
+	d.marks++
 	if key != "" {
 		d.idx.pending[key] = true
 	}
