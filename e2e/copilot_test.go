@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,7 +80,48 @@ func runCopilot(t *testing.T, w *world) *copilotRun {
 	w.client(t, repo, "copilot-resume", env, append([]string{"copilot", "--resume=" + run.mainID, "-p",
 		"[[script:cresume]] " + canary + "-prompt two"}, common...)...)
 	t.Logf("copilot: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())
+	log := filepath.Join(w.home, ".copilot", "session-state", run.mainID, "events.jsonl")
+	if own, all := copilotOwnTokens(t, log), sumServed(srv, "cmain", "cresume", "csub"); own != all.tokens {
+		t.Errorf("copilot: the server reported %d tokens, the client's own session.shutdown model metrics %d", all.tokens, own)
+	}
 	return run
+}
+
+// copilotOwnTokens is Copilot CLI's own accounting of a session: the
+// model metrics of its last session.shutdown (cumulative over resumes),
+// input (cached tokens included) plus output.
+func copilotOwnTokens(t *testing.T, log string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatalf("copilot: %v", err)
+	}
+	total, shutdowns := int64(0), 0
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		var r struct {
+			Type string `json:"type"`
+			Data struct {
+				ModelMetrics map[string]struct {
+					Usage struct {
+						Input  int64 `json:"inputTokens"`
+						Output int64 `json:"outputTokens"`
+					} `json:"usage"`
+				} `json:"modelMetrics"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(l, &r) != nil || r.Type != "session.shutdown" {
+			continue
+		}
+		shutdowns++
+		total = 0
+		for _, m := range r.Data.ModelMetrics {
+			total += m.Usage.Input + m.Usage.Output
+		}
+	}
+	if shutdowns == 0 {
+		t.Errorf("copilot: %s has no session.shutdown: no accounting of the client's own to compare", log)
+	}
+	return total
 }
 
 func (r *copilotRun) sessions() []session {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	fc "github.com/agentmap/agentmap/e2e/fakechat"
+	"github.com/agentmap/agentmap/watchers/opencode"
 )
 
 // chatModel is the model name the Chat Completions clients are configured
@@ -145,6 +146,19 @@ func runOpenCode(t *testing.T, w *world) *openCodeRun {
 	w.client(t, repo, "opencode-resume", env, "opencode", "run", "--format", "json", "--session", run.mainID,
 		"[[script:oresume]] "+canary+"-prompt two")
 	t.Logf("opencode: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())
+	// OpenCode's own accounting: the token totals of its session rows (the
+	// root and the subagent's child session).
+	own, err := opencode.SessionTokens(t.Context(), filepath.Join(w.home, ".local", "share", "opencode", "opencode.db"))
+	if err != nil {
+		t.Fatalf("opencode: its session rows: %v", err)
+	}
+	var sum int64
+	for _, n := range own {
+		sum += n
+	}
+	if all := sumServed(srv, "omain", "oresume", "osub"); len(own) != 2 || sum != all.tokens {
+		t.Errorf("opencode: the server reported %d tokens, the client's own session rows %d (%d sessions, want 2)", all.tokens, sum, len(own))
+	}
 	return run
 }
 
