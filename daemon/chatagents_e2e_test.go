@@ -156,7 +156,7 @@ func TestOpenCodeCopilotCrashEquivalence(t *testing.T) {
 	}
 	waitStore(t, data, want, p)
 	p.stop(t)
-	t.Logf("%d maps identical to agentmap build", len(want))
+	t.Logf("%d maps identical to agentmap build (%d Copilot logs)", len(want), len(feeds))
 }
 
 // TestOpenCodeStorageCrashEquivalence lays the stores the real OpenCode

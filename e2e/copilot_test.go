@@ -67,6 +67,7 @@ func runCopilot(t *testing.T, w *world) *copilotRun {
 		chatReply(1, chatText("resumed")),
 	}
 	run.main.userTurns = 2
+	run.main.hookErrors = 1 // the postToolUse hook after git status
 
 	srv := fc.New(scripts)
 	srv.SideReply = canary + "-side reply"
@@ -77,6 +78,13 @@ func runCopilot(t *testing.T, w *world) *copilotRun {
 	common := []string{"--allow-all-tools", "--no-auto-update", "--disable-client-telemetry"}
 	w.client(t, repo, "copilot-main", env, append([]string{"copilot", "--session-id", run.mainID, "-p",
 		"[[script:cmain]] " + canary + "-prompt one"}, common...)...)
+	// A user-level hook that fails after every tool call of the resumed
+	// run (one: git status).
+	hooks, _ := json.Marshal(map[string]any{"hooks": map[string]any{"postToolUse": []any{map[string]any{
+		"type": "command", "bash": "echo " + canary + "-hook >&2; exit 1"}}}})
+	if err := os.WriteFile(filepath.Join(w.home, ".copilot", "settings.json"), hooks, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	w.client(t, repo, "copilot-resume", env, append([]string{"copilot", "--resume=" + run.mainID, "-p",
 		"[[script:cresume]] " + canary + "-prompt two"}, common...)...)
 	t.Logf("copilot: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())

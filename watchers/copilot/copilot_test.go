@@ -323,3 +323,31 @@ func TestSchemaRecords(t *testing.T) {
 		t.Errorf("events %v, want %v", got, want)
 	}
 }
+
+// TestHookFailure reads the session in which the real client ran a
+// user-level postToolUse hook that failed (exit 1, its stderr in the
+// record) after the resumed run's git status: one hook error, named by
+// the hook and the tool, pointing at that call, also across a restore
+// after every line.
+func TestHookFailure(t *testing.T) {
+	path := filepath.Join("testdata", "1.0.102", "fb63f412-eb50-4ed7-ac3b-98aa96bd1ef7", "events.jsonl")
+	evs, _ := parse(t, path, lines(t, path), true)
+	m, err := builder.Build(evs, builder.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Totals.ErrorsBySource.Hook != 1 || m.Totals.ErrorsByClass["hook_error"] != 1 {
+		t.Errorf("errors by source %+v, by class %v; want one hook_error", m.Totals.ErrorsBySource, m.Totals.ErrorsByClass)
+	}
+	for _, e := range m.Events {
+		if e.Kind != "error" {
+			continue
+		}
+		if e.Hook != "postToolUse:bash" || e.HookEvent != "postToolUse" || e.Ref == nil {
+			t.Fatalf("hook error %+v", e)
+		}
+		if call := m.Events[*e.Ref]; call.Kind != "exec" || call.Verb != "git status" {
+			t.Errorf("the hook refers to %s %q, want the git status call", call.Kind, call.Verb)
+		}
+	}
+}

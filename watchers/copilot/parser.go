@@ -37,7 +37,18 @@ type state struct {
 	// Launch maps a task call to the lane of the subagent it started.
 	Launch map[string]string `json:"launch,omitempty"`
 	Lanes  map[string]bool   `json:"lanes,omitempty"` // lanes declared
-	Paths  json.RawMessage   `json:"paths,omitempty"`
+	// Last is the call each lane started last ("" for the main lane): a
+	// postToolUse hook runs after it, before its completion is written.
+	Last map[string]string `json:"last,omitempty"`
+	// Hooks are the hooks running, by hookInvocationId.
+	Hooks map[string]hookInfo `json:"hooks,omitempty"`
+	Paths json.RawMessage     `json:"paths,omitempty"`
+}
+
+// hookInfo is what a hook's end needs to know about its start.
+type hookInfo struct {
+	Hook string `json:"h"`           // hookType, with the tool it ran for: postToolUse:bash
+	Ref  string `json:"r,omitempty"` // the call a postToolUse hook ran after
 }
 
 // callInfo is what a result needs to know about its call.
@@ -275,6 +286,49 @@ func (p *Parser) record(r *record, t int64, lane string) error {
 		}
 		p.emit(lane, event.Event{Kind: event.KindLane, T: t, Lane: &event.Lane{
 			SubagentType: watchers.Ident(firstOf(d.AgentName, d.AgentType)), LaunchCallID: call}})
+	case "hook.start":
+		var d struct {
+			ID    string `json:"hookInvocationId"`
+			Type  string `json:"hookType"`
+			Input struct {
+				ToolName string `json:"toolName"`
+			} `json:"input"`
+		}
+		_ = json.Unmarshal(r.Data, &d)
+		id, typ := safeID(d.ID), watchers.Ident(d.Type)
+		if id == "" || typ == "" {
+			return nil
+		}
+		h := hookInfo{Hook: typ}
+		if tool := watchers.Ident(d.Input.ToolName); tool != "" {
+			h.Hook += ":" + tool
+		}
+		if typ == "postToolUse" {
+			h.Ref = p.st.Last[lane]
+		}
+		if p.st.Hooks == nil || len(p.st.Hooks) >= maxOpen {
+			p.st.Hooks = map[string]hookInfo{} // hooks that never ended: forget them
+		}
+		p.st.Hooks[id] = h
+	case "hook.end":
+		var d struct {
+			ID      string `json:"hookInvocationId"`
+			Type    string `json:"hookType"`
+			Success *bool  `json:"success"`
+		}
+		_ = json.Unmarshal(r.Data, &d)
+		id, typ := safeID(d.ID), watchers.Ident(d.Type)
+		h, ok := p.st.Hooks[id]
+		delete(p.st.Hooks, id)
+		if d.Success == nil || *d.Success {
+			return nil
+		}
+		if !ok {
+			h = hookInfo{Hook: typ}
+		}
+		p.session(t, "", "")
+		p.emit(lane, event.Event{Kind: event.KindError, T: t, Error: &event.Error{Source: "hook", Class: "hook_error",
+			Hook: h.Hook, HookEvent: typ, RefCallID: h.Ref}})
 	case "session.error":
 		var d struct {
 			ErrorType  string `json:"errorType"`
