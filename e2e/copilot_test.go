@@ -64,10 +64,13 @@ func runCopilot(t *testing.T, w *world) *copilotRun {
 	run.main.merge(sub.e)
 	scripts["cresume"] = []fc.Reply{
 		chatReply(0, m.shell("bash", "git status --short", "exec", 0, sync)),
-		chatReply(1, chatText("resumed")),
+		chatReply(1, m.mcp("e2e-lookup", "lookup", false), m.mcp("e2e-broken", "broken", true)),
+		chatReply(2, chatText("resumed")),
 	}
 	run.main.userTurns = 2
-	run.main.hookErrors = 1 // the postToolUse hook after git status
+	// The postToolUse hook fails after git status and the MCP lookup;
+	// Copilot runs none after the failed MCP call.
+	run.main.hookErrors = 2
 
 	srv := fc.New(scripts)
 	srv.SideReply = canary + "-side reply"
@@ -75,11 +78,13 @@ func runCopilot(t *testing.T, w *world) *copilotRun {
 	url := serve(t, "copilot", srv)
 	env := []string{"COPILOT_OFFLINE=true", "COPILOT_AUTO_UPDATE=false", "COPILOT_PROVIDER_BASE_URL=" + url + "/v1",
 		"COPILOT_PROVIDER_API_KEY=sk-fake-chat", "COPILOT_MODEL=" + chatModel}
-	common := []string{"--allow-all-tools", "--no-auto-update", "--disable-client-telemetry"}
+	mcp, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"e2e": map[string]any{"type": "local",
+		"command": mcpCommand(t), "args": []string{}, "env": map[string]string{mcpEnv: "e2e"}, "tools": []string{"*"}}}})
+	common := []string{"--allow-all-tools", "--no-auto-update", "--disable-client-telemetry", "--additional-mcp-config", string(mcp)}
 	w.client(t, repo, "copilot-main", env, append([]string{"copilot", "--session-id", run.mainID, "-p",
 		"[[script:cmain]] " + canary + "-prompt one"}, common...)...)
-	// A user-level hook that fails after every tool call of the resumed
-	// run (one: git status).
+	// A user-level hook that fails after every successful tool call of
+	// the resumed run.
 	hooks, _ := json.Marshal(map[string]any{"hooks": map[string]any{"postToolUse": []any{map[string]any{
 		"type": "command", "bash": "echo " + canary + "-hook >&2; exit 1"}}}})
 	if err := os.WriteFile(filepath.Join(w.home, ".copilot", "settings.json"), hooks, 0o600); err != nil {

@@ -40,6 +40,17 @@ func (c chatScript) shell(tool, cmd, kind string, exit int, extra map[string]any
 	return c.call(tool, kind, args)
 }
 
+// mcp calls a tool of the suite's MCP server "e2e" by the name the client
+// offers it under (OpenCode: e2e_lookup; Copilot CLI: e2e-lookup).
+func (c chatScript) mcp(name, tool string, fail bool) fc.Item {
+	c.e.call(tool, "mcp")
+	c.e.servers["e2e"]++
+	if fail {
+		c.e.mcpErrors++
+	}
+	return fc.Item{Function: name, Args: map[string]any{"key": canary + "-key"}}
+}
+
 // subagent starts a subagent (its tool name is not counted: the map names
 // a subagent call by its type).
 func (c chatScript) subagent(args map[string]any) fc.Item {
@@ -86,6 +97,8 @@ func writeOpenCodeConfig(t *testing.T, w *world, url string) string {
 		"model": "fake/" + chatModel, "small_model": "fake/" + chatModel,
 		"autoupdate": false, "share": "disabled",
 		"permission": map[string]any{"edit": "allow", "bash": "allow", "webfetch": "allow", "external_directory": "allow"},
+		"mcp": map[string]any{"e2e": map[string]any{"type": "local", "command": []string{mcpCommand(t)},
+			"environment": map[string]string{mcpEnv: "e2e"}, "enabled": true}},
 	}
 	b, _ := json.MarshalIndent(cfg, "", "  ")
 	p := filepath.Join(w.home, ".config", "opencode", "opencode.json")
@@ -130,7 +143,8 @@ func runOpenCode(t *testing.T, w *world) *openCodeRun {
 	// A second prompt continues the same session.
 	scripts["oresume"] = []fc.Reply{
 		chatReply(0, m.shell("bash", "git status --short", "exec", 0, nil)),
-		chatReply(1, chatText("resumed")),
+		chatReply(1, m.mcp("e2e_lookup", "lookup", false), m.mcp("e2e_broken", "broken", true)),
+		chatReply(2, chatText("resumed")),
 	}
 	run.main.userTurns = 2
 

@@ -37,9 +37,6 @@ type state struct {
 	// Launch maps a task call to the lane of the subagent it started.
 	Launch map[string]string `json:"launch,omitempty"`
 	Lanes  map[string]bool   `json:"lanes,omitempty"` // lanes declared
-	// Last is the call each lane started last ("" for the main lane): a
-	// postToolUse hook runs after it, before its completion is written.
-	Last map[string]string `json:"last,omitempty"`
 	// Hooks are the hooks running, by hookInvocationId.
 	Hooks map[string]hookInfo `json:"hooks,omitempty"`
 	Paths json.RawMessage     `json:"paths,omitempty"`
@@ -51,12 +48,29 @@ type hookInfo struct {
 	Ref  string `json:"r,omitempty"` // the call a postToolUse hook ran after
 }
 
-// callInfo is what a result needs to know about its call.
+// callInfo is what a result, or a hook that runs after the call, needs to
+// know about it.
 type callInfo struct {
 	Kind   string `json:"k"`
 	PR     string `json:"pr,omitempty"`
 	Commit bool   `json:"c,omitempty"`
 	Lane   string `json:"l,omitempty"`
+	Tool   string `json:"t,omitempty"`
+	Seq    int64  `json:"n,omitempty"` // the record that started it
+}
+
+// openCall is the id of the call a postToolUse hook for tool in lane ran
+// after: the latest started call of that tool still open (a hook runs
+// between its call's start and completion records; calls made in
+// parallel complete in any order).
+func (p *Parser) openCall(lane, tool string) string {
+	id, seq := "", int64(-1)
+	for k, c := range p.st.Calls {
+		if c.Lane == lane && c.Tool == tool && (c.Seq > seq || c.Seq == seq && k > id) {
+			id, seq = k, c.Seq
+		}
+	}
+	return id
 }
 
 // Parser is the incremental parser of a Copilot CLI events.jsonl. It
@@ -302,9 +316,9 @@ func (p *Parser) record(r *record, t int64, lane string) error {
 		h := hookInfo{Hook: typ}
 		if tool := watchers.Ident(d.Input.ToolName); tool != "" {
 			h.Hook += ":" + tool
-		}
-		if typ == "postToolUse" {
-			h.Ref = p.st.Last[lane]
+			if typ == "postToolUse" {
+				h.Ref = p.openCall(lane, tool)
+			}
 		}
 		if p.st.Hooks == nil || len(p.st.Hooks) >= maxOpen {
 			p.st.Hooks = map[string]hookInfo{} // hooks that never ended: forget them

@@ -107,12 +107,27 @@ func TestToolKinds(t *testing.T) {
 		t.Fatalf("%d sessions, want the suite's one", len(convs))
 	}
 	kinds, exits := agenttest.CallKinds(convs[0].Events)
-	want := map[string]int{"read:read": 2, "bash:verify": 2, "bash:exec": 2, "write:edit": 1, "edit:edit": 1, "task:subagent": 1}
+	want := map[string]int{"read:read": 2, "bash:verify": 2, "bash:exec": 2, "write:edit": 1, "edit:edit": 1, "task:subagent": 1,
+		"e2e_lookup:mcp": 1, "e2e_broken:mcp": 1}
 	if !maps.Equal(kinds, want) {
 		t.Errorf("calls by tool and kind %v, want %v", kinds, want)
 	}
 	if fmt.Sprint(exits) != "[1 2]" {
 		t.Errorf("failed commands' exit codes %v, want the failing npm test (1) and ls (2)", exits)
+	}
+	// The MCP calls of the suite's server "e2e": lookup works, broken fails.
+	m, err := builder.Build(convs[0].Events, builder.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mcp []string
+	for _, e := range m.Events {
+		if e.Kind == "mcp" {
+			mcp = append(mcp, fmt.Sprintf("%s/%s err=%v", e.Server, e.Tool, e.Err))
+		}
+	}
+	if got := fmt.Sprint(mcp); got != "[e2e/lookup err=false e2e/broken err=true]" || m.Totals.ErrorsBySource.MCP != 1 {
+		t.Errorf("MCP calls %s, %d failed", got, m.Totals.ErrorsBySource.MCP)
 	}
 }
 
