@@ -65,17 +65,19 @@ func runCopilot(t *testing.T, w *world) *copilotRun {
 	scripts["cresume"] = []fc.Reply{
 		chatReply(0, m.shell("bash", "git status --short", "exec", 0, sync)),
 		chatReply(1, m.mcp("e2e-lookup", "lookup", false), m.mcp("e2e-broken", "broken", true)),
-		chatReply(2, chatText("resumed")),
+		chatReply(2, m.skill(map[string]any{"skill": skillName})),
+		chatReply(3, chatText("resumed")),
 	}
 	run.main.userTurns = 2
-	// The postToolUse hook fails after git status and the MCP lookup;
-	// Copilot runs none after the failed MCP call.
-	run.main.hookErrors = 2
+	// The postToolUse hook fails after git status, the MCP lookup and the
+	// skill; Copilot runs none after the failed MCP call.
+	run.main.hookErrors = 3
 
 	srv := fc.New(scripts)
 	srv.SideReply = canary + "-side reply"
 	run.srv = srv
 	url := serve(t, "copilot", srv)
+	writeSkillIn(t, filepath.Join(w.home, ".copilot", "skills"))
 	env := []string{"COPILOT_OFFLINE=true", "COPILOT_AUTO_UPDATE=false", "COPILOT_PROVIDER_BASE_URL=" + url + "/v1",
 		"COPILOT_PROVIDER_API_KEY=sk-fake-chat", "COPILOT_MODEL=" + chatModel}
 	mcp, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"e2e": map[string]any{"type": "local",

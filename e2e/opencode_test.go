@@ -51,6 +51,14 @@ func (c chatScript) mcp(name, tool string, fail bool) fc.Item {
 	return fc.Item{Function: name, Args: map[string]any{"key": canary + "-key"}}
 }
 
+// skill calls the client's skill tool with args naming the suite's user
+// skill (writeSkill); a skill event names the skill, not the tool.
+func (c chatScript) skill(args map[string]any) fc.Item {
+	c.e.calls["skill"]++
+	c.e.skills = append(c.e.skills, skillName)
+	return fc.Item{Function: "skill", Args: args}
+}
+
 // subagent starts a subagent (its tool name is not counted: the map names
 // a subagent call by its type).
 func (c chatScript) subagent(args map[string]any) fc.Item {
@@ -144,7 +152,8 @@ func runOpenCode(t *testing.T, w *world) *openCodeRun {
 	scripts["oresume"] = []fc.Reply{
 		chatReply(0, m.shell("bash", "git status --short", "exec", 0, nil)),
 		chatReply(1, m.mcp("e2e_lookup", "lookup", false), m.mcp("e2e_broken", "broken", true)),
-		chatReply(2, chatText("resumed")),
+		chatReply(2, m.skill(map[string]any{"name": skillName})),
+		chatReply(3, chatText("resumed")),
 	}
 	run.main.userTurns = 2
 
@@ -153,6 +162,7 @@ func runOpenCode(t *testing.T, w *world) *openCodeRun {
 	run.srv = srv
 	url := serve(t, "opencode", srv)
 	cfg := writeOpenCodeConfig(t, w, url)
+	writeSkillIn(t, filepath.Join(w.home, ".config", "opencode", "skills"))
 	env := []string{"OPENCODE_CONFIG=" + cfg, "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
 		"OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1"}
 	out := w.client(t, repo, "opencode-main", env, "opencode", "run", "--format", "json", "[[script:omain]] "+canary+"-prompt one")

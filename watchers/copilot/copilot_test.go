@@ -326,26 +326,29 @@ func TestSchemaRecords(t *testing.T) {
 
 // TestHookFailure reads the session in which the real client ran a
 // user-level postToolUse hook that failed (exit 1, its stderr in the
-// record) after each successful call of the resumed run: git status, and
-// the MCP lookup, which ran in parallel with a failing MCP call (Copilot
-// runs no postToolUse hook after a failed call). Two hook errors, named
-// by the hook and the tool, each pointing at its call, also across a
-// restore after every line; the MCP calls are the suite's server's.
+// record) after each successful call of the resumed run: git status, the
+// MCP lookup, which ran in parallel with a failing MCP call (Copilot runs
+// no postToolUse hook after a failed call), and the skill. Three hook
+// errors, named by the hook and the tool, each pointing at its call, also
+// across a restore after every line; the MCP calls are the suite's
+// server's, the skill its user skill.
 func TestHookFailure(t *testing.T) {
-	path := filepath.Join("testdata", "1.0.102", "ee6f831b-0ff5-4616-9d85-cf098a42f81a", "events.jsonl")
+	path := filepath.Join("testdata", "1.0.102", "ac72bbbe-dbb8-4f20-b40c-ab9b87607e5f", "events.jsonl")
 	evs, _ := parse(t, path, lines(t, path), true)
 	m, err := builder.Build(evs, builder.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Totals.ErrorsBySource.Hook != 2 || m.Totals.ErrorsByClass["hook_error"] != 2 || m.Totals.ErrorsBySource.MCP != 1 {
-		t.Errorf("errors by source %+v, by class %v; want two hook_error and one failed MCP call", m.Totals.ErrorsBySource, m.Totals.ErrorsByClass)
+	if m.Totals.ErrorsBySource.Hook != 3 || m.Totals.ErrorsByClass["hook_error"] != 3 || m.Totals.ErrorsBySource.MCP != 1 {
+		t.Errorf("errors by source %+v, by class %v; want three hook_error and one failed MCP call", m.Totals.ErrorsBySource, m.Totals.ErrorsByClass)
 	}
 	var got []string
 	for _, e := range m.Events {
 		switch {
 		case e.Kind == "mcp":
 			got = append(got, fmt.Sprintf("mcp %s/%s err=%v", e.Server, e.Tool, e.Err))
+		case e.Kind == "skill":
+			got = append(got, fmt.Sprintf("skill %s err=%v", e.Skill, e.Err))
 		case e.Kind == "error" && e.Ref != nil:
 			call := m.Events[*e.Ref]
 			got = append(got, fmt.Sprintf("%s %s after %s %s/%s", e.ErrClass, e.Hook, call.Kind, call.Verb, call.Tool))
@@ -353,7 +356,7 @@ func TestHookFailure(t *testing.T) {
 			got = append(got, "error without ref: "+e.Hook)
 		}
 	}
-	want := "[hook_error postToolUse:bash after exec git status/bash mcp e2e/lookup err=false mcp e2e/broken err=true hook_error postToolUse:e2e-lookup after mcp /lookup]"
+	want := "[hook_error postToolUse:bash after exec git status/bash mcp e2e/lookup err=false mcp e2e/broken err=true hook_error postToolUse:e2e-lookup after mcp /lookup skill e2e-check err=false hook_error postToolUse:skill after skill /]"
 	if fmt.Sprint(got) != want {
 		t.Errorf("got  %v\nwant %s", got, want)
 	}

@@ -108,7 +108,7 @@ func TestToolKinds(t *testing.T) {
 	}
 	kinds, exits := agenttest.CallKinds(convs[0].Events)
 	want := map[string]int{"read:read": 2, "bash:verify": 2, "bash:exec": 2, "write:edit": 1, "edit:edit": 1, "task:subagent": 1,
-		"e2e_lookup:mcp": 1, "e2e_broken:mcp": 1}
+		"e2e_lookup:mcp": 1, "e2e_broken:mcp": 1, "skill:skill": 1}
 	if !maps.Equal(kinds, want) {
 		t.Errorf("calls by tool and kind %v, want %v", kinds, want)
 	}
@@ -128,6 +128,11 @@ func TestToolKinds(t *testing.T) {
 	}
 	if got := fmt.Sprint(mcp); got != "[e2e/lookup err=false e2e/broken err=true]" || m.Totals.ErrorsBySource.MCP != 1 {
 		t.Errorf("MCP calls %s, %d failed", got, m.Totals.ErrorsBySource.MCP)
+	}
+	for _, e := range m.Events {
+		if e.Kind == "skill" && (e.Skill != "e2e-check" || e.Err) {
+			t.Errorf("skill event %+v, want the suite's e2e-check, loaded", e)
+		}
 	}
 }
 
