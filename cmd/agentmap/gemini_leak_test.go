@@ -82,8 +82,8 @@ func TestGeminiChatsLeakNothing(t *testing.T) {
 		}
 		return nil
 	})
-	if maps != 2 {
-		t.Fatalf("%d maps, want the two sessions", maps)
+	if maps != 3 {
+		t.Fatalf("%d maps, want the three sessions", maps)
 	}
 	for _, p := range readState(t, daemon.StatePath(data)) {
 		add("state database: "+p.where, p.data)
@@ -134,7 +134,7 @@ func TestGeminiChatsLeakNothing(t *testing.T) {
 	}
 	var list []json.RawMessage
 	_, stdout, _ = run(t, "list", "--json", "--data-dir", data)
-	if json.Unmarshal([]byte(stdout), &list) != nil || len(list) != 2 {
+	if json.Unmarshal([]byte(stdout), &list) != nil || len(list) != 3 {
 		t.Errorf("list --json: %s", stdout)
 	}
 	t.Logf("searched %d outputs", len(outputs))
