@@ -82,6 +82,9 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	dataDirSeen(c.DataDir)
 	checks = append(checks, rootChecks(configRoots(c), c)...)
+	if ch, ok := openCodeDBCheck(os.Getenv("OPENCODE_DB"), c.Agents.OpenCode.Enabled); ok {
+		checks = append(checks, ch)
+	}
 	st, err := serviceStatus()
 	checks = append(checks, serviceCheck(st, err, daemonAnswers(c.DataDir), userManager()))
 	checks = append(checks, dataDirCheck(c.DataDir, runtime.GOOS))
