@@ -186,6 +186,12 @@ func (d *Daemon) load() error {
 		s.ActivityMs = min(s.ActivityMs, now) // recorded from a future file time
 		d.sessions[s.Key] = s
 		d.indexChild(s)
+		// status says when a map was last written, by this run or one before.
+		if s.Flush != nil {
+			if at := time.UnixMilli(s.Flush.AtMs); at.After(d.lastFlush) {
+				d.lastFlush = at
+			}
+		}
 	}
 	d.markDirty()
 	return nil
