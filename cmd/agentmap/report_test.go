@@ -179,8 +179,10 @@ func TestUsageCommand(t *testing.T) {
 	if code, _, _ := run(t, "usage", "yearly", "--maps", dir); code != exitUsage {
 		t.Errorf("usage yearly: exit %d", code)
 	}
-	if code, stdout, _ := run(t, "usage", "--maps", dir, "--since", "2999-01-01"); code != exitOK || !strings.Contains(stdout, "no model requests") {
-		t.Errorf("usage of nothing: exit %d\n%s", code, stdout)
+	for _, window := range [][]string{{"--since", "2999-01-01"}, {"--until", "2000-01-01"}} {
+		if code, stdout, _ := run(t, append([]string{"usage", "--maps", dir}, window...)...); code != exitOK || !strings.Contains(stdout, "no model requests") {
+			t.Errorf("usage %v: exit %d\n%s", window, code, stdout)
+		}
 	}
 }
 
