@@ -255,6 +255,11 @@ exclude = ["~/secret"]
 	if out := h.must("status", "--no-service"); !strings.Contains(out, "running (answering on") || !strings.Contains(out, "catch-up:   done") {
 		t.Fatalf("status:\n%s", out)
 	}
+	// A healthy machine: doctor is green, the daemon run by hand standing
+	// in for the service (no Gemini CLI here, Claude Code's default cleanup).
+	if code, out, errb := h.run("doctor"); code != exitOK || !strings.HasSuffix(out, "all good: no warnings, no failures\n") {
+		t.Fatalf("doctor on a healthy machine: exit %d\n%s%s", code, out, errb)
+	}
 	if st := status(); st.Excluded != 1 {
 		t.Fatalf("excluded logs %d, want 1", st.Excluded)
 	}
@@ -270,10 +275,11 @@ exclude = ["~/secret"]
 	appendFile(t, logPath, claudeTurn(sid, repo, 10))
 	code, out, errb := h.run("scan")
 	if code != exitOK || !strings.Contains(errb, "scan: done by the daemon: 2 logs checked") ||
-		!strings.Contains(errb, "1 map(s) written") || !strings.Contains(out, "maps in "+daemon.MapsDir(data)) {
+		!strings.Contains(errb, "1 map(s) written, 1 sessions") || !strings.Contains(out, "maps in "+daemon.MapsDir(data)) {
 		t.Fatalf("scan with a daemon: exit %d\n%s%s", code, out, errb)
 	}
-	if code, _, errb := h.run("flush", "nonexistent"); code != exitFailure || !strings.Contains(errb, "no session matches") {
+	if code, _, errb := h.run("flush", "nonexistent"); code != exitFailure ||
+		!strings.Contains(errb, "agentmap flush: nonexistent: no session the daemon follows matches that id (agentmap list shows them)") {
 		t.Fatalf("flush of an unknown id with a daemon: exit %d\n%s", code, errb)
 	}
 	list := h.must("list")
