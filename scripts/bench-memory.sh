@@ -47,7 +47,7 @@ timed() {
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)${BASE:+; base = $BASE ($(git rev-parse --short "$BASE"))}, head = $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + changes')"
 printf '\n| sessions | agentmap | scan: wall, CPU, peak RSS | build: wall, CPU, peak RSS | maps |\n|---|---|---|---|---|\n'
 declare -A first_scan first_build last_scan last_build
-first=; last=
+first=; last=; last_built=
 for n in $SIZES; do
   home="$work/home-$n"
   [ -d "$home" ] || go run ./scripts/benchhome -sessions "$n" -o "$home" >"$home.size"
@@ -59,22 +59,31 @@ for n in $SIZES; do
     scan="$wall s, $cpu s, $rss MiB"; scan_rss=$rss
     maps=$(find "$work/data/maps" -name '*.json.gz' | wc -l)
     rm -rf "$work/data" "$work/built"; mkdir "$work/built"
-    (cd "$home" && find . -name '*.jsonl' | sort >"$work/inputs")
-    (cd "$home" && timed "$work/agentmap-$b" build -o "$work/built" $(cat "$work/inputs")
-      echo "$wall $cpu $rss" >"$work/build.res")
-    read -r wall cpu rss <"$work/build.res"
-    built=$(find "$work/built" -name '*.json.gz' | wc -l)
-    echo "| $n | $b | $scan | $wall s, $cpu s, $rss MiB | $maps, $built |"
+    # Every log on one command line, as short as the layout allows; Linux
+    # caps a command line at 6 MB whatever the stack limit, about 75,000
+    # of these paths: past that, build is not measured.
+    projects="$home/.claude/projects"
+    (cd "$projects" && find . -name '*.jsonl' | sed 's|^\./||' | sort >"$work/inputs")
+    if (cd "$projects" && timed "$work/agentmap-$b" build -o "$work/built" $(cat "$work/inputs")
+      echo "$wall $cpu $rss" >"$work/build.res") 2>"$work/build.err"; then
+      read -r wall cpu rss <"$work/build.res"
+      built=$(find "$work/built" -name '*.json.gz' | wc -l)
+      build="$wall s, $cpu s, $rss MiB"
+    else
+      build="not run: $(grep -o 'Argument list too long' "$work/build.err" | head -1)"; built=-; rss=
+    fi
+    echo "| $n | $b | $scan | $build | $maps, $built |"
     [ "$n" = "$first" ] && { first_scan[$b]=$scan_rss; first_build[$b]=$rss; }
-    last_scan[$b]=$scan_rss; last_build[$b]=$rss
+    last_scan[$b]=$scan_rss
+    [ -n "$rss" ] && { last_build[$b]=$rss; last_built=$n; }
   done
 done
 rm -rf "$work/built"
 if [ "$first" != "$last" ]; then
   echo
   for b in "${bins[@]}"; do
-    per() { echo "($2 - $1) * 1048576 / ($last - $first)" | bc; }
-    echo "$b: peak RSS growth from $first to $last sessions: scan $(per "${first_scan[$b]}" "${last_scan[$b]}") bytes a session," \
-      "build $(per "${first_build[$b]}" "${last_build[$b]}") bytes a session"
+    per() { echo "($2 - $1) * 1048576 / ($3 - $first)" | bc; }
+    echo "$b: peak RSS growth from $first sessions: scan $(per "${first_scan[$b]}" "${last_scan[$b]}" "$last") bytes a session (to $last)," \
+      "build $(per "${first_build[$b]}" "${last_build[$b]}" "$last_built") bytes a session (to $last_built)"
   done
 fi
