@@ -38,7 +38,7 @@ ulimit -s 262144 2>/dev/null || ulimit -s unlimited 2>/dev/null || true
 # timed CMD...: runs CMD under GNU time; sets wall, cpu, rss (MiB).
 timed() {
   /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >"$work/out" 2>"$work/err" ||
-    { echo "failed: $*"; tail -5 "$work/err"; exit 1; }
+    { echo "failed: ${*:1:6} …"; tail -5 "$work/err"; exit 1; }
   read -r wall u s kb <"$work/time"
   cpu=$(echo "$u + $s" | bc | sed 's/^\./0./')
   rss=$((kb / 1024))
@@ -63,7 +63,7 @@ for n in $SIZES; do
     # caps a command line at 6 MB whatever the stack limit, about 75,000
     # of these paths: past that, build is not measured.
     projects="$home/.claude/projects"
-    (cd "$projects" && find . -name '*.jsonl' | sed 's|^\./||' | sort >"$work/inputs")
+    (cd "$projects" && find . -name '*.jsonl' | sort >"$work/inputs") # ./-home-…: not a flag
     if (cd "$projects" && timed "$work/agentmap-$b" build -o "$work/built" $(cat "$work/inputs")
       echo "$wall $cpu $rss" >"$work/build.res") 2>"$work/build.err"; then
       read -r wall cpu rss <"$work/build.res"
