@@ -43,6 +43,7 @@ type Daemon struct {
 	group       []queued
 	groupEvents int
 	flushed     []*state.Session // flush records not yet committed
+	touched     int              // state pages touched since the last release (releaseMapped)
 
 	progress struct{ done, total int64 }
 
@@ -59,6 +60,13 @@ type Daemon struct {
 	snap          snapshot
 	configErr     configTrap
 	publishOwed   bool           // a status count put off (publish)
+	published     statusMark     // what the last count read (publish)
+	marks         uint64         // sessions marked as about to change (mark)
+	filesSeen     uint64         // file changes taken in (ingest)
+	swept         sweepMark      // what the last sweep saw (ingest)
+	sweptUnsure   bool           // it left a source it could not settle
+	aheadNext     *parsed        // the visited log as a parse worker read it (parse.go)
+	readAhead     int            // logs whose read-ahead result was used
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
 	sink          *postgres.Sender
 	repair        *StateRepair              // damage found in the state database
@@ -176,6 +184,12 @@ func (d *Daemon) load() error {
 		s.ActivityMs = min(s.ActivityMs, now) // recorded from a future file time
 		d.sessions[s.Key] = s
 		d.indexChild(s)
+		// status says when a map was last written, by this run or one before.
+		if s.Flush != nil {
+			if at := time.UnixMilli(s.Flush.AtMs); at.After(d.lastFlush) {
+				d.lastFlush = at
+			}
+		}
 	}
 	d.markDirty()
 	return nil

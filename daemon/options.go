@@ -39,8 +39,11 @@ type Options struct {
 	Roots []watchers.Root
 	// MaxLine is the hard cap on one log line (watchers.DefaultMaxLine).
 	MaxLine int
-	Logger  *slog.Logger
-	Clock   watchers.Clock
+	// ParseWorkers is how many workers parse new logs ahead of the loop
+	// (parse.go): GOMAXPROCS when zero, none when 1.
+	ParseWorkers int
+	Logger       *slog.Logger
+	Clock        watchers.Clock
 	// Once catches up on everything present, writes every map and returns.
 	Once bool
 	// Debounce, Rescan and MaxWatches tune the watcher.

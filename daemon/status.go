@@ -119,6 +119,9 @@ const (
 // publish records the loop's view for the control server, at once for a
 // small daemon, at most every publishEvery for a large one.
 func (d *Daemon) publish() {
+	if !d.publishOwed && d.statusInputs() == d.published {
+		return // nothing the count reads has changed: the snapshot holds
+	}
 	if len(d.srcs) >= publishMany && d.opt.Clock.Now().Sub(d.snap.at) < publishEvery {
 		d.publishOwed = true
 		return
@@ -126,10 +129,48 @@ func (d *Daemon) publish() {
 	d.publishNow()
 }
 
+// statusMark is what the published status is a function of, in a form
+// cheap to compare: the records change only through the loop, which writes
+// each change to the state database (writes), marks the session it is
+// about to change (marks) or takes in files (filesSeen); the rest is held
+// beside the records. Equal marks mean a count would give the snapshot
+// already published, so an idle rescan of many sessions costs no walk of
+// them (the uptime is brought up to date when read).
+type statusMark struct {
+	writes, marks, filesSeen uint64
+	sources, sessions        int
+	agents, excluded         int
+	lastFlush                time.Time
+	catchUp                  catchUp
+	progress                 struct{ done, total int64 }
+	uncommitted, retries     int
+	retryAt                  time.Time
+	unreadable               int
+	repair                   *StateRepair
+}
+
+func (d *Daemon) statusInputs() statusMark {
+	m := statusMark{
+		marks: d.marks, filesSeen: d.filesSeen,
+		sources: len(d.srcs), sessions: len(d.sessions), agents: len(d.opt.Agents), excluded: d.excludedCount,
+		lastFlush: d.lastFlush, catchUp: d.catchUp, progress: d.progress,
+		uncommitted: len(d.faults.waiting), retries: len(d.retry), retryAt: d.faults.at,
+		unreadable: len(d.unreadable), repair: d.repair,
+	}
+	if d.db != nil {
+		m.writes = d.db.Writes()
+	}
+	if len(d.unreadable) > 0 {
+		m.retryAt, _ = d.unreadableDue() // its schedule is shown too
+	}
+	return m
+}
+
 // publishNow counts the records for the control server. It runs in the
 // loop, which owns the records.
 func (d *Daemon) publishNow() {
 	d.publishOwed = false
+	d.published = d.statusInputs()
 	now := d.opt.Clock.Now()
 	per := map[string]*AgentStatus{}
 	get := func(agent string) *AgentStatus {

@@ -110,8 +110,14 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 	if s.Offset == size && !reset && s.HeadLen > 0 {
 		return
 	}
-	p, err := d.parser(s)
-	if err != nil {
+	spec := d.takeParsed(s, reset, id, fi)
+	var p watchers.Parser
+	if spec != nil {
+		// Read ahead by a parse worker from the same bytes, with a
+		// parser made as d.parser would make it (takeParsed checked).
+		p = spec.parser
+		d.parsers[s.ID] = p
+	} else if p, err = d.parser(s); err != nil {
 		log.Error("cannot resume parser; rebuilding the log from the start", "err", err)
 		if !d.rebase(s, id) {
 			return
@@ -126,26 +132,23 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 	// transcripts have no times of their own), read after the size so
 	// they are at least as new as the lines read: `agentmap build` reads
 	// them once from the finished file, and the last batch here agrees.
-	sidecar := sidecarAppeared(s) // before the parser reads it: a race errs towards a re-read
-	agents.AttachFile(p, s.Path)
+	var sidecar bool
+	if spec != nil {
+		sidecar = spec.sidecar
+	} else {
+		sidecar = sidecarAppeared(s) // before the parser reads it: a race errs towards a re-read
+		agents.AttachFile(p, s.Path)
+	}
 	mod := ms(fi.ModTime())
-	var batch []event.Event
-	var skipped, lines int64
 	committed := s.Offset
 	partialGrew := false // set before the last commit
-	commit := func(end int64, oversized int) bool {
+	commit := func(c chunk) bool {
 		next := *s
-		c, err := watchers.Advance(f, id, size, cursorOf(s), end)
-		if err != nil {
-			log.Warn("cannot read log", "offset", end, "err", err)
-			delete(d.parsers, s.ID) // it read lines that will be read again
-			return false
-		}
-		setCursor(&next, c)
-		next.Lines += lines
-		next.Skipped += skipped
-		next.Oversized += int64(oversized)
-		next.Bytes += end - committed
+		setCursor(&next, c.cursor)
+		next.Lines += c.lines
+		next.Skipped += c.skipped
+		next.Oversized += int64(c.oversized)
+		next.Bytes += c.end - committed
 		next.Size, next.ModMs = size, mod
 		if reset {
 			next.Resets++
@@ -153,58 +156,59 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 		if committed == 0 {
 			next.Sidecar = sidecar
 		}
-		carry, err := p.State()
-		if err != nil {
-			log.Error("cannot save parser state", "offset", end, "err", err)
-			delete(d.parsers, s.ID)
-			return false
-		}
 		if reset {
 			*s = orig
 		}
-		ok := d.apply(s, next, state.Batch{Carry: carry, SetCarry: true, Reset: reset, ResetSession: resetSession},
-			batch, reset || partialGrew, mod, end)
-		d.progress.done += end - committed
-		committed, batch, lines, skipped, reset = end, nil, 0, 0, false
+		ok := d.apply(s, next, state.Batch{Carry: c.carry, SetCarry: true, Reset: reset, ResetSession: resetSession},
+			c.events, reset || partialGrew, mod, c.end)
+		d.progress.done += c.end - committed
+		committed, reset = c.end, false
 		d.reportProgress()
 		return ok
 	}
-	errStop := errors.New("stop")
-	st, err := watchers.TailLines(f, s.Offset, size, d.opt.MaxLine, func(line []byte, end int64) error {
-		lines++
-		if !isBlank(line) {
-			var perr error
-			if batch, perr = safeLine(p, line, batch); perr != nil {
-				skipped++
-				log.Debug("line skipped", "offset", end, "err", perr)
+	var st watchers.TailStats
+	if spec != nil {
+		for _, c := range spec.chunks {
+			partialGrew = c.last && spec.stats.Partial > 0 && size != s.Size
+			if !commit(c) || ctx.Err() != nil {
+				return
 			}
 		}
-		if len(batch) >= batchEvents || end-committed >= batchBytes {
-			if !commit(end, 0) || ctx.Err() != nil {
-				return errStop
-			}
+		st = spec.stats
+	} else {
+		r := newLineReader(f, id, size, cursorOf(s), p, d.opt.MaxLine, log)
+		var stopped bool
+		st, stopped, err = r.run(func(c chunk) bool { return commit(c) && ctx.Err() == nil })
+		if stopped {
+			return
 		}
-		return nil
-	})
-	if errors.Is(err, errStop) {
-		return
-	}
-	if err != nil {
-		delete(d.parsers, s.ID) // it read lines that will be read again
-		log.Warn("cannot read log", "offset", st.End, "err", err)
-		return
+		if err != nil {
+			delete(d.parsers, s.ID) // it read lines that will be read again
+			if ce := (*cutError)(nil); errors.As(err, &ce) {
+				logCut(log, ce)
+			} else {
+				log.Warn("cannot read log", "offset", st.End, "err", err)
+			}
+			return
+		}
+		// A last line without a newline that grew (finished, perhaps, by
+		// a write that still ends without one) gives no line to commit,
+		// but the map reads it at flush time: the session must change, or
+		// a map written before stays without it. Recording the size makes
+		// that once per growth, also across a restart.
+		partialGrew = st.Partial > 0 && size != s.Size
+		if needFinal(st, committed, reset, s.HeadLen, r.pending(), partialGrew) {
+			c, err := r.cut(st.End, st.Oversized)
+			if err != nil {
+				logCut(log, err)
+				delete(d.parsers, s.ID)
+				return
+			}
+			commit(c)
+		}
 	}
 	if st.Oversized > 0 {
 		log.Warn("lines over the size cap skipped", "count", st.Oversized, "offset", st.End)
-	}
-	// A last line without a newline that grew (finished, perhaps, by a
-	// write that still ends without one) gives no line to commit, but the
-	// map reads it at flush time: the session must change, or a map
-	// written before stays without it. Recording the size makes that
-	// once per growth, also across a restart.
-	partialGrew = st.Partial > 0 && size != s.Size
-	if st.End != committed || reset || st.Oversized > 0 || s.HeadLen == 0 || len(batch) > 0 || partialGrew {
-		commit(st.End, st.Oversized)
 	}
 	if d.opt.Once || d.catchUp.running {
 		// History read to its end is mostly quiet: the committed

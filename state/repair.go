@@ -86,6 +86,7 @@ func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
 }
 
 func (d *DB) update(fn func(*bolt.Tx) error) (err error) {
+	d.writes.Add(1)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverDamage(&err)
 	return d.db.Update(fn)

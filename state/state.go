@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -33,7 +34,15 @@ type DB struct {
 	db     *bolt.DB
 	path   string
 	repair Repair
+	// writes counts the write transactions begun (update), so that a
+	// reader of the records can tell that none changed since it looked.
+	writes atomic.Uint64
 }
+
+// Writes is how many write transactions were begun on the records (the
+// sink's queue aside), successful or not: equal counts mean no record was
+// written in between.
+func (d *DB) Writes() uint64 { return d.writes.Load() }
 
 // Open opens (or creates) the state database at path and migrates it to
 // SchemaVersion. A database held by another process fails within

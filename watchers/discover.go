@@ -215,8 +215,11 @@ func (r Root) form(path string) string {
 // Archived reports whether a path is in a place an agent moves finished
 // sessions to (Codex archived_sessions/): arriving there ends a session.
 func (r Root) Archived(path string) bool {
+	if r.Layout != LayoutCodex {
+		return false // asked of every log a rescan stats: no path work for the others
+	}
 	p, ok := r.split(path)
-	return ok && r.Layout == LayoutCodex && len(p) > 0 && p[0] == "archived_sessions"
+	return ok && len(p) > 0 && p[0] == "archived_sessions"
 }
 
 // Env is what default roots depend on, so tests can pin it.

@@ -89,6 +89,7 @@ type Watcher struct {
 	listings map[string]*listing
 	sweeps   int
 	complete bool
+	stamped  int // known records stamped by the current rescan (stamp)
 }
 
 // watch is one directory watch: its cost against MaxWatches and the
@@ -212,24 +213,49 @@ func (w *Watcher) collect() Update {
 
 // knownFile is a log the watcher knows, stamped with the last rescan that
 // saw it (so a rescan finds the vanished ones without a set of its own).
+// A record stays the same while its file is known (a change is written
+// into it), so a directory's listing can point at its files' records and
+// a rescan stamps them without a look-up by path; dropped marks a record
+// no longer known, which such a pointer must not stamp.
 type knownFile struct {
 	FileStat
-	seenIn int
+	seenIn  int
+	dropped bool
+}
+
+// stamp marks k seen by the current rescan, counting the records stamped
+// so that a rescan that stamped every one knows nothing vanished without
+// looking at each.
+func (w *Watcher) stamp(k *knownFile) {
+	if k.seenIn != w.sweeps {
+		k.seenIn = w.sweeps
+		w.stamped++
+	}
 }
 
 func (w *Watcher) note(fs FileStat) {
 	old := w.known[fs.Path]
 	if old != nil && old.same(fs) {
-		old.seenIn = w.sweeps
+		w.stamp(old)
 		return
 	}
-	if fs.Gone {
+	switch {
+	case fs.Gone:
 		if old == nil {
 			return
 		}
+		if old.seenIn == w.sweeps {
+			w.stamped--
+		}
+		old.dropped = true
 		delete(w.known, fs.Path)
-	} else {
-		w.known[fs.Path] = &knownFile{FileStat: fs, seenIn: w.sweeps}
+	case old != nil:
+		old.FileStat = fs
+		w.stamp(old)
+	default:
+		k := &knownFile{FileStat: fs}
+		w.known[fs.Path] = k
+		w.stamp(k)
 	}
 	w.pending[fs.Path] = fs
 }
@@ -239,7 +265,8 @@ func (w *Watcher) note(fs FileStat) {
 // adds watches for new directories, and reports files that disappeared.
 func (w *Watcher) fullScan() {
 	w.sweeps++
-	w.dirs = map[string]string{} // every directory is claimed afresh, in walk order
+	w.stamped = 0
+	clear(w.dirs) // every directory is claimed afresh, in walk order
 	for _, r := range w.roots {
 		w.walk(r, r.Dir, true)
 	}
@@ -249,9 +276,13 @@ func (w *Watcher) fullScan() {
 			delete(w.listings, d) // gone, or no longer reached
 		}
 	}
-	for p, k := range w.known {
-		if k.seenIn != w.sweeps {
-			w.note(FileStat{Path: p, Agent: k.Agent, Form: k.Form, Gone: true})
+	if w.stamped != len(w.known) {
+		// Some known log was not seen: find which (every record stamped
+		// means none vanished, the common case, with no walk of them).
+		for p, k := range w.known {
+			if k.seenIn != w.sweeps {
+				w.note(FileStat{Path: p, Agent: k.Agent, Form: k.Form, Gone: true})
+			}
 		}
 	}
 	for d := range w.watched {
@@ -332,7 +363,8 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep bool, chain []string) 
 		statAll = !watched
 	}
 	chain = append(chain, real)
-	for _, e := range entries {
+	for i := range entries {
+		e := &entries[i]
 		p := e.path
 		isDir := e.dir
 		if e.link {
@@ -360,16 +392,26 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep bool, chain []string) 
 		if form == "" {
 			continue
 		}
-		if k := w.known[p]; k != nil && !statAll && form != FormSQLite && r.Layout != LayoutOpenCode {
+		if !statAll && form != FormSQLite && r.Layout != LayoutOpenCode {
 			// Its directory's watch reports every write (a database's
 			// -wal and OpenCode's message files are elsewhere, so those
 			// are always stat'ed); the stat comes round on this
 			// directory's turn.
-			k.seenIn = w.sweeps
-			continue
+			k := e.known
+			if k == nil || k.dropped || k.Path != p {
+				k = w.known[p]
+				e.known = k
+			}
+			if k != nil {
+				w.stamp(k)
+				continue
+			}
 		}
 		if fs, ok := statFile(r, p, form); ok {
 			w.note(fs)
+			if !e.link {
+				e.known = w.known[p]
+			}
 		}
 	}
 }
@@ -391,6 +433,9 @@ type dirEntry struct {
 	name, path string // path: under the root, kept so a rescan builds none
 	dir, link  bool
 	form       string // its form under the root, for a file that is not a link
+	// known is the log's record as a rescan last found it, so the next
+	// one stamps it without a look-up (checked: it may have been dropped).
+	known *knownFile
 }
 
 // listing is a directory's entries as last read, with the identity and
@@ -437,9 +482,28 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
 		delete(w.listings, dir)
 		return nil, false
 	}
+	// The entries a name keeps from the last listing: its path and form
+	// depend on the name alone (the form is worked out once per file).
+	var before map[string]*dirEntry
+	if c := w.listings[dir]; c != nil {
+		before = make(map[string]*dirEntry, len(c.entries))
+		for i := range c.entries {
+			before[c.entries[i].name] = &c.entries[i]
+		}
+	}
 	entries := make([]dirEntry, 0, len(raw))
 	for _, e := range raw {
-		de := dirEntry{name: e.Name(), path: filepath.Join(dir, e.Name()), dir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0}
+		de := dirEntry{name: e.Name(), dir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0}
+		old := before[de.name]
+		if old != nil && old.dir == de.dir && old.link == de.link {
+			de.path, de.form, de.known = old.path, old.form, old.known
+			if de.form == "" && !de.dir && !de.link && !e.Type().IsRegular() {
+				continue
+			}
+			entries = append(entries, de)
+			continue
+		}
+		de.path = filepath.Join(dir, de.name)
 		if !de.dir && !de.link {
 			de.form = r.Form(de.path)
 			if de.form == "" && !e.Type().IsRegular() {

@@ -184,6 +184,8 @@ func serviceCheck(st string, err error, daemonRuns bool, manager error) check {
 		return check{levelWarn, "service", "cannot ask the service manager: " + err.Error()}
 	case st == "running":
 		return check{levelOK, "service", "installed and running"}
+	case strings.HasPrefix(st, "running ("):
+		return check{levelOK, "service", st}
 	case daemonRuns:
 		return check{levelOK, "service", "a daemon is running (agentmap run); the service is " + st}
 	case strings.HasPrefix(st, "not installed") && manager == nil:

@@ -1,0 +1,384 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/agents"
+)
+
+// chunk is one batch of a log's lines as a commit records it: the events,
+// the cursor after its last line, the parser's carry-state there, and the
+// line counts.
+type chunk struct {
+	end            int64
+	cursor         watchers.Cursor
+	events         []event.Event
+	lines, skipped int64
+	oversized      int
+	carry          []byte
+	last           bool // the batch that ends the read
+}
+
+// cutError is a batch that could not be cut: the cursor could not be
+// advanced (a read error) or the parser's state not saved.
+type cutError struct {
+	offset int64
+	state  bool
+	err    error
+}
+
+func (e *cutError) Error() string { return fmt.Sprintf("at offset %d: %v", e.offset, e.err) }
+
+// logCut logs a batch that could not be cut, as the tailer always has.
+func logCut(log *slog.Logger, err error) {
+	var c *cutError
+	switch {
+	case !errors.As(err, &c):
+	case c.state:
+		log.Error("cannot save parser state", "offset", c.offset, "err", c.err)
+	default:
+		log.Warn("cannot read log", "offset", c.offset, "err", c.err)
+	}
+}
+
+// lineReader parses a log's complete lines from a cursor and cuts them
+// into batches (batchEvents events or batchBytes bytes at most). The
+// tailer and the parse workers read through it, so that a log read ahead
+// gives exactly the batches the tailer would have cut.
+type lineReader struct {
+	f       *os.File
+	id      watchers.FileID
+	size    int64
+	cur     watchers.Cursor // after the last batch cut
+	p       watchers.Parser
+	maxLine int
+	log     *slog.Logger // for lines skipped (debug)
+
+	batch          []event.Event
+	lines, skipped int64
+}
+
+func newLineReader(f *os.File, id watchers.FileID, size int64, c watchers.Cursor, p watchers.Parser, maxLine int, log *slog.Logger) *lineReader {
+	return &lineReader{f: f, id: id, size: size, cur: c, p: p, maxLine: maxLine, log: log}
+}
+
+// pending reports whether lines were read since the last batch.
+func (r *lineReader) pending() bool { return len(r.batch) > 0 }
+
+// cut ends a batch at end.
+func (r *lineReader) cut(end int64, oversized int) (chunk, error) {
+	c, err := watchers.Advance(r.f, r.id, r.size, r.cur, end)
+	if err != nil {
+		return chunk{}, &cutError{offset: end, err: err}
+	}
+	carry, err := r.p.State()
+	if err != nil {
+		return chunk{}, &cutError{offset: end, state: true, err: err}
+	}
+	ch := chunk{end: end, cursor: c, events: r.batch, lines: r.lines, skipped: r.skipped, oversized: oversized, carry: carry}
+	r.cur, r.batch, r.lines, r.skipped = c, nil, 0, 0
+	return ch, nil
+}
+
+var errStopRead = errors.New("stop")
+
+// run reads the lines from the cursor to the size, handing each full
+// batch to emit; the lines after the last full batch stay pending (the
+// caller decides on a last batch: needFinal). stopped reports that emit
+// said stop.
+func (r *lineReader) run(emit func(chunk) bool) (st watchers.TailStats, stopped bool, err error) {
+	start := r.cur.Offset
+	st, err = watchers.TailLines(r.f, start, r.size, r.maxLine, func(line []byte, end int64) error {
+		r.lines++
+		if !isBlank(line) {
+			var perr error
+			if r.batch, perr = safeLine(r.p, line, r.batch); perr != nil {
+				r.skipped++
+				r.log.Debug("line skipped", "offset", end, "err", perr)
+			}
+		}
+		if len(r.batch) >= batchEvents || end-r.cur.Offset >= batchBytes {
+			c, err := r.cut(end, 0)
+			if err != nil {
+				return err
+			}
+			if !emit(c) {
+				return errStopRead
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errStopRead) {
+		return st, true, nil
+	}
+	return st, false, err
+}
+
+// needFinal says whether a read ends with one more batch: lines or bytes
+// beyond the last one, a reset or oversized lines to record, a source
+// with no head yet, or an unfinished last line that grew.
+func needFinal(st watchers.TailStats, committed int64, reset bool, headLen int, pending, partialGrew bool) bool {
+	return st.End != committed || reset || st.Oversized > 0 || headLen == 0 || pending || partialGrew
+}
+
+// Reading ahead. A catch-up reads thousands of logs, each parsed on its
+// own with a parser of its own: parse workers (one per CPU) read the new
+// logs of a batch of changes ahead of the loop, which takes each result
+// when it comes to that log, in the order it always visits them. The loop
+// alone still routes, applies and commits, one transaction per group, so
+// nothing about what is committed, or when, changes: a result is used only
+// when the loop finds the log as the worker did (a new source at offset
+// 0, the same routing, identity, size and time) and is otherwise dropped
+// and the log read as before. Workers touch no record of the loop.
+const (
+	aheadMaxBytes = 32 << 20 // larger logs are read by the loop, batch by batch
+	aheadPerCPU   = 4        // results held or being made, per worker
+)
+
+// parsed is a log read ahead: its batches and what they were read from.
+type parsed struct {
+	path    string
+	route   watchers.Source // the parser's routing
+	id      watchers.FileID
+	size    int64
+	mod     time.Time
+	parser  watchers.Parser // after the last line
+	sidecar bool
+	chunks  []chunk
+	stats   watchers.TailStats
+}
+
+// aheadSlot is one log to read ahead.
+type aheadSlot struct {
+	f       watchers.FileStat
+	claimed bool // taken by the loop (a worker no longer starts it)
+	started bool
+	done    chan struct{}
+	res     *parsed
+}
+
+// readAhead is the parse workers of one batch of changes.
+type readAhead struct {
+	mu     sync.Mutex
+	order  []*aheadSlot
+	byPath map[string]*aheadSlot
+	next   int
+	tokens chan struct{} // one per result held or being made
+	stop   chan struct{}
+	wg     sync.WaitGroup
+}
+
+// startReadAhead starts parse workers over the new logs of files, or
+// returns nil when there are too few to gain from them.
+func (d *Daemon) startReadAhead(files []watchers.FileStat) *readAhead {
+	workers := d.opt.ParseWorkers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers < 2 {
+		return nil // one CPU: the loop is as fast alone
+	}
+	ra := &readAhead{byPath: map[string]*aheadSlot{}, stop: make(chan struct{})}
+	for _, f := range files {
+		if f.Gone || f.Form != watchers.FormLines || f.Size <= 0 || f.Size > aheadMaxBytes || d.byPath[f.Path] != nil {
+			continue
+		}
+		if _, ok := d.agents[f.Agent]; !ok || d.isExcluded(f) {
+			continue
+		}
+		sl := &aheadSlot{f: f, done: make(chan struct{})}
+		ra.order = append(ra.order, sl)
+		ra.byPath[f.Path] = sl
+	}
+	if len(ra.order) < 2 {
+		return nil
+	}
+	ra.tokens = make(chan struct{}, workers*aheadPerCPU)
+	// Everything a worker uses is read now, in the loop: the agents and
+	// options do not change while the batch is applied.
+	read := aheadReader{agents: d.agents, exclude: d.opt.Exclude, once: d.opt.Once, maxLine: d.opt.MaxLine, log: d.log.With("component", "tail")}
+	for range min(workers, len(ra.order)) {
+		ra.wg.Add(1)
+		go func() {
+			defer ra.wg.Done()
+			ra.work(read)
+		}()
+	}
+	return ra
+}
+
+func (ra *readAhead) work(read aheadReader) {
+	for {
+		select {
+		case ra.tokens <- struct{}{}:
+		case <-ra.stop:
+			return
+		}
+		ra.mu.Lock()
+		for ra.next < len(ra.order) && ra.order[ra.next].claimed {
+			ra.next++
+		}
+		if ra.next == len(ra.order) {
+			ra.mu.Unlock()
+			<-ra.tokens
+			return
+		}
+		sl := ra.order[ra.next]
+		ra.next++
+		sl.started = true
+		ra.mu.Unlock()
+		select {
+		case <-ra.stop:
+			sl.res = nil
+		default:
+			sl.res = read.parse(sl.f)
+		}
+		close(sl.done)
+	}
+}
+
+// take returns the result for path, waiting for a worker that started it,
+// or nil (not read ahead, not started yet: the loop reads it itself).
+func (ra *readAhead) take(path string) *parsed {
+	if ra == nil {
+		return nil
+	}
+	ra.mu.Lock()
+	sl := ra.byPath[path]
+	if sl == nil || sl.claimed {
+		ra.mu.Unlock()
+		return nil
+	}
+	sl.claimed = true
+	started := sl.started
+	ra.mu.Unlock()
+	if !started {
+		return nil
+	}
+	<-sl.done
+	res := sl.res
+	sl.res = nil
+	<-ra.tokens
+	return res
+}
+
+// close stops the workers and waits for them.
+func (ra *readAhead) close() {
+	if ra == nil {
+		return
+	}
+	close(ra.stop)
+	ra.wg.Wait()
+}
+
+// aheadReader is what a worker reads a log with.
+type aheadReader struct {
+	agents  map[string]agents.Agent
+	exclude func(cwd string) bool
+	once    bool
+	maxLine int
+	log     *slog.Logger
+}
+
+// parse reads a new log as the loop would for a new source: routed by its
+// first line (adopt), a fresh parser (parser), every batch cut (tail). Any
+// doubt returns nil, and the loop reads the log itself.
+func (a aheadReader) parse(fs watchers.FileStat) (res *parsed) {
+	defer func() {
+		if recover() != nil {
+			res = nil // the loop's own read reports it
+		}
+	}()
+	ag := a.agents[fs.Agent]
+	if a.exclude != nil {
+		// privacy.exclude is decided first, as adopt does: a log it keeps
+		// out is never parsed, here either.
+		cwd, short := sniffCWD(fs.Path)
+		if cwd == "" && short && fs.Agent == "claude" && !a.once || cwd != "" && a.exclude(cwd) {
+			return nil
+		}
+	}
+	first, complete, err := firstLine(fs.Path, fs.Form)
+	if err == nil && !complete && a.once {
+		first, err = agents.FirstLine(fs.Path)
+		complete = err == nil
+	}
+	if err != nil || !complete {
+		return nil
+	}
+	if ag.Name == "codex" && !ag.LooksLike(first) && agents.LooksLikeWholeJSON(first) {
+		return nil // read whole
+	}
+	r, err := ag.Identify(fs.Path, first)
+	if err != nil || r.Session == "" {
+		return nil
+	}
+	src := &state.Source{Path: fs.Path, Agent: ag.Name}
+	src.Session, src.Lane, src.ChildLane = sessionKey(ag.Name, r.Session), r.Lane, r.ChildLane
+	if r.ParentSession != "" {
+		src.ParentSession = sessionKey(ag.Name, r.ParentSession)
+	}
+	f, err := os.Open(fs.Path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	id, fi, err := watchers.IdentifyOpen(f)
+	if err != nil || fi.Size() > aheadMaxBytes {
+		return nil
+	}
+	res = &parsed{path: fs.Path, route: routing(src), id: id, size: fi.Size(), mod: fi.ModTime()}
+	res.parser = ag.New(res.route)
+	res.sidecar = sidecarAppeared(src)
+	agents.AttachFile(res.parser, fs.Path)
+	rd := newLineReader(f, id, res.size, watchers.Cursor{}, res.parser, a.maxLine, a.log.With("agent", ag.Name, "path", fs.Path))
+	var st watchers.TailStats
+	st, _, err = rd.run(func(c chunk) bool {
+		res.chunks = append(res.chunks, c)
+		return true
+	})
+	if err != nil {
+		return nil
+	}
+	res.stats = st
+	// The source as the loop's commits leave it: its head from the
+	// cursor, its size once a batch was recorded.
+	committed, size := rd.cur.Offset, int64(0)
+	if len(res.chunks) > 0 {
+		size = res.size
+	}
+	partialGrew := st.Partial > 0 && res.size != size
+	if needFinal(st, committed, false, rd.cur.HeadLen, rd.pending(), partialGrew) {
+		c, err := rd.cut(st.End, st.Oversized)
+		if err != nil {
+			return nil
+		}
+		c.last = true
+		res.chunks = append(res.chunks, c)
+	}
+	return res
+}
+
+// takeParsed returns the read-ahead result of the log the loop is
+// visiting, when it was read from what the loop sees: a fresh source
+// (no cursor, no parser, no reset) with the same routing, and the file
+// with the same identity, size and time.
+func (d *Daemon) takeParsed(s *state.Source, reset bool, id watchers.FileID, fi os.FileInfo) *parsed {
+	res := d.aheadNext
+	d.aheadNext = nil
+	if res == nil || res.path != s.Path || reset || cursorOf(s) != (watchers.Cursor{}) || d.parsers[s.ID] != nil || res.route != routing(s) ||
+		res.id != id || res.size != fi.Size() || !res.mod.Equal(fi.ModTime()) {
+		return nil
+	}
+	d.readAhead++
+	return res
+}

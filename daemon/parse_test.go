@@ -1,0 +1,106 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"testing"
+
+	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// TestReadAheadCommitsWhatTheLoopCommits catches up on the corpus with
+// the parse workers and without them: the maps, the sources' cursors and
+// counts, and every session's events must be the same, batch for batch.
+func TestReadAheadCommitsWhatTheLoopCommits(t *testing.T) {
+	corpus := corpusDir(t)
+	home := t.TempDir()
+	for _, f := range layout(t, corpus, home, 64<<20) {
+		f.write(t, len(f.data))
+	}
+	roots := watchers.DefaultRoots(watchers.Env{GOOS: runtime.GOOS, Home: home})
+	run := func(workers int) (map[string][]byte, string) {
+		data := t.TempDir()
+		d := New(Options{DataDir: data, Once: true, Roots: roots, ParseWorkers: workers,
+			Logger: slog.New(slog.DiscardHandler)})
+		if err := d.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if workers > 1 && d.readAhead < 20 || workers == 1 && d.readAhead > 0 {
+			t.Fatalf("%d workers: %d logs read ahead", workers, d.readAhead)
+		}
+		t.Logf("%d workers: %d logs read ahead", workers, d.readAhead)
+		db, err := state.Open(filepath.Join(data, "state.db"), slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		return readMaps(t, MapsDir(data)), dumpState(t, db)
+	}
+	mapsLoop, stateLoop := run(1)
+	mapsAhead, stateAhead := run(4)
+	if len(mapsLoop) < 40 {
+		t.Fatalf("only %d maps from the corpus", len(mapsLoop))
+	}
+	if d := diffMaps(mapsAhead, mapsLoop); len(d) > 0 {
+		t.Errorf("maps differ with parse workers: %v", d)
+	}
+	if stateAhead != stateLoop {
+		t.Errorf("state differs with parse workers:\nloop:  %.2000s\nahead: %.2000s", stateLoop, stateAhead)
+	}
+}
+
+// dumpState renders the records a catch-up leaves, without the times a
+// run takes from the clock.
+func dumpState(t *testing.T, db *state.DB) string {
+	t.Helper()
+	srcs, sessions, err := db.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(srcs, func(i, j int) bool { return srcs[i].Path < srcs[j].Path })
+	sort.Slice(sessions, func(i, j int) bool { return sessions[i].Key < sessions[j].Key })
+	type srcView struct {
+		S     state.Source
+		Carry []byte
+	}
+	var out []any
+	for _, s := range srcs {
+		c := *s
+		c.ID = 0 // numbered in visit order in both runs, but not compared
+		carry, err := db.Carry(s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, srcView{c, carry})
+	}
+	for _, s := range sessions {
+		c := *s
+		if c.Flush != nil {
+			f := *c.Flush
+			f.AtMs = 0
+			c.Flush = &f
+		}
+		var events [][]event.Event
+		if err := db.Events(s.Key, func(_ uint64, evs []event.Event) error {
+			events = append(events, evs)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c, events)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) == 0 {
+		t.Fatal("no sources recorded")
+	}
+	return string(b)
+}
