@@ -141,9 +141,11 @@ func TestUsageCommand(t *testing.T) {
 		}
 		return n
 	}
+	// A repository with tokens to total (the Cursor transcript's has none);
+	// the maps come in no fixed order.
 	var repo string
 	for _, m := range maps {
-		if len(m.Repos) > 0 && m.Repos[0].Name != "" {
+		if len(m.Repos) > 0 && m.Repos[0].Name != "" && m.Totals.Tokens > 0 {
 			repo = m.Repos[0].Name
 		}
 	}
