@@ -141,12 +141,18 @@ func TestUsageCommand(t *testing.T) {
 		}
 		return n
 	}
-	// A repository with tokens to total (the Cursor transcript's has none);
-	// the maps come in no fixed order.
+	inRepo := func(name string) func(*report.Map) bool {
+		return func(m *report.Map) bool {
+			return slices.ContainsFunc(m.Repos, func(r mapfile.Repo) bool { return r.Name == name })
+		}
+	}
+	// A repository whose sessions have tokens, not all of them.
 	var repo string
 	for _, m := range maps {
-		if len(m.Repos) > 0 && m.Repos[0].Name != "" && m.Totals.Tokens > 0 {
-			repo = m.Repos[0].Name
+		for _, r := range m.Repos {
+			if n := sum(inRepo(r.Name)); r.Name != "" && n > 0 && n < tokens {
+				repo = r.Name
+			}
 		}
 	}
 	for _, c := range []struct {
@@ -154,7 +160,7 @@ func TestUsageCommand(t *testing.T) {
 		want int64
 	}{
 		{[]string{"--agent", "codex"}, sum(func(m *report.Map) bool { return m.Session.AgentTool == "codex" })},
-		{[]string{"--repo", repo}, sum(func(m *report.Map) bool { return len(m.Repos) > 0 && slices.ContainsFunc(m.Repos, func(r mapfile.Repo) bool { return r.Name == repo }) })},
+		{[]string{"--repo", repo}, sum(inRepo(repo))},
 	} {
 		code, stdout, stderr := run(t, append([]string{"usage", "session", "--maps", dir, "--json"}, c.args...)...)
 		var tab report.UsageTable
@@ -173,8 +179,10 @@ func TestUsageCommand(t *testing.T) {
 	if code, _, _ := run(t, "usage", "yearly", "--maps", dir); code != exitUsage {
 		t.Errorf("usage yearly: exit %d", code)
 	}
-	if code, stdout, _ := run(t, "usage", "--maps", dir, "--since", "2999-01-01"); code != exitOK || !strings.Contains(stdout, "no model requests") {
-		t.Errorf("usage of nothing: exit %d\n%s", code, stdout)
+	for _, window := range [][]string{{"--since", "2999-01-01"}, {"--until", "2000-01-01"}} {
+		if code, stdout, _ := run(t, append([]string{"usage", "--maps", dir}, window...)...); code != exitOK || !strings.Contains(stdout, "no model requests") {
+			t.Errorf("usage %v: exit %d\n%s", window, code, stdout)
+		}
 	}
 }
 
