@@ -118,7 +118,7 @@ func render(c *Config, p platform, comments bool) []byte {
 		"claude":   {"Claude Code: transcripts under <root>/projects. Defaults: $CLAUDE_CONFIG_DIR", "(comma-separated), ~/.claude and ~/.config/claude."},
 		"codex":    {"Codex CLI: rollouts under <root>/sessions and <root>/archived_sessions.", "Defaults: $CODEX_HOME and ~/.codex."},
 		"cursor":   {"Cursor: roots hold agent transcripts and cursor-agent chats (~/.cursor);", "app_roots hold the editor's User directory (its state.vscdb files)."},
-		"opencode": {"OpenCode: its data directory holding opencode.db (read-only).", "Default: $XDG_DATA_HOME/opencode, else ~/.local/share/opencode."},
+		"opencode": {"OpenCode: its data directory holding opencode.db (read-only).", "Default: $XDG_DATA_HOME/opencode, else ~/.local/share/opencode (and the directory of $OPENCODE_DB)."},
 		"copilot":  {"GitHub Copilot CLI: session-state/<id>/events.jsonl under <root>.", "Defaults: $COPILOT_HOME and ~/.copilot."},
 		"gemini":   {"Gemini CLI: chats under <root>/tmp/<project>/chats.", "Defaults: $GEMINI_CLI_HOME/.gemini and ~/.gemini."},
 	}

@@ -170,12 +170,48 @@ func (p platform) codexRoots() []string {
 func (p platform) cursorRoots() []string { return []string{p.join(p.home, ".cursor")} }
 
 // openCodeRoots: OpenCode's data directory, $XDG_DATA_HOME/opencode, else
-// ~/.local/share/opencode (OpenCode resolves it so on every OS).
+// ~/.local/share/opencode (OpenCode resolves it so on every OS), and the
+// directory of $OPENCODE_DB when that moves the store elsewhere.
 func (p platform) openCodeRoots() []string {
+	data := p.join(p.home, ".local", "share", "opencode")
 	if d := p.env("XDG_DATA_HOME"); d != "" && p.isAbs(d) {
-		return []string{p.join(d, "opencode")}
+		data = p.join(d, "opencode")
 	}
-	return []string{p.join(p.home, ".local", "share", "opencode")}
+	roots := []string{data}
+	if dir := p.openCodeDBDir(data); dir != "" {
+		roots = append(roots, dir)
+	}
+	return dedupe(roots)
+}
+
+// openCodeDBDir is the directory of the store $OPENCODE_DB names (absolute,
+// or relative to the data directory, as OpenCode reads it), when the file
+// keeps a store's name (opencode.db, opencode-<channel>.db): a root holds
+// only files of those names. Another name, or ":memory:", gives "" (doctor
+// says why).
+func (p platform) openCodeDBDir(data string) string {
+	db := p.env("OPENCODE_DB")
+	if db == "" || db == ":memory:" {
+		return ""
+	}
+	if !p.isAbs(db) {
+		db = p.join(data, db)
+	}
+	seps := "/"
+	if p.goos == "windows" {
+		seps = `/\`
+	}
+	i := strings.LastIndexAny(db, seps)
+	if i <= 0 || !OpenCodeStoreName(db[i+1:]) {
+		return ""
+	}
+	return db[:i]
+}
+
+// OpenCodeStoreName reports whether a file name is one OpenCode gives its
+// store: opencode.db, or opencode-<channel>.db for another release channel.
+func OpenCodeStoreName(name string) bool {
+	return name == "opencode.db" || strings.HasPrefix(name, "opencode-") && strings.HasSuffix(name, ".db")
 }
 
 // copilotRoots: $COPILOT_HOME and ~/.copilot.

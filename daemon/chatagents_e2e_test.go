@@ -1,13 +1,16 @@
 package daemon
 
 import (
+	"context"
 	"database/sql"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
+	"github.com/agentmap/agentmap/watchers/opencode/storagetest"
 	_ "modernc.org/sqlite"
 )
 
@@ -153,5 +156,75 @@ func TestOpenCodeCopilotCrashEquivalence(t *testing.T) {
 	}
 	waitStore(t, data, want, p)
 	p.stop(t)
-	t.Logf("%d maps identical to agentmap build", len(want))
+	t.Logf("%d maps identical to agentmap build (%d Copilot logs)", len(want), len(feeds))
+}
+
+// TestOpenCodeStorageCrashEquivalence lays the stores the real OpenCode
+// wrote out as the JSON storage of its older versions, file by file in
+// the order the files were made and last rewritten (storagetest), while
+// the daemon follows the data directory and is SIGKILLed at random
+// moments; its maps must be byte-identical to `agentmap build` of the
+// finished session files.
+func TestOpenCodeStorageCrashEquivalence(t *testing.T) {
+	bin := buildBinary(t)
+	home := t.TempDir()
+	data := filepath.Join(t.TempDir(), "data")
+	dir := filepath.Join(home, ".local", "share", "opencode")
+	dbs, _ := filepath.Glob(filepath.Join("..", "watchers", "opencode", "testdata", "*.db"))
+	var writes []storagetest.Write
+	for _, db := range dbs {
+		w, err := storagetest.Writes(context.Background(), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writes = append(writes, w...)
+	}
+	sort.SliceStable(writes, func(i, j int) bool { return writes[i].At < writes[j].At })
+	total := len(writes)
+	if total < 100 {
+		t.Fatalf("%d storage writes from %v: too few to show anything", total, dbs)
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 13))
+	sessions := map[string]string{}
+	p := startDaemon(t, bin, home, data)
+	kills := 0
+	for len(writes) > 0 {
+		n := min(len(writes), 1+rng.IntN(12))
+		for _, w := range writes[:n] {
+			to := filepath.Join(dir, filepath.FromSlash(w.Path))
+			os.MkdirAll(filepath.Dir(to), 0o700)
+			// In place, not renamed: OpenCode wrote its storage so, and a
+			// read may catch a file half-written.
+			if err := os.WriteFile(to, w.Data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if w.Session != "" {
+				sessions[w.Session] = to
+			}
+		}
+		writes = writes[n:]
+		time.Sleep(time.Duration(rng.IntN(80)) * time.Millisecond)
+		if rng.IntN(3) == 0 {
+			p.kill()
+			kills++
+			p = startDaemon(t, bin, home, data)
+		}
+	}
+	var paths []string
+	for _, f := range sessions {
+		paths = append(paths, f)
+	}
+	sort.Strings(paths)
+	want := expected(t, bin, paths)
+	if len(want) < 3 {
+		t.Fatalf("agentmap build wrote %d maps of the storage, want the 3 root sessions", len(want))
+	}
+	waitStore(t, data, want, p)
+	p.stop(t)
+	if kills < 3 {
+		t.Errorf("only %d kills", kills)
+	}
+	t.Logf("%d writes, %d kills; %d maps identical to agentmap build", total, kills, len(want))
 }

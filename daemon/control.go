@@ -152,7 +152,7 @@ func (d *Daemon) match(id string) ([]string, error) {
 	}
 	switch len(found) {
 	case 0:
-		return nil, errors.New("no session matches")
+		return nil, errors.New("no session the daemon follows matches that id (agentmap list shows them)")
 	case 1:
 		return found, nil
 	}

@@ -43,6 +43,7 @@ type Daemon struct {
 	group       []queued
 	groupEvents int
 	flushed     []*state.Session // flush records not yet committed
+	touched     int              // state pages touched since the last release (releaseMapped)
 
 	progress struct{ done, total int64 }
 
@@ -183,6 +184,12 @@ func (d *Daemon) load() error {
 		s.ActivityMs = min(s.ActivityMs, now) // recorded from a future file time
 		d.sessions[s.Key] = s
 		d.indexChild(s)
+		// status says when a map was last written, by this run or one before.
+		if s.Flush != nil {
+			if at := time.UnixMilli(s.Flush.AtMs); at.After(d.lastFlush) {
+				d.lastFlush = at
+			}
+		}
 	}
 	d.markDirty()
 	return nil

@@ -283,7 +283,30 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 			log.Info("map written", "path", j.rel, "events", len(j.events))
 		}
 	}
+	d.releaseMapped(events + len(jobs)*recordWeight)
 	return keys
+}
+
+// The state database's pages that commits and flushes touch are let go of
+// (state.DB.ReleaseMapped) once about releaseEvery events' worth of them
+// were: a catch-up commits and reads back the records of every session
+// once, and without it the process's resident memory would count all of
+// those pages at the end, growing with the number of sessions though the
+// heap does not. A record (a source's, a session's) counts recordWeight.
+const (
+	releaseEvery = 50000
+	recordWeight = 10
+)
+
+func (d *Daemon) releaseMapped(touched int) {
+	d.touched += touched
+	if d.touched < releaseEvery {
+		return
+	}
+	d.touched = 0
+	if err := d.db.ReleaseMapped(); err != nil {
+		d.log.Debug("cannot release the state database's mapped pages", "component", "state", "err", err)
+	}
 }
 
 // removeMaps removes a session's previous maps (previousMaps) but the one

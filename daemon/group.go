@@ -57,6 +57,7 @@ func (d *Daemon) commitGroup() bool {
 		d.commitFailed(ids)
 	} else {
 		d.commitSucceeded(ids)
+		d.releaseMapped(d.groupEvents + len(d.group)*recordWeight)
 	}
 	if err == nil && d.log.Enabled(nil, -4) {
 		for _, q := range d.group {

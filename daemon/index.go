@@ -17,9 +17,14 @@ import (
 // entry against the record as it is now and drops those that no longer
 // hold. An entry too many costs a check; none is ever missing, whatever
 // undo or reset put a record back to.
+//
+// An entry of bySession and byFileID is a short list, not a map: most
+// sessions have one source and most identities one file, and a list of one
+// costs a few dozen bytes where a map of one costs a few hundred, for every
+// session caught up on.
 type indexes struct {
-	bySession map[string]map[uint64]*state.Source
-	byFileID  map[watchers.FileID]map[uint64]*state.Source
+	bySession map[string]sourceList
+	byFileID  map[watchers.FileID]sourceList
 	noFileID  map[uint64]*state.Source // sources whose file has no known identity
 	children  map[string]map[string]bool
 	// pending holds the keys of sessions that may be dirty: flushDue and
@@ -30,31 +35,49 @@ type indexes struct {
 
 func newIndexes() indexes {
 	return indexes{
-		bySession: map[string]map[uint64]*state.Source{},
-		byFileID:  map[watchers.FileID]map[uint64]*state.Source{},
+		bySession: map[string]sourceList{},
+		byFileID:  map[watchers.FileID]sourceList{},
 		noFileID:  map[uint64]*state.Source{},
 		children:  map[string]map[string]bool{},
 		pending:   map[string]bool{},
 	}
 }
 
+// sourceList is one index entry: the sources last seen under a key, one
+// record per source id.
+type sourceList []*state.Source
+
+// with returns the list holding s: in place of the record of the same id,
+// or added.
+func (l sourceList) with(s *state.Source) sourceList {
+	for i, o := range l {
+		if o.ID == s.ID {
+			l[i] = s
+			return l
+		}
+	}
+	return append(l, s)
+}
+
+// holding keeps, in place, the entries for which keep is true.
+func (l sourceList) holding(keep func(*state.Source) bool) sourceList {
+	out := l[:0]
+	for _, s := range l {
+		if keep(s) {
+			out = append(out, s)
+		}
+	}
+	clear(l[len(out):]) // no pointer kept to a dropped record
+	return out
+}
+
 // index records a source under its session and file identity as they are.
 func (d *Daemon) index(s *state.Source) {
 	if s.Session != "" {
-		m := d.idx.bySession[s.Session]
-		if m == nil {
-			m = map[uint64]*state.Source{}
-			d.idx.bySession[s.Session] = m
-		}
-		m[s.ID] = s
+		d.idx.bySession[s.Session] = d.idx.bySession[s.Session].with(s)
 	}
 	if id := (watchers.FileID{Dev: s.Dev, Ino: s.Ino}); id.Known() {
-		m := d.idx.byFileID[id]
-		if m == nil {
-			m = map[uint64]*state.Source{}
-			d.idx.byFileID[id] = m
-		}
-		m[s.ID] = s
+		d.idx.byFileID[id] = d.idx.byFileID[id].with(s)
 	} else {
 		d.idx.noFileID[s.ID] = s
 	}
@@ -63,38 +86,30 @@ func (d *Daemon) index(s *state.Source) {
 // live reports whether an index entry still names a record of the loop.
 func (d *Daemon) live(s *state.Source) bool { return d.srcs[s.ID] == s }
 
+// sessionSources returns the index entry of a session, pruned of the
+// entries that no longer hold.
+func (d *Daemon) sessionSources(key string) sourceList {
+	l, ok := d.idx.bySession[key]
+	if !ok {
+		return nil
+	}
+	l = l.holding(func(s *state.Source) bool { return d.live(s) && s.Session == key })
+	if len(l) == 0 {
+		delete(d.idx.bySession, key)
+	} else {
+		d.idx.bySession[key] = l
+	}
+	return l
+}
+
 // sourcesOf returns the sources routed to a session, in no order.
 func (d *Daemon) sourcesOf(key string) []*state.Source {
-	m := d.idx.bySession[key]
-	var out []*state.Source
-	for id, s := range m {
-		if !d.live(s) || s.Session != key {
-			delete(m, id)
-			continue
-		}
-		out = append(out, s)
-	}
-	if len(m) == 0 {
-		delete(d.idx.bySession, key)
-	}
-	return out
+	return append([]*state.Source(nil), d.sessionSources(key)...)
 }
 
 // hasSources is len(sourcesOf(key)) > 0 without building the list: status
 // asks it of every session on every publish.
-func (d *Daemon) hasSources(key string) bool {
-	m := d.idx.bySession[key]
-	for id, s := range m {
-		if d.live(s) && s.Session == key {
-			return true
-		}
-		delete(m, id)
-	}
-	if m != nil && len(m) == 0 {
-		delete(d.idx.bySession, key)
-	}
-	return false
-}
+func (d *Daemon) hasSources(key string) bool { return len(d.sessionSources(key)) > 0 }
 
 // indexChild records that a session names a parent.
 func (d *Daemon) indexChild(child *state.Session) {
@@ -139,16 +154,14 @@ func (d *Daemon) movedCandidates(id watchers.FileID) []*state.Source {
 		return out
 	}
 	var out []*state.Source
-	m := d.idx.byFileID[id]
-	for sid, s := range m {
-		if !d.live(s) || (watchers.FileID{Dev: s.Dev, Ino: s.Ino}) != id {
-			delete(m, sid)
-			continue
+	if l, ok := d.idx.byFileID[id]; ok {
+		l = l.holding(func(s *state.Source) bool { return d.live(s) && (watchers.FileID{Dev: s.Dev, Ino: s.Ino}) == id })
+		if len(l) == 0 {
+			delete(d.idx.byFileID, id)
+		} else {
+			d.idx.byFileID[id] = l
 		}
-		out = append(out, s)
-	}
-	if len(m) == 0 {
-		delete(d.idx.byFileID, id)
+		out = append(out, l...)
 	}
 	for sid, s := range d.idx.noFileID {
 		if !d.live(s) || (watchers.FileID{Dev: s.Dev, Ino: s.Ino}).Known() {

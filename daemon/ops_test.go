@@ -99,14 +99,9 @@ func TestControlAndReconfigure(t *testing.T) {
 	opt := r.opts(false)
 	opt.Control = true
 	d := New(opt)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
+	stop := runInBackground(t, d)
 	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
+		stop()
 		if _, err := os.Stat(ControlPath(r.data)); !os.IsNotExist(err) {
 			t.Errorf("socket left: %v", err)
 		}
@@ -314,4 +309,39 @@ func TestReconfigureRoots(t *testing.T) {
 	wait(1)
 	d.Reconfigure(Live{Idle: time.Hour, Mapper: fakeMapper, Roots: []watchers.Root{r.root, other}})
 	wait(2)
+}
+
+// A daemon started on a store it wrote before says when its last map was
+// written, before it writes one itself.
+func TestLastFlushSurvivesARestart(t *testing.T) {
+	r := newRig(t)
+	r.append("s1.jsonl", line("s1", "user"))
+	r.once()
+	d := New(r.opts(false))
+	defer runInBackground(t, d)()
+	deadline := time.Now().Add(10 * time.Second)
+	for d.Status().CatchUp.Finished.IsZero() {
+		if time.Now().After(deadline) {
+			t.Fatal("no catch-up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := d.Status(); st.LastFlush.IsZero() {
+		t.Errorf("last flush unknown after a restart: %+v", st)
+	}
+}
+
+// runInBackground runs d until the returned stop is called, which waits
+// for it and reports its error.
+func runInBackground(t *testing.T, d *Daemon) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	return func() {
+		t.Helper()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
 }

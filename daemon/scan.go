@@ -17,6 +17,9 @@ type ScanResult struct {
 	// Bytes is what the logs held past the cursors before the catch-up.
 	Bytes int64       `json:"bytes"`
 	Flush FlushResult `json:"flush"`
+	// Sessions counts the sessions after it, as status and list count
+	// them (counted in status.go).
+	Sessions int `json:"sessions"`
 }
 
 // scanWait bounds a catch-up request; the loop may be busy with its own
@@ -38,6 +41,7 @@ func (d *Daemon) scanNow(ctx context.Context) ScanResult {
 	}
 	d.ingest(ctx, watchers.Update{Files: files, Full: true})
 	res.Flush = d.flushNow(ctx, flushRequest{all: true})
+	res.Sessions = d.countSessions()
 	return res
 }
 

@@ -199,8 +199,12 @@ func (c cscript) mcp(tool string, fail bool) fa.Block {
 // skillName is a user skill the suite installs.
 const skillName = "e2e-check"
 
-func writeSkill(t *testing.T, w *world) {
-	dir := filepath.Join(w.claude, "skills", skillName)
+func writeSkill(t *testing.T, w *world) { writeSkillIn(t, filepath.Join(w.claude, "skills")) }
+
+// writeSkillIn installs the suite's user skill in a client's skills
+// directory: <dir>/<name>/SKILL.md, its description and body marked.
+func writeSkillIn(t *testing.T, skills string) {
+	dir := filepath.Join(skills, skillName)
 	body := "---\nname: " + skillName + "\ndescription: " + canary + " skill description\n---\n\n" + canary + " skill body\n"
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)

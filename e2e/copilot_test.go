@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,23 +64,79 @@ func runCopilot(t *testing.T, w *world) *copilotRun {
 	run.main.merge(sub.e)
 	scripts["cresume"] = []fc.Reply{
 		chatReply(0, m.shell("bash", "git status --short", "exec", 0, sync)),
-		chatReply(1, chatText("resumed")),
+		chatReply(1, m.mcp("e2e-lookup", "lookup", false), m.mcp("e2e-broken", "broken", true)),
+		chatReply(2, m.skill(map[string]any{"skill": skillName})),
+		chatReply(3, chatText("resumed")),
 	}
 	run.main.userTurns = 2
+	// The postToolUse hook fails after git status, the MCP lookup and the
+	// skill; Copilot runs none after the failed MCP call.
+	run.main.hookErrors = 3
 
 	srv := fc.New(scripts)
 	srv.SideReply = canary + "-side reply"
 	run.srv = srv
 	url := serve(t, "copilot", srv)
+	writeSkillIn(t, filepath.Join(w.home, ".copilot", "skills"))
 	env := []string{"COPILOT_OFFLINE=true", "COPILOT_AUTO_UPDATE=false", "COPILOT_PROVIDER_BASE_URL=" + url + "/v1",
 		"COPILOT_PROVIDER_API_KEY=sk-fake-chat", "COPILOT_MODEL=" + chatModel}
-	common := []string{"--allow-all-tools", "--no-auto-update", "--disable-client-telemetry"}
+	mcp, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"e2e": map[string]any{"type": "local",
+		"command": mcpCommand(t), "args": []string{}, "env": map[string]string{mcpEnv: "e2e"}, "tools": []string{"*"}}}})
+	common := []string{"--allow-all-tools", "--no-auto-update", "--disable-client-telemetry", "--additional-mcp-config", string(mcp)}
 	w.client(t, repo, "copilot-main", env, append([]string{"copilot", "--session-id", run.mainID, "-p",
 		"[[script:cmain]] " + canary + "-prompt one"}, common...)...)
+	// A user-level hook that fails after every successful tool call of
+	// the resumed run.
+	hooks, _ := json.Marshal(map[string]any{"hooks": map[string]any{"postToolUse": []any{map[string]any{
+		"type": "command", "bash": "echo " + canary + "-hook >&2; exit 1"}}}})
+	if err := os.WriteFile(filepath.Join(w.home, ".copilot", "settings.json"), hooks, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	w.client(t, repo, "copilot-resume", env, append([]string{"copilot", "--resume=" + run.mainID, "-p",
 		"[[script:cresume]] " + canary + "-prompt two"}, common...)...)
 	t.Logf("copilot: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())
+	log := filepath.Join(w.home, ".copilot", "session-state", run.mainID, "events.jsonl")
+	if own, all := copilotOwnTokens(t, log), sumServed(srv, "cmain", "cresume", "csub"); own != all.tokens {
+		t.Errorf("copilot: the server reported %d tokens, the client's own session.shutdown model metrics %d", all.tokens, own)
+	}
 	return run
+}
+
+// copilotOwnTokens is Copilot CLI's own accounting of a session: the
+// model metrics of its last session.shutdown (cumulative over resumes),
+// input (cached tokens included) plus output.
+func copilotOwnTokens(t *testing.T, log string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatalf("copilot: %v", err)
+	}
+	total, shutdowns := int64(0), 0
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		var r struct {
+			Type string `json:"type"`
+			Data struct {
+				ModelMetrics map[string]struct {
+					Usage struct {
+						Input  int64 `json:"inputTokens"`
+						Output int64 `json:"outputTokens"`
+					} `json:"usage"`
+				} `json:"modelMetrics"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(l, &r) != nil || r.Type != "session.shutdown" {
+			continue
+		}
+		shutdowns++
+		total = 0
+		for _, m := range r.Data.ModelMetrics {
+			total += m.Usage.Input + m.Usage.Output
+		}
+	}
+	if shutdowns == 0 {
+		t.Errorf("copilot: %s has no session.shutdown: no accounting of the client's own to compare", log)
+	}
+	return total
 }
 
 func (r *copilotRun) sessions() []session {

@@ -51,6 +51,14 @@ func (g gscript) mcp(tool string, fail bool) fg.Part {
 	return fg.Part{Function: "mcp_e2e_" + tool, Args: map[string]any{"key": canary + "-key"}}
 }
 
+// skill activates the suite's user skill (writeSkillIn); a skill event
+// names the skill, not the tool.
+func (g gscript) skill(name string) fg.Part {
+	g.e.calls["skill"]++
+	g.e.skills = append(g.e.skills, name)
+	return fg.Part{Function: "activate_skill", Args: map[string]any{"name": name}}
+}
+
 // done ends a subagent: complete_task with the generalist's output.
 func (g gscript) done() fg.Part {
 	g.e.call("complete_task", "tool")
@@ -113,7 +121,8 @@ func runGemini(t *testing.T, w *world) *geminiRun {
 	scripts["gmain"][1].FailFirst = 500
 	scripts["gresume"] = []fg.Reply{
 		greply(0, m.shell("ls "+canary+"-missing", "exec", 2), m.shell("git status --short", "exec", 0)),
-		greply(1, gtext("resumed")),
+		greply(1, m.skill(skillName)),
+		greply(2, gtext("resumed")),
 	}
 	run.main.userTurns = 2
 	run.main.retries = 1 // the test that failed passes on its second run
@@ -140,6 +149,7 @@ func runGemini(t *testing.T, w *world) *geminiRun {
 	run.srv = srv
 	url := serve(t, "gemini", srv)
 	writeGeminiSettings(t, w)
+	writeSkillIn(t, filepath.Join(w.home, ".gemini", "skills"))
 	env := []string{"GEMINI_API_KEY=fake-gemini-key", "GOOGLE_GEMINI_BASE_URL=" + url, "GEMINI_CLI_NO_RELAUNCH=true"}
 	common := []string{"-m", geminiModel, "--yolo", "-o", "json"}
 	out := w.client(t, repo, "gemini-main", env, append([]string{"gemini"}, append(common, "-p", "[[script:gmain]] "+canary+"-prompt one")...)...)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	fc "github.com/agentmap/agentmap/e2e/fakechat"
+	"github.com/agentmap/agentmap/watchers/opencode"
 )
 
 // chatModel is the model name the Chat Completions clients are configured
@@ -37,6 +38,25 @@ func (c chatScript) shell(tool, cmd, kind string, exit int, extra map[string]any
 		args[k] = v
 	}
 	return c.call(tool, kind, args)
+}
+
+// mcp calls a tool of the suite's MCP server "e2e" by the name the client
+// offers it under (OpenCode: e2e_lookup; Copilot CLI: e2e-lookup).
+func (c chatScript) mcp(name, tool string, fail bool) fc.Item {
+	c.e.call(tool, "mcp")
+	c.e.servers["e2e"]++
+	if fail {
+		c.e.mcpErrors++
+	}
+	return fc.Item{Function: name, Args: map[string]any{"key": canary + "-key"}}
+}
+
+// skill calls the client's skill tool with args naming the suite's user
+// skill (writeSkill); a skill event names the skill, not the tool.
+func (c chatScript) skill(args map[string]any) fc.Item {
+	c.e.calls["skill"]++
+	c.e.skills = append(c.e.skills, skillName)
+	return fc.Item{Function: "skill", Args: args}
 }
 
 // subagent starts a subagent (its tool name is not counted: the map names
@@ -85,6 +105,8 @@ func writeOpenCodeConfig(t *testing.T, w *world, url string) string {
 		"model": "fake/" + chatModel, "small_model": "fake/" + chatModel,
 		"autoupdate": false, "share": "disabled",
 		"permission": map[string]any{"edit": "allow", "bash": "allow", "webfetch": "allow", "external_directory": "allow"},
+		"mcp": map[string]any{"e2e": map[string]any{"type": "local", "command": []string{mcpCommand(t)},
+			"environment": map[string]string{mcpEnv: "e2e"}, "enabled": true}},
 	}
 	b, _ := json.MarshalIndent(cfg, "", "  ")
 	p := filepath.Join(w.home, ".config", "opencode", "opencode.json")
@@ -129,7 +151,9 @@ func runOpenCode(t *testing.T, w *world) *openCodeRun {
 	// A second prompt continues the same session.
 	scripts["oresume"] = []fc.Reply{
 		chatReply(0, m.shell("bash", "git status --short", "exec", 0, nil)),
-		chatReply(1, chatText("resumed")),
+		chatReply(1, m.mcp("e2e_lookup", "lookup", false), m.mcp("e2e_broken", "broken", true)),
+		chatReply(2, m.skill(map[string]any{"name": skillName})),
+		chatReply(3, chatText("resumed")),
 	}
 	run.main.userTurns = 2
 
@@ -138,6 +162,7 @@ func runOpenCode(t *testing.T, w *world) *openCodeRun {
 	run.srv = srv
 	url := serve(t, "opencode", srv)
 	cfg := writeOpenCodeConfig(t, w, url)
+	writeSkillIn(t, filepath.Join(w.home, ".config", "opencode", "skills"))
 	env := []string{"OPENCODE_CONFIG=" + cfg, "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
 		"OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1"}
 	out := w.client(t, repo, "opencode-main", env, "opencode", "run", "--format", "json", "[[script:omain]] "+canary+"-prompt one")
@@ -145,6 +170,19 @@ func runOpenCode(t *testing.T, w *world) *openCodeRun {
 	w.client(t, repo, "opencode-resume", env, "opencode", "run", "--format", "json", "--session", run.mainID,
 		"[[script:oresume]] "+canary+"-prompt two")
 	t.Logf("opencode: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())
+	// OpenCode's own accounting: the token totals of its session rows (the
+	// root and the subagent's child session).
+	own, err := opencode.SessionTokens(t.Context(), filepath.Join(w.home, ".local", "share", "opencode", "opencode.db"))
+	if err != nil {
+		t.Fatalf("opencode: its session rows: %v", err)
+	}
+	var sum int64
+	for _, n := range own {
+		sum += n
+	}
+	if all := sumServed(srv, "omain", "oresume", "osub"); len(own) != 2 || sum != all.tokens {
+		t.Errorf("opencode: the server reported %d tokens, the client's own session rows %d (%d sessions, want 2)", all.tokens, sum, len(own))
+	}
 	return run
 }
 

@@ -19,9 +19,15 @@ type Selection struct {
 	Since time.Time
 	// Until, when set, keeps sessions started before it.
 	Until time.Time
+	// Match, when set, keeps only the maps it accepts (the repository and
+	// outcome selectors of the command line).
+	Match func(*mapfile.Map) bool
 }
 
 func (s Selection) keep(d *mapfile.Doc, file string) bool {
+	if s.Match != nil && !s.Match(d.Map) {
+		return false
+	}
 	if s.Since.IsZero() && s.Until.IsZero() {
 		return true
 	}

@@ -128,7 +128,16 @@ func uninstallPlan(ctx context.Context, s Spec, purge bool, run Runner) (*Plan, 
 			p.Steps = append(p.Steps, Step{Op: Remove, Path: path})
 		}
 	}
-	if path != "" && !installed {
+	switch {
+	case !installed && s.packaged():
+		// The package's unit stays (it is the package's to remove); this
+		// user's enablement of it goes.
+		if userSystemd(ctx, s, run) == nil {
+			p.runMayFail("systemctl", "--user", "disable", "--now", UnitName+".service")
+		}
+		p.Notes = append(p.Notes, "the service is the package's unit "+PackagedUnitPath+
+			": it is turned off for you; removing the package (apt remove agentmap) removes the unit")
+	case path != "" && !installed:
 		p.Notes = append(p.Notes, "the service is not installed ("+path+" does not exist)")
 	}
 	if purge && s.DataDir != "" {
@@ -161,7 +170,7 @@ func ControlPlan(ctx context.Context, s Spec, action string, run Runner) (*Plan,
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(path); err != nil && !s.packaged() {
 		return nil, fmt.Errorf("the service is not installed (no %s): run `agentmap install` first", path)
 	}
 	p := &Plan{}

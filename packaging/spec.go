@@ -119,6 +119,26 @@ func (s Spec) LogFile() string {
 // LogFile is the service's own log file under a data directory.
 func LogFile(dataDir string) string { return filepath.Join(dataDir, "logs", "agentmap.log") }
 
+// PackagedUnitPath is where the .deb puts the systemd user unit, for every
+// user to turn on the distro way (systemctl --user enable --now agentmap).
+// A unit of `agentmap install` in ~/.config/systemd/user takes precedence.
+var PackagedUnitPath = "/usr/lib/systemd/user/" + UnitName + ".service"
+
+// packaged reports whether the service is the package's unit: on Linux,
+// no unit of install's in the user's directory and the package's there.
+func (s Spec) packaged() bool {
+	if s.GOOS != "linux" {
+		return false
+	}
+	if path, err := s.File(); err == nil {
+		if _, err := os.Stat(path); err == nil {
+			return false
+		}
+	}
+	_, err := os.Stat(PackagedUnitPath)
+	return err == nil
+}
+
 // check rejects what a service file cannot carry safely: relative paths,
 // and characters that systemd or launchd would interpret.
 func (s Spec) check() error {
@@ -147,14 +167,34 @@ func (s Spec) stays() error {
 	switch {
 	case under(s.Binary, goBuildCache()):
 		where = "in the Go build cache (" + goBuildCache() + "), where go run builds it; go clean -cache removes it"
+	case under(s.Binary, tempDirs()...) && goBuildDir(s.Binary):
+		where = "in a temporary directory of the go command (go run, go test), which is cleaned away"
 	case under(s.Binary, tempDirs()...):
-		where = "in a temporary directory, which is cleaned away"
+		// Not a build of the go command (a downloaded release, say): a
+		// copy in a directory that stays serves.
+		home, _ := os.UserHomeDir()
+		stay := filepath.Join(home, ".local", "bin", "agentmap")
+		return fmt.Errorf("%w: %s lives in a temporary directory, which is cleaned away. Copy it to a directory that stays, then install the service from there:\n"+
+			"  mkdir -p %s && cp %s %s && %s install",
+			ErrTemporaryBinary, s.Binary, shellJoin([]string{filepath.Dir(stay)}), shellJoin([]string{s.Binary}),
+			shellJoin([]string{stay}), shellJoin([]string{stay}))
 	default:
 		return nil
 	}
 	return fmt.Errorf("%w: %s lives %s. Install it first, then install the service from the installed binary:\n"+
 		"  go install ./cmd/agentmap && %s install",
 		ErrTemporaryBinary, s.Binary, where, shellJoin([]string{filepath.Join(goBin(), "agentmap")}))
+}
+
+// goBuildDir reports whether path is inside a go-build* directory, where
+// go run and go test put the binaries they build.
+func goBuildDir(path string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(filepath.Dir(path)), "/") {
+		if strings.HasPrefix(part, "go-build") {
+			return true
+		}
+	}
+	return false
 }
 
 // under reports whether path is inside one of dirs (compared after

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 
 	"github.com/kardianos/service"
 )
@@ -17,6 +18,9 @@ func Status(ctx context.Context, s Spec) (string, error) {
 		return "not supported on " + s.GOOS, nil
 	}
 	if _, err := os.Stat(path); err != nil {
+		if s.packaged() {
+			return packagedStatus(ctx, s, ExecRunner), nil
+		}
 		return "not installed", nil
 	}
 	if s.GOOS == "linux" {
@@ -42,6 +46,30 @@ func Status(ctx context.Context, s Spec) (string, error) {
 		return "", err
 	}
 	return "unknown", nil
+}
+
+// packagedStatus asks systemd about the package's unit, which kardianos
+// does not know (it looks for its unit in the user's directory only).
+func packagedStatus(ctx context.Context, s Spec, run Runner) string {
+	where := "the package's unit " + PackagedUnitPath
+	if err := userSystemd(ctx, s, run); err != nil {
+		return "installed (" + where + "), but systemd --user is not running"
+	}
+	answer := func(args ...string) string {
+		out, _ := run(ctx, append([]string{"systemctl", "--user"}, args...)...)
+		return firstLine(strings.TrimSpace(string(out)))
+	}
+	st := "stopped"
+	switch answer("is-active", UnitName+".service") {
+	case "active", "activating", "reloading":
+		st = "running"
+	case "failed":
+		st = "failed (journalctl --user -u " + UnitName + " tells why)"
+	}
+	if en := answer("is-enabled", UnitName+".service"); en == "enabled" {
+		return st + " (" + where + ", enabled)"
+	}
+	return st + " (" + where + ", not enabled: systemctl --user enable --now " + UnitName + " turns it on at every login)"
 }
 
 // UserManager reports whether the user's service manager can run the

@@ -16,7 +16,12 @@ import (
 // synthetic sessions (20 to 219 events each) and its size, then, when a
 // Chromium is installed, the time the browser takes from navigation to
 // the rendered overview (render-ms, one load). The last case is one
-// session of 20,000 events: render-ms is the time to its drawn timeline.
+// session of 20,000 events: render-ms is the time to its drawn timeline,
+// redraw-ms the time to draw all of it again (a wheel step or a drag).
+// For the overviews, filter-ms is the time to narrow it to one agent,
+// loaded-ms the time from navigation until the browser has read the whole
+// page (the overview is drawn before), and open-ms the time to a session's
+// page opened from the overview after that.
 // cpu-s/op is the CPU time of one report (both cores), the figure to
 // compare on a busy machine, where ns/op waits for a core.
 //
@@ -65,6 +70,35 @@ func benchWrite(b *testing.B, maps []*Map, opt Options) {
 		if marks != len(maps[0].Events) {
 			b.Errorf("the timeline draws %d marks of %d events", marks, len(maps[0].Events))
 		}
+		// A redraw of the whole session, as every wheel step or drag at
+		// the widest zoom does.
+		var draw float64
+		if err := w.Eval(ctx, `(() => { const tl = window.agentmap.timeline, t0 = performance.now(); for (let i = 0; i < 20; i++) tl.set(tl.min - i, tl.max); return (performance.now() - t0) / 20; })()`, &draw); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(draw, "redraw-ms")
+	} else {
+		// The overview again for one agent's sessions (a filter), and a
+		// session's page opened from it.
+		var filter float64
+		if err := w.Eval(ctx, `(() => { const s = document.querySelector('[data-f=agent]'), t0 = performance.now(); s.value = s.options[1].value;
+			s.dispatchEvent(new Event('change', {bubbles: true})); return performance.now() - t0; })()`, &filter); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(filter, "filter-ms")
+		// The overview is drawn while the browser still reads the sessions'
+		// data that follows the script: loaded-ms is when it has all.
+		var loaded float64
+		if err := w.Eval(ctx, `new Promise(done => { const wait = () => document.readyState === 'complete' ? done(performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd) : setTimeout(wait, 5); wait(); })`, &loaded); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(loaded, "loaded-ms")
+		var open float64
+		if err := w.Eval(ctx, `new Promise(done => { const t0 = performance.now(); location.hash = '#s/' + document.querySelector('#sessions tr[data-s]').dataset.s;
+			const wait = () => document.body.dataset.view === 'session' ? done(performance.now() - t0) : setTimeout(wait, 1); wait(); })`, &open); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(open, "open-ms")
 	}
 	w.checkQuiet(b, page)
 	b.ReportMetric(ms, "render-ms")

@@ -9,12 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentmap/agentmap/export/mapfile"
 	"github.com/agentmap/agentmap/report/internal/cdp"
 )
 
@@ -308,8 +311,14 @@ func TestBrowserCorpusReport(t *testing.T) {
 		t.Errorf("filtered to %s, the overview counts %v sessions; the maps %d", agent, filtered, n)
 	}
 	w.Eval(ctx, `document.querySelector('#reset').click()`, nil)
+	checkFilters(t, ctx, w, maps)
+	checkDayChart(t, ctx, w, maps)
 	w.shot(t, ctx, "overview-light.png", true)
+	light := w.background(t, ctx)
 	w.theme(t, ctx, "dark")
+	if dark := w.background(t, ctx); dark == light {
+		t.Errorf("the dark theme has the light theme's background %s", light)
+	}
 	w.shot(t, ctx, "overview-dark.png", true)
 	w.theme(t, ctx, "light")
 
@@ -328,20 +337,7 @@ func TestBrowserCorpusReport(t *testing.T) {
 		}
 	}
 	id := m.Session.NativeID()
-	raw, _ := json.Marshal(id)
-	if err := w.Eval(ctx, `(() => { const s = document.querySelector('#search'); s.value = `+string(raw)+`; s.dispatchEvent(new Event('input')); })()`, nil); err != nil {
-		t.Fatal(err)
-	}
-	var pos struct{ X, Y float64 }
-	if err := w.Eval(ctx, `(() => { const a = document.querySelector('#sessions tbody tr[data-s] td:nth-child(3)'); a.scrollIntoView({block: 'center'}); const r = a.getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()`, &pos); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Click(ctx, pos.X, pos.Y); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WaitFor(ctx, `document.body.dataset.view === 'session'`, time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	openByClick(t, ctx, w, id)
 	var tl struct {
 		Marks, Events int
 		T0, T1        float64
@@ -365,10 +361,56 @@ func TestBrowserCorpusReport(t *testing.T) {
 	if tl.Tokens != float64(m.Totals.Tokens) || math.Abs(tl.Cost-m.Totals.CostUSD) > 1e-9 {
 		t.Errorf("the header shows %v tokens and $%v, the map %d and $%v", tl.Tokens, tl.Cost, m.Totals.Tokens, m.Totals.CostUSD)
 	}
+	// The page carries the events in columns: what it rebuilds from them
+	// is every mark as the map has it.
+	var got []event
+	if err := w.Eval(ctx, `window.agentmap.timeline.ev`, &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := buildSessionPage(m).events; !reflect.DeepEqual(got, want) {
+		for i := range min(len(got), len(want)) {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				g, _ := json.Marshal(got[i])
+				w, _ := json.Marshal(want[i])
+				t.Errorf("event %d: the page rebuilds %s, the map says %s", i, g, w)
+				break
+			}
+		}
+		t.Errorf("the page rebuilds %d events, the map has %d", len(got), len(want))
+	}
 	var lanes int
 	w.Eval(ctx, `window.agentmap.timeline.lanes.length`, &lanes)
 	if lanes != len(m.Agents) {
 		t.Errorf("the timeline has %d lanes, the map %d", lanes, len(m.Agents))
+	}
+	// The header splits the tokens by kind; the lanes and the files
+	// touched are listed, one row each.
+	var split [4]int64
+	for _, e := range m.Events {
+		if e.Kind == "llm" {
+			split[0], split[1], split[2], split[3] = split[0]+e.In, split[1]+e.CW, split[2]+e.CR, split[3]+e.Out
+		}
+	}
+	var sp struct {
+		Split        [4]int64
+		Lanes, Files int
+		Header       string
+	}
+	if err := w.Eval(ctx, `(() => { const f = k => +document.querySelector('[data-field=' + k + ']').dataset.value, cards = [...document.querySelectorAll('#view .grid .card')];
+		const rows = title => cards.find(c => c.querySelector('h2').textContent.startsWith(title)).querySelectorAll('tbody tr').length;
+		return {split: ['in', 'cw', 'cr', 'out'].map(f), lanes: rows('Lanes'), files: rows('Files touched'), header: document.querySelector('.hdr').textContent}; })()`, &sp); err != nil {
+		t.Fatal(err)
+	}
+	if sp.Split != split {
+		t.Errorf("the header splits the tokens %v, the map's requests %v", sp.Split, split)
+	}
+	if sp.Lanes != len(m.Agents) || sp.Files != max(1, len(m.Files)) {
+		t.Errorf("the page lists %d lanes and %d files, the map has %d and %d", sp.Lanes, sp.Files, len(m.Agents), len(m.Files))
+	}
+	for _, f := range []string{"agent", "repository", "models", "started", "duration", "outcome", "input tokens", "cache write", "cache read", "output tokens", "cost", m.Session.AgentTool, m.Session.Outcome} {
+		if !strings.Contains(sp.Header, f) {
+			t.Errorf("the session header lacks %q: %s", f, sp.Header)
+		}
 	}
 
 	// Zoom with the wheel around an isolated tool call, then point at it.
@@ -433,7 +475,194 @@ func TestBrowserCorpusReport(t *testing.T) {
 	if err := w.WaitFor(ctx, `document.body.dataset.view === 'overview'`, 10*time.Second); err != nil {
 		t.Error(err)
 	}
+
+	// A session whose log records no times is laid out in order: every
+	// event its own place, not all of them on one spot at 0.
+	for _, u := range maps {
+		if len(u.Events) < 2 || slices.ContainsFunc(u.Events, func(e mapfile.Event) bool { return e.T != 0 }) {
+			continue
+		}
+		openByClick(t, ctx, w, u.Session.NativeID())
+		var o struct {
+			Marks       int
+			First, Last float64
+			Range       string
+		}
+		if err := w.Eval(ctx, `(() => { const tl = window.agentmap.timeline, c = document.querySelector('canvas.timeline');
+			return {marks: +c.dataset.marks, first: tl.pointOf(0).x, last: tl.pointOf(tl.ev.length - 1).x, range: document.querySelector('#range').textContent}; })()`, &o); err != nil {
+			t.Fatal(err)
+		}
+		if o.Marks != len(u.Events) || !(o.Last-o.First > 100) || !strings.Contains(o.Range, "in order") {
+			t.Errorf("untimed session %s: %d marks of %d events, from x %.0f to %.0f, %q", u.Session.NativeID(), o.Marks, len(u.Events), o.First, o.Last, o.Range)
+		}
+		w.Eval(ctx, `location.hash = '#'`, nil)
+		if err := w.WaitFor(ctx, `document.body.dataset.view === 'overview'`, 10*time.Second); err != nil {
+			t.Error(err)
+		}
+		break
+	}
 	w.checkQuiet(t, page)
+}
+
+// openByClick finds a session with the search box and opens it with a
+// click on its row, as a person would.
+func openByClick(t *testing.T, ctx context.Context, w *watchedPage, id string) {
+	t.Helper()
+	raw, _ := json.Marshal(id)
+	if err := w.Eval(ctx, `(() => { const s = document.querySelector('#search'); s.value = `+string(raw)+`; s.dispatchEvent(new Event('input')); })()`, nil); err != nil {
+		t.Fatal(err)
+	}
+	var pos struct{ X, Y float64 }
+	if err := w.Eval(ctx, `(() => { const a = document.querySelector('#sessions tbody tr[data-s] td:nth-child(3)'); a.scrollIntoView({block: 'center'}); const r = a.getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()`, &pos); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Click(ctx, pos.X, pos.Y); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WaitFor(ctx, `document.body.dataset.view === 'session' && document.querySelector('h1').textContent === `+string(raw), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkFilters sets each filter of the page, and the search box to an
+// id, a repository and a model, and checks that the overview counts the
+// sessions of the maps each selects.
+func checkFilters(t *testing.T, ctx context.Context, w *watchedPage, maps []*Map) {
+	t.Helper()
+	count := func(keep func(*Map) bool) (n int) {
+		for _, m := range maps {
+			if keep(m) {
+				n++
+			}
+		}
+		return n
+	}
+	models := func(m *Map) []string {
+		if len(m.Session.Models) == 0 {
+			return []string{"unknown"}
+		}
+		return m.Session.Models
+	}
+	repos := func(m *Map) (rs []string) {
+		for _, r := range m.Repos {
+			rs = append(rs, r.Name)
+		}
+		return rs
+	}
+	day := func(m *Map) string { s, _ := m.Start(); return s.Local().Format(time.DateOnly) }
+	// Values that select some sessions but not all.
+	var repo, model, outcome string
+	var days []string
+	for _, m := range maps {
+		if rs := repos(m); repo == "" && len(rs) > 0 {
+			repo = rs[0]
+		}
+		if ms := models(m); model == "" && ms[0] != "unknown" {
+			model = ms[0]
+		}
+		if outcome == "" && m.Session.Outcome != "" && m.Session.Outcome != maps[0].Session.Outcome {
+			outcome = m.Session.Outcome
+		}
+		days = append(days, day(m))
+	}
+	sort.Strings(days)
+	from, to := days[len(days)/4], days[len(days)/2]
+	search := func(q string) func(*Map) bool {
+		return func(m *Map) bool {
+			hay := strings.ToLower(strings.Join(append(append([]string{m.Session.NativeID(), m.Session.AgentTool}, repos(m)...), models(m)...), " "))
+			return strings.Contains(hay, strings.ToLower(q))
+		}
+	}
+	cases := []struct {
+		what string
+		set  map[string]string // filter -> value; "q" is the search box
+		keep func(*Map) bool
+	}{
+		{"repository " + repo, map[string]string{"repo": repo}, func(m *Map) bool { return slices.Contains(repos(m), repo) }},
+		{"model " + model, map[string]string{"model": model}, func(m *Map) bool { return slices.Contains(models(m), model) }},
+		{"outcome " + outcome, map[string]string{"outcome": outcome}, func(m *Map) bool { return m.Session.Outcome == outcome }},
+		{"dates " + from + " to " + to, map[string]string{"from": from, "to": to}, func(m *Map) bool { return day(m) >= from && day(m) <= to }},
+		{"search by id", map[string]string{"q": maps[3].Session.NativeID()[:8]}, search(maps[3].Session.NativeID()[:8])},
+		{"search by repository", map[string]string{"q": repo}, search(repo)},
+		{"search by model", map[string]string{"q": model}, search(model)},
+	}
+	for _, c := range cases {
+		want := count(c.keep)
+		if want == 0 || want == len(maps) {
+			t.Errorf("%s selects %d of %d sessions: not a test of the filter", c.what, want, len(maps))
+		}
+		set, _ := json.Marshal(c.set)
+		var got struct{ Sessions, Rows float64 }
+		if err := w.Eval(ctx, `(() => { for (const [k, v] of Object.entries(`+string(set)+`)) {
+				const el = k === 'q' ? document.querySelector('#search') : document.querySelector('[data-f=' + k + ']');
+				el.value = v; el.dispatchEvent(new Event(k === 'q' ? 'input' : 'change', {bubbles: true})); }
+			const r = {sessions: +document.querySelector('[data-kpi=sessions]').dataset.value, rows: document.querySelectorAll('#sessions tbody tr[data-s]').length};
+			document.querySelector('#reset').click(); return r; })()`, &got); err != nil {
+			t.Fatal(err)
+		}
+		if int(got.Sessions) != want || int(got.Rows) != min(want, 50) {
+			t.Errorf("%s: the overview counts %v sessions and lists %v; the maps %d", c.what, got.Sessions, got.Rows, want)
+		}
+	}
+}
+
+// checkDayChart: the chart over time has its figures in a table (summing
+// to every session, a row per day with sessions when asked per day) and
+// on hover.
+func checkDayChart(t *testing.T, ctx context.Context, w *watchedPage, maps []*Map) {
+	t.Helper()
+	perDay := map[string]int{}
+	for _, m := range maps {
+		s, _ := m.Start()
+		perDay[s.Local().Format(time.DateOnly)]++
+	}
+	for _, unit := range []string{"day", "auto"} {
+		var tab struct {
+			Sum  float64
+			Days map[string]float64
+		}
+		if err := w.Eval(ctx, `(() => { const u = document.querySelector('#unit'); u.value = '`+unit+`'; u.dispatchEvent(new Event('change'));
+			const rows = [...document.querySelectorAll('#daychart details tbody tr')], n = tr => +tr.children[tr.children.length - 2].dataset.v;
+			return {sum: rows.reduce((s, tr) => s + n(tr), 0), days: Object.fromEntries(rows.map(tr => [tr.children[0].textContent, n(tr)]))}; })()`, &tab); err != nil {
+			t.Fatal(err)
+		}
+		if int(tab.Sum) != len(maps) {
+			t.Errorf("per %s, the table of the chart over time counts %v sessions, the maps %d", unit, tab.Sum, len(maps))
+		}
+		if unit == "day" {
+			for d, n := range perDay {
+				if int(tab.Days[d]) != n {
+					t.Errorf("per day, the table counts %v sessions on %s, the maps %d", tab.Days[d], d, n)
+				}
+			}
+			if len(tab.Days) != len(perDay) {
+				t.Errorf("per day, the table has %d rows for %d days with sessions", len(tab.Days), len(perDay))
+			}
+		}
+	}
+	var bar struct{ X, Y float64 }
+	if err := w.Eval(ctx, `(() => { const r = [...document.querySelectorAll('#daychart svg rect[fill]:not([fill=transparent])')].sort((a, b) => b.getBBox().height - a.getBBox().height)[0];
+		r.scrollIntoView({block: 'center'}); const b = r.getBoundingClientRect(); return {x: b.left + b.width / 2, y: b.bottom - 1}; })()`, &bar); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Mouse(ctx, "mouseMoved", bar.X, bar.Y, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WaitFor(ctx, `document.querySelector('#tip').style.display === 'block' && document.querySelector('#tip').textContent.includes('total')`, 5*time.Second); err != nil {
+		t.Errorf("no tooltip over the tallest bar of the chart over time: %v", err)
+	}
+	w.Mouse(ctx, "mouseMoved", 1, 1, nil)
+	w.Eval(ctx, `window.scrollTo(0, 0)`, nil)
+}
+
+// background is the page's background colour in the theme in effect.
+func (w *watchedPage) background(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	var bg string
+	if err := w.Eval(ctx, `getComputedStyle(document.body).backgroundColor`, &bg); err != nil {
+		t.Fatal(err)
+	}
+	return bg
 }
 
 // isolatedCall is a main-lane tool call with no other event of its lane

@@ -49,23 +49,26 @@ type overview struct {
 	Generated string   `json:"generated"`
 	Single    bool     `json:"single,omitempty"` // a report of one session page
 	Strings   []string `json:"str"`
-	Sessions  [][]any  `json:"s"` // sessionRow
-	Aggs      []agg    `json:"a"` // per session, same order
+	Sessions  [][]any  `json:"s"`      // sessionRow
+	Aggs      []agg    `json:"a"`      // per session, same order
+	Chunks    []int    `json:"chunks"` // the first session of each data element c0, c1, …
 }
 
-// agg is what one session adds to the overview's charts. Each list is of
-// [string id, counters...].
+// agg is what one session adds to the overview's charts. Each list is
+// flat, a run of [string id, counters...] after another (one array per
+// list, not one per entry: ten thousand sessions' lists are then parsed
+// and summed in a fraction of the time).
 type agg struct {
-	ErrSource [][2]int64 `json:"es,omitempty"`  // source, n
-	ErrClass  [][2]int64 `json:"ec,omitempty"`  // class, n
-	Verbs     [][4]int64 `json:"v,omitempty"`   // verb, runs, failed, retried
-	MCP       [][4]int64 `json:"m,omitempty"`   // server, tool, calls, failed
-	Files     [][3]int64 `json:"f,omitempty"`   // "repo: path", reads, edits
-	Subagents [][2]int64 `json:"sa,omitempty"`  // subagent type, launches
-	Delays    [][3]int64 `json:"dc,omitempty"`  // cause, n, ms
-	Cats      [][3]int64 `json:"cat,omitempty"` // tool category, calls, ms
-	Models    [][5]int64 `json:"mt,omitempty"`  // model, in, cw, cr, out
-	ModelCost [][2]any   `json:"mc,omitempty"`  // model, cost in USD
+	ErrSource []int64   `json:"es,omitempty"`  // source, n
+	ErrClass  []int64   `json:"ec,omitempty"`  // class, n
+	Verbs     []int64   `json:"v,omitempty"`   // verb, runs, failed, retried
+	MCP       []int64   `json:"m,omitempty"`   // server, tool, calls, failed
+	Files     []int64   `json:"f,omitempty"`   // "repo: path", reads, edits
+	Subagents []int64   `json:"sa,omitempty"`  // subagent type, launches
+	Delays    []int64   `json:"dc,omitempty"`  // cause, n, ms
+	Cats      []int64   `json:"cat,omitempty"` // tool category, calls, ms
+	Models    []int64   `json:"mt,omitempty"`  // model, in, cw, cr, out
+	ModelCost []float64 `json:"mc,omitempty"`  // cost in USD of each model of Models, in its order
 }
 
 // sessionRow lays out one session, in the order of report.js's S.
@@ -130,12 +133,12 @@ func sessionAgg(st *strtab, m *Map) agg {
 	var a agg
 	for _, src := range sortedKeys(m.Totals.ErrorsBySource) {
 		if n := m.Totals.ErrorsBySource[src]; n > 0 {
-			a.ErrSource = append(a.ErrSource, [2]int64{int64(st.id(src)), int64(n)})
+			a.ErrSource = append(a.ErrSource, int64(st.id(src)), int64(n))
 		}
 	}
 	for _, c := range sortedKeys(m.Totals.ErrorsByClass) {
 		if n := m.Totals.ErrorsByClass[c]; n > 0 {
-			a.ErrClass = append(a.ErrClass, [2]int64{int64(st.id(c)), int64(n)})
+			a.ErrClass = append(a.ErrClass, int64(st.id(c)), int64(n))
 		}
 	}
 	var verbs, mcp, subs, delays, cats counter[[3]int64]
@@ -192,28 +195,28 @@ func sessionAgg(st *strtab, m *Map) agg {
 	}
 	for _, k := range verbs.order {
 		v := verbs.rows[k]
-		a.Verbs = append(a.Verbs, [4]int64{int64(st.id(k)), v[0], v[1], v[2]})
+		a.Verbs = append(a.Verbs, int64(st.id(k)), v[0], v[1], v[2])
 	}
 	for _, k := range mcp.order {
 		srv, tool, _ := strings.Cut(k, "\x00")
 		v := mcp.rows[k]
-		a.MCP = append(a.MCP, [4]int64{int64(st.id(srv)), int64(st.id(tool)), v[0], v[1]})
+		a.MCP = append(a.MCP, int64(st.id(srv)), int64(st.id(tool)), v[0], v[1])
 	}
 	for _, k := range subs.order {
-		a.Subagents = append(a.Subagents, [2]int64{int64(st.id(k)), subs.rows[k][0]})
+		a.Subagents = append(a.Subagents, int64(st.id(k)), subs.rows[k][0])
 	}
 	for _, k := range delays.order {
 		v := delays.rows[k]
-		a.Delays = append(a.Delays, [3]int64{int64(st.id(k)), v[0], v[1]})
+		a.Delays = append(a.Delays, int64(st.id(k)), v[0], v[1])
 	}
 	for _, k := range cats.order {
 		v := cats.rows[k]
-		a.Cats = append(a.Cats, [3]int64{int64(st.id(k)), v[0], v[1]})
+		a.Cats = append(a.Cats, int64(st.id(k)), v[0], v[1])
 	}
 	for _, k := range models.order {
 		v := models.rows[k]
-		a.Models = append(a.Models, [5]int64{int64(st.id(k)), int64(v[0]), int64(v[1]), int64(v[2]), int64(v[3])})
-		a.ModelCost = append(a.ModelCost, [2]any{st.id(k), roundUSD(v[4])})
+		a.Models = append(a.Models, int64(st.id(k)), int64(v[0]), int64(v[1]), int64(v[2]), int64(v[3]))
+		a.ModelCost = append(a.ModelCost, roundUSD(v[4]))
 	}
 	ids := make([]int, 0, len(files))
 	for id := range files {
@@ -222,7 +225,7 @@ func sessionAgg(st *strtab, m *Map) agg {
 	slices.Sort(ids)
 	for _, id := range ids {
 		f := files[id]
-		a.Files = append(a.Files, [3]int64{int64(id), f[0], f[1]})
+		a.Files = append(a.Files, int64(id), f[0], f[1])
 	}
 	return a
 }
@@ -248,14 +251,19 @@ func fileLabel(m *Map, repoID, p string) string {
 }
 
 // sessionPage is the data of one session's page, decoded only when the
-// page is opened.
+// page is opened. Its events travel in columns (see columns.go), their
+// strings in the page's own table.
 type sessionPage struct {
-	Lanes    []lane   `json:"lanes"`
-	Files    []file   `json:"files"`
-	Events   []event  `json:"ev"`
-	Repos    []string `json:"repos"`
-	PathMode string   `json:"pathMode,omitempty"`
-	Tasks    int      `json:"tasks,omitempty"`
+	Lanes    []lane       `json:"lanes"`
+	Files    []file       `json:"files"`
+	Strings  []string     `json:"str"`
+	Columns  eventColumns `json:"-"` // "ev", see marshal
+	Repos    []string     `json:"repos"`
+	PathMode string       `json:"pathMode,omitempty"`
+	Tasks    int          `json:"tasks,omitempty"`
+
+	// events are the marks as the script rebuilds them from the columns.
+	events []event
 }
 
 type lane struct {
@@ -281,7 +289,9 @@ type file struct {
 	Op    string `json:"op,omitempty"`
 }
 
-// event is one timeline mark; short keys, empty fields omitted.
+// event is one timeline mark as the script rebuilds it from the columns:
+// its JSON form is the object the page's script works with (short keys,
+// empty fields omitted).
 type event struct {
 	T        int64    `json:"t"`
 	Kind     string   `json:"k"`
@@ -334,7 +344,7 @@ func buildSessionPage(m *Map) sessionPage {
 		fileIdx[f.ID] = len(p.Files)
 		p.Files = append(p.Files, file{Path: f.Path, Repo: repoName[f.Repo], Reads: f.Reads, Edits: f.Edits, Hits: f.Hits, Op: f.Op})
 	}
-	p.Events = make([]event, len(m.Events))
+	p.events = make([]event, len(m.Events))
 	for i := range m.Events {
 		e := &m.Events[i]
 		l, ok := laneIdx[e.Lane()]
@@ -371,8 +381,11 @@ func buildSessionPage(m *Map) sessionPage {
 			ev.Files = append(ev.Files, f)
 			ev.Touch = append(ev.Touch, tg.Touch)
 		}
-		p.Events[i] = ev
+		p.events[i] = ev
 	}
+	st := newStrtab()
+	p.Columns = columnize(p.events, st)
+	p.Strings = st.list
 	if p.Lanes == nil {
 		p.Lanes = []lane{}
 	}
@@ -380,6 +393,22 @@ func buildSessionPage(m *Map) sessionPage {
 		p.Files = []file{}
 	}
 	return p
+}
+
+// marshal is the page as JSON, its columns spliced in as they are written
+// (through encoding/json, a million events would be checked and copied
+// once more).
+func (p *sessionPage) marshal() ([]byte, error) {
+	head, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	ev, _ := p.Columns.MarshalJSON()
+	b := make([]byte, 0, len(head)+len(ev)+8)
+	b = append(b, head[:len(head)-1]...)
+	b = append(b, `,"ev":`...)
+	b = append(b, ev...)
+	return append(b, '}'), nil
 }
 
 // eventLabel is the one name a mark is known by: what ran, or whom.
@@ -427,12 +456,21 @@ var gzips = sync.Pool{New: func() any { zw, _ := gzip.NewWriterLevel(nil, gzip.D
 // packJSON is v as JSON, gzipped and base64-encoded for a script element:
 // the page inflates it with the browser's own DecompressionStream.
 func packJSON(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return packBytes(b)
+}
+
+// packBytes gzips and base64-encodes a JSON document.
+func packBytes(doc []byte) (string, error) {
 	var buf bytes.Buffer
 	b64 := base64.NewEncoder(base64.StdEncoding, &buf)
 	zw := gzips.Get().(*gzip.Writer)
 	defer gzips.Put(zw)
 	zw.Reset(b64)
-	if err := json.NewEncoder(zw).Encode(v); err != nil {
+	if _, err := zw.Write(doc); err != nil {
 		return "", err
 	}
 	if err := zw.Close(); err != nil {

@@ -45,6 +45,8 @@ type Filter struct {
 	// Session is a session id (session.id, the agent's native id, or
 	// agent/native id) or a prefix of one.
 	Session string
+	// Outcome is a session.outcome of the format, case-insensitive.
+	Outcome string
 }
 
 // Keep reports whether m passes the filter.
@@ -71,6 +73,9 @@ func (f Filter) Keep(m *Map) bool {
 		}
 	}
 	if f.Session != "" && !SessionMatches(m, f.Session) {
+		return false
+	}
+	if f.Outcome != "" && !strings.EqualFold(m.Session.Outcome, f.Outcome) {
 		return false
 	}
 	return true
@@ -157,6 +162,11 @@ func (d Dir) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
 		rels = append(rels, rel)
 		return nil
 	})
+	if errors.Is(err, fs.ErrNotExist) && len(rels) == 0 {
+		if _, statErr := os.Stat(string(d)); errors.Is(statErr, fs.ErrNotExist) {
+			err = nil // no map written yet: an empty store
+		}
+	}
 	if err != nil {
 		return func(yield func(*Map, error) bool) { yield(nil, fmt.Errorf("read maps in %s: %w", d, err)) }
 	}

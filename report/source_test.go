@@ -62,6 +62,7 @@ func TestSources(t *testing.T) {
 	a.Repos[0].Name, b.Repos[0].Name = "alpha-api", "beta-web"
 	a.Session.StartedAt = "2026-02-01T10:00:00Z"
 	b.Session.StartedAt = "2026-03-01T10:00:00Z"
+	a.Session.Outcome, b.Session.Outcome = "completed", "verified"
 	os.MkdirAll(filepath.Join(dir, "claude", "2026"), 0o700)
 	os.WriteFile(filepath.Join(dir, "claude", "2026", "a.json.gz"), gzipped(mapJSON(t, a)), 0o600)
 	os.WriteFile(filepath.Join(dir, "b.json"), mapJSON(t, b), 0o600)
@@ -79,15 +80,21 @@ func TestSources(t *testing.T) {
 		"until":   {Until: time.Date(2026, 2, 15, 0, 0, 0, 0, time.UTC)},
 		"repo":    {Repo: "BETA*"},
 		"session": {Session: "codex/synthetic-0000000"},
+		"outcome": {Outcome: "Verified"},
 	} {
 		got, _ := Collect(t.Context(), Dir(dir), f)
 		want := a
-		if name == "since" || name == "session" || name == "repo" {
+		if name == "since" || name == "session" || name == "repo" || name == "outcome" {
 			want = b
 		}
 		if len(got) != 1 || got[0].Session.ID != want.Session.ID {
 			t.Errorf("filter %s: %d maps", name, len(got))
 		}
+	}
+
+	// A store not created yet holds no maps; it is not an error.
+	if got, errs := Collect(t.Context(), Dir(filepath.Join(dir, "not-yet")), Filter{}); len(got) != 0 || len(errs) != 0 {
+		t.Errorf("missing store: %d maps, errors %v", len(got), errs)
 	}
 
 	var buf bytes.Buffer

@@ -51,7 +51,7 @@ func synthMap(seed uint64, n int) *Map {
 		case i%3 == 0:
 			lat := int64(500 + r.IntN(20000))
 			e.Kind, e.In, e.CW, e.CR, e.Out, e.Latency = "llm", int64(r.IntN(4000)), int64(r.IntN(20000)), int64(r.IntN(90000)), int64(r.IntN(3000)), &lat
-			e.Cost = float64(e.In*3+e.CW*375/100+e.CR*3/10+e.Out*15) / 1e6
+			e.Cost = roundUSD(float64(e.In*3+e.CW*375/100+e.CR*3/10+e.Out*15) / 1e6) // maps keep costs to the micro-dollar
 			m.Totals.Requests++
 			m.Totals.Tokens += e.In + e.CW + e.CR + e.Out
 			m.Totals.OutputTokens += e.Out

@@ -52,5 +52,20 @@ for t in darwin_arm64 darwin_amd64 linux_arm64 linux_amd64; do
 done
 if [ $complete = 1 ]; then
   sed "${sed_args[@]}" "$formula" > "$out/agentmap.rb"
+  if grep -n '@[A-Za-z_0-9]*@' "$out/agentmap.rb"; then
+    echo "release: the formula still has placeholders" >&2
+    exit 1
+  fi
+  # Ruby's own syntax check of the formula (the Homebrew DSL itself is
+  # checked by brew audit where Homebrew is installed).
+  if command -v ruby >/dev/null 2>&1; then
+    ruby -c "$out/agentmap.rb" >/dev/null
+    echo "ruby -c $out/agentmap.rb: ok"
+  else
+    echo "NOTE: no ruby here: the formula's syntax is not checked"
+  fi
+  if command -v brew >/dev/null 2>&1; then
+    brew style --formula "$out/agentmap.rb" || echo "NOTE: brew style found problems in the formula"
+  fi
   echo "$out/agentmap.rb"
 fi

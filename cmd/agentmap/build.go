@@ -1,28 +1,28 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/agentmap/agentmap/config"
-	"github.com/agentmap/agentmap/state/durable"
-	"github.com/agentmap/agentmap/state/mapstore"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
+	"github.com/agentmap/agentmap/config"
+	"github.com/agentmap/agentmap/state/durable"
+	"github.com/agentmap/agentmap/state/mapstore"
+
 	"github.com/agentmap/agentmap/builder"
-	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
 	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/agents"
-	"github.com/agentmap/agentmap/watchers/codex"
-	"github.com/agentmap/agentmap/watchers/cursor"
 	"github.com/agentmap/agentmap/watchers/gemini"
 )
 
@@ -61,9 +61,10 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 
-	sessions, failed := collect(ctx, fl.Args(), *agentFlag, stderr)
+	pl := planBuild(ctx, fl.Args(), *agentFlag, stderr)
+	sessions := pl.sessions
 	if *session != "" {
-		var kept []*inputSession
+		var kept []*plannedSession
 		for _, s := range sessions {
 			if s.native == *session {
 				kept = append(kept, s)
@@ -76,15 +77,19 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		sessions = kept
 	}
 	if len(sessions) == 0 {
-		if !failed {
+		if !pl.failed {
 			fmt.Fprintln(stderr, "agentmap build: the inputs hold no session")
 		}
 		return exitFailure
 	}
-	if *out == "-" {
-		return writeStdout(sessions, opts, stdout, stderr, failed)
+	b := &streamBuild{opts: opts, stderr: stderr, failed: pl.failed, session: *session}
+	switch {
+	case *out == "-":
+		return b.toStdout(sessions, stdout)
+	case strings.HasSuffix(*out, ".json.gz"):
+		return b.toFile(sessions, *out)
 	}
-	return writeFiles(sessions, opts, *out, stderr, failed)
+	return b.toDir(sessions, *out)
 }
 
 // buildOptions are the map options of a build: the flags, over the map
@@ -132,180 +137,6 @@ func buildOptions(set map[string]bool, configFile, mode, keyFile string, eventCa
 		opts.HashKey = key
 	}
 	return opts, exitOK
-}
-
-// inputSession is one session assembled from the inputs: its own files and
-// the lanes that belong to it.
-type inputSession struct {
-	agent  string
-	native string
-	events []event.Event
-	// children are Codex child sessions whose records also form lanes here.
-	children []*inputSession
-	lane     string // this session's lane id in its parent, if it is a child
-	parent   string
-}
-
-func (s *inputSession) all() []event.Event {
-	own := agents.EnsureSession(s.agent, s.native, s.events)
-	if len(s.children) == 0 {
-		return own
-	}
-	all := append([]event.Event(nil), own...)
-	for _, c := range s.children {
-		all = append(all, builder.AsLane(c.events, c.lane)...)
-	}
-	return all
-}
-
-// collect reads every input (and the subagent files that belong to a main
-// Claude file) and groups the records by session. It reports each problem
-// on stderr and carries on with the other inputs.
-func collect(ctx context.Context, paths []string, agentName string, stderr io.Writer) ([]*inputSession, bool) {
-	failed := false
-	bySession := map[string]*inputSession{}
-	var order []string
-	get := func(agent, native string) *inputSession {
-		k := agent + "\x00" + native
-		s, ok := bySession[k]
-		if !ok {
-			s = &inputSession{agent: agent, native: native}
-			bySession[k] = s
-			order = append(order, k)
-		}
-		return s
-	}
-	seen := map[string]bool{}
-	queue := rotationsFirst(paths)
-	explicit := map[string]bool{}
-	for _, p := range paths {
-		explicit[p] = true
-	}
-	for len(queue) > 0 {
-		path := queue[0]
-		queue = queue[1:]
-		abs, _ := filepath.Abs(path)
-		if seen[abs] {
-			continue
-		}
-		seen[abs] = true
-		report := func(err error) {
-			if explicit[path] {
-				fmt.Fprintf(stderr, "agentmap build: %s: %v\n", path, err)
-				failed = true
-			}
-		}
-		info, err := os.Stat(path)
-		switch {
-		case err != nil:
-			report(describeOpenError(err))
-			continue
-		case info.IsDir():
-			report(errors.New("is a directory; give the log files"))
-			continue
-		case info.Size() == 0:
-			report(agents.ErrEmpty)
-			continue
-		}
-		if (agentName == "auto" || agentName == "cursor") && (cursor.IsVSCDB(path) || cursor.IsStoreDB(path)) {
-			read := cursor.ReadVSCDB
-			if cursor.IsStoreDB(path) {
-				read = cursor.ReadStoreDB
-			}
-			convs, err := read(ctx, path)
-			if err != nil {
-				report(err)
-				continue
-			}
-			for _, c := range convs {
-				s := get("cursor", c.NativeID)
-				s.events = append(s.events, c.Events...)
-			}
-			continue
-		}
-		if a, ok := agents.DBReader(agentName, path); ok {
-			convs, err := a.ReadDB(ctx, path)
-			if err != nil {
-				report(err)
-				continue
-			}
-			for _, c := range convs {
-				s := get(a.Name, c.NativeID)
-				s.events = append(s.events, c.Events...)
-			}
-			continue
-		}
-		first, err := agents.FirstLine(path)
-		if err != nil {
-			report(describeOpenError(err))
-			continue
-		}
-		a, ok := pickAgent(agentName, first)
-		if !ok && agentName == "auto" && !agents.LooksLikeWholeJSON(first) {
-			// A garbage first line: the agent is the one the next lines
-			// name; the line is counted as skipped, as the daemon does.
-			a, ok = agents.DetectFile(path)
-		}
-		if !ok && (agentName == "auto" || agentName == "codex" || agentName == gemini.Agent) && agents.LooksLikeWholeJSON(first) {
-			events, src, err := agents.ParseWhole(path)
-			if errors.Is(err, codex.ErrNoSession) && agentName == "auto" {
-				// Any pretty-printed JSON starts with "{": without a
-				// session object it is no rollout, and no Codex file.
-				err = errors.New("not a Claude Code, Codex or Cursor log (a JSON document without a Codex session)")
-			}
-			if err != nil {
-				report(err)
-				continue
-			}
-			s := get(src.Agent, src.Session)
-			s.events = append(s.events, events...)
-			continue
-		}
-		if !ok {
-			report(errors.New("not a Claude Code, Codex or Cursor log (first line not recognised)"))
-			continue
-		}
-		src, err := a.Identify(path, first)
-		if err != nil {
-			report(err)
-			continue
-		}
-		if src.Session == "" {
-			report(errors.New("no session id found"))
-			continue
-		}
-		events, st, err := agents.ParseFile(path, a, src, watchers.DefaultMaxLine)
-		if err != nil {
-			report(err)
-			continue
-		}
-		if st.Skipped+st.Oversized > 0 {
-			fmt.Fprintf(stderr, "agentmap build: %s: %d of %d lines skipped (unreadable or over the size cap)\n",
-				path, st.Skipped+st.Oversized, st.Lines+st.Oversized)
-		}
-		s := get(a.Name, src.Session)
-		s.events = append(s.events, events...)
-		if src.ParentSession != "" {
-			s.parent, s.lane = src.ParentSession, src.ChildLane
-		}
-		if a.Name == "claude" && src.Lane == "" {
-			queue = append(queue, claudeSubagentFiles(path)...)
-		}
-		if a.Name == gemini.Agent && src.Lane == "" {
-			queue = append(queue, gemini.SubagentFiles(path, src.Session)...)
-		}
-	}
-	var out []*inputSession
-	for _, k := range order {
-		s := bySession[k]
-		if s.parent != "" {
-			if p, ok := bySession[s.agent+"\x00"+s.parent]; ok {
-				p.children = append(p.children, s)
-			}
-		}
-		out = append(out, s)
-	}
-	return out, failed
 }
 
 // rotationsFirst orders the inputs so that the rotated copies of a log
@@ -388,77 +219,225 @@ func buildMap(s *inputSession, opts builder.Options) (*builder.Map, error) {
 	return m, nil
 }
 
-// eachMap builds the map of every session and hands it to write, reporting
-// each failure on stderr and carrying on with the other sessions.
-func eachMap(sessions []*inputSession, opts builder.Options, stderr io.Writer, write func(*builder.Map) error) bool {
-	failed := false
-	for _, s := range sessions {
-		m, err := buildMap(s, opts)
-		if errors.Is(err, builder.ErrEmptySession) {
-			// Nothing happened in it: no map, and no failure.
-			fmt.Fprintf(stderr, "agentmap build: session %s has no events: no map\n", s.native)
-			continue
-		}
-		if err == nil {
-			err = write(m)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
-			failed = true
-		}
-	}
-	return failed
+// streamBuild reads, builds and writes the planned sessions one after the
+// other (a few at a time, on as many workers as the machine has cores),
+// in plan order: its memory is that of a few sessions, however many there
+// are. What each session reports is printed in that order too.
+type streamBuild struct {
+	opts    builder.Options
+	stderr  io.Writer
+	failed  bool
+	session string // --session, when given
 }
 
-func writeStdout(sessions []*inputSession, opts builder.Options, stdout, stderr io.Writer, failed bool) int {
-	enc := json.NewEncoder(stdout)
+// builtSession is one session's outcome on its way to the output.
+type builtSession struct {
+	said   bytes.Buffer // what reading its inputs reported
+	built  bytes.Buffer // what building and encoding its map reported
+	read   bool         // the inputs gave the session records
+	failed bool
+	native string
+	data   []byte // the encoded map; nil when there is none
+}
+
+// build reads one session and encodes its map; it runs on a worker.
+func (b *streamBuild) build(s *plannedSession, encode func(*builder.Map) ([]byte, error)) *builtSession {
+	r := &builtSession{}
+	in, ok, failed := s.input(&r.said)
+	r.read, r.failed = ok, failed
+	if !ok {
+		return r
+	}
+	m, err := buildMap(in, b.opts)
+	if errors.Is(err, builder.ErrEmptySession) {
+		// Nothing happened in it: no map, and no failure.
+		fmt.Fprintf(&r.built, "agentmap build: session %s has no events: no map\n", in.native)
+		return r
+	}
+	if err == nil {
+		r.native = m.NativeID()
+		r.data, err = encode(m)
+	}
+	if err != nil {
+		fmt.Fprintf(&r.built, "agentmap build: %v\n", err)
+		r.failed, r.data = true, nil
+	}
+	return r
+}
+
+// each builds the sessions on the workers and hands each outcome to emit,
+// in plan order. It returns how many sessions were read.
+func (b *streamBuild) each(sessions []*plannedSession, encode func(*builder.Map) ([]byte, error), emit func(*builtSession)) int {
+	workers := min(len(sessions), runtime.GOMAXPROCS(0))
+	// At most workers sessions are being built, and as many again wait,
+	// built, for their turn.
+	queue := make(chan chan *builtSession, workers)
+	slots := make(chan struct{}, workers)
+	go func() {
+		defer close(queue)
+		for _, s := range sessions {
+			slots <- struct{}{}
+			done := make(chan *builtSession, 1)
+			queue <- done
+			go func() {
+				done <- b.build(s, encode)
+				<-slots
+			}()
+		}
+	}()
+	read := 0
+	for done := range queue {
+		r := <-done
+		b.failed = b.failed || r.failed
+		if r.read {
+			read++
+		}
+		emit(r)
+	}
+	return read
+}
+
+// end is the exit code once every session went by.
+func (b *streamBuild) end(read int) int {
+	if read == 0 {
+		// Every log of every session failed to read past its first line.
+		if b.session != "" {
+			fmt.Fprintf(b.stderr, "agentmap build: no session %q in the inputs\n", b.session)
+		} else if !b.failed {
+			fmt.Fprintln(b.stderr, "agentmap build: the inputs hold no session")
+		}
+		return exitFailure
+	}
+	if b.failed {
+		return exitFailure
+	}
+	return exitOK
+}
+
+func (b *streamBuild) writeErr(err error) {
+	fmt.Fprintf(b.stderr, "agentmap build: %v\n", err)
+	b.failed = true
+}
+
+func gzipMap(m *builder.Map) ([]byte, error) { return m.Gzip() }
+
+// prettyMap is the map as `-o -` prints it: indented JSON and a newline.
+func prettyMap(m *builder.Map) ([]byte, error) {
+	canon, err := m.Canonical()
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(canon, &v); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	failed = eachMap(sessions, opts, stderr, func(m *builder.Map) error {
-		canon, err := m.Canonical()
-		if err != nil {
-			return err
-		}
-		var v any
-		if err := json.Unmarshal(canon, &v); err != nil {
-			return err
-		}
-		return enc.Encode(v)
-	}) || failed
-	if failed {
-		return exitFailure
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
-	return exitOK
+	return buf.Bytes(), nil
 }
 
-func writeFiles(sessions []*inputSession, opts builder.Options, out string, stderr io.Writer, failed bool) int {
-	single := strings.HasSuffix(out, ".json.gz")
-	if single && len(sessions) != 1 {
-		fmt.Fprintf(stderr, "agentmap build: %d sessions in the inputs; give a directory to -o, or pick one with --session\n", len(sessions))
-		return exitUsage
-	}
-	if code := checkBuildOutput(out, single, stderr); code != exitOK {
+func (b *streamBuild) toStdout(sessions []*plannedSession, stdout io.Writer) int {
+	read := b.each(sessions, prettyMap, func(r *builtSession) {
+		b.stderr.Write(r.said.Bytes())
+		b.stderr.Write(r.built.Bytes())
+		if r.data != nil {
+			if _, err := stdout.Write(r.data); err != nil {
+				b.writeErr(err)
+			}
+		}
+	})
+	return b.end(read)
+}
+
+// Maps written to a directory go in batches that share their syncs
+// (durable.WriteFiles), at most this many maps or bytes at a time.
+const (
+	writeBatch      = 64
+	writeBatchBytes = 8 << 20
+)
+
+// toDir writes one <native id>.json.gz a session into the directory out.
+// The directory is checked before any log is parsed.
+func (b *streamBuild) toDir(sessions []*plannedSession, out string) int {
+	if code := checkBuildOutput(out, false, b.stderr); code != exitOK {
 		return code
 	}
-	failed = eachMap(sessions, opts, stderr, func(m *builder.Map) error {
-		gz, err := m.Gzip()
-		if err != nil {
-			return err
+	var batch []*builtSession
+	size := 0
+	read := b.each(sessions, gzipMap, func(r *builtSession) {
+		batch = append(batch, r)
+		size += len(r.data)
+		if len(batch) >= writeBatch || size >= writeBatchBytes {
+			b.writeBatch(batch, out)
+			batch, size = batch[:0], 0
 		}
-		target := out
-		if !single {
-			target = filepath.Join(out, mapstore.FileName(m.NativeID()))
+	})
+	b.writeBatch(batch, out)
+	return b.end(read)
+}
+
+// writeBatch writes the maps of a batch of sessions, later ones over
+// earlier ones of the same name, then says what each session reported
+// and where its map went, in order.
+func (b *streamBuild) writeBatch(batch []*builtSession, out string) {
+	var files []durable.Pending
+	for _, r := range batch {
+		if r.data != nil {
+			files = append(files, durable.Pending{Target: filepath.Join(out, mapstore.FileName(r.native)), Data: r.data})
 		}
-		if err := durable.WriteFile(target, gz, 0o600); err != nil {
-			return err
-		}
-		fmt.Fprintln(stderr, target)
-		return nil
-	}) || failed
-	if failed {
-		return exitFailure
 	}
-	return exitOK
+	errs := durable.WriteFiles(files, 0o600)
+	i := 0
+	for _, r := range batch {
+		b.stderr.Write(r.said.Bytes())
+		b.stderr.Write(r.built.Bytes())
+		if r.data == nil {
+			continue
+		}
+		if errs[i] != nil {
+			b.writeErr(errs[i])
+		} else {
+			fmt.Fprintln(b.stderr, files[i].Target)
+		}
+		i++
+	}
+}
+
+// toFile writes the one session of the inputs to the map file out. More
+// sessions are a usage error, said once every input was read (a session
+// counts when any of its inputs could be read).
+func (b *streamBuild) toFile(sessions []*plannedSession, out string) int {
+	var one *builtSession
+	read := b.each(sessions, gzipMap, func(r *builtSession) {
+		b.stderr.Write(r.said.Bytes())
+		if one == nil && r.read {
+			one = r
+		}
+	})
+	if read == 0 {
+		return b.end(read)
+	}
+	if read != 1 {
+		fmt.Fprintf(b.stderr, "agentmap build: %d sessions in the inputs; give a directory to -o, or pick one with --session\n", read)
+		return exitUsage
+	}
+	if code := checkBuildOutput(out, true, b.stderr); code != exitOK {
+		return code
+	}
+	b.stderr.Write(one.built.Bytes())
+	if one.data != nil {
+		if err := durable.WriteFile(out, one.data, 0o600); err != nil {
+			b.writeErr(err)
+		} else {
+			fmt.Fprintln(b.stderr, out)
+		}
+	}
+	return b.end(read)
 }
 
 // checkBuildOutput refuses an -o that would be guessed at: a name that is

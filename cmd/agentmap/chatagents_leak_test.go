@@ -24,8 +24,9 @@ const chatCanary = "zqcanary"
 // TestChatAgentsLeakNothing is the privacy audit of the OpenCode and
 // Copilot CLI logs the real clients wrote: the maps of `agentmap build` in
 // every path mode, a daemon's scan (its maps, log and state database, also
-// over logs with lines cut short), list, status and show, and every export
-// format in every path mode hold no scripted text.
+// over logs with lines cut short), list, status and show, the report and the
+// usage tables, and every export format in every path mode hold no scripted
+// text.
 func TestChatAgentsLeakNothing(t *testing.T) {
 	home := privateHome(t)
 	t.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
@@ -126,6 +127,7 @@ func TestChatAgentsLeakNothing(t *testing.T) {
 		_, stdout, stderr := run(t, "show", "--data-dir", data, s.native)
 		hay.add("show "+s.native, []byte(stdout+stderr))
 	}
+	reportOutputs(t, data, sessions[0].native, hay.add)
 	for _, f := range export.Formats() {
 		for _, mode := range []string{"", "dirs_only", "hashed"} {
 			out := filepath.Join(t.TempDir(), "export"+f.Ext())

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,6 +98,23 @@ func TestEveryCommandUsesTheSameDataDir(t *testing.T) {
 			}
 			if code == exitUsage {
 				t.Errorf("%s: %v: usage error: %s", w.name, args, stderr.String())
+			}
+		}
+		if !w.all {
+			continue
+		}
+		// The config commands read the same file: config show prints the
+		// data directory in effect.
+		for _, c := range [][]string{{"config", "show"}, {"config", "check"}} {
+			args := w.args(c)
+			var stdout, stderr bytes.Buffer
+			code := dispatch(context.Background(), args, &stdout, &stderr)
+			want := fmt.Sprintf("data_dir = %q", filepath.ToSlash(data))
+			if c[1] == "check" {
+				want = cfg + ": ok"
+			}
+			if code != exitOK || !strings.Contains(stdout.String(), want) {
+				t.Errorf("%s: %v: exit %d, stdout %q, stderr %q; want %q", w.name, args, code, stdout.String(), stderr.String(), want)
 			}
 		}
 	}
@@ -202,5 +220,67 @@ func TestManPages(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "agentmap.1")); err != nil {
 		t.Error(err)
+	}
+}
+
+// Help is never an error: -h, --help and help COMMAND print the command's
+// usage on stdout and exit 0, for every command.
+func TestEveryCommandsHelpExitsZero(t *testing.T) {
+	for _, c := range commands() {
+		for _, args := range [][]string{{c.name, "-h"}, {c.name, "--help"}, {"help", c.name}} {
+			var stdout, stderr bytes.Buffer
+			code := dispatch(context.Background(), args, &stdout, &stderr)
+			if code != exitOK || !strings.HasPrefix(stdout.String(), "usage: agentmap "+c.name) {
+				t.Errorf("%v: exit %d, stdout %.80q, stderr %.200q", args, code, stdout.String(), stderr.String())
+			}
+		}
+	}
+	for _, args := range [][]string{{"completion", "-h"}, {"help", "completion"}, {"-h"}, {"--help"}} {
+		var stdout, stderr bytes.Buffer
+		if code := dispatch(context.Background(), args, &stdout, &stderr); code != exitOK || stdout.Len() == 0 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr.String())
+		}
+	}
+}
+
+// The completion scripts complete for real, in the shells, through the
+// binary's __complete: commands, and the agents of the registry for --agent.
+func TestCompletionInTheShells(t *testing.T) {
+	dir := t.TempDir()
+	opsBinary(t, dir)
+	path := dir + string(os.PathListSeparator) + os.Getenv("PATH")
+	agents := strings.Join(config.AgentNames, " ")
+	ran := 0
+	if _, err := exec.LookPath("bash"); err == nil {
+		if _, err := os.Stat("/usr/share/bash-completion/bash_completion"); err == nil {
+			ran++
+			script := `source /usr/share/bash-completion/bash_completion; source <(agentmap completion bash)
+complete() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}; COMPREPLY=(); __start_agentmap 2>/dev/null; echo "${COMPREPLY[*]}"; }
+complete agentmap li
+complete agentmap list --agent ""`
+			cmd := exec.Command("bash", "-c", script)
+			cmd.Env = append(os.Environ(), "PATH="+path)
+			out, err := cmd.Output()
+			if got := string(out); err != nil || got != "list\n"+agents+"\n" {
+				t.Errorf("bash completion: %v\n%q, want %q", err, got, "list\n"+agents+"\n")
+			}
+		} else {
+			t.Log("SKIP bash completion: the bash-completion package is not installed")
+		}
+	}
+	if _, err := exec.LookPath("fish"); err == nil {
+		ran++
+		cmd := exec.Command("fish", "-c", `agentmap completion fish | source; complete -C "agentmap lis"; complete -C "agentmap export --agent "`)
+		cmd.Env = append(os.Environ(), "PATH="+path)
+		out, err := cmd.Output()
+		// fish sorts the candidates and shows a command's summary after a tab.
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		want := slices.Sorted(slices.Values(config.AgentNames))
+		if err != nil || len(lines) != 1+len(want) || !strings.HasPrefix(lines[0], "list\t") || !slices.Equal(lines[1:], want) {
+			t.Errorf("fish completion: %v\n%q", err, out)
+		}
+	}
+	if ran == 0 {
+		t.Skip("neither bash with bash-completion nor fish is installed")
 	}
 }

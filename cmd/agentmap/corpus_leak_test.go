@@ -241,37 +241,7 @@ func TestCorpusLeaksNothing(t *testing.T) {
 			hay.add(args[0]+" "+args[len(args)-1], []byte(stdout+stderr))
 		}
 	}
-	// The report (the page, and the data it carries inflated) and the
-	// usage tables of the same store.
-	reportFile := filepath.Join(t.TempDir(), "report.html")
-	if code, _, stderr := run(t, "report", "--data-dir", data, "-o", reportFile); code != exitOK {
-		t.Fatalf("report: exit %d\n%s", code, stderr)
-	}
-	page, err := os.ReadFile(reportFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hay.add("report", page)
-	docs, err := report.Unpack(page)
-	if err != nil || len(docs) < 2 {
-		t.Fatalf("report data: %d documents, %v", len(docs), err)
-	}
-	for i, d := range docs {
-		hay.add(fmt.Sprintf("report data %d", i), d)
-	}
-	for _, args := range [][]string{{"usage"}, {"usage", "session", "--breakdown"}, {"usage", "model", "--json"}, {"report", "-o", "-", "--session", ids[0]}} {
-		code, stdout, stderr := run(t, append(args, "--data-dir", data)...)
-		if code != exitOK {
-			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
-		}
-		hay.add(strings.Join(args, " "), []byte(stdout+stderr))
-		if args[0] == "report" {
-			docs, _ := report.Unpack([]byte(stdout))
-			for i, d := range docs {
-				hay.add(fmt.Sprintf("session report data %d", i), d)
-			}
-		}
-	}
+	reportOutputs(t, data, ids[0], hay.add)
 	if stored < built*9/10 {
 		t.Fatalf("the daemon wrote %d maps of the %d sessions build finds: the layout misses logs", stored, built)
 	}
@@ -641,4 +611,43 @@ func withoutAbsolutePaths(v []byte) []byte {
 	}
 	out, _ := json.Marshal(strip(doc, false))
 	return out
+}
+
+// reportOutputs hands add what the report (the page, and the data it
+// carries inflated: the overview and the page of session) and the usage
+// tables of a store print, for a privacy audit to search.
+func reportOutputs(t *testing.T, data, session string, add func(string, []byte)) {
+	t.Helper()
+	reportFile := filepath.Join(t.TempDir(), "report.html")
+	if code, _, stderr := run(t, "report", "--data-dir", data, "-o", reportFile); code != exitOK {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	page, err := os.ReadFile(reportFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add("report", page)
+	docs, err := report.Unpack(page)
+	if err != nil || len(docs) < 2 {
+		t.Fatalf("report data: %d documents, %v", len(docs), err)
+	}
+	for i, d := range docs {
+		add(fmt.Sprintf("report data %d", i), d)
+	}
+	for _, args := range [][]string{{"usage"}, {"usage", "session", "--breakdown"}, {"usage", "model", "--json"}, {"report", "-o", "-", "--session", session}} {
+		code, stdout, stderr := run(t, append(args, "--data-dir", data)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+		add(strings.Join(args, " "), []byte(stdout+stderr))
+		if args[0] == "report" {
+			docs, _ := report.Unpack([]byte(stdout))
+			if len(docs) == 0 {
+				t.Errorf("report --session %s carries no data", session)
+			}
+			for i, d := range docs {
+				add(fmt.Sprintf("session report data %d", i), d)
+			}
+		}
+	}
 }

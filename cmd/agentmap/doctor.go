@@ -82,6 +82,9 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	dataDirSeen(c.DataDir)
 	checks = append(checks, rootChecks(configRoots(c), c)...)
+	if ch, ok := openCodeDBCheck(os.Getenv("OPENCODE_DB"), c.Agents.OpenCode.Enabled); ok {
+		checks = append(checks, ch)
+	}
 	st, err := serviceStatus()
 	checks = append(checks, serviceCheck(st, err, daemonAnswers(c.DataDir), userManager()))
 	checks = append(checks, dataDirCheck(c.DataDir, runtime.GOOS))
@@ -181,6 +184,8 @@ func serviceCheck(st string, err error, daemonRuns bool, manager error) check {
 		return check{levelWarn, "service", "cannot ask the service manager: " + err.Error()}
 	case st == "running":
 		return check{levelOK, "service", "installed and running"}
+	case strings.HasPrefix(st, "running ("):
+		return check{levelOK, "service", st}
 	case daemonRuns:
 		return check{levelOK, "service", "a daemon is running (agentmap run); the service is " + st}
 	case strings.HasPrefix(st, "not installed") && manager == nil:

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // geminiSettings is Gemini CLI's user settings file: $GEMINI_CLI_HOME (its
@@ -20,7 +21,11 @@ func geminiSettings(home, env string) string {
 
 // geminiCleanupCheck reads general.sessionRetention: unless the user turns
 // it off, Gemini CLI deletes chats older than maxAge (30 days by default)
-// or beyond maxCount, after which only agentmap's maps remain.
+// or beyond maxCount, after which only agentmap's maps remain. It is rated
+// like Claude Code's cleanupPeriodDays: a retention under two weeks warns
+// (a fortnight without agentmap running loses chats for good); the default
+// month, or a count limit, is worth knowing (info); a year or more is ok.
+// Without Gemini CLI on the machine there is nothing to rate.
 func geminiCleanupCheck(path string, enabled bool) check {
 	const topic = "cleanup"
 	if !enabled {
@@ -38,6 +43,9 @@ func geminiCleanupCheck(path string, enabled bool) check {
 	src := "the default"
 	switch data, err := os.ReadFile(path); {
 	case errors.Is(err, fs.ErrNotExist):
+		if _, err := os.Stat(filepath.Dir(path)); errors.Is(err, fs.ErrNotExist) {
+			return check{levelInfo, topic, "Gemini CLI is not set up here (no " + filepath.Dir(path) + "); its chat cleanup is checked once it is"}
+		}
 	case err != nil:
 		return check{levelWarn, topic, path + ": " + err.Error()}
 	default:
@@ -50,17 +58,32 @@ func geminiCleanupCheck(path string, enabled bool) check {
 	if r.Enabled != nil && !*r.Enabled {
 		return check{levelOK, topic, "Gemini CLI keeps its chats (session cleanup is off in " + path + ")"}
 	}
-	limit := "older than 30d"
-	if r.MaxAge != nil && *r.MaxAge != "" {
-		limit = "older than " + *r.MaxAge
-	}
-	if r.MaxCount != nil {
-		limit += fmt.Sprintf(" or beyond the newest %d", *r.MaxCount)
-	}
 	if r.Enabled == nil && r.MaxAge == nil && r.MaxCount == nil {
 		src = "the default"
 	}
-	return check{levelWarn, topic, fmt.Sprintf(
-		"Gemini CLI deletes chats %s (%s); agentmap's maps of them remain, but they cannot be rebuilt from the logs after that",
-		limit, src)}
+	days, age := float64(defaultCleanupDays), "30d"
+	if r.MaxAge != nil && *r.MaxAge != "" {
+		age = *r.MaxAge
+		now := time.Now()
+		t, err := parseWindow(age, now)
+		if err != nil {
+			return check{levelWarn, topic, fmt.Sprintf("Gemini CLI's general.sessionRetention.maxAge %q in %s is not a duration agentmap can read (such as 30d)", age, path)}
+		}
+		days = now.Sub(t).Hours() / 24
+	}
+	limit := "older than " + age
+	if r.MaxCount != nil {
+		limit += fmt.Sprintf(" or beyond the newest %d", *r.MaxCount)
+	}
+	switch {
+	case days < shortCleanupDays:
+		return check{levelWarn, topic, fmt.Sprintf(
+			"Gemini CLI deletes chats %s (%s): chats from a time agentmap was not running are lost; set general.sessionRetention.maxAge to \"%dd\" or more in %s",
+			limit, src, defaultCleanupDays, path)}
+	case days < longCleanupDays || r.MaxCount != nil:
+		return check{levelInfo, topic, fmt.Sprintf(
+			"Gemini CLI deletes chats %s (%s); agentmap's maps of them remain, but they cannot be rebuilt from the logs after that",
+			limit, src)}
+	}
+	return check{levelOK, topic, fmt.Sprintf("Gemini CLI keeps chats for %s (%s)", age, src)}
 }

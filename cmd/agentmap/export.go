@@ -17,6 +17,7 @@ import (
 	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon"
 	"github.com/agentmap/agentmap/export"
+	"github.com/agentmap/agentmap/report"
 )
 
 // Files the export command keeps in the data directory until the daemon's
@@ -31,9 +32,8 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fl := flag.NewFlagSet("export", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	format := fl.String("format", "", "bundle, jsonl, attemptdb, agentscope or sentience (required)")
-	since := fl.String("since", "", "only sessions started since: a window back from now (30m, 12h, 7d, 2w), a date (2026-05-01) or an RFC 3339 time")
-	until := fl.String("until", "", "only sessions started before: a window back from now, a date or an RFC 3339 time")
-	agent := fl.String("agent", "", "only this agent's sessions: "+orList(agentNames()))
+	sf := addSelectorFlags(fl)
+	agent := sf.agent
 	mode := fl.String("path-mode", "", "re-render relative maps as dirs_only or hashed (default: as stored)")
 	keyFile := fl.String("hash-key-file", "", "key of hashed mode (default: <data dir>/hash.key, the daemon's)")
 	out := fl.String("out", "-", "output file (written atomically; .gz gzips the line formats), or - for stdout")
@@ -52,12 +52,15 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "agentmap export: %v\n", err)
 		return exitUsage
 	}
-	win, err := parseWindowFlags(*since, *until, time.Now())
-	if err = firstErr(err, checkAgent(*agent)); err != nil {
+	pick, err := sf.parse(time.Now())
+	if err != nil {
 		fmt.Fprintf(stderr, "agentmap export: %v\n", err)
 		return exitUsage
 	}
-	sel := export.Selection{Since: win.since, Until: win.until}
+	sel := export.Selection{Since: pick.since, Until: pick.until}
+	if pick.repo != "" || pick.outcome != "" {
+		sel.Match = report.Filter{Repo: pick.repo, Outcome: pick.outcome}.Keep
+	}
 	if code := checkExportOutput(*out, f, stdout, stderr); code != exitOK {
 		return code
 	}
@@ -97,9 +100,19 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 	files := fl.Args()
 	if len(files) == 0 {
-		files, err = export.StoreFiles(daemon.MapsDir(dataDir), strings.ToLower(*agent), sel.Since)
+		maps := daemon.MapsDir(dataDir)
+		if _, err := os.Stat(maps); os.IsNotExist(err) {
+			// Before the first scan: an empty store, as list sees it.
+			fmt.Fprintf(stderr, "agentmap export: no session map matched: %s holds no maps yet (agentmap scan writes them)\n", maps)
+			return exitFailure
+		}
+		files, err = export.StoreFiles(maps, strings.ToLower(*agent), sel.Since)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentmap export: %v\n", err)
+			return exitFailure
+		}
+		if len(files) == 0 && *agent == "" && sel.Since.IsZero() {
+			fmt.Fprintf(stderr, "agentmap export: no session map matched: %s holds no maps yet (agentmap scan writes them)\n", maps)
 			return exitFailure
 		}
 	} else if *agent != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -65,7 +66,7 @@ func TestExportCommand(t *testing.T) {
 		{"since drops", []string{"--format", "sentience", "--since", "2026-03-05", "--data-dir", data}, exitFailure, "", "no session map matched"},
 		{"files", []string{"--format", "jsonl", "--data-dir", data, file}, exitOK, `small-1`, ""},
 		{"a bad file among good", []string{"--format", "jsonl", "--data-dir", data, file, garbage}, exitFailure, `small-1`, "bad.json.gz"},
-		{"no store", []string{"--format", "jsonl", "--data-dir", t.TempDir()}, exitFailure, "", "read store"},
+		{"no store", []string{"--format", "jsonl", "--data-dir", t.TempDir()}, exitFailure, "", "no maps yet (agentmap scan writes them)"},
 		{"dirs_only", []string{"--format", "jsonl", "--path-mode", "dirs_only", "--data-dir", data}, exitOK, `"pathMode":"dirs_only"`, ""},
 	}
 	for _, tt := range tests {
@@ -125,6 +126,35 @@ func TestSelectorErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
 	}
+	// Every command that picks sessions takes every selector, and rejects
+	// a bad one with the same words and exit code.
+	report := filepath.Join(t.TempDir(), "r.html")
+	for _, cmd := range [][]string{{"list"}, {"export", "--format", "jsonl"}, {"report", "-o", report}, {"usage"}} {
+		for flag, bad := range map[string]string{"agent": "vim", "outcome": "bogus", "repo": "[", "since": "soon", "until": "soon"} {
+			code, _, stderr := run(t, append(cmd, "--"+flag, bad, "--data-dir", data)...)
+			if want := "agentmap " + cmd[0] + ": --" + flag; code != exitUsage || !strings.HasPrefix(stderr, want) {
+				t.Errorf("%v --%s %s: exit %d, stderr %q; want 2 and %q", cmd, flag, bad, code, stderr, want)
+			}
+		}
+		if _, err := os.Stat(report); err == nil {
+			t.Fatal("report written despite a bad selector")
+		}
+	}
+	// --repo and --outcome select the same sessions in export as in list.
+	seen := map[int]bool{}
+	for _, sel := range [][]string{{"--outcome", "completed"}, {"--outcome", "incomplete"}, {"--outcome", "verified"}, {"--repo", "*"}, {"--repo", "none*"}} {
+		_, listed, _ := run(t, append([]string{"list", "--json", "--data-dir", data}, sel...)...)
+		var es []struct{ ID string }
+		json.Unmarshal([]byte(listed), &es)
+		_, exported, _ := run(t, append([]string{"export", "--format", "jsonl", "--data-dir", data}, sel...)...)
+		if n := strings.Count(exported, "\n"); n != len(es) {
+			t.Errorf("%v: list has %d sessions, export %d", sel, len(es), n)
+		}
+		seen[len(es)] = true
+	}
+	if !seen[0] || !seen[1] {
+		t.Errorf("the selections kept %v sessions: want some that keep the session and some that do not", seen)
+	}
 	// The same window in both: 2w works in export as in list.
 	for _, cmd := range [][]string{{"list"}, {"export", "--format", "jsonl"}} {
 		if code, _, stderr := run(t, append(cmd, "--since", "2w", "--data-dir", data)...); code == exitUsage {
@@ -178,5 +208,32 @@ func TestBuildOutputChecks(t *testing.T) {
 	// A trailing slash asks for the directory.
 	if code, _, stderr := run(t, "build", "-o", filepath.Join(dir, "made")+"/", fixture); code != exitOK {
 		t.Errorf("-o made/: exit %d %q", code, stderr)
+	}
+}
+
+// Before the first scan there is no store: every command reading it sees
+// an empty one, as list does, not a file-system error.
+func TestMissingStoreIsAnEmptyStore(t *testing.T) {
+	for _, name := range []string{"none", "empty"} {
+		data := filepath.Join(t.TempDir(), "data")
+		if name == "empty" {
+			os.MkdirAll(filepath.Join(data, "maps"), 0o700)
+		}
+		for _, tc := range []struct {
+			args []string
+			code int
+			want string // on stdout and stderr together
+		}{
+			{[]string{"export", "--format", "jsonl"}, exitFailure,
+				"agentmap export: no session map matched: " + filepath.Join(data, "maps") + " holds no maps yet (agentmap scan writes them)"},
+			{[]string{"report", "-o", filepath.Join(t.TempDir(), "r.html")}, exitOK, "agentmap report: 0 sessions -> "},
+			{[]string{"usage"}, exitOK, "no model requests"},
+			{[]string{"list"}, exitOK, "no sessions"},
+		} {
+			code, stdout, stderr := run(t, append(tc.args, "--data-dir", data)...)
+			if code != tc.code || !strings.Contains(stdout+stderr, tc.want) || strings.Contains(stderr, "no such file") {
+				t.Errorf("%s store: %v: exit %d, %q %q; want %d and %q", name, tc.args, code, stdout, stderr, tc.code, tc.want)
+			}
+		}
 	}
 }

@@ -64,7 +64,11 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	res, err := c.Flush(ctx, fl.Arg(0), *all)
 	if err != nil {
-		fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
+		if !*all {
+			fmt.Fprintf(stderr, "agentmap flush: %s: %v\n", fl.Arg(0), err)
+		} else {
+			fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
+		}
 		return exitFailure
 	}
 	for _, k := range res.Flushed {

@@ -16,8 +16,8 @@ import (
 // Gemini CLI wrote in the end-to-end suite (watchers/gemini/testdata/real;
 // every scripted text there carries "zqcanary", and the client wrote the
 // suite's throwaway directory into its outputs): a scan, the operator
-// commands and every export in every path mode take the Gemini sessions
-// like the others' and print none of it.
+// commands, the report and usage tables, and every export in every path
+// mode take the Gemini sessions like the others' and print none of it.
 func TestGeminiChatsLeakNothing(t *testing.T) {
 	home := privateHome(t)
 	t.Setenv("GEMINI_CLI_HOME", "")
@@ -82,8 +82,8 @@ func TestGeminiChatsLeakNothing(t *testing.T) {
 		}
 		return nil
 	})
-	if maps != 2 {
-		t.Fatalf("%d maps, want the two sessions", maps)
+	if maps != 3 {
+		t.Fatalf("%d maps, want the three sessions", maps)
 	}
 	for _, p := range readState(t, daemon.StatePath(data)) {
 		add("state database: "+p.where, p.data)
@@ -99,6 +99,7 @@ func TestGeminiChatsLeakNothing(t *testing.T) {
 			t.Errorf("list --agent gemini lists no session:\n%s", stdout)
 		}
 	}
+	reportOutputs(t, data, "9a9684ed-772c-4682-baa6-4f2e22485ef6", add)
 	for _, f := range export.Formats() {
 		for _, mode := range []string{"", "dirs_only", "hashed"} {
 			out := filepath.Join(t.TempDir(), "export"+f.Ext())
@@ -133,7 +134,7 @@ func TestGeminiChatsLeakNothing(t *testing.T) {
 	}
 	var list []json.RawMessage
 	_, stdout, _ = run(t, "list", "--json", "--data-dir", data)
-	if json.Unmarshal([]byte(stdout), &list) != nil || len(list) != 2 {
+	if json.Unmarshal([]byte(stdout), &list) != nil || len(list) != 3 {
 		t.Errorf("list --json: %s", stdout)
 	}
 	t.Logf("searched %d outputs", len(outputs))

@@ -13,7 +13,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/daemon"
 )
 
@@ -21,12 +20,7 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("list", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	of := addOpsFlags(fl)
-	var f listFilter
-	fl.StringVar(&f.agent, "agent", "", "only this agent's sessions ("+orList(agentNames())+")")
-	since := fl.String("since", "", "only sessions started within this window (7d, 12h, 2w) or since this date (2006-01-02)")
-	until := fl.String("until", "", "only sessions started before this window back from now or this date")
-	fl.StringVar(&f.repo, "repo", "", "only sessions in a repo of this name (a glob: agent*)")
-	fl.StringVar(&f.outcome, "outcome", "", "only sessions with this outcome ("+orList(builder.Outcomes)+")")
+	sf := addSelectorFlags(fl)
 	asJSON := fl.Bool("json", false, "print the sessions as JSON")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap list [--agent A] [--since 7d] [--until D] [--repo R] [--outcome O] [--json]")
@@ -40,9 +34,8 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fl.Usage()
 		return exitUsage
 	}
-	var err error
-	f.window, err = parseWindowFlags(*since, *until, time.Now())
-	if err = firstErr(err, checkAgent(f.agent), checkOutcome(f.outcome), checkRepo(f.repo)); err != nil {
+	f, err := sf.parse(time.Now())
+	if err != nil {
 		fmt.Fprintf(stderr, "agentmap list: %v\n", err)
 		return exitUsage
 	}

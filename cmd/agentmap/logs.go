@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentmap/agentmap/packaging"
@@ -41,6 +42,10 @@ func cmdLogs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if path == "" {
 		switch runtime.GOOS {
 		case "linux":
+			if st, err := serviceStatus(); err == nil && strings.HasPrefix(st, "not installed") {
+				fmt.Fprintln(stderr, "agentmap logs: the service is not installed, so the journal has no log of it to show; "+
+					"a daemon you run yourself (agentmap run) logs to its stderr, or to --log-file FILE, which agentmap logs --log-file FILE reads")
+			}
 			return journal(ctx, *lines, *follow, stdout, stderr)
 		case "darwin":
 			dataDir, code := of.resolve("logs", stderr)

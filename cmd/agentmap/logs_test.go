@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentmap/agentmap/packaging"
 	"github.com/agentmap/agentmap/packaging/logfile"
 )
 
@@ -65,5 +68,21 @@ func TestLogsErrors(t *testing.T) {
 	}
 	if got := strings.Join(journalArgs(50, true), " "); got != "journalctl --user -u agentmap.service --no-pager -o short-iso -n 50 -f" {
 		t.Errorf("journal: %s", got)
+	}
+}
+
+// On Linux without the service, logs says where a hand-run daemon's log
+// goes instead of leaving the user with an empty journal.
+func TestLogsWithoutTheService(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the journal is Linux's")
+	}
+	if _, err := os.Stat(packaging.PackagedUnitPath); err == nil {
+		t.Skip("the package's unit is installed on this machine")
+	}
+	t.Setenv("HOME", t.TempDir())
+	_, _, errOut := run(t, "logs", "-n", "1")
+	if !strings.Contains(errOut, "agentmap logs: the service is not installed, so the journal has no log of it to show; a daemon you run yourself (agentmap run) logs to its stderr") {
+		t.Errorf("logs without the service: %q", errOut)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/report"
 	"github.com/agentmap/agentmap/state"
 )
 
@@ -254,6 +255,11 @@ exclude = ["~/secret"]
 	if out := h.must("status", "--no-service"); !strings.Contains(out, "running (answering on") || !strings.Contains(out, "catch-up:   done") {
 		t.Fatalf("status:\n%s", out)
 	}
+	// A healthy machine: doctor is green, the daemon run by hand standing
+	// in for the service (no Gemini CLI here, Claude Code's default cleanup).
+	if code, out, errb := h.run("doctor"); code != exitOK || !strings.HasSuffix(out, "all good: no warnings, no failures\n") {
+		t.Fatalf("doctor on a healthy machine: exit %d\n%s%s", code, out, errb)
+	}
 	if st := status(); st.Excluded != 1 {
 		t.Fatalf("excluded logs %d, want 1", st.Excluded)
 	}
@@ -269,10 +275,11 @@ exclude = ["~/secret"]
 	appendFile(t, logPath, claudeTurn(sid, repo, 10))
 	code, out, errb := h.run("scan")
 	if code != exitOK || !strings.Contains(errb, "scan: done by the daemon: 2 logs checked") ||
-		!strings.Contains(errb, "1 map(s) written") || !strings.Contains(out, "maps in "+daemon.MapsDir(data)) {
+		!strings.Contains(errb, "1 map(s) written, 1 sessions") || !strings.Contains(out, "maps in "+daemon.MapsDir(data)) {
 		t.Fatalf("scan with a daemon: exit %d\n%s%s", code, out, errb)
 	}
-	if code, _, errb := h.run("flush", "nonexistent"); code != exitFailure || !strings.Contains(errb, "no session matches") {
+	if code, _, errb := h.run("flush", "nonexistent"); code != exitFailure ||
+		!strings.Contains(errb, "agentmap flush: nonexistent: no session the daemon follows matches that id (agentmap list shows them)") {
 		t.Fatalf("flush of an unknown id with a daemon: exit %d\n%s", code, errb)
 	}
 	list := h.must("list")
@@ -299,6 +306,23 @@ exclude = ["~/secret"]
 	stored := func() []byte { b, _ := os.ReadFile(mapPath); return b }
 	if !bytes.Equal(stored(), build()) {
 		t.Fatal("the daemon's map differs from agentmap build's")
+	}
+	// usage and report read the store as the running daemon lists it (over
+	// its control socket: it holds the state database).
+	maps, errs := report.Collect(t.Context(), report.Files{Root: daemon.MapsDir(data), Paths: []string{mapPath[len(daemon.MapsDir(data))+1:]}}, report.Filter{})
+	if len(errs) > 0 || len(maps) != 1 {
+		t.Fatalf("the daemon's map: %v", errs)
+	}
+	var tab report.UsageTable
+	if err := json.Unmarshal([]byte(h.must("usage", "session", "--json")), &tab); err != nil || len(tab.Rows) != 1 || tab.Rows[0].Key != sid ||
+		tab.Totals.Total != maps[0].Totals.Tokens {
+		t.Fatalf("usage with the daemon running: %v %+v, the map's tokens %d", err, tab, maps[0].Totals.Tokens)
+	}
+	reportFile := h.path("report.html")
+	h.must("report", "-o", reportFile)
+	page, _ := os.ReadFile(reportFile)
+	if docs, err := report.Unpack(page); err != nil || len(docs) != 2 || !bytes.Contains(docs[0], []byte(sid)) {
+		t.Fatalf("report with the daemon running: %d documents, %v", len(docs), err)
 	}
 
 	// path_mode changes while running: the next map written uses it.

@@ -245,7 +245,9 @@ func TestRootAndServiceAndDiskChecks(t *testing.T) {
 		}
 	}
 	for st, level := range map[string]string{"running": levelOK, "not installed": levelWarn, "stopped": levelWarn,
-		"not supported on plan9": levelInfo} {
+		"not supported on plan9": levelInfo,
+		"running (the package's unit /usr/lib/systemd/user/agentmap.service, enabled)":                                               levelOK,
+		"stopped (the package's unit /usr/lib/systemd/user/agentmap.service, not enabled: systemctl --user enable --now agentmap …)": levelWarn} {
 		if c := serviceCheck(st, nil, false, nil); c.Level != level {
 			t.Errorf("service %q: %+v", st, c)
 		}

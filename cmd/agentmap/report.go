@@ -20,34 +20,30 @@ import (
 // mapFlags are the flags that choose and filter the maps a report or a
 // usage table reads.
 type mapFlags struct {
-	ops                 opsFlags
-	maps                *string
-	since, until, agent *string
-	repo                *string
-	team                teamFlags
+	ops  opsFlags
+	maps *string
+	sel  selectorFlags
+	team teamFlags
 }
 
 func addMapFlags(fl *flag.FlagSet) mapFlags {
 	return mapFlags{
-		ops:   addOpsFlags(fl),
-		maps:  fl.String("maps", "", "read the maps of this directory or bundle (.tar.gz) instead of the local store"),
-		since: fl.String("since", "", "only sessions started within this window (30d, 12h, 2w) or since this date (2006-01-02)"),
-		until: fl.String("until", "", "only sessions started before this window back from now, or up to and including this date (2006-01-02)"),
-		agent: fl.String("agent", "", "only this agent's sessions ("+orList(agentNames())+")"),
-		repo:  fl.String("repo", "", "only sessions in a repo of this name (a glob: agent*)"),
-		team:  addTeamFlags(fl),
+		ops:  addOpsFlags(fl),
+		maps: fl.String("maps", "", "read the maps of this directory or bundle (.tar.gz) instead of the local store"),
+		sel:  addSelectorFlags(fl),
+		team: addTeamFlags(fl),
 	}
 }
 
 // filter reads the filter flags, checked as every command that picks
 // sessions checks them; on failure it has reported on stderr.
 func (f mapFlags) filter(cmd string, stderr io.Writer) (report.Filter, bool) {
-	w, err := parseWindowFlags(*f.since, *f.until, time.Now())
-	if err = firstErr(err, checkAgent(*f.agent), checkRepo(*f.repo)); err != nil {
+	s, err := f.sel.parse(time.Now())
+	if err != nil {
 		fmt.Fprintf(stderr, "agentmap %s: %v\n", cmd, err)
 		return report.Filter{}, false
 	}
-	return report.Filter{Since: w.since, Until: w.until, Agent: *f.agent, Repo: *f.repo}, true
+	return s.reportFilter(), true
 }
 
 // source opens where the maps are: --maps, else the local store as the

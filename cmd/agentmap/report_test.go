@@ -6,9 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agentmap/agentmap/export/mapfile"
 	"github.com/agentmap/agentmap/report"
 )
 
@@ -68,6 +72,15 @@ func TestReportCommand(t *testing.T) {
 	if bd, _ := report.Unpack([]byte(stdout)); len(bd) != len(docs) {
 		t.Errorf("the bundle's report carries %d documents, the directory's %d", len(bd), len(docs))
 	}
+	var tokens int64
+	for _, m := range maps {
+		tokens += m.Totals.Tokens
+	}
+	code, stdout, stderr = run(t, "usage", "--maps", bundle, "--json")
+	var tab report.UsageTable
+	if code != exitOK || json.Unmarshal([]byte(stdout), &tab) != nil || tab.Totals.Total != tokens {
+		t.Errorf("usage of the bundle: exit %d, total %d, the maps %d\n%s", code, tab.Totals.Total, tokens, stderr)
+	}
 
 	id := maps[0].Session.NativeID()
 	code, stdout, stderr = run(t, "report", "--maps", dir, "-o", "-", "--session", id[:len(id)-1])
@@ -119,6 +132,37 @@ func TestUsageCommand(t *testing.T) {
 			t.Errorf("usage %s: total %d, the maps %d", p, tab.Totals.Total, tokens)
 		}
 	}
+	// --agent and --repo keep the sessions list keeps: the totals are theirs.
+	sum := func(keep func(*report.Map) bool) (n int64) {
+		for _, m := range maps {
+			if keep(m) {
+				n += m.Totals.Tokens
+			}
+		}
+		return n
+	}
+	var repo string
+	for _, m := range maps {
+		if len(m.Repos) > 0 && m.Repos[0].Name != "" {
+			repo = m.Repos[0].Name
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want int64
+	}{
+		{[]string{"--agent", "codex"}, sum(func(m *report.Map) bool { return m.Session.AgentTool == "codex" })},
+		{[]string{"--repo", repo}, sum(func(m *report.Map) bool { return len(m.Repos) > 0 && slices.ContainsFunc(m.Repos, func(r mapfile.Repo) bool { return r.Name == repo }) })},
+	} {
+		code, stdout, stderr := run(t, append([]string{"usage", "session", "--maps", dir, "--json"}, c.args...)...)
+		var tab report.UsageTable
+		if code != exitOK || json.Unmarshal([]byte(stdout), &tab) != nil {
+			t.Fatalf("usage %v: exit %d\n%s", c.args, code, stderr)
+		}
+		if tab.Totals.Total != c.want || c.want == 0 || c.want == tokens {
+			t.Errorf("usage %v: total %d, its maps %d (all maps %d)", c.args, tab.Totals.Total, c.want, tokens)
+		}
+	}
 	code, stdout, _ := run(t, "usage", "--maps", dir)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	if code != exitOK || !strings.HasPrefix(lines[0], "DATE") || !strings.Contains(stdout, "\nTotal ") {
@@ -154,6 +198,33 @@ func TestShowEvents(t *testing.T) {
 	for _, l := range lines[2:] {
 		if len(l) < col || l[col-1] != ' ' {
 			t.Errorf("misaligned line %q", l)
+		}
+	}
+}
+
+// TestReportOpen: --open hands the written file to the desktop's opener.
+func TestReportOpen(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the opener is xdg-open on Linux; open and rundll32 elsewhere are not faked here")
+	}
+	dir, _ := fixtureMaps(t)
+	bin := t.TempDir()
+	opened := filepath.Join(bin, "opened")
+	os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+opened+".tmp && mv "+opened+".tmp "+opened+"\n"), 0o700)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out := filepath.Join(t.TempDir(), "r.html")
+	if code, _, stderr := run(t, "report", "--maps", dir, "-o", out, "--open"); code != exitOK {
+		t.Fatalf("report --open: exit %d\n%s", code, stderr)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(opened); err == nil {
+			if string(b) != out {
+				t.Errorf("--open opened %q, not %q", b, out)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("--open did not run the opener")
 		}
 	}
 }

@@ -46,7 +46,17 @@ func (r rootFlags) Set(v string) error {
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("run", flag.ContinueOnError)
+	return runDaemon(ctx, "run", args, stdout, stderr)
+}
+
+func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runDaemon(ctx, "scan", append([]string{"--once"}, args...), stdout, stderr)
+}
+
+// runDaemon is run and scan (run --once): name is the command the user
+// typed, for its usage and its messages.
+func runDaemon(ctx context.Context, name string, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet(name, flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	cfgFile := fl.String("config", "", "the config file (default $"+config.EnvConfig+", else the user config directory's agentmap/config.toml)")
 	dataDir := fl.String("data-dir", "", "where state.db and maps/ live (default: data_dir of the config)")
@@ -63,9 +73,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	xf := addExportFlags(fl)
 	fl.Var(roots, "root", "follow this directory instead of the agent's configured roots: agent=DIR (claude, codex, cursor, cursor-app, opencode, copilot, gemini); repeatable")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentmap run [flags]")
-		fmt.Fprintln(stderr, "Follows every agent's logs and writes a session's map when it goes quiet; stops on SIGINT or SIGTERM.")
-		fmt.Fprintln(stderr, "Flags given override the config file; the file is reloaded on SIGHUP and when it changes.")
+		fmt.Fprintf(stderr, "usage: agentmap %s [flags]\n", name)
+		if name == "scan" {
+			fmt.Fprintln(stderr, "Catches up on every log present, writes every map that changed, and exits (run --once).")
+			fmt.Fprintln(stderr, "With a daemon running on the same data directory, asks it to do the catch-up (through its control socket).")
+			fmt.Fprintln(stderr, "Flags given override the config file.")
+		} else {
+			fmt.Fprintln(stderr, "Follows every agent's logs and writes a session's map when it goes quiet; stops on SIGINT or SIGTERM.")
+			fmt.Fprintln(stderr, "Flags given override the config file; the file is reloaded on SIGHUP and when it changes.")
+		}
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -81,21 +97,21 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		rescan: *rescan, debounce: *debounce, pathMode: *pathMode, roots: roots, once: *once}
 	if set["log-level"] {
 		if _, err := parseLevel(*level); err != nil {
-			fmt.Fprintf(stderr, "agentmap run: unknown log level %q\n", *level)
+			fmt.Fprintf(stderr, "agentmap %s: unknown log level %q\n", name, *level)
 			return exitUsage
 		}
 	}
 	if set["path-mode"] && !slices.Contains(config.PathModes, *pathMode) {
-		fmt.Fprintf(stderr, "agentmap run: unknown path mode %q (relative, dirs_only or hashed)\n", *pathMode)
+		fmt.Fprintf(stderr, "agentmap %s: unknown path mode %q (relative, dirs_only or hashed)\n", name, *pathMode)
 		return exitUsage
 	}
-	c, code := loadConfig(*cfgFile, "run", stderr)
+	c, code := loadConfig(*cfgFile, name, stderr)
 	if c == nil {
 		return code
 	}
 	eff, err := ov.apply(c)
 	if err != nil {
-		fmt.Fprintf(stderr, "agentmap run: %v\n", err)
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 		return exitFailure
 	}
 	dataDirSeen(eff.dataDir)
@@ -111,7 +127,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *logFile != "" {
 		lf, err := logfile.Open(*logFile, logfile.DefaultMax, logfile.DefaultKeep)
 		if err != nil {
-			fmt.Fprintf(stderr, "agentmap run: %v\n", err)
+			fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 			return exitFailure
 		}
 		defer lf.Close()
@@ -126,7 +142,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	opt.Export = daemon.ExportFromConfig(c.Export)
 	xf.apply(fl, &opt.Export, c.DataDir, eff.dataDir)
 	if opt.Sink, err = sinkOptions(c); err != nil {
-		fmt.Fprintf(stderr, "agentmap run: %v\n", err)
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 		return exitFailure
 	}
 	var bar *progress
@@ -146,10 +162,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case errors.Is(err, state.ErrLocked):
-		fmt.Fprintf(stderr, "agentmap run: %v\n", err)
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 		return exitFailure
 	case err != nil:
-		fmt.Fprintf(stderr, "agentmap run: %v\n", err)
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 		return exitFailure
 	}
 	if *once {
@@ -346,8 +362,8 @@ func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, s
 		return exitFailure
 	}
 	f := res.Flush
-	fmt.Fprintf(stderr, "scan: done by the daemon: %d logs checked, %s read, %d map(s) written, %d up to date\n",
-		res.Files, mb(res.Bytes), len(f.Flushed), f.Current)
+	fmt.Fprintf(stderr, "scan: done by the daemon: %d logs checked, %s read, %d map(s) written, %d sessions\n",
+		res.Files, mb(res.Bytes), len(f.Flushed), res.Sessions)
 	for _, k := range f.Failed {
 		fmt.Fprintf(stderr, "agentmap scan: the map of %s could not be written (the daemon retries it; agentmap status shows the error)\n", k)
 	}
@@ -356,10 +372,6 @@ func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, s
 		return exitFailure
 	}
 	return exitOK
-}
-
-func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return cmdRun(ctx, append([]string{"--once"}, args...), stdout, stderr)
 }
 
 // progress shows a catch-up: a bar redrawn in place on a terminal, a plain

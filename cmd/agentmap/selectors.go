@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"path"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmap/agentmap/builder"
+	"github.com/agentmap/agentmap/report"
 	"github.com/agentmap/agentmap/watchers/agents"
 )
 
@@ -59,6 +61,37 @@ func checkRepo(glob string) error {
 		return fmt.Errorf("--repo: malformed glob %q", glob)
 	}
 	return nil
+}
+
+// selectorFlags are --agent, --since, --until, --repo and --outcome, defined
+// with the same words for every command that picks sessions.
+type selectorFlags struct {
+	agent, since, until, repo, outcome *string
+}
+
+func addSelectorFlags(fl *flag.FlagSet) selectorFlags {
+	return selectorFlags{
+		agent:   fl.String("agent", "", "only this agent's sessions ("+orList(agentNames())+")"),
+		since:   fl.String("since", "", "only sessions started since: a window back from now (30m, 12h, 7d, 2w), a date (2006-01-02) or an RFC 3339 time"),
+		until:   fl.String("until", "", "only sessions started before: a window back from now, a date (that whole day included) or an RFC 3339 time"),
+		repo:    fl.String("repo", "", "only sessions in a repo of this name (a glob: api*)"),
+		outcome: fl.String("outcome", "", "only sessions with this outcome ("+orList(builder.Outcomes)+")"),
+	}
+}
+
+// parse checks every selector; the error names the flag and what it takes.
+func (s selectorFlags) parse(now time.Time) (listFilter, error) {
+	w, err := parseWindowFlags(*s.since, *s.until, now)
+	if err = firstErr(err, checkAgent(*s.agent), checkOutcome(*s.outcome), checkRepo(*s.repo)); err != nil {
+		return listFilter{}, err
+	}
+	return listFilter{agent: *s.agent, repo: *s.repo, outcome: *s.outcome, window: w}, nil
+}
+
+// reportFilter is the same selection for the maps a report, a usage table
+// or an export reads.
+func (f listFilter) reportFilter() report.Filter {
+	return report.Filter{Since: f.since, Until: f.until, Agent: f.agent, Repo: f.repo, Outcome: f.outcome}
 }
 
 // timeBound reads --since or --until (flag names it in the error): a window

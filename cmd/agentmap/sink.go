@@ -127,7 +127,7 @@ func writeSinkStatus(w io.Writer, s *daemon.SinkStatus) {
 		fmt.Fprintf(w, "  oldest:   %s, queued %s ago\n", q.Session, roundDuration(time.Since(q.Queued)))
 	}
 	if !s.LastOk.IsZero() {
-		fmt.Fprintf(w, "  last ok:  %s\n", s.LastOk.Local().Format(time.DateTime))
+		fmt.Fprintf(w, "  last ok:  %s\n", formatTime(s.LastOk))
 	}
 	if s.LastError != "" {
 		fmt.Fprintf(w, "  error:    %s (%d failed attempts in a row; retrying with back-off)\n", s.LastError, s.Failures)

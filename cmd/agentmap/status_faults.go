@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/agentmap/agentmap/daemon"
 )
@@ -13,17 +12,17 @@ import (
 func writeFaultStatus(w io.Writer, st daemon.Status) {
 	if st.Uncommitted > 0 {
 		fmt.Fprintf(w, "retrying:   the lines of %d logs wait to be committed again (next try %s)\n",
-			st.Uncommitted, st.RetryAt.Local().Format(time.DateTime))
+			st.Uncommitted, formatTime(st.RetryAt))
 	}
 	if u := st.Unreadable; u != nil {
 		fmt.Fprintf(w, "retrying:   %d logs cannot be read (%s; next try %s)\n",
-			u.Count, u.Reason, u.RetryAt.Local().Format(time.DateTime))
+			u.Count, u.Reason, formatTime(u.RetryAt))
 	}
 	if st.FlushRetries > 0 {
 		fmt.Fprintf(w, "retrying:   %d maps wait to be written again\n", st.FlushRetries)
 	}
 	if r := st.State; r != nil {
-		at := r.At.Local().Format(time.DateTime)
+		at := formatTime(r.At)
 		switch {
 		case r.Aside != "":
 			fmt.Fprintf(w, "state:      damaged at start (%s); rebuilt from the logs at %s, damaged file kept as %s\n",

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -57,5 +59,25 @@ func TestVersionCommands(t *testing.T) {
 	// A test binary has no VCS stamps: maps it writes say the same thing every time.
 	if producer() != "agentmap devel" {
 		t.Errorf("producer %q", producer())
+	}
+}
+
+// A release build says its -ldflags version, and the maps it writes carry
+// it in session.cliVersion.
+func TestReleaseVersionInBinaryAndMaps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "agentmap")
+	if out, err := exec.Command("go", "build", "-ldflags", "-X main.version=v9.8.7", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "agentmap 9.8.7, ") {
+		t.Errorf("--version: %q %v", out, err)
+	}
+	m, err := exec.Command(bin, "build", "-o", "-", fixture).Output()
+	if err != nil || !strings.Contains(string(m), `"cliVersion": "agentmap 9.8.7"`) {
+		t.Errorf("the map's cliVersion: %v\n%.600s", err, m)
 	}
 }

@@ -41,6 +41,35 @@ async function unpack(id) {
   return JSON.parse(await new Response(stream).text());
 }
 
+// sessionData is session i's page: its chunk inflated (the last one is
+// kept, neighbours are often opened in turn) and its events rebuilt from
+// their columns (report/columns.go) as one object each.
+let chunk = {k: -1};
+// The sessions' data follows the script in the page (the overview is drawn
+// while the browser reads it): parsed is when all of it is there.
+const parsed = new Promise(r => document.readyState === 'loading' ? addEventListener('DOMContentLoaded', r) : r());
+async function sessionData(i) {
+  let lo = 0, hi = D.chunks.length - 1;
+  while (lo < hi) { const m = (lo + hi + 1) >> 1; if (D.chunks[m] <= i) lo = m; else hi = m - 1; }
+  if (chunk.k !== lo) { await parsed; chunk = {k: lo, pages: await unpack('c' + lo)}; }
+  const P = chunk.pages[i - D.chunks[lo]], C = P.ev, T = P.str, ev = new Array(C.count);
+  for (let j = 0, t = 0; j < C.count; j++) {
+    t += C.t[j];
+    const e = ev[j] = {t, k: T[C.k[j]], l: C.l[j]};
+    if (C.lb[j]) e.n = T[C.lb[j]];
+  }
+  for (const key in C.sp) {
+    const [idx, vals] = C.sp[key], str = STRING_COLUMNS.has(key), list = key === 'fu' || key === 'tg';
+    for (let j = 0, at = 0; j < idx.length; j++) {
+      at += idx[j];
+      const v = vals[j];
+      ev[at][key] = v === undefined ? 1 : str ? T[v] : list ? v.map(x => T[x]) : v;
+    }
+  }
+  return {lanes: P.lanes, files: P.files, repos: P.repos, pathMode: P.pathMode, tasks: P.tasks, ev};
+}
+const STRING_COLUMNS = new Set(['tool', 'cat', 'c', 'src', 'stop']);
+
 // ---- filters ----
 function keep(i) {
   const r = ROWS[i];
@@ -82,7 +111,9 @@ function tally(list, keyFn, add) {
   for (const x of list) { const k = keyFn(x); let v = m.get(k); if (!v) { v = []; m.set(k, v); } add(v, x); }
   return m;
 }
-const inc = (v, i, n) => { v[i] = (v[i] || 0) + n; };
+// runs calls f with the offset (and the number) of each run of n values of
+// a flat list (report/data.go agg).
+const runs = (list, n, f) => { if (list) for (let o = 0, j = 0; o < list.length; o += n, j++) f(o, j); };
 
 // aggregate sums the shown sessions. Maps are keyed by string-table
 // index (numbers hash faster than strings) and named when drawn (named).
@@ -100,15 +131,15 @@ function aggregate() {
     for (const x of repos) add(A.repo, x, 1, r[S.tokens], r[S.cost], r[S.errors]);
     add(A.agent, r[S.agent], 1, r[S.tokens], r[S.cost], r[S.errors]);
     add(A.outcome, r[S.outcome], 1);
-    if (a.es) for (const e of a.es) add(A.es, e[0], e[1]);
-    if (a.ec) for (const e of a.ec) add(A.ec, e[0], e[1]);
-    if (a.v) for (const e of a.v) add(A.verb, e[0], e[1], e[2], e[3]);
-    if (a.m) for (const e of a.m) add(A.mcp, e[0] * 1048576 + e[1], e[2], e[3]);
-    if (a.f) for (const e of a.f) add(A.file, e[0], e[1], e[2], 1);
-    if (a.sa) for (const e of a.sa) add(A.sa, e[0], e[1]);
-    if (a.dc) for (const e of a.dc) add(A.dc, e[0], e[1], e[2]);
-    if (a.cat) for (const e of a.cat) add(A.cat, e[0], e[1], e[2]);
-    if (a.mt) a.mt.forEach((e, j) => add(A.model, e[0], e[1] + e[2] + e[3] + e[4], a.mc[j][1], 1));
+    runs(a.es, 2, o => add(A.es, a.es[o], a.es[o + 1]));
+    runs(a.ec, 2, o => add(A.ec, a.ec[o], a.ec[o + 1]));
+    runs(a.v, 4, o => add(A.verb, a.v[o], a.v[o + 1], a.v[o + 2], a.v[o + 3]));
+    runs(a.m, 4, o => add(A.mcp, a.m[o] * 1048576 + a.m[o + 1], a.m[o + 2], a.m[o + 3]));
+    runs(a.f, 3, o => add(A.file, a.f[o], a.f[o + 1], a.f[o + 2], 1));
+    runs(a.sa, 2, o => add(A.sa, a.sa[o], a.sa[o + 1]));
+    runs(a.dc, 3, o => add(A.dc, a.dc[o], a.dc[o + 1], a.dc[o + 2]));
+    runs(a.cat, 3, o => add(A.cat, a.cat[o], a.cat[o + 1], a.cat[o + 2]));
+    runs(a.mt, 5, (o, j) => add(A.model, a.mt[o], a.mt[o + 1] + a.mt[o + 2] + a.mt[o + 3] + a.mt[o + 4], a.mc[j], 1));
     const c = r[S.maxCtx];
     let b = 0; while (b < CTX.length - 1 && !(c >= CTX[b][0] && c < CTX[b][1])) b++;
     add(A.ctx, b, 1, r[S.compactions]);
@@ -140,7 +171,7 @@ const entries = (m, by, n, none) => named(m, none).sort((a, b) => b[1][by] - a[1
 const pct = x => (100 * x).toFixed(1) + '%';
 
 // ---- overview ----
-const chartState = {metric: 'sessions', stack: 'model'};
+const chartState = {metric: 'sessions', stack: 'model', unit: 'auto'};
 function overviewView() {
   document.body.dataset.view = 'overview';
   const A = aggregate();
@@ -152,7 +183,8 @@ function overviewView() {
     kpi('errors', 'errors', A.errors, int) + kpi('retries', 'retries', A.retries, int) + kpi('compactions', 'compactions', A.compactions, int) + '</div>';
   s += '<div class="grid">';
   s += card('Over time', '<div class="controls"><b id="daytitle"></b><select id="metric"><option value="sessions">sessions</option><option value="tokens">tokens</option><option value="cost">cost</option></select>' +
-    ' stacked by <select id="stack"><option value="model">model</option><option value="agent">agent</option></select></div><div id="daychart"></div>', '', true);
+    ' stacked by <select id="stack"><option value="model">model</option><option value="agent">agent</option></select>' +
+    ' per <select id="unit"><option value="auto">day, week or month</option><option value="day">day</option><option value="week">week</option><option value="month">month</option></select></div><div id="daychart"></div>', '', true);
   const T = [['sessions', int], ['tokens', tok], ['cost', usd], ['errors', int]];
   s += card('By repository', table([['repository', 0], ...T], entries(A.repo, 0, 50, '(no repository)').map(([k, v]) => [k, ...v]), 1));
   s += card('By agent', table([['agent', 0], ...T], entries(A.agent, 0).map(([k, v]) => [k, ...v]), 1));
@@ -175,9 +207,10 @@ function overviewView() {
   s += card('Where tool time went', table([['category', 0], ['calls', int], ['time', dur]], entries(A.cat, 1).map(([k, v]) => [k, ...v]), 2));
   s += card('Sessions', '<div id="sessions"></div>', '', true);
   $('#view').innerHTML = s + '</div>';
-  $('#metric').value = chartState.metric; $('#stack').value = chartState.stack;
+  $('#metric').value = chartState.metric; $('#stack').value = chartState.stack; $('#unit').value = chartState.unit;
   $('#metric').onchange = e => { chartState.metric = e.target.value; dayChart(); };
   $('#stack').onchange = e => { chartState.stack = e.target.value; dayChart(); };
+  $('#unit').onchange = e => { chartState.unit = e.target.value; dayChart(); };
   dayChart();
   sessionList();
 }
@@ -195,7 +228,9 @@ function dayChart() {
   const days = new Map(), keys = new Map();
   let lo = Infinity, hi = -Infinity;
   for (const i of shown) { lo = Math.min(lo, ROWS[i][S.start]); hi = Math.max(hi, ROWS[i][S.start]); }
-  const spanDays = (hi - lo) / 864e5, unit = spanDays <= 92 ? 'day' : spanDays <= 730 ? 'week' : 'month';
+  // By default days, or weeks or months when the sessions span too long
+  // for a readable bar a day; the select chooses.
+  const spanDays = (hi - lo) / 864e5, unit = chartState.unit !== 'auto' ? chartState.unit : spanDays <= 92 ? 'day' : spanDays <= 730 ? 'week' : 'month';
   $('#daytitle').textContent = 'Per ' + unit;
   const put = (day, k, v) => { let d = days.get(day); if (!d) { d = new Map(); days.set(day, d); } d.set(k, (d.get(k) || 0) + v); keys.set(k, (keys.get(k) || 0) + v); };
   for (const i of shown) {
@@ -203,12 +238,12 @@ function dayChart() {
     if (stack === 'agent') put(day, STR[r[S.agent]], metric === 'sessions' ? 1 : metric === 'tokens' ? r[S.tokens] : r[S.cost]);
     else if (metric === 'sessions') put(day, STR[r[S.models][0]], 1);
     else if (metric === 'tokens') {
-      const known = (a.mt || []).reduce((t, m) => t + m[1] + m[2] + m[3] + m[4], 0);
-      (a.mt || []).forEach(m => put(day, STR[m[0]], m[1] + m[2] + m[3] + m[4]));
+      let known = 0;
+      runs(a.mt, 5, o => { const n = a.mt[o + 1] + a.mt[o + 2] + a.mt[o + 3] + a.mt[o + 4]; known += n; put(day, STR[a.mt[o]], n); });
       if (r[S.tokens] > known) put(day, STR[r[S.models][0]], r[S.tokens] - known); // beyond the event cap
     } else {
-      const known = (a.mc || []).reduce((t, m) => t + m[1], 0);
-      (a.mc || []).forEach(m => put(day, STR[m[0]], m[1]));
+      let known = 0;
+      runs(a.mt, 5, (o, j) => { known += a.mc[j]; put(day, STR[a.mt[o]], a.mc[j]); });
       if (r[S.cost] - known > 1e-9) put(day, STR[r[S.models][0]], r[S.cost] - known);
     }
   }
@@ -260,7 +295,7 @@ const PAGE = 50;
 function sessionList() {
   const el = $('#sessions'), n = shown.length, pages = Math.max(1, Math.ceil(n / PAGE));
   page = Math.min(page, pages - 1);
-  let s = '<table><thead><tr><th>started</th><th>session</th><th>agent</th><th>repository</th><th>models</th><th class="n">duration</th><th class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">errors</th><th>outcome</th></tr></thead><tbody>';
+  let s = '<div class="scroll-x"><table><thead><tr><th>started</th><th>session</th><th>agent</th><th>repository</th><th>models</th><th class="n">duration</th><th class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">errors</th><th>outcome</th></tr></thead><tbody>';
   for (const i of shown.slice(page * PAGE, page * PAGE + PAGE)) {
     const r = ROWS[i], id = STR[r[S.id]];
     s += '<tr class="click" data-s="' + i + '"><td>' + esc(when(r[S.start])) + '</td><td class="name"><a href="#s/' + i + '" title="' + esc(id) + '">' + esc(id.length > 18 ? id.slice(0, 18) + '…' : id) + '</a></td><td>' + esc(STR[r[S.agent]]) +
@@ -268,7 +303,7 @@ function sessionList() {
       '</td><td class="n">' + int(r[S.calls]) + '</td><td class="n">' + tok(r[S.tokens]) + '</td><td class="n">' + rowCost(r) + '</td><td class="n">' + int(r[S.errors]) + '</td><td>' + esc(STR[r[S.outcome]] || '-') + '</td></tr>';
   }
   if (!n) s += '<tr><td colspan="11" class="muted">no session matches</td></tr>';
-  s += '</tbody></table><div class="pager"><button id="prev"' + (page ? '' : ' disabled') + '>‹ newer</button><span class="muted">page ' + (page + 1) + ' of ' + pages + ' (' + n + ' sessions)</span><button id="next"' + (page < pages - 1 ? '' : ' disabled') + '>older ›</button></div>';
+  s += '</tbody></table></div><div class="pager"><button id="prev"' + (page ? '' : ' disabled') + '>‹ newer</button><span class="muted">page ' + (page + 1) + ' of ' + pages + ' (' + n + ' sessions)</span><button id="next"' + (page < pages - 1 ? '' : ' disabled') + '>older ›</button></div>';
   el.innerHTML = s;
   $('#prev').onclick = () => { page--; sessionList(); };
   $('#next').onclick = () => { page++; sessionList(); };
@@ -280,7 +315,12 @@ async function sessionView(i) {
   document.body.dataset.view = 'loading';
   const r = ROWS[i];
   if (!r) { $('#view').innerHTML = '<p>No such session. <a href="#">Back to the overview</a></p>'; return; }
-  const P = await unpack('s' + i);
+  const marks = window.agentmap.marks || {};
+  marks.sessionStart = performance.now();
+  const P = await sessionData(i);
+  marks.sessionData = performance.now();
+  const asked = /^#s\/(\d+)$/.exec(location.hash);
+  if (!D.single && (!asked || +asked[1] !== i)) return; // another view was asked for meanwhile
   const id = STR[r[S.id]];
   const field = (k, v, attr) => '<div' + (attr ? ' data-field="' + attr + '" data-value="' + esc(v[1]) + '"' : '') + '><span>' + k + '</span><b>' + esc(v[0]) + '</b></div>';
   let s = (D.single ? '' : '<p><a href="#">‹ Overview</a></p>') + '<h1>' + esc(id) + '</h1>';
@@ -305,7 +345,9 @@ async function sessionView(i) {
   s += card('Files touched', table([['file', 0], ['reads', int], ['edits', int], ['hits', int], ['op', x => x || '-']],
     files.map(f => [(f.r ? f.r + ': ' : '') + f.p, f.rd, f.ed, f.h, f.op]), 1), files.length + ' files, path mode ' + (P.pathMode || 'relative'), true);
   $('#view').innerHTML = s + '</div>';
+  marks.sessionHTML = performance.now();
   const tl = new Timeline($('#timeline'), P, r[S.dur]);
+  marks.timeline = performance.now();
   window.agentmap.timeline = tl;
   $('#zin').onclick = () => tl.zoom(0.5); $('#zout').onclick = () => tl.zoom(2); $('#zfit').onclick = () => tl.fit();
   document.body.dataset.view = 'session';
@@ -317,7 +359,14 @@ class Timeline {
   constructor(canvas, P, durMs) {
     this.c = canvas; this.P = P; this.ev = P.ev; this.rowH = 24; this.axisH = 24; this.gutter = 160;
     this.lanes = P.lanes.map(() => []);
-    this.span = this.ev.map(e => {
+    // A session whose log records no times (a Cursor transcript has every
+    // event at 0) is laid out in order instead, a slot of a second per
+    // event, the axis counting events: at is each event's place.
+    this.ordinal = this.ev.length > 1 && this.ev.every(e => e.t === 0);
+    if (this.ordinal) durMs = 0;
+    this.at = this.ev.map((e, i) => this.ordinal ? i * 1000 : e.t);
+    this.span = this.ev.map((e, i) => {
+      if (this.ordinal) return [i * 1000, i * 1000 + 600];
       const d = e.k === 'llm' ? -(e.lat || 0) : (e.k === 'delay' || e.k === 'compaction') ? (e.ms || 0) : (e.d || 0);
       return d < 0 ? [e.t + d, e.t] : [e.t, e.t + d];
     });
@@ -353,7 +402,7 @@ class Timeline {
   }
   zoom(f, at) { at = at === undefined ? (this.t0 + this.t1) / 2 : at; this.set(at - (at - this.t0) * f, at + (this.t1 - at) * f); }
   // first index in lane l whose event may reach t
-  first(l, t) { const a = this.lanes[l], lim = t - this.maxSpan[l]; let lo = 0, hi = a.length; while (lo < hi) { const m = (lo + hi) >> 1; if (this.ev[a[m]].t < lim) lo = m + 1; else hi = m; } return lo; }
+  first(l, t) { const a = this.lanes[l], lim = t - this.maxSpan[l]; let lo = 0, hi = a.length; while (lo < hi) { const m = (lo + hi) >> 1; if (this.at[a[m]] < lim) lo = m + 1; else hi = m; } return lo; }
   // theme reads the colours of the current theme (light or dark, as the
   // system says), again whenever it changes.
   theme() {
@@ -371,45 +420,62 @@ class Timeline {
     g.font = '11px system-ui, sans-serif'; g.textBaseline = 'middle';
     // axis
     const span = this.t1 - this.t0, steps = [100, 250, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 144e5, 288e5, 864e5];
-    const step = steps.find(s => s * this.scale() >= 90) || steps[steps.length - 1];
+    const step = steps.find(s => s * this.scale() >= 90 && (!this.ordinal || s >= 1e3)) || steps[steps.length - 1];
     g.fillStyle = this.muted; g.strokeStyle = this.line; g.lineWidth = 1;
     for (let t = Math.ceil(this.t0 / step) * step; t <= this.t1; t += step) {
       const x = Math.round(this.x(t)) + 0.5; if (x < this.gutter) continue;
-      g.beginPath(); g.moveTo(x, this.axisH - 4); g.lineTo(x, H); g.stroke(); g.fillText(clock(t), x + 3, 11);
+      g.beginPath(); g.moveTo(x, this.axisH - 4); g.lineTo(x, H); g.stroke(); g.fillText(this.ordinal ? '#' + Math.round(t / 1e3) : clock(t), x + 3, 11);
     }
-    let drawn = 0;
-    this.marks = [];
+    // The marks are gathered into one path per colour and each path filled
+    // once: a canvas draws 20,000 rectangles of one path in a few
+    // milliseconds, where a fill and a colour change per mark take a
+    // hundred times longer. Delays go under the calls, model requests and
+    // user turns under the error and retry signs.
+    const sc = this.scale(), t0 = this.t0, t1 = this.t1, G = this.gutter, rh = this.rowH;
+    const bars = new Map(), bar = col => { let p = bars.get(col); if (!p) { p = new Path2D(); bars.set(col, p); } return p; };
+    const delays = new Map(), delay = col => { let p = delays.get(col); if (!p) { p = new Path2D(); delays.set(col, p); } return p; };
+    const tri = new Path2D(), rings = new Path2D();
+    let drawn = 0, hover = null;
     this.lanes.forEach((idx, l) => {
-      const y = this.axisH + l * this.rowH, lane = this.P.lanes[l];
-      if (l % 2) { g.fillStyle = this.hi; g.fillRect(0, y, W, this.rowH); }
-      g.save(); g.beginPath(); g.rect(this.gutter, y, W - this.gutter, this.rowH); g.clip();
-      for (let j = this.first(l, this.t0); j < idx.length; j++) {
-        const i = idx[j], e = this.ev[i]; if (e.t > this.t1) break;
-        const [a, b] = this.span[i]; if (b < this.t0) continue;
-        const x0 = this.x(a), w = Math.max(2, this.x(b) - x0);
-        const out = OUTPUT_KINDS.includes(e.k), col = this.colors[out ? 'out' : e.k] || this.colors.tool;
-        if (e.k === 'delay') { g.globalAlpha = 0.25; g.fillStyle = col; g.fillRect(x0, y + 2, w, this.rowH - 4); g.globalAlpha = 1; g.fillStyle = col; g.fillRect(x0, y + 2, w, 2); }
-        else if (e.k === 'llm' || e.k === 'user') { g.fillStyle = col; g.fillRect(x0, y + this.rowH - 8, w, 5); }
-        else { g.fillStyle = e.e ? this.err : col; g.fillRect(x0, y + 6, w, this.rowH - 14); }
-        if (e.e) { g.fillStyle = this.err; g.beginPath(); g.moveTo(x0 + w / 2 - 4, y + 5); g.lineTo(x0 + w / 2 + 4, y + 5); g.lineTo(x0 + w / 2, y + 11); g.fill(); }
-        if (e.r !== undefined) { g.strokeStyle = this.warn; g.lineWidth = 2; g.beginPath(); g.arc(x0 + w / 2, y + this.rowH - 4, 3, 0, 7); g.stroke(); }
-        if (i === this.hover) { g.strokeStyle = this.fg; g.lineWidth = 1.5; g.strokeRect(x0 - 1.5, y + 3, w + 3, this.rowH - 6); }
+      const y = this.axisH + l * rh;
+      if (l % 2) { g.fillStyle = this.hi; g.fillRect(0, y, W, rh); }
+      for (let j = this.first(l, t0); j < idx.length; j++) {
+        const i = idx[j], e = this.ev[i]; if (this.at[i] > t1) break;
+        const sp = this.span[i]; if (sp[1] < t0) continue;
+        const x0 = G + (sp[0] - t0) * sc, w = Math.max(2, (sp[1] - sp[0]) * sc);
+        const col = this.colors[OUTPUT_KINDS.includes(e.k) ? 'out' : e.k] || this.colors.tool;
+        if (e.k === 'delay') { delay(col).rect(x0, y + 2, w, rh - 4); bar(col).rect(x0, y + 2, w, 2); }
+        else if (e.k === 'llm' || e.k === 'user') bar(col).rect(x0, y + rh - 8, w, 5);
+        else bar(e.e ? this.err : col).rect(x0, y + 6, w, rh - 14);
+        if (e.e) { const m = x0 + w / 2; tri.moveTo(m - 4, y + 5); tri.lineTo(m + 4, y + 5); tri.lineTo(m, y + 11); tri.closePath(); }
+        if (e.r !== undefined) { const m = x0 + w / 2; rings.moveTo(m + 3, y + rh - 4); rings.arc(m, y + rh - 4, 3, 0, 7); }
+        if (i === this.hover) hover = [x0 - 1.5, y + 3, w + 3, rh - 6];
         drawn++;
       }
-      g.restore();
-      g.fillStyle = this.fg; const name = lane.kind === 'main' || lane.id === 'main' ? 'main' : (lane.type || 'subagent') + ' · ' + lane.id.replace(/^sa-/, '').slice(0, 6);
-      g.fillText(name.length > 24 ? name.slice(0, 23) + '…' : name, 6, y + this.rowH / 2);
+    });
+    g.save(); g.beginPath(); g.rect(G, 0, W - G, H); g.clip();
+    g.globalAlpha = 0.25; for (const [col, p] of delays) { g.fillStyle = col; g.fill(p); } g.globalAlpha = 1;
+    for (const [col, p] of bars) { g.fillStyle = col; g.fill(p); }
+    g.fillStyle = this.err; g.fill(tri);
+    g.strokeStyle = this.warn; g.lineWidth = 2; g.stroke(rings);
+    if (hover) { g.strokeStyle = this.fg; g.lineWidth = 1.5; g.strokeRect(...hover); }
+    g.restore();
+    g.fillStyle = this.fg;
+    this.lanes.forEach((idx, l) => {
+      const lane = this.P.lanes[l], name = lane.kind === 'main' || lane.id === 'main' ? 'main' : (lane.type || 'subagent') + ' · ' + lane.id.replace(/^sa-/, '').slice(0, 6);
+      g.fillText(name.length > 24 ? name.slice(0, 23) + '…' : name, 6, this.axisH + l * rh + rh / 2);
     });
     g.fillStyle = this.line; g.fillRect(this.gutter - 1, 0, 1, H);
     c.dataset.marks = drawn; c.dataset.events = this.ev.length; c.dataset.t0 = Math.round(this.t0); c.dataset.t1 = Math.round(this.t1);
-    const r = $('#range'); if (r) r.textContent = clock(Math.max(0, this.t0)) + ' – ' + clock(this.t1) + ' shown';
+    const r = $('#range'); if (r) r.textContent = this.ordinal ? 'events #' + Math.max(0, Math.ceil(this.t0 / 1e3)) + ' – #' + Math.min(this.ev.length - 1, Math.floor(this.t1 / 1e3)) + ' shown (the log records no times: in order)'
+      : clock(Math.max(0, this.t0)) + ' – ' + clock(this.t1) + ' shown';
   }
   hit(x, y) {
     const l = Math.floor((y - this.axisH) / this.rowH); if (l < 0 || l >= this.lanes.length || x < this.gutter) return -1;
     const t = this.timeAt(x), tol = 4 / this.scale(), idx = this.lanes[l];
     let best = -1, bestD = Infinity;
     for (let j = this.first(l, t - tol); j < idx.length; j++) {
-      const i = idx[j]; if (this.ev[i].t > t + tol) break;
+      const i = idx[j]; if (this.at[i] > t + tol) break;
       const [a, b] = this.span[i], w = Math.max(b - a, 2 / this.scale());
       const d = t < a ? a - t : t > a + w ? t - a - w : -1 / Math.max(w, 1e-9); // inside: the narrowest wins
       if (d <= tol && d < bestD) { best = i; bestD = d; }
@@ -430,7 +496,7 @@ class Timeline {
     if (i < 0) return;
     const e = this.ev[i], lane = this.P.lanes[e.l], rows = [];
     const add = (k, v) => { if (v !== undefined && v !== '' && v !== null) rows.push('<dt>' + k + '</dt><dd>' + esc(v) + '</dd>'); };
-    add('event', '#' + i + ' ' + e.k + (e.e ? ' (failed)' : '')); add('lane', lane.id + (lane.type ? ' (' + lane.type + ')' : '')); add('at', clock(e.t));
+    add('event', '#' + i + ' ' + e.k + (e.e ? ' (failed)' : '')); add('lane', lane.id + (lane.type ? ' (' + lane.type + ')' : '')); add('at', this.ordinal ? 'no time recorded' : clock(e.t));
     add(e.k === 'exec' || e.k === 'verify' ? 'verb' : e.k === 'llm' ? 'model' : e.k === 'mcp' ? 'server/tool' : e.k === 'web' ? 'host' : e.k === 'delay' ? 'cause' : 'name', e.n);
     add('tool', e.tool); add('category', e.cat);
     const tg = (e.f || []).map((f, j) => { const x = this.P.files[f]; return (x.r ? x.r + ': ' : '') + x.p + (e.fu && e.fu[j] ? ' (' + e.fu[j] + ')' : ''); }).concat(e.tg || []);

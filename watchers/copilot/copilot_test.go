@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/internal/agenttest"
 )
 
 // recorded are the events.jsonl files the real Copilot CLI 1.0.102 wrote
@@ -158,98 +160,85 @@ func TestRecordedLogs(t *testing.T) {
 func TestToolKinds(t *testing.T) {
 	path := filepath.Join("testdata", "1.0.102", "2bfc00c1-a71e-4603-89e1-5ea6aba82599", "events.jsonl")
 	evs, _ := parse(t, path, lines(t, path), false)
-	kinds := map[string]int{}
-	var exits []int
-	for _, e := range evs {
-		if e.Kind == event.KindCall {
-			kinds[e.Call.Tool+":"+e.Call.Kind]++
-		}
-		if e.Kind == event.KindResult && e.Result.Err && e.Result.ExitCode != nil {
-			exits = append(exits, *e.Result.ExitCode)
-		}
-	}
+	kinds, exits := agenttest.CallKinds(evs)
 	want := map[string]int{"view:read": 2, "bash:verify": 2, "bash:exec": 2, "create:edit": 1, "edit:edit": 1, "task:subagent": 1}
-	for k, n := range want {
-		if kinds[k] != n {
-			t.Errorf("%s: %d calls, want %d (all: %v)", k, kinds[k], n, kinds)
-		}
+	if !maps.Equal(kinds, want) {
+		t.Errorf("calls by tool and kind %v, want %v", kinds, want)
 	}
-	if len(exits) != 2 {
-		t.Errorf("failed commands' exit codes %v, want the failing npm test and ls", exits)
+	if fmt.Sprint(exits) != "[1 2]" {
+		t.Errorf("failed commands' exit codes %v, want the failing npm test (1) and ls (2)", exits)
 	}
 }
 
 const canary = "CANARY"
 
-// TestLeak puts a canary into every string of a recorded log whose key is
-// text (prompts, replies, reasoning, arguments, results, errors,
-// descriptions, titles, summaries, system prompts) and checks that none
-// reaches the events, the carry-state after any line, or an error.
+// keep are the keys whose values a map may show or the parser needs as
+// they are: record types and ids, enums, models, tool, agent and MCP
+// names, paths and the repository. Every other string gets the canary.
+var keep = map[string]bool{
+	"type": true, "id": true, "parentId": true, "agentId": true, "timestamp": true, "toolCallId": true,
+	"apiCallId": true, "sessionId": true, "messageId": true, "interactionId": true, "turnId": true,
+	"parentToolCallId": true, "agent_id": true, "source": true, "mimeType": true,
+	"model": true, "selectedModel": true, "newModel": true, "copilotVersion": true, "producer": true,
+	"toolName": true, "mcpServerName": true, "mcpToolName": true, "agentName": true, "agentType": true,
+	"agent_type": true, "skill": true, "path": true, "paths": true, "cwd": true, "gitRoot": true,
+	"repository": true, "code": true, "errorType": true, "finishReason": true, "trigger": true,
+}
+
+// TestLeak puts a canary into every string of every recorded log (the
+// real client's and the one written from its schema) but for the keys
+// in keep, and checks that none reaches the events, the carry-state
+// after any line, or an error.
 func TestLeak(t *testing.T) {
-	path := filepath.Join("testdata", "1.0.102", "2bfc00c1-a71e-4603-89e1-5ea6aba82599", "events.jsonl")
-	textKeys := map[string]bool{"content": true, "transformedContent": true, "reasoningText": true, "command": true,
-		"description": true, "prompt": true, "file_text": true, "old_str": true, "new_str": true, "message": true,
-		"detailedContent": true, "intentionSummary": true, "toolTitle": true, "agentDisplayName": true,
-		"agentDescription": true, "name": true, "summary": true, "title": true}
-	var spoil func(v any) any
-	spoil = func(v any) any {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, val := range x {
-				if s, ok := val.(string); ok && textKeys[k] {
-					x[k] = s + " " + canary + " https://canary.example/" + canary
-				} else {
-					x[k] = spoil(val)
-				}
-			}
-			return x
-		case []any:
-			for i := range x {
-				x[i] = spoil(x[i])
-			}
-		}
-		return v
-	}
-	var ls [][]byte
-	for _, l := range lines(t, path) {
-		var v any
-		if err := json.Unmarshal(l, &v); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := json.Marshal(spoil(v))
-		ls = append(ls, b)
-	}
-	// A failure with a canary in its message, and broken lines.
-	ls = append(ls, []byte(`{"type":"tool.execution_complete","data":{"toolCallId":"zz","success":false,"error":{"message":"CANARY failed","code":"failure"}}}`),
-		[]byte(`{"type":"session.error","data":{"errorType":"CANARY","message":"CANARY rate limit"}}`),
-		[]byte(`{"type":"CANARY","data":"CANARY"`), []byte(`CANARY`))
-	src, _ := Identify(path, ls[0])
-	p := NewParser(src)
-	var evs []event.Event
-	for i, l := range ls {
-		var err error
-		evs, err = p.Line(l, evs)
-		if err != nil && strings.Contains(err.Error(), canary) {
-			t.Errorf("line %d: error leaks: %v", i+1, err)
-		}
-		st, _ := p.State()
-		if bytes.Contains(st, []byte(canary)) {
-			t.Errorf("line %d: carry-state leaks", i+1)
-		}
-	}
-	b, _ := json.Marshal(evs)
-	if bytes.Contains(b, []byte(canary)) || bytes.Contains(b, []byte("canary.example")) {
-		t.Errorf("events leak the canary: %s", b)
-	}
+	paths := append(recorded(t), filepath.Join("testdata", "schema", "events.jsonl"))
 	kinds := map[event.Kind]int{}
 	urls := 0
-	for _, e := range evs {
-		kinds[e.Kind]++
-		if e.Kind == event.KindUser {
-			urls += e.User.URLs
+	for _, path := range paths {
+		var ls [][]byte
+		for _, l := range lines(t, path) {
+			ls = append(ls, agenttest.SpoilJSON(l, keep, canary))
+		}
+		// A failure with a canary in its message, and broken lines.
+		ls = append(ls, []byte(`{"type":"tool.execution_complete","data":{"toolCallId":"zz","success":false,"error":{"message":"CANARY failed","code":"failure"}}}`),
+			[]byte(`{"type":"session.error","data":{"errorType":"CANARY","message":"CANARY rate limit"}}`),
+			[]byte(`{"type":"CANARY","data":"CANARY"`), []byte(`CANARY`))
+		src, err := Identify(path, ls[0])
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		p := NewParser(src)
+		var evs []event.Event
+		for i, l := range ls {
+			var err error
+			evs, err = p.Line(l, evs)
+			if err != nil && agenttest.Holds([]byte(err.Error()), canary) {
+				t.Errorf("%s line %d: error leaks: %v", path, i+1, err)
+			}
+			st, _ := p.State()
+			if agenttest.Holds(st, canary) {
+				t.Errorf("%s line %d: carry-state leaks", path, i+1)
+			}
+		}
+		b, _ := json.Marshal(evs)
+		if agenttest.Holds(b, canary) {
+			t.Errorf("%s: events leak the canary: %s", path, b)
+		}
+		for _, e := range evs {
+			kinds[e.Kind]++
+			if e.Kind == event.KindUser {
+				urls += e.User.URLs
+			}
+		}
+		m, err := builder.Build(evs, builder.Options{})
+		if err != nil {
+			t.Fatalf("%s: build: %v", path, err)
+		}
+		if m.Totals.Calls == 0 || m.Totals.Requests == 0 {
+			t.Errorf("%s: %d calls, %d requests: the spoiled log was not read", path, m.Totals.Calls, m.Totals.Requests)
 		}
 	}
-	for _, k := range []event.Kind{event.KindUser, event.KindLLM, event.KindCall, event.KindResult, event.KindError, event.KindLane} {
+	for _, k := range []event.Kind{event.KindUser, event.KindLLM, event.KindCall, event.KindResult, event.KindError,
+		event.KindLane, event.KindCompaction} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s event: the leak test exercises too little", k)
 		}
@@ -332,5 +321,43 @@ func TestSchemaRecords(t *testing.T) {
 	want := []string{"llm:1000/1000/3000/120:true", "mcp:github-mcp-server/get_issue:permission_denied", "error:rate_limit", "error:interrupted"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("events %v, want %v", got, want)
+	}
+}
+
+// TestHookFailure reads the session in which the real client ran a
+// user-level postToolUse hook that failed (exit 1, its stderr in the
+// record) after each successful call of the resumed run: git status, the
+// MCP lookup, which ran in parallel with a failing MCP call (Copilot runs
+// no postToolUse hook after a failed call), and the skill. Three hook
+// errors, named by the hook and the tool, each pointing at its call, also
+// across a restore after every line; the MCP calls are the suite's
+// server's, the skill its user skill.
+func TestHookFailure(t *testing.T) {
+	path := filepath.Join("testdata", "1.0.102", "ac72bbbe-dbb8-4f20-b40c-ab9b87607e5f", "events.jsonl")
+	evs, _ := parse(t, path, lines(t, path), true)
+	m, err := builder.Build(evs, builder.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Totals.ErrorsBySource.Hook != 3 || m.Totals.ErrorsByClass["hook_error"] != 3 || m.Totals.ErrorsBySource.MCP != 1 {
+		t.Errorf("errors by source %+v, by class %v; want three hook_error and one failed MCP call", m.Totals.ErrorsBySource, m.Totals.ErrorsByClass)
+	}
+	var got []string
+	for _, e := range m.Events {
+		switch {
+		case e.Kind == "mcp":
+			got = append(got, fmt.Sprintf("mcp %s/%s err=%v", e.Server, e.Tool, e.Err))
+		case e.Kind == "skill":
+			got = append(got, fmt.Sprintf("skill %s err=%v", e.Skill, e.Err))
+		case e.Kind == "error" && e.Ref != nil:
+			call := m.Events[*e.Ref]
+			got = append(got, fmt.Sprintf("%s %s after %s %s/%s", e.ErrClass, e.Hook, call.Kind, call.Verb, call.Tool))
+		case e.Kind == "error":
+			got = append(got, "error without ref: "+e.Hook)
+		}
+	}
+	want := "[hook_error postToolUse:bash after exec git status/bash mcp e2e/lookup err=false mcp e2e/broken err=true hook_error postToolUse:e2e-lookup after mcp /lookup skill e2e-check err=false hook_error postToolUse:skill after skill /]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("got  %v\nwant %s", got, want)
 	}
 }

@@ -33,6 +33,11 @@
 //	                               error{message, code}, shellExecution.exitCode,
 //	                               toolTelemetry.restrictedProperties.agent_id
 //	subagent.started               agentId, data.toolCallId (the task call), agentName (type)
+//	hook.start, hook.end           data.hookInvocationId (pairs them), hookType (postToolUse, …),
+//	                               input.toolName; hook.end success and error (text, not read). A
+//	                               postToolUse hook runs between its call's start and complete
+//	                               records; a failed one is a hook_error of source hook named
+//	                               <hookType>:<tool>, referring to that call
 //	session.error, abort           an llm error by its type and message; an interruption
 //	session.compaction_complete    data.preCompactionTokens, postCompactionTokens
 //	session.shutdown               the end of a run (a turn end); its modelMetrics are the

@@ -37,15 +37,40 @@ type state struct {
 	// Launch maps a task call to the lane of the subagent it started.
 	Launch map[string]string `json:"launch,omitempty"`
 	Lanes  map[string]bool   `json:"lanes,omitempty"` // lanes declared
-	Paths  json.RawMessage   `json:"paths,omitempty"`
+	// Hooks are the hooks running, by hookInvocationId.
+	Hooks map[string]hookInfo `json:"hooks,omitempty"`
+	Paths json.RawMessage     `json:"paths,omitempty"`
 }
 
-// callInfo is what a result needs to know about its call.
+// hookInfo is what a hook's end needs to know about its start.
+type hookInfo struct {
+	Hook string `json:"h"`           // hookType, with the tool it ran for: postToolUse:bash
+	Ref  string `json:"r,omitempty"` // the call a postToolUse hook ran after
+}
+
+// callInfo is what a result, or a hook that runs after the call, needs to
+// know about it.
 type callInfo struct {
 	Kind   string `json:"k"`
 	PR     string `json:"pr,omitempty"`
 	Commit bool   `json:"c,omitempty"`
 	Lane   string `json:"l,omitempty"`
+	Tool   string `json:"t,omitempty"`
+	Seq    int64  `json:"n,omitempty"` // the record that started it
+}
+
+// openCall is the id of the call a postToolUse hook for tool in lane ran
+// after: the latest started call of that tool still open (a hook runs
+// between its call's start and completion records; calls made in
+// parallel complete in any order).
+func (p *Parser) openCall(lane, tool string) string {
+	id, seq := "", int64(-1)
+	for k, c := range p.st.Calls {
+		if c.Lane == lane && c.Tool == tool && (c.Seq > seq || c.Seq == seq && k > id) {
+			id, seq = k, c.Seq
+		}
+	}
+	return id
 }
 
 // Parser is the incremental parser of a Copilot CLI events.jsonl. It
@@ -275,6 +300,49 @@ func (p *Parser) record(r *record, t int64, lane string) error {
 		}
 		p.emit(lane, event.Event{Kind: event.KindLane, T: t, Lane: &event.Lane{
 			SubagentType: watchers.Ident(firstOf(d.AgentName, d.AgentType)), LaunchCallID: call}})
+	case "hook.start":
+		var d struct {
+			ID    string `json:"hookInvocationId"`
+			Type  string `json:"hookType"`
+			Input struct {
+				ToolName string `json:"toolName"`
+			} `json:"input"`
+		}
+		_ = json.Unmarshal(r.Data, &d)
+		id, typ := safeID(d.ID), watchers.Ident(d.Type)
+		if id == "" || typ == "" {
+			return nil
+		}
+		h := hookInfo{Hook: typ}
+		if tool := watchers.Ident(d.Input.ToolName); tool != "" {
+			h.Hook += ":" + tool
+			if typ == "postToolUse" {
+				h.Ref = p.openCall(lane, tool)
+			}
+		}
+		if p.st.Hooks == nil || len(p.st.Hooks) >= maxOpen {
+			p.st.Hooks = map[string]hookInfo{} // hooks that never ended: forget them
+		}
+		p.st.Hooks[id] = h
+	case "hook.end":
+		var d struct {
+			ID      string `json:"hookInvocationId"`
+			Type    string `json:"hookType"`
+			Success *bool  `json:"success"`
+		}
+		_ = json.Unmarshal(r.Data, &d)
+		id, typ := safeID(d.ID), watchers.Ident(d.Type)
+		h, ok := p.st.Hooks[id]
+		delete(p.st.Hooks, id)
+		if d.Success == nil || *d.Success {
+			return nil
+		}
+		if !ok {
+			h = hookInfo{Hook: typ}
+		}
+		p.session(t, "", "")
+		p.emit(lane, event.Event{Kind: event.KindError, T: t, Error: &event.Error{Source: "hook", Class: "hook_error",
+			Hook: h.Hook, HookEvent: typ, RefCallID: h.Ref}})
 	case "session.error":
 		var d struct {
 			ErrorType  string `json:"errorType"`

@@ -134,6 +134,7 @@ func (p *Parser) toolStart(lane string, t int64, d *startData) {
 	if id == "" {
 		return
 	}
+	info.Lane, info.Tool, info.Seq = lane, name, p.st.N
 	if p.st.Calls == nil {
 		p.st.Calls = map[string]callInfo{}
 	}

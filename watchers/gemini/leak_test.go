@@ -3,13 +3,18 @@ package gemini_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentmap/agentmap/builder"
+	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers/agents"
+	"github.com/agentmap/agentmap/watchers/gemini"
+	"github.com/agentmap/agentmap/watchers/internal/agenttest"
 )
 
 const leakCanary = "qxleak"
@@ -106,5 +111,83 @@ func TestCanaryLeaksNothing(t *testing.T) {
 	}
 	if m.Totals.Tokens != 117 || m.Totals.UserTurns != 1 || m.Totals.PromptImages != 1 || m.Totals.PromptURLs != 1 {
 		t.Errorf("totals %+v", m.Totals)
+	}
+}
+
+// realKeep are the keys of a chat record whose values a map may show or
+// the parser needs as they are: ids, times, types, statuses, models, tool
+// and agent names, and paths. Every other string gets the canary.
+var realKeep = map[string]bool{
+	"sessionId": true, "projectHash": true, "startTime": true, "lastUpdated": true, "kind": true,
+	"directories": true, "id": true, "timestamp": true, "type": true, "status": true, "model": true,
+	"name": true, "agent_name": true, "agentId": true, "mimeType": true,
+	"file_path": true, "absolute_path": true, "path": true, "dir_path": true,
+}
+
+// TestRealChatsSpoiledLeakNothing puts the canary into every string of
+// the chats the real client wrote (see realKeep for the few kept) and
+// checks that none of it reaches the events, the carry-state after any
+// line, an error, or the map in any path mode, and that the chats were
+// still read whole.
+func TestRealChatsSpoiledLeakNothing(t *testing.T) {
+	chats := realDir(t)
+	a := agent(t)
+	kinds := map[string]int{}
+	for _, f := range realFiles(t, chats) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var spoiled []byte
+		for _, l := range lines(b) {
+			spoiled = append(append(spoiled, agenttest.SpoilJSON(l, realKeep, leakCanary)...), '\n')
+		}
+		if err := os.WriteFile(f, spoiled, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		first, _ := agents.FirstLine(f)
+		src, err := a.Identify(f, first)
+		if err != nil {
+			t.Fatalf("%s: %v", filepath.Base(f), err)
+		}
+		p := a.New(src)
+		agents.AttachFile(p, f)
+		var evs []event.Event
+		for i, l := range lines(spoiled) {
+			evs, err = p.Line(l, evs)
+			if err != nil && containsFold([]byte(err.Error()), leakCanary) {
+				t.Errorf("%s line %d: error leaks: %v", filepath.Base(f), i+1, err)
+			}
+			if st, _ := p.State(); containsFold(st, leakCanary) {
+				t.Errorf("%s line %d: carry-state leaks: %s", filepath.Base(f), i+1, st)
+			}
+		}
+		if j, _ := json.Marshal(evs); containsFold(j, leakCanary) {
+			t.Errorf("%s: events leak: %s", filepath.Base(f), j)
+		}
+		evs = agents.EnsureSession(gemini.Agent, src.Session, evs)
+		for _, mode := range []redact.Mode{redact.ModeRelative, redact.ModeDirsOnly, redact.ModeHashed} {
+			m, err := builder.Build(evs, builder.Options{PathMode: mode, HashKey: []byte("k")})
+			if errors.Is(err, builder.ErrEmptySession) {
+				break // the second file of a resume holds only metadata
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c, _ := m.Canonical(); containsFold(c, leakCanary) {
+				t.Errorf("%s: %s map leaks: %s", filepath.Base(f), mode, c)
+			}
+			if mode == redact.ModeRelative {
+				for _, e := range m.Events {
+					kinds[e.Kind]++
+				}
+			}
+		}
+	}
+	// The spoiled chats still gave what the real ones give.
+	for _, k := range []string{"user", "llm", "read", "edit", "exec", "verify", "mcp", "subagent", "tool"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s event from the spoiled chats (%v): the test exercises too little", k, kinds)
+		}
 	}
 }

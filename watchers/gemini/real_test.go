@@ -141,3 +141,29 @@ func ownTotal(t *testing.T, path string) int64 {
 	}
 	return sum
 }
+
+// TestRealClientSkill reads a later run of the suite (Gemini CLI 0.61.0
+// again; its resume appended to the session's one file): the resumed run
+// activates the suite's user skill, a skill event naming it, and the
+// tokens equal the client's own stats of both runs (16904 + 12522).
+func TestRealClientSkill(t *testing.T) {
+	const id = "49488881-8460-4687-9678-4946e10e65ba"
+	evs, src := parse(t, filepath.Join(realDir(t), "session-2026-12-01T16-54-49488881.jsonl"))
+	if src.Session != id || src.Lane != "" {
+		t.Fatalf("routed to %+v", src)
+	}
+	m := build(t, evs)
+	if m.Totals.Tokens != 16904+12522 || m.Totals.Requests != 7 || m.Totals.UserTurns != 2 || m.Totals.Calls != 10 {
+		t.Errorf("tokens %d, requests %d, user turns %d, calls %d; want 29426, 7, 2, 10",
+			m.Totals.Tokens, m.Totals.Requests, m.Totals.UserTurns, m.Totals.Calls)
+	}
+	var skills []string
+	for _, e := range m.Events {
+		if e.Kind == "skill" {
+			skills = append(skills, fmt.Sprintf("%s err=%v", e.Skill, e.Err))
+		}
+	}
+	if fmt.Sprint(skills) != "[e2e-check err=false]" {
+		t.Errorf("skills %v, want the suite's e2e-check, activated", skills)
+	}
+}

@@ -9,8 +9,10 @@
 // ~/.local/share/opencode, on every OS (it uses xdg-basedir). The store is
 // opencode.db there; builds of another release channel write
 // opencode-<channel>.db; $OPENCODE_DB names another file (absolute, or
-// relative to the data directory): point agents.opencode.roots at its
-// directory when its name is opencode*.db.
+// relative to the data directory), whose directory is then a root too
+// when the file keeps one of those names (config's default roots; doctor
+// warns of another name, which agentmap does not follow, and of
+// ":memory:", which leaves nothing on disk).
 //
 // # The SQLite store (read from OpenCode 1.18.33)
 //
@@ -51,7 +53,11 @@
 // A root session's file is the unit read (with its messages, parts and
 // child sessions); OpenCode writes messages without touching the session
 // file, so the daemon watches the size and time of the session's message
-// files as the file's -wal. The tests build this layout from a store the
+// files as the file's -wal (found at each rescan: storage/message/ is not
+// watched). A part rewritten with no message changing after it is seen
+// with the next message change; these stores come from versions that no
+// longer run (the current client migrates them into its SQLite store),
+// so their sessions are finished. The tests build this layout from a store the
 // real client wrote; no old client was run.
 //
 // # Mapping

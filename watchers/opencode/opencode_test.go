@@ -1,19 +1,20 @@
 package opencode
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/internal/agenttest"
 )
 
 // recorded are the stores the real OpenCode 1.18.33 wrote against the
@@ -102,87 +103,163 @@ func TestToolKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[string]int{}
-	var exits []int
-	for _, c := range convs {
-		for _, e := range c.Events {
-			if e.Kind == event.KindCall {
-				kinds[e.Call.Tool+":"+e.Call.Kind]++
-			}
-			if e.Kind == event.KindResult && e.Result.Err && e.Result.ExitCode != nil {
-				exits = append(exits, *e.Result.ExitCode)
-			}
+	if len(convs) != 1 {
+		t.Fatalf("%d sessions, want the suite's one", len(convs))
+	}
+	kinds, exits := agenttest.CallKinds(convs[0].Events)
+	want := map[string]int{"read:read": 2, "bash:verify": 2, "bash:exec": 2, "write:edit": 1, "edit:edit": 1, "task:subagent": 1,
+		"e2e_lookup:mcp": 1, "e2e_broken:mcp": 1, "skill:skill": 1}
+	if !maps.Equal(kinds, want) {
+		t.Errorf("calls by tool and kind %v, want %v", kinds, want)
+	}
+	if fmt.Sprint(exits) != "[1 2]" {
+		t.Errorf("failed commands' exit codes %v, want the failing npm test (1) and ls (2)", exits)
+	}
+	// The MCP calls of the suite's server "e2e": lookup works, broken fails.
+	m, err := builder.Build(convs[0].Events, builder.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mcp []string
+	for _, e := range m.Events {
+		if e.Kind == "mcp" {
+			mcp = append(mcp, fmt.Sprintf("%s/%s err=%v", e.Server, e.Tool, e.Err))
 		}
 	}
-	want := map[string]int{"read:read": 2, "bash:verify": 2, "bash:exec": 2, "write:edit": 1, "edit:edit": 1, "task:subagent": 1}
-	for k, n := range want {
-		if kinds[k] != n {
-			t.Errorf("%s: %d calls, want %d (all: %v)", k, kinds[k], n, kinds)
-		}
+	if got := fmt.Sprint(mcp); got != "[e2e/lookup err=false e2e/broken err=true]" || m.Totals.ErrorsBySource.MCP != 1 {
+		t.Errorf("MCP calls %s, %d failed", got, m.Totals.ErrorsBySource.MCP)
 	}
-	if len(exits) != 2 {
-		t.Errorf("failed commands' exit codes %v, want the failing npm test and ls", exits)
+	for _, e := range m.Events {
+		if e.Kind == "skill" && (e.Skill != "e2e-check" || e.Err) {
+			t.Errorf("skill event %+v, want the suite's e2e-check, loaded", e)
+		}
 	}
 }
 
 const canary = "CANARY"
 
-// TestLeak puts a canary into every text-bearing field of a recorded store
-// (prompts, replies, reasoning, titles, tool inputs and outputs, errors,
-// summaries) and checks that none reaches the events or an error.
+// keep are the keys of message and part data whose values a map may show
+// or the conversion needs as they are: ids, roles, types, statuses and
+// other enums, models, tool, agent and skill names, and paths. Every other
+// string gets the canary.
+var keep = map[string]bool{
+	"id": true, "sessionID": true, "messageID": true, "parentID": true, "callID": true, "sessionId": true,
+	"parentSessionId": true, "type": true, "role": true, "status": true, "finish": true, "reason": true,
+	"mode": true, "agent": true, "modelID": true, "providerID": true, "tool": true, "name": true,
+	"subagent_type": true, "mime": true, "snapshot": true, "hash": true,
+	"cwd": true, "root": true, "filePath": true, "filepath": true, "path": true, "file": true, "files": true,
+}
+
+// keepColumns are the text columns of the session table that are not
+// text: ids, the working directory and OpenCode's version.
+var keepColumns = map[string]bool{"id": true, "project_id": true, "workspace_id": true, "parent_id": true,
+	"directory": true, "version": true}
+
+// TestLeak puts a canary into every string of every message and part of
+// the recorded stores but for the keys in keep, and into every text
+// column of their sessions (titles, slugs, summaries, share URLs, …), and
+// checks that none reaches the events or an error.
 func TestLeak(t *testing.T) {
-	dst := filepath.Join(t.TempDir(), "opencode.db")
-	raw, err := os.ReadFile(filepath.Join("testdata", "opencode-1.18.33-e2e.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(dst, raw, 0o600)
-	db, err := sql.Open("sqlite", "file:"+dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := `'` + canary + ` http://canary.example/` + canary + `'`
-	for _, q := range []string{
-		`UPDATE session SET title = ` + c + `, slug = ` + c + `, summary_diffs = ` + c,
-		`UPDATE part SET data = json_set(data, '$.text', ` + c + `) WHERE json_extract(data, '$.type') IN ('text', 'reasoning')`,
-		`UPDATE part SET data = json_set(data, '$.state.input.command', 'echo ' || ` + c + `,
-			'$.state.input.description', ` + c + `, '$.state.input.prompt', ` + c + `,
-			'$.state.input.content', ` + c + `, '$.state.input.oldString', ` + c + `, '$.state.input.newString', ` + c + `,
-			'$.state.output', ` + c + `, '$.state.title', ` + c + `, '$.state.metadata.output', ` + c + `,
-			'$.state.metadata.preview', ` + c + `) WHERE json_extract(data, '$.type') = 'tool'`,
-		`UPDATE part SET data = json_set(data, '$.state.status', 'error', '$.state.error', ` + c + `)
-			WHERE json_extract(data, '$.tool') = 'read'`,
-		`UPDATE message SET data = json_set(data, '$.error', json_object('name', 'APIError', 'data',
-			json_object('message', ` + c + `, 'statusCode', 429)), '$.summary', json_object('title', ` + c + `))`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
-	convs, err := ReadDB(context.Background(), dst)
-	if err != nil {
-		if strings.Contains(err.Error(), canary) {
-			t.Errorf("error leaks: %v", err)
-		}
-		t.Fatal(err)
-	}
 	kinds := map[event.Kind]int{}
-	for _, c := range convs {
-		b, _ := json.Marshal(c.Events)
-		if bytes.Contains(b, []byte(canary)) || bytes.Contains(b, []byte("canary.example")) {
-			t.Errorf("%s: events leak the canary: %s", c.NativeID, b)
+	for _, src := range recorded(t) {
+		dst := filepath.Join(t.TempDir(), "opencode.db")
+		raw, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, e := range c.Events {
-			kinds[e.Kind]++
-			if e.Kind == event.KindUser && e.User.URLs == 0 {
-				t.Errorf("a prompt's URL was not counted")
+		os.WriteFile(dst, raw, 0o600)
+		spoilStore(t, dst)
+		convs, err := ReadDB(context.Background(), dst)
+		if err != nil {
+			if agenttest.Holds([]byte(err.Error()), canary) {
+				t.Errorf("error leaks: %v", err)
+			}
+			t.Fatal(err)
+		}
+		if len(convs) == 0 {
+			t.Fatalf("%s: no session in the spoiled store", src)
+		}
+		for _, c := range convs {
+			b, _ := json.Marshal(c.Events)
+			if agenttest.Holds(b, canary) {
+				t.Errorf("%s %s: events leak the canary: %s", src, c.NativeID, b)
+			}
+			for _, e := range c.Events {
+				kinds[e.Kind]++
+				if e.Kind == event.KindUser && e.User.URLs == 0 {
+					t.Errorf("a prompt's URL was not counted")
+				}
 			}
 		}
 	}
 	for _, k := range []event.Kind{event.KindUser, event.KindLLM, event.KindCall, event.KindResult, event.KindError, event.KindLane} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s event: the leak test exercises too little", k)
+		}
+	}
+}
+
+// spoilStore spoils a copy of a store in place (see TestLeak), and makes
+// the reads fail and the requests error so that error texts are read too.
+func spoilStore(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, table := range []string{"message", "part"} {
+		rows, err := db.Query("SELECT id, data FROM " + table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spoiled := map[string][]byte{}
+		for rows.Next() {
+			var id string
+			var data []byte
+			if err := rows.Scan(&id, &data); err != nil {
+				t.Fatal(err)
+			}
+			spoiled[id] = agenttest.SpoilJSON(data, keep, canary)
+		}
+		rows.Close()
+		for id, data := range spoiled {
+			if _, err := db.Exec("UPDATE "+table+" SET data = ? WHERE id = ?", string(data), id); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cols, err := db.Query("SELECT name FROM pragma_table_info('session') WHERE lower(type) = 'text'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text []string
+	for cols.Next() {
+		var name string
+		cols.Scan(&name)
+		if !keepColumns[name] {
+			text = append(text, name)
+		}
+	}
+	cols.Close()
+	if len(text) < 5 {
+		t.Fatalf("session text columns %v: the store's schema is not the one recorded", text)
+	}
+	mark := agenttest.Mark(canary)
+	for _, c := range text {
+		if _, err := db.Exec("UPDATE session SET `"+c+"` = coalesce(`"+c+"`, '') || ?", mark); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := `'` + canary + ` http://canary.example/` + canary + `'`
+	for _, q := range []string{
+		`UPDATE part SET data = json_set(data, '$.state.status', 'error', '$.state.error', ` + c + `)
+			WHERE json_extract(data, '$.tool') = 'read'`,
+		`UPDATE message SET data = json_set(data, '$.error', json_object('name', 'APIError', 'data',
+			json_object('message', ` + c + `, 'statusCode', 429)))`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
 		}
 	}
 }

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/daemon"
+)
+
+// Every time status prints for people carries its zone, and the rejected
+// reload and the sessions with skipped lines are shown with what they
+// name.
+func TestStatusLinesAndTheirZones(t *testing.T) {
+	old := time.Local
+	time.Local = time.FixedZone("ZZT", 5*3600+1800)
+	defer func() { time.Local = old }()
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	st := daemon.Status{
+		PID: 42, Started: at, DataDir: "/d", LastFlush: at,
+		CatchUp:     daemon.CatchUp{Finished: at, Done: 1 << 20},
+		LastError:   &daemon.LoggedError{At: at, Component: "flush", Message: "disk full"},
+		Uncommitted: 2, RetryAt: at,
+		Unreadable:  &daemon.UnreadableLogs{Count: 1, Reason: "permission denied", RetryAt: at},
+		State:       &daemon.StateRepair{At: at, Records: 3, Sources: 1},
+		Sink:        &daemon.SinkStatus{Sent: 5, DeviceID: "dev", LastOk: at},
+		Export:      &daemon.ExportStatus{Exports: 1, Last: at, LastFiles: []string{"e.jsonl"}, LastSessions: 2},
+		ConfigError: &daemon.ConfigReloadError{At: at, Path: "/c.toml", Problems: []string{"/c.toml:3: maps.path_mode: want relative, hashed or absolute"}},
+		SkippedSessions: []daemon.SkippedSession{
+			{Session: "claude/aaa", Agent: "claude", Lines: 7}, {Session: "codex/bbb", Agent: "codex", Lines: 1},
+		},
+	}
+	var b bytes.Buffer
+	writeStatus(&b, "running", "running", true, st)
+	out := b.String()
+	for _, want := range []string{
+		"config:     reload of /c.toml rejected at 2026-05-01 17:30:00 ZZT; the previous config stays in effect:\n            /c.toml:3: maps.path_mode",
+		"skipped:    lines in claude/aaa (7), codex/bbb (1)\n",
+		"last flush: 2026-05-01 17:30:00 ZZT\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	// Each line with a date has the zone after the time.
+	dated := regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?`)
+	n := 0
+	for _, line := range strings.Split(out, "\n") {
+		for _, loc := range dated.FindAllStringIndex(line, -1) {
+			n++
+			if !strings.HasPrefix(line[loc[1]:], " ZZT") {
+				t.Errorf("a time without its zone: %q", line)
+			}
+		}
+	}
+	// started, catch-up, last flush, last error, two retries, state,
+	// export (last), sink (last ok), config.
+	if n < 10 {
+		t.Errorf("%d times in the status, want 10 or more:\n%s", n, out)
+	}
+}
+
+// list prints a session's start in the local zone, with its name.
+func TestListTimesHaveTheirZone(t *testing.T) {
+	old := time.Local
+	time.Local = time.FixedZone("ZZT", 5*3600+1800)
+	defer func() { time.Local = old }()
+	var b bytes.Buffer
+	writeList(&b, []daemon.Entry{{ID: "s1", Agent: "claude", Start: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), Outcome: "completed"}})
+	if !strings.Contains(b.String(), "  2026-05-01 17:30 ZZT  ") {
+		t.Errorf("list:\n%s", b.String())
+	}
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# bench-memory.sh: how the memory of `agentmap scan` and `agentmap build`
+# grows with the number of sessions. For each size it makes a synthetic HOME
+# of that many small Claude sessions (scripts/benchhome), then runs `scan`
+# from an empty data directory and `build -o DIR` over every log, under GNU
+# time: wall, CPU and peak RSS (the kernel's high-water mark, which counts
+# the state database's pages mapped into the process as well as the heap).
+# The last column is the growth between the smallest and the largest size,
+# per session.
+#
+# With BASE=<git revision>, the same runs are made with agentmap built from
+# that revision too (exported with git archive into the work directory), so
+# that before and after come from one run on the same machine and HOMEs.
+#
+# usage: scripts/bench-memory.sh [SIZES="10000 50000 100000"]
+#   BASE=REV         also measure agentmap as of REV
+#   BENCH_DIR=DIR    keep the work directory (the HOMEs) between runs
+# Linux only (GNU time). The load average is printed: wall times on a
+# shared machine are only as good as it is idle; RSS does not depend on it.
+set -euo pipefail
+SIZES=${1:-10000 50000 100000}
+cd "$(dirname "$0")/.."
+command -v /usr/bin/time >/dev/null || { echo "needs GNU time (/usr/bin/time)"; exit 1; }
+if [ -n "${BENCH_DIR:-}" ]; then work=$BENCH_DIR; mkdir -p "$work"; else work=$(mktemp -d); trap 'rm -rf "$work"' EXIT; fi
+
+go build -o "$work/agentmap-head" ./cmd/agentmap
+bins=(head)
+if [ -n "${BASE:-}" ]; then
+  rm -rf "$work/base-src"; mkdir -p "$work/base-src"
+  git archive "$BASE" | tar -x -C "$work/base-src"
+  (cd "$work/base-src" && go build -o "$work/agentmap-base" ./cmd/agentmap)
+  bins=(base head)
+fi
+clean_env=(env -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u AGENTMAP_CONFIG)
+# 100,000 paths on one command line: more room for the arguments.
+ulimit -s 262144 2>/dev/null || ulimit -s unlimited 2>/dev/null || true
+
+# timed CMD...: runs CMD under GNU time; sets wall, cpu, rss (MiB).
+timed() {
+  /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >"$work/out" 2>"$work/err" ||
+    { echo "failed: $*"; tail -5 "$work/err"; exit 1; }
+  read -r wall u s kb <"$work/time"
+  cpu=$(echo "$u + $s" | bc | sed 's/^\./0./')
+  rss=$((kb / 1024))
+}
+
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)${BASE:+; base = $BASE ($(git rev-parse --short "$BASE"))}, head = $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + changes')"
+printf '\n| sessions | agentmap | scan: wall, CPU, peak RSS | build: wall, CPU, peak RSS | maps |\n|---|---|---|---|---|\n'
+declare -A first_scan first_build last_scan last_build
+first=; last=
+for n in $SIZES; do
+  home="$work/home-$n"
+  [ -d "$home" ] || go run ./scripts/benchhome -sessions "$n" -o "$home" >"$home.size"
+  [ -n "$first" ] || first=$n
+  last=$n
+  for b in "${bins[@]}"; do
+    rm -rf "$work/data"
+    timed "${clean_env[@]}" HOME="$home" "$work/agentmap-$b" scan --data-dir "$work/data"
+    scan="$wall s, $cpu s, $rss MiB"; scan_rss=$rss
+    maps=$(find "$work/data/maps" -name '*.json.gz' | wc -l)
+    rm -rf "$work/data" "$work/built"; mkdir "$work/built"
+    (cd "$home" && find . -name '*.jsonl' | sort >"$work/inputs")
+    (cd "$home" && timed "$work/agentmap-$b" build -o "$work/built" $(cat "$work/inputs")
+      echo "$wall $cpu $rss" >"$work/build.res")
+    read -r wall cpu rss <"$work/build.res"
+    built=$(find "$work/built" -name '*.json.gz' | wc -l)
+    echo "| $n | $b | $scan | $wall s, $cpu s, $rss MiB | $maps, $built |"
+    [ "$n" = "$first" ] && { first_scan[$b]=$scan_rss; first_build[$b]=$rss; }
+    last_scan[$b]=$scan_rss; last_build[$b]=$rss
+  done
+done
+rm -rf "$work/built"
+if [ "$first" != "$last" ]; then
+  echo
+  for b in "${bins[@]}"; do
+    per() { echo "($2 - $1) * 1048576 / ($last - $first)" | bc; }
+    echo "$b: peak RSS growth from $first to $last sessions: scan $(per "${first_scan[$b]}" "${last_scan[$b]}") bytes a session," \
+      "build $(per "${first_build[$b]}" "${last_build[$b]}") bytes a session"
+  done
+fi

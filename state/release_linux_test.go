@@ -1,0 +1,83 @@
+package state
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentmap/agentmap/builder/event"
+)
+
+// mappedKB is the resident size of this process's mapping of path
+// (/proc/self/smaps), in KiB.
+func mappedKB(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no /proc/self/smaps: %v", err)
+	}
+	defer f.Close()
+	total, in := 0, false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 0 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			in = len(fields) >= 6 && fields[len(fields)-1] == path
+			continue
+		}
+		if in && len(fields) >= 2 && fields[0] == "Rss:" {
+			n, _ := strconv.Atoi(fields[1])
+			total += n
+		}
+	}
+	return total
+}
+
+// Pages read through the mapping leave the process's resident memory on
+// ReleaseMapped, and read back the same afterwards.
+func TestReleaseMappedDropsResidentPages(t *testing.T) {
+	d, path := openTemp(t)
+	var batches []Batch
+	for i := range 400 {
+		src := &Source{ID: uint64(i + 1), Path: fmt.Sprintf("/logs/%d.jsonl", i), Agent: "claude", Session: fmt.Sprintf("claude/s%d", i)}
+		evs := make([]event.Event, 40)
+		for j := range evs {
+			evs[j] = event.Event{Kind: event.KindUser, T: int64(j), User: &event.User{Chars: j}}
+		}
+		batches = append(batches, Batch{Source: src, Events: evs, Sessions: []*Session{{Key: src.Session, Agent: "claude", NativeID: fmt.Sprint(i)}}})
+	}
+	if err := d.CommitAll(batches); err != nil {
+		t.Fatal(err)
+	}
+	readAll := func() int {
+		n := 0
+		for i := range 400 {
+			if err := d.Events(fmt.Sprintf("claude/s%d", i), func(_ uint64, evs []event.Event) error {
+				n += len(evs)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return n
+	}
+	if n := readAll(); n != 400*40 {
+		t.Fatalf("read %d events", n)
+	}
+	before := mappedKB(t, path)
+	if before < 512 {
+		t.Fatalf("only %d KiB of the mapping resident after reading every event", before)
+	}
+	if err := d.ReleaseMapped(); err != nil {
+		t.Fatal(err)
+	}
+	if after := mappedKB(t, path); after > before/4 {
+		t.Fatalf("%d KiB resident after the release, %d before", after, before)
+	}
+	if n := readAll(); n != 400*40 {
+		t.Fatalf("after the release, read %d events", n)
+	}
+}
