@@ -20,6 +20,9 @@
 #
 # usage: scripts/bench-catchup.sh [ROUNDS=3] [SESSIONS=100000]
 #   BENCH_DIR=DIR keeps the work directory (and the npm cache) between runs.
+#   BASE=REV also runs `agentmap scan` as built from git revision REV (with
+#   git archive, in the work directory) in the same rounds on the corpus
+#   HOMEs, and prints its row and the ratio of the current code to it.
 set -euo pipefail
 ROUNDS=${1:-3}
 SESSIONS=${2:-100000}
@@ -33,6 +36,11 @@ pid=
 trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi; if [ -z "${BENCH_DIR:-}" ]; then rm -rf "$work"; fi' EXIT
 
 go build -o "$work/agentmap" ./cmd/agentmap
+if [ -n "${BASE:-}" ]; then
+  rm -rf "$work/base-src"; mkdir -p "$work/base-src"
+  git archive "$BASE" | tar -x -C "$work/base-src"
+  (cd "$work/base-src" && go build -o "$work/agentmap-base" ./cmd/agentmap)
+fi
 cache="$work/cache/npm"
 ccbin="$cache/node_modules/@ccusage/ccusage-linux-$(uname -m | sed 's/x86_64/x64/; s/aarch64/arm64/')/bin/ccusage"
 if [ ! -f "$ccbin" ]; then
@@ -61,7 +69,7 @@ for k in 1 10 50; do
   home="$work/home-${k}x"
   [ -d "$home" ] || go run ./scripts/benchhome -corpus "$corpus" -copies "$k" -o "$home" >"$work/home-${k}x.size"
   read -r logs bytes <"$work/home-${k}x.size"
-  : >"$work/a"; : >"$work/c"
+  : >"$work/a"; : >"$work/c"; : >"$work/b"
   for r in $(seq "$ROUNDS"); do
     rm -rf "$work/data"
     timed scan "${clean_env[@]}" HOME="$home" "$work/agentmap" scan --data-dir "$work/data"
@@ -69,11 +77,21 @@ for k in 1 10 50; do
     echo "$wall $cpu $rss_mb $maps" >>"$work/a"
     timed ccusage "${clean_env[@]}" HOME="$home" "$ccbin" session --json --offline
     echo "$wall $cpu $rss_mb" >>"$work/c"
+    if [ -n "${BASE:-}" ]; then
+      rm -rf "$work/data"
+      timed base "${clean_env[@]}" HOME="$home" "$work/agentmap-base" scan --data-dir "$work/data"
+      echo "$wall $cpu $rss_mb $(find "$work/data/maps" -name '*.json.gz' | wc -l)" >>"$work/b"
+    fi
   done
   aw=$(cut -d' ' -f1 "$work/a" | median); ac=$(cut -d' ' -f2 "$work/a" | median); ar=$(cut -d' ' -f3 "$work/a" | median)
   am=$(cut -d' ' -f4 "$work/a" | median)
   cw=$(cut -d' ' -f1 "$work/c" | median); cc=$(cut -d' ' -f2 "$work/c" | median); cr=$(cut -d' ' -f3 "$work/c" | median)
   echo "| ${k}x corpus | $logs | $(echo "scale=1; $bytes / 1000000" | bc) | ${aw} s, ${ac} s, ${ar} MiB, $am | ${cw} s, ${cc} s, ${cr} MiB | $(ratio "$aw" "$cw")x, $(ratio "$ac" "$cc")x |"
+  if [ -n "${BASE:-}" ]; then
+    bw=$(cut -d' ' -f1 "$work/b" | median); bc_=$(cut -d' ' -f2 "$work/b" | median); br=$(cut -d' ' -f3 "$work/b" | median)
+    bm=$(cut -d' ' -f4 "$work/b" | median)
+    echo "| (agentmap $BASE on the same) | | | ${bw} s, ${bc_} s, ${br} MiB, $bm | | now $(ratio "$aw" "$bw")x its wall, $(ratio "$ac" "$bc_")x its CPU |"
+  fi
 done
 
 home="$work/home-synthetic-$SESSIONS"

@@ -23,7 +23,6 @@ import (
 	"github.com/agentmap/agentmap/builder/redact"
 	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/agents"
-	"github.com/agentmap/agentmap/watchers/gemini"
 )
 
 func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -162,43 +161,21 @@ func rotationsFirst(paths []string) []string {
 	return out
 }
 
+// notALog starts the error of a file no agent wrote.
+const notALog = "not a log of Claude Code, Codex, Cursor, OpenCode, Copilot CLI or Gemini CLI"
+
+// pickAgent returns the agent of a line log by the --agent flag or its
+// first line. A named agent that also wrote whole-document logs comes
+// back with ok false (and its Whole set) when the first line opens one.
 func pickAgent(name string, first []byte) (agents.Agent, bool) {
 	if name != "auto" {
 		a, _ := agents.ByName(name)
-		if (name == "codex" || name == gemini.Agent) && !a.LooksLike(first) && agents.LooksLikeWholeJSON(first) {
-			return agents.Agent{}, false
+		if a.Whole && !a.LooksLike(first) && agents.LooksLikeWholeJSON(first) {
+			return a, false
 		}
 		return a, true
 	}
 	return agents.Detect(first)
-}
-
-// claudeSubagentFiles finds the subagent logs that belong to a main Claude
-// session file: <dir>/<stem>/subagents/agent-*.jsonl (current layout) and
-// flat <dir>/agent-*.jsonl (older layout; routed by the session id inside,
-// so files of other sessions are read and dropped by Identify's routing).
-func claudeSubagentFiles(mainPath string) []string {
-	mainPath, _ = watchers.Rotation(mainPath) // a rotated copy: the log's own lanes
-	dir := filepath.Dir(mainPath)
-	stem := strings.TrimSuffix(filepath.Base(mainPath), ".jsonl")
-	var found []string
-	nested, _ := filepath.Glob(filepath.Join(dir, stem, "subagents", "agent-*.jsonl"))
-	found = append(found, nested...)
-	flat, _ := filepath.Glob(filepath.Join(dir, "agent-*.jsonl"))
-	mainFirst, _ := agents.FirstLine(mainPath)
-	a, _ := agents.ByName("claude")
-	mainSrc, _ := a.Identify(mainPath, mainFirst)
-	for _, f := range flat {
-		first, err := agents.FirstLine(f)
-		if err != nil {
-			continue
-		}
-		if src, err := a.Identify(f, first); err == nil && src.Session == mainSrc.Session {
-			found = append(found, f)
-		}
-	}
-	sort.Strings(found)
-	return found
 }
 
 func describeOpenError(err error) error {

@@ -34,10 +34,10 @@ func TestBuildInputErrors(t *testing.T) {
 		name, path, want string
 	}{
 		{"missing", filepath.Join(dir, "nope.jsonl"), "no such file"},
-		{"a JSON document of another tool", dump, "not a Claude Code, Codex or Cursor log"},
+		{"a JSON document of another tool", dump, "not a log of Claude Code, Codex, Cursor, OpenCode, Copilot CLI or Gemini CLI"},
 		{"empty", empty, "file is empty"},
 		{"directory", dir, "is a directory"},
-		{"not a log", text, "not a Claude Code, Codex or Cursor log"},
+		{"not a log", text, "not a log of Claude Code, Codex, Cursor, OpenCode, Copilot CLI or Gemini CLI"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

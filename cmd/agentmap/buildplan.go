@@ -16,7 +16,6 @@ import (
 	"github.com/agentmap/agentmap/watchers/agents"
 	"github.com/agentmap/agentmap/watchers/codex"
 	"github.com/agentmap/agentmap/watchers/cursor"
-	"github.com/agentmap/agentmap/watchers/gemini"
 )
 
 // A build reads its inputs in two passes, so that its memory does not grow
@@ -157,7 +156,7 @@ func planBuild(ctx context.Context, paths []string, agentName string, stderr io.
 			// name; the line is counted as skipped, as the daemon does.
 			a, ok = agents.DetectFile(path)
 		}
-		if !ok && (agentName == "auto" || agentName == "codex" || agentName == gemini.Agent) && agents.LooksLikeWholeJSON(first) {
+		if !ok && (agentName == "auto" || a.Whole) && agents.LooksLikeWholeJSON(first) {
 			// Its session is in the document: read it now for that, and
 			// again when the session is built (these are rare, and one
 			// document each).
@@ -165,7 +164,7 @@ func planBuild(ctx context.Context, paths []string, agentName string, stderr io.
 			if errors.Is(err, codex.ErrNoSession) && agentName == "auto" {
 				// Any pretty-printed JSON starts with "{": without a
 				// session object it is no rollout, and no Codex file.
-				err = errors.New("not a Claude Code, Codex or Cursor log (a JSON document without a Codex session)")
+				err = errors.New(notALog + " (a JSON document without a Codex session)")
 			}
 			if err != nil {
 				report(err)
@@ -176,7 +175,7 @@ func planBuild(ctx context.Context, paths []string, agentName string, stderr io.
 			continue
 		}
 		if !ok {
-			report(errors.New("not a Claude Code, Codex or Cursor log (first line not recognised)"))
+			report(errors.New(notALog + " (first line not recognised)"))
 			continue
 		}
 		src, err := a.Identify(path, first)
@@ -198,11 +197,8 @@ func planBuild(ctx context.Context, paths []string, agentName string, stderr io.
 		if src.ParentSession != "" {
 			s.parent, s.lane = src.ParentSession, src.ChildLane
 		}
-		if a.Name == "claude" && src.Lane == "" {
-			queue = append(queue, claudeSubagentFiles(path)...)
-		}
-		if a.Name == gemini.Agent && src.Lane == "" {
-			queue = append(queue, gemini.SubagentFiles(path, src.Session)...)
+		if a.Companions != nil && src.Lane == "" {
+			queue = append(queue, a.Companions(path, src)...)
 		}
 	}
 	for _, s := range pl.sessions {

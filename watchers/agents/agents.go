@@ -38,12 +38,22 @@ type Agent struct {
 	// nil for agents that keep none.
 	IsDB   func(path string) bool
 	ReadDB func(ctx context.Context, path string) ([]watchers.Conversation, error)
+	// Whole marks an agent that also wrote whole-document JSON logs,
+	// which ParseWhole reads (Codex's first rollouts, Gemini CLI's older
+	// chats).
+	Whole bool
+	// Companions lists the files that belong to the session of a main
+	// log (src.Lane "") beside it, so that a main log given alone to
+	// `agentmap build` is read with them: Claude's subagent transcripts,
+	// Gemini CLI's subagent chats. nil for agents whose logs stand alone
+	// (the daemon finds every file by itself).
+	Companions func(mainPath string, src watchers.Source) []string
 }
 
 // All lists the agents, in the order auto-detection tries them.
 var All = []Agent{
 	{
-		Name: "claude", Tool: "claude-code",
+		Name: "claude", Tool: "claude-code", Companions: claudeSubagentFiles,
 		LooksLike: claude.LooksLike, Identify: unrotated(claude.Identify),
 		New: func(s watchers.Source) watchers.Parser { return claude.NewParser(s) },
 		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
@@ -51,7 +61,7 @@ var All = []Agent{
 		},
 	},
 	{
-		Name: "codex", Tool: "codex",
+		Name: "codex", Tool: "codex", Whole: true,
 		LooksLike: codex.LooksLike, Identify: unrotated(codex.Identify),
 		New: func(s watchers.Source) watchers.Parser { return codex.NewParser(s) },
 		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
@@ -76,8 +86,9 @@ var All = []Agent{
 		},
 	},
 	{
-		Name: gemini.Agent, Tool: gemini.Tool,
-		LooksLike: gemini.LooksLike, Identify: unrotated(gemini.Identify),
+		Name: gemini.Agent, Tool: gemini.Tool, Whole: true,
+		Companions: func(p string, s watchers.Source) []string { return gemini.SubagentFiles(p, s.Session) },
+		LooksLike:  gemini.LooksLike, Identify: unrotated(gemini.Identify),
 		New: func(s watchers.Source) watchers.Parser { return gemini.NewParser(s) },
 		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
 			return gemini.Restore(s, st)

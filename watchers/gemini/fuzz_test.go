@@ -57,3 +57,31 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseWhole feeds arbitrary documents as a whole-document chat of
+// older clients: no input may fault the reader, and the builder must take
+// what it yields.
+func FuzzParseWhole(f *testing.F) {
+	f.Add([]byte(`{"sessionId":"5e55a0e0-2222-4222-8222-222222222222","projectHash":"ef56","startTime":"2025-08-01T10:00:00.000Z","messages":[` +
+		`{"id":"u1","timestamp":"2025-08-01T10:00:00.500Z","type":"user","content":"run the tests"},` +
+		`{"id":"g1","timestamp":"2025-08-01T10:00:01.000Z","type":"gemini","content":"ok","model":"gemini-2.5-pro","tokens":{"input":10,"output":2,"total":12},` +
+		`"toolCalls":[{"id":"c1","name":"run_shell_command","args":{"command":"go test ./..."},"status":"error","result":[]}]}]}`))
+	f.Add([]byte(`{"sessionId":"s","projectHash":"h","messages":[{"$set":{}},null,7,{"type":"gemini","toolCalls":[null,{}]}]}`))
+	f.Add([]byte(`{"sessionId":"s","projectHash":"h","messages":[]}`))
+	dir := f.TempDir()
+	src := watchers.Source{Agent: gemini.Agent, Session: "fuzz"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "session-2025-08-01T10-00-fuzz.json")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		evs, err := gemini.ParseWhole(path, src)
+		if err != nil {
+			return
+		}
+		evs = append([]event.Event{{Kind: event.KindSession, Session: &event.Session{NativeID: "fuzz", AgentTool: gemini.Tool}}}, evs...)
+		if _, err := builder.Build(evs, builder.Options{}); err != nil && !errors.Is(err, builder.ErrEmptySession) {
+			t.Fatalf("build: %v", err)
+		}
+	})
+}
