@@ -282,6 +282,7 @@ func repairRecords(tx *bolt.Tx, apply bool) (Repair, error) {
 	type evKey struct{ bucket, key []byte }
 	var badEvents []evKey
 	var badBuckets [][]byte
+	damagedSessions := map[string]bool{}
 	hasEvents := map[uint64]bool{}
 	if err := evB.ForEach(func(name, v []byte) error {
 		nb := evB.Bucket(name)
@@ -302,6 +303,11 @@ func repairRecords(tx *bolt.Tx, apply bool) (Repair, error) {
 				if len(k) >= 8 {
 					forget[binary.BigEndian.Uint64(k[:8])] = true
 				}
+				// The key may be what is damaged: the source it names
+				// is then not the one whose batch this was. Every source
+				// of the session is read again, so that none keeps a
+				// cursor past events that are gone.
+				damagedSessions[string(name)] = true
 				return nil
 			}
 			src := binary.BigEndian.Uint64(k[:8])
@@ -315,6 +321,8 @@ func repairRecords(tx *bolt.Tx, apply bool) (Repair, error) {
 	}
 	for id, s := range good {
 		switch {
+		case damagedSessions[s.Session]:
+			forget[id] = true // one of its session's batches is damaged, key and all
 		case s.Session != "" && !sessions[s.Session]:
 			forget[id] = true // its session record is damaged or gone
 		case s.NextSeq > 0 && !hasEvents[id]:

@@ -2,6 +2,7 @@ package state
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -155,6 +156,52 @@ func TestDamagedRecordsDropTheirSources(t *testing.T) {
 			}
 			d2.Close()
 		})
+	}
+}
+
+// A flipped byte in the source id of an event batch's key leaves a key
+// that names no source, and the batch's own source short of it: with
+// other batches still stored, only reading its session's sources again
+// keeps its map from missing those events.
+func TestDamagedBatchKeyForgetsItsSession(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	fill(t, path)
+	d, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &Source{ID: 6, Path: "/logs/f.jsonl", Agent: "claude", Form: "lines", Session: "claude/sb", Offset: 200, NextSeq: 2}
+	evs := []event.Event{{Kind: event.KindUser, T: 99, User: &event.User{Chars: 1}}}
+	if err := d.Commit(Batch{Source: src, Seq: 1, Carry: []byte(`{"c":2}`), SetCarry: true, Events: evs}); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	poke(t, path, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketEvents).Bucket([]byte("claude/sb"))
+		k := eventKey(6, 0)
+		v := append([]byte(nil), b.Get(k)...)
+		if v == nil {
+			return fmt.Errorf("no batch 6/0")
+		}
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+		k[0] ^= 0x40
+		return b.Put(k, v)
+	})
+	d, err = Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	srcs, _, err := d.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range srcs {
+		if s.Session == "claude/sb" {
+			t.Errorf("source %d of the damaged session kept (cursor %d), repair %+v", s.ID, s.Offset, d.Repaired())
+		}
 	}
 }
 
