@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	fc "github.com/agentmap/agentmap/e2e/fakechat"
+	"github.com/agentmap/agentmap/watchers/copilot"
 )
 
 type copilotRun struct {
@@ -111,29 +112,8 @@ func copilotOwnTokens(t *testing.T, log string) int64 {
 	if err != nil {
 		t.Fatalf("copilot: %v", err)
 	}
-	total, shutdowns := int64(0), 0
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		var r struct {
-			Type string `json:"type"`
-			Data struct {
-				ModelMetrics map[string]struct {
-					Usage struct {
-						Input  int64 `json:"inputTokens"`
-						Output int64 `json:"outputTokens"`
-					} `json:"usage"`
-				} `json:"modelMetrics"`
-			} `json:"data"`
-		}
-		if json.Unmarshal(l, &r) != nil || r.Type != "session.shutdown" {
-			continue
-		}
-		shutdowns++
-		total = 0
-		for _, m := range r.Data.ModelMetrics {
-			total += m.Usage.Input + m.Usage.Output
-		}
-	}
-	if shutdowns == 0 {
+	total, found := copilot.ClientTokens(bytes.Split(b, []byte("\n")))
+	if !found {
 		t.Errorf("copilot: %s has no session.shutdown: no accounting of the client's own to compare", log)
 	}
 	return total

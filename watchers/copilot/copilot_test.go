@@ -72,31 +72,10 @@ func parse(t testing.TB, path string, ls [][]byte, restore bool) ([]event.Event,
 	return evs, src
 }
 
-// clientTokens is Copilot's own accounting of a session: the last
-// session.shutdown's model metrics (they are cumulative over resumes),
-// input (cached tokens included) plus output.
+// clientTokens is Copilot's own accounting of a session (ClientTokens).
 func clientTokens(t testing.TB, ls [][]byte) int64 {
-	var total int64
-	for _, l := range ls {
-		var r struct {
-			Type string `json:"type"`
-			Data struct {
-				ModelMetrics map[string]struct {
-					Usage struct {
-						Input  int64 `json:"inputTokens"`
-						Output int64 `json:"outputTokens"`
-					} `json:"usage"`
-				} `json:"modelMetrics"`
-			} `json:"data"`
-		}
-		if json.Unmarshal(l, &r) != nil || r.Type != "session.shutdown" {
-			continue
-		}
-		total = 0
-		for _, m := range r.Data.ModelMetrics {
-			total += m.Usage.Input + m.Usage.Output
-		}
-	}
+	t.Helper()
+	total, _ := ClientTokens(ls) // 0 without a session.shutdown, as the map's totals must then be
 	return total
 }
 
