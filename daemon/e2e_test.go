@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -137,32 +136,7 @@ func testEnv(home string) []string {
 
 type proc struct {
 	cmd *exec.Cmd
-	log *lockedBuffer
-}
-
-// lockedBuffer is the daemon's output, read by a test while the process
-// still writes it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *lockedBuffer) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Len()
+	log *syncBuffer
 }
 
 func startDaemon(t *testing.T, bin, home, data string, extra ...string) *proc {
@@ -170,7 +144,7 @@ func startDaemon(t *testing.T, bin, home, data string, extra ...string) *proc {
 	args := append([]string{"run", "--data-dir", data, "--idle", "400ms", "--debounce", "20ms", "--rescan", "1s"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = testEnv(home)
-	log := &lockedBuffer{}
+	log := &syncBuffer{}
 	cmd.Stderr, cmd.Stdout = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -387,7 +387,7 @@ func TestUnreadableLogRetried(t *testing.T) {
 	}
 
 	cmd := u.command(home, "run", "--data-dir", data, "--idle", "400ms", "--debounce", "20ms", "--rescan", "1s")
-	log := &lockedBuffer{}
+	log := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
