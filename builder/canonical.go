@@ -123,18 +123,23 @@ func toGeneric(v any) (any, error) {
 	return out, nil
 }
 
-// writeFloatValue writes a float64 decoded from JSON: integral values were
-// integers in the JSON text (our producer never writes "2.0").
+// writeFloatValue writes a float64 decoded from JSON: see appendFloatValue.
 func writeFloatValue(buf *bytes.Buffer, f float64) error {
+	b, err := appendFloatValue(buf.AvailableBuffer(), f)
+	buf.Write(b)
+	return err
+}
+
+// appendFloatValue appends a float64 decoded from JSON: integral values were
+// integers in the JSON text (our producer never writes "2.0").
+func appendFloatValue(dst []byte, f float64) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return fmt.Errorf("canonical json: non-finite number")
+		return dst, fmt.Errorf("canonical json: non-finite number")
 	}
 	if f == math.Trunc(f) && math.Abs(f) < 1e16 {
-		buf.WriteString(strconv.FormatInt(int64(f), 10))
-		return nil
+		return strconv.AppendInt(dst, int64(f), 10), nil
 	}
-	buf.WriteString(pythonFloat(f))
-	return nil
+	return append(dst, pythonFloat(f)...), nil
 }
 
 func writeNumber(buf *bytes.Buffer, n json.Number) error {
@@ -220,11 +225,18 @@ func pythonFloat(f float64) string {
 
 const hexDigits = "0123456789abcdef"
 
-// writeString escapes like Python's json with ensure_ascii=False: quote,
-// backslash and C0 controls only (\u2028 and DEL stay raw). Invalid UTF-8
-// becomes U+FFFD, as Python could not hold it in a str.
+// writeString escapes like Python's json with ensure_ascii=False: see
+// appendString.
 func writeString(buf *bytes.Buffer, s string) {
-	buf.WriteByte('"')
+	buf.Write(appendString(buf.AvailableBuffer(), s))
+}
+
+// appendString appends s as a JSON string, escaped like Python's json with
+// ensure_ascii=False: quote, backslash and C0 controls only (\u2028 and DEL
+// stay raw). Invalid UTF-8 becomes U+FFFD, as Python could not hold it in a
+// str.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -233,26 +245,25 @@ func writeString(buf *bytes.Buffer, s string) {
 				i++
 				continue
 			}
-			buf.WriteString(s[start:i])
+			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"':
-				buf.WriteString(`\"`)
+				dst = append(dst, `\"`...)
 			case '\\':
-				buf.WriteString(`\\`)
+				dst = append(dst, `\\`...)
 			case '\n':
-				buf.WriteString(`\n`)
+				dst = append(dst, `\n`...)
 			case '\r':
-				buf.WriteString(`\r`)
+				dst = append(dst, `\r`...)
 			case '\t':
-				buf.WriteString(`\t`)
+				dst = append(dst, `\t`...)
 			case '\b':
-				buf.WriteString(`\b`)
+				dst = append(dst, `\b`...)
 			case '\f':
-				buf.WriteString(`\f`)
+				dst = append(dst, `\f`...)
 			default:
-				buf.WriteString(`\u00`)
-				buf.WriteByte(hexDigits[c>>4])
-				buf.WriteByte(hexDigits[c&0xf])
+				dst = append(dst, `\u00`...)
+				dst = append(dst, hexDigits[c>>4], hexDigits[c&0xf])
 			}
 			i++
 			start = i
@@ -260,14 +271,14 @@ func writeString(buf *bytes.Buffer, s string) {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			buf.WriteString(s[start:i])
-			buf.WriteString("\uFFFD")
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\uFFFD"...)
 			i++
 			start = i
 			continue
 		}
 		i += size
 	}
-	buf.WriteString(s[start:])
-	buf.WriteByte('"')
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
