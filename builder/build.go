@@ -123,6 +123,10 @@ type build struct {
 	kept        []*node // map events kept under the cap, seq order
 	all         []*node // every map event, map order
 	prCreations []*node
+
+	nodeBlock  []node  // see newNode
+	nodeHint   int     // the nodes the lane walk makes, at most: see index
+	int64Block []int64 // see int64p
 }
 
 type groupKey struct{ agent, id string }
@@ -254,18 +258,27 @@ func (b *build) index() {
 	for i := range b.in {
 		e := &b.in[i]
 		switch e.Kind {
+		case event.KindRepo, event.KindModel, event.KindUser, event.KindCall, event.KindError,
+			event.KindCompaction, event.KindTurnEnd:
+			b.nodeHint++ // a record the lane walk may make a node of
+		}
+		switch e.Kind {
 		case event.KindResult:
 			if e.Result != nil && e.Result.CallID != "" {
 				b.results[e.Result.CallID] = i
 				b.hasResults = true
 			}
 		case event.KindLLM:
+			if e.LLM != nil && e.LLM.MsgID == "" {
+				b.nodeHint++
+			}
 			if e.LLM != nil && e.LLM.MsgID != "" {
 				k := groupKey{e.Agent, e.LLM.MsgID}
 				g := b.groups[k]
 				if g == nil {
 					g = &llmGroup{first: i}
 					b.groups[k] = g
+					b.nodeHint++
 				}
 				g.add(i, e)
 			}

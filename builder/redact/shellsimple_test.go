@@ -82,7 +82,7 @@ func TestSimpleLinesAgreeWithParser(t *testing.T) {
 		"push", "-m", "msg", "npx", "jest", "python", "-m", "uv", "cargo", "build", "src/a.go", "@scope/pkg", "100%",
 		"a+b", "k:v", "1,2", "-", "--", "docker", "compose", "up", "kubectl", "apply", "~", "~/src", "a~b",
 		`"x y"`, `'x y'`, `-m"a b"`, `'$HOME'`, `"$HOME"`, `""`, `''`, `"a'b"`, `'a"b'`, `"it!"`, `"a\b"`, `'unclosed`,
-		`"un closed`, `"if"`, `'git'`, "'\x01'", `"é"`, `'a;b'`, `"a && b"`, `x"`, `"a`+"`"+`b"`, `'a\nb'`}
+		`"un closed`, `"if"`, `'git'`, "'\x01'", `"é"`, `'a;b'`, `"a && b"`, `x"`, `"a` + "`" + `b"`, `'a\nb'`}
 	seps := []string{" ", " ", " ", "  ", "\t", " && ", " || ", " | ", "; ", ";", "&&", "|", " & ", " |& ", ";;", "\n", " #", "'", "$x", "é"}
 	r := rand.New(rand.NewPCG(7, 8))
 	for range 20000 {
