@@ -1,7 +1,7 @@
 package builder
 
 import (
-	"bytes"
+	"slices"
 	"strconv"
 )
 
@@ -322,16 +322,6 @@ func appendFiles(w *jsonAppender, files []File) {
 	w.b = append(w.b, ']')
 }
 
-// canonical appends any value CanonicalJSON takes (the session and totals
-// blocks, written once per map, go through it).
-func (w *jsonAppender) canonical(v any) {
-	buf := bytes.NewBuffer(w.b)
-	if err := writeCanonical(buf, v); err != nil && w.err == nil {
-		w.err = err
-	}
-	w.b = buf.Bytes()
-}
-
 func appendRepos(w *jsonAppender, repos []Repo) {
 	w.b = append(w.b, '[')
 	for i := range repos {
@@ -414,4 +404,99 @@ func appendPRs(w *jsonAppender, prs []PR) {
 		w.b = append(w.b, '}')
 	}
 	w.b = append(w.b, ']')
+}
+
+// appendTotals appends the totals block.
+func appendTotals(w *jsonAppender, t *Totals) {
+	w.int(`{"artifacts":`, int64(t.Artifacts))
+	w.int(`,"calls":`, int64(t.Calls))
+	w.int(`,"commits":`, int64(t.Commits))
+	w.int(`,"compactions":`, int64(t.Compactions))
+	w.float(`,"costUsd":`, t.CostUSD)
+	w.int(`,"delayMs":`, t.DelayMs)
+	w.int(`,"delays":`, int64(t.Delays))
+	w.int(`,"errors":`, int64(t.Errors))
+	w.raw(`,"errorsByClass":`)
+	appendCounts(w, t.ErrorsByClass)
+	s := &t.ErrorsBySource
+	w.int(`,"errorsBySource":{"hook":`, int64(s.Hook))
+	w.int(`,"llm":`, int64(s.LLM))
+	w.int(`,"mcp":`, int64(s.MCP))
+	w.int(`,"orchestration":`, int64(s.Orchestration))
+	w.int(`,"tool":`, int64(s.Tool))
+	w.b = append(w.b, '}')
+	w.int(`,"filesCreated":`, int64(t.FilesCreated))
+	w.int(`,"filesDeleted":`, int64(t.FilesDeleted))
+	w.int(`,"filesTouched":`, int64(t.FilesTouched))
+	w.int(`,"llmLatencyP50":`, t.LLMLatencyP50)
+	w.int(`,"llmLatencyP95":`, t.LLMLatencyP95)
+	w.int(`,"maxContext":`, t.MaxContext)
+	w.int(`,"modelSwitches":`, int64(t.ModelSwitches))
+	w.int(`,"outputTokens":`, t.OutputTokens)
+	w.int(`,"prComments":`, int64(t.PRComments))
+	w.int(`,"promptChars":`, int64(t.PromptChars))
+	w.int(`,"promptImages":`, int64(t.PromptImages))
+	w.int(`,"promptUrls":`, int64(t.PromptURLs))
+	w.int(`,"prsClosed":`, int64(t.PRsClosed))
+	w.int(`,"prsCreated":`, int64(t.PRsCreated))
+	w.int(`,"prsMerged":`, int64(t.PRsMerged))
+	w.int(`,"requests":`, int64(t.Requests))
+	w.int(`,"retries":`, int64(t.Retries))
+	w.int(`,"skillsCreated":`, int64(t.SkillsCreated))
+	w.int(`,"skillsUpdated":`, int64(t.SkillsUpdated))
+	w.int(`,"subagents":`, int64(t.Subagents))
+	w.int(`,"tasks":`, int64(t.Tasks))
+	w.int(`,"ticketsCreated":`, int64(t.TicketsCreated))
+	w.int(`,"ticketsUpdated":`, int64(t.TicketsUpdated))
+	w.int(`,"tokens":`, t.Tokens)
+	w.int(`,"userTurns":`, int64(t.UserTurns))
+	w.b = append(w.b, '}')
+}
+
+// appendCounts appends a map of counts with its keys sorted.
+func appendCounts(w *jsonAppender, counts map[string]int) {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	w.b = append(w.b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		w.b = appendString(w.b, k)
+		w.int(":", int64(counts[k]))
+	}
+	w.b = append(w.b, '}')
+}
+
+// appendSession appends the session block, with or without cliVersion
+// (which the content hash leaves out).
+func appendSession(w *jsonAppender, s *Session, withVersion bool) {
+	w.str(`{"agentTool":`, s.AgentTool)
+	if withVersion {
+		w.str(`,"cliVersion":`, s.CLIVersion)
+	}
+	w.int(`,"durationMs":`, s.DurationMs)
+	w.str(`,"id":`, s.ID)
+	w.raw(`,"models":[`)
+	for i, m := range s.Models {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		w.b = appendString(w.b, m)
+	}
+	w.b = append(w.b, ']')
+	w.str(`,"outcome":`, s.Outcome)
+	if s.ParentSessionID == "" {
+		w.raw(`,"parentSessionId":null`)
+	} else {
+		w.str(`,"parentSessionId":`, s.ParentSessionID)
+	}
+	w.str(`,"pathMode":`, s.PathMode)
+	w.str(`,"role":`, s.Role)
+	w.optStr(`,"startedAt":`, s.StartedAt)
+	w.bool(`,"truncated":`, s.Truncated)
+	w.b = append(w.b, '}')
 }

@@ -2,6 +2,7 @@ package builder
 
 import (
 	"bytes"
+	"reflect"
 	"compress/gzip"
 	"io"
 	"math/rand/v2"
@@ -131,7 +132,9 @@ func randomMap(r *rand.Rand) *Map {
 	m := &Map{Schema: Schema, Session: Session{ID: str(), AgentTool: str(), CLIVersion: str(), StartedAt: str(),
 		DurationMs: r.Int64N(1e9), Models: []string{str(), str()}[:r.IntN(3)], PathMode: "relative",
 		Truncated: r.IntN(2) == 0, Outcome: str(), Role: str(), ParentSessionID: str()},
-		Totals: Totals{Calls: r.IntN(9), CostUSD: cost(), ErrorsByClass: map[string]int{str(): 1, "b": 2}}}
+		Totals: Totals{CostUSD: cost(), ErrorsByClass: map[string]int{str(): 1, "b": 2}}}
+	// Every counter its own value, so that two swapped are seen.
+	fillCounters(reflect.ValueOf(&m.Totals).Elem(), r)
 	for range r.IntN(4) {
 		m.Repos = append(m.Repos, Repo{ID: str(), Name: str(), Remote: str()})
 	}
@@ -186,4 +189,15 @@ func gunzip(t *testing.T, gz []byte) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+func fillCounters(v reflect.Value, r *rand.Rand) {
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Int, reflect.Int64:
+			f.SetInt(r.Int64N(1 << 40))
+		case reflect.Struct:
+			fillCounters(f, r)
+		}
+	}
 }

@@ -282,17 +282,14 @@ func (m *Map) encode() ([]byte, error) {
 	w.str(`,"schema":`, m.Schema)
 	w.raw(`,"session":`)
 	sessionAt := len(w.b)
-	session := m.Session.tree()
-	version := session["cliVersion"]
-	delete(session, "cliVersion")
-	w.canonical(session)
+	appendSession(&w, &m.Session, false)
 	sessionEnd := len(w.b)
 	if m.Tasks != nil {
 		w.raw(`,"tasks":`)
 		appendTasks(&w, m.Tasks)
 	}
 	w.raw(`,"totals":`)
-	w.canonical(m.Totals.tree())
+	appendTotals(&w, &m.Totals)
 	w.raw(`}`)
 	if w.err != nil {
 		return nil, w.err
@@ -300,11 +297,7 @@ func (m *Map) encode() ([]byte, error) {
 	hashed := len(w.b)
 	sum := sha256.Sum256(w.b)
 	m.ContentHash = hex.EncodeToString(sum[:])
-	session["cliVersion"] = version
-	w.canonical(session)
-	if w.err != nil {
-		return nil, w.err
-	}
+	appendSession(&w, &m.Session, true)
 	full := w.b[hashed:]
 	const hashKey = `,"contentHash":`
 	out := make([]byte, 0, hashed-(sessionEnd-sessionAt)+len(full)+len(hashKey)+len(m.ContentHash)+2)
