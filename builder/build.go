@@ -1,8 +1,10 @@
 package builder
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -135,6 +137,7 @@ type groupKey struct{ agent, id string }
 type lane struct {
 	id    string
 	rank  int
+	recs  []int   // input indexes of the lane's records, in order
 	nodes []*node // primary nodes in lane order; follow-ups hang off them
 	// lastActivity is the input index of the lane's last llm or user
 	// record (a call before it was never answered).
@@ -171,12 +174,15 @@ func newBuild(events []event.Event, opts Options) *build {
 		if e.Kind == event.KindSession {
 			continue
 		}
-		if _, ok := b.laneIdx[e.Agent]; !ok {
-			b.laneIdx[e.Agent] = &lane{id: e.Agent, lastActivity: -1}
+		l := b.laneIdx[e.Agent]
+		if l == nil {
+			l = &lane{id: e.Agent, lastActivity: -1}
+			b.laneIdx[e.Agent] = l
 			if e.Agent != "" {
 				ids = append(ids, e.Agent)
 			}
 		}
+		l.recs = append(l.recs, i)
 	}
 	if _, ok := b.laneIdx[""]; !ok {
 		b.laneIdx[""] = &lane{lastActivity: -1}
@@ -217,13 +223,8 @@ func (b *build) fillTimes() {
 		return
 	}
 	b.base, b.last = first, last
-	byLane := map[string][]int{}
-	for i := range b.in {
-		if b.in[i].Kind != event.KindSession { // not a lane record
-			byLane[b.in[i].Agent] = append(byLane[b.in[i].Agent], i)
-		}
-	}
-	for _, idx := range byLane {
+	for _, l := range b.lanes {
+		idx := l.recs
 		carry := int64(0)
 		for _, i := range idx {
 			if t := b.in[i].T; t > 0 {
@@ -324,8 +325,8 @@ func (b *build) order() {
 		rank int
 		ord  int
 	}
-	var flat []keyed
 	b.rebase()
+	flat := make([]keyed, 0, len(b.in))
 	for _, l := range b.lanes {
 		ord := 0
 		for _, n := range l.nodes {
@@ -337,15 +338,15 @@ func (b *build) order() {
 			}
 		}
 	}
-	sort.SliceStable(flat, func(i, j int) bool {
-		a, c := flat[i], flat[j]
+	// (t, rank, ord) is unique: a plain sort gives the stable order.
+	slices.SortFunc(flat, func(a, c keyed) int {
 		if a.n.ev.T != c.n.ev.T {
-			return a.n.ev.T < c.n.ev.T
+			return cmp.Compare(a.n.ev.T, c.n.ev.T)
 		}
 		if a.rank != c.rank {
-			return a.rank < c.rank
+			return cmp.Compare(a.rank, c.rank)
 		}
-		return a.ord < c.ord
+		return cmp.Compare(a.ord, c.ord)
 	})
 	b.sorted = make([]*node, len(flat))
 	for i, k := range flat {

@@ -2,10 +2,10 @@ package builder
 
 import (
 	"bytes"
-	"reflect"
 	"compress/gzip"
 	"io"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/agentmap/agentmap/builder/redact"

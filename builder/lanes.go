@@ -13,16 +13,8 @@ const unknownModel = "unknown"
 // model requests, calls paired with their results and the confirmed
 // outputs that follow them.
 func (b *build) walkLanes() {
-	byLane := make(map[*lane][]int, len(b.lanes))
-	for i := range b.in {
-		if b.in[i].Kind == event.KindSession {
-			continue
-		}
-		l := b.laneIdx[b.in[i].Agent]
-		byLane[l] = append(byLane[l], i)
-	}
 	for _, l := range b.lanes {
-		b.walkLane(l, byLane[l])
+		b.walkLane(l, l.recs)
 	}
 	b.clientTotals()
 	for _, l := range b.lanes {
