@@ -115,10 +115,10 @@ type build struct {
 	last   int64
 	timed  bool
 
-	results     map[string]int // CallID -> index of its (last) result
-	groups      map[groupKey]*llmGroup
-	launches    map[string]string // launching CallID -> lane id (KindLane)
-	calls       map[string]*node  // CallID -> call node (continuations map to their root)
+	results     map[string]int         // CallID -> index of its (last) result
+	groups      map[groupKey]*llmGroup // into groupBlock
+	launches    map[string]string      // launching CallID -> lane id (KindLane)
+	calls       map[string]*node       // CallID -> call node (continuations map to their root)
 	repoInfo    map[string]event.Repo
 	hasResults  bool
 	sorted      []*node // every node, in map order (inner markers included)
@@ -126,6 +126,7 @@ type build struct {
 	all         []*node // every map event, map order
 	prCreations []*node
 
+	groupBlock []llmGroup
 	nodeBlock  []node  // see newNode
 	nodeHint   int     // the nodes the lane walk makes, at most: see index
 	int64Block []int64 // see int64p
@@ -162,17 +163,22 @@ func newBuild(events []event.Event, opts Options) *build {
 	b := &build{
 		in: events, opts: opts, prices: prices.Default().With(opts.Prices),
 		laneIdx:  map[string]*lane{},
-		results:  map[string]int{},
-		groups:   map[groupKey]*llmGroup{},
 		launches: map[string]string{},
-		calls:    map[string]*node{},
 		repoInfo: map[string]event.Repo{},
 	}
 	ids := []string{}
+	results, llms, calls := 0, 0, 0
 	for i := range events {
 		e := &events[i]
-		if e.Kind == event.KindSession {
+		switch e.Kind {
+		case event.KindSession:
 			continue
+		case event.KindResult:
+			results++
+		case event.KindLLM:
+			llms++
+		case event.KindCall:
+			calls++
 		}
 		l := b.laneIdx[e.Agent]
 		if l == nil {
@@ -187,6 +193,12 @@ func newBuild(events []event.Event, opts Options) *build {
 	if _, ok := b.laneIdx[""]; !ok {
 		b.laneIdx[""] = &lane{lastActivity: -1}
 	}
+	// Sized up front: a long session would otherwise grow each map many
+	// times over. groupBlock never grows, so pointers into it stay valid.
+	b.results = make(map[string]int, results)
+	b.groups = make(map[groupKey]*llmGroup, llms)
+	b.groupBlock = make([]llmGroup, 0, llms)
+	b.calls = make(map[string]*node, calls)
 	sort.Strings(ids)
 	b.lanes = append(b.lanes, b.laneIdx[""])
 	for _, id := range ids {
@@ -277,7 +289,8 @@ func (b *build) index() {
 				k := groupKey{e.Agent, e.LLM.MsgID}
 				g := b.groups[k]
 				if g == nil {
-					g = &llmGroup{first: i}
+					b.groupBlock = append(b.groupBlock, llmGroup{first: i})
+					g = &b.groupBlock[len(b.groupBlock)-1]
 					b.groups[k] = g
 					b.nodeHint++
 				}
