@@ -5,12 +5,12 @@ import (
 	"strconv"
 )
 
-// The list parts of a map (events above all, then files) are most of its
-// bytes, and a catch-up writes thousands of maps: they are appended to one
-// buffer by hand, each object's keys written in their canonical (sorted)
-// order, with no intermediate map, sort or reflection. The result is
-// byte-identical to CanonicalJSON of the same fields, which the tests check
-// against the general encoder for every kind and every optional field.
+// A catch-up writes thousands of maps, and their events are most of their
+// bytes: every part of a map is appended to one buffer by hand, each
+// object's keys written in their canonical (sorted) order, with no
+// intermediate map, sort or reflection. The result is byte-identical to
+// CanonicalJSON of the same fields, which the tests check against the
+// general encoder for every kind, optional field and counter.
 //
 // A key argument is the key already quoted, with the comma before it when
 // it is not the object's first: `,"kind":`.
