@@ -33,6 +33,9 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 	defer d.commitGroup()
 	ahead := d.startReadAhead(u.Files)
 	defer ahead.close()
+	if ahead != nil {
+		defer paceGC(catchUpHeadroom)() // new logs to read: a catch-up
+	}
 	for i, f := range u.Files {
 		if ctx.Err() != nil {
 			return
