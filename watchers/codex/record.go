@@ -23,6 +23,10 @@ type rawLine struct {
 	// Session and Items are the single-JSON form written on one line.
 	Session *item             `json:"session"`
 	Items   []json.RawMessage `json:"items"`
+
+	// spare, when set, is the item the walk fills for Payload: the
+	// parser keeps one from line to line (encoding/json ignores it).
+	spare *item
 }
 
 // item is the union of the payload shapes the parser reads: session_meta,

@@ -88,11 +88,22 @@ var itemFields = jsonscan.NewFields(itemFieldList...)
 // lineFields are the members of a line: those of its embedded item, and
 // the wrapper's and the single-JSON form's own.
 var lineFields = jsonscan.NewFields(append(jsonscan.Embed(itemFieldList, func(l *rawLine) *item { return &l.item }),
-	jsonscan.Pointer("payload", func(l *rawLine) **item { return &l.Payload }, itemFields),
+	jsonscan.PointerIn("payload", func(l *rawLine) **item { return &l.Payload },
+		payloadItem, itemFields),
 	jsonscan.Field[rawLine]{Name: "record_type", Set: jsonscan.Text(func(l *rawLine) *string { return &l.RecordType })},
 	jsonscan.Pointer("session", func(l *rawLine) **item { return &l.Session }, itemFields),
 	jsonscan.Field[rawLine]{Name: "items", Set: jsonscan.Decoded(func(l *rawLine) any { return &l.Items })},
 )...)
+
+// payloadItem is the item the walk fills for a line's payload: the
+// parser's spare one, else a new one.
+func payloadItem(l *rawLine) *item {
+	if l.spare == nil {
+		return new(item)
+	}
+	*l.spare = item{}
+	return l.spare
+}
 
 // token_count lines come once per response: their counts are walked
 // rather than decoded.

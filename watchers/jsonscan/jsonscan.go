@@ -635,15 +635,5 @@ func Decoded[T any](dst func(*T) any) func(*T, []byte) bool {
 // it nil, an object is walked in place into a new V, and a value of
 // another type gives up (encoding/json would keep an empty V).
 func Pointer[T, V any](name string, dst func(*T) **V, f *Fields[V]) Field[T] {
-	return Field[T]{Name: name, into: func(t *T, b []byte, i, depth int, valid bool) (int, bool) {
-		switch b[i] {
-		case 'n':
-			return value(b, i, depth, valid)
-		case '{':
-			p := new(V)
-			*dst(t) = p
-			return f.walk(p, b, i, depth, valid)
-		}
-		return 0, false
-	}}
+	return PointerIn(name, dst, func(*T) *V { return new(V) }, f)
 }
