@@ -243,7 +243,7 @@ func (p *Parser) execEnd(pl *item, t int64) {
 	p.emitCall(t, id, ev, c)
 	res := event.Result{CallID: id, ExitCode: facts.Exit, DurMs: facts.Dur, OutBytes: facts.Out, Err: facts.Err, ErrClass: facts.Class,
 		Targets: facts.Tg}
-	p.confirm(&res, c, pl.Aggregated)
+	p.confirm(&res, c, func() string { return pl.Aggregated })
 	p.finish(id, t, res)
 }
 

@@ -26,6 +26,9 @@ type Parser struct {
 	// a line allocates no record to fill; nothing in them outlives Line.
 	line    rawLine
 	payload item
+	// outp and outBuf hold the tool output being read (see readOutput).
+	outp   toolOutput
+	outBuf []byte
 	// unknown counts record types the parser does not know, for tests and
 	// diagnostics; it is not carry-state.
 	unknown map[string]int

@@ -69,12 +69,7 @@ func checkArgs(t testing.TB, raw json.RawMessage) {
 }
 
 func TestScanMatchesDecodeOnCorpus(t *testing.T) {
-	paths := fixtures(t)
-	if _, why := corpusPath(); why == "" {
-		paths = append(paths, corpusFiles(t)...)
-	} else {
-		t.Log("fixtures only:", why)
-	}
+	paths := fixturesAndCorpus(t)
 	lines, fast := 0, 0
 	for _, path := range paths {
 		if strings.HasSuffix(path, ".json") {
