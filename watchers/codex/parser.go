@@ -29,6 +29,8 @@ type Parser struct {
 	// outp and outBuf hold the tool output being read (see readOutput).
 	outp   toolOutput
 	outBuf []byte
+	// argBuf holds the decoded arguments of the call being read.
+	argBuf []byte
 	// unknown counts record types the parser does not know, for tests and
 	// diagnostics; it is not carry-state.
 	unknown map[string]int

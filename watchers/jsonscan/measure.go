@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -20,6 +21,24 @@ func StringLen(raw []byte) (n int, ok bool) {
 	body, ok := literalBody(raw)
 	if !ok {
 		return 0, false
+	}
+	if utf8.Valid(body) {
+		// Escapes are ASCII: the text between them is valid and decodes
+		// to itself, so only the escapes change the length.
+		n = len(body)
+		for i := 0; ; {
+			j := bytes.IndexByte(body[i:], '\\')
+			if j < 0 {
+				return n, true
+			}
+			i += j
+			r, next, ok := unit(body, i)
+			if !ok {
+				return 0, false
+			}
+			n -= next - i - utf8.RuneLen(r)
+			i = next
+		}
 	}
 	for i := 0; i < len(body); {
 		j := plainRun(body, i)
