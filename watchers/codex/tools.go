@@ -63,7 +63,7 @@ func (p *Parser) decodeArgs(raw json.RawMessage) args {
 // decodes it into an argv, or, when that fails or gives no argv, into a
 // string: an array of strings (null elements are empty), else a string.
 func commandOf(raw json.RawMessage) (argv []string, cmd string) {
-	if len(raw) == 0 {
+	if raw = bytes.TrimLeft(raw, " \t\r\n"); len(raw) == 0 {
 		return nil, ""
 	}
 	switch raw[0] {
