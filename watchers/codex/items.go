@@ -359,7 +359,7 @@ func contentText(raw json.RawMessage) (string, int) {
 }
 
 var partFields = jsonscan.NewFields(
-	jsonscan.Field[contentPart]{Name: "type", Set: jsonscan.Text(func(c *contentPart) *string { return &c.Type })},
+	jsonscan.Field[contentPart]{Name: "type", Set: word(func(c *contentPart) *string { return &c.Type })},
 	jsonscan.Field[contentPart]{Name: "text", Set: jsonscan.Text(func(c *contentPart) *string { return &c.Text })},
 )
 

@@ -26,7 +26,7 @@ func scanLine(l *rawLine, line []byte) bool { return lineFields.Fill(l, line) }
 
 var itemFieldList = []jsonscan.Field[item]{
 	{Name: "timestamp", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Timestamp })},
-	{Name: "type", Set: jsonscan.Text(func(it *item) *string { return &it.Type })},
+	{Name: "type", Set: word(func(it *item) *string { return &it.Type })},
 	{Name: "id", Set: jsonscan.Text(func(it *item) *string { return &it.ID })},
 
 	{Name: "session_id", Set: jsonscan.Text(func(it *item) *string { return &it.SessionID })},
@@ -39,7 +39,7 @@ var itemFieldList = []jsonscan.Field[item]{
 	{Name: "git", Set: jsonscan.Decoded(func(it *item) any { return &it.Git })},
 	{Name: "collaboration_mode", Set: jsonscan.Decoded(func(it *item) any { return &it.CollaborationMode })},
 
-	{Name: "role", Set: jsonscan.Text(func(it *item) *string { return &it.Role })},
+	{Name: "role", Set: word(func(it *item) *string { return &it.Role })},
 	{Name: "content", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Content })},
 	{Name: "name", Set: jsonscan.Text(func(it *item) *string { return &it.Name })},
 	{Name: "namespace", Set: jsonscan.Text(func(it *item) *string { return &it.Namespace })},
@@ -94,6 +94,41 @@ var lineFields = jsonscan.NewFields(append(jsonscan.Embed(itemFieldList, func(l 
 	jsonscan.Pointer("session", func(l *rawLine) **item { return &l.Session }, itemFields),
 	jsonscan.Field[rawLine]{Name: "items", Set: jsonscan.Decoded(func(l *rawLine) any { return &l.Items })},
 )...)
+
+// word is jsonscan.Text for a field whose values are mostly a few known
+// words (record types, roles): a known word is not allocated per line. A
+// literal with an escape is never one of them, and is decoded.
+func word[T any](dst func(*T) *string) func(*T, []byte) bool {
+	text := jsonscan.Text(dst)
+	return func(t *T, v []byte) bool {
+		if len(v) >= 2 && v[0] == '"' {
+			if w, ok := words[string(v[1:len(v)-1])]; ok {
+				*dst(t) = w
+				return true
+			}
+		}
+		return text(t, v)
+	}
+}
+
+// words are the types and roles of the records of a rollout.
+var words = func() map[string]string {
+	m := map[string]string{}
+	for _, set := range []map[string]bool{rolloutTypes, ignoredTop, ignoredEvents} {
+		for w := range set {
+			m[w] = w
+		}
+	}
+	for _, w := range []string{
+		"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
+		"custom_tool_call_output", "ghost_snapshot", "user_message", "token_count", "item_completed",
+		"task_complete", "exec_command_end", "patch_apply_end", "mcp_tool_call_end", "turn_aborted",
+		"user", "assistant", "developer", "system", "input_text", "output_text",
+	} {
+		m[w] = w
+	}
+	return m
+}()
 
 // payloadItem is the item the walk fills for a line's payload: the
 // parser's spare one, else a new one.
