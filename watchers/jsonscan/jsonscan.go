@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -313,7 +314,8 @@ func str(b []byte, i int) (int, bool) {
 			ctl := (v - ones*0x20) & ^v
 			q := v ^ (ones * '"')
 			bs := v ^ (ones * '\\')
-			if (ctl|(q-ones)&^q|(bs-ones)&^bs)&highs != 0 {
+			if m := (ctl | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
+				i += bits.TrailingZeros64(m) / 8 // the first flagged byte is a true one
 				break
 			}
 			i += 8

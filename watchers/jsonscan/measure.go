@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -106,8 +107,8 @@ func plainRun(s []byte, i int) int {
 	for i+8 <= len(s) {
 		v := binary.LittleEndian.Uint64(s[i:])
 		bs := v ^ (ones * '\\')
-		if (v|(bs-ones)&^bs)&highs != 0 {
-			break
+		if m := (v | (bs-ones)&^bs) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8 // the first flagged byte is a true one
 		}
 		i += 8
 	}
