@@ -297,29 +297,8 @@ var walkedOutputFields = jsonscan.NewFields(
 )
 
 var outputMetaFields = jsonscan.NewFields(
-	jsonscan.Field[outputMeta]{Name: "exit_code", Set: func(m *outputMeta, v []byte) bool {
-		if v[0] == 'n' {
-			return true
-		}
-		n, err := strconv.ParseInt(string(v), 10, 64)
-		if err != nil {
-			return false // a fraction: a type error for encoding/json
-		}
-		exit := int(n)
-		m.ExitCode = &exit
-		return true
-	}},
-	jsonscan.Field[outputMeta]{Name: "duration_seconds", Set: func(m *outputMeta, v []byte) bool {
-		if v[0] == 'n' {
-			return true
-		}
-		f, err := strconv.ParseFloat(string(v), 64)
-		if err != nil {
-			return false // out of range: a type error for encoding/json
-		}
-		m.Duration = &f
-		return true
-	}},
+	jsonscan.Field[outputMeta]{Name: "exit_code", Set: integer(func(m *outputMeta) **int { return &m.ExitCode })},
+	jsonscan.Field[outputMeta]{Name: "duration_seconds", Set: number(func(m *outputMeta) **float64 { return &m.Duration })},
 )
 
 // readOutcome reads the three header forms Codex writes before a tool's

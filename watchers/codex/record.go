@@ -51,11 +51,7 @@ type item struct {
 	} `json:"git"`
 
 	// turn_context
-	CollaborationMode *struct {
-		Settings *struct {
-			Model string `json:"model"`
-		} `json:"settings"`
-	} `json:"collaboration_mode"`
+	CollaborationMode *collabMode `json:"collaboration_mode"`
 
 	// response items
 	Role      string          `json:"role"`
@@ -110,10 +106,20 @@ type item struct {
 
 	// TurnID is the turn of a turn_context or task_started (older builds);
 	// TurnAttribution holds it in task_started since 0.17x.
-	TurnID          string `json:"turn_id"`
-	TurnAttribution *struct {
-		TurnID string `json:"turn_id"`
-	} `json:"turn_attribution"`
+	TurnID          string           `json:"turn_id"`
+	TurnAttribution *turnAttribution `json:"turn_attribution"`
+}
+
+type collabMode struct {
+	Settings *collabSettings `json:"settings"`
+}
+
+type collabSettings struct {
+	Model string `json:"model"`
+}
+
+type turnAttribution struct {
+	TurnID string `json:"turn_id"`
 }
 
 // turnItem is the part of an item_completed thread item the parser reads:

@@ -37,7 +37,7 @@ var itemFieldList = []jsonscan.Field[item]{
 	{Name: "parent_thread_id", Set: jsonscan.Text(func(it *item) *string { return &it.ParentThread })},
 	{Name: "model", Set: jsonscan.Text(func(it *item) *string { return &it.Model })},
 	{Name: "git", Set: jsonscan.Decoded(func(it *item) any { return &it.Git })},
-	{Name: "collaboration_mode", Set: jsonscan.Decoded(func(it *item) any { return &it.CollaborationMode })},
+	jsonscan.Pointer("collaboration_mode", func(it *item) **collabMode { return &it.CollaborationMode }, collabFields),
 
 	{Name: "role", Set: word(func(it *item) *string { return &it.Role })},
 	{Name: "content", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Content })},
@@ -62,7 +62,7 @@ var itemFieldList = []jsonscan.Field[item]{
 	{Name: "reason", Set: jsonscan.Text(func(it *item) *string { return &it.Reason })},
 	{Name: "codex_error_info", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.CodexErrorInfo })},
 	{Name: "error", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Error })},
-	{Name: "exit_code", Set: jsonscan.Decoded(func(it *item) any { return &it.ExitCode })},
+	{Name: "exit_code", Set: integer(func(it *item) **int { return &it.ExitCode })},
 	{Name: "duration", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Duration })},
 	{Name: "command", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Command })},
 	{Name: "parsed_cmd", Set: jsonscan.Decoded(func(it *item) any { return &it.ParsedCmd })},
@@ -80,10 +80,110 @@ var itemFieldList = []jsonscan.Field[item]{
 	{Name: "item", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Item })},
 
 	{Name: "turn_id", Set: jsonscan.Text(func(it *item) *string { return &it.TurnID })},
-	{Name: "turn_attribution", Set: jsonscan.Decoded(func(it *item) any { return &it.TurnAttribution })},
+	jsonscan.Pointer("turn_attribution", func(it *item) **turnAttribution { return &it.TurnAttribution }, attributionFields),
 }
 
 var itemFields = jsonscan.NewFields(itemFieldList...)
+
+// turn_context lines come once per turn, with the collaboration mode's
+// instructions beside its model.
+var collabFields = jsonscan.NewFields(
+	jsonscan.Pointer("settings", func(m *collabMode) **collabSettings { return &m.Settings }, jsonscan.NewFields(
+		jsonscan.Field[collabSettings]{Name: "model", Set: jsonscan.Text(func(s *collabSettings) *string { return &s.Model })},
+	)),
+)
+
+var attributionFields = jsonscan.NewFields(
+	jsonscan.Field[turnAttribution]{Name: "turn_id", Set: jsonscan.Text(func(a *turnAttribution) *string { return &a.TurnID })},
+)
+
+// turnItemFields read an item_completed thread item: 0.17x writes one
+// for every item, agent messages and reasoning included, whose texts are
+// stepped over.
+var turnItemFields = jsonscan.NewFields(
+	jsonscan.Field[turnItem]{Name: "type", Set: word(func(it *turnItem) *string { return &it.Type })},
+	jsonscan.Field[turnItem]{Name: "id", Set: jsonscan.Text(func(it *turnItem) *string { return &it.ID })},
+	jsonscan.Field[turnItem]{Name: "content", Set: jsonscan.Raw(func(it *turnItem) *json.RawMessage { return &it.Content })},
+	jsonscan.Field[turnItem]{Name: "status", Set: jsonscan.Text(func(it *turnItem) *string { return &it.Status })},
+	jsonscan.Field[turnItem]{Name: "server", Set: jsonscan.Text(func(it *turnItem) *string { return &it.Server })},
+	jsonscan.Field[turnItem]{Name: "tool", Set: jsonscan.Text(func(it *turnItem) *string { return &it.Tool })},
+	jsonscan.Field[turnItem]{Name: "duration", Set: jsonscan.Raw(func(it *turnItem) *json.RawMessage { return &it.Duration })},
+	jsonscan.Field[turnItem]{Name: "result", Set: jsonscan.Raw(func(it *turnItem) *json.RawMessage { return &it.Result })},
+	jsonscan.Field[turnItem]{Name: "receiver_thread_ids", Set: jsonscan.Decoded(func(it *turnItem) any { return &it.Receivers })},
+	jsonscan.Field[turnItem]{Name: "model", Set: jsonscan.Text(func(it *turnItem) *string { return &it.Model })},
+	jsonscan.Field[turnItem]{Name: "parsed_cmd", Set: jsonscan.Decoded(func(it *turnItem) any { return &it.ParsedCmd })},
+	jsonscan.Field[turnItem]{Name: "cwd", Set: jsonscan.Text(func(it *turnItem) *string { return &it.CWD })},
+)
+
+// mcpResultFields read a mcp_tool_call_end result (the tool's whole
+// answer) for its error flags only.
+var mcpResultFields = jsonscan.NewFields(
+	jsonscan.Pointer("Ok", func(r *mcpResult) **mcpOk { return &r.Ok }, jsonscan.NewFields(
+		jsonscan.Field[mcpOk]{Name: "isError", Set: boolean(func(o *mcpOk) *bool { return &o.IsError })},
+	)),
+	jsonscan.Field[mcpResult]{Name: "Err", Set: jsonscan.Raw(func(r *mcpResult) *json.RawMessage { return &r.Err })},
+)
+
+// integer sets an *int field as encoding/json does: null leaves it nil,
+// an integer is kept, and anything else (a fraction, an exponent, a
+// string: type errors) gives up.
+func integer[T any](dst func(*T) **int) func(*T, []byte) bool {
+	return func(t *T, v []byte) bool {
+		if v[0] == 'n' {
+			return true
+		}
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			return false
+		}
+		i := int(n)
+		*dst(t) = &i
+		return true
+	}
+}
+
+// number sets a *float64 field as encoding/json does: null leaves it
+// nil, anything but a number in range gives up.
+func number[T any](dst func(*T) **float64) func(*T, []byte) bool {
+	return func(t *T, v []byte) bool {
+		if v[0] == 'n' {
+			return true
+		}
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return false
+		}
+		*dst(t) = &f
+		return true
+	}
+}
+
+// boolean sets a bool field: null leaves it, anything but true or false
+// gives up.
+func boolean[T any](dst func(*T) *bool) func(*T, []byte) bool {
+	return func(t *T, v []byte) bool {
+		switch v[0] {
+		case 'n':
+		case 't':
+			*dst(t) = true
+		case 'f':
+			*dst(t) = false
+		default:
+			return false
+		}
+		return true
+	}
+}
+
+// stringOf decodes a member that is a string, as encoding/json decodes it
+// into a string: anything else (null, another type, nothing) is empty.
+func stringOf(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	s, _ := jsonscan.String(raw)
+	return s
+}
 
 // lineFields are the members of a line: those of its embedded item, and
 // the wrapper's and the single-JSON form's own.

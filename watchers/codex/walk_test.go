@@ -91,3 +91,74 @@ func FuzzWalkTop(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) { checkTop(t, line) })
 }
+
+// checkWalk: where a walk fills v from raw, encoding/json accepts raw
+// (with at most a type error where typeErrors) and fills the same.
+func checkWalk[T any](t *testing.T, raw []byte, walk func(*T, []byte) bool, typeErrors bool) {
+	t.Helper()
+	if !json.Valid(raw) {
+		return
+	}
+	var walked, decoded T
+	if !walk(&walked, raw) {
+		return
+	}
+	if err := json.Unmarshal(raw, &decoded); err != nil && !(typeErrors && isTypeError(err)) {
+		t.Errorf("walk accepted %q, encoding/json: %v", raw, err)
+	}
+	if !reflect.DeepEqual(walked, decoded) {
+		t.Errorf("%q: walk %+v, encoding/json %+v", raw, walked, decoded)
+	}
+}
+
+var turnItemCases = []string{
+	`{"type":"UserMessage","id":"u1","content":[{"type":"text","text":"hi"}]}`,
+	`{"type":"McpToolCall","id":"c1","server":"gh","tool":"pr","status":"failed","duration":{"secs":1,"nanos":2},"result":{"isError":true}}`,
+	`{"type":"CollabAgentToolCall","id":"c2","receiver_thread_ids":["019a5baa-0000-7000-8000-00000000c003"],"model":"gpt-5"}`,
+	`{"type":"CommandExecution","id":"c3","parsed_cmd":[{"type":"read","path":"a.go","cmd":"cat a.go"}],"cwd":"file:///tmp"}`,
+	`{"type":"AgentMessage","id":"m","text":"long text stepped over"}`, `{"type":5}`, `{"Type":"UserMessage"}`,
+	`{"type":"x","type":"y"}`, `{"receiver_thread_ids":[1]}`, `{"parsed_cmd":{}}`, `[]`, `null`,
+}
+
+var mcpResultCases = []string{
+	`{"Ok":{"content":[{"type":"text","text":"x"}],"isError":false}}`, `{"Ok":{"isError":true}}`,
+	`{"Err":"boom"}`, `{"Err":null}`, `{"Ok":null}`, `{"Ok":{"isError":"yes"}}`, `{"ok":{"isError":true}}`,
+	`{"Ok":[]}`, `"text"`, `[1]`, `{"Ok":{"isError":null}}`,
+}
+
+var lineMemberCases = []string{
+	`{"type":"turn_context","payload":{"cwd":"/x","model":"m","collaboration_mode":{"mode":"plan","settings":{"model":"gpt-5","developer_instructions":"…"}}}}`,
+	`{"type":"turn_context","payload":{"collaboration_mode":{"settings":null}}}`,
+	`{"type":"turn_context","payload":{"collaboration_mode":{"settings":{"model":5}}}}`,
+	`{"type":"turn_context","payload":{"collaboration_mode":"plan"}}`,
+	`{"type":"event_msg","payload":{"type":"task_started","turn_attribution":{"turn_id":"019a"}}}`,
+	`{"type":"event_msg","payload":{"type":"exec_command_end","exit_code":-1}}`,
+	`{"type":"event_msg","payload":{"type":"exec_command_end","exit_code":1.5}}`,
+	`{"type":"event_msg","payload":{"type":"exec_command_end","exit_code":null}}`,
+	`{"type":"event_msg","payload":{"type":"exec_command_end","exit_code":99999999999999999999}}`,
+}
+
+func TestWalksAgreeWithEncodingJSON(t *testing.T) {
+	for _, c := range turnItemCases {
+		checkWalk(t, []byte(c), turnItemFields.FillValid, true)
+	}
+	for _, c := range mcpResultCases {
+		checkWalk(t, []byte(c), mcpResultFields.FillValid, false)
+	}
+	for _, c := range lineMemberCases {
+		checkWalk(t, []byte(c), scanLine, true)
+	}
+}
+
+func FuzzWalks(f *testing.F) {
+	for _, cases := range [][]string{turnItemCases, mcpResultCases, lineMemberCases} {
+		for _, c := range cases {
+			f.Add([]byte(c))
+		}
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		checkWalk(t, raw, turnItemFields.FillValid, true)
+		checkWalk(t, raw, mcpResultFields.FillValid, false)
+		checkWalk(t, raw, scanLine, true)
+	})
+}
