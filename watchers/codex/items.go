@@ -17,8 +17,7 @@ func (p *Parser) responseItem(it *item, t int64) {
 	case "message":
 		switch it.Role {
 		case "assistant":
-			text, _ := contentText(it.Content)
-			p.modelOutput(t, facets{text: utf8.RuneCountInString(text)})
+			p.modelOutput(t, facets{text: textRunes(it.Content)})
 		case "user":
 			// In the wrapper form the event_msg user_message is the one
 			// source of prompts; this copy also carries injected context.
@@ -343,16 +342,14 @@ func contentText(raw json.RawMessage) (string, int) {
 	var b strings.Builder
 	images := 0
 	for _, pt := range parts {
-		switch pt.Type {
-		case "input_image", "image", "image_url", "local_image":
+		switch {
+		case isImagePart(pt.Type):
 			images++
-		default:
-			if pt.Text != "" {
-				if b.Len() > 0 {
-					b.WriteByte('\n')
-				}
-				b.WriteString(pt.Text)
+		case pt.Text != "":
+			if b.Len() > 0 {
+				b.WriteByte('\n')
 			}
+			b.WriteString(pt.Text)
 		}
 	}
 	return b.String(), images
@@ -384,6 +381,69 @@ func contentParts(raw json.RawMessage) []contentPart {
 		_ = json.Unmarshal(raw, &parts)
 	}
 	return parts
+}
+
+// measuredPart is a content part with its text left where it lies.
+type measuredPart struct {
+	Type string
+	Text []byte
+}
+
+var measuredPartFields = jsonscan.NewFields(
+	jsonscan.Field[measuredPart]{Name: "type", Set: word(func(c *measuredPart) *string { return &c.Type })},
+	jsonscan.Field[measuredPart]{Name: "text", Set: func(c *measuredPart, v []byte) bool { c.Text = v; return true }},
+)
+
+// textRunes is utf8.RuneCountInString of contentText's text, counted
+// where the text lies when the content is a string or an array of parts
+// the walk reads.
+func textRunes(raw json.RawMessage) int {
+	if len(raw) > 0 && raw[0] == '"' {
+		if n, ok := jsonscan.StringRunes(raw); ok {
+			return n
+		}
+	}
+	if len(raw) > 0 && raw[0] == '[' {
+		n, texts := 0, 0
+		ok := jsonscan.ArrayValid(raw, func(elem []byte) bool {
+			var pt measuredPart
+			switch elem[0] {
+			case 'n':
+				return true
+			case '{':
+				if !measuredPartFields.FillValid(&pt, elem) {
+					return false
+				}
+			default:
+				return false
+			}
+			if isImagePart(pt.Type) || len(pt.Text) == 0 || pt.Text[0] != '"' {
+				return true // an image, or no text (a null or another type is a type error: empty)
+			}
+			runes, ok := jsonscan.StringRunes(pt.Text)
+			if runes > 0 {
+				if texts > 0 {
+					n++ // the newline that joins the texts
+				}
+				n += runes
+				texts++
+			}
+			return ok
+		})
+		if ok {
+			return n
+		}
+	}
+	text, _ := contentText(raw)
+	return utf8.RuneCountInString(text)
+}
+
+func isImagePart(typ string) bool {
+	switch typ {
+	case "input_image", "image", "image_url", "local_image":
+		return true
+	}
+	return false
 }
 
 // cwdFromContext reads the <cwd> of an injected <environment_context>, the

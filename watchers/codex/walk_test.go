@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // The walks that replace encoding/json on the hot path are held to it:
@@ -161,4 +163,47 @@ func FuzzWalks(f *testing.F) {
 		checkWalk(t, raw, mcpResultFields.FillValid, false)
 		checkWalk(t, raw, scanLine, true)
 	})
+}
+
+// checkTextRunes: a message's text is counted as contentText's is.
+func checkTextRunes(t *testing.T, raw []byte) {
+	t.Helper()
+	if !json.Valid(raw) {
+		return
+	}
+	text, _ := contentText(raw)
+	if got, want := textRunes(raw), utf8.RuneCountInString(text); got != want {
+		t.Errorf("content %q: %d runes counted, contentText has %d", raw, got, want)
+	}
+}
+
+var contentCases = []string{
+	`"plain"`, `"caf\u00e9 \ud83d\ude00"`, `[{"type":"output_text","text":"a"},{"type":"output_text","text":"bé"}]`,
+	`[{"type":"output_text","text":""},{"type":"input_image","text":"x"},{"text":"y"},null,{"type":"t","text":5}]`,
+	`[{"type":"output_text","text":null}]`, `[1]`, `[{"Text":"folded"}]`, `[{"text":"a","text":"b"}]`, `{"type":"output_text","text":"one"}`,
+	`[]`, `null`, `5`, "\"\xff\xfe\"", `[{"type":"output_text","text":"\u0000\n"}]`,
+}
+
+func TestTextRunesAgreeWithContentText(t *testing.T) {
+	for _, c := range contentCases {
+		checkTextRunes(t, []byte(c))
+	}
+	for _, path := range fixturesAndCorpus(t) {
+		if strings.HasSuffix(path, ".json") {
+			continue
+		}
+		for _, line := range readLines(t, path) {
+			var l rawLine
+			if scanLine(&l, line) && l.Payload != nil {
+				checkTextRunes(t, l.Payload.Content)
+			}
+		}
+	}
+}
+
+func FuzzTextRunes(f *testing.F) {
+	for _, c := range contentCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkTextRunes(t, raw) })
 }

@@ -18,15 +18,29 @@ import (
 // literal raw decodes to (len of String's result), without building it.
 // raw must be a valid literal as a walk hands it out (no surrounding
 // white space); ok is false when it is not one.
-func StringLen(raw []byte) (n int, ok bool) {
+func StringLen(raw []byte) (n int, ok bool) { return measure(raw, false) }
+
+// StringRunes returns the number of runes of the string that the JSON
+// string literal raw decodes to (utf8.RuneCountInString of String's
+// result), without building it; raw as for StringLen.
+func StringRunes(raw []byte) (n int, ok bool) { return measure(raw, true) }
+
+// measure counts the bytes, or the runes, of what raw decodes to.
+func measure(raw []byte, runes bool) (n int, ok bool) {
 	body, ok := literalBody(raw)
 	if !ok {
 		return 0, false
 	}
+	size := utf8.RuneLen
+	if runes {
+		size = func(rune) int { return 1 }
+	}
 	if utf8.Valid(body) {
 		// Escapes are ASCII: the text between them is valid and decodes
-		// to itself, so only the escapes change the length.
-		n = len(body)
+		// to itself, so only the escapes change the count.
+		if n = len(body); runes {
+			n = utf8.RuneCount(body)
+		}
 		for i := 0; ; {
 			j := bytes.IndexByte(body[i:], '\\')
 			if j < 0 {
@@ -37,7 +51,7 @@ func StringLen(raw []byte) (n int, ok bool) {
 			if !ok {
 				return 0, false
 			}
-			n -= next - i - utf8.RuneLen(r)
+			n -= next - i - size(r) // the escape's bytes were counted one each
 			i = next
 		}
 	}
@@ -51,7 +65,7 @@ func StringLen(raw []byte) (n int, ok bool) {
 		if !ok {
 			return 0, false
 		}
-		n += utf8.RuneLen(r)
+		n += size(r)
 		i = next
 	}
 	return n, true

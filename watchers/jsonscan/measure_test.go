@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // checkMeasure: on a valid literal, StringLen is the length of what
@@ -17,6 +18,9 @@ func checkMeasure(t *testing.T, raw []byte) {
 	}
 	if n, ok := StringLen(raw); !ok || n != len(want) {
 		t.Errorf("StringLen(%q) = %d, %v; encoding/json decodes %d bytes", raw, n, ok, len(want))
+	}
+	if n, ok := StringRunes(raw); !ok || n != utf8.RuneCountInString(want) {
+		t.Errorf("StringRunes(%q) = %d, %v; encoding/json decodes %d runes", raw, n, ok, utf8.RuneCountInString(want))
 	}
 	whole, complete := AppendString([]byte("pre"), raw, -1)
 	if !complete || string(whole) != "pre"+want {
@@ -53,6 +57,9 @@ func TestMeasureRefusesWhatIsNotALiteral(t *testing.T) {
 		if _, ok := StringLen([]byte(c)); ok {
 			t.Errorf("StringLen(%q) accepted it", c)
 		}
+		if _, ok := StringRunes([]byte(c)); ok {
+			t.Errorf("StringRunes(%q) accepted it", c)
+		}
 		if _, complete := AppendString(nil, []byte(c), -1); complete {
 			t.Errorf("AppendString(%q) accepted it", c)
 		}
@@ -68,6 +75,7 @@ func FuzzMeasure(f *testing.F) {
 		checkMeasure(t, append(append([]byte{'"'}, raw...), '"'))
 		// Whatever the input, neither may fault.
 		_, _ = StringLen(raw)
+		_, _ = StringRunes(raw)
 		_, _ = AppendString(nil, raw, 3)
 	})
 }
