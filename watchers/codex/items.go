@@ -81,7 +81,7 @@ func (p *Parser) modelOutput(t int64, f facets) {
 // startResponse opens a new response at t.
 func (p *Parser) startResponse(t int64) *response {
 	p.st.RespN++
-	r := &response{ID: msgID(p.sessionID(), p.st.RespN), T: t, Lat: -1}
+	r := &response{ID: p.msgID(p.st.RespN), T: t, Lat: -1}
 	// Legacy records have no times of their own: latency is unknown there.
 	if p.st.Form == "wrapper" && p.st.InputT > 0 && t >= p.st.InputT {
 		r.Lat = t - p.st.InputT
@@ -110,14 +110,22 @@ func (p *Parser) sessionID() string {
 	return p.st.ID
 }
 
-// msgID names response n of a session; the thread's tail keeps ids apart
-// when a child rollout becomes a lane of its parent's map.
-func msgID(session string, n int) string {
+// msgPrefix starts the ids of a session's responses; the thread's tail
+// keeps ids apart when a child rollout becomes a lane of its parent's map.
+func msgPrefix(session string) string {
 	lane := LaneID(session)
 	if lane == "" {
 		lane = "sa-x"
 	}
-	return lane[3:] + ":" + strconv.Itoa(n)
+	return lane[3:] + ":"
+}
+
+// msgID names response n of the session; the prefix is worked out once.
+func (p *Parser) msgID(n int) string {
+	if s := p.sessionID(); s != p.prefixOf || p.prefix == "" {
+		p.prefixOf, p.prefix = s, msgPrefix(s)
+	}
+	return p.prefix + strconv.Itoa(n)
 }
 
 // input marks a prompt or tool output: the response before it is complete,
@@ -187,7 +195,9 @@ func (p *Parser) advance(tot tokenUsage, last *tokenUsage, bound int64) (tokenUs
 	cs := p.st.Counters
 	for i, c := range cs {
 		if c == tot {
-			p.st.Counters = append(append(cs[:i:i], cs[i+1:]...), c)
+			// most recently used last, moved in place
+			copy(cs[i:], cs[i+1:])
+			cs[len(cs)-1] = c
 			return tokenUsage{}, false
 		}
 	}
@@ -220,7 +230,7 @@ func (p *Parser) advance(tot tokenUsage, last *tokenUsage, bound int64) (tokenUs
 		c := cs[pick]
 		d = tokenUsage{Input: tot.Input - c.Input, Cached: tot.Cached - c.Cached, CacheWrite: tot.CacheWrite - c.CacheWrite,
 			Output: tot.Output - c.Output}
-		cs = append(cs[:pick:pick], cs[pick+1:]...)
+		cs = append(cs[:pick], cs[pick+1:]...)
 	}
 	p.st.Counters = append(cs, tot)
 	return d, true

@@ -24,13 +24,15 @@ type Parser struct {
 	out   []event.Event
 	// line and payload are filled from the line being read, kept so that
 	// a line allocates no record to fill; nothing in them outlives Line.
-	line    rawLine
-	payload item
+	line   rawLine
+	spares spares
 	// outp and outBuf hold the tool output being read (see readOutput).
 	outp   toolOutput
 	outBuf []byte
 	// argBuf holds the decoded arguments of the call being read.
 	argBuf []byte
+	// prefix is the response id prefix of session prefixOf (see msgID).
+	prefix, prefixOf string
 	// unknown counts record types the parser does not know, for tests and
 	// diagnostics; it is not carry-state.
 	unknown map[string]int
@@ -93,7 +95,7 @@ func (p *Parser) Line(line []byte, out []event.Event) (res []event.Event, err er
 		return out, fmt.Errorf("codex: record %d: not a JSON object", n)
 	}
 	l := &p.line
-	*l = rawLine{spare: &p.payload}
+	*l = rawLine{spare: &p.spares}
 	if !scanLine(l, line) {
 		// Something the walk does not mirror exactly, or invalid JSON:
 		// encoding/json decides, and names the error.

@@ -24,9 +24,18 @@ type rawLine struct {
 	Session *item             `json:"session"`
 	Items   []json.RawMessage `json:"items"`
 
-	// spare, when set, is the item the walk fills for Payload: the
-	// parser keeps one from line to line (encoding/json ignores it).
-	spare *item
+	// spare, when set, holds what the walk fills for the payload: the
+	// parser keeps it from line to line (encoding/json ignores it).
+	spare *spares
+}
+
+// spares are the records a line's payload is walked into, kept by the
+// parser so that a line allocates none of them; nothing in them outlives
+// the line.
+type spares struct {
+	payload     item
+	info        tokenInfo
+	total, last tokenUsage
 }
 
 // item is the union of the payload shapes the parser reads: session_meta,
@@ -108,6 +117,8 @@ type item struct {
 	// TurnAttribution holds it in task_started since 0.17x.
 	TurnID          string           `json:"turn_id"`
 	TurnAttribution *turnAttribution `json:"turn_attribution"`
+
+	spare *spares // see rawLine
 }
 
 type collabMode struct {
@@ -165,6 +176,8 @@ type tokenInfo struct {
 	Total  *tokenUsage `json:"total_token_usage"`
 	Last   *tokenUsage `json:"last_token_usage"`
 	Window int64       `json:"model_context_window"`
+
+	spare *spares // see rawLine
 }
 
 type tokenUsage struct {

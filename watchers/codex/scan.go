@@ -236,16 +236,18 @@ func payloadItem(l *rawLine) *item {
 	if l.spare == nil {
 		return new(item)
 	}
-	*l.spare = item{}
-	return l.spare
+	l.spare.payload = item{spare: l.spare}
+	return &l.spare.payload
 }
 
 // token_count lines come once per response: their counts are walked
 // rather than decoded.
 
 var infoFields = jsonscan.NewFields(
-	jsonscan.Pointer("total_token_usage", func(i *tokenInfo) **tokenUsage { return &i.Total }, usageFields),
-	jsonscan.Pointer("last_token_usage", func(i *tokenInfo) **tokenUsage { return &i.Last }, usageFields),
+	jsonscan.PointerIn("total_token_usage", func(i *tokenInfo) **tokenUsage { return &i.Total },
+		spareUsage(func(sp *spares) *tokenUsage { return &sp.total }), usageFields),
+	jsonscan.PointerIn("last_token_usage", func(i *tokenInfo) **tokenUsage { return &i.Last },
+		spareUsage(func(sp *spares) *tokenUsage { return &sp.last }), usageFields),
 	jsonscan.Field[tokenInfo]{Name: "model_context_window", Set: count(func(i *tokenInfo) *int64 { return &i.Window })},
 )
 
@@ -257,6 +259,19 @@ var usageFields = jsonscan.NewFields(
 	jsonscan.Field[tokenUsage]{Name: "cache_write_input_tokens", Set: count(func(u *tokenUsage) *int64 { return &u.CacheWrite })},
 	jsonscan.Field[tokenUsage]{Name: "output_tokens", Set: count(func(u *tokenUsage) *int64 { return &u.Output })},
 )
+
+// spareUsage is the usage the walk fills: the parser's spare one (of
+// spares, zeroed), else a new one.
+func spareUsage(of func(*spares) *tokenUsage) func(*tokenInfo) *tokenUsage {
+	return func(i *tokenInfo) *tokenUsage {
+		if i.spare == nil {
+			return new(tokenUsage)
+		}
+		u := of(i.spare)
+		*u = tokenUsage{}
+		return u
+	}
+}
 
 // count sets an int64 field from an integer literal; null leaves it, and
 // anything else (a fraction, an exponent, a string) gives up, as it fails
@@ -279,7 +294,12 @@ func info(it *item, v []byte) bool {
 	case 'n':
 		return true
 	case '{':
-		it.Info = &tokenInfo{}
+		if sp := it.spare; sp != nil {
+			sp.info = tokenInfo{spare: sp}
+			it.Info = &sp.info
+		} else {
+			it.Info = &tokenInfo{}
+		}
 		if !infoFields.FillValid(it.Info, v) {
 			return false
 		}
