@@ -41,7 +41,7 @@ var itemFieldList = []jsonscan.Field[item]{
 
 	{Name: "role", Set: word(func(it *item) *string { return &it.Role })},
 	{Name: "content", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Content })},
-	{Name: "name", Set: jsonscan.Text(func(it *item) *string { return &it.Name })},
+	{Name: "name", Set: word(func(it *item) *string { return &it.Name })},
 	{Name: "namespace", Set: jsonscan.Text(func(it *item) *string { return &it.Namespace })},
 	{Name: "arguments", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Arguments })},
 	{Name: "input", Set: jsonscan.Text(func(it *item) *string { return &it.Input })},
@@ -211,7 +211,8 @@ func word[T any](dst func(*T) *string) func(*T, []byte) bool {
 	}
 }
 
-// words are the types and roles of the records of a rollout.
+// words are the types and roles of the records of a rollout, and the
+// names of Codex's own tools.
 var words = func() map[string]string {
 	m := map[string]string{}
 	for _, set := range []map[string]bool{rolloutTypes, ignoredTop, ignoredEvents} {
@@ -224,6 +225,9 @@ var words = func() map[string]string {
 		"custom_tool_call_output", "ghost_snapshot", "user_message", "token_count", "item_completed",
 		"task_complete", "exec_command_end", "patch_apply_end", "mcp_tool_call_end", "turn_aborted",
 		"user", "assistant", "developer", "system", "input_text", "output_text",
+		// tool names
+		"shell", "exec_command", "shell_command", "write_stdin", "apply_patch", "update_plan",
+		"view_image", "spawn_agent", "wait_agent", "send_input", "close_agent",
 	} {
 		m[w] = w
 	}

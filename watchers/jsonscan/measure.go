@@ -35,9 +35,11 @@ func measure(raw []byte, runes bool) (n int, ok bool) {
 	if runes {
 		size = func(rune) int { return 1 }
 	}
-	if utf8.Valid(body) {
-		// Escapes are ASCII: the text between them is valid and decodes
-		// to itself, so only the escapes change the count.
+	// Escapes are ASCII: when the text between them is valid UTF-8 it
+	// decodes to itself, so only the escapes change the count. Counting
+	// runes, invalid bytes need no check: utf8.RuneCount counts each as
+	// one rune, and each decodes to one U+FFFD.
+	if runes || utf8.Valid(body) {
 		if n = len(body); runes {
 			n = utf8.RuneCount(body)
 		}
