@@ -158,7 +158,7 @@ const outputHead = 512
 // command printed, an MCP result's flags, the thread a spawn started).
 type toolOutput struct {
 	raw  json.RawMessage
-	size int // length of the decoded text
+	size int // length of the decoded text, -1 until measured
 	// buf holds the whole text decoded when the header needed it.
 	buf  []byte
 	text *string // the text, once materialised
@@ -190,20 +190,20 @@ func (p *Parser) readOutputHead(raw json.RawMessage, head int) *toolOutput {
 	o := &p.outp
 	*o = toolOutput{raw: raw}
 	if len(raw) > 0 && raw[0] == '"' {
-		if n, ok := jsonscan.StringLen(raw); ok {
-			o.size = n
-			var complete bool
-			p.outBuf, complete = jsonscan.AppendString(p.outBuf[:0], raw, head)
-			if oc, ok := readOutcome(p.outBuf, complete); ok {
-				o.outcome = oc
-				if complete {
-					o.buf = p.outBuf
-				}
-				return o
+		buf, complete := jsonscan.AppendString(p.outBuf[:0], raw, head)
+		oc, ok := readOutcome(buf, complete)
+		if !ok { // the head was not enough (readOutcome of a whole text always is)
+			buf, complete = jsonscan.AppendString(buf[:0], raw, -1)
+			if complete {
+				oc, ok = readOutcome(buf, true)
 			}
-			p.outBuf, _ = jsonscan.AppendString(p.outBuf[:0], raw, -1)
-			o.buf = p.outBuf
-			o.outcome, _ = readOutcome(o.buf, true)
+		}
+		p.outBuf = buf
+		if ok {
+			o.outcome, o.size = oc, -1 // measured when asked
+			if complete {
+				o.buf, o.size = buf, len(buf)
+			}
 			return o
 		}
 	}
@@ -248,6 +248,9 @@ func (o *toolOutput) bodyLen() int {
 	case o.inner != nil:
 		n, _ := jsonscan.StringLen(o.inner)
 		return n
+	}
+	if o.size < 0 {
+		o.size, _ = jsonscan.StringLen(o.raw)
 	}
 	return o.size - o.bodyAt
 }
