@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -313,7 +314,8 @@ func str(b []byte, i int) (int, bool) {
 			ctl := (v - ones*0x20) & ^v
 			q := v ^ (ones * '"')
 			bs := v ^ (ones * '\\')
-			if (ctl|(q-ones)&^q|(bs-ones)&^bs)&highs != 0 {
+			if m := (ctl | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
+				i += bits.TrailingZeros64(m) / 8 // the first flagged byte is a true one
 				break
 			}
 			i += 8
@@ -635,15 +637,5 @@ func Decoded[T any](dst func(*T) any) func(*T, []byte) bool {
 // it nil, an object is walked in place into a new V, and a value of
 // another type gives up (encoding/json would keep an empty V).
 func Pointer[T, V any](name string, dst func(*T) **V, f *Fields[V]) Field[T] {
-	return Field[T]{Name: name, into: func(t *T, b []byte, i, depth int, valid bool) (int, bool) {
-		switch b[i] {
-		case 'n':
-			return value(b, i, depth, valid)
-		case '{':
-			p := new(V)
-			*dst(t) = p
-			return f.walk(p, b, i, depth, valid)
-		}
-		return 0, false
-	}}
+	return PointerIn(name, dst, func(*T) *V { return new(V) }, f)
 }
