@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // message is the part of an assistant or user message the parser reads.
@@ -118,14 +119,14 @@ func (p *Parser) assistant(env *envelope, out []event.Event) []event.Event {
 		}
 	}
 	if msg.Text != nil {
-		_, l.TextChars, _ = stringLen(msg.Text)
+		_, l.TextChars, _ = jsonscan.StringLen(msg.Text)
 	}
 	var calls []event.Event
 	for i := range blocks {
 		b := &blocks[i]
 		switch b.Type {
 		case "text":
-			_, n, _ := stringLen(b.Text)
+			_, n, _ := jsonscan.StringLen(b.Text)
 			l.TextChars += n
 		case "thinking", "redacted_thinking":
 			l.Thinking = true

@@ -3,44 +3,7 @@ package claude
 import (
 	"encoding/json"
 	"testing"
-	"unicode/utf8"
 )
-
-func TestStringLen(t *testing.T) {
-	for _, s := range []string{
-		"", "plain", "tab\tnew\nline \"quoted\" back\\slash", "snow ☃ man", "emoji 😀 pair",
-		"ctrl \x01 char", "日本語テキスト", "mixed é and \u2028 separator", "<html>&amp;</html>",
-	} {
-		raw, _ := json.Marshal(s)
-		n, r, ok := stringLen(raw)
-		if !ok || n != len(s) || r != utf8.RuneCountInString(s) {
-			t.Errorf("%q: got %d bytes %d runes ok=%v, want %d %d", s, n, r, ok, len(s), utf8.RuneCountInString(s))
-		}
-	}
-	// Forms encoding/json accepts but Marshal does not write.
-	for raw, want := range map[string]int{
-		`"\u00e9"`:       2,
-		`"\ud83d\ude00"`: 4,
-		`"\ud83d"`:       3, // lone surrogate: U+FFFD
-		"\"\xff\"":       3, // invalid UTF-8: U+FFFD
-		`"\/"`:           1,
-		`  "padded"  `:   6,
-	} {
-		var s string
-		if err := json.Unmarshal([]byte(raw), &s); err != nil {
-			t.Fatal(err)
-		}
-		n, _, ok := stringLen([]byte(raw))
-		if !ok || n != len(s) || n != want {
-			t.Errorf("%s: got %d, decoded %d, want %d", raw, n, len(s), want)
-		}
-	}
-	for _, raw := range []string{``, `"`, `123`, `{"a":1}`, `"bad \u12"`, `"trailing \"`} {
-		if _, _, ok := stringLen([]byte(raw)); ok {
-			t.Errorf("%s: accepted as a string", raw)
-		}
-	}
-}
 
 func TestClassifyText(t *testing.T) {
 	tests := []struct {

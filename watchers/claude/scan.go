@@ -82,18 +82,7 @@ var messageFields = jsonscan.NewFields(
 // []block (an empty array gives an empty, non-nil slice), or reports
 // false.
 func scanBlocks(raw []byte) ([]block, bool) {
-	blocks := []block{}
-	ok := jsonscan.ArrayValid(raw, func(elem []byte) bool {
-		blocks = append(blocks, block{})
-		switch elem[0] {
-		case 'n':
-			return true
-		case '{':
-			return blockFields.FillValid(&blocks[len(blocks)-1], elem)
-		}
-		return false
-	})
-	return blocks, ok
+	return jsonscan.AppendObjects([]block{}, raw, blockFields)
 }
 
 type blockField = jsonscan.Field[block]

@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // slowEnvelope is what Line read before the walk: the whole line decoded
@@ -158,27 +159,11 @@ func TestScanKeysAreAllTheStructs(t *testing.T) {
 		{usageFields.Names(), reflect.TypeFor[usage]()},
 		{splitFields.Names(), reflect.TypeFor[cacheSplit]()},
 	} {
-		got, want := c.names, jsonNames(c.typ)
+		got, want := c.names, jsonscan.MemberNames(c.typ)
 		slices.Sort(got)
 		slices.Sort(want)
 		if !slices.Equal(got, want) {
 			t.Errorf("%v: walk reads %v, struct has %v", c.typ, got, want)
 		}
 	}
-}
-
-// jsonNames lists the member names encoding/json matches in a struct.
-func jsonNames(typ reflect.Type) []string {
-	var names []string
-	for f := range typ.Fields() {
-		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch {
-		case tag == "-" || !f.IsExported():
-		case tag != "":
-			names = append(names, tag)
-		default:
-			names = append(names, f.Name)
-		}
-	}
-	return names
 }

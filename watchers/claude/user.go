@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // toolUseResult is the structured result Claude Code stores beside a tool
@@ -93,7 +94,7 @@ func (p *Parser) user(env *envelope, out []event.Event) []event.Event {
 			case textInterrupt:
 				interrupted = true
 			case textPrompt:
-				_, n, _ := stringLen(b.Text)
+				_, n, _ := jsonscan.StringLen(b.Text)
 				u.Chars += n
 				if !notPrompt && results == 0 {
 					u.URLs += redact.CountURLs(str(b.Text))
@@ -137,7 +138,7 @@ func (p *Parser) promptText(raw json.RawMessage, notPrompt bool, out []event.Eve
 		if notPrompt {
 			return out
 		}
-		_, n, _ := stringLen(raw)
+		_, n, _ := jsonscan.StringLen(raw)
 		e := p.ev(event.KindUser)
 		e.User = &event.User{Chars: n, URLs: redact.CountURLs(str(raw))}
 		return append(out, e)
@@ -510,7 +511,7 @@ func isHex(s string) bool {
 // the text of its text blocks plus the base64 length of its images.
 func contentBytes(raw json.RawMessage) int64 {
 	if isString(raw) {
-		n, _, _ := stringLen(raw)
+		n, _, _ := jsonscan.StringLen(raw)
 		return int64(n)
 	}
 	if !isArray(raw) {
@@ -528,10 +529,10 @@ func contentBytes(raw json.RawMessage) int64 {
 		b := &blocks[i]
 		switch {
 		case b.Type == "text":
-			n, _, _ := stringLen(b.Text)
+			n, _, _ := jsonscan.StringLen(b.Text)
 			total += int64(n)
 		case b.Source != nil:
-			n, _, _ := stringLen(b.Source.Data)
+			n, _, _ := jsonscan.StringLen(b.Source.Data)
 			total += int64(n)
 		}
 	}

@@ -16,8 +16,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"reflect"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // maxDepth bounds the nesting the walk follows; deeper values are refused
@@ -514,25 +517,165 @@ func (f *Fields[T]) walk(t *T, b []byte, i, depth int, valid bool) (int, bool) {
 	})
 }
 
+// AppendObjects appends to dst the elements of the array raw, valid JSON
+// (a member handed out by a walk), as encoding/json decodes an array into
+// []T: each element an object f reads, or null (a zero T). It reports
+// false on an element of another type, or when f gives up.
+func AppendObjects[T any](dst []T, raw []byte, f *Fields[T]) ([]T, bool) {
+	var zero T
+	ok := ArrayValid(raw, func(elem []byte) bool {
+		dst = append(dst, zero)
+		switch elem[0] {
+		case 'n':
+			return true
+		case '{':
+			return f.FillValid(&dst[len(dst)-1], elem)
+		}
+		return false
+	})
+	return dst, ok
+}
+
+// MemberNames lists the member names encoding/json matches in a struct
+// type, for a test that holds a Fields list to the struct it fills.
+func MemberNames(typ reflect.Type) []string {
+	var names []string
+	for f := range typ.Fields() {
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == "-" || !f.IsExported():
+		case tag != "":
+			names = append(names, tag)
+		default:
+			names = append(names, f.Name)
+		}
+	}
+	return names
+}
+
 // String returns the string a JSON string literal decodes to, as
 // encoding/json decodes it (invalid UTF-8 and lone surrogates become
 // U+FFFD); ok is false when raw is not one valid string literal
 // (surrounding white space allowed).
 func String(raw []byte) (s string, ok bool) {
+	b, plain, ok := unquote(raw)
+	switch {
+	case !ok:
+		return "", false
+	case plain:
+		return string(b), true
+	}
+	// b is new and never written again: it becomes the string without a
+	// second copy (what strings.Builder does).
+	return unsafe.String(unsafe.SliceData(b), len(b)), true
+}
+
+// Unquote is String for a caller that reads the bytes: a slice of raw when
+// the string has no escape and is valid UTF-8, else new bytes.
+func Unquote(raw []byte) ([]byte, bool) {
+	b, _, ok := unquote(raw)
+	return b, ok
+}
+
+// unquote decodes a string literal; plain says b is a slice of raw.
+func unquote(raw []byte) (b []byte, plain, ok bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '"' {
-		return "", false
+		return nil, false, false
 	}
 	end, ok := str(raw, i+1)
 	if !ok || skipSpace(raw, end) != len(raw) {
-		return "", false
+		return nil, false, false
 	}
 	body := raw[i+1 : end-1]
 	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
-		return string(body), true
+		return body, true, true
 	}
-	return string(unescape(body)), true
+	return unescape(body), false, true
 }
+
+// StringLen measures the string a JSON string literal decodes to, as
+// encoding/json decodes it (invalid UTF-8 and lone surrogates become
+// U+FFFD), without building it: long texts are counted in place, eight
+// bytes at a time where they are plain ASCII. raw must be a string
+// literal (surrounding white space allowed) that is valid JSON, such as
+// a member handed out by a walk; ok is false when it is not a string
+// literal or an escape in it is malformed.
+func StringLen(raw []byte) (nbytes, nrunes int, ok bool) {
+	i, j := skipSpace(raw, 0), len(raw)
+	for j > i && isSpace(raw[j-1]) {
+		j--
+	}
+	if j-i < 2 || raw[i] != '"' || raw[j-1] != '"' {
+		return 0, 0, false
+	}
+	s := raw[i+1 : j-1]
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			v := binary.LittleEndian.Uint64(s[i:])
+			bs := v ^ (ones * '\\')
+			if (v|(bs-ones)&^bs)&highs == 0 {
+				nbytes += 8
+				nrunes += 8
+				i += 8
+				continue
+			}
+		}
+		switch c := s[i]; {
+		case c == '\\':
+			if i+1 >= len(s) {
+				return nbytes, nrunes, false
+			}
+			if s[i+1] != 'u' {
+				nbytes++
+				nrunes++
+				i += 2
+				continue
+			}
+			r, n := escapedRune(s[i:])
+			if n == 0 {
+				return nbytes, nrunes, false
+			}
+			nbytes += utf8.RuneLen(r)
+			nrunes++
+			i += n
+		case c < utf8.RuneSelf:
+			nbytes++
+			nrunes++
+			i++
+		default:
+			r, n := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				nbytes += 3 // replaced by U+FFFD
+			} else {
+				nbytes += n
+			}
+			nrunes++
+			i += n
+		}
+	}
+	return nbytes, nrunes, true
+}
+
+// escapedRune decodes \uXXXX (and a following low surrogate) at the start
+// of s, as unescape does; n is the number of bytes read, 0 if malformed.
+func escapedRune(s []byte) (r rune, n int) {
+	if len(s) < 6 || !isHex(s[2]) || !isHex(s[3]) || !isHex(s[4]) || !isHex(s[5]) {
+		return 0, 0
+	}
+	hi := hex4(s[2:])
+	if !utf16.IsSurrogate(hi) {
+		return hi, 6
+	}
+	if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' && isHex(s[8]) && isHex(s[9]) && isHex(s[10]) && isHex(s[11]) {
+		if dec := utf16.DecodeRune(hi, hex4(s[8:])); dec != utf8.RuneError {
+			return dec, 12
+		}
+	}
+	return utf8.RuneError, 6
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // unescape decodes the body of a validated string literal the way
 // encoding/json's unquote does.

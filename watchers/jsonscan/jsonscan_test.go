@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // validCases are values encoding/json accepts; the walk must accept each.
@@ -166,6 +167,9 @@ func checkString(t *testing.T, raw []byte) {
 	if ok != wantOK || got != want {
 		t.Errorf("String(%q) = %q, %v; encoding/json gives %q, %v", raw, got, ok, want, wantOK)
 	}
+	if b, ok := Unquote(raw); ok != wantOK || string(b) != want {
+		t.Errorf("Unquote(%q) = %q, %v; encoding/json gives %q, %v", raw, b, ok, want, wantOK)
+	}
 }
 
 func FuzzString(f *testing.F) {
@@ -231,5 +235,95 @@ func TestFillValidatesAsItWalks(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Fill(%q) = %+v, encoding/json gives %+v", c.in, got, want)
 		}
+	}
+}
+
+func TestStringLenAgreesWithEncodingJSON(t *testing.T) {
+	long := strings.Repeat("plain ascii text, ", 40)
+	raws := []string{`""`, `"\u00e9"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ude00\ud83d"`, `"\ud83d\u0041"`,
+		"\"\xff\"", `"\/"`, `  "padded"  `, `"` + long + `\n` + long + `"`, "\"" + long + "\xe2\x98" + long + "\"",
+		`"` + strings.Repeat(`\\`, 9) + `"`, `"` + long + `\u2028` + "日本語" + `"`}
+	for _, s := range []string{"", "plain", "tab\tnew\nline \"quoted\" back\\slash", "snow ☃ man",
+		"emoji 😀 pair", "ctrl \x01 char", "日本語テキスト", "mixed é and \u2028 separator", long + "é" + long} {
+		raw, _ := json.Marshal(s)
+		raws = append(raws, string(raw))
+	}
+	for _, raw := range raws {
+		var s string
+		if err := json.Unmarshal([]byte(raw), &s); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		n, r, ok := StringLen([]byte(raw))
+		if !ok || n != len(s) || r != utf8.RuneCountInString(s) {
+			t.Errorf("%.40s: got %d bytes %d runes ok=%v, want %d %d", raw, n, r, ok, len(s), utf8.RuneCountInString(s))
+		}
+	}
+	for _, raw := range []string{``, `"`, `123`, `{"a":1}`, `"bad \u12"`, `"trailing \"`, `null`} {
+		if _, _, ok := StringLen([]byte(raw)); ok {
+			t.Errorf("%s: accepted as a string", raw)
+		}
+	}
+}
+
+// FuzzStringLen holds StringLen to encoding/json on any valid string.
+func FuzzStringLen(f *testing.F) {
+	f.Add([]byte(`"a\u00e9\ud83d\ude00\n` + "\xff" + `"`))
+	f.Add([]byte(`"` + strings.Repeat("abcdefgh", 3) + `\"x"`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var s string
+		if json.Unmarshal(raw, &s) != nil || bytes.TrimSpace(raw)[0] != '"' {
+			return
+		}
+		n, r, ok := StringLen(raw)
+		if !ok || n != len(s) || r != utf8.RuneCountInString(s) {
+			t.Fatalf("%q: got %d bytes %d runes ok=%v, want %d %d", raw, n, r, ok, len(s), utf8.RuneCountInString(s))
+		}
+	})
+}
+
+func TestAppendObjectsAgreesWithEncodingJSON(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{
+		{`[]`, true},
+		{`[null, {"a": [1]}, {}, {"a": "x", "b": {"c": 2}}]`, true},
+		{`[{"a": 1}, 2]`, false},
+		{`[{"a": 1}, "x"]`, false},
+		{`[{"a": 1, "a": 2}]`, false},
+		{`[{"A": 1}]`, false},
+	} {
+		got, ok := AppendObjects([]testInner{{A: json.RawMessage(`0`)}}, []byte(c.in), innerFields)
+		if ok != c.ok {
+			t.Errorf("AppendObjects(%q) = %v, want %v", c.in, ok, c.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		var want []testInner
+		if err := json.Unmarshal([]byte(c.in), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got[1:], want) && !(len(want) == 0 && len(got) == 1) {
+			t.Errorf("AppendObjects(%q) = %+v, encoding/json gives %+v", c.in, got[1:], want)
+		}
+		if string(got[0].A) != "0" {
+			t.Errorf("AppendObjects(%q) changed what dst held", c.in)
+		}
+	}
+}
+
+func TestMemberNames(t *testing.T) {
+	type s struct {
+		A     int `json:"a,omitempty"`
+		B     int
+		C     int `json:"-"`
+		d     int
+		Inner testInner `json:"inner"`
+	}
+	_ = s{}.d
+	if got := strings.Join(MemberNames(reflect.TypeFor[s]()), " "); got != "a B inner" {
+		t.Errorf("MemberNames = %q", got)
 	}
 }
