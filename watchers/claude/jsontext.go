@@ -87,6 +87,13 @@ func ident(s string) string {
 	return s
 }
 
+// nonEmptyString is str(raw) != "" for raw valid JSON, without decoding
+// it: only the empty literal decodes to an empty string.
+func nonEmptyString(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 2 && raw[0] == '"'
+}
+
 func isString(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
 	return len(raw) > 0 && raw[0] == '"'

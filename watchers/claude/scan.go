@@ -21,14 +21,33 @@ import (
 // reports false.
 func (env *envelope) scan(line []byte) bool { return envelopeFields.Fill(env, line) }
 
+// words are the values of the type, subtype, block type, tool name and
+// speed members that the parser compares against or keeps: read without
+// being allocated again on every line.
+var words = func() jsonscan.Words {
+	w := []string{"cost-state", "fast", "standard",
+		"text", "thinking", "redacted_thinking", "tool_use", "server_tool_use", "tool_result", "image",
+		"document", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
+		"Read", "Write", "Edit", "MultiEdit", "NotebookRead", "NotebookEdit", "Bash", "BashOutput",
+		"PowerShell", "Grep", "Glob", "LS", "Task", "Agent", "TaskOutput", "TaskStop", "KillShell",
+		"KillBash", "TodoWrite", "TodoRead", "WebFetch", "WebSearch", "web_search", "web_fetch",
+		"Skill", "SlashCommand", "AskUserQuestion", "ExitPlanMode", "EnterPlanMode", "ToolSearch"}
+	for _, m := range []map[string]bool{parsedTypes, ignoredTypes, systemSubtypes, attachmentTypes} {
+		for k := range m {
+			w = append(w, k)
+		}
+	}
+	return jsonscan.NewWords(w...)
+}()
+
 type envField = jsonscan.Field[envelope]
 
 var envelopeFields = jsonscan.NewFields(
-	envField{Name: "type", Set: jsonscan.Text(func(e *envelope) *string { return &e.Type })},
-	envField{Name: "subtype", Set: jsonscan.Text(func(e *envelope) *string { return &e.Subtype })},
-	envField{Name: "uuid", Set: jsonscan.Text(func(e *envelope) *string { return &e.UUID })},
-	envField{Name: "sessionId", Set: jsonscan.Text(func(e *envelope) *string { return &e.SessionID })},
-	envField{Name: "requestId", Set: jsonscan.Text(func(e *envelope) *string { return &e.RequestID })},
+	envField{Name: "type", Set: jsonscan.TextOf(words, func(e *envelope) *string { return &e.Type })},
+	envField{Name: "subtype", Set: jsonscan.TextOf(words, func(e *envelope) *string { return &e.Subtype })},
+	envField{Name: "uuid", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.UUID })},
+	envField{Name: "sessionId", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.SessionID })},
+	envField{Name: "requestId", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.RequestID })},
 	envField{Name: "timestamp", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.Timestamp })},
 	envField{Name: "cwd", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.CWD })},
 	envField{Name: "gitBranch", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.GitBranch })},
@@ -60,8 +79,8 @@ type msgField = jsonscan.Field[message]
 // messageFields read a message; a string content goes into Text (what
 // textContent gives), an array of blocks into Blocks.
 var messageFields = jsonscan.NewFields(
-	msgField{Name: "id", Set: jsonscan.Text(func(m *message) *string { return &m.ID })},
-	msgField{Name: "model", Set: jsonscan.Text(func(m *message) *string { return &m.Model })},
+	msgField{Name: "id", Set: jsonscan.Raw(func(m *message) *json.RawMessage { return &m.ID })},
+	msgField{Name: "model", Set: jsonscan.Raw(func(m *message) *json.RawMessage { return &m.Model })},
 	msgField{Name: "stop_reason", Set: jsonscan.Raw(func(m *message) *json.RawMessage { return &m.StopReason })},
 	jsonscan.Pointer("usage", func(m *message) **usage { return &m.Usage }, usageFields),
 	msgField{Name: "content", Set: func(m *message, v []byte) bool {
@@ -92,9 +111,9 @@ type imageSource = struct {
 }
 
 var blockFields = jsonscan.NewFields(
-	blockField{Name: "type", Set: jsonscan.Text(func(b *block) *string { return &b.Type })},
+	blockField{Name: "type", Set: jsonscan.TextOf(words, func(b *block) *string { return &b.Type })},
 	blockField{Name: "id", Set: jsonscan.Text(func(b *block) *string { return &b.ID })},
-	blockField{Name: "name", Set: jsonscan.Text(func(b *block) *string { return &b.Name })},
+	blockField{Name: "name", Set: jsonscan.TextOf(words, func(b *block) *string { return &b.Name })},
 	blockField{Name: "tool_use_id", Set: jsonscan.Text(func(b *block) *string { return &b.ToolUseID })},
 	blockField{Name: "text", Set: jsonscan.Raw(func(b *block) *json.RawMessage { return &b.Text })},
 	blockField{Name: "input", Set: jsonscan.Raw(func(b *block) *json.RawMessage { return &b.Input })},
@@ -166,10 +185,35 @@ var usageFields = jsonscan.NewFields(
 	usageField{Name: "cache_read_input_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.CacheRead })},
 	usageField{Name: "output_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.Output })},
 	jsonscan.Pointer("cache_creation", func(u *usage) **cacheSplit { return &u.Split }, splitFields),
-	usageField{Name: "speed", Set: jsonscan.Text(func(u *usage) *string { return &u.Speed })},
+	usageField{Name: "speed", Set: jsonscan.TextOf(words, func(u *usage) *string { return &u.Speed })},
 )
 
 var splitFields = jsonscan.NewFields(
 	jsonscan.Field[cacheSplit]{Name: "ephemeral_5m_input_tokens", Set: jsonscan.Raw(func(s *cacheSplit) *json.RawMessage { return &s.M5 })},
 	jsonscan.Field[cacheSplit]{Name: "ephemeral_1h_input_tokens", Set: jsonscan.Raw(func(s *cacheSplit) *json.RawMessage { return &s.H1 })},
+)
+
+// read fills v from raw, an object that is valid JSON (a member of a read
+// line), as decode would: by a walk, or by encoding/json where the walk
+// does not mirror it.
+func read[T any](f *jsonscan.Fields[T], raw []byte, v *T) error {
+	if f.FillValid(v, raw) {
+		return nil
+	}
+	*v = *new(T)
+	return decode(raw, v)
+}
+
+type attField = jsonscan.Field[attachment]
+
+var attachmentFields = jsonscan.NewFields(
+	attField{Name: "type", Set: jsonscan.TextOf(words, func(a *attachment) *string { return &a.Type })},
+	attField{Name: "hookName", Set: jsonscan.Raw(func(a *attachment) *json.RawMessage { return &a.HookName })},
+	attField{Name: "hookEvent", Set: jsonscan.Raw(func(a *attachment) *json.RawMessage { return &a.HookEvent })},
+	attField{Name: "toolUseID", Set: jsonscan.Raw(func(a *attachment) *json.RawMessage { return &a.ToolUseID })},
+	attField{Name: "exitCode", Set: jsonscan.Raw(func(a *attachment) *json.RawMessage { return &a.ExitCode })},
+)
+
+var originFields = jsonscan.NewFields(
+	jsonscan.Field[origin]{Name: "kind", Set: jsonscan.Text(func(o *origin) *string { return &o.Kind })},
 )

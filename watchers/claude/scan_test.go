@@ -3,6 +3,7 @@ package claude
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -72,14 +73,23 @@ func TestScanMatchesDecodeOnCorpus(t *testing.T) {
 	}
 	lines, fast := 0, 0
 	for _, path := range files {
+		first := true
 		eachLine(t, path, func(line []byte) {
 			lines++
+			if first { // what Identify and LooksLike read
+				checkHeads(t, line)
+				first = false
+			}
 			if checkScan(t, line) {
 				fast++
 			}
 		})
 	}
 	t.Logf("%d of %d lines walked, the rest decoded by encoding/json", fast, lines)
+	for _, line := range []string{`{"type":"user"}`, `{"type":5}`, `{"type":null,"sessionId":"s"}`, `{"type":"us\u0065r"}`,
+		`{"type":"user","payload":null}`, `{"type":"user"} x`, `{"Type":"user"}`, `{"sessionId":7,"isSidechain":true,"agentId":"a1"}`, ``, `[]`} {
+		checkHeads(t, []byte(line))
+	}
 	if fast < lines*9/10 {
 		t.Errorf("only %d of %d lines took the walk", fast, lines)
 	}
@@ -139,7 +149,30 @@ func FuzzScan(f *testing.F) {
 		if checkScan(t, line) && !json.Valid(bytes.TrimSpace(line)) {
 			t.Fatalf("walk took invalid JSON %q", line)
 		}
+		checkHeads(t, line)
 	})
+}
+
+// checkHeads holds what Identify and LooksLike read of a first line to
+// what encoding/json reads of it.
+func checkHeads(t testing.TB, line []byte) {
+	t.Helper()
+	var head, want headLine
+	if headFields.Fill(&head, line) {
+		err := json.Unmarshal(line, &want)
+		var te *json.UnmarshalTypeError
+		if err != nil && !errors.As(err, &te) || !reflect.DeepEqual(head, want) {
+			t.Fatalf("first line %q: walk %+v, encoding/json %+v (%v)", line, head, want, err)
+		}
+	}
+	var rec struct {
+		Type    string          `json:"type"`
+		Payload json.RawMessage `json:"payload"`
+	}
+	looks := json.Unmarshal(line, &rec) == nil && rec.Payload == nil && knownType(rec.Type)
+	if LooksLike(line) != looks {
+		t.Fatalf("LooksLike(%q) = %v, encoding/json reads %v", line, !looks, looks)
+	}
 }
 
 // TestScanKeysAreAllTheStructs holds the walk's key lists to the structs:
@@ -158,6 +191,10 @@ func TestScanKeysAreAllTheStructs(t *testing.T) {
 		{toolInputFields.Names(), reflect.TypeFor[toolInput]()},
 		{usageFields.Names(), reflect.TypeFor[usage]()},
 		{splitFields.Names(), reflect.TypeFor[cacheSplit]()},
+		{attachmentFields.Names(), reflect.TypeFor[attachment]()},
+		{originFields.Names(), reflect.TypeFor[origin]()},
+		{headFields.Names(), reflect.TypeFor[headLine]()},
+		{recordHeadFields.Names(), reflect.TypeFor[recordHead]()},
 	} {
 		got, want := c.names, jsonscan.MemberNames(c.typ)
 		slices.Sort(got)

@@ -115,14 +115,17 @@ func (p *Parser) user(env *envelope, out []event.Event) []event.Event {
 	return out
 }
 
+// origin is the origin of a user line.
+type origin struct {
+	Kind string `json:"kind"`
+}
+
 // humanOrigin tells typed prompts from lines the harness writes as user
 // lines (task notifications, system-sourced prompts).
 func humanOrigin(env *envelope) bool {
 	if isObject(env.Origin) {
-		var o struct {
-			Kind string `json:"kind"`
-		}
-		if decode(env.Origin, &o) == nil && o.Kind != "" && o.Kind != "human" {
+		var o origin
+		if read(originFields, env.Origin, &o) == nil && o.Kind != "" && o.Kind != "human" {
 			return false
 		}
 	}
@@ -224,8 +227,7 @@ func textHead(raw json.RawMessage, n int) string {
 	buf := make([]byte, 0, n+2)
 	for k := 0; k < 8; k++ {
 		buf = append(append(buf[:0], raw[:n+1-k]...), '"')
-		var s string
-		if json.Unmarshal(buf, &s) == nil {
+		if s, ok := jsonscan.String(buf); ok {
 			return s
 		}
 	}
@@ -545,9 +547,15 @@ func contentText(raw json.RawMessage) string {
 	if isString(raw) {
 		return str(raw)
 	}
-	var blocks []block
-	if !isArray(raw) || decode(raw, &blocks) != nil {
+	if !isArray(raw) {
 		return ""
+	}
+	blocks, ok := scanBlocks(raw)
+	if !ok {
+		blocks = nil
+		if decode(raw, &blocks) != nil {
+			return ""
+		}
 	}
 	var sb strings.Builder
 	for i := range blocks {

@@ -370,19 +370,37 @@ func skipSpace(b []byte, i int) int {
 // fills the struct as encoding/json would: encoding/json also matches a
 // name that differs only in case, which the walk leaves to it.
 type Keys struct {
-	names  []string
-	exact  map[string]int
-	folded map[string]bool
-	max    int
+	names []string
+	// slots is an open-addressed table of the names, hashed up to ASCII
+	// case so that one probe sequence finds a name exactly or up to case
+	// (a walk looks up every key of every line: a map lookup, and a
+	// second one for case, cost more than the rest of the walk of a key).
+	slots []keySlot
+	max   int
+}
+
+type keySlot struct {
+	name  string // "" for a free slot
+	index int
 }
 
 // NewKeys returns the set of the given names; Index numbers them in order.
 func NewKeys(names ...string) *Keys {
-	k := &Keys{names: names, exact: map[string]int{}, folded: map[string]bool{}}
+	size := 8
+	for size < 4*len(names) {
+		size *= 2
+	}
+	k := &Keys{names: names, slots: make([]keySlot, size)}
 	for i, n := range names {
-		k.exact[n] = i
-		k.folded[string(lowerASCII(nil, []byte(n)))] = true
 		k.max = max(k.max, len(n))
+		if n == "" {
+			continue // encoding/json matches no empty name
+		}
+		j := foldHash(n) & (size - 1)
+		for k.slots[j].name != "" {
+			j = (j + 1) & (size - 1)
+		}
+		k.slots[j] = keySlot{name: n, index: i}
 	}
 	return k
 }
@@ -392,28 +410,54 @@ func NewKeys(names ...string) *Keys {
 // up to case: encoding/json would fill that field, so the caller must
 // leave the line to it.
 func (k *Keys) Index(key []byte) (i int, folds bool) {
-	if i, ok := k.exact[string(key)]; ok {
-		return i, false
-	}
-	if len(key) > k.max {
+	if len(key) > k.max || len(key) == 0 {
 		return -1, false
 	}
-	var buf [64]byte
-	return -1, k.folded[string(lowerASCII(buf[:0], key))]
+	mask := len(k.slots) - 1
+	for j := foldHash(key) & mask; k.slots[j].name != ""; j = (j + 1) & mask {
+		s := &k.slots[j]
+		if len(s.name) != len(key) {
+			continue
+		}
+		if s.name == string(key) {
+			return s.index, false
+		}
+		folds = folds || equalFoldASCII(s.name, key)
+	}
+	return -1, folds
+}
+
+// foldHash is FNV-1a of the name with ASCII letters lowered.
+func foldHash[S string | []byte](s S) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		h = (h ^ uint32(c)) * 16777619
+	}
+	return int(h)
+}
+
+func equalFoldASCII(name string, key []byte) bool {
+	for i := 0; i < len(key); i++ {
+		a, b := name[i], key[i]
+		if a >= 'A' && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if b >= 'A' && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if a != b {
+			return false
+		}
+	}
+	return true
 }
 
 // Names returns the names, in order.
 func (k *Keys) Names() []string { return append([]string(nil), k.names...) }
-
-func lowerASCII(dst, s []byte) []byte {
-	for _, c := range s {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
-}
 
 // Fields fills a struct of type T from an object's members, one setter per
 // member name, as encoding/json would fill it, or reports false where it
@@ -761,6 +805,42 @@ func Raw[T any](dst func(*T) *json.RawMessage) func(*T, []byte) bool {
 // over), leaves it empty.
 func Text[T any](dst func(*T) *string) func(*T, []byte) bool {
 	return func(t *T, v []byte) bool { *dst(t), _ = String(v); return true }
+}
+
+// Words is a vocabulary: strings a member usually holds (record and block
+// types, tool names), which its String returns without allocating them
+// again, line after line.
+type Words map[string]string
+
+// NewWords returns the vocabulary of the given words, which must be
+// valid UTF-8 without quotes, backslashes or control bytes (the body of
+// a string literal is then the word itself).
+func NewWords(words ...string) Words {
+	w := make(Words, len(words))
+	for _, s := range words {
+		if !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return r == '"' || r == '\\' || r < 0x20 }) {
+			panic("jsonscan: a word that is not a plain string literal's body: " + s)
+		}
+		w[s] = s
+	}
+	return w
+}
+
+// String is the package's String, with a word of w returned as the word.
+func (w Words) String(raw []byte) (string, bool) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		// An escape or invalid UTF-8 cannot spell a word: such a body
+		// is no key of w.
+		if s, ok := w[string(raw[1:n-1])]; ok {
+			return s, true
+		}
+	}
+	return String(raw)
+}
+
+// TextOf is Text with the words of w returned without allocating.
+func TextOf[T any](w Words, dst func(*T) *string) func(*T, []byte) bool {
+	return func(t *T, v []byte) bool { *dst(t), _ = w.String(v); return true }
 }
 
 // Decoded is the setter of a field of any other type, for small members:

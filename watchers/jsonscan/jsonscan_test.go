@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -92,6 +93,35 @@ func TestKeysIndex(t *testing.T) {
 	}{{"type", 0, false}, {"sessionId", 1, false}, {"TYPE", -1, true}, {"sessionid", -1, true}, {"other", -1, false}, {strings.Repeat("x", 80), -1, false}} {
 		if i, folds := k.Index([]byte(c.key)); i != c.i || folds != c.folds {
 			t.Errorf("Index(%q) = %d, %v; want %d, %v", c.key, i, folds, c.i, c.folds)
+		}
+	}
+}
+
+// TestKeysIndexAgreesWithFolding holds the table to its definition over
+// many names, some equal up to case, and keys that are, are not, or are
+// up to case one of them.
+func TestKeysIndexAgreesWithFolding(t *testing.T) {
+	var names []string
+	for i := range 60 {
+		names = append(names, fmt.Sprintf("name%dField", i))
+	}
+	names = append(names, "isError", "iserror", "a", "A_b", "x-y")
+	k := NewKeys(names...)
+	keys := append([]string{"", "ISERROR", "IsError", "a_B", "X-Y", "b", "name1field", "NAME59FIELD", "name60Field"}, names...)
+	for _, key := range keys {
+		wantI, wantFolds := -1, false
+		for i, n := range names {
+			if n == key {
+				wantI = i
+			}
+		}
+		if wantI < 0 {
+			for _, n := range names {
+				wantFolds = wantFolds || strings.EqualFold(n, key)
+			}
+		}
+		if i, folds := k.Index([]byte(key)); i != wantI || folds != wantFolds {
+			t.Errorf("Index(%q) = %d, %v; want %d, %v", key, i, folds, wantI, wantFolds)
 		}
 	}
 }
@@ -325,5 +355,19 @@ func TestMemberNames(t *testing.T) {
 	_ = s{}.d
 	if got := strings.Join(MemberNames(reflect.TypeFor[s]()), " "); got != "a B inner" {
 		t.Errorf("MemberNames = %q", got)
+	}
+}
+
+func TestWordsAgreeWithString(t *testing.T) {
+	w := NewWords("text", "tool_use", "é")
+	for _, raw := range append([]string{`"text"`, `"te\u0078t"`, `"tool_use"`, `"other"`, `"\u00e9"`, `"é"`, "\"\xff\"", `5`, `null`, `"text`}, stringCases...) {
+		got, ok := w.String([]byte(raw))
+		want, wantOK := String([]byte(raw))
+		if got != want || ok != wantOK {
+			t.Errorf("Words.String(%s) = %q, %v; String gives %q, %v", raw, got, ok, want, wantOK)
+		}
+	}
+	if testing.AllocsPerRun(10, func() { w.String([]byte(`"tool_use"`)) }) != 0 {
+		t.Error("a word was allocated")
 	}
 }
