@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"reflect"
 	"strings"
 	"unicode/utf16"
@@ -316,7 +317,10 @@ func str(b []byte, i int) (int, bool) {
 			ctl := (v - ones*0x20) & ^v
 			q := v ^ (ones * '"')
 			bs := v ^ (ones * '\\')
-			if (ctl|(q-ones)&^q|(bs-ones)&^bs)&highs != 0 {
+			if m := (ctl | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
+				// The lowest flagged byte is the first special one
+				// (a borrow only flags bytes above a true one).
+				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
 			i += 8
@@ -658,10 +662,16 @@ func StringLen(raw []byte) (nbytes, nrunes int, ok bool) {
 		if i+8 <= len(s) {
 			v := binary.LittleEndian.Uint64(s[i:])
 			bs := v ^ (ones * '\\')
-			if (v|(bs-ones)&^bs)&highs == 0 {
-				nbytes += 8
-				nrunes += 8
-				i += 8
+			// Plain ASCII bytes before the first non-ASCII byte or
+			// backslash count one byte and one rune each.
+			n := 8
+			if m := (v | (bs-ones)&^bs) & highs; m != 0 {
+				n = bits.TrailingZeros64(m) >> 3
+			}
+			if n > 0 {
+				nbytes += n
+				nrunes += n
+				i += n
 				continue
 			}
 		}

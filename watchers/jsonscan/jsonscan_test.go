@@ -371,3 +371,33 @@ func TestWordsAgreeWithString(t *testing.T) {
 		t.Error("a word was allocated")
 	}
 }
+
+// TestSpecialBytesAtEveryOffset puts each kind of byte that stops the
+// eight-at-a-time loops (a quote, an escape, a control byte, non-ASCII,
+// invalid UTF-8) at every offset of the first words of a string, alone
+// and after another, and holds Valid, String and StringLen to
+// encoding/json.
+func TestSpecialBytesAtEveryOffset(t *testing.T) {
+	specials := []string{`"`, `\"`, `\\`, `\n`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, "\x01", "\x1f", "é", "😀", "\xff", "\xe2\x98", " "}
+	for _, a := range specials {
+		for _, b := range append(specials, "") {
+			for i := range 18 {
+				for _, j := range []int{0, 1, 7, 8, 9} {
+					body := strings.Repeat("a", i) + a + strings.Repeat("b", j) + b + strings.Repeat("c", 5)
+					raw := []byte(`"` + body + `"`)
+					checkString(t, raw)
+					if Valid(raw) != json.Valid(raw) {
+						t.Fatalf("Valid(%q) = %v", raw, Valid(raw))
+					}
+					var s string
+					if json.Unmarshal(raw, &s) == nil {
+						n, r, ok := StringLen(raw)
+						if !ok || n != len(s) || r != utf8.RuneCountInString(s) {
+							t.Fatalf("StringLen(%q) = %d, %d, %v; want %d, %d", raw, n, r, ok, len(s), utf8.RuneCountInString(s))
+						}
+					}
+				}
+			}
+		}
+	}
+}
