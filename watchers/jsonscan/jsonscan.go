@@ -400,7 +400,7 @@ func NewKeys(names ...string) *Keys {
 		if n == "" {
 			continue // encoding/json matches no empty name
 		}
-		j := foldHash(n) & (size - 1)
+		j := int(foldHash(n) & uint32(size-1))
 		for k.slots[j].name != "" {
 			j = (j + 1) & (size - 1)
 		}
@@ -418,7 +418,7 @@ func (k *Keys) Index(key []byte) (i int, folds bool) {
 		return -1, false
 	}
 	mask := len(k.slots) - 1
-	for j := foldHash(key) & mask; k.slots[j].name != ""; j = (j + 1) & mask {
+	for j := int(foldHash(key) & uint32(mask)); k.slots[j].name != ""; j = (j + 1) & mask {
 		s := &k.slots[j]
 		if len(s.name) != len(key) {
 			continue
@@ -431,29 +431,26 @@ func (k *Keys) Index(key []byte) (i int, folds bool) {
 	return -1, folds
 }
 
-// foldHash is FNV-1a of the name with ASCII letters lowered.
-func foldHash[S string | []byte](s S) int {
-	h := uint32(2166136261)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		h = (h ^ uint32(c)) * 16777619
+// foldHash mixes the length and three bytes (first, middle, last) of a
+// non-empty name, ASCII letters lowered: names of one struct differ
+// there, and the probe compares the whole name anyway.
+func foldHash[S string | []byte](s S) uint32 {
+	n := len(s)
+	h := uint32(n)*0x9e3779b1 ^ uint32(lower(s[0]))<<16 ^ uint32(lower(s[n/2]))<<8 ^ uint32(lower(s[n-1]))
+	h *= 0x85ebca6b
+	return h ^ h>>15
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		c += 'a' - 'A'
 	}
-	return int(h)
+	return c
 }
 
 func equalFoldASCII(name string, key []byte) bool {
 	for i := 0; i < len(key); i++ {
-		a, b := name[i], key[i]
-		if a >= 'A' && a <= 'Z' {
-			a += 'a' - 'A'
-		}
-		if b >= 'A' && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		if a != b {
+		if lower(name[i]) != lower(key[i]) {
 			return false
 		}
 	}
