@@ -14,6 +14,8 @@ import (
 	"github.com/agentmap/agentmap/watchers"
 )
 
+// syncBuffer collects log output written by another goroutine or a
+// daemon process while the test reads it.
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -23,6 +25,19 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
+}
+
+// String and Len read the output so far, as a daemon still writes it.
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Len()
 }
 
 func (s *syncBuffer) count(sub string) int {

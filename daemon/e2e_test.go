@@ -136,7 +136,7 @@ func testEnv(home string) []string {
 
 type proc struct {
 	cmd *exec.Cmd
-	log *bytes.Buffer
+	log *syncBuffer
 }
 
 func startDaemon(t *testing.T, bin, home, data string, extra ...string) *proc {
@@ -144,12 +144,12 @@ func startDaemon(t *testing.T, bin, home, data string, extra ...string) *proc {
 	args := append([]string{"run", "--data-dir", data, "--idle", "400ms", "--debounce", "20ms", "--rescan", "1s"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = testEnv(home)
-	var log bytes.Buffer
-	cmd.Stderr, cmd.Stdout = &log, &log
+	log := &syncBuffer{}
+	cmd.Stderr, cmd.Stdout = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return &proc{cmd, &log}
+	return &proc{cmd, log}
 }
 
 func (p *proc) kill() {

@@ -33,12 +33,12 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 	defer d.commitGroup()
 	ahead := d.startReadAhead(u.Files)
 	defer ahead.close()
-	for _, f := range u.Files {
+	for i, f := range u.Files {
 		if ctx.Err() != nil {
 			return
 		}
 		if !f.Gone {
-			d.aheadNext = ahead.take(f.Path)
+			d.aheadNext = ahead.take(i)
 			d.visit(ctx, f)
 			d.aheadNext = nil
 			d.flushHeld(ctx)

@@ -387,12 +387,12 @@ func TestUnreadableLogRetried(t *testing.T) {
 	}
 
 	cmd := u.command(home, "run", "--data-dir", data, "--idle", "400ms", "--debounce", "20ms", "--rescan", "1s")
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
+	log := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	d := &proc{cmd, &log}
+	d := &proc{cmd, log}
 	defer d.stop(t)
 	deadline := time.Now().Add(30 * time.Second)
 	var st Status

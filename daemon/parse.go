@@ -157,21 +157,26 @@ type parsed struct {
 	stats   watchers.TailStats
 }
 
-// aheadSlot is one log to read ahead.
+// aheadSlot is one log to read ahead: an index into the batch's files,
+// which outlive the batch's read-ahead. A catch-up's first batch is every
+// log there is, so a slot is kept small (a copy of the file's stat, a
+// channel and a map entry each were 35 MB at 100,000 logs).
 type aheadSlot struct {
-	f       watchers.FileStat
+	file    int32
 	claimed bool // taken by the loop (a worker no longer starts it)
 	started bool
-	done    chan struct{}
+	done    bool
 	res     *parsed
 }
 
 // readAhead is the parse workers of one batch of changes.
 type readAhead struct {
+	files  []watchers.FileStat
 	mu     sync.Mutex
-	order  []*aheadSlot
-	byPath map[string]*aheadSlot
-	next   int
+	ready  sync.Cond // a slot is done
+	slots  []aheadSlot
+	next   int           // the next slot a worker starts
+	taken  int           // the next slot the loop may take
 	tokens chan struct{} // one per result held or being made
 	stop   chan struct{}
 	wg     sync.WaitGroup
@@ -187,26 +192,25 @@ func (d *Daemon) startReadAhead(files []watchers.FileStat) *readAhead {
 	if workers < 2 {
 		return nil // one CPU: the loop is as fast alone
 	}
-	ra := &readAhead{byPath: map[string]*aheadSlot{}, stop: make(chan struct{})}
-	for _, f := range files {
+	ra := &readAhead{files: files, stop: make(chan struct{})}
+	ra.ready.L = &ra.mu
+	for i, f := range files {
 		if f.Gone || f.Form != watchers.FormLines || f.Size <= 0 || f.Size > aheadMaxBytes || d.byPath[f.Path] != nil {
 			continue
 		}
 		if _, ok := d.agents[f.Agent]; !ok || d.isExcluded(f) {
 			continue
 		}
-		sl := &aheadSlot{f: f, done: make(chan struct{})}
-		ra.order = append(ra.order, sl)
-		ra.byPath[f.Path] = sl
+		ra.slots = append(ra.slots, aheadSlot{file: int32(i)})
 	}
-	if len(ra.order) < 2 {
+	if len(ra.slots) < 2 {
 		return nil
 	}
 	ra.tokens = make(chan struct{}, workers*aheadPerCPU)
 	// Everything a worker uses is read now, in the loop: the agents and
 	// options do not change while the batch is applied.
 	read := aheadReader{agents: d.agents, exclude: d.opt.Exclude, once: d.opt.Once, maxLine: d.opt.MaxLine, log: d.log.With("component", "tail")}
-	for range min(workers, len(ra.order)) {
+	for range min(workers, len(ra.slots)) {
 		ra.wg.Add(1)
 		go func() {
 			defer ra.wg.Done()
@@ -224,47 +228,56 @@ func (ra *readAhead) work(read aheadReader) {
 			return
 		}
 		ra.mu.Lock()
-		for ra.next < len(ra.order) && ra.order[ra.next].claimed {
+		for ra.next < len(ra.slots) && ra.slots[ra.next].claimed {
 			ra.next++
 		}
-		if ra.next == len(ra.order) {
+		if ra.next == len(ra.slots) {
 			ra.mu.Unlock()
 			<-ra.tokens
 			return
 		}
-		sl := ra.order[ra.next]
+		sl := &ra.slots[ra.next]
 		ra.next++
 		sl.started = true
+		f := ra.files[sl.file]
 		ra.mu.Unlock()
+		var res *parsed
 		select {
 		case <-ra.stop:
-			sl.res = nil
 		default:
-			sl.res = read.parse(sl.f)
+			res = read.parse(f)
 		}
-		close(sl.done)
+		ra.mu.Lock()
+		sl.res, sl.done = res, true
+		ra.ready.Broadcast()
+		ra.mu.Unlock()
 	}
 }
 
-// take returns the result for path, waiting for a worker that started it,
-// or nil (not read ahead, not started yet: the loop reads it itself).
-func (ra *readAhead) take(path string) *parsed {
+// take returns the result for files[i], waiting for a worker that started
+// it, or nil (not read ahead, not started yet: the loop reads it itself).
+// The loop takes in the order of files.
+func (ra *readAhead) take(i int) *parsed {
 	if ra == nil {
 		return nil
 	}
 	ra.mu.Lock()
-	sl := ra.byPath[path]
-	if sl == nil || sl.claimed {
-		ra.mu.Unlock()
+	defer ra.mu.Unlock()
+	for ra.taken < len(ra.slots) && int(ra.slots[ra.taken].file) < i {
+		ra.taken++
+	}
+	if ra.taken == len(ra.slots) || int(ra.slots[ra.taken].file) != i {
 		return nil
 	}
+	sl := &ra.slots[ra.taken]
+	ra.taken++
 	sl.claimed = true
-	started := sl.started
-	ra.mu.Unlock()
-	if !started {
+	if !sl.started {
 		return nil
 	}
-	<-sl.done
+	for !sl.done {
+		ra.ready.Wait()
+	}
 	res := sl.res
 	sl.res = nil
 	<-ra.tokens

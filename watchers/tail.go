@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 )
 
 // HeadMax and TailMax bound the fingerprints a tailer keeps: a hash of the
@@ -157,16 +158,25 @@ func extendSum(f io.ReaderAt, sum string, from, to int64) (string, error) {
 	return strconv.FormatUint(uint64(crc), 16), nil
 }
 
+// crcBufs holds the read buffers of crcOf: a catch-up checksums every byte
+// it reads, and a fresh buffer per call was a fifth of all its allocation.
+var crcBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
 // crcOf extends crc over the bytes [from, to) of f.
 func crcOf(f io.ReaderAt, crc uint32, from, to int64) (uint32, error) {
-	buf := make([]byte, min(to-from, 256<<10))
+	bp := crcBufs.Get().(*[]byte)
+	defer crcBufs.Put(bp)
+	buf := *bp
 	for from < to {
 		n := int(min(int64(len(buf)), to-from))
-		b, err := readAt(f, from, n)
-		if err != nil {
+		got, err := f.ReadAt(buf[:n], from)
+		if got < n {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
 			return crc, err
 		}
-		crc = crc32.Update(crc, castagnoli, b)
+		crc = crc32.Update(crc, castagnoli, buf[:n])
 		from += int64(n)
 	}
 	return crc, nil
