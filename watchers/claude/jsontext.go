@@ -64,11 +64,60 @@ func millis(raw json.RawMessage) int64 {
 		}
 		return 0
 	}
+	if body := raw[1:max(len(raw)-1, 1)]; bytes.IndexByte(body, '\\') < 0 {
+		if ms, ok := utcMillis(body); ok {
+			return ms
+		}
+	}
 	t, err := time.Parse(time.RFC3339Nano, str(raw))
 	if err != nil {
 		return 0
 	}
 	return t.UnixMilli()
+}
+
+// utcMillis reads the form Claude Code writes every line,
+// 2006-01-02T15:04:05.000Z (one to nine digits of fraction, or none), in
+// place, as time.Parse(time.RFC3339Nano) reads it; ok is false for any
+// other form or a value out of range, which the caller leaves to
+// time.Parse.
+func utcMillis(b []byte) (ms int64, ok bool) {
+	n := len(b)
+	if n < 20 || n > 30 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' || b[n-1] != 'Z' {
+		return 0, false
+	}
+	num := func(s []byte) int {
+		v := 0
+		for _, c := range s {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	y, mo, d, h, mi, sec := num(b[0:4]), num(b[5:7]), num(b[8:10]), num(b[11:13]), num(b[14:16]), num(b[17:19])
+	ns := 0
+	if n > 20 {
+		frac := b[20 : n-1]
+		if b[19] != '.' || len(frac) == 0 || len(frac) > 9 {
+			return 0, false
+		}
+		if ns = num(frac); ns < 0 {
+			return 0, false
+		}
+		for range 9 - len(frac) {
+			ns *= 10
+		}
+	}
+	if y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 {
+		return 0, false
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, ns, time.UTC)
+	if t.Day() != d { // past the month's last day: time.Parse refuses it
+		return 0, false
+	}
+	return t.UnixMilli(), true
 }
 
 // ident keeps a value only if it has the shape of an identifier (a tool,
