@@ -71,7 +71,16 @@ var envelopeFields = jsonscan.NewFields(
 	envField{Name: "toolUseID", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.ToolUseID })},
 	envField{Name: "attachment", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.Attachment })},
 	jsonscan.Pointer("message", func(e *envelope) **message { return &e.Message }, messageFields),
-	envField{Name: "toolUseResult", Set: func(e *envelope, v []byte) bool { return e.ToolUseResult.scan(v) }},
+	// The structured result is walked in place: an object's metadata keys
+	// are read from its top level (a large result is stepped over in the
+	// same pass), a string is kept raw, as UnmarshalJSON does.
+	jsonscan.PointerOr("toolUseResult", func(e *envelope) **toolUseResult { return &e.ToolUseResult.obj }, turFields,
+		func(e *envelope, v []byte) bool {
+			if v[0] == '"' {
+				e.ToolUseResult.text = v
+			}
+			return true
+		}),
 )
 
 type msgField = jsonscan.Field[message]
@@ -83,17 +92,12 @@ var messageFields = jsonscan.NewFields(
 	msgField{Name: "model", Set: jsonscan.Raw(func(m *message) *json.RawMessage { return &m.Model })},
 	msgField{Name: "stop_reason", Set: jsonscan.Raw(func(m *message) *json.RawMessage { return &m.StopReason })},
 	jsonscan.Pointer("usage", func(m *message) **usage { return &m.Usage }, usageFields),
-	msgField{Name: "content", Set: func(m *message, v []byte) bool {
-		switch v[0] {
-		case '"':
+	jsonscan.Elements("content", func(m *message) *[]block { return &m.Blocks }, blockFields, func(m *message, v []byte) bool {
+		if v[0] == '"' {
 			m.Text = v
-		case '[':
-			blocks, ok := scanBlocks(v)
-			m.Blocks = blocks
-			return ok
 		}
 		return true // null, or another type: no blocks, no text
-	}},
+	}),
 )
 
 // scanBlocks reads an array of content blocks, valid JSON (a member of a
@@ -141,20 +145,6 @@ var turFields = jsonscan.NewFields(
 	turField{Name: "returnCodeInterpretation", Set: jsonscan.Raw(func(t *toolUseResult) *json.RawMessage { return &t.ReturnCode })},
 	turField{Name: "gitOperation", Set: jsonscan.Decoded(func(t *toolUseResult) any { return &t.GitOperation })},
 )
-
-// scan mirrors UnmarshalJSON: an object's metadata keys are read from its
-// top level (a large result is stepped over, not decoded a second time),
-// a string is kept raw.
-func (s *structured) scan(raw []byte) bool {
-	switch raw[0] {
-	case '"':
-		s.text = raw
-	case '{':
-		s.obj = &toolUseResult{}
-		return turFields.FillValid(s.obj, raw)
-	}
-	return true
-}
 
 type inputField = jsonscan.Field[toolInput]
 

@@ -562,6 +562,63 @@ func (f *Fields[T]) walk(t *T, b []byte, i, depth int, valid bool) (int, bool) {
 	})
 }
 
+// Elements is the field name whose array of objects (or nulls) f reads
+// into the slice dst returns, walked in place as Pointer walks an object:
+// the array is read once, validated as its blocks are filled. An empty
+// array gives an empty, non-nil slice, an element of another type gives
+// up, and a value that is not an array is handed to other, validated
+// (null included), as a Set would get it.
+func Elements[T, V any](name string, dst func(*T) *[]V, f *Fields[V], other func(t *T, val []byte) bool) Field[T] {
+	return Field[T]{Name: name, into: func(t *T, b []byte, i, depth int, valid bool) (int, bool) {
+		if b[i] != '[' {
+			end, ok := value(b, i, depth, valid)
+			return end, ok && other(t, b[i:end])
+		}
+		var zero V
+		s := (*dst(t))[:0]
+		if s == nil {
+			s = []V{}
+		}
+		end, ok := elementsInto(b, i, depth, valid, func(b []byte, i, depth int, valid bool) (int, bool) {
+			s = append(s, zero)
+			switch b[i] {
+			case 'n':
+				return value(b, i, depth, valid)
+			case '{':
+				return f.walk(&s[len(s)-1], b, i, depth, valid)
+			}
+			return 0, false
+		})
+		*dst(t) = s
+		return end, ok
+	}}
+}
+
+// elementsInto walks the array whose '[' is at b[i], each element read by
+// fn from its first byte.
+func elementsInto(b []byte, i, depth int, valid bool, fn func(b []byte, i, depth int, valid bool) (int, bool)) (int, bool) {
+	if depth >= maxDepth {
+		return 0, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) {
+			return 0, false
+		}
+		var ok bool
+		if i, ok = fn(b, i, depth+1, valid); !ok {
+			return 0, false
+		}
+		var done bool
+		if i, done, ok = next(b, i, ']'); !ok || done {
+			return i, ok
+		}
+	}
+}
+
 // AppendObjects appends to dst the elements of the array raw, valid JSON
 // (a member handed out by a walk), as encoding/json decodes an array into
 // []T: each element an object f reads, or null (a zero T). It reports
@@ -865,15 +922,20 @@ func Decoded[T any](dst func(*T) any) func(*T, []byte) bool {
 // it nil, an object is walked in place into a new V, and a value of
 // another type gives up (encoding/json would keep an empty V).
 func Pointer[T, V any](name string, dst func(*T) **V, f *Fields[V]) Field[T] {
+	return PointerOr(name, dst, f, func(_ *T, val []byte) bool { return val[0] == 'n' })
+}
+
+// PointerOr is Pointer for a member that may also be of another type: a
+// value that is not an object is handed to other, validated (null
+// included), as a Set would get it.
+func PointerOr[T, V any](name string, dst func(*T) **V, f *Fields[V], other func(t *T, val []byte) bool) Field[T] {
 	return Field[T]{Name: name, into: func(t *T, b []byte, i, depth int, valid bool) (int, bool) {
-		switch b[i] {
-		case 'n':
-			return value(b, i, depth, valid)
-		case '{':
+		if b[i] == '{' {
 			p := new(V)
 			*dst(t) = p
 			return f.walk(p, b, i, depth, valid)
 		}
-		return 0, false
+		end, ok := value(b, i, depth, valid)
+		return end, ok && other(t, b[i:end])
 	}}
 }

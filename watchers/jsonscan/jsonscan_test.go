@@ -401,3 +401,89 @@ func TestSpecialBytesAtEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+type testList struct {
+	L     []testInner `json:"l"`
+	Other string      `json:"-"`
+}
+
+var listFields = NewFields(Elements("l", func(t *testList) *[]testInner { return &t.L }, innerFields, func(t *testList, v []byte) bool {
+	t.Other = string(v)
+	return v[0] != '{'
+}))
+
+// TestElementsWalksInPlace: an array of objects is validated and read in
+// the one pass, as encoding/json decodes it; other values go to other.
+func TestElementsWalksInPlace(t *testing.T) {
+	for _, c := range []struct {
+		in, other string
+		ok        bool
+	}{
+		{`{"l":[]}`, "", true},
+		{`{"l":[null, {"a": [1]}, {}, {"a": "x", "b": {"c": 2}}]}`, "", true},
+		{`{"l":"text"}`, `"text"`, true},
+		{`{"l":null}`, `null`, true},
+		{`{"l":5}`, `5`, true},
+		{`{"l":{"a":1}}`, `{"a":1}`, false},
+		{`{"l":[{"a": 1}, 2]}`, "", false},
+		{`{"l":[{"a": 1, "a": 2}]}`, "", false},
+		{`{"l":[{"A": 1}]}`, "", false},
+		{`{"l":[{"a": tru}]}`, "", false},
+		{`{"l":[{"b": "` + "\x01" + `"}]}`, "", false},
+		{`{"l":[{"a": 1},]}`, "", false},
+		{`{"l":[{"a": 1}`, "", false},
+		{`{"l":[{"a": 1}] }`, "", true},
+	} {
+		var got testList
+		ok := listFields.Fill(&got, []byte(c.in))
+		if ok != c.ok || got.Other != c.other {
+			t.Errorf("Fill(%q) = %v, other %q; want %v, %q", c.in, ok, got.Other, c.ok, c.other)
+			continue
+		}
+		if !ok || c.other != "" {
+			continue
+		}
+		var want testList
+		if err := json.Unmarshal([]byte(c.in), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Fill(%q) = %+v, encoding/json gives %+v", c.in, got, want)
+		}
+	}
+}
+
+type testEither struct {
+	P    *testInner
+	Text string
+}
+
+var eitherFields = NewFields(PointerOr("p", func(t *testEither) **testInner { return &t.P }, innerFields, func(t *testEither, v []byte) bool {
+	t.Text = string(v)
+	return v[0] != '['
+}))
+
+func TestPointerOrHandsOverOtherTypes(t *testing.T) {
+	for _, c := range []struct {
+		in, text string
+		inner    string
+		ok       bool
+	}{
+		{`{"p":{"a":[1]}}`, "", "[1]", true},
+		{`{"p":"x\n"}`, `"x\n"`, "", true},
+		{`{"p":null}`, "null", "", true},
+		{`{"p":[1]}`, "[1]", "", false},
+		{`{"p":"x` + "\x01" + `"}`, "", "", false},
+		{`{"p":{"a":1,"a":2}}`, "", "", false},
+	} {
+		var got testEither
+		ok := eitherFields.Fill(&got, []byte(c.in))
+		inner := ""
+		if got.P != nil {
+			inner = string(got.P.A)
+		}
+		if ok != c.ok || ok && (got.Text != c.text || inner != c.inner) {
+			t.Errorf("Fill(%q) = %v, %q, %q; want %v, %q, %q", c.in, ok, got.Text, inner, c.ok, c.text, c.inner)
+		}
+	}
+}
