@@ -69,7 +69,7 @@ func ArrayValid(raw []byte, fn func(elem []byte) bool) bool {
 	if i >= len(raw) || raw[i] != '[' {
 		return false
 	}
-	end, ok := elements(raw, i, 0, true, fn)
+	end, ok := elements(raw, i, 0, true, fn, nil)
 	return ok && skipSpace(raw, end) == len(raw)
 }
 
@@ -133,8 +133,10 @@ func members(b []byte, i, depth int, valid bool, fn memberFunc) (int, bool) {
 }
 
 // elements walks the array whose '[' is at b[i] and returns the index
-// after its ']'.
-func elements(b []byte, i, depth int, valid bool, fn func(elem []byte) bool) (int, bool) {
+// after its ']'. Each element is read by into from its first byte, or
+// stepped over by value when into is nil; fn, when given, is then handed
+// the element's bytes.
+func elements(b []byte, i, depth int, valid bool, fn func(elem []byte) bool, into elementFunc) (int, bool) {
 	if depth >= maxDepth {
 		return 0, false
 	}
@@ -145,7 +147,14 @@ func elements(b []byte, i, depth int, valid bool, fn func(elem []byte) bool) (in
 	for {
 		start := i
 		var ok bool
-		i, ok = value(b, i, depth+1, valid)
+		if into != nil {
+			if i >= len(b) {
+				return 0, false
+			}
+			i, ok = into(b, i, depth+1, valid)
+		} else {
+			i, ok = value(b, i, depth+1, valid)
+		}
 		if !ok {
 			return 0, false
 		}
@@ -158,6 +167,10 @@ func elements(b []byte, i, depth int, valid bool, fn func(elem []byte) bool) (in
 		}
 	}
 }
+
+// elementFunc consumes the element that starts at b[i] and returns the
+// index after it; depth and valid are passed on to value.
+type elementFunc func(b []byte, i, depth int, valid bool) (int, bool)
 
 // next reads what follows a member or an element: a comma (i is then at
 // the next one) or the closing bracket (done; i is after it).
@@ -202,7 +215,7 @@ func value(b []byte, i, depth int, valid bool) (int, bool) {
 	case c == '{':
 		return members(b, i, depth, valid, nil)
 	case c == '[':
-		return elements(b, i, depth, valid, nil)
+		return elements(b, i, depth, valid, nil, nil)
 	case valid:
 		end := scalarEnd(b, i)
 		return end, end > i
@@ -579,7 +592,7 @@ func Elements[T, V any](name string, dst func(*T) *[]V, f *Fields[V], other func
 		if s == nil {
 			s = []V{}
 		}
-		end, ok := elementsInto(b, i, depth, valid, func(b []byte, i, depth int, valid bool) (int, bool) {
+		end, ok := elements(b, i, depth, valid, nil, func(b []byte, i, depth int, valid bool) (int, bool) {
 			s = append(s, zero)
 			switch b[i] {
 			case 'n':
@@ -592,31 +605,6 @@ func Elements[T, V any](name string, dst func(*T) *[]V, f *Fields[V], other func
 		*dst(t) = s
 		return end, ok
 	}}
-}
-
-// elementsInto walks the array whose '[' is at b[i], each element read by
-// fn from its first byte.
-func elementsInto(b []byte, i, depth int, valid bool, fn func(b []byte, i, depth int, valid bool) (int, bool)) (int, bool) {
-	if depth >= maxDepth {
-		return 0, false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(b) {
-			return 0, false
-		}
-		var ok bool
-		if i, ok = fn(b, i, depth+1, valid); !ok {
-			return 0, false
-		}
-		var done bool
-		if i, done, ok = next(b, i, ']'); !ok || done {
-			return i, ok
-		}
-	}
 }
 
 // AppendObjects appends to dst the elements of the array raw, valid JSON
