@@ -23,6 +23,8 @@ type message struct {
 	Text       json.RawMessage `json:"-"`
 	StopReason json.RawMessage `json:"stop_reason"`
 	Usage      *usage          `json:"usage"`
+
+	bufs *lineBuffers // see envelope
 }
 
 type usage struct {
@@ -36,6 +38,8 @@ type usage struct {
 	} `json:"cache_creation"`
 	// Speed is "fast" for a fast-mode response, billed at a multiple.
 	Speed string `json:"speed"`
+
+	bufs *lineBuffers // see envelope
 }
 
 // fill copies the token counts into l (nothing when u is nil).
@@ -124,7 +128,7 @@ func (p *Parser) assistant(env *envelope, out []event.Event) []event.Event {
 	}
 	blocks := msg.Blocks
 
-	l := &event.LLM{MsgID: p.responseID(msg, env), Stop: ident(str(msg.StopReason))}
+	l := &event.LLM{MsgID: p.responseID(msg, env), Stop: ident(word(msg.StopReason))}
 	msg.Usage.fill(l)
 	if l.MsgID == "" || p.st.firstLineOf(l.MsgID) {
 		l.LatencyMs = -1

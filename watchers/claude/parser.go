@@ -27,7 +27,8 @@ type Parser struct {
 
 	// env is the buffer each line is read into, reused from line to line;
 	// Line drops what it holds of the line before it returns.
-	env envelope
+	env  envelope
+	bufs lineBuffers
 	// Members that repeat from line to line, decoded once while they do.
 	cwd, version, sessionID, model, msgID, requestID lastString
 	lastResponse                                     responseKey
@@ -38,6 +39,20 @@ type Parser struct {
 // responseKey is the last response id built from a message id and a
 // request id.
 type responseKey struct{ id, req, joined string }
+
+// lineBuffers are the structs a line's message and usage are read into,
+// reused from line to line instead of allocated for each.
+type lineBuffers struct {
+	msg   message
+	usage usage
+	split cacheSplit
+}
+
+// release drops what the buffers hold of the last line: they alias it.
+func (p *Parser) release() {
+	p.env = envelope{}
+	p.bufs = lineBuffers{}
+}
 
 // lastString is the decoded value of a member that tends to repeat from
 // line to line (a cwd, a version, a model, a response's ids): while its
@@ -99,6 +114,9 @@ type envelope struct {
 	IsSidechain json.RawMessage `json:"isSidechain"`
 	AgentID     json.RawMessage `json:"agentId"`
 
+	// bufs, when set, holds the structs a walk reads nested objects into.
+	bufs *lineBuffers
+
 	// user and assistant
 	Message          *message        `json:"message"`
 	RequestID        json.RawMessage `json:"requestId"`
@@ -136,8 +154,8 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 		return out, fmt.Errorf("claude: line %d: not a JSON object", p.st.Line)
 	}
 	env := &p.env
-	*env = envelope{}
-	defer func() { p.env = envelope{} }() // it aliases the line
+	*env = envelope{bufs: &p.bufs}
+	defer p.release()
 	if !env.scan(line) {
 		// Something the walk does not mirror exactly, or invalid JSON:
 		// encoding/json decides, and names the error.

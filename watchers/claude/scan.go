@@ -26,6 +26,7 @@ func (env *envelope) scan(line []byte) bool { return envelopeFields.Fill(env, li
 // being allocated again on every line.
 var words = func() jsonscan.Words {
 	w := []string{"cost-state", "fast", "standard",
+		"end_turn", "tool_use", "stop_sequence", "max_tokens", "pause_turn", "refusal",
 		"text", "thinking", "redacted_thinking", "tool_use", "server_tool_use", "tool_result", "image",
 		"document", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
 		"Read", "Write", "Edit", "MultiEdit", "NotebookRead", "NotebookEdit", "Bash", "BashOutput",
@@ -39,6 +40,12 @@ var words = func() jsonscan.Words {
 	}
 	return jsonscan.NewWords(w...)
 }()
+
+// word is str for a member that usually holds one of the words.
+func word(raw json.RawMessage) string {
+	s, _ := words.String(trim(raw))
+	return s
+}
 
 type envField = jsonscan.Field[envelope]
 
@@ -70,7 +77,13 @@ var envelopeFields = jsonscan.NewFields(
 	envField{Name: "hookLabel", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.HookLabel })},
 	envField{Name: "toolUseID", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.ToolUseID })},
 	envField{Name: "attachment", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.Attachment })},
-	jsonscan.Pointer("message", func(e *envelope) **message { return &e.Message }, messageFields),
+	jsonscan.PointerIn("message", func(e *envelope) **message { return &e.Message }, func(e *envelope) *message {
+		if e.bufs == nil {
+			return nil
+		}
+		e.bufs.msg = message{bufs: e.bufs}
+		return &e.bufs.msg
+	}, messageFields),
 	// The structured result is walked in place: an object's metadata keys
 	// are read from its top level (a large result is stepped over in the
 	// same pass), a string is kept raw, as UnmarshalJSON does.
@@ -91,7 +104,13 @@ var messageFields = jsonscan.NewFields(
 	msgField{Name: "id", Set: jsonscan.Raw(func(m *message) *json.RawMessage { return &m.ID })},
 	msgField{Name: "model", Set: jsonscan.Raw(func(m *message) *json.RawMessage { return &m.Model })},
 	msgField{Name: "stop_reason", Set: jsonscan.Raw(func(m *message) *json.RawMessage { return &m.StopReason })},
-	jsonscan.Pointer("usage", func(m *message) **usage { return &m.Usage }, usageFields),
+	jsonscan.PointerIn("usage", func(m *message) **usage { return &m.Usage }, func(m *message) *usage {
+		if m.bufs == nil {
+			return nil
+		}
+		m.bufs.usage = usage{bufs: m.bufs}
+		return &m.bufs.usage
+	}, usageFields),
 	jsonscan.Elements("content", func(m *message) *[]block { return &m.Blocks }, blockFields, func(m *message, v []byte) bool {
 		if v[0] == '"' {
 			m.Text = v
@@ -174,7 +193,13 @@ var usageFields = jsonscan.NewFields(
 	usageField{Name: "cache_creation_input_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.CacheCreation })},
 	usageField{Name: "cache_read_input_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.CacheRead })},
 	usageField{Name: "output_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.Output })},
-	jsonscan.Pointer("cache_creation", func(u *usage) **cacheSplit { return &u.Split }, splitFields),
+	jsonscan.PointerIn("cache_creation", func(u *usage) **cacheSplit { return &u.Split }, func(u *usage) *cacheSplit {
+		if u.bufs == nil {
+			return nil
+		}
+		u.bufs.split = cacheSplit{}
+		return &u.bufs.split
+	}, splitFields),
 	usageField{Name: "speed", Set: jsonscan.TextOf(words, func(u *usage) *string { return &u.Speed })},
 )
 

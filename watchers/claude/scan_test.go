@@ -26,6 +26,30 @@ func slowEnvelope(line []byte) (envelope, error) {
 	return env, nil
 }
 
+// sharedBuffers are reused by every checkScan, as a parser reuses its own.
+var sharedBuffers lineBuffers
+
+// unbuffered is env as a walk without buffers fills it: the same values,
+// without the pointers to the buffers.
+func unbuffered(env envelope) envelope {
+	env.bufs = nil
+	if env.Message != nil {
+		m := *env.Message
+		m.bufs = nil
+		if m.Usage != nil {
+			u := *m.Usage
+			u.bufs = nil
+			if u.Split != nil {
+				split := *u.Split
+				u.Split = &split
+			}
+			m.Usage = &u
+		}
+		env.Message = &m
+	}
+	return env
+}
+
 // checkScan asserts that the walk either gives up or fills exactly what
 // encoding/json fills, and never accepts a line encoding/json refuses. It
 // reports whether the walk took the line.
@@ -38,6 +62,12 @@ func checkScan(t testing.TB, line []byte) bool {
 	var fast envelope
 	if !fast.scan(line) {
 		return false
+	}
+	// Read into buffers reused from line to line, as Line does, the walk
+	// fills the same.
+	buffered := envelope{bufs: &sharedBuffers}
+	if !buffered.scan(line) || !reflect.DeepEqual(unbuffered(buffered), fast) {
+		t.Fatalf("the walk into reused buffers differs on %q:\n%+v\n%+v", line, unbuffered(buffered), fast)
 	}
 	slow, err := slowEnvelope(line)
 	if err != nil {

@@ -910,16 +910,36 @@ func Decoded[T any](dst func(*T) any) func(*T, []byte) bool {
 // it nil, an object is walked in place into a new V, and a value of
 // another type gives up (encoding/json would keep an empty V).
 func Pointer[T, V any](name string, dst func(*T) **V, f *Fields[V]) Field[T] {
-	return PointerOr(name, dst, f, func(_ *T, val []byte) bool { return val[0] == 'n' })
+	return pointer(name, dst, nil, f, isNull)
 }
+
+// PointerIn is Pointer with the V an object is walked into returned by
+// buf (zeroed by it), instead of a new one (a new one when buf returns
+// nil): a parser that reads line after line into the same buffers
+// allocates none.
+func PointerIn[T, V any](name string, dst func(*T) **V, buf func(*T) *V, f *Fields[V]) Field[T] {
+	return pointer(name, dst, buf, f, isNull)
+}
+
+func isNull[T any](_ *T, val []byte) bool { return val[0] == 'n' }
 
 // PointerOr is Pointer for a member that may also be of another type: a
 // value that is not an object is handed to other, validated (null
 // included), as a Set would get it.
 func PointerOr[T, V any](name string, dst func(*T) **V, f *Fields[V], other func(t *T, val []byte) bool) Field[T] {
+	return pointer(name, dst, nil, f, other)
+}
+
+func pointer[T, V any](name string, dst func(*T) **V, buf func(*T) *V, f *Fields[V], other func(t *T, val []byte) bool) Field[T] {
 	return Field[T]{Name: name, into: func(t *T, b []byte, i, depth int, valid bool) (int, bool) {
 		if b[i] == '{' {
-			p := new(V)
+			var p *V
+			if buf != nil {
+				p = buf(t)
+			}
+			if p == nil {
+				p = new(V)
+			}
 			*dst(t) = p
 			return f.walk(p, b, i, depth, valid)
 		}
