@@ -246,11 +246,11 @@ func (o *toolOutput) bodyLen() int {
 	case o.innerText != nil:
 		return len(*o.innerText)
 	case o.inner != nil:
-		n, _ := jsonscan.StringLen(o.inner)
+		n, _, _ := jsonscan.StringLen(o.inner)
 		return n
 	}
 	if o.size < 0 {
-		o.size, _ = jsonscan.StringLen(o.raw)
+		o.size, _, _ = jsonscan.StringLen(o.raw)
 	}
 	return o.size - o.bodyAt
 }

@@ -1,10 +1,8 @@
 package jsonscan
 
 import (
-	"bytes"
 	"encoding/binary"
 	"math/bits"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -14,63 +12,12 @@ import (
 // its first bytes, into a buffer it reuses. Both decode as String does, so
 // that what they give is byte for byte what String would have given.
 
-// StringLen returns the length in bytes of the string that the JSON string
-// literal raw decodes to (len of String's result), without building it.
-// raw must be a valid literal as a walk hands it out (no surrounding
-// white space); ok is false when it is not one.
-func StringLen(raw []byte) (n int, ok bool) { return measure(raw, false) }
-
 // StringRunes returns the number of runes of the string that the JSON
 // string literal raw decodes to (utf8.RuneCountInString of String's
-// result), without building it; raw as for StringLen.
-func StringRunes(raw []byte) (n int, ok bool) { return measure(raw, true) }
-
-// measure counts the bytes, or the runes, of what raw decodes to.
-func measure(raw []byte, runes bool) (n int, ok bool) {
-	body, ok := literalBody(raw)
-	if !ok {
-		return 0, false
-	}
-	size := utf8.RuneLen
-	if runes {
-		size = func(rune) int { return 1 }
-	}
-	// Escapes are ASCII: when the text between them is valid UTF-8 it
-	// decodes to itself, so only the escapes change the count. Counting
-	// runes, invalid bytes need no check: utf8.RuneCount counts each as
-	// one rune, and each decodes to one U+FFFD.
-	if runes || utf8.Valid(body) {
-		if n = len(body); runes {
-			n = utf8.RuneCount(body)
-		}
-		for i := 0; ; {
-			j := bytes.IndexByte(body[i:], '\\')
-			if j < 0 {
-				return n, true
-			}
-			i += j
-			r, next, ok := unit(body, i)
-			if !ok {
-				return 0, false
-			}
-			n -= next - i - size(r) // the escape's bytes were counted one each
-			i = next
-		}
-	}
-	for i := 0; i < len(body); {
-		j := plainRun(body, i)
-		n += j - i
-		if i = j; i >= len(body) {
-			break
-		}
-		r, next, ok := unit(body, i)
-		if !ok {
-			return 0, false
-		}
-		n += size(r)
-		i = next
-	}
-	return n, true
+// result), without building it: StringLen's second count.
+func StringRunes(raw []byte) (n int, ok bool) {
+	_, n, ok = StringLen(raw)
+	return n, ok
 }
 
 // AppendString appends to dst the string that the JSON string literal raw
@@ -160,35 +107,11 @@ func unit(s []byte, i int) (r rune, next int, ok bool) {
 	case '"', '\\', '/':
 		return rune(e), i + 2, true
 	case 'u':
-		r, ok := escapedRune(s, i)
-		if !ok {
+		r, n := escapedRune(s[i:]) // a low surrogate after a high one is read too
+		if n == 0 {
 			return 0, 0, false
 		}
-		i += 6
-		if utf16.IsSurrogate(r) {
-			lo, ok := escapedRune(s, i)
-			if !ok {
-				lo = -1
-			}
-			if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
-				return dec, i + 6, true
-			}
-			r = utf8.RuneError
-		}
-		return r, i, true
+		return r, i + n, true
 	}
 	return 0, 0, false
-}
-
-// escapedRune reads the \uXXXX escape at s[i].
-func escapedRune(s []byte, i int) (rune, bool) {
-	if len(s)-i < 6 || s[i] != '\\' || s[i+1] != 'u' {
-		return 0, false
-	}
-	for _, c := range s[i+2 : i+6] {
-		if !isHex(c) {
-			return 0, false
-		}
-	}
-	return hex4(s[i+2:]), true
 }

@@ -16,7 +16,7 @@ func checkMeasure(t *testing.T, raw []byte) {
 	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &want) != nil || !bytes.Equal(bytes.TrimSpace(raw), raw) {
 		return
 	}
-	if n, ok := StringLen(raw); !ok || n != len(want) {
+	if n, _, ok := StringLen(raw); !ok || n != len(want) {
 		t.Errorf("StringLen(%q) = %d, %v; encoding/json decodes %d bytes", raw, n, ok, len(want))
 	}
 	if n, ok := StringRunes(raw); !ok || n != utf8.RuneCountInString(want) {
@@ -54,7 +54,7 @@ func TestMeasureAgreesWithEncodingJSON(t *testing.T) {
 
 func TestMeasureRefusesWhatIsNotALiteral(t *testing.T) {
 	for _, c := range []string{``, `"`, `x`, `"abc`, `abc"`, `"\"`, `"\u12"`, `"\uzzzz"`, `"\q"`} {
-		if _, ok := StringLen([]byte(c)); ok {
+		if _, _, ok := StringLen([]byte(c)); ok {
 			t.Errorf("StringLen(%q) accepted it", c)
 		}
 		if _, ok := StringRunes([]byte(c)); ok {
@@ -74,7 +74,7 @@ func FuzzMeasure(f *testing.F) {
 		checkMeasure(t, raw)
 		checkMeasure(t, append(append([]byte{'"'}, raw...), '"'))
 		// Whatever the input, neither may fault.
-		_, _ = StringLen(raw)
+		_, _, _ = StringLen(raw)
 		_, _ = StringRunes(raw)
 		_, _ = AppendString(nil, raw, 3)
 	})
