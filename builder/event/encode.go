@@ -32,444 +32,210 @@ func AppendJSON(dst []byte, evs []Event) []byte {
 
 func appendEvent(b []byte, v *Event) []byte {
 	o := object{b: append(b, '{')}
-	o.str("k", string(v.Kind))
-	if v.T != 0 {
-		o.int("t", v.T)
-	}
-	if v.Agent != "" {
-		o.str("a", v.Agent)
-	}
-	if v.Session != nil {
-		o.key("s")
-		o.b = appendSession(o.b, v.Session)
-	}
-	if v.Repo != nil {
-		o.key("r")
-		o.b = appendRepo(o.b, v.Repo)
-	}
-	if v.Model != "" {
-		o.str("m", v.Model)
-	}
-	if v.User != nil {
-		o.key("u")
-		o.b = appendUser(o.b, v.User)
-	}
-	if v.LLM != nil {
-		o.key("l")
-		o.b = appendLLM(o.b, v.LLM)
-	}
-	if v.Call != nil {
-		o.key("c")
-		o.b = appendCall(o.b, v.Call)
-	}
-	if v.Result != nil {
-		o.key("x")
-		o.b = appendResult(o.b, v.Result)
-	}
-	if v.Error != nil {
-		o.key("e")
-		o.b = appendError(o.b, v.Error)
-	}
-	if v.Compact != nil {
-		o.key("p")
-		o.b = appendCompaction(o.b, v.Compact)
-	}
-	if v.Lane != nil {
-		o.key("n")
-		o.b = appendLane(o.b, v.Lane)
-	}
-	if v.Total != nil {
-		o.key("ct")
-		o.b = appendClientTotal(o.b, v.Total)
-	}
+	o.str("k", string(v.Kind), always)
+	o.int("t", v.T, omitEmpty)
+	o.str("a", v.Agent, omitEmpty)
+	member(&o, "s", v.Session, appendSession)
+	member(&o, "r", v.Repo, appendRepo)
+	o.str("m", v.Model, omitEmpty)
+	member(&o, "u", v.User, appendUser)
+	member(&o, "l", v.LLM, appendLLM)
+	member(&o, "c", v.Call, appendCall)
+	member(&o, "x", v.Result, appendResult)
+	member(&o, "e", v.Error, appendError)
+	member(&o, "p", v.Compact, appendCompaction)
+	member(&o, "n", v.Lane, appendLane)
+	member(&o, "ct", v.Total, appendClientTotal)
 	return append(o.b, '}')
 }
 
 func appendClientTotal(b []byte, v *ClientTotal) []byte {
 	o := object{b: append(b, '{')}
-	o.int("proc", v.Process)
-	if v.Models == nil {
-		o.key("models")
-		o.b = append(o.b, "null"...)
-	} else {
-		o.key("models")
-		o.b = append(o.b, '[')
-		for i := range v.Models {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			o.b = appendModelTotal(o.b, &v.Models[i])
-		}
-		o.b = append(o.b, ']')
-	}
-	if v.CostUSD != 0 {
-		o.key("usd")
-		o.b = appendFloat(o.b, v.CostUSD)
-	}
+	o.int("proc", v.Process, always)
+	list(&o, "models", v.Models, appendModelTotal, always)
+	o.float("usd", v.CostUSD)
 	return append(o.b, '}')
 }
 
 func appendModelTotal(b []byte, v *ModelTotal) []byte {
 	o := object{b: append(b, '{')}
-	o.str("m", v.Model)
-	if v.In != 0 {
-		o.int("in", v.In)
-	}
-	if v.CW != 0 {
-		o.int("cw", v.CW)
-	}
-	if v.CW1h != 0 {
-		o.int("cw1h", v.CW1h)
-	}
-	if v.CR != 0 {
-		o.int("cr", v.CR)
-	}
-	if v.Out != 0 {
-		o.int("out", v.Out)
-	}
+	o.str("m", v.Model, always)
+	o.int("in", v.In, omitEmpty)
+	o.int("cw", v.CW, omitEmpty)
+	o.int("cw1h", v.CW1h, omitEmpty)
+	o.int("cr", v.CR, omitEmpty)
+	o.int("out", v.Out, omitEmpty)
 	return append(o.b, '}')
 }
 
 func appendSession(b []byte, v *Session) []byte {
 	o := object{b: append(b, '{')}
-	if v.NativeID != "" {
-		o.str("id", v.NativeID)
-	}
-	if v.AgentTool != "" {
-		o.str("tool", v.AgentTool)
-	}
-	if v.Role != "" {
-		o.str("role", v.Role)
-	}
-	if v.ParentNativeID != "" {
-		o.str("parent", v.ParentNativeID)
-	}
-	if v.AgentVersion != "" {
-		o.str("ver", v.AgentVersion)
-	}
-	if v.StartT != 0 {
-		o.int("st", v.StartT)
-	}
-	if v.EndT != 0 {
-		o.int("et", v.EndT)
-	}
+	o.str("id", v.NativeID, omitEmpty)
+	o.str("tool", v.AgentTool, omitEmpty)
+	o.str("role", v.Role, omitEmpty)
+	o.str("parent", v.ParentNativeID, omitEmpty)
+	o.str("ver", v.AgentVersion, omitEmpty)
+	o.int("st", v.StartT, omitEmpty)
+	o.int("et", v.EndT, omitEmpty)
 	return append(o.b, '}')
 }
 
 func appendRepo(b []byte, v *Repo) []byte {
 	o := object{b: append(b, '{')}
-	o.str("key", v.Key)
-	o.str("name", v.Name)
-	if v.Remote != "" {
-		o.str("remote", v.Remote)
-	}
+	o.str("key", v.Key, always)
+	o.str("name", v.Name, always)
+	o.str("remote", v.Remote, omitEmpty)
 	return append(o.b, '}')
 }
 
 func appendUser(b []byte, v *User) []byte {
 	o := object{b: append(b, '{')}
-	o.int("chars", int64(v.Chars))
-	if v.Images != 0 {
-		o.int("images", int64(v.Images))
-	}
-	if v.URLs != 0 {
-		o.int("urls", int64(v.URLs))
-	}
+	o.int("chars", int64(v.Chars), always)
+	o.int("images", int64(v.Images), omitEmpty)
+	o.int("urls", int64(v.URLs), omitEmpty)
 	return append(o.b, '}')
 }
 
 func appendLLM(b []byte, v *LLM) []byte {
 	o := object{b: append(b, '{')}
-	if v.MsgID != "" {
-		o.str("id", v.MsgID)
-	}
-	if v.In != 0 {
-		o.int("in", v.In)
-	}
-	if v.CW != 0 {
-		o.int("cw", v.CW)
-	}
-	if v.CR != 0 {
-		o.int("cr", v.CR)
-	}
-	if v.Out != 0 {
-		o.int("out", v.Out)
-	}
-	if v.CW1h != 0 {
-		o.int("cw1h", v.CW1h)
-	}
-	if v.Fast {
-		o.key("fast")
-		o.b = append(o.b, "true"...)
-	}
-	if v.Side != "" {
-		o.str("side", v.Side)
-	}
-	if v.LatencyMs != 0 {
-		o.int("lat", v.LatencyMs)
-	}
-	if v.Stop != "" {
-		o.str("stop", v.Stop)
-	}
-	if v.Thinking {
-		o.key("think")
-		o.b = append(o.b, "true"...)
-	}
-	if v.ToolCalls != 0 {
-		o.int("tools", int64(v.ToolCalls))
-	}
-	if v.TextChars != 0 {
-		o.int("text", int64(v.TextChars))
-	}
+	o.str("id", v.MsgID, omitEmpty)
+	o.int("in", v.In, omitEmpty)
+	o.int("cw", v.CW, omitEmpty)
+	o.int("cr", v.CR, omitEmpty)
+	o.int("out", v.Out, omitEmpty)
+	o.int("cw1h", v.CW1h, omitEmpty)
+	o.bool("fast", v.Fast)
+	o.str("side", v.Side, omitEmpty)
+	o.int("lat", v.LatencyMs, omitEmpty)
+	o.str("stop", v.Stop, omitEmpty)
+	o.bool("think", v.Thinking)
+	o.int("tools", int64(v.ToolCalls), omitEmpty)
+	o.int("text", int64(v.TextChars), omitEmpty)
 	return append(o.b, '}')
 }
 
 func appendTarget(b []byte, v *Target) []byte {
 	o := object{b: append(b, '{')}
-	if v.Repo != "" {
-		o.str("repo", v.Repo)
-	}
-	if v.Path != "" {
-		o.str("path", v.Path)
-	}
-	if v.Label != "" {
-		o.str("label", v.Label)
-	}
-	o.str("touch", v.Touch)
-	if v.Op != "" {
-		o.str("op", v.Op)
-	}
+	o.str("repo", v.Repo, omitEmpty)
+	o.str("path", v.Path, omitEmpty)
+	o.str("label", v.Label, omitEmpty)
+	o.str("touch", v.Touch, always)
+	o.str("op", v.Op, omitEmpty)
 	return append(o.b, '}')
 }
 
 func appendCall(b []byte, v *Call) []byte {
 	o := object{b: append(b, '{')}
-	if v.ID != "" {
-		o.str("id", v.ID)
-	}
-	o.str("tool", v.Tool)
-	o.str("kind", v.Kind)
-	if v.Cat != "" {
-		o.str("cat", v.Cat)
-	}
-	if v.Verb != "" {
-		o.str("verb", v.Verb)
-	}
-	if len(v.Targets) > 0 {
-		o.key("tg")
-		o.b = append(o.b, '[')
-		for i := range v.Targets {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			o.b = appendTarget(o.b, &v.Targets[i])
-		}
-		o.b = append(o.b, ']')
-	}
-	if v.VCS != nil {
-		o.key("vcs")
-		o.b = appendVCS(o.b, v.VCS)
-	}
-	if v.Server != "" {
-		o.str("srv", v.Server)
-	}
-	if v.MCPTool != "" {
-		o.str("mtool", v.MCPTool)
-	}
-	if v.Skill != "" {
-		o.str("skill", v.Skill)
-	}
-	if v.SubagentType != "" {
-		o.str("satype", v.SubagentType)
-	}
-	if v.SubagentModel != "" {
-		o.str("samodel", v.SubagentModel)
-	}
-	if v.Host != "" {
-		o.str("host", v.Host)
-	}
-	if v.SkillWrite != "" {
-		o.str("skw", v.SkillWrite)
-	}
-	if v.AwaitsUser {
-		o.key("awu")
-		o.b = append(o.b, "true"...)
-	}
-	if v.Continues != "" {
-		o.str("cont", v.Continues)
-	}
+	o.str("id", v.ID, omitEmpty)
+	o.str("tool", v.Tool, always)
+	o.str("kind", v.Kind, always)
+	o.str("cat", v.Cat, omitEmpty)
+	o.str("verb", v.Verb, omitEmpty)
+	list(&o, "tg", v.Targets, appendTarget, omitEmpty)
+	member(&o, "vcs", v.VCS, appendVCS)
+	o.str("srv", v.Server, omitEmpty)
+	o.str("mtool", v.MCPTool, omitEmpty)
+	o.str("skill", v.Skill, omitEmpty)
+	o.str("satype", v.SubagentType, omitEmpty)
+	o.str("samodel", v.SubagentModel, omitEmpty)
+	o.str("host", v.Host, omitEmpty)
+	o.str("skw", v.SkillWrite, omitEmpty)
+	o.bool("awu", v.AwaitsUser)
+	o.str("cont", v.Continues, omitEmpty)
 	return append(o.b, '}')
 }
 
 func appendVCS(b []byte, v *VCS) []byte {
 	o := object{b: append(b, '{')}
-	o.str("provider", v.Provider)
-	o.str("action", v.Action)
-	if v.Repo != "" {
-		o.str("repo", v.Repo)
-	}
-	if v.Number != 0 {
-		o.int("number", int64(v.Number))
-	}
+	o.str("provider", v.Provider, always)
+	o.str("action", v.Action, always)
+	o.str("repo", v.Repo, omitEmpty)
+	o.int("number", int64(v.Number), omitEmpty)
 	return append(o.b, '}')
 }
 
 func appendResult(b []byte, v *Result) []byte {
 	o := object{b: append(b, '{')}
-	o.str("id", v.CallID)
-	if v.Err {
-		o.key("err")
-		o.b = append(o.b, "true"...)
-	}
-	if v.ErrClass != "" {
-		o.str("class", v.ErrClass)
-	}
+	o.str("id", v.CallID, always)
+	o.bool("err", v.Err)
+	o.str("class", v.ErrClass, omitEmpty)
 	if v.ExitCode != nil {
-		o.int("exit", int64(*v.ExitCode))
+		o.int("exit", int64(*v.ExitCode), always)
 	}
-	if v.OutBytes != 0 {
-		o.int("out", v.OutBytes)
-	}
-	if v.DurMs != 0 {
-		o.int("dur", v.DurMs)
-	}
-	if v.Child != "" {
-		o.str("child", v.Child)
-	}
-	if len(v.Targets) > 0 {
-		o.key("tg")
-		o.b = append(o.b, '[')
-		for i := range v.Targets {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			o.b = appendTarget(o.b, &v.Targets[i])
-		}
-		o.b = append(o.b, ']')
-	}
-	if v.PR != nil {
-		o.key("pr")
-		o.b = appendPR(o.b, v.PR)
-	}
-	if v.Commit != nil {
-		o.key("commit")
-		o.b = appendCommit(o.b, v.Commit)
-	}
-	if v.Ticket != nil {
-		o.key("ticket")
-		o.b = appendTicket(o.b, v.Ticket)
-	}
-	if v.Artifact != nil {
-		o.key("art")
-		o.b = appendArtifact(o.b, v.Artifact)
-	}
+	o.int("out", v.OutBytes, omitEmpty)
+	o.int("dur", v.DurMs, omitEmpty)
+	o.str("child", v.Child, omitEmpty)
+	list(&o, "tg", v.Targets, appendTarget, omitEmpty)
+	member(&o, "pr", v.PR, appendPR)
+	member(&o, "commit", v.Commit, appendCommit)
+	member(&o, "ticket", v.Ticket, appendTicket)
+	member(&o, "art", v.Artifact, appendArtifact)
 	return append(o.b, '}')
 }
 
 func appendPR(b []byte, v *PR) []byte {
 	o := object{b: append(b, '{')}
-	o.str("action", v.Action)
-	o.str("provider", v.Provider)
-	o.str("repo", v.Repo)
-	o.int("number", int64(v.Number))
-	if v.URL != "" {
-		o.str("url", v.URL)
-	}
+	o.str("action", v.Action, always)
+	o.str("provider", v.Provider, always)
+	o.str("repo", v.Repo, always)
+	o.int("number", int64(v.Number), always)
+	o.str("url", v.URL, omitEmpty)
 	return append(o.b, '}')
 }
 
 func appendCommit(b []byte, v *Commit) []byte {
 	o := object{b: append(b, '{')}
-	if v.Repo != "" {
-		o.str("repo", v.Repo)
-	}
-	if v.Of != "" {
-		o.str("of", v.Of)
-	}
-	o.str("sha", v.SHA)
-	if v.Files != 0 {
-		o.int("files", int64(v.Files))
-	}
-	if v.Ins != 0 {
-		o.int("ins", int64(v.Ins))
-	}
-	if v.Del != 0 {
-		o.int("del", int64(v.Del))
-	}
+	o.str("repo", v.Repo, omitEmpty)
+	o.str("of", v.Of, omitEmpty)
+	o.str("sha", v.SHA, always)
+	o.int("files", int64(v.Files), omitEmpty)
+	o.int("ins", int64(v.Ins), omitEmpty)
+	o.int("del", int64(v.Del), omitEmpty)
 	return append(o.b, '}')
 }
 
 func appendTicket(b []byte, v *Ticket) []byte {
 	o := object{b: append(b, '{')}
-	o.str("tracker", v.Tracker)
-	o.str("action", v.Action)
-	o.str("id", v.ID)
+	o.str("tracker", v.Tracker, always)
+	o.str("action", v.Action, always)
+	o.str("id", v.ID, always)
 	return append(o.b, '}')
 }
 
 func appendArtifact(b []byte, v *Artifact) []byte {
 	o := object{b: append(b, '{')}
-	o.str("url", v.URL)
-	if v.Version != "" {
-		o.str("version", v.Version)
-	}
+	o.str("url", v.URL, always)
+	o.str("version", v.Version, omitEmpty)
 	return append(o.b, '}')
 }
 
 func appendError(b []byte, v *Error) []byte {
 	o := object{b: append(b, '{')}
-	o.str("src", v.Source)
-	o.str("class", v.Class)
-	if v.Hook != "" {
-		o.str("hook", v.Hook)
-	}
-	if v.HookEvent != "" {
-		o.str("hookEvent", v.HookEvent)
-	}
-	if v.SrcUUID != "" {
-		o.str("uuid", v.SrcUUID)
-	}
-	if v.RefCallID != "" {
-		o.str("ref", v.RefCallID)
-	}
-	if v.Retry != 0 {
-		o.int("retry", int64(v.Retry))
-	}
+	o.str("src", v.Source, always)
+	o.str("class", v.Class, always)
+	o.str("hook", v.Hook, omitEmpty)
+	o.str("hookEvent", v.HookEvent, omitEmpty)
+	o.str("uuid", v.SrcUUID, omitEmpty)
+	o.str("ref", v.RefCallID, omitEmpty)
+	o.int("retry", int64(v.Retry), omitEmpty)
 	return append(o.b, '}')
 }
 
 func appendCompaction(b []byte, v *Compaction) []byte {
 	o := object{b: append(b, '{')}
-	if v.Trigger != "" {
-		o.str("trigger", v.Trigger)
-	}
-	if v.PreTokens != 0 {
-		o.int("pre", v.PreTokens)
-	}
-	if v.PostTokens != 0 {
-		o.int("post", v.PostTokens)
-	}
-	if v.Ms != 0 {
-		o.int("ms", v.Ms)
-	}
+	o.str("trigger", v.Trigger, omitEmpty)
+	o.int("pre", v.PreTokens, omitEmpty)
+	o.int("post", v.PostTokens, omitEmpty)
+	o.int("ms", v.Ms, omitEmpty)
 	return append(o.b, '}')
 }
 
 func appendLane(b []byte, v *Lane) []byte {
 	o := object{b: append(b, '{')}
-	if v.SubagentType != "" {
-		o.str("type", v.SubagentType)
-	}
-	if v.LaunchCallID != "" {
-		o.str("launch", v.LaunchCallID)
-	}
-	if v.Launched {
-		o.key("launched")
-		o.b = append(o.b, "true"...)
-	}
-	if v.LogStartMs != 0 {
-		o.int("logst", v.LogStartMs)
-	}
+	o.str("type", v.SubagentType, omitEmpty)
+	o.str("launch", v.LaunchCallID, omitEmpty)
+	o.bool("launched", v.Launched)
+	o.int("logst", v.LogStartMs, omitEmpty)
 	return append(o.b, '}')
 }
 
@@ -489,14 +255,69 @@ func (o *object) key(k string) {
 	o.b = append(o.b, '"', ':')
 }
 
-func (o *object) str(k, v string) {
-	o.key(k)
-	o.b = appendString(o.b, v)
+// omitEmpty and always are a member's omitempty.
+const (
+	omitEmpty = true
+	always    = false
+)
+
+func (o *object) str(k, v string, omit bool) {
+	if v != "" || !omit {
+		o.key(k)
+		o.b = appendString(o.b, v)
+	}
 }
 
-func (o *object) int(k string, v int64) {
+func (o *object) int(k string, v int64, omit bool) {
+	if v != 0 || !omit {
+		o.key(k)
+		o.b = strconv.AppendInt(o.b, v, 10)
+	}
+}
+
+// bool and float are always omitempty in the records.
+func (o *object) bool(k string, v bool) {
+	if v {
+		o.key(k)
+		o.b = append(o.b, "true"...)
+	}
+}
+
+func (o *object) float(k string, v float64) {
+	if v != 0 {
+		o.key(k)
+		o.b = appendFloat(o.b, v)
+	}
+}
+
+// member writes a record a pointer holds; nil is left out (omitempty).
+func member[T any](o *object, k string, v *T, write func([]byte, *T) []byte) {
+	if v != nil {
+		o.key(k)
+		o.b = write(o.b, v)
+	}
+}
+
+// list writes a slice of records: nil is null, unless omitted with an
+// empty one.
+func list[T any](o *object, k string, v []T, write func([]byte, *T) []byte, omit bool) {
+	switch {
+	case len(v) == 0 && omit:
+		return
+	case v == nil:
+		o.key(k)
+		o.b = append(o.b, "null"...)
+		return
+	}
 	o.key(k)
-	o.b = strconv.AppendInt(o.b, v, 10)
+	o.b = append(o.b, '[')
+	for i := range v {
+		if i > 0 {
+			o.b = append(o.b, ',')
+		}
+		o.b = write(o.b, &v[i])
+	}
+	o.b = append(o.b, ']')
 }
 
 // appendFloat is encoding/json's float64 encoding (ES6 number form).
