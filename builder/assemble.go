@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/builder/prices"
 	"github.com/agentmap/agentmap/builder/redact"
 )
 
@@ -12,14 +13,26 @@ import (
 func (b *build) assemble(facts event.Session) *Map {
 	render := redact.NewRenderer(b.opts.PathMode, b.opts.HashKey)
 	m := &Map{Schema: Schema, nativeID: facts.NativeID}
+	// A session names a few models over thousands of requests, and a
+	// lookup matches the table's patterns: one lookup per model.
+	type priceHit struct {
+		p  prices.Price
+		ok bool
+	}
+	priceOf := map[string]priceHit{}
 	for _, n := range b.all {
 		n.lane.events++
 		if n.seq >= 0 {
 			n.lane.kept++
 		}
 		if n.ev.Kind == "llm" {
-			if p, ok := b.prices.Lookup(n.ev.Model); ok {
-				n.ev.Cost = p.Cost(n.priced)
+			hit, seen := priceOf[n.ev.Model]
+			if !seen {
+				hit.p, hit.ok = b.prices.Lookup(n.ev.Model)
+				priceOf[n.ev.Model] = hit
+			}
+			if hit.ok {
+				n.ev.Cost = hit.p.Cost(n.priced)
 			} else if n.priced.Prompt()+n.priced.Out > 0 && !slices.Contains(m.Unpriced, n.ev.Model) {
 				m.Unpriced = append(m.Unpriced, n.ev.Model)
 			}

@@ -1,8 +1,10 @@
 package builder
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -113,16 +115,21 @@ type build struct {
 	last   int64
 	timed  bool
 
-	results     map[string]int // CallID -> index of its (last) result
-	groups      map[groupKey]*llmGroup
-	launches    map[string]string // launching CallID -> lane id (KindLane)
-	calls       map[string]*node  // CallID -> call node (continuations map to their root)
+	results     map[string]int         // CallID -> index of its (last) result
+	groups      map[groupKey]*llmGroup // into groupBlock
+	launches    map[string]string      // launching CallID -> lane id (KindLane)
+	calls       map[string]*node       // CallID -> call node (continuations map to their root)
 	repoInfo    map[string]event.Repo
 	hasResults  bool
 	sorted      []*node // every node, in map order (inner markers included)
 	kept        []*node // map events kept under the cap, seq order
 	all         []*node // every map event, map order
 	prCreations []*node
+
+	groupBlock []llmGroup
+	nodeBlock  []node  // see newNode
+	nodeHint   int     // the nodes the lane walk makes, at most: see index
+	int64Block []int64 // see int64p
 }
 
 type groupKey struct{ agent, id string }
@@ -131,6 +138,7 @@ type groupKey struct{ agent, id string }
 type lane struct {
 	id    string
 	rank  int
+	recs  []int   // input indexes of the lane's records, in order
 	nodes []*node // primary nodes in lane order; follow-ups hang off them
 	// lastActivity is the input index of the lane's last llm or user
 	// record (a call before it was never answered).
@@ -155,28 +163,42 @@ func newBuild(events []event.Event, opts Options) *build {
 	b := &build{
 		in: events, opts: opts, prices: prices.Default().With(opts.Prices),
 		laneIdx:  map[string]*lane{},
-		results:  map[string]int{},
-		groups:   map[groupKey]*llmGroup{},
 		launches: map[string]string{},
-		calls:    map[string]*node{},
 		repoInfo: map[string]event.Repo{},
 	}
 	ids := []string{}
+	results, llms, calls := 0, 0, 0
 	for i := range events {
 		e := &events[i]
-		if e.Kind == event.KindSession {
+		switch e.Kind {
+		case event.KindSession:
 			continue
+		case event.KindResult:
+			results++
+		case event.KindLLM:
+			llms++
+		case event.KindCall:
+			calls++
 		}
-		if _, ok := b.laneIdx[e.Agent]; !ok {
-			b.laneIdx[e.Agent] = &lane{id: e.Agent, lastActivity: -1}
+		l := b.laneIdx[e.Agent]
+		if l == nil {
+			l = &lane{id: e.Agent, lastActivity: -1}
+			b.laneIdx[e.Agent] = l
 			if e.Agent != "" {
 				ids = append(ids, e.Agent)
 			}
 		}
+		l.recs = append(l.recs, i)
 	}
 	if _, ok := b.laneIdx[""]; !ok {
 		b.laneIdx[""] = &lane{lastActivity: -1}
 	}
+	// Sized up front: a long session would otherwise grow each map many
+	// times over. groupBlock never grows, so pointers into it stay valid.
+	b.results = make(map[string]int, results)
+	b.groups = make(map[groupKey]*llmGroup, llms)
+	b.groupBlock = make([]llmGroup, 0, llms)
+	b.calls = make(map[string]*node, calls)
 	sort.Strings(ids)
 	b.lanes = append(b.lanes, b.laneIdx[""])
 	for _, id := range ids {
@@ -213,13 +235,8 @@ func (b *build) fillTimes() {
 		return
 	}
 	b.base, b.last = first, last
-	byLane := map[string][]int{}
-	for i := range b.in {
-		if b.in[i].Kind != event.KindSession { // not a lane record
-			byLane[b.in[i].Agent] = append(byLane[b.in[i].Agent], i)
-		}
-	}
-	for _, idx := range byLane {
+	for _, l := range b.lanes {
+		idx := l.recs
 		carry := int64(0)
 		for _, i := range idx {
 			if t := b.in[i].T; t > 0 {
@@ -254,18 +271,28 @@ func (b *build) index() {
 	for i := range b.in {
 		e := &b.in[i]
 		switch e.Kind {
+		case event.KindRepo, event.KindModel, event.KindUser, event.KindCall, event.KindError,
+			event.KindCompaction, event.KindTurnEnd:
+			b.nodeHint++ // a record the lane walk may make a node of
+		}
+		switch e.Kind {
 		case event.KindResult:
 			if e.Result != nil && e.Result.CallID != "" {
 				b.results[e.Result.CallID] = i
 				b.hasResults = true
 			}
 		case event.KindLLM:
+			if e.LLM != nil && e.LLM.MsgID == "" {
+				b.nodeHint++
+			}
 			if e.LLM != nil && e.LLM.MsgID != "" {
 				k := groupKey{e.Agent, e.LLM.MsgID}
 				g := b.groups[k]
 				if g == nil {
-					g = &llmGroup{first: i}
+					b.groupBlock = append(b.groupBlock, llmGroup{first: i})
+					g = &b.groupBlock[len(b.groupBlock)-1]
 					b.groups[k] = g
+					b.nodeHint++
 				}
 				g.add(i, e)
 			}
@@ -311,8 +338,8 @@ func (b *build) order() {
 		rank int
 		ord  int
 	}
-	var flat []keyed
 	b.rebase()
+	flat := make([]keyed, 0, len(b.in))
 	for _, l := range b.lanes {
 		ord := 0
 		for _, n := range l.nodes {
@@ -324,15 +351,15 @@ func (b *build) order() {
 			}
 		}
 	}
-	sort.SliceStable(flat, func(i, j int) bool {
-		a, c := flat[i], flat[j]
+	// (t, rank, ord) is unique: a plain sort gives the stable order.
+	slices.SortFunc(flat, func(a, c keyed) int {
 		if a.n.ev.T != c.n.ev.T {
-			return a.n.ev.T < c.n.ev.T
+			return cmp.Compare(a.n.ev.T, c.n.ev.T)
 		}
 		if a.rank != c.rank {
-			return a.rank < c.rank
+			return cmp.Compare(a.rank, c.rank)
 		}
-		return a.ord < c.ord
+		return cmp.Compare(a.ord, c.ord)
 	})
 	b.sorted = make([]*node, len(flat))
 	for i, k := range flat {

@@ -17,8 +17,7 @@ func (b *build) complete(n *node) {
 		n.ev.Err = r.Err
 		n.ev.ErrClass = r.ErrClass
 		n.ev.ExitCode = r.ExitCode
-		out := r.OutBytes
-		n.ev.OutBytes = &out
+		n.ev.OutBytes = b.int64p(r.OutBytes)
 		n.setDur(b.duration(n.idx, ri, r))
 		n.child = r.Child
 		n.addTargets(r.Targets)
@@ -38,7 +37,7 @@ func (b *build) complete(n *node) {
 		if n.ev.OutBytes != nil {
 			out += *n.ev.OutBytes
 		}
-		n.ev.OutBytes = &out
+		n.ev.OutBytes = b.int64p(out)
 		if r.ExitCode != nil || r.Err {
 			n.ev.Err, n.ev.ErrClass, n.ev.ExitCode = r.Err, r.ErrClass, r.ExitCode
 		}
@@ -96,17 +95,13 @@ func (n *node) addTargets(ts []event.Target) {
 // the call to its result when both are known.
 func (b *build) duration(callIdx, resIdx int, r *event.Result) *int64 {
 	if r.DurMs > 0 {
-		d := r.DurMs
-		return &d
+		return b.int64p(r.DurMs)
 	}
 	if !b.timed || b.in[callIdx].T <= 0 || b.in[resIdx].T <= 0 {
 		return nil
 	}
 	d := b.filled[resIdx] - b.filled[callIdx]
-	if d < 0 {
-		d = 0
-	}
-	return &d
+	return b.int64p(max(d, 0))
 }
 
 func (n *node) setDur(d *int64) {

@@ -123,18 +123,23 @@ func toGeneric(v any) (any, error) {
 	return out, nil
 }
 
-// writeFloatValue writes a float64 decoded from JSON: integral values were
-// integers in the JSON text (our producer never writes "2.0").
+// writeFloatValue writes a float64 decoded from JSON: see appendFloatValue.
 func writeFloatValue(buf *bytes.Buffer, f float64) error {
+	b, err := appendFloatValue(buf.AvailableBuffer(), f)
+	buf.Write(b)
+	return err
+}
+
+// appendFloatValue appends a float64 decoded from JSON: integral values were
+// integers in the JSON text (our producer never writes "2.0").
+func appendFloatValue(dst []byte, f float64) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return fmt.Errorf("canonical json: non-finite number")
+		return dst, fmt.Errorf("canonical json: non-finite number")
 	}
 	if f == math.Trunc(f) && math.Abs(f) < 1e16 {
-		buf.WriteString(strconv.FormatInt(int64(f), 10))
-		return nil
+		return strconv.AppendInt(dst, int64(f), 10), nil
 	}
-	buf.WriteString(pythonFloat(f))
-	return nil
+	return appendPythonFloat(dst, f), nil
 }
 
 func writeNumber(buf *bytes.Buffer, n json.Number) error {
@@ -155,76 +160,94 @@ func writeNumber(buf *bytes.Buffer, n json.Number) error {
 	return nil
 }
 
-// pythonFloat formats f as Python's repr: the shortest digits that round-trip,
-// positional notation for decimal exponents -5 < x < 16 (always with a
-// fractional part), scientific otherwise with a signed exponent of at least
-// two digits ("1e-05", "1.5e+16").
-func pythonFloat(f float64) string {
+// pythonFloat formats f as Python's repr: see appendPythonFloat.
+func pythonFloat(f float64) string { return string(appendPythonFloat(nil, f)) }
+
+// appendPythonFloat appends f as Python's repr: the shortest digits that
+// round-trip, positional notation for decimal exponents -5 < x < 16 (always
+// with a fractional part), scientific otherwise with a signed exponent of at
+// least two digits ("1e-05", "1.5e+16"). Costs are floats on every request,
+// so it allocates nothing beyond dst.
+func appendPythonFloat(dst []byte, f float64) []byte {
 	if f == 0 {
 		if math.Signbit(f) {
-			return "-0.0"
+			return append(dst, "-0.0"...)
 		}
-		return "0.0"
+		return append(dst, "0.0"...)
 	}
-	s := strconv.FormatFloat(f, 'e', -1, 64) // -d.ddde±XX
-	neg := false
+	var tmp [32]byte
+	s := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64) // -d.ddde±XX
 	if s[0] == '-' {
-		neg = true
+		dst = append(dst, '-')
 		s = s[1:]
 	}
-	epos := strings.IndexByte(s, 'e')
+	epos := bytes.IndexByte(s, 'e')
 	mant, expStr := s[:epos], s[epos+1:]
-	exp, _ := strconv.Atoi(expStr)
-	digits := strings.Replace(mant, ".", "", 1)
-	var out strings.Builder
-	if neg {
-		out.WriteByte('-')
+	exp := 0
+	for _, c := range expStr[1:] {
+		exp = exp*10 + int(c-'0')
+	}
+	if expStr[0] == '-' {
+		exp = -exp
+	}
+	// The digits without the point: the first, then those after '.'.
+	var digitBuf [24]byte
+	digits := append(digitBuf[:0], mant[0])
+	if len(mant) > 2 {
+		digits = append(digits, mant[2:]...)
 	}
 	if exp < -4 || exp >= 16 {
-		out.WriteByte(digits[0])
+		dst = append(dst, digits[0])
 		if len(digits) > 1 {
-			out.WriteByte('.')
-			out.WriteString(digits[1:])
+			dst = append(dst, '.')
+			dst = append(dst, digits[1:]...)
 		}
-		out.WriteByte('e')
+		dst = append(dst, 'e')
 		if exp < 0 {
-			out.WriteByte('-')
+			dst = append(dst, '-')
 			exp = -exp
 		} else {
-			out.WriteByte('+')
+			dst = append(dst, '+')
 		}
 		if exp < 10 {
-			out.WriteByte('0')
+			dst = append(dst, '0')
 		}
-		out.WriteString(strconv.Itoa(exp))
-		return out.String()
+		return strconv.AppendInt(dst, int64(exp), 10)
 	}
 	if exp < 0 {
-		out.WriteString("0.")
-		out.WriteString(strings.Repeat("0", -exp-1))
-		out.WriteString(digits)
-		return out.String()
+		dst = append(dst, "0."...)
+		for range -exp - 1 {
+			dst = append(dst, '0')
+		}
+		return append(dst, digits...)
 	}
 	intLen := exp + 1
 	if len(digits) <= intLen {
-		out.WriteString(digits)
-		out.WriteString(strings.Repeat("0", intLen-len(digits)))
-		out.WriteString(".0")
-		return out.String()
+		dst = append(dst, digits...)
+		for range intLen - len(digits) {
+			dst = append(dst, '0')
+		}
+		return append(dst, ".0"...)
 	}
-	out.WriteString(digits[:intLen])
-	out.WriteByte('.')
-	out.WriteString(digits[intLen:])
-	return out.String()
+	dst = append(dst, digits[:intLen]...)
+	dst = append(dst, '.')
+	return append(dst, digits[intLen:]...)
 }
 
 const hexDigits = "0123456789abcdef"
 
-// writeString escapes like Python's json with ensure_ascii=False: quote,
-// backslash and C0 controls only (\u2028 and DEL stay raw). Invalid UTF-8
-// becomes U+FFFD, as Python could not hold it in a str.
+// writeString escapes like Python's json with ensure_ascii=False: see
+// appendString.
 func writeString(buf *bytes.Buffer, s string) {
-	buf.WriteByte('"')
+	buf.Write(appendString(buf.AvailableBuffer(), s))
+}
+
+// appendString appends s as a JSON string, escaped like Python's json with
+// ensure_ascii=False: quote, backslash and C0 controls only (\u2028 and DEL
+// stay raw). Invalid UTF-8 becomes U+FFFD, as Python could not hold it in a
+// str.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -233,26 +256,25 @@ func writeString(buf *bytes.Buffer, s string) {
 				i++
 				continue
 			}
-			buf.WriteString(s[start:i])
+			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"':
-				buf.WriteString(`\"`)
+				dst = append(dst, `\"`...)
 			case '\\':
-				buf.WriteString(`\\`)
+				dst = append(dst, `\\`...)
 			case '\n':
-				buf.WriteString(`\n`)
+				dst = append(dst, `\n`...)
 			case '\r':
-				buf.WriteString(`\r`)
+				dst = append(dst, `\r`...)
 			case '\t':
-				buf.WriteString(`\t`)
+				dst = append(dst, `\t`...)
 			case '\b':
-				buf.WriteString(`\b`)
+				dst = append(dst, `\b`...)
 			case '\f':
-				buf.WriteString(`\f`)
+				dst = append(dst, `\f`...)
 			default:
-				buf.WriteString(`\u00`)
-				buf.WriteByte(hexDigits[c>>4])
-				buf.WriteByte(hexDigits[c&0xf])
+				dst = append(dst, `\u00`...)
+				dst = append(dst, hexDigits[c>>4], hexDigits[c&0xf])
 			}
 			i++
 			start = i
@@ -260,14 +282,14 @@ func writeString(buf *bytes.Buffer, s string) {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			buf.WriteString(s[start:i])
-			buf.WriteString("\uFFFD")
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\uFFFD"...)
 			i++
 			start = i
 			continue
 		}
 		i += size
 	}
-	buf.WriteString(s[start:])
-	buf.WriteByte('"')
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }

@@ -13,16 +13,8 @@ const unknownModel = "unknown"
 // model requests, calls paired with their results and the confirmed
 // outputs that follow them.
 func (b *build) walkLanes() {
-	byLane := make(map[*lane][]int, len(b.lanes))
-	for i := range b.in {
-		if b.in[i].Kind == event.KindSession {
-			continue
-		}
-		l := b.laneIdx[b.in[i].Agent]
-		byLane[l] = append(byLane[l], i)
-	}
 	for _, l := range b.lanes {
-		b.walkLane(l, byLane[l])
+		b.walkLane(l, l.recs)
 	}
 	b.clientTotals()
 	for _, l := range b.lanes {
@@ -51,7 +43,7 @@ func (b *build) walkLane(l *lane, idx []int) {
 			return
 		}
 		if cur != "" {
-			add(&node{idx: i, ev: Event{Kind: "model_switch", T: b.t(i), From: cur, To: model, Model: model}})
+			add(b.newNode(node{idx: i, ev: Event{Kind: "model_switch", T: b.t(i), From: cur, To: model, Model: model}}))
 		}
 		cur = model
 	}
@@ -61,10 +53,10 @@ func (b *build) walkLane(l *lane, idx []int) {
 		switch e.Kind {
 		case event.KindRepo:
 			if e.Repo != nil && e.Repo.Key != "" {
-				add(&node{idx: i, inner: "repo", repoKey: e.Repo.Key, ev: Event{T: t}})
+				add(b.newNode(node{idx: i, inner: "repo", repoKey: e.Repo.Key, ev: Event{T: t}}))
 			}
 		case event.KindTurnEnd:
-			add(&node{idx: i, inner: "turn_end", ev: Event{T: t}})
+			add(b.newNode(node{idx: i, inner: "turn_end", ev: Event{T: t}}))
 		case event.KindModel:
 			switchTo(i, e.Model)
 		case event.KindUser:
@@ -74,8 +66,8 @@ func (b *build) walkLane(l *lane, idx []int) {
 			if l.id != "" || e.User == nil {
 				continue
 			}
-			add(&node{idx: i, ev: Event{Kind: "user", T: t,
-				Chars: e.User.Chars, Images: e.User.Images, URLs: e.User.URLs}})
+			add(b.newNode(node{idx: i, ev: Event{Kind: "user", T: t,
+				Chars: e.User.Chars, Images: e.User.Images, URLs: e.User.URLs}}))
 		case event.KindLLM:
 			if e.LLM != nil && e.LLM.Side != "" {
 				// A side request is billed but not part of the lane's
@@ -127,7 +119,7 @@ func (b *build) walkLane(l *lane, idx []int) {
 				root.conts = append(root.conts, i)
 				continue
 			}
-			n := add(callNode(i, t, e.Call))
+			n := add(b.callNode(i, t, e.Call))
 			if e.Call.ID != "" {
 				if _, dup := b.calls[e.Call.ID]; !dup {
 					b.calls[e.Call.ID] = n
@@ -137,9 +129,9 @@ func (b *build) walkLane(l *lane, idx []int) {
 			if e.Error == nil {
 				continue
 			}
-			n := add(&node{idx: i, ev: Event{Kind: "error", T: t, Err: true,
+			n := add(b.newNode(node{idx: i, ev: Event{Kind: "error", T: t, Err: true,
 				Source: e.Error.Source, ErrClass: e.Error.Class, Hook: e.Error.Hook,
-				HookEvent: e.Error.HookEvent, SrcUUID: e.Error.SrcUUID, Retry: e.Error.Retry}})
+				HookEvent: e.Error.HookEvent, SrcUUID: e.Error.SrcUUID, Retry: e.Error.Retry}}))
 			if n.ev.ErrClass == "" {
 				// The error-event classes have no "other": a failed hook
 				// is a hook_error, anything else a generic api_error.
@@ -153,8 +145,8 @@ func (b *build) walkLane(l *lane, idx []int) {
 			if e.Compact == nil {
 				continue
 			}
-			add(&node{idx: i, ev: Event{Kind: "compaction", T: t, Trigger: e.Compact.Trigger,
-				PreTokens: e.Compact.PreTokens, PostTokens: e.Compact.PostTokens, Ms: e.Compact.Ms}})
+			add(b.newNode(node{idx: i, ev: Event{Kind: "compaction", T: t, Trigger: e.Compact.Trigger,
+				PreTokens: e.Compact.PreTokens, PostTokens: e.Compact.PostTokens, Ms: e.Compact.Ms}}))
 		}
 	}
 }
@@ -172,23 +164,23 @@ func (b *build) llmNode(i int, e *event.Event) *node {
 		g.add(i, e)
 	}
 	u := g.usage
-	n := &node{idx: i, ev: Event{Kind: "llm", T: b.t(i), Model: g.model,
+	n := b.newNode(node{idx: i, ev: Event{Kind: "llm", T: b.t(i), Model: g.model,
 		In: u.In, CW: u.CW, CR: u.CR, Out: u.Out, Stop: g.stop, Thinking: g.thinking,
-		ToolCalls: g.toolCalls, TextChars: g.textChars}, priced: requestUsage(u)}
+		ToolCalls: g.toolCalls, TextChars: g.textChars}, priced: requestUsage(u)})
 	// The first record's latency: the request started when its first
 	// line's input was sent. 0 and -1 are unknown.
 	if lat := e.LLM.LatencyMs; lat > 0 {
-		n.ev.Latency = &lat
+		n.ev.Latency = b.int64p(lat)
 	}
 	return n
 }
 
-func callNode(i int, t int64, c *event.Call) *node {
+func (b *build) callNode(i int, t int64, c *event.Call) *node {
 	kind := c.Kind
 	if !isCallKind(kind) {
 		kind = "tool"
 	}
-	n := &node{idx: i, call: c, ev: Event{Kind: kind, T: t, Cat: c.Cat}}
+	n := b.newNode(node{idx: i, call: c, ev: Event{Kind: kind, T: t, Cat: c.Cat}})
 	if n.ev.Cat == "" {
 		n.ev.Cat = defaultCat(kind)
 	}

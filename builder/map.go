@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
@@ -59,6 +58,8 @@ type Map struct {
 	Unpriced []string
 
 	nativeID string
+	// canon is the canonical JSON Canonical last returned, for Gzip.
+	canon []byte
 }
 
 // Session is the map's session block.
@@ -242,70 +243,78 @@ type Event struct {
 func (m *Map) NativeID() string { return m.nativeID }
 
 // Canonical returns the canonical JSON of the map (map-decisions.md), the
-// bytes that are gzipped into the store. It (re)computes ContentHash.
+// bytes that are gzipped into the store. It (re)computes ContentHash, and
+// keeps the bytes for Gzip; they must not be modified.
 func (m *Map) Canonical() ([]byte, error) {
-	doc := m.tree()
-	delete(doc, "contentHash")
-	// Encode each top-level part once and splice the two documents (the
-	// hashed one and the written one) from the parts: they differ only in
-	// session.cliVersion and contentHash, and the events dominate the cost.
-	parts := make(map[string][]byte, len(doc)+2)
-	events, err := encodeEvents(m.Events)
+	canon, err := m.encode()
 	if err != nil {
 		return nil, err
 	}
-	parts["events"] = events
-	for k, v := range doc {
-		if k == "session" {
-			continue
-		}
-		b, err := CanonicalJSON(v)
-		if err != nil {
-			return nil, err
-		}
-		parts[k] = b
-	}
-	session := doc["session"].(map[string]any)
-	version := session["cliVersion"]
-	delete(session, "cliVersion")
-	sb, err := CanonicalJSON(session)
-	if err != nil {
-		return nil, err
-	}
-	parts["session"] = sb
-	sum := sha256.Sum256(spliceObject(parts))
-	m.ContentHash = hex.EncodeToString(sum[:])
-	session["cliVersion"] = version
-	if parts["session"], err = CanonicalJSON(session); err != nil {
-		return nil, err
-	}
-	parts["contentHash"], _ = CanonicalJSON(m.ContentHash)
-	return spliceObject(parts), nil
+	m.canon = canon
+	return canon, nil
 }
 
-// spliceObject writes a canonical object from already canonical values.
-func spliceObject(parts map[string][]byte) []byte {
-	keys := make([]string, 0, len(parts))
-	size := 2
-	for k, v := range parts {
-		keys = append(keys, k)
-		size += len(k) + len(v) + 4
-	}
-	sort.Strings(keys)
-	var buf bytes.Buffer
-	buf.Grow(size)
-	buf.WriteByte('{')
-	for i, k := range keys {
-		if i > 0 {
-			buf.WriteByte(',')
+// encode writes the hashed document (no contentHash, no
+// session.cliVersion) into a pooled buffer, hashes it, then appends the
+// full session there and assembles the written document from the pieces
+// into one allocation of its exact size: each part is encoded once, and
+// the events dominate the cost.
+func (m *Map) encode() ([]byte, error) {
+	sp := scratchBufs.Get().(*[]byte)
+	w := jsonAppender{b: (*sp)[:0]}
+	defer func() {
+		if cap(w.b) <= maxPooledScratch {
+			*sp = w.b
+			scratchBufs.Put(sp)
 		}
-		writeString(&buf, k)
-		buf.WriteByte(':')
-		buf.Write(parts[k])
+	}()
+	w.raw(`{"agents":`)
+	appendAgents(&w, m.Agents)
+	hashAt := len(w.b)
+	w.raw(`,"events":`)
+	appendEvents(&w, m.Events)
+	w.raw(`,"files":`)
+	appendFiles(&w, m.Files)
+	w.raw(`,"prs":`)
+	appendPRs(&w, m.PRs)
+	w.raw(`,"repos":`)
+	appendRepos(&w, m.Repos)
+	w.str(`,"schema":`, m.Schema)
+	w.raw(`,"session":`)
+	sessionAt := len(w.b)
+	appendSession(&w, &m.Session, false)
+	sessionEnd := len(w.b)
+	if m.Tasks != nil {
+		w.raw(`,"tasks":`)
+		appendTasks(&w, m.Tasks)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes()
+	w.raw(`,"totals":`)
+	appendTotals(&w, &m.Totals)
+	w.raw(`}`)
+	if w.err != nil {
+		return nil, w.err
+	}
+	hashed := len(w.b)
+	sum := sha256.Sum256(w.b)
+	m.ContentHash = hex.EncodeToString(sum[:])
+	appendSession(&w, &m.Session, true)
+	full := w.b[hashed:]
+	const hashKey = `,"contentHash":`
+	out := make([]byte, 0, hashed-(sessionEnd-sessionAt)+len(full)+len(hashKey)+len(m.ContentHash)+2)
+	out = append(out, w.b[:hashAt]...)
+	out = append(out, hashKey...)
+	out = appendString(out, m.ContentHash)
+	out = append(out, w.b[hashAt:sessionAt]...)
+	out = append(out, full...)
+	out = append(out, w.b[sessionEnd:hashed]...)
+	return out, nil
 }
+
+// scratchBufs holds the buffers maps are encoded in; one larger than
+// maxPooledScratch (a huge map) is left to the collector.
+var scratchBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledScratch = 64 << 20
 
 // MarshalJSON writes the canonical form, so encoding/json users get the
 // same bytes as the store.
@@ -315,11 +324,19 @@ func (m *Map) MarshalJSON() ([]byte, error) { return m.Canonical() }
 // modification time, a fixed level. The compressor is klauspost/compress's
 // (several times faster than compress/flate at this level), its writers
 // pooled: a catch-up gzips thousands of maps.
+//
+// The bytes are those Canonical last returned (Build computes them), so a
+// map is encoded once: a caller that changes a built map calls Canonical
+// again before Gzip.
 func (m *Map) Gzip() ([]byte, error) {
-	canon, err := m.Canonical()
-	if err != nil {
-		return nil, err
+	canon := m.canon
+	if canon == nil {
+		var err error
+		if canon, err = m.Canonical(); err != nil {
+			return nil, err
+		}
 	}
+	var err error
 	buf := bytes.NewBuffer(make([]byte, 0, len(canon)/4+64))
 	zw, _ := gzipWriters.Get().(*gzip.Writer)
 	if zw == nil {

@@ -70,3 +70,31 @@ func (g *llmGroup) add(i int, e *event.Event) {
 		g.stop = l.Stop
 	}
 }
+
+// Nodes, and the int64s events point at, are allocated in blocks: a map
+// has a node per event, and a catch-up builds thousands of maps. The first
+// node block holds what index counted (model switches aside), the int64
+// blocks start small; later blocks double.
+const maxBlock = 512
+
+func (b *build) newNode(n node) *node {
+	if len(b.nodeBlock) == cap(b.nodeBlock) {
+		size := min(2*cap(b.nodeBlock), maxBlock)
+		if b.nodeBlock == nil {
+			size = b.nodeHint
+		}
+		b.nodeBlock = make([]node, 0, max(size, 8))
+	}
+	b.nodeBlock = append(b.nodeBlock, n)
+	return &b.nodeBlock[len(b.nodeBlock)-1]
+}
+
+// int64p returns a pointer to a copy of v. The block stays alive with any
+// map event that points into it.
+func (b *build) int64p(v int64) *int64 {
+	if len(b.int64Block) == cap(b.int64Block) {
+		b.int64Block = make([]int64, 0, min(max(2*cap(b.int64Block), 16), 4*maxBlock))
+	}
+	b.int64Block = append(b.int64Block, v)
+	return &b.int64Block[len(b.int64Block)-1]
+}

@@ -201,6 +201,7 @@ func (d *Daemon) load() error {
 // Everything is flushed at the end, quiet or not: nothing more will be
 // read, and a later run re-flushes a session that grows.
 func (d *Daemon) once(ctx context.Context) error {
+	defer paceGC(catchUpHeadroom)()
 	files := watchers.Scan(d.roots)
 	for _, f := range files {
 		if s := d.byPath[f.Path]; s != nil && s.Form == watchers.FormLines && !s.Missing {

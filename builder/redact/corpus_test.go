@@ -158,13 +158,25 @@ func TestCorpusShellVerbs(t *testing.T) {
 	}
 }
 
+// BenchmarkParseShellCorpus runs every command string of the corpus, with
+// the simple-line split and with every line through the shell parser.
 func BenchmarkParseShellCorpus(b *testing.B) {
 	scripts, _ := corpusCommands(b)
 	if len(scripts) == 0 {
 		b.Skip("no commands")
 	}
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		ParseShell(scripts[i%len(scripts)])
+	for _, split := range []bool{true, false} {
+		name := "split"
+		if !split {
+			name = "parser"
+		}
+		b.Run(name, func(b *testing.B) {
+			simpleFastPath = split
+			defer func() { simpleFastPath = true }()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				ParseShell(scripts[i%len(scripts)])
+			}
+		})
 	}
 }

@@ -120,6 +120,14 @@ func (w *walker) script(src string) {
 	}
 	w.depth++
 	defer func() { w.depth-- }()
+	if simpleFastPath {
+		if cmds, ok := simpleCommands(src); ok {
+			for _, args := range cmds {
+				w.command(args)
+			}
+			return
+		}
+	}
 	f, ok := parse(src)
 	if !ok {
 		w.fallback(src)

@@ -734,6 +734,11 @@ func StringLen(raw []byte) (nbytes, nrunes int, ok bool) {
 				return nbytes, nrunes, false
 			}
 			if s[i+1] != 'u' {
+				switch s[i+1] {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				default:
+					return nbytes, nrunes, false
+				}
 				nbytes++
 				nrunes++
 				i += 2

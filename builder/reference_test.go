@@ -2,19 +2,88 @@ package builder
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"sort"
 	"strconv"
 )
 
-// The tree functions decide which fields of the Map are written: the format
-// page's fields for each part and each event kind, null only where the page
-// shows null (agents[].parent of main, session.parentSessionId), optional
-// fields omitted when absent.
+// The reference encoder: how maps were encoded before the list parts were
+// appended by hand, kept to check the hand-written encoder against (see
+// TestEncodeMatchesReference).
 
-func (m *Map) tree() map[string]any {
+// referenceCanonical is the general encoding of a map: its document as a
+// tree of maps through CanonicalJSON (events through a sorted field list),
+// the parts spliced. The encoder by hand must give the same bytes.
+func referenceCanonical(m *Map) ([]byte, error) {
+	doc := referenceTree(m)
+	delete(doc, "contentHash")
+	// Encode each top-level part once and splice the two documents (the
+	// hashed one and the written one) from the parts: they differ only in
+	// session.cliVersion and contentHash, and the events dominate the cost.
+	parts := make(map[string][]byte, len(doc)+2)
+	events, err := encodeEvents(m.Events)
+	if err != nil {
+		return nil, err
+	}
+	parts["events"] = events
+	for k, v := range doc {
+		if k == "session" {
+			continue
+		}
+		b, err := CanonicalJSON(v)
+		if err != nil {
+			return nil, err
+		}
+		parts[k] = b
+	}
+	session := doc["session"].(map[string]any)
+	version := session["cliVersion"]
+	delete(session, "cliVersion")
+	sb, err := CanonicalJSON(session)
+	if err != nil {
+		return nil, err
+	}
+	parts["session"] = sb
+	sum := sha256.Sum256(spliceObject(parts))
+	m.ContentHash = hex.EncodeToString(sum[:])
+	session["cliVersion"] = version
+	if parts["session"], err = CanonicalJSON(session); err != nil {
+		return nil, err
+	}
+	parts["contentHash"], _ = CanonicalJSON(m.ContentHash)
+	return spliceObject(parts), nil
+}
+
+// spliceObject writes a canonical object from already canonical values.
+func spliceObject(parts map[string][]byte) []byte {
+	keys := make([]string, 0, len(parts))
+	size := 2
+	for k, v := range parts {
+		keys = append(keys, k)
+		size += len(k) + len(v) + 4
+	}
+	sort.Strings(keys)
+	var buf bytes.Buffer
+	buf.Grow(size)
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		writeString(&buf, k)
+		buf.WriteByte(':')
+		buf.Write(parts[k])
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+func referenceTree(m *Map) map[string]any {
 	doc := map[string]any{
 		"schema":  m.Schema,
-		"session": m.Session.tree(),
-		"totals":  m.Totals.tree(),
+		"session": referenceSession(&m.Session),
+		"totals":  referenceTotals(&m.Totals),
 	}
 	if m.ContentHash != "" {
 		doc["contentHash"] = m.ContentHash
@@ -40,7 +109,7 @@ func (m *Map) tree() map[string]any {
 	doc["files"] = files
 	agents := make([]any, len(m.Agents))
 	for i, a := range m.Agents {
-		agents[i] = a.tree()
+		agents[i] = referenceAgent(&a)
 	}
 	doc["agents"] = agents
 	if m.Tasks != nil {
@@ -65,55 +134,7 @@ func (m *Map) tree() map[string]any {
 	return doc
 }
 
-func (s *Session) tree() map[string]any {
-	models := make([]any, len(s.Models))
-	for i, m := range s.Models {
-		models[i] = m
-	}
-	o := map[string]any{
-		"id": s.ID, "agentTool": s.AgentTool, "cliVersion": s.CLIVersion,
-		"durationMs": s.DurationMs, "models": models, "pathMode": s.PathMode,
-		"truncated": s.Truncated, "outcome": s.Outcome, "role": s.Role,
-		"parentSessionId": nil,
-	}
-	if s.StartedAt != "" {
-		o["startedAt"] = s.StartedAt
-	}
-	if s.ParentSessionID != "" {
-		o["parentSessionId"] = s.ParentSessionID
-	}
-	return o
-}
-
-func (t *Totals) tree() map[string]any {
-	byClass := make(map[string]any, len(t.ErrorsByClass))
-	for k, v := range t.ErrorsByClass {
-		byClass[k] = v
-	}
-	return map[string]any{
-		"calls": t.Calls, "requests": t.Requests, "userTurns": t.UserTurns,
-		"subagents": t.Subagents, "errors": t.Errors, "tokens": t.Tokens,
-		"costUsd":      t.CostUSD,
-		"filesTouched": t.FilesTouched, "filesCreated": t.FilesCreated, "filesDeleted": t.FilesDeleted,
-		"errorsBySource": map[string]any{
-			"tool": t.ErrorsBySource.Tool, "mcp": t.ErrorsBySource.MCP, "llm": t.ErrorsBySource.LLM,
-			"hook": t.ErrorsBySource.Hook, "orchestration": t.ErrorsBySource.Orchestration,
-		},
-		"errorsByClass": byClass,
-		"retries":       t.Retries, "delays": t.Delays, "delayMs": t.DelayMs,
-		"maxContext": t.MaxContext, "compactions": t.Compactions,
-		"llmLatencyP50": t.LLMLatencyP50, "llmLatencyP95": t.LLMLatencyP95,
-		"outputTokens": t.OutputTokens, "tasks": t.Tasks,
-		"prsCreated": t.PRsCreated, "prsMerged": t.PRsMerged, "prsClosed": t.PRsClosed,
-		"prComments": t.PRComments, "commits": t.Commits,
-		"ticketsCreated": t.TicketsCreated, "ticketsUpdated": t.TicketsUpdated,
-		"artifacts": t.Artifacts, "skillsCreated": t.SkillsCreated, "skillsUpdated": t.SkillsUpdated,
-		"modelSwitches": t.ModelSwitches,
-		"promptChars":   t.PromptChars, "promptImages": t.PromptImages, "promptUrls": t.PromptURLs,
-	}
-}
-
-func (a *Agent) tree() map[string]any {
+func referenceAgent(a *Agent) map[string]any {
 	o := map[string]any{
 		"id": a.ID, "parent": nil, "kind": a.Kind, "start": a.Start, "end": a.End,
 		"calls": a.Calls, "requests": a.Requests, "tokens": a.Tokens, "cost": a.Cost,
@@ -332,8 +353,127 @@ func (e *Event) outAndDur(o *fieldList) {
 	}
 }
 
-func setStr(o map[string]any, key, v string) {
+// fieldList writes one canonical JSON object without building a map: the
+// fields are collected in any order, sorted by key (a handful per object)
+// and written. Events are by far the largest part of a map, so they are
+// encoded this way; the result is byte-identical to CanonicalJSON.
+type fieldList struct {
+	fs []field
+}
+
+type field struct {
+	key  string
+	kind byte // 'i' int, 's' string, 'b' bool, 'f' float, 'r' raw canonical JSON
+	i    int64
+	s    string
+	raw  []byte
+	f    float64
+}
+
+func (l *fieldList) reset() { l.fs = l.fs[:0] }
+
+func (l *fieldList) int(k string, v int64) { l.fs = append(l.fs, field{key: k, kind: 'i', i: v}) }
+func (l *fieldList) str(k, v string)       { l.fs = append(l.fs, field{key: k, kind: 's', s: v}) }
+func (l *fieldList) float(k string, v float64) {
+	l.fs = append(l.fs, field{key: k, kind: 'f', f: v})
+}
+func (l *fieldList) raw(k string, v []byte) { l.fs = append(l.fs, field{key: k, kind: 'r', raw: v}) }
+func (l *fieldList) bool(k string, v bool) {
+	var i int64
+	if v {
+		i = 1
+	}
+	l.fs = append(l.fs, field{key: k, kind: 'b', i: i})
+}
+
+// optStr adds a string field only when it is not empty.
+func (l *fieldList) optStr(k, v string) {
 	if v != "" {
-		o[key] = v
+		l.str(k, v)
+	}
+}
+
+func (l *fieldList) write(buf *bytes.Buffer) error {
+	fs := l.fs
+	for i := 1; i < len(fs); i++ { // insertion sort: few fields, no allocation
+		for j := i; j > 0 && fs[j].key < fs[j-1].key; j-- {
+			fs[j], fs[j-1] = fs[j-1], fs[j]
+		}
+	}
+	buf.WriteByte('{')
+	for i, f := range fs {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		writeString(buf, f.key)
+		buf.WriteByte(':')
+		switch f.kind {
+		case 'i':
+			buf.WriteString(strconv.FormatInt(f.i, 10))
+		case 's':
+			writeString(buf, f.s)
+		case 'b':
+			if f.i == 1 {
+				buf.WriteString("true")
+			} else {
+				buf.WriteString("false")
+			}
+		case 'f':
+			if err := writeFloatValue(buf, f.f); err != nil {
+				return err
+			}
+		case 'r':
+			buf.Write(f.raw)
+		}
+	}
+	buf.WriteByte('}')
+	return nil
+}
+
+func referenceSession(s *Session) map[string]any {
+	models := make([]any, len(s.Models))
+	for i, m := range s.Models {
+		models[i] = m
+	}
+	o := map[string]any{
+		"id": s.ID, "agentTool": s.AgentTool, "cliVersion": s.CLIVersion,
+		"durationMs": s.DurationMs, "models": models, "pathMode": s.PathMode,
+		"truncated": s.Truncated, "outcome": s.Outcome, "role": s.Role,
+		"parentSessionId": nil,
+	}
+	if s.StartedAt != "" {
+		o["startedAt"] = s.StartedAt
+	}
+	if s.ParentSessionID != "" {
+		o["parentSessionId"] = s.ParentSessionID
+	}
+	return o
+}
+
+func referenceTotals(t *Totals) map[string]any {
+	byClass := make(map[string]any, len(t.ErrorsByClass))
+	for k, v := range t.ErrorsByClass {
+		byClass[k] = v
+	}
+	return map[string]any{
+		"calls": t.Calls, "requests": t.Requests, "userTurns": t.UserTurns,
+		"subagents": t.Subagents, "errors": t.Errors, "tokens": t.Tokens,
+		"costUsd":      t.CostUSD,
+		"filesTouched": t.FilesTouched, "filesCreated": t.FilesCreated, "filesDeleted": t.FilesDeleted,
+		"errorsBySource": map[string]any{
+			"tool": t.ErrorsBySource.Tool, "mcp": t.ErrorsBySource.MCP, "llm": t.ErrorsBySource.LLM,
+			"hook": t.ErrorsBySource.Hook, "orchestration": t.ErrorsBySource.Orchestration,
+		},
+		"errorsByClass": byClass,
+		"retries":       t.Retries, "delays": t.Delays, "delayMs": t.DelayMs,
+		"maxContext": t.MaxContext, "compactions": t.Compactions,
+		"llmLatencyP50": t.LLMLatencyP50, "llmLatencyP95": t.LLMLatencyP95,
+		"outputTokens": t.OutputTokens, "tasks": t.Tasks,
+		"prsCreated": t.PRsCreated, "prsMerged": t.PRsMerged, "prsClosed": t.PRsClosed,
+		"prComments": t.PRComments, "commits": t.Commits,
+		"ticketsCreated": t.TicketsCreated, "ticketsUpdated": t.TicketsUpdated,
+		"artifacts": t.Artifacts, "skillsCreated": t.SkillsCreated, "skillsUpdated": t.SkillsUpdated,
+		"modelSwitches": t.ModelSwitches,
+		"promptChars":   t.PromptChars, "promptImages": t.PromptImages, "promptUrls": t.PromptURLs,
 	}
 }

@@ -1,0 +1,194 @@
+package redact
+
+// Most command lines an agent runs are plain words joined by && || | and ;
+// (`cd app && go test ./...`, `git status`, `ls -la src`): for those the
+// shell parser's tree is known in advance, one call per command whose
+// arguments are the words as written, and building it costs more than the
+// rest of a log line's parsing. simpleCommands recognises exactly such
+// lines and splits them the way the parser would; anything else (quotes,
+// expansions, redirections, globs, comments, keywords, assignments in
+// front of a program, non-ASCII, a line break) goes to the parser. The
+// tests check the two agree on every command of the corpus and on
+// generated lines.
+
+// simpleFastPath is switched off by the tests to compare with the parser.
+var simpleFastPath = true
+
+// maxSimpleCommands bounds the commands of a line split here, far below
+// the chains that tooDeep sends to the fallback.
+const maxSimpleCommands = 64
+
+// simpleByte marks the bytes a word of a simple line may hold: none is
+// special to the shell parser anywhere in a word (= and # only are, at
+// places checked apart).
+var simpleByte = func() (t [256]bool) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = true
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for _, c := range "-_./:,@+%=~" {
+		t[c] = true
+	}
+	return t
+}()
+
+// commandKeywords are the words that make the parser build something other
+// than a plain call when they start a command (reserved words, and the
+// declaration and arithmetic builtins of bash).
+var commandKeywords = func() map[string]bool {
+	m := set(`declare local export readonly typeset nameref let coproc`)
+	for k := range reserved {
+		m[k] = true
+	}
+	return m
+}()
+
+// simpleCommands splits a simple line into its commands' words, or reports
+// false when the line is not simple.
+func simpleCommands(src string) ([][]word, bool) {
+	var cmds [][]word
+	var cur []word
+	end := func() bool { // a separator: the command before it must exist
+		if len(cur) == 0 || len(cmds) == maxSimpleCommands {
+			return false
+		}
+		cmds = append(cmds, cur)
+		cur = nil
+		return true
+	}
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t':
+			i++
+		case c == '&':
+			if i+1 >= len(src) || src[i+1] != '&' || !end() {
+				return nil, false // & alone puts a command in the background
+			}
+			i += 2
+		case c == '|':
+			if i+1 < len(src) && src[i+1] == '&' {
+				return nil, false // |& pipes stderr too
+			}
+			if !end() {
+				return nil, false
+			}
+			if i+1 < len(src) && src[i+1] == '|' {
+				i++
+			}
+			i++
+		case c == ';':
+			if i+1 < len(src) && src[i+1] == ';' || !end() {
+				return nil, false
+			}
+			i++
+		case simpleByte[c] || c == '\'' || c == '"':
+			wd, j, ok := simpleWord(src, i)
+			if !ok {
+				return nil, false
+			}
+			if len(cur) == 0 {
+				// The first word: unquoted, neither a keyword nor an
+				// assignment.
+				if j-i != len(wd.s) || commandKeywords[wd.s] || containsByte(wd.s, '=') {
+					return nil, false
+				}
+			}
+			if len(cur) < maxArgs {
+				cur = append(cur, wd)
+			}
+			i = j
+		default:
+			return nil, false
+		}
+	}
+	// A line ends with a command: a separator at the end is left to the
+	// parser (`a &&` is an error there, `a;` is not).
+	if len(cur) == 0 || !end() {
+		return nil, false
+	}
+	return cmds, true
+}
+
+// simpleWord reads the word at src[i:]: runs of simple bytes and quoted
+// strings that hold nothing the parser would expand ('…' anything printable
+// but the quote; "…" no $ ` \ " or !), as the parser's word would give it
+// (see toWord: a word of one unquoted literal has no tail, any other one
+// has its whole text as tail). It returns the offset after the word.
+func simpleWord(src string, i int) (word, int, bool) {
+	start, quoted := i, false
+	var b []byte // the unquoted text, once a quote is met
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case simpleByte[c]:
+			j := i
+			for j < len(src) && simpleByte[src[j]] {
+				j++
+			}
+			if quoted {
+				b = append(b, src[i:j]...)
+			}
+			i = j
+		case c == '\'' || c == '"':
+			if !quoted {
+				b = append(b, src[start:i]...)
+				quoted = true
+			}
+			j := i + 1
+			for j < len(src) && src[j] != c {
+				if !quotable(src[j], c == '"') {
+					return word{}, 0, false
+				}
+				j++
+			}
+			if j == len(src) {
+				return word{}, 0, false // unclosed
+			}
+			b = append(b, src[i+1:j]...)
+			i = j + 1
+		case c == ' ' || c == '\t' || c == '&' || c == '|' || c == ';':
+			return makeSimpleWord(src[start:i], b, quoted), i, true
+		default:
+			return word{}, 0, false
+		}
+	}
+	return makeSimpleWord(src[start:], b, quoted), i, true
+}
+
+func makeSimpleWord(raw string, unquoted []byte, quoted bool) word {
+	if !quoted {
+		return word{s: raw, text: raw, lit: true}
+	}
+	s := string(unquoted)
+	return word{s: s, text: s, lit: true, tail: s}
+}
+
+// quotable reports whether c stands for itself inside quotes: printable
+// ASCII, and in double quotes none of the bytes that expand or escape.
+func quotable(c byte, double bool) bool {
+	if c < 0x20 || c > 0x7e {
+		return false
+	}
+	if double {
+		switch c {
+		case '$', '`', '\\', '!':
+			return false
+		}
+	}
+	return true
+}
+
+func containsByte(s string, c byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return true
+		}
+	}
+	return false
+}

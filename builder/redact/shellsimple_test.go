@@ -1,0 +1,101 @@
+package redact
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// parsedOnly runs f with the simple-line split off: every line goes to the
+// shell parser.
+func parsedOnly(f func()) {
+	simpleFastPath = false
+	defer func() { simpleFastPath = true }()
+	f()
+}
+
+// sameAsParsed checks that a command line gives the same Shell with and
+// without the simple-line split, and reports whether the split took it.
+func sameAsParsed(t *testing.T, src string) bool {
+	t.Helper()
+	got := ParseShell(src)
+	var want Shell
+	parsedOnly(func() { want = ParseShell(src) })
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%q: split %+v, parser %+v", src, got, want)
+	}
+	_, simple := simpleCommands(src)
+	return simple
+}
+
+// TestSimpleLinesAgreeWithParserOnCorpus: every shell command of the corpus,
+// as a string and inside argv vectors, gives the same result either way;
+// most of them take the split.
+func TestSimpleLinesAgreeWithParserOnCorpus(t *testing.T) {
+	scripts, argvs := corpusCommands(t)
+	simple := 0
+	for _, s := range scripts {
+		if sameAsParsed(t, s) {
+			simple++
+		}
+	}
+	for _, argv := range argvs {
+		got := ParseArgv(argv)
+		var want Shell
+		parsedOnly(func() { want = ParseArgv(argv) })
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("argv of %d words: split %+v, parser %+v", len(argv), got, want)
+		}
+	}
+	t.Logf("%d of %d command strings are simple lines", simple, len(scripts))
+	if simple == 0 {
+		t.Error("no command of the corpus is a simple line")
+	}
+}
+
+// TestSimpleLinesAgreeWithParser covers what the corpus may lack: keywords,
+// assignments, separators in every place, bytes next to the allowed ones,
+// and nested bash -c.
+func TestSimpleLinesAgreeWithParser(t *testing.T) {
+	fixed := []string{
+		"git status", "cd app && go test ./...", "ls -la src | head -20", "a || b; c", "a;", ";a", "a &&", "&& a",
+		"a & b", "a |& b", "a ;; b", "time go test", "export A=1", "A=1 go test", "go test -run=TestX",
+		"local x", "let x=1", "if true", "then x", "in a", "coproc x", "bash -c ls", "bash -lc pytest",
+		"sudo -u root make", "npx jest --watch", "git commit -m x", "gh pr create", "a\tb", "-x=1 y",
+		"C:/tools/rg.exe foo", "python3 -m pytest -q", "git -C repo log", "env FOO=1 go test", "x=1",
+		"a | b | c && d || e ; f", "npm run lint && npm test", "uv run pytest tests", ": noop", ". env.sh",
+		`git commit -m "fix: the thing"`, `rg -n 'a|b' src`, `"git" status`, `bash -c "go test ./..."`,
+		`bash -lc 'cd app && npm test'`, `echo "x" > out`, `cat ~/.bashrc`, `A="x y" go test`,
+	}
+	simple := 0
+	for _, s := range fixed {
+		if sameAsParsed(t, s) {
+			simple++
+		}
+	}
+	if simple < len(fixed)/2 {
+		t.Errorf("only %d of %d plain lines took the split", simple, len(fixed))
+	}
+	words := []string{"git", "go", "test", "npm", "run", "cd", "ls", "-la", "./...", "make", "pytest", "bash", "-c",
+		"-lc", "sudo", "env", "A=1", "x=y", "time", "if", "do", "export", "let", "gh", "pr", "create", "commit",
+		"push", "-m", "msg", "npx", "jest", "python", "-m", "uv", "cargo", "build", "src/a.go", "@scope/pkg", "100%",
+		"a+b", "k:v", "1,2", "-", "--", "docker", "compose", "up", "kubectl", "apply", "~", "~/src", "a~b",
+		`"x y"`, `'x y'`, `-m"a b"`, `'$HOME'`, `"$HOME"`, `""`, `''`, `"a'b"`, `'a"b'`, `"it!"`, `"a\b"`, `'unclosed`,
+		`"un closed`, `"if"`, `'git'`, "'\x01'", `"é"`, `'a;b'`, `"a && b"`, `x"`, `"a` + "`" + `b"`, `'a\nb'`}
+	seps := []string{" ", " ", " ", "  ", "\t", " && ", " || ", " | ", "; ", ";", "&&", "|", " & ", " |& ", ";;", "\n", " #", "'", "$x", "é"}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 20000 {
+		var b strings.Builder
+		for k := range 1 + r.IntN(8) {
+			if k > 0 {
+				b.WriteString(seps[r.IntN(len(seps))])
+			}
+			b.WriteString(words[r.IntN(len(words))])
+		}
+		if r.IntN(10) == 0 {
+			b.WriteString(seps[r.IntN(len(seps))])
+		}
+		sameAsParsed(t, b.String())
+	}
+}

@@ -1,0 +1,97 @@
+package daemon
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+)
+
+// Pacing the collector through a catch-up. A catch-up allocates several
+// times the bytes it reads (lines, parsed values, events, maps) while
+// keeping little of it: with GOGC's default, the heap may grow only by as
+// much as is live, so a 40 MB live heap is collected every 40 MB
+// allocated, and the collector took a fifth of a scan's CPU. While a
+// catch-up runs, the heap is instead allowed a fixed headroom above what
+// is live (catchUpHeadroom, or GOGC's own when that is larger): collections
+// are several times rarer and the peak stays the live heap plus a constant,
+// whatever the number of sessions. Once the catch-up is done the default
+// comes back, for the daemon's long idle life. A GOGC or GOMEMLIMIT set in
+// the environment is the user's choice and is left alone.
+const catchUpHeadroom = 128 << 20
+
+// paceGC gives the collector headroom bytes above the live heap until stop
+// is called. Calls may nest (only the outermost paces).
+func paceGC(headroom uint64) (stop func()) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	gcPacer.mu.Lock()
+	defer gcPacer.mu.Unlock()
+	gcPacer.depth++
+	if gcPacer.depth == 1 {
+		gcPacer.headroom = headroom
+		gcPacer.base = debug.SetGCPercent(100)
+		gcPacer.round++
+		gcPacer.retune(gcPacer.round)
+		armGCPacer(gcPacer.round)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			gcPacer.mu.Lock()
+			defer gcPacer.mu.Unlock()
+			gcPacer.depth--
+			if gcPacer.depth == 0 {
+				gcPacer.round++ // the armed sentinel of this round stops re-arming
+				debug.SetGCPercent(gcPacer.base)
+			}
+		})
+	}
+}
+
+type pacer struct {
+	mu       sync.Mutex
+	depth    int
+	round    uint64 // which pacing the sentinel belongs to
+	headroom uint64
+	base     int // the GOGC to restore
+}
+
+var gcPacer pacer
+
+// retune sets GOGC so that the next collection comes headroom bytes above
+// the heap that was live after the last one. Called with mu held.
+func (p *pacer) retune(round uint64) {
+	if p.round != round || p.depth == 0 {
+		return
+	}
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	// Before the first collection nothing is measured yet, and a small
+	// heap would be given a hundredfold growth: the floor keeps the goal
+	// near headroom.
+	live := uint64(16 << 20)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		live = max(live, s[0].Value.Uint64())
+	}
+	percent := int(p.headroom * 100 / live)
+	debug.SetGCPercent(max(percent, p.base))
+}
+
+// armGCPacer leaves a sentinel for the collector: when a cycle finds it
+// unreachable, its cleanup retunes GOGC for the new live heap and arms the
+// next one, until the pacing round ends.
+func armGCPacer(round uint64) {
+	sentinel := new([16]byte)
+	runtime.AddCleanup(sentinel, func(round uint64) {
+		gcPacer.mu.Lock()
+		defer gcPacer.mu.Unlock()
+		if gcPacer.round != round || gcPacer.depth == 0 {
+			return
+		}
+		gcPacer.retune(round)
+		armGCPacer(round)
+	}, round)
+}

@@ -1,0 +1,55 @@
+package daemon
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+)
+
+// gcPercent reads GOGC as the runtime holds it.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+func TestPaceGCGivesHeadroomAndRestores(t *testing.T) {
+	if gcPercent() != 100 {
+		t.Skip("GOGC is set for this test binary")
+	}
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	stop := paceGC(128 << 20)
+	runtime.GC()
+	runtime.GC() // a cycle's cleanup retunes for the heap it found live
+	// A test binary's live heap is a few MB: 128 MB of headroom is many
+	// times it (the floor of 16 MB makes it 800% at most).
+	if p := gcPercent(); p <= 100 || p > 800 {
+		t.Errorf("while pacing GOGC = %d, want in (100, 800]", p)
+	}
+	inner := paceGC(1 << 20)
+	inner()
+	inner() // a second stop is a no-op
+	if p := gcPercent(); p <= 100 {
+		t.Errorf("a nested pacing ended the outer one: GOGC = %d", p)
+	}
+	stop()
+	if p := gcPercent(); p != 100 {
+		t.Errorf("after pacing GOGC = %d, want 100", p)
+	}
+	runtime.GC()
+	runtime.GC()
+	if p := gcPercent(); p != 100 {
+		t.Errorf("a cleanup after the end retuned GOGC to %d", p)
+	}
+}
+
+func TestPaceGCLeavesTheUsersSetting(t *testing.T) {
+	t.Setenv("GOGC", "50")
+	stop := paceGC(128 << 20)
+	defer stop()
+	runtime.GC()
+	if p := gcPercent(); p != 100 {
+		t.Errorf("GOGC in the environment, pacing changed the runtime's to %d", p)
+	}
+}
