@@ -43,15 +43,29 @@ type responseKey struct{ id, req, joined string }
 // lineBuffers are the structs a line's message and usage are read into,
 // reused from line to line instead of allocated for each.
 type lineBuffers struct {
-	msg   message
-	usage usage
-	split cacheSplit
+	msg    message
+	usage  usage
+	split  cacheSplit
+	blocks []block
 }
 
 // release drops what the buffers hold of the last line: they alias it.
+// The blocks' array is kept for the next line, the line's blocks cleared
+// (those past them were cleared by an earlier line).
 func (p *Parser) release() {
 	p.env = envelope{}
-	p.bufs = lineBuffers{}
+	p.bufs.reset()
+}
+
+func (b *lineBuffers) reset() {
+	blocks := b.blocks
+	if used := b.msg.Blocks; used != nil {
+		clear(used)
+		if cap(used) >= cap(blocks) {
+			blocks = used // the same array, or the one it grew into
+		}
+	}
+	*b = lineBuffers{blocks: blocks[:0]}
 }
 
 // lastString is the decoded value of a member that tends to repeat from

@@ -111,7 +111,12 @@ var messageFields = jsonscan.NewFields(
 		m.bufs.usage = usage{bufs: m.bufs}
 		return &m.bufs.usage
 	}, usageFields),
-	jsonscan.Elements("content", func(m *message) *[]block { return &m.Blocks }, blockFields, func(m *message, v []byte) bool {
+	jsonscan.ElementsIn("content", func(m *message) *[]block { return &m.Blocks }, func(m *message) []block {
+		if m.bufs == nil {
+			return nil
+		}
+		return m.bufs.blocks
+	}, blockFields, func(m *message, v []byte) bool {
 		if v[0] == '"' {
 			m.Text = v
 		}

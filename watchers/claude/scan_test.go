@@ -66,6 +66,7 @@ func checkScan(t testing.TB, line []byte) bool {
 	// Read into buffers reused from line to line, as Line does, the walk
 	// fills the same.
 	buffered := envelope{bufs: &sharedBuffers}
+	defer sharedBuffers.reset()
 	if !buffered.scan(line) || !reflect.DeepEqual(unbuffered(buffered), fast) {
 		t.Fatalf("the walk into reused buffers differs on %q:\n%+v\n%+v", line, unbuffered(buffered), fast)
 	}

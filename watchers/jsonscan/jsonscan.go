@@ -582,13 +582,24 @@ func (f *Fields[T]) walk(t *T, b []byte, i, depth int, valid bool) (int, bool) {
 // up, and a value that is not an array is handed to other, validated
 // (null included), as a Set would get it.
 func Elements[T, V any](name string, dst func(*T) *[]V, f *Fields[V], other func(t *T, val []byte) bool) Field[T] {
+	return ElementsIn(name, dst, nil, f, other)
+}
+
+// ElementsIn is Elements with the elements appended to the slice buf
+// returns (its length is ignored; nil for a new slice), so that a parser
+// that reads line after line into the same buffer allocates none once it
+// is large enough.
+func ElementsIn[T, V any](name string, dst func(*T) *[]V, buf func(*T) []V, f *Fields[V], other func(t *T, val []byte) bool) Field[T] {
 	return Field[T]{Name: name, into: func(t *T, b []byte, i, depth int, valid bool) (int, bool) {
 		if b[i] != '[' {
 			end, ok := value(b, i, depth, valid)
 			return end, ok && other(t, b[i:end])
 		}
 		var zero V
-		s := (*dst(t))[:0]
+		var s []V
+		if buf != nil {
+			s = buf(t)[:0]
+		}
 		if s == nil {
 			s = []V{}
 		}

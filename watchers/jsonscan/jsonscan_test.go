@@ -487,3 +487,26 @@ func TestPointerOrHandsOverOtherTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestElementsInReusesItsBuffer: elements read into a reused array hold
+// what each walk read, nothing of an earlier one.
+func TestElementsInReusesItsBuffer(t *testing.T) {
+	buf := make([]testInner, 0, 4)
+	f := NewFields(ElementsIn("l", func(t *testList) *[]testInner { return &t.L },
+		func(*testList) []testInner { return buf }, innerFields, func(*testList, []byte) bool { return true }))
+	for _, in := range []string{`{"l":[{"a":1},{"a":2},{"a":3}]}`, `{"l":[{},null]}`, `{"l":[{"a":4},{"a":5},{"a":6},{"a":7},{"a":8}]}`} {
+		var got, want testList
+		if !f.Fill(&got, []byte(in)) {
+			t.Fatalf("Fill(%s) gave up", in)
+		}
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.L, want.L) {
+			t.Errorf("Fill(%s) = %+v, want %+v", in, got.L, want.L)
+		}
+		if len(got.L) <= cap(buf) && &got.L[0] != &buf[:1][0] {
+			t.Errorf("Fill(%s) did not use the buffer", in)
+		}
+	}
+}
