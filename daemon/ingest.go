@@ -1,10 +1,10 @@
 package daemon
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -388,23 +388,15 @@ func firstLine(path, form string) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 8<<10) // a longer line is read in pieces
-	found := false
-	for n := 0; n < 4<<20; {
-		chunk, err := br.ReadSlice('\n')
-		n += len(chunk)
-		if err == nil {
-			found = true
-			break
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			break
-		}
+	return firstLineOf(f)
+}
+
+// firstLineOf is firstLine for an open log of lines, read from its start.
+func firstLineOf(f *os.File) ([]byte, bool, error) {
+	l, ended, err := agents.ReadFirstLine(io.NewSectionReader(f, 0, 1<<62))
+	if !ended {
+		return nil, false, nil // not a whole line yet, or not readable now
 	}
-	if !found {
-		return nil, false, nil
-	}
-	l, err := agents.FirstLine(path)
 	return l, err == nil, err
 }
 

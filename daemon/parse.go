@@ -320,7 +320,14 @@ func (a aheadReader) parse(fs watchers.FileStat) (res *parsed) {
 			return nil
 		}
 	}
-	first, complete, err := firstLine(fs.Path, fs.Form)
+	// One open serves the first line and the read: a catch-up opens every
+	// log there is.
+	f, err := os.Open(fs.Path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	first, complete, err := firstLineOf(f)
 	if err == nil && !complete && a.once {
 		first, err = agents.FirstLine(fs.Path)
 		complete = err == nil
@@ -340,11 +347,6 @@ func (a aheadReader) parse(fs watchers.FileStat) (res *parsed) {
 	if r.ParentSession != "" {
 		src.ParentSession = sessionKey(ag.Name, r.ParentSession)
 	}
-	f, err := os.Open(fs.Path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
 	id, fi, err := watchers.IdentifyOpen(f)
 	if err != nil || fi.Size() > aheadMaxBytes {
 		return nil

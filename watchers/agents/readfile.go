@@ -44,23 +44,35 @@ func FirstLine(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 8<<10) // a longer line is read in pieces
-	var line []byte
+	line, _, err := ReadFirstLine(f)
+	return line, err
+}
+
+// ReadFirstLine is FirstLine over an open log, and also says whether the
+// line ended (its newline came within the 4 MiB): a log still being
+// written may not have a whole first line yet. A read error is returned
+// with ended false.
+func ReadFirstLine(r io.Reader) (line []byte, ended bool, err error) {
+	br := bufio.NewReaderSize(r, 8<<10) // a longer line is read in pieces
 	for len(line) < 4<<20 {
 		chunk, err := br.ReadSlice('\n')
 		line = append(line, chunk...)
-		if err == nil || errors.Is(err, io.EOF) {
+		if err == nil {
+			ended = true
+			break
+		}
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	line = bytes.TrimRight(line, "\r\n")
 	if len(bytes.TrimSpace(line)) == 0 {
-		return nil, ErrEmpty
+		return nil, ended, ErrEmpty
 	}
-	return line, nil
+	return line, ended, nil
 }
 
 // detectLines bounds how far DetectFile looks for a recognisable line.

@@ -8,12 +8,13 @@ import (
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // message is the part of an assistant or user message the parser reads.
 type message struct {
-	ID    string `json:"id"`
-	Model string `json:"model"`
+	ID    json.RawMessage `json:"id"`
+	Model json.RawMessage `json:"model"`
 	// Blocks is the content when it is an array of blocks, decoded with the
 	// line in one pass. Text is the content when it is one string; the
 	// decoder cannot put a string into Blocks, so Line fills Text with a
@@ -22,6 +23,8 @@ type message struct {
 	Text       json.RawMessage `json:"-"`
 	StopReason json.RawMessage `json:"stop_reason"`
 	Usage      *usage          `json:"usage"`
+
+	bufs *lineBuffers // see envelope
 }
 
 type usage struct {
@@ -35,6 +38,8 @@ type usage struct {
 	} `json:"cache_creation"`
 	// Speed is "fast" for a fast-mode response, billed at a multiple.
 	Speed string `json:"speed"`
+
+	bufs *lineBuffers // see envelope
 }
 
 // fill copies the token counts into l (nothing when u is nil).
@@ -62,18 +67,34 @@ func (u *usage) fill(l *event.LLM) {
 // summary's text) is not read.
 func (p *Parser) compactionRequest(env *envelope, out []event.Event) []event.Event {
 	msg := env.Message
-	if env.Type != "assistant" || msg == nil || msg.Usage == nil || msg.Model == syntheticModel {
+	if env.Type != "assistant" || msg == nil || msg.Usage == nil {
 		return out
 	}
-	l := &event.LLM{MsgID: ident(msg.ID), LatencyMs: -1, Side: "compaction"}
-	if l.MsgID != "" && ident(env.RequestID) != "" {
-		l.MsgID += "/" + ident(env.RequestID)
+	model := p.model.get(msg.Model)
+	if model == syntheticModel {
+		return out
 	}
+	l := &event.LLM{MsgID: p.responseID(msg, env), LatencyMs: -1, Side: "compaction"}
 	msg.Usage.fill(l)
 	if l.Usage() == 0 {
 		return out
 	}
-	return append(out, event.Event{Kind: event.KindLLM, T: p.st.T, Model: ident(msg.Model), LLM: l})
+	return append(out, event.Event{Kind: event.KindLLM, T: p.st.T, Model: ident(model), LLM: l})
+}
+
+// responseID is the id of a response: the message id, with the request
+// id when the line has one.
+func (p *Parser) responseID(msg *message, env *envelope) string {
+	id := ident(p.msgID.get(msg.ID))
+	if req := ident(p.requestID.get(env.RequestID)); id != "" && req != "" {
+		if p.lastResponse.id != id || p.lastResponse.req != req {
+			// Lines of one response follow each other: the joined id
+			// is built once for them.
+			p.lastResponse = responseKey{id: id, req: req, joined: id + "/" + req}
+		}
+		return p.lastResponse.joined
+	}
+	return id
 }
 
 // block is one content block. Text-bearing fields are raw so that they can
@@ -101,15 +122,13 @@ func (p *Parser) assistant(env *envelope, out []event.Event) []event.Event {
 	if msg == nil {
 		return out // no message: nothing was said
 	}
-	if msg.Model == syntheticModel || boolean(env.IsAPIError) {
+	model := p.model.get(msg.Model)
+	if model == syntheticModel || boolean(env.IsAPIError) {
 		return p.apiErrorLine(env, msg, out)
 	}
 	blocks := msg.Blocks
 
-	l := &event.LLM{MsgID: ident(msg.ID), Stop: ident(str(msg.StopReason))}
-	if l.MsgID != "" && ident(env.RequestID) != "" {
-		l.MsgID += "/" + ident(env.RequestID)
-	}
+	l := &event.LLM{MsgID: p.responseID(msg, env), Stop: ident(word(msg.StopReason))}
 	msg.Usage.fill(l)
 	if l.MsgID == "" || p.st.firstLineOf(l.MsgID) {
 		l.LatencyMs = -1
@@ -118,14 +137,14 @@ func (p *Parser) assistant(env *envelope, out []event.Event) []event.Event {
 		}
 	}
 	if msg.Text != nil {
-		_, l.TextChars, _ = stringLen(msg.Text)
+		_, l.TextChars, _ = jsonscan.StringLen(msg.Text)
 	}
 	var calls []event.Event
 	for i := range blocks {
 		b := &blocks[i]
 		switch b.Type {
 		case "text":
-			_, n, _ := stringLen(b.Text)
+			_, n, _ := jsonscan.StringLen(b.Text)
 			l.TextChars += n
 		case "thinking", "redacted_thinking":
 			l.Thinking = true
@@ -137,7 +156,7 @@ func (p *Parser) assistant(env *envelope, out []event.Event) []event.Event {
 		}
 	}
 	e := p.ev(event.KindLLM)
-	e.Model = ident(msg.Model)
+	e.Model = ident(model)
 	e.LLM = l
 	out = append(out, e)
 	return append(out, calls...)
@@ -165,7 +184,7 @@ func (p *Parser) apiErrorLine(env *envelope, msg *message, out []event.Event) []
 	}
 	sig = append(sig, hints...)
 	e := p.ev(event.KindError)
-	e.Error = &event.Error{Source: "llm", Class: redact.APIErrorClass(strings.Join(sig, " ")), SrcUUID: ident(env.UUID)}
+	e.Error = &event.Error{Source: "llm", Class: redact.APIErrorClass(strings.Join(sig, " ")), SrcUUID: ident(str(env.UUID))}
 	return append(out, e)
 }
 

@@ -35,10 +35,9 @@ func (p *Parser) call(b *block) event.Event {
 	pc := pending{ID: c.ID}
 
 	var in toolInput
-	if isObject(b.Input) && !toolInputFields.FillValid(&in, b.Input) {
+	if isObject(b.Input) {
 		// An input of the wrong shape only loses its targets.
-		in = toolInput{}
-		_ = decode(b.Input, &in)
+		_ = read(toolInputFields, b.Input, &in)
 	}
 	switch canonicalTool(name) {
 	case "Read", "NotebookRead":

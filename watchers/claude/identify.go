@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // Agent is the watchers.Source agent name of Claude Code files.
@@ -26,20 +28,19 @@ const Agent = "claude"
 //     archived copies): the line's sessionId, lane sa-<agentId>;
 //   - agent-acompact-*: the compaction's own request, no lane; the parser
 //     yields that request only, as a side request of the main lane.
-func Identify(path string, firstLine []byte) (watchers.Source, error) {
+//
+// line is the file's first line.
+func Identify(path string, line []byte) (watchers.Source, error) {
 	src := watchers.Source{Agent: Agent}
 	base := filepath.Base(filepath.ToSlash(path))
 	base = base[strings.LastIndexByte(base, '/')+1:]
 	stem := strings.TrimSuffix(base, ".jsonl")
 
-	var head struct {
-		SessionID   string          `json:"sessionId"`
-		IsSidechain json.RawMessage `json:"isSidechain"`
-		AgentID     json.RawMessage `json:"agentId"`
-	}
-	if len(firstLine) > 0 {
+	var head headLine
+	if len(line) > 0 && !headFields.Fill(&head, line) {
 		// A first line that is not an object leaves routing to the path.
-		_ = json.Unmarshal(firstLine, &head)
+		head = headLine{}
+		_ = json.Unmarshal(line, &head)
 	}
 	lineSession := ident(head.SessionID)
 
@@ -90,6 +91,19 @@ func Identify(path string, firstLine []byte) (watchers.Source, error) {
 	return src, nil
 }
 
+// headLine is what routing reads of a file's first line.
+type headLine struct {
+	SessionID   string          `json:"sessionId"`
+	IsSidechain json.RawMessage `json:"isSidechain"`
+	AgentID     json.RawMessage `json:"agentId"`
+}
+
+var headFields = jsonscan.NewFields(
+	jsonscan.Field[headLine]{Name: "sessionId", Set: jsonscan.Text(func(h *headLine) *string { return &h.SessionID })},
+	jsonscan.Field[headLine]{Name: "isSidechain", Set: jsonscan.Raw(func(h *headLine) *json.RawMessage { return &h.IsSidechain })},
+	jsonscan.Field[headLine]{Name: "agentId", Set: jsonscan.Raw(func(h *headLine) *json.RawMessage { return &h.AgentID })},
+)
+
 // agentIDRE is the shape of a subagent id in a file name ("a2898e3",
 // "a396f02b61f8d3bbf", "acompact-946d2b").
 var agentIDRE = regexp.MustCompile(`^[A-Za-z0-9]+(-[A-Za-z0-9]+)?$`)
@@ -119,15 +133,37 @@ func subagentParent(path string) string {
 // a JSON object whose type is one of Claude's record types, without the
 // payload envelope of Codex rollouts.
 func LooksLike(firstLine []byte) bool {
-	var head struct {
-		Type    string          `json:"type"`
-		Payload json.RawMessage `json:"payload"`
+	var head recordHead
+	if !recordHeadFields.Fill(&head, firstLine) {
+		head = recordHead{}
+		if json.Unmarshal(firstLine, &head) != nil {
+			return false
+		}
 	}
-	if json.Unmarshal(firstLine, &head) != nil || head.Payload != nil {
+	if head.Payload != nil {
 		return false
 	}
-	return knownType(head.Type)
+	switch t := bytes.TrimSpace(head.Type); {
+	case len(t) == 0 || t[0] == 'n':
+		return knownType("")
+	case t[0] != '"':
+		return false // encoding/json refuses the line: a type error
+	default:
+		s, _ := words.String(t)
+		return knownType(s)
+	}
 }
+
+// recordHead is what LooksLike reads of a first line.
+type recordHead struct {
+	Type    json.RawMessage `json:"type"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+var recordHeadFields = jsonscan.NewFields(
+	jsonscan.Field[recordHead]{Name: "type", Set: jsonscan.Raw(func(h *recordHead) *json.RawMessage { return &h.Type })},
+	jsonscan.Field[recordHead]{Name: "payload", Set: jsonscan.Raw(func(h *recordHead) *json.RawMessage { return &h.Payload })},
+)
 
 // LaneMeta is what a subagent's sidecar meta.json says about its lane.
 type LaneMeta struct {

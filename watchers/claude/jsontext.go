@@ -11,97 +11,10 @@ import (
 	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
-// stringLen measures a raw JSON string literal as encoding/json would decode
-// it (invalid UTF-8 and lone surrogates become U+FFFD) without building the
-// string, so that long texts are counted without being materialised. ok is
-// false when raw is not a string literal.
-func stringLen(raw []byte) (nbytes, nrunes int, ok bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return 0, 0, false
-	}
-	s := raw[1 : len(raw)-1]
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '\\':
-			if i+1 >= len(s) {
-				return nbytes, nrunes, false
-			}
-			if s[i+1] != 'u' {
-				nbytes++
-				nrunes++
-				i += 2
-				continue
-			}
-			r, n := unicodeEscape(s[i:])
-			if n == 0 {
-				return nbytes, nrunes, false
-			}
-			nbytes += utf8.RuneLen(r)
-			nrunes++
-			i += n
-		case c < utf8.RuneSelf:
-			nbytes++
-			nrunes++
-			i++
-		default:
-			r, n := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && n == 1 {
-				nbytes += 3 // replaced by U+FFFD
-			} else {
-				nbytes += n
-			}
-			nrunes++
-			i += n
-		}
-	}
-	return nbytes, nrunes, true
-}
-
-// unicodeEscape decodes \uXXXX (and a following low surrogate) at the start
-// of s; n is the number of bytes consumed, 0 if malformed.
-func unicodeEscape(s []byte) (r rune, n int) {
-	hi, ok := hex4(s)
-	if !ok {
-		return 0, 0
-	}
-	if hi < 0xD800 || hi > 0xDFFF {
-		return hi, 6
-	}
-	if hi <= 0xDBFF && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
-		if lo, ok := hex4(s[6:]); ok && lo >= 0xDC00 && lo <= 0xDFFF {
-			return (hi-0xD800)<<10 + (lo - 0xDC00) + 0x10000, 12
-		}
-	}
-	return utf8.RuneError, 6
-}
-
-func hex4(s []byte) (rune, bool) {
-	if len(s) < 6 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[2:6] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c-'a') + 10
-		case c >= 'A' && c <= 'F':
-			r |= rune(c-'A') + 10
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
-
 // str decodes a raw JSON value that should be a string; anything else
 // (absent, null, number, object) gives "".
 func str(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
+	raw = trim(raw)
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return ""
 	}
@@ -112,7 +25,7 @@ func str(raw json.RawMessage) string {
 // num decodes a raw JSON number, or a string holding one (logs drift between
 // the two); anything else gives 0.
 func num(raw json.RawMessage) float64 {
-	raw = bytes.TrimSpace(raw)
+	raw = trim(raw)
 	if len(raw) == 0 {
 		return 0
 	}
@@ -135,13 +48,13 @@ func integer(raw json.RawMessage) int64 {
 }
 
 func boolean(raw json.RawMessage) bool {
-	return string(bytes.TrimSpace(raw)) == "true"
+	return string(trim(raw)) == "true"
 }
 
 // millis parses a line timestamp (ISO-8601, or a number of Unix ms) into
 // Unix ms; 0 when absent or unreadable.
 func millis(raw json.RawMessage) int64 {
-	raw = bytes.TrimSpace(raw)
+	raw = trim(raw)
 	if len(raw) == 0 || raw[0] != '"' {
 		if f := num(raw); f > 0 {
 			if f < 1e11 { // seconds
@@ -151,11 +64,60 @@ func millis(raw json.RawMessage) int64 {
 		}
 		return 0
 	}
+	if body := raw[1:max(len(raw)-1, 1)]; bytes.IndexByte(body, '\\') < 0 {
+		if ms, ok := utcMillis(body); ok {
+			return ms
+		}
+	}
 	t, err := time.Parse(time.RFC3339Nano, str(raw))
 	if err != nil {
 		return 0
 	}
 	return t.UnixMilli()
+}
+
+// utcMillis reads the form Claude Code writes every line,
+// 2006-01-02T15:04:05.000Z (one to nine digits of fraction, or none), in
+// place, as time.Parse(time.RFC3339Nano) reads it; ok is false for any
+// other form or a value out of range, which the caller leaves to
+// time.Parse.
+func utcMillis(b []byte) (ms int64, ok bool) {
+	n := len(b)
+	if n < 20 || n > 30 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' || b[n-1] != 'Z' {
+		return 0, false
+	}
+	num := func(s []byte) int {
+		v := 0
+		for _, c := range s {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	y, mo, d, h, mi, sec := num(b[0:4]), num(b[5:7]), num(b[8:10]), num(b[11:13]), num(b[14:16]), num(b[17:19])
+	ns := 0
+	if n > 20 {
+		frac := b[20 : n-1]
+		if b[19] != '.' || len(frac) == 0 || len(frac) > 9 {
+			return 0, false
+		}
+		if ns = num(frac); ns < 0 {
+			return 0, false
+		}
+		for range 9 - len(frac) {
+			ns *= 10
+		}
+	}
+	if y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 {
+		return 0, false
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, ns, time.UTC)
+	if t.Day() != d { // past the month's last day: time.Parse refuses it
+		return 0, false
+	}
+	return t.UnixMilli(), true
 }
 
 // ident keeps a value only if it has the shape of an identifier (a tool,
@@ -174,17 +136,39 @@ func ident(s string) string {
 	return s
 }
 
+// nonEmptyString is str(raw) != "" for raw valid JSON, without decoding
+// it: only the empty literal decodes to an empty string.
+func nonEmptyString(raw json.RawMessage) bool {
+	raw = trim(raw)
+	return len(raw) > 2 && raw[0] == '"'
+}
+
 func isString(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
+	raw = trim(raw)
 	return len(raw) > 0 && raw[0] == '"'
 }
 
 func isArray(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
+	raw = trim(raw)
 	return len(raw) > 0 && raw[0] == '['
 }
 
 func isObject(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
+	raw = trim(raw)
 	return len(raw) > 0 && raw[0] == '{'
 }
+
+// trim drops the white space JSON allows around a value. A member as a
+// walk or encoding/json hands it out has none (it starts and ends with a
+// JSON token), so this is cheaper than bytes.TrimSpace and the same.
+func trim(raw []byte) []byte {
+	for len(raw) > 0 && isJSONSpace(raw[0]) {
+		raw = raw[1:]
+	}
+	for len(raw) > 0 && isJSONSpace(raw[len(raw)-1]) {
+		raw = raw[:len(raw)-1]
+	}
+	return raw
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

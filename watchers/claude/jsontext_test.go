@@ -3,44 +3,8 @@ package claude
 import (
 	"encoding/json"
 	"testing"
-	"unicode/utf8"
+	"time"
 )
-
-func TestStringLen(t *testing.T) {
-	for _, s := range []string{
-		"", "plain", "tab\tnew\nline \"quoted\" back\\slash", "snow ☃ man", "emoji 😀 pair",
-		"ctrl \x01 char", "日本語テキスト", "mixed é and \u2028 separator", "<html>&amp;</html>",
-	} {
-		raw, _ := json.Marshal(s)
-		n, r, ok := stringLen(raw)
-		if !ok || n != len(s) || r != utf8.RuneCountInString(s) {
-			t.Errorf("%q: got %d bytes %d runes ok=%v, want %d %d", s, n, r, ok, len(s), utf8.RuneCountInString(s))
-		}
-	}
-	// Forms encoding/json accepts but Marshal does not write.
-	for raw, want := range map[string]int{
-		`"\u00e9"`:       2,
-		`"\ud83d\ude00"`: 4,
-		`"\ud83d"`:       3, // lone surrogate: U+FFFD
-		"\"\xff\"":       3, // invalid UTF-8: U+FFFD
-		`"\/"`:           1,
-		`  "padded"  `:   6,
-	} {
-		var s string
-		if err := json.Unmarshal([]byte(raw), &s); err != nil {
-			t.Fatal(err)
-		}
-		n, _, ok := stringLen([]byte(raw))
-		if !ok || n != len(s) || n != want {
-			t.Errorf("%s: got %d, decoded %d, want %d", raw, n, len(s), want)
-		}
-	}
-	for _, raw := range []string{``, `"`, `123`, `{"a":1}`, `"bad \u12"`, `"trailing \"`} {
-		if _, _, ok := stringLen([]byte(raw)); ok {
-			t.Errorf("%s: accepted as a string", raw)
-		}
-	}
-}
 
 func TestClassifyText(t *testing.T) {
 	tests := []struct {
@@ -104,4 +68,40 @@ func TestStrMatchesDecoder(t *testing.T) {
 			t.Errorf("str(%q) = %q, decoder gives %q", raw, got, want)
 		}
 	}
+}
+
+// TestUTCMillisAgreesWithTimeParse holds the in-place reading of line
+// timestamps to time.Parse on the forms it reads and on near misses.
+func TestUTCMillisAgreesWithTimeParse(t *testing.T) {
+	for _, ts := range []string{
+		"2025-11-03T12:34:56.789Z", "2025-11-03T12:34:56Z", "2025-11-03T12:34:56.7Z", "2025-11-03T12:34:56.123456789Z",
+		"2025-11-03T12:34:56.1234567891Z", "2025-11-03T12:34:56.Z", "2024-02-29T00:00:00.000Z", "2025-02-29T00:00:00.000Z",
+		"2025-04-31T00:00:00Z", "2025-13-01T00:00:00Z", "2025-00-01T00:00:00Z", "2025-01-00T00:00:00Z", "2025-01-01T24:00:00Z",
+		"2025-01-01T23:60:00Z", "2025-01-01T23:59:60Z", "2025-01-01t23:59:59Z", "2025-01-01T23:59:59z", "2025-01-01T23:59:59+01:00",
+		"0000-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z", "2025-1-01T00:00:00Z", "2025-01-01T00:00:00.12a4Z", "+025-01-01T00:00:00Z",
+		"2025-01-01 00:00:00Z", "", "x",
+	} {
+		want := int64(0)
+		if tm, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+			want = tm.UnixMilli()
+		}
+		if got := millis([]byte(`"` + ts + `"`)); got != want {
+			t.Errorf("millis(%q) = %d, time.Parse gives %d", ts, got, want)
+		}
+	}
+}
+
+func FuzzUTCMillis(f *testing.F) {
+	f.Add("2025-11-03T12:34:56.789Z")
+	f.Add("2024-02-29T23:59:59Z")
+	f.Fuzz(func(t *testing.T, ts string) {
+		ms, ok := utcMillis([]byte(ts))
+		if !ok {
+			return
+		}
+		tm, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil || tm.UnixMilli() != ms {
+			t.Fatalf("utcMillis(%q) = %d, time.Parse gives %v, %v", ts, ms, tm, err)
+		}
+	})
 }

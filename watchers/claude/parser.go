@@ -22,6 +22,59 @@ type Parser struct {
 	src   watchers.Source
 	paths *redact.Paths
 	st    carry
+	// named says the file's name is the session's id (see sessionID).
+	named bool
+
+	// env is the buffer each line is read into, reused from line to line;
+	// Line drops what it holds of the line before it returns.
+	env  envelope
+	bufs lineBuffers
+	// Members that repeat from line to line, decoded once while they do.
+	cwd, version, sessionID, model, msgID, requestID lastString
+	lastResponse                                     responseKey
+	// declared is the cwd last declared a repository.
+	declared string
+}
+
+// responseKey is the last response id built from a message id and a
+// request id.
+type responseKey struct{ id, req, joined string }
+
+// lineBuffers are the structs a line's message and usage are read into,
+// reused from line to line instead of allocated for each.
+type lineBuffers struct {
+	msg   message
+	usage usage
+	split cacheSplit
+}
+
+// release drops what the buffers hold of the last line: they alias it.
+func (p *Parser) release() {
+	p.env = envelope{}
+	p.bufs = lineBuffers{}
+}
+
+// lastString is the decoded value of a member that tends to repeat from
+// line to line (a cwd, a version, a model, a response's ids): while its
+// raw bytes stay the same, the string is not decoded and allocated again.
+type lastString struct {
+	raw []byte
+	s   string
+}
+
+// maxRepeat bounds the bytes a lastString keeps.
+const maxRepeat = 1024
+
+// get is str(raw), the same string as last time when raw is the same.
+func (c *lastString) get(raw json.RawMessage) string {
+	if len(raw) == 0 || len(raw) > maxRepeat {
+		return str(raw)
+	}
+	if c.raw == nil || !bytes.Equal(raw, c.raw) {
+		c.s = str(raw)
+		c.raw = append(c.raw[:0], raw...)
+	}
+	return c.s
 }
 
 var _ watchers.Parser = (*Parser)(nil)
@@ -29,7 +82,7 @@ var _ watchers.Parser = (*Parser)(nil)
 // NewParser returns a parser for a file routed to src. When src.Lane is set,
 // every event gets Agent = src.Lane.
 func NewParser(src watchers.Source) *Parser {
-	return &Parser{src: src, paths: redact.NewPaths()}
+	return &Parser{src: src, paths: redact.NewPaths(), named: uuidRE.MatchString(src.Session)}
 }
 
 // SetLaneMeta gives a subagent file's parser what the sidecar meta.json
@@ -52,8 +105,8 @@ func (p *Parser) NeedsLaneMeta() bool { return p.src.Lane != "" && !p.st.LaneSen
 type envelope struct {
 	Type        string          `json:"type"`
 	Subtype     string          `json:"subtype"`
-	UUID        string          `json:"uuid"`
-	SessionID   string          `json:"sessionId"`
+	UUID        json.RawMessage `json:"uuid"`
+	SessionID   json.RawMessage `json:"sessionId"`
 	Timestamp   json.RawMessage `json:"timestamp"`
 	CWD         json.RawMessage `json:"cwd"`
 	GitBranch   json.RawMessage `json:"gitBranch"`
@@ -61,9 +114,12 @@ type envelope struct {
 	IsSidechain json.RawMessage `json:"isSidechain"`
 	AgentID     json.RawMessage `json:"agentId"`
 
+	// bufs, when set, holds the structs a walk reads nested objects into.
+	bufs *lineBuffers
+
 	// user and assistant
 	Message          *message        `json:"message"`
-	RequestID        string          `json:"requestId"`
+	RequestID        json.RawMessage `json:"requestId"`
 	IsMeta           json.RawMessage `json:"isMeta"`
 	IsCompactSummary json.RawMessage `json:"isCompactSummary"`
 	TranscriptOnly   json.RawMessage `json:"isVisibleInTranscriptOnly"`
@@ -97,12 +153,14 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 	if line[0] != '{' {
 		return out, fmt.Errorf("claude: line %d: not a JSON object", p.st.Line)
 	}
-	var env envelope
+	env := &p.env
+	*env = envelope{bufs: &p.bufs}
+	defer p.release()
 	if !env.scan(line) {
 		// Something the walk does not mirror exactly, or invalid JSON:
 		// encoding/json decides, and names the error.
-		env = envelope{}
-		if err := decode(line, &env); err != nil {
+		*env = envelope{}
+		if err := decode(line, env); err != nil {
 			return out, p.decodeError("line", err)
 		}
 		if env.Message != nil && env.Message.Blocks == nil {
@@ -121,7 +179,7 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 	// recorded by the main file's compact_boundary. Only its billed
 	// request counts, as a side request of the main lane.
 	if strings.HasPrefix(agentID, "acompact") {
-		return p.compactionRequest(&env, out), nil
+		return p.compactionRequest(env, out), nil
 	}
 	// Inline sidechain lines in a main file (old versions, /btw asides)
 	// replay or fork parent messages under no lane of their own.
@@ -139,24 +197,26 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 	}
 
 	start := len(out)
-	if cwd := str(env.CWD); cwd != "" {
-		if str(env.GitBranch) != "" {
+	if cwd := p.cwd.get(env.CWD); cwd != "" {
+		if nonEmptyString(env.GitBranch) && cwd != p.declared {
 			// Claude Code recorded a branch: the cwd was a repository.
+			// (Declaring the cwd just declared again is a no-op.)
 			p.paths.DeclareRepo(cwd, "")
+			p.declared = cwd
 		}
 		p.paths.SetCWD(cwd)
 	}
-	out = p.sessionFacts(&env, out)
+	out = p.sessionFacts(env, out)
 
 	switch env.Type {
 	case "assistant":
-		out = p.assistant(&env, out)
+		out = p.assistant(env, out)
 	case "user":
-		out = p.user(&env, out)
+		out = p.user(env, out)
 	case "system":
-		out = p.system(&env, out)
+		out = p.system(env, out)
 	case "attachment":
-		out = p.attachment(&env, out)
+		out = p.attachment(env, out)
 	case "progress":
 		// Streaming progress of tools, hooks and subagents: the subagent's
 		// own file and the tool results carry what the map needs.
@@ -207,12 +267,12 @@ func (p *Parser) sessionFacts(env *envelope, out []event.Event) []event.Event {
 	// the main file's record.
 	id := p.src.Session
 	if p.src.Lane == "" {
-		id = p.sessionID(ident(env.SessionID))
+		id = p.sessionFor(env.SessionID)
 	}
 	if id == "" {
 		return out
 	}
-	ver := ident(str(env.Version))
+	ver := ident(p.version.get(env.Version))
 	if id == p.st.Session && (ver == "" || ver == p.st.Version) {
 		return out
 	}
@@ -225,16 +285,18 @@ func (p *Parser) sessionFacts(env *envelope, out []event.Event) []event.Event {
 	return append(out, e)
 }
 
-// sessionID returns the native id of the session. The file name is the id
+// sessionFor returns the native id of the session, given a line's
+// sessionId. The file name is the id
 // of a main transcript. Under another name (an archived copy), the lines
 // tell, and a file may hold lines of more than one id (a conversation
 // continued in a new session copies a line or two of the old one): the id
 // of most lines so far wins, so that the last session record names the
 // session most of the file belongs to.
-func (p *Parser) sessionID(lineID string) string {
-	if uuidRE.MatchString(p.src.Session) {
+func (p *Parser) sessionFor(raw json.RawMessage) string {
+	if p.named {
 		return p.src.Session
 	}
+	lineID := ident(p.sessionID.get(raw))
 	if lineID == "" {
 		return p.st.Session
 	}

@@ -21,14 +21,40 @@ import (
 // reports false.
 func (env *envelope) scan(line []byte) bool { return envelopeFields.Fill(env, line) }
 
+// words are the values of the type, subtype, block type, tool name and
+// speed members that the parser compares against or keeps: read without
+// being allocated again on every line.
+var words = func() jsonscan.Words {
+	w := []string{"cost-state", "fast", "standard",
+		"end_turn", "tool_use", "stop_sequence", "max_tokens", "pause_turn", "refusal",
+		"text", "thinking", "redacted_thinking", "tool_use", "server_tool_use", "tool_result", "image",
+		"document", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
+		"Read", "Write", "Edit", "MultiEdit", "NotebookRead", "NotebookEdit", "Bash", "BashOutput",
+		"PowerShell", "Grep", "Glob", "LS", "Task", "Agent", "TaskOutput", "TaskStop", "KillShell",
+		"KillBash", "TodoWrite", "TodoRead", "WebFetch", "WebSearch", "web_search", "web_fetch",
+		"Skill", "SlashCommand", "AskUserQuestion", "ExitPlanMode", "EnterPlanMode", "ToolSearch"}
+	for _, m := range []map[string]bool{parsedTypes, ignoredTypes, systemSubtypes, attachmentTypes} {
+		for k := range m {
+			w = append(w, k)
+		}
+	}
+	return jsonscan.NewWords(w...)
+}()
+
+// word is str for a member that usually holds one of the words.
+func word(raw json.RawMessage) string {
+	s, _ := words.String(trim(raw))
+	return s
+}
+
 type envField = jsonscan.Field[envelope]
 
 var envelopeFields = jsonscan.NewFields(
-	envField{Name: "type", Set: jsonscan.Text(func(e *envelope) *string { return &e.Type })},
-	envField{Name: "subtype", Set: jsonscan.Text(func(e *envelope) *string { return &e.Subtype })},
-	envField{Name: "uuid", Set: jsonscan.Text(func(e *envelope) *string { return &e.UUID })},
-	envField{Name: "sessionId", Set: jsonscan.Text(func(e *envelope) *string { return &e.SessionID })},
-	envField{Name: "requestId", Set: jsonscan.Text(func(e *envelope) *string { return &e.RequestID })},
+	envField{Name: "type", Set: jsonscan.TextOf(words, func(e *envelope) *string { return &e.Type })},
+	envField{Name: "subtype", Set: jsonscan.TextOf(words, func(e *envelope) *string { return &e.Subtype })},
+	envField{Name: "uuid", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.UUID })},
+	envField{Name: "sessionId", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.SessionID })},
+	envField{Name: "requestId", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.RequestID })},
 	envField{Name: "timestamp", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.Timestamp })},
 	envField{Name: "cwd", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.CWD })},
 	envField{Name: "gitBranch", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.GitBranch })},
@@ -51,8 +77,23 @@ var envelopeFields = jsonscan.NewFields(
 	envField{Name: "hookLabel", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.HookLabel })},
 	envField{Name: "toolUseID", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.ToolUseID })},
 	envField{Name: "attachment", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.Attachment })},
-	jsonscan.Pointer("message", func(e *envelope) **message { return &e.Message }, messageFields),
-	envField{Name: "toolUseResult", Set: func(e *envelope, v []byte) bool { return e.ToolUseResult.scan(v) }},
+	jsonscan.PointerIn("message", func(e *envelope) **message { return &e.Message }, func(e *envelope) *message {
+		if e.bufs == nil {
+			return nil
+		}
+		e.bufs.msg = message{bufs: e.bufs}
+		return &e.bufs.msg
+	}, messageFields),
+	// The structured result is walked in place: an object's metadata keys
+	// are read from its top level (a large result is stepped over in the
+	// same pass), a string is kept raw, as UnmarshalJSON does.
+	jsonscan.PointerOr("toolUseResult", func(e *envelope) **toolUseResult { return &e.ToolUseResult.obj }, turFields,
+		func(e *envelope, v []byte) bool {
+			if v[0] == '"' {
+				e.ToolUseResult.text = v
+			}
+			return true
+		}),
 )
 
 type msgField = jsonscan.Field[message]
@@ -60,21 +101,22 @@ type msgField = jsonscan.Field[message]
 // messageFields read a message; a string content goes into Text (what
 // textContent gives), an array of blocks into Blocks.
 var messageFields = jsonscan.NewFields(
-	msgField{Name: "id", Set: jsonscan.Text(func(m *message) *string { return &m.ID })},
-	msgField{Name: "model", Set: jsonscan.Text(func(m *message) *string { return &m.Model })},
+	msgField{Name: "id", Set: jsonscan.Raw(func(m *message) *json.RawMessage { return &m.ID })},
+	msgField{Name: "model", Set: jsonscan.Raw(func(m *message) *json.RawMessage { return &m.Model })},
 	msgField{Name: "stop_reason", Set: jsonscan.Raw(func(m *message) *json.RawMessage { return &m.StopReason })},
-	jsonscan.Pointer("usage", func(m *message) **usage { return &m.Usage }, usageFields),
-	msgField{Name: "content", Set: func(m *message, v []byte) bool {
-		switch v[0] {
-		case '"':
+	jsonscan.PointerIn("usage", func(m *message) **usage { return &m.Usage }, func(m *message) *usage {
+		if m.bufs == nil {
+			return nil
+		}
+		m.bufs.usage = usage{bufs: m.bufs}
+		return &m.bufs.usage
+	}, usageFields),
+	jsonscan.Elements("content", func(m *message) *[]block { return &m.Blocks }, blockFields, func(m *message, v []byte) bool {
+		if v[0] == '"' {
 			m.Text = v
-		case '[':
-			blocks, ok := scanBlocks(v)
-			m.Blocks = blocks
-			return ok
 		}
 		return true // null, or another type: no blocks, no text
-	}},
+	}),
 )
 
 // scanBlocks reads an array of content blocks, valid JSON (a member of a
@@ -82,18 +124,7 @@ var messageFields = jsonscan.NewFields(
 // []block (an empty array gives an empty, non-nil slice), or reports
 // false.
 func scanBlocks(raw []byte) ([]block, bool) {
-	blocks := []block{}
-	ok := jsonscan.ArrayValid(raw, func(elem []byte) bool {
-		blocks = append(blocks, block{})
-		switch elem[0] {
-		case 'n':
-			return true
-		case '{':
-			return blockFields.FillValid(&blocks[len(blocks)-1], elem)
-		}
-		return false
-	})
-	return blocks, ok
+	return jsonscan.AppendObjects([]block{}, raw, blockFields)
 }
 
 type blockField = jsonscan.Field[block]
@@ -103,9 +134,9 @@ type imageSource = struct {
 }
 
 var blockFields = jsonscan.NewFields(
-	blockField{Name: "type", Set: jsonscan.Text(func(b *block) *string { return &b.Type })},
+	blockField{Name: "type", Set: jsonscan.TextOf(words, func(b *block) *string { return &b.Type })},
 	blockField{Name: "id", Set: jsonscan.Text(func(b *block) *string { return &b.ID })},
-	blockField{Name: "name", Set: jsonscan.Text(func(b *block) *string { return &b.Name })},
+	blockField{Name: "name", Set: jsonscan.TextOf(words, func(b *block) *string { return &b.Name })},
 	blockField{Name: "tool_use_id", Set: jsonscan.Text(func(b *block) *string { return &b.ToolUseID })},
 	blockField{Name: "text", Set: jsonscan.Raw(func(b *block) *json.RawMessage { return &b.Text })},
 	blockField{Name: "input", Set: jsonscan.Raw(func(b *block) *json.RawMessage { return &b.Input })},
@@ -133,20 +164,6 @@ var turFields = jsonscan.NewFields(
 	turField{Name: "returnCodeInterpretation", Set: jsonscan.Raw(func(t *toolUseResult) *json.RawMessage { return &t.ReturnCode })},
 	turField{Name: "gitOperation", Set: jsonscan.Decoded(func(t *toolUseResult) any { return &t.GitOperation })},
 )
-
-// scan mirrors UnmarshalJSON: an object's metadata keys are read from its
-// top level (a large result is stepped over, not decoded a second time),
-// a string is kept raw.
-func (s *structured) scan(raw []byte) bool {
-	switch raw[0] {
-	case '"':
-		s.text = raw
-	case '{':
-		s.obj = &toolUseResult{}
-		return turFields.FillValid(s.obj, raw)
-	}
-	return true
-}
 
 type inputField = jsonscan.Field[toolInput]
 
@@ -176,11 +193,42 @@ var usageFields = jsonscan.NewFields(
 	usageField{Name: "cache_creation_input_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.CacheCreation })},
 	usageField{Name: "cache_read_input_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.CacheRead })},
 	usageField{Name: "output_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.Output })},
-	jsonscan.Pointer("cache_creation", func(u *usage) **cacheSplit { return &u.Split }, splitFields),
-	usageField{Name: "speed", Set: jsonscan.Text(func(u *usage) *string { return &u.Speed })},
+	jsonscan.PointerIn("cache_creation", func(u *usage) **cacheSplit { return &u.Split }, func(u *usage) *cacheSplit {
+		if u.bufs == nil {
+			return nil
+		}
+		u.bufs.split = cacheSplit{}
+		return &u.bufs.split
+	}, splitFields),
+	usageField{Name: "speed", Set: jsonscan.TextOf(words, func(u *usage) *string { return &u.Speed })},
 )
 
 var splitFields = jsonscan.NewFields(
 	jsonscan.Field[cacheSplit]{Name: "ephemeral_5m_input_tokens", Set: jsonscan.Raw(func(s *cacheSplit) *json.RawMessage { return &s.M5 })},
 	jsonscan.Field[cacheSplit]{Name: "ephemeral_1h_input_tokens", Set: jsonscan.Raw(func(s *cacheSplit) *json.RawMessage { return &s.H1 })},
+)
+
+// read fills v from raw, an object that is valid JSON (a member of a read
+// line), as decode would: by a walk, or by encoding/json where the walk
+// does not mirror it.
+func read[T any](f *jsonscan.Fields[T], raw []byte, v *T) error {
+	if f.FillValid(v, raw) {
+		return nil
+	}
+	*v = *new(T)
+	return decode(raw, v)
+}
+
+type attField = jsonscan.Field[attachment]
+
+var attachmentFields = jsonscan.NewFields(
+	attField{Name: "type", Set: jsonscan.TextOf(words, func(a *attachment) *string { return &a.Type })},
+	attField{Name: "hookName", Set: jsonscan.Raw(func(a *attachment) *json.RawMessage { return &a.HookName })},
+	attField{Name: "hookEvent", Set: jsonscan.Raw(func(a *attachment) *json.RawMessage { return &a.HookEvent })},
+	attField{Name: "toolUseID", Set: jsonscan.Raw(func(a *attachment) *json.RawMessage { return &a.ToolUseID })},
+	attField{Name: "exitCode", Set: jsonscan.Raw(func(a *attachment) *json.RawMessage { return &a.ExitCode })},
+)
+
+var originFields = jsonscan.NewFields(
+	jsonscan.Field[origin]{Name: "kind", Set: jsonscan.Text(func(o *origin) *string { return &o.Kind })},
 )

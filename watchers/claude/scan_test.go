@@ -3,12 +3,14 @@ package claude
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // slowEnvelope is what Line read before the walk: the whole line decoded
@@ -24,6 +26,30 @@ func slowEnvelope(line []byte) (envelope, error) {
 	return env, nil
 }
 
+// sharedBuffers are reused by every checkScan, as a parser reuses its own.
+var sharedBuffers lineBuffers
+
+// unbuffered is env as a walk without buffers fills it: the same values,
+// without the pointers to the buffers.
+func unbuffered(env envelope) envelope {
+	env.bufs = nil
+	if env.Message != nil {
+		m := *env.Message
+		m.bufs = nil
+		if m.Usage != nil {
+			u := *m.Usage
+			u.bufs = nil
+			if u.Split != nil {
+				split := *u.Split
+				u.Split = &split
+			}
+			m.Usage = &u
+		}
+		env.Message = &m
+	}
+	return env
+}
+
 // checkScan asserts that the walk either gives up or fills exactly what
 // encoding/json fills, and never accepts a line encoding/json refuses. It
 // reports whether the walk took the line.
@@ -36,6 +62,12 @@ func checkScan(t testing.TB, line []byte) bool {
 	var fast envelope
 	if !fast.scan(line) {
 		return false
+	}
+	// Read into buffers reused from line to line, as Line does, the walk
+	// fills the same.
+	buffered := envelope{bufs: &sharedBuffers}
+	if !buffered.scan(line) || !reflect.DeepEqual(unbuffered(buffered), fast) {
+		t.Fatalf("the walk into reused buffers differs on %q:\n%+v\n%+v", line, unbuffered(buffered), fast)
 	}
 	slow, err := slowEnvelope(line)
 	if err != nil {
@@ -71,14 +103,23 @@ func TestScanMatchesDecodeOnCorpus(t *testing.T) {
 	}
 	lines, fast := 0, 0
 	for _, path := range files {
+		first := true
 		eachLine(t, path, func(line []byte) {
 			lines++
+			if first { // what Identify and LooksLike read
+				checkHeads(t, line)
+				first = false
+			}
 			if checkScan(t, line) {
 				fast++
 			}
 		})
 	}
 	t.Logf("%d of %d lines walked, the rest decoded by encoding/json", fast, lines)
+	for _, line := range []string{`{"type":"user"}`, `{"type":5}`, `{"type":null,"sessionId":"s"}`, `{"type":"us\u0065r"}`,
+		`{"type":"user","payload":null}`, `{"type":"user"} x`, `{"Type":"user"}`, `{"sessionId":7,"isSidechain":true,"agentId":"a1"}`, ``, `[]`} {
+		checkHeads(t, []byte(line))
+	}
 	if fast < lines*9/10 {
 		t.Errorf("only %d of %d lines took the walk", fast, lines)
 	}
@@ -138,7 +179,30 @@ func FuzzScan(f *testing.F) {
 		if checkScan(t, line) && !json.Valid(bytes.TrimSpace(line)) {
 			t.Fatalf("walk took invalid JSON %q", line)
 		}
+		checkHeads(t, line)
 	})
+}
+
+// checkHeads holds what Identify and LooksLike read of a first line to
+// what encoding/json reads of it.
+func checkHeads(t testing.TB, line []byte) {
+	t.Helper()
+	var head, want headLine
+	if headFields.Fill(&head, line) {
+		err := json.Unmarshal(line, &want)
+		var te *json.UnmarshalTypeError
+		if err != nil && !errors.As(err, &te) || !reflect.DeepEqual(head, want) {
+			t.Fatalf("first line %q: walk %+v, encoding/json %+v (%v)", line, head, want, err)
+		}
+	}
+	var rec struct {
+		Type    string          `json:"type"`
+		Payload json.RawMessage `json:"payload"`
+	}
+	looks := json.Unmarshal(line, &rec) == nil && rec.Payload == nil && knownType(rec.Type)
+	if LooksLike(line) != looks {
+		t.Fatalf("LooksLike(%q) = %v, encoding/json reads %v", line, !looks, looks)
+	}
 }
 
 // TestScanKeysAreAllTheStructs holds the walk's key lists to the structs:
@@ -157,28 +221,16 @@ func TestScanKeysAreAllTheStructs(t *testing.T) {
 		{toolInputFields.Names(), reflect.TypeFor[toolInput]()},
 		{usageFields.Names(), reflect.TypeFor[usage]()},
 		{splitFields.Names(), reflect.TypeFor[cacheSplit]()},
+		{attachmentFields.Names(), reflect.TypeFor[attachment]()},
+		{originFields.Names(), reflect.TypeFor[origin]()},
+		{headFields.Names(), reflect.TypeFor[headLine]()},
+		{recordHeadFields.Names(), reflect.TypeFor[recordHead]()},
 	} {
-		got, want := c.names, jsonNames(c.typ)
+		got, want := c.names, jsonscan.MemberNames(c.typ)
 		slices.Sort(got)
 		slices.Sort(want)
 		if !slices.Equal(got, want) {
 			t.Errorf("%v: walk reads %v, struct has %v", c.typ, got, want)
 		}
 	}
-}
-
-// jsonNames lists the member names encoding/json matches in a struct.
-func jsonNames(typ reflect.Type) []string {
-	var names []string
-	for f := range typ.Fields() {
-		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch {
-		case tag == "-" || !f.IsExported():
-		case tag != "":
-			names = append(names, tag)
-		default:
-			names = append(names, f.Name)
-		}
-	}
-	return names
 }

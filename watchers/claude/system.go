@@ -36,7 +36,7 @@ func (p *Parser) system(env *envelope, out []event.Event) []event.Event {
 	case "api_error":
 		e := p.ev(event.KindError)
 		e.Error = &event.Error{Source: "llm", Class: redact.APIErrorClass(apiErrorSignature(env)),
-			SrcUUID: ident(env.UUID), Retry: int(integer(env.RetryAttempt))}
+			SrcUUID: ident(str(env.UUID)), Retry: int(integer(env.RetryAttempt))}
 		return append(out, e)
 	case "turn_duration":
 		return append(out, p.ev(event.KindTurnEnd))
@@ -55,11 +55,11 @@ func (p *Parser) system(env *envelope, out []event.Event) []event.Event {
 			hook = "Stop"
 		}
 		e := p.ev(event.KindError)
-		e.Error = &event.Error{Source: "hook", Class: class, Hook: hook, HookEvent: hookEvent(hook), SrcUUID: ident(env.UUID)}
+		e.Error = &event.Error{Source: "hook", Class: class, Hook: hook, HookEvent: hookEvent(hook), SrcUUID: ident(str(env.UUID))}
 		return append(out, e)
 	case "model_refusal_fallback":
 		e := p.ev(event.KindError)
-		e.Error = &event.Error{Source: "llm", Class: "refusal_fallback", SrcUUID: ident(env.UUID)}
+		e.Error = &event.Error{Source: "llm", Class: "refusal_fallback", SrcUUID: ident(str(env.UUID))}
 		return append(out, e)
 	}
 	return out
@@ -110,20 +110,24 @@ func apiErrorSignature(env *envelope) string {
 	return strings.Join(strings.Fields(strings.Join(sig, " ")), " ")
 }
 
+// attachment is what an attachment line's attachment tells of a hook;
+// the injected context itself (file contents, listings) is stepped over.
+type attachment struct {
+	Type      string          `json:"type"`
+	HookName  json.RawMessage `json:"hookName"`
+	HookEvent json.RawMessage `json:"hookEvent"`
+	ToolUseID json.RawMessage `json:"toolUseID"`
+	ExitCode  json.RawMessage `json:"exitCode"`
+}
+
 // attachment handles injected-context lines; only failed or blocking hooks
 // yield a record.
 func (p *Parser) attachment(env *envelope, out []event.Event) []event.Event {
 	if !isObject(env.Attachment) {
 		return out
 	}
-	var a struct {
-		Type      string          `json:"type"`
-		HookName  json.RawMessage `json:"hookName"`
-		HookEvent json.RawMessage `json:"hookEvent"`
-		ToolUseID json.RawMessage `json:"toolUseID"`
-		ExitCode  json.RawMessage `json:"exitCode"`
-	}
-	if decode(env.Attachment, &a) != nil {
+	var a attachment
+	if read(attachmentFields, env.Attachment, &a) != nil {
 		return out
 	}
 	var class string
@@ -147,7 +151,7 @@ func (p *Parser) attachment(env *envelope, out []event.Event) []event.Event {
 		ev = hookEvent(hook)
 	}
 	e := p.ev(event.KindError)
-	e.Error = &event.Error{Source: "hook", Class: class, Hook: hook, HookEvent: ev, SrcUUID: ident(env.UUID)}
+	e.Error = &event.Error{Source: "hook", Class: class, Hook: hook, HookEvent: ev, SrcUUID: ident(str(env.UUID))}
 	if strings.Contains(ev, "ToolUse") { // the hook ran around that call
 		e.Error.RefCallID = ident(str(a.ToolUseID))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // toolUseResult is the structured result Claude Code stores beside a tool
@@ -93,7 +94,7 @@ func (p *Parser) user(env *envelope, out []event.Event) []event.Event {
 			case textInterrupt:
 				interrupted = true
 			case textPrompt:
-				_, n, _ := stringLen(b.Text)
+				_, n, _ := jsonscan.StringLen(b.Text)
 				u.Chars += n
 				if !notPrompt && results == 0 {
 					u.URLs += redact.CountURLs(str(b.Text))
@@ -114,14 +115,17 @@ func (p *Parser) user(env *envelope, out []event.Event) []event.Event {
 	return out
 }
 
+// origin is the origin of a user line.
+type origin struct {
+	Kind string `json:"kind"`
+}
+
 // humanOrigin tells typed prompts from lines the harness writes as user
 // lines (task notifications, system-sourced prompts).
 func humanOrigin(env *envelope) bool {
 	if isObject(env.Origin) {
-		var o struct {
-			Kind string `json:"kind"`
-		}
-		if decode(env.Origin, &o) == nil && o.Kind != "" && o.Kind != "human" {
+		var o origin
+		if read(originFields, env.Origin, &o) == nil && o.Kind != "" && o.Kind != "human" {
 			return false
 		}
 	}
@@ -137,7 +141,7 @@ func (p *Parser) promptText(raw json.RawMessage, notPrompt bool, out []event.Eve
 		if notPrompt {
 			return out
 		}
-		_, n, _ := stringLen(raw)
+		_, n, _ := jsonscan.StringLen(raw)
 		e := p.ev(event.KindUser)
 		e.User = &event.User{Chars: n, URLs: redact.CountURLs(str(raw))}
 		return append(out, e)
@@ -223,8 +227,7 @@ func textHead(raw json.RawMessage, n int) string {
 	buf := make([]byte, 0, n+2)
 	for k := 0; k < 8; k++ {
 		buf = append(append(buf[:0], raw[:n+1-k]...), '"')
-		var s string
-		if json.Unmarshal(buf, &s) == nil {
+		if s, ok := jsonscan.String(buf); ok {
 			return s
 		}
 	}
@@ -510,7 +513,7 @@ func isHex(s string) bool {
 // the text of its text blocks plus the base64 length of its images.
 func contentBytes(raw json.RawMessage) int64 {
 	if isString(raw) {
-		n, _, _ := stringLen(raw)
+		n, _, _ := jsonscan.StringLen(raw)
 		return int64(n)
 	}
 	if !isArray(raw) {
@@ -528,10 +531,10 @@ func contentBytes(raw json.RawMessage) int64 {
 		b := &blocks[i]
 		switch {
 		case b.Type == "text":
-			n, _, _ := stringLen(b.Text)
+			n, _, _ := jsonscan.StringLen(b.Text)
 			total += int64(n)
 		case b.Source != nil:
-			n, _, _ := stringLen(b.Source.Data)
+			n, _, _ := jsonscan.StringLen(b.Source.Data)
 			total += int64(n)
 		}
 	}
@@ -544,9 +547,15 @@ func contentText(raw json.RawMessage) string {
 	if isString(raw) {
 		return str(raw)
 	}
-	var blocks []block
-	if !isArray(raw) || decode(raw, &blocks) != nil {
+	if !isArray(raw) {
 		return ""
+	}
+	blocks, ok := scanBlocks(raw)
+	if !ok {
+		blocks = nil
+		if decode(raw, &blocks) != nil {
+			return ""
+		}
 	}
 	var sb strings.Builder
 	for i := range blocks {

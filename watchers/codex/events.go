@@ -19,9 +19,7 @@ func (p *Parser) eventMsg(pl *item, t int64) {
 		if p.samePrompt("event") {
 			return
 		}
-		var text string
-		_ = json.Unmarshal(pl.Message, &text)
-		p.userPrompt(t, text, countArray(pl.Images)+countArray(pl.LocalImages))
+		p.userPrompt(t, stringOf(pl.Message), countArray(pl.Images)+countArray(pl.LocalImages))
 		p.st.Prompt = "event"
 	case "item_completed":
 		p.itemCompleted(pl, t)
@@ -47,12 +45,10 @@ func (p *Parser) eventMsg(pl *item, t int64) {
 		}
 		p.emit(event.Event{Kind: event.KindTurnEnd, T: t})
 	case "error":
-		var msg string
-		_ = json.Unmarshal(pl.Message, &msg)
+		msg := stringOf(pl.Message)
 		p.emit(event.Event{Kind: event.KindError, T: t, Error: &event.Error{Source: "llm", Class: apiErrorClass(pl.CodexErrorInfo, msg)}})
 	case "stream_error":
-		var msg string
-		_ = json.Unmarshal(pl.Message, &msg)
+		msg := stringOf(pl.Message)
 		p.emit(event.Event{Kind: event.KindError, T: t, Error: &event.Error{
 			Source: "llm", Class: apiErrorClass(pl.CodexErrorInfo, msg), Retry: retryAttempt(msg),
 		}})
@@ -243,7 +239,7 @@ func (p *Parser) execEnd(pl *item, t int64) {
 	p.emitCall(t, id, ev, c)
 	res := event.Result{CallID: id, ExitCode: facts.Exit, DurMs: facts.Dur, OutBytes: facts.Out, Err: facts.Err, ErrClass: facts.Class,
 		Targets: facts.Tg}
-	p.confirm(&res, c, pl.Aggregated)
+	p.confirm(&res, c, func() string { return pl.Aggregated })
 	p.finish(id, t, res)
 }
 
@@ -302,16 +298,8 @@ func (p *Parser) patchEnd(pl *item, t int64) {
 func (p *Parser) mcpEnd(pl *item, t int64) {
 	id := pl.CallID
 	facts := endFacts{Dur: durationMs(pl.Duration)}
-	var r struct {
-		Ok *struct {
-			IsError bool `json:"isError"`
-		} `json:"Ok"`
-		Err json.RawMessage `json:"Err"`
-	}
-	if len(pl.Result) > 0 && json.Unmarshal(pl.Result, &r) == nil {
-		if len(r.Err) > 0 || (r.Ok != nil && r.Ok.IsError) {
-			facts.Err, facts.Class = true, "other"
-		}
+	if r, ok := readMCPResult(pl.Result); ok && (len(r.Err) > 0 || (r.Ok != nil && r.Ok.IsError)) {
+		facts.Err, facts.Class = true, "other"
 	}
 	if p.enrich(id, facts) || id == "" {
 		return
@@ -323,6 +311,30 @@ func (p *Parser) mcpEnd(pl *item, t int64) {
 	}
 	p.emitCall(t, id, ev, call{Tool: ev.Tool, Class: "mcp"})
 	p.finish(id, t, event.Result{CallID: id, DurMs: facts.Dur, Err: facts.Err, ErrClass: facts.Class})
+}
+
+// mcpResult is what mcpEnd reads of a mcp_tool_call_end result.
+type mcpResult struct {
+	Ok  *mcpOk          `json:"Ok"`
+	Err json.RawMessage `json:"Err"`
+}
+
+type mcpOk struct {
+	IsError bool `json:"isError"`
+}
+
+// readMCPResult reads a result (valid JSON) by a walk, or where the walk
+// does not mirror encoding/json, by encoding/json; ok is false when
+// encoding/json fails on it.
+func readMCPResult(raw json.RawMessage) (r mcpResult, ok bool) {
+	if len(raw) == 0 {
+		return r, false
+	}
+	if mcpResultFields.FillValid(&r, raw) {
+		return r, true
+	}
+	r = mcpResult{}
+	return r, json.Unmarshal(raw, &r) == nil
 }
 
 // spawnEnd handles collab_agent_spawn_end, which confirms the thread a

@@ -64,6 +64,17 @@ func corpusFiles(t testing.TB) []string {
 	return files
 }
 
+// fixturesAndCorpus lists the fixtures and, when present, the corpus logs.
+func fixturesAndCorpus(t *testing.T) []string {
+	paths := fixtures(t)
+	if _, why := corpusPath(); why == "" {
+		paths = append(paths, corpusFiles(t)...)
+	} else {
+		t.Log("fixtures only:", why)
+	}
+	return paths
+}
+
 // parsed is the outcome of parsing one file.
 type parsed struct {
 	src     watchers.Source

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // Agent is the watchers.Source agent name of Codex files.
@@ -79,24 +80,80 @@ func LooksLike(firstLine []byte) bool {
 	if len(line) == 0 || line[0] != '{' {
 		return false
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(line, &top); err != nil {
-		// A first line cut at the reader's cap: recognise the wrapper by
-		// its opening keys.
-		head := line[:min(len(line), 512)]
-		return bytes.Contains(head, []byte(`"type":"session_meta"`)) &&
-			bytes.Contains(head, []byte(`"payload":`))
+	top, ok := walkTop(line)
+	if !ok {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(line, &m); err != nil {
+			// A first line cut at the reader's cap: recognise the wrapper by
+			// its opening keys.
+			head := line[:min(len(line), 512)]
+			return bytes.Contains(head, []byte(`"type":"session_meta"`)) &&
+				bytes.Contains(head, []byte(`"payload":`))
+		}
+		top = topOf(m)
 	}
-	if _, ok := top["payload"]; ok {
-		var typ string
-		_ = json.Unmarshal(top["type"], &typ)
-		return rolloutTypes[typ]
+	switch {
+	case top.payload:
+		return rolloutTypes[top.typ]
+	case top.session:
+		return top.items
 	}
-	if _, ok := top["session"]; ok {
-		_, items := top["items"]
-		return items
+	return top.id && top.timestamp && !top.other // the legacy header
+}
+
+// topKeys is what LooksLike reads of a first line's members: which are
+// there, and the type (the last one, as a map of the members holds it).
+type topKeys struct {
+	payload, session, items bool
+	// id and timestamp are the legacy header's keys; other is set by any
+	// key but those, instructions and git.
+	id, timestamp, other bool
+	typ                  string
+}
+
+func (k *topKeys) add(key string, val []byte) {
+	switch key {
+	case "payload":
+		k.payload = true
+	case "session":
+		k.session = true
+	case "items":
+		k.items = true
+	case "id":
+		k.id = true
+	case "timestamp":
+		k.timestamp = true
+	case "instructions", "git":
+	case "type":
+		k.typ = ""
+		if len(val) > 0 && val[0] == '"' {
+			k.typ, _ = jsonscan.String(val)
+		}
 	}
-	return isLegacyHeader(top)
+	switch key {
+	case "id", "timestamp", "instructions", "git":
+	default:
+		k.other = true
+	}
+}
+
+// walkTop reads a first line's members by a walk; ok is false for a line
+// the walk refuses (invalid, or keys with escapes).
+func walkTop(line []byte) (k topKeys, ok bool) {
+	ok = jsonscan.Object(line, func(key, val []byte) bool {
+		k.add(string(key), val)
+		return true
+	})
+	return k, ok
+}
+
+// topOf reads the members encoding/json decoded.
+func topOf(m map[string]json.RawMessage) topKeys {
+	var k topKeys
+	for key, val := range m {
+		k.add(key, val)
+	}
+	return k
 }
 
 // rolloutTypes are the RolloutItem variants a wrapper line can start with.
@@ -105,31 +162,16 @@ var rolloutTypes = map[string]bool{
 	"turn_context": true, "compacted": true, "world_state": true,
 }
 
-// isLegacyHeader recognises {id, timestamp, instructions?, git?}.
-func isLegacyHeader(top map[string]json.RawMessage) bool {
-	if _, ok := top["id"]; !ok {
-		return false
-	}
-	if _, ok := top["timestamp"]; !ok {
-		return false
-	}
-	for k := range top {
-		switch k {
-		case "id", "timestamp", "instructions", "git":
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // readMeta reads the routing facts of a first line; a line that is not a
 // session_meta or legacy header yields a zero meta. A first line cut at the
 // reader's cap is read up to the cut.
 func readMeta(firstLine []byte) meta {
 	var l rawLine
-	if err := json.Unmarshal(firstLine, &l); err != nil && !isTypeError(err) {
-		return cutMeta(firstLine)
+	if !scanLine(&l, firstLine) {
+		l = rawLine{}
+		if err := json.Unmarshal(firstLine, &l); err != nil && !isTypeError(err) {
+			return cutMeta(firstLine)
+		}
 	}
 	switch {
 	case l.Type == "session_meta" && l.Payload != nil:

@@ -17,8 +17,7 @@ func (p *Parser) responseItem(it *item, t int64) {
 	case "message":
 		switch it.Role {
 		case "assistant":
-			text, _ := contentText(it.Content)
-			p.modelOutput(t, facets{text: utf8.RuneCountInString(text)})
+			p.modelOutput(t, facets{text: textRunes(it.Content)})
 		case "user":
 			// In the wrapper form the event_msg user_message is the one
 			// source of prompts; this copy also carries injected context.
@@ -82,7 +81,7 @@ func (p *Parser) modelOutput(t int64, f facets) {
 // startResponse opens a new response at t.
 func (p *Parser) startResponse(t int64) *response {
 	p.st.RespN++
-	r := &response{ID: msgID(p.sessionID(), p.st.RespN), T: t, Lat: -1}
+	r := &response{ID: p.msgID(p.st.RespN), T: t, Lat: -1}
 	// Legacy records have no times of their own: latency is unknown there.
 	if p.st.Form == "wrapper" && p.st.InputT > 0 && t >= p.st.InputT {
 		r.Lat = t - p.st.InputT
@@ -111,14 +110,22 @@ func (p *Parser) sessionID() string {
 	return p.st.ID
 }
 
-// msgID names response n of a session; the thread's tail keeps ids apart
-// when a child rollout becomes a lane of its parent's map.
-func msgID(session string, n int) string {
+// msgPrefix starts the ids of a session's responses; the thread's tail
+// keeps ids apart when a child rollout becomes a lane of its parent's map.
+func msgPrefix(session string) string {
 	lane := LaneID(session)
 	if lane == "" {
 		lane = "sa-x"
 	}
-	return lane[3:] + ":" + strconv.Itoa(n)
+	return lane[3:] + ":"
+}
+
+// msgID names response n of the session; the prefix is worked out once.
+func (p *Parser) msgID(n int) string {
+	if s := p.sessionID(); s != p.prefixOf || p.prefix == "" {
+		p.prefixOf, p.prefix = s, msgPrefix(s)
+	}
+	return p.prefix + strconv.Itoa(n)
 }
 
 // input marks a prompt or tool output: the response before it is complete,
@@ -188,7 +195,9 @@ func (p *Parser) advance(tot tokenUsage, last *tokenUsage, bound int64) (tokenUs
 	cs := p.st.Counters
 	for i, c := range cs {
 		if c == tot {
-			p.st.Counters = append(append(cs[:i:i], cs[i+1:]...), c)
+			// most recently used last, moved in place
+			copy(cs[i:], cs[i+1:])
+			cs[len(cs)-1] = c
 			return tokenUsage{}, false
 		}
 	}
@@ -221,7 +230,7 @@ func (p *Parser) advance(tot tokenUsage, last *tokenUsage, bound int64) (tokenUs
 		c := cs[pick]
 		d = tokenUsage{Input: tot.Input - c.Input, Cached: tot.Cached - c.Cached, CacheWrite: tot.CacheWrite - c.CacheWrite,
 			Output: tot.Output - c.Output}
-		cs = append(cs[:pick:pick], cs[pick+1:]...)
+		cs = append(cs[:pick], cs[pick+1:]...)
 	}
 	p.st.Counters = append(cs, tot)
 	return d, true
@@ -343,23 +352,21 @@ func contentText(raw json.RawMessage) (string, int) {
 	var b strings.Builder
 	images := 0
 	for _, pt := range parts {
-		switch pt.Type {
-		case "input_image", "image", "image_url", "local_image":
+		switch {
+		case isImagePart(pt.Type):
 			images++
-		default:
-			if pt.Text != "" {
-				if b.Len() > 0 {
-					b.WriteByte('\n')
-				}
-				b.WriteString(pt.Text)
+		case pt.Text != "":
+			if b.Len() > 0 {
+				b.WriteByte('\n')
 			}
+			b.WriteString(pt.Text)
 		}
 	}
 	return b.String(), images
 }
 
 var partFields = jsonscan.NewFields(
-	jsonscan.Field[contentPart]{Name: "type", Set: jsonscan.Text(func(c *contentPart) *string { return &c.Type })},
+	jsonscan.Field[contentPart]{Name: "type", Set: word(func(c *contentPart) *string { return &c.Type })},
 	jsonscan.Field[contentPart]{Name: "text", Set: jsonscan.Text(func(c *contentPart) *string { return &c.Text })},
 )
 
@@ -384,6 +391,69 @@ func contentParts(raw json.RawMessage) []contentPart {
 		_ = json.Unmarshal(raw, &parts)
 	}
 	return parts
+}
+
+// measuredPart is a content part with its text left where it lies.
+type measuredPart struct {
+	Type string
+	Text []byte
+}
+
+var measuredPartFields = jsonscan.NewFields(
+	jsonscan.Field[measuredPart]{Name: "type", Set: word(func(c *measuredPart) *string { return &c.Type })},
+	jsonscan.Field[measuredPart]{Name: "text", Set: func(c *measuredPart, v []byte) bool { c.Text = v; return true }},
+)
+
+// textRunes is utf8.RuneCountInString of contentText's text, counted
+// where the text lies when the content is a string or an array of parts
+// the walk reads.
+func textRunes(raw json.RawMessage) int {
+	if len(raw) > 0 && raw[0] == '"' {
+		if n, ok := jsonscan.StringRunes(raw); ok {
+			return n
+		}
+	}
+	if len(raw) > 0 && raw[0] == '[' {
+		n, texts := 0, 0
+		ok := jsonscan.ArrayValid(raw, func(elem []byte) bool {
+			var pt measuredPart
+			switch elem[0] {
+			case 'n':
+				return true
+			case '{':
+				if !measuredPartFields.FillValid(&pt, elem) {
+					return false
+				}
+			default:
+				return false
+			}
+			if isImagePart(pt.Type) || len(pt.Text) == 0 || pt.Text[0] != '"' {
+				return true // an image, or no text (a null or another type is a type error: empty)
+			}
+			runes, ok := jsonscan.StringRunes(pt.Text)
+			if runes > 0 {
+				if texts > 0 {
+					n++ // the newline that joins the texts
+				}
+				n += runes
+				texts++
+			}
+			return ok
+		})
+		if ok {
+			return n
+		}
+	}
+	text, _ := contentText(raw)
+	return utf8.RuneCountInString(text)
+}
+
+func isImagePart(typ string) bool {
+	switch typ {
+	case "input_image", "image", "image_url", "local_image":
+		return true
+	}
+	return false
 }
 
 // cwdFromContext reads the <cwd> of an injected <environment_context>, the

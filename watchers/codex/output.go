@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // output pairs a tool output with its open call and emits the result. The
@@ -20,9 +22,8 @@ func (p *Parser) output(id string, raw json.RawMessage, t int64) {
 	if c == nil {
 		return // a duplicate, or a call this rollout never showed
 	}
-	text := outputText(raw)
-	h := parseOutput(text)
-	res := event.Result{CallID: id, ExitCode: h.exit, DurMs: h.durMs, OutBytes: int64(len(h.body))}
+	o := p.readOutput(raw)
+	res := event.Result{CallID: id, ExitCode: o.exit, DurMs: o.durMs, OutBytes: int64(o.bodyLen())}
 	if e := c.End; e != nil {
 		if res.ExitCode == nil {
 			res.ExitCode = e.Exit
@@ -32,9 +33,9 @@ func (p *Parser) output(id string, raw json.RawMessage, t int64) {
 		}
 		res.Targets = e.Tg
 	}
-	failed := h.failed || (c.End != nil && c.End.Err)
+	failed := o.failed || (c.End != nil && c.End.Err)
 	if c.Class == "mcp" && !failed {
-		failed = mcpFailed(text)
+		failed = mcpFailed(o.Text())
 	}
 	if failed {
 		res.Err = true
@@ -44,26 +45,26 @@ func (p *Parser) output(id string, raw json.RawMessage, t int64) {
 		case c.End != nil && c.End.Class != "" && c.End.Class != "other":
 			res.ErrClass = c.End.Class
 		default:
-			res.ErrClass = failClass(text, res.ExitCode)
+			res.ErrClass = failClass(o.Text(), res.ExitCode)
 		}
 	}
 	switch c.Class {
 	case "exec":
-		if h.session != "" {
-			p.running(h.session, process{Call: id, PR: c.PR, Commit: c.Commit})
+		if o.session != "" {
+			p.running(o.session, process{Call: id, PR: c.PR, Commit: c.Commit})
 		}
-		p.confirm(&res, *c, h.body)
+		p.confirm(&res, *c, o.Body)
 	case "stdin":
 		// A long command's output (a PR URL, a commit summary) can come in
 		// a later poll of its process.
-		p.confirm(&res, *c, h.body)
+		p.confirm(&res, *c, o.Body)
 		if res.ExitCode != nil && c.Sess != "" {
 			delete(p.st.Exec, c.Sess)
 		}
 	case "spawn":
 		lane := c.Lane
 		if lane == "" {
-			if child := spawnedThread(text); child != "" {
+			if child := spawnedThread(o.Text()); child != "" {
 				lane = LaneID(child)
 				p.declareLane(t, lane, id, c.SAType, "")
 			}
@@ -88,9 +89,11 @@ func (p *Parser) running(sess string, proc process) {
 
 // confirm attaches what a shell output confirms: a PR URL printed by gh or
 // glab, or git commit's summary lines.
-func (p *Parser) confirm(res *event.Result, c call, body string) {
+// The body is decoded only for a command whose output can confirm
+// something.
+func (p *Parser) confirm(res *event.Result, c call, body func() string) {
 	if c.PR != "" {
-		res.PR = redact.ConfirmPR(body, c.PR)
+		res.PR = redact.ConfirmPR(body(), c.PR)
 	}
 	if res.Err {
 		return
@@ -99,7 +102,7 @@ func (p *Parser) confirm(res *event.Result, c call, body string) {
 		p.st.QuietCommit = "" // only the very next command can confirm a quiet commit
 	}
 	if c.Commit {
-		res.Commit = redact.ConfirmCommit(body)
+		res.Commit = redact.ConfirmCommit(body())
 		if res.Commit == nil && !c.Head && c.Class == "exec" {
 			p.st.QuietCommit = res.CallID // nothing named it yet: a later git log may
 		}
@@ -107,7 +110,7 @@ func (p *Parser) confirm(res *event.Result, c call, body string) {
 	if c.Head && res.Commit == nil && (p.st.QuietCommit != "" || c.Commit) {
 		// git log, git rev-parse HEAD or git show after a quiet commit
 		// (or in the same command) prints the sha it made.
-		if sha := redact.HeadSHA(body); sha != "" {
+		if sha := redact.HeadSHA(body()); sha != "" {
 			res.Commit = &event.Commit{SHA: sha}
 			if !c.Commit {
 				res.Commit.Of = p.st.QuietCommit
@@ -143,85 +146,291 @@ func outputText(raw json.RawMessage) string {
 	return text
 }
 
+// outputHead is how much of an output's text is decoded to read its
+// header: the headers Codex writes are a few short lines. An output whose
+// header is not read from that much is decoded whole.
+const outputHead = 512
+
+// toolOutput is a tool output as its line holds it. When it is a string
+// (nearly always) its text is measured where it lies and decoded only as
+// far as the header needs, into a buffer the parser reuses; it is decoded
+// whole only for what needs it (an error's class, the PR URL or commit a
+// command printed, an MCP result's flags, the thread a spawn started).
+type toolOutput struct {
+	raw  json.RawMessage
+	size int // length of the decoded text, -1 until measured
+	// buf holds the whole text decoded when the header needed it.
+	buf  []byte
+	text *string // the text, once materialised
+	outcome
+}
+
 // outcome is what the header of an output says.
 type outcome struct {
 	exit    *int
 	durMs   int64
 	session string // unified exec process still running
-	body    string // the tool's own output after the header
 	failed  bool
+	// The body, the tool's own output after the header, is the text from
+	// bodyAt on, or, in the JSON form, the string literal inner (walked) or
+	// innerText (decoded by encoding/json).
+	bodyAt    int
+	inner     []byte
+	innerText *string
 }
 
-// parseOutput reads the three header forms Codex writes before a tool's
+// readOutput reads an output's header from as little of its text as
+// that takes (see outputHead). The result is valid until the next call.
+func (p *Parser) readOutput(raw json.RawMessage) *toolOutput {
+	return p.readOutputHead(raw, outputHead)
+}
+
+// readOutputHead is readOutput decoding head bytes first.
+func (p *Parser) readOutputHead(raw json.RawMessage, head int) *toolOutput {
+	o := &p.outp
+	*o = toolOutput{raw: raw}
+	if len(raw) > 0 && raw[0] == '"' {
+		buf, complete := jsonscan.AppendString(p.outBuf[:0], raw, head)
+		oc, ok := readOutcome(buf, complete)
+		if !ok { // the head was not enough (readOutcome of a whole text always is)
+			buf, complete = jsonscan.AppendString(buf[:0], raw, -1)
+			if complete {
+				oc, ok = readOutcome(buf, true)
+			}
+		}
+		p.outBuf = buf
+		if ok {
+			o.outcome, o.size = oc, -1 // measured when asked
+			if complete {
+				o.buf, o.size = buf, len(buf)
+			}
+			return o
+		}
+	}
+	text := outputText(raw)
+	o.text, o.size = &text, len(text)
+	p.outBuf = append(p.outBuf[:0], text...)
+	o.buf = p.outBuf
+	o.outcome, _ = readOutcome(o.buf, true)
+	return o
+}
+
+// Text returns the whole text of the output.
+func (o *toolOutput) Text() string {
+	if o.text == nil {
+		var s string
+		if o.buf != nil {
+			s = string(o.buf)
+		} else {
+			s, _ = jsonscan.String(o.raw)
+		}
+		o.text = &s
+	}
+	return *o.text
+}
+
+// Body returns the tool's own output, after the header.
+func (o *toolOutput) Body() string {
+	switch {
+	case o.innerText != nil:
+		return *o.innerText
+	case o.inner != nil:
+		s, _ := jsonscan.String(o.inner)
+		return s
+	}
+	return o.Text()[o.bodyAt:]
+}
+
+func (o *toolOutput) bodyLen() int {
+	switch {
+	case o.innerText != nil:
+		return len(*o.innerText)
+	case o.inner != nil:
+		n, _, _ := jsonscan.StringLen(o.inner)
+		return n
+	}
+	if o.size < 0 {
+		o.size, _, _ = jsonscan.StringLen(o.raw)
+	}
+	return o.size - o.bodyAt
+}
+
+// parseOutput reads the header and body of a whole output text.
+func parseOutput(text string) parsedOutput {
+	o := toolOutput{text: &text, buf: []byte(text), size: len(text)}
+	o.outcome, _ = readOutcome(o.buf, true)
+	return parsedOutput{outcome: o.outcome, body: o.Body()}
+}
+
+type parsedOutput struct {
+	outcome
+	body string
+}
+
+// jsonOutput is the JSON header form, {"output", "metadata":{exit_code,
+// duration_seconds}}, as encoding/json decodes it.
+type jsonOutput struct {
+	Output   *string     `json:"output"`
+	Metadata *outputMeta `json:"metadata"`
+}
+
+type outputMeta struct {
+	ExitCode *int     `json:"exit_code"`
+	Duration *float64 `json:"duration_seconds"`
+}
+
+// walkedOutput is jsonOutput with the output string left where it lies.
+type walkedOutput struct {
+	Output   []byte
+	Metadata *outputMeta
+}
+
+var walkedOutputFields = jsonscan.NewFields(
+	jsonscan.Field[walkedOutput]{Name: "output", Set: func(j *walkedOutput, v []byte) bool {
+		switch v[0] {
+		case '"':
+			j.Output = v
+			return true
+		case 'n':
+			return true
+		}
+		return false // a type error for encoding/json
+	}},
+	jsonscan.Pointer("metadata", func(j *walkedOutput) **outputMeta { return &j.Metadata }, outputMetaFields),
+)
+
+var outputMetaFields = jsonscan.NewFields(
+	jsonscan.Field[outputMeta]{Name: "exit_code", Set: integer(func(m *outputMeta) **int { return &m.ExitCode })},
+	jsonscan.Field[outputMeta]{Name: "duration_seconds", Set: number(func(m *outputMeta) **float64 { return &m.Duration })},
+)
+
+// readOutcome reads the three header forms Codex writes before a tool's
 // output: the JSON {"output", "metadata":{exit_code, duration_seconds}} of
 // 2025 shell calls; "Exit code: N\nWall time: X seconds\nOutput:\n…" of
 // shell_command and apply_patch; and the unified exec "Chunk ID …\nWall
 // time …\nProcess exited with code N | Process running with session ID N\n
 // Original token count …\nOutput:\n…". Other outputs are failures when they
 // start like Codex's own error strings, else of unknown outcome.
-func parseOutput(text string) outcome {
-	o := outcome{body: text}
-	if strings.HasPrefix(text, `{"output":`) || strings.HasPrefix(text, `{"metadata":`) {
-		var j struct {
-			Output   *string `json:"output"`
-			Metadata *struct {
-				ExitCode *int     `json:"exit_code"`
-				Duration *float64 `json:"duration_seconds"`
-			} `json:"metadata"`
+//
+// head is the start of the text (all of it when complete): ok is false when
+// that is not enough to read the header as the whole text would read.
+func readOutcome(head []byte, complete bool) (o outcome, ok bool) {
+	if !complete && len(head) < len(`{"metadata":`) {
+		return o, false
+	}
+	if bytes.HasPrefix(head, []byte(`{"output":`)) || bytes.HasPrefix(head, []byte(`{"metadata":`)) {
+		if !complete {
+			return o, false
 		}
-		if json.Unmarshal([]byte(text), &j) == nil && j.Output != nil {
-			o.body = *j.Output
-			if m := j.Metadata; m != nil {
-				o.exit = m.ExitCode
-				if m.Duration != nil {
-					o.durMs = secondsMs(*m.Duration)
-				}
-			}
-			o.failed = o.exit != nil && *o.exit != 0
-			return o
+		if jsonHeader(&o, head) {
+			return o, true
 		}
 	}
-	rest := text
+	rest := head
 	header := false
-	for i := 0; i < 8 && rest != ""; i++ {
-		line, next, _ := strings.Cut(rest, "\n")
-		line = strings.TrimRight(line, "\r")
-		switch {
-		case line == "Output:":
-			o.body = next
-			o.failed = o.exit != nil && *o.exit != 0
-			return o
-		case strings.HasPrefix(line, "Exit code: "):
-			o.exit = atoiPtr(line[len("Exit code: "):])
-		case strings.HasPrefix(line, "Process exited with code "):
-			o.exit = atoiPtr(line[len("Process exited with code "):])
-		case strings.HasPrefix(line, "Process running with session ID "):
-			if _, err := strconv.ParseInt(line[len("Process running with session ID "):], 10, 64); err == nil {
-				o.session = line[len("Process running with session ID "):]
+	for i := 0; i < 8; i++ {
+		if len(rest) == 0 {
+			if !complete {
+				return o, false
 			}
-		case strings.HasPrefix(line, "Wall time: "):
-			v := strings.TrimSuffix(strings.TrimSuffix(line[len("Wall time: "):], " seconds"), "s")
-			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+			break
+		}
+		line, next, found := bytes.Cut(rest, []byte("\n"))
+		line = bytes.TrimRight(line, "\r")
+		if !found && !complete && len(line) <= longestHeaderPrefix {
+			// The line goes on past the head: only a line already too
+			// long to be a header is known not to be one.
+			return o, false
+		}
+		switch {
+		case string(line) == "Output:":
+			o.bodyAt = len(head) - len(next)
+			o.failed = o.exit != nil && *o.exit != 0
+			return o, true
+		case bytes.HasPrefix(line, []byte("Exit code: ")):
+			o.exit = atoiPtr(string(line[len("Exit code: "):]))
+		case bytes.HasPrefix(line, []byte("Process exited with code ")):
+			o.exit = atoiPtr(string(line[len("Process exited with code "):]))
+		case bytes.HasPrefix(line, []byte("Process running with session ID ")):
+			if id := line[len("Process running with session ID "):]; validInt(id) {
+				o.session = string(id)
+			}
+		case bytes.HasPrefix(line, []byte("Wall time: ")):
+			v := bytes.TrimSuffix(bytes.TrimSuffix(line[len("Wall time: "):], []byte(" seconds")), []byte("s"))
+			if f, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64); err == nil {
 				o.durMs = secondsMs(f)
 			}
-		case strings.HasPrefix(line, "Chunk ID: "), strings.HasPrefix(line, "Original token count: "),
-			strings.HasPrefix(line, "Total output lines: "):
+		case bytes.HasPrefix(line, []byte("Chunk ID: ")), bytes.HasPrefix(line, []byte("Original token count: ")),
+			bytes.HasPrefix(line, []byte("Total output lines: ")):
 		default:
 			i = 8 // not a header line
 			continue
+		}
+		if !found && !complete {
+			return o, false // a header line whose value goes on past the head
 		}
 		header = true
 		rest = next
 	}
 	if header {
-		o.body = rest
+		o.bodyAt = len(head) - len(rest)
 		o.failed = o.exit != nil && *o.exit != 0
-		return o
+		return o, true
 	}
-	o.exit, o.durMs, o.session = nil, 0, ""
-	o.failed = hasPrefixAny(strings.TrimLeft(text, " \n"), failurePrefixes...)
-	return o
+	o = outcome{}
+	start := bytes.TrimLeft(head, " \n")
+	if !complete && len(start) < longestFailurePrefix {
+		return o, false
+	}
+	o.failed = hasPrefixAny(string(start[:min(len(start), longestFailurePrefix)]), failurePrefixes...)
+	return o, true
 }
+
+// jsonHeader reads the JSON header form of a whole text: walked, the
+// output string left in place, or where the walk does not mirror
+// encoding/json exactly, decoded by it.
+func jsonHeader(o *outcome, text []byte) bool {
+	var meta *outputMeta
+	var w walkedOutput
+	if walkedOutputFields.Fill(&w, text) {
+		if w.Output == nil {
+			return false
+		}
+		o.inner, meta = w.Output, w.Metadata
+	} else {
+		var j jsonOutput
+		if json.Unmarshal(text, &j) != nil || j.Output == nil {
+			return false
+		}
+		o.innerText, meta = j.Output, j.Metadata
+	}
+	if meta != nil {
+		o.exit = meta.ExitCode
+		if meta.Duration != nil {
+			o.durMs = secondsMs(*meta.Duration)
+		}
+	}
+	o.failed = o.exit != nil && *o.exit != 0
+	return true
+}
+
+// longestHeaderPrefix is the length of the longest header line prefix.
+const longestHeaderPrefix = len("Process running with session ID ")
+
+// validInt reports whether s is an int64 as strconv.ParseInt reads it.
+func validInt(s []byte) bool {
+	_, err := strconv.ParseInt(string(s), 10, 64)
+	return err == nil
+}
+
+// longestFailurePrefix is the length of the longest of failurePrefixes.
+var longestFailurePrefix = func() int {
+	n := 0
+	for _, p := range failurePrefixes {
+		n = max(n, len(p))
+	}
+	return n
+}()
 
 // failurePrefixes start the error strings Codex returns instead of running
 // a tool (sandbox denials, spawn errors, rejected patches, bad arguments).

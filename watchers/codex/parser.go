@@ -22,6 +22,17 @@ type Parser struct {
 	st    state
 	paths *redact.Paths
 	out   []event.Event
+	// line and payload are filled from the line being read, kept so that
+	// a line allocates no record to fill; nothing in them outlives Line.
+	line   rawLine
+	spares spares
+	// outp and outBuf hold the tool output being read (see readOutput).
+	outp   toolOutput
+	outBuf []byte
+	// argBuf holds the decoded arguments of the call being read.
+	argBuf []byte
+	// prefix is the response id prefix of session prefixOf (see msgID).
+	prefix, prefixOf string
 	// unknown counts record types the parser does not know, for tests and
 	// diagnostics; it is not carry-state.
 	unknown map[string]int
@@ -83,12 +94,13 @@ func (p *Parser) Line(line []byte, out []event.Event) (res []event.Event, err er
 	if line[0] != '{' {
 		return out, fmt.Errorf("codex: record %d: not a JSON object", n)
 	}
-	var l rawLine
-	if !scanLine(&l, line) {
+	l := &p.line
+	*l = rawLine{spare: &p.spares}
+	if !scanLine(l, line) {
 		// Something the walk does not mirror exactly, or invalid JSON:
 		// encoding/json decides, and names the error.
-		l = rawLine{}
-		if err := json.Unmarshal(line, &l); err != nil && !isTypeError(err) {
+		*l = rawLine{}
+		if err := json.Unmarshal(line, l); err != nil && !isTypeError(err) {
 			return out, fmt.Errorf("codex: record %d: invalid JSON%s", n, syntaxOffset(err))
 		}
 	}
@@ -97,7 +109,7 @@ func (p *Parser) Line(line []byte, out []event.Event) (res []event.Event, err er
 	if l.Payload != nil {
 		l.Payload.normaliseIDs()
 	}
-	if !p.record(&l) {
+	if !p.record(l) {
 		return out, fmt.Errorf("codex: record %d: not a rollout record", n)
 	}
 	return p.out, nil

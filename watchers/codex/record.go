@@ -23,6 +23,19 @@ type rawLine struct {
 	// Session and Items are the single-JSON form written on one line.
 	Session *item             `json:"session"`
 	Items   []json.RawMessage `json:"items"`
+
+	// spare, when set, holds what the walk fills for the payload: the
+	// parser keeps it from line to line (encoding/json ignores it).
+	spare *spares
+}
+
+// spares are the records a line's payload is walked into, kept by the
+// parser so that a line allocates none of them; nothing in them outlives
+// the line.
+type spares struct {
+	payload     item
+	info        tokenInfo
+	total, last tokenUsage
 }
 
 // item is the union of the payload shapes the parser reads: session_meta,
@@ -47,11 +60,7 @@ type item struct {
 	} `json:"git"`
 
 	// turn_context
-	CollaborationMode *struct {
-		Settings *struct {
-			Model string `json:"model"`
-		} `json:"settings"`
-	} `json:"collaboration_mode"`
+	CollaborationMode *collabMode `json:"collaboration_mode"`
 
 	// response items
 	Role      string          `json:"role"`
@@ -106,10 +115,22 @@ type item struct {
 
 	// TurnID is the turn of a turn_context or task_started (older builds);
 	// TurnAttribution holds it in task_started since 0.17x.
-	TurnID          string `json:"turn_id"`
-	TurnAttribution *struct {
-		TurnID string `json:"turn_id"`
-	} `json:"turn_attribution"`
+	TurnID          string           `json:"turn_id"`
+	TurnAttribution *turnAttribution `json:"turn_attribution"`
+
+	spare *spares // see rawLine
+}
+
+type collabMode struct {
+	Settings *collabSettings `json:"settings"`
+}
+
+type collabSettings struct {
+	Model string `json:"model"`
+}
+
+type turnAttribution struct {
+	TurnID string `json:"turn_id"`
 }
 
 // turnItem is the part of an item_completed thread item the parser reads:
@@ -155,6 +176,8 @@ type tokenInfo struct {
 	Total  *tokenUsage `json:"total_token_usage"`
 	Last   *tokenUsage `json:"last_token_usage"`
 	Window int64       `json:"model_context_window"`
+
+	spare *spares // see rawLine
 }
 
 type tokenUsage struct {

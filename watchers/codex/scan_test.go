@@ -69,12 +69,7 @@ func checkArgs(t testing.TB, raw json.RawMessage) {
 }
 
 func TestScanMatchesDecodeOnCorpus(t *testing.T) {
-	paths := fixtures(t)
-	if _, why := corpusPath(); why == "" {
-		paths = append(paths, corpusFiles(t)...)
-	} else {
-		t.Log("fixtures only:", why)
-	}
+	paths := fixturesAndCorpus(t)
 	lines, fast := 0, 0
 	for _, path := range paths {
 		if strings.HasSuffix(path, ".json") {
@@ -114,6 +109,22 @@ func TestScanFieldsAreAllTheStructs(t *testing.T) {
 	}
 	if got, want := partFields.Names(), jsonNames(reflect.TypeFor[contentPart]()); !sameSet(got, want) {
 		t.Errorf("content part walk names %v, struct has %v", got, want)
+	}
+	for _, c := range []struct {
+		got  []string
+		typ  reflect.Type
+		what string
+	}{
+		{collabFields.Names(), reflect.TypeFor[collabMode](), "collaboration mode"},
+		{attributionFields.Names(), reflect.TypeFor[turnAttribution](), "turn attribution"},
+		{turnItemFields.Names(), reflect.TypeFor[turnItem](), "thread item"},
+		{mcpResultFields.Names(), reflect.TypeFor[mcpResult](), "MCP result"},
+		{walkedOutputFields.Names(), reflect.TypeFor[jsonOutput](), "JSON output header"},
+		{outputMetaFields.Names(), reflect.TypeFor[outputMeta](), "JSON output metadata"},
+	} {
+		if want := jsonNames(c.typ); !sameSet(c.got, want) {
+			t.Errorf("%s walk names %v, struct has %v", c.what, c.got, want)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"bytes"
 	"encoding/json"
 	"path"
 	"sort"
@@ -33,33 +34,65 @@ type args struct {
 }
 
 // decodeArgs reads function_call.arguments: a JSON string holding JSON (the
-// usual form), or an object.
-func decodeArgs(raw json.RawMessage) args {
+// usual form), or an object. The string is decoded into a buffer the parser
+// reuses: the raw members of the result alias it until the next call.
+func (p *Parser) decodeArgs(raw json.RawMessage) args {
 	var a args
 	if len(raw) == 0 {
 		return a
 	}
 	if raw[0] == '"' {
-		s, ok := jsonscan.String(raw)
-		if !ok {
+		var ok bool
+		if p.argBuf, ok = jsonscan.AppendString(p.argBuf[:0], raw, -1); !ok {
 			return a
 		}
-		raw = json.RawMessage(s)
+		raw = p.argBuf
 	}
-	s := strings.TrimSpace(string(raw))
-	if s == "" || s[0] != '{' {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 || b[0] != '{' {
 		return a
 	}
-	if !argFields.Fill(&a, []byte(s)) {
+	if !argFields.Fill(&a, b) {
 		a = args{}
-		_ = json.Unmarshal([]byte(s), &a)
+		_ = json.Unmarshal(b, &a)
 	}
 	return a
 }
 
+// commandOf reads a shell call's command (valid JSON) as encoding/json
+// decodes it into an argv, or, when that fails or gives no argv, into a
+// string: an array of strings (null elements are empty), else a string.
+func commandOf(raw json.RawMessage) (argv []string, cmd string) {
+	if raw = bytes.TrimLeft(raw, " \t\r\n"); len(raw) == 0 {
+		return nil, ""
+	}
+	switch raw[0] {
+	case '"':
+		cmd, _ = jsonscan.String(raw)
+		return nil, cmd
+	case '[':
+		ok := jsonscan.ArrayValid(raw, func(elem []byte) bool {
+			s := ""
+			switch elem[0] {
+			case '"':
+				s, _ = jsonscan.String(elem)
+			case 'n':
+			default:
+				return false // a type error: the argv fails, and so does the string
+			}
+			argv = append(argv, s)
+			return true
+		})
+		if ok {
+			return argv, ""
+		}
+	}
+	return nil, ""
+}
+
 // functionCall classifies a function_call by its tool name.
 func (p *Parser) functionCall(name, ns string, rawArgs json.RawMessage, id string, t int64) {
-	a := decodeArgs(rawArgs)
+	a := p.decodeArgs(rawArgs)
 	// Names are kept in the map: anything that is not an identifier is
 	// not a tool name and is not kept.
 	if name = identifier(name); name == "" {
@@ -87,14 +120,11 @@ func (p *Parser) functionCall(name, ns string, rawArgs json.RawMessage, id strin
 	switch name {
 	case "shell", "container.exec", "shell_command":
 		// shell takes an argv and shell_command a string; accept either.
-		var argv []string
-		var cmd string
 		var ev event.Call
 		var c call
-		if json.Unmarshal(a.Command, &argv) == nil && len(argv) > 0 {
+		if argv, cmd := commandOf(a.Command); len(argv) > 0 {
 			ev, c = p.shellArgv(name, argv, a.Workdir)
 		} else {
-			_ = json.Unmarshal(a.Command, &cmd)
 			ev, c = p.shellString(name, cmd, a.Workdir)
 		}
 		p.emitCall(t, id, ev, c)
@@ -467,7 +497,7 @@ func (p *Parser) finish(id string, t int64, res event.Result) {
 	delete(p.st.Calls, id)
 	p.st.Done = append(p.st.Done, id)
 	if n := len(p.st.Done); n > maxDone {
-		p.st.Done = append(p.st.Done[:0:0], p.st.Done[n-maxDone:]...)
+		p.st.Done = p.st.Done[:copy(p.st.Done, p.st.Done[n-maxDone:])]
 	}
 	p.emit(event.Event{Kind: event.KindResult, T: t, Result: &res})
 }

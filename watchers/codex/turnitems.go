@@ -21,8 +21,11 @@ func (p *Parser) itemCompleted(pl *item, t int64) {
 		return
 	}
 	var it turnItem
-	if err := json.Unmarshal(pl.Item, &it); err != nil && !isTypeError(err) {
-		return
+	if !turnItemFields.FillValid(&it, pl.Item) {
+		it = turnItem{}
+		if err := json.Unmarshal(pl.Item, &it); err != nil && !isTypeError(err) {
+			return
+		}
 	}
 	switch it.Type {
 	case "UserMessage":

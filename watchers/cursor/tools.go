@@ -8,6 +8,7 @@ import (
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
 	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // toolClass is what a Cursor tool name says about a call. Cursor names
@@ -102,24 +103,20 @@ func (in input) str(key string) string {
 	if !ok || len(v) == 0 || v[0] != '"' {
 		return ""
 	}
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return ""
-	}
+	s, _ := jsonscan.String(v)
 	return s
 }
 
 // keptKeys are the input keys any source reads: paths, the shell command
 // and its working directory, a URL, the subagent type and the model it
 // asks for, the skill name.
-var keptKeys = func() map[string]bool {
-	m := map[string]bool{"command": true, "working_directory": true, "url": true,
-		"subagent_type": true, "subagentType": true, "model": true, "skill": true}
-	for _, k := range pathKeys {
-		m[k] = true
-	}
-	for _, k := range listKeys {
-		m[k] = true
+// Each maps to itself, so that a walk that finds one in a line's bytes
+// stores it without allocating the key again.
+var keptKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range append(append([]string{"command", "working_directory", "url",
+		"subagent_type", "subagentType", "model", "skill"}, pathKeys...), listKeys...) {
+		m[k] = k
 	}
 	return m
 }()
@@ -129,7 +126,7 @@ var keptKeys = func() map[string]bool {
 func (in input) reduce() input {
 	out := make(input, 4)
 	for k, v := range in {
-		if keptKeys[k] {
+		if _, ok := keptKeys[k]; ok {
 			out[k] = v
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
@@ -25,6 +24,15 @@ type Parser struct {
 	src   watchers.Source
 	paths *redact.Paths
 	st    carry
+	// line and blocks are the walk's buffers, reused from line to line.
+	line   scannedLine
+	blocks []block
+}
+
+// release drops what the buffers hold of the last line.
+func (p *Parser) release() {
+	p.line = scannedLine{}
+	clear(p.blocks)
 }
 
 // carry is the serialised carry-state.
@@ -154,6 +162,23 @@ func decodeMessage(raw []byte, v any, path string, blocks *[]block) error {
 	return nil
 }
 
+// decodeLine is the line as encoding/json reads it (see decodeMessage).
+func decodeLine(raw []byte) (scannedLine, []block, error) {
+	var l line
+	var text []block
+	if err := decodeMessage(raw, &l, "message.content", &text); err != nil {
+		return scannedLine{}, nil, err
+	}
+	var blocks []block
+	if l.Message != nil {
+		blocks = l.Message.Content
+	}
+	if text != nil {
+		blocks = text
+	}
+	return scannedLine{Role: l.Role, Type: l.Type, Status: l.Status}, blocks, nil
+}
+
 // block is one content block. Text is decoded to be measured, never kept.
 type block struct {
 	Type       string          `json:"type"`
@@ -170,6 +195,9 @@ type block struct {
 	Content      json.RawMessage `json:"content"`
 	IsError      bool            `json:"isError"`
 	IsErrorSnake bool            `json:"is_error"`
+	// rawText is the text as the walk found it (see scanLine), to be
+	// measured in place; Text is then empty.
+	rawText []byte
 }
 
 // Line implements watchers.Parser.
@@ -183,17 +211,18 @@ func (p *Parser) Line(raw []byte, out []event.Event) ([]event.Event, error) {
 	if raw[0] != '{' {
 		return out, fmt.Errorf("cursor: line %d: not a JSON object", n)
 	}
-	var l line
-	var text []block
-	if err := decodeMessage(raw, &l, "message.content", &text); err != nil {
-		return out, fmt.Errorf("cursor: line %d: %v", n, err)
-	}
-	var blocks []block
-	if l.Message != nil {
-		blocks = l.Message.Content
-	}
-	if text != nil {
-		blocks = text
+	l := &p.line
+	*l = scannedLine{}
+	blocks, ok := scanLine(raw, l, p.blocks)
+	p.blocks = blocks
+	defer p.release() // the line and its blocks alias raw
+	if !ok {
+		// Something the walk does not mirror exactly, or invalid JSON:
+		// encoding/json decides, and names the error.
+		var err error
+		if *l, blocks, err = decodeLine(raw); err != nil {
+			return out, fmt.Errorf("cursor: line %d: %v", n, err)
+		}
 	}
 	out = p.header(out)
 
@@ -207,10 +236,11 @@ func (p *Parser) Line(raw []byte, out []event.Event) ([]event.Event, error) {
 		out = append(out, event.Event{Kind: event.KindTurnEnd, Agent: agent})
 	case l.Role == "user":
 		var u event.User
-		for _, b := range blocks {
+		for i := range blocks {
+			b := &blocks[i]
 			switch b.Type {
 			case "text", "input_text":
-				c, urls := promptShape(b.Text)
+				c, urls := promptShape(b.text())
 				u.Chars += c
 				u.URLs += urls
 			case "image", "image_url", "input_image":
@@ -223,14 +253,15 @@ func (p *Parser) Line(raw []byte, out []event.Event) ([]event.Event, error) {
 	case l.Role == "assistant" && len(blocks) > 0:
 		llm := event.LLM{LatencyMs: -1}
 		var specs []callSpec
-		for _, b := range blocks {
+		for i := range blocks {
+			b := &blocks[i]
 			switch b.Type {
 			case "text", "output_text":
-				llm.TextChars += utf8.RuneCountInString(b.Text)
+				llm.TextChars += b.runes()
 			case "thinking", "redacted_thinking", "reasoning":
 				llm.Thinking = true
 			case "tool_use", "tool-call", "tool_call":
-				specs = append(specs, toolUseSpec(b))
+				specs = append(specs, toolUseSpec(*b))
 			}
 		}
 		llm.ToolCalls = len(specs)
@@ -326,6 +357,15 @@ func toolUseSpec(b block) callSpec {
 	in := b.Input
 	if len(trimSpace(in)) == 0 {
 		in = b.Args
+	}
+	if kept, txt, isText, ok := keptInput(in); ok {
+		switch {
+		case isText:
+			s.files, s.patched = patchFiles(txt), true
+		case kept != nil:
+			s.inputs = []input{kept}
+		}
+		return s
 	}
 	in = trimSpace(in)
 	if len(in) > 0 && in[0] == '"' {

@@ -16,8 +16,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
+	"reflect"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // maxDepth bounds the nesting the walk follows; deeper values are refused
@@ -65,7 +69,7 @@ func ArrayValid(raw []byte, fn func(elem []byte) bool) bool {
 	if i >= len(raw) || raw[i] != '[' {
 		return false
 	}
-	end, ok := elements(raw, i, 0, true, fn)
+	end, ok := elements(raw, i, 0, true, fn, nil)
 	return ok && skipSpace(raw, end) == len(raw)
 }
 
@@ -129,8 +133,10 @@ func members(b []byte, i, depth int, valid bool, fn memberFunc) (int, bool) {
 }
 
 // elements walks the array whose '[' is at b[i] and returns the index
-// after its ']'.
-func elements(b []byte, i, depth int, valid bool, fn func(elem []byte) bool) (int, bool) {
+// after its ']'. Each element is read by into from its first byte, or
+// stepped over by value when into is nil; fn, when given, is then handed
+// the element's bytes.
+func elements(b []byte, i, depth int, valid bool, fn func(elem []byte) bool, into elementFunc) (int, bool) {
 	if depth >= maxDepth {
 		return 0, false
 	}
@@ -141,7 +147,14 @@ func elements(b []byte, i, depth int, valid bool, fn func(elem []byte) bool) (in
 	for {
 		start := i
 		var ok bool
-		i, ok = value(b, i, depth+1, valid)
+		if into != nil {
+			if i >= len(b) {
+				return 0, false
+			}
+			i, ok = into(b, i, depth+1, valid)
+		} else {
+			i, ok = value(b, i, depth+1, valid)
+		}
 		if !ok {
 			return 0, false
 		}
@@ -154,6 +167,10 @@ func elements(b []byte, i, depth int, valid bool, fn func(elem []byte) bool) (in
 		}
 	}
 }
+
+// elementFunc consumes the element that starts at b[i] and returns the
+// index after it; depth and valid are passed on to value.
+type elementFunc func(b []byte, i, depth int, valid bool) (int, bool)
 
 // next reads what follows a member or an element: a comma (i is then at
 // the next one) or the closing bracket (done; i is after it).
@@ -198,7 +215,7 @@ func value(b []byte, i, depth int, valid bool) (int, bool) {
 	case c == '{':
 		return members(b, i, depth, valid, nil)
 	case c == '[':
-		return elements(b, i, depth, valid, nil)
+		return elements(b, i, depth, valid, nil, nil)
 	case valid:
 		end := scalarEnd(b, i)
 		return end, end > i
@@ -313,7 +330,10 @@ func str(b []byte, i int) (int, bool) {
 			ctl := (v - ones*0x20) & ^v
 			q := v ^ (ones * '"')
 			bs := v ^ (ones * '\\')
-			if (ctl|(q-ones)&^q|(bs-ones)&^bs)&highs != 0 {
+			if m := (ctl | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
+				// The lowest flagged byte is the first special one
+				// (a borrow only flags bytes above a true one).
+				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
 			i += 8
@@ -367,19 +387,37 @@ func skipSpace(b []byte, i int) int {
 // fills the struct as encoding/json would: encoding/json also matches a
 // name that differs only in case, which the walk leaves to it.
 type Keys struct {
-	names  []string
-	exact  map[string]int
-	folded map[string]bool
-	max    int
+	names []string
+	// slots is an open-addressed table of the names, hashed up to ASCII
+	// case so that one probe sequence finds a name exactly or up to case
+	// (a walk looks up every key of every line: a map lookup, and a
+	// second one for case, cost more than the rest of the walk of a key).
+	slots []keySlot
+	max   int
+}
+
+type keySlot struct {
+	name  string // "" for a free slot
+	index int
 }
 
 // NewKeys returns the set of the given names; Index numbers them in order.
 func NewKeys(names ...string) *Keys {
-	k := &Keys{names: names, exact: map[string]int{}, folded: map[string]bool{}}
+	size := 8
+	for size < 4*len(names) {
+		size *= 2
+	}
+	k := &Keys{names: names, slots: make([]keySlot, size)}
 	for i, n := range names {
-		k.exact[n] = i
-		k.folded[string(lowerASCII(nil, []byte(n)))] = true
 		k.max = max(k.max, len(n))
+		if n == "" {
+			continue // encoding/json matches no empty name
+		}
+		j := int(foldHash(n) & uint32(size-1))
+		for k.slots[j].name != "" {
+			j = (j + 1) & (size - 1)
+		}
+		k.slots[j] = keySlot{name: n, index: i}
 	}
 	return k
 }
@@ -389,28 +427,51 @@ func NewKeys(names ...string) *Keys {
 // up to case: encoding/json would fill that field, so the caller must
 // leave the line to it.
 func (k *Keys) Index(key []byte) (i int, folds bool) {
-	if i, ok := k.exact[string(key)]; ok {
-		return i, false
-	}
-	if len(key) > k.max {
+	if len(key) > k.max || len(key) == 0 {
 		return -1, false
 	}
-	var buf [64]byte
-	return -1, k.folded[string(lowerASCII(buf[:0], key))]
+	mask := len(k.slots) - 1
+	for j := int(foldHash(key) & uint32(mask)); k.slots[j].name != ""; j = (j + 1) & mask {
+		s := &k.slots[j]
+		if len(s.name) != len(key) {
+			continue
+		}
+		if s.name == string(key) {
+			return s.index, false
+		}
+		folds = folds || equalFoldASCII(s.name, key)
+	}
+	return -1, folds
+}
+
+// foldHash mixes the length and three bytes (first, middle, last) of a
+// non-empty name, ASCII letters lowered: names of one struct differ
+// there, and the probe compares the whole name anyway.
+func foldHash[S string | []byte](s S) uint32 {
+	n := len(s)
+	h := uint32(n)*0x9e3779b1 ^ uint32(lower(s[0]))<<16 ^ uint32(lower(s[n/2]))<<8 ^ uint32(lower(s[n-1]))
+	h *= 0x85ebca6b
+	return h ^ h>>15
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		c += 'a' - 'A'
+	}
+	return c
+}
+
+func equalFoldASCII(name string, key []byte) bool {
+	for i := 0; i < len(key); i++ {
+		if lower(name[i]) != lower(key[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // Names returns the names, in order.
 func (k *Keys) Names() []string { return append([]string(nil), k.names...) }
-
-func lowerASCII(dst, s []byte) []byte {
-	for _, c := range s {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
-}
 
 // Fields fills a struct of type T from an object's members, one setter per
 // member name, as encoding/json would fill it, or reports false where it
@@ -514,25 +575,208 @@ func (f *Fields[T]) walk(t *T, b []byte, i, depth int, valid bool) (int, bool) {
 	})
 }
 
+// Elements is the field name whose array of objects (or nulls) f reads
+// into the slice dst returns, walked in place as Pointer walks an object:
+// the array is read once, validated as its blocks are filled. An empty
+// array gives an empty, non-nil slice, an element of another type gives
+// up, and a value that is not an array is handed to other, validated
+// (null included), as a Set would get it.
+func Elements[T, V any](name string, dst func(*T) *[]V, f *Fields[V], other func(t *T, val []byte) bool) Field[T] {
+	return Field[T]{Name: name, into: func(t *T, b []byte, i, depth int, valid bool) (int, bool) {
+		if b[i] != '[' {
+			end, ok := value(b, i, depth, valid)
+			return end, ok && other(t, b[i:end])
+		}
+		var zero V
+		s := (*dst(t))[:0]
+		if s == nil {
+			s = []V{}
+		}
+		end, ok := elements(b, i, depth, valid, nil, func(b []byte, i, depth int, valid bool) (int, bool) {
+			s = append(s, zero)
+			switch b[i] {
+			case 'n':
+				return value(b, i, depth, valid)
+			case '{':
+				return f.walk(&s[len(s)-1], b, i, depth, valid)
+			}
+			return 0, false
+		})
+		*dst(t) = s
+		return end, ok
+	}}
+}
+
+// AppendObjects appends to dst the elements of the array raw, valid JSON
+// (a member handed out by a walk), as encoding/json decodes an array into
+// []T: each element an object f reads, or null (a zero T). It reports
+// false on an element of another type, or when f gives up.
+func AppendObjects[T any](dst []T, raw []byte, f *Fields[T]) ([]T, bool) {
+	var zero T
+	ok := ArrayValid(raw, func(elem []byte) bool {
+		dst = append(dst, zero)
+		switch elem[0] {
+		case 'n':
+			return true
+		case '{':
+			return f.FillValid(&dst[len(dst)-1], elem)
+		}
+		return false
+	})
+	return dst, ok
+}
+
+// MemberNames lists the member names encoding/json matches in a struct
+// type, for a test that holds a Fields list to the struct it fills.
+func MemberNames(typ reflect.Type) []string {
+	var names []string
+	for f := range typ.Fields() {
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == "-" || !f.IsExported():
+		case tag != "":
+			names = append(names, tag)
+		default:
+			names = append(names, f.Name)
+		}
+	}
+	return names
+}
+
 // String returns the string a JSON string literal decodes to, as
 // encoding/json decodes it (invalid UTF-8 and lone surrogates become
 // U+FFFD); ok is false when raw is not one valid string literal
 // (surrounding white space allowed).
 func String(raw []byte) (s string, ok bool) {
+	b, plain, ok := unquote(raw)
+	switch {
+	case !ok:
+		return "", false
+	case plain:
+		return string(b), true
+	}
+	// b is new and never written again: it becomes the string without a
+	// second copy (what strings.Builder does).
+	return unsafe.String(unsafe.SliceData(b), len(b)), true
+}
+
+// Unquote is String for a caller that reads the bytes: a slice of raw when
+// the string has no escape and is valid UTF-8, else new bytes.
+func Unquote(raw []byte) ([]byte, bool) {
+	b, _, ok := unquote(raw)
+	return b, ok
+}
+
+// unquote decodes a string literal; plain says b is a slice of raw.
+func unquote(raw []byte) (b []byte, plain, ok bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '"' {
-		return "", false
+		return nil, false, false
 	}
 	end, ok := str(raw, i+1)
 	if !ok || skipSpace(raw, end) != len(raw) {
-		return "", false
+		return nil, false, false
 	}
 	body := raw[i+1 : end-1]
 	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
-		return string(body), true
+		return body, true, true
 	}
-	return string(unescape(body)), true
+	return unescape(body), false, true
 }
+
+// StringLen measures the string a JSON string literal decodes to, as
+// encoding/json decodes it (invalid UTF-8 and lone surrogates become
+// U+FFFD), without building it: long texts are counted in place, eight
+// bytes at a time where they are plain ASCII. raw must be a string
+// literal (surrounding white space allowed) that is valid JSON, such as
+// a member handed out by a walk; ok is false when it is not a string
+// literal or an escape in it is malformed.
+func StringLen(raw []byte) (nbytes, nrunes int, ok bool) {
+	i, j := skipSpace(raw, 0), len(raw)
+	for j > i && isSpace(raw[j-1]) {
+		j--
+	}
+	if j-i < 2 || raw[i] != '"' || raw[j-1] != '"' {
+		return 0, 0, false
+	}
+	s := raw[i+1 : j-1]
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			v := binary.LittleEndian.Uint64(s[i:])
+			bs := v ^ (ones * '\\')
+			// Plain ASCII bytes before the first non-ASCII byte or
+			// backslash count one byte and one rune each.
+			n := 8
+			if m := (v | (bs-ones)&^bs) & highs; m != 0 {
+				n = bits.TrailingZeros64(m) >> 3
+			}
+			if n > 0 {
+				nbytes += n
+				nrunes += n
+				i += n
+				continue
+			}
+		}
+		switch c := s[i]; {
+		case c == '\\':
+			if i+1 >= len(s) {
+				return nbytes, nrunes, false
+			}
+			if s[i+1] != 'u' {
+				switch s[i+1] {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				default:
+					return nbytes, nrunes, false
+				}
+				nbytes++
+				nrunes++
+				i += 2
+				continue
+			}
+			r, n := escapedRune(s[i:])
+			if n == 0 {
+				return nbytes, nrunes, false
+			}
+			nbytes += utf8.RuneLen(r)
+			nrunes++
+			i += n
+		case c < utf8.RuneSelf:
+			nbytes++
+			nrunes++
+			i++
+		default:
+			r, n := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				nbytes += 3 // replaced by U+FFFD
+			} else {
+				nbytes += n
+			}
+			nrunes++
+			i += n
+		}
+	}
+	return nbytes, nrunes, true
+}
+
+// escapedRune decodes \uXXXX (and a following low surrogate) at the start
+// of s, as unescape does; n is the number of bytes read, 0 if malformed.
+func escapedRune(s []byte) (r rune, n int) {
+	if len(s) < 6 || !isHex(s[2]) || !isHex(s[3]) || !isHex(s[4]) || !isHex(s[5]) {
+		return 0, 0
+	}
+	hi := hex4(s[2:])
+	if !utf16.IsSurrogate(hi) {
+		return hi, 6
+	}
+	if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' && isHex(s[8]) && isHex(s[9]) && isHex(s[10]) && isHex(s[11]) {
+		if dec := utf16.DecodeRune(hi, hex4(s[8:])); dec != utf8.RuneError {
+			return dec, 12
+		}
+	}
+	return utf8.RuneError, 6
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // unescape decodes the body of a validated string literal the way
 // encoding/json's unquote does.
@@ -620,6 +864,42 @@ func Text[T any](dst func(*T) *string) func(*T, []byte) bool {
 	return func(t *T, v []byte) bool { *dst(t), _ = String(v); return true }
 }
 
+// Words is a vocabulary: strings a member usually holds (record and block
+// types, tool names), which its String returns without allocating them
+// again, line after line.
+type Words map[string]string
+
+// NewWords returns the vocabulary of the given words, which must be
+// valid UTF-8 without quotes, backslashes or control bytes (the body of
+// a string literal is then the word itself).
+func NewWords(words ...string) Words {
+	w := make(Words, len(words))
+	for _, s := range words {
+		if !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return r == '"' || r == '\\' || r < 0x20 }) {
+			panic("jsonscan: a word that is not a plain string literal's body: " + s)
+		}
+		w[s] = s
+	}
+	return w
+}
+
+// String is the package's String, with a word of w returned as the word.
+func (w Words) String(raw []byte) (string, bool) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		// An escape or invalid UTF-8 cannot spell a word: such a body
+		// is no key of w.
+		if s, ok := w[string(raw[1:n-1])]; ok {
+			return s, true
+		}
+	}
+	return String(raw)
+}
+
+// TextOf is Text with the words of w returned without allocating.
+func TextOf[T any](w Words, dst func(*T) *string) func(*T, []byte) bool {
+	return func(t *T, v []byte) bool { *dst(t), _ = w.String(v); return true }
+}
+
 // Decoded is the setter of a field of any other type, for small members:
 // the value is decoded with encoding/json into the field dst returns a
 // pointer to, as decoding the whole object would (a null makes a pointer
@@ -635,15 +915,40 @@ func Decoded[T any](dst func(*T) any) func(*T, []byte) bool {
 // it nil, an object is walked in place into a new V, and a value of
 // another type gives up (encoding/json would keep an empty V).
 func Pointer[T, V any](name string, dst func(*T) **V, f *Fields[V]) Field[T] {
+	return pointer(name, dst, nil, f, isNull)
+}
+
+// PointerIn is Pointer with the V an object is walked into returned by
+// buf (zeroed by it), instead of a new one (a new one when buf returns
+// nil): a parser that reads line after line into the same buffers
+// allocates none.
+func PointerIn[T, V any](name string, dst func(*T) **V, buf func(*T) *V, f *Fields[V]) Field[T] {
+	return pointer(name, dst, buf, f, isNull)
+}
+
+func isNull[T any](_ *T, val []byte) bool { return val[0] == 'n' }
+
+// PointerOr is Pointer for a member that may also be of another type: a
+// value that is not an object is handed to other, validated (null
+// included), as a Set would get it.
+func PointerOr[T, V any](name string, dst func(*T) **V, f *Fields[V], other func(t *T, val []byte) bool) Field[T] {
+	return pointer(name, dst, nil, f, other)
+}
+
+func pointer[T, V any](name string, dst func(*T) **V, buf func(*T) *V, f *Fields[V], other func(t *T, val []byte) bool) Field[T] {
 	return Field[T]{Name: name, into: func(t *T, b []byte, i, depth int, valid bool) (int, bool) {
-		switch b[i] {
-		case 'n':
-			return value(b, i, depth, valid)
-		case '{':
-			p := new(V)
+		if b[i] == '{' {
+			var p *V
+			if buf != nil {
+				p = buf(t)
+			}
+			if p == nil {
+				p = new(V)
+			}
 			*dst(t) = p
 			return f.walk(p, b, i, depth, valid)
 		}
-		return 0, false
+		end, ok := value(b, i, depth, valid)
+		return end, ok && other(t, b[i:end])
 	}}
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // validCases are values encoding/json accepts; the walk must accept each.
@@ -95,6 +97,35 @@ func TestKeysIndex(t *testing.T) {
 	}
 }
 
+// TestKeysIndexAgreesWithFolding holds the table to its definition over
+// many names, some equal up to case, and keys that are, are not, or are
+// up to case one of them.
+func TestKeysIndexAgreesWithFolding(t *testing.T) {
+	var names []string
+	for i := range 60 {
+		names = append(names, fmt.Sprintf("name%dField", i))
+	}
+	names = append(names, "isError", "iserror", "a", "A_b", "x-y")
+	k := NewKeys(names...)
+	keys := append([]string{"", "ISERROR", "IsError", "a_B", "X-Y", "b", "name1field", "NAME59FIELD", "name60Field"}, names...)
+	for _, key := range keys {
+		wantI, wantFolds := -1, false
+		for i, n := range names {
+			if n == key {
+				wantI = i
+			}
+		}
+		if wantI < 0 {
+			for _, n := range names {
+				wantFolds = wantFolds || strings.EqualFold(n, key)
+			}
+		}
+		if i, folds := k.Index([]byte(key)); i != wantI || folds != wantFolds {
+			t.Errorf("Index(%q) = %d, %v; want %d, %v", key, i, folds, wantI, wantFolds)
+		}
+	}
+}
+
 // FuzzValid holds the walk to encoding/json: whatever it accepts,
 // encoding/json accepts.
 func FuzzValid(f *testing.F) {
@@ -166,6 +197,9 @@ func checkString(t *testing.T, raw []byte) {
 	if ok != wantOK || got != want {
 		t.Errorf("String(%q) = %q, %v; encoding/json gives %q, %v", raw, got, ok, want, wantOK)
 	}
+	if b, ok := Unquote(raw); ok != wantOK || string(b) != want {
+		t.Errorf("Unquote(%q) = %q, %v; encoding/json gives %q, %v", raw, b, ok, want, wantOK)
+	}
 }
 
 func FuzzString(f *testing.F) {
@@ -230,6 +264,226 @@ func TestFillValidatesAsItWalks(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Fill(%q) = %+v, encoding/json gives %+v", c.in, got, want)
+		}
+	}
+}
+
+func TestStringLenAgreesWithEncodingJSON(t *testing.T) {
+	long := strings.Repeat("plain ascii text, ", 40)
+	raws := []string{`""`, `"\u00e9"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ude00\ud83d"`, `"\ud83d\u0041"`,
+		"\"\xff\"", `"\/"`, `  "padded"  `, `"` + long + `\n` + long + `"`, "\"" + long + "\xe2\x98" + long + "\"",
+		`"` + strings.Repeat(`\\`, 9) + `"`, `"` + long + `\u2028` + "日本語" + `"`}
+	for _, s := range []string{"", "plain", "tab\tnew\nline \"quoted\" back\\slash", "snow ☃ man",
+		"emoji 😀 pair", "ctrl \x01 char", "日本語テキスト", "mixed é and \u2028 separator", long + "é" + long} {
+		raw, _ := json.Marshal(s)
+		raws = append(raws, string(raw))
+	}
+	for _, raw := range raws {
+		var s string
+		if err := json.Unmarshal([]byte(raw), &s); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		n, r, ok := StringLen([]byte(raw))
+		if !ok || n != len(s) || r != utf8.RuneCountInString(s) {
+			t.Errorf("%.40s: got %d bytes %d runes ok=%v, want %d %d", raw, n, r, ok, len(s), utf8.RuneCountInString(s))
+		}
+	}
+	for _, raw := range []string{``, `"`, `123`, `{"a":1}`, `"bad \u12"`, `"trailing \"`, `null`} {
+		if _, _, ok := StringLen([]byte(raw)); ok {
+			t.Errorf("%s: accepted as a string", raw)
+		}
+	}
+}
+
+// FuzzStringLen holds StringLen to encoding/json on any valid string.
+func FuzzStringLen(f *testing.F) {
+	f.Add([]byte(`"a\u00e9\ud83d\ude00\n` + "\xff" + `"`))
+	f.Add([]byte(`"` + strings.Repeat("abcdefgh", 3) + `\"x"`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var s string
+		if json.Unmarshal(raw, &s) != nil || bytes.TrimSpace(raw)[0] != '"' {
+			return
+		}
+		n, r, ok := StringLen(raw)
+		if !ok || n != len(s) || r != utf8.RuneCountInString(s) {
+			t.Fatalf("%q: got %d bytes %d runes ok=%v, want %d %d", raw, n, r, ok, len(s), utf8.RuneCountInString(s))
+		}
+	})
+}
+
+func TestAppendObjectsAgreesWithEncodingJSON(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{
+		{`[]`, true},
+		{`[null, {"a": [1]}, {}, {"a": "x", "b": {"c": 2}}]`, true},
+		{`[{"a": 1}, 2]`, false},
+		{`[{"a": 1}, "x"]`, false},
+		{`[{"a": 1, "a": 2}]`, false},
+		{`[{"A": 1}]`, false},
+	} {
+		got, ok := AppendObjects([]testInner{{A: json.RawMessage(`0`)}}, []byte(c.in), innerFields)
+		if ok != c.ok {
+			t.Errorf("AppendObjects(%q) = %v, want %v", c.in, ok, c.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		var want []testInner
+		if err := json.Unmarshal([]byte(c.in), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got[1:], want) && !(len(want) == 0 && len(got) == 1) {
+			t.Errorf("AppendObjects(%q) = %+v, encoding/json gives %+v", c.in, got[1:], want)
+		}
+		if string(got[0].A) != "0" {
+			t.Errorf("AppendObjects(%q) changed what dst held", c.in)
+		}
+	}
+}
+
+func TestMemberNames(t *testing.T) {
+	type s struct {
+		A     int `json:"a,omitempty"`
+		B     int
+		C     int `json:"-"`
+		d     int
+		Inner testInner `json:"inner"`
+	}
+	_ = s{}.d
+	if got := strings.Join(MemberNames(reflect.TypeFor[s]()), " "); got != "a B inner" {
+		t.Errorf("MemberNames = %q", got)
+	}
+}
+
+func TestWordsAgreeWithString(t *testing.T) {
+	w := NewWords("text", "tool_use", "é")
+	for _, raw := range append([]string{`"text"`, `"te\u0078t"`, `"tool_use"`, `"other"`, `"\u00e9"`, `"é"`, "\"\xff\"", `5`, `null`, `"text`}, stringCases...) {
+		got, ok := w.String([]byte(raw))
+		want, wantOK := String([]byte(raw))
+		if got != want || ok != wantOK {
+			t.Errorf("Words.String(%s) = %q, %v; String gives %q, %v", raw, got, ok, want, wantOK)
+		}
+	}
+	if testing.AllocsPerRun(10, func() { w.String([]byte(`"tool_use"`)) }) != 0 {
+		t.Error("a word was allocated")
+	}
+}
+
+// TestSpecialBytesAtEveryOffset puts each kind of byte that stops the
+// eight-at-a-time loops (a quote, an escape, a control byte, non-ASCII,
+// invalid UTF-8) at every offset of the first words of a string, alone
+// and after another, and holds Valid, String and StringLen to
+// encoding/json.
+func TestSpecialBytesAtEveryOffset(t *testing.T) {
+	specials := []string{`"`, `\"`, `\\`, `\n`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, "\x01", "\x1f", "é", "😀", "\xff", "\xe2\x98", " "}
+	for _, a := range specials {
+		for _, b := range append(specials, "") {
+			for i := range 18 {
+				for _, j := range []int{0, 1, 7, 8, 9} {
+					body := strings.Repeat("a", i) + a + strings.Repeat("b", j) + b + strings.Repeat("c", 5)
+					raw := []byte(`"` + body + `"`)
+					checkString(t, raw)
+					if Valid(raw) != json.Valid(raw) {
+						t.Fatalf("Valid(%q) = %v", raw, Valid(raw))
+					}
+					var s string
+					if json.Unmarshal(raw, &s) == nil {
+						n, r, ok := StringLen(raw)
+						if !ok || n != len(s) || r != utf8.RuneCountInString(s) {
+							t.Fatalf("StringLen(%q) = %d, %d, %v; want %d, %d", raw, n, r, ok, len(s), utf8.RuneCountInString(s))
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+type testList struct {
+	L     []testInner `json:"l"`
+	Other string      `json:"-"`
+}
+
+var listFields = NewFields(Elements("l", func(t *testList) *[]testInner { return &t.L }, innerFields, func(t *testList, v []byte) bool {
+	t.Other = string(v)
+	return v[0] != '{'
+}))
+
+// TestElementsWalksInPlace: an array of objects is validated and read in
+// the one pass, as encoding/json decodes it; other values go to other.
+func TestElementsWalksInPlace(t *testing.T) {
+	for _, c := range []struct {
+		in, other string
+		ok        bool
+	}{
+		{`{"l":[]}`, "", true},
+		{`{"l":[null, {"a": [1]}, {}, {"a": "x", "b": {"c": 2}}]}`, "", true},
+		{`{"l":"text"}`, `"text"`, true},
+		{`{"l":null}`, `null`, true},
+		{`{"l":5}`, `5`, true},
+		{`{"l":{"a":1}}`, `{"a":1}`, false},
+		{`{"l":[{"a": 1}, 2]}`, "", false},
+		{`{"l":[{"a": 1, "a": 2}]}`, "", false},
+		{`{"l":[{"A": 1}]}`, "", false},
+		{`{"l":[{"a": tru}]}`, "", false},
+		{`{"l":[{"b": "` + "\x01" + `"}]}`, "", false},
+		{`{"l":[{"a": 1},]}`, "", false},
+		{`{"l":[{"a": 1}`, "", false},
+		{`{"l":[{"a": 1}] }`, "", true},
+	} {
+		var got testList
+		ok := listFields.Fill(&got, []byte(c.in))
+		if ok != c.ok || got.Other != c.other {
+			t.Errorf("Fill(%q) = %v, other %q; want %v, %q", c.in, ok, got.Other, c.ok, c.other)
+			continue
+		}
+		if !ok || c.other != "" {
+			continue
+		}
+		var want testList
+		if err := json.Unmarshal([]byte(c.in), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Fill(%q) = %+v, encoding/json gives %+v", c.in, got, want)
+		}
+	}
+}
+
+type testEither struct {
+	P    *testInner
+	Text string
+}
+
+var eitherFields = NewFields(PointerOr("p", func(t *testEither) **testInner { return &t.P }, innerFields, func(t *testEither, v []byte) bool {
+	t.Text = string(v)
+	return v[0] != '['
+}))
+
+func TestPointerOrHandsOverOtherTypes(t *testing.T) {
+	for _, c := range []struct {
+		in, text string
+		inner    string
+		ok       bool
+	}{
+		{`{"p":{"a":[1]}}`, "", "[1]", true},
+		{`{"p":"x\n"}`, `"x\n"`, "", true},
+		{`{"p":null}`, "null", "", true},
+		{`{"p":[1]}`, "[1]", "", false},
+		{`{"p":"x` + "\x01" + `"}`, "", "", false},
+		{`{"p":{"a":1,"a":2}}`, "", "", false},
+	} {
+		var got testEither
+		ok := eitherFields.Fill(&got, []byte(c.in))
+		inner := ""
+		if got.P != nil {
+			inner = string(got.P.A)
+		}
+		if ok != c.ok || ok && (got.Text != c.text || inner != c.inner) {
+			t.Errorf("Fill(%q) = %v, %q, %q; want %v, %q, %q", c.in, ok, got.Text, inner, c.ok, c.text, c.inner)
 		}
 	}
 }

@@ -1,0 +1,117 @@
+package jsonscan
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"unicode/utf8"
+)
+
+// Reading a string member without materialising it: a parser that needs
+// only the length of a tool output and the few facts at its start (an exit
+// code, a wall time) measures the literal where it lies and decodes only
+// its first bytes, into a buffer it reuses. Both decode as String does, so
+// that what they give is byte for byte what String would have given.
+
+// StringRunes returns the number of runes of the string that the JSON
+// string literal raw decodes to (utf8.RuneCountInString of String's
+// result), without building it: StringLen's second count.
+func StringRunes(raw []byte) (n int, ok bool) {
+	_, n, ok = StringLen(raw)
+	return n, ok
+}
+
+// AppendString appends to dst the string that the JSON string literal raw
+// decodes to, as String decodes it. With limit ≥ 0 it stops once it has
+// appended at least limit bytes (the result then holds an exact prefix of
+// the decoded string, never less than limit bytes); complete reports
+// whether the whole string was appended. raw must be a valid literal as a
+// walk hands it out; for anything else dst is returned with complete
+// false.
+func AppendString(dst, raw []byte, limit int) (out []byte, complete bool) {
+	body, ok := literalBody(raw)
+	if !ok {
+		return dst, false
+	}
+	start := len(dst)
+	for i := 0; i < len(body); {
+		if limit >= 0 && len(dst)-start >= limit {
+			return dst, false
+		}
+		j := plainRun(body, i)
+		if limit >= 0 {
+			j = min(j, i+limit-(len(dst)-start))
+		}
+		dst = append(dst, body[i:j]...)
+		if i = j; i >= len(body) || body[i] < utf8.RuneSelf && body[i] != '\\' {
+			continue
+		}
+		r, next, ok := unit(body, i)
+		if !ok {
+			return dst, false
+		}
+		dst = utf8.AppendRune(dst, r)
+		i = next
+	}
+	return dst, true
+}
+
+// literalBody is the text between the quotes of a string literal.
+func literalBody(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	return raw[1 : len(raw)-1], true
+}
+
+// plainRun returns the index of the first byte from s[i] on that is a
+// backslash or not ASCII (len(s) when there is none): the bytes before it
+// decode to themselves. Eight bytes are looked at a time.
+func plainRun(s []byte, i int) int {
+	for i+8 <= len(s) {
+		v := binary.LittleEndian.Uint64(s[i:])
+		bs := v ^ (ones * '\\')
+		if m := (v | (bs-ones)&^bs) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8 // the first flagged byte is a true one
+		}
+		i += 8
+	}
+	for i < len(s) && s[i] < utf8.RuneSelf && s[i] != '\\' {
+		i++
+	}
+	return i
+}
+
+// unit decodes what starts at s[i], an escape or a non-ASCII byte, as
+// encoding/json decodes it: the rune it stands for (U+FFFD for invalid
+// UTF-8 and for a lone surrogate) and the index after it. A valid UTF-8
+// sequence gives its own rune, which encodes back to the same bytes.
+func unit(s []byte, i int) (r rune, next int, ok bool) {
+	if c := s[i]; c != '\\' {
+		r, n := utf8.DecodeRune(s[i:])
+		return r, i + n, true // an invalid byte is RuneError, n == 1
+	}
+	if i+1 >= len(s) {
+		return 0, 0, false
+	}
+	switch e := s[i+1]; e {
+	case 'b':
+		return '\b', i + 2, true
+	case 'f':
+		return '\f', i + 2, true
+	case 'n':
+		return '\n', i + 2, true
+	case 'r':
+		return '\r', i + 2, true
+	case 't':
+		return '\t', i + 2, true
+	case '"', '\\', '/':
+		return rune(e), i + 2, true
+	case 'u':
+		r, n := escapedRune(s[i:]) // a low surrogate after a high one is read too
+		if n == 0 {
+			return 0, 0, false
+		}
+		return r, i + n, true
+	}
+	return 0, 0, false
+}
