@@ -129,8 +129,13 @@ func (b *build) prs() []PR {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
 	for _, n := range b.kept {
-		state := map[string]string{"pr_merge": "merged", "pr_close": "closed"}[n.ev.Kind]
-		if state == "" {
+		var state string
+		switch n.ev.Kind {
+		case "pr_merge":
+			state = "merged"
+		case "pr_close":
+			state = "closed"
+		default:
 			continue
 		}
 		for i := range out {
@@ -146,6 +151,9 @@ func (b *build) prs() []PR {
 // times and outcomes cover the lane's whole session, like totals.
 func (b *build) agents() []Agent {
 	perLane := make(map[*lane][]*Event, len(b.lanes))
+	for _, l := range b.lanes {
+		perLane[l] = make([]*Event, 0, l.events) // counted by assemble
+	}
 	for _, n := range b.all {
 		perLane[n.lane] = append(perLane[n.lane], &n.ev)
 	}

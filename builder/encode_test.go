@@ -3,11 +3,14 @@ package builder
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"reflect"
+	"sync"
 	"testing"
 
+	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
 )
 
@@ -199,5 +202,47 @@ func fillCounters(v reflect.Value, r *rand.Rand) {
 		case reflect.Struct:
 			fillCounters(f, r)
 		}
+	}
+}
+
+// TestEncodeConcurrent: maps built and gzipped at the same time (a flush
+// builds on every core) share the pooled buffers and writers, never bytes.
+func TestEncodeConcurrent(t *testing.T) {
+	var streams [][]event.Event
+	for _, evs := range fixtureStreams(t) {
+		streams = append(streams, evs)
+	}
+	streams = append(streams, syntheticSession(2000), syntheticSession(300))
+	want := make([][]byte, len(streams))
+	for i, evs := range streams {
+		gz, err := mustBuild(t, evs, Options{}).Gzip()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = gz
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8*len(streams))
+	for g := range 8 {
+		wg.Go(func() {
+			for k := range 3 * len(streams) {
+				i := (g + k) % len(streams)
+				m, err := Build(streams[i], Options{})
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				gz, err := m.Gzip()
+				if err != nil || !bytes.Equal(gz, want[i]) {
+					errs <- fmt.Sprintf("stream %d: bytes differ when built concurrently", i)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

@@ -247,10 +247,10 @@ func (m *Map) NativeID() string { return m.nativeID }
 // keeps the bytes for Gzip; they must not be modified.
 func (m *Map) Canonical() ([]byte, error) {
 	canon, err := m.encode()
+	m.canon = canon // nil on error: Gzip encodes again and fails too
 	if err != nil {
 		return nil, err
 	}
-	m.canon = canon
 	return canon, nil
 }
 
@@ -270,7 +270,7 @@ func (m *Map) encode() ([]byte, error) {
 	}()
 	w.raw(`{"agents":`)
 	appendAgents(&w, m.Agents)
-	hashAt := len(w.b)
+	contentHashAt := len(w.b)
 	w.raw(`,"events":`)
 	appendEvents(&w, m.Events)
 	w.raw(`,"files":`)
@@ -301,10 +301,10 @@ func (m *Map) encode() ([]byte, error) {
 	full := w.b[hashed:]
 	const hashKey = `,"contentHash":`
 	out := make([]byte, 0, hashed-(sessionEnd-sessionAt)+len(full)+len(hashKey)+len(m.ContentHash)+2)
-	out = append(out, w.b[:hashAt]...)
+	out = append(out, w.b[:contentHashAt]...)
 	out = append(out, hashKey...)
 	out = appendString(out, m.ContentHash)
-	out = append(out, w.b[hashAt:sessionAt]...)
+	out = append(out, w.b[contentHashAt:sessionAt]...)
 	out = append(out, full...)
 	out = append(out, w.b[sessionEnd:hashed]...)
 	return out, nil

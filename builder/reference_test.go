@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// The reference encoder: how maps were encoded before the list parts were
+// The reference encoder: how maps were encoded before their parts were
 // appended by hand, kept to check the hand-written encoder against (see
 // TestEncodeMatchesReference).
 

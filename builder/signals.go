@@ -26,6 +26,7 @@ func (b *build) signals() {
 func (b *build) retries(l *lane) {
 	type attempt struct {
 		n   *node
+		key callKey
 		req int // requests seen in the lane before the call
 	}
 	var window []attempt
@@ -43,7 +44,7 @@ func (b *build) retries(l *lane) {
 		key := retryKey(n)
 		for j := len(window) - 1; j >= 0; j-- {
 			prev := window[j]
-			if retryKey(prev.n) != key {
+			if prev.key != key {
 				continue
 			}
 			// Only the nearest attempt counts: a success in between
@@ -54,7 +55,7 @@ func (b *build) retries(l *lane) {
 			}
 			break
 		}
-		window = append(window, attempt{n, req})
+		window = append(window, attempt{n, key, req})
 		if len(window) > retryWindow {
 			window = window[1:]
 		}

@@ -1,8 +1,10 @@
 package redact
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -17,13 +19,14 @@ func parsedOnly(f func()) {
 
 // sameAsParsed checks that a command line gives the same Shell with and
 // without the simple-line split, and reports whether the split took it.
-func sameAsParsed(t *testing.T, src string) bool {
+// name says which line failed: the corpus's own commands are not quoted.
+func sameAsParsed(t *testing.T, name, src string) bool {
 	t.Helper()
 	got := ParseShell(src)
 	var want Shell
 	parsedOnly(func() { want = ParseShell(src) })
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%q: split %+v, parser %+v", src, got, want)
+		t.Errorf("%s: split %+v, parser %+v", name, got, want)
 	}
 	_, simple := simpleCommands(src)
 	return simple
@@ -35,8 +38,8 @@ func sameAsParsed(t *testing.T, src string) bool {
 func TestSimpleLinesAgreeWithParserOnCorpus(t *testing.T) {
 	scripts, argvs := corpusCommands(t)
 	simple := 0
-	for _, s := range scripts {
-		if sameAsParsed(t, s) {
+	for i, s := range scripts {
+		if sameAsParsed(t, fmt.Sprintf("corpus command %d (%d bytes)", i, len(s)), s) {
 			simple++
 		}
 	}
@@ -70,7 +73,7 @@ func TestSimpleLinesAgreeWithParser(t *testing.T) {
 	}
 	simple := 0
 	for _, s := range fixed {
-		if sameAsParsed(t, s) {
+		if sameAsParsed(t, strconv.Quote(s), s) {
 			simple++
 		}
 	}
@@ -96,6 +99,6 @@ func TestSimpleLinesAgreeWithParser(t *testing.T) {
 		if r.IntN(10) == 0 {
 			b.WriteString(seps[r.IntN(len(seps))])
 		}
-		sameAsParsed(t, b.String())
+		sameAsParsed(t, strconv.Quote(b.String()), b.String())
 	}
 }
