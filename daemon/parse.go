@@ -141,7 +141,12 @@ func needFinal(st watchers.TailStats, committed int64, reset bool, headLen int, 
 // and the log read as before. Workers touch no record of the loop.
 const (
 	aheadMaxBytes = 32 << 20 // larger logs are read by the loop, batch by batch
-	aheadPerCPU   = 4        // results held or being made, per worker
+	// aheadBudget bounds the bytes of logs the workers hold read, or are
+	// reading, ahead of the loop. A budget of bytes, not of logs: with a
+	// few logs each, a worker that filled its share with small logs sat
+	// idle while the loop waited for a large one, and both cores were
+	// busy only 75-85% of a 50x corpus catch-up.
+	aheadBudget = 64 << 20
 )
 
 // parsed is a log read ahead: its batches and what they were read from.
@@ -173,12 +178,12 @@ type aheadSlot struct {
 type readAhead struct {
 	files  []watchers.FileStat
 	mu     sync.Mutex
-	ready  sync.Cond // a slot is done
+	ready  sync.Cond // a slot is done, room freed, or closed
 	slots  []aheadSlot
-	next   int           // the next slot a worker starts
-	taken  int           // the next slot the loop may take
-	tokens chan struct{} // one per result held or being made
-	stop   chan struct{}
+	next   int   // the next slot a worker starts
+	taken  int   // the next slot the loop may take
+	held   int64 // bytes of the logs started and not yet taken
+	closed bool
 	wg     sync.WaitGroup
 }
 
@@ -192,7 +197,7 @@ func (d *Daemon) startReadAhead(files []watchers.FileStat) *readAhead {
 	if workers < 2 {
 		return nil // one CPU: the loop is as fast alone
 	}
-	ra := &readAhead{files: files, stop: make(chan struct{})}
+	ra := &readAhead{files: files}
 	ra.ready.L = &ra.mu
 	for i, f := range files {
 		if f.Gone || f.Form != watchers.FormLines || f.Size <= 0 || f.Size > aheadMaxBytes || d.byPath[f.Path] != nil {
@@ -206,7 +211,6 @@ func (d *Daemon) startReadAhead(files []watchers.FileStat) *readAhead {
 	if len(ra.slots) < 2 {
 		return nil
 	}
-	ra.tokens = make(chan struct{}, workers*aheadPerCPU)
 	// Everything a worker uses is read now, in the loop: the agents and
 	// options do not change while the batch is applied.
 	read := aheadReader{agents: d.agents, exclude: d.opt.Exclude, once: d.opt.Once, maxLine: d.opt.MaxLine, log: d.log.With("component", "tail")}
@@ -221,36 +225,31 @@ func (d *Daemon) startReadAhead(files []watchers.FileStat) *readAhead {
 }
 
 func (ra *readAhead) work(read aheadReader) {
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
 	for {
-		select {
-		case ra.tokens <- struct{}{}:
-		case <-ra.stop:
-			return
-		}
-		ra.mu.Lock()
 		for ra.next < len(ra.slots) && ra.slots[ra.next].claimed {
 			ra.next++
 		}
-		if ra.next == len(ra.slots) {
-			ra.mu.Unlock()
-			<-ra.tokens
+		if ra.closed || ra.next == len(ra.slots) {
 			return
 		}
 		sl := &ra.slots[ra.next]
+		f := ra.files[sl.file]
+		// Within the budget, or nothing held at all: a log larger than
+		// what is left waits for the loop to take what is held.
+		if ra.held > 0 && ra.held+f.Size > aheadBudget {
+			ra.ready.Wait()
+			continue
+		}
 		ra.next++
 		sl.started = true
-		f := ra.files[sl.file]
+		ra.held += f.Size
 		ra.mu.Unlock()
-		var res *parsed
-		select {
-		case <-ra.stop:
-		default:
-			res = read.parse(f)
-		}
+		res := read.parse(f)
 		ra.mu.Lock()
 		sl.res, sl.done = res, true
 		ra.ready.Broadcast()
-		ra.mu.Unlock()
 	}
 }
 
@@ -264,6 +263,10 @@ func (ra *readAhead) take(i int) *parsed {
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
 	for ra.taken < len(ra.slots) && int(ra.slots[ra.taken].file) < i {
+		if sl := &ra.slots[ra.taken]; sl.started && !sl.claimed {
+			sl.claimed = true
+			ra.held -= ra.files[sl.file].Size // passed by: its room is free again
+		}
 		ra.taken++
 	}
 	if ra.taken == len(ra.slots) || int(ra.slots[ra.taken].file) != i {
@@ -280,7 +283,8 @@ func (ra *readAhead) take(i int) *parsed {
 	}
 	res := sl.res
 	sl.res = nil
-	<-ra.tokens
+	ra.held -= ra.files[sl.file].Size
+	ra.ready.Broadcast() // a worker may be waiting for room
 	return res
 }
 
@@ -289,7 +293,10 @@ func (ra *readAhead) close() {
 	if ra == nil {
 		return
 	}
-	close(ra.stop)
+	ra.mu.Lock()
+	ra.closed = true
+	ra.ready.Broadcast()
+	ra.mu.Unlock()
 	ra.wg.Wait()
 }
 
