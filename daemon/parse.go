@@ -145,8 +145,10 @@ const (
 	// reading, ahead of the loop. A budget of bytes, not of logs: with a
 	// few logs each, a worker that filled its share with small logs sat
 	// idle while the loop waited for a large one, and both cores were
-	// busy only 75-85% of a 50x corpus catch-up.
-	aheadBudget = 64 << 20
+	// busy only 75-85% of a 50x corpus catch-up. And a bound on the logs
+	// too: 64 MiB of small logs is tens of thousands of results held.
+	aheadBudget  = 32 << 20
+	aheadMaxLogs = 64 // per worker
 )
 
 // parsed is a log read ahead: its batches and what they were read from.
@@ -183,6 +185,8 @@ type readAhead struct {
 	next   int   // the next slot a worker starts
 	taken  int   // the next slot the loop may take
 	held   int64 // bytes of the logs started and not yet taken
+	heldN  int   // and their number
+	maxN   int
 	closed bool
 	wg     sync.WaitGroup
 }
@@ -197,7 +201,7 @@ func (d *Daemon) startReadAhead(files []watchers.FileStat) *readAhead {
 	if workers < 2 {
 		return nil // one CPU: the loop is as fast alone
 	}
-	ra := &readAhead{files: files}
+	ra := &readAhead{files: files, maxN: workers * aheadMaxLogs}
 	ra.ready.L = &ra.mu
 	for i, f := range files {
 		if f.Gone || f.Form != watchers.FormLines || f.Size <= 0 || f.Size > aheadMaxBytes || d.byPath[f.Path] != nil {
@@ -238,13 +242,14 @@ func (ra *readAhead) work(read aheadReader) {
 		f := ra.files[sl.file]
 		// Within the budget, or nothing held at all: a log larger than
 		// what is left waits for the loop to take what is held.
-		if ra.held > 0 && ra.held+f.Size > aheadBudget {
+		if ra.held > 0 && (ra.held+f.Size > aheadBudget || ra.heldN >= ra.maxN) {
 			ra.ready.Wait()
 			continue
 		}
 		ra.next++
 		sl.started = true
 		ra.held += f.Size
+		ra.heldN++
 		ra.mu.Unlock()
 		res := read.parse(f)
 		ra.mu.Lock()
@@ -266,6 +271,7 @@ func (ra *readAhead) take(i int) *parsed {
 		if sl := &ra.slots[ra.taken]; sl.started && !sl.claimed {
 			sl.claimed = true
 			ra.held -= ra.files[sl.file].Size // passed by: its room is free again
+			ra.heldN--
 		}
 		ra.taken++
 	}
@@ -284,6 +290,7 @@ func (ra *readAhead) take(i int) *parsed {
 	res := sl.res
 	sl.res = nil
 	ra.held -= ra.files[sl.file].Size
+	ra.heldN--
 	ra.ready.Broadcast() // a worker may be waiting for room
 	return res
 }
