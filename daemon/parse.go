@@ -272,6 +272,7 @@ func (ra *readAhead) take(i int) *parsed {
 			sl.claimed = true
 			ra.held -= ra.files[sl.file].Size // passed by: its room is free again
 			ra.heldN--
+			ra.ready.Broadcast()
 		}
 		ra.taken++
 	}
