@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/cursor"
@@ -49,11 +49,7 @@ func (d *Daemon) poll(ctx context.Context, s *state.Source, fst watchers.FileSta
 			cs = d.newSource(watchers.FileStat{Path: path, Agent: s.Agent, Form: formConversation},
 				watchers.Source{Agent: s.Agent, Session: c.NativeID})
 		}
-		raw, err := json.Marshal(c.Events)
-		if err != nil {
-			continue
-		}
-		sum := sha256.Sum256(raw)
+		sum := sha256.Sum256(event.AppendJSON(nil, c.Events)) // json.Marshal's bytes: digests stay
 		cd := hex.EncodeToString(sum[:16])
 		if cs.Digest == cd {
 			continue
