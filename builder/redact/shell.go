@@ -106,6 +106,15 @@ type walker struct {
 
 func (w *walker) add(r cmdRes) {
 	r.nested = r.nested || w.nested > 0
+	// The words of a plain line split by hand are substrings of the whole
+	// command: a verb kept as one would hold its arguments in memory for
+	// as long as the event lives.
+	r.verb = strings.Clone(r.verb)
+	if r.vcs != nil {
+		v := *r.vcs
+		v.Provider, v.Action, v.Repo = strings.Clone(v.Provider), strings.Clone(v.Action), strings.Clone(v.Repo)
+		r.vcs = &v
+	}
 	w.cmds = append(w.cmds, r)
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // parsedOnly runs f with the simple-line split off: every line goes to the
@@ -100,5 +101,39 @@ func TestSimpleLinesAgreeWithParser(t *testing.T) {
 			b.WriteString(seps[r.IntN(len(seps))])
 		}
 		sameAsParsed(t, strconv.Quote(b.String()), b.String())
+	}
+}
+
+// inside reports whether s's bytes lie in within's memory.
+func inside(s, within string) bool {
+	if s == "" || within == "" {
+		return false
+	}
+	p, lo := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.StringData(within)))
+	return p >= lo && p < lo+uintptr(len(within))
+}
+
+// What a parsed line keeps does not point into the line: a verb sliced
+// from a hand-split command would keep its arguments alive with it.
+func TestShellResultDoesNotHoldTheLine(t *testing.T) {
+	long := strings.Repeat("x", 1000)
+	for _, cmd := range []string{
+		"pytest -x tests/" + long,
+		"make build " + long,
+		"ls -la " + long,
+		"gh pr create --repo owner/name --title " + long,
+		"git -C repo push origin " + long,
+	} {
+		cmd = strings.Clone(cmd)
+		sh := ParseShell(cmd)
+		if sh.Verb == "" {
+			t.Fatalf("%.20q…: no verb", cmd)
+		}
+		if inside(sh.Verb, cmd) {
+			t.Errorf("%.20q…: the verb %q points into the command line", cmd, sh.Verb)
+		}
+		if v := sh.VCS; v != nil && (inside(v.Provider, cmd) || inside(v.Action, cmd) || inside(v.Repo, cmd)) {
+			t.Errorf("%.20q…: the VCS facet points into the command line: %+v", cmd, *v)
+		}
 	}
 }
