@@ -135,10 +135,17 @@ func subagentParent(path string) string {
 func LooksLike(firstLine []byte) bool {
 	var head recordHead
 	if !recordHeadFields.Fill(&head, firstLine) {
-		head = recordHead{}
-		if json.Unmarshal(firstLine, &head) != nil {
+		// What the walk does not mirror (a repeated or case-folded key)
+		// is decided by encoding/json as before: a type that is not a
+		// string, even one a later duplicate replaces, refuses the line.
+		var typed struct {
+			Type    string          `json:"type"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if json.Unmarshal(firstLine, &typed) != nil || typed.Payload != nil {
 			return false
 		}
+		return knownType(typed.Type)
 	}
 	if head.Payload != nil {
 		return false

@@ -64,6 +64,11 @@ func TestLooksLike(t *testing.T) {
 		{`{"pid":10932,"sessionId":"a8306e90-e282-4caa-b7de-5af564dabb60","cwd":"e:\\x"}`, false},
 		{`not json`, false},
 		{``, false},
+		// A type that is not a string refuses the line, as encoding/json
+		// does, even when a repeated key the walk leaves to it follows.
+		{`{"type":5,"type":"user"}`, false},
+		{`{"type":5,"Type":"user"}`, false},
+		{`{"type":"user","type":"user"}`, true},
 	}
 	for _, tt := range tests {
 		if got := LooksLike([]byte(tt.line)); got != tt.want {
