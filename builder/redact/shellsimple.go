@@ -87,15 +87,15 @@ func simpleCommands(src string) ([][]word, bool) {
 				return nil, false
 			}
 			i++
-		case simpleByte[c] || c == '\'' || c == '"':
-			wd, j, ok := simpleWord(src, i)
+		case simpleByte[c] || c == '\'' || c == '"' || c == '$':
+			wd, j, quoted, ok := simpleWord(src, i)
 			if !ok {
 				return nil, false
 			}
 			if len(cur) == 0 {
 				// The first word: unquoted, neither a keyword nor an
-				// assignment.
-				if j-i != len(wd.s) || commandKeywords[wd.s] || containsByte(wd.s, '=') {
+				// assignment (whose name is its literal prefix).
+				if quoted || commandKeywords[wd.s] || containsByte(wd.s, '=') {
 					return nil, false
 				}
 			}
@@ -115,14 +115,38 @@ func simpleCommands(src string) ([][]word, bool) {
 	return cmds, true
 }
 
-// simpleWord reads the word at src[i:]: runs of simple bytes and quoted
-// strings that hold nothing the parser would expand ('…' anything printable
-// but the quote; "…" no $ ` \ " or !), as the parser's word would give it
-// (see toWord: a word of one unquoted literal has no tail, any other one
-// has its whole text as tail). It returns the offset after the word.
-func simpleWord(src string, i int) (word, int, bool) {
+// simpleWord reads the word at src[i:]: runs of simple bytes, quoted
+// strings that hold nothing the parser would expand but a parameter ('…'
+// anything printable but the quote; "…" no ` \ " or !), and plain
+// parameters ($NAME and ${NAME}, outside quotes or in double quotes),
+// as the parser's word would give it (see toWord: a word of one unquoted
+// literal has no tail; any other one keeps in s its literal text before
+// the first parameter, in text its whole text with the quotes removed and
+// the parameters as written, and in tail what follows the last
+// parameter). A parameter stands for itself: its value is not known, so
+// nothing of it is read. It returns the offset after the word and whether
+// the word was quoted.
+func simpleWord(src string, i int) (word, int, bool, bool) {
 	start, quoted := i, false
-	var b []byte // the unquoted text, once a quote is met
+	var b []byte                       // the word's text, once a quote or a parameter is met
+	lit, tail := -1, 0                 // in b: the end of the literal prefix (-1: no parameter yet), the start of the tail
+	plain := true                      // nothing but simple bytes so far
+	param := func(j int) (int, bool) { // a parameter at src[j] ('$'): its end
+		if plain {
+			b = append(b, src[start:j]...)
+			plain = false
+		}
+		end, ok := paramEnd(src, j)
+		if !ok {
+			return 0, false
+		}
+		if lit < 0 {
+			lit = len(b)
+		}
+		b = append(b, src[j:end]...)
+		tail = len(b)
+		return end, true
+	}
 	for i < len(src) {
 		c := src[i]
 		switch {
@@ -131,43 +155,87 @@ func simpleWord(src string, i int) (word, int, bool) {
 			for j < len(src) && simpleByte[src[j]] {
 				j++
 			}
-			if quoted {
+			if !plain {
 				b = append(b, src[i:j]...)
 			}
 			i = j
-		case c == '\'' || c == '"':
-			if !quoted {
-				b = append(b, src[start:i]...)
-				quoted = true
+		case c == '$':
+			j, ok := param(i)
+			if !ok {
+				return word{}, 0, false, false
 			}
+			i = j
+		case c == '\'' || c == '"':
+			if plain {
+				b = append(b, src[start:i]...)
+				plain = false
+			}
+			quoted = true
 			j := i + 1
 			for j < len(src) && src[j] != c {
-				if !quotable(src[j], c == '"') {
-					return word{}, 0, false
+				if c == '"' && src[j] == '$' {
+					end, ok := param(j)
+					if !ok {
+						return word{}, 0, false, false
+					}
+					j = end
+					continue
 				}
+				if !quotable(src[j], c == '"') {
+					return word{}, 0, false, false
+				}
+				b = append(b, src[j])
 				j++
 			}
 			if j == len(src) {
-				return word{}, 0, false // unclosed
+				return word{}, 0, false, false // unclosed
 			}
-			b = append(b, src[i+1:j]...)
 			i = j + 1
 		case c == ' ' || c == '\t' || c == '&' || c == '|' || c == ';':
-			return makeSimpleWord(src[start:i], b, quoted), i, true
+			return makeSimpleWord(src[start:i], b, plain, lit, tail), i, quoted, true
 		default:
-			return word{}, 0, false
+			return word{}, 0, false, false
 		}
 	}
-	return makeSimpleWord(src[start:], b, quoted), i, true
+	return makeSimpleWord(src[start:], b, plain, lit, tail), i, quoted, true
 }
 
-func makeSimpleWord(raw string, unquoted []byte, quoted bool) word {
-	if !quoted {
+func makeSimpleWord(raw string, b []byte, plain bool, lit, tail int) word {
+	if plain {
 		return word{s: raw, text: raw, lit: true}
 	}
-	s := string(unquoted)
-	return word{s: s, text: s, lit: true, tail: s}
+	text := string(b)
+	if lit < 0 {
+		return word{s: text, text: text, lit: true, tail: text}
+	}
+	return word{s: text[:lit], text: text, tail: text[tail:]}
 }
+
+// paramEnd returns the end of the plain parameter at src[j] ('$'): $NAME
+// (the longest run of name bytes) or ${NAME}; anything else ($1, $?, $(,
+// ${X:-y}, ${#X}) is not one.
+func paramEnd(src string, j int) (int, bool) {
+	k := j + 1
+	braced := k < len(src) && src[k] == '{'
+	if braced {
+		k++
+	}
+	if k == len(src) || !nameStart(src[k]) {
+		return 0, false
+	}
+	for k < len(src) && (nameStart(src[k]) || src[k] >= '0' && src[k] <= '9') {
+		k++
+	}
+	if braced {
+		if k == len(src) || src[k] != '}' {
+			return 0, false
+		}
+		k++
+	}
+	return k, true
+}
+
+func nameStart(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
 
 // quotable reports whether c stands for itself inside quotes: printable
 // ASCII, and in double quotes none of the bytes that expand or escape.

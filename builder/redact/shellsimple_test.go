@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // parsedOnly runs f with the simple-line split off: every line goes to the
@@ -29,8 +31,38 @@ func sameAsParsed(t *testing.T, name, src string) bool {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%s: split %+v, parser %+v", name, got, want)
 	}
-	_, simple := simpleCommands(src)
+	cmds, simple := simpleCommands(src)
+	if simple {
+		// Stricter than the results: the words themselves are the
+		// parser's, part for part.
+		if parsed := parsedWords(t, src); !reflect.DeepEqual(cmds, parsed) {
+			t.Errorf("%s: split words %+v, parser words %+v", name, cmds, parsed)
+		}
+	}
 	return simple
+}
+
+// parsedWords is what the walker reads of a line the parser takes: each
+// call's words (toWord), in order.
+func parsedWords(t *testing.T, src string) [][]word {
+	t.Helper()
+	f, ok := parse(src)
+	if !ok {
+		t.Errorf("%q: the split takes a line the parser refuses", src)
+		return nil
+	}
+	var out [][]word
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if x, ok := n.(*syntax.CallExpr); ok && len(x.Args) > 0 {
+			var ws []word
+			for _, a := range x.Args[:min(len(x.Args), maxArgs)] {
+				ws = append(ws, toWord(a, src))
+			}
+			out = append(out, ws)
+		}
+		return true
+	})
+	return out
 }
 
 // TestSimpleLinesAgreeWithParserOnCorpus: every shell command of the corpus,
@@ -136,4 +168,66 @@ func TestShellResultDoesNotHoldTheLine(t *testing.T) {
 			t.Errorf("%.20q…: the VCS facet points into the command line: %+v", cmd, *v)
 		}
 	}
+}
+
+// Parameters in a simple line ($NAME and ${NAME}, bare, inside words, in
+// double quotes, first or later) agree with the parser, and so does every
+// form next to them that the split must leave to it (special and
+// positional parameters, operators inside the braces, unclosed braces,
+// parameters in single quotes, assignments). The corpus's commands run
+// plugin scripts by a parameter: "${ROOT}/hooks/x.sh".
+func TestParametersAgreeWithParser(t *testing.T) {
+	params := []string{"$HOME", "${HOME}", "${HOME}/bin/x.sh", `"$HOME"/.cfg/a.json`, `"a$B c"`, "$A-b", "$A_1x",
+		"${A}${B}", "$A$B", "x$A", "x${A}y", `"${A}"`, `"$A$B"`, `"$A/b c"`, `$A"b"`, `"b"$A`, `-m"$A"`, "$_", "${_x}",
+		"${A}=b", "$A=1", "A=$B", "A=${B}", "-DX=$Y", "--out=${D}/o", "$1", "$0", "$?", "$$", "$#", "$@", "$*", "$!",
+		"$-", "${1}", "${A:-x}", "${A-x}", "${#A}", "${!A}", "${A[0]}", "${A", "${}", "$", `"$"`, "'$A'", `'${A}'`,
+		"$é", `"$(ls)"`, "$(ls)", "$((1+2))", "${A}x${B}y", "$A.b", "$A:b", "$A/b", "$A@b", "$A%b", "$A+b", "$A~",
+		`"$A"'$B'`, `"x${A}y${B}z"`, "${A}}", "${{A}}", "$A}", "${ A}", "${A }", `"$A\"`, `"$A!"`, "$IFS", "${IFS}x",
+		"${ROOT}/git", "$GIT", `"$X"`, "$if", "${if}", "$then/x"}
+	rest := []string{"status", "push origin", "-la src", "run test", "x.json", "&& git status", "| head -5", "; ls"}
+	var lines []string
+	for _, p := range params {
+		lines = append(lines, p, p+" "+rest[len(lines)%len(rest)], "cat "+p, "git -C "+p+" log", "bash -lc "+p,
+			"ls && "+p+" x", p+" | "+p, "sudo "+p)
+	}
+	simple := 0
+	for _, s := range lines {
+		if sameAsParsed(t, strconv.Quote(s), s) {
+			simple++
+		}
+	}
+	if simple < len(lines)/3 {
+		t.Errorf("only %d of %d lines with parameters took the split", simple, len(lines))
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	seps := []string{" ", " ", "", " && ", " | ", "; ", "=", "/", "-", `"`, "'"}
+	for range 20000 {
+		var b strings.Builder
+		for k := range 1 + r.IntN(6) {
+			if k > 0 {
+				b.WriteString(seps[r.IntN(len(seps))])
+			}
+			if r.IntN(2) == 0 {
+				b.WriteString(params[r.IntN(len(params))])
+			} else {
+				b.WriteString(rest[r.IntN(len(rest))])
+			}
+		}
+		sameAsParsed(t, strconv.Quote(b.String()), b.String())
+	}
+}
+
+// FuzzSimpleLines holds the split to the parser on any line: whatever it
+// takes, it reads as the parser does.
+func FuzzSimpleLines(f *testing.F) {
+	for _, s := range []string{"git status", "${A}/b/c.sh x", `"$HOME"/.x/y.json`, "cd ${D} && npm test", `a "$B" 'c$D'`,
+		"x$A-y ${B}z", "$1 $? ${A:-b}", `git commit -m "$MSG"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		if len(cmd) > 4096 {
+			return
+		}
+		sameAsParsed(t, strconv.Quote(cmd), cmd)
+	})
 }
