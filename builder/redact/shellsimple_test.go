@@ -42,6 +42,19 @@ func sameAsParsed(t *testing.T, name, src string) bool {
 	return simple
 }
 
+// countSameAsParsed checks every line with sameAsParsed and counts those
+// the split took.
+func countSameAsParsed(t *testing.T, lines []string) int {
+	t.Helper()
+	simple := 0
+	for _, s := range lines {
+		if sameAsParsed(t, strconv.Quote(s), s) {
+			simple++
+		}
+	}
+	return simple
+}
+
 // parsedWords is what the walker reads of a line the parser takes: each
 // call's words (toWord), in order.
 func parsedWords(t *testing.T, src string) [][]word {
@@ -104,13 +117,7 @@ func TestSimpleLinesAgreeWithParser(t *testing.T) {
 		`git commit -m "fix: the thing"`, `rg -n 'a|b' src`, `"git" status`, `bash -c "go test ./..."`,
 		`bash -lc 'cd app && npm test'`, `echo "x" > out`, `cat ~/.bashrc`, `A="x y" go test`,
 	}
-	simple := 0
-	for _, s := range fixed {
-		if sameAsParsed(t, strconv.Quote(s), s) {
-			simple++
-		}
-	}
-	if simple < len(fixed)/2 {
+	if simple := countSameAsParsed(t, fixed); simple < len(fixed)/2 {
 		t.Errorf("only %d of %d plain lines took the split", simple, len(fixed))
 	}
 	words := []string{"git", "go", "test", "npm", "run", "cd", "ls", "-la", "./...", "make", "pytest", "bash", "-c",
@@ -190,13 +197,7 @@ func TestParametersAgreeWithParser(t *testing.T) {
 		lines = append(lines, p, p+" "+rest[len(lines)%len(rest)], "cat "+p, "git -C "+p+" log", "bash -lc "+p,
 			"ls && "+p+" x", p+" | "+p, "sudo "+p)
 	}
-	simple := 0
-	for _, s := range lines {
-		if sameAsParsed(t, strconv.Quote(s), s) {
-			simple++
-		}
-	}
-	if simple < len(lines)/3 {
+	if simple := countSameAsParsed(t, lines); simple < len(lines)/3 {
 		t.Errorf("only %d of %d lines with parameters took the split", simple, len(lines))
 	}
 	r := rand.New(rand.NewPCG(9, 10))
