@@ -222,7 +222,8 @@ func TestParametersAgreeWithParser(t *testing.T) {
 // takes, it reads as the parser does.
 func FuzzSimpleLines(f *testing.F) {
 	for _, s := range []string{"git status", "${A}/b/c.sh x", `"$HOME"/.x/y.json`, "cd ${D} && npm test", `a "$B" 'c$D'`,
-		"x$A-y ${B}z", "$1 $? ${A:-b}", `git commit -m "$MSG"`} {
+		"x$A-y ${B}z", "$1 $? ${A:-b}", `git commit -m "$MSG"`, "go test ./... 2>&1 | tail -20", "ls 2>/dev/null > o",
+		"cat <in >>out", "a 2>&1>x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, cmd string) {
@@ -231,4 +232,42 @@ func FuzzSimpleLines(f *testing.F) {
 		}
 		sameAsParsed(t, strconv.Quote(cmd), cmd)
 	})
+}
+
+// Redirections after a command's name are skipped as the parser's tree
+// leaves them out of the call's words: descriptors (2>&1, 2>/dev/null),
+// appends, targets quoted or with parameters, operators glued to words;
+// what the split must leave to the parser (a redirection first, no target,
+// here-documents and here-strings, <> <& >| &>, process substitutions,
+// descriptors that are not digits) agrees too.
+func TestRedirectionsAgreeWithParser(t *testing.T) {
+	redirs := []string{"2>&1", "2>/dev/null", "> out.txt", ">out", ">> log", ">>log", "< in.txt", "<in", "1>&2", ">&2",
+		">& 2", "2> err", "2>>err", ">&-", "2>&-", `> "a b"`, "> 'x'", "> $OUT", "> ${D}/o.log", `> "$D/o"`, "12>x",
+		"a2>x", `"2">x`, "'2'>x", "$N>x", ">", "2>", ">>", "> && x", ">|x", "<>x", "<&0", "<<EOF", "<<<x", "&>x",
+		"&>>x", ">(cat)", "<(ls)", "> >x", "2>&1>x", ">x>y", "> x 2>&1", "2>&1 | tail -5", "> x; ls", ">x&&y",
+		"<x|y", "{fd}>x", ">a<b", "2>&1 >/dev/null"}
+	cmds := []string{"go test ./...", "ls -la", "x", "git status", "${ROOT}/run.sh", "npm test", "cat a.txt", "echo"}
+	var lines []string
+	for i, r := range redirs {
+		c := cmds[i%len(cmds)]
+		lines = append(lines, c+" "+r, c+r, r+" "+c, c+" "+r+" && git log", "cd d && "+c+" "+r, c+" "+r+" | head")
+	}
+	if simple := countSameAsParsed(t, lines); simple < len(lines)/3 {
+		t.Errorf("only %d of %d lines with redirections took the split", simple, len(lines))
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for range 20000 {
+		var b strings.Builder
+		for k := range 1 + r.IntN(6) {
+			if k > 0 && r.IntN(3) == 0 {
+				b.WriteString(" ")
+			}
+			if r.IntN(2) == 0 {
+				b.WriteString(redirs[r.IntN(len(redirs))])
+			} else {
+				b.WriteString(cmds[r.IntN(len(cmds))])
+			}
+		}
+		sameAsParsed(t, strconv.Quote(b.String()), b.String())
+	}
 }
