@@ -114,9 +114,10 @@ func simpleCommands(src string) ([][]word, bool) {
 				continue
 			}
 			if len(cur) == 0 {
-				// The first word: unquoted, neither a keyword nor an
-				// assignment (whose name is its literal prefix).
-				if quoted || commandKeywords[wd.s] || containsByte(wd.s, '=') {
+				// The first word: neither a keyword nor an assignment
+				// (whose name is its literal prefix), even quoted, where
+				// the parser takes it for neither.
+				if commandKeywords[wd.s] || containsByte(wd.s, '=') {
 					return nil, false
 				}
 			}
