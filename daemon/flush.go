@@ -228,7 +228,7 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 			}
 		}
 		j.written = true
-		items = append(items, mapstore.Item{Rel: j.rel, Data: b.Gzip})
+		items = append(items, mapstore.Item{Rel: j.rel, Data: b.Gzip, Replaces: s.Flush != nil && s.Flush.Path == j.rel})
 		writes = append(writes, j)
 	}
 	for i, err := range d.store.WriteMany(items) {

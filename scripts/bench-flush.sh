@@ -66,6 +66,31 @@ read -r pb pa <"$work/peer.mem"; read -r tb ta <"$work/this.mem"
 row "bytes allocated per flush" "$pb" "$tb"
 row "allocations per flush" "$pa" "$ta"
 
+# The map files: durable.WriteFiles (BenchmarkWriteFiles: batches of 128
+# new files, then the same again over them), CPU per file, on a tmpfs when
+# there is one so that the figure is the writer's own (a syncfs on a shared
+# disk does every writer's pending writeback).
+bench_tmp=$work
+[ -d /dev/shm ] && bench_tmp=$(mktemp -d /dev/shm/bench-flush.XXXXXX) && trap 'rm -rf "$work" "$bench_tmp"' EXIT
+for f in bench_test.go cputime_unix_test.go cputime_windows_test.go; do
+  [ -f "$work/peer/src/state/durable/$f" ] || cp "state/durable/$f" "$work/peer/src/state/durable/"
+done
+grep -q Replaces "$work/peer/src/state/durable/batch.go" || sed -i '/batch\[i\].Replaces = replace/d' "$work/peer/src/state/durable/bench_test.go"
+(cd "$work/peer/src" && go test -c -o "$work/peer-durable.test" ./state/durable)
+go test -c -o "$work/this-durable.test" ./state/durable
+for v in peer this; do : >"$work/$v.wf"; done
+for r in $(seq "$ROUNDS"); do
+  for v in peer this; do
+    TMPDIR=$bench_tmp "$work/$v-durable.test" -test.run '^$' -test.bench '^BenchmarkWriteFiles$' -test.benchtime 100x |
+      awk '/^BenchmarkWriteFiles\/new/ {n = $(NF-1)} /^BenchmarkWriteFiles\/replace/ {r = $(NF-1)} END {print n, r}' >>"$work/$v.wf"
+  done
+done
+wf() { awk -v c="$2" '{print $c}' "$work/$1.wf" | median; }
+printf '\nMap files written by durable.WriteFiles (batches of 128 files of 1 KiB, in %s), medians of %s rounds:\n\n' "$bench_tmp" "$ROUNDS"
+printf '| | %s | this tree | ratio |\n|---|---|---|---|\n' "$REV"
+row "CPU µs per new file" "$(wf peer 1)" "$(wf this 1)"
+row "CPU µs per replaced file" "$(wf peer 2)" "$(wf this 2)"
+
 [ -n "$BENCH_HOME" ] || exit 0
 (cd "$work/peer/src" && go build -o "$work/peer-am" ./cmd/agentmap)
 go build -o "$work/this-am" ./cmd/agentmap

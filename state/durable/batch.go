@@ -3,7 +3,6 @@ package durable
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 )
 
@@ -11,6 +10,10 @@ import (
 type Pending struct {
 	Target string
 	Data   []byte
+	// Replaces says the target is expected to exist (a map written
+	// before): the cheapest way to write the file differs (see
+	// tempfile_linux.go). A wrong guess costs a little, either way.
+	Replaces bool
 }
 
 // WriteFiles writes several files durably and atomically, each as
@@ -24,9 +27,10 @@ type Pending struct {
 //
 // A batch is also where a map's other system calls are counted: each
 // directory is checked (and made) once per batch, not once per file, and
-// on Linux a temporary file is a bare descriptor (tempfile_linux.go), so
-// that a map costs its create, write, close and rename, and a share of
-// the syncs.
+// on Linux a temporary file is a bare descriptor, unnamed where the
+// filesystem allows and linked in place of the rename (tempfile_linux.go),
+// so that a new map costs its create, write, link and close, and a share
+// of the syncs.
 func WriteFiles(files []Pending, perm fs.FileMode) []error {
 	errs := make([]error, len(files))
 	tmps := make([]*tempFile, len(files))
@@ -44,14 +48,13 @@ func WriteFiles(files []Pending, perm fs.FileMode) []error {
 			errs[i] = fmt.Errorf("write %s: %w", p.Target, d.err)
 			continue
 		}
-		t, err := createTemp(dir, filepath.Base(p.Target), perm)
+		t, err := createTemp(dir, filepath.Base(p.Target), perm, p.Replaces)
 		if err != nil {
 			errs[i] = fmt.Errorf("write %s: %w", p.Target, err)
 			continue
 		}
 		if err := t.write(p.Data); err != nil {
-			t.close()
-			os.Remove(t.name)
+			t.discard()
 			errs[i] = fmt.Errorf("write %s: %w", p.Target, err)
 			continue
 		}
@@ -66,15 +69,11 @@ func WriteFiles(files []Pending, perm fs.FileMode) []error {
 		target := files[i].Target
 		err := synced[t]
 		if err == nil {
-			err = t.close()
+			err = t.place(target)
 		} else {
-			t.close()
-		}
-		if err == nil {
-			err = rename(t.name, target)
+			t.discard()
 		}
 		if err != nil {
-			os.Remove(t.name)
 			errs[i] = fmt.Errorf("write %s: %w", target, err)
 			continue
 		}

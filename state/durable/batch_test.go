@@ -67,24 +67,32 @@ func TestWriteFilesReplacesAndKeepsModes(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(asDir, "inside"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	old2 := filepath.Join(dir, "old2.json.gz")
+	if err := WriteFile(old2, []byte("before"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	restore := setUmask(0o277) // no owner write by default
+	// Replaces is a guess, right or wrong: the outcome is the same.
 	files := []Pending{
 		{Target: old, Data: []byte("after")},
 		{Target: asDir, Data: []byte("not here")},
 		{Target: filepath.Join(dir, "x", "new.json.gz"), Data: []byte("new")},
+		{Target: old2, Data: []byte("after2"), Replaces: true},
+		{Target: filepath.Join(dir, "x", "new2.json.gz"), Data: []byte("new2"), Replaces: true},
+		{Target: asDir, Data: []byte("not here"), Replaces: true},
 	}
 	errs := WriteFiles(files, 0o600)
 	restore()
-	if errs[0] != nil || errs[2] != nil {
+	if errs[0] != nil || errs[2] != nil || errs[3] != nil || errs[4] != nil {
 		t.Fatalf("errors %v", errs)
 	}
-	if errs[1] == nil {
+	if errs[1] == nil || errs[5] == nil {
 		t.Error("a directory was replaced by a file")
 	}
 	if fi, err := os.Stat(filepath.Join(asDir, "inside")); err != nil || !fi.IsDir() {
 		t.Errorf("the directory target changed: %v", err)
 	}
-	for _, f := range []Pending{files[0], files[2]} {
+	for _, f := range []Pending{files[0], files[2], files[3], files[4]} {
 		got, err := os.ReadFile(f.Target)
 		if err != nil || string(got) != string(f.Data) {
 			t.Errorf("%s: read %q, %v", f.Target, got, err)

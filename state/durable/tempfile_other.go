@@ -17,7 +17,7 @@ type tempFile struct {
 
 // createTemp creates a new private file ".<base>.tmp-<random>" in dir
 // and sets perm exactly.
-func createTemp(dir, base string, perm fs.FileMode) (*tempFile, error) {
+func createTemp(dir, base string, perm fs.FileMode, _ bool) (*tempFile, error) {
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
 		return nil, err
@@ -32,6 +32,22 @@ func createTemp(dir, base string, perm fs.FileMode) (*tempFile, error) {
 
 func (t *tempFile) write(p []byte) error { _, err := t.f.Write(p); return err }
 func (t *tempFile) sync() error          { return t.f.Sync() }
-func (t *tempFile) close() error         { return t.f.Close() }
 
-func rename(from, to string) error { return os.Rename(from, to) }
+// place closes the synced file and renames it over target; after an
+// error it is gone and target is unchanged.
+func (t *tempFile) place(target string) error {
+	err := t.f.Close()
+	if err == nil {
+		err = os.Rename(t.name, target)
+	}
+	if err != nil {
+		os.Remove(t.name)
+	}
+	return err
+}
+
+// discard drops the file.
+func (t *tempFile) discard() {
+	t.f.Close()
+	os.Remove(t.name)
+}

@@ -111,8 +111,9 @@ func (s *Store) Write(rel string, data []byte) error {
 
 // Item is one map of a WriteMany.
 type Item struct {
-	Rel  string // relative to the root
-	Data []byte
+	Rel      string // relative to the root
+	Data     []byte
+	Replaces bool // a map is expected at Rel already (durable.Pending)
 }
 
 // WriteMany stores several maps as Write would each, sharing the syncs
@@ -134,7 +135,7 @@ func (s *Store) WriteMany(items []Item) []error {
 			errs[i] = fmt.Errorf("write map %s: %w", it.Rel, err)
 			continue
 		}
-		files = append(files, durable.Pending{Target: target, Data: it.Data})
+		files = append(files, durable.Pending{Target: target, Data: it.Data, Replaces: it.Replaces})
 		at = append(at, i)
 	}
 	for j, err := range durable.WriteFiles(files, 0o600) {
