@@ -191,6 +191,17 @@ func next(b []byte, i int, closing byte) (j int, done, ok bool) {
 // escape, a control or a non-ASCII byte are refused (encoding/json would
 // unescape or case-fold them).
 func plainKey(b []byte, i int) (int, bool) {
+	for ; i+8 <= len(b); i += 8 {
+		// A key is short: its closing quote is most often in the first
+		// word. The lowest byte flagged is the first one that is
+		// special or not ASCII (a byte of 0x80 or above borrows from
+		// none of the tests).
+		v := binary.LittleEndian.Uint64(b[i:])
+		if m := special(v) | v&highs; m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			return i, b[i] == '"'
+		}
+	}
 	for ; i < len(b); i++ {
 		c := b[i]
 		switch {
@@ -320,27 +331,39 @@ const (
 )
 
 // str validates the rest of a string whose opening quote is before b[i]
-// and returns the index after its closing quote. Eight bytes at a time
+// and returns the index after its closing quote. Sixteen bytes at a time
 // are checked for a quote, a backslash or a control byte, so that long
-// texts are stepped over at memory speed.
+// texts are stepped over at memory speed; an escape is checked where it
+// stands and the scan goes on after it.
 func str(b []byte, i int) (int, bool) {
 	for {
-		for i+8 <= len(b) {
-			v := binary.LittleEndian.Uint64(b[i:])
-			ctl := (v - ones*0x20) & ^v
-			q := v ^ (ones * '"')
-			bs := v ^ (ones * '\\')
-			if m := (ctl | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
+		for i+16 <= len(b) {
+			m0, m1 := special(binary.LittleEndian.Uint64(b[i:])), special(binary.LittleEndian.Uint64(b[i+8:]))
+			if m0|m1 != 0 {
 				// The lowest flagged byte is the first special one
-				// (a borrow only flags bytes above a true one).
+				// (a borrow only flags bytes above a true one): in
+				// the second word only when the first has none (n0
+				// is then 8), found without a branch.
+				n0 := bits.TrailingZeros64(m0) >> 3
+				i += n0 + (bits.TrailingZeros64(m1)>>3)&-(n0>>3)
+				goto found
+			}
+			i += 16
+		}
+		for i+8 <= len(b) {
+			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
-				break
+				goto found
 			}
 			i += 8
+		}
+		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
+			i++
 		}
 		if i >= len(b) {
 			return 0, false
 		}
+	found:
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, true
@@ -359,12 +382,20 @@ func str(b []byte, i int) (int, bool) {
 			default:
 				return 0, false
 			}
-		case c < 0x20:
+		default: // a control byte
 			return 0, false
-		default:
-			i++
 		}
 	}
+}
+
+// special flags (in their high bits) the bytes of v that are a quote, a
+// backslash or a control byte; a flag above a true one may be false. The
+// three tests share one mask of the bytes below 0x80: the XORs keep the
+// high bit of each byte as it is.
+func special(v uint64) uint64 {
+	q := v ^ (ones * '"')
+	bs := v ^ (ones * '\\')
+	return ((v - ones*0x20) | (q - ones) | (bs - ones)) &^ v & highs
 }
 
 func isHex(c byte) bool {
@@ -445,11 +476,12 @@ func (k *Keys) Index(key []byte) (i int, folds bool) {
 }
 
 // foldHash mixes the length and three bytes (first, middle, last) of a
-// non-empty name, ASCII letters lowered: names of one struct differ
-// there, and the probe compares the whole name anyway.
+// non-empty name, with bit 0x20 set (ASCII letters lowered, without a
+// branch; other bytes may then share a hash, and the probe compares the
+// whole name anyway): names of one struct differ there.
 func foldHash[S string | []byte](s S) uint32 {
 	n := len(s)
-	h := uint32(n)*0x9e3779b1 ^ uint32(lower(s[0]))<<16 ^ uint32(lower(s[n/2]))<<8 ^ uint32(lower(s[n-1]))
+	h := uint32(n)*0x9e3779b1 ^ uint32(s[0]|0x20)<<16 ^ uint32(s[n/2]|0x20)<<8 ^ uint32(s[n-1]|0x20)
 	h *= 0x85ebca6b
 	return h ^ h>>15
 }

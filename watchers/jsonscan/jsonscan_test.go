@@ -510,3 +510,35 @@ func TestElementsInReusesItsBuffer(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainKeyAtEveryOffset holds the word-at-a-time key scan to a scan
+// byte by byte: the same end, or the same refusal, whatever special or
+// non-ASCII byte ends the key and wherever it stands.
+func TestPlainKeyAtEveryOffset(t *testing.T) {
+	byteByByte := func(b []byte, i int) (int, bool) {
+		for ; i < len(b); i++ {
+			switch c := b[i]; {
+			case c == '"':
+				return i, true
+			case c == '\\' || c < 0x20 || c >= 0x80:
+				return 0, false
+			}
+		}
+		return 0, false
+	}
+	ends := []string{`"`, `\"`, `\\`, `\n`, "\x01", "\x1f", "\x7f", "é", "\xff", " ", ""}
+	for _, end := range ends {
+		for _, after := range ends {
+			for i := range 20 {
+				for _, j := range []int{0, 1, 7, 8, 9, 15} {
+					b := []byte(`"` + strings.Repeat("k", i) + end + strings.Repeat("x", j) + after + `":1}`)
+					gotEnd, gotOK := plainKey(b, 1)
+					wantEnd, wantOK := byteByByte(b, 1)
+					if gotOK != wantOK || gotOK && gotEnd != wantEnd {
+						t.Fatalf("plainKey(%q) = %d, %v; want %d, %v", b, gotEnd, gotOK, wantEnd, wantOK)
+					}
+				}
+			}
+		}
+	}
+}
