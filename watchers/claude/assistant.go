@@ -111,7 +111,14 @@ type block struct {
 	IsError   json.RawMessage `json:"is_error"`
 	Source    *struct {
 		Data json.RawMessage `json:"data"`
+		// dataLen is Data's length when the walk measured it.
+		dataLen jsonscan.Len
 	} `json:"source"`
+
+	// textLen and contentLen are the lengths of Text and Content when
+	// the walk measured them (strings: a text, a tool's output) as it
+	// validated them.
+	textLen, contentLen jsonscan.Len
 }
 
 // syntheticModel marks lines Claude Code writes itself (API errors, notices).
@@ -149,7 +156,7 @@ func (p *Parser) assistant(env *envelope, out []event.Event) []event.Event {
 		b := &blocks[i]
 		switch b.Type {
 		case "text":
-			_, n, _ := jsonscan.StringLen(b.Text)
+			_, n := b.textLen.Of(b.Text)
 			l.TextChars += n
 		case "thinking", "redacted_thinking":
 			l.Thinking = true

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // rawLine is one rollout line in any of the line-based forms. The wrapper
@@ -71,6 +73,8 @@ type item struct {
 	Input     string          `json:"input"`
 	CallID    string          `json:"call_id"`
 	Output    json.RawMessage `json:"output"`
+	// outputLen is Output's length when the walk measured it.
+	outputLen jsonscan.Len
 	Status    json.RawMessage `json:"status"`
 	Action    json.RawMessage `json:"action"`
 	Tools     json.RawMessage `json:"tools"`

@@ -46,7 +46,7 @@ var itemFieldList = []jsonscan.Field[item]{
 	{Name: "arguments", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Arguments })},
 	{Name: "input", Set: jsonscan.Text(func(it *item) *string { return &it.Input })},
 	{Name: "call_id", Set: jsonscan.Text(func(it *item) *string { return &it.CallID })},
-	{Name: "output", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Output })},
+	jsonscan.Measured("output", func(it *item) *json.RawMessage { return &it.Output }, func(it *item) *jsonscan.Len { return &it.outputLen }),
 	{Name: "status", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Status })},
 	{Name: "action", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Action })},
 	{Name: "tools", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Tools })},

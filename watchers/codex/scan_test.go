@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // checkScan asserts that the walk either gives up or fills exactly what
@@ -25,6 +27,18 @@ func checkScan(t testing.TB, line []byte) bool {
 	var slow rawLine
 	if err := json.Unmarshal(line, &slow); err != nil && !isTypeError(err) {
 		t.Fatalf("the walk accepted a line encoding/json refuses (%v): %q", err, line)
+	}
+	// The lengths the walk measured, which encoding/json does not fill,
+	// are StringLen's.
+	for _, it := range []*item{&fast.item, fast.Payload, fast.Session} {
+		if it == nil {
+			continue
+		}
+		nb, nr, _ := jsonscan.StringLen(it.Output)
+		if gb, gr := it.outputLen.Of(it.Output); gb != nb || gr != nr {
+			t.Fatalf("output of %q measured %d bytes %d runes, StringLen %d %d", line, gb, gr, nb, nr)
+		}
+		it.outputLen = jsonscan.Len{}
 	}
 	if !reflect.DeepEqual(fast, slow) {
 		t.Fatalf("the walk and encoding/json disagree on %q:\nwalk %+v\njson %+v", line, fast, slow)
