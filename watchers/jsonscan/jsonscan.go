@@ -191,12 +191,12 @@ func next(b []byte, i int, closing byte) (j int, done, ok bool) {
 // escape, a control or a non-ASCII byte are refused (encoding/json would
 // unescape or case-fold them).
 func plainKey(b []byte, i int) (int, bool) {
-	for ; i+8 <= len(b); i += 8 {
+	for s := b[i:]; len(s) >= 8; s, i = s[8:], i+8 {
 		// A key is short: its closing quote is most often in the first
 		// word. The lowest byte flagged is the first one that is
 		// special or not ASCII (a byte of 0x80 or above borrows from
 		// none of the tests).
-		v := binary.LittleEndian.Uint64(b[i:])
+		v := binary.LittleEndian.Uint64(s)
 		if m := special(v) | v&highs; m != 0 {
 			i += bits.TrailingZeros64(m) >> 3
 			return i, b[i] == '"'
@@ -337,8 +337,10 @@ const (
 // stands and the scan goes on after it.
 func str(b []byte, i int) (int, bool) {
 	for {
-		for i+16 <= len(b) {
-			m0, m1 := special(binary.LittleEndian.Uint64(b[i:])), special(binary.LittleEndian.Uint64(b[i+8:]))
+		// The loop reads a slice that starts at i, so that the two
+		// loads need no bounds checks.
+		for s := b[i:]; len(s) >= 16; s = s[16:] {
+			m0, m1 := special(binary.LittleEndian.Uint64(s)), special(binary.LittleEndian.Uint64(s[8:16]))
 			if m0|m1 != 0 {
 				// The lowest flagged byte is the first special one
 				// (a borrow only flags bytes above a true one): in
@@ -350,8 +352,8 @@ func str(b []byte, i int) (int, bool) {
 			}
 			i += 16
 		}
-		for i+8 <= len(b) {
-			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+		for s := b[i:]; len(s) >= 8; s = s[8:] {
+			if m := special(binary.LittleEndian.Uint64(s)); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				goto found
 			}
