@@ -96,9 +96,13 @@ type item struct {
 	Duration       json.RawMessage `json:"duration"`
 	Command        json.RawMessage `json:"command"`
 	ParsedCmd      []parsedCmd     `json:"parsed_cmd"`
-	Aggregated     string          `json:"aggregated_output"`
-	Success        *bool           `json:"success"`
-	Changes        map[string]struct {
+	// Aggregated is a command's whole output (exec_command_end): read
+	// raw and measured, decoded only when a failure or a confirmation
+	// needs its text.
+	Aggregated    json.RawMessage `json:"aggregated_output"`
+	aggregatedLen jsonscan.Len
+	Success       *bool `json:"success"`
+	Changes       map[string]struct {
 		Type     string `json:"type"`
 		MovePath string `json:"move_path"`
 	} `json:"changes"`

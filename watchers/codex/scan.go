@@ -66,7 +66,7 @@ var itemFieldList = []jsonscan.Field[item]{
 	{Name: "duration", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Duration })},
 	{Name: "command", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Command })},
 	{Name: "parsed_cmd", Set: jsonscan.Decoded(func(it *item) any { return &it.ParsedCmd })},
-	{Name: "aggregated_output", Set: jsonscan.Text(func(it *item) *string { return &it.Aggregated })},
+	jsonscan.Measured("aggregated_output", func(it *item) *json.RawMessage { return &it.Aggregated }, func(it *item) *jsonscan.Len { return &it.aggregatedLen }),
 	{Name: "success", Set: jsonscan.Decoded(func(it *item) any { return &it.Success })},
 	{Name: "changes", Set: jsonscan.Decoded(func(it *item) any { return &it.Changes })},
 	{Name: "invocation", Set: jsonscan.Decoded(func(it *item) any { return &it.Invocation })},

@@ -34,11 +34,17 @@ func checkScan(t testing.TB, line []byte) bool {
 		if it == nil {
 			continue
 		}
-		nb, nr, _ := jsonscan.StringLen(it.Output)
-		if gb, gr := it.outputLen.Of(it.Output); gb != nb || gr != nr {
-			t.Fatalf("output of %q measured %d bytes %d runes, StringLen %d %d", line, gb, gr, nb, nr)
+		for _, m := range []struct {
+			name string
+			raw  json.RawMessage
+			n    *jsonscan.Len
+		}{{"output", it.Output, &it.outputLen}, {"aggregated_output", it.Aggregated, &it.aggregatedLen}} {
+			nb, nr, _ := jsonscan.StringLen(m.raw)
+			if gb, gr := m.n.Of(m.raw); gb != nb || gr != nr {
+				t.Fatalf("%s of %q measured %d bytes %d runes, StringLen %d %d", m.name, line, gb, gr, nb, nr)
+			}
+			*m.n = jsonscan.Len{}
 		}
-		it.outputLen = jsonscan.Len{}
 	}
 	if !reflect.DeepEqual(fast, slow) {
 		t.Fatalf("the walk and encoding/json disagree on %q:\nwalk %+v\njson %+v", line, fast, slow)
