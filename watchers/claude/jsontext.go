@@ -11,14 +11,14 @@ import (
 	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
-// str decodes a raw JSON value that should be a string; anything else
-// (absent, null, number, object) gives "".
+// str decodes a raw JSON value (a member: valid JSON) that should be a
+// string; anything else (absent, null, number, object) gives "".
 func str(raw json.RawMessage) string {
 	raw = trim(raw)
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return ""
 	}
-	s, _ := jsonscan.String(raw)
+	s, _ := jsonscan.ValidString(raw)
 	return s
 }
 

@@ -337,7 +337,7 @@ func contentText(raw json.RawMessage) (string, int) {
 		return "", 0
 	}
 	if raw[0] == '"' {
-		s, _ := jsonscan.String(raw)
+		s, _ := jsonscan.ValidString(raw)
 		return s, 0
 	}
 	var parts []contentPart

@@ -226,7 +226,7 @@ func (o *toolOutput) Text() string {
 		if o.buf != nil {
 			s = string(o.buf)
 		} else {
-			s, _ = jsonscan.String(o.raw)
+			s, _ = jsonscan.ValidString(o.raw)
 		}
 		o.text = &s
 	}
@@ -239,7 +239,7 @@ func (o *toolOutput) Body() string {
 	case o.innerText != nil:
 		return *o.innerText
 	case o.inner != nil:
-		s, _ := jsonscan.String(o.inner)
+		s, _ := jsonscan.ValidString(o.inner)
 		return s
 	}
 	return o.Text()[o.bodyAt:]

@@ -181,7 +181,7 @@ func stringOf(raw json.RawMessage) string {
 	if len(raw) == 0 || raw[0] != '"' {
 		return ""
 	}
-	s, _ := jsonscan.String(raw)
+	s, _ := jsonscan.ValidString(raw)
 	return s
 }
 

@@ -727,7 +727,32 @@ func unquote(raw []byte) (b []byte, plain, ok bool) {
 	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
 		return body, true, true
 	}
-	return unescape(body), false, true
+	return unescape(body, 0), false, true
+}
+
+// ValidString is String for raw known to be valid JSON: a member a walk
+// handed out (setters get only those), or a json.RawMessage encoding/json
+// filled. The literal is not validated again, and a plain one is found
+// plain in one pass over its ASCII bytes. Anything but a string literal
+// gives "", false; on invalid JSON it gives some string of raw's bytes,
+// never a panic.
+func ValidString(raw []byte) (string, bool) {
+	for len(raw) > 0 && isSpace(raw[0]) {
+		raw = raw[1:]
+	}
+	for len(raw) > 0 && isSpace(raw[len(raw)-1]) {
+		raw = raw[:len(raw)-1]
+	}
+	body, ok := literalBody(raw)
+	if !ok {
+		return "", false
+	}
+	i := plainRun(body, 0)
+	if i == len(body) || bytes.IndexByte(body[i:], '\\') < 0 && utf8.Valid(body[i:]) {
+		return string(body), true
+	}
+	b := unescape(body, i)
+	return unsafe.String(unsafe.SliceData(b), len(b)), true
 }
 
 // StringLen measures the string a JSON string literal decodes to, as
@@ -825,57 +850,24 @@ func escapedRune(s []byte) (r rune, n int) {
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // unescape decodes the body of a validated string literal the way
-// encoding/json's unquote does.
-func unescape(s []byte) []byte {
+// encoding/json's unquote does, from s[i] on (s[:i] is plain ASCII):
+// runs of plain ASCII bytes are copied whole, escapes and other bytes
+// decoded one by one.
+func unescape(s []byte, i int) []byte {
 	b := make([]byte, 0, len(s)+2*utf8.UTFMax)
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '\\':
-			e := s[i+1]
-			i += 2
-			switch e {
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r := hex4(s[i:])
-				i += 4
-				if utf16.IsSurrogate(r) {
-					var lo rune = -1
-					if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-						lo = hex4(s[i+2:])
-					}
-					if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
-						b = utf8.AppendRune(b, dec)
-						i += 6
-						continue
-					}
-					r = utf8.RuneError
-				}
-				b = utf8.AppendRune(b, r)
-			default: // '"', '\\', '/'
-				b = append(b, e)
-			}
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			i++
-		default:
-			r, n := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && n == 1 {
-				b = utf8.AppendRune(b, utf8.RuneError)
-			} else {
-				b = append(b, s[i:i+n]...)
-			}
-			i += n
+	b = append(b, s[:i]...)
+	for i < len(s) {
+		j := plainRun(s, i)
+		b = append(b, s[i:j]...)
+		if i = j; i >= len(s) {
+			break
 		}
+		r, next, ok := unit(s, i)
+		if !ok {
+			break // a malformed escape: not a validated literal
+		}
+		b = utf8.AppendRune(b, r)
+		i = next
 	}
 	return b
 }
@@ -907,7 +899,7 @@ func Raw[T any](dst func(*T) *json.RawMessage) func(*T, []byte) bool {
 // value of another type (a type error encoding/json reports and steps
 // over), leaves it empty.
 func Text[T any](dst func(*T) *string) func(*T, []byte) bool {
-	return func(t *T, v []byte) bool { *dst(t), _ = String(v); return true }
+	return func(t *T, v []byte) bool { *dst(t), _ = ValidString(v); return true }
 }
 
 // Words is a vocabulary: strings a member usually holds (record and block
@@ -931,6 +923,14 @@ func NewWords(words ...string) Words {
 
 // String is the package's String, with a word of w returned as the word.
 func (w Words) String(raw []byte) (string, bool) {
+	if s, ok := w.word(raw); ok {
+		return s, true
+	}
+	return String(raw)
+}
+
+// word returns the word of w the literal raw spells, if it is one.
+func (w Words) word(raw []byte) (string, bool) {
 	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
 		// An escape or invalid UTF-8 cannot spell a word: such a body
 		// is no key of w.
@@ -938,12 +938,18 @@ func (w Words) String(raw []byte) (string, bool) {
 			return s, true
 		}
 	}
-	return String(raw)
+	return "", false
 }
 
 // TextOf is Text with the words of w returned without allocating.
 func TextOf[T any](w Words, dst func(*T) *string) func(*T, []byte) bool {
-	return func(t *T, v []byte) bool { *dst(t), _ = w.String(v); return true }
+	return func(t *T, v []byte) bool {
+		var ok bool
+		if *dst(t), ok = w.word(v); !ok {
+			*dst(t), _ = ValidString(v) // a setter's member is validated
+		}
+		return true
+	}
 }
 
 // Decoded is the setter of a field of any other type, for small members:

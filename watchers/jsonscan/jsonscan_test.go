@@ -200,6 +200,15 @@ func checkString(t *testing.T, raw []byte) {
 	if b, ok := Unquote(raw); ok != wantOK || string(b) != want {
 		t.Errorf("Unquote(%q) = %q, %v; encoding/json gives %q, %v", raw, b, ok, want, wantOK)
 	}
+	if json.Valid(raw) {
+		// ValidString, which trusts its input, gives the same on
+		// every valid value (on other types "", false).
+		if got, ok := ValidString(raw); ok != wantOK || got != want {
+			t.Errorf("ValidString(%q) = %q, %v; encoding/json gives %q, %v", raw, got, ok, want, wantOK)
+		}
+	} else {
+		ValidString(raw) // anything, but no panic
+	}
 }
 
 func FuzzString(f *testing.F) {
