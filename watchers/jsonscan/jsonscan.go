@@ -862,6 +862,11 @@ func unescape(s []byte, i int) []byte {
 		if i = j; i >= len(s) {
 			break
 		}
+		if c, ok := shortEscape(s, i); ok {
+			b = append(b, c)
+			i += 2
+			continue
+		}
 		r, next, ok := unit(s, i)
 		if !ok {
 			break // a malformed escape: not a validated literal

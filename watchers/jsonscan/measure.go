@@ -46,6 +46,11 @@ func AppendString(dst, raw []byte, limit int) (out []byte, complete bool) {
 		if i = j; i >= len(body) || body[i] < utf8.RuneSelf && body[i] != '\\' {
 			continue
 		}
+		if c, ok := shortEscape(body, i); ok {
+			dst = append(dst, c)
+			i += 2
+			continue
+		}
 		r, next, ok := unit(body, i)
 		if !ok {
 			return dst, false
@@ -80,6 +85,20 @@ func plainRun(s []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// shortEscapes maps the byte after a backslash to the byte a two-byte
+// escape stands for (0 for \u and for bytes that escape nothing).
+var shortEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// shortEscape decodes the two-byte escape at s[i], if it is one: the
+// common escapes (quotes, newlines) without unit's general decoding.
+func shortEscape(s []byte, i int) (byte, bool) {
+	if s[i] != '\\' || i+1 >= len(s) {
+		return 0, false
+	}
+	c := shortEscapes[s[i+1]]
+	return c, c != 0
 }
 
 // unit decodes what starts at s[i], an escape or a non-ASCII byte, as
