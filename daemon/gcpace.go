@@ -16,9 +16,9 @@ import (
 // catch-up runs, the heap is instead allowed a fixed headroom above what
 // is live (catchUpHeadroom, or a quarter of the live heap when that is
 // larger): collections are several times rarer on the heaps of most
-// catch-ups, and on the large live heap of 100,000 sessions' records the
-// peak is 1.25 times it, where GOGC's default would double it (at 100,000
-// sessions: 377 MiB against 470, for the same CPU). Once the catch-up is
+// catch-ups, and the large live heap of 100,000 sessions' records is not
+// let double as GOGC's default would (at 100,000 sessions: a peak of
+// 377 MiB against 470, for the same CPU). Once the catch-up is
 // done the default comes back, for the daemon's long idle life. A GOGC or
 // GOMEMLIMIT set in the environment is the user's choice and is left
 // alone.
