@@ -26,6 +26,9 @@ type blockReader struct {
 
 	lastEnd int64 // the file offset after the last newline handed out
 
+	needHead bool   // a cursor cut from the read wants the head fingerprint
+	headHash string // once taken
+
 	summing bool
 	crc     uint32 // over the file's bytes [0, crcAt)
 	crcAt   int64  // base <= crcAt: the bytes after it are still in buf
@@ -37,9 +40,10 @@ type blockReader struct {
 // allocation.
 var blockBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
-func newBlockReader(f io.ReaderAt, start, end int64, sum PrefixSum) *blockReader {
+func newBlockReader(f io.ReaderAt, start, end int64, sum PrefixSum, needHead bool) *blockReader {
 	bp := blockBufs.Get().(*[]byte)
-	return &blockReader{f: f, bp: bp, buf: *bp, base: start, end: end, lastEnd: start, summing: sum.Known, crc: sum.CRC, crcAt: start}
+	return &blockReader{f: f, bp: bp, buf: *bp, base: start, end: end, lastEnd: start, needHead: needHead,
+		summing: sum.Known, crc: sum.CRC, crcAt: start}
 }
 
 // release returns the buffer; the reader is not used after.
@@ -115,8 +119,8 @@ func (b *blockReader) sumTo(at int64) {
 }
 
 // prefix returns what a cursor after the last line handed out needs from
-// the bytes before it: their checksum, and the head and tail windows when
-// they are still in the buffer (copied: they outlive it).
+// the bytes before it: their checksum, and the head and tail fingerprints
+// when those bytes are still in the buffer.
 func (b *blockReader) prefix() Prefix {
 	at := b.lastEnd
 	p := Prefix{Sum: PrefixSum{At: at, Known: b.summing}}
@@ -128,11 +132,14 @@ func (b *blockReader) prefix() Prefix {
 			p.Sum.CRC = b.endCRC
 		}
 	}
-	if n := min(at, TailMax); at-n >= b.base {
-		p.Tail = bytes.Clone(b.buf[at-n-b.base : at-b.base])
+	if n := min(at, TailMax); n > 0 && at-n >= b.base {
+		p.TailHash = Fingerprint(b.buf[at-n-b.base : at-b.base])
 	}
-	if b.base == 0 {
-		p.Head = bytes.Clone(b.buf[:min(b.w, HeadMax)])
+	if want := int(min(b.end, HeadMax)); b.needHead && b.base == 0 && b.w >= want {
+		if b.headHash == "" {
+			b.headHash = Fingerprint(b.buf[:want])
+		}
+		p.HeadLen, p.HeadHash = want, b.headHash
 	}
 	return p
 }

@@ -124,13 +124,15 @@ func AdvanceFrom(f io.ReaderAt, id FileID, size int64, c Cursor, offset int64, p
 	var err error
 	c.ID, c.Offset = id, offset
 	if want := min(size, HeadMax); int64(c.HeadLen) < want {
-		head := p.Head
-		if int64(len(head)) < want {
-			if head, err = readAt(f, 0, int(want)); err != nil {
+		if int64(p.HeadLen) == want {
+			c.HeadLen, c.HeadHash = p.HeadLen, p.HeadHash
+		} else {
+			head, err := readAt(f, 0, int(want))
+			if err != nil {
 				return c, fmt.Errorf("read head: %w", err)
 			}
+			c.HeadLen, c.HeadHash = int(want), Fingerprint(head)
 		}
-		c.HeadLen, c.HeadHash = int(want), Fingerprint(head[:want])
 	}
 	if p.Sum.Known && p.Sum.At == offset {
 		c.Sum = formatSum(offset, p.Sum.CRC)
@@ -138,28 +140,29 @@ func AdvanceFrom(f io.ReaderAt, id FileID, size int64, c Cursor, offset int64, p
 		return c, err
 	}
 	c.TailHash = ""
-	if offset > 0 {
+	if offset > 0 && p.Sum.At == offset && p.TailHash != "" {
+		c.TailHash = p.TailHash
+	} else if offset > 0 {
 		n := min(offset, TailMax)
-		tail := p.Tail
-		if p.Sum.At != offset || int64(len(tail)) != n {
-			if tail, err = readAt(f, offset-n, int(n)); err != nil {
-				return c, fmt.Errorf("read before offset %d: %w", offset, err)
-			}
+		tail, err := readAt(f, offset-n, int(n))
+		if err != nil {
+			return c, fmt.Errorf("read before offset %d: %w", offset, err)
 		}
 		c.TailHash = Fingerprint(tail)
 	}
 	return c, nil
 }
 
-// Prefix is what a read of a file's lines took of the bytes before an
-// offset (Sum.At) that a cursor there needs: their checksum, the head
-// window (the file's first bytes, up to HeadMax) and the tail window (the
-// TailMax bytes before the offset), each only when at hand (nil, or a
-// sum not Known, otherwise).
+// Prefix is what a cursor at an offset (Sum.At) needs of the bytes before
+// it, as a read of the file's lines took it from them: their checksum,
+// the fingerprint of the file's first HeadLen bytes and that of the
+// TailMax bytes before the offset. Each is there only when the read had
+// the bytes at hand (otherwise a sum not Known, HeadLen 0, TailHash "").
 type Prefix struct {
-	Sum  PrefixSum
-	Head []byte
-	Tail []byte
+	Sum      PrefixSum
+	HeadLen  int
+	HeadHash string
+	TailHash string
 }
 
 // PrefixSum is the CRC-32C of a file's bytes [0, At), the value a
@@ -270,7 +273,7 @@ type TailStats struct {
 // line longer than maxLine is skipped as it streams past, never buffered,
 // and counted. A last line without newline is left for later.
 func TailLines(f io.ReaderAt, start, size int64, maxLine int, fn func(line []byte, end int64) error) (TailStats, error) {
-	st, _, err := tailLines(f, start, size, maxLine, PrefixSum{}, func(line []byte, end int64, _ func() Prefix) error {
+	st, _, err := tailLines(f, start, size, maxLine, PrefixSum{}, false, func(line []byte, end int64, _ func() Prefix) error {
 		return fn(line, end)
 	})
 	return st, err
@@ -284,12 +287,12 @@ func TailLines(f io.ReaderAt, start, size int64, maxLine int, fn func(line []byt
 // without one yields sums not Known: AdvanceFrom then reads the prefix,
 // as Advance does).
 func TailSummed(f io.ReaderAt, c Cursor, size int64, maxLine int, fn func(line []byte, end int64, prefix func() Prefix) error) (TailStats, Prefix, error) {
-	return tailLines(f, c.Offset, size, maxLine, c.prefixSum(), fn)
+	return tailLines(f, c.Offset, size, maxLine, c.prefixSum(), int64(c.HeadLen) < min(size, HeadMax), fn)
 }
 
 // tailLines is TailLines extending sum (the checksum at start, when
-// Known) over the bytes read.
-func tailLines(f io.ReaderAt, start, size int64, maxLine int, sum PrefixSum, fn func(line []byte, end int64, prefix func() Prefix) error) (TailStats, Prefix, error) {
+// Known) over the bytes read, and taking the head fingerprint if needHead.
+func tailLines(f io.ReaderAt, start, size int64, maxLine int, sum PrefixSum, needHead bool, fn func(line []byte, end int64, prefix func() Prefix) error) (TailStats, Prefix, error) {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
@@ -297,7 +300,7 @@ func tailLines(f io.ReaderAt, start, size int64, maxLine int, sum PrefixSum, fn 
 	if size <= start {
 		return st, Prefix{Sum: sum}, nil
 	}
-	br := newBlockReader(f, start, size, sum)
+	br := newBlockReader(f, start, size, sum, needHead)
 	defer br.release()
 	pos := start
 	var buf []byte

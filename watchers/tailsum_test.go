@@ -124,8 +124,8 @@ func TestAdvanceFromIgnoresStalePrefix(t *testing.T) {
 	data := []byte("one\ntwo\nthree\n")
 	r := bytes.NewReader(data)
 	want, _ := Advance(r, FileID{}, int64(len(data)), Cursor{}, 8)
-	for _, p := range []Prefix{{}, {Sum: PrefixSum{At: 4, CRC: 7, Known: true}, Tail: []byte("one\n")},
-		{Sum: PrefixSum{At: 8, CRC: 7}}, {Head: []byte("one\n"), Tail: []byte("two\n")}} {
+	for _, p := range []Prefix{{}, {Sum: PrefixSum{At: 4, CRC: 7, Known: true}, TailHash: "x"},
+		{Sum: PrefixSum{At: 8, CRC: 7}}, {HeadLen: 4, HeadHash: "x"}, {HeadLen: HeadMax, HeadHash: "x"}} {
 		if got, _ := AdvanceFrom(r, FileID{}, int64(len(data)), Cursor{}, 8, p); got != want {
 			t.Errorf("with %+v: %+v, want %+v", p, got, want)
 		}
