@@ -164,6 +164,7 @@ type parsed struct {
 	id      watchers.FileID
 	size    int64
 	mod     time.Time
+	first   []byte          // the first line, as routed
 	parser  watchers.Parser // after the last line
 	sidecar bool
 	chunks  []chunk
@@ -343,7 +344,7 @@ func (a aheadReader) parse(fs watchers.FileStat) (res *parsed) {
 	}
 	// One open serves the first line and the read: a catch-up opens every
 	// log there is.
-	f, err := os.Open(fs.Path)
+	f, err := watchers.OpenLog(fs.Path)
 	if err != nil {
 		return nil
 	}
@@ -372,7 +373,7 @@ func (a aheadReader) parse(fs watchers.FileStat) (res *parsed) {
 	if err != nil || fi.Size() > aheadMaxBytes {
 		return nil
 	}
-	res = &parsed{path: fs.Path, route: routing(src), id: id, size: fi.Size(), mod: fi.ModTime()}
+	res = &parsed{path: fs.Path, route: routing(src), id: id, size: fi.Size(), mod: fi.ModTime(), first: first}
 	res.parser = ag.New(res.route)
 	res.sidecar = sidecarAppeared(src)
 	agents.AttachFile(res.parser, fs.Path)
