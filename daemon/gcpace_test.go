@@ -34,6 +34,15 @@ func TestPaceGCGivesHeadroomAndRestores(t *testing.T) {
 		t.Errorf("a nested pacing ended the outer one: GOGC = %d", p)
 	}
 	stop()
+	// A live heap many times the headroom (the 16 MB floor against 1 MB)
+	// grows by a quarter of itself between collections, not by all of it.
+	small := paceGC(1 << 20)
+	runtime.GC()
+	runtime.GC()
+	if p := gcPercent(); p != catchUpMinGOGC {
+		t.Errorf("pacing a heap larger than its headroom: GOGC = %d, want %d", p, catchUpMinGOGC)
+	}
+	small()
 	if p := gcPercent(); p != 100 {
 		t.Errorf("after pacing GOGC = %d, want 100", p)
 	}

@@ -21,10 +21,8 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 	d.filesSeen += uint64(len(u.Files))
 	for _, f := range u.Files {
 		if f.Gone {
-			delete(d.present, f.Path)
 			delete(d.sizes, f.Path)
 		} else {
-			d.present[f.Path] = true
 			d.sizes[f.Path] = f.Size
 		}
 	}
@@ -74,7 +72,7 @@ func (d *Daemon) sweep() {
 	// A file deleted while the daemon was down is never reported gone:
 	// a full scan that did not see it is the proof.
 	for _, s := range d.srcs {
-		if !s.Missing && s.Form != formConversation && !d.present[s.Path] {
+		if _, there := d.sizes[s.Path]; !s.Missing && s.Form != formConversation && !there {
 			d.gone(s.Path)
 			if !s.Missing {
 				d.sweptUnsure = true // still on disk, not reported: look again next time

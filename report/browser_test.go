@@ -468,6 +468,40 @@ func TestBrowserCorpusReport(t *testing.T) {
 	if !(tl.T0 < before) {
 		t.Errorf("dragging right did not pan back in time: t0 %.0f -> %.0f", before, tl.T0)
 	}
+	// The timeline's colours, read back from its pixels, in both themes,
+	// on the session with the most failed calls among those with a retry
+	// (or the most failed calls, when none has one).
+	var signs *Map
+	best := -1
+	for _, c := range maps {
+		errs, retries := 0, 0
+		for _, e := range buildSessionPage(c).events {
+			if e.Err != 0 {
+				errs++
+			}
+			if e.RetryOf != nil {
+				retries++
+			}
+		}
+		if score := errs + min(retries, 1)*1000000; errs > 0 && score > best {
+			signs, best = c, score
+		}
+	}
+	if signs == nil {
+		t.Error("no session of the corpus has a failed call to check the error sign on")
+	} else {
+		w.Eval(ctx, `location.hash = '#'`, nil)
+		if err := w.WaitFor(ctx, `document.body.dataset.view === 'overview'`, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		openByClick(t, ctx, w, signs.Session.NativeID())
+		want := struct{ errors, retries, calls int }{1, min(best/1000000, 1), 5}
+		checkTimelineSigns(t, ctx, w, "light", want)
+		w.theme(t, ctx, "dark")
+		checkTimelineSigns(t, ctx, w, "dark", want)
+		w.theme(t, ctx, "light")
+	}
+
 	// Back to the overview.
 	if err := w.Eval(ctx, `location.hash = '#'`, nil); err != nil {
 		t.Fatal(err)
@@ -695,4 +729,87 @@ func isolatedCall(m *Map) int {
 		return -1
 	}
 	return best
+}
+
+// timelineSigns reads back, from the canvas's pixels, the marks of the
+// session page on screen: each failed event's triangle is drawn in the
+// theme's error colour, each retry's ring in its warning colour, and calls
+// standing apart from their lane's other bars in their kind's colour.
+// It returns how many of each it checked and what differed.
+const timelineSigns = `(() => {
+  const tl = window.agentmap.timeline, c = document.querySelector('canvas.timeline');
+  tl.hover = -1; tl.fit();
+  const dpr = devicePixelRatio || 1, probe = document.createElement('canvas').getContext('2d', {willReadFrequently: true});
+  const rgb = css => { probe.clearRect(0, 0, 1, 1); probe.fillStyle = css; probe.fillRect(0, 0, 1, 1); return [...probe.getImageData(0, 0, 1, 1).data.slice(0, 3)]; };
+  // Pixels are read from a copy (the page's own canvas is not made for
+  // reading back, and the browser says so when it is).
+  const copy = document.createElement('canvas').getContext('2d', {willReadFrequently: true});
+  const snap = () => { copy.canvas.width = c.width; copy.canvas.height = c.height; copy.drawImage(c, 0, 0); };
+  const at = (x, y) => [...copy.getImageData(Math.floor(x * dpr), Math.floor(y * dpr), 1, 1).data.slice(0, 3)];
+  const near = (a, b, tol) => a.every((v, i) => Math.abs(v - b[i]) <= tol);
+  const css = n => getComputedStyle(document.documentElement).getPropertyValue(n).trim();
+  const kinds = new Set(['read', 'search', 'edit', 'exec', 'verify', 'mcp', 'skill', 'subagent', 'web', 'tool', 'error', 'compaction']);
+  const out = {errors: 0, retries: 0, calls: 0, wrong: []};
+  const W = tl.width(), rh = tl.rowH;
+  const mark = i => { const sp = tl.span[i], x0 = tl.x(sp[0]), w = Math.max(2, tl.x(sp[1]) - x0); return {x0, w, m: x0 + w / 2, y: tl.axisH + tl.ev[i].l * rh}; };
+  const inView = k => k.x0 >= tl.gutter + 6 && k.x0 + k.w <= W - 14;
+  const say = (what, i, got, want) => out.wrong.length < 10 && out.wrong.push(what + ' #' + i + ' (' + tl.ev[i].k + '): rgb ' + got + ', want ' + want);
+  // The signs are drawn over every bar, in one colour each: whatever lies
+  // near, a failed event shows the error colour and a retry the warning one.
+  snap();
+  tl.ev.forEach((e, i) => {
+    const k = mark(i);
+    if (!inView(k)) return;
+    if (e.e) {
+      const got = at(k.m, k.y + 7), want = rgb(css('--err'));
+      out.errors++; if (!near(got, want, 8)) say('error sign', i, got, want);
+    }
+    if (e.r !== undefined) {
+      const got = at(k.m + 3, k.y + rh - 4), want = rgb(css('--warn'));
+      out.retries++; if (!near(got, want, 60)) say('retry ring', i, got, want);
+    }
+  });
+  // A call's bar, in its kind's colour, is checked zoomed in on it, where
+  // no other bar of its band lies within 6 px (model requests and user
+  // turns are drawn below the band, delays under it).
+  const band = k => !['llm', 'user', 'delay'].includes(tl.ev[k].k);
+  for (const idx of tl.lanes) {
+    for (let j = 0; j < idx.length && out.calls < 40; j++) {
+      const i = idx[j], e = tl.ev[i], [a, b] = tl.span[i];
+      if (e.e || e.r !== undefined || !kinds.has(e.k)) continue;
+      const pad = Math.max(1000, (b - a) * 2);
+      tl.set(a - pad, b + pad);
+      const k = mark(i);
+      if (!inView(k) || k.w < 3) continue;
+      const apart = idx.every((o, n) => n === j || !band(o) || tl.x(tl.span[o][0]) > k.x0 + k.w + 6 || Math.max(tl.x(tl.span[o][0]) + 2, tl.x(tl.span[o][1])) < k.x0 - 6);
+      if (!apart) continue;
+      snap();
+      const got = at(k.m, k.y + 9), want = rgb(css('--k-' + e.k));
+      out.calls++; if (!near(got, want, 8)) say('call', i, got, want);
+    }
+  }
+  tl.fit();
+  return out;
+})()`
+
+// checkTimelineSigns runs timelineSigns on the session page on screen and
+// fails the test on any mark of the wrong colour, or when fewer marks than
+// the session has stood apart to be checked than want asks.
+func checkTimelineSigns(t *testing.T, ctx context.Context, w *watchedPage, theme string, want struct{ errors, retries, calls int }) {
+	t.Helper()
+	var got struct {
+		Errors, Retries, Calls int
+		Wrong                  []string
+	}
+	if err := w.Eval(ctx, timelineSigns, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range got.Wrong {
+		t.Errorf("%s theme: %s", theme, s)
+	}
+	if got.Errors < want.errors || got.Retries < want.retries || got.Calls < want.calls {
+		t.Errorf("%s theme: checked %d error signs, %d retry rings and %d calls; want at least %d, %d and %d",
+			theme, got.Errors, got.Retries, got.Calls, want.errors, want.retries, want.calls)
+	}
+	t.Logf("%s theme: the colours of %d error signs, %d retry rings and %d calls read back from the canvas", theme, got.Errors, got.Retries, got.Calls)
 }

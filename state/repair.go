@@ -126,7 +126,13 @@ func moveAside(path string) (string, error) {
 }
 
 func boltOpen(path string) (*bolt.DB, error) {
-	return boltOpenWith(path, &bolt.Options{Timeout: OpenTimeout})
+	db, err := boltOpenWith(path, &bolt.Options{Timeout: OpenTimeout, InitialMmapSize: mmapReserve()})
+	if errors.Is(err, syscall.ENOMEM) && mmapReserve() > 0 {
+		// An address-space limit (ulimit -v) too tight for the reserve:
+		// bbolt's own growth, remaps and all, still works within it.
+		db, err = boltOpenWith(path, &bolt.Options{Timeout: OpenTimeout})
+	}
+	return db, err
 }
 
 // boltOpenWith opens with bbolt's panics and faults turned into

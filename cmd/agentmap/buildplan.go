@@ -86,6 +86,7 @@ func planBuild(ctx context.Context, paths []string, agentName string, stderr io.
 	}
 	byAgent := map[string]*agents.Agent{}
 	seen := pathSet{}
+	var beside agents.Beside // directory listings shared by the main logs' companions
 	queue := rotationsFirst(paths)
 	explicit := pathSet{}
 	for _, p := range paths {
@@ -198,7 +199,7 @@ func planBuild(ctx context.Context, paths []string, agentName string, stderr io.
 			s.parent, s.lane = src.ParentSession, src.ChildLane
 		}
 		if a.Companions != nil && src.Lane == "" {
-			queue = append(queue, a.Companions(path, src)...)
+			queue = append(queue, a.Companions(path, src, &beside)...)
 		}
 	}
 	for _, s := range pl.sessions {

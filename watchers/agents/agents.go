@@ -46,8 +46,9 @@ type Agent struct {
 	// log (src.Lane "") beside it, so that a main log given alone to
 	// `agentmap build` is read with them: Claude's subagent transcripts,
 	// Gemini CLI's subagent chats. nil for agents whose logs stand alone
-	// (the daemon finds every file by itself).
-	Companions func(mainPath string, src watchers.Source) []string
+	// (the daemon finds every file by itself). seen carries what was read
+	// for other main logs of the same build (nil: nothing).
+	Companions func(mainPath string, src watchers.Source, seen *Beside) []string
 }
 
 // All lists the agents, in the order auto-detection tries them.
@@ -87,7 +88,7 @@ var All = []Agent{
 	},
 	{
 		Name: gemini.Agent, Tool: gemini.Tool, Whole: true,
-		Companions: func(p string, s watchers.Source) []string { return gemini.SubagentFiles(p, s.Session) },
+		Companions: func(p string, s watchers.Source, _ *Beside) []string { return gemini.SubagentFiles(p, s.Session) },
 		LooksLike:  gemini.LooksLike, Identify: unrotated(gemini.Identify),
 		New: func(s watchers.Source) watchers.Parser { return gemini.NewParser(s) },
 		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
