@@ -271,7 +271,9 @@ type TailStats struct {
 // boundary. The rules are those of ReadLines (same cap, same trimming), so
 // a file read in pieces yields exactly the lines of one ReadLines pass. A
 // line longer than maxLine is skipped as it streams past, never buffered,
-// and counted. A last line without newline is left for later.
+// and counted. A last line without newline is left for later. The slice
+// passed to fn is only valid during the call: it lies in the read buffer,
+// which the next read overwrites and another file's read reuses.
 func TailLines(f io.ReaderAt, start, size int64, maxLine int, fn func(line []byte, end int64) error) (TailStats, error) {
 	st, _, err := tailLines(f, start, size, maxLine, PrefixSum{}, false, func(line []byte, end int64, _ func() Prefix) error {
 		return fn(line, end)
@@ -312,12 +314,18 @@ func tailLines(f io.ReaderAt, start, size int64, maxLine int, sum PrefixSum, nee
 			return st, br.prefix(), fmt.Errorf("read at offset %d: %w", pos+lineLen, err)
 		}
 		lineLen += int64(len(chunk))
-		if !skipping {
-			if lineLen > int64(maxLine)+1 {
-				skipping, buf = true, nil // let the partial copy go
-			} else {
-				buf = append(buf, chunk...)
+		line := chunk // a line whole in the buffer is handed out as it lies there
+		if err != nil || lineLen != int64(len(chunk)) { // one read in pieces is gathered
+			if !skipping {
+				if lineLen > int64(maxLine)+1 {
+					skipping, buf = true, nil // let the partial copy go
+				} else {
+					buf = append(buf, chunk...)
+				}
 			}
+			line = buf
+		} else if lineLen > int64(maxLine)+1 {
+			skipping = true
 		}
 		if err == nil {
 			pos += lineLen
@@ -325,7 +333,7 @@ func tailLines(f io.ReaderAt, start, size int64, maxLine int, sum PrefixSum, nee
 				st.Oversized++
 			} else {
 				st.Lines++
-				if ferr := fn(trimEOL(buf), pos, br.prefix); ferr != nil {
+				if ferr := fn(trimEOL(line), pos, br.prefix); ferr != nil {
 					st.End = pos
 					return st, br.prefix(), ferr
 				}
