@@ -48,8 +48,10 @@ func ReadLines(r io.Reader, maxLine int, final bool, fn func(line []byte) error)
 			return st, fmt.Errorf("read: %w", err)
 		}
 		lineLen += int64(len(chunk))
-		line := chunk // a line whole in the reader's buffer is handed out as it lies there
-		if err != nil || lineLen != int64(len(chunk)) { // one read in pieces is gathered
+		// A line whole in the buffer is handed out as it lies there; one
+		// read in pieces is gathered.
+		line := chunk
+		if err != nil || lineLen != int64(len(chunk)) {
 			if !skipping {
 				if lineLen > int64(maxLine)+1 { // +1: the newline itself
 					skipping, buf = true, buf[:0]

@@ -314,8 +314,10 @@ func tailLines(f io.ReaderAt, start, size int64, maxLine int, sum PrefixSum, nee
 			return st, br.prefix(), fmt.Errorf("read at offset %d: %w", pos+lineLen, err)
 		}
 		lineLen += int64(len(chunk))
-		line := chunk // a line whole in the buffer is handed out as it lies there
-		if err != nil || lineLen != int64(len(chunk)) { // one read in pieces is gathered
+		// A line whole in the buffer is handed out as it lies there; one
+		// read in pieces is gathered.
+		line := chunk
+		if err != nil || lineLen != int64(len(chunk)) {
 			if !skipping {
 				if lineLen > int64(maxLine)+1 {
 					skipping, buf = true, nil // let the partial copy go
