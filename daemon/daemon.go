@@ -66,6 +66,7 @@ type Daemon struct {
 	swept         sweepMark      // what the last sweep saw (ingest)
 	sweptUnsure   bool           // it left a source it could not settle
 	aheadNext     *parsed        // the visited log as a parse worker read it (parse.go)
+	visited       visitedLog     // the visited log as adopt opened it (tail.go)
 	readAhead     int            // logs whose read-ahead result was used
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
 	sink          *postgres.Sender

@@ -141,6 +141,7 @@ func (d *Daemon) end(key string) {
 
 // visit handles one file that is there.
 func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
+	defer d.dropVisited()
 	if d.isExcluded(f) {
 		return
 	}
@@ -220,7 +221,7 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 	if !ok {
 		return nil, false
 	}
-	first, complete, err := firstLine(f.Path, f.Form)
+	first, complete, err := d.routeLine(f.Path, f.Form)
 	if err == nil && !complete && d.opt.Once {
 		// Nothing more will come: a lone unfinished line is used if it
 		// parses, as `agentmap build` does.
@@ -381,7 +382,7 @@ func firstLine(path, form string) ([]byte, bool, error) {
 		l, err := agents.FirstLine(path)
 		return l, err == nil, err
 	}
-	f, err := os.Open(path)
+	f, err := watchers.OpenLog(path)
 	if err != nil {
 		return nil, false, err
 	}
