@@ -32,7 +32,6 @@ type Daemon struct {
 	byPath   map[string]*state.Source
 	sessions map[string]*state.Session
 	parsers  map[uint64]watchers.Parser
-	present  map[string]bool // paths the watcher reports as there
 	ignored  map[string]watchers.FileStat
 	unrouted map[string]bool     // logs reported as not recognised
 	retry    map[string]*backoff // session key → next write attempt
@@ -50,7 +49,7 @@ type Daemon struct {
 
 	excluded      map[string]watchers.FileID // logs kept out by privacy.exclude
 	excludedCount int
-	sizes         map[string]int64 // last size the watcher saw, for bytes behind
+	sizes         map[string]int64 // the paths the watcher reports as there, with the size it last saw (for bytes behind)
 	reconf        chan Live
 	flushReq      chan flushRequest
 	scanReq       chan chan ScanResult
@@ -67,6 +66,7 @@ type Daemon struct {
 	swept         sweepMark      // what the last sweep saw (ingest)
 	sweptUnsure   bool           // it left a source it could not settle
 	aheadNext     *parsed        // the visited log as a parse worker read it (parse.go)
+	visited       visitedLog     // the visited log as adopt opened it (tail.go)
 	readAhead     int            // logs whose read-ahead result was used
 	clock         watchers.Clock // opt.Clock, for readers outside the loop
 	sink          *postgres.Sender
@@ -97,7 +97,6 @@ func New(opt Options) *Daemon {
 		byPath:     map[string]*state.Source{},
 		sessions:   map[string]*state.Session{},
 		parsers:    map[uint64]watchers.Parser{},
-		present:    map[string]bool{},
 		ignored:    map[string]watchers.FileStat{},
 		unrouted:   map[string]bool{},
 		retry:      map[string]*backoff{},

@@ -21,10 +21,8 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 	d.filesSeen += uint64(len(u.Files))
 	for _, f := range u.Files {
 		if f.Gone {
-			delete(d.present, f.Path)
 			delete(d.sizes, f.Path)
 		} else {
-			d.present[f.Path] = true
 			d.sizes[f.Path] = f.Size
 		}
 	}
@@ -74,7 +72,7 @@ func (d *Daemon) sweep() {
 	// A file deleted while the daemon was down is never reported gone:
 	// a full scan that did not see it is the proof.
 	for _, s := range d.srcs {
-		if !s.Missing && s.Form != formConversation && !d.present[s.Path] {
+		if _, there := d.sizes[s.Path]; !s.Missing && s.Form != formConversation && !there {
 			d.gone(s.Path)
 			if !s.Missing {
 				d.sweptUnsure = true // still on disk, not reported: look again next time
@@ -143,6 +141,7 @@ func (d *Daemon) end(key string) {
 
 // visit handles one file that is there.
 func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
+	defer d.dropVisited()
 	if d.isExcluded(f) {
 		return
 	}
@@ -222,7 +221,7 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 	if !ok {
 		return nil, false
 	}
-	first, complete, err := firstLine(f.Path, f.Form)
+	first, complete, err := d.routeLine(f.Path, f.Form)
 	if err == nil && !complete && d.opt.Once {
 		// Nothing more will come: a lone unfinished line is used if it
 		// parses, as `agentmap build` does.
@@ -383,7 +382,7 @@ func firstLine(path, form string) ([]byte, bool, error) {
 		l, err := agents.FirstLine(path)
 		return l, err == nil, err
 	}
-	f, err := os.Open(path)
+	f, err := watchers.OpenLog(path)
 	if err != nil {
 		return nil, false, err
 	}

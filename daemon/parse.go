@@ -65,6 +65,7 @@ type lineReader struct {
 
 	batch          []event.Event
 	lines, skipped int64
+	after          watchers.Prefix // what the last run took of the bytes before its end
 }
 
 func newLineReader(f *os.File, id watchers.FileID, size int64, c watchers.Cursor, p watchers.Parser, maxLine int, log *slog.Logger) *lineReader {
@@ -74,9 +75,15 @@ func newLineReader(f *os.File, id watchers.FileID, size int64, c watchers.Cursor
 // pending reports whether lines were read since the last batch.
 func (r *lineReader) pending() bool { return len(r.batch) > 0 }
 
-// cut ends a batch at end.
+// cut ends a batch at end (after a run: its end).
 func (r *lineReader) cut(end int64, oversized int) (chunk, error) {
-	c, err := watchers.Advance(r.f, r.id, r.size, r.cur, end)
+	return r.cutAt(end, oversized, r.after)
+}
+
+// cutAt ends a batch at end, with what the read took of the bytes before
+// it (the cursor reads what p lacks from the file).
+func (r *lineReader) cutAt(end int64, oversized int, p watchers.Prefix) (chunk, error) {
+	c, err := watchers.AdvanceFrom(r.f, r.id, r.size, r.cur, end, p)
 	if err != nil {
 		return chunk{}, &cutError{offset: end, err: err}
 	}
@@ -96,8 +103,7 @@ var errStopRead = errors.New("stop")
 // caller decides on a last batch: needFinal). stopped reports that emit
 // said stop.
 func (r *lineReader) run(emit func(chunk) bool) (st watchers.TailStats, stopped bool, err error) {
-	start := r.cur.Offset
-	st, err = watchers.TailLines(r.f, start, r.size, r.maxLine, func(line []byte, end int64) error {
+	st, r.after, err = watchers.TailSummed(r.f, r.cur, r.size, r.maxLine, func(line []byte, end int64, prefix func() watchers.Prefix) error {
 		r.lines++
 		if !isBlank(line) {
 			var perr error
@@ -107,7 +113,7 @@ func (r *lineReader) run(emit func(chunk) bool) (st watchers.TailStats, stopped 
 			}
 		}
 		if len(r.batch) >= batchEvents || end-r.cur.Offset >= batchBytes {
-			c, err := r.cut(end, 0)
+			c, err := r.cutAt(end, 0, prefix())
 			if err != nil {
 				return err
 			}
@@ -158,6 +164,7 @@ type parsed struct {
 	id      watchers.FileID
 	size    int64
 	mod     time.Time
+	first   []byte          // the first line, as routed
 	parser  watchers.Parser // after the last line
 	sidecar bool
 	chunks  []chunk
@@ -337,7 +344,7 @@ func (a aheadReader) parse(fs watchers.FileStat) (res *parsed) {
 	}
 	// One open serves the first line and the read: a catch-up opens every
 	// log there is.
-	f, err := os.Open(fs.Path)
+	f, err := watchers.OpenLog(fs.Path)
 	if err != nil {
 		return nil
 	}
@@ -366,7 +373,7 @@ func (a aheadReader) parse(fs watchers.FileStat) (res *parsed) {
 	if err != nil || fi.Size() > aheadMaxBytes {
 		return nil
 	}
-	res = &parsed{path: fs.Path, route: routing(src), id: id, size: fi.Size(), mod: fi.ModTime()}
+	res = &parsed{path: fs.Path, route: routing(src), id: id, size: fi.Size(), mod: fi.ModTime(), first: first}
 	res.parser = ag.New(res.route)
 	res.sidecar = sidecarAppeared(src)
 	agents.AttachFile(res.parser, fs.Path)

@@ -52,14 +52,15 @@ func (d *Daemon) parser(s *state.Source) (watchers.Parser, error) {
 // them in batches: events, carry-state and cursor in one transaction each.
 func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileStat) {
 	log := d.log.With("component", "tail", "agent", s.Agent, "path", s.Path, "session", s.Session)
-	f, err := os.Open(s.Path)
+	v, err := d.openVisited(s.Path)
 	if err != nil {
 		d.cannotRead(fst, err)
 		return
 	}
+	f := v.f
 	defer f.Close()
 	d.readable(s.Path)
-	id, fi, err := watchers.IdentifyOpen(f)
+	id, fi, err := v.id, v.fi, v.statErr
 	if err != nil {
 		log.Warn("cannot stat log", "err", err)
 		return
@@ -216,6 +217,63 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 		// does not grow with the number of logs caught up on.
 		delete(d.parsers, s.ID)
 	}
+}
+
+// visitedLog is a log of lines a visit opened to route it (adopt), kept
+// open for the tailer with its identity: a catch-up routes and reads
+// every log there is, and opened each twice.
+type visitedLog struct {
+	path    string
+	f       *os.File
+	id      watchers.FileID
+	fi      os.FileInfo
+	statErr error
+}
+
+// routeLine is firstLine for adopt: a log of lines is opened once for the
+// visit. Its first line is the one a parse worker read, when the worker
+// saw the file as it is now (the same identity, size and time).
+func (d *Daemon) routeLine(path, form string) ([]byte, bool, error) {
+	if form != watchers.FormLines {
+		return firstLine(path, form)
+	}
+	d.dropVisited()
+	f, err := watchers.OpenLog(path)
+	if err != nil {
+		return nil, false, err
+	}
+	v := visitedLog{path: path, f: f}
+	v.id, v.fi, v.statErr = watchers.IdentifyOpen(f)
+	d.visited = v
+	if res := d.aheadNext; res != nil && res.path == path && v.statErr == nil && res.id == v.id &&
+		res.size == v.fi.Size() && res.mod.Equal(v.fi.ModTime()) {
+		return res.first, true, nil
+	}
+	return firstLineOf(f)
+}
+
+// openVisited opens a log for the tailer, and stats it: the file the visit
+// opened to route it when there is one. The caller closes v.f.
+func (d *Daemon) openVisited(path string) (visitedLog, error) {
+	if v := d.visited; v.f != nil && v.path == path {
+		d.visited = visitedLog{}
+		return v, nil
+	}
+	f, err := watchers.OpenLog(path)
+	if err != nil {
+		return visitedLog{}, err
+	}
+	v := visitedLog{path: path, f: f}
+	v.id, v.fi, v.statErr = watchers.IdentifyOpen(f)
+	return v, nil
+}
+
+// dropVisited closes the log a visit opened and did not tail.
+func (d *Daemon) dropVisited() {
+	if d.visited.f != nil {
+		d.visited.f.Close()
+	}
+	d.visited = visitedLog{}
 }
 
 // rewrittenInPlace reports whether the bytes before a source's cursor

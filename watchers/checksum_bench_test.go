@@ -8,8 +8,10 @@ import (
 
 // The prefix checksum of a cursor is extended over every byte a tailer
 // commits. BenchmarkTailLines (reading the lines, before any parsing) is
-// its peer: `go test ./watchers -bench 'TailLines|CursorChecksum'` prints
-// both throughputs; their ratio is what the checksum adds to a read.
+// its peer: `go test ./watchers -bench 'TailLines|CursorChecksum|TailSummed'`
+// prints the throughputs; BenchmarkTailSummed reads the lines and keeps
+// the checksum as they stream past, what a tailer does, against
+// BenchmarkTailLines plus BenchmarkCursorChecksum (a second read).
 func benchLog() []byte {
 	var b bytes.Buffer
 	for i := 0; b.Len() < 8<<20; i++ {
@@ -45,6 +47,31 @@ func BenchmarkCursorChecksum(b *testing.B) {
 			if off == int64(len(log)) {
 				break
 			}
+		}
+	}
+}
+
+func BenchmarkTailSummed(b *testing.B) {
+	log := benchLog()
+	r := bytes.NewReader(log)
+	b.SetBytes(int64(len(log)))
+	for b.Loop() {
+		// One commit per 1 MiB, as a tailer's batches go.
+		var c Cursor
+		var err error
+		next := int64(1 << 20)
+		st, last, terr := TailSummed(r, c, int64(len(log)), 0, func(_ []byte, end int64, prefix func() Prefix) error {
+			if end >= next {
+				next += 1 << 20
+				c, err = AdvanceFrom(r, FileID{}, int64(len(log)), c, end, prefix())
+			}
+			return err
+		})
+		if terr != nil {
+			b.Fatal(terr)
+		}
+		if _, err := AdvanceFrom(r, FileID{}, int64(len(log)), c, st.End, last); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

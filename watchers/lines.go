@@ -48,12 +48,20 @@ func ReadLines(r io.Reader, maxLine int, final bool, fn func(line []byte) error)
 			return st, fmt.Errorf("read: %w", err)
 		}
 		lineLen += int64(len(chunk))
-		if !skipping {
-			if lineLen > int64(maxLine)+1 { // +1: the newline itself
-				skipping, buf = true, buf[:0]
-			} else {
-				buf = append(buf, chunk...)
+		// A line whole in the buffer is handed out as it lies there; one
+		// read in pieces is gathered.
+		line := chunk
+		if err != nil || lineLen != int64(len(chunk)) {
+			if !skipping {
+				if lineLen > int64(maxLine)+1 { // +1: the newline itself
+					skipping, buf = true, buf[:0]
+				} else {
+					buf = append(buf, chunk...)
+				}
 			}
+			line = buf
+		} else if lineLen > int64(maxLine)+1 {
+			skipping = true
 		}
 		if err == nil { // a complete line
 			st.Bytes += lineLen
@@ -61,7 +69,7 @@ func ReadLines(r io.Reader, maxLine int, final bool, fn func(line []byte) error)
 				st.Oversized++
 			} else {
 				st.Lines++
-				if ferr := fn(trimEOL(buf)); ferr != nil {
+				if ferr := fn(trimEOL(line)); ferr != nil {
 					return st, ferr
 				}
 			}

@@ -111,21 +111,38 @@ func Verify(f io.ReaderAt, id FileID, size int64, c Cursor) error {
 // with its head fingerprint widened as the file grows to HeadMax and the
 // tail fingerprint taken before the new offset.
 func Advance(f io.ReaderAt, id FileID, size int64, c Cursor, offset int64) (Cursor, error) {
+	return AdvanceFrom(f, id, size, c, offset, Prefix{})
+}
+
+// AdvanceFrom is Advance given what a read of the lines before offset
+// took of the bytes (TailSummed hands it out): the cursor is the one
+// Advance returns, without reading those bytes a second time. What p does
+// not hold (a sum not known or taken at another offset, a head or tail
+// window not at hand) is read from f, as Advance does.
+func AdvanceFrom(f io.ReaderAt, id FileID, size int64, c Cursor, offset int64, p Prefix) (Cursor, error) {
 	from := c.Offset
 	var err error
 	c.ID, c.Offset = id, offset
 	if want := min(size, HeadMax); int64(c.HeadLen) < want {
-		head, err := readAt(f, 0, int(want))
-		if err != nil {
-			return c, fmt.Errorf("read head: %w", err)
+		if int64(p.HeadLen) == want {
+			c.HeadLen, c.HeadHash = p.HeadLen, p.HeadHash
+		} else {
+			head, err := readAt(f, 0, int(want))
+			if err != nil {
+				return c, fmt.Errorf("read head: %w", err)
+			}
+			c.HeadLen, c.HeadHash = int(want), Fingerprint(head)
 		}
-		c.HeadLen, c.HeadHash = int(want), Fingerprint(head)
 	}
-	if c.Sum, err = extendSum(f, c.Sum, from, offset); err != nil {
+	if p.Sum.Known && p.Sum.At == offset {
+		c.Sum = formatSum(offset, p.Sum.CRC)
+	} else if c.Sum, err = extendSum(f, c.Sum, from, offset); err != nil {
 		return c, err
 	}
 	c.TailHash = ""
-	if offset > 0 {
+	if offset > 0 && p.Sum.At == offset && p.TailHash != "" {
+		c.TailHash = p.TailHash
+	} else if offset > 0 {
 		n := min(offset, TailMax)
 		tail, err := readAt(f, offset-n, int(n))
 		if err != nil {
@@ -134,6 +151,45 @@ func Advance(f io.ReaderAt, id FileID, size int64, c Cursor, offset int64) (Curs
 		c.TailHash = Fingerprint(tail)
 	}
 	return c, nil
+}
+
+// Prefix is what a cursor at an offset (Sum.At) needs of the bytes before
+// it, as a read of the file's lines took it from them: their checksum,
+// the fingerprint of the file's first HeadLen bytes and that of the
+// TailMax bytes before the offset. Each is there only when the read had
+// the bytes at hand (otherwise a sum not Known, HeadLen 0, TailHash "").
+type Prefix struct {
+	Sum      PrefixSum
+	HeadLen  int
+	HeadHash string
+	TailHash string
+}
+
+// PrefixSum is the CRC-32C of a file's bytes [0, At), the value a
+// cursor at offset At keeps in Sum; Known is false when it was not taken.
+type PrefixSum struct {
+	At    int64
+	CRC   uint32
+	Known bool
+}
+
+// prefixSum is the checksum c holds at its offset, when it holds one.
+func (c Cursor) prefixSum() PrefixSum {
+	if c.Offset == 0 {
+		return PrefixSum{Known: true}
+	}
+	if v, err := strconv.ParseUint(c.Sum, 16, 32); err == nil && c.Sum != "" {
+		return PrefixSum{At: c.Offset, CRC: uint32(v), Known: true}
+	}
+	return PrefixSum{}
+}
+
+// formatSum is how a cursor writes the checksum of [0, to).
+func formatSum(to int64, crc uint32) string {
+	if to == 0 {
+		return ""
+	}
+	return strconv.FormatUint(uint64(crc), 16)
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -155,7 +211,7 @@ func extendSum(f io.ReaderAt, sum string, from, to int64) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read before offset %d: %w", to, err)
 	}
-	return strconv.FormatUint(uint64(crc), 16), nil
+	return formatSum(to, crc), nil
 }
 
 // crcBufs holds the read buffers of crcOf: a catch-up checksums every byte
@@ -215,33 +271,63 @@ type TailStats struct {
 // boundary. The rules are those of ReadLines (same cap, same trimming), so
 // a file read in pieces yields exactly the lines of one ReadLines pass. A
 // line longer than maxLine is skipped as it streams past, never buffered,
-// and counted. A last line without newline is left for later.
+// and counted. A last line without newline is left for later. The slice
+// passed to fn is only valid during the call: it lies in the read buffer,
+// which the next read overwrites and another file's read reuses.
 func TailLines(f io.ReaderAt, start, size int64, maxLine int, fn func(line []byte, end int64) error) (TailStats, error) {
+	st, _, err := tailLines(f, start, size, maxLine, PrefixSum{}, false, func(line []byte, end int64, _ func() Prefix) error {
+		return fn(line, end)
+	})
+	return st, err
+}
+
+// TailSummed is TailLines from the cursor c that also keeps what a cursor
+// needs of the bytes read (see Prefix): fn may ask, with each line, for
+// the Prefix at its end, and the one at the stats' End is returned.
+// Handed to AdvanceFrom they give the cursor Advance would, without a
+// second read of the file. The checksum is extended from c's (a cursor
+// without one yields sums not Known: AdvanceFrom then reads the prefix,
+// as Advance does).
+func TailSummed(f io.ReaderAt, c Cursor, size int64, maxLine int, fn func(line []byte, end int64, prefix func() Prefix) error) (TailStats, Prefix, error) {
+	return tailLines(f, c.Offset, size, maxLine, c.prefixSum(), int64(c.HeadLen) < min(size, HeadMax), fn)
+}
+
+// tailLines is TailLines extending sum (the checksum at start, when
+// Known) over the bytes read, and taking the head fingerprint if needHead.
+func tailLines(f io.ReaderAt, start, size int64, maxLine int, sum PrefixSum, needHead bool, fn func(line []byte, end int64, prefix func() Prefix) error) (TailStats, Prefix, error) {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
 	st := TailStats{End: start}
 	if size <= start {
-		return st, nil
+		return st, Prefix{Sum: sum}, nil
 	}
-	br := getReader(io.NewSectionReader(f, start, size-start))
-	defer putReader(br)
+	br := newBlockReader(f, start, size, sum, needHead)
+	defer br.release()
 	pos := start
 	var buf []byte
 	var lineLen int64
 	skipping := false
 	for {
-		chunk, err := br.ReadSlice('\n')
+		chunk, err := br.readSlice()
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) && !errors.Is(err, io.EOF) {
-			return st, fmt.Errorf("read at offset %d: %w", pos+lineLen, err)
+			return st, br.prefix(), fmt.Errorf("read at offset %d: %w", pos+lineLen, err)
 		}
 		lineLen += int64(len(chunk))
-		if !skipping {
-			if lineLen > int64(maxLine)+1 {
-				skipping, buf = true, nil // let the partial copy go
-			} else {
-				buf = append(buf, chunk...)
+		// A line whole in the buffer is handed out as it lies there; one
+		// read in pieces is gathered.
+		line := chunk
+		if err != nil || lineLen != int64(len(chunk)) {
+			if !skipping {
+				if lineLen > int64(maxLine)+1 {
+					skipping, buf = true, nil // let the partial copy go
+				} else {
+					buf = append(buf, chunk...)
+				}
 			}
+			line = buf
+		} else if lineLen > int64(maxLine)+1 {
+			skipping = true
 		}
 		if err == nil {
 			pos += lineLen
@@ -249,9 +335,9 @@ func TailLines(f io.ReaderAt, start, size int64, maxLine int, fn func(line []byt
 				st.Oversized++
 			} else {
 				st.Lines++
-				if ferr := fn(trimEOL(buf), pos); ferr != nil {
+				if ferr := fn(trimEOL(line), pos, br.prefix); ferr != nil {
 					st.End = pos
-					return st, ferr
+					return st, br.prefix(), ferr
 				}
 			}
 			st.End = pos
@@ -260,7 +346,7 @@ func TailLines(f io.ReaderAt, start, size int64, maxLine int, fn func(line []byt
 		}
 		if errors.Is(err, io.EOF) {
 			st.Partial = lineLen
-			return st, nil
+			return st, br.prefix(), nil
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/watchers"
@@ -53,7 +54,12 @@ func FirstLine(path string) ([]byte, error) {
 // written may not have a whole first line yet. A read error is returned
 // with ended false.
 func ReadFirstLine(r io.Reader) (line []byte, ended bool, err error) {
-	br := bufio.NewReaderSize(r, 8<<10) // a longer line is read in pieces
+	br := firstLineReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() {
+		br.Reset(nil)
+		firstLineReaders.Put(br)
+	}()
 	for len(line) < 4<<20 {
 		chunk, err := br.ReadSlice('\n')
 		line = append(line, chunk...)
@@ -74,6 +80,11 @@ func ReadFirstLine(r io.Reader) (line []byte, ended bool, err error) {
 	}
 	return line, ended, nil
 }
+
+// firstLineReaders are ReadFirstLine's buffers (a longer line is read in
+// pieces): a catch-up reads the first line of every log, some twice, and
+// a fresh buffer each time was a good part of its allocation.
+var firstLineReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 8<<10) }}
 
 // detectLines bounds how far DetectFile looks for a recognisable line.
 const detectLines = 64
