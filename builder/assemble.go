@@ -90,7 +90,7 @@ func (b *build) assemble(facts event.Session) *Map {
 	for _, a := range m.Agents {
 		listed[a.ID] = true
 	}
-	m.Events = make([]Event, len(b.kept))
+	m.Events = makeEvents(len(b.kept))
 	for i, n := range b.kept {
 		m.Events[i] = n.ev
 		// child names an agent of agents[]: a lane whose log is missing

@@ -44,6 +44,7 @@ func Build(events []event.Event, opts Options) (*Map, error) {
 		return nil, ErrNoSession
 	}
 	b := newBuild(events, opts)
+	defer b.releaseNodes()
 	b.walkLanes()
 	b.signals()
 	b.order()
@@ -127,9 +128,9 @@ type build struct {
 	prCreations []*node
 
 	groupBlock []llmGroup
-	nodeBlock  []node  // see newNode
-	nodeHint   int     // the nodes the lane walk makes, at most: see index
-	int64Block []int64 // see int64p
+	arena      *nodeArena // see newNode
+	nodeHint   int        // the nodes the lane walk makes, at most: see index
+	int64Block []int64    // see int64p
 }
 
 type groupKey struct{ agent, id string }
@@ -162,6 +163,7 @@ type lane struct {
 func newBuild(events []event.Event, opts Options) *build {
 	b := &build{
 		in: events, opts: opts, prices: prices.Default().With(opts.Prices),
+		arena:    nodeArenas.Get().(*nodeArena),
 		laneIdx:  map[string]*lane{},
 		launches: map[string]string{},
 		repoInfo: map[string]event.Repo{},

@@ -300,7 +300,7 @@ func (m *Map) encode() ([]byte, error) {
 	appendSession(&w, &m.Session, true)
 	full := w.b[hashed:]
 	const hashKey = `,"contentHash":`
-	out := make([]byte, 0, hashed-(sessionEnd-sessionAt)+len(full)+len(hashKey)+len(m.ContentHash)+2)
+	out := makeCanon(hashed - (sessionEnd - sessionAt) + len(full) + len(hashKey) + len(m.ContentHash) + 2)
 	out = append(out, w.b[:contentHashAt]...)
 	out = append(out, hashKey...)
 	out = appendString(out, m.ContentHash)
@@ -315,6 +315,51 @@ func (m *Map) encode() ([]byte, error) {
 var scratchBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 const maxPooledScratch = 64 << 20
+
+// Release hands the map's events and canonical bytes to the next Build,
+// for a caller that is done with the map once it has its gzip (a flush:
+// a catch-up builds thousands of maps, and those two were most of the
+// bytes left after the nodes). m, its Events and any bytes Canonical
+// returned must not be used after; the gzip stays valid.
+func (m *Map) Release() {
+	if ev := m.Events; cap(ev) > 0 && cap(ev) <= maxPooledEvents {
+		clear(ev)
+		ev = ev[:0]
+		pooledEvents.Put(&ev)
+	}
+	if c := m.canon; cap(c) > 0 && cap(c) <= maxPooledCanon {
+		c = c[:0]
+		pooledCanon.Put(&c)
+	}
+	*m = Map{}
+}
+
+// pooledEvents and pooledCanon hold what Release gave back, up to 4,096
+// events (3 MiB) and 4 MiB of JSON; larger ones are left to the collector.
+var pooledEvents, pooledCanon sync.Pool
+
+const (
+	maxPooledEvents = 4096
+	maxPooledCanon  = 4 << 20
+)
+
+// makeEvents returns n zero events, in a released slice when one is
+// large enough.
+func makeEvents(n int) []Event {
+	if p, ok := pooledEvents.Get().(*[]Event); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]Event, n)
+}
+
+// makeCanon returns an empty buffer of capacity n at least, released
+// when one is large enough.
+func makeCanon(n int) []byte {
+	if p, ok := pooledCanon.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, n)
+}
 
 // MarshalJSON writes the canonical form, so encoding/json users get the
 // same bytes as the store.

@@ -1,6 +1,8 @@
 package builder
 
 import (
+	"sync"
+
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/prices"
 )
@@ -75,18 +77,65 @@ func (g *llmGroup) add(i int, e *event.Event) {
 // has a node per event, and a catch-up builds thousands of maps. The first
 // node block holds what index counted (model switches aside), the int64
 // blocks start small; later blocks double.
+//
+// Node blocks outlive their build: nothing of a Map points into them (its
+// events are copies, their pointers go to int64 blocks and to the input),
+// so Build hands them back once the map is encoded and the next build
+// takes them (they were a third of the bytes a catch-up's flush allocated).
 const maxBlock = 512
 
 func (b *build) newNode(n node) *node {
-	if len(b.nodeBlock) == cap(b.nodeBlock) {
-		size := min(2*cap(b.nodeBlock), maxBlock)
-		if b.nodeBlock == nil {
-			size = b.nodeHint
+	a := b.arena
+	if a.cur < 0 || len(a.blocks[a.cur]) == cap(a.blocks[a.cur]) {
+		a.cur++
+		if a.cur == len(a.blocks) {
+			size := b.nodeHint
+			if a.cur > 0 {
+				size = min(2*cap(a.blocks[a.cur-1]), maxBlock)
+			}
+			a.blocks = append(a.blocks, make([]node, 0, max(size, 8)))
 		}
-		b.nodeBlock = make([]node, 0, max(size, 8))
 	}
-	b.nodeBlock = append(b.nodeBlock, n)
-	return &b.nodeBlock[len(b.nodeBlock)-1]
+	blk := &a.blocks[a.cur]
+	*blk = append(*blk, n)
+	return &(*blk)[len(*blk)-1]
+}
+
+// nodeArena is the node blocks of one build; blocks[:cur+1] are in use.
+type nodeArena struct {
+	blocks [][]node
+	cur    int
+}
+
+var nodeArenas = sync.Pool{New: func() any { return &nodeArena{cur: -1} }}
+
+// maxPooledNodes bounds what an idle arena keeps (4 MiB): a huge session's
+// blocks are left to the collector.
+const maxPooledNodes = 8 * maxBlock
+
+// releaseNodes empties the build's node blocks (so that they hold on to
+// no event's memory) and hands them to the next build. The build's nodes
+// must not be used after.
+func (b *build) releaseNodes() {
+	a := b.arena
+	b.arena = nil
+	if a == nil {
+		return
+	}
+	kept, total := 0, 0
+	for i := range a.blocks {
+		if i <= a.cur {
+			clear(a.blocks[i])
+			a.blocks[i] = a.blocks[i][:0]
+		}
+		if total += cap(a.blocks[i]); total <= maxPooledNodes {
+			kept = i + 1
+		}
+	}
+	clear(a.blocks[kept:])
+	a.blocks = a.blocks[:kept]
+	a.cur = -1
+	nodeArenas.Put(a)
 }
 
 // int64p returns a pointer to a copy of v. The block stays alive with any

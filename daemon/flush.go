@@ -434,6 +434,11 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 // newline yet but parses: a writer may never finish it. The cursor does not
 // move over it; a parser restored from the committed state reads it.
 func (d *Daemon) partial(s *state.Source, out []event.Event) []event.Event {
+	// Nearly always the log ends where its cursor is: one stat says so
+	// without the open, identification and close a map would pay otherwise.
+	if fi, err := os.Stat(s.Path); err != nil || fi.Size() <= s.Offset {
+		return out
+	}
 	f, err := os.Open(s.Path)
 	if err != nil {
 		return out

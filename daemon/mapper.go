@@ -47,6 +47,7 @@ func OptionsMapper(opt builder.Options) Mapper {
 		if t, err := time.Parse(time.RFC3339Nano, m.Session.StartedAt); err == nil {
 			b.Start = t
 		}
+		m.Release() // only the gzip and the summary are kept
 		return b, nil
 	}
 }

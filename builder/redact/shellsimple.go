@@ -1,15 +1,19 @@
 package redact
 
+import "strings"
+
 // Most command lines an agent runs are plain words joined by && || | and ;
-// (`cd app && go test ./...`, `git status`, `ls -la src`): for those the
+// (`cd app && go test ./...`, `git status`, `ls -la src`, a plugin's
+// `"${ROOT}/hooks/check.sh"`, `go test ./... 2>&1 | tail`): for those the
 // shell parser's tree is known in advance, one call per command whose
 // arguments are the words as written, and building it costs more than the
 // rest of a log line's parsing. simpleCommands recognises exactly such
-// lines and splits them the way the parser would; anything else (quotes,
-// expansions, redirections, globs, comments, keywords, assignments in
-// front of a program, non-ASCII, a line break) goes to the parser. The
-// tests check the two agree on every command of the corpus and on
-// generated lines.
+// lines and splits them the way the parser would; anything else (command
+// substitutions, parameters with operators or special names, globs,
+// here-documents, comments, keywords, assignments in front of a program,
+// redirections before it, non-ASCII, a line break) goes to the parser. The
+// tests check the two agree, word for word, on every command of the
+// corpus, on generated lines and under a fuzz target.
 
 // simpleFastPath is switched off by the tests to compare with the parser.
 var simpleFastPath = true
@@ -87,15 +91,33 @@ func simpleCommands(src string) ([][]word, bool) {
 				return nil, false
 			}
 			i++
-		case simpleByte[c] || c == '\'' || c == '"':
-			wd, j, ok := simpleWord(src, i)
+		case c == '<' || c == '>':
+			// A redirection after the command's name: the walker reads
+			// no part of it, so it is skipped whole (operator and target).
+			j, ok := simpleRedirect(src, i)
+			if !ok || len(cur) == 0 {
+				return nil, false
+			}
+			i = j
+		case simpleByte[c] || c == '\'' || c == '"' || c == '$':
+			wd, j, quoted, ok := simpleWord(src, i)
 			if !ok {
 				return nil, false
 			}
+			if j < len(src) && (src[j] == '<' || src[j] == '>') && wd.lit && !quoted && allDigits(wd.s) {
+				// The digits before an operator are the descriptor it
+				// redirects (2>&1), not a word.
+				if len(cur) == 0 {
+					return nil, false
+				}
+				i = j
+				continue
+			}
 			if len(cur) == 0 {
-				// The first word: unquoted, neither a keyword nor an
-				// assignment.
-				if j-i != len(wd.s) || commandKeywords[wd.s] || containsByte(wd.s, '=') {
+				// The first word: neither a keyword nor an assignment
+				// (whose name is its literal prefix), even quoted, where
+				// the parser takes it for neither.
+				if commandKeywords[wd.s] || containsByte(wd.s, '=') {
 					return nil, false
 				}
 			}
@@ -115,14 +137,38 @@ func simpleCommands(src string) ([][]word, bool) {
 	return cmds, true
 }
 
-// simpleWord reads the word at src[i:]: runs of simple bytes and quoted
-// strings that hold nothing the parser would expand ('…' anything printable
-// but the quote; "…" no $ ` \ " or !), as the parser's word would give it
-// (see toWord: a word of one unquoted literal has no tail, any other one
-// has its whole text as tail). It returns the offset after the word.
-func simpleWord(src string, i int) (word, int, bool) {
+// simpleWord reads the word at src[i:]: runs of simple bytes, quoted
+// strings that hold nothing the parser would expand but a parameter ('…'
+// anything printable but the quote; "…" no ` \ " or !), and plain
+// parameters ($NAME and ${NAME}, outside quotes or in double quotes),
+// as the parser's word would give it (see toWord: a word of one unquoted
+// literal has no tail; any other one keeps in s its literal text before
+// the first parameter, in text its whole text with the quotes removed and
+// the parameters as written, and in tail what follows the last
+// parameter). A parameter stands for itself: its value is not known, so
+// nothing of it is read. It returns the offset after the word and whether
+// the word was quoted.
+func simpleWord(src string, i int) (word, int, bool, bool) {
 	start, quoted := i, false
-	var b []byte // the unquoted text, once a quote is met
+	var b []byte                       // the word's text, once a quote or a parameter is met
+	lit, tail := -1, 0                 // in b: the end of the literal prefix (-1: no parameter yet), the start of the tail
+	plain := true                      // nothing but simple bytes so far
+	param := func(j int) (int, bool) { // a parameter at src[j] ('$'): its end
+		if plain {
+			b = append(b, src[start:j]...)
+			plain = false
+		}
+		end, ok := paramEnd(src, j)
+		if !ok {
+			return 0, false
+		}
+		if lit < 0 {
+			lit = len(b)
+		}
+		b = append(b, src[j:end]...)
+		tail = len(b)
+		return end, true
+	}
 	for i < len(src) {
 		c := src[i]
 		switch {
@@ -131,43 +177,121 @@ func simpleWord(src string, i int) (word, int, bool) {
 			for j < len(src) && simpleByte[src[j]] {
 				j++
 			}
-			if quoted {
+			if !plain {
 				b = append(b, src[i:j]...)
 			}
 			i = j
-		case c == '\'' || c == '"':
-			if !quoted {
-				b = append(b, src[start:i]...)
-				quoted = true
+		case c == '$':
+			j, ok := param(i)
+			if !ok {
+				return word{}, 0, false, false
 			}
+			i = j
+		case c == '\'' || c == '"':
+			if plain {
+				b = append(b, src[start:i]...)
+				plain = false
+			}
+			quoted = true
 			j := i + 1
 			for j < len(src) && src[j] != c {
-				if !quotable(src[j], c == '"') {
-					return word{}, 0, false
+				if c == '"' && src[j] == '$' {
+					end, ok := param(j)
+					if !ok {
+						return word{}, 0, false, false
+					}
+					j = end
+					continue
 				}
+				if !quotable(src[j], c == '"') {
+					return word{}, 0, false, false
+				}
+				b = append(b, src[j])
 				j++
 			}
 			if j == len(src) {
-				return word{}, 0, false // unclosed
+				return word{}, 0, false, false // unclosed
 			}
-			b = append(b, src[i+1:j]...)
 			i = j + 1
-		case c == ' ' || c == '\t' || c == '&' || c == '|' || c == ';':
-			return makeSimpleWord(src[start:i], b, quoted), i, true
+		case c == ' ' || c == '\t' || c == '&' || c == '|' || c == ';' || c == '<' || c == '>':
+			return makeSimpleWord(src[start:i], b, plain, lit, tail), i, quoted, true
 		default:
-			return word{}, 0, false
+			return word{}, 0, false, false
 		}
 	}
-	return makeSimpleWord(src[start:], b, quoted), i, true
+	return makeSimpleWord(src[start:], b, plain, lit, tail), i, quoted, true
 }
 
-func makeSimpleWord(raw string, unquoted []byte, quoted bool) word {
-	if !quoted {
+func makeSimpleWord(raw string, b []byte, plain bool, lit, tail int) word {
+	if plain {
 		return word{s: raw, text: raw, lit: true}
 	}
-	s := string(unquoted)
-	return word{s: s, text: s, lit: true, tail: s}
+	text := string(b)
+	if lit < 0 {
+		return word{s: text, text: text, lit: true, tail: text}
+	}
+	return word{s: text[:lit], text: text, tail: text[tail:]}
 }
+
+// paramEnd returns the end of the plain parameter at src[j] ('$'): $NAME
+// (the longest run of name bytes) or ${NAME}; anything else ($1, $?, $(,
+// ${X:-y}, ${#X}) is not one.
+func paramEnd(src string, j int) (int, bool) {
+	k := j + 1
+	braced := k < len(src) && src[k] == '{'
+	if braced {
+		k++
+	}
+	if k == len(src) || !nameStart(src[k]) {
+		return 0, false
+	}
+	for k < len(src) && (nameStart(src[k]) || src[k] >= '0' && src[k] <= '9') {
+		k++
+	}
+	if braced {
+		if k == len(src) || src[k] != '}' {
+			return 0, false
+		}
+		k++
+	}
+	return k, true
+}
+
+// simpleRedirect reads the redirection at src[i] ('<' or '>'): one of
+// < > >> >& and its target, a simple word followed by a blank, a
+// separator or the end. It returns the offset after it. Here-documents,
+// here-strings, <> <& >| and process substitutions are not simple.
+func simpleRedirect(src string, i int) (int, bool) {
+	j := i + 1
+	if src[i] == '>' && j < len(src) && (src[j] == '>' || src[j] == '&') {
+		j++
+	}
+	if j < len(src) && strings.IndexByte("<>&|(", src[j]) >= 0 {
+		return 0, false
+	}
+	for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
+		j++
+	}
+	if j == len(src) || !(simpleByte[src[j]] || src[j] == '\'' || src[j] == '"' || src[j] == '$') {
+		return 0, false // no target
+	}
+	_, end, _, ok := simpleWord(src, j)
+	if !ok || end < len(src) && (src[end] == '<' || src[end] == '>') {
+		return 0, false
+	}
+	return end, true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func nameStart(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
 
 // quotable reports whether c stands for itself inside quotes: printable
 // ASCII, and in double quotes none of the bytes that expand or escape.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // parsedOnly runs f with the simple-line split off: every line goes to the
@@ -29,8 +31,51 @@ func sameAsParsed(t *testing.T, name, src string) bool {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%s: split %+v, parser %+v", name, got, want)
 	}
-	_, simple := simpleCommands(src)
+	cmds, simple := simpleCommands(src)
+	if simple {
+		// Stricter than the results: the words themselves are the
+		// parser's, part for part.
+		if parsed := parsedWords(t, src); !reflect.DeepEqual(cmds, parsed) {
+			t.Errorf("%s: split words %+v, parser words %+v", name, cmds, parsed)
+		}
+	}
 	return simple
+}
+
+// countSameAsParsed checks every line with sameAsParsed and counts those
+// the split took.
+func countSameAsParsed(t *testing.T, lines []string) int {
+	t.Helper()
+	simple := 0
+	for _, s := range lines {
+		if sameAsParsed(t, strconv.Quote(s), s) {
+			simple++
+		}
+	}
+	return simple
+}
+
+// parsedWords is what the walker reads of a line the parser takes: each
+// call's words (toWord), in order.
+func parsedWords(t *testing.T, src string) [][]word {
+	t.Helper()
+	f, ok := parse(src)
+	if !ok {
+		t.Errorf("%q: the split takes a line the parser refuses", src)
+		return nil
+	}
+	var out [][]word
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if x, ok := n.(*syntax.CallExpr); ok && len(x.Args) > 0 {
+			var ws []word
+			for _, a := range x.Args[:min(len(x.Args), maxArgs)] {
+				ws = append(ws, toWord(a, src))
+			}
+			out = append(out, ws)
+		}
+		return true
+	})
+	return out
 }
 
 // TestSimpleLinesAgreeWithParserOnCorpus: every shell command of the corpus,
@@ -72,13 +117,7 @@ func TestSimpleLinesAgreeWithParser(t *testing.T) {
 		`git commit -m "fix: the thing"`, `rg -n 'a|b' src`, `"git" status`, `bash -c "go test ./..."`,
 		`bash -lc 'cd app && npm test'`, `echo "x" > out`, `cat ~/.bashrc`, `A="x y" go test`,
 	}
-	simple := 0
-	for _, s := range fixed {
-		if sameAsParsed(t, strconv.Quote(s), s) {
-			simple++
-		}
-	}
-	if simple < len(fixed)/2 {
+	if simple := countSameAsParsed(t, fixed); simple < len(fixed)/2 {
 		t.Errorf("only %d of %d plain lines took the split", simple, len(fixed))
 	}
 	words := []string{"git", "go", "test", "npm", "run", "cd", "ls", "-la", "./...", "make", "pytest", "bash", "-c",
@@ -135,5 +174,100 @@ func TestShellResultDoesNotHoldTheLine(t *testing.T) {
 		if v := sh.VCS; v != nil && (inside(v.Provider, cmd) || inside(v.Action, cmd) || inside(v.Repo, cmd)) {
 			t.Errorf("%.20q…: the VCS facet points into the command line: %+v", cmd, *v)
 		}
+	}
+}
+
+// Parameters in a simple line ($NAME and ${NAME}, bare, inside words, in
+// double quotes, first or later) agree with the parser, and so does every
+// form next to them that the split must leave to it (special and
+// positional parameters, operators inside the braces, unclosed braces,
+// parameters in single quotes, assignments). The corpus's commands run
+// plugin scripts by a parameter: "${ROOT}/hooks/x.sh".
+func TestParametersAgreeWithParser(t *testing.T) {
+	params := []string{"$HOME", "${HOME}", "${HOME}/bin/x.sh", `"$HOME"/.cfg/a.json`, `"a$B c"`, "$A-b", "$A_1x",
+		"${A}${B}", "$A$B", "x$A", "x${A}y", `"${A}"`, `"$A$B"`, `"$A/b c"`, `$A"b"`, `"b"$A`, `-m"$A"`, "$_", "${_x}",
+		"${A}=b", "$A=1", "A=$B", "A=${B}", "-DX=$Y", "--out=${D}/o", "$1", "$0", "$?", "$$", "$#", "$@", "$*", "$!",
+		"$-", "${1}", "${A:-x}", "${A-x}", "${#A}", "${!A}", "${A[0]}", "${A", "${}", "$", `"$"`, "'$A'", `'${A}'`,
+		"$é", `"$(ls)"`, "$(ls)", "$((1+2))", "${A}x${B}y", "$A.b", "$A:b", "$A/b", "$A@b", "$A%b", "$A+b", "$A~",
+		`"$A"'$B'`, `"x${A}y${B}z"`, "${A}}", "${{A}}", "$A}", "${ A}", "${A }", `"$A\"`, `"$A!"`, "$IFS", "${IFS}x",
+		"${ROOT}/git", "$GIT", `"$X"`, "$if", "${if}", "$then/x"}
+	rest := []string{"status", "push origin", "-la src", "run test", "x.json", "&& git status", "| head -5", "; ls"}
+	var lines []string
+	for _, p := range params {
+		lines = append(lines, p, p+" "+rest[len(lines)%len(rest)], "cat "+p, "git -C "+p+" log", "bash -lc "+p,
+			"ls && "+p+" x", p+" | "+p, "sudo "+p)
+	}
+	if simple := countSameAsParsed(t, lines); simple < len(lines)/3 {
+		t.Errorf("only %d of %d lines with parameters took the split", simple, len(lines))
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	seps := []string{" ", " ", "", " && ", " | ", "; ", "=", "/", "-", `"`, "'"}
+	for range 20000 {
+		var b strings.Builder
+		for k := range 1 + r.IntN(6) {
+			if k > 0 {
+				b.WriteString(seps[r.IntN(len(seps))])
+			}
+			if r.IntN(2) == 0 {
+				b.WriteString(params[r.IntN(len(params))])
+			} else {
+				b.WriteString(rest[r.IntN(len(rest))])
+			}
+		}
+		sameAsParsed(t, strconv.Quote(b.String()), b.String())
+	}
+}
+
+// FuzzSimpleLines holds the split to the parser on any line: whatever it
+// takes, it reads as the parser does.
+func FuzzSimpleLines(f *testing.F) {
+	for _, s := range []string{"git status", "${A}/b/c.sh x", `"$HOME"/.x/y.json`, "cd ${D} && npm test", `a "$B" 'c$D'`,
+		"x$A-y ${B}z", "$1 $? ${A:-b}", `git commit -m "$MSG"`, "go test ./... 2>&1 | tail -20", "ls 2>/dev/null > o",
+		"cat <in >>out", "a 2>&1>x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		if len(cmd) > 4096 {
+			return
+		}
+		sameAsParsed(t, strconv.Quote(cmd), cmd)
+	})
+}
+
+// Redirections after a command's name are skipped as the parser's tree
+// leaves them out of the call's words: descriptors (2>&1, 2>/dev/null),
+// appends, targets quoted or with parameters, operators glued to words;
+// what the split must leave to the parser (a redirection first, no target,
+// here-documents and here-strings, <> <& >| &>, process substitutions,
+// descriptors that are not digits) agrees too.
+func TestRedirectionsAgreeWithParser(t *testing.T) {
+	redirs := []string{"2>&1", "2>/dev/null", "> out.txt", ">out", ">> log", ">>log", "< in.txt", "<in", "1>&2", ">&2",
+		">& 2", "2> err", "2>>err", ">&-", "2>&-", `> "a b"`, "> 'x'", "> $OUT", "> ${D}/o.log", `> "$D/o"`, "12>x",
+		"a2>x", `"2">x`, "'2'>x", "$N>x", ">", "2>", ">>", "> && x", ">|x", "<>x", "<&0", "<<EOF", "<<<x", "&>x",
+		"&>>x", ">(cat)", "<(ls)", "> >x", "2>&1>x", ">x>y", "> x 2>&1", "2>&1 | tail -5", "> x; ls", ">x&&y",
+		"<x|y", "{fd}>x", ">a<b", "2>&1 >/dev/null"}
+	cmds := []string{"go test ./...", "ls -la", "x", "git status", "${ROOT}/run.sh", "npm test", "cat a.txt", "echo"}
+	var lines []string
+	for i, r := range redirs {
+		c := cmds[i%len(cmds)]
+		lines = append(lines, c+" "+r, c+r, r+" "+c, c+" "+r+" && git log", "cd d && "+c+" "+r, c+" "+r+" | head")
+	}
+	if simple := countSameAsParsed(t, lines); simple < len(lines)/3 {
+		t.Errorf("only %d of %d lines with redirections took the split", simple, len(lines))
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for range 20000 {
+		var b strings.Builder
+		for k := range 1 + r.IntN(6) {
+			if k > 0 && r.IntN(3) == 0 {
+				b.WriteString(" ")
+			}
+			if r.IntN(2) == 0 {
+				b.WriteString(redirs[r.IntN(len(redirs))])
+			} else {
+				b.WriteString(cmds[r.IntN(len(cmds))])
+			}
+		}
+		sameAsParsed(t, strconv.Quote(b.String()), b.String())
 	}
 }

@@ -21,52 +21,72 @@ type Pending struct {
 // thousands of maps then waits for a few syncs per batch, not two per map.
 // The result holds one error per file (nil when it was written); a file
 // that failed leaves its target unchanged.
+//
+// A batch is also where a map's other system calls are counted: each
+// directory is checked (and made) once per batch, not once per file, and
+// on Linux a temporary file is a bare descriptor (tempfile_linux.go), so
+// that a map costs its create, write, close and rename, and a share of
+// the syncs.
 func WriteFiles(files []Pending, perm fs.FileMode) []error {
 	errs := make([]error, len(files))
-	tmps := make([]*File, len(files))
-	var open []*os.File
+	tmps := make([]*tempFile, len(files))
+	byDir := map[string]*batchDir{}
+	var dirs []*batchDir // in order of first use
 	for i, p := range files {
-		f, err := Create(p.Target, perm)
-		if err != nil {
-			errs[i] = err
+		dir := filepath.Dir(p.Target)
+		d := byDir[dir]
+		if d == nil {
+			d = &batchDir{path: dir, err: MkdirAll(dir)}
+			byDir[dir] = d
+			dirs = append(dirs, d)
+		}
+		if d.err != nil {
+			errs[i] = fmt.Errorf("write %s: %w", p.Target, d.err)
 			continue
 		}
-		if _, err := f.Write(p.Data); err != nil {
-			f.Abort()
+		t, err := createTemp(dir, filepath.Base(p.Target), perm)
+		if err != nil {
 			errs[i] = fmt.Errorf("write %s: %w", p.Target, err)
 			continue
 		}
-		tmps[i] = f
-		open = append(open, f.tmp)
-	}
-	synced := syncMany(open)
-	dirs := map[string][]int{}
-	for i, f := range tmps {
-		if f == nil {
+		if err := t.write(p.Data); err != nil {
+			t.close()
+			os.Remove(t.name)
+			errs[i] = fmt.Errorf("write %s: %w", p.Target, err)
 			continue
 		}
-		f.done = true
-		name := f.tmp.Name()
-		err := synced[f.tmp]
+		tmps[i] = t
+		d.tmps = append(d.tmps, t)
+	}
+	synced := syncMany(dirs)
+	for i, t := range tmps {
+		if t == nil {
+			continue
+		}
+		target := files[i].Target
+		err := synced[t]
 		if err == nil {
-			err = f.tmp.Close()
+			err = t.close()
 		} else {
-			f.tmp.Close()
+			t.close()
 		}
 		if err == nil {
-			err = os.Rename(name, f.target)
+			err = rename(t.name, target)
 		}
 		if err != nil {
-			os.Remove(name)
-			errs[i] = fmt.Errorf("write %s: %w", f.target, err)
+			os.Remove(t.name)
+			errs[i] = fmt.Errorf("write %s: %w", target, err)
 			continue
 		}
-		dir := filepath.Dir(f.target)
-		dirs[dir] = append(dirs[dir], i)
+		d := byDir[filepath.Dir(target)]
+		d.renamed = append(d.renamed, i)
 	}
-	for dir, is := range dirs {
-		if err := syncDir(dir); err != nil {
-			for _, i := range is {
+	for _, d := range dirs {
+		if len(d.renamed) == 0 {
+			continue
+		}
+		if err := syncDir(d.path); err != nil {
+			for _, i := range d.renamed {
 				errs[i] = err
 			}
 		}
@@ -74,13 +94,21 @@ func WriteFiles(files []Pending, perm fs.FileMode) []error {
 	return errs
 }
 
+// batchDir is one directory of a batch: whether it could be made, the
+// temporary files written in it, and the files renamed into place there
+// (by index; the directory is synced when there is one).
+type batchDir struct {
+	path    string
+	err     error
+	tmps    []*tempFile
+	renamed []int
+}
+
 // fsyncEach is the portable syncMany: one fsync per file.
-func fsyncEach(fs []*os.File) map[*os.File]error {
-	out := make(map[*os.File]error, len(fs))
-	for _, f := range fs {
-		if err := f.Sync(); err != nil {
-			out[f] = err
+func fsyncEach(tmps []*tempFile, out map[*tempFile]error) {
+	for _, t := range tmps {
+		if err := t.sync(); err != nil {
+			out[t] = err
 		}
 	}
-	return out
 }

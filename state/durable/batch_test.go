@@ -3,6 +3,8 @@ package durable
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -46,6 +48,55 @@ func TestWriteFilesBatch(t *testing.T) {
 		entries, _ := os.ReadDir(filepath.Join(dir, d))
 		for _, e := range entries {
 			if e.Name()[0] == '.' {
+				t.Errorf("temporary file left in %s: %s", d, e.Name())
+			}
+		}
+	}
+}
+
+// A batch replaces existing files, refuses to replace a directory (which
+// stays as it was), and gives every file its exact mode whatever the
+// umask; the syncs are shared however many directories the batch spans.
+func TestWriteFilesReplacesAndKeepsModes(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.json.gz")
+	if err := WriteFile(old, []byte("before"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	asDir := filepath.Join(dir, "taken.json.gz")
+	if err := os.MkdirAll(filepath.Join(asDir, "inside"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	restore := setUmask(0o277) // no owner write by default
+	files := []Pending{
+		{Target: old, Data: []byte("after")},
+		{Target: asDir, Data: []byte("not here")},
+		{Target: filepath.Join(dir, "x", "new.json.gz"), Data: []byte("new")},
+	}
+	errs := WriteFiles(files, 0o600)
+	restore()
+	if errs[0] != nil || errs[2] != nil {
+		t.Fatalf("errors %v", errs)
+	}
+	if errs[1] == nil {
+		t.Error("a directory was replaced by a file")
+	}
+	if fi, err := os.Stat(filepath.Join(asDir, "inside")); err != nil || !fi.IsDir() {
+		t.Errorf("the directory target changed: %v", err)
+	}
+	for _, f := range []Pending{files[0], files[2]} {
+		got, err := os.ReadFile(f.Target)
+		if err != nil || string(got) != string(f.Data) {
+			t.Errorf("%s: read %q, %v", f.Target, got, err)
+		}
+		if fi, _ := os.Stat(f.Target); runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v under a narrow umask", f.Target, fi.Mode().Perm())
+		}
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "x")} {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
 				t.Errorf("temporary file left in %s: %s", d, e.Name())
 			}
 		}

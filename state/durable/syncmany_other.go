@@ -2,7 +2,12 @@
 
 package durable
 
-import "os"
-
-// syncMany makes the data of several open files durable: one fsync each.
-func syncMany(fs []*os.File) map[*os.File]error { return fsyncEach(fs) }
+// syncMany makes the data of a batch's temporary files durable: one fsync
+// each.
+func syncMany(dirs []*batchDir) map[*tempFile]error {
+	out := map[*tempFile]error{}
+	for _, d := range dirs {
+		fsyncEach(d.tmps, out)
+	}
+	return out
+}

@@ -121,9 +121,16 @@ func (s *Store) WriteMany(items []Item) []error {
 	errs := make([]error, len(items))
 	var files []durable.Pending
 	var at []int
+	made := map[string]error{} // each directory is checked once a batch
 	for i, it := range items {
 		target := filepath.Join(s.Root, it.Rel)
-		if err := durable.MkdirAll(filepath.Dir(target)); err != nil {
+		dir := filepath.Dir(target)
+		err, seen := made[dir]
+		if !seen {
+			err = durable.MkdirAll(dir)
+			made[dir] = err
+		}
+		if err != nil {
 			errs[i] = fmt.Errorf("write map %s: %w", it.Rel, err)
 			continue
 		}

@@ -111,7 +111,14 @@ type block struct {
 	IsError   json.RawMessage `json:"is_error"`
 	Source    *struct {
 		Data json.RawMessage `json:"data"`
+		// dataLen is Data's length when the walk measured it.
+		dataLen jsonscan.Len
 	} `json:"source"`
+
+	// textLen and contentLen are the lengths of Text and Content when
+	// the walk measured them (strings: a text, a tool's output) as it
+	// validated them.
+	textLen, contentLen jsonscan.Len
 }
 
 // syntheticModel marks lines Claude Code writes itself (API errors, notices).
@@ -139,27 +146,28 @@ func (p *Parser) assistant(env *envelope, out []event.Event) []event.Event {
 	if msg.Text != nil {
 		_, l.TextChars, _ = jsonscan.StringLen(msg.Text)
 	}
-	var calls []event.Event
+	// The response's record goes first, its calls after it; the blocks
+	// complete it through the pointer.
+	e := p.ev(event.KindLLM)
+	e.Model = ident(model)
+	e.LLM = l
+	out = append(out, e)
 	for i := range blocks {
 		b := &blocks[i]
 		switch b.Type {
 		case "text":
-			_, n, _ := jsonscan.StringLen(b.Text)
+			_, n := b.textLen.Of(b.Text)
 			l.TextChars += n
 		case "thinking", "redacted_thinking":
 			l.Thinking = true
 		case "tool_use", "server_tool_use":
 			l.ToolCalls++
-			calls = append(calls, p.call(b))
+			out = append(out, p.call(b))
 		case "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result":
-			calls = append(calls, p.serverResult(b))
+			out = append(out, p.serverResult(b))
 		}
 	}
-	e := p.ev(event.KindLLM)
-	e.Model = ident(model)
-	e.LLM = l
-	out = append(out, e)
-	return append(out, calls...)
+	return out
 }
 
 // apiErrorLine turns a synthetic assistant line into an API error record.

@@ -200,7 +200,7 @@ func prAction(vcs *event.VCS, cmd string) string {
 func (p *Parser) serverResult(b *block) event.Event {
 	p.st.takeCall(b.ToolUseID)
 	r := &event.Result{CallID: ident(b.ToolUseID)}
-	r.OutBytes = contentBytes(b.Content)
+	r.OutBytes = contentBytes(b.Content, b.contentLen)
 	e := p.ev(event.KindResult)
 	e.Result = r
 	return e

@@ -11,14 +11,14 @@ import (
 	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
-// str decodes a raw JSON value that should be a string; anything else
-// (absent, null, number, object) gives "".
+// str decodes a raw JSON value (a member: valid JSON) that should be a
+// string; anything else (absent, null, number, object) gives "".
 func str(raw json.RawMessage) string {
 	raw = trim(raw)
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return ""
 	}
-	s, _ := jsonscan.String(raw)
+	s, _ := jsonscan.ValidString(raw)
 	return s
 }
 
@@ -134,6 +134,22 @@ func ident(s string) string {
 		}
 	}
 	return s
+}
+
+// hasPrefix is strings.HasPrefix(str(raw), prefix) for an ASCII prefix,
+// read in place when the literal has no escape (every line of a subagent
+// file names its agent).
+func hasPrefix(raw json.RawMessage, prefix string) bool {
+	raw = trim(raw)
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return false
+	}
+	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 {
+		// Invalid UTF-8, which decoding replaces, cannot spell an
+		// ASCII prefix either way.
+		return bytes.HasPrefix(body, []byte(prefix))
+	}
+	return strings.HasPrefix(str(raw), prefix)
 }
 
 // nonEmptyString is str(raw) != "" for raw valid JSON, without decoding

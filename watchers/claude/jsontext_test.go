@@ -2,6 +2,7 @@ package claude
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -104,4 +105,14 @@ func FuzzUTCMillis(f *testing.F) {
 			t.Fatalf("utcMillis(%q) = %d, time.Parse gives %v, %v", ts, ms, tm, err)
 		}
 	})
+}
+
+func TestHasPrefixAgreesWithDecoding(t *testing.T) {
+	for _, raw := range []string{`"acompact-1"`, `"acompact"`, `"acompac"`, `"\u0061compact-2"`, `"acomp\u0061ct"`,
+		`"xacompact"`, `""`, `null`, `5`, ` "acompact-3" `, "\"acomp\xffct\"", "\"acompact\xff\"", `"a\"compact"`} {
+		want := strings.HasPrefix(str(json.RawMessage(raw)), "acompact")
+		if got := hasPrefix(json.RawMessage(raw), "acompact"); got != want {
+			t.Errorf("hasPrefix(%s) = %v, want %v", raw, got, want)
+		}
+	}
 }

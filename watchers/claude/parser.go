@@ -187,12 +187,11 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 	if t := millis(env.Timestamp); t > 0 {
 		p.st.T = t
 	}
-	agentID := str(env.AgentID)
 	// A compaction side transcript (agent-acompact-*) replays the whole
 	// conversation as one prompt to summarise it; the compaction itself is
 	// recorded by the main file's compact_boundary. Only its billed
 	// request counts, as a side request of the main lane.
-	if strings.HasPrefix(agentID, "acompact") {
+	if hasPrefix(env.AgentID, "acompact") {
 		return p.compactionRequest(env, out), nil
 	}
 	// Inline sidechain lines in a main file (old versions, /btw asides)

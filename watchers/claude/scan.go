@@ -135,7 +135,8 @@ func scanBlocks(raw []byte) ([]block, bool) {
 type blockField = jsonscan.Field[block]
 
 type imageSource = struct {
-	Data json.RawMessage `json:"data"`
+	Data    json.RawMessage `json:"data"`
+	dataLen jsonscan.Len
 }
 
 var blockFields = jsonscan.NewFields(
@@ -143,16 +144,16 @@ var blockFields = jsonscan.NewFields(
 	blockField{Name: "id", Set: jsonscan.Text(func(b *block) *string { return &b.ID })},
 	blockField{Name: "name", Set: jsonscan.TextOf(words, func(b *block) *string { return &b.Name })},
 	blockField{Name: "tool_use_id", Set: jsonscan.Text(func(b *block) *string { return &b.ToolUseID })},
-	blockField{Name: "text", Set: jsonscan.Raw(func(b *block) *json.RawMessage { return &b.Text })},
+	jsonscan.Measured("text", func(b *block) *json.RawMessage { return &b.Text }, func(b *block) *jsonscan.Len { return &b.textLen }),
 	blockField{Name: "input", Set: jsonscan.Raw(func(b *block) *json.RawMessage { return &b.Input })},
-	blockField{Name: "content", Set: jsonscan.Raw(func(b *block) *json.RawMessage { return &b.Content })},
+	jsonscan.Measured("content", func(b *block) *json.RawMessage { return &b.Content }, func(b *block) *jsonscan.Len { return &b.contentLen }),
 	blockField{Name: "is_error", Set: jsonscan.Raw(func(b *block) *json.RawMessage { return &b.IsError })},
 	jsonscan.Pointer("source", func(b *block) **imageSource { return &b.Source }, sourceFields),
 )
 
 // sourceFields read an image's source: its data is measured, not decoded.
 var sourceFields = jsonscan.NewFields(
-	jsonscan.Field[imageSource]{Name: "data", Set: jsonscan.Raw(func(s *imageSource) *json.RawMessage { return &s.Data })},
+	jsonscan.Measured("data", func(s *imageSource) *json.RawMessage { return &s.Data }, func(s *imageSource) *jsonscan.Len { return &s.dataLen }),
 )
 
 type turField = jsonscan.Field[toolUseResult]

@@ -94,7 +94,7 @@ func (p *Parser) user(env *envelope, out []event.Event) []event.Event {
 			case textInterrupt:
 				interrupted = true
 			case textPrompt:
-				_, n, _ := jsonscan.StringLen(b.Text)
+				_, n := b.textLen.Of(b.Text)
 				u.Chars += n
 				if !notPrompt && results == 0 {
 					u.URLs += redact.CountURLs(str(b.Text))
@@ -281,7 +281,7 @@ func between(s, open, close string) string {
 func (p *Parser) result(b *block, st structured) event.Event {
 	pc, _ := p.st.takeCall(b.ToolUseID)
 	r := &event.Result{CallID: ident(b.ToolUseID), Err: boolean(b.IsError)}
-	r.OutBytes = contentBytes(b.Content)
+	r.OutBytes = contentBytes(b.Content, b.contentLen)
 
 	var tur toolUseResult
 	if st.obj != nil {
@@ -509,12 +509,13 @@ func isHex(s string) bool {
 	return true
 }
 
-// contentBytes is the byte length of a tool result's content: a string, or
-// the text of its text blocks plus the base64 length of its images.
-func contentBytes(raw json.RawMessage) int64 {
+// contentBytes is the byte length of a tool result's content: a string
+// (of length n when measured), or the text of its text blocks plus the
+// base64 length of its images.
+func contentBytes(raw json.RawMessage, n jsonscan.Len) int64 {
 	if isString(raw) {
-		n, _, _ := jsonscan.StringLen(raw)
-		return int64(n)
+		nbytes, _ := n.Of(raw)
+		return int64(nbytes)
 	}
 	if !isArray(raw) {
 		return 0
@@ -531,10 +532,10 @@ func contentBytes(raw json.RawMessage) int64 {
 		b := &blocks[i]
 		switch {
 		case b.Type == "text":
-			n, _, _ := jsonscan.StringLen(b.Text)
+			n, _ := b.textLen.Of(b.Text)
 			total += int64(n)
 		case b.Source != nil:
-			n, _, _ := jsonscan.StringLen(b.Source.Data)
+			n, _ := b.Source.dataLen.Of(b.Source.Data)
 			total += int64(n)
 		}
 	}

@@ -225,10 +225,11 @@ func countArray(raw json.RawMessage) int {
 // record of a command (one the user ran from the TUI).
 func (p *Parser) execEnd(pl *item, t int64) {
 	id := pl.CallID
-	facts := endFacts{Exit: pl.ExitCode, Dur: durationMs(pl.Duration), Out: int64(len(pl.Aggregated)),
+	out, _ := pl.aggregatedLen.Of(pl.Aggregated)
+	facts := endFacts{Exit: pl.ExitCode, Dur: durationMs(pl.Duration), Out: int64(out),
 		Tg: p.parsedTargets(pl.ParsedCmd, pl.CWD)}
 	if facts.Exit != nil && *facts.Exit != 0 {
-		facts.Err, facts.Class = true, failClass(pl.Aggregated, facts.Exit)
+		facts.Err, facts.Class = true, failClass(stringOf(pl.Aggregated), facts.Exit)
 	}
 	if p.enrich(id, facts) || id == "" {
 		return
@@ -239,7 +240,7 @@ func (p *Parser) execEnd(pl *item, t int64) {
 	p.emitCall(t, id, ev, c)
 	res := event.Result{CallID: id, ExitCode: facts.Exit, DurMs: facts.Dur, OutBytes: facts.Out, Err: facts.Err, ErrClass: facts.Class,
 		Targets: facts.Tg}
-	p.confirm(&res, c, func() string { return pl.Aggregated })
+	p.confirm(&res, c, func() string { return stringOf(pl.Aggregated) })
 	p.finish(id, t, res)
 }
 

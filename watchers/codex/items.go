@@ -46,9 +46,9 @@ func (p *Parser) responseItem(it *item, t int64) {
 		p.modelOutput(t, facets{tools: 1})
 		p.emitCall(t, "", event.Call{Tool: "image_generation", Kind: "tool", Cat: "tool"}, call{})
 	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
-		p.output(it.CallID, it.Output, t)
+		p.output(it.CallID, it.Output, it.outputLen, t)
 	case "tool_search_output":
-		p.output(it.CallID, it.Tools, t)
+		p.output(it.CallID, it.Tools, jsonscan.Len{}, t)
 	case "compaction", "context_compaction", "compaction_summary":
 		p.compaction("item", t)
 	case "ghost_snapshot", "agent_message", "other":
@@ -312,7 +312,7 @@ func (p *Parser) wholeChat(it *item, t int64) {
 			p.functionCall(tc.Function.Name, "", tc.Function.Arguments, tc.ID, t)
 		}
 	case "tool":
-		p.output(it.ToolCallID, it.Content, t)
+		p.output(it.ToolCallID, it.Content, jsonscan.Len{}, t)
 	case "system", "developer":
 	default:
 		p.unknownType("chat/" + it.Role)
@@ -337,7 +337,7 @@ func contentText(raw json.RawMessage) (string, int) {
 		return "", 0
 	}
 	if raw[0] == '"' {
-		s, _ := jsonscan.String(raw)
+		s, _ := jsonscan.ValidString(raw)
 		return s, 0
 	}
 	var parts []contentPart

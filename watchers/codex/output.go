@@ -15,14 +15,16 @@ import (
 
 // output pairs a tool output with its open call and emits the result. The
 // output text is read only for its header (exit code, wall time, unified
-// exec session), its length, and confirmed identifiers; it is never kept.
-func (p *Parser) output(id string, raw json.RawMessage, t int64) {
+// exec session), its length (n, when the walk measured it), and confirmed
+// identifiers; it is never kept.
+func (p *Parser) output(id string, raw json.RawMessage, n jsonscan.Len, t int64) {
 	p.input(t)
 	c := p.st.Calls[id]
 	if c == nil {
 		return // a duplicate, or a call this rollout never showed
 	}
 	o := p.readOutput(raw)
+	o.rawLen = n
 	res := event.Result{CallID: id, ExitCode: o.exit, DurMs: o.durMs, OutBytes: int64(o.bodyLen())}
 	if e := c.End; e != nil {
 		if res.ExitCode == nil {
@@ -159,6 +161,8 @@ const outputHead = 512
 type toolOutput struct {
 	raw  json.RawMessage
 	size int // length of the decoded text, -1 until measured
+	// rawLen is raw's length when the walk measured it.
+	rawLen jsonscan.Len
 	// buf holds the whole text decoded when the header needed it.
 	buf  []byte
 	text *string // the text, once materialised
@@ -222,7 +226,7 @@ func (o *toolOutput) Text() string {
 		if o.buf != nil {
 			s = string(o.buf)
 		} else {
-			s, _ = jsonscan.String(o.raw)
+			s, _ = jsonscan.ValidString(o.raw)
 		}
 		o.text = &s
 	}
@@ -235,7 +239,7 @@ func (o *toolOutput) Body() string {
 	case o.innerText != nil:
 		return *o.innerText
 	case o.inner != nil:
-		s, _ := jsonscan.String(o.inner)
+		s, _ := jsonscan.ValidString(o.inner)
 		return s
 	}
 	return o.Text()[o.bodyAt:]
@@ -250,7 +254,7 @@ func (o *toolOutput) bodyLen() int {
 		return n
 	}
 	if o.size < 0 {
-		o.size, _, _ = jsonscan.StringLen(o.raw)
+		o.size, _ = o.rawLen.Of(o.raw)
 	}
 	return o.size - o.bodyAt
 }

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // rawLine is one rollout line in any of the line-based forms. The wrapper
@@ -71,6 +73,8 @@ type item struct {
 	Input     string          `json:"input"`
 	CallID    string          `json:"call_id"`
 	Output    json.RawMessage `json:"output"`
+	// outputLen is Output's length when the walk measured it.
+	outputLen jsonscan.Len
 	Status    json.RawMessage `json:"status"`
 	Action    json.RawMessage `json:"action"`
 	Tools     json.RawMessage `json:"tools"`
@@ -92,9 +96,13 @@ type item struct {
 	Duration       json.RawMessage `json:"duration"`
 	Command        json.RawMessage `json:"command"`
 	ParsedCmd      []parsedCmd     `json:"parsed_cmd"`
-	Aggregated     string          `json:"aggregated_output"`
-	Success        *bool           `json:"success"`
-	Changes        map[string]struct {
+	// Aggregated is a command's whole output (exec_command_end): read
+	// raw and measured, decoded only when a failure or a confirmation
+	// needs its text.
+	Aggregated    json.RawMessage `json:"aggregated_output"`
+	aggregatedLen jsonscan.Len
+	Success       *bool `json:"success"`
+	Changes       map[string]struct {
 		Type     string `json:"type"`
 		MovePath string `json:"move_path"`
 	} `json:"changes"`

@@ -46,7 +46,7 @@ var itemFieldList = []jsonscan.Field[item]{
 	{Name: "arguments", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Arguments })},
 	{Name: "input", Set: jsonscan.Text(func(it *item) *string { return &it.Input })},
 	{Name: "call_id", Set: jsonscan.Text(func(it *item) *string { return &it.CallID })},
-	{Name: "output", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Output })},
+	jsonscan.Measured("output", func(it *item) *json.RawMessage { return &it.Output }, func(it *item) *jsonscan.Len { return &it.outputLen }),
 	{Name: "status", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Status })},
 	{Name: "action", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Action })},
 	{Name: "tools", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Tools })},
@@ -66,7 +66,7 @@ var itemFieldList = []jsonscan.Field[item]{
 	{Name: "duration", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Duration })},
 	{Name: "command", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Command })},
 	{Name: "parsed_cmd", Set: jsonscan.Decoded(func(it *item) any { return &it.ParsedCmd })},
-	{Name: "aggregated_output", Set: jsonscan.Text(func(it *item) *string { return &it.Aggregated })},
+	jsonscan.Measured("aggregated_output", func(it *item) *json.RawMessage { return &it.Aggregated }, func(it *item) *jsonscan.Len { return &it.aggregatedLen }),
 	{Name: "success", Set: jsonscan.Decoded(func(it *item) any { return &it.Success })},
 	{Name: "changes", Set: jsonscan.Decoded(func(it *item) any { return &it.Changes })},
 	{Name: "invocation", Set: jsonscan.Decoded(func(it *item) any { return &it.Invocation })},
@@ -181,7 +181,7 @@ func stringOf(raw json.RawMessage) string {
 	if len(raw) == 0 || raw[0] != '"' {
 		return ""
 	}
-	s, _ := jsonscan.String(raw)
+	s, _ := jsonscan.ValidString(raw)
 	return s
 }
 

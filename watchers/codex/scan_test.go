@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // checkScan asserts that the walk either gives up or fills exactly what
@@ -25,6 +27,24 @@ func checkScan(t testing.TB, line []byte) bool {
 	var slow rawLine
 	if err := json.Unmarshal(line, &slow); err != nil && !isTypeError(err) {
 		t.Fatalf("the walk accepted a line encoding/json refuses (%v): %q", err, line)
+	}
+	// The lengths the walk measured, which encoding/json does not fill,
+	// are StringLen's.
+	for _, it := range []*item{&fast.item, fast.Payload, fast.Session} {
+		if it == nil {
+			continue
+		}
+		for _, m := range []struct {
+			name string
+			raw  json.RawMessage
+			n    *jsonscan.Len
+		}{{"output", it.Output, &it.outputLen}, {"aggregated_output", it.Aggregated, &it.aggregatedLen}} {
+			nb, nr, _ := jsonscan.StringLen(m.raw)
+			if gb, gr := m.n.Of(m.raw); gb != nb || gr != nr {
+				t.Fatalf("%s of %q measured %d bytes %d runes, StringLen %d %d", m.name, line, gb, gr, nb, nr)
+			}
+			*m.n = jsonscan.Len{}
+		}
 	}
 	if !reflect.DeepEqual(fast, slow) {
 		t.Fatalf("the walk and encoding/json disagree on %q:\nwalk %+v\njson %+v", line, fast, slow)

@@ -68,14 +68,14 @@ func commandOf(raw json.RawMessage) (argv []string, cmd string) {
 	}
 	switch raw[0] {
 	case '"':
-		cmd, _ = jsonscan.String(raw)
+		cmd, _ = jsonscan.ValidString(raw)
 		return nil, cmd
 	case '[':
 		ok := jsonscan.ArrayValid(raw, func(elem []byte) bool {
 			s := ""
 			switch elem[0] {
 			case '"':
-				s, _ = jsonscan.String(elem)
+				s, _ = jsonscan.ValidString(elem)
 			case 'n':
 			default:
 				return false // a type error: the argv fails, and so does the string

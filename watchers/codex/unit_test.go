@@ -624,3 +624,25 @@ func TestCommitAfterAnotherWrite(t *testing.T) {
 	}
 	t.Fatal("no result for the call")
 }
+
+// TestUserCommandOutput: a command the user ran from the TUI is only an
+// exec_command_end, whose aggregated output is measured as it decodes
+// (escapes and non-ASCII bytes counted as their decoded bytes) and read
+// for its failure class only when it failed.
+func TestUserCommandOutput(t *testing.T) {
+	evs := run(t, metaLine,
+		`{"timestamp":"2026-01-01T00:00:01.000Z","type":"event_msg","payload":{"type":"exec_command_end","call_id":"u1","command":["ls"],"exit_code":0,"aggregated_output":"caf\u00e9 \"x\"\n`+"é"+`"}}`,
+		`{"timestamp":"2026-01-01T00:00:02.000Z","type":"event_msg","payload":{"type":"exec_command_end","call_id":"u2","command":["cat","f"],"exit_code":1,"aggregated_output":"cat: f: No such file or directory\n"}}`,
+		`{"timestamp":"2026-01-01T00:00:03.000Z","type":"event_msg","payload":{"type":"exec_command_end","call_id":"u3","command":["true"],"exit_code":0,"aggregated_output":null}}`,
+	)
+	var got []string
+	for _, ev := range evs {
+		if r := ev.Result; r != nil {
+			got = append(got, fmt.Sprintf("%s %d %v %s", r.CallID, r.OutBytes, r.Err, r.ErrClass))
+		}
+	}
+	want := []string{"u1 12 false ", "u2 34 true not_found", "u3 0 false "}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

@@ -76,3 +76,17 @@ func BenchmarkCorpusEncodingJSON(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCorpusValid is the validation alone: every string scanned for
+// its closing quote, escapes and control bytes checked.
+func BenchmarkCorpusValid(b *testing.B) {
+	lines, size := corpusLines(b)
+	b.SetBytes(size)
+	for b.Loop() {
+		for _, l := range lines {
+			if !Valid(l) {
+				b.Fatal("invalid corpus line")
+			}
+		}
+	}
+}

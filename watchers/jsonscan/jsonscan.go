@@ -191,6 +191,17 @@ func next(b []byte, i int, closing byte) (j int, done, ok bool) {
 // escape, a control or a non-ASCII byte are refused (encoding/json would
 // unescape or case-fold them).
 func plainKey(b []byte, i int) (int, bool) {
+	for s := b[i:]; len(s) >= 8; s, i = s[8:], i+8 {
+		// A key is short: its closing quote is most often in the first
+		// word. The lowest byte flagged is the first one that is
+		// special or not ASCII (a byte of 0x80 or above borrows from
+		// none of the tests).
+		v := binary.LittleEndian.Uint64(s)
+		if m := special(v) | v&highs; m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			return i, b[i] == '"'
+		}
+	}
 	for ; i < len(b); i++ {
 		c := b[i]
 		switch {
@@ -320,27 +331,41 @@ const (
 )
 
 // str validates the rest of a string whose opening quote is before b[i]
-// and returns the index after its closing quote. Eight bytes at a time
+// and returns the index after its closing quote. Sixteen bytes at a time
 // are checked for a quote, a backslash or a control byte, so that long
-// texts are stepped over at memory speed.
+// texts are stepped over at memory speed; an escape is checked where it
+// stands and the scan goes on after it.
 func str(b []byte, i int) (int, bool) {
 	for {
-		for i+8 <= len(b) {
-			v := binary.LittleEndian.Uint64(b[i:])
-			ctl := (v - ones*0x20) & ^v
-			q := v ^ (ones * '"')
-			bs := v ^ (ones * '\\')
-			if m := (ctl | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
+		// The loop reads a slice that starts at i, so that the two
+		// loads need no bounds checks.
+		for s := b[i:]; len(s) >= 16; s = s[16:] {
+			m0, m1 := special(binary.LittleEndian.Uint64(s)), special(binary.LittleEndian.Uint64(s[8:16]))
+			if m0|m1 != 0 {
 				// The lowest flagged byte is the first special one
-				// (a borrow only flags bytes above a true one).
+				// (a borrow only flags bytes above a true one): in
+				// the second word only when the first has none (n0
+				// is then 8), found without a branch.
+				n0 := bits.TrailingZeros64(m0) >> 3
+				i += n0 + (bits.TrailingZeros64(m1)>>3)&-(n0>>3)
+				goto found
+			}
+			i += 16
+		}
+		for s := b[i:]; len(s) >= 8; s = s[8:] {
+			if m := special(binary.LittleEndian.Uint64(s)); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
-				break
+				goto found
 			}
 			i += 8
+		}
+		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
+			i++
 		}
 		if i >= len(b) {
 			return 0, false
 		}
+	found:
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, true
@@ -359,12 +384,20 @@ func str(b []byte, i int) (int, bool) {
 			default:
 				return 0, false
 			}
-		case c < 0x20:
+		default: // a control byte
 			return 0, false
-		default:
-			i++
 		}
 	}
+}
+
+// special flags (in their high bits) the bytes of v that are a quote, a
+// backslash or a control byte; a flag above a true one may be false. The
+// three tests share one mask of the bytes below 0x80: the XORs keep the
+// high bit of each byte as it is.
+func special(v uint64) uint64 {
+	q := v ^ (ones * '"')
+	bs := v ^ (ones * '\\')
+	return ((v - ones*0x20) | (q - ones) | (bs - ones)) &^ v & highs
 }
 
 func isHex(c byte) bool {
@@ -372,7 +405,8 @@ func isHex(c byte) bool {
 }
 
 func skipSpace(b []byte, i int) int {
-	for i < len(b) {
+	// Compact JSON has no white space: one comparison tells.
+	for i < len(b) && b[i] <= ' ' {
 		switch b[i] {
 		case ' ', '\t', '\n', '\r':
 			i++
@@ -445,11 +479,12 @@ func (k *Keys) Index(key []byte) (i int, folds bool) {
 }
 
 // foldHash mixes the length and three bytes (first, middle, last) of a
-// non-empty name, ASCII letters lowered: names of one struct differ
-// there, and the probe compares the whole name anyway.
+// non-empty name, with bit 0x20 set (ASCII letters lowered, without a
+// branch; other bytes may then share a hash, and the probe compares the
+// whole name anyway): names of one struct differ there.
 func foldHash[S string | []byte](s S) uint32 {
 	n := len(s)
-	h := uint32(n)*0x9e3779b1 ^ uint32(lower(s[0]))<<16 ^ uint32(lower(s[n/2]))<<8 ^ uint32(lower(s[n-1]))
+	h := uint32(n)*0x9e3779b1 ^ uint32(s[0]|0x20)<<16 ^ uint32(s[n/2]|0x20)<<8 ^ uint32(s[n-1]|0x20)
 	h *= 0x85ebca6b
 	return h ^ h>>15
 }
@@ -692,7 +727,32 @@ func unquote(raw []byte) (b []byte, plain, ok bool) {
 	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
 		return body, true, true
 	}
-	return unescape(body), false, true
+	return unescape(body, 0), false, true
+}
+
+// ValidString is String for raw known to be valid JSON: a member a walk
+// handed out (setters get only those), or a json.RawMessage encoding/json
+// filled. The literal is not validated again, and a plain one is found
+// plain in one pass over its ASCII bytes. Anything but a string literal
+// gives "", false; on invalid JSON it gives some string of raw's bytes,
+// never a panic.
+func ValidString(raw []byte) (string, bool) {
+	for len(raw) > 0 && isSpace(raw[0]) {
+		raw = raw[1:]
+	}
+	for len(raw) > 0 && isSpace(raw[len(raw)-1]) {
+		raw = raw[:len(raw)-1]
+	}
+	body, ok := literalBody(raw)
+	if !ok {
+		return "", false
+	}
+	i := plainRun(body, 0)
+	if i == len(body) || bytes.IndexByte(body[i:], '\\') < 0 && utf8.Valid(body[i:]) {
+		return string(body), true
+	}
+	b := unescape(body, i)
+	return unsafe.String(unsafe.SliceData(b), len(b)), true
 }
 
 // StringLen measures the string a JSON string literal decodes to, as
@@ -790,57 +850,29 @@ func escapedRune(s []byte) (r rune, n int) {
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // unescape decodes the body of a validated string literal the way
-// encoding/json's unquote does.
-func unescape(s []byte) []byte {
+// encoding/json's unquote does, from s[i] on (s[:i] is plain ASCII):
+// runs of plain ASCII bytes are copied whole, escapes and other bytes
+// decoded one by one.
+func unescape(s []byte, i int) []byte {
 	b := make([]byte, 0, len(s)+2*utf8.UTFMax)
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '\\':
-			e := s[i+1]
-			i += 2
-			switch e {
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r := hex4(s[i:])
-				i += 4
-				if utf16.IsSurrogate(r) {
-					var lo rune = -1
-					if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-						lo = hex4(s[i+2:])
-					}
-					if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
-						b = utf8.AppendRune(b, dec)
-						i += 6
-						continue
-					}
-					r = utf8.RuneError
-				}
-				b = utf8.AppendRune(b, r)
-			default: // '"', '\\', '/'
-				b = append(b, e)
-			}
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			i++
-		default:
-			r, n := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && n == 1 {
-				b = utf8.AppendRune(b, utf8.RuneError)
-			} else {
-				b = append(b, s[i:i+n]...)
-			}
-			i += n
+	b = append(b, s[:i]...)
+	for i < len(s) {
+		j := plainRun(s, i)
+		b = append(b, s[i:j]...)
+		if i = j; i >= len(s) {
+			break
 		}
+		if c, ok := shortEscape(s, i); ok {
+			b = append(b, c)
+			i += 2
+			continue
+		}
+		r, next, ok := unit(s, i)
+		if !ok {
+			break // a malformed escape: not a validated literal
+		}
+		b = utf8.AppendRune(b, r)
+		i = next
 	}
 	return b
 }
@@ -872,7 +904,7 @@ func Raw[T any](dst func(*T) *json.RawMessage) func(*T, []byte) bool {
 // value of another type (a type error encoding/json reports and steps
 // over), leaves it empty.
 func Text[T any](dst func(*T) *string) func(*T, []byte) bool {
-	return func(t *T, v []byte) bool { *dst(t), _ = String(v); return true }
+	return func(t *T, v []byte) bool { *dst(t), _ = ValidString(v); return true }
 }
 
 // Words is a vocabulary: strings a member usually holds (record and block
@@ -896,6 +928,14 @@ func NewWords(words ...string) Words {
 
 // String is the package's String, with a word of w returned as the word.
 func (w Words) String(raw []byte) (string, bool) {
+	if s, ok := w.word(raw); ok {
+		return s, true
+	}
+	return String(raw)
+}
+
+// word returns the word of w the literal raw spells, if it is one.
+func (w Words) word(raw []byte) (string, bool) {
 	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
 		// An escape or invalid UTF-8 cannot spell a word: such a body
 		// is no key of w.
@@ -903,12 +943,18 @@ func (w Words) String(raw []byte) (string, bool) {
 			return s, true
 		}
 	}
-	return String(raw)
+	return "", false
 }
 
 // TextOf is Text with the words of w returned without allocating.
 func TextOf[T any](w Words, dst func(*T) *string) func(*T, []byte) bool {
-	return func(t *T, v []byte) bool { *dst(t), _ = w.String(v); return true }
+	return func(t *T, v []byte) bool {
+		var ok bool
+		if *dst(t), ok = w.word(v); !ok {
+			*dst(t), _ = ValidString(v) // a setter's member is validated
+		}
+		return true
+	}
 }
 
 // Decoded is the setter of a field of any other type, for small members:

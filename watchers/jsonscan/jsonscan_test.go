@@ -200,6 +200,15 @@ func checkString(t *testing.T, raw []byte) {
 	if b, ok := Unquote(raw); ok != wantOK || string(b) != want {
 		t.Errorf("Unquote(%q) = %q, %v; encoding/json gives %q, %v", raw, b, ok, want, wantOK)
 	}
+	if json.Valid(raw) {
+		// ValidString, which trusts its input, gives the same on
+		// every valid value (on other types "", false).
+		if got, ok := ValidString(raw); ok != wantOK || got != want {
+			t.Errorf("ValidString(%q) = %q, %v; encoding/json gives %q, %v", raw, got, ok, want, wantOK)
+		}
+	} else {
+		ValidString(raw) // anything, but no panic
+	}
 }
 
 func FuzzString(f *testing.F) {
@@ -507,6 +516,38 @@ func TestElementsInReusesItsBuffer(t *testing.T) {
 		}
 		if len(got.L) <= cap(buf) && &got.L[0] != &buf[:1][0] {
 			t.Errorf("Fill(%s) did not use the buffer", in)
+		}
+	}
+}
+
+// TestPlainKeyAtEveryOffset holds the word-at-a-time key scan to a scan
+// byte by byte: the same end, or the same refusal, whatever special or
+// non-ASCII byte ends the key and wherever it stands.
+func TestPlainKeyAtEveryOffset(t *testing.T) {
+	byteByByte := func(b []byte, i int) (int, bool) {
+		for ; i < len(b); i++ {
+			switch c := b[i]; {
+			case c == '"':
+				return i, true
+			case c == '\\' || c < 0x20 || c >= 0x80:
+				return 0, false
+			}
+		}
+		return 0, false
+	}
+	ends := []string{`"`, `\"`, `\\`, `\n`, "\x01", "\x1f", "\x7f", "é", "\xff", " ", ""}
+	for _, end := range ends {
+		for _, after := range ends {
+			for i := range 20 {
+				for _, j := range []int{0, 1, 7, 8, 9, 15} {
+					b := []byte(`"` + strings.Repeat("k", i) + end + strings.Repeat("x", j) + after + `":1}`)
+					gotEnd, gotOK := plainKey(b, 1)
+					wantEnd, wantOK := byteByByte(b, 1)
+					if gotOK != wantOK || gotOK && gotEnd != wantEnd {
+						t.Fatalf("plainKey(%q) = %d, %v; want %d, %v", b, gotEnd, gotOK, wantEnd, wantOK)
+					}
+				}
+			}
 		}
 	}
 }

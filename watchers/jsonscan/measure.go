@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math/bits"
 	"unicode/utf8"
 )
@@ -45,6 +46,11 @@ func AppendString(dst, raw []byte, limit int) (out []byte, complete bool) {
 		if i = j; i >= len(body) || body[i] < utf8.RuneSelf && body[i] != '\\' {
 			continue
 		}
+		if c, ok := shortEscape(body, i); ok {
+			dst = append(dst, c)
+			i += 2
+			continue
+		}
 		r, next, ok := unit(body, i)
 		if !ok {
 			return dst, false
@@ -81,6 +87,20 @@ func plainRun(s []byte, i int) int {
 	return i
 }
 
+// shortEscapes maps the byte after a backslash to the byte a two-byte
+// escape stands for (0 for \u and for bytes that escape nothing).
+var shortEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// shortEscape decodes the two-byte escape at s[i], if it is one: the
+// common escapes (quotes, newlines) without unit's general decoding.
+func shortEscape(s []byte, i int) (byte, bool) {
+	if s[i] != '\\' || i+1 >= len(s) {
+		return 0, false
+	}
+	c := shortEscapes[s[i+1]]
+	return c, c != 0
+}
+
 // unit decodes what starts at s[i], an escape or a non-ASCII byte, as
 // encoding/json decodes it: the rune it stands for (U+FFFD for invalid
 // UTF-8 and for a lone surrogate) and the index after it. A valid UTF-8
@@ -114,4 +134,110 @@ func unit(s []byte, i int) (r rune, next int, ok bool) {
 		return r, i + n, true
 	}
 	return 0, 0, false
+}
+
+// Len is the length of a string member that a walk measured while it
+// validated it (see Measured): what StringLen gives of it, without a
+// second pass over its bytes. The zero Len is a member not measured (not
+// a string, or filled by encoding/json), which Of then measures.
+type Len struct {
+	nbytes, nrunes int
+	measured       bool
+}
+
+// Of returns what StringLen gives of raw, the member l was measured from
+// (0, 0 when it is not a string literal).
+func (l Len) Of(raw []byte) (nbytes, nrunes int) {
+	if l.measured {
+		return l.nbytes, l.nrunes
+	}
+	nbytes, nrunes, _ = StringLen(raw)
+	return nbytes, nrunes
+}
+
+// Measured is the field name of a member read raw (as Raw sets it into
+// the field raw returns) that, when it is a string, is measured in the
+// pass that validates it, into the field l returns: for large texts
+// whose length is all a parser reads of them.
+func Measured[T any](name string, raw func(*T) *json.RawMessage, l func(*T) *Len) Field[T] {
+	return Field[T]{Name: name, into: func(t *T, b []byte, i, depth int, valid bool) (int, bool) {
+		var end int
+		var n Len
+		var ok bool
+		if b[i] == '"' {
+			end, n, ok = measuredStr(b, i+1)
+		} else {
+			end, ok = value(b, i, depth, valid)
+		}
+		if ok {
+			*raw(t), *l(t) = b[i:end], n
+		}
+		return end, ok
+	}}
+}
+
+// measuredStr is str measuring the string as it validates it: it returns
+// what StringLen gives of the literal that ends at the index returned. It
+// stops at non-ASCII bytes too, to count them as StringLen does.
+func measuredStr(b []byte, i int) (int, Len, bool) {
+	var n Len
+	for {
+		for i+8 <= len(b) {
+			v := binary.LittleEndian.Uint64(b[i:])
+			if m := special(v) | v&highs; m != 0 {
+				k := bits.TrailingZeros64(m) >> 3
+				n.nbytes += k
+				n.nrunes += k
+				i += k
+				goto found
+			}
+			n.nbytes += 8
+			n.nrunes += 8
+			i += 8
+		}
+		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 && b[i] < utf8.RuneSelf {
+			n.nbytes++
+			n.nrunes++
+			i++
+		}
+		if i >= len(b) {
+			return 0, Len{}, false
+		}
+	found:
+		switch c := b[i]; {
+		case c == '"':
+			n.measured = true
+			return i + 1, n, true
+		case c == '\\':
+			if i+1 >= len(b) {
+				return 0, Len{}, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				n.nbytes++
+				i += 2
+			case 'u':
+				r, k := escapedRune(b[i:])
+				if k == 0 {
+					return 0, Len{}, false
+				}
+				n.nbytes += utf8.RuneLen(r)
+				i += k
+			default:
+				return 0, Len{}, false
+			}
+			n.nrunes++
+		case c < 0x20:
+			return 0, Len{}, false
+		default:
+			r, k := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && k == 1 {
+				n.nbytes += 3 // replaced by U+FFFD
+			} else {
+				n.nbytes += k
+			}
+			n.nrunes++
+			i += k
+		}
+	}
 }

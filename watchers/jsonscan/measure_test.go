@@ -79,3 +79,86 @@ func FuzzMeasure(f *testing.F) {
 		_, _ = AppendString(nil, raw, 3)
 	})
 }
+
+// checkMeasured holds measuredStr to str and StringLen on the literal
+// that starts raw: the same end or refusal, and StringLen's counts.
+func checkMeasured(t *testing.T, raw []byte) {
+	t.Helper()
+	if len(raw) == 0 || raw[0] != '"' {
+		return
+	}
+	end, n, ok := measuredStr(raw, 1)
+	wantEnd, wantOK := str(raw, 1)
+	if ok != wantOK || ok && end != wantEnd {
+		t.Fatalf("measuredStr(%q) ends at %d, %v; str at %d, %v", raw, end, ok, wantEnd, wantOK)
+	}
+	if !ok {
+		return
+	}
+	nb, nr, _ := StringLen(raw[:end])
+	if gb, gr := n.Of(nil); gb != nb || gr != nr {
+		t.Fatalf("measuredStr(%q) = %d bytes %d runes; StringLen %d %d", raw, gb, gr, nb, nr)
+	}
+}
+
+func TestMeasuredStrAtEveryOffset(t *testing.T) {
+	specials := []string{`"`, `\"`, `\\`, `\n`, `\/`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, `\ude00\ud83d`, `\u12`, `\x`,
+		"\x01", "\x1f", "é", "😀", "\xff", "\xe2\x98", "\xef\xbf\xbd", " ", `\`}
+	for _, a := range specials {
+		for _, b := range append(specials, "") {
+			for i := range 18 {
+				for _, j := range []int{0, 1, 7, 8, 9} {
+					body := strings.Repeat("a", i) + a + strings.Repeat("b", j) + b + strings.Repeat("c", 5)
+					checkMeasured(t, []byte(`"`+body+`"`))
+					checkMeasured(t, []byte(`"`+body+`","next":1}`))
+					checkMeasured(t, []byte(`"`+body))
+				}
+			}
+		}
+	}
+}
+
+func FuzzMeasuredStr(f *testing.F) {
+	f.Add([]byte(`"a\u00e9\ud83d\ude00\n` + "\xff" + `"`))
+	f.Add([]byte(`"` + strings.Repeat("abcdefgh", 3) + `\"x",`))
+	f.Fuzz(checkMeasured)
+}
+
+type measuredDoc struct {
+	A, B json.RawMessage
+	a, b Len
+}
+
+// TestMeasuredFillsAsRaw: a Measured member is set as Raw sets it, its
+// string measured as StringLen measures it; other types are measured
+// when asked.
+func TestMeasuredFillsAsRaw(t *testing.T) {
+	fields := NewFields(
+		Measured("A", func(d *measuredDoc) *json.RawMessage { return &d.A }, func(d *measuredDoc) *Len { return &d.a }),
+		Measured("B", func(d *measuredDoc) *json.RawMessage { return &d.B }, func(d *measuredDoc) *Len { return &d.b }),
+	)
+	for _, in := range []string{`{"A":"x\u00e9\n","B":[1,"y"]}`, `{"A":null,"B":"` + strings.Repeat("日本", 20) + `"}`, `{"B":{"A":"z"}}`} {
+		var got, want measuredDoc
+		if !fields.Fill(&got, []byte(in)) {
+			t.Fatalf("%s: refused", in)
+		}
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			got, want json.RawMessage
+			n         Len
+		}{{got.A, want.A, got.a}, {got.B, want.B, got.b}} {
+			nb, nr, _ := StringLen(c.want)
+			if string(c.got) != string(c.want) {
+				t.Errorf("%s: raw %s, want %s", in, c.got, c.want)
+			}
+			if gb, gr := c.n.Of(c.got); gb != nb || gr != nr {
+				t.Errorf("%s: %s measured %d %d, want %d %d", in, c.got, gb, gr, nb, nr)
+			}
+		}
+	}
+	if fields.Fill(&measuredDoc{}, []byte(`{"A":"bad `+"\x01"+`"}`)) {
+		t.Error("an invalid string was accepted")
+	}
+}
