@@ -8,15 +8,24 @@ func Ident(s string) string {
 	if s == "" || len(s) > 128 {
 		return ""
 	}
-	for _, c := range s {
-		ok := c == '_' || c == '-' || c == '.' || c == ':' || c == '@' || c == '/' ||
-			(c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-		if !ok {
+	// Byte by byte: every byte of a non-ASCII rune is 0x80 or above,
+	// which the table refuses as it refuses the rune.
+	for i := 0; i < len(s); i++ {
+		if !identBytes[s[i]] {
 			return ""
 		}
 	}
 	return s
 }
+
+// identBytes are the bytes an identifier may hold.
+var identBytes = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == '_' || c == '-' || c == '.' || c == ':' || c == '@' || c == '/' ||
+			c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	return t
+}()
 
 // LaneID is the lane id of a subagent whose own id is a uuid (a Codex
 // child thread, a Gemini CLI subagent): "sa-" and its last 12 letters and
