@@ -304,6 +304,7 @@ func tailLines(f io.ReaderAt, start, size int64, maxLine int, sum PrefixSum, nee
 	}
 	br := newBlockReader(f, start, size, sum, needHead)
 	defer br.release()
+	prefix := br.prefix // made once: a method value made per line is an allocation per line
 	pos := start
 	var buf []byte
 	var lineLen int64
@@ -335,7 +336,7 @@ func tailLines(f io.ReaderAt, start, size int64, maxLine int, sum PrefixSum, nee
 				st.Oversized++
 			} else {
 				st.Lines++
-				if ferr := fn(trimEOL(line), pos, br.prefix); ferr != nil {
+				if ferr := fn(trimEOL(line), pos, prefix); ferr != nil {
 					st.End = pos
 					return st, br.prefix(), ferr
 				}
