@@ -850,30 +850,10 @@ func escapedRune(s []byte) (r rune, n int) {
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // unescape decodes the body of a validated string literal the way
-// encoding/json's unquote does, from s[i] on (s[:i] is plain ASCII):
-// runs of plain ASCII bytes are copied whole, escapes and other bytes
-// decoded one by one.
+// encoding/json's unquote does, from s[i] on (s[:i] is plain ASCII).
 func unescape(s []byte, i int) []byte {
 	b := make([]byte, 0, len(s)+2*utf8.UTFMax)
-	b = append(b, s[:i]...)
-	for i < len(s) {
-		j := plainRun(s, i)
-		b = append(b, s[i:j]...)
-		if i = j; i >= len(s) {
-			break
-		}
-		if c, ok := shortEscape(s, i); ok {
-			b = append(b, c)
-			i += 2
-			continue
-		}
-		r, next, ok := unit(s, i)
-		if !ok {
-			break // a malformed escape: not a validated literal
-		}
-		b = utf8.AppendRune(b, r)
-		i = next
-	}
+	b, _ = appendDecoded(append(b, s[:i]...), s[i:], -1)
 	return b
 }
 

@@ -33,6 +33,15 @@ func AppendString(dst, raw []byte, limit int) (out []byte, complete bool) {
 	if !ok {
 		return dst, false
 	}
+	return appendDecoded(dst, body, limit)
+}
+
+// appendDecoded appends the decoding of a validated literal's body (runs
+// of plain bytes copied whole, escapes decoded), stopping once at least
+// limit bytes were appended when limit ≥ 0; complete is false when it
+// stopped early or met a malformed escape. String's unescape and
+// AppendString share it.
+func appendDecoded(dst, body []byte, limit int) (out []byte, complete bool) {
 	start := len(dst)
 	for i := 0; i < len(body); {
 		if limit >= 0 && len(dst)-start >= limit {
