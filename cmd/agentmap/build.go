@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 
 	"github.com/agentmap/agentmap/config"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/builder/redact"
-	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/agents"
 )
 
@@ -34,16 +32,19 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	out := fl.String("o", ".", "output: a directory (one <native id>.json.gz per session), a .json.gz file (one session), or - for pretty JSON on stdout")
 	session := fl.String("session", "", "build only the session with this native id")
 	eventCap := fl.Int("event-cap", builder.DefaultEventCap, "most events kept in a map")
+	inputs := fl.String("inputs", "", "read more inputs from this list, one path a line (- for standard input): log files or directories, after those given as arguments")
+	null := fl.Bool("null", false, "the --inputs list is separated by NUL bytes (find -print0), not by lines")
 	configFile := fl.String("config", "", "take the map options (path mode, hash key, event cap, prices) from this config file, as the daemon does; flags override it")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentmap build [flags] FILE...")
+		fmt.Fprintln(stderr, "usage: agentmap build [flags] FILE|DIR...")
 		fmt.Fprintln(stderr, "Builds agentplay/v1 session maps from Claude Code, Codex, Cursor, OpenCode, Copilot CLI or Gemini CLI logs.")
+		fmt.Fprintln(stderr, "A directory is searched for the logs in it; --inputs LIST reads paths from a file or standard input.")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
 		return exitUsage
 	}
-	if fl.NArg() == 0 {
+	if fl.NArg() == 0 && *inputs == "" {
 		fl.Usage()
 		return exitUsage
 	}
@@ -60,20 +61,34 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 
-	pl := planBuild(ctx, fl.Args(), *agentFlag, stderr)
-	sessions := pl.sessions
-	if *session != "" {
-		var kept []*plannedSession
-		for _, s := range sessions {
-			if s.native == *session {
-				kept = append(kept, s)
-			}
-		}
-		if len(kept) == 0 {
-			fmt.Fprintf(stderr, "agentmap build: no session %q in the inputs\n", *session)
+	pl := &buildPlan{}
+	for _, p := range fl.Args() {
+		pl.give(p, stderr)
+	}
+	if *inputs != "" {
+		if err := pl.readInputList(*inputs, *null, stderr); err != nil {
+			// A list read in part would build some of what was asked:
+			// nothing is built.
+			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
 			return exitFailure
 		}
-		sessions = kept
+	} else if *null {
+		fmt.Fprintln(stderr, "agentmap build: --null applies to the list of --inputs")
+		return exitUsage
+	}
+	planBuild(ctx, pl, *agentFlag, stderr)
+	if pl.skipped > 0 {
+		fmt.Fprintf(stderr, "agentmap build: %d files found in the directories are logs of no agent: skipped\n", pl.skipped)
+	}
+	var sessions []int32
+	for i := range pl.sessions {
+		if *session == "" || pl.strs.get(pl.sessions[i].native) == *session {
+			sessions = append(sessions, int32(i))
+		}
+	}
+	if *session != "" && len(sessions) == 0 {
+		fmt.Fprintf(stderr, "agentmap build: no session %q in the inputs\n", *session)
+		return exitFailure
 	}
 	if len(sessions) == 0 {
 		if !pl.failed {
@@ -81,7 +96,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return exitFailure
 	}
-	b := &streamBuild{opts: opts, stderr: stderr, failed: pl.failed, session: *session}
+	b := &streamBuild{plan: pl, opts: opts, stderr: stderr, failed: pl.failed, session: *session}
 	switch {
 	case *out == "-":
 		return b.toStdout(sessions, stdout)
@@ -138,29 +153,6 @@ func buildOptions(set map[string]bool, configFile, mode, keyFile string, eventCa
 	return opts, exitOK
 }
 
-// rotationsFirst orders the inputs so that the rotated copies of a log
-// (log.2, log.1) come just before it, oldest first, wherever they were
-// given: the halves of a copy-truncate rotation then read as one session
-// in the order the daemon reads them.
-func rotationsFirst(paths []string) []string {
-	groups := map[string][]string{}
-	var order []string
-	for _, p := range paths {
-		base, _ := watchers.Rotation(p)
-		if _, ok := groups[base]; !ok {
-			order = append(order, base)
-		}
-		groups[base] = append(groups[base], p)
-	}
-	out := make([]string, 0, len(paths))
-	for _, base := range order {
-		g := groups[base]
-		sort.SliceStable(g, func(i, j int) bool { return watchers.RotationOrder(g[i], g[j]) < 0 })
-		out = append(out, g...)
-	}
-	return out
-}
-
 // notALog starts the error of a file no agent wrote.
 const notALog = "not a log of Claude Code, Codex, Cursor, OpenCode, Copilot CLI or Gemini CLI"
 
@@ -201,6 +193,7 @@ func buildMap(s *inputSession, opts builder.Options) (*builder.Map, error) {
 // in plan order: its memory is that of a few sessions, however many there
 // are. What each session reports is printed in that order too.
 type streamBuild struct {
+	plan    *buildPlan
 	opts    builder.Options
 	stderr  io.Writer
 	failed  bool
@@ -218,9 +211,9 @@ type builtSession struct {
 }
 
 // build reads one session and encodes its map; it runs on a worker.
-func (b *streamBuild) build(s *plannedSession, encode func(*builder.Map) ([]byte, error)) *builtSession {
+func (b *streamBuild) build(s int32, encode func(*builder.Map) ([]byte, error)) *builtSession {
 	r := &builtSession{}
-	in, ok, failed := s.input(&r.said)
+	in, ok, failed := b.plan.input(s, &r.said)
 	r.read, r.failed = ok, failed
 	if !ok {
 		return r
@@ -244,7 +237,7 @@ func (b *streamBuild) build(s *plannedSession, encode func(*builder.Map) ([]byte
 
 // each builds the sessions on the workers and hands each outcome to emit,
 // in plan order. It returns how many sessions were read.
-func (b *streamBuild) each(sessions []*plannedSession, encode func(*builder.Map) ([]byte, error), emit func(*builtSession)) int {
+func (b *streamBuild) each(sessions []int32, encode func(*builder.Map) ([]byte, error), emit func(*builtSession)) int {
 	workers := min(len(sessions), runtime.GOMAXPROCS(0))
 	// At most workers sessions are being built, and as many again wait,
 	// built, for their turn.
@@ -318,7 +311,7 @@ func prettyMap(m *builder.Map) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func (b *streamBuild) toStdout(sessions []*plannedSession, stdout io.Writer) int {
+func (b *streamBuild) toStdout(sessions []int32, stdout io.Writer) int {
 	read := b.each(sessions, prettyMap, func(r *builtSession) {
 		b.stderr.Write(r.said.Bytes())
 		b.stderr.Write(r.built.Bytes())
@@ -340,7 +333,7 @@ const (
 
 // toDir writes one <native id>.json.gz a session into the directory out.
 // The directory is checked before any log is parsed.
-func (b *streamBuild) toDir(sessions []*plannedSession, out string) int {
+func (b *streamBuild) toDir(sessions []int32, out string) int {
 	if code := checkBuildOutput(out, false, b.stderr); code != exitOK {
 		return code
 	}
@@ -388,7 +381,7 @@ func (b *streamBuild) writeBatch(batch []*builtSession, out string) {
 // toFile writes the one session of the inputs to the map file out. More
 // sessions are a usage error, said once every input was read (a session
 // counts when any of its inputs could be read).
-func (b *streamBuild) toFile(sessions []*plannedSession, out string) int {
+func (b *streamBuild) toFile(sessions []int32, out string) int {
 	var one *builtSession
 	read := b.each(sessions, gzipMap, func(r *builtSession) {
 		b.stderr.Write(r.said.Bytes())

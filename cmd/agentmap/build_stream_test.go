@@ -14,15 +14,11 @@ import (
 	"github.com/agentmap/agentmap/state/mapstore"
 )
 
-// streamInputs lays out logs whose sessions span several files: a Claude
-// log with nested subagent files, a Claude log cut in two by a
-// copy-truncate rotation (given live file first), a Codex rollout with a
-// spawned child rollout, and the corpus when it is there.
-func streamInputs(t *testing.T) []string {
-	t.Helper()
-	dir := t.TempDir()
-	var files []string
-	put := func(rel string, data []byte) string {
+// treeWriter returns put, which writes a file at a path below dir
+// (making its directories) and returns the path, and read, which reads a
+// file whole; both fail the test on an error.
+func treeWriter(t *testing.T, dir string) (put func(rel string, data []byte) string, read func(string) []byte) {
+	put = func(rel string, data []byte) string {
 		p := filepath.Join(dir, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			t.Fatal(err)
@@ -32,26 +28,51 @@ func streamInputs(t *testing.T) []string {
 		}
 		return p
 	}
-	read := func(p string) []byte {
+	read = func(p string) []byte {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
+	return put, read
+}
+
+// streamInputs lays out logs whose sessions span several files: a Claude
+// log with nested subagent files, a Claude log cut in two by a
+// copy-truncate rotation (given live file first), a Codex rollout with a
+// spawned child rollout, and the corpus when it is there.
+func streamInputs(t *testing.T) []string {
+	t.Helper()
+	files := spanningLogs(t, t.TempDir(), "claude/", "rot/", "codex/")
+	if _, err := os.Stat(filepath.Join("..", "..", "..", "shared", "corpus")); err == nil {
+		for _, agent := range []string{"claude", "codex", "cursor"} {
+			files = append(files, corpusLogs(t, agent)...)
+		}
+	}
+	return files
+}
+
+// spanningLogs writes the logs of sessions that span several files below
+// dir, in the directories named (claude: a main log and its subagent
+// files; rotated: the two halves of a rotation; codex: a child rollout and
+// its parent), and returns the logs one gives for them: the main log, the
+// live half then the older one, the child then its parent.
+func spanningLogs(t *testing.T, dir, claude, rotated, codex string) []string {
+	put, read := treeWriter(t, dir)
 	// Subagents: the main log only; its lanes are found beside it.
 	const main = "0a1b2c3d-0000-4000-8000-000000000002"
-	files = append(files, put("claude/"+main+".jsonl", read("../../testdata/claude/subagents.jsonl")))
+	files := []string{put(claude+main+".jsonl", read("../../testdata/claude/subagents.jsonl"))}
 	subs, _ := filepath.Glob("../../testdata/claude/" + main + "/subagents/*")
 	for _, s := range subs {
-		put("claude/"+main+"/subagents/"+filepath.Base(s), read(s))
+		put(claude+main+"/subagents/"+filepath.Base(s), read(s))
 	}
 	// A rotation: the older half in .1, given after the live half.
 	lines := strings.SplitAfter(string(read(fixture)), "\n")
 	half := len(lines) / 2
-	const rotated = "11111111-0000-4000-8000-000000000001.jsonl"
-	live := put("rot/"+rotated, []byte(strings.Join(lines[half:], "")))
-	old := put("rot/"+rotated+".1", []byte(strings.Join(lines[:half], "")))
+	const log = "11111111-0000-4000-8000-000000000001.jsonl"
+	live := put(rotated+log, []byte(strings.Join(lines[half:], "")))
+	old := put(rotated+log+".1", []byte(strings.Join(lines[:half], "")))
 	files = append(files, live, old)
 	// A Codex child rollout, given before its parent.
 	parentFile := "../../testdata/codex/rollout-2025-11-07T09-00-00-019a5baa-0000-7000-8000-00000000c003.jsonl"
@@ -59,14 +80,8 @@ func streamInputs(t *testing.T) []string {
 	const child = "019a5baa-0000-7000-8000-0000000000c9"
 	meta := `{"timestamp":"2025-11-07T00:00:00.000Z","type":"session_meta","payload":{"id":"` + child +
 		`","timestamp":"2025-11-07T00:00:00.000Z","cwd":"/Users/dev/lotto","source":{"subagent":{"thread_spawn":{"parent_thread_id":"019a5baa-0000-7000-8000-00000000c003","depth":1}}}}}` + "\n"
-	files = append(files, put("codex/rollout-2025-11-07T09-01-00-"+child+".jsonl", []byte(meta+strings.Join(plines[1:], ""))))
-	files = append(files, put("codex/"+filepath.Base(parentFile), read(parentFile)))
-	if _, err := os.Stat(filepath.Join("..", "..", "..", "shared", "corpus")); err == nil {
-		for _, agent := range []string{"claude", "codex", "cursor"} {
-			files = append(files, corpusLogs(t, agent)...)
-		}
-	}
-	return files
+	files = append(files, put(codex+"rollout-2025-11-07T09-01-00-"+child+".jsonl", []byte(meta+strings.Join(plines[1:], ""))))
+	return append(files, put(codex+filepath.Base(parentFile), read(parentFile)))
 }
 
 // The streamed build (a pool of workers, maps written in batches) writes

@@ -30,13 +30,16 @@ func TestBuildInputErrors(t *testing.T) {
 	os.WriteFile(text, []byte("just some notes\nnot a log\n"), 0o600)
 	dump := filepath.Join(dir, "state.dump.json")
 	os.WriteFile(dump, []byte("{\n \"composerData:1\": {\"text\": \"just some notes\"}\n}\n"), 0o600)
+	noLogs := filepath.Join(t.TempDir(), "notes")
+	os.MkdirAll(noLogs, 0o700)
+	os.WriteFile(filepath.Join(noLogs, "notes.txt"), []byte("just some notes\nnot a log\n"), 0o600)
 	tests := []struct {
 		name, path, want string
 	}{
 		{"missing", filepath.Join(dir, "nope.jsonl"), "no such file"},
 		{"a JSON document of another tool", dump, "not a log of Claude Code, Codex, Cursor, OpenCode, Copilot CLI or Gemini CLI"},
 		{"empty", empty, "file is empty"},
-		{"directory", dir, "is a directory"},
+		{"directory without logs", noLogs, "is a directory with no log of any agent in it"},
 		{"not a log", text, "not a log of Claude Code, Codex, Cursor, OpenCode, Copilot CLI or Gemini CLI"},
 	}
 	for _, tc := range tests {

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync/atomic"
 
 	"github.com/agentmap/agentmap/builder"
@@ -26,82 +28,260 @@ import (
 // each session is read (its logs parsed), built and written, one after
 // the other on a small pool of workers, and dropped.
 //
-// What the plan keeps is a few hundred bytes an input (its path, its
-// routing) and a session record per session; only the inputs that are
+// What the plan keeps is about 130 bytes an input, in a few flat blocks
+// the garbage collector does not scan: every string (paths, their
+// directories once each, session ids, lanes) in one byte table, a record
+// of 24 bytes a log and a session, linked by indexes, not pointers. The
+// indexes by session and by path are needed while planning only and are
+// dropped before the first session is read. Only the inputs that are
 // databases (Cursor's SQLite files, OpenCode's) are read in the plan, as
-// they hold many sessions at once: their records stay until written.
+// they hold many sessions at once: their records stay until their session
+// is read.
 
 // buildPlan is what the plan found: every session, in the order its first
-// input was met, and whether an input given on the command line failed.
+// input was met, and whether an input given failed.
 type buildPlan struct {
-	sessions []*plannedSession
+	strs     strtab
+	dirs     []uint64 // strs refs of the inputs' directories, trailing separator included
+	sessions []plannedSession
+	family   []kin // the sessions that are lanes of a parent, or have such lanes
+	logs     []plannedLog
+	said     []atomic.Bool // per log: its problems were reported (a Codex child's logs are read twice)
+	db       [][]event.Event
+	agents   []string // the agent names the sessions refer to by index
 	failed   bool
+	skipped  int // files found in directories that no agent wrote
+
+	// While planning only.
+	dirIndex map[string]uint32
+	queue    []queued
+	nGiven   int // the first nGiven of queue were given (as paths, in a list, or found in a directory)
 }
 
-// plannedSession is one session of the inputs: the inputs that make it, in
-// the order they are read, and the Codex child sessions whose records also
-// form lanes of its map.
+// queued is an input on its way through the plan.
+type queued struct {
+	path   uint64 // a path ref (see addPath)
+	walked bool   // found in a directory given: what is not a log is skipped, not an error
+}
+
+// plannedSession is one session of the inputs: its parts (the inputs
+// that make it, in the order they are read) and its place in a family.
 type plannedSession struct {
-	agent    string
-	native   string
-	parts    []sessionPart
-	children []*plannedSession
-	lane     string // this session's lane id in its parent, if it is a child
-	parent   string
+	native      uint64 // strs ref
+	first, last int32  // its parts: indexes in logs, chained by next; -1 for none
+	family      int32  // index in family, -1 when it is no parent or child
+	agent       uint8  // index in agents
 }
 
-// sessionPart is one input's share of a session: a log to parse, or the
-// records a database input gave for the session.
-type sessionPart struct {
-	log    *plannedLog
-	events []event.Event
+// kin is a session's family: the parent whose map it is a lane of (a
+// Codex child), and its own children (Codex child sessions whose records
+// also form lanes of its map), chained by sibling.
+type kin struct {
+	parent, lane                       uint64 // strs refs; lane: its lane id in the parent
+	firstChild, lastChild, nextSibling int32  // session indexes, -1 for none
 }
 
-// plannedLog is a log whose records are read when its session is built.
+// plannedLog is one input's share of a session: a log whose records are
+// read when its session is built, or the records a database input gave.
 type plannedLog struct {
-	path     string
-	explicit bool          // given on the command line: its problems count
-	agent    *agents.Agent // one value an agent, shared by its logs
-	src      watchers.Source
-	whole    bool // one JSON document (agents.ParseWhole), not lines
-	// said is set once the log's problems were reported: a Codex child's
-	// logs are read for its own map and for its parent's.
-	said atomic.Bool
+	ref   uint64 // a path ref; for a database part, the index in db
+	lane  uint64 // strs ref of the log's lane ("" for a session's own log)
+	next  int32  // the session's next part, -1 for none
+	kind  uint8
+	flags uint8
 }
 
-// planBuild is the cheap pass over the inputs. It reports each problem it
-// finds on stderr (as the old single pass did) and carries on.
-func planBuild(ctx context.Context, paths []string, agentName string, stderr io.Writer) *buildPlan {
-	pl := &buildPlan{}
-	bySession := map[string]*plannedSession{}
-	get := func(agent, native string) *plannedSession {
-		k := agent + "\x00" + native
-		s, ok := bySession[k]
-		if !ok {
-			s = &plannedSession{agent: agent, native: native}
-			bySession[k] = s
-			pl.sessions = append(pl.sessions, s)
-		}
-		return s
+const (
+	partLines = iota // a line log (agents.ParseFile)
+	partWhole        // one JSON document (agents.ParseWhole), not lines
+	partDB           // records a database gave
+)
+
+const (
+	logExplicit = 1 << iota // given, not found as a companion: its problems count
+	logParented             // routed with the session's parent and lane (a Codex child rollout)
+)
+
+// strtab keeps many short strings in one block: a string is the offset of
+// its length (a uvarint) and bytes; 0 is "".
+type strtab struct{ b []byte }
+
+func (t *strtab) add(s string) uint64 {
+	if s == "" {
+		return 0
 	}
-	byAgent := map[string]*agents.Agent{}
+	if len(t.b) == 0 {
+		t.b = append(t.b, 0)
+	}
+	r := uint64(len(t.b))
+	t.b = binary.AppendUvarint(t.b, uint64(len(s)))
+	t.b = append(t.b, s...)
+	return r
+}
+
+func (t *strtab) bytes(r uint64) []byte {
+	if r == 0 {
+		return nil
+	}
+	n, w := binary.Uvarint(t.b[r:])
+	start := r + uint64(w)
+	return t.b[start : start+n]
+}
+
+func (t *strtab) get(r uint64) string { return string(t.bytes(r)) }
+
+// addPath keeps a path as its directory (kept once for all its files) and
+// its name; the ref is that of a uvarint (the directory) and the name.
+func (pl *buildPlan) addPath(p string) uint64 {
+	i := len(p) - 1
+	for i >= 0 && !os.IsPathSeparator(p[i]) {
+		i--
+	}
+	return pl.addIn(pl.dir(p[:i+1]), p[i+1:])
+}
+
+// dir returns the index of a directory (with its trailing separator).
+func (pl *buildPlan) dir(d string) uint32 {
+	i, ok := pl.dirIndex[d]
+	if !ok {
+		if pl.dirIndex == nil {
+			pl.dirIndex = map[string]uint32{}
+		}
+		i = uint32(len(pl.dirs))
+		pl.dirs = append(pl.dirs, pl.strs.add(d))
+		pl.dirIndex[d] = i
+	}
+	return i
+}
+
+// addIn keeps the path of the file name in the directory of index dir.
+func (pl *buildPlan) addIn(dir uint32, name string) uint64 {
+	if len(pl.strs.b) == 0 {
+		pl.strs.b = append(pl.strs.b, 0)
+	}
+	r := uint64(len(pl.strs.b))
+	pl.strs.b = binary.AppendUvarint(pl.strs.b, uint64(dir))
+	pl.strs.b = binary.AppendUvarint(pl.strs.b, uint64(len(name)))
+	pl.strs.b = append(pl.strs.b, name...)
+	return r
+}
+
+// pathParts returns the directory index and the name of a path ref.
+func (pl *buildPlan) pathParts(r uint64) (uint32, []byte) {
+	d, w := binary.Uvarint(pl.strs.b[r:])
+	n, w2 := binary.Uvarint(pl.strs.b[r+uint64(w):])
+	start := r + uint64(w) + uint64(w2)
+	return uint32(d), pl.strs.b[start : start+n]
+}
+
+func (pl *buildPlan) path(r uint64) string {
+	d, name := pl.pathParts(r)
+	dir := pl.strs.bytes(pl.dirs[d])
+	b := make([]byte, 0, len(dir)+len(name))
+	return string(append(append(b, dir...), name...))
+}
+
+func (pl *buildPlan) agent(name string) uint8 {
+	for i, a := range pl.agents {
+		if a == name {
+			return uint8(i)
+		}
+	}
+	pl.agents = append(pl.agents, name)
+	return uint8(len(pl.agents) - 1)
+}
+
+// sessionIndex finds a session by agent and native id while planning: a
+// 64-bit hash of the two, checked against the session found; sessions
+// whose hash another already has are kept by name.
+type sessionIndex struct {
+	pl     *buildPlan
+	byHash map[uint64]int32
+	clash  map[string]int32
+}
+
+var sessionSeed = maphash.MakeSeed()
+
+func (x *sessionIndex) find(agent uint8, native string) (int32, bool) {
+	h := maphash.String(sessionSeed, native) ^ uint64(agent)
+	i, ok := x.byHash[h]
+	if !ok {
+		return -1, false
+	}
+	if s := &x.pl.sessions[i]; s.agent == agent && string(x.pl.strs.bytes(s.native)) == native {
+		return i, true
+	}
+	i, ok = x.clash[x.pl.agents[agent]+"\x00"+native]
+	return i, ok
+}
+
+// get returns the session of agent and native, adding it when new.
+func (x *sessionIndex) get(agentName, native string) int32 {
+	agent := x.pl.agent(agentName)
+	if i, ok := x.find(agent, native); ok {
+		return i
+	}
+	i := int32(len(x.pl.sessions))
+	x.pl.sessions = append(x.pl.sessions, plannedSession{native: x.pl.strs.add(native), first: -1, last: -1, family: -1, agent: agent})
+	h := maphash.String(sessionSeed, native) ^ uint64(agent)
+	if _, taken := x.byHash[h]; taken {
+		if x.clash == nil {
+			x.clash = map[string]int32{}
+		}
+		x.clash[agentName+"\x00"+native] = i
+	} else {
+		x.byHash[h] = i
+	}
+	return i
+}
+
+// addPart appends a part to session s.
+func (pl *buildPlan) addPart(s int32, part plannedLog) {
+	part.next = -1
+	i := int32(len(pl.logs))
+	pl.logs = append(pl.logs, part)
+	ss := &pl.sessions[s]
+	if ss.last < 0 {
+		ss.first = i
+	} else {
+		pl.logs[ss.last].next = i
+	}
+	ss.last = i
+}
+
+// kinOf returns the family record of session s, adding one.
+func (pl *buildPlan) kinOf(s int32) *kin {
+	ss := &pl.sessions[s]
+	if ss.family < 0 {
+		ss.family = int32(len(pl.family))
+		pl.family = append(pl.family, kin{firstChild: -1, lastChild: -1, nextSibling: -1})
+	}
+	return &pl.family[ss.family]
+}
+
+// planBuild is the cheap pass over the inputs queued (see gatherInputs).
+// It reports each problem it finds on stderr and carries on.
+func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.Writer) {
+	index := &sessionIndex{pl: pl, byHash: map[uint64]int32{}}
 	seen := pathSet{}
 	var beside agents.Beside // directory listings shared by the main logs' companions
-	queue := rotationsFirst(paths)
-	explicit := pathSet{}
-	for _, p := range paths {
-		explicit.add(p)
-	}
-	for len(queue) > 0 {
-		path := queue[0]
-		queue = queue[1:]
+	pl.rotationsFirst()
+	for qi := 0; qi < len(pl.queue); qi++ {
+		in := pl.queue[qi]
+		path := pl.path(in.path)
 		abs, _ := filepath.Abs(path)
 		if !seen.add(abs) {
 			continue
 		}
-		given := explicit.has(path)
-		report := func(err error) {
-			if given {
+		given := qi < pl.nGiven
+		// report says a problem of a given input; one found in a
+		// directory that is no log of any agent is only counted.
+		report := func(err error, notALog bool) {
+			switch {
+			case !given:
+			case in.walked && notALog:
+				pl.skipped++
+			default:
 				fmt.Fprintf(stderr, "agentmap build: %s: %v\n", path, err)
 				pl.failed = true
 			}
@@ -109,13 +289,15 @@ func planBuild(ctx context.Context, paths []string, agentName string, stderr io.
 		info, err := os.Stat(path)
 		switch {
 		case err != nil:
-			report(describeOpenError(err))
+			report(describeOpenError(err), errors.Is(err, os.ErrNotExist))
 			continue
 		case info.IsDir():
-			report(errors.New("is a directory; give the log files"))
+			// A directory met here is a companion's or a symbolic link's
+			// found in a walk: directories given are walked (gatherInputs).
+			report(errors.New("is a directory"), true)
 			continue
 		case info.Size() == 0:
-			report(agents.ErrEmpty)
+			report(agents.ErrEmpty, true)
 			continue
 		}
 		if (agentName == "auto" || agentName == "cursor") && (cursor.IsVSCDB(path) || cursor.IsStoreDB(path)) {
@@ -125,30 +307,28 @@ func planBuild(ctx context.Context, paths []string, agentName string, stderr io.
 			}
 			convs, err := read(ctx, path)
 			if err != nil {
-				report(err)
+				report(err, false)
 				continue
 			}
 			for _, c := range convs {
-				s := get("cursor", c.NativeID)
-				s.parts = append(s.parts, sessionPart{events: c.Events})
+				pl.addRecords(index.get("cursor", c.NativeID), c.Events)
 			}
 			continue
 		}
 		if a, ok := agents.DBReader(agentName, path); ok {
 			convs, err := a.ReadDB(ctx, path)
 			if err != nil {
-				report(err)
+				report(err, false)
 				continue
 			}
 			for _, c := range convs {
-				s := get(a.Name, c.NativeID)
-				s.parts = append(s.parts, sessionPart{events: c.Events})
+				pl.addRecords(index.get(a.Name, c.NativeID), c.Events)
 			}
 			continue
 		}
 		first, err := agents.FirstLine(path)
 		if err != nil {
-			report(describeOpenError(err))
+			report(describeOpenError(err), false)
 			continue
 		}
 		a, ok := pickAgent(agentName, first)
@@ -157,59 +337,135 @@ func planBuild(ctx context.Context, paths []string, agentName string, stderr io.
 			// name; the line is counted as skipped, as the daemon does.
 			a, ok = agents.DetectFile(path)
 		}
+		var flags uint8
+		if given {
+			flags = logExplicit
+		}
 		if !ok && (agentName == "auto" || a.Whole) && agents.LooksLikeWholeJSON(first) {
 			// Its session is in the document: read it now for that, and
 			// again when the session is built (these are rare, and one
 			// document each).
 			_, src, err := agents.ParseWhole(path)
-			if errors.Is(err, codex.ErrNoSession) && agentName == "auto" {
+			noSession := errors.Is(err, codex.ErrNoSession) && agentName == "auto"
+			if noSession {
 				// Any pretty-printed JSON starts with "{": without a
 				// session object it is no rollout, and no Codex file.
 				err = errors.New(notALog + " (a JSON document without a Codex session)")
 			}
 			if err != nil {
-				report(err)
+				report(err, noSession)
 				continue
 			}
-			s := get(src.Agent, src.Session)
-			s.parts = append(s.parts, sessionPart{log: &plannedLog{path: path, explicit: given, whole: true}})
+			pl.addPart(index.get(src.Agent, src.Session), plannedLog{ref: in.path, kind: partWhole, flags: flags})
 			continue
 		}
 		if !ok {
-			report(errors.New(notALog + " (first line not recognised)"))
+			report(errors.New(notALog+" (first line not recognised)"), true)
 			continue
 		}
 		src, err := a.Identify(path, first)
 		if err != nil {
-			report(err)
+			report(err, false)
 			continue
 		}
 		if src.Session == "" {
-			report(errors.New("no session id found"))
+			report(errors.New("no session id found"), false)
 			continue
 		}
-		ap := byAgent[a.Name]
-		if ap == nil {
-			ap = &a
-			byAgent[a.Name] = ap
-		}
-		s := get(a.Name, src.Session)
-		s.parts = append(s.parts, sessionPart{log: &plannedLog{path: path, explicit: given, agent: ap, src: src}})
+		s := index.get(a.Name, src.Session)
 		if src.ParentSession != "" {
-			s.parent, s.lane = src.ParentSession, src.ChildLane
+			k := pl.kinOf(s)
+			k.parent, k.lane = pl.strs.add(src.ParentSession), pl.strs.add(src.ChildLane)
+			flags |= logParented
 		}
+		pl.addPart(s, plannedLog{ref: in.path, lane: pl.strs.add(src.Lane), kind: partLines, flags: flags})
 		if a.Companions != nil && src.Lane == "" {
-			queue = append(queue, a.Companions(path, src, &beside)...)
-		}
-	}
-	for _, s := range pl.sessions {
-		if s.parent != "" {
-			if p, ok := bySession[s.agent+"\x00"+s.parent]; ok {
-				p.children = append(p.children, s)
+			for _, c := range a.Companions(path, src, &beside) {
+				pl.queue = append(pl.queue, queued{path: pl.addPath(c)})
 			}
 		}
 	}
-	return pl
+	for i := range pl.sessions {
+		s := &pl.sessions[i]
+		if s.family < 0 || pl.family[s.family].parent == 0 {
+			continue
+		}
+		p, ok := index.find(s.agent, pl.strs.get(pl.family[s.family].parent))
+		if !ok {
+			continue
+		}
+		pk := pl.kinOf(p)
+		if pk.lastChild < 0 {
+			pk.firstChild = int32(i)
+		} else {
+			pl.family[pl.sessions[pk.lastChild].family].nextSibling = int32(i)
+		}
+		pk.lastChild = int32(i)
+	}
+	pl.said = make([]atomic.Bool, len(pl.logs))
+	pl.queue, pl.dirIndex = nil, nil
+}
+
+// addRecords adds the records a database gave for session s.
+func (pl *buildPlan) addRecords(s int32, events []event.Event) {
+	pl.addPart(s, plannedLog{ref: uint64(len(pl.db)), kind: partDB})
+	pl.db = append(pl.db, events)
+}
+
+// rotationsFirst orders the inputs so that the rotated copies of a log
+// (log.2, log.1) come just before it, oldest first, wherever they were
+// given: the halves of a copy-truncate rotation then read as one session
+// in the order the daemon reads them. Inputs without a rotated copy among
+// them keep their place.
+func (pl *buildPlan) rotationsFirst() {
+	given := pl.queue[:pl.nGiven]
+	rotated := map[string]bool{} // the logs with a rotated copy given
+	for _, in := range given {
+		if _, name := pl.pathParts(in.path); hasRotation(name) {
+			base, _ := watchers.Rotation(pl.path(in.path))
+			rotated[base] = true
+		}
+	}
+	if len(rotated) == 0 {
+		return
+	}
+	// Each input's group is its place, or that of the first input of its
+	// log when the log has rotated copies.
+	group := make([]int, len(given))
+	first := map[string]int{}
+	for i, in := range given {
+		group[i] = i
+		base, _ := watchers.Rotation(pl.path(in.path))
+		if rotated[base] {
+			if g, ok := first[base]; ok {
+				group[i] = g
+			} else {
+				first[base] = i
+			}
+		}
+	}
+	order := make([]int, len(given))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool {
+		i, j := order[x], order[y]
+		if group[i] != group[j] {
+			return group[i] < group[j]
+		}
+		return watchers.RotationOrder(pl.path(given[i].path), pl.path(given[j].path)) < 0
+	})
+	sorted := make([]queued, len(given))
+	for k, i := range order {
+		sorted[k] = given[i]
+	}
+	copy(given, sorted)
+}
+
+// hasRotation says whether a file name ends in a rotation number (.1).
+func hasRotation(name []byte) bool {
+	_, n := watchers.Rotation(string(name))
+	return n > 0
 }
 
 // pathSet is a set of paths kept as 128-bit hashes: a few dozen bytes a
@@ -233,43 +489,53 @@ func (s pathSet) add(p string) bool {
 	return true
 }
 
-func (s pathSet) has(p string) bool {
-	_, ok := s[pathKey(p)]
-	return ok
-}
-
-// read parses the session's logs, in plan order, and returns its records.
-// ok is false when no input gave the session anything (every log failed to
-// read past its first line): such a session is none. failed says that a
-// log given on the command line could not be read. Problems go to stderr,
-// once a log.
-func (s *plannedSession) read(stderr io.Writer) (events []event.Event, ok, failed bool) {
-	for _, part := range s.parts {
-		if part.log == nil {
-			events = append(events, part.events...)
+// read parses the logs of session i, in plan order, and returns its
+// records. ok is false when no input gave the session anything (every log
+// failed to read past its first line): such a session is none. failed
+// says that a log given could not be read. Problems go to stderr, once a
+// log. The records a database gave are let go of once read, unless the
+// session is a lane of another, whose map reads them too.
+func (pl *buildPlan) read(i int32, stderr io.Writer) (events []event.Event, ok, failed bool) {
+	s := &pl.sessions[i]
+	name := pl.agents[s.agent]
+	child := s.family >= 0 && pl.family[s.family].parent != 0
+	for p := s.first; p >= 0; p = pl.logs[p].next {
+		l := &pl.logs[p]
+		if l.kind == partDB {
+			events = append(events, pl.db[l.ref]...)
+			if !child {
+				pl.db[l.ref] = nil
+			}
 			ok = true
 			continue
 		}
-		l := part.log
+		path := pl.path(l.ref)
 		var evs []event.Event
 		var err error
 		var st agents.FileStats
-		if l.whole {
-			evs, _, err = agents.ParseWhole(l.path)
+		if l.kind == partWhole {
+			evs, _, err = agents.ParseWhole(path)
 		} else {
-			evs, st, err = agents.ParseFile(l.path, *l.agent, l.src, watchers.DefaultMaxLine)
-		}
-		first := l.said.CompareAndSwap(false, true)
-		if err != nil {
-			if l.explicit && first {
-				fmt.Fprintf(stderr, "agentmap build: %s: %v\n", l.path, err)
+			a, _ := agents.ByName(name)
+			src := watchers.Source{Agent: name, Session: pl.strs.get(s.native), Lane: pl.strs.get(l.lane)}
+			if l.flags&logParented != 0 {
+				k := &pl.family[s.family]
+				src.ParentSession, src.ChildLane = pl.strs.get(k.parent), pl.strs.get(k.lane)
 			}
-			failed = failed || l.explicit
+			evs, st, err = agents.ParseFile(path, a, src, watchers.DefaultMaxLine)
+		}
+		explicit := l.flags&logExplicit != 0
+		first := pl.said[p].CompareAndSwap(false, true)
+		if err != nil {
+			if explicit && first {
+				fmt.Fprintf(stderr, "agentmap build: %s: %v\n", path, err)
+			}
+			failed = failed || explicit
 			continue
 		}
 		if st.Skipped+st.Oversized > 0 && first {
 			fmt.Fprintf(stderr, "agentmap build: %s: %d of %d lines skipped (unreadable or over the size cap)\n",
-				l.path, st.Skipped+st.Oversized, st.Lines+st.Oversized)
+				path, st.Skipped+st.Oversized, st.Lines+st.Oversized)
 		}
 		events = append(events, evs...)
 		ok = true
@@ -277,22 +543,34 @@ func (s *plannedSession) read(stderr io.Writer) (events []event.Event, ok, faile
 	return events, ok, failed
 }
 
-// input reads the session and its children: everything its map is built
+// input reads session i and its children: everything its map is built
 // from.
-func (s *plannedSession) input(stderr io.Writer) (in *inputSession, ok, failed bool) {
-	events, ok, failed := s.read(stderr)
+func (pl *buildPlan) input(i int32, stderr io.Writer) (in *inputSession, ok, failed bool) {
+	events, ok, failed := pl.read(i, stderr)
 	if !ok {
 		return nil, false, failed
 	}
-	in = &inputSession{agent: s.agent, native: s.native, events: events, lane: s.lane, parent: s.parent}
-	for _, c := range s.children {
-		evs, cok, cfailed := c.read(stderr)
-		failed = failed || cfailed
-		if cok {
-			in.children = append(in.children, &inputSession{agent: c.agent, native: c.native, events: evs, lane: c.lane, parent: c.parent})
+	in = pl.inputSession(i, events)
+	if f := pl.sessions[i].family; f >= 0 {
+		for c := pl.family[f].firstChild; c >= 0; c = pl.family[pl.sessions[c].family].nextSibling {
+			evs, cok, cfailed := pl.read(c, stderr)
+			failed = failed || cfailed
+			if cok {
+				in.children = append(in.children, pl.inputSession(c, evs))
+			}
 		}
 	}
 	return in, true, failed
+}
+
+func (pl *buildPlan) inputSession(i int32, events []event.Event) *inputSession {
+	s := &pl.sessions[i]
+	in := &inputSession{agent: pl.agents[s.agent], native: pl.strs.get(s.native), events: events}
+	if s.family >= 0 {
+		k := &pl.family[s.family]
+		in.parent, in.lane = pl.strs.get(k.parent), pl.strs.get(k.lane)
+	}
+	return in
 }
 
 // inputSession is one session read from the inputs: its own records and the
@@ -323,11 +601,13 @@ func (s *inputSession) all() []event.Event {
 // session read. Tests and audits use it to see all sessions together; the
 // build itself streams (cmdBuild).
 func collect(ctx context.Context, paths []string, agentName string, stderr io.Writer) ([]*inputSession, bool) {
-	pl := planBuild(ctx, paths, agentName, stderr)
+	pl := &buildPlan{}
+	pl.given(paths)
+	planBuild(ctx, pl, agentName, stderr)
 	failed := pl.failed
 	var out []*inputSession
-	for _, p := range pl.sessions {
-		in, ok, f := p.input(stderr)
+	for i := range pl.sessions {
+		in, ok, f := pl.input(int32(i), stderr)
 		failed = failed || f
 		if ok {
 			out = append(out, in)
