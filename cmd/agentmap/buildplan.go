@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -46,7 +47,7 @@ type buildPlan struct {
 	sessions []plannedSession
 	family   []kin // the sessions that are lanes of a parent, or have such lanes
 	logs     []plannedLog
-	said     []atomic.Bool // per log: its problems were reported (a Codex child's logs are read twice)
+	said     []atomic.Uint32 // a bit a log: its problems were reported (a Codex child's logs are read twice)
 	db       [][]event.Event
 	agents   []string // the agent names the sessions refer to by index
 	failed   bool
@@ -102,36 +103,38 @@ const (
 	logParented             // routed with the session's parent and lane (a Codex child rollout)
 )
 
-// strtab keeps many short strings in one block: a string is the offset of
-// its length (a uvarint) and bytes; 0 is "".
+// strtab keeps many short strings in one block. A string is a ref: its
+// offset in the block (the high 36 bits: 64 GiB) and its length (the low
+// 28 bits: 256 MiB, more than any path, first line or session id holds;
+// routable refuses a longer id); 0 is "". A ref may point into the bytes
+// of another string: a session id into its log's file name.
 type strtab struct{ b []byte }
+
+const (
+	refLenBits = 28
+	maxRefLen  = 1<<refLenBits - 1
+)
+
+func mkref(off, n int) uint64 { return uint64(off)<<refLenBits | uint64(n) }
 
 func (t *strtab) add(s string) uint64 {
 	if s == "" {
 		return 0
 	}
-	if len(t.b) == 0 {
-		t.b = append(t.b, 0)
-	}
-	r := uint64(len(t.b))
-	t.b = binary.AppendUvarint(t.b, uint64(len(s)))
+	off := len(t.b)
 	t.b = append(t.b, s...)
-	return r
+	return mkref(off, len(s))
 }
 
 func (t *strtab) bytes(r uint64) []byte {
-	if r == 0 {
-		return nil
-	}
-	n, w := binary.Uvarint(t.b[r:])
-	start := r + uint64(w)
-	return t.b[start : start+n]
+	off, n := r>>refLenBits, r&maxRefLen
+	return t.b[off : off+n]
 }
 
 func (t *strtab) get(r uint64) string { return string(t.bytes(r)) }
 
 // addPath keeps a path as its directory (kept once for all its files) and
-// its name; the ref is that of a uvarint (the directory) and the name.
+// its name.
 func (pl *buildPlan) addPath(p string) uint64 {
 	i := len(p) - 1
 	for i >= 0 && !os.IsPathSeparator(p[i]) {
@@ -154,24 +157,20 @@ func (pl *buildPlan) dir(d string) uint32 {
 	return i
 }
 
-// addIn keeps the path of the file name in the directory of index dir.
+// addIn keeps the path of the file name in the directory of index dir: a
+// ref to the directory's index (a uvarint) followed by the name.
 func (pl *buildPlan) addIn(dir uint32, name string) uint64 {
-	if len(pl.strs.b) == 0 {
-		pl.strs.b = append(pl.strs.b, 0)
-	}
-	r := uint64(len(pl.strs.b))
+	off := len(pl.strs.b)
 	pl.strs.b = binary.AppendUvarint(pl.strs.b, uint64(dir))
-	pl.strs.b = binary.AppendUvarint(pl.strs.b, uint64(len(name)))
 	pl.strs.b = append(pl.strs.b, name...)
-	return r
+	return mkref(off, len(pl.strs.b)-off)
 }
 
 // pathParts returns the directory index and the name of a path ref.
 func (pl *buildPlan) pathParts(r uint64) (uint32, []byte) {
-	d, w := binary.Uvarint(pl.strs.b[r:])
-	n, w2 := binary.Uvarint(pl.strs.b[r+uint64(w):])
-	start := r + uint64(w) + uint64(w2)
-	return uint32(d), pl.strs.b[start : start+n]
+	b := pl.strs.bytes(r)
+	d, w := binary.Uvarint(b)
+	return uint32(d), b[w:]
 }
 
 func (pl *buildPlan) path(r uint64) string {
@@ -179,6 +178,31 @@ func (pl *buildPlan) path(r uint64) string {
 	dir := pl.strs.bytes(pl.dirs[d])
 	b := make([]byte, 0, len(dir)+len(name))
 	return string(append(append(b, dir...), name...))
+}
+
+// within returns a ref of s: into the file name of the path ref when the
+// name holds s (a Claude log is named after its session, a Codex rollout
+// ends with it), else a string of its own.
+func (pl *buildPlan) within(path uint64, s string) uint64 {
+	if path != 0 {
+		b := pl.strs.bytes(path)
+		_, w := binary.Uvarint(b)
+		if i := bytes.Index(b[w:], []byte(s)); i >= 0 && s != "" {
+			return mkref(int(path>>refLenBits)+w+i, len(s))
+		}
+	}
+	return pl.strs.add(s)
+}
+
+// routable refuses what the plan cannot keep: an id longer than a ref
+// holds (no agent writes one; a crafted file might).
+func routable(src watchers.Source) error {
+	for _, s := range []string{src.Session, src.Lane, src.ParentSession, src.ChildLane} {
+		if len(s) > maxRefLen {
+			return fmt.Errorf("a session or lane id of %d bytes: too long to be one", len(s))
+		}
+	}
+	return nil
 }
 
 func (pl *buildPlan) agent(name string) uint8 {
@@ -215,14 +239,15 @@ func (x *sessionIndex) find(agent uint8, native string) (int32, bool) {
 	return i, ok
 }
 
-// get returns the session of agent and native, adding it when new.
-func (x *sessionIndex) get(agentName, native string) int32 {
+// get returns the session of agent and native, adding it when new (its
+// id kept in the name of the log at path, when the name holds it).
+func (x *sessionIndex) get(agentName, native string, path uint64) int32 {
 	agent := x.pl.agent(agentName)
 	if i, ok := x.find(agent, native); ok {
 		return i
 	}
 	i := int32(len(x.pl.sessions))
-	x.pl.sessions = append(x.pl.sessions, plannedSession{native: x.pl.strs.add(native), first: -1, last: -1, family: -1, agent: agent})
+	x.pl.sessions = append(x.pl.sessions, plannedSession{native: x.pl.within(path, native), first: -1, last: -1, family: -1, agent: agent})
 	h := maphash.String(sessionSeed, native) ^ uint64(agent)
 	if _, taken := x.byHash[h]; taken {
 		if x.clash == nil {
@@ -311,7 +336,11 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 				continue
 			}
 			for _, c := range convs {
-				pl.addRecords(index.get("cursor", c.NativeID), c.Events)
+				if err := routable(watchers.Source{Session: c.NativeID}); err != nil {
+					report(err, false)
+					continue
+				}
+				pl.addRecords(index.get("cursor", c.NativeID, 0), c.Events)
 			}
 			continue
 		}
@@ -322,7 +351,11 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 				continue
 			}
 			for _, c := range convs {
-				pl.addRecords(index.get(a.Name, c.NativeID), c.Events)
+				if err := routable(watchers.Source{Session: c.NativeID}); err != nil {
+					report(err, false)
+					continue
+				}
+				pl.addRecords(index.get(a.Name, c.NativeID, 0), c.Events)
 			}
 			continue
 		}
@@ -352,11 +385,14 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 				// session object it is no rollout, and no Codex file.
 				err = errors.New(notALog + " (a JSON document without a Codex session)")
 			}
+			if err == nil {
+				err = routable(src)
+			}
 			if err != nil {
 				report(err, noSession)
 				continue
 			}
-			pl.addPart(index.get(src.Agent, src.Session), plannedLog{ref: in.path, kind: partWhole, flags: flags})
+			pl.addPart(index.get(src.Agent, src.Session, in.path), plannedLog{ref: in.path, kind: partWhole, flags: flags})
 			continue
 		}
 		if !ok {
@@ -364,6 +400,9 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 			continue
 		}
 		src, err := a.Identify(path, first)
+		if err == nil {
+			err = routable(src)
+		}
 		if err != nil {
 			report(err, false)
 			continue
@@ -372,7 +411,7 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 			report(errors.New("no session id found"), false)
 			continue
 		}
-		s := index.get(a.Name, src.Session)
+		s := index.get(a.Name, src.Session, in.path)
 		if src.ParentSession != "" {
 			k := pl.kinOf(s)
 			k.parent, k.lane = pl.strs.add(src.ParentSession), pl.strs.add(src.ChildLane)
@@ -402,7 +441,7 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 		}
 		pk.lastChild = int32(i)
 	}
-	pl.said = make([]atomic.Bool, len(pl.logs))
+	pl.said = make([]atomic.Uint32, (len(pl.logs)+31)/32)
 	pl.queue, pl.dirIndex = nil, nil
 }
 
@@ -525,7 +564,7 @@ func (pl *buildPlan) read(i int32, stderr io.Writer) (events []event.Event, ok, 
 			evs, st, err = agents.ParseFile(path, a, src, watchers.DefaultMaxLine)
 		}
 		explicit := l.flags&logExplicit != 0
-		first := pl.said[p].CompareAndSwap(false, true)
+		first := pl.said[p/32].Or(1<<(p%32))&(1<<(p%32)) == 0
 		if err != nil {
 			if explicit && first {
 				fmt.Fprintf(stderr, "agentmap build: %s: %v\n", path, err)
