@@ -5,8 +5,11 @@
 # from an empty data directory and `build -o DIR` over every log, under GNU
 # time: wall, CPU and peak RSS (the kernel's high-water mark, which counts
 # the state database's pages mapped into the process as well as the heap).
-# The last column is the growth between the smallest and the largest size,
-# per session.
+# build is given the logs twice: as arguments on one command line (as long
+# as the OS takes it: about 75,000 of these paths), and as a list read with
+# --inputs (by an agentmap that has it), which has no such limit. The
+# summary is the growth between the smallest and the largest size, per
+# session.
 #
 # With BASE=<git revision>, the same runs are made with agentmap built from
 # that revision too (exported with git archive into the work directory), so
@@ -45,9 +48,24 @@ timed() {
 }
 
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)${BASE:+; base = $BASE ($(git rev-parse --short "$BASE"))}, head = $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + changes')"
-printf '\n| sessions | agentmap | scan: wall, CPU, peak RSS | build: wall, CPU, peak RSS | maps |\n|---|---|---|---|---|\n'
-declare -A first_scan first_build last_scan last_build
-first=; last=; last_built=
+printf '\n| sessions | agentmap | scan: wall, CPU, peak RSS | build FILE...: wall, CPU, peak RSS | build --inputs LIST: wall, CPU, peak RSS | maps |\n|---|---|---|---|---|---|\n'
+declare -A first_scan first_build first_list last_scan last_build last_list last_built last_listed
+first=; last=
+# build_run WHY BIN ARGS...: builds from the projects directory into
+# $work/built; sets build (the cell; "not run (WHY)" when it fails), rss
+# (MiB, empty when not run) and built (maps).
+build_run() {
+  local why=$1 b=$2; shift 2
+  rm -rf "$work/built"; mkdir "$work/built"
+  if (cd "$projects" 2>/dev/null && timed "$work/agentmap-$b" build -o "$work/built" "$@"
+    echo "$wall $cpu $rss" >"$work/build.res") 2>"$work/build.err"; then
+    read -r wall cpu rss <"$work/build.res"
+    built=$(find "$work/built" -name '*.json.gz' | wc -l)
+    build="$wall s, $cpu s, $rss MiB"
+  else
+    build="not run ($why)"; rss=; built=-
+  fi
+}
 for n in $SIZES; do
   home="$work/home-$n"
   [ -d "$home" ] || go run ./scripts/benchhome -sessions "$n" -o "$home" >"$home.size"
@@ -58,32 +76,32 @@ for n in $SIZES; do
     timed "${clean_env[@]}" HOME="$home" "$work/agentmap-$b" scan --data-dir "$work/data"
     scan="$wall s, $cpu s, $rss MiB"; scan_rss=$rss
     maps=$(find "$work/data/maps" -name '*.json.gz' | wc -l)
-    rm -rf "$work/data" "$work/built"; mkdir "$work/built"
-    # Every log on one command line, as short as the layout allows; Linux
-    # caps a command line at 6 MB whatever the stack limit, about 75,000
-    # of these paths: past that, build is not measured.
+    rm -rf "$work/data"
+    # Every log, as short as the layout allows; Linux caps a command line
+    # at 6 MB whatever the stack limit.
     projects="$home/.claude/projects"
     (cd "$projects" && find . -name '*.jsonl' | sort >"$work/inputs") # ./-home-…: not a flag
-    if (cd "$projects" 2>/dev/null && timed "$work/agentmap-$b" build -o "$work/built" $(cat "$work/inputs")
-      echo "$wall $cpu $rss" >"$work/build.res") 2>"$work/build.err"; then
-      read -r wall cpu rss <"$work/build.res"
-      built=$(find "$work/built" -name '*.json.gz' | wc -l)
-      build="$wall s, $cpu s, $rss MiB"
+    build_run "the command line is too long for the OS" "$b" $(cat "$work/inputs")
+    args_build=$build args_rss=$rss args_built=$built
+    if "$work/agentmap-$b" build -h 2>&1 | grep -q -- '-inputs'; then
+      build_run "failed" "$b" --inputs "$work/inputs"
     else
-      build="not run (the command line is too long for the OS)"; built=-; rss=
+      build="not run (no --inputs)"; rss=; built=-
     fi
-    echo "| $n | $b | $scan | $build | $maps, $built |"
-    [ "$n" = "$first" ] && { first_scan[$b]=$scan_rss; first_build[$b]=$rss; }
+    echo "| $n | $b | $scan | $args_build | $build | $maps, $args_built, $built |"
+    [ "$n" = "$first" ] && { first_scan[$b]=$scan_rss; first_build[$b]=$args_rss; first_list[$b]=$rss; }
     last_scan[$b]=$scan_rss
-    [ -n "$rss" ] && { last_build[$b]=$rss; last_built=$n; }
+    [ -n "$args_rss" ] && { last_build[$b]=$args_rss; last_built[$b]=$n; }
+    [ -n "$rss" ] && { last_list[$b]=$rss; last_listed[$b]=$n; }
   done
 done
 rm -rf "$work/built"
 if [ "$first" != "$last" ]; then
   echo
+  per() { [ -n "$2" ] && [ "${3:-$first}" != "$first" ] && echo "$(echo "($2 - $1) * 1048576 / ($3 - $first)" | bc) bytes a session (to $3)" || echo "-"; }
   for b in "${bins[@]}"; do
-    per() { echo "($2 - $1) * 1048576 / ($3 - $first)" | bc; }
-    echo "$b: peak RSS growth from $first sessions: scan $(per "${first_scan[$b]}" "${last_scan[$b]}" "$last") bytes a session (to $last)," \
-      "build $(per "${first_build[$b]}" "${last_build[$b]}" "$last_built") bytes a session (to $last_built)"
+    echo "$b: peak RSS growth from $first sessions: scan $(per "${first_scan[$b]}" "${last_scan[$b]}" "$last")," \
+      "build FILE... $(per "${first_build[$b]}" "${last_build[$b]:-}" "${last_built[$b]:-}")," \
+      "build --inputs $(per "${first_list[$b]:-}" "${last_list[$b]:-}" "${last_listed[$b]:-}")"
   done
 fi
