@@ -158,6 +158,43 @@ func (d *DB) Load() ([]*Source, []*Session, error) {
 	return srcs, sess, err
 }
 
+// Records reads back, as committed, one session's record and the records
+// of the given sources: a one-shot catch-up lets go of the records of
+// sessions it wrote, and takes them up again here when a later log joins
+// one of them. A record that is not there is an error: the caller holds
+// its key because it was committed.
+func (d *DB) Records(key string, ids []uint64) (*Session, []*Source, error) {
+	sess := &Session{Key: key}
+	srcs := make([]*Source, 0, len(ids))
+	err := d.view(func(tx *bolt.Tx) error {
+		k := []byte(key)
+		v := tx.Bucket(bucketSessions).Get(k)
+		if v == nil {
+			return fmt.Errorf("session record %q: not in the state database", key)
+		}
+		if err := decodeRecord(bucketSessions, k, v, sess); err != nil {
+			return fmt.Errorf("session record: %w", err)
+		}
+		for _, id := range ids {
+			k := idKey(id)
+			v := tx.Bucket(bucketSources).Get(k)
+			if v == nil {
+				return fmt.Errorf("source record %d: not in the state database", id)
+			}
+			s := &Source{ID: id}
+			if err := decodeRecord(bucketSources, k, v, s); err != nil {
+				return fmt.Errorf("source record: %w", err)
+			}
+			srcs = append(srcs, s)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return sess, srcs, nil
+}
+
 // Carry returns a source's parser carry-state (a copy), nil if none.
 func (d *DB) Carry(id uint64) ([]byte, error) {
 	var out []byte
