@@ -134,7 +134,9 @@ func (d *DB) Load() ([]*Source, []*Session, error) {
 	var srcs []*Source
 	var sess []*Session
 	err := d.view(func(tx *bolt.Tx) error {
+		mr := &mappedReader{db: d.db, tx: tx}
 		if err := tx.Bucket(bucketSources).ForEach(func(k, v []byte) error {
+			mr.read(k, v)
 			s := new(Source)
 			if err := decodeRecord(bucketSources, k, v, s); err != nil {
 				return fmt.Errorf("source record: %w", err)
@@ -146,6 +148,7 @@ func (d *DB) Load() ([]*Source, []*Session, error) {
 			return err
 		}
 		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+			mr.read(k, v)
 			s := new(Session)
 			if err := decodeRecord(bucketSessions, k, v, s); err != nil {
 				return fmt.Errorf("session record: %w", err)
