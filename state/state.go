@@ -307,15 +307,15 @@ func commitOne(tx *bolt.Tx, b Batch, events, source []byte) error {
 		if err != nil {
 			return err
 		}
-		if err := eb.Put(eventKey(b.Source.ID, b.Seq), events); err != nil {
+		if err := appending(eb).Put(eventKey(b.Source.ID, b.Seq), events); err != nil {
 			return err
 		}
 	}
-	if err := tx.Bucket(bucketSources).Put(idKey(b.Source.ID), source); err != nil {
+	if err := appending(tx.Bucket(bucketSources)).Put(idKey(b.Source.ID), source); err != nil {
 		return err
 	}
 	if b.SetCarry {
-		cb := tx.Bucket(bucketCarry)
+		cb := appending(tx.Bucket(bucketCarry))
 		if len(b.Carry) == 0 {
 			return cb.Delete(idKey(b.Source.ID))
 		}
@@ -323,6 +323,17 @@ func commitOne(tx *bolt.Tx, b Batch, events, source []byte) error {
 		return cb.Put(k, seal(bucketCarry, k, append([]byte(nil), b.Carry...)))
 	}
 	return nil
+}
+
+// appending sets a bucket whose keys mostly grow (source ids, and a
+// session's events by source and sequence) to fill its pages when they
+// split: bbolt's default, half, suits keys that arrive in any order, and
+// left the records of sources and carry-states on pages half empty (a
+// database of 100,000 small sessions held 97 MB of pages for each, 44 MB
+// of records). The setting holds for the transaction's handle.
+func appending(b *bolt.Bucket) *bolt.Bucket {
+	b.FillPercent = 0.9
+	return b
 }
 
 // dropEvents deletes the events one source committed under a session.
@@ -400,7 +411,7 @@ func (d *DB) PutSource(s *Source) error {
 	}
 	rec = seal(bucketSources, idKey(s.ID), rec)
 	if err := d.update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketSources).Put(idKey(s.ID), rec)
+		return appending(tx.Bucket(bucketSources)).Put(idKey(s.ID), rec)
 	}); err != nil {
 		return fmt.Errorf("commit state: %w", err)
 	}
