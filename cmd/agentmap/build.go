@@ -62,6 +62,8 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 
 	pl := &buildPlan{}
+	gc := paceBuildGC()
+	defer gc.done()
 	for _, p := range fl.Args() {
 		pl.give(p, stderr)
 	}
@@ -77,6 +79,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitUsage
 	}
 	planBuild(ctx, pl, *agentFlag, stderr)
+	gc.planned()
 	if pl.skipped > 0 {
 		fmt.Fprintf(stderr, "agentmap build: %d files found in the directories are logs of no agent: skipped\n", pl.skipped)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -166,5 +167,21 @@ func TestPlanPathsRoundTrip(t *testing.T) {
 	}
 	if len(pl.dirs) != 9 {
 		t.Errorf("%d directories kept, want 9 (each once)", len(pl.dirs))
+	}
+}
+
+// A build paces the collector while it runs and gives it back its setting
+// however it ends (built, or refused for a list it could not read).
+func TestBuildGivesTheCollectorBack(t *testing.T) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOGC or GOMEMLIMIT is set: a build leaves the collector alone")
+	}
+	orig := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(orig)
+	for _, args := range [][]string{{fixture}, {"--inputs", filepath.Join(t.TempDir(), "nope")}} {
+		run(t, append([]string{"build", "-o", t.TempDir()}, args...)...)
+		if got := debug.SetGCPercent(77); got != 77 {
+			t.Errorf("build %v left GOGC at %d, not 77", args, got)
+		}
 	}
 }
