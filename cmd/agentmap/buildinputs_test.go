@@ -185,3 +185,33 @@ func TestBuildGivesTheCollectorBack(t *testing.T) {
 		}
 	}
 }
+
+// A walk does not follow a symbolic link to a directory (one that loops
+// back makes no endless walk), and a subdirectory it cannot read is an
+// error naming it, the other logs still built.
+func TestBuildWalkLinksAndUnreadable(t *testing.T) {
+	dir, logs := inputsLayout(t)
+	want, _ := built(t, logs...)
+	if err := os.Symlink(dir, filepath.Join(dir, "projects", "loop")); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	got, _ := built(t, dir)
+	sameMaps(t, "a directory with a link back to itself", got, want)
+
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: directory permissions do not stop reads")
+	}
+	locked := filepath.Join(dir, "locked")
+	os.MkdirAll(locked, 0o700)
+	os.WriteFile(filepath.Join(locked, "x.jsonl"), []byte("CANARY\n"), 0o600)
+	os.Chmod(locked, 0)
+	defer os.Chmod(locked, 0o700)
+	out := t.TempDir()
+	code, _, stderr := run(t, "build", "-o", out, dir)
+	if code != exitFailure || !strings.Contains(stderr, locked+": permission denied (the logs in it are not read)") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if maps, _ := filepath.Glob(filepath.Join(out, "*.json.gz")); len(maps) != len(want) {
+		t.Errorf("%d maps built beside the unreadable directory, want %d", len(maps), len(want))
+	}
+}
