@@ -341,7 +341,7 @@ func (g *buildGC) done() {
 	}
 }
 
-// planBuild is the cheap pass over the inputs queued (see gatherInputs).
+// planBuild is the cheap pass over the inputs queued (buildPlan.give, readInputList).
 // It reports each problem it finds on stderr and carries on.
 func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.Writer) {
 	index := &sessionIndex{pl: pl, byHash: map[uint64]int32{}}
@@ -375,7 +375,7 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 			continue
 		case info.IsDir():
 			// A directory met here is a companion's or a symbolic link's
-			// found in a walk: directories given are walked (gatherInputs).
+			// found in a walk: directories given are walked as they are given (buildPlan.give).
 			report(errors.New("is a directory"), true)
 			continue
 		case info.Size() == 0:
