@@ -215,3 +215,15 @@ func TestBuildWalkLinksAndUnreadable(t *testing.T) {
 		t.Errorf("%d maps built beside the unreadable directory, want %d", len(maps), len(want))
 	}
 }
+
+// Sessions whose hashes collide in the plan's index stay apart: with
+// every session given the same hash, the maps are the same.
+func TestPlanSessionHashClash(t *testing.T) {
+	dir, logs := inputsLayout(t)
+	want, _ := built(t, logs...)
+	old := sessionHash
+	defer func() { sessionHash = old }()
+	sessionHash = func(uint8, string) uint64 { return 42 }
+	got, _ := built(t, dir)
+	sameMaps(t, "every session hashed alike", got, want)
+}

@@ -231,8 +231,14 @@ type sessionIndex struct {
 
 var sessionSeed = maphash.MakeSeed()
 
+// sessionHash is the hash of the index (a variable: tests make every
+// session's the same).
+var sessionHash = func(agent uint8, native string) uint64 {
+	return maphash.String(sessionSeed, native) ^ uint64(agent)
+}
+
 func (x *sessionIndex) find(agent uint8, native string) (int32, bool) {
-	h := maphash.String(sessionSeed, native) ^ uint64(agent)
+	h := sessionHash(agent, native)
 	i, ok := x.byHash[h]
 	if !ok {
 		return -1, false
@@ -253,7 +259,7 @@ func (x *sessionIndex) get(agentName, native string, path uint64) int32 {
 	}
 	i := int32(len(x.pl.sessions))
 	x.pl.sessions = append(x.pl.sessions, plannedSession{native: x.pl.within(path, native), first: -1, last: -1, family: -1, agent: agent})
-	h := maphash.String(sessionSeed, native) ^ uint64(agent)
+	h := sessionHash(agent, native)
 	if _, taken := x.byHash[h]; taken {
 		if x.clash == nil {
 			x.clash = map[string]int32{}
