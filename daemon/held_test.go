@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/agentmap/agentmap/state"
-	"github.com/agentmap/agentmap/watchers"
 )
 
 // TestHeldEventsMakeTheMapsOfReadBack catches up on the corpus and a few
@@ -52,7 +51,7 @@ func TestHeldEventsMakeTheMapsOfReadBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	roots := watchers.DefaultRoots(watchers.Env{GOOS: runtime.GOOS, Home: home})
+	roots := homeRoots(runtime.GOOS, home)
 	defer func(n int) { holdEvents = n }(holdEvents)
 	run := func(hold int) (map[string][]byte, string) {
 		holdEvents = hold
