@@ -81,6 +81,12 @@ type Daemon struct {
 	// unrecorded holds, after a repair, the maps in the store that no
 	// session record may name any more, by session key (recover.go).
 	unrecorded map[string][]string
+	// retired holds what a one-shot catch-up keeps of the sessions it
+	// wrote and let go of (retire.go); retiredCounted how many of them
+	// count as sessions.
+	retired        map[string]retiredSession
+	retiredCounted int
+	restored       int // retired sessions taken up again
 }
 
 type backoff struct {
@@ -346,9 +352,14 @@ func nativeOf(key string) string {
 func (d *Daemon) session(key, agent string) *state.Session {
 	s := d.sessions[key]
 	if s == nil {
-		s = &state.Session{Key: key, Agent: agent, NativeID: nativeOf(key)}
-		d.sessions[key] = s
-		d.sessionCreated(key)
+		_, retired := d.retired[key]
+		if s = d.restore(key); s == nil {
+			s = &state.Session{Key: key, Agent: agent, NativeID: nativeOf(key)}
+			d.sessions[key] = s
+			if !retired { // its events are stored already: never built from held ones
+				d.sessionCreated(key)
+			}
+		}
 	}
 	d.mark(key) // whoever asks for it is about to change it
 	return s

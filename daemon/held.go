@@ -129,4 +129,5 @@ func (d *Daemon) flushHeld(ctx context.Context) {
 	d.held.early += len(keys)
 	d.flushMany(ctx, keys)
 	d.recordFlushes()
+	d.retireWritten(keys)
 }

@@ -51,20 +51,62 @@ func TestHeldEventsMakeTheMapsOfReadBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A Codex parent rollout among many of one day, and its child
+	// rollout in the next day's directory: the parent is written early,
+	// and its child, met later, makes it a lane of the parent's map.
+	parent, err := os.ReadFile("../testdata/codex/rollout-2026-03-01T09-00-00-0190aaaa-0000-7000-8000-00000000a001.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := os.ReadFile("../testdata/codex/rollout-2026-03-01T09-00-26-0190aaab-0000-7000-8000-00000000b002.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := filepath.Join(home, ".codex/sessions/2026/03/01")
+	os.MkdirAll(day, 0o700)
+	os.WriteFile(filepath.Join(day, "rollout-2026-03-01T09-00-00-0190aaaa-0000-7000-8000-00000000a001.jsonl"), parent, 0o600)
+	for i := range 40 {
+		id := fmt.Sprintf("0190aaaa-0000-7000-8000-%012d", 900+i)
+		copied := strings.ReplaceAll(string(parent), "0190aaaa-0000-7000-8000-00000000a001", id)
+		os.WriteFile(filepath.Join(day, "rollout-2026-03-01T09-00-01-"+id+".jsonl"), []byte(copied), 0o600)
+	}
+	next := filepath.Join(home, ".codex/sessions/2026/03/02")
+	os.MkdirAll(next, 0o700)
+	os.WriteFile(filepath.Join(next, "rollout-2026-03-01T09-00-26-0190aaab-0000-7000-8000-00000000b002.jsonl"), child, 0o600)
 	roots := homeRoots(runtime.GOOS, home)
 	defer func(n int) { holdEvents = n }(holdEvents)
+	lateKeys := []string{"claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04", "codex/0190aaaa-0000-7000-8000-00000000a001"}
+	var counts []int
 	run := func(hold int) (map[string][]byte, string) {
 		holdEvents = hold
 		data := t.TempDir()
-		d := New(Options{DataDir: data, Once: true, Roots: roots, Logger: slog.New(slog.DiscardHandler)})
+		var sessions int
+		d := New(Options{DataDir: data, Once: true, Roots: roots, Logger: slog.New(slog.DiscardHandler),
+			Progress: func(_, _ int64, n int) { sessions = n }})
 		if err := d.Run(context.Background()); err != nil {
 			t.Fatal(err)
 		}
+		counts = append(counts, sessions)
 		if hold > 0 && d.held.events != 0 {
 			t.Errorf("hold %d: %d events still held at the end", hold, d.held.events)
 		}
-		if hold == 50 && d.held.early < groupBatches/2 {
-			t.Errorf("hold %d: only %d sessions written early", hold, d.held.early)
+		if hold == 50 {
+			if d.held.early < groupBatches/2 {
+				t.Errorf("hold %d: only %d sessions written early", hold, d.held.early)
+			}
+			// Written early, most sessions leave memory; those a late
+			// subagent file or child rollout joins are read back.
+			if len(d.retired) < groupBatches/2 || len(d.sessions) > len(d.retired) {
+				t.Errorf("hold %d: %d sessions retired, %d kept in memory", hold, len(d.retired), len(d.sessions))
+			}
+			for _, key := range lateKeys {
+				if _, retired := d.retired[key]; retired || d.sessions[key] == nil {
+					t.Errorf("hold %d: %s, which a later log joins, was not read back", hold, key)
+				}
+			}
+			if d.restored < len(lateKeys) {
+				t.Errorf("hold %d: %d sessions read back, want %d or more", hold, d.restored, len(lateKeys))
+			}
 		}
 		return caughtUp(t, data)
 	}
@@ -79,6 +121,11 @@ func TestHeldEventsMakeTheMapsOfReadBack(t *testing.T) {
 		}
 		if st != stateBack {
 			t.Errorf("hold %d: records differ:\nread back: %.2000s\nheld:      %.2000s", hold, stateBack, st)
+		}
+	}
+	for _, n := range counts[1:] {
+		if n != counts[0] {
+			t.Errorf("sessions counted at the end: %v, not the same whatever is held", counts)
 		}
 	}
 }

@@ -398,7 +398,7 @@ func (d *Daemon) reportProgress() {
 		d.publishNow() // status answers while the first scan runs
 	}
 	if d.opt.Progress != nil {
-		d.opt.Progress(d.progress.done, d.progress.total, len(d.sessions))
+		d.opt.Progress(d.progress.done, d.progress.total, d.sessionCount())
 	}
 }
 

@@ -16,15 +16,18 @@ import (
 // It runs inside a read transaction, which holds bbolt's lock against a
 // remap: the mapping it names is the one in use until it returns.
 func (d *DB) ReleaseMapped() error {
-	return d.view(func(tx *bolt.Tx) error {
-		size := uintptr(tx.Size())
-		if size == 0 {
-			return nil
-		}
-		_, _, errno := unix.Syscall(unix.SYS_MADVISE, d.db.Info().Data, size, unix.MADV_DONTNEED)
-		if errno != 0 {
-			return errno
-		}
+	return d.view(func(tx *bolt.Tx) error { return releaseMappedIn(d.db, tx) })
+}
+
+// releaseMappedIn is ReleaseMapped inside a transaction the caller holds.
+func releaseMappedIn(db *bolt.DB, tx *bolt.Tx) error {
+	size := uintptr(tx.Size())
+	if size == 0 {
 		return nil
-	})
+	}
+	_, _, errno := unix.Syscall(unix.SYS_MADVISE, db.Info().Data, size, unix.MADV_DONTNEED)
+	if errno != 0 {
+		return errno
+	}
+	return nil
 }

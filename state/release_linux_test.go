@@ -36,12 +36,11 @@ func mappedKB(t *testing.T, path string) int {
 	return total
 }
 
-// Pages read through the mapping leave the process's resident memory on
-// ReleaseMapped, and read back the same afterwards.
-func TestReleaseMappedDropsResidentPages(t *testing.T) {
-	d, path := openTemp(t)
+// commitSessions commits n sessions of one source and 40 events each.
+func commitSessions(t *testing.T, d *DB, n int) {
+	t.Helper()
 	var batches []Batch
-	for i := range 400 {
+	for i := range n {
 		src := &Source{ID: uint64(i + 1), Path: fmt.Sprintf("/logs/%d.jsonl", i), Agent: "claude", Session: fmt.Sprintf("claude/s%d", i)}
 		evs := make([]event.Event, 40)
 		for j := range evs {
@@ -52,6 +51,13 @@ func TestReleaseMappedDropsResidentPages(t *testing.T) {
 	if err := d.CommitAll(batches); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Pages read through the mapping leave the process's resident memory on
+// ReleaseMapped, and read back the same afterwards.
+func TestReleaseMappedDropsResidentPages(t *testing.T) {
+	d, path := openTemp(t)
+	commitSessions(t, d, 400)
 	readAll := func() int {
 		n := 0
 		for i := range 400 {
@@ -79,5 +85,33 @@ func TestReleaseMappedDropsResidentPages(t *testing.T) {
 	}
 	if n := readAll(); n != 400*40 {
 		t.Fatalf("after the release, read %d events", n)
+	}
+}
+
+// The check at open reads every record through the mapping; it lets go of
+// the pages as it goes, so that opening a large database does not leave
+// (or ever hold) all of it resident.
+func TestOpenCheckLetsGoOfThePagesItReads(t *testing.T) {
+	d, path := openTemp(t)
+	commitSessions(t, d, 800)
+	d.Close()
+	defer func(n int) { releaseMappedBytes = n }(releaseMappedBytes)
+	resident := func(every int) int {
+		releaseMappedBytes = every
+		d, err := Open(path, nil) // a new mapping: nothing resident before the check
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		return mappedKB(t, path)
+	}
+	kept := resident(1 << 40)
+	if kept < 1024 {
+		t.Fatalf("only %d KiB resident after a check that kept every page", kept)
+	}
+	released := resident(64 << 10)
+	t.Logf("resident after the check: %d KiB letting go every 64 KiB, %d KiB keeping every page", released, kept)
+	if released > kept/4 {
+		t.Fatalf("%d KiB resident after a check that lets go every 64 KiB, %d without", released, kept)
 	}
 }

@@ -186,7 +186,7 @@ func open(path string, log *slog.Logger) (d *DB, err error) {
 	var rep Repair
 	if err := d.view(func(tx *bolt.Tx) error {
 		var err error
-		rep, err = repairRecords(tx, false)
+		rep, err = repairRecords(tx, false, &mappedReader{db: db, tx: tx})
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("check state %s: %w", path, err)
@@ -194,7 +194,7 @@ func open(path string, log *slog.Logger) (d *DB, err error) {
 	if rep.Happened() {
 		if err := d.update(func(tx *bolt.Tx) error {
 			var err error
-			rep, err = repairRecords(tx, true)
+			rep, err = repairRecords(tx, true, &mappedReader{})
 			return err
 		}); err != nil {
 			return nil, fmt.Errorf("repair state %s: %w", path, err)
@@ -231,6 +231,40 @@ func (d *DB) checkStructure() error {
 	})
 }
 
+// mappedReader counts what a walk over every record reads through bbolt's
+// mapping of the file and, every releaseMappedBytes, lets go of the pages
+// it made resident (releaseMappedIn): the check at open reads the whole
+// database, and without it the process's peak resident memory would count
+// all of it (700 MB over 100,000 small sessions). With no database (the
+// writable repair pass, where a release is not worth the thought) it only
+// counts.
+type mappedReader struct {
+	db *bolt.DB
+	tx *bolt.Tx
+	n  int
+}
+
+var releaseMappedBytes = 32 << 20 // a variable for the tests
+
+func (r *mappedReader) read(k, v []byte) {
+	// A page holds more than its records; 64 bytes of headers and slack
+	// a record keep the count from falling far behind the pages touched.
+	r.add(len(k) + len(v) + 64)
+}
+
+// bucket counts a nested bucket: one that is not inline has a page of its
+// own, mostly empty for a small session's events.
+func (r *mappedReader) bucket() { r.add(4096) }
+
+func (r *mappedReader) add(n int) {
+	r.n += n
+	if r.n < releaseMappedBytes || r.db == nil {
+		return
+	}
+	r.n = 0
+	_ = releaseMappedIn(r.db, r.tx) // only memory: a failure changes nothing read
+}
+
 // repairRecords drops every damaged record, and with it every source it
 // leaves without a consistent history: a source whose record, carry-state
 // or one of whose event batches is damaged, or whose session record is
@@ -238,7 +272,7 @@ func (d *DB) checkStructure() error {
 // record, carry-state and events are deleted; the daemon meets its file as
 // new and reads it from the start. A missing top-level bucket is damage to
 // the structure: the file is moved aside.
-func repairRecords(tx *bolt.Tx, apply bool) (Repair, error) {
+func repairRecords(tx *bolt.Tx, apply bool, mr *mappedReader) (Repair, error) {
 	var rep Repair
 	srcB, sessB, carryB, evB := tx.Bucket(bucketSources), tx.Bucket(bucketSessions), tx.Bucket(bucketCarry), tx.Bucket(bucketEvents)
 	if srcB == nil || sessB == nil || carryB == nil || evB == nil {
@@ -247,6 +281,7 @@ func repairRecords(tx *bolt.Tx, apply bool) (Repair, error) {
 	good := map[uint64]*Source{}
 	var badSrcKeys, badSessKeys, badCarryKeys [][]byte
 	if err := srcB.ForEach(func(k, v []byte) error {
+		mr.read(k, v)
 		s := new(Source)
 		if len(k) != 8 || v == nil || decodeRecord(bucketSources, k, v, s) != nil {
 			badSrcKeys = append(badSrcKeys, append([]byte(nil), k...))
@@ -259,6 +294,7 @@ func repairRecords(tx *bolt.Tx, apply bool) (Repair, error) {
 	}
 	sessions := map[string]bool{}
 	if err := sessB.ForEach(func(k, v []byte) error {
+		mr.read(k, v)
 		var s Session
 		if v == nil || decodeRecord(bucketSessions, k, v, &s) != nil {
 			badSessKeys = append(badSessKeys, append([]byte(nil), k...))
@@ -271,6 +307,7 @@ func repairRecords(tx *bolt.Tx, apply bool) (Repair, error) {
 	}
 	forget := map[uint64]bool{}
 	if err := carryB.ForEach(func(k, v []byte) error {
+		mr.read(k, v)
 		if _, err := unseal(bucketCarry, k, v); err != nil || len(k) != 8 || v == nil {
 			badCarryKeys = append(badCarryKeys, append([]byte(nil), k...))
 			if len(k) == 8 {
@@ -291,6 +328,7 @@ func repairRecords(tx *bolt.Tx, apply bool) (Repair, error) {
 	damagedSessions := map[string]bool{}
 	hasEvents := map[uint64]bool{}
 	if err := evB.ForEach(func(name, v []byte) error {
+		mr.bucket()
 		nb := evB.Bucket(name)
 		if v != nil || nb == nil {
 			badBuckets = append(badBuckets, append([]byte(nil), name...))
@@ -298,6 +336,7 @@ func repairRecords(tx *bolt.Tx, apply bool) (Repair, error) {
 		}
 		scope := eventsScope(name)
 		return nb.ForEach(func(k, v []byte) error {
+			mr.read(k, v)
 			bad := len(k) != 16 || v == nil
 			if !bad {
 				payload, err := unseal(scope, k, v)

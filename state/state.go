@@ -134,7 +134,9 @@ func (d *DB) Load() ([]*Source, []*Session, error) {
 	var srcs []*Source
 	var sess []*Session
 	err := d.view(func(tx *bolt.Tx) error {
+		mr := &mappedReader{db: d.db, tx: tx}
 		if err := tx.Bucket(bucketSources).ForEach(func(k, v []byte) error {
+			mr.read(k, v)
 			s := new(Source)
 			if err := decodeRecord(bucketSources, k, v, s); err != nil {
 				return fmt.Errorf("source record: %w", err)
@@ -146,6 +148,7 @@ func (d *DB) Load() ([]*Source, []*Session, error) {
 			return err
 		}
 		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+			mr.read(k, v)
 			s := new(Session)
 			if err := decodeRecord(bucketSessions, k, v, s); err != nil {
 				return fmt.Errorf("session record: %w", err)
@@ -156,6 +159,43 @@ func (d *DB) Load() ([]*Source, []*Session, error) {
 		})
 	})
 	return srcs, sess, err
+}
+
+// Records reads back, as committed, one session's record and the records
+// of the given sources: a one-shot catch-up lets go of the records of
+// sessions it wrote, and takes them up again here when a later log joins
+// one of them. A record that is not there is an error: the caller holds
+// its key because it was committed.
+func (d *DB) Records(key string, ids []uint64) (*Session, []*Source, error) {
+	sess := &Session{Key: key}
+	srcs := make([]*Source, 0, len(ids))
+	err := d.view(func(tx *bolt.Tx) error {
+		k := []byte(key)
+		v := tx.Bucket(bucketSessions).Get(k)
+		if v == nil {
+			return fmt.Errorf("session record %q: not in the state database", key)
+		}
+		if err := decodeRecord(bucketSessions, k, v, sess); err != nil {
+			return fmt.Errorf("session record: %w", err)
+		}
+		for _, id := range ids {
+			k := idKey(id)
+			v := tx.Bucket(bucketSources).Get(k)
+			if v == nil {
+				return fmt.Errorf("source record %d: not in the state database", id)
+			}
+			s := &Source{ID: id}
+			if err := decodeRecord(bucketSources, k, v, s); err != nil {
+				return fmt.Errorf("source record: %w", err)
+			}
+			srcs = append(srcs, s)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return sess, srcs, nil
 }
 
 // Carry returns a source's parser carry-state (a copy), nil if none.
@@ -267,15 +307,15 @@ func commitOne(tx *bolt.Tx, b Batch, events, source []byte) error {
 		if err != nil {
 			return err
 		}
-		if err := eb.Put(eventKey(b.Source.ID, b.Seq), events); err != nil {
+		if err := appending(eb).Put(eventKey(b.Source.ID, b.Seq), events); err != nil {
 			return err
 		}
 	}
-	if err := tx.Bucket(bucketSources).Put(idKey(b.Source.ID), source); err != nil {
+	if err := appending(tx.Bucket(bucketSources)).Put(idKey(b.Source.ID), source); err != nil {
 		return err
 	}
 	if b.SetCarry {
-		cb := tx.Bucket(bucketCarry)
+		cb := appending(tx.Bucket(bucketCarry))
 		if len(b.Carry) == 0 {
 			return cb.Delete(idKey(b.Source.ID))
 		}
@@ -283,6 +323,17 @@ func commitOne(tx *bolt.Tx, b Batch, events, source []byte) error {
 		return cb.Put(k, seal(bucketCarry, k, append([]byte(nil), b.Carry...)))
 	}
 	return nil
+}
+
+// appending sets a bucket whose keys mostly grow (source ids, and a
+// session's events by source and sequence) to fill its pages when they
+// split: bbolt's default, half, suits keys that arrive in any order, and
+// left the records of sources and carry-states on pages half empty (a
+// database of 100,000 small sessions held 97 MB of pages for each, 44 MB
+// of records). The setting holds for the transaction's handle.
+func appending(b *bolt.Bucket) *bolt.Bucket {
+	b.FillPercent = 0.9
+	return b
 }
 
 // dropEvents deletes the events one source committed under a session.
@@ -360,7 +411,7 @@ func (d *DB) PutSource(s *Source) error {
 	}
 	rec = seal(bucketSources, idKey(s.ID), rec)
 	if err := d.update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketSources).Put(idKey(s.ID), rec)
+		return appending(tx.Bucket(bucketSources)).Put(idKey(s.ID), rec)
 	}); err != nil {
 		return fmt.Errorf("commit state: %w", err)
 	}

@@ -267,3 +267,34 @@ func TestCommitAll(t *testing.T) {
 		t.Fatalf("%d events of a after a failed group, want 2", n)
 	}
 }
+
+// Records reads back one session's record and some sources' as committed,
+// and says so when one is not there.
+func TestRecordsReadsBackWhatWasCommitted(t *testing.T) {
+	d, _ := openTemp(t)
+	a := &Source{ID: 3, Path: "/logs/a.jsonl", Agent: "claude", Form: "lines", Session: "claude/s1", Offset: 40, HeadLen: 40, HeadHash: "h"}
+	b := &Source{ID: 9, Path: "/logs/s1/agent-x.jsonl", Agent: "claude", Form: "lines", Session: "claude/s1", Lane: "x", Offset: 12}
+	other := &Source{ID: 4, Path: "/logs/b.jsonl", Agent: "claude", Form: "lines", Session: "claude/s2"}
+	sess := &Session{Key: "claude/s1", Agent: "claude", NativeID: "s1", Gen: 2,
+		Flush: &Flush{Path: "claude/2026/12/s1.json.gz", Gen: 2, Sum: Summary{Calls: 5}}}
+	if err := d.CommitAll([]Batch{{Source: a, Sessions: []*Session{sess}}, {Source: b}, {Source: other}}); err != nil {
+		t.Fatal(err)
+	}
+	got, srcs, err := d.Records("claude/s1", []uint64{9, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Key != "claude/s1" || got.Gen != 2 || got.Flush == nil || got.Flush.Path != sess.Flush.Path || got.Flush.Sum.Calls != 5 {
+		t.Errorf("session read back: %+v", got)
+	}
+	if len(srcs) != 2 || srcs[0].ID != 9 || srcs[0].Lane != "x" || srcs[0].Offset != 12 ||
+		srcs[1].ID != 3 || srcs[1].Path != a.Path || srcs[1].HeadHash != "h" || srcs[1].NextSeq != a.NextSeq {
+		t.Errorf("sources read back: %+v", srcs)
+	}
+	if _, _, err := d.Records("claude/none", nil); err == nil {
+		t.Error("no error for a session with no record")
+	}
+	if _, _, err := d.Records("claude/s1", []uint64{3, 77}); err == nil {
+		t.Error("no error for a source with no record")
+	}
+}

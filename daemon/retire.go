@@ -1,0 +1,136 @@
+package daemon
+
+import (
+	"os"
+
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// A one-shot catch-up (`scan`) would otherwise end holding the record of
+// every session it met and of every log it read, with their index
+// entries: about 1.5 KB a session, so that its memory grew with the
+// history it caught up on. A session it writes early (flushHeld) is done
+// with: everything of it is committed, its map is written and recorded,
+// and each log of the catch-up is visited once. Such a session is retired:
+// its records leave memory, and only its key and the ids of its sources
+// stay (some 100 bytes). When a later log routes to a retired session (a
+// Claude subagent log met after its main log, a Codex child rollout of
+// another day), the records are read back from the state database as they
+// were committed (restore), and the session is written again at the end
+// from its stored events, exactly as a session that was never let go of.
+//
+// Only plain sessions are retired: no parent, no child, every source an
+// appended log with nothing waiting (no failed commit, no retry, no
+// pending reroute or removal). Anything else stays in memory as before.
+
+// retiredSession is what stays of a retired session.
+type retiredSession struct {
+	sources []uint64
+	counted bool // it counts as a session (see counted)
+}
+
+// retireWritten retires, of the sessions just written early, those that
+// may be.
+func (d *Daemon) retireWritten(keys []string) {
+	if !d.opt.Once {
+		return
+	}
+	for _, key := range keys {
+		d.retire(key)
+	}
+}
+
+// retire lets go of a session's records when nothing of it is left to do;
+// it reports whether it did.
+func (d *Daemon) retire(key string) bool {
+	s := d.sessions[key]
+	if s == nil || s.Dirty() || s.Parent != "" || d.retry[key] != nil || d.vacated[key] ||
+		d.unrecorded[key] != nil || len(d.childrenOf(key)) > 0 || d.held.fresh[key] {
+		return false
+	}
+	srcs := d.sessionSources(key)
+	if len(srcs) == 0 {
+		return false
+	}
+	for _, src := range srcs {
+		if src.Form != watchers.FormLines || src.ParentSession != "" || src.Missing ||
+			d.faults.waiting[src.ID] || d.reroute[src.ID] || d.unreadable[src.Path] != nil {
+			return false
+		}
+		if _, held := d.held.srcs[src.ID]; held {
+			return false
+		}
+	}
+	r := retiredSession{sources: make([]uint64, len(srcs)), counted: counted(s, d.hasSources)}
+	for i, src := range srcs {
+		r.sources[i] = src.ID
+		d.unindexIdentity(src)
+		delete(d.srcs, src.ID)
+		delete(d.byPath, src.Path)
+		delete(d.parsers, src.ID)
+		delete(d.summed, src.ID)
+		delete(d.sizes, src.Path)
+	}
+	delete(d.idx.bySession, key)
+	delete(d.idx.pending, key)
+	delete(d.sessions, key)
+	if d.retired == nil {
+		d.retired = map[string]retiredSession{}
+	}
+	d.retired[key] = r
+	if r.counted {
+		d.retiredCounted++
+	}
+	return true
+}
+
+// unindexIdentity drops a source from the index by file identity.
+func (d *Daemon) unindexIdentity(src *state.Source) {
+	delete(d.idx.noFileID, src.ID)
+	id := watchers.FileID{Dev: src.Dev, Ino: src.Ino}
+	l, ok := d.idx.byFileID[id]
+	if !ok {
+		return
+	}
+	if l = l.holding(func(o *state.Source) bool { return o != src }); len(l) == 0 {
+		delete(d.idx.byFileID, id)
+	} else {
+		d.idx.byFileID[id] = l
+	}
+}
+
+// restore takes a retired session's records up again; nil when the
+// session was not retired or its records cannot be read (the error is
+// logged, and the caller goes on as for a session never seen: the flush
+// then finds the events of sources it does not know and repairs them).
+func (d *Daemon) restore(key string) *state.Session {
+	r, ok := d.retired[key]
+	if !ok {
+		return nil
+	}
+	delete(d.retired, key)
+	d.restored++
+	if r.counted {
+		d.retiredCounted--
+	}
+	sess, srcs, err := d.db.Records(key, r.sources)
+	if err != nil {
+		d.log.Error("cannot read back a session written earlier in this scan", "component", "daemon",
+			"session", key, "err", err)
+		return nil
+	}
+	d.sessions[key] = sess
+	for _, src := range srcs {
+		d.srcs[src.ID] = src
+		d.byPath[src.Path] = src
+		d.index(src)
+		if fi, err := os.Stat(src.Path); err == nil {
+			d.sizes[src.Path] = fi.Size()
+		}
+	}
+	return sess
+}
+
+// sessionCount is how many sessions the loop knows, retired ones too.
+func (d *Daemon) sessionCount() int { return len(d.sessions) + len(d.retired) }
