@@ -119,8 +119,12 @@ func shortPath(path string) string {
 	return dir + "/" + file
 }
 
-// maxPaths bounds the fields a Diff lists.
-const maxPaths = 8
+// maxPaths bounds the fields a Diff lists; maxDepth the nesting it
+// follows (a cycle of pointers would otherwise be followed for ever).
+const (
+	maxPaths = 8
+	maxDepth = 64
+)
 
 // Diff lists where two values differ, as reflect.DeepEqual compares them,
 // without their text: the path of each differing field (names of struct
@@ -129,7 +133,7 @@ const maxPaths = 8
 // set. Map keys, which may be text, are named by hash too.
 func Diff(got, want any) string {
 	var d differ
-	d.walk(reflect.ValueOf(got), reflect.ValueOf(want), "")
+	d.walk(reflect.ValueOf(got), reflect.ValueOf(want), "", 0)
 	switch {
 	case len(d.paths) == 0:
 		return "no field differs"
@@ -162,7 +166,12 @@ func set(v reflect.Value) string {
 	return "set"
 }
 
-func (d *differ) walk(a, b reflect.Value, path string) {
+func (d *differ) walk(a, b reflect.Value, path string, depth int) {
+	if depth > maxDepth {
+		d.add(path, "nested deeper than %d levels: not compared", maxDepth)
+		return
+	}
+	depth++
 	if !a.IsValid() || !b.IsValid() {
 		if a.IsValid() != b.IsValid() {
 			d.add(path, "one of the two is nil")
@@ -181,14 +190,14 @@ func (d *differ) walk(a, b reflect.Value, path string) {
 			}
 			return
 		}
-		d.walk(a.Elem(), b.Elem(), path)
+		d.walk(a.Elem(), b.Elem(), path, depth)
 	case reflect.Struct:
 		for i := range a.NumField() {
 			name := a.Type().Field(i).Name
 			if path != "" {
 				name = path + "." + name
 			}
-			d.walk(a.Field(i), b.Field(i), name)
+			d.walk(a.Field(i), b.Field(i), name, depth)
 		}
 	case reflect.Slice, reflect.Array:
 		if a.Kind() == reflect.Slice && a.IsNil() != b.IsNil() {
@@ -205,7 +214,7 @@ func (d *differ) walk(a, b reflect.Value, path string) {
 			d.add(path, "%d vs %d elements", a.Len(), b.Len())
 		}
 		for i := range min(a.Len(), b.Len()) {
-			d.walk(a.Index(i), b.Index(i), fmt.Sprintf("%s[%d]", path, i))
+			d.walk(a.Index(i), b.Index(i), fmt.Sprintf("%s[%d]", path, i), depth)
 		}
 	case reflect.Map:
 		if a.IsNil() != b.IsNil() {
@@ -222,7 +231,7 @@ func (d *differ) walk(a, b reflect.Value, path string) {
 			if bv := b.MapIndex(it.Key()); !bv.IsValid() {
 				d.add(key, "only in the first")
 			} else {
-				d.walk(it.Value(), bv, key)
+				d.walk(it.Value(), bv, key, depth)
 			}
 		}
 	case reflect.String:

@@ -93,3 +93,16 @@ func TestSplit(t *testing.T) {
 		t.Errorf("Split: %s, want %s", strings.Join(got, " "), want)
 	}
 }
+
+type node struct {
+	Name string
+	Next *node
+}
+
+func TestDiffStopsOnACycle(t *testing.T) {
+	a, b := &node{Name: "a"}, &node{Name: "a"}
+	a.Next, b.Next = a, b
+	if d := Diff(a, b); !strings.Contains(d, "not compared") {
+		t.Errorf("Diff of a cycle: %s", d)
+	}
+}
