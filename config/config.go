@@ -189,6 +189,12 @@ var LogLevels = []string{"debug", "info", "warn", "error"}
 // for this machine's OS, home directory and environment.
 func Default() *Config { return defaultsFor(currentPlatform()) }
 
+// DefaultFor is Default for a given OS, home directory and environment
+// (getenv may be nil: no variable set), so that a test can pin them.
+func DefaultFor(goos, home string, getenv func(string) string) *Config {
+	return defaultsFor(platform{goos: goos, home: home, getenv: getenv})
+}
+
 func defaultsFor(p platform) *Config {
 	data := p.dataDir()
 	return &Config{

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/sink/postgres"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/state/mapstore"
@@ -32,6 +33,7 @@ type Daemon struct {
 	byPath   map[string]*state.Source
 	sessions map[string]*state.Session
 	parsers  map[uint64]watchers.Parser
+	batchBuf []event.Event // the batch buffer of the tailer's reads (lineReader)
 	ignored  map[string]watchers.FileStat
 	unrouted map[string]bool     // logs reported as not recognised
 	retry    map[string]*backoff // session key → next write attempt

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/agentmap/agentmap/state"
-	"github.com/agentmap/agentmap/watchers"
 )
 
 // TestHeldEventsMakeTheMapsOfReadBack catches up on the corpus and a few
@@ -74,7 +73,7 @@ func TestHeldEventsMakeTheMapsOfReadBack(t *testing.T) {
 	next := filepath.Join(home, ".codex/sessions/2026/03/02")
 	os.MkdirAll(next, 0o700)
 	os.WriteFile(filepath.Join(next, "rollout-2026-03-01T09-00-26-0190aaab-0000-7000-8000-00000000b002.jsonl"), child, 0o600)
-	roots := watchers.DefaultRoots(watchers.Env{GOOS: runtime.GOOS, Home: home})
+	roots := homeRoots(runtime.GOOS, home)
 	defer func(n int) { holdEvents = n }(holdEvents)
 	lateKeys := []string{"claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04", "codex/0190aaaa-0000-7000-8000-00000000a001"}
 	var counts []int

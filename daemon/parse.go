@@ -63,13 +63,28 @@ type lineReader struct {
 	maxLine int
 	log     *slog.Logger // for lines skipped (debug)
 
+	// batch is what the parser appends the events of the batch being read
+	// to: a buffer reused from batch to batch and, through spare, from log
+	// to log. A batch is handed on as a copy of its own size, because it
+	// outlives the read (it waits in a commit group, or among a parse
+	// worker's chunks); grown from nil for each batch, the events were
+	// allocated several times over as the slice doubled.
 	batch          []event.Event
 	lines, skipped int64
 	after          watchers.Prefix // what the last run took of the bytes before its end
 }
 
-func newLineReader(f *os.File, id watchers.FileID, size int64, c watchers.Cursor, p watchers.Parser, maxLine int, log *slog.Logger) *lineReader {
-	return &lineReader{f: f, id: id, size: size, cur: c, p: p, maxLine: maxLine, log: log}
+// newLineReader reads with buf (a spare of an earlier reader, or nil) as
+// the buffer of its batches.
+func newLineReader(f *os.File, id watchers.FileID, size int64, c watchers.Cursor, p watchers.Parser, maxLine int, log *slog.Logger, buf []event.Event) *lineReader {
+	return &lineReader{f: f, id: id, size: size, cur: c, p: p, maxLine: maxLine, log: log, batch: buf[:0]}
+}
+
+// spare returns the reader's batch buffer for the next reader, emptied:
+// the events it held are let go of.
+func (r *lineReader) spare() []event.Event {
+	clear(r.batch)
+	return r.batch[:0]
 }
 
 // pending reports whether lines were read since the last batch.
@@ -91,8 +106,14 @@ func (r *lineReader) cutAt(end int64, oversized int, p watchers.Prefix) (chunk, 
 	if err != nil {
 		return chunk{}, &cutError{offset: end, state: true, err: err}
 	}
-	ch := chunk{end: end, cursor: c, events: r.batch, lines: r.lines, skipped: r.skipped, oversized: oversized, carry: carry}
-	r.cur, r.batch, r.lines, r.skipped = c, nil, 0, 0
+	var events []event.Event
+	if len(r.batch) > 0 {
+		events = make([]event.Event, len(r.batch))
+		copy(events, r.batch)
+		clear(r.batch) // nothing of the batch handed on stays reachable from the buffer
+	}
+	ch := chunk{end: end, cursor: c, events: events, lines: r.lines, skipped: r.skipped, oversized: oversized, carry: carry}
+	r.cur, r.batch, r.lines, r.skipped = c, r.batch[:0], 0, 0
 	return ch, nil
 }
 
@@ -236,6 +257,7 @@ func (d *Daemon) startReadAhead(files []watchers.FileStat) *readAhead {
 }
 
 func (ra *readAhead) work(read aheadReader) {
+	var buf []event.Event // the batch buffer of this worker's reads
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
 	for {
@@ -258,7 +280,7 @@ func (ra *readAhead) work(read aheadReader) {
 		ra.held += f.Size
 		ra.heldN++
 		ra.mu.Unlock()
-		res := read.parse(f)
+		res := read.parse(f, &buf)
 		ra.mu.Lock()
 		sl.res, sl.done = res, true
 		ra.ready.Broadcast()
@@ -326,8 +348,9 @@ type aheadReader struct {
 
 // parse reads a new log as the loop would for a new source: routed by its
 // first line (adopt), a fresh parser (parser), every batch cut (tail). Any
-// doubt returns nil, and the loop reads the log itself.
-func (a aheadReader) parse(fs watchers.FileStat) (res *parsed) {
+// doubt returns nil, and the loop reads the log itself. buf is the batch
+// buffer the worker's reads share.
+func (a aheadReader) parse(fs watchers.FileStat, buf *[]event.Event) (res *parsed) {
 	defer func() {
 		if recover() != nil {
 			res = nil // the loop's own read reports it
@@ -377,7 +400,8 @@ func (a aheadReader) parse(fs watchers.FileStat) (res *parsed) {
 	res.parser = ag.New(res.route)
 	res.sidecar = sidecarAppeared(src)
 	agents.AttachFile(res.parser, fs.Path)
-	rd := newLineReader(f, id, res.size, watchers.Cursor{}, res.parser, a.maxLine, a.log.With("agent", ag.Name, "path", fs.Path))
+	rd := newLineReader(f, id, res.size, watchers.Cursor{}, res.parser, a.maxLine, a.log.With("agent", ag.Name, "path", fs.Path), *buf)
+	defer func() { *buf = rd.spare() }()
 	var st watchers.TailStats
 	st, _, err = rd.run(func(c chunk) bool {
 		res.chunks = append(res.chunks, c)

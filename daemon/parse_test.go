@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/state"
-	"github.com/agentmap/agentmap/watchers"
 )
 
 // TestReadAheadCommitsWhatTheLoopCommits catches up on the corpus with
@@ -22,7 +21,7 @@ func TestReadAheadCommitsWhatTheLoopCommits(t *testing.T) {
 	for _, f := range layout(t, corpus, home, 64<<20) {
 		f.write(t, len(f.data))
 	}
-	roots := watchers.DefaultRoots(watchers.Env{GOOS: runtime.GOOS, Home: home})
+	roots := homeRoots(runtime.GOOS, home)
 	run := func(workers int) (map[string][]byte, string) {
 		data := t.TempDir()
 		d := New(Options{DataDir: data, Once: true, Roots: roots, ParseWorkers: workers,

@@ -177,7 +177,11 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 		}
 		st = spec.stats
 	} else {
-		r := newLineReader(f, id, size, cursorOf(s), p, d.opt.MaxLine, log)
+		// The reader owns the buffer until it is done with it: a read
+		// that started within this one would take none.
+		r := newLineReader(f, id, size, cursorOf(s), p, d.opt.MaxLine, log, d.batchBuf)
+		d.batchBuf = nil
+		defer func() { d.batchBuf = r.spare() }()
 		var stopped bool
 		st, stopped, err = r.run(func(c chunk) bool { return commit(c) && ctx.Err() == nil })
 		if stopped {

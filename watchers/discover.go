@@ -222,85 +222,12 @@ func (r Root) Archived(path string) bool {
 	return ok && len(p) > 0 && p[0] == "archived_sessions"
 }
 
-// Env is what default roots depend on, so tests can pin it.
+// Env is an OS, home directory and environment, what a default directory
+// depends on, so that tests can pin it.
 type Env struct {
 	GOOS   string
 	Home   string
 	Getenv func(string) string
-}
-
-// DefaultRoots lists where each agent keeps its logs on this OS:
-// Claude: every dir of $CLAUDE_CONFIG_DIR (comma-separated), ~/.claude and
-// $XDG_CONFIG_HOME/claude (older builds); Codex: $CODEX_HOME and ~/.codex;
-// Cursor: ~/.cursor and Cursor's User dir of the OS; OpenCode:
-// $XDG_DATA_HOME/opencode, else ~/.local/share/opencode (on every OS, as
-// OpenCode itself resolves it); Copilot CLI: $COPILOT_HOME and ~/.copilot;
-// Gemini CLI: $GEMINI_CLI_HOME/.gemini and ~/.gemini.
-// Missing roots are listed too: they are picked up when they appear.
-func DefaultRoots(env Env) []Root {
-	get := env.Getenv
-	if get == nil {
-		get = func(string) string { return "" }
-	}
-	var roots []Root
-	seen := map[string]bool{}
-	add := func(agent, layout, dir string) {
-		if dir == "" {
-			return
-		}
-		dir = filepath.Clean(dir)
-		if seen[layout+"\x00"+dir] {
-			return
-		}
-		seen[layout+"\x00"+dir] = true
-		roots = append(roots, Root{Agent: agent, Layout: layout, Dir: dir})
-	}
-	join := func(parts ...string) string {
-		if env.Home == "" {
-			return ""
-		}
-		return filepath.Join(append([]string{env.Home}, parts...)...)
-	}
-	for _, d := range strings.Split(get("CLAUDE_CONFIG_DIR"), ",") {
-		add("claude", LayoutClaude, strings.TrimSpace(d))
-	}
-	add("claude", LayoutClaude, join(".claude"))
-	xdg := get("XDG_CONFIG_HOME")
-	if xdg == "" {
-		xdg = join(".config")
-	}
-	if xdg != "" {
-		add("claude", LayoutClaude, filepath.Join(xdg, "claude"))
-	}
-	add("codex", LayoutCodex, get("CODEX_HOME"))
-	add("codex", LayoutCodex, join(".codex"))
-	add("cursor", LayoutCursor, join(".cursor"))
-	switch env.GOOS {
-	case "darwin":
-		add("cursor", LayoutCursorApp, join("Library", "Application Support", "Cursor", "User"))
-	case "windows":
-		if app := get("APPDATA"); app != "" {
-			add("cursor", LayoutCursorApp, filepath.Join(app, "Cursor", "User"))
-		} else {
-			add("cursor", LayoutCursorApp, join("AppData", "Roaming", "Cursor", "User"))
-		}
-	default:
-		if xdg != "" {
-			add("cursor", LayoutCursorApp, filepath.Join(xdg, "Cursor", "User"))
-		}
-	}
-	if data := get("XDG_DATA_HOME"); data != "" {
-		add("opencode", LayoutOpenCode, filepath.Join(data, "opencode"))
-	} else {
-		add("opencode", LayoutOpenCode, join(".local", "share", "opencode"))
-	}
-	add("copilot", LayoutCopilot, get("COPILOT_HOME"))
-	add("copilot", LayoutCopilot, join(".copilot"))
-	if h := get("GEMINI_CLI_HOME"); h != "" {
-		add("gemini", LayoutGemini, filepath.Join(h, ".gemini"))
-	}
-	add("gemini", LayoutGemini, join(".gemini"))
-	return roots
 }
 
 // OverrideRoots replaces the default roots of the agents named in

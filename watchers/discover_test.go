@@ -6,45 +6,26 @@ import (
 	"testing"
 )
 
-func TestDefaultRoots(t *testing.T) {
-	env := func(goos string, vars map[string]string) Env {
-		return Env{GOOS: goos, Home: "/h", Getenv: func(k string) string { return vars[k] }}
-	}
+func TestOverrideRoots(t *testing.T) {
 	dirs := func(rs []Root) []string {
 		var out []string
 		for _, r := range rs {
-			out = append(out, r.Layout+"="+filepath.ToSlash(r.Dir))
+			out = append(out, r.Agent+":"+r.Layout+"="+filepath.ToSlash(r.Dir))
 		}
 		return out
 	}
-	for _, tc := range []struct {
-		name string
-		env  Env
-		want []string
-	}{
-		{"linux", env("linux", nil), []string{
-			"claude=/h/.claude", "claude=/h/.config/claude", "codex=/h/.codex", "cursor=/h/.cursor",
-			"cursor-app=/h/.config/Cursor/User", "opencode=/h/.local/share/opencode", "copilot=/h/.copilot", "gemini=/h/.gemini"}},
-		{"linux env", env("linux", map[string]string{
-			"CLAUDE_CONFIG_DIR": "/a, /b", "CODEX_HOME": "/c", "XDG_CONFIG_HOME": "/x",
-			"XDG_DATA_HOME": "/d", "COPILOT_HOME": "/p", "GEMINI_CLI_HOME": "/g"}), []string{
-			"claude=/a", "claude=/b", "claude=/h/.claude", "claude=/x/claude", "codex=/c", "codex=/h/.codex",
-			"cursor=/h/.cursor", "cursor-app=/x/Cursor/User", "opencode=/d/opencode", "copilot=/p", "copilot=/h/.copilot", "gemini=/g/.gemini", "gemini=/h/.gemini"}},
-		{"darwin", env("darwin", nil), []string{
-			"claude=/h/.claude", "claude=/h/.config/claude", "codex=/h/.codex", "cursor=/h/.cursor",
-			"cursor-app=/h/Library/Application Support/Cursor/User", "opencode=/h/.local/share/opencode", "copilot=/h/.copilot", "gemini=/h/.gemini"}},
-		{"windows", env("windows", map[string]string{"APPDATA": "/h/AppData/Roaming"}), []string{
-			"claude=/h/.claude", "claude=/h/.config/claude", "codex=/h/.codex", "cursor=/h/.cursor",
-			"cursor-app=/h/AppData/Roaming/Cursor/User", "opencode=/h/.local/share/opencode", "copilot=/h/.copilot", "gemini=/h/.gemini"}},
-	} {
-		if got := dirs(DefaultRoots(tc.env)); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
-		}
+	roots := []Root{
+		{Agent: "claude", Layout: LayoutClaude, Dir: "/h/.claude"}, {Agent: "codex", Layout: LayoutCodex, Dir: "/h/.codex"},
+		{Agent: "cursor", Layout: LayoutCursor, Dir: "/h/.cursor"}, {Agent: "cursor", Layout: LayoutCursorApp, Dir: "/h/.config/Cursor/User"},
+		{Agent: "gemini", Layout: LayoutGemini, Dir: "/h/.gemini"},
 	}
-	over := OverrideRoots(DefaultRoots(env("linux", nil)), map[string][]string{"codex": {"/t/codex"}})
+	if got := dirs(OverrideRoots(roots, nil)); !reflect.DeepEqual(got, dirs(roots)) {
+		t.Errorf("no override: %q", got)
+	}
+	over := OverrideRoots(roots, map[string][]string{"codex": {"/t/codex/"}, "cursor-app": {"/t/a", "/t/b"}})
 	if got := dirs(over); !reflect.DeepEqual(got, []string{
-		"claude=/h/.claude", "claude=/h/.config/claude", "cursor=/h/.cursor", "cursor-app=/h/.config/Cursor/User",
-		"opencode=/h/.local/share/opencode", "copilot=/h/.copilot", "gemini=/h/.gemini", "codex=/t/codex"}) {
+		"claude:claude=/h/.claude", "cursor:cursor=/h/.cursor", "gemini:gemini=/h/.gemini",
+		"codex:codex=/t/codex", "cursor:cursor-app=/t/a", "cursor:cursor-app=/t/b"}) {
 		t.Errorf("override: %q", got)
 	}
 }

@@ -3,12 +3,15 @@ package redact
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/agentmap/agentmap/internal/cite"
 )
 
 // corpusDir is ../shared/corpus relative to the module root.
@@ -117,12 +120,12 @@ func TestCorpusShellVerbs(t *testing.T) {
 	}
 	counts := map[string]int{}
 	empty, verify := 0, 0
-	check := func(src string, s Shell) {
-		checkVerb(t, src, s.Verb)
+	check := func(in cite.Line, s Shell) {
+		checkVerb(t, in, s.Verb)
 		words := strings.Fields(s.Verb)
 		for _, w := range words[min(1, len(words)):] {
 			if !vocabulary(w) {
-				t.Errorf("verb %q of a corpus command has a word outside the vocabulary", s.Verb)
+				t.Errorf("the verb of %s has a word outside the vocabulary (%s)", in, cite.Bytes(w))
 			}
 		}
 		if s.Verb == "" {
@@ -133,11 +136,11 @@ func TestCorpusShellVerbs(t *testing.T) {
 		}
 		counts[s.Verb]++
 	}
-	for _, c := range scripts {
-		check(c, ParseShell(c))
+	for i, c := range scripts {
+		check(cite.Named(fmt.Sprintf("corpus command %d", i), []byte(c)), ParseShell(c))
 	}
-	for _, a := range argvs {
-		check(strings.Join(a, " "), ParseArgv(a))
+	for i, a := range argvs {
+		check(cite.Named(fmt.Sprintf("corpus argv %d", i), []byte(strings.Join(a, " "))), ParseArgv(a))
 	}
 	type kv struct {
 		k string

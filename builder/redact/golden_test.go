@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentmap/agentmap/internal/cite"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/redact")
@@ -37,7 +39,7 @@ func TestShellGolden(t *testing.T) {
 			}
 		}
 		s := ParseShell(cmd)
-		checkVerb(t, cmd, s.Verb)
+		checkVerb(t, cite.Own([]byte(cmd)), s.Verb)
 		vcs := "-"
 		if s.VCS != nil {
 			vcs = fmt.Sprintf("%s:%s", s.VCS.Provider, s.VCS.Action)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/internal/cite"
 )
 
 func TestParseShell(t *testing.T) {
@@ -224,24 +225,26 @@ func TestParseShell(t *testing.T) {
 			t.Errorf("ParseShell(%q) = verb %q cat %q verify %v; want %q %q %v",
 				tt.cmd, got.Verb, got.Cat, got.Verify, tt.verb, tt.cat, tt.verify)
 		}
-		checkVerb(t, tt.cmd, got.Verb)
+		checkVerb(t, cite.Own([]byte(tt.cmd)), got.Verb)
 	}
 }
 
 // checkVerb asserts the shape rules of every verb: at most three words, no
 // flag, path, assignment, quote or expansion.
-func checkVerb(t *testing.T, cmd, verb string) {
+// checkVerb holds the verb of the command in to the shape of a verb;
+// failures name in, never quote it (unless it is the test's own).
+func checkVerb(t *testing.T, in cite.Line, verb string) {
 	t.Helper()
 	if verb == "" {
 		return
 	}
 	words := strings.Split(verb, " ")
 	if len(words) > 3 {
-		t.Errorf("verb of %q has %d words: %q", cmd, len(words), verb)
+		t.Errorf("verb of %s has %d words: %s", in, len(words), in.Part([]byte(verb)))
 	}
 	for _, w := range words {
 		if w == "" || strings.HasPrefix(w, "-") || strings.ContainsAny(w, "/\\=\"'`$(){}<>*?;|&~ \t\n") {
-			t.Errorf("verb of %q has a bad word %q", cmd, w)
+			t.Errorf("verb of %s has a bad word %s", in, in.Part([]byte(w)))
 		}
 	}
 }
@@ -314,7 +317,7 @@ func TestParseArgv(t *testing.T) {
 		if got.Verb != tt.verb || got.Verify != tt.verify {
 			t.Errorf("ParseArgv(%q) = %q %v; want %q %v", tt.argv, got.Verb, got.Verify, tt.verb, tt.verify)
 		}
-		checkVerb(t, strings.Join(tt.argv, " "), got.Verb)
+		checkVerb(t, cite.Own([]byte(strings.Join(tt.argv, " "))), got.Verb)
 	}
 }
 
@@ -387,7 +390,7 @@ func TestParseShellCanary(t *testing.T) {
 		if s.VCS != nil && (strings.Contains(s.VCS.Action, c) || strings.Contains(s.VCS.Repo, c)) {
 			t.Errorf("ParseShell(%q) leaked into VCS %+v", cmd, s.VCS)
 		}
-		checkVerb(t, cmd, s.Verb)
+		checkVerb(t, cite.Own([]byte(cmd)), s.Verb)
 		a := ParseArgv(strings.Fields(cmd))
 		if strings.Contains(strings.ToLower(a.Verb), c) {
 			t.Errorf("ParseArgv(%q) leaked into verb %q", cmd, a.Verb)

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/agentmap/agentmap/internal/cite"
 )
 
 // parsedOnly runs f with the simple-line split off: every line goes to the
@@ -22,21 +23,22 @@ func parsedOnly(f func()) {
 
 // sameAsParsed checks that a command line gives the same Shell with and
 // without the simple-line split, and reports whether the split took it.
-// name says which line failed: the corpus's own commands are not quoted.
-func sameAsParsed(t *testing.T, name, src string) bool {
+// in names the line that failed: the corpus's commands are not quoted.
+func sameAsParsed(t *testing.T, in cite.Line) bool {
 	t.Helper()
+	src := string(in.B)
 	got := ParseShell(src)
 	var want Shell
 	parsedOnly(func() { want = ParseShell(src) })
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%s: split %+v, parser %+v", name, got, want)
+		t.Errorf("%s: the split and the parser %s", in, in.Diff(got, want))
 	}
 	cmds, simple := simpleCommands(src)
 	if simple {
 		// Stricter than the results: the words themselves are the
 		// parser's, part for part.
 		if parsed := parsedWords(t, src); !reflect.DeepEqual(cmds, parsed) {
-			t.Errorf("%s: split words %+v, parser words %+v", name, cmds, parsed)
+			t.Errorf("%s: the split's words and the parser's %s", in, in.Diff(cmds, parsed))
 		}
 	}
 	return simple
@@ -48,7 +50,7 @@ func countSameAsParsed(t *testing.T, lines []string) int {
 	t.Helper()
 	simple := 0
 	for _, s := range lines {
-		if sameAsParsed(t, strconv.Quote(s), s) {
+		if sameAsParsed(t, cite.Own([]byte(s))) {
 			simple++
 		}
 	}
@@ -85,16 +87,16 @@ func TestSimpleLinesAgreeWithParserOnCorpus(t *testing.T) {
 	scripts, argvs := corpusCommands(t)
 	simple := 0
 	for i, s := range scripts {
-		if sameAsParsed(t, fmt.Sprintf("corpus command %d (%d bytes)", i, len(s)), s) {
+		if sameAsParsed(t, cite.Named(fmt.Sprintf("corpus command %d", i), []byte(s))) {
 			simple++
 		}
 	}
-	for _, argv := range argvs {
+	for i, argv := range argvs {
 		got := ParseArgv(argv)
 		var want Shell
 		parsedOnly(func() { want = ParseArgv(argv) })
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("argv of %d words: split %+v, parser %+v", len(argv), got, want)
+			t.Errorf("corpus argv %d of %d words: the split and the parser %s", i, len(argv), cite.Diff(got, want))
 		}
 	}
 	t.Logf("%d of %d command strings are simple lines", simple, len(scripts))
@@ -139,7 +141,7 @@ func TestSimpleLinesAgreeWithParser(t *testing.T) {
 		if r.IntN(10) == 0 {
 			b.WriteString(seps[r.IntN(len(seps))])
 		}
-		sameAsParsed(t, strconv.Quote(b.String()), b.String())
+		sameAsParsed(t, cite.Own([]byte(b.String())))
 	}
 }
 
@@ -214,7 +216,7 @@ func TestParametersAgreeWithParser(t *testing.T) {
 				b.WriteString(rest[r.IntN(len(rest))])
 			}
 		}
-		sameAsParsed(t, strconv.Quote(b.String()), b.String())
+		sameAsParsed(t, cite.Own([]byte(b.String())))
 	}
 }
 
@@ -230,7 +232,7 @@ func FuzzSimpleLines(f *testing.F) {
 		if len(cmd) > 4096 {
 			return
 		}
-		sameAsParsed(t, strconv.Quote(cmd), cmd)
+		sameAsParsed(t, cite.Own([]byte(cmd)))
 	})
 }
 
@@ -268,6 +270,6 @@ func TestRedirectionsAgreeWithParser(t *testing.T) {
 				b.WriteString(cmds[r.IntN(len(cmds))])
 			}
 		}
-		sameAsParsed(t, strconv.Quote(b.String()), b.String())
+		sameAsParsed(t, cite.Own([]byte(b.String())))
 	}
 }

@@ -9,10 +9,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/agentmap/agentmap/config"
-	"github.com/agentmap/agentmap/watchers"
 )
 
 func configUsage(w io.Writer) {
@@ -126,35 +124,4 @@ func loadConfig(flagValue, what string, stderr io.Writer) (*config.Config, int) 
 		return nil, exitFailure
 	}
 	return c, exitOK
-}
-
-// configRoots turns the agents' settings into the roots the daemon
-// follows, leaving out disabled agents.
-func configRoots(c *config.Config) []watchers.Root {
-	var roots []watchers.Root
-	add := func(agent, layout string, dirs []string) {
-		for _, d := range dirs {
-			roots = append(roots, watchers.Root{Agent: agent, Layout: layout, Dir: filepath.Clean(d)})
-		}
-	}
-	if c.Agents.Claude.Enabled {
-		add("claude", watchers.LayoutClaude, c.Agents.Claude.Roots)
-	}
-	if c.Agents.Codex.Enabled {
-		add("codex", watchers.LayoutCodex, c.Agents.Codex.Roots)
-	}
-	if c.Agents.Cursor.Enabled {
-		add("cursor", watchers.LayoutCursor, c.Agents.Cursor.Roots)
-		add("cursor", watchers.LayoutCursorApp, c.Agents.Cursor.AppRoots)
-	}
-	if c.Agents.OpenCode.Enabled {
-		add("opencode", watchers.LayoutOpenCode, c.Agents.OpenCode.Roots)
-	}
-	if c.Agents.Copilot.Enabled {
-		add("copilot", watchers.LayoutCopilot, c.Agents.Copilot.Roots)
-	}
-	if c.Agents.Gemini.Enabled {
-		add("gemini", watchers.LayoutGemini, c.Agents.Gemini.Roots)
-	}
-	return roots
 }

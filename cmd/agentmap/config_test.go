@@ -117,26 +117,9 @@ func TestConfigDefaultsAreTheDaemons(t *testing.T) {
 		if want := daemon.DefaultDataDir(osEnv); c.DataDir != want {
 			t.Errorf("data dir %s, daemon's %s", c.DataDir, want)
 		}
-		if got, want := configRoots(c), watchers.DefaultRoots(osEnv); !reflect.DeepEqual(got, want) {
-			t.Errorf("roots\n%v\ndaemon's\n%v", got, want)
-		}
 		if c.Flush.Idle.Duration != daemon.DefaultIdle || c.Watch.Rescan.Duration != daemon.DefaultRescan ||
 			c.Watch.Debounce.Duration != daemon.DefaultDebounce || int(c.Watch.MaxLine) != watchers.DefaultMaxLine {
 			t.Errorf("timings differ from the daemon's: %+v %+v", c.Flush, c.Watch)
-		}
-	}
-}
-
-func TestConfigRootsLeaveOutDisabledAgents(t *testing.T) {
-	c := config.Default()
-	c.Agents.Claude.Enabled = false
-	c.Agents.Cursor.Enabled = false
-	c.Agents.OpenCode.Enabled = false
-	c.Agents.Copilot.Enabled = false
-	c.Agents.Gemini.Enabled = false
-	for _, r := range configRoots(c) {
-		if r.Agent != "codex" || r.Layout != watchers.LayoutCodex {
-			t.Errorf("root %+v of a disabled agent", r)
 		}
 	}
 }

@@ -81,7 +81,7 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		c.DataDir = *of.dataDir
 	}
 	dataDirSeen(c.DataDir)
-	checks = append(checks, rootChecks(configRoots(c), c)...)
+	checks = append(checks, rootChecks(daemon.RootsFromConfig(c), c)...)
 	if ch, ok := openCodeDBCheck(os.Getenv("OPENCODE_DB"), c.Agents.OpenCode.Enabled); ok {
 		checks = append(checks, ch)
 	}

@@ -230,7 +230,7 @@ func (o runOverrides) apply(c *config.Config) (effective, error) {
 	if o.set["debounce"] {
 		e.debounce = o.debounce
 	}
-	e.live.Roots = watchers.OverrideRoots(configRoots(c), o.roots)
+	e.live.Roots = watchers.OverrideRoots(daemon.RootsFromConfig(c), o.roots)
 	mode := c.Maps.PathMode
 	if o.set["path-mode"] {
 		mode = o.pathMode

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/internal/cite"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -47,17 +48,26 @@ func corpusFiles(t testing.TB) []string {
 // eachLine calls fn with every line of a file, streaming.
 func eachLine(t testing.TB, path string, fn func(line []byte)) {
 	t.Helper()
+	eachCited(t, path, func(l cite.Line) { fn(l.B) })
+}
+
+// eachCited is eachLine with where each line is, for failure messages
+// that name a line without quoting it.
+func eachCited(t testing.TB, path string, fn func(line cite.Line)) {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<20)
-	for {
+	var off int64
+	for n := 1; ; n++ {
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 {
-			fn(line)
+			fn(cite.At(path, n, off, line))
 		}
+		off += int64(len(line))
 		if err != nil {
 			return
 		}
@@ -142,7 +152,7 @@ func TestCorpusParses(t *testing.T) {
 			// side request of the main lane.
 			for _, e := range events {
 				if e.Kind != event.KindLLM || e.LLM.Side != "compaction" || e.Agent != "" || e.LLM.Usage() == 0 {
-					t.Errorf("%s: compaction transcript yielded %+v", name, e)
+					t.Errorf("%s: compaction transcript yielded a %s event (lane %q)", name, e.Kind, e.Agent)
 				}
 			}
 			if len(events) == 0 {

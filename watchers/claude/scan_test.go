@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentmap/agentmap/internal/cite"
 	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
@@ -51,8 +52,9 @@ func unbuffered(env envelope) envelope {
 }
 
 // unmeasured is env without the lengths the walk measured (which
-// encoding/json does not fill), once each is held to StringLen.
-func unmeasured(t testing.TB, env envelope) envelope {
+// encoding/json does not fill), once each is held to StringLen. env is
+// the walk of the line in.
+func unmeasured(t testing.TB, in cite.Line, env envelope) envelope {
 	t.Helper()
 	if env.Message == nil || env.Message.Blocks == nil {
 		return env
@@ -63,7 +65,7 @@ func unmeasured(t testing.TB, env envelope) envelope {
 		t.Helper()
 		nb, nr, _ := jsonscan.StringLen(raw)
 		if gb, gr := n.Of(raw); gb != nb || gr != nr {
-			t.Fatalf("%s measured %d bytes %d runes, StringLen %d %d", raw, gb, gr, nb, nr)
+			t.Fatalf("%s of %s measured %d bytes %d runes, StringLen %d %d", in.Part(raw), in, gb, gr, nb, nr)
 		}
 	}
 	for i := range m.Blocks {
@@ -84,10 +86,11 @@ func unmeasured(t testing.TB, env envelope) envelope {
 
 // checkScan asserts that the walk either gives up or fills exactly what
 // encoding/json fills, and never accepts a line encoding/json refuses. It
-// reports whether the walk took the line.
-func checkScan(t testing.TB, line []byte) bool {
+// reports whether the walk took the line. Failures name in, never quote
+// it (unless it is the test's own).
+func checkScan(t testing.TB, in cite.Line) bool {
 	t.Helper()
-	line = bytes.TrimSpace(line)
+	line := bytes.TrimSpace(in.B)
 	if len(line) == 0 || line[0] != '{' {
 		return false
 	}
@@ -100,14 +103,14 @@ func checkScan(t testing.TB, line []byte) bool {
 	buffered := envelope{bufs: &sharedBuffers}
 	defer sharedBuffers.reset()
 	if !buffered.scan(line) || !reflect.DeepEqual(unbuffered(buffered), fast) {
-		t.Fatalf("the walk into reused buffers differs on %q:\n%+v\n%+v", line, unbuffered(buffered), fast)
+		t.Fatalf("the walk into reused buffers differs on %s: %s", in, in.Diff(unbuffered(buffered), fast))
 	}
 	slow, err := slowEnvelope(line)
 	if err != nil {
-		t.Fatalf("the walk accepted a line encoding/json refuses (%v): %q", err, line)
+		t.Fatalf("the walk accepted a line encoding/json refuses (%v): %s", err, in)
 	}
-	if fast = unmeasured(t, fast); !reflect.DeepEqual(fast, slow) {
-		t.Fatalf("the walk and encoding/json disagree on %q:\nwalk %+v\njson %+v", line, fast, slow)
+	if fast = unmeasured(t, in, fast); !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("the walk and encoding/json disagree on %s: %s", in, in.Diff(fast, slow))
 	}
 	if fast.Message != nil {
 		for _, b := range fast.Message.Blocks {
@@ -115,7 +118,7 @@ func checkScan(t testing.TB, line []byte) bool {
 			if isObject(b.Input) && toolInputFields.FillValid(&walked, b.Input) {
 				_ = decode(b.Input, &decoded)
 				if !reflect.DeepEqual(walked, decoded) {
-					t.Fatalf("tool input of %q: walk %+v, encoding/json %+v", line, walked, decoded)
+					t.Fatalf("tool input of %s: the walk and encoding/json %s", in, in.Diff(walked, decoded))
 				}
 			}
 		}
@@ -137,7 +140,7 @@ func TestScanMatchesDecodeOnCorpus(t *testing.T) {
 	lines, fast := 0, 0
 	for _, path := range files {
 		first := true
-		eachLine(t, path, func(line []byte) {
+		eachCited(t, path, func(line cite.Line) {
 			lines++
 			if first { // what Identify and LooksLike read
 				checkHeads(t, line)
@@ -151,7 +154,7 @@ func TestScanMatchesDecodeOnCorpus(t *testing.T) {
 	t.Logf("%d of %d lines walked, the rest decoded by encoding/json", fast, lines)
 	for _, line := range []string{`{"type":"user"}`, `{"type":5}`, `{"type":null,"sessionId":"s"}`, `{"type":"us\u0065r"}`,
 		`{"type":"user","payload":null}`, `{"type":"user"} x`, `{"Type":"user"}`, `{"sessionId":7,"isSidechain":true,"agentId":"a1"}`, ``, `[]`} {
-		checkHeads(t, []byte(line))
+		checkHeads(t, cite.Own([]byte(line)))
 	}
 	if fast < lines*9/10 {
 		t.Errorf("only %d of %d lines took the walk", fast, lines)
@@ -184,7 +187,7 @@ func TestScanGivesUpOnWhatItDoesNotMirror(t *testing.T) {
 		`{"type":5,"uuid":null,"toolUseResult":{"gitOperation":{"commit":{"sha":"abcdef1"}},"durationMs":"3"}}`,
 		"{\"type\":\"user\",\"bad\":\"\xff\xfe\"}",
 	} {
-		if !checkScan(t, []byte(line)) {
+		if !checkScan(t, cite.Own([]byte(line))) {
 			t.Errorf("walk gave up on %q", line)
 		}
 	}
@@ -209,23 +212,26 @@ func FuzzScan(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		if checkScan(t, line) && !json.Valid(bytes.TrimSpace(line)) {
-			t.Fatalf("walk took invalid JSON %q", line)
+		// The seeds include corpus lines: an input is named, not quoted.
+		in := cite.Input(line)
+		if checkScan(t, in) && !json.Valid(bytes.TrimSpace(line)) {
+			t.Fatalf("walk took invalid JSON: %s", in)
 		}
-		checkHeads(t, line)
+		checkHeads(t, in)
 	})
 }
 
 // checkHeads holds what Identify and LooksLike read of a first line to
 // what encoding/json reads of it.
-func checkHeads(t testing.TB, line []byte) {
+func checkHeads(t testing.TB, in cite.Line) {
 	t.Helper()
+	line := in.B
 	var head, want headLine
 	if headFields.Fill(&head, line) {
 		err := json.Unmarshal(line, &want)
 		var te *json.UnmarshalTypeError
 		if err != nil && !errors.As(err, &te) || !reflect.DeepEqual(head, want) {
-			t.Fatalf("first line %q: walk %+v, encoding/json %+v (%v)", line, head, want, err)
+			t.Fatalf("first line %s (encoding/json: %v): the walk and encoding/json %s", in, err, in.Diff(head, want))
 		}
 	}
 	var rec struct {
@@ -234,7 +240,7 @@ func checkHeads(t testing.TB, line []byte) {
 	}
 	looks := json.Unmarshal(line, &rec) == nil && rec.Payload == nil && knownType(rec.Type)
 	if LooksLike(line) != looks {
-		t.Fatalf("LooksLike(%q) = %v, encoding/json reads %v", line, !looks, looks)
+		t.Fatalf("LooksLike(%s) = %v, encoding/json reads %v", in, !looks, looks)
 	}
 }
 

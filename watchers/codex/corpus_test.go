@@ -13,6 +13,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/internal/cite"
 )
 
 // TestCorpus parses every corpus rollout: no record may fault, every record
@@ -61,16 +62,17 @@ func checkEvents(t *testing.T, evs []event.Event) {
 		switch ev.Kind {
 		case event.KindCall:
 			if ev.Call.Kind == "" || ev.Call.Tool == "" {
-				t.Errorf("event %d: call without kind or tool: %+v", i, ev.Call)
+				t.Errorf("event %d: call without kind or tool (kind %s, tool %s)", i, cite.Bytes(ev.Call.Kind), cite.Bytes(ev.Call.Tool))
 			}
 			c := ev.Call
-			for _, s := range []string{c.Tool, c.Server, c.MCPTool, c.SubagentType, c.Host, c.Continues, c.Cat} {
-				if s != "" && identifier(s) != s {
-					t.Errorf("event %d: call field %q is not an identifier", i, s)
+			for _, f := range []struct{ name, s string }{{"tool", c.Tool}, {"server", c.Server}, {"MCP tool", c.MCPTool},
+				{"subagent type", c.SubagentType}, {"host", c.Host}, {"continues", c.Continues}, {"category", c.Cat}} {
+				if f.s != "" && identifier(f.s) != f.s {
+					t.Errorf("event %d: the call's %s (%s) is not an identifier", i, f.name, cite.Bytes(f.s))
 				}
 			}
 			if identifier(strings.ReplaceAll(c.Verb, " ", "_")) != strings.ReplaceAll(c.Verb, " ", "_") {
-				t.Errorf("event %d: verb %q", i, c.Verb)
+				t.Errorf("event %d: the call's verb (%s) is not of identifiers", i, cite.Bytes(c.Verb))
 			}
 			if ev.Call.ID != "" {
 				calls[ev.Call.ID] = true
@@ -84,7 +86,7 @@ func checkEvents(t *testing.T, evs []event.Event) {
 			}
 		case event.KindLLM, event.KindModel:
 			if ev.Model != "" && identifier(ev.Model) != ev.Model {
-				t.Errorf("event %d: model %q", i, ev.Model)
+				t.Errorf("event %d: the model (%s) is not an identifier", i, cite.Bytes(ev.Model))
 			}
 			if ev.Kind == event.KindLLM && ev.LLM.MsgID == "" {
 				t.Errorf("event %d: llm record without response id", i)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/internal/cite"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -151,16 +152,30 @@ func parseLines(t testing.TB, src watchers.Source, lines [][]byte) ([]event.Even
 // readLines splits a file into its non-blank lines.
 func readLines(t testing.TB, path string) [][]byte {
 	t.Helper()
+	var lines [][]byte
+	for _, l := range citedLines(t, path) {
+		lines = append(lines, l.B)
+	}
+	return lines
+}
+
+// citedLines is readLines with where each line is, for failure messages
+// that name a line without quoting it.
+func citedLines(t testing.TB, path string) []cite.Line {
+	t.Helper()
 	f, err := OpenMaybeZstd(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var lines [][]byte
+	var lines []cite.Line
+	n, off := 0, int64(0)
 	_, err = watchers.ReadLines(f, 0, true, func(line []byte) error {
+		n++
 		if len(bytes.TrimSpace(line)) > 0 {
-			lines = append(lines, bytes.Clone(line))
+			lines = append(lines, cite.At(path, n, off, bytes.Clone(line)))
 		}
+		off += int64(len(line)) + 1
 		return nil
 	})
 	if err != nil {

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentmap/agentmap/internal/cite"
 )
 
 // checkOutputHead: an output read from the start of its text, whatever
-// that start's length, reads exactly as the whole decoded text does.
-func checkOutputHead(t *testing.T, raw json.RawMessage) {
+// that start's length, reads exactly as the whole decoded text does. raw
+// is an output of the line in.
+func checkOutputHead(t *testing.T, in cite.Line, raw json.RawMessage) {
 	t.Helper()
 	var whole string
 	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &whole) != nil {
@@ -21,7 +24,7 @@ func checkOutputHead(t *testing.T, raw json.RawMessage) {
 		o := p.readOutputHead(raw, head)
 		got := fmt.Sprint(deref(o.exit), o.durMs, o.session, o.failed, o.bodyLen(), o.Body() == want.body, o.Text() == whole)
 		if exp := fmt.Sprint(deref(want.exit), want.durMs, want.session, want.failed, len(want.body), true, true); got != exp {
-			t.Fatalf("output %.200q read from %d bytes: %s, the whole text gives %s", raw, head, got, exp)
+			t.Fatalf("output %s of %s read from %d bytes: %s, the whole text gives %s", in.Part(raw), in, head, got, exp)
 		}
 	}
 }
@@ -45,7 +48,7 @@ var outputHeadCases = []string{
 func TestOutputReadFromItsStart(t *testing.T) {
 	for _, c := range outputHeadCases {
 		raw, _ := json.Marshal(c)
-		checkOutputHead(t, raw)
+		checkOutputHead(t, cite.Own(raw), raw)
 	}
 }
 
@@ -58,14 +61,14 @@ func TestOutputReadFromItsStartOnCorpus(t *testing.T) {
 		if strings.HasSuffix(path, ".json") {
 			continue
 		}
-		for _, line := range readLines(t, path) {
+		for _, line := range citedLines(t, path) {
 			var l rawLine
-			if !scanLine(&l, line) || l.Payload == nil {
+			if !scanLine(&l, line.B) || l.Payload == nil {
 				continue
 			}
 			for _, raw := range []json.RawMessage{l.Payload.Output, l.Payload.Tools} {
 				if len(raw) > 0 && raw[0] == '"' {
-					checkOutputHead(t, raw)
+					checkOutputHead(t, line, raw)
 					n++
 				}
 			}
@@ -80,8 +83,9 @@ func FuzzOutputHead(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		raw, _ := json.Marshal(text)
-		checkOutputHead(t, raw)
+		checkOutputHead(t, cite.Own(raw), raw)
 		// The text as a literal of its own (escapes, invalid UTF-8)
-		checkOutputHead(t, json.RawMessage(`"`+text+`"`))
+		lit := json.RawMessage(`"` + text + `"`)
+		checkOutputHead(t, cite.Own(lit), lit)
 	})
 }

@@ -8,15 +8,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmap/agentmap/internal/cite"
 	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // checkScan asserts that the walk either gives up or fills exactly what
 // encoding/json fills, and never accepts a line encoding/json refuses. It
-// reports whether the walk took the line.
-func checkScan(t testing.TB, line []byte) bool {
+// reports whether the walk took the line. Failures name in, never quote
+// it (unless it is the test's own).
+func checkScan(t testing.TB, in cite.Line) bool {
 	t.Helper()
-	line = bytes.TrimSpace(line)
+	line := bytes.TrimSpace(in.B)
 	if len(line) == 0 || line[0] != '{' {
 		return false
 	}
@@ -26,7 +28,7 @@ func checkScan(t testing.TB, line []byte) bool {
 	}
 	var slow rawLine
 	if err := json.Unmarshal(line, &slow); err != nil && !isTypeError(err) {
-		t.Fatalf("the walk accepted a line encoding/json refuses (%v): %q", err, line)
+		t.Fatalf("the walk accepted a line encoding/json refuses (%v): %s", err, in)
 	}
 	// The lengths the walk measured, which encoding/json does not fill,
 	// are StringLen's.
@@ -41,31 +43,32 @@ func checkScan(t testing.TB, line []byte) bool {
 		}{{"output", it.Output, &it.outputLen}, {"aggregated_output", it.Aggregated, &it.aggregatedLen}} {
 			nb, nr, _ := jsonscan.StringLen(m.raw)
 			if gb, gr := m.n.Of(m.raw); gb != nb || gr != nr {
-				t.Fatalf("%s of %q measured %d bytes %d runes, StringLen %d %d", m.name, line, gb, gr, nb, nr)
+				t.Fatalf("%s of %s measured %d bytes %d runes, StringLen %d %d", m.name, in, gb, gr, nb, nr)
 			}
 			*m.n = jsonscan.Len{}
 		}
 	}
 	if !reflect.DeepEqual(fast, slow) {
-		t.Fatalf("the walk and encoding/json disagree on %q:\nwalk %+v\njson %+v", line, fast, slow)
+		t.Fatalf("the walk and encoding/json disagree on %s: %s", in, in.Diff(fast, slow))
 	}
 	for _, it := range []*item{&fast.item, fast.Payload} {
 		if it != nil && len(it.Arguments) > 0 {
-			checkArgs(t, it.Arguments)
+			checkArgs(t, in, it.Arguments)
 		}
 		if it != nil && len(it.Content) > 0 && it.Content[0] == '[' {
 			var want []contentPart
 			_ = json.Unmarshal(it.Content, &want)
 			if got := contentParts(it.Content); !reflect.DeepEqual(got, want) {
-				t.Fatalf("content parts of %q: walk %+v, encoding/json %+v", line, got, want)
+				t.Fatalf("content parts of %s: the walk and encoding/json %s", in, in.Diff(got, want))
 			}
 		}
 	}
 	return true
 }
 
-// checkArgs holds the walk of a call's arguments to encoding/json.
-func checkArgs(t testing.TB, raw json.RawMessage) {
+// checkArgs holds the walk of a call's arguments (of the line in) to
+// encoding/json.
+func checkArgs(t testing.TB, in cite.Line, raw json.RawMessage) {
 	t.Helper()
 	s := string(raw)
 	if raw[0] == '"' {
@@ -80,10 +83,10 @@ func checkArgs(t testing.TB, raw json.RawMessage) {
 	var walked, decoded args
 	if argFields.Fill(&walked, []byte(s)) {
 		if err := json.Unmarshal([]byte(s), &decoded); err != nil && !isTypeError(err) {
-			t.Fatalf("the walk accepted arguments encoding/json refuses: %q", s)
+			t.Fatalf("the walk accepted arguments encoding/json refuses: %s of %s", in.Part([]byte(s)), in)
 		}
 		if !reflect.DeepEqual(walked, decoded) {
-			t.Fatalf("arguments %q: walk %+v, encoding/json %+v", s, walked, decoded)
+			t.Fatalf("arguments %s of %s: the walk and encoding/json %s", in.Part([]byte(s)), in, in.Diff(walked, decoded))
 		}
 	}
 }
@@ -95,7 +98,7 @@ func TestScanMatchesDecodeOnCorpus(t *testing.T) {
 		if strings.HasSuffix(path, ".json") {
 			continue
 		}
-		for _, line := range readLines(t, path) {
+		for _, line := range citedLines(t, path) {
 			lines++
 			if checkScan(t, line) {
 				fast++
@@ -208,7 +211,7 @@ func TestScanGivesUpOnWhatItDoesNotMirror(t *testing.T) {
 		`{"type":"response_item","payload":{"type":"message","content":[{"type":"input_text","text":"a\nb"},null,{"type":"input_image","image_url":"data:"}]}}`,
 		`{"type":"response_item","payload":{"type":"message","content":[5,{"TEXT":"x"}]}}`,
 	} {
-		if !checkScan(t, []byte(line)) {
+		if !checkScan(t, cite.Own([]byte(line))) {
 			t.Errorf("walk gave up on %q", line)
 		}
 	}
@@ -230,7 +233,7 @@ func FuzzScan(f *testing.F) {
 	}
 	f.Add([]byte(`{"type":"event_msg","payload":{"info":{"total_token_usage":{"input_tokens":1.5}},"type":"token_count"},"timestamp":"x"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		if checkScan(t, line) && !json.Valid(bytes.TrimSpace(line)) {
+		if checkScan(t, cite.Own(line)) && !json.Valid(bytes.TrimSpace(line)) {
 			t.Fatalf("walk took invalid JSON %q", line)
 		}
 	})

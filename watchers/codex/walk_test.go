@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentmap/agentmap/internal/cite"
 )
 
 // The walks that replace encoding/json on the hot path are held to it:
@@ -56,15 +58,16 @@ func FuzzCommandOf(f *testing.F) {
 // checkTop: the walk of a first line's members reads what the map
 // encoding/json decodes holds, and refuses only what encoding/json
 // refuses or what it does not mirror (keys with escapes or non-ASCII).
-func checkTop(t *testing.T, line []byte) {
+func checkTop(t *testing.T, in cite.Line) {
+	line := in.B
 	walked, ok := walkTop(line)
 	var m map[string]json.RawMessage
 	err := json.Unmarshal(line, &m)
 	switch {
 	case ok && err != nil:
-		t.Errorf("walk accepted %q, encoding/json: %v", line, err)
+		t.Errorf("walk accepted %s, encoding/json: %v", in, err)
 	case ok && fmt.Sprint(walked) != fmt.Sprint(topOf(m)):
-		t.Errorf("line %q: walk %+v, encoding/json %+v", line, walked, topOf(m))
+		t.Errorf("first line %s: the walk and encoding/json %s", in, in.Diff(walked, topOf(m)))
 	}
 }
 
@@ -78,10 +81,10 @@ var topCases = []string{
 
 func TestWalkTopAgreesWithEncodingJSON(t *testing.T) {
 	for _, c := range topCases {
-		checkTop(t, []byte(c))
+		checkTop(t, cite.Own([]byte(c)))
 	}
 	for _, path := range fixturesAndCorpus(t) {
-		if lines := readLines(t, path); len(lines) > 0 {
+		if lines := citedLines(t, path); len(lines) > 0 {
 			checkTop(t, lines[0])
 		}
 	}
@@ -91,7 +94,7 @@ func FuzzWalkTop(f *testing.F) {
 	for _, c := range topCases {
 		f.Add([]byte(c))
 	}
-	f.Fuzz(func(t *testing.T, line []byte) { checkTop(t, line) })
+	f.Fuzz(func(t *testing.T, line []byte) { checkTop(t, cite.Own(line)) })
 }
 
 // checkWalk: where a walk fills v from raw, encoding/json accepts raw
@@ -165,15 +168,16 @@ func FuzzWalks(f *testing.F) {
 	})
 }
 
-// checkTextRunes: a message's text is counted as contentText's is.
-func checkTextRunes(t *testing.T, raw []byte) {
+// checkTextRunes: a message's text (raw, of the line in) is counted as
+// contentText's is.
+func checkTextRunes(t *testing.T, in cite.Line, raw []byte) {
 	t.Helper()
 	if !json.Valid(raw) {
 		return
 	}
 	text, _ := contentText(raw)
 	if got, want := textRunes(raw), utf8.RuneCountInString(text); got != want {
-		t.Errorf("content %q: %d runes counted, contentText has %d", raw, got, want)
+		t.Errorf("content %s of %s: %d runes counted, contentText has %d", in.Part(raw), in, got, want)
 	}
 }
 
@@ -186,16 +190,16 @@ var contentCases = []string{
 
 func TestTextRunesAgreeWithContentText(t *testing.T) {
 	for _, c := range contentCases {
-		checkTextRunes(t, []byte(c))
+		checkTextRunes(t, cite.Own([]byte(c)), []byte(c))
 	}
 	for _, path := range fixturesAndCorpus(t) {
 		if strings.HasSuffix(path, ".json") {
 			continue
 		}
-		for _, line := range readLines(t, path) {
+		for _, line := range citedLines(t, path) {
 			var l rawLine
-			if scanLine(&l, line) && l.Payload != nil {
-				checkTextRunes(t, l.Payload.Content)
+			if scanLine(&l, line.B) && l.Payload != nil {
+				checkTextRunes(t, line, l.Payload.Content)
 			}
 		}
 	}
@@ -205,5 +209,5 @@ func FuzzTextRunes(f *testing.F) {
 	for _, c := range contentCases {
 		f.Add([]byte(c))
 	}
-	f.Fuzz(func(t *testing.T, raw []byte) { checkTextRunes(t, raw) })
+	f.Fuzz(func(t *testing.T, raw []byte) { checkTextRunes(t, cite.Own(raw), raw) })
 }

@@ -63,7 +63,7 @@ func TestCorpusTranscripts(t *testing.T) {
 			}
 			for _, e := range evs {
 				if e.T != 0 {
-					t.Fatalf("transcript event with a time: %+v", e)
+					t.Fatalf("transcript event with a time: a %s event at %d", e.Kind, e.T)
 				}
 			}
 			assertNoText(t, evs, transcriptTexts(t, data))

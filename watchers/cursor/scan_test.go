@@ -9,16 +9,18 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentmap/agentmap/internal/cite"
 	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // checkScan asserts that the walk of a transcript line either gives up or
 // reads exactly what encoding/json reads (decodeLine, and decodeInput for
 // each tool input), and never takes a line encoding/json refuses. It
-// reports whether the walk took the line.
-func checkScan(t testing.TB, raw []byte) bool {
+// reports whether the walk took the line. Failures name in, never quote
+// it (unless it is the test's own).
+func checkScan(t testing.TB, in cite.Line) bool {
 	t.Helper()
-	raw = trimSpace(raw)
+	raw := trimSpace(in.B)
 	if len(raw) == 0 || raw[0] != '{' {
 		return false
 	}
@@ -29,33 +31,34 @@ func checkScan(t testing.TB, raw []byte) bool {
 	}
 	slow, slowBlocks, err := decodeLine(raw)
 	if err != nil {
-		t.Fatalf("the walk took a line encoding/json refuses (%v): %q", err, raw)
+		t.Fatalf("the walk took a line encoding/json refuses (%v): %s", err, in)
 	}
 	fast.Message, fast.Content = nil, nil
 	if !reflect.DeepEqual(fast, slow) {
-		t.Fatalf("the walk and encoding/json disagree on %q:\nwalk %+v\njson %+v", raw, fast, slow)
+		t.Fatalf("the walk and encoding/json disagree on %s: %s", in, in.Diff(fast, slow))
 	}
 	if len(blocks) != len(slowBlocks) {
-		t.Fatalf("%q: the walk has %d blocks, encoding/json %d", raw, len(blocks), len(slowBlocks))
+		t.Fatalf("%s: the walk has %d blocks, encoding/json %d", in, len(blocks), len(slowBlocks))
 	}
 	for i := range blocks {
 		b := blocks[i]
 		if b.text() != slowBlocks[i].Text || b.runes() != slowBlocks[i].runes() {
-			t.Fatalf("%q: block %d text differs", raw, i)
+			t.Fatalf("%s: block %d text differs", in, i)
 		}
 		b.rawText, b.Text = nil, slowBlocks[i].Text
 		if !reflect.DeepEqual(b, slowBlocks[i]) {
-			t.Fatalf("%q: block %d: walk %+v, encoding/json %+v", raw, i, b, slowBlocks[i])
+			t.Fatalf("%s: block %d: the walk and encoding/json %s", in, i, in.Diff(b, slowBlocks[i]))
 		}
-		for _, in := range []json.RawMessage{b.Input, b.Args} {
-			checkInput(t, in)
+		for _, raw := range []json.RawMessage{b.Input, b.Args} {
+			checkInput(t, in, raw)
 		}
 	}
 	return true
 }
 
-// checkInput holds keptInput to decodeInput and the text toolUseSpec reads.
-func checkInput(t testing.TB, raw []byte) {
+// checkInput holds keptInput to decodeInput and the text toolUseSpec reads
+// (raw is an input of the line in).
+func checkInput(t testing.TB, in cite.Line, raw []byte) {
 	t.Helper()
 	kept, txt, isText, ok := keptInput(raw)
 	if !ok {
@@ -66,17 +69,17 @@ func checkInput(t testing.TB, raw []byte) {
 		want = want.reduce()
 	}
 	if isText != (want == nil && len(trimSpace(raw)) > 0 && trimSpace(raw)[0] == '"') {
-		t.Fatalf("input %q: read as text %v, decodeInput gives %v", raw, isText, want)
+		t.Fatalf("input %s of %s: read as text %v, decodeInput gives nil %v", in.Part(raw), in, isText, want == nil)
 	}
 	if isText {
 		var s string
 		if json.Unmarshal(raw, &s) != nil || s != txt {
-			t.Fatalf("input %q: text differs", raw)
+			t.Fatalf("input %s of %s: text differs", in.Part(raw), in)
 		}
 		return
 	}
 	if (kept == nil) != (want == nil) || !reflect.DeepEqual(normalize(kept), normalize(want)) {
-		t.Fatalf("input %q: walk %v, decodeInput %v", raw, kept, want)
+		t.Fatalf("input %s of %s: the walk and decodeInput %s", in.Part(raw), in, in.Diff(normalize(kept), normalize(want)))
 	}
 }
 
@@ -104,8 +107,8 @@ func TestScanMatchesDecodeOnCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range bytes.Split(data, []byte("\n")) {
-			if len(trimSpace(l)) == 0 {
+		for _, l := range cite.Split(f, data) {
+			if len(trimSpace(l.B)) == 0 {
 				continue
 			}
 			lines++
@@ -156,7 +159,7 @@ func TestScanGivesUpOnWhatItDoesNotMirror(t *testing.T) {
 		"{\"role\":\"user\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"\xff\xfe\"}]}}",
 		`{"type":"turn_ended","status":"error"}`,
 	} {
-		if !checkScan(t, []byte(line)) {
+		if !checkScan(t, cite.Own([]byte(line))) {
 			t.Errorf("walk gave up on %q", line)
 		}
 	}
@@ -170,7 +173,7 @@ func FuzzScan(f *testing.F) {
 	f.Add([]byte(`{"role":"assistant","message":{"content":[{"type":"tool_use","name":"Read","input":"{\"path\":\"/a\",\"path\":1}"}]}}`))
 	f.Add([]byte(`{"role":"user","message":{"content":"a\"b"},"content":"c"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		if checkScan(t, line) && !json.Valid(trimSpace(line)) {
+		if checkScan(t, cite.Own(line)) && !json.Valid(trimSpace(line)) {
 			t.Fatalf("walk took invalid JSON %q", line)
 		}
 	})
