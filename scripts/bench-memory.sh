@@ -2,7 +2,9 @@
 # bench-memory.sh: how the memory of `agentmap scan` and `agentmap build`
 # grows with the number of sessions. For each size it makes a synthetic HOME
 # of that many small Claude sessions (scripts/benchhome), then runs `scan`
-# from an empty data directory and `build -o DIR` over every log, under GNU
+# from an empty data directory, `scan` again over the data directory it left
+# (nothing new to read: what a state database of that many sessions costs
+# to open and check), and `build -o DIR` over every log, under GNU
 # time: wall, CPU and peak RSS (the kernel's high-water mark, which counts
 # the state database's pages mapped into the process as well as the heap).
 # build is given the logs twice: as arguments on one command line (as long
@@ -48,8 +50,8 @@ timed() {
 }
 
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)${BASE:+; base = $BASE ($(git rev-parse --short "$BASE"))}, head = $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + changes')"
-printf '\n| sessions | agentmap | scan: wall, CPU, peak RSS | build FILE...: wall, CPU, peak RSS | build --inputs LIST: wall, CPU, peak RSS | maps |\n|---|---|---|---|---|---|\n'
-declare -A first_scan first_build first_list last_scan last_build last_list last_built last_listed
+printf '\n| sessions | agentmap | scan: wall, CPU, peak RSS | scan again: wall, CPU, peak RSS | build FILE...: wall, CPU, peak RSS | build --inputs LIST: wall, CPU, peak RSS | maps |\n|---|---|---|---|---|---|---|\n'
+declare -A first_scan first_again first_build first_list last_scan last_again last_build last_list last_built last_listed
 first=; last=
 # build_run WHY BIN ARGS...: builds from the projects directory into
 # $work/built; sets build (the cell; "not run (WHY)" when it fails), rss
@@ -76,6 +78,8 @@ for n in $SIZES; do
     timed "${clean_env[@]}" HOME="$home" "$work/agentmap-$b" scan --data-dir "$work/data"
     scan="$wall s, $cpu s, $rss MiB"; scan_rss=$rss
     maps=$(find "$work/data/maps" -name '*.json.gz' | wc -l)
+    timed "${clean_env[@]}" HOME="$home" "$work/agentmap-$b" scan --data-dir "$work/data"
+    again="$wall s, $cpu s, $rss MiB"; again_rss=$rss
     rm -rf "$work/data"
     # Every log, as short as the layout allows; Linux caps a command line
     # at 6 MB whatever the stack limit.
@@ -88,9 +92,9 @@ for n in $SIZES; do
     else
       build="not run (no --inputs)"; rss=; built=-
     fi
-    echo "| $n | $b | $scan | $args_build | $build | $maps, $args_built, $built |"
-    [ "$n" = "$first" ] && { first_scan[$b]=$scan_rss; first_build[$b]=$args_rss; first_list[$b]=$rss; }
-    last_scan[$b]=$scan_rss
+    echo "| $n | $b | $scan | $again | $args_build | $build | $maps, $args_built, $built |"
+    [ "$n" = "$first" ] && { first_scan[$b]=$scan_rss; first_again[$b]=$again_rss; first_build[$b]=$args_rss; first_list[$b]=$rss; }
+    last_scan[$b]=$scan_rss; last_again[$b]=$again_rss
     [ -n "$args_rss" ] && { last_build[$b]=$args_rss; last_built[$b]=$n; }
     [ -n "$rss" ] && { last_list[$b]=$rss; last_listed[$b]=$n; }
   done
@@ -101,6 +105,7 @@ if [ "$first" != "$last" ]; then
   per() { [ -n "$2" ] && [ "${3:-$first}" != "$first" ] && echo "$(echo "($2 - $1) * 1048576 / ($3 - $first)" | bc) bytes a session (to $3)" || echo "-"; }
   for b in "${bins[@]}"; do
     echo "$b: peak RSS growth from $first sessions: scan $(per "${first_scan[$b]}" "${last_scan[$b]}" "$last")," \
+      "scan again $(per "${first_again[$b]}" "${last_again[$b]}" "$last")," \
       "build FILE... $(per "${first_build[$b]}" "${last_build[$b]:-}" "${last_built[$b]:-}")," \
       "build --inputs $(per "${first_list[$b]:-}" "${last_list[$b]:-}" "${last_listed[$b]:-}")"
   done
