@@ -85,8 +85,10 @@ type Daemon struct {
 	// wrote and let go of (retire.go); retiredCounted how many of them
 	// count as sessions.
 	retired        map[string]retiredSession
+	retiredFiles   map[watchers.FileID]string // identity of a retired log → its session
 	retiredCounted int
 	restored       int // retired sessions taken up again
+	restoreFailed  int // and those whose records could not be read back
 }
 
 type backoff struct {
@@ -266,6 +268,9 @@ func (d *Daemon) once(ctx context.Context) error {
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d maps could not be written (see the log)", len(failed))
+	}
+	if d.restoreFailed > 0 {
+		return fmt.Errorf("the records of %d sessions written earlier in this scan could not be read back from the state database (see the log); their logs are read again at the next run", d.restoreFailed)
 	}
 	return d.unreadableError()
 }

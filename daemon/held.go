@@ -58,6 +58,16 @@ func (d *Daemon) committed(bs []queued) {
 		b := q.batch
 		id := b.Source.ID
 		evs, ok := d.held.srcs[id]
+		if !d.held.fresh[b.Source.Session] {
+			// Its session is built from the events read back (one seen
+			// before this run, or written already): holding them would
+			// only take room until the end.
+			if ok {
+				d.held.events -= len(evs)
+				delete(d.held.srcs, id)
+			}
+			continue
+		}
 		switch {
 		case b.Reset || (len(b.Events) > 0 && b.Seq == 0):
 			// Nothing else of this source is stored now.

@@ -65,7 +65,9 @@ func TestHeldEventsMakeTheMapsOfReadBack(t *testing.T) {
 	day := filepath.Join(home, ".codex/sessions/2026/03/01")
 	os.MkdirAll(day, 0o700)
 	os.WriteFile(filepath.Join(day, "rollout-2026-03-01T09-00-00-0190aaaa-0000-7000-8000-00000000a001.jsonl"), parent, 0o600)
-	for i := range 40 {
+	// Enough of them for the catch-up to commit a group before the
+	// child is met: only committed events count towards what is held.
+	for i := range groupBatches + 40 {
 		id := fmt.Sprintf("0190aaaa-0000-7000-8000-%012d", 900+i)
 		copied := strings.ReplaceAll(string(parent), "0190aaaa-0000-7000-8000-00000000a001", id)
 		os.WriteFile(filepath.Join(day, "rollout-2026-03-01T09-00-01-"+id+".jsonl"), []byte(copied), 0o600)

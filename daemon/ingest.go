@@ -173,6 +173,7 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 	if f.Form == watchers.FormSQLite {
 		return d.newSource(f, watchers.Source{Agent: f.Agent}), true
 	}
+	d.restoreFile(f.ID) // a retired log under another name: moved looks for it
 	if s := d.moved(f); s != nil {
 		old := s.Path
 		delete(d.byPath, old)

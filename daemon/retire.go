@@ -21,8 +21,17 @@ import (
 // from its stored events, exactly as a session that was never let go of.
 //
 // Only plain sessions are retired: no parent, no child, every source an
-// appended log with nothing waiting (no failed commit, no retry, no
-// pending reroute or removal). Anything else stays in memory as before.
+// appended log with a known file identity, its record committed (read
+// back to be sure, in one transaction for all the sessions written
+// together), and nothing waiting (no failed commit, no retry, no pending
+// reroute or removal). Anything else stays in memory as before.
+//
+// A retired log's identity stays too: a path met later whose file is that
+// of a retired log (the log renamed while the scan ran, the walk listing
+// both names) takes its session up again before adopt looks for the file
+// it moved from, so it is followed, not read a second time. (A rollout
+// compressed to .zst while the scan ran is met right after its plain
+// file, whose session, the last one held, is never written early.)
 
 // retiredSession is what stays of a retired session.
 type retiredSession struct {
@@ -36,14 +45,24 @@ func (d *Daemon) retireWritten(keys []string) {
 	if !d.opt.Once {
 		return
 	}
+	var ids []uint64
 	for _, key := range keys {
-		d.retire(key)
+		for _, src := range d.sessionSources(key) {
+			ids = append(ids, src.ID)
+		}
+	}
+	stored, err := d.db.HasSources(ids)
+	if err != nil {
+		return // kept in memory: nothing is lost but the room
+	}
+	for _, key := range keys {
+		d.retire(key, stored)
 	}
 }
 
 // retire lets go of a session's records when nothing of it is left to do;
 // it reports whether it did.
-func (d *Daemon) retire(key string) bool {
+func (d *Daemon) retire(key string, stored map[uint64]bool) bool {
 	s := d.sessions[key]
 	if s == nil || s.Dirty() || s.Parent != "" || d.retry[key] != nil || d.vacated[key] ||
 		d.unrecorded[key] != nil || len(d.childrenOf(key)) > 0 || d.held.fresh[key] {
@@ -54,7 +73,8 @@ func (d *Daemon) retire(key string) bool {
 		return false
 	}
 	for _, src := range srcs {
-		if src.Form != watchers.FormLines || src.ParentSession != "" || src.Missing ||
+		if src.Form != watchers.FormLines || src.ParentSession != "" || src.Missing || !stored[src.ID] ||
+			!(watchers.FileID{Dev: src.Dev, Ino: src.Ino}).Known() ||
 			d.faults.waiting[src.ID] || d.reroute[src.ID] || d.unreadable[src.Path] != nil {
 			return false
 		}
@@ -62,9 +82,13 @@ func (d *Daemon) retire(key string) bool {
 			return false
 		}
 	}
+	if d.retired == nil {
+		d.retired, d.retiredFiles = map[string]retiredSession{}, map[watchers.FileID]string{}
+	}
 	r := retiredSession{sources: make([]uint64, len(srcs)), counted: counted(s, d.hasSources)}
 	for i, src := range srcs {
 		r.sources[i] = src.ID
+		d.retiredFiles[watchers.FileID{Dev: src.Dev, Ino: src.Ino}] = key
 		d.unindexIdentity(src)
 		delete(d.srcs, src.ID)
 		delete(d.byPath, src.Path)
@@ -75,9 +99,6 @@ func (d *Daemon) retire(key string) bool {
 	delete(d.idx.bySession, key)
 	delete(d.idx.pending, key)
 	delete(d.sessions, key)
-	if d.retired == nil {
-		d.retired = map[string]retiredSession{}
-	}
 	d.retired[key] = r
 	if r.counted {
 		d.retiredCounted++
@@ -100,28 +121,41 @@ func (d *Daemon) unindexIdentity(src *state.Source) {
 	}
 }
 
+// restoreFile takes up again the retired session of a log whose file has
+// identity id, if there is one.
+func (d *Daemon) restoreFile(id watchers.FileID) {
+	if key, ok := d.retiredFiles[id]; ok && id.Known() {
+		d.restore(key)
+	}
+}
+
 // restore takes a retired session's records up again; nil when the
-// session was not retired or its records cannot be read (the error is
-// logged, and the caller goes on as for a session never seen: the flush
-// then finds the events of sources it does not know and repairs them).
+// session was not retired or its records cannot be read. Those were read
+// back when it was retired, so a failure here is damage to the state
+// database or a failing disk: it is logged and counted, and the scan
+// ends with an error (restoreFailed); the caller goes on as for a session
+// never seen, and the flush treats the events of the sources it does not
+// know as damage (their logs are read again by the next run).
 func (d *Daemon) restore(key string) *state.Session {
 	r, ok := d.retired[key]
 	if !ok {
 		return nil
 	}
 	delete(d.retired, key)
-	d.restored++
 	if r.counted {
 		d.retiredCounted--
 	}
 	sess, srcs, err := d.db.Records(key, r.sources)
 	if err != nil {
+		d.restoreFailed++
 		d.log.Error("cannot read back a session written earlier in this scan", "component", "daemon",
 			"session", key, "err", err)
 		return nil
 	}
+	d.restored++
 	d.sessions[key] = sess
 	for _, src := range srcs {
+		delete(d.retiredFiles, watchers.FileID{Dev: src.Dev, Ino: src.Ino})
 		d.srcs[src.ID] = src
 		d.byPath[src.Path] = src
 		d.index(src)

@@ -198,6 +198,21 @@ func (d *DB) Records(key string, ids []uint64) (*Session, []*Source, error) {
 	return sess, srcs, nil
 }
 
+// HasSources reports which of the given sources have a record committed.
+func (d *DB) HasSources(ids []uint64) (map[uint64]bool, error) {
+	out := make(map[uint64]bool, len(ids))
+	err := d.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSources)
+		for _, id := range ids {
+			if b.Get(idKey(id)) != nil {
+				out[id] = true
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 // Carry returns a source's parser carry-state (a copy), nil if none.
 func (d *DB) Carry(id uint64) ([]byte, error) {
 	var out []byte

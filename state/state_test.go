@@ -291,6 +291,9 @@ func TestRecordsReadsBackWhatWasCommitted(t *testing.T) {
 		srcs[1].ID != 3 || srcs[1].Path != a.Path || srcs[1].HeadHash != "h" || srcs[1].NextSeq != a.NextSeq {
 		t.Errorf("sources read back: %+v", srcs)
 	}
+	if has, err := d.HasSources([]uint64{3, 4, 5, 9}); err != nil || len(has) != 3 || !has[3] || !has[4] || !has[9] || has[5] {
+		t.Errorf("HasSources: %v, %v", has, err)
+	}
 	if _, _, err := d.Records("claude/none", nil); err == nil {
 		t.Error("no error for a session with no record")
 	}
