@@ -13,8 +13,8 @@ import (
 // history it caught up on. A session it writes early (flushHeld) is done
 // with: everything of it is committed, its map is written and recorded,
 // and each log of the catch-up is visited once. Such a session is retired:
-// its records leave memory, and only its key and the ids of its sources
-// stay (some 100 bytes). When a later log routes to a retired session (a
+// its records leave memory, and only its key, the ids of its sources and
+// their files' identities stay (some 150 bytes). When a later log routes to a retired session (a
 // Claude subagent log met after its main log, a Codex child rollout of
 // another day), the records are read back from the state database as they
 // were committed (restore), and the session is written again at the end
@@ -31,7 +31,9 @@ import (
 // both names) takes its session up again before adopt looks for the file
 // it moved from, so it is followed, not read a second time. (A rollout
 // compressed to .zst while the scan ran is met right after its plain
-// file, whose session, the last one held, is never written early.)
+// file, whose session, the last one held, is never written early. A
+// retired log deleted while the scan ran is not marked gone by this run's
+// sweep, which looks at the records in memory; the next run's does.)
 
 // retiredSession is what stays of a retired session.
 type retiredSession struct {

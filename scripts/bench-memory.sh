@@ -60,7 +60,7 @@ build_run() {
   local why=$1 b=$2; shift 2
   rm -rf "$work/built"; mkdir "$work/built"
   if (cd "$projects" 2>/dev/null && timed "$work/agentmap-$b" build -o "$work/built" "$@"
-    echo "$wall $cpu $rss" >"$work/build.res") 2>"$work/build.err"; then
+    echo "$wall $cpu $rss" >"$work/build.res") >"$work/build.err" 2>&1; then
     read -r wall cpu rss <"$work/build.res"
     built=$(find "$work/built" -name '*.json.gz' | wc -l)
     build="$wall s, $cpu s, $rss MiB"
