@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmap/agentmap/internal/cputime"
 	"github.com/agentmap/agentmap/report/internal/cdp"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkReport(b *testing.B) {
 
 func benchWrite(b *testing.B, maps []*Map, opt Options) {
 	var buf bytes.Buffer
-	cpu0, runs := cpuTime(), 0
+	cpu0, runs := cputime.Process(), 0
 	for b.Loop() {
 		runs++
 		buf.Reset()
@@ -49,7 +50,7 @@ func benchWrite(b *testing.B, maps []*Map, opt Options) {
 		}
 	}
 	b.ReportMetric(float64(buf.Len())/1e6, "MB")
-	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(runs), "cpu-s/op")
+	b.ReportMetric((cputime.Process()-cpu0).Seconds()/float64(runs), "cpu-s/op")
 	b.StopTimer()
 	if _, err := cdp.Find(); err != nil {
 		b.Logf("no render time: %v", err)

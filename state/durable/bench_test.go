@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentmap/agentmap/internal/cputime"
 )
 
 // BenchmarkWriteFiles writes batches of 128 new 1 KiB files into one
@@ -33,7 +35,7 @@ func BenchmarkWriteFiles(b *testing.B) {
 				fill()
 				WriteFiles(batch, 0o600)
 			}
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			b.ResetTimer()
 			for b.Loop() {
 				if !replace {
@@ -45,7 +47,7 @@ func BenchmarkWriteFiles(b *testing.B) {
 					}
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N*len(batch)), "cpu-µs/file")
+			b.ReportMetric(float64((cputime.Process()-cpu0).Microseconds())/float64(b.N*len(batch)), "cpu-µs/file")
 		})
 	}
 }
