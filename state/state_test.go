@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -299,5 +300,36 @@ func TestRecordsReadsBackWhatWasCommitted(t *testing.T) {
 	}
 	if _, _, err := d.Records("claude/s1", []uint64{3, 77}); err == nil {
 		t.Error("no error for a source with no record")
+	}
+}
+
+// Records of sources, committed in the order of their growing ids as a
+// catch-up does, fill the pages they split to most of a page, not half.
+func TestGrowingKeysFillTheirPages(t *testing.T) {
+	d, _ := openTemp(t)
+	for i := range 40 {
+		var bs []Batch
+		for j := range 100 {
+			id := uint64(i*100 + j + 1)
+			bs = append(bs, Batch{Source: &Source{ID: id, Path: fmt.Sprintf("/logs/project-%04d/%d.jsonl", i, id), Agent: "claude",
+				Form: "lines", Session: fmt.Sprintf("claude/s%d", id), Offset: int64(id) * 100}, Carry: []byte("carry"), SetCarry: true})
+		}
+		if err := d.CommitAll(bs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.db.View(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketSources, bucketCarry} {
+			st := tx.Bucket(name).Stats()
+			if st.LeafPageN < 10 {
+				t.Fatalf("%s: only %d leaf pages: too few records to tell", name, st.LeafPageN)
+			}
+			if fill := float64(st.LeafInuse) / float64(st.LeafAlloc); fill < 0.75 {
+				t.Errorf("%s: leaf pages %.0f%% full (%d pages)", name, 100*fill, st.LeafPageN)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
