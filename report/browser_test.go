@@ -33,7 +33,27 @@ func browser(t testing.TB) *cdp.Browser {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	b, err := cdp.Launch(ctx, bin, t.TempDir())
+	// The profile is removed after the browser is closed (cleanups run
+	// last first), a few times over: a child process may still be
+	// writing to it for a moment after the browser exits.
+	profile, err := os.MkdirTemp("", "agentmap-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for try := 0; ; try++ {
+			err := os.RemoveAll(profile)
+			if err == nil {
+				return
+			}
+			if try == 20 {
+				t.Errorf("remove the browser's profile: %v", err)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	b, err := cdp.Launch(ctx, bin, profile)
 	if err != nil {
 		t.Fatalf("launch %s: %v", bin, err)
 	}

@@ -83,6 +83,7 @@ type reply struct {
 func Launch(ctx context.Context, bin, profileDir string) (*Browser, error) {
 	args := append(append([]string{}, Flags...), "--user-data-dir="+profileDir, "--remote-debugging-port=0", "about:blank")
 	cmd := exec.Command(bin, args...)
+	inGroup(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -109,23 +110,23 @@ func Launch(ctx context.Context, bin, profileDir string) (*Browser, error) {
 	select {
 	case u, ok := <-found:
 		if !ok {
-			cmd.Process.Kill()
+			killGroup(cmd)
 			cmd.Wait()
 			return nil, errors.New("chromium exited before listening for DevTools")
 		}
 		wsURL = u
 	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
+		killGroup(cmd)
 		cmd.Wait()
 		return nil, errors.New("chromium did not announce its DevTools endpoint within 30s")
 	case <-ctx.Done():
-		cmd.Process.Kill()
+		killGroup(cmd)
 		cmd.Wait()
 		return nil, ctx.Err()
 	}
 	conn, err := dialWS(ctx, wsURL)
 	if err != nil {
-		cmd.Process.Kill()
+		killGroup(cmd)
 		cmd.Wait()
 		return nil, err
 	}
@@ -134,13 +135,24 @@ func Launch(ctx context.Context, bin, profileDir string) (*Browser, error) {
 	return b, nil
 }
 
-// Close ends the connection and the browser process.
+// Close asks the browser to quit, as a user closing it would, so that it
+// ends its children and lets go of its profile; after a few seconds, or
+// if it cannot be asked, it is killed with its whole process group.
 func (b *Browser) Close() {
-	b.conn.close()
-	if b.cmd.Process != nil {
-		b.cmd.Process.Kill()
+	exited := make(chan struct{})
+	go func() { b.cmd.Wait(); close(exited) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// It may close the connection before it answers: wait for the exit
+	// whatever the call returns.
+	_ = b.Call(ctx, "", "Browser.close", nil, nil)
+	select {
+	case <-exited:
+	case <-ctx.Done():
 	}
-	b.cmd.Wait()
+	b.conn.close()
+	killGroup(b.cmd) // what is left of the group, the main process too
+	<-exited
 }
 
 // Subscribe calls f for every event (from the reading goroutine).
