@@ -89,6 +89,10 @@ type Daemon struct {
 	retiredCounted int
 	restored       int // retired sessions taken up again
 	restoreFailed  int // and those whose records could not be read back
+	retiredOnLoad  int // sessions retired as they were loaded, quiet (quiet.go)
+	// walked is, in a one-shot catch-up, the walk of the logs made before
+	// the load, less the logs of the sessions retired on load.
+	walked []watchers.FileStat
 }
 
 type backoff struct {
@@ -149,13 +153,17 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.db = db
 	defer db.Close()
-	if err := d.load(); err != nil {
+	var walked []watchers.FileStat
+	if d.opt.Once {
+		walked = watchers.Scan(d.roots) // before the load: see quiet.go
+	}
+	if err := d.load(walked); err != nil {
 		return fmt.Errorf("load state %s: %w", db.Path(), err)
 	}
 	d.noteRepair(db.Repaired())
 	d.removeOrphans()
 	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),
-		"sessions", len(d.sessions), "roots", len(d.roots))
+		"sessions", d.sessionCount(), "quiet", d.retiredOnLoad, "roots", len(d.roots))
 	d.started = d.opt.Clock.Now()
 	defer d.startSink(ctx)()
 	if d.opt.Once {
@@ -177,21 +185,24 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return d.follow(ctx)
 }
 
-func (d *Daemon) load() error {
-	srcs, sess, err := d.db.Load()
-	if err != nil {
-		return err
+func (d *Daemon) load(walked []watchers.FileStat) error {
+	var q *quietLoad
+	if d.opt.Once && retireOnLoad {
+		q = newQuietLoad(walked)
 	}
-	for _, s := range srcs {
-		d.srcs[s.ID] = s
-		d.byPath[s.Path] = s
-		d.index(s)
+	now := ms(d.opt.Clock.Now())
+	err := d.db.LoadEach(func(s *state.Source) error {
 		if s.ID >= d.nextID {
 			d.nextID = s.ID + 1
 		}
-	}
-	now := ms(d.opt.Clock.Now())
-	for _, s := range sess {
+		if q == nil || !q.park(s) {
+			d.keepSource(s)
+		}
+		return nil
+	}, func(s *state.Session) error {
+		if q != nil && d.retireQuiet(q, s) {
+			return nil
+		}
 		s.ActivityMs = min(s.ActivityMs, now) // recorded from a future file time
 		d.sessions[s.Key] = s
 		d.indexChild(s)
@@ -201,9 +212,33 @@ func (d *Daemon) load() error {
 				d.lastFlush = at
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	d.walked = walked
+	if q != nil {
+		// The quiet logs of sessions that stay (another of their logs
+		// changed, or they have a child) are kept as any other.
+		srcs, err := d.db.Sources(q.unparked())
+		if err != nil {
+			return err
+		}
+		for _, s := range srcs {
+			d.keepSource(s)
+		}
+		d.walked = q.left()
 	}
 	d.markDirty()
 	return nil
+}
+
+// keepSource takes a loaded source record into the loop.
+func (d *Daemon) keepSource(s *state.Source) {
+	d.srcs[s.ID] = s
+	d.byPath[s.Path] = s
+	d.index(s)
 }
 
 // once catches up on every log present and writes every map that changed.
@@ -211,7 +246,8 @@ func (d *Daemon) load() error {
 // read, and a later run re-flushes a session that grows.
 func (d *Daemon) once(ctx context.Context) error {
 	defer paceGC(catchUpHeadroom)()
-	files := watchers.Scan(d.roots)
+	files := d.walked
+	d.walked = nil
 	for _, f := range files {
 		if s := d.byPath[f.Path]; s != nil && s.Form == watchers.FormLines && !s.Missing {
 			d.progress.total += max(0, f.Size-s.Offset)

@@ -34,6 +34,9 @@ import (
 // file, whose session, the last one held, is never written early. A
 // retired log deleted while the scan ran is not marked gone by this run's
 // sweep, which looks at the records in memory; the next run's does.)
+//
+// A scan over a data directory that caught up before retires, as they are
+// loaded, the sessions with nothing new (quiet.go).
 
 // retiredSession is what stays of a retired session.
 type retiredSession struct {

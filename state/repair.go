@@ -244,7 +244,7 @@ type mappedReader struct {
 	n  int
 }
 
-var releaseMappedBytes = 32 << 20 // a variable for the tests
+var releaseMappedBytes = 8 << 20 // a variable for the tests
 
 func (r *mappedReader) read(k, v []byte) {
 	// A page holds more than its records; 64 bytes of headers and slack
@@ -278,7 +278,14 @@ func repairRecords(tx *bolt.Tx, apply bool, mr *mappedReader) (Repair, error) {
 	if srcB == nil || sessB == nil || carryB == nil || evB == nil {
 		return rep, fmt.Errorf("%w: a top-level bucket is missing", ErrDamaged)
 	}
-	good := map[uint64]*Source{}
+	// Of each good source, only what the checks below need: the open
+	// check of a database of 100,000 sessions would otherwise hold every
+	// record at once (some 50 MB).
+	type checked struct {
+		session string
+		nextSeq uint64
+	}
+	good := map[uint64]checked{}
 	var badSrcKeys, badSessKeys, badCarryKeys [][]byte
 	if err := srcB.ForEach(func(k, v []byte) error {
 		mr.read(k, v)
@@ -287,7 +294,7 @@ func repairRecords(tx *bolt.Tx, apply bool, mr *mappedReader) (Repair, error) {
 			badSrcKeys = append(badSrcKeys, append([]byte(nil), k...))
 			return nil
 		}
-		good[binary.BigEndian.Uint64(k)] = s
+		good[binary.BigEndian.Uint64(k)] = checked{s.Session, s.NextSeq}
 		return nil
 	}); err != nil {
 		return rep, err
@@ -356,7 +363,7 @@ func repairRecords(tx *bolt.Tx, apply bool, mr *mappedReader) (Repair, error) {
 				return nil
 			}
 			src := binary.BigEndian.Uint64(k[:8])
-			if s := good[src]; s != nil && s.Session == string(name) {
+			if s, ok := good[src]; ok && s.session == string(name) {
 				hasEvents[src] = true
 			}
 			return nil
@@ -366,16 +373,16 @@ func repairRecords(tx *bolt.Tx, apply bool, mr *mappedReader) (Repair, error) {
 	}
 	for id, s := range good {
 		switch {
-		case damagedSessions[s.Session]:
+		case damagedSessions[s.session]:
 			forget[id] = true // one of its session's batches is damaged, key and all
-		case s.Session != "" && !sessions[s.Session]:
+		case s.session != "" && !sessions[s.session]:
 			forget[id] = true // its session record is damaged or gone
-		case s.NextSeq > 0 && !hasEvents[id]:
+		case s.nextSeq > 0 && !hasEvents[id]:
 			forget[id] = true // it committed events and none are left
 		}
 	}
 	for id := range forget {
-		if good[id] != nil {
+		if _, ok := good[id]; ok {
 			rep.Sources++
 		}
 	}
@@ -439,7 +446,7 @@ func repairRecords(tx *bolt.Tx, apply bool, mr *mappedReader) (Repair, error) {
 				return nil
 			}
 			src := binary.BigEndian.Uint64(k[:8])
-			if s := good[src]; s == nil || forget[src] || s.Session != string(name) {
+			if s, ok := good[src]; !ok || forget[src] || s.session != string(name) {
 				keys = append(keys, append([]byte(nil), k...))
 			}
 			return nil

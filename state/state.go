@@ -133,7 +133,23 @@ func eventKey(src, seq uint64) []byte {
 func (d *DB) Load() ([]*Source, []*Session, error) {
 	var srcs []*Source
 	var sess []*Session
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.LoadEach(func(s *Source) error {
+		srcs = append(srcs, s)
+		return nil
+	}, func(s *Session) error {
+		sess = append(sess, s)
+		return nil
+	})
+	return srcs, sess, err
+}
+
+// LoadEach hands every source record, then every session record, to the
+// given functions, one at a time, in one read transaction: a caller that
+// keeps only some of them (a one-shot catch-up lets go of the sessions
+// with nothing new) never holds them all. An error from a function ends
+// the walk and is returned.
+func (d *DB) LoadEach(source func(*Source) error, session func(*Session) error) error {
+	return d.view(func(tx *bolt.Tx) error {
 		mr := &mappedReader{db: d.db, tx: tx}
 		if err := tx.Bucket(bucketSources).ForEach(func(k, v []byte) error {
 			mr.read(k, v)
@@ -142,8 +158,7 @@ func (d *DB) Load() ([]*Source, []*Session, error) {
 				return fmt.Errorf("source record: %w", err)
 			}
 			s.ID = binary.BigEndian.Uint64(k)
-			srcs = append(srcs, s)
-			return nil
+			return source(s)
 		}); err != nil {
 			return err
 		}
@@ -154,11 +169,24 @@ func (d *DB) Load() ([]*Source, []*Session, error) {
 				return fmt.Errorf("session record: %w", err)
 			}
 			s.Key = string(k)
-			sess = append(sess, s)
-			return nil
+			return session(s)
 		})
 	})
-	return srcs, sess, err
+}
+
+// Sources reads back, as committed, the records of the given sources; a
+// record that is not there is an error (the caller met it in LoadEach).
+func (d *DB) Sources(ids []uint64) ([]*Source, error) {
+	var srcs []*Source
+	err := d.view(func(tx *bolt.Tx) error {
+		var err error
+		srcs, err = sourcesIn(tx, ids)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return srcs, nil
 }
 
 // Records reads back, as committed, one session's record and the records
@@ -168,7 +196,7 @@ func (d *DB) Load() ([]*Source, []*Session, error) {
 // its key because it was committed.
 func (d *DB) Records(key string, ids []uint64) (*Session, []*Source, error) {
 	sess := &Session{Key: key}
-	srcs := make([]*Source, 0, len(ids))
+	var srcs []*Source
 	err := d.view(func(tx *bolt.Tx) error {
 		k := []byte(key)
 		v := tx.Bucket(bucketSessions).Get(k)
@@ -178,24 +206,34 @@ func (d *DB) Records(key string, ids []uint64) (*Session, []*Source, error) {
 		if err := decodeRecord(bucketSessions, k, v, sess); err != nil {
 			return fmt.Errorf("session record: %w", err)
 		}
-		for _, id := range ids {
-			k := idKey(id)
-			v := tx.Bucket(bucketSources).Get(k)
-			if v == nil {
-				return fmt.Errorf("source record %d: not in the state database", id)
-			}
-			s := &Source{ID: id}
-			if err := decodeRecord(bucketSources, k, v, s); err != nil {
-				return fmt.Errorf("source record: %w", err)
-			}
-			srcs = append(srcs, s)
-		}
-		return nil
+		var err error
+		srcs, err = sourcesIn(tx, ids)
+		return err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	return sess, srcs, nil
+}
+
+// sourcesIn reads the records of the given sources, each of which must be
+// there.
+func sourcesIn(tx *bolt.Tx, ids []uint64) ([]*Source, error) {
+	b := tx.Bucket(bucketSources)
+	srcs := make([]*Source, 0, len(ids))
+	for _, id := range ids {
+		k := idKey(id)
+		v := b.Get(k)
+		if v == nil {
+			return nil, fmt.Errorf("source record %d: not in the state database", id)
+		}
+		s := &Source{ID: id}
+		if err := decodeRecord(bucketSources, k, v, s); err != nil {
+			return nil, fmt.Errorf("source record: %w", err)
+		}
+		srcs = append(srcs, s)
+	}
+	return srcs, nil
 }
 
 // HasSources reports which of the given sources have a record committed.

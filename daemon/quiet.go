@@ -1,0 +1,148 @@
+package daemon
+
+import (
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// A `scan` over a data directory that has caught up before would load the
+// record of every source and session it knows (1.2–1.7 KB of heap each)
+// only to find most of them with nothing to do: at 100,000 sessions that
+// is most of its memory. So a one-shot catch-up walks the logs first, and
+// while the records are read, it lets go at once of each session that is
+// quiet: every one of its logs is there, unchanged since it was last
+// read (the same path, file identity, size and modification time, every
+// byte consumed), its map written for its last change and still in the
+// store, and it has no parent and no child. Such a session is retired as
+// one the scan wrote early is (retire.go): only its key, its sources' ids
+// and their files' identities stay, its logs are left out of the catch-up,
+// and a new log that joins it reads its records back.
+//
+// What a visit of such a log would have done is nothing: the tailer stops
+// at a cursor that is at the end of the file. It would first have read
+// the head and the bytes before the cursor to check the file is the one
+// it followed; with the size and time unchanged that check is skipped,
+// as the whole-prefix checksum already is when the time did not move
+// (rewrittenInPlace). A Claude subagent log whose sidecar appeared since
+// it was read is not quiet: it is read again for its type.
+
+// retireOnLoad lets tests compare with the load that keeps everything.
+var retireOnLoad = true
+
+// quietLoad is what load knows of the walk while it reads the records.
+type quietLoad struct {
+	walked []watchers.FileStat
+	at     map[string]int // path → index in walked
+	skip   []bool         // walked[i] is a log of a session retired on load
+	groups map[string]*quietGroup
+	// parents are the sessions a source names as its parent.
+	parents map[string]bool
+}
+
+// quietGroup is one session's sources while its records are read.
+type quietGroup struct {
+	quiet []uint64 // sources found quiet, not kept in memory
+	files []int    // their files' indexes in walked
+	total int      // sources routed to the session, quiet or not
+}
+
+func newQuietLoad(walked []watchers.FileStat) *quietLoad {
+	q := &quietLoad{walked: walked, at: make(map[string]int, len(walked)), skip: make([]bool, len(walked)),
+		groups: map[string]*quietGroup{}, parents: map[string]bool{}}
+	for i, f := range walked {
+		if !f.Gone {
+			q.at[f.Path] = i
+		}
+	}
+	return q
+}
+
+// park reports whether a source's file is quiet, and if so counts it for
+// its session instead of the caller keeping the record.
+func (q *quietLoad) park(s *state.Source) bool {
+	if s.ParentSession != "" {
+		q.parents[s.ParentSession] = true
+	}
+	if s.Session == "" {
+		return false
+	}
+	g := q.groups[s.Session]
+	if g == nil {
+		g = &quietGroup{}
+		q.groups[s.Session] = g
+	}
+	g.total++
+	i, ok := q.at[s.Path]
+	if !ok || !quietSource(s, q.walked[i]) {
+		return false
+	}
+	g.quiet = append(g.quiet, s.ID)
+	g.files = append(g.files, i)
+	return true
+}
+
+// quietSource reports whether a visit of f would find nothing to do for
+// s (see tail): the same file, every byte of it consumed, untouched since.
+func quietSource(s *state.Source, f watchers.FileStat) bool {
+	id := watchers.FileID{Dev: s.Dev, Ino: s.Ino}
+	return s.Form == watchers.FormLines && f.Form == watchers.FormLines && !s.Missing && !f.Archived &&
+		s.ParentSession == "" && s.Agent == f.Agent && id.Known() && f.ID == id &&
+		s.HeadLen > 0 && s.Offset > 0 && f.Size == s.Offset && f.Size == s.Size &&
+		ms(f.ModTime) == s.ModMs && (s.Sidecar || !sidecarAppeared(s))
+}
+
+// retireQuiet retires a session on load when it and all of its sources
+// are quiet; it reports whether it did.
+func (d *Daemon) retireQuiet(q *quietLoad, s *state.Session) bool {
+	g := q.groups[s.Key]
+	if g == nil || g.total == 0 || len(g.quiet) != g.total || s.Parent != "" || q.parents[s.Key] ||
+		s.Dirty() || d.mapMissing(s) {
+		return false
+	}
+	delete(q.groups, s.Key)
+	if d.retired == nil {
+		d.retired, d.retiredFiles = map[string]retiredSession{}, map[watchers.FileID]string{}
+	}
+	for _, i := range g.files {
+		q.skip[i] = true
+		d.retiredFiles[q.walked[i].ID] = s.Key
+	}
+	r := retiredSession{sources: g.quiet, counted: counted(s, func(string) bool { return true })}
+	d.retired[s.Key] = r
+	if r.counted {
+		d.retiredCounted++
+	}
+	d.retiredOnLoad++
+	return true
+}
+
+// unparked returns the ids of the quiet sources whose session was kept:
+// their records are read back and kept as any other.
+func (q *quietLoad) unparked() []uint64 {
+	var ids []uint64
+	for _, g := range q.groups {
+		ids = append(ids, g.quiet...)
+	}
+	return ids
+}
+
+// left is the walk without the logs of the sessions retired on load.
+func (q *quietLoad) left() []watchers.FileStat {
+	out := make([]watchers.FileStat, 0, len(q.walked)-countTrue(q.skip))
+	for i, f := range q.walked {
+		if !q.skip[i] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func countTrue(b []bool) int {
+	n := 0
+	for _, v := range b {
+		if v {
+			n++
+		}
+	}
+	return n
+}

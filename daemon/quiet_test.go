@@ -1,0 +1,162 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/state"
+)
+
+// TestQuietSessionsAreLetGoOfOnLoad catches up on a home, changes it in
+// the ways a day between two scans does, and scans again twice from two
+// copies of the data directory: once letting go, as they are loaded, of
+// the sessions with nothing new, once keeping every record. The maps and
+// records left must be the same, the quiet sessions must have been let go
+// of, and those a new log joins read back. A third scan, with nothing
+// changed, lets go of all but the Codex parent and child and writes no map.
+func TestQuietSessionsAreLetGoOfOnLoad(t *testing.T) {
+	home, data := t.TempDir(), t.TempDir()
+	read := func(p string) []byte {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	put := func(p string, b []byte) string {
+		p = filepath.Join(home, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	basic := string(read("../testdata/claude/basic.jsonl"))
+	copyID := func(i int) string { return fmt.Sprintf("0a1b2c3d-0000-4000-8000-%012d", 100+i) }
+	copies := make([]string, 12)
+	for i := range copies {
+		copies[i] = put(".claude/projects/-w-a/"+copyID(i)+".jsonl",
+			[]byte(strings.ReplaceAll(basic, "0a1b2c3d-0000-4000-8000-000000000001", copyID(i))))
+	}
+	// The main log the flat subagent log below names (its sessionId).
+	const flatParent = "0a1b2c3d-0000-4000-8000-000000000003"
+	put(".claude/projects/-w-a/"+flatParent+".jsonl",
+		[]byte(strings.ReplaceAll(basic, "0a1b2c3d-0000-4000-8000-000000000001", flatParent)))
+	// A session with a subagent lane read before its sidecar exists.
+	const withLanes = "0a1b2c3d-0000-4000-8000-000000000002"
+	lanes := "../testdata/claude/" + withLanes + "/subagents/"
+	put(".claude/projects/-w-s/"+withLanes+".jsonl", read("../testdata/claude/subagents.jsonl"))
+	put(".claude/projects/-w-s/"+withLanes+"/subagents/agent-a1b2c3d4e5f6a7b8c.jsonl", read(lanes+"agent-a1b2c3d4e5f6a7b8c.jsonl"))
+	// A Codex parent and its child rollout: never let go of.
+	put(".codex/sessions/2026/03/01/rollout-2026-03-01T09-00-00-0190aaaa-0000-7000-8000-00000000a001.jsonl",
+		read("../testdata/codex/rollout-2026-03-01T09-00-00-0190aaaa-0000-7000-8000-00000000a001.jsonl"))
+	put(".codex/sessions/2026/03/02/rollout-2026-03-01T09-00-26-0190aaab-0000-7000-8000-00000000b002.jsonl",
+		read("../testdata/codex/rollout-2026-03-01T09-00-26-0190aaab-0000-7000-8000-00000000b002.jsonl"))
+	roots := homeRoots(runtime.GOOS, home)
+	scan := func(data string) (d *Daemon, sessions int) {
+		d = New(Options{DataDir: data, Once: true, Roots: roots, Logger: slog.New(slog.DiscardHandler),
+			Progress: func(_, _ int64, n int) { sessions = n }})
+		if err := d.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return d, sessions
+	}
+	scan(data)
+
+	// A day's changes. Appended to:
+	f, err := os.OpenFile(copies[0], os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(strings.SplitAfter(strings.ReplaceAll(basic, "0a1b2c3d-0000-4000-8000-000000000001", copyID(0)), "\n")[0])
+	f.Close()
+	// Deleted:
+	os.Remove(copies[1])
+	// Touched, not changed:
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(copies[2], later, later)
+	// Its map gone from the store:
+	db, err := state.Open(StatePath(data), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sessions, err := db.Load()
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sessions {
+		if s.Key == "claude/"+copyID(3) && s.Flush != nil {
+			os.Remove(filepath.Join(MapsDir(data), s.Flush.Path))
+		}
+	}
+	// The sidecar of the lane read without it:
+	put(".claude/projects/-w-s/"+withLanes+"/subagents/agent-a1b2c3d4e5f6a7b8c.meta.json", read(lanes+"agent-a1b2c3d4e5f6a7b8c.meta.json"))
+	// A new log joining a quiet session (the older flat subagent layout):
+	put(".claude/projects/-w-a/agent-abc1234.jsonl", read("../testdata/claude/agent-abc1234.jsonl"))
+
+	keep := t.TempDir()
+	copyTree(t, data, keep)
+	defer func(v bool) { retireOnLoad = v }(retireOnLoad)
+	retireOnLoad = false
+	_, nKept := scan(keep)
+	retireOnLoad = true
+	d, n := scan(data)
+	// Quiet: the 8 copies not changed and the flat log's main session,
+	// read back when the flat log joins it.
+	if d.retiredOnLoad != 9 {
+		t.Errorf("%d sessions let go of on load, want 9", d.retiredOnLoad)
+	}
+	if _, retired := d.retired["claude/"+flatParent]; retired || d.restored != 1 {
+		t.Errorf("%d sessions read back, want 1: the one a new log joins", d.restored)
+	}
+	for _, key := range []string{"claude/" + copyID(0), "claude/" + copyID(3), "claude/" + withLanes} {
+		if _, retired := d.retired[key]; retired {
+			t.Errorf("%s changed but was let go of on load", key)
+		}
+	}
+	if n != nKept {
+		t.Errorf("sessions counted at the end: %d letting quiet ones go, %d keeping all", n, nKept)
+	}
+	maps, st := caughtUp(t, data)
+	mapsKept, stKept := caughtUp(t, keep)
+	if diff := diffMaps(maps, mapsKept); len(diff) > 0 {
+		t.Errorf("maps differ from a scan keeping every record: %v", diff)
+	}
+	// A session ended by its deleted log is stamped with the time of the
+	// scan that saw it go: the two scans ran at different times.
+	ended := regexp.MustCompile(`"ended":[0-9]+`)
+	if ended.ReplaceAllString(st, `"ended":1`) != ended.ReplaceAllString(stKept, `"ended":1`) {
+		t.Errorf("records differ:\nkeeping all: %.3000s\nletting go:  %.3000s", stKept, st)
+	}
+
+	// Nothing changed since: every session is quiet but the Codex pair,
+	// the session whose log was deleted (a missing log is not quiet) and
+	// the one whose log was only touched (its recorded time is that of
+	// its last read: it is looked at by each scan, and nothing is read);
+	// no map is written again.
+	before := readMaps(t, MapsDir(data))
+	d, n2 := scan(data)
+	if want := n - 4; d.retiredOnLoad != want {
+		t.Errorf("nothing changed: %d sessions let go of on load, want %d", d.retiredOnLoad, want)
+	}
+	if n2 != n {
+		t.Errorf("sessions counted: %d, then %d with nothing changed", n, n2)
+	}
+	if diff := diffMaps(readMaps(t, MapsDir(data)), before); len(diff) > 0 {
+		t.Errorf("nothing changed, yet the maps did: %v", diff)
+	}
+	if _, st2 := caughtUp(t, data); st2 != st {
+		t.Errorf("nothing changed, yet the records did")
+	}
+}
