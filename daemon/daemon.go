@@ -147,8 +147,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.prepareDataDir(); err != nil {
 		return err
 	}
+	// Opening checks every record and loading decodes them: garbage by
+	// the record, around a live heap that grows with the records kept.
+	stopPacing := paceGC(loadHeadroom)
 	db, err := state.Open(StatePath(d.opt.DataDir), d.log)
 	if err != nil {
+		stopPacing()
 		return err
 	}
 	d.db = db
@@ -157,7 +161,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.opt.Once {
 		walked = watchers.Scan(d.roots) // before the load: see quiet.go
 	}
-	if err := d.load(walked); err != nil {
+	err = d.load(walked)
+	stopPacing()
+	if err != nil {
 		return fmt.Errorf("load state %s: %w", db.Path(), err)
 	}
 	d.noteRepair(db.Repaired())

@@ -22,8 +22,15 @@ import (
 // done the default comes back, for the daemon's long idle life. A GOGC or
 // GOMEMLIMIT set in the environment is the user's choice and is left
 // alone.
+//
+// Opening the state database and loading its records is paced too, with
+// less headroom (loadHeadroom): it allocates a record's worth of garbage
+// for each record it reads while the records kept grow, and GOGC's
+// default let a daemon's heap of 100,000 sessions' records double while
+// it loaded them.
 const (
 	catchUpHeadroom = 128 << 20
+	loadHeadroom    = 32 << 20
 	catchUpMinGOGC  = 25
 )
 
