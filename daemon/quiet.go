@@ -19,10 +19,13 @@ import (
 // and a new log that joins it reads its records back.
 //
 // What a visit of such a log would have done is nothing: the tailer stops
-// at a cursor that is at the end of the file. It would first have read
-// the head and the bytes before the cursor to check the file is the one
-// it followed; with the size and time unchanged that check is skipped,
-// as the whole-prefix checksum already is when the time did not move
+// at a cursor that is at the end of the file. The checks it makes first
+// are made here too, on the file as it is when its record is read: the
+// same identity, size and time, and its head and the bytes before the
+// cursor those it followed (a log rewritten in place with its time put
+// back is not quiet); a log that cannot be opened is not quiet either,
+// and its visit reports it. Only the checksum of the whole prefix is
+// skipped, as a visit skips it when the time did not move
 // (rewrittenInPlace). A Claude subagent log whose sidecar appeared since
 // it was read is not quiet: it is read again for its type.
 
@@ -83,12 +86,31 @@ func (q *quietLoad) park(s *state.Source) bool {
 
 // quietSource reports whether a visit of f would find nothing to do for
 // s (see tail): the same file, every byte of it consumed, untouched since.
+// The walk's look at the file comes first; the file is then opened and
+// checked as the tailer would.
 func quietSource(s *state.Source, f watchers.FileStat) bool {
 	id := watchers.FileID{Dev: s.Dev, Ino: s.Ino}
 	return s.Form == watchers.FormLines && f.Form == watchers.FormLines && !s.Missing && !f.Archived &&
 		s.ParentSession == "" && s.Agent == f.Agent && id.Known() && f.ID == id &&
 		s.HeadLen > 0 && s.Offset > 0 && f.Size == s.Offset && f.Size == s.Size &&
-		ms(f.ModTime) == s.ModMs && (s.Sidecar || !sidecarAppeared(s))
+		ms(f.ModTime) == s.ModMs && (s.Sidecar || !sidecarAppeared(s)) && unchangedOnDisk(s)
+}
+
+// unchangedOnDisk opens a source's log and checks it as tail does before
+// it finds nothing to read: the same identity, size and time as recorded,
+// and the head and the bytes before the cursor as they were read.
+func unchangedOnDisk(s *state.Source) bool {
+	f, err := watchers.OpenLog(s.Path)
+	if err != nil {
+		return false // the visit says why
+	}
+	defer f.Close()
+	id, fi, err := watchers.IdentifyOpen(f)
+	if err != nil || id != (watchers.FileID{Dev: s.Dev, Ino: s.Ino}) || fi.Size() != s.Offset ||
+		ms(fi.ModTime()) != s.ModMs {
+		return false
+	}
+	return watchers.Verify(f, id, fi.Size(), cursorOf(s)) == nil
 }
 
 // retireQuiet retires a session on load when it and all of its sources

@@ -158,6 +158,7 @@ func (d *Daemon) restore(key string) *state.Session {
 		return nil
 	}
 	d.restored++
+	sess.ActivityMs = min(sess.ActivityMs, ms(d.opt.Clock.Now())) // as load does
 	d.sessions[key] = sess
 	for _, src := range srcs {
 		delete(d.retiredFiles, watchers.FileID{Dev: src.Dev, Ino: src.Ino})
