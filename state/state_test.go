@@ -303,6 +303,67 @@ func TestRecordsReadsBackWhatWasCommitted(t *testing.T) {
 	}
 }
 
+// LoadEach hands every source record, then every session record, once
+// each; an error from either function ends the walk and is returned.
+// Sources reads records back by id, and fails on one that is not there.
+func TestLoadEachHandsEveryRecordOnce(t *testing.T) {
+	d, _ := openTemp(t)
+	var bs []Batch
+	for i := range 30 {
+		id := uint64(i + 1)
+		key := fmt.Sprintf("claude/s%d", i/2) // two sources a session
+		bs = append(bs, Batch{Source: &Source{ID: id, Path: fmt.Sprintf("/logs/%d.jsonl", id), Agent: "claude",
+			Form: "lines", Session: key, Offset: int64(id)}, Sessions: []*Session{{Key: key, Agent: "claude", Gen: id}}})
+	}
+	if err := d.CommitAll(bs); err != nil {
+		t.Fatal(err)
+	}
+	srcs, sess := map[uint64]int{}, map[string]int{}
+	sessionsBeforeSources := false
+	if err := d.LoadEach(func(s *Source) error {
+		if len(sess) > 0 {
+			sessionsBeforeSources = true
+		}
+		if s.Offset != int64(s.ID) {
+			t.Errorf("source %d: offset %d", s.ID, s.Offset)
+		}
+		srcs[s.ID]++
+		return nil
+	}, func(s *Session) error {
+		sess[s.Key]++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) != 30 || len(sess) != 15 || sessionsBeforeSources {
+		t.Errorf("%d sources and %d sessions handed over (want 30 and 15), a session before a source: %v",
+			len(srcs), len(sess), sessionsBeforeSources)
+	}
+	for id, n := range srcs {
+		if n != 1 {
+			t.Errorf("source %d handed over %d times", id, n)
+		}
+	}
+	stop := errors.New("stop")
+	n := 0
+	err := d.LoadEach(func(*Source) error {
+		if n++; n == 5 {
+			return stop
+		}
+		return nil
+	}, func(*Session) error { t.Error("a session handed over after the walk ended"); return nil })
+	if !errors.Is(err, stop) || n != 5 {
+		t.Errorf("after an error from the first function: %v, %d sources handed over", err, n)
+	}
+	got, err := d.Sources([]uint64{7, 2})
+	if err != nil || len(got) != 2 || got[0].ID != 7 || got[0].Path != "/logs/7.jsonl" || got[1].ID != 2 {
+		t.Errorf("Sources: %+v, %v", got, err)
+	}
+	if _, err := d.Sources([]uint64{2, 99}); err == nil {
+		t.Error("Sources: no error for a source with no record")
+	}
+}
+
 // Records of sources, committed in the order of their growing ids as a
 // catch-up does, fill the pages they split to most of a page, not half.
 func TestGrowingKeysFillTheirPages(t *testing.T) {
