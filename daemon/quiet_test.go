@@ -171,14 +171,17 @@ func TestQuietSessionsAreLetGoOfOnLoad(t *testing.T) {
 	}
 
 	// Nothing changed since: every session is quiet but the Codex pair
-	// (a parent and its child), the session whose log was deleted (a
-	// missing log is not quiet) and the one whose log was only touched (its recorded time is that of
-	// its last read: it is looked at by each scan, and nothing is read);
-	// no map is written again.
+	// (a parent and its child) and the session whose log was deleted (a
+	// missing log is not quiet). The log only touched is quiet too: the
+	// scan before found it as it was read and recorded its new time.
+	// No map is written again.
 	before := readMaps(t, MapsDir(data))
 	d, n2 := scan(data)
-	if want := n - 4; d.retiredOnLoad != want {
+	if want := n - 3; d.retiredOnLoad != want {
 		t.Errorf("nothing changed: %d sessions let go of on load, want %d", d.retiredOnLoad, want)
+	}
+	if _, retired := d.retired["claude/"+copyID(2)]; !retired {
+		t.Error("the log only touched is still not quiet a scan later")
 	}
 	if n2 != n {
 		t.Errorf("sessions counted: %d, then %d with nothing changed", n, n2)

@@ -101,14 +101,21 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 			reset = true
 		}
 	}
-	if !reset && d.rewrittenInPlace(s, f, size, fi.ModTime()) {
-		log.Warn("log rewritten in place; rebuilding it from the start", "offset", s.Offset)
-		if !d.rebase(s, id) {
-			return
+	checked := false // the whole prefix found as it was read
+	if !reset {
+		var rewritten bool
+		if rewritten, checked = d.rewrittenInPlace(s, f, size, fi.ModTime()); rewritten {
+			log.Warn("log rewritten in place; rebuilding it from the start", "offset", s.Offset)
+			if !d.rebase(s, id) {
+				return
+			}
+			reset = true
 		}
-		reset = true
 	}
 	if s.Offset == size && !reset && s.HeadLen > 0 {
+		if checked {
+			d.recordCheckedTime(s, fi.ModTime())
+		}
 		return
 	}
 	spec := d.takeParsed(s, reset, id, fi)
@@ -285,18 +292,37 @@ func (d *Daemon) dropVisited() {
 // whole-prefix checksum when the file's time moved without the file
 // growing, and once per file after a start (a rewrite while stopped).
 // Growth alone is not checked: that would read every log again on every
-// append.
-func (d *Daemon) rewrittenInPlace(s *state.Source, f *os.File, size int64, mod time.Time) bool {
+// append. checked reports that the checksum was compared and matched.
+func (d *Daemon) rewrittenInPlace(s *state.Source, f *os.File, size int64, mod time.Time) (rewritten, checked bool) {
 	first := !d.summed[s.ID]
 	d.summed[s.ID] = true
 	if s.Sum == "" || s.Offset == 0 || ms(mod) == s.ModMs || !(first || size == s.Size) {
-		return false
+		return false, false
 	}
 	err := watchers.VerifySum(f, cursorOf(s))
 	if err != nil && !errors.Is(err, watchers.ErrRewritten) {
 		d.log.Warn("cannot check log", "component", "tail", "path", s.Path, "err", err)
 	}
-	return errors.Is(err, watchers.ErrRewritten)
+	return errors.Is(err, watchers.ErrRewritten), err == nil
+}
+
+// recordCheckedTime records the time of a log whose time moved while it
+// stayed as it was read (touched, not written; its whole prefix just
+// compared with the checksum): its next visit need not read it all again,
+// and a later scan finds it quiet (quiet.go). Only a log read to its end
+// is recorded so, its size the one recorded: the time then stands for
+// exactly the bytes the cursor covers.
+func (d *Daemon) recordCheckedTime(s *state.Source, mod time.Time) {
+	if s.Offset != s.Size {
+		return
+	}
+	d.commitGroup()
+	old := s.ModMs
+	s.ModMs = ms(mod)
+	if err := d.db.PutSource(s); err != nil {
+		s.ModMs = old
+		d.log.Warn("cannot record a log's time", "component", "tail", "path", s.Path, "err", err)
+	}
 }
 
 // rebase resets a source to the start of its file: its events are dropped
