@@ -91,16 +91,45 @@ func TestRandomStateCorruption(t *testing.T) {
 		f.write(t, len(f.data))
 	}
 	want := expected(t, bin, sr.paths)
-	clean, err := os.ReadFile(StatePath(base))
-	if err != nil {
-		t.Fatal(err)
-	}
 	trials := 200
 	if v, err := strconv.Atoi(os.Getenv("AGENTMAP_CORRUPT_TRIALS")); err == nil && v > 0 {
 		trials = v
 	}
+	corruptionTrials(t, sr, base, want, trials, false)
+}
+
+// TestQuietLoadOfADamagedState is TestRandomStateCorruption over a data
+// directory that caught up on the complete logs already: the scan on each
+// damaged copy finds nothing new, so it lets go of every session it may
+// as it loads the records the repair left, and must still end with the
+// maps of `agentmap build`.
+func TestQuietLoadOfADamagedState(t *testing.T) {
+	sr := newScanRig(t, 1)
+	base := filepath.Join(t.TempDir(), "base")
+	if out, err := sr.scan(base); err != nil {
+		t.Fatalf("scan: %v\n%s", err, out)
+	}
+	corruptionTrials(t, sr, base, expected(t, sr.bin, sr.paths), 60, true)
+}
+
+// corruptionTrials scans damaged copies of base's state database (a cut,
+// a flipped byte or seven bytes of garbage, by turns) and fails a trial
+// that panics, exits with an error or ends with maps other than want.
+// With written, the damage falls where the file holds data (up to its last
+// byte that is not zero): most of a small database is pages never used.
+func corruptionTrials(t *testing.T, sr *scanRig, base string, want map[string][]byte, trials int, written bool) {
+	t.Helper()
+	scan := sr.scan
+	clean, err := os.ReadFile(StatePath(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	span := len(clean)
+	if written {
+		span = len(bytes.TrimRight(clean, "\x00"))
+	}
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("%d logs, state.db of %d bytes, %d maps expected, seed %d", len(feeds), len(clean), len(want), seed)
+	t.Logf("%d logs, state.db of %d bytes, %d maps expected, seed %d", len(sr.feeds), len(clean), len(want), seed)
 
 	type outcome struct{ aside, repaired, untouched int }
 	var mu sync.Mutex
@@ -118,14 +147,14 @@ func TestRandomStateCorruption(t *testing.T) {
 				var how string
 				switch i % 3 {
 				case 0:
-					n := rng.IntN(len(raw))
+					n := rng.IntN(span)
 					raw, how = raw[:n], fmt.Sprintf("cut to %d", n)
 				case 1:
-					off := rng.IntN(len(raw))
+					off := rng.IntN(span)
 					raw[off] ^= byte(1 + rng.IntN(255))
 					how = fmt.Sprintf("byte %d flipped", off)
 				default:
-					off := rng.IntN(len(raw) - 7)
+					off := rng.IntN(span - 7)
 					for j := range 7 {
 						raw[off+j] = byte(rng.IntN(256))
 					}
