@@ -240,10 +240,15 @@ func (d *Daemon) load(walked []watchers.FileStat) error {
 	return nil
 }
 
-// keepSource takes a loaded source record into the loop.
+// keepSource takes a loaded source record into the loop. Of two records
+// of one path (a file gone, another moved onto its name), the newer one
+// (the higher id) is the path's, whatever the order they are kept in: the
+// quiet logs of a session that stays are kept after the others.
 func (d *Daemon) keepSource(s *state.Source) {
 	d.srcs[s.ID] = s
-	d.byPath[s.Path] = s
+	if o := d.byPath[s.Path]; o == nil || o.ID < s.ID {
+		d.byPath[s.Path] = s
+	}
 	d.index(s)
 }
 

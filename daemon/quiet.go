@@ -35,9 +35,12 @@ var retireOnLoad = true
 // quietLoad is what load knows of the walk while it reads the records.
 type quietLoad struct {
 	walked []watchers.FileStat
-	at     map[string]int // path → index in walked
-	skip   []bool         // walked[i] is a log of a session retired on load
-	groups map[string]*quietGroup
+	// at maps a path to its index in walked; made when the first source
+	// record is read, so that a first catch-up (no records) pays nothing.
+	at      map[string]int
+	skipped int
+	skip    []bool // walked[i] is a log of a session retired on load
+	groups  map[string]*quietGroup
 	// parents are the sessions a source names as its parent.
 	parents map[string]bool
 }
@@ -50,14 +53,21 @@ type quietGroup struct {
 }
 
 func newQuietLoad(walked []watchers.FileStat) *quietLoad {
-	q := &quietLoad{walked: walked, at: make(map[string]int, len(walked)), skip: make([]bool, len(walked)),
-		groups: map[string]*quietGroup{}, parents: map[string]bool{}}
-	for i, f := range walked {
-		if !f.Gone {
-			q.at[f.Path] = i
+	return &quietLoad{walked: walked, groups: map[string]*quietGroup{}, parents: map[string]bool{}}
+}
+
+// index returns the walk's index of a path.
+func (q *quietLoad) index(path string) (int, bool) {
+	if q.at == nil {
+		q.at = make(map[string]int, len(q.walked))
+		for i, f := range q.walked {
+			if !f.Gone {
+				q.at[f.Path] = i
+			}
 		}
 	}
-	return q
+	i, ok := q.at[path]
+	return i, ok
 }
 
 // park reports whether a source's file is quiet, and if so counts it for
@@ -75,7 +85,7 @@ func (q *quietLoad) park(s *state.Source) bool {
 		q.groups[s.Session] = g
 	}
 	g.total++
-	i, ok := q.at[s.Path]
+	i, ok := q.index(s.Path)
 	if !ok || !quietSource(s, q.walked[i]) {
 		return false
 	}
@@ -125,8 +135,12 @@ func (d *Daemon) retireQuiet(q *quietLoad, s *state.Session) bool {
 	if d.retired == nil {
 		d.retired, d.retiredFiles = map[string]retiredSession{}, map[watchers.FileID]string{}
 	}
+	if q.skip == nil {
+		q.skip = make([]bool, len(q.walked))
+	}
 	for _, i := range g.files {
 		q.skip[i] = true
+		q.skipped++
 		d.retiredFiles[q.walked[i].ID] = s.Key
 	}
 	r := retiredSession{sources: g.quiet, counted: counted(s, func(string) bool { return true })}
@@ -148,23 +162,17 @@ func (q *quietLoad) unparked() []uint64 {
 	return ids
 }
 
-// left is the walk without the logs of the sessions retired on load.
+// left is the walk without the logs of the sessions retired on load (the
+// walk itself when there are none).
 func (q *quietLoad) left() []watchers.FileStat {
-	out := make([]watchers.FileStat, 0, len(q.walked)-countTrue(q.skip))
+	if q.skipped == 0 {
+		return q.walked
+	}
+	out := make([]watchers.FileStat, 0, len(q.walked)-q.skipped)
 	for i, f := range q.walked {
 		if !q.skip[i] {
 			out = append(out, f)
 		}
 	}
 	return out
-}
-
-func countTrue(b []bool) int {
-	n := 0
-	for _, v := range b {
-		if v {
-			n++
-		}
-	}
-	return n
 }

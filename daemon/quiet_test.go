@@ -193,3 +193,17 @@ func TestQuietSessionsAreLetGoOfOnLoad(t *testing.T) {
 		t.Errorf("nothing changed, yet the records did")
 	}
 }
+
+// Of two records of one path, the newer (higher id) is the path's, in
+// whatever order they are kept: the quiet logs of a session that stays are
+// kept after the others.
+func TestKeptSourcesNewerRecordOwnsThePath(t *testing.T) {
+	d := New(Options{DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	moved := &state.Source{ID: 9, Path: "/logs/a.jsonl", Session: "claude/b"}
+	gone := &state.Source{ID: 3, Path: "/logs/a.jsonl", Session: "claude/a", Missing: true}
+	d.keepSource(moved)
+	d.keepSource(gone)
+	if d.byPath["/logs/a.jsonl"] != moved || d.srcs[3] != gone || d.srcs[9] != moved {
+		t.Errorf("the path's record is %d, want 9 (both kept: %v)", d.byPath["/logs/a.jsonl"].ID, len(d.srcs) == 2)
+	}
+}
