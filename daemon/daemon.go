@@ -82,14 +82,11 @@ type Daemon struct {
 	// session record may name any more, by session key (recover.go).
 	unrecorded map[string][]string
 	// retired holds what a one-shot catch-up keeps of the sessions it
-	// wrote and let go of (retire.go); retiredCounted how many of them
-	// count as sessions.
-	retired        map[string]retiredSession
-	retiredFiles   map[watchers.FileID]string // identity of a retired log → its session
-	retiredCounted int
-	restored       int // retired sessions taken up again
-	restoreFailed  int // and those whose records could not be read back
-	retiredOnLoad  int // sessions retired as they were loaded, quiet (quiet.go)
+	// wrote and let go of (retire.go, retiredset.go).
+	retired       retiredSet
+	restored      int // retired sessions taken up again
+	restoreFailed int // and those whose records could not be read back
+	retiredOnLoad int // sessions retired as they were loaded, quiet (quiet.go)
 	// walked is, in a one-shot catch-up, the walk of the logs made before
 	// the load, less the logs of the sessions retired on load.
 	walked []watchers.FileStat
@@ -404,8 +401,8 @@ func nativeOf(key string) string {
 func (d *Daemon) session(key, agent string) *state.Session {
 	s := d.sessions[key]
 	if s == nil {
-		_, retired := d.retired[key]
-		if s = d.restore(key); s == nil {
+		var retired bool
+		if s, retired = d.restore(key); s == nil {
 			s = &state.Session{Key: key, Agent: agent, NativeID: nativeOf(key)}
 			d.sessions[key] = s
 			if !retired { // its events are stored already: never built from held ones

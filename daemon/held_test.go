@@ -98,15 +98,15 @@ func TestHeldEventsMakeTheMapsOfReadBack(t *testing.T) {
 			}
 			// Written early, most sessions leave memory; those a late
 			// subagent file or child rollout joins are read back.
-			if len(d.retired) < groupBatches/2 || len(d.sessions) > len(d.retired) {
-				t.Errorf("hold %d: %d sessions retired, %d kept in memory", hold, len(d.retired), len(d.sessions))
+			if !keysHashAlike && (d.retired.len() < groupBatches/2 || len(d.sessions) > d.retired.len()) {
+				t.Errorf("hold %d: %d sessions retired, %d kept in memory", hold, d.retired.len(), len(d.sessions))
 			}
 			for _, key := range lateKeys {
-				if _, retired := d.retired[key]; retired || d.sessions[key] == nil {
+				if (!keysHashAlike && d.retired.has(key)) || d.sessions[key] == nil {
 					t.Errorf("hold %d: %s, which a later log joins, was not read back", hold, key)
 				}
 			}
-			if d.restored < len(lateKeys) {
+			if !keysHashAlike && d.restored < len(lateKeys) {
 				t.Errorf("hold %d: %d sessions read back, want %d or more", hold, d.restored, len(lateKeys))
 			}
 		}

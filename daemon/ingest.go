@@ -43,6 +43,10 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 			d.visit(ctx, f)
 			d.aheadNext = nil
 			d.flushHeld(ctx)
+			// Done with: its path leaves memory with its session's records
+			// when the session is let go of (a catch-up's list is the
+			// walk of every log). Gone entries stay for the loop below.
+			u.Files[i] = watchers.FileStat{}
 		}
 	}
 	d.commitGroup()

@@ -131,22 +131,20 @@ func (d *Daemon) retireQuiet(q *quietLoad, s *state.Session) bool {
 		s.Dirty() || d.mapMissing(s) {
 		return false
 	}
-	delete(q.groups, s.Key)
-	if d.retired == nil {
-		d.retired, d.retiredFiles = map[string]retiredSession{}, map[watchers.FileID]string{}
+	files := make([]watchers.FileID, len(g.files))
+	for i, w := range g.files {
+		files[i] = q.walked[w].ID
 	}
+	if !d.retired.add(s.Key, g.quiet, files, counted(s, func(string) bool { return true })) {
+		return false // another retired session has its hash: this one is kept
+	}
+	delete(q.groups, s.Key)
 	if q.skip == nil {
 		q.skip = make([]bool, len(q.walked))
 	}
 	for _, i := range g.files {
 		q.skip[i] = true
 		q.skipped++
-		d.retiredFiles[q.walked[i].ID] = s.Key
-	}
-	r := retiredSession{sources: g.quiet, counted: counted(s, func(string) bool { return true })}
-	d.retired[s.Key] = r
-	if r.counted {
-		d.retiredCounted++
 	}
 	d.retiredOnLoad++
 	return true

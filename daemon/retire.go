@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"os"
 
 	"github.com/agentmap/agentmap/state"
@@ -14,7 +15,7 @@ import (
 // with: everything of it is committed, its map is written and recorded,
 // and each log of the catch-up is visited once. Such a session is retired:
 // its records leave memory, and only its key, the ids of its sources and
-// their files' identities stay (some 150 bytes). When a later log routes to a retired session (a
+// their files' identities stay (about 60 bytes: retiredset.go). When a later log routes to a retired session (a
 // Claude subagent log met after its main log, a Codex child rollout of
 // another day), the records are read back from the state database as they
 // were committed (restore), and the session is written again at the end
@@ -37,12 +38,6 @@ import (
 //
 // A scan over a data directory that caught up before retires, as they are
 // loaded, the sessions with nothing new (quiet.go).
-
-// retiredSession is what stays of a retired session.
-type retiredSession struct {
-	sources []uint64
-	counted bool // it counts as a session (see counted)
-}
 
 // retireWritten retires, of the sessions just written early, those that
 // may be.
@@ -87,13 +82,15 @@ func (d *Daemon) retire(key string, stored map[uint64]bool) bool {
 			return false
 		}
 	}
-	if d.retired == nil {
-		d.retired, d.retiredFiles = map[string]retiredSession{}, map[watchers.FileID]string{}
-	}
-	r := retiredSession{sources: make([]uint64, len(srcs)), counted: counted(s, d.hasSources)}
+	ids := make([]uint64, len(srcs))
+	files := make([]watchers.FileID, len(srcs))
 	for i, src := range srcs {
-		r.sources[i] = src.ID
-		d.retiredFiles[watchers.FileID{Dev: src.Dev, Ino: src.Ino}] = key
+		ids[i], files[i] = src.ID, watchers.FileID{Dev: src.Dev, Ino: src.Ino}
+	}
+	if !d.retired.add(key, ids, files, counted(s, d.hasSources)) {
+		return false // another retired session has its hash: it stays
+	}
+	for _, src := range srcs {
 		d.unindexIdentity(src)
 		delete(d.srcs, src.ID)
 		delete(d.byPath, src.Path)
@@ -104,10 +101,6 @@ func (d *Daemon) retire(key string, stored map[uint64]bool) bool {
 	delete(d.idx.bySession, key)
 	delete(d.idx.pending, key)
 	delete(d.sessions, key)
-	d.retired[key] = r
-	if r.counted {
-		d.retiredCounted++
-	}
 	return true
 }
 
@@ -129,39 +122,72 @@ func (d *Daemon) unindexIdentity(src *state.Source) {
 // restoreFile takes up again the retired session of a log whose file has
 // identity id, if there is one.
 func (d *Daemon) restoreFile(id watchers.FileID) {
-	if key, ok := d.retiredFiles[id]; ok && id.Known() {
-		d.restore(key)
+	h, ids, ok := d.retired.byFile(id)
+	if !ok {
+		return
 	}
+	srcs, err := d.db.Sources(ids)
+	if err == nil && (len(srcs) == 0 || retiredKeyHash(srcs[0].Session) != h) {
+		err = errors.New("the source records name another session")
+	}
+	if err != nil {
+		d.retired.remove(h, nil) // tried once, as restore does
+		d.restoreFailure(err, "")
+		return
+	}
+	key := srcs[0].Session
+	d.restoreFrom(key, h, srcs)
 }
 
-// restore takes a retired session's records up again; nil when the
-// session was not retired or its records cannot be read. Those were read
-// back when it was retired, so a failure here is damage to the state
-// database or a failing disk: it is logged and counted, and the scan
-// ends with an error (restoreFailed); the caller goes on as for a session
-// never seen, and the flush treats the events of the sources it does not
-// know as damage (their logs are read again by the next run).
-func (d *Daemon) restore(key string) *state.Session {
-	r, ok := d.retired[key]
+// restore takes a retired session's records up again. It returns nil when
+// the session was not retired, or when its records cannot be read; retired
+// says whether it was. Those records were read back when it was retired,
+// so a failure here is damage to the state database or a failing disk: it
+// is logged and counted, and the scan ends with an error (restoreFailed);
+// the caller goes on as for a session never seen, and the flush treats
+// the events of the sources it does not know as damage (their logs are
+// read again by the next run).
+func (d *Daemon) restore(key string) (sess *state.Session, retired bool) {
+	h, ids, ok := d.retired.lookup(key)
 	if !ok {
-		return nil
+		return nil, false
 	}
-	delete(d.retired, key)
-	if r.counted {
-		d.retiredCounted--
-	}
-	sess, srcs, err := d.db.Records(key, r.sources)
+	srcs, err := d.db.Sources(ids)
 	if err != nil {
-		d.restoreFailed++
-		d.log.Error("cannot read back a session written earlier in this scan", "component", "daemon",
-			"session", key, "err", err)
+		// Tried once: the session goes on as one never seen (its logs'
+		// identities, left in the set, find no session any more).
+		d.retired.remove(h, nil)
+		d.restoreFailure(err, key)
+		return nil, true
+	}
+	for _, src := range srcs {
+		if src.Session != key {
+			// The sources of another session whose key hashes as this
+			// one's: this one was never retired (add refuses a hash
+			// taken), it is new.
+			return nil, false
+		}
+	}
+	return d.restoreFrom(key, h, srcs), true
+}
+
+// restoreFrom takes up the retired session key again, with the records of
+// its sources read back.
+func (d *Daemon) restoreFrom(key string, h uint64, srcs []*state.Source) *state.Session {
+	files := make([]watchers.FileID, len(srcs))
+	for i, src := range srcs {
+		files[i] = watchers.FileID{Dev: src.Dev, Ino: src.Ino}
+	}
+	d.retired.remove(h, files)
+	sess, _, err := d.db.Records(key, nil)
+	if err != nil {
+		d.restoreFailure(err, key)
 		return nil
 	}
 	d.restored++
 	sess.ActivityMs = min(sess.ActivityMs, ms(d.opt.Clock.Now())) // as load does
 	d.sessions[key] = sess
 	for _, src := range srcs {
-		delete(d.retiredFiles, watchers.FileID{Dev: src.Dev, Ino: src.Ino})
 		d.srcs[src.ID] = src
 		d.byPath[src.Path] = src
 		d.index(src)
@@ -172,5 +198,11 @@ func (d *Daemon) restore(key string) *state.Session {
 	return sess
 }
 
+func (d *Daemon) restoreFailure(err error, key string) {
+	d.restoreFailed++
+	d.log.Error("cannot read back a session written earlier in this scan", "component", "daemon",
+		"session", key, "err", err)
+}
+
 // sessionCount is how many sessions the loop knows, retired ones too.
-func (d *Daemon) sessionCount() int { return len(d.sessions) + len(d.retired) }
+func (d *Daemon) sessionCount() int { return len(d.sessions) + d.retired.len() }

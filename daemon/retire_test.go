@@ -67,7 +67,7 @@ func TestRetiredLogRenamedDuringTheScanIsFollowed(t *testing.T) {
 		t.Errorf("a log renamed during the scan: %d events from %d sources keeping every session, %d from %d letting written ones go",
 			e0, n0, e1, n1)
 	}
-	if restored == 0 {
+	if restored == 0 && !keysHashAlike {
 		t.Error("the renamed log's session was never let go of and read back: the test does not test it")
 	}
 }

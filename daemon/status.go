@@ -254,7 +254,7 @@ func counted(s *state.Session, sourced func(key string) bool) bool {
 
 // countSessions is how many sessions count (see counted).
 func (d *Daemon) countSessions() int {
-	n := d.retiredCounted
+	n := d.retired.counted
 	for _, s := range d.sessions {
 		if counted(s, d.hasSources) {
 			n++
