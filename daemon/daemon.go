@@ -194,7 +194,9 @@ func (d *Daemon) load(walked []watchers.FileStat) error {
 		q = newQuietLoad(walked)
 	}
 	now := ms(d.opt.Clock.Now())
+	shared := newSharedStrings()
 	err := d.db.LoadEach(func(s *state.Source) error {
+		shared.source(s)
 		if s.ID >= d.nextID {
 			d.nextID = s.ID + 1
 		}
@@ -203,6 +205,7 @@ func (d *Daemon) load(walked []watchers.FileStat) error {
 		}
 		return nil
 	}, func(s *state.Session) error {
+		shared.session(s)
 		if q != nil && d.retireQuiet(q, s) {
 			return nil
 		}
@@ -229,6 +232,7 @@ func (d *Daemon) load(walked []watchers.FileStat) error {
 			return err
 		}
 		for _, s := range srcs {
+			shared.source(s)
 			d.keepSource(s)
 		}
 		d.walked = q.left()
