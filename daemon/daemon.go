@@ -88,8 +88,9 @@ type Daemon struct {
 	restoreFailed int // and those whose records could not be read back
 	retiredOnLoad int // sessions retired as they were loaded, quiet (quiet.go)
 	// walked is, in a one-shot catch-up, the walk of the logs made before
-	// the load, less the logs of the sessions retired on load.
-	walked []watchers.FileStat
+	// the load, less the logs of the sessions retired on load, in pieces
+	// (walkchunks.go).
+	walked [][]watchers.FileStat
 }
 
 type backoff struct {
@@ -223,7 +224,7 @@ func (d *Daemon) load(walked []watchers.FileStat) error {
 	if err != nil {
 		return err
 	}
-	d.walked = walked
+	var skip func(int) bool
 	if q != nil {
 		// The quiet logs of sessions that stay (another of their logs
 		// changed, or they have a child) are kept as any other.
@@ -235,8 +236,9 @@ func (d *Daemon) load(walked []watchers.FileStat) error {
 			shared.source(s)
 			d.keepSource(s)
 		}
-		d.walked = q.left()
+		skip = q.skips
 	}
+	d.walked = chunkWalk(walked, skip)
 	d.markDirty()
 	return nil
 }
@@ -258,16 +260,28 @@ func (d *Daemon) keepSource(s *state.Source) {
 // read, and a later run re-flushes a session that grows.
 func (d *Daemon) once(ctx context.Context) error {
 	defer paceGC(catchUpHeadroom)()
-	files := d.walked
+	chunks := d.walked
 	d.walked = nil
-	for _, f := range files {
-		if s := d.byPath[f.Path]; s != nil && s.Form == watchers.FormLines && !s.Missing {
-			d.progress.total += max(0, f.Size-s.Offset)
-		} else {
-			d.progress.total += f.Size
+	for _, files := range chunks {
+		for _, f := range files {
+			if s := d.byPath[f.Path]; s != nil && s.Form == watchers.FormLines && !s.Missing {
+				d.progress.total += max(0, f.Size-s.Offset)
+			} else {
+				d.progress.total += f.Size
+			}
 		}
 	}
-	d.ingest(ctx, watchers.Update{Files: files, Full: true})
+	// The last piece ends the walk: the sweep then looks at every record.
+	if len(chunks) == 0 {
+		d.ingest(ctx, watchers.Update{Full: true})
+	}
+	for i, files := range chunks {
+		chunks[i] = nil // let go of once read
+		d.ingest(ctx, watchers.Update{Files: files, Full: i == len(chunks)-1})
+		if ctx.Err() != nil {
+			break
+		}
+	}
 	// A database Cursor held busy gets a few more tries.
 	for try := 0; len(d.polls) > 0 && try < 3 && ctx.Err() == nil; try++ {
 		select {

@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"runtime"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/watchers"
 )
 
 // TestReadAheadCommitsWhatTheLoopCommits catches up on the corpus with
@@ -96,4 +98,64 @@ func dumpState(t *testing.T, db *state.DB) string {
 		t.Fatal("no sources recorded")
 	}
 	return string(b)
+}
+
+// TestWalkInPiecesCommitsWhatOneWalkCommits catches up on the corpus with
+// the walk ingested whole and in pieces of three logs: the maps and the
+// records must be the same (a piece ends where the pieces' commits fall;
+// a session's logs may straddle two pieces).
+func TestWalkInPiecesCommitsWhatOneWalkCommits(t *testing.T) {
+	corpus := corpusDir(t)
+	home := t.TempDir()
+	for _, f := range layout(t, corpus, home, 64<<20) {
+		f.write(t, len(f.data))
+	}
+	roots := homeRoots(runtime.GOOS, home)
+	run := func(chunk int) (map[string][]byte, string) {
+		defer func(was int) { walkChunk = was }(walkChunk)
+		walkChunk = chunk
+		data := t.TempDir()
+		d := New(Options{DataDir: data, Once: true, Roots: roots, Logger: slog.New(slog.DiscardHandler)})
+		if err := d.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return caughtUp(t, data)
+	}
+	mapsWhole, stateWhole := run(1 << 20)
+	mapsPieces, statePieces := run(3)
+	if len(mapsWhole) < 40 {
+		t.Fatalf("only %d maps from the corpus", len(mapsWhole))
+	}
+	if d := diffMaps(mapsPieces, mapsWhole); len(d) > 0 {
+		t.Errorf("maps differ with the walk in pieces: %v", d)
+	}
+	if statePieces != stateWhole {
+		t.Errorf("state differs with the walk in pieces:\nwhole:  %.2000s\npieces: %.2000s", stateWhole, statePieces)
+	}
+}
+
+func TestChunkWalk(t *testing.T) {
+	defer func(was int) { walkChunk = was }(walkChunk)
+	walkChunk = 2
+	walked := make([]watchers.FileStat, 5)
+	for i := range walked {
+		walked[i].Path = string(rune('a' + i))
+	}
+	var got []string
+	for _, c := range chunkWalk(walked, func(i int) bool { return i == 1 }) {
+		if len(c) > walkChunk {
+			t.Errorf("a piece of %d logs", len(c))
+		}
+		var p []string
+		for _, f := range c {
+			p = append(p, f.Path)
+		}
+		got = append(got, strings.Join(p, ""))
+	}
+	if strings.Join(got, "|") != "ac|de" {
+		t.Errorf("pieces %q, want ac|de", got)
+	}
+	if c := chunkWalk(nil, nil); c != nil {
+		t.Errorf("pieces of nothing: %v", c)
+	}
 }

@@ -37,10 +37,9 @@ type quietLoad struct {
 	walked []watchers.FileStat
 	// at maps a path to its index in walked; made when the first source
 	// record is read, so that a first catch-up (no records) pays nothing.
-	at      map[string]int
-	skipped int
-	skip    []bool // walked[i] is a log of a session retired on load
-	groups  map[string]*quietGroup
+	at     map[string]int
+	skip   []bool // walked[i] is a log of a session retired on load
+	groups map[string]*quietGroup
 	// parents are the sessions a source names as its parent.
 	parents map[string]bool
 }
@@ -144,7 +143,6 @@ func (d *Daemon) retireQuiet(q *quietLoad, s *state.Session) bool {
 	}
 	for _, i := range g.files {
 		q.skip[i] = true
-		q.skipped++
 	}
 	d.retiredOnLoad++
 	return true
@@ -160,17 +158,6 @@ func (q *quietLoad) unparked() []uint64 {
 	return ids
 }
 
-// left is the walk without the logs of the sessions retired on load (the
-// walk itself when there are none).
-func (q *quietLoad) left() []watchers.FileStat {
-	if q.skipped == 0 {
-		return q.walked
-	}
-	out := make([]watchers.FileStat, 0, len(q.walked)-q.skipped)
-	for i, f := range q.walked {
-		if !q.skip[i] {
-			out = append(out, f)
-		}
-	}
-	return out
-}
+// skips reports whether walked[i] is a log of a session retired on load:
+// the catch-up leaves it out.
+func (q *quietLoad) skips(i int) bool { return q.skip != nil && q.skip[i] }
