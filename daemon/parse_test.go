@@ -18,12 +18,7 @@ import (
 // the parse workers and without them: the maps, the sources' cursors and
 // counts, and every session's events must be the same, batch for batch.
 func TestReadAheadCommitsWhatTheLoopCommits(t *testing.T) {
-	corpus := corpusDir(t)
-	home := t.TempDir()
-	for _, f := range layout(t, corpus, home, 64<<20) {
-		f.write(t, len(f.data))
-	}
-	roots := homeRoots(runtime.GOOS, home)
+	roots := corpusRoots(t)
 	run := func(workers int) (map[string][]byte, string) {
 		data := t.TempDir()
 		d := New(Options{DataDir: data, Once: true, Roots: roots, ParseWorkers: workers,
@@ -39,14 +34,30 @@ func TestReadAheadCommitsWhatTheLoopCommits(t *testing.T) {
 	}
 	mapsLoop, stateLoop := run(1)
 	mapsAhead, stateAhead := run(4)
-	if len(mapsLoop) < 40 {
-		t.Fatalf("only %d maps from the corpus", len(mapsLoop))
+	sameCatchUp(t, "with parse workers", mapsLoop, stateLoop, mapsAhead, stateAhead)
+}
+
+// corpusRoots lays the corpus out in a home as the agents keep it.
+func corpusRoots(t *testing.T) []watchers.Root {
+	corpus := corpusDir(t)
+	home := t.TempDir()
+	for _, f := range layout(t, corpus, home, 64<<20) {
+		f.write(t, len(f.data))
 	}
-	if d := diffMaps(mapsAhead, mapsLoop); len(d) > 0 {
-		t.Errorf("maps differ with parse workers: %v", d)
+	return homeRoots(runtime.GOOS, home)
+}
+
+// sameCatchUp fails unless a catch-up made the maps and records another did.
+func sameCatchUp(t *testing.T, how string, maps map[string][]byte, state string, maps2 map[string][]byte, state2 string) {
+	t.Helper()
+	if len(maps) < 40 {
+		t.Fatalf("only %d maps from the corpus", len(maps))
 	}
-	if stateAhead != stateLoop {
-		t.Errorf("state differs with parse workers:\nloop:  %.2000s\nahead: %.2000s", stateLoop, stateAhead)
+	if d := diffMaps(maps2, maps); len(d) > 0 {
+		t.Errorf("maps differ %s: %v", how, d)
+	}
+	if state2 != state {
+		t.Errorf("state differs %s:\nbefore: %.2000s\nafter:  %.2000s", how, state, state2)
 	}
 }
 
@@ -105,12 +116,7 @@ func dumpState(t *testing.T, db *state.DB) string {
 // records must be the same (a piece ends where the pieces' commits fall;
 // a session's logs may straddle two pieces).
 func TestWalkInPiecesCommitsWhatOneWalkCommits(t *testing.T) {
-	corpus := corpusDir(t)
-	home := t.TempDir()
-	for _, f := range layout(t, corpus, home, 64<<20) {
-		f.write(t, len(f.data))
-	}
-	roots := homeRoots(runtime.GOOS, home)
+	roots := corpusRoots(t)
 	run := func(chunk int) (map[string][]byte, string) {
 		defer func(was int) { walkChunk = was }(walkChunk)
 		walkChunk = chunk
@@ -123,15 +129,7 @@ func TestWalkInPiecesCommitsWhatOneWalkCommits(t *testing.T) {
 	}
 	mapsWhole, stateWhole := run(1 << 20)
 	mapsPieces, statePieces := run(3)
-	if len(mapsWhole) < 40 {
-		t.Fatalf("only %d maps from the corpus", len(mapsWhole))
-	}
-	if d := diffMaps(mapsPieces, mapsWhole); len(d) > 0 {
-		t.Errorf("maps differ with the walk in pieces: %v", d)
-	}
-	if statePieces != stateWhole {
-		t.Errorf("state differs with the walk in pieces:\nwhole:  %.2000s\npieces: %.2000s", stateWhole, statePieces)
-	}
+	sameCatchUp(t, "with the walk in pieces", mapsWhole, stateWhole, mapsPieces, statePieces)
 }
 
 func TestChunkWalk(t *testing.T) {
