@@ -29,8 +29,10 @@ type Parser struct {
 	// outp and outBuf hold the tool output being read (see readOutput).
 	outp   toolOutput
 	outBuf []byte
-	// argBuf holds the decoded arguments of the call being read.
+	// argBuf holds the decoded arguments of the call being read, and args
+	// their keys (see decodeArgs).
 	argBuf []byte
+	args   args
 	// prefix is the response id prefix of session prefixOf (see msgID).
 	prefix, prefixOf string
 	// unknown counts record types the parser does not know, for tests and

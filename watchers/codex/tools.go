@@ -35,9 +35,11 @@ type args struct {
 
 // decodeArgs reads function_call.arguments: a JSON string holding JSON (the
 // usual form), or an object. The string is decoded into a buffer the parser
-// reuses: the raw members of the result alias it until the next call.
-func (p *Parser) decodeArgs(raw json.RawMessage) args {
-	var a args
+// reuses, and the keys into the parser's own args (a walk's target escapes
+// to the heap: one per call otherwise): both hold until the next call.
+func (p *Parser) decodeArgs(raw json.RawMessage) *args {
+	a := &p.args
+	*a = args{}
 	if len(raw) == 0 {
 		return a
 	}
@@ -52,9 +54,9 @@ func (p *Parser) decodeArgs(raw json.RawMessage) args {
 	if len(b) == 0 || b[0] != '{' {
 		return a
 	}
-	if !argFields.Fill(&a, b) {
-		a = args{}
-		_ = json.Unmarshal(b, &a)
+	if !argFields.Fill(a, b) {
+		*a = args{}
+		_ = json.Unmarshal(b, a)
 	}
 	return a
 }
