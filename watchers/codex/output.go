@@ -167,6 +167,8 @@ type toolOutput struct {
 	buf  []byte
 	text *string // the text, once materialised
 	outcome
+	// header is what the walk of a JSON header fills (see jsonHeader).
+	header walkedOutput
 }
 
 // outcome is what the header of an output says.
@@ -177,9 +179,11 @@ type outcome struct {
 	failed  bool
 	// The body, the tool's own output after the header, is the text from
 	// bodyAt on, or, in the JSON form, the string literal inner (walked) or
-	// innerText (decoded by encoding/json).
+	// innerText (decoded by encoding/json). innerLen is inner's length,
+	// measured as the walk validated it.
 	bodyAt    int
 	inner     []byte
+	innerLen  jsonscan.Len
 	innerText *string
 }
 
@@ -194,12 +198,15 @@ func (p *Parser) readOutputHead(raw json.RawMessage, head int) *toolOutput {
 	o := &p.outp
 	*o = toolOutput{raw: raw}
 	if len(raw) > 0 && raw[0] == '"' {
+		if jsonHeaded(raw) {
+			head = -1 // its header is read from the whole text only
+		}
 		buf, complete := jsonscan.AppendString(p.outBuf[:0], raw, head)
-		oc, ok := readOutcome(buf, complete)
+		oc, ok := readOutcome(buf, complete, &o.header)
 		if !ok { // the head was not enough (readOutcome of a whole text always is)
 			buf, complete = jsonscan.AppendString(buf[:0], raw, -1)
 			if complete {
-				oc, ok = readOutcome(buf, true)
+				oc, ok = readOutcome(buf, true, &o.header)
 			}
 		}
 		p.outBuf = buf
@@ -215,8 +222,16 @@ func (p *Parser) readOutputHead(raw json.RawMessage, head int) *toolOutput {
 	o.text, o.size = &text, len(text)
 	p.outBuf = append(p.outBuf[:0], text...)
 	o.buf = p.outBuf
-	o.outcome, _ = readOutcome(o.buf, true)
+	o.outcome, _ = readOutcome(o.buf, true, &o.header)
 	return o
+}
+
+// jsonHeaded reports whether the string literal raw starts, unescaped, as
+// the text of a JSON header does: then nothing short of the whole text
+// reads it, and no head is decoded first. Escapes where the literal's
+// start has none are seldom written, and take the usual way.
+func jsonHeaded(raw []byte) bool {
+	return bytes.HasPrefix(raw, []byte(`"{\"output\":`)) || bytes.HasPrefix(raw, []byte(`"{\"metadata\":`))
 }
 
 // Text returns the whole text of the output.
@@ -250,7 +265,7 @@ func (o *toolOutput) bodyLen() int {
 	case o.innerText != nil:
 		return len(*o.innerText)
 	case o.inner != nil:
-		n, _, _ := jsonscan.StringLen(o.inner)
+		n, _ := o.innerLen.Of(o.inner)
 		return n
 	}
 	if o.size < 0 {
@@ -262,7 +277,7 @@ func (o *toolOutput) bodyLen() int {
 // parseOutput reads the header and body of a whole output text.
 func parseOutput(text string) parsedOutput {
 	o := toolOutput{text: &text, buf: []byte(text), size: len(text)}
-	o.outcome, _ = readOutcome(o.buf, true)
+	o.outcome, _ = readOutcome(o.buf, true, &o.header)
 	return parsedOutput{outcome: o.outcome, body: o.Body()}
 }
 
@@ -283,24 +298,20 @@ type outputMeta struct {
 	Duration *float64 `json:"duration_seconds"`
 }
 
-// walkedOutput is jsonOutput with the output string left where it lies.
+// walkedOutput is jsonOutput with the output left where it lies, and
+// measured when it is a string. Metadata points to meta when walked.
 type walkedOutput struct {
-	Output   []byte
-	Metadata *outputMeta
+	Output    json.RawMessage
+	outputLen jsonscan.Len
+	Metadata  *outputMeta
+	meta      outputMeta
 }
 
 var walkedOutputFields = jsonscan.NewFields(
-	jsonscan.Field[walkedOutput]{Name: "output", Set: func(j *walkedOutput, v []byte) bool {
-		switch v[0] {
-		case '"':
-			j.Output = v
-			return true
-		case 'n':
-			return true
-		}
-		return false // a type error for encoding/json
-	}},
-	jsonscan.Pointer("metadata", func(j *walkedOutput) **outputMeta { return &j.Metadata }, outputMetaFields),
+	jsonscan.Measured("output", func(j *walkedOutput) *json.RawMessage { return &j.Output },
+		func(j *walkedOutput) *jsonscan.Len { return &j.outputLen }),
+	jsonscan.PointerIn("metadata", func(j *walkedOutput) **outputMeta { return &j.Metadata },
+		func(j *walkedOutput) *outputMeta { j.meta = outputMeta{}; return &j.meta }, outputMetaFields),
 )
 
 var outputMetaFields = jsonscan.NewFields(
@@ -317,8 +328,9 @@ var outputMetaFields = jsonscan.NewFields(
 // start like Codex's own error strings, else of unknown outcome.
 //
 // head is the start of the text (all of it when complete): ok is false when
-// that is not enough to read the header as the whole text would read.
-func readOutcome(head []byte, complete bool) (o outcome, ok bool) {
+// that is not enough to read the header as the whole text would read. w is
+// where a JSON header is walked; the outcome may alias it.
+func readOutcome(head []byte, complete bool, w *walkedOutput) (o outcome, ok bool) {
 	if !complete && len(head) < len(`{"metadata":`) {
 		return o, false
 	}
@@ -326,7 +338,7 @@ func readOutcome(head []byte, complete bool) (o outcome, ok bool) {
 		if !complete {
 			return o, false
 		}
-		if jsonHeader(&o, head) {
+		if jsonHeader(&o, head, w) {
 			return o, true
 		}
 	}
@@ -390,17 +402,17 @@ func readOutcome(head []byte, complete bool) (o outcome, ok bool) {
 	return o, true
 }
 
-// jsonHeader reads the JSON header form of a whole text: walked, the
-// output string left in place, or where the walk does not mirror
+// jsonHeader reads the JSON header form of a whole text: walked into w,
+// the output string left in place, or where the walk does not mirror
 // encoding/json exactly, decoded by it.
-func jsonHeader(o *outcome, text []byte) bool {
+func jsonHeader(o *outcome, text []byte, w *walkedOutput) bool {
 	var meta *outputMeta
-	var w walkedOutput
-	if walkedOutputFields.Fill(&w, text) {
-		if w.Output == nil {
-			return false
+	*w = walkedOutput{}
+	if walkedOutputFields.Fill(w, text) && walkedString(w.Output) {
+		if len(w.Output) == 0 || w.Output[0] == 'n' {
+			return false // no output, as encoding/json leaves a null one
 		}
-		o.inner, meta = w.Output, w.Metadata
+		o.inner, o.innerLen, meta = w.Output, w.outputLen, w.Metadata
 	} else {
 		var j jsonOutput
 		if json.Unmarshal(text, &j) != nil || j.Output == nil {
@@ -416,6 +428,12 @@ func jsonHeader(o *outcome, text []byte) bool {
 	}
 	o.failed = o.exit != nil && *o.exit != 0
 	return true
+}
+
+// walkedString reports whether a walked output is what jsonOutput's
+// *string takes without a type error: a string, null, or nothing.
+func walkedString(v []byte) bool {
+	return len(v) == 0 || v[0] == '"' || v[0] == 'n'
 }
 
 // longestHeaderPrefix is the length of the longest header line prefix.
