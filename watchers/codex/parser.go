@@ -418,12 +418,92 @@ func parseTime(raw json.RawMessage) (int64, bool) {
 		return 0, false
 	}
 	s := raw[1 : len(raw)-1]
+	if ms, ok := utcMillis(s); ok {
+		return ms, true
+	}
 	tm, err := time.Parse(time.RFC3339Nano, string(s))
 	if err != nil {
 		return 0, false
 	}
 	return tm.UnixMilli(), true
 }
+
+// utcMillis reads the form Codex stamps every line with,
+// 2006-01-02T15:04:05[.999999999]Z, as time.Parse does (its own RFC 3339
+// reading, whose checks these are), without making a string of it per
+// line; ok is false for anything else, which time.Parse then reads.
+func utcMillis(s []byte) (int64, bool) {
+	const date = len("2006-01-02T15:04:05")
+	if len(s) < date+1 || s[len(s)-1] != 'Z' ||
+		s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return 0, false
+	}
+	year, ok1 := digitsIn(s[0:4], 0, 9999)
+	month, ok2 := digitsIn(s[5:7], 1, 12)
+	hour, ok3 := digitsIn(s[11:13], 0, 23)
+	minute, ok4 := digitsIn(s[14:16], 0, 59)
+	sec, ok5 := digitsIn(s[17:19], 0, 59)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+		return 0, false
+	}
+	day, ok := digitsIn(s[8:10], 1, daysIn(time.Month(month), year))
+	if !ok {
+		return 0, false
+	}
+	nsec, ok := fraction(s[date : len(s)-1])
+	if !ok {
+		return 0, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC).UnixMilli(), true
+}
+
+// fraction reads the fractional second before the Z, "" or a period and
+// digits, as nanoseconds: digits past the ninth are dropped, as time.Parse
+// drops them.
+func fraction(s []byte) (int, bool) {
+	if len(s) == 0 {
+		return 0, true
+	}
+	if len(s) < 2 || s[0] != '.' {
+		return 0, false
+	}
+	ns, scale := 0, 1_000_000_000
+	for _, c := range s[1:] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if scale > 1 {
+			scale /= 10
+			ns += int(c-'0') * scale
+		}
+	}
+	return ns, true
+}
+
+// digitsIn reads s, decimal digits only, as a number in [lo, hi].
+func digitsIn(s []byte, lo, hi int) (int, bool) {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, lo <= n && n <= hi
+}
+
+// daysIn is the number of days of month in year.
+func daysIn(month time.Month, year int) int {
+	if month == time.February {
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	}
+	return monthDays[month]
+}
+
+var monthDays = [13]int{0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
 
 func isTypeError(err error) bool {
 	var te *json.UnmarshalTypeError
