@@ -277,8 +277,9 @@ func (p *Parser) patchEnd(pl *item, t int64) {
 		return
 	}
 	ev := event.Call{Tool: "apply_patch", Kind: "edit", Cat: "file"}
-	for _, path := range sortedKeys(pl.Changes) {
-		ch := pl.Changes[path]
+	changes := pl.changesOf()
+	for _, path := range sortedKeys(changes) {
+		ch := changes[path]
 		switch {
 		case ch.MovePath != "":
 			ev.Targets = append(ev.Targets, p.paths.Target(path, "edit", "rename-from"), p.paths.Target(ch.MovePath, "edit", "rename-to"))
@@ -290,7 +291,7 @@ func (p *Parser) patchEnd(pl *item, t int64) {
 			ev.Targets = append(ev.Targets, p.paths.Target(path, "edit", "modify"))
 		}
 	}
-	ev.SkillWrite = skillOf(sortedKeys(pl.Changes))
+	ev.SkillWrite = skillOf(sortedKeys(changes))
 	p.emitCall(t, id, ev, call{Tool: "apply_patch", Class: "patch"})
 	p.finish(id, t, event.Result{CallID: id, Err: facts.Err, ErrClass: facts.Class})
 }

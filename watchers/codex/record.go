@@ -102,10 +102,10 @@ type item struct {
 	Aggregated    json.RawMessage `json:"aggregated_output"`
 	aggregatedLen jsonscan.Len
 	Success       *bool `json:"success"`
-	Changes       map[string]struct {
-		Type     string `json:"type"`
-		MovePath string `json:"move_path"`
-	} `json:"changes"`
+	// Changes are a patch's files (patch_apply_end) as encoding/json
+	// fills them; the walk leaves them raw in changes (see changesOf).
+	Changes    map[string]patchChange `json:"changes"`
+	changes    json.RawMessage
 	Invocation *struct {
 		Server string `json:"server"`
 		Tool   string `json:"tool"`
@@ -127,6 +127,26 @@ type item struct {
 	TurnAttribution *turnAttribution `json:"turn_attribution"`
 
 	spare *spares // see rawLine
+}
+
+// patchChange is one file of a patch_apply_end; its diff is not decoded.
+type patchChange struct {
+	Type     string `json:"type"`
+	MovePath string `json:"move_path"`
+}
+
+// changesOf returns a patch_apply_end's changes. The walk keeps them raw:
+// they hold the whole diff of every file, and are read only for a patch
+// no call announced, rarely; they are decoded then, as encoding/json
+// decodes them in the line (a type error in them leaves what it leaves
+// there).
+func (it *item) changesOf() map[string]patchChange {
+	if it.changes == nil {
+		return it.Changes
+	}
+	var m map[string]patchChange
+	_ = json.Unmarshal(it.changes, &m)
+	return m
 }
 
 type collabMode struct {

@@ -65,10 +65,10 @@ var itemFieldList = []jsonscan.Field[item]{
 	{Name: "exit_code", Set: integer(func(it *item) **int { return &it.ExitCode })},
 	{Name: "duration", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Duration })},
 	{Name: "command", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Command })},
-	{Name: "parsed_cmd", Set: jsonscan.Decoded(func(it *item) any { return &it.ParsedCmd })},
+	jsonscan.Elements("parsed_cmd", func(it *item) *[]parsedCmd { return &it.ParsedCmd }, parsedCmdFields, nullOnly[item]),
 	jsonscan.Measured("aggregated_output", func(it *item) *json.RawMessage { return &it.Aggregated }, func(it *item) *jsonscan.Len { return &it.aggregatedLen }),
 	{Name: "success", Set: jsonscan.Decoded(func(it *item) any { return &it.Success })},
-	{Name: "changes", Set: jsonscan.Decoded(func(it *item) any { return &it.Changes })},
+	{Name: "changes", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.changes })},
 	{Name: "invocation", Set: jsonscan.Decoded(func(it *item) any { return &it.Invocation })},
 	{Name: "result", Set: jsonscan.Raw(func(it *item) *json.RawMessage { return &it.Result })},
 	{Name: "new_thread_id", Set: jsonscan.Text(func(it *item) *string { return &it.NewThreadID })},
@@ -111,9 +111,21 @@ var turnItemFields = jsonscan.NewFields(
 	jsonscan.Field[turnItem]{Name: "result", Set: jsonscan.Raw(func(it *turnItem) *json.RawMessage { return &it.Result })},
 	jsonscan.Field[turnItem]{Name: "receiver_thread_ids", Set: jsonscan.Decoded(func(it *turnItem) any { return &it.Receivers })},
 	jsonscan.Field[turnItem]{Name: "model", Set: jsonscan.Text(func(it *turnItem) *string { return &it.Model })},
-	jsonscan.Field[turnItem]{Name: "parsed_cmd", Set: jsonscan.Decoded(func(it *turnItem) any { return &it.ParsedCmd })},
+	jsonscan.Elements("parsed_cmd", func(it *turnItem) *[]parsedCmd { return &it.ParsedCmd }, parsedCmdFields, nullOnly[turnItem]),
 	jsonscan.Field[turnItem]{Name: "cwd", Set: jsonscan.Text(func(it *turnItem) *string { return &it.CWD })},
 )
+
+// parsedCmdFields read a part of parsed_cmd for its kind and path; the
+// command text, file name and query beside them are stepped over.
+var parsedCmdFields = jsonscan.NewFields(
+	jsonscan.Field[parsedCmd]{Name: "type", Set: jsonscan.Text(func(c *parsedCmd) *string { return &c.Type })},
+	jsonscan.Field[parsedCmd]{Name: "path", Set: jsonscan.Text(func(c *parsedCmd) *string { return &c.Path })},
+)
+
+// nullOnly is the setter of a member whose only value besides the type
+// the walk reads is null, which leaves it as it is; another type (a type
+// error for encoding/json) gives up.
+func nullOnly[T any](_ *T, v []byte) bool { return v[0] == 'n' }
 
 // mcpResultFields read a mcp_tool_call_end result (the tool's whole
 // answer) for its error flags only.

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmap/agentmap/internal/cite"
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // The walks that replace encoding/json on the hot path are held to it:
@@ -123,6 +124,9 @@ var turnItemCases = []string{
 	`{"type":"CommandExecution","id":"c3","parsed_cmd":[{"type":"read","path":"a.go","cmd":"cat a.go"}],"cwd":"file:///tmp"}`,
 	`{"type":"AgentMessage","id":"m","text":"long text stepped over"}`, `{"type":5}`, `{"Type":"UserMessage"}`,
 	`{"type":"x","type":"y"}`, `{"receiver_thread_ids":[1]}`, `{"parsed_cmd":{}}`, `[]`, `null`,
+	`{"parsed_cmd":null}`, `{"parsed_cmd":[]}`, `{"parsed_cmd":[null,{"type":"search","path":null,"query":"q"}]}`,
+	`{"parsed_cmd":[{"type":"read","path":5}]}`, `{"parsed_cmd":[5]}`, `{"parsed_cmd":"cat"}`,
+	`{"parsed_cmd":[{"type":"read","Path":"a"}]}`, `{"parsed_cmd":[{"type":"read","path":"a","path":"b"}]}`,
 }
 
 var mcpResultCases = []string{
@@ -141,6 +145,13 @@ var lineMemberCases = []string{
 	`{"type":"event_msg","payload":{"type":"exec_command_end","exit_code":1.5}}`,
 	`{"type":"event_msg","payload":{"type":"exec_command_end","exit_code":null}}`,
 	`{"type":"event_msg","payload":{"type":"exec_command_end","exit_code":99999999999999999999}}`,
+	`{"type":"event_msg","payload":{"type":"exec_command_end","parsed_cmd":[{"type":"list_files","cmd":"ls","path":"src"},null]}}`,
+	`{"type":"event_msg","payload":{"type":"exec_command_end","parsed_cmd":[{"type":1}]}}`,
+	`{"type":"event_msg","payload":{"type":"exec_command_end","parsed_cmd":null}}`,
+	`{"type":"event_msg","payload":{"type":"patch_apply_end","changes":{"a":{"type":"add","unified_diff":"+x"},"b":{"move_path":"c"}}}}`,
+	`{"type":"event_msg","payload":{"type":"patch_apply_end","changes":{"a":5,"b":{"type":"delete"}}}}`,
+	`{"type":"event_msg","payload":{"type":"patch_apply_end","changes":null}}`,
+	`{"type":"event_msg","payload":{"type":"patch_apply_end","changes":[1]}}`,
 }
 
 func TestWalksAgreeWithEncodingJSON(t *testing.T) {
@@ -151,8 +162,24 @@ func TestWalksAgreeWithEncodingJSON(t *testing.T) {
 		checkWalk(t, []byte(c), mcpResultFields.FillValid, false)
 	}
 	for _, c := range lineMemberCases {
-		checkWalk(t, []byte(c), scanLine, true)
+		checkWalk(t, []byte(c), walkLine, true)
 	}
+}
+
+// walkLine is scanLine with what the walk keeps that encoding/json does
+// not fill made as encoding/json fills it: lengths measured, changes left
+// raw.
+func walkLine(l *rawLine, line []byte) bool {
+	if !scanLine(l, line) {
+		return false
+	}
+	for _, it := range []*item{&l.item, l.Payload, l.Session} {
+		if it != nil {
+			it.outputLen, it.aggregatedLen = jsonscan.Len{}, jsonscan.Len{}
+			it.Changes, it.changes = it.changesOf(), nil
+		}
+	}
+	return true
 }
 
 func FuzzWalks(f *testing.F) {
@@ -164,7 +191,7 @@ func FuzzWalks(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		checkWalk(t, raw, turnItemFields.FillValid, true)
 		checkWalk(t, raw, mcpResultFields.FillValid, false)
-		checkWalk(t, raw, scanLine, true)
+		checkWalk(t, raw, walkLine, true)
 	})
 }
 
