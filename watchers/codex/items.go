@@ -415,8 +415,11 @@ func textRunes(raw json.RawMessage) int {
 	}
 	if len(raw) > 0 && raw[0] == '[' {
 		n, texts := 0, 0
+		// One part for all: the walk's target escapes, and would be
+		// allocated for each part.
+		var pt measuredPart
 		ok := jsonscan.ArrayValid(raw, func(elem []byte) bool {
-			var pt measuredPart
+			pt = measuredPart{}
 			switch elem[0] {
 			case 'n':
 				return true
