@@ -454,7 +454,26 @@ func utcMillis(s []byte) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC).UnixMilli(), true
+	secs := (civilDays(year, month, day)*24+int64(hour))*3600 + int64(minute)*60 + int64(sec)
+	return secs*1000 + int64(nsec/1_000_000), true
+}
+
+// civilDays is the number of days from 1970-01-01 to a valid date of the
+// proleptic Gregorian calendar (years counted from March, so that the leap
+// day ends a year), as time.Date counts them, without its normalising.
+func civilDays(year, month, day int) int64 {
+	if month <= 2 {
+		year--
+	}
+	era := year
+	if era < 0 {
+		era -= 399
+	}
+	era /= 400
+	yoe := year - era*400                     // [0, 399]
+	doy := (153*((month+9)%12)+2)/5 + day - 1 // [0, 365]
+	doe := yoe*365 + yoe/4 - yoe/100 + doy    // [0, 146096]
+	return int64(era)*146097 + int64(doe) - 719468
 }
 
 // fraction reads the fractional second before the Z, "" or a period and

@@ -44,6 +44,19 @@ func TestStampsReadAsTimeParseReadsThem(t *testing.T) {
 	}
 }
 
+// TestStampsOfEveryEra reads a day in five, from year 0 to 9999, at
+// times that carry across the day.
+func TestStampsOfEveryEra(t *testing.T) {
+	end := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	for d := time.Date(0, 1, 1, 23, 59, 59, 999_500_000, time.UTC); d.Before(end); d = d.AddDate(0, 0, 5) {
+		s := d.Format(time.RFC3339Nano)
+		if _, ok := utcMillis([]byte(s)); !ok {
+			t.Fatalf("%q is not read without time.Parse", s)
+		}
+		checkStamp(t, s)
+	}
+}
+
 func FuzzStamp(f *testing.F) {
 	for _, s := range stampCases {
 		f.Add(s)
