@@ -164,7 +164,7 @@ func (d *Daemon) revisit(path, agent, form string) {
 	}
 	f := watchers.FileStat{Path: path, Agent: agent, Form: form, Size: fi.Size(), ModTime: fi.ModTime(), ID: watchers.StatID(fi)}
 	if wi, err := os.Stat(path + "-wal"); err == nil {
-		f.WalSize, f.WalMod = wi.Size(), wi.ModTime()
+		f.Wal = &watchers.WalStat{Size: wi.Size(), ModTime: wi.ModTime()}
 	}
 	d.visit(context.Background(), f)
 }

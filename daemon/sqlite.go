@@ -23,7 +23,8 @@ const sqliteRetry = 5 * time.Second
 // conversation is a source of its own ("<db>#<id>") whose events are
 // replaced whenever they differ.
 func (d *Daemon) poll(ctx context.Context, s *state.Source, fst watchers.FileStat) {
-	digest := fmt.Sprintf("%d/%d/%d/%d", fst.Size, ms(fst.ModTime), fst.WalSize, ms(fst.WalMod))
+	walSize, walMod := fst.WalOf()
+	digest := fmt.Sprintf("%d/%d/%d/%d", fst.Size, ms(fst.ModTime), walSize, ms(walMod))
 	if s.Digest == digest {
 		return
 	}
@@ -36,7 +37,7 @@ func (d *Daemon) poll(ctx context.Context, s *state.Source, fst watchers.FileSta
 	}
 	delete(d.polls, s.Path)
 	mod := ms(fst.ModTime)
-	if w := ms(fst.WalMod); w > mod {
+	if w := ms(walMod); w > mod {
 		mod = w
 	}
 	for _, c := range convs {
@@ -108,7 +109,7 @@ func (d *Daemon) pollRetries(ctx context.Context) {
 		}
 		fst := watchers.FileStat{Path: path, Agent: s.Agent, Form: s.Form, Size: fi.Size(), ModTime: fi.ModTime()}
 		if wi, err := os.Stat(path + "-wal"); err == nil {
-			fst.WalSize, fst.WalMod = wi.Size(), wi.ModTime()
+			fst.Wal = &watchers.WalStat{Size: wi.Size(), ModTime: wi.ModTime()}
 		}
 		d.poll(ctx, s, fst)
 	}

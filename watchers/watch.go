@@ -23,20 +23,38 @@ type FileStat struct {
 	Form  string
 	// Archived is set for a file in an agent's archive (a finished session).
 	Archived bool
-	Size     int64
-	ModTime  time.Time
-	ID       FileID
-	// WalSize and WalMod describe the -wal file beside a SQLite database:
-	// writes land there first.
-	WalSize int64
-	WalMod  time.Time
 	// Gone is set when the file is no longer there.
-	Gone bool
+	Gone    bool
+	Size    int64
+	ModTime time.Time
+	ID      FileID
+	// Wal describes the -wal file beside a SQLite database (writes land
+	// there first; for OpenCode's JSON store, its message files); nil for
+	// a log. A pointer, so that the slot of every other file does not
+	// carry it: a catch-up's walk holds one slot a log (112 bytes, where
+	// the WAL's size and time inline made 144).
+	Wal *WalStat
+}
+
+// WalStat is the size and time of what a database writes beside it.
+type WalStat struct {
+	Size    int64
+	ModTime time.Time
+}
+
+// WalOf returns the WAL's size and time, zero without one.
+func (f FileStat) WalOf() (int64, time.Time) {
+	if f.Wal == nil {
+		return 0, time.Time{}
+	}
+	return f.Wal.Size, f.Wal.ModTime
 }
 
 func (a FileStat) same(b FileStat) bool {
+	aws, awm := a.WalOf()
+	bws, bwm := b.WalOf()
 	return a.Size == b.Size && a.ModTime.Equal(b.ModTime) && a.ID == b.ID &&
-		a.WalSize == b.WalSize && a.WalMod.Equal(b.WalMod) && a.Gone == b.Gone
+		aws == bws && awm.Equal(bwm) && a.Gone == b.Gone
 }
 
 // Update is one batch of changes from the watcher. Full is set when the
@@ -551,9 +569,10 @@ func statFile(r Root, p, form string) (FileStat, bool) {
 		Size: fi.Size(), ModTime: fi.ModTime(), ID: StatID(fi)}
 	if form == FormSQLite {
 		if wi, err := os.Stat(p + "-wal"); err == nil {
-			fs.WalSize, fs.WalMod = wi.Size(), wi.ModTime()
+			fs.Wal = &WalStat{wi.Size(), wi.ModTime()}
 		} else if r.Layout == LayoutOpenCode && strings.HasSuffix(p, ".json") {
-			fs.WalSize, fs.WalMod = openCodeMessages(p)
+			size, mod := openCodeMessages(p)
+			fs.Wal = &WalStat{size, mod}
 		}
 	}
 	return fs, true

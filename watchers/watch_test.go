@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -121,7 +122,7 @@ func TestScan(t *testing.T) {
 	write(t, db+"-wal", "walwal")
 	write(t, filepath.Join(cur.Dir, "projects", "p", "agent-transcripts", "old.txt"), "x")
 	got := Scan([]Root{cur, {Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, "missing")}})
-	if len(got) != 2 || got[0].Path != db || got[0].Form != FormSQLite || got[0].WalSize != 6 || got[1].Path != a {
+	if len(got) != 2 || got[0].Path != db || got[0].Form != FormSQLite || got[0].Wal == nil || got[0].Wal.Size != 6 || got[1].Path != a {
 		t.Fatalf("Scan = %+v", got)
 	}
 }
@@ -291,5 +292,13 @@ func TestRescanTrustsWatchesInTurns(t *testing.T) {
 	}
 	if !slices.Equal(got, changed) {
 		t.Fatalf("the rescan after lost notifications reported %v, want %v", got, changed)
+	}
+}
+
+// A catch-up's walk holds a FileStat for every log: a field added inline
+// costs its bytes a log, at 100,000 logs and more.
+func TestFileStatSlotStaysSmall(t *testing.T) {
+	if n := unsafe.Sizeof(FileStat{}); n > 112 && unsafe.Sizeof(uintptr(0)) == 8 {
+		t.Errorf("FileStat is %d bytes, want at most 112", n)
 	}
 }
