@@ -752,7 +752,8 @@ func (w *Watcher) Watches() int { return len(w.watched) }
 // WatchCost is what the watches use of MaxWatches.
 func (w *Watcher) WatchCost() int { return w.used }
 
-// Scan walks the roots once and returns every log file present, for a
+// Scan walks the roots once and returns every log file present, in path
+// order (a catch-up looks its logs up by path in it), for a
 // one-shot catch-up.
 func Scan(roots []Root) []FileStat {
 	w := NewWatcher(roots, WatchOptions{})

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -124,6 +125,9 @@ func TestScan(t *testing.T) {
 	got := Scan([]Root{cur, {Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, "missing")}})
 	if len(got) != 2 || got[0].Path != db || got[0].Form != FormSQLite || got[0].Wal == nil || got[0].Wal.Size != 6 || got[1].Path != a {
 		t.Fatalf("Scan = %+v", got)
+	}
+	if !slices.IsSortedFunc(got, func(a, b FileStat) int { return strings.Compare(a.Path, b.Path) }) {
+		t.Errorf("Scan is not in path order: %+v", got)
 	}
 }
 
