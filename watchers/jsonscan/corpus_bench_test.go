@@ -90,3 +90,81 @@ func BenchmarkCorpusValid(b *testing.B) {
 		}
 	}
 }
+
+// corpusStrings collects the string literals of the corpus lines, values
+// and keys at every depth, quotes included: the texts the string loops
+// step over, measure and decode.
+func corpusStrings(b *testing.B) (strs [][]byte, size int64) {
+	lines, _ := corpusLines(b)
+	var walk func(v []byte)
+	walk = func(v []byte) {
+		switch v[0] {
+		case '"':
+			strs = append(strs, v)
+			size += int64(len(v))
+		case '{':
+			ObjectValid(v, func(k, v []byte) bool { walk(v); return true })
+		case '[':
+			ArrayValid(v, func(e []byte) bool { walk(e); return true })
+		}
+	}
+	for _, l := range lines {
+		if Valid(l) {
+			walk(l)
+		}
+	}
+	return strs, size
+}
+
+// BenchmarkCorpusStr validates each corpus string as a walk does.
+func BenchmarkCorpusStr(b *testing.B) {
+	strs, size := corpusStrings(b)
+	b.SetBytes(size)
+	for b.Loop() {
+		for _, s := range strs {
+			if _, ok := str(s, 1); !ok {
+				b.Fatal("invalid corpus string")
+			}
+		}
+	}
+}
+
+// BenchmarkCorpusMeasuredStr validates and measures each corpus string,
+// as a Measured member is read.
+func BenchmarkCorpusMeasuredStr(b *testing.B) {
+	strs, size := corpusStrings(b)
+	b.SetBytes(size)
+	for b.Loop() {
+		for _, s := range strs {
+			if _, _, ok := measuredStr(s, 1); !ok {
+				b.Fatal("invalid corpus string")
+			}
+		}
+	}
+}
+
+// BenchmarkCorpusStringLen measures each corpus string already validated.
+func BenchmarkCorpusStringLen(b *testing.B) {
+	strs, size := corpusStrings(b)
+	b.SetBytes(size)
+	for b.Loop() {
+		for _, s := range strs {
+			if _, _, ok := StringLen(s); !ok {
+				b.Fatal("invalid corpus string")
+			}
+		}
+	}
+}
+
+// BenchmarkCorpusValidString decodes each corpus string already validated.
+func BenchmarkCorpusValidString(b *testing.B) {
+	strs, size := corpusStrings(b)
+	b.SetBytes(size)
+	for b.Loop() {
+		for _, s := range strs {
+			if _, ok := ValidString(s); !ok {
+				b.Fatal("invalid corpus string")
+			}
+		}
+	}
+}
