@@ -337,27 +337,37 @@ const (
 // stands and the scan goes on after it.
 func str(b []byte, i int) (int, bool) {
 	for {
-		// The loop reads a slice that starts at i, so that the two
-		// loads need no bounds checks.
-		for s := b[i:]; len(s) >= 16; s = s[16:] {
-			m0, m1 := special(binary.LittleEndian.Uint64(s)), special(binary.LittleEndian.Uint64(s[8:16]))
-			if m0|m1 != 0 {
-				// The lowest flagged byte is the first special one
-				// (a borrow only flags bytes above a true one): in
-				// the second word only when the first has none (n0
-				// is then 8), found without a branch.
-				n0 := bits.TrailingZeros64(m0) >> 3
-				i += n0 + (bits.TrailingZeros64(m1)>>3)&-(n0>>3)
+		// An index loop keeps fewer values live than one that
+		// re-slices b (the scan's cost is mostly this loop and its
+		// stops). It leaves the last sixteen bytes to the loops
+		// below, so that the byte after a backslash it stops at is
+		// always there.
+		for i < len(b)-16 {
+			m0, m1 := special(binary.LittleEndian.Uint64(b[i:])), special(binary.LittleEndian.Uint64(b[i+8:]))
+			if m0|m1 == 0 {
+				i += 16
+				continue
+			}
+			// The lowest flagged byte is the first special one (a
+			// borrow only flags bytes above a true one): in the
+			// second word only when the first has none (n0 is then
+			// 8), found without a branch.
+			n0 := bits.TrailingZeros64(m0) >> 3
+			i += n0 + (bits.TrailingZeros64(m1)>>3)&-(n0>>3)
+			// Tool outputs and code have a two-byte escape every
+			// few dozen bytes: it is stepped over here, and the scan
+			// goes on from the byte after it without leaving the
+			// loop.
+			if b[i] != '\\' || escapeLen[b[i+1]] != 2 {
 				goto found
 			}
-			i += 16
+			i += 2
 		}
-		for s := b[i:]; len(s) >= 8; s = s[8:] {
-			if m := special(binary.LittleEndian.Uint64(s)); m != 0 {
+		for ; i < len(b)-7; i += 8 {
+			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				goto found
 			}
-			i += 8
 		}
 		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
 			i++
@@ -369,35 +379,39 @@ func str(b []byte, i int) (int, bool) {
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, true
-		case c == '\\':
-			if i+1 >= len(b) {
+		case c != '\\' || i+1 >= len(b):
+			return 0, false // a control byte, or a backslash at the end
+		}
+		switch escapeLen[b[i+1]] {
+		case 2:
+			i += 2
+		case 6:
+			if len(b)-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
 				return 0, false
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if len(b)-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return 0, false
-				}
-				i += 6
-			default:
-				return 0, false
-			}
-		default: // a control byte
+			i += 6
+		default:
 			return 0, false
 		}
 	}
 }
 
+// escapeLen is the length of the escape a backslash starts, by the byte
+// after it: 2 for a two-byte escape, 6 for \u (its four hex digits are
+// checked apart), 0 for a byte that escapes nothing. One load tells the
+// common escapes from the rest, where a switch would branch on each.
+var escapeLen = [256]uint8{'"': 2, '\\': 2, '/': 2, 'b': 2, 'f': 2, 'n': 2, 'r': 2, 't': 2, 'u': 6}
+
 // special flags (in their high bits) the bytes of v that are a quote, a
-// backslash or a control byte; a flag above a true one may be false. The
-// three tests share one mask of the bytes below 0x80: the XORs keep the
-// high bit of each byte as it is.
+// backslash or a control byte; a flag above a true one may be false.
+// Flipping bit 1 of every byte turns a quote (0x22) into 0x20 and keeps
+// the control bytes below 0x20, so that one subtraction finds both: the
+// bytes then below 0x21. The XORs keep the high bit of each byte as it
+// is, so that bytes of 0x80 and above are masked out at the end.
 func special(v uint64) uint64 {
-	q := v ^ (ones * '"')
+	qc := v ^ (ones * 0x02)
 	bs := v ^ (ones * '\\')
-	return ((v - ones*0x20) | (q - ones) | (bs - ones)) &^ v & highs
+	return ((qc - ones*0x21) | (bs - ones)) &^ v & highs
 }
 
 func isHex(c byte) bool {

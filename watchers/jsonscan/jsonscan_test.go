@@ -551,3 +551,36 @@ func TestPlainKeyAtEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapesAtWordEdges puts the tails that stop the sixteen-byte loops
+// after every length of plain bytes, with the input ending right there or
+// going on: an escape across the boundary of a word or of a block, a
+// backslash as the last byte of a word or of the input, a \u escape split
+// across words, a multibyte rune split across words, and a control byte
+// or a bad escape right after an escape (which the loops step over
+// without leaving them). Valid, String, StringLen and measuredStr are
+// held to encoding/json and to str.
+func TestEscapesAtWordEdges(t *testing.T) {
+	tails := []string{`\`, `\\`, `\"`, `\n"`, `\\"`, `\\\`, `\"\`, `\u`, `\u00`, `\u00e9"`, `\ud83d\ude00"`, `\ud83d\ude`,
+		"\\n\x01\"", "\\t\x1f", `\n\x"`, `\n\u12"`, `\n\"\\\/\b\f\r\t"`, "é\"", "日\"", "😀\"", "\xe6\x97", "\xf0\x9f\x98",
+		"\\n\xe6\x97\xa5\"", "\\\"\xff\"", `"`}
+	for n := range 40 {
+		for _, tail := range tails {
+			for _, after := range []string{"", `"`, `,"k":"v"}`, strings.Repeat("x", 17) + `"`} {
+				raw := []byte(`"` + strings.Repeat("a", n) + tail + after)
+				if Valid(raw) != json.Valid(raw) {
+					t.Fatalf("Valid(%q) = %v", raw, Valid(raw))
+				}
+				checkString(t, raw)
+				checkMeasured(t, raw)
+				var s string
+				if json.Unmarshal(raw, &s) == nil {
+					nb, nr, ok := StringLen(raw)
+					if !ok || nb != len(s) || nr != utf8.RuneCountInString(s) {
+						t.Fatalf("StringLen(%q) = %d, %d, %v; want %d, %d", raw, nb, nr, ok, len(s), utf8.RuneCountInString(s))
+					}
+				}
+			}
+		}
+	}
+}
