@@ -191,28 +191,40 @@ func Measured[T any](name string, raw func(*T) *json.RawMessage, l func(*T) *Len
 func measuredStr(b []byte, i int) (int, Len, bool) {
 	var n Len
 	for {
-		for i+8 <= len(b) {
-			v := binary.LittleEndian.Uint64(b[i:])
-			if m := special(v) | v&highs; m != 0 {
-				k := bits.TrailingZeros64(m) >> 3
-				n.nbytes += k
-				n.nrunes += k
-				i += k
+		// The bytes from start to the next stop count one byte and one
+		// rune each, but for the two-byte escapes stepped over on the
+		// way, which count one for their two (see str for the loop).
+		start, escapes := i, 0
+		for i < len(b)-16 {
+			v0, v1 := binary.LittleEndian.Uint64(b[i:]), binary.LittleEndian.Uint64(b[i+8:])
+			m0, m1 := special(v0)|v0&highs, special(v1)|v1&highs
+			if m0|m1 == 0 {
+				i += 16
+				continue
+			}
+			n0 := bits.TrailingZeros64(m0) >> 3
+			i += n0 + (bits.TrailingZeros64(m1)>>3)&-(n0>>3)
+			if b[i] != '\\' || escapeLen[b[i+1]] != 2 {
 				goto found
 			}
-			n.nbytes += 8
-			n.nrunes += 8
-			i += 8
+			escapes++
+			i += 2
+		}
+		for ; i < len(b)-7; i += 8 {
+			if v := binary.LittleEndian.Uint64(b[i:]); special(v)|v&highs != 0 {
+				i += bits.TrailingZeros64(special(v)|v&highs) >> 3
+				goto found
+			}
 		}
 		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 && b[i] < utf8.RuneSelf {
-			n.nbytes++
-			n.nrunes++
 			i++
 		}
 		if i >= len(b) {
 			return 0, Len{}, false
 		}
 	found:
+		n.nbytes += i - start - escapes
+		n.nrunes += i - start - escapes
 		switch c := b[i]; {
 		case c == '"':
 			n.measured = true
@@ -221,11 +233,11 @@ func measuredStr(b []byte, i int) (int, Len, bool) {
 			if i+1 >= len(b) {
 				return 0, Len{}, false
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			switch escapeLen[b[i+1]] {
+			case 2:
 				n.nbytes++
 				i += 2
-			case 'u':
+			case 6:
 				r, k := escapedRune(b[i:])
 				if k == 0 {
 					return 0, Len{}, false
