@@ -196,20 +196,23 @@ func (d *Daemon) load(walked []watchers.FileStat) error {
 	}
 	now := ms(d.opt.Clock.Now())
 	shared := newSharedStrings()
+	// Only the records kept share their strings: those of a quiet session
+	// let go of as it is read would fill the table for nothing (5 MB of a
+	// second scan's heap at 100,000 sessions).
 	err := d.db.LoadEach(func(s *state.Source) error {
-		shared.source(s)
 		if s.ID >= d.nextID {
 			d.nextID = s.ID + 1
 		}
 		if q == nil || !q.park(s) {
+			shared.source(s)
 			d.keepSource(s)
 		}
 		return nil
 	}, func(s *state.Session) error {
-		shared.session(s)
 		if q != nil && d.retireQuiet(q, s) {
 			return nil
 		}
+		shared.session(s)
 		s.ActivityMs = min(s.ActivityMs, now) // recorded from a future file time
 		d.sessions[s.Key] = s
 		d.indexChild(s)
