@@ -39,20 +39,45 @@ var retireOnLoad = true
 type quietLoad struct {
 	walked []watchers.FileStat // in path order
 	skip   []bool              // walked[i] is a log of a session retired on load
-	groups map[string]*quietGroup
+	// groups indexes, by session key, each session's count of sources
+	// while its records are read; parked holds the sources found quiet,
+	// those of one group chained. Every session's sources are read before
+	// any session record, so all of them are held at once: flat tables
+	// (about 60 bytes a session) where a record and two slices a session
+	// took 110.
+	groups map[string]int32
+	group  []quietGroup
+	parked []parkedSource
 	// parents are the sessions a source names as its parent.
 	parents map[string]bool
 }
 
 // quietGroup is one session's sources while its records are read.
 type quietGroup struct {
-	quiet []uint64 // sources found quiet, not kept in memory
-	files []int    // their files' indexes in walked
-	total int      // sources routed to the session, quiet or not
+	total int32 // sources routed to the session, quiet or not
+	quiet int32 // of them found quiet, not kept in memory
+	last  int32 // the last of those in parked (-1: none)
+}
+
+// parkedSource is a quiet source, not kept in memory.
+type parkedSource struct {
+	id   uint64
+	file int32 // its file's index in walked
+	prev int32 // the one parked before it for the same session (-1: none)
 }
 
 func newQuietLoad(walked []watchers.FileStat) *quietLoad {
-	return &quietLoad{walked: walked, groups: map[string]*quietGroup{}, parents: map[string]bool{}}
+	return &quietLoad{walked: walked, groups: map[string]int32{}, parents: map[string]bool{}}
+}
+
+// sources returns a group's parked sources in the order they were parked.
+func (q *quietLoad) sources(g quietGroup) []parkedSource {
+	out := make([]parkedSource, g.quiet)
+	for k, n := g.last, len(out); k >= 0; k = q.parked[k].prev {
+		n--
+		out[n] = q.parked[k]
+	}
+	return out
 }
 
 // index returns the walk's index of a path. The walk is in path order
@@ -74,18 +99,21 @@ func (q *quietLoad) park(s *state.Source) bool {
 	if s.Session == "" {
 		return false
 	}
-	g := q.groups[s.Session]
-	if g == nil {
-		g = &quietGroup{}
-		q.groups[s.Session] = g
+	gi, ok := q.groups[s.Session]
+	if !ok {
+		gi = int32(len(q.group))
+		q.group = append(q.group, quietGroup{last: -1})
+		q.groups[s.Session] = gi
 	}
+	g := &q.group[gi]
 	g.total++
 	i, ok := q.index(s.Path)
 	if !ok || !quietSource(s, q.walked[i]) {
 		return false
 	}
-	g.quiet = append(g.quiet, s.ID)
-	g.files = append(g.files, i)
+	q.parked = append(q.parked, parkedSource{id: s.ID, file: int32(i), prev: g.last})
+	g.last = int32(len(q.parked) - 1)
+	g.quiet++
 	return true
 }
 
@@ -121,24 +149,29 @@ func unchangedOnDisk(s *state.Source) bool {
 // retireQuiet retires a session on load when it and all of its sources
 // are quiet; it reports whether it did.
 func (d *Daemon) retireQuiet(q *quietLoad, s *state.Session) bool {
-	g := q.groups[s.Key]
-	if g == nil || g.total == 0 || len(g.quiet) != g.total || s.Parent != "" || q.parents[s.Key] ||
+	gi, ok := q.groups[s.Key]
+	if !ok {
+		return false
+	}
+	g := q.group[gi]
+	if g.total == 0 || g.quiet != g.total || s.Parent != "" || q.parents[s.Key] ||
 		s.Dirty() || d.mapMissing(s) {
 		return false
 	}
-	files := make([]watchers.FileID, len(g.files))
-	for i, w := range g.files {
-		files[i] = q.walked[w].ID
+	srcs := q.sources(g)
+	ids, files := make([]uint64, len(srcs)), make([]watchers.FileID, len(srcs))
+	for i, p := range srcs {
+		ids[i], files[i] = p.id, q.walked[p.file].ID
 	}
-	if !d.retired.add(s.Key, g.quiet, files, counted(s, func(string) bool { return true })) {
+	if !d.retired.add(s.Key, ids, files, counted(s, func(string) bool { return true })) {
 		return false // another retired session has its hash: this one is kept
 	}
 	delete(q.groups, s.Key)
 	if q.skip == nil {
 		q.skip = make([]bool, len(q.walked))
 	}
-	for _, i := range g.files {
-		q.skip[i] = true
+	for _, p := range srcs {
+		q.skip[p.file] = true
 	}
 	d.retiredOnLoad++
 	return true
@@ -148,8 +181,10 @@ func (d *Daemon) retireQuiet(q *quietLoad, s *state.Session) bool {
 // their records are read back and kept as any other.
 func (q *quietLoad) unparked() []uint64 {
 	var ids []uint64
-	for _, g := range q.groups {
-		ids = append(ids, g.quiet...)
+	for _, gi := range q.groups {
+		for _, p := range q.sources(q.group[gi]) {
+			ids = append(ids, p.id)
+		}
 	}
 	return ids
 }
