@@ -9,7 +9,7 @@ var walkChunk = 4096
 // chunkWalk copies the walk into pieces of walkChunk logs, leaving out those
 // skip reports (nil: none). once ingests the pieces one after the other and
 // lets go of each as it goes: a single slice held the whole walk (a slot of
-// 144 bytes a log, and the log's path, which d.sizes shares) until the last
+// 112 bytes a log, and the log's path, which d.sizes shares) until the last
 // log was read, while the sessions already written piled up beside it. The
 // copy is made during the load, when the walk is most of the heap.
 func chunkWalk(walked []watchers.FileStat, skip func(i int) bool) [][]watchers.FileStat {

@@ -116,55 +116,37 @@ func corpusStrings(b *testing.B) (strs [][]byte, size int64) {
 	return strs, size
 }
 
-// BenchmarkCorpusStr validates each corpus string as a walk does.
-func BenchmarkCorpusStr(b *testing.B) {
+// benchCorpusStrings runs read over every corpus string literal (quotes
+// included), failing on one it refuses.
+func benchCorpusStrings(b *testing.B, read func(s []byte) bool) {
 	strs, size := corpusStrings(b)
 	b.SetBytes(size)
 	for b.Loop() {
 		for _, s := range strs {
-			if _, ok := str(s, 1); !ok {
+			if !read(s) {
 				b.Fatal("invalid corpus string")
 			}
 		}
 	}
+}
+
+// BenchmarkCorpusStr validates each corpus string as a walk does.
+func BenchmarkCorpusStr(b *testing.B) {
+	benchCorpusStrings(b, func(s []byte) bool { _, ok := str(s, 1); return ok })
 }
 
 // BenchmarkCorpusMeasuredStr validates and measures each corpus string,
 // as a Measured member is read.
 func BenchmarkCorpusMeasuredStr(b *testing.B) {
-	strs, size := corpusStrings(b)
-	b.SetBytes(size)
-	for b.Loop() {
-		for _, s := range strs {
-			if _, _, ok := measuredStr(s, 1); !ok {
-				b.Fatal("invalid corpus string")
-			}
-		}
-	}
+	benchCorpusStrings(b, func(s []byte) bool { _, _, ok := measuredStr(s, 1); return ok })
 }
 
 // BenchmarkCorpusStringLen measures each corpus string already validated.
 func BenchmarkCorpusStringLen(b *testing.B) {
-	strs, size := corpusStrings(b)
-	b.SetBytes(size)
-	for b.Loop() {
-		for _, s := range strs {
-			if _, _, ok := StringLen(s); !ok {
-				b.Fatal("invalid corpus string")
-			}
-		}
-	}
+	benchCorpusStrings(b, func(s []byte) bool { _, _, ok := StringLen(s); return ok })
 }
 
 // BenchmarkCorpusValidString decodes each corpus string already validated.
 func BenchmarkCorpusValidString(b *testing.B) {
-	strs, size := corpusStrings(b)
-	b.SetBytes(size)
-	for b.Loop() {
-		for _, s := range strs {
-			if _, ok := ValidString(s); !ok {
-				b.Fatal("invalid corpus string")
-			}
-		}
-	}
+	benchCorpusStrings(b, func(s []byte) bool { _, ok := ValidString(s); return ok })
 }

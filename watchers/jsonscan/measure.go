@@ -193,7 +193,10 @@ func measuredStr(b []byte, i int) (int, Len, bool) {
 	for {
 		// The bytes from start to the next stop count one byte and one
 		// rune each, but for the two-byte escapes stepped over on the
-		// way, which count one for their two (see str for the loop).
+		// way, which count one for their two. The loop is str's, stopping
+		// at non-ASCII bytes too; it is written out in both, not shared,
+		// as it is the walk's hottest code and a shared one would not be
+		// inlined with its mask.
 		start, escapes := i, 0
 		for i < len(b)-16 {
 			v0, v1 := binary.LittleEndian.Uint64(b[i:]), binary.LittleEndian.Uint64(b[i+8:])
@@ -211,8 +214,9 @@ func measuredStr(b []byte, i int) (int, Len, bool) {
 			i += 2
 		}
 		for ; i < len(b)-7; i += 8 {
-			if v := binary.LittleEndian.Uint64(b[i:]); special(v)|v&highs != 0 {
-				i += bits.TrailingZeros64(special(v)|v&highs) >> 3
+			v := binary.LittleEndian.Uint64(b[i:])
+			if m := special(v) | v&highs; m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
 				goto found
 			}
 		}
