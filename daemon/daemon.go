@@ -89,8 +89,11 @@ type Daemon struct {
 	retiredOnLoad int // sessions retired as they were loaded, quiet (quiet.go)
 	// walked is, in a one-shot catch-up, the walk of the logs made before
 	// the load, less the logs of the sessions retired on load, in pieces
-	// (walkchunks.go).
-	walked [][]watchers.FileStat
+	// (walkchunks.go); walkAsRead says there was none to make, the state
+	// database holding no record to check it against: once walks as it
+	// reads.
+	walked     [][]watchers.FileStat
+	walkAsRead bool
 }
 
 type backoff struct {
@@ -157,7 +160,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer db.Close()
 	var walked []watchers.FileStat
 	if d.opt.Once {
-		walked = watchers.Scan(d.roots) // before the load: see quiet.go
+		none, err := db.NoSources()
+		if err != nil {
+			stopPacing()
+			return fmt.Errorf("load state %s: %w", db.Path(), err)
+		}
+		if d.walkAsRead = none && !walkBeforeLoad; !d.walkAsRead {
+			walked = watchers.Scan(d.roots) // before the load: see quiet.go
+		}
 	}
 	err = d.load(walked)
 	stopPacing()
@@ -263,27 +273,10 @@ func (d *Daemon) keepSource(s *state.Source) {
 // read, and a later run re-flushes a session that grows.
 func (d *Daemon) once(ctx context.Context) error {
 	defer paceGC(catchUpHeadroom)()
-	chunks := d.walked
-	d.walked = nil
-	for _, files := range chunks {
-		for _, f := range files {
-			if s := d.byPath[f.Path]; s != nil && s.Form == watchers.FormLines && !s.Missing {
-				d.progress.total += max(0, f.Size-s.Offset)
-			} else {
-				d.progress.total += f.Size
-			}
-		}
-	}
-	// The last piece ends the walk: the sweep then looks at every record.
-	if len(chunks) == 0 {
-		d.ingest(ctx, watchers.Update{Full: true})
-	}
-	for i, files := range chunks {
-		chunks[i] = nil // let go of once read
-		d.ingest(ctx, watchers.Update{Files: files, Full: i == len(chunks)-1})
-		if ctx.Err() != nil {
-			break
-		}
+	if d.walkAsRead {
+		d.ingestAsWalked(ctx)
+	} else {
+		d.ingestWalked(ctx)
 	}
 	// A database Cursor held busy gets a few more tries.
 	for try := 0; len(d.polls) > 0 && try < 3 && ctx.Err() == nil; try++ {

@@ -127,9 +127,17 @@ func TestWalkInPiecesCommitsWhatOneWalkCommits(t *testing.T) {
 		}
 		return caughtUp(t, data)
 	}
+	// A first catch-up ingests the logs as a walk meets them; one walked
+	// whole before the load is what any other catch-up does.
+	walkBeforeLoad = true
 	mapsWhole, stateWhole := run(1 << 20)
 	mapsPieces, statePieces := run(3)
+	walkBeforeLoad = false
 	sameCatchUp(t, "with the walk in pieces", mapsWhole, stateWhole, mapsPieces, statePieces)
+	mapsAsWalked, stateAsWalked := run(1)
+	sameCatchUp(t, "with the logs ingested as walked, one by one", mapsWhole, stateWhole, mapsAsWalked, stateAsWalked)
+	mapsAsWalked, stateAsWalked = run(1 << 20)
+	sameCatchUp(t, "with the logs ingested as walked, in one piece", mapsWhole, stateWhole, mapsAsWalked, stateAsWalked)
 }
 
 func TestChunkWalk(t *testing.T) {

@@ -10,10 +10,9 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// BenchmarkFullScan is one periodic rescan of a Claude tree of 20 projects
-// of 250 sessions, each with a subagent directory: the idle daemon's
-// recurring cost.
-func BenchmarkFullScan(b *testing.B) {
+// sessionTree makes a Claude tree of 20 projects of 250 sessions, each
+// with a subagent directory.
+func sessionTree(b *testing.B) Root {
 	root := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(b.TempDir(), ".claude")}
 	for p := 0; p < 20; p++ {
 		for s := 0; s < 250; s++ {
@@ -26,6 +25,14 @@ func BenchmarkFullScan(b *testing.B) {
 			os.WriteFile(filepath.Join(sub, "agent-a.jsonl"), []byte("{}\n"), 0o600)
 		}
 	}
+	return root
+}
+
+// BenchmarkFullScan is one periodic rescan of a Claude tree of 20 projects
+// of 250 sessions, each with a subagent directory: the idle daemon's
+// recurring cost.
+func BenchmarkFullScan(b *testing.B) {
+	root := sessionTree(b)
 	w := NewWatcher([]Root{root}, WatchOptions{})
 	w.fullScan()
 	for b.Loop() {
@@ -76,5 +83,17 @@ func BenchmarkIdleRescan(b *testing.B) {
 				w.fullScan()
 			}
 		})
+	}
+}
+
+// BenchmarkScan is the one-shot walk a scan over a data directory with
+// records starts with, over the same tree.
+func BenchmarkScan(b *testing.B) {
+	root := sessionTree(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if got := Scan([]Root{root}); len(got) != 10000 {
+			b.Fatalf("Scan found %d logs", len(got))
+		}
 	}
 }

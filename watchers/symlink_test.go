@@ -110,6 +110,16 @@ func TestSymlinkLoopsAndAliases(t *testing.T) {
 	if files[0].Path != s {
 		t.Fatalf("the first name is not the one followed: %s", files[0].Path)
 	}
+	// In path order "-w-alias/…" comes first; the name followed is still
+	// the one a watcher follows.
+	var walked []string
+	WalkInPathOrder([]Root{claude, again}, func(int, int64) {}, func(f FileStat) bool {
+		walked = append(walked, f.Path)
+		return true
+	})
+	if len(walked) != 2 || walked[0] != s || walked[1] != files[1].Path {
+		t.Fatalf("a walk in path order over loops and aliases met %v, want %s, %s", walked, s, files[1].Path)
+	}
 	r := startWatcher(t, []Root{claude, again}, WatchOptions{})
 	r.waitFor("both files", func(m map[string]FileStat) bool { return len(m) == 2 })
 	write(t, s, "{}\n")

@@ -1,6 +1,7 @@
 package watchers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"hash/fnv"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -108,6 +110,15 @@ type Watcher struct {
 	sweeps   int
 	complete bool
 	stamped  int // known records stamped by the current rescan (stamp)
+	// emit, in a one-shot walk (Scan, Walk), is handed the logs met; it
+	// returns false to end the walk. Such a walk is never compared with a
+	// later one, so it keeps no record of them (known, pending) and no
+	// listing, which took some 500 bytes a log beside the walk itself.
+	emit    func(FileStat) bool
+	stopped bool // emit ended the walk
+	// pathOrder makes a one-shot walk meet the logs in path order (see
+	// WalkInPathOrder).
+	pathOrder bool
 }
 
 // watch is one directory watch: its cost against MaxWatches and the
@@ -252,6 +263,10 @@ func (w *Watcher) stamp(k *knownFile) {
 }
 
 func (w *Watcher) note(fs FileStat) {
+	if w.emit != nil {
+		w.stopped = w.stopped || !w.emit(fs)
+		return
+	}
 	old := w.known[fs.Path]
 	if old != nil && old.same(fs) {
 		w.stamp(old)
@@ -381,7 +396,13 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep bool, chain []string) 
 		statAll = !watched
 	}
 	chain = append(chain, real)
+	if w.pathOrder {
+		entries = inPathOrder(entries)
+	}
 	for i := range entries {
+		if w.stopped {
+			return
+		}
 		e := &entries[i]
 		p := e.path
 		isDir := e.dir
@@ -530,7 +551,9 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
 		}
 		entries = append(entries, de)
 	}
-	w.listings[dir] = &listing{id: id, mod: fi.ModTime(), at: at, entries: entries, swept: w.sweeps}
+	if w.emit == nil {
+		w.listings[dir] = &listing{id: id, mod: fi.ModTime(), at: at, entries: entries, swept: w.sweeps}
+	}
 	return entries, true
 }
 
@@ -756,9 +779,114 @@ func (w *Watcher) WatchCost() int { return w.used }
 // order (a catch-up looks its logs up by path in it), for a
 // one-shot catch-up.
 func Scan(roots []Root) []FileStat {
+	var found []FileStat
+	Walk(roots, func(f FileStat) bool {
+		found = append(found, f)
+		return true
+	})
+	// A log met twice (a directory reached again under the same name, from
+	// a second root) is one log: its last stat stands, as for a watcher.
+	slices.SortStableFunc(found, func(a, b FileStat) int { return strings.Compare(a.Path, b.Path) })
+	out := found[:0]
+	for i, f := range found {
+		if i+1 < len(found) && found[i+1].Path == f.Path {
+			continue
+		}
+		out = append(out, f)
+	}
+	clear(found[len(out):]) // the paths of the duplicates left behind
+	return out
+}
+
+// Walk walks the roots once, as Scan does, and hands fn every log file
+// present in the order the walk meets them (a watcher's rescan's: roots in
+// their order, each directory's entries by name), keeping none. fn returns
+// false to end the walk.
+func Walk(roots []Root, fn func(FileStat) bool) {
 	w := NewWatcher(roots, WatchOptions{})
-	for _, r := range roots {
+	w.emit = fn
+	w.walkRoots()
+}
+
+func (w *Watcher) walkRoots() {
+	for _, r := range w.roots {
+		if w.stopped {
+			return
+		}
 		w.walk(r, r.Dir, false)
 	}
-	return w.collect().Files
+}
+
+// WalkInPathOrder walks the roots for a catch-up that reads the logs as
+// they are met, so that a walk of 100,000 logs is never held whole. A first
+// walk, in a watcher's order, tells sized how many logs there are and how
+// many bytes, and settles under which name a directory reached under two
+// is followed (the first in that order, as for a watcher); a second hands
+// fn every log in path order, root after root ("a.jsonl" and "a-b.jsonl"
+// before "a/…": a session's log before its subagents'). fn returns false
+// to end the walk.
+func WalkInPathOrder(roots []Root, sized func(logs int, bytes int64), fn func(FileStat) bool) {
+	w := NewWatcher(roots, WatchOptions{})
+	var logs int
+	var bytes int64
+	w.emit = func(f FileStat) bool {
+		logs, bytes = logs+1, bytes+f.Size
+		return true
+	}
+	w.walkRoots()
+	sized(logs, bytes)
+	w.emit, w.pathOrder = fn, true
+	w.walkRoots()
+}
+
+// inPathOrder sorts a directory's entries (read in order of their names)
+// so that a walk meets the logs under them in order of their paths: a
+// directory sorts as its name and a slash, so "a.jsonl" and "a-b.jsonl"
+// come before "a/…", and "a0.jsonl" after. A link counts as the kind of
+// entry it points to.
+func inPathOrder(entries []dirEntry) []dirEntry {
+	isDir := make([]bool, len(entries))
+	var any bool
+	for i, e := range entries {
+		isDir[i] = e.dir
+		if e.link {
+			ti, err := os.Stat(e.path)
+			isDir[i] = err == nil && ti.IsDir()
+		}
+		any = any || isDir[i]
+	}
+	if !any {
+		return entries // files only: their names' order is their paths'
+	}
+	order := make([]int, len(entries))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return compareAsPaths(entries[a].name, isDir[a], entries[b].name, isDir[b])
+	})
+	out := make([]dirEntry, len(entries))
+	for i, j := range order {
+		out[i] = entries[j]
+	}
+	return out
+}
+
+// compareAsPaths compares two names of one directory as the paths under
+// them compare: a directory's name is followed by a slash.
+func compareAsPaths(a string, aDir bool, b string, bDir bool) int {
+	n := min(len(a), len(b))
+	if c := strings.Compare(a[:n], b[:n]); c != 0 {
+		return c
+	}
+	next := func(s string, dir bool) int {
+		switch {
+		case len(s) > n:
+			return int(s[n])
+		case dir:
+			return '/'
+		}
+		return -1
+	}
+	return cmp.Compare(next(a, aDir), next(b, bDir))
 }

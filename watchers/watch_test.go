@@ -131,6 +131,72 @@ func TestScan(t *testing.T) {
 	}
 }
 
+// Scan keeps nothing of what it met for a later walk, and a log met twice
+// (a root given twice) is still one log.
+func TestScanOneShot(t *testing.T) {
+	home := t.TempDir()
+	root := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, ".claude")}
+	a := filepath.Join(root.Dir, "projects", "-w", "a.jsonl")
+	b := filepath.Join(root.Dir, "projects", "-w", "a", "subagents", "agent-b.jsonl")
+	write(t, a, "{}\n")
+	write(t, b, "{}\n{}\n")
+	got := Scan([]Root{root, root})
+	if len(got) != 2 || got[0].Path != a || got[1].Path != b || got[1].Size != 6 {
+		t.Fatalf("Scan of a root given twice = %+v", got)
+	}
+	w := NewWatcher([]Root{root}, WatchOptions{})
+	var found []FileStat
+	w.emit = func(f FileStat) bool { found = append(found, f); return true }
+	w.walk(root, root.Dir, false)
+	if len(found) != 2 || len(w.known) != 0 || len(w.pending) != 0 || len(w.listings) != 0 {
+		t.Errorf("a one-shot walk found %d logs and kept %d records, %d changes, %d listings",
+			len(found), len(w.known), len(w.pending), len(w.listings))
+	}
+}
+
+// A walk that hands the logs over as it meets them does so in path order,
+// which is not the order of the names ("-w-x" sorts before "-w/…"), and
+// sizes them first.
+func TestWalkInPathOrder(t *testing.T) {
+	home := t.TempDir()
+	root := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, ".claude")}
+	proj := filepath.Join(root.Dir, "projects")
+	for _, p := range []string{"-w/s.jsonl", "-w/s/subagents/agent-a.jsonl", "-w/s-2.jsonl", "-w-x/t.jsonl", "-w0/u.jsonl"} {
+		write(t, filepath.Join(proj, p), "{}\n")
+	}
+	var got []string
+	logs, bytes := 0, int64(0)
+	WalkInPathOrder([]Root{root}, func(n int, b int64) { logs, bytes = n, b }, func(f FileStat) bool {
+		if logs == 0 {
+			t.Error("logs handed over before the walk was sized")
+		}
+		got = append(got, strings.TrimPrefix(f.Path, proj+"/"))
+		return true
+	})
+	want := []string{"-w-x/t.jsonl", "-w/s-2.jsonl", "-w/s.jsonl", "-w/s/subagents/agent-a.jsonl", "-w0/u.jsonl"}
+	if !slices.Equal(got, want) {
+		t.Errorf("walked %q, want %q", got, want)
+	}
+	if logs != 5 || bytes != 15 {
+		t.Errorf("sized %d logs, %d bytes; want 5, 15", logs, bytes)
+	}
+	var scanned []string
+	for _, f := range Scan([]Root{root}) {
+		scanned = append(scanned, strings.TrimPrefix(f.Path, proj+"/"))
+	}
+	if !slices.Equal(scanned, want) {
+		t.Errorf("Scan = %q, want %q", scanned, want)
+	}
+	var first []string
+	WalkInPathOrder([]Root{root}, func(int, int64) {}, func(f FileStat) bool {
+		first = append(first, f.Path)
+		return len(first) < 2
+	})
+	if len(first) != 2 {
+		t.Errorf("a walk told to stop after 2 logs handed over %d", len(first))
+	}
+}
+
 // The scan logic without the event loop: what a full scan and a scan of
 // named paths report, step by step.
 func TestScanDiffs(t *testing.T) {
