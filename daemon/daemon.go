@@ -87,13 +87,9 @@ type Daemon struct {
 	restored      int // retired sessions taken up again
 	restoreFailed int // and those whose records could not be read back
 	retiredOnLoad int // sessions retired as they were loaded, quiet (quiet.go)
-	// walked is, in a one-shot catch-up, the walk of the logs made before
-	// the load, less the logs of the sessions retired on load, in pieces
-	// (walkchunks.go); walkAsRead says there was none to make, the state
-	// database holding no record to check it against: once walks as it
-	// reads.
-	walked     [][]watchers.FileStat
-	walkAsRead bool
+	// quietLogs are, in a one-shot catch-up, the logs of the sessions
+	// retired on load, which its walk leaves out (quiet.go).
+	quietLogs quietLogs
 }
 
 type backoff struct {
@@ -158,18 +154,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.db = db
 	defer db.Close()
-	var walked []watchers.FileStat
-	if d.opt.Once {
-		none, err := db.NoSources()
-		if err != nil {
-			stopPacing()
-			return fmt.Errorf("load state %s: %w", db.Path(), err)
-		}
-		if d.walkAsRead = none && !walkBeforeLoad; !d.walkAsRead {
-			walked = watchers.Scan(d.roots) // before the load: see quiet.go
-		}
-	}
-	err = d.load(walked)
+	err = d.load()
 	stopPacing()
 	if err != nil {
 		return fmt.Errorf("load state %s: %w", db.Path(), err)
@@ -199,10 +184,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return d.follow(ctx)
 }
 
-func (d *Daemon) load(walked []watchers.FileStat) error {
+func (d *Daemon) load() error {
 	var q *quietLoad
 	if d.opt.Once && retireOnLoad {
-		q = newQuietLoad(walked)
+		q = newQuietLoad(d.roots)
 	}
 	now := ms(d.opt.Clock.Now())
 	shared := newSharedStrings()
@@ -237,7 +222,6 @@ func (d *Daemon) load(walked []watchers.FileStat) error {
 	if err != nil {
 		return err
 	}
-	var skip func(int) bool
 	if q != nil {
 		// The quiet logs of sessions that stay (another of their logs
 		// changed, or they have a child) are kept as any other.
@@ -249,9 +233,8 @@ func (d *Daemon) load(walked []watchers.FileStat) error {
 			shared.source(s)
 			d.keepSource(s)
 		}
-		skip = q.skips
+		d.quietLogs = q.sortedLogs()
 	}
-	d.walked = chunkWalk(walked, skip)
 	d.markDirty()
 	return nil
 }
@@ -272,12 +255,13 @@ func (d *Daemon) keepSource(s *state.Source) {
 // Everything is flushed at the end, quiet or not: nothing more will be
 // read, and a later run re-flushes a session that grows.
 func (d *Daemon) once(ctx context.Context) error {
+	// The walk is paced as GOGC's default has it: each piece of logs to
+	// read is paced by ingest, as a catch-up, and what the walks allocate
+	// between (some 2 KB a log) is garbage at once; with the catch-up's
+	// headroom, a second scan that finds nothing to read let it fill
+	// 128 MB.
+	d.ingestAsWalked(ctx)
 	defer paceGC(catchUpHeadroom)()
-	if d.walkAsRead {
-		d.ingestAsWalked(ctx)
-	} else {
-		d.ingestWalked(ctx)
-	}
 	// A database Cursor held busy gets a few more tries.
 	for try := 0; len(d.polls) > 0 && try < 3 && ctx.Err() == nil; try++ {
 		select {

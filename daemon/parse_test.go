@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"runtime"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/agentmap/agentmap/builder/event"
@@ -112,9 +111,10 @@ func dumpState(t *testing.T, db *state.DB) string {
 }
 
 // TestWalkInPiecesCommitsWhatOneWalkCommits catches up on the corpus with
-// the walk ingested whole and in pieces of three logs: the maps and the
-// records must be the same (a piece ends where the pieces' commits fall;
-// a session's logs may straddle two pieces).
+// the walk ingested whole, in pieces of three logs and log by log: the
+// maps and the records must be the same (a piece ends where the pieces'
+// commits fall; a session's logs may straddle two pieces, its subagents'
+// logs come in a later one).
 func TestWalkInPiecesCommitsWhatOneWalkCommits(t *testing.T) {
 	roots := corpusRoots(t)
 	run := func(chunk int) (map[string][]byte, string) {
@@ -127,41 +127,9 @@ func TestWalkInPiecesCommitsWhatOneWalkCommits(t *testing.T) {
 		}
 		return caughtUp(t, data)
 	}
-	// A first catch-up ingests the logs as a walk meets them; one walked
-	// whole before the load is what any other catch-up does.
-	walkBeforeLoad = true
 	mapsWhole, stateWhole := run(1 << 20)
 	mapsPieces, statePieces := run(3)
-	walkBeforeLoad = false
 	sameCatchUp(t, "with the walk in pieces", mapsWhole, stateWhole, mapsPieces, statePieces)
-	mapsAsWalked, stateAsWalked := run(1)
-	sameCatchUp(t, "with the logs ingested as walked, one by one", mapsWhole, stateWhole, mapsAsWalked, stateAsWalked)
-	mapsAsWalked, stateAsWalked = run(1 << 20)
-	sameCatchUp(t, "with the logs ingested as walked, in one piece", mapsWhole, stateWhole, mapsAsWalked, stateAsWalked)
-}
-
-func TestChunkWalk(t *testing.T) {
-	defer func(was int) { walkChunk = was }(walkChunk)
-	walkChunk = 2
-	walked := make([]watchers.FileStat, 5)
-	for i := range walked {
-		walked[i].Path = string(rune('a' + i))
-	}
-	var got []string
-	for _, c := range chunkWalk(walked, func(i int) bool { return i == 1 }) {
-		if len(c) > walkChunk {
-			t.Errorf("a piece of %d logs", len(c))
-		}
-		var p []string
-		for _, f := range c {
-			p = append(p, f.Path)
-		}
-		got = append(got, strings.Join(p, ""))
-	}
-	if strings.Join(got, "|") != "ac|de" {
-		t.Errorf("pieces %q, want ac|de", got)
-	}
-	if c := chunkWalk(nil, nil); c != nil {
-		t.Errorf("pieces of nothing: %v", c)
-	}
+	mapsPieces, statePieces = run(1)
+	sameCatchUp(t, "with the walk ingested log by log", mapsWhole, stateWhole, mapsPieces, statePieces)
 }

@@ -1,8 +1,9 @@
 package daemon
 
 import (
+	"cmp"
+	"hash/maphash"
 	"slices"
-	"strings"
 
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
@@ -11,15 +12,16 @@ import (
 // A `scan` over a data directory that has caught up before would load the
 // record of every source and session it knows (1.2–1.7 KB of heap each)
 // only to find most of them with nothing to do: at 100,000 sessions that
-// is most of its memory. So a one-shot catch-up walks the logs first, and
-// while the records are read, it lets go at once of each session that is
-// quiet: every one of its logs is there, unchanged since it was last
-// read (the same path, file identity, size and modification time, every
-// byte consumed), its map written for its last change and still in the
-// store, and it has no parent and no child. Such a session is retired as
-// one the scan wrote early is (retire.go): only its key, its sources' ids
-// and their files' identities stay, its logs are left out of the catch-up,
-// and a new log that joins it reads its records back.
+// is most of its memory. So while a one-shot catch-up reads the records,
+// it lets go at once of each session that is quiet: every one of its logs
+// is where a walk meets it, unchanged since it was last read (the same
+// path, file identity, size and modification time, every byte consumed),
+// its map written for its last change and still in the store, and it has
+// no parent and no child. Such a session is retired as one the scan wrote
+// early is (retire.go): only its key, its sources' ids and their files'
+// identities stay, its logs are left out of the catch-up when the walk,
+// after the load, finds them as they were (quietLogs), and a log that
+// joins it, or one of its logs changed since, reads its records back.
 //
 // What a visit of such a log would have done is nothing: the tailer stops
 // at a cursor that is at the end of the file. The checks it makes first
@@ -35,16 +37,18 @@ import (
 // retireOnLoad lets tests compare with the load that keeps everything.
 var retireOnLoad = true
 
-// quietLoad is what load knows of the walk while it reads the records.
+// quietLoad is what load keeps while it reads the records.
 type quietLoad struct {
-	walked []watchers.FileStat // in path order
-	skip   []bool              // walked[i] is a log of a session retired on load
+	roots []watchers.Root // where a walk meets the logs
+	// logs are the logs of the sessions retired on load, as they were
+	// found (see quietLogs).
+	logs []quietLog
 	// groups indexes, by session key, each session's count of sources
 	// while its records are read; parked holds the sources found quiet,
 	// those of one group chained. Every session's sources are read before
 	// any session record, so all of them are held at once: flat tables
-	// (a map entry and 12 bytes a session, 16 a source) where a 56-byte
-	// record and two slices were allocated for each session.
+	// (a map entry and 12 bytes a session, 56 a source) where a record and
+	// two slices were allocated for each session.
 	groups map[string]int32
 	group  []quietGroup
 	parked []parkedSource
@@ -62,12 +66,26 @@ type quietGroup struct {
 // parkedSource is a quiet source, not kept in memory.
 type parkedSource struct {
 	id   uint64
-	file int32 // its file's index in walked
+	log  quietLog
 	prev int32 // the one parked before it for the same session (-1: none)
 }
 
-func newQuietLoad(walked []watchers.FileStat) *quietLoad {
-	return &quietLoad{walked: walked, groups: map[string]int32{}, parents: map[string]bool{}}
+// quietLog is a log of a session retired on load as it was found then.
+type quietLog struct {
+	path        uint64 // its path's hash (quietPathHash)
+	id          watchers.FileID
+	size, modMs int64
+}
+
+// quietPathHash hashes the paths of quiet logs; a variable so that tests
+// can force collisions.
+var quietPathHash = func() func(string) uint64 {
+	seed := maphash.MakeSeed()
+	return func(path string) uint64 { return maphash.String(seed, path) }
+}()
+
+func newQuietLoad(roots []watchers.Root) *quietLoad {
+	return &quietLoad{roots: roots, groups: map[string]int32{}, parents: map[string]bool{}}
 }
 
 // sources returns a group's parked sources in the order they were parked.
@@ -78,16 +96,6 @@ func (q *quietLoad) sources(g quietGroup) []parkedSource {
 		out[n] = q.parked[k]
 	}
 	return out
-}
-
-// index returns the walk's index of a path. The walk is in path order
-// (watchers.Scan sorts it), so a binary search finds it: a map of every
-// path took 40 bytes a log more while the records were read.
-func (q *quietLoad) index(path string) (int, bool) {
-	i, ok := slices.BinarySearchFunc(q.walked, path, func(f watchers.FileStat, p string) int {
-		return strings.Compare(f.Path, p)
-	})
-	return i, ok && !q.walked[i].Gone
 }
 
 // park reports whether a source's file is quiet, and if so counts it for
@@ -107,26 +115,37 @@ func (q *quietLoad) park(s *state.Source) bool {
 	}
 	g := &q.group[gi]
 	g.total++
-	i, ok := q.index(s.Path)
-	if !ok || !quietSource(s, q.walked[i]) {
+	if !quietSource(s, q.roots) {
 		return false
 	}
-	q.parked = append(q.parked, parkedSource{id: s.ID, file: int32(i), prev: g.last})
+	log := quietLog{path: quietPathHash(s.Path), id: watchers.FileID{Dev: s.Dev, Ino: s.Ino}, size: s.Offset, modMs: s.ModMs}
+	q.parked = append(q.parked, parkedSource{id: s.ID, log: log, prev: g.last})
 	g.last = int32(len(q.parked) - 1)
 	g.quiet++
 	return true
 }
 
-// quietSource reports whether a visit of f would find nothing to do for
-// s (see tail): the same file, every byte of it consumed, untouched since.
-// The walk's look at the file comes first; the file is then opened and
-// checked as the tailer would.
-func quietSource(s *state.Source, f watchers.FileStat) bool {
+// quietSource reports whether a visit of s's log would find nothing to do
+// (see tail): a log a walk of the roots meets where it was, as a line log
+// of the same agent, every byte of it consumed, untouched since. The file
+// is opened and checked as the tailer would.
+func quietSource(s *state.Source, roots []watchers.Root) bool {
 	id := watchers.FileID{Dev: s.Dev, Ino: s.Ino}
-	return s.Form == watchers.FormLines && f.Form == watchers.FormLines && !s.Missing && !f.Archived &&
-		s.ParentSession == "" && s.Agent == f.Agent && id.Known() && f.ID == id &&
-		s.HeadLen > 0 && s.Offset > 0 && f.Size == s.Offset && f.Size == s.Size &&
-		ms(f.ModTime) == s.ModMs && (s.Sidecar || !sidecarAppeared(s)) && unchangedOnDisk(s)
+	return s.Form == watchers.FormLines && !s.Missing && s.ParentSession == "" && id.Known() &&
+		s.HeadLen > 0 && s.Offset > 0 && s.Offset == s.Size && metAsLog(s, roots) &&
+		(s.Sidecar || !sidecarAppeared(s)) && unchangedOnDisk(s)
+}
+
+// metAsLog reports whether a walk of the roots meets s's path as a line
+// log of s's agent, not archived: under the first root that meets it, as
+// the walk names it.
+func metAsLog(s *state.Source, roots []watchers.Root) bool {
+	for _, r := range roots {
+		if form, ok := r.Meets(s.Path); ok {
+			return form == watchers.FormLines && r.Agent == s.Agent && !r.Archived(s.Path)
+		}
+	}
+	return false
 }
 
 // unchangedOnDisk opens a source's log and checks it as tail does before
@@ -161,17 +180,14 @@ func (d *Daemon) retireQuiet(q *quietLoad, s *state.Session) bool {
 	srcs := q.sources(g)
 	ids, files := make([]uint64, len(srcs)), make([]watchers.FileID, len(srcs))
 	for i, p := range srcs {
-		ids[i], files[i] = p.id, q.walked[p.file].ID
+		ids[i], files[i] = p.id, p.log.id
 	}
 	if !d.retired.add(s.Key, ids, files, counted(s, func(string) bool { return true })) {
 		return false // another retired session has its hash: this one is kept
 	}
 	delete(q.groups, s.Key)
-	if q.skip == nil {
-		q.skip = make([]bool, len(q.walked))
-	}
 	for _, p := range srcs {
-		q.skip[p.file] = true
+		q.logs = append(q.logs, p.log)
 	}
 	d.retiredOnLoad++
 	return true
@@ -189,6 +205,36 @@ func (q *quietLoad) unparked() []uint64 {
 	return ids
 }
 
-// skips reports whether walked[i] is a log of a session retired on load:
-// the catch-up leaves it out.
-func (q *quietLoad) skips(i int) bool { return q.skip != nil && q.skip[i] }
+// quietLogs are the logs of the sessions retired on load as they were
+// found then, in order of their paths' hashes: the catch-up's walk, which
+// comes after the load, leaves out a log it finds as it was (the same
+// path, identity, size and time: 40 bytes a log, where the walk held whole
+// during the load took 200), and takes the session up again for one that
+// changed since (appended to, replaced) before it is visited. A log moved
+// away is met under a name not here, and its visit finds its session by
+// the file's identity, as for a session retired by the scan itself.
+type quietLogs []quietLog
+
+func (q *quietLoad) sortedLogs() quietLogs {
+	slices.SortFunc(q.logs, func(a, b quietLog) int { return cmp.Compare(a.path, b.path) })
+	return q.logs
+}
+
+// met says what the walk does with a log it meets: leave it out (skip),
+// or read the records of the sessions retired on load whose log had its
+// path (their files' identities: restore), then visit it. Two paths with
+// one hash cost a read-back, not a log left out, as identity, size and
+// time must match too; the one log a shared hash can leave out is a quiet
+// one moved after the load to a path whose 64-bit hash is its old one's,
+// which the next scan, finding the old path gone, follows.
+func (l quietLogs) met(f watchers.FileStat) (skip bool, restore []watchers.FileID) {
+	h := quietPathHash(f.Path)
+	i, _ := slices.BinarySearchFunc(l, h, func(q quietLog, h uint64) int { return cmp.Compare(q.path, h) })
+	for ; i < len(l) && l[i].path == h; i++ {
+		if q := l[i]; q.id == f.ID && q.size == f.Size && q.modMs == ms(f.ModTime) {
+			return true, nil
+		}
+		restore = append(restore, l[i].id)
+	}
+	return false, restore
+}

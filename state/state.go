@@ -251,18 +251,6 @@ func (d *DB) HasSources(ids []uint64) (map[uint64]bool, error) {
 	return out, err
 }
 
-// NoSources reports whether the database holds no source record: nothing
-// read before, so a catch-up has no record to check its walk against.
-func (d *DB) NoSources() (bool, error) {
-	var none bool
-	err := d.view(func(tx *bolt.Tx) error {
-		k, _ := tx.Bucket(bucketSources).Cursor().First()
-		none = k == nil
-		return nil
-	})
-	return none, err
-}
-
 // Carry returns a source's parser carry-state (a copy), nil if none.
 func (d *DB) Carry(id uint64) ([]byte, error) {
 	var out []byte

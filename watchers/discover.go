@@ -98,6 +98,26 @@ func (r Root) Descend(dir string) bool {
 	return false
 }
 
+// Meets reports whether a walk of the root would meet the file at path
+// (as the walk names it: the root's directory and the path below it), and
+// in which form: below the root, in directories it descends, a log it
+// follows. A walk may still not reach it (a directory that cannot be
+// read, a name of a directory followed under another).
+func (r Root) Meets(path string) (form string, ok bool) {
+	p, ok := r.split(path)
+	if !ok || len(p) == 0 {
+		return "", false
+	}
+	dir := r.Dir
+	for _, part := range p[:len(p)-1] {
+		if dir = filepath.Join(dir, part); !r.Descend(dir) {
+			return "", false
+		}
+	}
+	form = r.Form(path)
+	return form, form != ""
+}
+
 // Form returns how a file under the root is read, or "" when it is not a
 // log this root follows. A rotated copy of a line log (log.1, log.2, …,
 // left by copy-truncate rotation) is followed too, as part of the same

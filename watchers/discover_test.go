@@ -1,6 +1,7 @@
 package watchers
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -106,5 +107,55 @@ func TestLayouts(t *testing.T) {
 	}
 	if !codex.Archived(filepath.FromSlash("/r/archived_sessions/rollout-x.jsonl")) || codex.Archived(filepath.FromSlash("/r/sessions/rollout-x.jsonl")) {
 		t.Error("Archived")
+	}
+}
+
+// Meets says of a path what a walk finds there: every log the walk meets,
+// in its form, and none of the files it passes over.
+func TestMeetsAgreesWithTheWalk(t *testing.T) {
+	home := t.TempDir()
+	claude := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, ".claude")}
+	codex := Root{Agent: "codex", Layout: LayoutCodex, Dir: filepath.Join(home, ".codex")}
+	files := []string{
+		".claude/projects/-w/s.jsonl",
+		".claude/projects/-w/s.jsonl.1",
+		".claude/projects/-w/s/subagents/agent-a.jsonl",
+		".claude/projects/-w/s/tool-results/x.jsonl",
+		".claude/projects/-w/tool-results/y.jsonl",
+		".claude/projects/-w/memory/m.jsonl",
+		".claude/projects/-w/notes.txt",
+		".claude/todos/t.jsonl",
+		".codex/sessions/2026/01/02/rollout-a.jsonl",
+		".codex/archived_sessions/rollout-b.jsonl",
+		".codex/log/codex-tui.log",
+	}
+	for _, f := range files {
+		p := filepath.Join(home, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	walked := map[string]string{}
+	for _, f := range Scan([]Root{claude, codex}) {
+		walked[f.Path] = f.Form
+	}
+	if len(walked) < 4 {
+		t.Fatalf("the walk met only %v", walked)
+	}
+	for _, f := range files {
+		p := filepath.Join(home, f)
+		form, ok := claude.Meets(p)
+		if !ok {
+			form, ok = codex.Meets(p)
+		}
+		if want, met := walked[p]; ok != met || form != want {
+			t.Errorf("Meets(%s) = %q, %v; the walk: %q, %v", f, form, ok, want, met)
+		}
+	}
+	if _, ok := claude.Meets(claude.Dir); ok {
+		t.Error("the root itself is not a log")
 	}
 }

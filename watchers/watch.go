@@ -819,22 +819,19 @@ func (w *Watcher) walkRoots() {
 
 // WalkInPathOrder walks the roots for a catch-up that reads the logs as
 // they are met, so that a walk of 100,000 logs is never held whole. A first
-// walk, in a watcher's order, tells sized how many logs there are and how
-// many bytes, and settles under which name a directory reached under two
-// is followed (the first in that order, as for a watcher); a second hands
-// fn every log in path order, root after root ("a.jsonl" and "a-b.jsonl"
+// walk, in a watcher's order, hands first every log (to size the
+// catch-up) and settles under which name a directory reached under two is
+// followed (the first in that order, as for a watcher); a second hands fn
+// every log in path order, root after root ("a.jsonl" and "a-b.jsonl"
 // before "a/…": a session's log before its subagents'). fn returns false
 // to end the walk.
-func WalkInPathOrder(roots []Root, sized func(logs int, bytes int64), fn func(FileStat) bool) {
+func WalkInPathOrder(roots []Root, first func(FileStat), fn func(FileStat) bool) {
 	w := NewWatcher(roots, WatchOptions{})
-	var logs int
-	var bytes int64
 	w.emit = func(f FileStat) bool {
-		logs, bytes = logs+1, bytes+f.Size
+		first(f)
 		return true
 	}
 	w.walkRoots()
-	sized(logs, bytes)
 	w.emit, w.pathOrder = fn, true
 	w.walkRoots()
 }

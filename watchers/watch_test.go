@@ -166,7 +166,7 @@ func TestWalkInPathOrder(t *testing.T) {
 	}
 	var got []string
 	logs, bytes := 0, int64(0)
-	WalkInPathOrder([]Root{root}, func(n int, b int64) { logs, bytes = n, b }, func(f FileStat) bool {
+	WalkInPathOrder([]Root{root}, func(f FileStat) { logs, bytes = logs+1, bytes+f.Size }, func(f FileStat) bool {
 		if logs == 0 {
 			t.Error("logs handed over before the walk was sized")
 		}
@@ -188,7 +188,7 @@ func TestWalkInPathOrder(t *testing.T) {
 		t.Errorf("Scan = %q, want %q", scanned, want)
 	}
 	var first []string
-	WalkInPathOrder([]Root{root}, func(int, int64) {}, func(f FileStat) bool {
+	WalkInPathOrder([]Root{root}, func(FileStat) {}, func(f FileStat) bool {
 		first = append(first, f.Path)
 		return len(first) < 2
 	})
