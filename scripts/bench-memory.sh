@@ -5,8 +5,10 @@
 # from an empty data directory, `scan` again over the data directory it left
 # (nothing new to read: what a state database of that many sessions costs
 # to open and check), and `build -o DIR` over every log, under GNU
-# time: wall, CPU and peak RSS (the kernel's high-water mark, which counts
-# the state database's pages mapped into the process as well as the heap).
+# time: wall, CPU, peak RSS (the kernel's high-water mark, which counts
+# the state database's pages mapped into the process as well as the heap
+# and the collector's headroom above it) and the largest heap a collection
+# found live (from GODEBUG=gctrace=1: what the program holds).
 # build is given the logs twice: as arguments on one command line (as long
 # as the OS takes it: about 75,000 of these paths), and as a list read with
 # --inputs (by an agentmap that has it), which has no such limit. The
@@ -40,32 +42,39 @@ clean_env=(env -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u XDG_CONFIG_HOME -u XDG_DATA
 # 100,000 paths on one command line: more room for the arguments.
 ulimit -s 262144 2>/dev/null || ulimit -s unlimited 2>/dev/null || true
 
-# timed CMD...: runs CMD under GNU time; sets wall, cpu, rss (MiB).
+# timed CMD...: runs CMD under GNU time, with the Go runtime tracing its
+# collections; sets wall, cpu, rss (MiB) and live (MB: the largest heap a
+# collection found live, what the program holds, without the collector's
+# headroom that the peak RSS counts too).
 timed() {
-  /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >"$work/out" 2>"$work/err" ||
+  GODEBUG=gctrace=1 /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >"$work/out" 2>"$work/err" ||
     { echo "failed: ${*:1:6} …"; tail -5 "$work/err"; exit 1; }
   read -r wall u s kb <"$work/time"
   cpu=$(echo "$u + $s" | bc | sed 's/^\./0./')
   rss=$((kb / 1024))
+  # "gc 12 @1.2s 3%: … ms cpu, 40->42->21 MB, …": 21 is live after it.
+  live=$(grep -Eo '[0-9]+->[0-9]+->[0-9]+ MB' "$work/err" | sed -E 's/.*->([0-9]+) MB/\1/' | sort -n | tail -1)
+  live=${live:-0}
 }
 
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)${BASE:+; base = $BASE ($(git rev-parse --short "$BASE"))}, head = $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + changes')"
-printf '\n| sessions | agentmap | scan: wall, CPU, peak RSS | scan again: wall, CPU, peak RSS | build FILE...: wall, CPU, peak RSS | build --inputs LIST: wall, CPU, peak RSS | maps |\n|---|---|---|---|---|---|---|\n'
+printf '\n| sessions | agentmap | scan: wall, CPU, peak RSS, live heap | scan again: wall, CPU, peak RSS, live heap | build FILE...: wall, CPU, peak RSS, live heap | build --inputs LIST: wall, CPU, peak RSS, live heap | maps |\n|---|---|---|---|---|---|---|\n'
 declare -A first_scan first_again first_build first_list last_scan last_again last_build last_list last_built last_listed
+declare -A first_scan_live first_again_live first_build_live first_list_live last_scan_live last_again_live last_build_live last_list_live
 first=; last=
 # build_run WHY BIN ARGS...: builds from the projects directory into
 # $work/built; sets build (the cell; "not run (WHY)" when it fails), rss
-# (MiB, empty when not run) and built (maps).
+# (MiB, empty when not run), live (MB) and built (maps).
 build_run() {
   local why=$1 b=$2; shift 2
   rm -rf "$work/built"; mkdir "$work/built"
   if (cd "$projects" 2>/dev/null && timed "$work/agentmap-$b" build -o "$work/built" "$@"
-    echo "$wall $cpu $rss" >"$work/build.res") >"$work/build.err" 2>&1; then
-    read -r wall cpu rss <"$work/build.res"
+    echo "$wall $cpu $rss $live" >"$work/build.res") >"$work/build.err" 2>&1; then
+    read -r wall cpu rss live <"$work/build.res"
     built=$(find "$work/built" -name '*.json.gz' | wc -l)
-    build="$wall s, $cpu s, $rss MiB"
+    build="$wall s, $cpu s, $rss MiB, $live MB"
   else
-    build="not run ($why)"; rss=; built=-
+    build="not run ($why)"; rss=; live=; built=-
   fi
 }
 for n in $SIZES; do
@@ -76,27 +85,28 @@ for n in $SIZES; do
   for b in "${bins[@]}"; do
     rm -rf "$work/data"
     timed "${clean_env[@]}" HOME="$home" "$work/agentmap-$b" scan --data-dir "$work/data"
-    scan="$wall s, $cpu s, $rss MiB"; scan_rss=$rss
+    scan="$wall s, $cpu s, $rss MiB, $live MB"; scan_rss=$rss scan_live=$live
     maps=$(find "$work/data/maps" -name '*.json.gz' | wc -l)
     timed "${clean_env[@]}" HOME="$home" "$work/agentmap-$b" scan --data-dir "$work/data"
-    again="$wall s, $cpu s, $rss MiB"; again_rss=$rss
+    again="$wall s, $cpu s, $rss MiB, $live MB"; again_rss=$rss again_live=$live
     rm -rf "$work/data"
     # Every log, as short as the layout allows; Linux caps a command line
     # at 6 MB whatever the stack limit.
     projects="$home/.claude/projects"
     (cd "$projects" && find . -name '*.jsonl' | sort >"$work/inputs") # ./-home-…: not a flag
     build_run "the command line is too long for the OS" "$b" $(cat "$work/inputs")
-    args_build=$build args_rss=$rss args_built=$built
+    args_build=$build args_rss=$rss args_live=$live args_built=$built
     if "$work/agentmap-$b" build -h 2>&1 | grep -q -- '-inputs'; then
       build_run "failed" "$b" --inputs "$work/inputs"
     else
-      build="not run (no --inputs)"; rss=; built=-
+      build="not run (no --inputs)"; rss=; live=; built=-
     fi
     echo "| $n | $b | $scan | $again | $args_build | $build | $maps, $args_built, $built |"
-    [ "$n" = "$first" ] && { first_scan[$b]=$scan_rss; first_again[$b]=$again_rss; first_build[$b]=$args_rss; first_list[$b]=$rss; }
-    last_scan[$b]=$scan_rss; last_again[$b]=$again_rss
-    [ -n "$args_rss" ] && { last_build[$b]=$args_rss; last_built[$b]=$n; }
-    [ -n "$rss" ] && { last_list[$b]=$rss; last_listed[$b]=$n; }
+    [ "$n" = "$first" ] && { first_scan[$b]=$scan_rss; first_again[$b]=$again_rss; first_build[$b]=$args_rss; first_list[$b]=$rss
+      first_scan_live[$b]=$scan_live; first_again_live[$b]=$again_live; first_build_live[$b]=$args_live; first_list_live[$b]=$live; }
+    last_scan[$b]=$scan_rss; last_again[$b]=$again_rss; last_scan_live[$b]=$scan_live; last_again_live[$b]=$again_live
+    [ -n "$args_rss" ] && { last_build[$b]=$args_rss; last_build_live[$b]=$args_live; last_built[$b]=$n; }
+    [ -n "$rss" ] && { last_list[$b]=$rss; last_list_live[$b]=$live; last_listed[$b]=$n; }
   done
 done
 rm -rf "$work/built"
@@ -108,5 +118,9 @@ if [ "$first" != "$last" ]; then
       "scan again $(per "${first_again[$b]}" "${last_again[$b]}" "$last")," \
       "build FILE... $(per "${first_build[$b]}" "${last_build[$b]:-}" "${last_built[$b]:-}")," \
       "build --inputs $(per "${first_list[$b]:-}" "${last_list[$b]:-}" "${last_listed[$b]:-}")"
+    echo "$b: live heap growth from $first sessions: scan $(per "${first_scan_live[$b]}" "${last_scan_live[$b]}" "$last")," \
+      "scan again $(per "${first_again_live[$b]}" "${last_again_live[$b]}" "$last")," \
+      "build FILE... $(per "${first_build_live[$b]}" "${last_build_live[$b]:-}" "${last_built[$b]:-}")," \
+      "build --inputs $(per "${first_list_live[$b]:-}" "${last_list_live[$b]:-}" "${last_listed[$b]:-}")"
   done
 fi
