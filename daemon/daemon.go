@@ -255,11 +255,11 @@ func (d *Daemon) keepSource(s *state.Source) {
 // Everything is flushed at the end, quiet or not: nothing more will be
 // read, and a later run re-flushes a session that grows.
 func (d *Daemon) once(ctx context.Context) error {
-	// The walk is paced as GOGC's default has it: each piece of logs to
-	// read is paced by ingest, as a catch-up, and what the walks allocate
-	// between (some 2 KB a log) is garbage at once; with the catch-up's
-	// headroom, a second scan that finds nothing to read let it fill
-	// 128 MB.
+	// The walk is paced as GOGC's default has it: each piece of logs with
+	// bytes to read is paced as a catch-up (ingestAsWalked), and what the
+	// walks allocate between (some 2 KB a log) is garbage at once; with
+	// the catch-up's headroom, a second scan that finds nothing to read
+	// let it fill 128 MB.
 	d.ingestAsWalked(ctx)
 	defer paceGC(catchUpHeadroom)()
 	// A database Cursor held busy gets a few more tries.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sort"
 	"testing"
 
@@ -117,7 +118,7 @@ func dumpState(t *testing.T, db *state.DB) string {
 // logs come in a later one).
 func TestWalkInPiecesCommitsWhatOneWalkCommits(t *testing.T) {
 	roots := corpusRoots(t)
-	run := func(chunk int) (map[string][]byte, string) {
+	run := func(chunk int, roots []watchers.Root) (map[string][]byte, string) {
 		defer func(was int) { walkChunk = was }(walkChunk)
 		walkChunk = chunk
 		data := t.TempDir()
@@ -127,9 +128,12 @@ func TestWalkInPiecesCommitsWhatOneWalkCommits(t *testing.T) {
 		}
 		return caughtUp(t, data)
 	}
-	mapsWhole, stateWhole := run(1 << 20)
-	mapsPieces, statePieces := run(3)
+	mapsWhole, stateWhole := run(1<<20, roots)
+	mapsPieces, statePieces := run(3, roots)
 	sameCatchUp(t, "with the walk in pieces", mapsWhole, stateWhole, mapsPieces, statePieces)
-	mapsPieces, statePieces = run(1)
+	// Every root given twice: each log is still read once, as one log.
+	mapsTwice, stateTwice := run(3, append(slices.Clone(roots), roots...))
+	sameCatchUp(t, "with every root given twice", mapsWhole, stateWhole, mapsTwice, stateTwice)
+	mapsPieces, statePieces = run(1, roots)
 	sameCatchUp(t, "with the walk ingested log by log", mapsWhole, stateWhole, mapsPieces, statePieces)
 }

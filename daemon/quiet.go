@@ -212,7 +212,10 @@ func (q *quietLoad) unparked() []uint64 {
 // during the load took 200), and takes the session up again for one that
 // changed since (appended to, replaced) before it is visited. A log moved
 // away is met under a name not here, and its visit finds its session by
-// the file's identity, as for a session retired by the scan itself.
+// the file's identity, as for a session retired by the scan itself. A
+// log deleted between the load and the walk is not met at all: its record
+// stays as it was, retired, until the next catch-up's load, which finds
+// the file gone, keeps the session, and has its sweep mark it missing.
 type quietLogs []quietLog
 
 func (q *quietLoad) sortedLogs() quietLogs {

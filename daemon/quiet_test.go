@@ -273,7 +273,12 @@ func sameRecords(t *testing.T, what, want, got string) (map[string][]byte, strin
 		t.Errorf("maps differ from those of %s: %v", what, diff)
 	}
 	if st != stWant {
-		t.Errorf("records differ from those of %s:\nthere: %.3000s\nhere:  %.3000s", what, stWant, st)
+		at := 0
+		for at < min(len(st), len(stWant)) && st[at] == stWant[at] {
+			at++
+		}
+		from := max(0, at-600)
+		t.Errorf("records differ from those of %s, from byte %d:\nthere: %.1200s\nhere:  %.1200s", what, at, stWant[from:], st[from:])
 	}
 	return maps, st
 }
@@ -290,4 +295,47 @@ func TestKeptSourcesNewerRecordOwnsThePath(t *testing.T) {
 	if d.byPath["/logs/a.jsonl"] != moved || d.srcs[3] != gone || d.srcs[9] != moved {
 		t.Errorf("the path's record is %d, want 9 (both kept: %v)", d.byPath["/logs/a.jsonl"].ID, len(d.srcs) == 2)
 	}
+}
+
+// A quiet log deleted between the load and the walk is not met: the next
+// catch-up marks it missing, and its records are then those of a log
+// deleted before a scan.
+func TestQuietLogDeletedAfterTheLoad(t *testing.T) {
+	home, data := t.TempDir(), t.TempDir()
+	basic, err := os.ReadFile("../testdata/claude/basic.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copies := make([]string, 3)
+	for i := range copies {
+		id := fmt.Sprintf("0a1b2c3d-0000-4000-8000-%012d", 300+i)
+		copies[i] = filepath.Join(home, ".claude/projects/-w-a", id+".jsonl")
+		os.MkdirAll(filepath.Dir(copies[i]), 0o700)
+		if err := os.WriteFile(copies[i], []byte(strings.ReplaceAll(string(basic), "0a1b2c3d-0000-4000-8000-000000000001", id)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roots := homeRoots(runtime.GOOS, home)
+	// One time for every scan: a session's end is stamped with the clock.
+	clock := watchers.NewManualClock(time.Now())
+	scan := func(data string) {
+		d := New(Options{DataDir: data, Once: true, Roots: roots, Logger: slog.New(slog.DiscardHandler), Clock: clock})
+		if err := d.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scan(data)
+	before := t.TempDir()
+	copyTree(t, data, before)
+	defer func() { afterLoad = nil }()
+	afterLoad = func() {
+		if err := os.Remove(copies[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scan(data)
+	afterLoad = nil
+	scan(data)
+	scan(before)
+	sameRecords(t, "a scan after the log was deleted", before, data)
 }

@@ -33,5 +33,5 @@ func RootsFromConfig(c *config.Config) []watchers.Root {
 			roots = append(roots, watchers.Root{Agent: r.agent, Layout: r.layout, Dir: filepath.Clean(d)})
 		}
 	}
-	return roots
+	return watchers.UniqueRoots(roots)
 }

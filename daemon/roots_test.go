@@ -38,4 +38,21 @@ func TestRootsFromConfig(t *testing.T) {
 	if got := dirs(RootsFromConfig(c)); !reflect.DeepEqual(got, []string{"codex:codex=/h/.codex"}) {
 		t.Errorf("only codex enabled: %q", got)
 	}
+	// CLAUDE_CONFIG_DIR with a trailing slash names a default directory
+	// again: it is followed once.
+	c = config.DefaultFor("linux", "/h", func(k string) string {
+		if k == "CLAUDE_CONFIG_DIR" {
+			return "/h/.claude/,/h/.claude"
+		}
+		return ""
+	})
+	var claude []string
+	for _, r := range RootsFromConfig(c) {
+		if r.Agent == "claude" {
+			claude = append(claude, filepath.ToSlash(r.Dir))
+		}
+	}
+	if want := []string{"/h/.claude", "/h/.config/claude"}; !reflect.DeepEqual(claude, want) {
+		t.Errorf("CLAUDE_CONFIG_DIR=/h/.claude/,/h/.claude: claude roots %q, want %q", claude, want)
+	}
 }

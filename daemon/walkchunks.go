@@ -28,20 +28,24 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 	if afterLoad != nil {
 		afterLoad()
 	}
-	size := func(f watchers.FileStat) {
-		if skip, _ := d.quietLogs.met(f); skip {
-			return
+	size := func(f watchers.FileStat) bool {
+		if skip, _ := d.quietLogs.met(f); !skip {
+			d.progress.total += d.unread(f)
 		}
-		if s := d.byPath[f.Path]; s != nil && s.Form == watchers.FormLines && !s.Missing {
-			d.progress.total += max(0, f.Size-s.Offset)
-		} else {
-			d.progress.total += f.Size
-		}
+		return ctx.Err() == nil
 	}
 	piece := make([]watchers.FileStat, 0, walkChunk)
+	var toRead int64
 	ingest := func(full bool) {
+		if toRead > 0 {
+			// Paced as a catch-up whatever ingest makes of the piece (it
+			// paces only what it reads ahead); a piece with nothing to
+			// read, a second scan's, is left to GOGC's default, for its
+			// garbage is the walk's, small and short-lived.
+			defer paceGC(catchUpHeadroom)()
+		}
 		d.ingest(ctx, watchers.Update{Files: piece, Full: full})
-		piece = piece[:0] // ingest keeps nothing of its list
+		piece, toRead = piece[:0], 0 // ingest keeps nothing of its list
 	}
 	watchers.WalkInPathOrder(d.roots, size, func(f watchers.FileStat) bool {
 		skip, restore := d.quietLogs.met(f)
@@ -51,12 +55,23 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 		for _, id := range restore {
 			d.restoreFile(id) // changed since the load: its session is read back first
 		}
+		toRead += d.unread(f)
 		if piece = append(piece, f); len(piece) == walkChunk {
 			ingest(false)
 		}
 		return ctx.Err() == nil
 	})
+	d.quietLogs = nil // every log was met: the table has served
 	if ctx.Err() == nil {
 		ingest(true)
 	}
+}
+
+// unread is how much of a log a catch-up has still to read: what it grew
+// by, for a log of lines read before; the whole file otherwise.
+func (d *Daemon) unread(f watchers.FileStat) int64 {
+	if s := d.byPath[f.Path]; s != nil && s.Form == watchers.FormLines && !s.Missing {
+		return max(0, f.Size-s.Offset)
+	}
+	return f.Size
 }

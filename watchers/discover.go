@@ -272,6 +272,23 @@ func OverrideRoots(roots []Root, overrides map[string][]string) []Root {
 			out = append(out, Root{Agent: agent, Layout: layout, Dir: filepath.Clean(d)})
 		}
 	}
+	return UniqueRoots(out)
+}
+
+// UniqueRoots leaves out a root given again (a directory listed twice, or
+// once with a trailing slash), keeping the first: its logs are one agent's
+// logs once. A walk meets a directory once whatever the roots; this keeps
+// the roots told to the user as they are followed.
+func UniqueRoots(roots []Root) []Root {
+	out := roots[:0:0]
+	seen := make(map[Root]bool, len(roots))
+	for _, r := range roots {
+		r.Dir = filepath.Clean(r.Dir)
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
 	return out
 }
 

@@ -29,6 +29,14 @@ func TestOverrideRoots(t *testing.T) {
 		"codex:codex=/t/codex", "cursor:cursor-app=/t/a", "cursor:cursor-app=/t/b"}) {
 		t.Errorf("override: %q", got)
 	}
+	// A directory given twice, once with a trailing slash, is one root;
+	// the same directory as two agents' roots stays two.
+	twice := OverrideRoots(roots, map[string][]string{"codex": {"/t/codex", "/t/x", "/t/codex/"}, "gemini": {"/t/codex"}})
+	if got := dirs(twice); !reflect.DeepEqual(got, []string{
+		"claude:claude=/h/.claude", "cursor:cursor=/h/.cursor", "cursor:cursor-app=/h/.config/Cursor/User",
+		"codex:codex=/t/codex", "codex:codex=/t/x", "gemini:gemini=/t/codex"}) {
+		t.Errorf("override with a directory twice: %q", got)
+	}
 }
 
 func TestLayouts(t *testing.T) {

@@ -113,7 +113,7 @@ func TestSymlinkLoopsAndAliases(t *testing.T) {
 	// In path order "-w-alias/…" comes first; the name followed is still
 	// the one a watcher follows.
 	var walked []string
-	WalkInPathOrder([]Root{claude, again}, func(FileStat) {}, func(f FileStat) bool {
+	WalkInPathOrder([]Root{claude, again}, func(FileStat) bool { return true }, func(f FileStat) bool {
 		walked = append(walked, f.Path)
 		return true
 	})

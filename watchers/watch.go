@@ -117,8 +117,20 @@ type Watcher struct {
 	emit    func(FileStat) bool
 	stopped bool // emit ended the walk
 	// pathOrder makes a one-shot walk meet the logs in path order (see
-	// WalkInPathOrder).
+	// WalkInPathOrder); followAs are then the directories its first walk
+	// met more than once (metAgain), with the one name each is walked
+	// under.
 	pathOrder bool
+	metAgain  map[string]struct{}
+	followAs  map[string]*followedDir
+}
+
+// followedDir is a directory the first walk of WalkInPathOrder met under
+// more than one name (or twice under one): the name it is walked under and
+// whether the second walk has walked it.
+type followedDir struct {
+	name   string
+	walked bool
 }
 
 // watch is one directory watch: its cost against MaxWatches and the
@@ -375,12 +387,7 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep bool, chain []string) 
 			return
 		}
 	}
-	if other, ok := w.dirs[real]; ok && other != dir && resolvesTo(other, real) {
-		// The same directory under two names (a link to a sibling, two
-		// roots that are one): its logs are read under the first name
-		// only, or every session would count twice.
-		w.once("alias:"+dir, "directory already followed under another name; skipped", "agent", r.Agent,
-			"path", dir, "followed", other)
+	if !w.claim(r, dir, real) {
 		return
 	}
 	statAll := !sweep || w.mustStat(dir)
@@ -388,7 +395,9 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep bool, chain []string) 
 	if !ok {
 		return // vanished or unreadable: the next scan will tell
 	}
-	w.dirs[real] = dir
+	if w.dirs != nil {
+		w.dirs[real] = dir
+	}
 	w.watchAt(dir, real)
 	if sweep && !statAll {
 		// The watch must be live for the files' stats to be skipped.
@@ -555,6 +564,44 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
 		w.listings[dir] = &listing{id: id, mod: fi.ModTime(), at: at, entries: entries, swept: w.sweeps}
 	}
 	return entries, true
+}
+
+// claim reports whether a walk enters dir, which resolves to real: a
+// directory is walked once a walk, under the first name the walk reaches
+// it by. Met again under another name (a link to a sibling, two roots that
+// are one) its logs are read under the first only, or every session would
+// count twice; met again under the same name (a root given twice, or
+// inside another root) its logs were met already.
+func (w *Watcher) claim(r Root, dir, real string) bool {
+	if w.pathOrder {
+		// The second walk of WalkInPathOrder, in another order, keeps to
+		// the names the first settled; only the directories it met more
+		// than once are told.
+		f := w.followAs[real]
+		if f == nil {
+			return true
+		}
+		if f.name != dir || f.walked {
+			return false
+		}
+		f.walked = true
+		return true
+	}
+	other, ok := w.dirs[real]
+	if !ok {
+		return true
+	}
+	if other != dir && !resolvesTo(other, real) {
+		return true // the first name leads elsewhere now: this one takes over
+	}
+	if w.metAgain != nil {
+		w.metAgain[real] = struct{}{}
+	}
+	if other != dir {
+		w.once("alias:"+dir, "directory already followed under another name; skipped", "agent", r.Agent,
+			"path", dir, "followed", other)
+	}
+	return false
 }
 
 // resolvesTo reports whether dir still resolves to the directory real.
@@ -823,15 +870,24 @@ func (w *Watcher) walkRoots() {
 // catch-up) and settles under which name a directory reached under two is
 // followed (the first in that order, as for a watcher); a second hands fn
 // every log in path order, root after root ("a.jsonl" and "a-b.jsonl"
-// before "a/…": a session's log before its subagents'). fn returns false
-// to end the walk.
-func WalkInPathOrder(roots []Root, first func(FileStat), fn func(FileStat) bool) {
+// before "a/…": a session's log before its subagents'). Either returning
+// false ends the walk.
+//
+// The second walk keeps only the directories the first met more than once,
+// not one name for each directory (some 300 bytes each: 30 MB for 100,000
+// sessions with subagents).
+func WalkInPathOrder(roots []Root, first, fn func(FileStat) bool) {
 	w := NewWatcher(roots, WatchOptions{})
-	w.emit = func(f FileStat) bool {
-		first(f)
-		return true
-	}
+	w.emit, w.metAgain = first, map[string]struct{}{}
 	w.walkRoots()
+	if w.stopped {
+		return
+	}
+	w.followAs = make(map[string]*followedDir, len(w.metAgain))
+	for real := range w.metAgain {
+		w.followAs[real] = &followedDir{name: w.dirs[real]}
+	}
+	w.dirs, w.metAgain = nil, nil
 	w.emit, w.pathOrder = fn, true
 	w.walkRoots()
 }
@@ -870,7 +926,7 @@ func inPathOrder(entries []dirEntry) []dirEntry {
 }
 
 // compareAsPaths compares two names of one directory as the paths under
-// them compare: a directory's name is followed by a slash.
+// them compare: a directory's name is followed by the separator.
 func compareAsPaths(a string, aDir bool, b string, bDir bool) int {
 	n := min(len(a), len(b))
 	if c := strings.Compare(a[:n], b[:n]); c != 0 {
@@ -881,7 +937,7 @@ func compareAsPaths(a string, aDir bool, b string, bDir bool) int {
 		case len(s) > n:
 			return int(s[n])
 		case dir:
-			return '/'
+			return filepath.Separator
 		}
 		return -1
 	}

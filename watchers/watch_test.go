@@ -166,14 +166,17 @@ func TestWalkInPathOrder(t *testing.T) {
 	}
 	var got []string
 	logs, bytes := 0, int64(0)
-	WalkInPathOrder([]Root{root}, func(f FileStat) { logs, bytes = logs+1, bytes+f.Size }, func(f FileStat) bool {
+	WalkInPathOrder([]Root{root}, func(f FileStat) bool { logs, bytes = logs+1, bytes+f.Size; return true }, func(f FileStat) bool {
 		if logs == 0 {
 			t.Error("logs handed over before the walk was sized")
 		}
-		got = append(got, strings.TrimPrefix(f.Path, proj+"/"))
+		got = append(got, strings.TrimPrefix(f.Path, proj+string(filepath.Separator)))
 		return true
 	})
 	want := []string{"-w-x/t.jsonl", "-w/s-2.jsonl", "-w/s.jsonl", "-w/s/subagents/agent-a.jsonl", "-w0/u.jsonl"}
+	for i := range want {
+		want[i] = filepath.FromSlash(want[i])
+	}
 	if !slices.Equal(got, want) {
 		t.Errorf("walked %q, want %q", got, want)
 	}
@@ -182,18 +185,44 @@ func TestWalkInPathOrder(t *testing.T) {
 	}
 	var scanned []string
 	for _, f := range Scan([]Root{root}) {
-		scanned = append(scanned, strings.TrimPrefix(f.Path, proj+"/"))
+		scanned = append(scanned, strings.TrimPrefix(f.Path, proj+string(filepath.Separator)))
 	}
 	if !slices.Equal(scanned, want) {
 		t.Errorf("Scan = %q, want %q", scanned, want)
 	}
 	var first []string
-	WalkInPathOrder([]Root{root}, func(FileStat) {}, func(f FileStat) bool {
+	all := func(FileStat) bool { return true }
+	WalkInPathOrder([]Root{root}, all, func(f FileStat) bool {
 		first = append(first, f.Path)
 		return len(first) < 2
 	})
 	if len(first) != 2 {
 		t.Errorf("a walk told to stop after 2 logs handed over %d", len(first))
+	}
+	sized, handed := 0, 0
+	WalkInPathOrder([]Root{root}, func(FileStat) bool { sized++; return sized < 2 }, func(FileStat) bool { handed++; return true })
+	if sized != 2 || handed != 0 {
+		t.Errorf("a walk told to stop while sized after 2 logs sized %d and handed over %d", sized, handed)
+	}
+
+	// A root given twice (a directory listed twice), or twice under two
+	// spellings, is walked once: every log is met once, in both walks.
+	inner := Root{Agent: "claude", Layout: LayoutClaude, Dir: root.Dir + string(filepath.Separator) + "."}
+	for _, roots := range [][]Root{{root, root}, {root, inner}} {
+		var twice []string
+		sized = 0
+		WalkInPathOrder(roots, func(FileStat) bool { sized++; return true }, func(f FileStat) bool {
+			twice = append(twice, strings.TrimPrefix(f.Path, proj+string(filepath.Separator)))
+			return true
+		})
+		if !slices.Equal(twice, want) || sized != len(want) {
+			t.Errorf("roots %v: sized %d logs and walked %q, want %d and %q", roots, sized, twice, len(want), want)
+		}
+		scanned = scanned[:0]
+		Walk(roots, func(FileStat) bool { scanned = append(scanned, ""); return true })
+		if len(scanned) != len(want) {
+			t.Errorf("roots %v: Walk met %d logs, want %d", roots, len(scanned), len(want))
+		}
 	}
 }
 
