@@ -3,6 +3,7 @@ package watchers
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -188,5 +189,64 @@ func TestRotation(t *testing.T) {
 	sort.Slice(names, func(i, j int) bool { return RotationOrder(names[i], names[j]) < 0 })
 	if got := strings.Join(names, " "); got != "a.jsonl.2 a.jsonl.1 a.jsonl b.jsonl.1 b.jsonl" {
 		t.Errorf("rotation order: %s", got)
+	}
+}
+
+// One directory given as the root of two agents is walked for each: a
+// directory is left out as met already only when a root of the same layout
+// met it.
+func TestOneDirectoryTwoAgentsRoots(t *testing.T) {
+	dir := t.TempDir()
+	claudeLog := filepath.Join(dir, "projects", "-w", "s.jsonl")
+	codexLog := filepath.Join(dir, "sessions", "2026", "01", "01", "rollout-2026-01-01T00-00-00-x.jsonl")
+	write(t, claudeLog, "{}\n")
+	write(t, codexLog, "{}\n")
+	roots := []Root{{Agent: "claude", Layout: LayoutClaude, Dir: dir}, {Agent: "codex", Layout: LayoutCodex, Dir: dir}}
+	var scanned []string
+	for _, f := range Scan(roots) {
+		scanned = append(scanned, f.Agent+":"+f.Path)
+	}
+	want := []string{"claude:" + claudeLog, "codex:" + codexLog}
+	if !slices.Equal(scanned, want) {
+		t.Errorf("Scan = %q, want %q", scanned, want)
+	}
+	var walked []string
+	WalkInPathOrder(roots, func(FileStat) bool { return true }, func(f FileStat) bool {
+		walked = append(walked, f.Agent+":"+f.Path)
+		return true
+	})
+	if !slices.Equal(walked, want) {
+		t.Errorf("WalkInPathOrder = %q, want %q", walked, want)
+	}
+}
+
+// A link made between the two walks of WalkInPathOrder, to a directory the
+// walk reads under its own name, does not hand its logs over twice; one
+// made to a directory followed through a link that went away takes over.
+func TestLinkMadeBetweenTheWalks(t *testing.T) {
+	home := t.TempDir()
+	root := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, ".claude")}
+	proj := filepath.Join(root.Dir, "projects")
+	write(t, filepath.Join(proj, "-w", "s.jsonl"), "{}\n")
+	elsewhere := filepath.Join(home, "elsewhere")
+	write(t, filepath.Join(elsewhere, "t.jsonl"), "{}\n")
+	symlink(t, elsewhere, filepath.Join(proj, "-x"))
+	made := false
+	var walked []string
+	WalkInPathOrder([]Root{root}, func(f FileStat) bool {
+		if !made && strings.Contains(f.Path, "-x") { // "-x" entered: the first walk follows it
+			made = true
+			symlink(t, filepath.Join(proj, "-w"), filepath.Join(proj, "-a")) // sorts first in path order
+			os.Remove(filepath.Join(proj, "-x"))
+			symlink(t, elsewhere, filepath.Join(proj, "-y"))
+		}
+		return true
+	}, func(f FileStat) bool {
+		walked = append(walked, strings.TrimPrefix(f.Path, proj+string(filepath.Separator)))
+		return true
+	})
+	want := []string{filepath.FromSlash("-w/s.jsonl"), filepath.FromSlash("-y/t.jsonl")}
+	if !slices.Equal(walked, want) {
+		t.Errorf("walked %q, want %q", walked, want)
 	}
 }

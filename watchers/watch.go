@@ -92,9 +92,9 @@ type Watcher struct {
 	log   *slog.Logger
 
 	known   map[string]*knownFile
-	watched map[string]watch  // directory (as seen under its root) → its watch
-	byReal  map[string]string // resolved directory watched → the directory under its root
-	dirs    map[string]string // resolved directory → the one name it is walked under
+	watched map[string]watch      // directory (as seen under its root) → its watch
+	byReal  map[string]string     // resolved directory watched → the directory under its root
+	dirs    map[string]claimedDir // resolved directory → the one name it is walked under
 	used    int
 	perFile bool // kqueue: every entry of a watched directory costs a descriptor
 	capped  bool
@@ -118,16 +118,22 @@ type Watcher struct {
 	stopped bool // emit ended the walk
 	// pathOrder makes a one-shot walk meet the logs in path order (see
 	// WalkInPathOrder); followAs are then the directories its first walk
-	// met more than once (metAgain), with the one name each is walked
-	// under.
+	// met more than once or entered through a link (metAgain), with the
+	// one name each is walked under.
 	pathOrder bool
 	metAgain  map[string]struct{}
 	followAs  map[string]*followedDir
 }
 
+// claimedDir is the name a directory is walked under in one walk, and the
+// layout of the root that walk reached it from.
+type claimedDir struct {
+	name, layout string
+}
+
 // followedDir is a directory the first walk of WalkInPathOrder met under
-// more than one name (or twice under one): the name it is walked under and
-// whether the second walk has walked it.
+// more than one name (or twice under one), or entered through a link: the
+// name it is walked under and whether the second walk has walked it.
 type followedDir struct {
 	name   string
 	walked bool
@@ -160,9 +166,9 @@ func NewWatcher(roots []Root, opt WatchOptions) *Watcher {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Watcher{
-		roots: roots, opt: opt, out: make(chan Update, 1), log: log.With("component", "watch"),
+		roots: UniqueRoots(roots), opt: opt, out: make(chan Update, 1), log: log.With("component", "watch"),
 		known: map[string]*knownFile{}, watched: map[string]watch{}, byReal: map[string]string{},
-		dirs: map[string]string{}, warned: map[string]bool{}, pending: map[string]FileStat{},
+		dirs: map[string]claimedDir{}, warned: map[string]bool{}, pending: map[string]FileStat{},
 		listings: map[string]*listing{},
 		perFile:  kqueue(runtime.GOOS),
 	}
@@ -369,7 +375,7 @@ func (w *Watcher) walk(r Root, dir string, sweep bool) {
 	if err != nil {
 		real = dir
 	}
-	w.walkDir(r, dir, real, sweep, nil)
+	w.walkDir(r, dir, real, sweep, false, nil)
 }
 
 // walkDir walks one directory: dir is its name under the root (it may be
@@ -377,7 +383,7 @@ func (w *Watcher) walk(r Root, dir string, sweep bool) {
 // so that only links cost a resolution. chain holds the resolved
 // directories above it in this walk: a link to one of them (or to a
 // directory above them) is a loop and is not entered.
-func (w *Watcher) walkDir(r Root, dir, real string, sweep bool, chain []string) {
+func (w *Watcher) walkDir(r Root, dir, real string, sweep, viaLink bool, chain []string) {
 	if !r.Descend(dir) {
 		return
 	}
@@ -387,7 +393,7 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep bool, chain []string) 
 			return
 		}
 	}
-	if !w.claim(r, dir, real) {
+	if !w.claim(r, dir, real, viaLink) {
 		return
 	}
 	statAll := !sweep || w.mustStat(dir)
@@ -396,7 +402,10 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep bool, chain []string) 
 		return // vanished or unreadable: the next scan will tell
 	}
 	if w.dirs != nil {
-		w.dirs[real] = dir
+		w.dirs[real] = claimedDir{name: dir, layout: r.Layout}
+		if viaLink && w.metAgain != nil {
+			w.metAgain[real] = struct{}{} // see claim: the second walk must know it
+		}
 	}
 	w.watchAt(dir, real)
 	if sweep && !statAll {
@@ -430,7 +439,7 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep bool, chain []string) 
 					continue
 				}
 			}
-			w.walkDir(r, p, pReal, sweep, chain)
+			w.walkDir(r, p, pReal, sweep, e.link, chain)
 			continue
 		}
 		form := e.form
@@ -566,42 +575,63 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
 	return entries, true
 }
 
-// claim reports whether a walk enters dir, which resolves to real: a
-// directory is walked once a walk, under the first name the walk reaches
-// it by. Met again under another name (a link to a sibling, two roots that
-// are one) its logs are read under the first only, or every session would
-// count twice; met again under the same name (a root given twice, or
-// inside another root) its logs were met already.
-func (w *Watcher) claim(r Root, dir, real string) bool {
+// claim reports whether a walk enters dir, which resolves to real
+// (entered through a link when viaLink). A directory met again under
+// another name (a link to a sibling, two roots that are one) is read under
+// the first name a walk meets only, or every session in it would count
+// twice. A one-shot walk also does not enter again a directory it met under
+// the same name from a root of the same layout (a root inside another): a
+// live watcher walks it again, harmlessly (its records are by path), and
+// must, for it walks changed directories between rescans, when the name a
+// directory had is not the last word on it.
+func (w *Watcher) claim(r Root, dir, real string, viaLink bool) bool {
 	if w.pathOrder {
-		// The second walk of WalkInPathOrder, in another order, keeps to
-		// the names the first settled; only the directories it met more
-		// than once are told.
-		f := w.followAs[real]
-		if f == nil {
-			return true
-		}
-		if f.name != dir || f.walked {
-			return false
-		}
-		f.walked = true
-		return true
+		return w.claimInPathOrder(dir, real, viaLink)
 	}
 	other, ok := w.dirs[real]
 	if !ok {
 		return true
 	}
-	if other != dir && !resolvesTo(other, real) {
+	if other.name == dir {
+		if w.emit == nil || other.layout != r.Layout {
+			return true
+		}
+	} else if !resolvesTo(other.name, real) {
 		return true // the first name leads elsewhere now: this one takes over
 	}
 	if w.metAgain != nil {
 		w.metAgain[real] = struct{}{}
 	}
-	if other != dir {
+	if other.name != dir {
 		w.once("alias:"+dir, "directory already followed under another name; skipped", "agent", r.Agent,
-			"path", dir, "followed", other)
+			"path", dir, "followed", other.name)
 	}
 	return false
+}
+
+// claimInPathOrder is claim in the second walk of WalkInPathOrder, which
+// meets the directories in another order and keeps to the names the first
+// settled, knowing only the directories the first met more than once or
+// through a link (followAs). A directory entered through a link the first
+// walk did not enter is new since (a link made while the scan runs): it
+// may name a directory walked under another name, so it is left to the
+// next catch-up, which follows it as a watcher would.
+func (w *Watcher) claimInPathOrder(dir, real string, viaLink bool) bool {
+	f := w.followAs[real]
+	if f == nil {
+		return !viaLink
+	}
+	if f.walked {
+		return false
+	}
+	if f.name != dir {
+		if resolvesTo(f.name, real) {
+			return false
+		}
+		f.name = dir // the name followed went away since the first walk: this one takes over
+	}
+	f.walked = true
+	return true
 }
 
 // resolvesTo reports whether dir still resolves to the directory real.
@@ -873,8 +903,8 @@ func (w *Watcher) walkRoots() {
 // before "a/…": a session's log before its subagents'). Either returning
 // false ends the walk.
 //
-// The second walk keeps only the directories the first met more than once,
-// not one name for each directory (some 300 bytes each: 30 MB for 100,000
+// The second walk keeps only the directories the first met more than once
+// or through a link, not one name for each directory (some 300 bytes each: 30 MB for 100,000
 // sessions with subagents).
 func WalkInPathOrder(roots []Root, first, fn func(FileStat) bool) {
 	w := NewWatcher(roots, WatchOptions{})
@@ -885,7 +915,7 @@ func WalkInPathOrder(roots []Root, first, fn func(FileStat) bool) {
 	}
 	w.followAs = make(map[string]*followedDir, len(w.metAgain))
 	for real := range w.metAgain {
-		w.followAs[real] = &followedDir{name: w.dirs[real]}
+		w.followAs[real] = &followedDir{name: w.dirs[real].name}
 	}
 	w.dirs, w.metAgain = nil, nil
 	w.emit, w.pathOrder = fn, true
