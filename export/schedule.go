@@ -1,13 +1,19 @@
 package export
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/agentmap/agentmap/export/mapfile"
+	"github.com/agentmap/agentmap/state/durable"
 )
 
 // Scheduled exports are named agentmap-<stamp><ext>, the stamp in UTC to
@@ -39,34 +45,96 @@ type BatchResult struct {
 	Files    []string
 	Sessions int
 	NextSeq  uint64 // AttemptDB: the FirstSeq of the next batch
+	// Exported holds, for each map file in the batch, the SHA-256 (hex)
+	// of the file as it was read and exported (the hash a flush records
+	// for the file it writes): newer than the one selected when the map
+	// was written again since.
+	Exported map[string]string
 }
 
-// Write exports files in every format of the batch. It is all or nothing:
-// when one format fails, the files of the others are removed and the error
-// returned, so the daemon can retry the same batch (same maps, same
-// FirstSeq) without duplicating or skipping a session. A batch that
+// Write exports files in every format of the batch. Each map is read once
+// and added to every format, so the formats of a batch hold the same
+// content of each session, and Exported says which. It is all or
+// nothing: when one format fails, the files of the others are removed and
+// the error returned, so the daemon can retry the same batch (same maps,
+// same FirstSeq) without duplicating or skipping a session. A map that
+// cannot be read is passed to bad and left out of every format; one a
+// format's writer refuses is passed to bad and left out of that format
+// only (it is in Exported when another format holds it). A batch that
 // selects no map writes nothing and is not an error. Older exports beyond
 // Keep are removed after a batch succeeds.
 func (b Batch) Write(sel Selection, files []string, bad func(string, error)) (BatchResult, error) {
-	res := BatchResult{NextSeq: b.Options.FirstSeq}
+	type output struct {
+		target string
+		out    *durable.File
+		s      *stream
+	}
+	outs := make([]output, 0, len(b.Formats))
+	defer func() {
+		for _, o := range outs {
+			o.out.Abort() // a no-op once committed
+		}
+	}()
 	for _, f := range b.Formats {
 		target := filepath.Join(b.Dir, FileName(f, b.Stamp))
 		if _, err := os.Stat(target); err == nil {
-			b.remove(res.Files)
 			return BatchResult{}, fmt.Errorf("export batch: %s already exists", target)
 		}
-		r, err := WriteFile(target, f, b.Options, sel, files, bad)
-		if errors.Is(err, ErrEmpty) {
-			b.remove(res.Files)
-			return BatchResult{NextSeq: b.Options.FirstSeq}, nil
+		out, err := durable.Create(target, 0o600)
+		if err != nil {
+			return BatchResult{}, fmt.Errorf("export batch %s: %w", f, err)
+		}
+		outs = append(outs, output{target: target, out: out})
+		if outs[len(outs)-1].s, err = newStream(out, f, b.Options, Gzipped(f, target)); err != nil {
+			return BatchResult{}, fmt.Errorf("export batch %s: %w", f, err)
+		}
+	}
+	res := BatchResult{NextSeq: b.Options.FirstSeq, Exported: map[string]string{}}
+	for _, file := range files {
+		d, sum, err := readHashed(file)
+		if err != nil {
+			if bad == nil {
+				return BatchResult{}, fmt.Errorf("%s: %w", file, err)
+			}
+			bad(file, err)
+			continue
+		}
+		if !sel.keep(d, file) {
+			continue
+		}
+		held := false
+		for _, o := range outs {
+			if err := o.s.x.Add(d); err != nil {
+				if bad == nil {
+					return BatchResult{}, fmt.Errorf("%s: %w", file, err)
+				}
+				bad(file, err)
+				continue
+			}
+			held = true
+		}
+		if held {
+			res.Exported[file] = sum
+		}
+	}
+	if len(res.Exported) == 0 {
+		return BatchResult{NextSeq: b.Options.FirstSeq}, nil // nothing selected: the deferred aborts drop the files
+	}
+	for i, o := range outs {
+		if o.s.x.res.Sessions == 0 {
+			continue // its writer refused every map: no file of that format this time
+		}
+		r, err := o.s.close()
+		if err == nil {
+			err = o.out.Commit()
 		}
 		if err != nil {
 			b.remove(res.Files)
-			return BatchResult{}, fmt.Errorf("export batch %s: %w", f, err)
+			return BatchResult{}, fmt.Errorf("export batch %s: %w", b.Formats[i], err)
 		}
-		res.Files = append(res.Files, target)
-		res.Sessions = r.Sessions
-		if f == AttemptDB {
+		res.Files = append(res.Files, o.target)
+		res.Sessions = max(res.Sessions, r.Sessions)
+		if b.Formats[i] == AttemptDB {
 			res.NextSeq = r.NextSeq
 		}
 	}
@@ -78,6 +146,26 @@ func (b Batch) Write(sel Selection, files []string, bad func(string, error)) (Ba
 		}
 	}
 	return res, nil
+}
+
+// readHashed reads a map file and the SHA-256 (hex) of its bytes, as a
+// flush records it for the file it wrote.
+func readHashed(file string) (*mapfile.Doc, string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	r := io.TeeReader(f, h)
+	d, err := mapfile.Read(r)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil { // bytes after the map, if any, are the file's too
+		return nil, "", fmt.Errorf("read map: %w", err)
+	}
+	return d, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func (b Batch) remove(files []string) {

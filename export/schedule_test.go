@@ -1,6 +1,8 @@
 package export_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"sort"
@@ -52,6 +54,10 @@ func TestBatchKeepsNewest(t *testing.T) {
 		}
 		if len(res.Files) != len(Formats()) || res.Sessions != 1 {
 			t.Fatalf("batch %d: %+v", i, res)
+		}
+		raw, _ := os.ReadFile(maps)
+		if sum := sha256.Sum256(raw); res.Exported[maps] != hex.EncodeToString(sum[:]) || len(res.Exported) != 1 {
+			t.Fatalf("batch %d: exported %v, want the hash of the map file as read", i, res.Exported)
 		}
 		seqs = append(seqs, res.NextSeq)
 		o.FirstSeq = res.NextSeq

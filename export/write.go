@@ -47,13 +47,7 @@ func (s Selection) keep(d *mapfile.Doc, file string) bool {
 // error that names the problem, never the content) and left out; gz
 // gzips the line formats' stream.
 func Write(w io.Writer, f Format, o Options, gz bool, sel Selection, files []string, bad func(file string, err error)) (Result, error) {
-	out := w
-	var zw *gzip.Writer
-	if gz && f != Bundle {
-		zw = gzip.NewWriter(w)
-		out = zw
-	}
-	x, err := New(f, out, o)
+	s, err := newStream(w, f, o, gz)
 	if err != nil {
 		return Result{}, err
 	}
@@ -63,7 +57,7 @@ func Write(w io.Writer, f Format, o Options, gz bool, sel Selection, files []str
 			continue
 		}
 		if err == nil {
-			err = x.Add(d)
+			err = s.x.Add(d)
 		}
 		if err != nil {
 			if bad == nil {
@@ -72,12 +66,37 @@ func Write(w io.Writer, f Format, o Options, gz bool, sel Selection, files []str
 			bad(file, err)
 		}
 	}
-	res, err := x.Close()
+	return s.close()
+}
+
+// stream is one format's exporter over an output, gzipped when asked.
+type stream struct {
+	x  *Exporter
+	zw *gzip.Writer
+}
+
+func newStream(w io.Writer, f Format, o Options, gz bool) (*stream, error) {
+	s := &stream{}
+	if gz && f != Bundle {
+		s.zw = gzip.NewWriter(w)
+		w = s.zw
+	}
+	x, err := New(f, w, o)
+	if err != nil {
+		return nil, err
+	}
+	s.x = x
+	return s, nil
+}
+
+// close ends the format's stream and then the gzip stream around it.
+func (s *stream) close() (Result, error) {
+	res, err := s.x.Close()
 	if err != nil {
 		return res, err
 	}
-	if zw != nil {
-		if err := zw.Close(); err != nil {
+	if s.zw != nil {
+		if err := s.zw.Close(); err != nil {
 			return res, err
 		}
 	}

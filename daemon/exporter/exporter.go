@@ -288,11 +288,14 @@ func (s *Scheduler) export(now time.Time, st *state.ExportState) (Outcome, error
 	}
 	// Only incremental exports advance the per-session record: a snapshot
 	// or a window may leave sessions out, and switching to incremental
-	// must not skip them.
+	// must not skip them. What is recorded is the content the batch read:
+	// a map flushed again after the selection was exported as it is now,
+	// and recording the selected content would export it a second time.
 	var done []state.Exported
 	for i, e := range p.Sessions {
-		if c.Policy == Incremental && !bad[files[i]] {
-			e.StampMs = p.StampMs
+		sum, ok := res.Exported[files[i]]
+		if c.Policy == Incremental && ok {
+			e.SHA256, e.StampMs = sum, p.StampMs
 			done = append(done, e)
 		}
 	}

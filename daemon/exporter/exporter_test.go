@@ -327,6 +327,54 @@ func TestUnrecordedExportIsWrittenAgainUnderTheSameName(t *testing.T) {
 	}
 }
 
+// flushDuringStore flushes a session again right after an export's
+// selection is recorded, as the daemon may while an export runs.
+type flushDuringStore struct {
+	*state.DB
+	again func()
+}
+
+func (s *flushDuringStore) PutExportState(st state.ExportState) error {
+	if err := s.DB.PutExportState(st); err != nil {
+		return err
+	}
+	if st.Pending != nil && s.again != nil {
+		s.again()
+		s.again = nil
+	}
+	return nil
+}
+
+// A map flushed again between the selection and the writing of an export
+// is exported as the export read it, and that content is what is recorded:
+// the next export does not hold it a second time.
+func TestMapFlushedAgainDuringAnExportIsExportedOnce(t *testing.T) {
+	f := newFixture(t)
+	f.flush("a")
+	f.flush("b")
+	store := &flushDuringStore{DB: f.db, again: func() { f.flush("a") }}
+	s := f.scheduler(store, Config{})
+	o, err := s.Export(f.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sessionsIn(t, jsonlOf(o)); fmt.Sprint(got) != "[a b]" {
+		t.Fatalf("export holds %v", got)
+	}
+	raw, err := os.ReadFile(jsonlOf(o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"chars":20`) {
+		t.Fatal("the export does not hold the content flushed last")
+	}
+	f.clock.Advance(time.Hour)
+	o, err = s.Export(f.clock.Now())
+	if err != nil || len(o.Files) != 0 {
+		t.Fatalf("the next export wrote %v (%v): the map flushed during the first is exported twice", o.Files, err)
+	}
+}
+
 func TestMissingMapStaysDue(t *testing.T) {
 	f := newFixture(t)
 	s := f.scheduler(nil, Config{Formats: []export.Format{export.JSONL}})

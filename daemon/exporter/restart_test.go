@@ -105,6 +105,12 @@ func start(t *testing.T, bin, home, data, out string) *daemonProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { // a test that failed while it runs leaves no daemon writing in its directories
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
 	return &daemonProc{cmd, &log}
 }
 
