@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 func symlink(t *testing.T, target, link string) {
@@ -248,5 +249,115 @@ func TestLinkMadeBetweenTheWalks(t *testing.T) {
 	want := []string{filepath.FromSlash("-w/s.jsonl"), filepath.FromSlash("-y/t.jsonl")}
 	if !slices.Equal(walked, want) {
 		t.Errorf("walked %q, want %q", walked, want)
+	}
+}
+
+// allWalks lists, agent and path, the logs Walk, Scan and WalkInPathOrder
+// hand over, each sorted.
+func allWalks(roots []Root) (walk, scan, ordered []string) {
+	Walk(roots, func(f FileStat) bool { walk = append(walk, f.Agent+":"+f.Path); return true })
+	for _, f := range Scan(roots) {
+		scan = append(scan, f.Agent+":"+f.Path)
+	}
+	WalkInPathOrder(roots, func(FileStat) bool { return true }, func(f FileStat) bool {
+		ordered = append(ordered, f.Agent+":"+f.Path)
+		return true
+	})
+	slices.Sort(walk)
+	slices.Sort(scan)
+	slices.Sort(ordered)
+	return walk, scan, ordered
+}
+
+// One directory as the roots of two agents, reached through a link inside
+// it (projects kept on another disk) or given to one agent through a link:
+// every walk reads it for both.
+func TestOneDirectoryTwoAgentsThroughLinks(t *testing.T) {
+	t.Run("linked inside", func(t *testing.T) {
+		home := t.TempDir()
+		dir, disk := filepath.Join(home, "x"), filepath.Join(home, "disk")
+		write(t, filepath.Join(disk, "-w", "s.jsonl"), "{}\n")
+		write(t, filepath.Join(disk, "p", "agent-transcripts", "a", "t.jsonl"), "{}\n")
+		write(t, filepath.Join(dir, "keep"), "")
+		symlink(t, disk, filepath.Join(dir, "projects"))
+		roots := []Root{{Agent: "claude", Layout: LayoutClaude, Dir: dir}, {Agent: "cursor", Layout: LayoutCursor, Dir: dir}}
+		want := []string{"claude:" + filepath.Join(dir, "projects", "-w", "s.jsonl"),
+			"cursor:" + filepath.Join(dir, "projects", "p", "agent-transcripts", "a", "t.jsonl")}
+		checkAllWalks(t, roots, want)
+	})
+	t.Run("root through a link", func(t *testing.T) {
+		home := t.TempDir()
+		dir, link := filepath.Join(home, "x"), filepath.Join(home, "codex")
+		write(t, filepath.Join(dir, "projects", "-w", "s.jsonl"), "{}\n")
+		write(t, filepath.Join(dir, "sessions", "2026", "01", "01", "rollout-2026-01-01T00-00-00-x.jsonl"), "{}\n")
+		symlink(t, dir, link)
+		roots := []Root{{Agent: "claude", Layout: LayoutClaude, Dir: dir}, {Agent: "codex", Layout: LayoutCodex, Dir: link}}
+		want := []string{"claude:" + filepath.Join(dir, "projects", "-w", "s.jsonl"),
+			"codex:" + filepath.Join(link, "sessions", "2026", "01", "01", "rollout-2026-01-01T00-00-00-x.jsonl")}
+		checkAllWalks(t, roots, want)
+	})
+	t.Run("same layout between", func(t *testing.T) {
+		// A, B, A': the third root (A's layout and directory, another
+		// agent's name) is not read again because B, whose layout shares
+		// "projects", came between.
+		dir := t.TempDir()
+		log := filepath.Join(dir, "projects", "-w", "s.jsonl")
+		write(t, log, "{}\n")
+		cursorLog := filepath.Join(dir, "projects", "p", "agent-transcripts", "a", "t.jsonl")
+		write(t, cursorLog, "{}\n")
+		roots := []Root{{Agent: "claude", Layout: LayoutClaude, Dir: dir}, {Agent: "cursor", Layout: LayoutCursor, Dir: dir},
+			{Agent: "claude-copy", Layout: LayoutClaude, Dir: dir}}
+		checkAllWalks(t, roots, []string{"claude:" + log, "cursor:" + cursorLog})
+	})
+}
+
+func checkAllWalks(t *testing.T, roots []Root, want []string) {
+	t.Helper()
+	walk, scan, ordered := allWalks(roots)
+	for _, c := range []struct {
+		name string
+		got  []string
+	}{{"Walk", walk}, {"Scan", scan}, {"WalkInPathOrder", ordered}} {
+		if !slices.Equal(c.got, want) {
+			t.Errorf("%s = %q, want %q", c.name, c.got, want)
+		}
+	}
+}
+
+// A directory moved out of the tree and back between two rescans is
+// followed again at once: a running watcher claims directories afresh on
+// every walk a notification starts, and when the directory is followed
+// through a link (whose name sorts first), the link's name is walked again
+// as its directory comes back.
+func TestDirectoryMovedAwayAndBack(t *testing.T) {
+	for _, linked := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "through a link"}[linked], func(t *testing.T) {
+			home := t.TempDir()
+			claude := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, ".claude")}
+			proj := filepath.Join(claude.Dir, "projects")
+			project := filepath.Join(proj, "-w")
+			write(t, filepath.Join(project, "s1.jsonl"), "{}\n")
+			log := filepath.Join(project, "s1.jsonl")
+			if linked {
+				symlink(t, project, filepath.Join(proj, "-a"))
+				log = filepath.Join(proj, "-a", "s1.jsonl")
+			}
+			r := startWatcher(t, []Root{claude}, WatchOptions{Rescan: time.Hour})
+			r.waitFor("initial file", func(m map[string]FileStat) bool { return m[log].Size == 3 })
+			away := filepath.Join(home, "away")
+			if err := os.Rename(project, away); err != nil {
+				t.Fatal(err)
+			}
+			r.waitFor("moved out", func(m map[string]FileStat) bool { return m[log].Gone })
+			if err := os.Rename(away, project); err != nil {
+				t.Fatal(err)
+			}
+			r.waitFor("moved back", func(m map[string]FileStat) bool { return m[log].Size == 3 && !m[log].Gone })
+			write(t, filepath.Join(project, "s1.jsonl"), "{}\n")
+			r.waitFor("growth after the move back", func(m map[string]FileStat) bool { return m[log].Size == 6 })
+			if f, ok := r.seen[filepath.Join(project, "s1.jsonl")]; linked && ok && !f.Gone {
+				t.Error("the log was reported under its second name too")
+			}
+		})
 	}
 }

@@ -92,9 +92,9 @@ type Watcher struct {
 	log   *slog.Logger
 
 	known   map[string]*knownFile
-	watched map[string]watch      // directory (as seen under its root) → its watch
-	byReal  map[string]string     // resolved directory watched → the directory under its root
-	dirs    map[string]claimedDir // resolved directory → the one name it is walked under
+	watched map[string]watch  // directory (as seen under its root) → its watch
+	byReal  map[string]string // resolved directory watched → the directory under its root
+	dirs    map[dirKey]string // resolved directory, layout → the one name it is walked under
 	used    int
 	perFile bool // kqueue: every entry of a watched directory costs a descriptor
 	capped  bool
@@ -121,14 +121,25 @@ type Watcher struct {
 	// met more than once or entered through a link (metAgain), with the
 	// one name each is walked under.
 	pathOrder bool
-	metAgain  map[string]struct{}
-	followAs  map[string]*followedDir
+	metAgain  map[dirKey]struct{}
+	followAs  map[dirKey]*followedDir
+	// rewalk are the names followed of directories that came back under
+	// another name while not watched (see claim), walked after the
+	// events' paths.
+	rewalk []rootDir
 }
 
-// claimedDir is the name a directory is walked under in one walk, and the
-// layout of the root that walk reached it from.
-type claimedDir struct {
-	name, layout string
+// dirKey is a directory as a walk claims it: resolved, and for the
+// layout of the root it is reached from (one directory given as the roots
+// of two agents is read by both).
+type dirKey struct {
+	real, layout string
+}
+
+// rootDir is a directory under one of the roots.
+type rootDir struct {
+	r   Root
+	dir string
 }
 
 // followedDir is a directory the first walk of WalkInPathOrder met under
@@ -168,7 +179,7 @@ func NewWatcher(roots []Root, opt WatchOptions) *Watcher {
 	return &Watcher{
 		roots: UniqueRoots(roots), opt: opt, out: make(chan Update, 1), log: log.With("component", "watch"),
 		known: map[string]*knownFile{}, watched: map[string]watch{}, byReal: map[string]string{},
-		dirs: map[string]claimedDir{}, warned: map[string]bool{}, pending: map[string]FileStat{},
+		dirs: map[dirKey]string{}, warned: map[string]bool{}, pending: map[string]FileStat{},
 		listings: map[string]*listing{},
 		perFile:  kqueue(runtime.GOOS),
 	}
@@ -321,6 +332,7 @@ func (w *Watcher) fullScan() {
 	for _, r := range w.roots {
 		w.walk(r, r.Dir, true)
 	}
+	w.rewalk = nil // this walk met every name followed
 	w.complete = false
 	for d, c := range w.listings {
 		if c.swept != w.sweeps {
@@ -402,9 +414,9 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep, viaLink bool, chain [
 		return // vanished or unreadable: the next scan will tell
 	}
 	if w.dirs != nil {
-		w.dirs[real] = claimedDir{name: dir, layout: r.Layout}
+		w.dirs[dirKey{real, r.Layout}] = dir
 		if viaLink && w.metAgain != nil {
-			w.metAgain[real] = struct{}{} // see claim: the second walk must know it
+			w.metAgain[dirKey{real, r.Layout}] = struct{}{} // see claim: the second walk must know it
 		}
 	}
 	w.watchAt(dir, real)
@@ -576,35 +588,43 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
 }
 
 // claim reports whether a walk enters dir, which resolves to real
-// (entered through a link when viaLink). A directory met again under
-// another name (a link to a sibling, two roots that are one) is read under
-// the first name a walk meets only, or every session in it would count
-// twice. A one-shot walk also does not enter again a directory it met under
-// the same name from a root of the same layout (a root inside another): a
-// live watcher walks it again, harmlessly (its records are by path), and
-// must, for it walks changed directories between rescans, when the name a
-// directory had is not the last word on it.
+// (entered through a link when viaLink). Directories are claimed per
+// layout: one directory given as the roots of two agents is read by both.
+// For one layout, a directory met again under another name (a link to a
+// sibling, two roots that are one) is read under the first name a walk
+// meets only, or every session in it would count twice. A one-shot walk
+// also does not enter again a directory it met under the same name (a
+// root inside another): a live watcher walks it again, harmlessly (its
+// records are by path), and must, for it walks changed directories between
+// rescans, when the name a directory had is not the last word on it.
 func (w *Watcher) claim(r Root, dir, real string, viaLink bool) bool {
 	if w.pathOrder {
-		return w.claimInPathOrder(dir, real, viaLink)
+		return w.claimInPathOrder(r, dir, real, viaLink)
 	}
-	other, ok := w.dirs[real]
+	k := dirKey{real, r.Layout}
+	other, ok := w.dirs[k]
 	if !ok {
 		return true
 	}
-	if other.name == dir {
-		if w.emit == nil || other.layout != r.Layout {
+	if other == dir {
+		if w.emit == nil {
 			return true
 		}
-	} else if !resolvesTo(other.name, real) {
+	} else if !resolvesTo(other, real) {
 		return true // the first name leads elsewhere now: this one takes over
 	}
 	if w.metAgain != nil {
-		w.metAgain[real] = struct{}{}
+		w.metAgain[k] = struct{}{}
 	}
-	if other.name != dir {
+	if other != dir {
 		w.once("alias:"+dir, "directory already followed under another name; skipped", "agent", r.Agent,
-			"path", dir, "followed", other.name)
+			"path", dir, "followed", other)
+		if _, watched := w.watched[other]; !watched && w.emit == nil {
+			// It came back under its own name (moved away and back) while
+			// the name followed, a link, did not change: nothing would
+			// walk that name before the next rescan.
+			w.rewalk = append(w.rewalk, rootDir{r, other})
+		}
 	}
 	return false
 }
@@ -616,8 +636,8 @@ func (w *Watcher) claim(r Root, dir, real string, viaLink bool) bool {
 // walk did not enter is new since (a link made while the scan runs): it
 // may name a directory walked under another name, so it is left to the
 // next catch-up, which follows it as a watcher would.
-func (w *Watcher) claimInPathOrder(dir, real string, viaLink bool) bool {
-	f := w.followAs[real]
+func (w *Watcher) claimInPathOrder(r Root, dir, real string, viaLink bool) bool {
+	f := w.followAs[dirKey{real, r.Layout}]
 	if f == nil {
 		return !viaLink
 	}
@@ -710,6 +730,7 @@ func (w *Watcher) scanPaths(paths map[string]bool) {
 		list = append(list, p)
 	}
 	sort.Strings(list)
+	defer w.walkAgainFollowedNames()
 	for _, p := range list {
 		for _, r := range w.roots {
 			if isUnder(p, r.Dir) {
@@ -748,6 +769,21 @@ func (w *Watcher) scanPaths(paths map[string]bool) {
 			}
 		}
 	}
+}
+
+// walkAgainFollowedNames walks the names claim found to walk again, each
+// once (a walk may find more).
+func (w *Watcher) walkAgainFollowedNames() {
+	done := map[rootDir]bool{}
+	for len(w.rewalk) > 0 {
+		d := w.rewalk[0]
+		w.rewalk = w.rewalk[1:]
+		if !done[d] {
+			done[d] = true
+			w.walk(d.r, d.dir, false)
+		}
+	}
+	w.rewalk = nil
 }
 
 // vanished reports a path that is gone: a file, or a directory with every
@@ -908,14 +944,14 @@ func (w *Watcher) walkRoots() {
 // sessions with subagents).
 func WalkInPathOrder(roots []Root, first, fn func(FileStat) bool) {
 	w := NewWatcher(roots, WatchOptions{})
-	w.emit, w.metAgain = first, map[string]struct{}{}
+	w.emit, w.metAgain = first, map[dirKey]struct{}{}
 	w.walkRoots()
 	if w.stopped {
 		return
 	}
-	w.followAs = make(map[string]*followedDir, len(w.metAgain))
-	for real := range w.metAgain {
-		w.followAs[real] = &followedDir{name: w.dirs[real].name}
+	w.followAs = make(map[dirKey]*followedDir, len(w.metAgain))
+	for k := range w.metAgain {
+		w.followAs[k] = &followedDir{name: w.dirs[k]}
 	}
 	w.dirs, w.metAgain = nil, nil
 	w.emit, w.pathOrder = fn, true

@@ -401,28 +401,3 @@ func TestFileStatSlotStaysSmall(t *testing.T) {
 		t.Errorf("FileStat is %d bytes, want at most 112", n)
 	}
 }
-
-// A directory moved out of the tree and back between two rescans is walked
-// again when it comes back: a running watcher claims directories afresh on
-// every walk a notification starts, not only on a rescan.
-func TestDirectoryMovedAwayAndBack(t *testing.T) {
-	home := t.TempDir()
-	claude := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, ".claude")}
-	project := filepath.Join(claude.Dir, "projects", "-w")
-	log := filepath.Join(project, "s1.jsonl")
-	write(t, log, "{}\n")
-	r := startWatcher(t, []Root{claude}, WatchOptions{Rescan: time.Hour})
-	r.waitFor("initial file", func(m map[string]FileStat) bool { return m[log].Size == 3 })
-
-	away := filepath.Join(home, "away")
-	if err := os.Rename(project, away); err != nil {
-		t.Fatal(err)
-	}
-	r.waitFor("moved out", func(m map[string]FileStat) bool { return m[log].Gone })
-	if err := os.Rename(away, project); err != nil {
-		t.Fatal(err)
-	}
-	r.waitFor("moved back", func(m map[string]FileStat) bool { return m[log].Size == 3 && !m[log].Gone })
-	write(t, log, "{}\n")
-	r.waitFor("growth after the move back", func(m map[string]FileStat) bool { return m[log].Size == 6 })
-}
