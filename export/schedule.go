@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmap/agentmap/export/agentscope"
 	"github.com/agentmap/agentmap/export/mapfile"
 	"github.com/agentmap/agentmap/state/durable"
 )
@@ -104,6 +105,7 @@ func (b Batch) Write(sel Selection, files []string, bad func(string, error)) (Ba
 		}
 		held := false
 		for _, o := range outs {
+			n := o.s.x.res.Sessions
 			if err := o.s.x.Add(d); err != nil {
 				if bad == nil {
 					return BatchResult{}, fmt.Errorf("%s: %w", file, err)
@@ -111,7 +113,7 @@ func (b Batch) Write(sel Selection, files []string, bad func(string, error)) (Ba
 				bad(file, err)
 				continue
 			}
-			held = true
+			held = held || o.s.x.res.Sessions > n // not a second map of a session already in
 		}
 		if held {
 			res.Exported[file] = sum
@@ -121,12 +123,19 @@ func (b Batch) Write(sel Selection, files []string, bad func(string, error)) (Ba
 		return BatchResult{NextSeq: b.Options.FirstSeq}, nil // nothing selected: the deferred aborts drop the files
 	}
 	for i, o := range outs {
-		if o.s.x.res.Sessions == 0 {
+		empty := o.s.x.res.Sessions == 0
+		r, err := o.s.close()
+		if empty && (err == nil || errors.Is(err, agentscope.ErrNoRuns)) {
 			continue // its writer refused every map: no file of that format this time
 		}
-		r, err := o.s.close()
+		// A write error (a full disk, a file size limit) is sticky in
+		// every writer: it is here even when it made the writer refuse
+		// every map, and fails the batch rather than drop a format.
 		if err == nil {
 			err = o.out.Commit()
+			if err != nil {
+				os.Remove(o.target) // a failed directory sync comes after the rename; it did not exist before
+			}
 		}
 		if err != nil {
 			b.remove(res.Files)
