@@ -342,17 +342,7 @@ func TestDirectoryMovedAwayAndBack(t *testing.T) {
 				symlink(t, project, filepath.Join(proj, "-a"))
 				log = filepath.Join(proj, "-a", "s1.jsonl")
 			}
-			r := startWatcher(t, []Root{claude}, WatchOptions{Rescan: time.Hour})
-			r.waitFor("initial file", func(m map[string]FileStat) bool { return m[log].Size == 3 })
-			away := filepath.Join(home, "away")
-			if err := os.Rename(project, away); err != nil {
-				t.Fatal(err)
-			}
-			r.waitFor("moved out", func(m map[string]FileStat) bool { return m[log].Gone })
-			if err := os.Rename(away, project); err != nil {
-				t.Fatal(err)
-			}
-			r.waitFor("moved back", func(m map[string]FileStat) bool { return m[log].Size == 3 && !m[log].Gone })
+			r := moveAwayAndBack(t, []Root{claude}, project, log)
 			write(t, filepath.Join(project, "s1.jsonl"), "{}\n")
 			r.waitFor("growth after the move back", func(m map[string]FileStat) bool { return m[log].Size == 6 })
 			if f, ok := r.seen[filepath.Join(project, "s1.jsonl")]; linked && ok && !f.Gone {
@@ -360,4 +350,24 @@ func TestDirectoryMovedAwayAndBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// moveAwayAndBack starts a watcher over roots (rescans an hour apart, so
+// that notifications alone must do the job), moves project out of the tree
+// and back, and waits for log, the one log in it as the watcher names it,
+// to be reported gone and then there again.
+func moveAwayAndBack(t *testing.T, roots []Root, project, log string) *watchRig {
+	t.Helper()
+	r := startWatcher(t, roots, WatchOptions{Rescan: time.Hour})
+	r.waitFor("initial file", func(m map[string]FileStat) bool { return m[log].Size == 3 })
+	away := filepath.Join(t.TempDir(), "away")
+	if err := os.Rename(project, away); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("moved out", func(m map[string]FileStat) bool { return m[log].Gone })
+	if err := os.Rename(away, project); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("moved back", func(m map[string]FileStat) bool { return m[log].Size == 3 && !m[log].Gone })
+	return r
 }

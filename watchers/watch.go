@@ -94,15 +94,19 @@ type Watcher struct {
 	known   map[string]*knownFile
 	watched map[string]watch  // directory (as seen under its root) → its watch
 	byReal  map[string]string // resolved directory watched → the directory under its root
-	dirs    map[dirKey]string // resolved directory, layout → the one name it is walked under
-	used    int
-	perFile bool // kqueue: every entry of a watched directory costs a descriptor
-	capped  bool
-	failed  bool
-	fsw     *fsnotify.Watcher
-	pending map[string]FileStat
-	full    bool
-	warned  map[string]bool // roots and loops said once already
+	// moreNames are the other names a resolved directory is watched under
+	// (one directory given as the roots of two agents, under two names):
+	// its events are named under each.
+	moreNames map[string][]string
+	dirs      map[dirKey]string // resolved directory, layout → the one name it is walked under
+	used      int
+	perFile   bool // kqueue: every entry of a watched directory costs a descriptor
+	capped    bool
+	failed    bool
+	fsw       *fsnotify.Watcher
+	pending   map[string]FileStat
+	full      bool
+	warned    map[string]bool // roots and loops said once already
 	// listings are the directories' entries as the rescans last read
 	// them; sweeps counts the rescans; complete makes the next one stat
 	// every log (notifications were lost).
@@ -227,10 +231,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 				events = nil
 				continue
 			}
-			name := w.underRoot(ev.Name)
-			dirty[name] = true
-			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-				dirty[filepath.Dir(name)] = true
+			for _, name := range w.underRoot(ev.Name) {
+				dirty[name] = true
+				if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+					dirty[filepath.Dir(name)] = true
+				}
 			}
 			if debounceAt.IsZero() {
 				// The clock read before select may be long past.
@@ -510,6 +515,7 @@ type dirEntry struct {
 // listing is a directory's entries as last read, with the identity and
 // modification time the directory had then.
 type listing struct {
+	layout  string // of the root that read it: a form is a layout's
 	id      FileID
 	mod     time.Time
 	at      time.Time
@@ -540,7 +546,13 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
 		return nil, false
 	}
 	id := StatID(fi)
-	if c := w.listings[dir]; reuse && c != nil && c.id == id && c.mod.Equal(fi.ModTime()) &&
+	last := w.listings[dir]
+	if last != nil && last.layout != r.Layout {
+		// One directory walked from the roots of two agents: the other's
+		// listing holds its forms, not this root's.
+		last = nil
+	}
+	if c := last; reuse && c != nil && c.id == id && c.mod.Equal(fi.ModTime()) &&
 		fi.ModTime().Before(c.at.Add(-listingSlack)) {
 		c.swept = w.sweeps
 		return c.entries, true
@@ -554,7 +566,7 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
 	// The entries a name keeps from the last listing: its path and form
 	// depend on the name alone (the form is worked out once per file).
 	var before map[string]*dirEntry
-	if c := w.listings[dir]; c != nil {
+	if c := last; c != nil {
 		before = make(map[string]*dirEntry, len(c.entries))
 		for i := range c.entries {
 			before[c.entries[i].name] = &c.entries[i]
@@ -582,7 +594,7 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
 		entries = append(entries, de)
 	}
 	if w.emit == nil {
-		w.listings[dir] = &listing{id: id, mod: fi.ModTime(), at: at, entries: entries, swept: w.sweeps}
+		w.listings[dir] = &listing{layout: r.Layout, id: id, mod: fi.ModTime(), at: at, entries: entries, swept: w.sweeps}
 	}
 	return entries, true
 }
@@ -619,10 +631,11 @@ func (w *Watcher) claim(r Root, dir, real string, viaLink bool) bool {
 	if other != dir {
 		w.once("alias:"+dir, "directory already followed under another name; skipped", "agent", r.Agent,
 			"path", dir, "followed", other)
-		if _, watched := w.watched[other]; !watched && w.emit == nil {
+		if _, watched := w.watched[other]; !watched && w.emit == nil && w.fsw != nil && !w.capped && !w.failed {
 			// It came back under its own name (moved away and back) while
 			// the name followed, a link, did not change: nothing would
-			// walk that name before the next rescan.
+			// walk that name before the next rescan. (Past the watch cap
+			// the rescans cover it, as every directory not watched.)
 			w.rewalk = append(w.rewalk, rootDir{r, other})
 		}
 	}
@@ -669,15 +682,22 @@ func (w *Watcher) once(key, msg string, args ...any) {
 }
 
 // underRoot names an event's path as the walk knows it: a directory
-// watched through a symbolic link reports under its resolved name.
-func (w *Watcher) underRoot(name string) string {
+// watched through a symbolic link reports under its resolved name, and
+// one watched under two names (for two agents) under both.
+func (w *Watcher) underRoot(name string) []string {
 	if d, ok := w.byReal[name]; ok {
-		return d
+		return append([]string{d}, w.moreNames[name]...)
 	}
-	if d, ok := w.byReal[filepath.Dir(name)]; ok {
-		return filepath.Join(d, filepath.Base(name))
+	dir := filepath.Dir(name)
+	if d, ok := w.byReal[dir]; ok {
+		base := filepath.Base(name)
+		out := []string{filepath.Join(d, base)}
+		for _, m := range w.moreNames[dir] {
+			out = append(out, filepath.Join(m, base))
+		}
+		return out
 	}
-	return name
+	return []string{name}
 }
 
 func statFile(r Root, p, form string) (FileStat, bool) {
@@ -778,9 +798,18 @@ func (w *Watcher) walkAgainFollowedNames() {
 	for len(w.rewalk) > 0 {
 		d := w.rewalk[0]
 		w.rewalk = w.rewalk[1:]
-		if !done[d] {
-			done[d] = true
-			w.walk(d.r, d.dir, false)
+		if done[d] {
+			continue
+		}
+		done[d] = true
+		// The name followed may be under another root of the layout
+		// than the name met (roots are walked in order: the first that
+		// holds it).
+		for _, r := range w.roots {
+			if r.Layout == d.r.Layout && r.Descend(d.dir) {
+				w.walk(r, d.dir, false)
+				break
+			}
 		}
 	}
 	w.rewalk = nil
@@ -865,21 +894,47 @@ func (w *Watcher) watchAt(dir, real string) {
 		return
 	}
 	w.watched[dir] = watch{cost: cost, real: real}
-	w.byReal[real] = dir
+	if first, ok := w.byReal[real]; ok && first != dir && resolvesTo(first, real) {
+		if !slices.Contains(w.moreNames[real], dir) {
+			if w.moreNames == nil {
+				w.moreNames = map[string][]string{}
+			}
+			w.moreNames[real] = append(w.moreNames[real], dir)
+		}
+	} else {
+		w.byReal[real] = dir
+	}
 	w.used += cost
 }
 
 func (w *Watcher) unwatch(dir string) {
-	if wt, ok := w.watched[dir]; ok {
-		w.used -= wt.cost
-		delete(w.watched, dir)
-		if w.byReal[wt.real] == dir {
-			delete(w.byReal, wt.real)
-			if w.fsw != nil {
-				w.fsw.Remove(wt.real)
-			}
-		}
+	wt, ok := w.watched[dir]
+	if !ok {
+		return
 	}
+	w.used -= wt.cost
+	delete(w.watched, dir)
+	more := w.moreNames[wt.real]
+	switch {
+	case w.byReal[wt.real] == dir && len(more) > 0:
+		w.byReal[wt.real] = more[0] // still watched under its other name
+		w.setMoreNames(wt.real, more[1:])
+	case w.byReal[wt.real] == dir:
+		delete(w.byReal, wt.real)
+		if w.fsw != nil {
+			w.fsw.Remove(wt.real)
+		}
+	default:
+		w.setMoreNames(wt.real, slices.DeleteFunc(slices.Clone(more), func(m string) bool { return m == dir }))
+	}
+}
+
+func (w *Watcher) setMoreNames(real string, names []string) {
+	if len(names) == 0 {
+		delete(w.moreNames, real)
+		return
+	}
+	w.moreNames[real] = names
 }
 
 // Watches is the number of directories watched (for status and tests).
