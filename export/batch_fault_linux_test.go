@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -51,7 +52,11 @@ func TestBatchUnderFileLimitChild(t *testing.T) {
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
 		t.Fatal(err)
 	}
-	b := Batch{Dir: filepath.Join(dir, "out"), Formats: []Format{JSONL, AttemptDB}, Options: testOptions(""), Stamp: testNow}
+	var formats []Format
+	for _, f := range strings.Split(os.Getenv("AGENTMAP_TEST_FSIZE_FORMATS"), ",") {
+		formats = append(formats, Format(f))
+	}
+	b := Batch{Dir: filepath.Join(dir, "out"), Formats: formats, Options: testOptions(""), Stamp: testNow}
 	var bad []string
 	res, err := b.Write(Selection{}, []string{filepath.Join(dir, "big-1.json.gz")}, func(_ string, err error) { bad = append(bad, err.Error()) })
 	out := struct {
@@ -69,15 +74,22 @@ func TestBatchUnderFileLimitChild(t *testing.T) {
 
 // A format whose file cannot be written (here past a file size limit, as
 // on a full disk) fails the whole batch, even when the failure made its
-// writer refuse every map: the other formats' files are removed and no map
-// counts as exported, so the batch is retried whole.
+// writer refuse every map and it is the batch's only format: the other
+// formats' files are removed and no map counts as exported, so the batch
+// is retried whole.
 func TestBatchFailsWhenAFormatCannotWrite(t *testing.T) {
+	for _, formats := range []string{"jsonl,attemptdb", "attemptdb"} {
+		t.Run(formats, func(t *testing.T) { batchUnderFileLimit(t, formats) })
+	}
+}
+
+func batchUnderFileLimit(t *testing.T, formats string) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "big-1.json.gz"), manyCalls(t, 100), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestBatchUnderFileLimitChild$")
-	cmd.Env = append(os.Environ(), "AGENTMAP_TEST_FSIZE_DIR="+dir)
+	cmd.Env = append(os.Environ(), "AGENTMAP_TEST_FSIZE_DIR="+dir, "AGENTMAP_TEST_FSIZE_FORMATS="+formats)
 	if o, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("child: %v\n%s", err, o)
 	}

@@ -91,6 +91,7 @@ func (b Batch) Write(sel Selection, files []string, bad func(string, error)) (Ba
 		}
 	}
 	res := BatchResult{NextSeq: b.Options.FirstSeq, Exported: map[string]string{}}
+	selected := 0 // maps read and kept by sel, whether a format took them or not
 	for _, file := range files {
 		d, sum, err := readHashed(file)
 		if err != nil {
@@ -103,6 +104,7 @@ func (b Batch) Write(sel Selection, files []string, bad func(string, error)) (Ba
 		if !sel.keep(d, file) {
 			continue
 		}
+		selected++
 		held := false
 		for _, o := range outs {
 			n := o.s.x.res.Sessions
@@ -119,7 +121,7 @@ func (b Batch) Write(sel Selection, files []string, bad func(string, error)) (Ba
 			res.Exported[file] = sum
 		}
 	}
-	if len(res.Exported) == 0 {
+	if selected == 0 {
 		return BatchResult{NextSeq: b.Options.FirstSeq}, nil // nothing selected: the deferred aborts drop the files
 	}
 	for i, o := range outs {
