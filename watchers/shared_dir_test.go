@@ -1,9 +1,12 @@
 package watchers
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 // Two roots of one layout: root B holds a link to a project of root A and
@@ -99,4 +102,107 @@ func TestLiveGrowthOneDirectoryTwoNames(t *testing.T) {
 	r.waitFor("initial file", func(m map[string]FileStat) bool { return m[claudeLog].Size == 3 })
 	write(t, claudeLog, "{}\n")
 	r.waitFor("growth", func(m map[string]FileStat) bool { return m[claudeLog].Size == 6 })
+}
+
+// liveWatcher is a watcher over roots with notifications but no loop:
+// tests drive its rescans and look at its watches.
+func liveWatcher(t *testing.T, roots []Root) (*Watcher, *fsnotify.Watcher) {
+	t.Helper()
+	w := NewWatcher(roots, WatchOptions{})
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fsw.Close() })
+	w.fsw = fsw
+	return w, fsw
+}
+
+// One directory, two names (claude's root, and cursor's through a link):
+// one kernel watch per resolved directory, and the cap is charged once for
+// it, not per name.
+func TestWatchCostPerKernelWatch(t *testing.T) {
+	home := t.TempDir()
+	dir, link := filepath.Join(home, "x"), filepath.Join(home, "cursor")
+	write(t, filepath.Join(dir, "projects", "-w", "s.jsonl"), "{}\n")
+	write(t, filepath.Join(dir, "projects", "p", "agent-transcripts", "a", "t.jsonl"), "{}\n")
+	symlink(t, dir, link)
+	w, fsw := liveWatcher(t, []Root{{Agent: "claude", Layout: LayoutClaude, Dir: dir}, {Agent: "cursor", Layout: LayoutCursor, Dir: link}})
+	w.fullScan()
+	if len(w.watched) <= len(fsw.WatchList()) {
+		t.Fatalf("%d names for %d kernel watches: the directory is not watched under two names", len(w.watched), len(fsw.WatchList()))
+	}
+	if w.used != len(fsw.WatchList()) {
+		t.Errorf("cap charged %d for %d kernel watches", w.used, len(fsw.WatchList()))
+	}
+	// Unwatching the names one by one hands the watch and its cost on
+	// until the last.
+	for name := range w.watched {
+		w.unwatch(name)
+		if w.used != len(fsw.WatchList()) {
+			t.Fatalf("after unwatching %s: cap charged %d for %d kernel watches", name, w.used, len(fsw.WatchList()))
+		}
+	}
+	if w.used != 0 || len(w.byReal) != 0 || len(w.moreNames) != 0 {
+		t.Errorf("left after every unwatch: used %d, byReal %v, moreNames %v", w.used, w.byReal, w.moreNames)
+	}
+}
+
+// A name that pointed elsewhere while the directory was watched under
+// another, then points back: its events are named under it again, and the
+// kernel watch stays while a name needs it.
+func TestNameThatPointsBack(t *testing.T) {
+	home := t.TempDir()
+	d, e := filepath.Join(home, "d"), filepath.Join(home, "e")
+	os.MkdirAll(d, 0o755)
+	os.MkdirAll(e, 0o755)
+	a := filepath.Join(home, "a")
+	symlink(t, d, a)
+	w, fsw := liveWatcher(t, nil)
+	w.watchAt(a, d)
+	os.Remove(a)
+	symlink(t, e, a) // re-pointed, not walked yet
+	w.watchAt(d, d)  // d under its own name takes the watch over
+	os.Remove(a)
+	symlink(t, d, a) // points back
+	w.watchAt(a, d)  // walked again
+	if n := w.underRoot(filepath.Join(d, "s.jsonl")); len(n) != 2 {
+		t.Errorf("events named under %v only; watched: %v", n, w.watched)
+	}
+	w.unwatch(d)
+	if _, ok := w.watched[a]; !ok || len(fsw.WatchList()) != 1 {
+		t.Errorf("after unwatching d: a watched %v, %d kernel watches", ok, len(fsw.WatchList()))
+	}
+}
+
+// One directory as the roots of two agents under one name: each layout
+// keeps its own listing, so a rescan that finds nothing changed reuses
+// them as for one agent.
+func TestListingsReusedForTwoLayouts(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "projects", "-w", "s.jsonl"), "{}\n")
+	write(t, filepath.Join(dir, "projects", "p", "agent-transcripts", "a", "t.jsonl"), "{}\n")
+	old := time.Now().Add(-time.Hour) // listed well after their last change
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if fi != nil && fi.IsDir() {
+			os.Chtimes(p, old, old)
+		}
+		return nil
+	})
+	w, _ := liveWatcher(t, []Root{{Agent: "claude", Layout: LayoutClaude, Dir: dir}, {Agent: "cursor", Layout: LayoutCursor, Dir: dir}})
+	w.fullScan()
+	for _, layout := range []string{LayoutClaude, LayoutCursor} {
+		key := listingKey{dir, layout}
+		before := w.listings[key]
+		replaced := 0
+		for range 5 {
+			w.fullScan()
+			if w.listings[key] != before {
+				replaced, before = replaced+1, w.listings[key]
+			}
+		}
+		if replaced > 1 { // one may fall on the directory's turn
+			t.Errorf("%s: the root's listing read afresh in %d of 5 rescans", layout, replaced)
+		}
+	}
 }

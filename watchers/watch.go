@@ -108,9 +108,11 @@ type Watcher struct {
 	full      bool
 	warned    map[string]bool // roots and loops said once already
 	// listings are the directories' entries as the rescans last read
-	// them; sweeps counts the rescans; complete makes the next one stat
-	// every log (notifications were lost).
-	listings map[string]*listing
+	// them, for each layout that walks them (a form is a layout's: one
+	// directory given as the roots of two agents has a listing for each);
+	// sweeps counts the rescans; complete makes the next one stat every
+	// log (notifications were lost).
+	listings map[listingKey]*listing
 	sweeps   int
 	complete bool
 	stamped  int // known records stamped by the current rescan (stamp)
@@ -184,7 +186,7 @@ func NewWatcher(roots []Root, opt WatchOptions) *Watcher {
 		roots: UniqueRoots(roots), opt: opt, out: make(chan Update, 1), log: log.With("component", "watch"),
 		known: map[string]*knownFile{}, watched: map[string]watch{}, byReal: map[string]string{},
 		dirs: map[dirKey]string{}, warned: map[string]bool{}, pending: map[string]FileStat{},
-		listings: map[string]*listing{},
+		listings: map[listingKey]*listing{},
 		perFile:  kqueue(runtime.GOOS),
 	}
 }
@@ -354,7 +356,7 @@ func (w *Watcher) fullScan() {
 		}
 	}
 	for d := range w.watched {
-		if c := w.listings[d]; c != nil && c.swept == w.sweeps {
+		if w.listedThisSweep(d) {
 			continue // stat'ed by this walk
 		}
 		if _, err := os.Stat(d); err != nil {
@@ -512,15 +514,32 @@ type dirEntry struct {
 	known *knownFile
 }
 
+// listingKey is a directory, and the layout of the root it is listed for.
+type listingKey struct {
+	dir, layout string
+}
+
 // listing is a directory's entries as last read, with the identity and
 // modification time the directory had then.
 type listing struct {
-	layout  string // of the root that read it: a form is a layout's
 	id      FileID
 	mod     time.Time
 	at      time.Time
 	entries []dirEntry
 	swept   int // the rescan that last reached it
+}
+
+// listedThisSweep reports whether this rescan listed dir, for any layout.
+func (w *Watcher) listedThisSweep(dir string) bool {
+	for i, r := range w.roots {
+		if slices.ContainsFunc(w.roots[:i], func(o Root) bool { return o.Layout == r.Layout }) {
+			continue // that layout was looked up already
+		}
+		if c := w.listings[listingKey{dir, r.Layout}]; c != nil && c.swept == w.sweeps {
+			return true
+		}
+	}
+	return false
 }
 
 // mustStat reports whether this rescan stats every log in dir: always
@@ -540,18 +559,14 @@ func (w *Watcher) mustStat(dir string) bool {
 // removed and renamed only by changing the directory. Otherwise, and on
 // the directory's turn, it is read again.
 func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
+	key := listingKey{dir, r.Layout}
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() {
-		delete(w.listings, dir)
+		delete(w.listings, key)
 		return nil, false
 	}
 	id := StatID(fi)
-	last := w.listings[dir]
-	if last != nil && last.layout != r.Layout {
-		// One directory walked from the roots of two agents: the other's
-		// listing holds its forms, not this root's.
-		last = nil
-	}
+	last := w.listings[key]
 	if c := last; reuse && c != nil && c.id == id && c.mod.Equal(fi.ModTime()) &&
 		fi.ModTime().Before(c.at.Add(-listingSlack)) {
 		c.swept = w.sweeps
@@ -560,7 +575,7 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
 	at := time.Now()
 	raw, err := os.ReadDir(dir)
 	if err != nil {
-		delete(w.listings, dir)
+		delete(w.listings, key)
 		return nil, false
 	}
 	// The entries a name keeps from the last listing: its path and form
@@ -594,7 +609,7 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
 		entries = append(entries, de)
 	}
 	if w.emit == nil {
-		w.listings[dir] = &listing{layout: r.Layout, id: id, mod: fi.ModTime(), at: at, entries: entries, swept: w.sweeps}
+		w.listings[key] = &listing{id: id, mod: fi.ModTime(), at: at, entries: entries, swept: w.sweeps}
 	}
 	return entries, true
 }
@@ -871,6 +886,29 @@ func (w *Watcher) watchAt(dir, real string) {
 		}
 		w.unwatch(dir) // the link points elsewhere now
 	}
+	if first, ok := w.byReal[real]; ok && first != dir {
+		if resolvesTo(first, real) {
+			// One kernel watch, two names (one directory for two agents):
+			// its events are named under both, and this name costs
+			// nothing more.
+			w.watched[dir] = watch{real: real}
+			if !slices.Contains(w.moreNames[real], dir) {
+				if w.moreNames == nil {
+					w.moreNames = map[string][]string{}
+				}
+				w.moreNames[real] = append(w.moreNames[real], dir)
+			}
+			return
+		}
+		if wt, ok := w.watched[first]; ok && wt.real == real {
+			// The first name leads elsewhere now: this one takes its
+			// watch over, and the first is watched afresh when walked.
+			delete(w.watched, first)
+			w.watched[dir] = wt
+			w.byReal[real] = dir
+			return
+		}
+	}
 	cost := 1
 	if w.perFile {
 		if entries, err := os.ReadDir(dir); err == nil {
@@ -894,16 +932,7 @@ func (w *Watcher) watchAt(dir, real string) {
 		return
 	}
 	w.watched[dir] = watch{cost: cost, real: real}
-	if first, ok := w.byReal[real]; ok && first != dir && resolvesTo(first, real) {
-		if !slices.Contains(w.moreNames[real], dir) {
-			if w.moreNames == nil {
-				w.moreNames = map[string][]string{}
-			}
-			w.moreNames[real] = append(w.moreNames[real], dir)
-		}
-	} else {
-		w.byReal[real] = dir
-	}
+	w.byReal[real] = dir
 	w.used += cost
 }
 
@@ -912,19 +941,26 @@ func (w *Watcher) unwatch(dir string) {
 	if !ok {
 		return
 	}
-	w.used -= wt.cost
 	delete(w.watched, dir)
 	more := w.moreNames[wt.real]
 	switch {
 	case w.byReal[wt.real] == dir && len(more) > 0:
-		w.byReal[wt.real] = more[0] // still watched under its other name
+		// Still watched under its other name, which takes the kernel
+		// watch over with its cost.
+		next := more[0]
+		nw := w.watched[next]
+		nw.cost += wt.cost
+		w.watched[next] = nw
+		w.byReal[wt.real] = next
 		w.setMoreNames(wt.real, more[1:])
 	case w.byReal[wt.real] == dir:
+		w.used -= wt.cost
 		delete(w.byReal, wt.real)
 		if w.fsw != nil {
 			w.fsw.Remove(wt.real)
 		}
 	default:
+		w.used -= wt.cost // nothing, for a second name
 		w.setMoreNames(wt.real, slices.DeleteFunc(slices.Clone(more), func(m string) bool { return m == dir }))
 	}
 }

@@ -280,8 +280,9 @@ func (s *Scheduler) export(now time.Time, st *state.ExportState) (Outcome, error
 		return Outcome{}, err
 	}
 	if len(res.Files) == 0 {
-		// Every selected map was unreadable (or outside the window): the
-		// unreadable ones stay due.
+		// Every selected map was unreadable, outside the window, or
+		// refused by every format's writer (each logged as left out):
+		// those stay due and are tried again at the next export.
 		st.Pending = nil
 		s.finishEmpty(st)
 		return Outcome{}, s.o.Store.PutExportState(*st)
