@@ -529,11 +529,13 @@ type listing struct {
 	swept   int // the rescan that last reached it
 }
 
-// listedThisSweep reports whether this rescan listed dir, for any layout.
+// listedThisSweep reports whether this rescan listed dir, for any root
+// that holds it: usually one, so that this look at every watched
+// directory costs one look-up each, as with one listing per directory.
 func (w *Watcher) listedThisSweep(dir string) bool {
-	for i, r := range w.roots {
-		if slices.ContainsFunc(w.roots[:i], func(o Root) bool { return o.Layout == r.Layout }) {
-			continue // that layout was looked up already
+	for _, r := range w.roots {
+		if dir != r.Dir && !isUnder(r.Dir, dir) {
+			continue
 		}
 		if c := w.listings[listingKey{dir, r.Layout}]; c != nil && c.swept == w.sweeps {
 			return true
