@@ -851,8 +851,10 @@ func (w *Watcher) vanished(p string) {
 	}
 }
 
+// isUnder reports whether p lies below dir. It builds no string: a
+// rescan asks it for every watched directory and every root.
 func isUnder(dir, p string) bool {
-	return strings.HasPrefix(p, dir+string(filepath.Separator))
+	return len(p) > len(dir) && p[len(dir)] == filepath.Separator && p[:len(dir)] == dir
 }
 
 // kqueue reports whether fsnotify's backend on goos opens a descriptor for

@@ -401,3 +401,23 @@ func TestFileStatSlotStaysSmall(t *testing.T) {
 		t.Errorf("FileStat is %d bytes, want at most 112", n)
 	}
 }
+
+func TestIsUnder(t *testing.T) {
+	sep := string(filepath.Separator)
+	for _, c := range []struct {
+		dir, p string
+		want   bool
+	}{
+		{"a", "a" + sep + "b", true},
+		{"a", "a" + sep + "b" + sep + "c", true},
+		{"a", "a", false},
+		{"a", "ab", false},
+		{"a", "a-b" + sep + "c", false},
+		{"a" + sep + "b", "a", false},
+		{"", sep + "x", true},
+	} {
+		if got := isUnder(c.dir, c.p); got != c.want {
+			t.Errorf("isUnder(%q, %q) = %v, want %v", c.dir, c.p, got, c.want)
+		}
+	}
+}
