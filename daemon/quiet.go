@@ -241,3 +241,18 @@ func (l quietLogs) met(f watchers.FileStat) (skip bool, restore []watchers.FileI
 	}
 	return false, restore
 }
+
+// readTo is where the record of the quiet log at f's path left f's file,
+// when it is there and f only grew since: what sizes the catch-up of a log
+// appended to between the load and the walk, whose record is not read back
+// until the walk visits it.
+func (l quietLogs) readTo(f watchers.FileStat) (int64, bool) {
+	h := quietPathHash(f.Path)
+	i, _ := slices.BinarySearchFunc(l, h, func(q quietLog, h uint64) int { return cmp.Compare(q.path, h) })
+	for ; i < len(l) && l[i].path == h; i++ {
+		if q := l[i]; q.id == f.ID && q.size <= f.Size {
+			return q.size, true
+		}
+	}
+	return 0, false
+}

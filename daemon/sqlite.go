@@ -23,8 +23,7 @@ const sqliteRetry = 5 * time.Second
 // conversation is a source of its own ("<db>#<id>") whose events are
 // replaced whenever they differ.
 func (d *Daemon) poll(ctx context.Context, s *state.Source, fst watchers.FileStat) {
-	walSize, walMod := fst.WalOf()
-	digest := fmt.Sprintf("%d/%d/%d/%d", fst.Size, ms(fst.ModTime), walSize, ms(walMod))
+	digest := sqliteDigest(fst)
 	if s.Digest == digest {
 		return
 	}
@@ -37,8 +36,8 @@ func (d *Daemon) poll(ctx context.Context, s *state.Source, fst watchers.FileSta
 	}
 	delete(d.polls, s.Path)
 	mod := ms(fst.ModTime)
-	if w := ms(walMod); w > mod {
-		mod = w
+	if _, walMod := fst.WalOf(); ms(walMod) > mod {
+		mod = ms(walMod)
 	}
 	for _, c := range convs {
 		if c.NativeID == "" {
@@ -113,4 +112,11 @@ func (d *Daemon) pollRetries(ctx context.Context) {
 		}
 		d.poll(ctx, s, fst)
 	}
+}
+
+// sqliteDigest is what a database is read again on a change of: its size
+// and time and those of its -wal.
+func sqliteDigest(fst watchers.FileStat) string {
+	walSize, walMod := fst.WalOf()
+	return fmt.Sprintf("%d/%d/%d/%d", fst.Size, ms(fst.ModTime), walSize, ms(walMod))
 }

@@ -89,11 +89,7 @@ func (c *catchUp) finish(now time.Time) { c.running, c.finished = false, now }
 func (d *Daemon) startCatchUp(files []watchers.FileStat) {
 	d.progress.done, d.progress.total = 0, 0
 	for _, f := range files {
-		if s := d.byPath[f.Path]; s != nil && s.Form == watchers.FormLines && !s.Missing {
-			d.progress.total += max(0, f.Size-s.Offset)
-		} else {
-			d.progress.total += f.Size
-		}
+		d.progress.total += d.unread(f)
 	}
 	d.catchUp.running = true
 	d.publishNow()

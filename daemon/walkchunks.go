@@ -29,8 +29,12 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 		afterLoad()
 	}
 	size := func(f watchers.FileStat) bool {
-		if skip, _ := d.quietLogs.met(f); !skip {
-			d.progress.total += d.unread(f)
+		if skip, restore := d.quietLogs.met(f); !skip {
+			n := d.unread(f)
+			if at, ok := d.quietLogs.readTo(f); ok && len(restore) > 0 {
+				n = f.Size - at // appended to since the load: read from where it was
+			}
+			d.progress.total += n
 		}
 		return ctx.Err() == nil
 	}
@@ -68,10 +72,29 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 }
 
 // unread is how much of a log a catch-up has still to read: what it grew
-// by, for a log of lines read before; the whole file otherwise.
+// by, for a log of lines read before; nothing for a file visit passes over
+// unchanged (one ignored as it was, a whole-form log or a database whose
+// digest is the one read last), which would otherwise keep the progress
+// short of its total; the whole file otherwise.
 func (d *Daemon) unread(f watchers.FileStat) int64 {
-	if s := d.byPath[f.Path]; s != nil && s.Form == watchers.FormLines && !s.Missing {
+	if old, ok := d.ignored[f.Path]; ok && old.Size == f.Size && old.ModTime.Equal(f.ModTime) && old.ID == f.ID {
+		return 0
+	}
+	s := d.byPath[f.Path]
+	if s == nil || s.Missing && s.Form != watchers.FormSQLite {
+		return f.Size
+	}
+	switch s.Form {
+	case watchers.FormLines:
 		return max(0, f.Size-s.Offset)
+	case watchers.FormWhole:
+		if s.Digest == wholeDigest(f) {
+			return 0
+		}
+	case watchers.FormSQLite:
+		if s.Digest == sqliteDigest(f) {
+			return 0
+		}
 	}
 	return f.Size
 }

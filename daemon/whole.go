@@ -18,7 +18,7 @@ import (
 // before in one transaction.
 func (d *Daemon) readWhole(s *state.Source, fst watchers.FileStat) {
 	log := d.log.With("component", "tail", "agent", s.Agent, "path", s.Path, "session", s.Session)
-	digest := fmt.Sprintf("%d/%d/%d/%d", fst.Size, ms(fst.ModTime), fst.ID.Dev, fst.ID.Ino)
+	digest := wholeDigest(fst)
 	if s.Digest == digest {
 		return
 	}
@@ -79,4 +79,10 @@ func (d *Daemon) readWhole(s *state.Source, fst watchers.FileStat) {
 		ms(fst.ModTime), next.Offset)
 	d.progress.done += fi.Size()
 	d.reportProgress()
+}
+
+// wholeDigest is what a whole-form log is read again on a change of: its
+// size, time and identity.
+func wholeDigest(fst watchers.FileStat) string {
+	return fmt.Sprintf("%d/%d/%d/%d", fst.Size, ms(fst.ModTime), fst.ID.Dev, fst.ID.Ino)
 }
