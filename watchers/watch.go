@@ -433,8 +433,9 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep, viaLink bool, chain [
 		statAll = !watched
 	}
 	chain = append(chain, real)
+	var links []linkTarget
 	if w.pathOrder {
-		entries = inPathOrder(entries)
+		entries, links = inPathOrder(entries)
 	}
 	for i := range entries {
 		if w.stopped {
@@ -444,11 +445,16 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep, viaLink bool, chain [
 		p := e.path
 		isDir := e.dir
 		if e.link {
-			ti, err := os.Stat(p)
-			if err != nil {
-				continue // a dangling link
+			var t linkTarget
+			if links != nil {
+				t = links[i] // stat'ed to sort the entries
+			} else {
+				t = statLink(p)
 			}
-			isDir = ti.IsDir()
+			if t.dangling {
+				continue
+			}
+			isDir = t.dir
 		}
 		if isDir {
 			pReal := filepath.Join(real, e.name)
@@ -1053,24 +1059,43 @@ func WalkInPathOrder(roots []Root, first, fn func(FileStat) bool) {
 	w.walkRoots()
 }
 
+// linkTarget is what a link in a directory leads to.
+type linkTarget struct {
+	dir, dangling bool
+}
+
+func statLink(path string) linkTarget {
+	ti, err := os.Stat(path)
+	if err != nil {
+		return linkTarget{dangling: true}
+	}
+	return linkTarget{dir: ti.IsDir()}
+}
+
 // inPathOrder sorts a directory's entries (read in order of their names)
 // so that a walk meets the logs under them in order of their paths: a
 // directory sorts as its name and a slash, so "a.jsonl" and "a-b.jsonl"
 // come before "a/…", and "a0.jsonl" after. A link counts as the kind of
-// entry it points to.
-func inPathOrder(entries []dirEntry) []dirEntry {
+// entry it points to; what each link leads to is returned beside the
+// sorted entries (nil when there is no link), so that the walk does not
+// stat it again.
+func inPathOrder(entries []dirEntry) ([]dirEntry, []linkTarget) {
 	isDir := make([]bool, len(entries))
+	var links []linkTarget
 	var any bool
 	for i, e := range entries {
 		isDir[i] = e.dir
 		if e.link {
-			ti, err := os.Stat(e.path)
-			isDir[i] = err == nil && ti.IsDir()
+			if links == nil {
+				links = make([]linkTarget, len(entries))
+			}
+			links[i] = statLink(e.path)
+			isDir[i] = links[i].dir
 		}
 		any = any || isDir[i]
 	}
 	if !any {
-		return entries // files only: their names' order is their paths'
+		return entries, links // files only: their names' order is their paths'
 	}
 	order := make([]int, len(entries))
 	for i := range order {
@@ -1080,10 +1105,17 @@ func inPathOrder(entries []dirEntry) []dirEntry {
 		return compareAsPaths(entries[a].name, isDir[a], entries[b].name, isDir[b])
 	})
 	out := make([]dirEntry, len(entries))
+	var outLinks []linkTarget
+	if links != nil {
+		outLinks = make([]linkTarget, len(entries))
+	}
 	for i, j := range order {
 		out[i] = entries[j]
+		if links != nil {
+			outLinks[i] = links[j]
+		}
 	}
-	return out
+	return out, outLinks
 }
 
 // compareAsPaths compares two names of one directory as the paths under
