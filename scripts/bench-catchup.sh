@@ -10,10 +10,13 @@
 #
 # For each corpus HOME: `agentmap scan` and `ccusage session --json`, ROUNDS
 # paired runs, medians of wall time, CPU time and peak RSS, maps written, and
-# the ratios. For the synthetic HOME: `agentmap scan` once, then `agentmap
-# run` from an empty data directory until it has written every map (wall,
-# CPU, peak RSS), then that daemon idle with a rescan every 5 s (CPU per
-# rescan, RSS). ccusage is installed from npm (pinned) into a cache under the
+# the ratios; for the 10x and 50x HOMEs the same again on each agent's logs
+# alone (a HOME holding only its .claude, then only its .codex, hard-linked),
+# where the two programs read the same bytes (ccusage reads Claude Code's and
+# Codex's logs, not Cursor's), so that the ratio of each agent shows. For
+# the synthetic HOME: `agentmap scan` once, then `agentmap run` from an
+# empty data directory until it has written every map (wall, CPU, peak
+# RSS), then that daemon idle with a rescan every 5 s (CPU per rescan, RSS). ccusage is installed from npm (pinned) into a cache under the
 # work directory. The HOMEs are made in the work directory, never in the
 # repository. Linux only (/proc, GNU time). The machine's load average is
 # printed: wall times on a shared machine are only as good as it is idle.
@@ -65,10 +68,10 @@ ratio() { echo "scale=1; $1 / $2" | bc | sed 's/^\./0./'; }
 
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); ccusage $CCUSAGE_VERSION (native)"
 printf '\n| HOME | logs | MB | agentmap scan: wall, CPU, peak RSS, maps | ccusage: wall, CPU, peak RSS | ratio wall, CPU |\n|---|---|---|---|---|---|\n'
-for k in 1 10 50; do
-  home="$work/home-${k}x"
-  [ -d "$home" ] || go run ./scripts/benchhome -corpus "$corpus" -copies "$k" -o "$home" >"$work/home-${k}x.size"
-  read -r logs bytes <"$work/home-${k}x.size"
+# rounds LABEL HOME LOGS BYTES: ROUNDS paired runs of agentmap scan and
+# ccusage (and the base) on HOME, and the table's rows for them.
+rounds() {
+  local label=$1 home=$2 logs=$3 bytes=$4
   : >"$work/a"; : >"$work/c"; : >"$work/b"
   for r in $(seq "$ROUNDS"); do
     rm -rf "$work/data"
@@ -86,11 +89,34 @@ for k in 1 10 50; do
   aw=$(cut -d' ' -f1 "$work/a" | median); ac=$(cut -d' ' -f2 "$work/a" | median); ar=$(cut -d' ' -f3 "$work/a" | median)
   am=$(cut -d' ' -f4 "$work/a" | median)
   cw=$(cut -d' ' -f1 "$work/c" | median); cc=$(cut -d' ' -f2 "$work/c" | median); cr=$(cut -d' ' -f3 "$work/c" | median)
-  echo "| ${k}x corpus | $logs | $(echo "scale=1; $bytes / 1000000" | bc) | ${aw} s, ${ac} s, ${ar} MiB, $am | ${cw} s, ${cc} s, ${cr} MiB | $(ratio "$aw" "$cw")x, $(ratio "$ac" "$cc")x |"
+  echo "| $label | $logs | $(echo "scale=1; $bytes / 1000000" | bc) | ${aw} s, ${ac} s, ${ar} MiB, $am | ${cw} s, ${cc} s, ${cr} MiB | $(ratio "$aw" "$cw")x, $(ratio "$ac" "$cc")x |"
   if [ -n "${BASE:-}" ]; then
     bw=$(cut -d' ' -f1 "$work/b" | median); bc_=$(cut -d' ' -f2 "$work/b" | median); br=$(cut -d' ' -f3 "$work/b" | median)
     bm=$(cut -d' ' -f4 "$work/b" | median)
     echo "| (agentmap $BASE on the same) | | | ${bw} s, ${bc_} s, ${br} MiB, $bm | | now $(ratio "$aw" "$bw")x its wall, $(ratio "$ac" "$bc_")x its CPU |"
+  fi
+}
+
+# agent_home HOME DIR OUT: OUT is a HOME holding only HOME's DIR (.claude,
+# .codex), hard-linked: one agent's share of a corpus HOME, on which both
+# programs read the same logs (ccusage reads Claude Code's and Codex's, not
+# Cursor's).
+agent_home() {
+  [ -d "$3" ] || { mkdir -p "$3" && cp -al "$1/$2" "$3/"; }
+}
+size_of() { echo "$(find "$1" -type f | wc -l) $(find "$1" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')"; }
+
+for k in 1 10 50; do
+  home="$work/home-${k}x"
+  [ -d "$home" ] || go run ./scripts/benchhome -corpus "$corpus" -copies "$k" -o "$home" >"$work/home-${k}x.size"
+  read -r logs bytes <"$work/home-${k}x.size"
+  rounds "${k}x corpus" "$home" "$logs" "$bytes"
+  if [ "$k" -gt 1 ]; then
+    for agent in claude codex; do
+      agent_home "$home" ".$agent" "$home-$agent"
+      read -r logs bytes < <(size_of "$home-$agent")
+      rounds "${k}x, its .$agent alone" "$home-$agent" "$logs" "$bytes"
+    done
   fi
 done
 
