@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -97,5 +98,43 @@ func TestProgressOfAQuietLogAppendedAfterTheLoad(t *testing.T) {
 	}
 	if done != appended || total != appended {
 		t.Fatalf("progress %d of %d, want %d of %d (the appended line)", done, total, appended, appended)
+	}
+}
+
+// TestProgressLeavesOutACompressedCopy: a compressed rollout beside its
+// plain file is not read (the plain one is), so it counts for nothing in
+// the progress, on a first scan and after.
+func TestProgressLeavesOutACompressedCopy(t *testing.T) {
+	home, data := t.TempDir(), t.TempDir()
+	const zst = "rollout-2025-11-07T09-00-00-019a5baa-0000-7000-8000-00000000c006.jsonl.zst"
+	dir := filepath.Join(home, ".codex/sessions/2025/11/07")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("../testdata/codex/" + zst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, zst), b, 0o600)
+	plain, err := os.ReadFile("../testdata/codex/rollout-2026-03-01T09-00-00-0190aaaa-0000-7000-8000-00000000a001.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, strings.TrimSuffix(zst, ".zst")), plain, 0o600)
+	roots := homeRoots(runtime.GOOS, home)
+	for i := range 2 {
+		var done, total int64
+		d := New(Options{DataDir: data, Once: true, Roots: roots, Logger: slog.New(slog.DiscardHandler),
+			Progress: func(dn, tot int64, _ int) { done, total = dn, tot }})
+		if err := d.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		want := int64(len(plain))
+		if i > 0 {
+			want = 0
+		}
+		if done != want || total != want {
+			t.Fatalf("scan %d: progress %d of %d, want %d of %d (the plain rollout's bytes)", i+1, done, total, want, want)
+		}
 	}
 }

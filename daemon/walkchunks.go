@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"os"
+	"strings"
 
 	"github.com/agentmap/agentmap/watchers"
 )
@@ -31,8 +33,13 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 	size := func(f watchers.FileStat) bool {
 		if skip, restore := d.quietLogs.met(f); !skip {
 			n := d.unread(f)
-			if at, ok := d.quietLogs.readTo(f); ok && len(restore) > 0 {
-				n = f.Size - at // appended to since the load: read from where it was
+			if len(restore) > 0 {
+				// Appended to since the load: read from where it was. (A
+				// log also rewritten in place is read whole, as the tailer
+				// finds; that is the one case this undercounts.)
+				if at, ok := d.quietLogs.readTo(f); ok {
+					n = f.Size - at
+				}
 			}
 			d.progress.total += n
 		}
@@ -73,14 +80,25 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 
 // unread is how much of a log a catch-up has still to read: what it grew
 // by, for a log of lines read before; nothing for a file visit passes over
-// unchanged (one ignored as it was, a whole-form log or a database whose
-// digest is the one read last), which would otherwise keep the progress
-// short of its total; the whole file otherwise.
+// unchanged, which would otherwise keep the progress short of its total: a
+// whole-form log or a database whose digest is the one read last, a
+// compressed rollout beside its plain file (read instead), and one this
+// run already passed over as it is (ignored or excluded); the whole file
+// otherwise. Exclusions and files ignored are known only once a visit met
+// them, so a first catch-up still counts those.
 func (d *Daemon) unread(f watchers.FileStat) int64 {
 	if old, ok := d.ignored[f.Path]; ok && old.Size == f.Size && old.ModTime.Equal(f.ModTime) && old.ID == f.ID {
 		return 0
 	}
+	if d.isExcluded(f) {
+		return 0
+	}
 	s := d.byPath[f.Path]
+	if s == nil && strings.HasSuffix(f.Path, ".zst") {
+		if _, err := os.Stat(strings.TrimSuffix(f.Path, ".zst")); err == nil {
+			return 0 // see adopt: the plain rollout is read
+		}
+	}
 	if s == nil || s.Missing && s.Form != watchers.FormSQLite {
 		return f.Size
 	}
