@@ -149,7 +149,7 @@ func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
 	if d.isExcluded(f) {
 		return
 	}
-	if old, ok := d.ignored[f.Path]; ok && old.Size == f.Size && old.ModTime.Equal(f.ModTime) && old.ID == f.ID {
+	if d.stillIgnored(f) {
 		return
 	}
 	delete(d.ignored, f.Path)
@@ -168,6 +168,13 @@ func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
 	case watchers.FormSQLite:
 		d.poll(ctx, s, f)
 	}
+}
+
+// stillIgnored reports whether f is a file adopt passed over (see ignored)
+// and unchanged since.
+func (d *Daemon) stillIgnored(f watchers.FileStat) bool {
+	old, ok := d.ignored[f.Path]
+	return ok && old.Size == f.Size && old.ModTime.Equal(f.ModTime) && old.ID == f.ID
 }
 
 // adopt finds the source a newly seen path belongs to: a known file that

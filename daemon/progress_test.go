@@ -138,3 +138,36 @@ func TestProgressLeavesOutACompressedCopy(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressOfASecondScanOfACursorDatabase: a Cursor database of the
+// corpus, unchanged since the first scan, counts nothing in the second
+// scan's progress (it used to count its whole size, never read).
+func TestProgressOfASecondScanOfACursorDatabase(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(corpusDir(t), "cursor", "CursorSync__globalStorage_state.vscdb"))
+	if err != nil {
+		t.Skip(err)
+	}
+	home, data := t.TempDir(), t.TempDir()
+	db := filepath.Join(home, ".config", "Cursor", "User", "globalStorage", "state.vscdb")
+	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	roots := homeRoots(runtime.GOOS, home)
+	scan := func() (done, total int64, sessions int) {
+		d := New(Options{DataDir: data, Once: true, Roots: roots, Logger: slog.New(slog.DiscardHandler),
+			Progress: func(dn, tot int64, n int) { done, total, sessions = dn, tot, n }})
+		if err := d.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return done, total, sessions
+	}
+	if done, total, sessions := scan(); sessions == 0 || done != int64(len(raw)) || total != done {
+		t.Fatalf("first scan: %d sessions, progress %d of %d; want some sessions and %d of %d", sessions, done, total, len(raw), len(raw))
+	}
+	if done, total, _ := scan(); done != 0 || total != 0 {
+		t.Fatalf("second scan, nothing changed: progress %d of %d, want 0 of 0", done, total)
+	}
+}

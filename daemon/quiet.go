@@ -231,15 +231,24 @@ func (q *quietLoad) sortedLogs() quietLogs {
 // one moved after the load to a path whose 64-bit hash is its old one's,
 // which the next scan, finding the old path gone, follows.
 func (l quietLogs) met(f watchers.FileStat) (skip bool, restore []watchers.FileID) {
-	h := quietPathHash(f.Path)
-	i, _ := slices.BinarySearchFunc(l, h, func(q quietLog, h uint64) int { return cmp.Compare(q.path, h) })
-	for ; i < len(l) && l[i].path == h; i++ {
-		if q := l[i]; q.id == f.ID && q.size == f.Size && q.modMs == ms(f.ModTime) {
+	for _, q := range l.at(f.Path) {
+		if q.id == f.ID && q.size == f.Size && q.modMs == ms(f.ModTime) {
 			return true, nil
 		}
-		restore = append(restore, l[i].id)
+		restore = append(restore, q.id)
 	}
 	return false, restore
+}
+
+// at returns the quiet logs whose paths have path's hash.
+func (l quietLogs) at(path string) quietLogs {
+	h := quietPathHash(path)
+	i, _ := slices.BinarySearchFunc(l, h, func(q quietLog, h uint64) int { return cmp.Compare(q.path, h) })
+	j := i
+	for j < len(l) && l[j].path == h {
+		j++
+	}
+	return l[i:j]
 }
 
 // readTo is where the record of the quiet log at f's path left f's file,
@@ -247,10 +256,8 @@ func (l quietLogs) met(f watchers.FileStat) (skip bool, restore []watchers.FileI
 // appended to between the load and the walk, whose record is not read back
 // until the walk visits it.
 func (l quietLogs) readTo(f watchers.FileStat) (int64, bool) {
-	h := quietPathHash(f.Path)
-	i, _ := slices.BinarySearchFunc(l, h, func(q quietLog, h uint64) int { return cmp.Compare(q.path, h) })
-	for ; i < len(l) && l[i].path == h; i++ {
-		if q := l[i]; q.id == f.ID && q.size <= f.Size {
+	for _, q := range l.at(f.Path) {
+		if q.id == f.ID && q.size <= f.Size {
 			return q.size, true
 		}
 	}

@@ -35,10 +35,8 @@ func (d *Daemon) poll(ctx context.Context, s *state.Source, fst watchers.FileSta
 		return
 	}
 	delete(d.polls, s.Path)
-	mod := ms(fst.ModTime)
-	if _, walMod := fst.WalOf(); ms(walMod) > mod {
-		mod = ms(walMod)
-	}
+	_, walMod := fst.WalOf()
+	mod := max(ms(fst.ModTime), ms(walMod))
 	for _, c := range convs {
 		if c.NativeID == "" {
 			continue

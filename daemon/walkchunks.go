@@ -31,15 +31,13 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 		afterLoad()
 	}
 	size := func(f watchers.FileStat) bool {
-		if skip, restore := d.quietLogs.met(f); !skip {
+		if skip, _ := d.quietLogs.met(f); !skip {
 			n := d.unread(f)
-			if len(restore) > 0 {
-				// Appended to since the load: read from where it was. (A
+			if at, ok := d.quietLogs.readTo(f); ok {
+				// Appended to since the load: read from where it was (a
 				// log also rewritten in place is read whole, as the tailer
-				// finds; that is the one case this undercounts.)
-				if at, ok := d.quietLogs.readTo(f); ok {
-					n = f.Size - at
-				}
+				// finds: that one is undercounted).
+				n = f.Size - at
 			}
 			d.progress.total += n
 		}
@@ -87,10 +85,7 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 // otherwise. Exclusions and files ignored are known only once a visit met
 // them, so a first catch-up still counts those.
 func (d *Daemon) unread(f watchers.FileStat) int64 {
-	if old, ok := d.ignored[f.Path]; ok && old.Size == f.Size && old.ModTime.Equal(f.ModTime) && old.ID == f.ID {
-		return 0
-	}
-	if d.isExcluded(f) {
+	if d.stillIgnored(f) || d.isExcluded(f) {
 		return 0
 	}
 	s := d.byPath[f.Path]
