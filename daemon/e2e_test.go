@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentmap/agentmap/state"
 )
 
 // The end-to-end tests build the real binary and run it against a
@@ -613,7 +615,7 @@ func TestNoContentLeaves(t *testing.T) {
 	if strings.Contains(logText, canary) {
 		t.Errorf("content in the daemon's log:\n%s", logText)
 	}
-	db, err := os.ReadFile(StatePath(data))
+	db, err := state.SearchableBytes(StatePath(data))
 	if err != nil {
 		t.Fatal(err)
 	}

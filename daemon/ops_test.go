@@ -63,7 +63,10 @@ func TestExcludedSessionLeavesNoTrace(t *testing.T) {
 	if len(srcs) != 1 || len(sessions) != 1 || sessions[0].NativeID != "s1" {
 		t.Fatalf("state: %d sources, sessions %+v", len(srcs), sessions)
 	}
-	raw, _ := os.ReadFile(StatePath(r.data))
+	raw, err := state.SearchableBytes(StatePath(r.data))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if bytes.Contains(raw, []byte("s2")) || bytes.Contains(raw, []byte("secret")) {
 		t.Fatal("the state file names the excluded session")
 	}

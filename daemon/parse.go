@@ -22,6 +22,7 @@ type chunk struct {
 	end            int64
 	cursor         watchers.Cursor
 	events         []event.Event
+	encoded        []byte // events as the state database stores them, when a parse worker encoded them
 	lines, skipped int64
 	oversized      int
 	carry          []byte
@@ -404,6 +405,11 @@ func (a aheadReader) parse(fs watchers.FileStat, buf *[]event.Event) (res *parse
 	defer func() { *buf = rd.spare() }()
 	var st watchers.TailStats
 	st, _, err = rd.run(func(c chunk) bool {
+		if len(c.events) > 0 {
+			// Encoded here, on a worker, rather than in the commit on
+			// the loop, which every log's batches pass through one by one.
+			c.encoded = state.EncodeEvents(c.events)
+		}
 		res.chunks = append(res.chunks, c)
 		return true
 	})

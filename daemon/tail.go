@@ -167,7 +167,7 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 		if reset {
 			*s = orig
 		}
-		ok := d.apply(s, next, state.Batch{Carry: c.carry, SetCarry: true, Reset: reset, ResetSession: resetSession},
+		ok := d.apply(s, next, state.Batch{Carry: c.carry, SetCarry: true, Reset: reset, ResetSession: resetSession, Encoded: c.encoded},
 			c.events, reset || partialGrew, mod, c.end)
 		d.progress.done += c.end - committed
 		committed, reset = c.end, false

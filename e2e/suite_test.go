@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentmap/agentmap/state"
 )
 
 func runSuite(t *testing.T, bin string) {
@@ -108,7 +110,7 @@ func checkLeaks(t *testing.T, w *world, maps map[string][]byte, logs []byte) {
 			t.Errorf("map %s holds scripted text at byte %d", p, i)
 		}
 	}
-	if db, err := os.ReadFile(filepath.Join(w.data, "state.db")); err == nil {
+	if db, err := state.SearchableBytes(filepath.Join(w.data, "state.db")); err == nil {
 		if bytes.Contains(bytes.ToLower(db), needle) {
 			t.Errorf("state.db holds scripted text at byte %d", bytes.Index(bytes.ToLower(db), needle))
 		}

@@ -5,7 +5,7 @@ package state
 // shape bumps SchemaVersion and adds a migration.
 
 // SchemaVersion is the layout this build reads and writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 var (
 	// bucketMeta holds keySchema (the layout version, decimal text).
@@ -25,6 +25,8 @@ var (
 	// is source id (8 bytes) + batch sequence (8 bytes), the value the JSON
 	// of one committed batch of redacted events, so a session's log is
 	// append-only and a source's share of it can be dropped by prefix.
+	// Since schema 2 that JSON is S2-compressed behind a tag byte
+	// (events.go); batches written before stay plain and are read as such.
 	bucketEvents = []byte("events")
 	// bucketExports holds the scheduled exports' cursor (exports.go). It is
 	// created by the first export, not by a migration: a build without

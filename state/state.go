@@ -288,6 +288,10 @@ type Batch struct {
 	Reset        bool
 	ResetSession string
 	Events       []event.Event
+	// Encoded is Events as EncodeEvents makes them, when the caller
+	// encoded them already (off the loop that commits); nil otherwise.
+	// The seal is appended to it.
+	Encoded []byte
 	// Sessions are written too (activity, generation, end flags).
 	Sessions []*Session
 }
@@ -319,9 +323,10 @@ func (d *DB) CommitAll(bs []Batch) error {
 	for i, b := range bs {
 		var err error
 		if len(b.Events) > 0 {
-			// As json.Marshal encodes them, by hand (event.AppendJSON): the
-			// reflection was most of a commit's CPU. Room for the seal.
-			encs[i].events = event.AppendJSON(make([]byte, 0, 128*len(b.Events)), b.Events)
+			encs[i].events = b.Encoded
+			if encs[i].events == nil {
+				encs[i].events = EncodeEvents(b.Events)
+			}
 			encs[i].events = seal(eventsScope([]byte(b.Source.Session)), eventKey(b.Source.ID, b.Seq), encs[i].events)
 		}
 		if encs[i].source, err = json.Marshal(b.Source); err != nil {
@@ -508,7 +513,7 @@ func (d *DB) Events(session string, fn func(src uint64, events []event.Event) er
 			}
 			src := binary.BigEndian.Uint64(k[:8])
 			var batch []event.Event
-			if err := decodeRecord(scope, k, v, &batch); err != nil {
+			if err := decodeEvents(scope, k, v, &batch); err != nil {
 				return &DamagedError{Session: session, Sources: []uint64{src}}
 			}
 			if n := len(parts); n > 0 && parts[n-1].src == src {

@@ -411,7 +411,10 @@ exclude = ["~/secret"]
 			t.Fatalf("excluded session in the state: %+v", s)
 		}
 	}
-	raw, _ := os.ReadFile(daemon.StatePath(data))
+	raw, err := state.SearchableBytes(daemon.StatePath(data))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if bytes.Contains(raw, []byte(hidden)) || bytes.Contains(raw, []byte("secret")) {
 		t.Fatal("the state file holds the excluded session")
 	}
