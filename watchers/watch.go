@@ -586,6 +586,12 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
 		delete(w.listings, key)
 		return nil, false
 	}
+	if c := last; c != nil && sameEntries(raw, c.entries) {
+		// Read again on its turn and found as it was (the common case
+		// of that safety net): the listing stands, with nothing rebuilt.
+		c.id, c.mod, c.at, c.swept = id, fi.ModTime(), at, w.sweeps
+		return c.entries, true
+	}
 	// The entries a name keeps from the last listing: its path and form
 	// depend on the name alone (the form is worked out once per file).
 	var before map[string]*dirEntry
@@ -620,6 +626,23 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
 		w.listings[key] = &listing{id: id, mod: fi.ModTime(), at: at, entries: entries, swept: w.sweeps}
 	}
 	return entries, true
+}
+
+// sameEntries reports whether a directory read now (raw, in name order)
+// holds exactly the entries of a listing (kept in the same order), each of
+// the same kind. A listing leaves out only what is never a log (a socket,
+// a device): a directory holding one is rebuilt every time, as before.
+func sameEntries(raw []fs.DirEntry, entries []dirEntry) bool {
+	if len(raw) != len(entries) {
+		return false
+	}
+	for i, e := range raw {
+		de := &entries[i]
+		if de.name != e.Name() || de.dir != e.IsDir() || de.link != (e.Type()&fs.ModeSymlink != 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // claim reports whether a walk enters dir, which resolves to real

@@ -421,3 +421,63 @@ func TestIsUnder(t *testing.T) {
 		}
 	}
 }
+
+// On its turn a directory is read again even though its identity and time
+// say it has not changed: a listing found as it was is kept as it is, and
+// one that changed behind an unchanged time (a name added and the time set
+// back) is rebuilt, so the new log is found on that turn.
+func TestTurnReadsAListingAgain(t *testing.T) {
+	root := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(t.TempDir(), ".claude")}
+	dir := filepath.Join(root.Dir, "projects", "-w-0")
+	os.MkdirAll(dir, 0o700)
+	for s := range 3 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%08d-0000-4000-8000-000000000000.jsonl", s)), []byte("{}\n"), 0o600)
+	}
+	old := time.Now().Add(-time.Minute)
+	setBack := func() {
+		filepath.WalkDir(root.Dir, func(p string, d os.DirEntry, err error) error {
+			os.Chtimes(p, old, old)
+			return nil
+		})
+	}
+	setBack()
+	w := NewWatcher([]Root{root}, WatchOptions{})
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Skipf("no file notifications here: %v", err)
+	}
+	defer fsw.Close()
+	w.fsw = fsw // its events are never read
+	w.fullScan()
+	w.collect()
+	w.pending = map[string]FileStat{}
+	key := listingKey{dir, root.Layout}
+	first := w.listings[key]
+	if first == nil || len(first.entries) != 3 {
+		t.Fatalf("listing after the first scan: %+v", first)
+	}
+	// Rescans until the directory's turn: the listing read again is the
+	// same, and kept as it is.
+	turn := func() {
+		for range statEvery {
+			w.fullScan()
+			if w.mustStat(dir) {
+				return
+			}
+		}
+	}
+	turn()
+	if c := w.listings[key]; c != first || &c.entries[0] != &first.entries[0] {
+		t.Fatal("a listing found as it was on its turn was rebuilt")
+	}
+	added := filepath.Join(dir, "00000007-0000-4000-8000-000000000000.jsonl")
+	os.WriteFile(added, []byte("{}\n"), 0o600)
+	setBack()
+	for range statEvery + 1 {
+		w.fullScan()
+		if _, ok := w.known[added]; ok {
+			return
+		}
+	}
+	t.Fatalf("a log added behind an unchanged directory time was not found in %d rescans", statEvery+1)
+}
