@@ -433,6 +433,8 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep, viaLink bool, chain [
 		statAll = !watched
 	}
 	chain = append(chain, real)
+	var ds dirStatter
+	var dirOpen, dsOK bool
 	var links []linkTarget
 	if w.pathOrder {
 		entries, links = inPathOrder(entries)
@@ -489,7 +491,25 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep, viaLink bool, chain [
 				continue
 			}
 		}
-		if fs, ok := statFile(r, p, form); ok {
+		var fs FileStat
+		var ok bool
+		if !e.link && form != FormSQLite {
+			if !dirOpen {
+				ds, dsOK = openDirStatter(dir)
+				dirOpen = true
+				if dsOK {
+					defer ds.close()
+				}
+			}
+			if dsOK {
+				fs, ok = ds.stat(r, p, e.name, form)
+			} else {
+				fs, ok = statFile(r, p, form)
+			}
+		} else {
+			fs, ok = statFile(r, p, form)
+		}
+		if ok {
 			w.note(fs)
 			if !e.link {
 				e.known = w.known[p]

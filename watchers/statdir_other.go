@@ -1,0 +1,13 @@
+//go:build !unix
+
+package watchers
+
+// dirStatter is statFile by the whole path where there is no stat
+// relative to a directory (statdir_unix.go).
+type dirStatter struct{}
+
+func openDirStatter(string) (dirStatter, bool) { return dirStatter{}, false }
+
+func (dirStatter) close() {}
+
+func (dirStatter) stat(r Root, p, _, form string) (FileStat, bool) { return statFile(r, p, form) }
