@@ -66,6 +66,7 @@ func (d *Daemon) commitGroup() bool {
 				"session", q.batch.Source.Session, "offset", q.offset, "events", len(q.batch.Events))
 		}
 	}
+	clear(d.group) // the batches' events and encoded bytes are not kept reachable
 	d.group, d.groupEvents = d.group[:0], 0
 	return err == nil
 }

@@ -405,12 +405,7 @@ func (a aheadReader) parse(fs watchers.FileStat, buf *[]event.Event) (res *parse
 	defer func() { *buf = rd.spare() }()
 	var st watchers.TailStats
 	st, _, err = rd.run(func(c chunk) bool {
-		if len(c.events) > 0 {
-			// Encoded here, on a worker, rather than in the commit on
-			// the loop, which every log's batches pass through one by one.
-			c.encoded = state.EncodeEvents(c.events)
-		}
-		res.chunks = append(res.chunks, c)
+		res.chunks = append(res.chunks, c.encode())
 		return true
 	})
 	if err != nil {
@@ -430,9 +425,19 @@ func (a aheadReader) parse(fs watchers.FileStat, buf *[]event.Event) (res *parse
 			return nil
 		}
 		c.last = true
-		res.chunks = append(res.chunks, c)
+		res.chunks = append(res.chunks, c.encode())
 	}
 	return res
+}
+
+// encode returns the chunk with its events encoded as the state database
+// stores them: a worker does it, rather than the commit on the loop, which
+// every log's batches pass through one by one.
+func (c chunk) encode() chunk {
+	if len(c.events) > 0 {
+		c.encoded = state.EncodeEvents(c.events)
+	}
+	return c
 }
 
 // takeParsed returns the read-ahead result of the log the loop is

@@ -7,6 +7,11 @@ package state
 // SchemaVersion is the layout this build reads and writes.
 const SchemaVersion = 2
 
+// oldestReadable is the oldest layout a reader alongside no daemon
+// (OpenReadOnly) reads as it is, unmigrated: schema 2 changed only how new
+// event batches are written, and this build reads schema 1's.
+const oldestReadable = 1
+
 var (
 	// bucketMeta holds keySchema (the layout version, decimal text).
 	bucketMeta = []byte("meta")

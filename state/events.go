@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/s2"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/agentmap/agentmap/builder/event"
 )
@@ -71,46 +70,65 @@ func decodeEvents(scope, key, v []byte, into *[]event.Event) error {
 // of every compressed event batch in it: what an audit that searches the
 // state for text it must not hold (a canary, an excluded session's name)
 // has to look through, since a compressed batch hides its text from a
-// search of the file. The database is opened read-only, alongside no
-// daemon.
+// search of the file. The batches are found in every leaf page of the file
+// (and the inline buckets in them), pages bbolt has freed included, so that
+// a batch a reset dropped is searched as its plain bytes were before. It
+// reads the file only, as it is on disk: no daemon's lock is needed.
 func SearchableBytes(path string) ([]byte, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	d, err := OpenReadOnly(path)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
 	out := raw
-	err = d.view(func(tx *bolt.Tx) error {
-		evB := tx.Bucket(bucketEvents)
-		if evB == nil {
-			return nil
+	if len(raw) < pageHeaderLen+metaLen {
+		return out, nil
+	}
+	pageSize := int(ne.Uint32(raw[pageHeaderLen+8:]))
+	if pageSize < 1024 || pageSize > 1<<20 {
+		return nil, fmt.Errorf("read state %s: %w", path, errStructure("page size %d", pageSize))
+	}
+	for at := 2 * pageSize; at+pageSize <= len(raw); at += pageSize {
+		p := raw[at:]
+		if ne.Uint64(p) != uint64(at/pageSize) || pageFlags(p) != flagLeaf {
+			continue // a branch, freelist or overflow page, or one never written
 		}
-		return evB.ForEach(func(name, _ []byte) error {
-			nb := evB.Bucket(name)
-			if nb == nil {
-				return nil
-			}
-			scope := eventsScope(name)
-			return nb.ForEach(func(k, v []byte) error {
-				payload, err := unseal(scope, k, v)
-				if err != nil || len(payload) == len(v) || len(payload) == 0 || payload[0] != tagS2 {
-					return err // a plain batch is in the file's bytes as it is
-				}
-				js, err := s2.Decode(nil, payload[1:])
-				if err != nil {
-					return fmt.Errorf("%w (bucket %s: undecompressable)", ErrDamaged, scope)
-				}
-				out = append(append(out, '\n'), js...)
-				return nil
-			})
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read state %s: %w", path, err)
+		n := uint64(pageOverflow(p)+1) * uint64(pageSize)
+		out = appendCompressed(out, raw[at:at+int(min(n, uint64(len(p))))], 0)
 	}
 	return out, nil
+}
+
+// appendCompressed appends the JSON of every sealed, compressed value of
+// the leaf page p (an inline bucket's page too) to out, passing over what
+// does not decode: a freed page may be partly overwritten.
+func appendCompressed(out, p []byte, depth int) []byte {
+	if depth > 8 || len(p) < pageHeaderLen || pageFlags(p) != flagLeaf {
+		return out
+	}
+	for i := range pageCount(p) {
+		at := uint64(pageHeaderLen + i*elementLen)
+		e, ok := slot(p, at, elementLen)
+		if !ok {
+			break
+		}
+		kv, ok := slot(p, at+uint64(ne.Uint32(e[4:])), uint64(ne.Uint32(e[8:]))+uint64(ne.Uint32(e[12:])))
+		if !ok {
+			continue
+		}
+		v := kv[ne.Uint32(e[8:]):]
+		if ne.Uint32(e)&leafBucket != 0 {
+			if len(v) > bucketLen && ne.Uint64(v) == 0 {
+				out = appendCompressed(out, v[bucketLen:], depth+1) // an inline bucket
+			}
+			continue
+		}
+		n := len(v) - sealLen
+		if n < 1 || v[n] != 0 || v[n+1] != 'c' || v[0] != tagS2 {
+			continue
+		}
+		if js, err := s2.Decode(nil, v[1:n]); err == nil {
+			out = append(append(out, '\n'), js...)
+		}
+	}
+	return out
 }

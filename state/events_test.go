@@ -227,3 +227,67 @@ func TestSearchableBytesHoldCompressedText(t *testing.T) {
 		t.Fatal("a compressed batch's text is not in the searchable bytes")
 	}
 }
+
+// A batch a reset dropped is still in the file, on a page bbolt freed,
+// until the page is written over: it is searched there too, as its plain
+// bytes were before batches were compressed.
+func TestSearchableBytesHoldDroppedBatches(t *testing.T) {
+	d, path := openTemp(t)
+	evs := sampleEvents(300)
+	evs[100].Call.Verb = "dropped-needle-verb-in-a-bat"
+	evs[150].Call.Verb = "dropped-needle-verb-in-a-batch"
+	sess := []*Session{{Key: "claude/s1", Agent: "claude"}}
+	src := &Source{ID: 3, Path: "/logs/a.jsonl", Agent: "claude", Form: "lines", Session: "claude/s1"}
+	if err := d.Commit(Batch{Source: src, Events: evs, Sessions: sess}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Commit(Batch{Source: src, Reset: true, ResetSession: "claude/s1", Events: sampleEvents(3), Sessions: sess}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := readEvents(t, d, "claude/s1"); len(got) != 3 {
+		t.Fatalf("%d events after the reset, want 3", len(got))
+	}
+	d.Close()
+	raw, _ := os.ReadFile(path)
+	if bytes.Contains(raw, []byte("dropped-needle-verb-in-a-batch")) {
+		t.Skip("the dropped batch's text is in the file's bytes as it is: nothing to show")
+	}
+	if !bytes.Contains(raw, []byte("dropped-needle-verb-in-a-bat")) {
+		t.Skip("the freed page was written over")
+	}
+	b, err := SearchableBytes(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"verb":"dropped-needle-verb-in-a-batch"`)) {
+		t.Fatal("a dropped batch's text is not in the searchable bytes")
+	}
+}
+
+// A database of schema 1, not yet migrated by a daemon of this build, is
+// read as it is by the commands that read it alongside no daemon.
+func TestReadOnlyReadsSchemaOne(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	d, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := sampleEvents(4)
+	src := &Source{ID: 2, Path: "/logs/a.jsonl", Agent: "claude", Form: "lines", Session: "claude/s1"}
+	if err := d.Commit(Batch{Source: src, Events: evs, Sessions: []*Session{{Key: "claude/s1", Agent: "claude"}}}); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	poke(t, path, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keySchema, seal(bucketMeta, keySchema, []byte("1")))
+	})
+	ro, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatalf("read-only open of schema 1: %v", err)
+	}
+	defer ro.Close()
+	got, err := readEvents(t, ro, "claude/s1")
+	if err != nil || !reflect.DeepEqual(got, evs) {
+		t.Fatalf("events read from schema 1: %d, %v", len(got), err)
+	}
+}

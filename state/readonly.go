@@ -39,12 +39,12 @@ func OpenReadOnly(path string) (*DB, error) {
 	case v > SchemaVersion:
 		db.Close()
 		return nil, fmt.Errorf("%w (schema %d, this build reads up to %d)", ErrTooNew, v, SchemaVersion)
-	case v < SchemaVersion:
+	case v < oldestReadable:
 		// Buckets of an older layout may be missing; the next daemon
 		// start migrates it.
 		db.Close()
 		return nil, fmt.Errorf("open state %s: schema %d is older than %d (start the daemon once to migrate it): %w",
-			path, v, SchemaVersion, fs.ErrNotExist)
+			path, v, oldestReadable, fs.ErrNotExist)
 	}
 	return d, nil
 }

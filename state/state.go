@@ -288,9 +288,10 @@ type Batch struct {
 	Reset        bool
 	ResetSession string
 	Events       []event.Event
-	// Encoded is Events as EncodeEvents makes them, when the caller
-	// encoded them already (off the loop that commits); nil otherwise.
-	// The seal is appended to it.
+	// Encoded is EncodeEvents(Events), when the caller encoded them
+	// already (off the loop that commits); nil otherwise. It must be
+	// exactly that: it is stored as it is, unchecked, while the caller
+	// keeps Events. The commit appends the seal in its spare room.
 	Encoded []byte
 	// Sessions are written too (activity, generation, end flags).
 	Sessions []*Session
