@@ -10,7 +10,7 @@ require (
 	github.com/fsnotify/fsnotify v1.10.1 // change hints on directories; the periodic rescan stays the truth
 	github.com/jackc/pgx/v5 v5.13.0 // the team sink: PostgreSQL wire protocol, pipelined batches, COPY, pooled connections, pure Go
 	github.com/kardianos/service v1.3.0 // per-user systemd/launchd service status, with our own templates
-	github.com/klauspost/compress v1.20.4 // zstd for compressed Codex rollouts (.jsonl.zst)
+	github.com/klauspost/compress v1.20.4 // zstd for compressed Codex rollouts (.jsonl.zst), flate for the maps' gzip, s2 for the state's event batches
 	github.com/mattn/go-isatty v0.0.24 // progress bar only on a terminal
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // JSON Schema 2020-12 and draft-07 validation of maps and exports
 	github.com/spf13/cobra v1.10.2 // the command tree, help CMD, bash/zsh/fish completion and man pages (cobra/doc) from one definition; the CLI library of kubectl, gh and hugo, maintained; commands keep their own flag.FlagSet
