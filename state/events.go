@@ -22,8 +22,12 @@ import (
 // is caught as damaged, as a plain one is.
 const tagS2 = 0x01
 
-// scratch buffers for the JSON a batch is compressed from.
-var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+// encodeScratch is what EncodeEvents writes a batch into before the
+// stored bytes are copied out at their size: its JSON, and the room S2
+// may need to compress it. Pooled, since every commit encodes.
+type encodeScratch struct{ js, z []byte }
+
+var encodeScratches = sync.Pool{New: func() any { return new(encodeScratch) }}
 
 // EncodeEvents returns a batch of events as the events bucket stores it
 // (before its seal): the tag and the S2 compression of their JSON, with
@@ -31,16 +35,17 @@ var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return 
 // commits them (a parse worker) encode them there and hand the bytes on in
 // Batch.Encoded.
 func EncodeEvents(evs []event.Event) []byte {
-	bp := jsonBufs.Get().(*[]byte)
-	js := event.AppendJSON((*bp)[:0], evs)
-	dst := make([]byte, 1+s2.MaxEncodedLen(len(js)))
-	n := len(s2.Encode(dst[1:], js))
-	out := make([]byte, 1+n, 1+n+sealLen)
+	sc := encodeScratches.Get().(*encodeScratch)
+	sc.js = event.AppendJSON(sc.js[:0], evs)
+	if need := s2.MaxEncodedLen(len(sc.js)); cap(sc.z) < need {
+		sc.z = make([]byte, need)
+	}
+	z := s2.Encode(sc.z[:cap(sc.z)], sc.js)
+	out := make([]byte, 1+len(z), 1+len(z)+sealLen)
 	out[0] = tagS2
-	copy(out[1:], dst[1:1+n])
-	if cap(js) <= 4<<20 { // a rare huge batch is not kept for the next
-		*bp = js[:0]
-		jsonBufs.Put(bp)
+	copy(out[1:], z)
+	if cap(sc.js) <= 4<<20 && cap(sc.z) <= 5<<20 { // a rare huge batch is not kept for the next
+		encodeScratches.Put(sc)
 	}
 	return out
 }
@@ -122,13 +127,39 @@ func appendCompressed(out, p []byte, depth int) []byte {
 			}
 			continue
 		}
-		n := len(v) - sealLen
-		if n < 1 || v[n] != 0 || v[n+1] != 'c' || v[0] != tagS2 {
-			continue
-		}
-		if js, err := s2.Decode(nil, v[1:n]); err == nil {
-			out = append(append(out, '\n'), js...)
+		if compressedBatch(v) {
+			if js, ok := PlainValue(v); ok {
+				out = append(append(out, '\n'), js...)
+			}
 		}
 	}
 	return out
+}
+
+// PlainValue returns a stored value as the text it holds, for audits that
+// read the database's values themselves: without its seal, and a
+// compressed event batch decompressed. It checks no seal; ok is false for
+// a compressed batch that does not decompress (its bytes are returned as
+// they are).
+func PlainValue(v []byte) ([]byte, bool) {
+	n := len(v) - sealLen
+	if n < 0 || v[n] != 0 || v[n+1] != 'c' {
+		return v, true // written before seals
+	}
+	if !compressedBatch(v) {
+		return v[:n], true
+	}
+	js, err := s2.Decode(nil, v[1:n])
+	if err != nil {
+		return v, false
+	}
+	return js, true
+}
+
+// compressedBatch reports whether a stored value is a compressed event
+// batch by its form: sealed, and its payload tagged (the seal's checksum
+// is not checked).
+func compressedBatch(v []byte) bool {
+	n := len(v) - sealLen
+	return n >= 1 && v[n] == 0 && v[n+1] == 'c' && v[0] == tagS2
 }

@@ -291,3 +291,32 @@ func TestReadOnlyReadsSchemaOne(t *testing.T) {
 		t.Fatalf("events read from schema 1: %d, %v", len(got), err)
 	}
 }
+
+// The compression tag is honoured on a sealed value only: the same bytes
+// without a seal are a value from before seals that is not JSON, and so
+// damage. PlainValue gives audits the JSON of a stored batch either way.
+func TestCompressionTagOnlyUnderASeal(t *testing.T) {
+	evs := sampleEvents(20)
+	scope, key := eventsScope([]byte("claude/s1")), eventKey(1, 0)
+	enc := EncodeEvents(evs)
+	var got []event.Event
+	if err := decodeEvents(scope, key, seal(scope, key, append([]byte(nil), enc...)), &got); err != nil || !reflect.DeepEqual(got, evs) {
+		t.Fatalf("sealed compressed batch: %d events, %v", len(got), err)
+	}
+	if err := decodeEvents(scope, key, enc, &got); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("an unsealed compressed batch read as: %v", err)
+	}
+	js := event.AppendJSON(nil, evs)
+	for name, v := range map[string][]byte{
+		"compressed": seal(scope, key, append([]byte(nil), enc...)),
+		"plain":      seal(scope, key, append([]byte(nil), js...)),
+		"unsealed":   js,
+	} {
+		if p, ok := PlainValue(v); !ok || !bytes.Equal(p, js) {
+			t.Errorf("%s: PlainValue gave %d bytes (%v), not the batch's JSON", name, len(p), ok)
+		}
+	}
+	if _, ok := PlainValue(seal(scope, key, []byte{tagS2, 0xff, 0xff, 0xff})); ok {
+		t.Error("a compressed batch that does not decompress was given as plain")
+	}
+}

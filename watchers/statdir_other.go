@@ -6,8 +6,8 @@ package watchers
 // relative to a directory (statdir_unix.go).
 type dirStatter struct{}
 
-func openDirStatter(string) (dirStatter, bool) { return dirStatter{}, false }
+func openDirStatter(string) *dirStatter { return &dirStatter{} }
 
-func (dirStatter) close() {}
+func (*dirStatter) close() {}
 
-func (dirStatter) stat(r Root, p, _, form string) (FileStat, bool) { return statFile(r, p, form) }
+func (*dirStatter) stat(r Root, p, _, form string) (FileStat, bool) { return statFile(r, p, form) }

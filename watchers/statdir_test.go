@@ -19,11 +19,11 @@ func TestDirStatterIsStatFile(t *testing.T) {
 	os.Symlink("gone.jsonl", filepath.Join(dir, "dangling.jsonl"))
 	os.Mkdir(filepath.Join(dir, "sub.jsonl"), 0o700)
 	fifo := syscall.Mkfifo(filepath.Join(dir, "fifo.jsonl"), 0o600) == nil
-	ds, ok := openDirStatter(dir)
-	if !ok {
-		t.Skip("no stat by name in a directory here")
-	}
+	ds := openDirStatter(dir)
 	defer ds.close()
+	if ds.fd < 0 {
+		t.Fatal("the directory did not open")
+	}
 	names := []string{"a.jsonl", "link.jsonl", "dangling.jsonl", "sub.jsonl", "missing.jsonl"}
 	if fifo {
 		names = append(names, "fifo.jsonl")
@@ -37,7 +37,10 @@ func TestDirStatterIsStatFile(t *testing.T) {
 			t.Errorf("%s: by name %+v %v, by path %+v %v", name, got, gotOK, want, wantOK)
 		}
 	}
-	if _, ok := openDirStatter(filepath.Join(dir, "missing")); ok {
-		t.Error("a missing directory opened")
+	// A directory that does not open: its files are stat'ed by path.
+	gone := openDirStatter(filepath.Join(dir, "missing"))
+	defer gone.close()
+	if fs, ok := gone.stat(root, filepath.Join(dir, "a.jsonl"), "a.jsonl", FormLines); gone.fd >= 0 || !ok || fs.Size != 6 {
+		t.Errorf("through a directory that did not open: %+v %v", fs, ok)
 	}
 }

@@ -433,8 +433,7 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep, viaLink bool, chain [
 		statAll = !watched
 	}
 	chain = append(chain, real)
-	var ds dirStatter
-	var dirOpen, dsOK bool
+	var ds *dirStatter // opened at the first log stat'ed
 	var links []linkTarget
 	if w.pathOrder {
 		entries, links = inPathOrder(entries)
@@ -493,21 +492,14 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep, viaLink bool, chain [
 		}
 		var fs FileStat
 		var ok bool
-		if !e.link && form != FormSQLite {
-			if !dirOpen {
-				ds, dsOK = openDirStatter(dir)
-				dirOpen = true
-				if dsOK {
-					defer ds.close()
-				}
-			}
-			if dsOK {
-				fs, ok = ds.stat(r, p, e.name, form)
-			} else {
-				fs, ok = statFile(r, p, form)
-			}
+		if e.link || form == FormSQLite {
+			fs, ok = statFile(r, p, form) // a database's -wal is stat'ed too
 		} else {
-			fs, ok = statFile(r, p, form)
+			if ds == nil {
+				ds = openDirStatter(dir)
+				defer ds.close()
+			}
+			fs, ok = ds.stat(r, p, e.name, form)
 		}
 		if ok {
 			w.note(fs)

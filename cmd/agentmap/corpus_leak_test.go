@@ -24,6 +24,7 @@ import (
 	"github.com/agentmap/agentmap/daemon"
 	"github.com/agentmap/agentmap/export"
 	"github.com/agentmap/agentmap/report"
+	"github.com/agentmap/agentmap/state"
 )
 
 // minNeedles is the least number of needles an agent's corpus must yield
@@ -246,8 +247,18 @@ func TestCorpusLeaksNothing(t *testing.T) {
 		t.Fatalf("the daemon wrote %d maps of the %d sessions build finds: the layout misses logs", stored, built)
 	}
 	dbParts := readState(t, daemon.StatePath(data))
+	events := 0
 	for _, p := range dbParts {
 		hay.add("state database: "+p.where, p.data)
+		if strings.HasPrefix(p.where, "bucket events/") {
+			events += bytes.Count(p.data, []byte("\x00k\x00")) // an event's kind, as readable writes its keys
+		}
+	}
+	// Every stored event is searched as the text it is, not as the
+	// compressed bytes it is kept in (where most would be references to
+	// bytes before them).
+	if events < stored*10 {
+		t.Errorf("%d events read as text from the state database for %d sessions", events, stored)
 	}
 
 	// (4) Exports of the daemon's store, in every format, as stored and
@@ -549,9 +560,13 @@ func readState(t *testing.T, path string) []statePart {
 				walk(name+"/"+string(k), b.Bucket(k))
 				return nil
 			}
-			if n := len(v) - 6; n >= 0 && v[n] == 0 && v[n+1] == 'c' {
-				v = v[:n] // the state's seal (a checksum) after the value
+			// Without the state's seal (a checksum), and an event batch
+			// decompressed: compressed, its text would not be searched.
+			plain, ok := state.PlainValue(v)
+			if !ok {
+				t.Errorf("bucket %s: a compressed event batch does not decompress", bucketLabel(name))
 			}
+			v = plain
 			if strings.HasPrefix(name, "carry") {
 				v = withoutAbsolutePaths(v)
 			}
