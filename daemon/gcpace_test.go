@@ -62,3 +62,24 @@ func TestPaceGCLeavesTheUsersSetting(t *testing.T) {
 		t.Errorf("GOGC in the environment, pacing changed the runtime's to %d", p)
 	}
 }
+
+// A catch-up's headroom is a fifth of what it reads, within its bounds:
+// small catch-ups do not grow the heap (and fault in its pages) for
+// collections they would not have made.
+func TestCatchUpHeadroomBySize(t *testing.T) {
+	for _, c := range []struct {
+		toRead int64
+		want   uint64
+	}{
+		{0, catchUpMinHeadroom},
+		{33 << 20, catchUpMinHeadroom},
+		{320 << 20, 64 << 20},
+		{640 << 20, catchUpHeadroom},
+		{2 << 30, catchUpHeadroom},
+		{-1, catchUpMinHeadroom},
+	} {
+		if got := catchUpHeadroomFor(c.toRead); got != c.want {
+			t.Errorf("catchUpHeadroomFor(%d) = %d, want %d", c.toRead, got, c.want)
+		}
+	}
+}

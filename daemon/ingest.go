@@ -32,7 +32,7 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 	ahead := d.startReadAhead(u.Files)
 	defer ahead.close()
 	if ahead != nil {
-		defer paceGC(catchUpHeadroom)() // new logs to read: a catch-up
+		defer paceGC(catchUpHeadroomFor(ahead.bytes))() // new logs to read: a catch-up
 	}
 	for i, f := range u.Files {
 		if ctx.Err() != nil {

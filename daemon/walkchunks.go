@@ -50,8 +50,9 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 			// Paced as a catch-up whatever ingest makes of the piece (it
 			// paces only what it reads ahead); a piece with nothing to
 			// read, a second scan's, is left to GOGC's default, for its
-			// garbage is the walk's, small and short-lived.
-			defer paceGC(catchUpHeadroom)()
+			// garbage is the walk's, small and short-lived. The headroom
+			// is that of what the whole catch-up has left to read.
+			defer paceGC(catchUpHeadroomFor(d.progress.total - d.progress.done))()
 		}
 		d.ingest(ctx, watchers.Update{Files: piece, Full: full})
 		piece, toRead = piece[:0], 0 // ingest keeps nothing of its list
