@@ -261,7 +261,7 @@ func (d *Daemon) once(ctx context.Context) error {
 	// the catch-up's headroom, a second scan that finds nothing to read
 	// let it fill 128 MB.
 	d.ingestAsWalked(ctx)
-	defer paceGC(catchUpHeadroom)()
+	defer paceGC(catchUpHeadroom)() // the final flush: see gcpace.go
 	// A database Cursor held busy gets a few more tries.
 	for try := 0; len(d.polls) > 0 && try < 3 && ctx.Err() == nil; try++ {
 		select {

@@ -15,10 +15,10 @@ import (
 // allocated, and the collector took a fifth of a scan's CPU. While a
 // catch-up runs, the heap is instead allowed a headroom above what is
 // live (see below, or a quarter of the live heap when that is larger):
-// collections are several times rarer on the heaps of most catch-ups,
-// and the large live heap of 100,000 sessions' records is not
-// let double as GOGC's default would (at 100,000 sessions: a peak of
-// 377 MiB against 470, for the same CPU). Once the catch-up is
+// collections are rarer on the small heaps of most catch-ups, and a large
+// live heap is not let double as GOGC's default would (when the records
+// of 100,000 sessions were some 200 MiB live: a peak of 377 MiB against
+// 470, for the same CPU). Once the catch-up is
 // done the default comes back, for the daemon's long idle life. A GOGC or
 // GOMEMLIMIT set in the environment is the user's choice and is left
 // alone.
@@ -32,6 +32,9 @@ import (
 // A catch-up of a few hundred megabytes collects a few more times with
 // less, for less CPU and a smaller peak; one of gigabytes, whose
 // collections the headroom saves by the dozen, gets all of it.
+// The final flush of a one-shot catch-up keeps the fixed headroom: it only
+// builds the sessions still held and those read back, and a headroom is
+// grown into only as far as the work allocates.
 //
 // Opening the state database and loading its records is paced too, with
 // less headroom (loadHeadroom): it allocates a record's worth of garbage

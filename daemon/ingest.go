@@ -32,7 +32,15 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 	ahead := d.startReadAhead(u.Files)
 	defer ahead.close()
 	if ahead != nil {
-		defer paceGC(catchUpHeadroomFor(ahead.bytes))() // new logs to read: a catch-up
+		// New logs to read: a catch-up, sized by all this batch has to
+		// read (logs too large to read ahead and logs that grew too).
+		var toRead int64
+		for _, f := range u.Files {
+			if !f.Gone {
+				toRead += d.unread(f)
+			}
+		}
+		defer paceGC(catchUpHeadroomFor(toRead))()
 	}
 	for i, f := range u.Files {
 		if ctx.Err() != nil {

@@ -216,7 +216,6 @@ type readAhead struct {
 	held   int64 // bytes of the logs started and not yet taken
 	heldN  int   // and their number
 	maxN   int
-	bytes  int64 // of the logs it reads ahead, all told
 	closed bool
 	wg     sync.WaitGroup
 }
@@ -241,7 +240,6 @@ func (d *Daemon) startReadAhead(files []watchers.FileStat) *readAhead {
 			continue
 		}
 		ra.slots = append(ra.slots, aheadSlot{file: int32(i)})
-		ra.bytes += f.Size
 	}
 	if len(ra.slots) < 2 {
 		return nil
