@@ -54,6 +54,14 @@ func catchUpHeadroomFor(toRead int64) uint64 {
 	return uint64(min(max(toRead/5, catchUpMinHeadroom), catchUpHeadroom))
 }
 
+// gcPacing reports whether a pacing is on, so that a nested caller need
+// not size a headroom that would not be used.
+func gcPacing() bool {
+	gcPacer.mu.Lock()
+	defer gcPacer.mu.Unlock()
+	return gcPacer.depth > 0
+}
+
 // paceGC gives the collector headroom bytes above the live heap until stop
 // is called. Calls may nest (only the outermost paces).
 func paceGC(headroom uint64) (stop func()) {

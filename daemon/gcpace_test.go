@@ -83,3 +83,30 @@ func TestCatchUpHeadroomBySize(t *testing.T) {
 		}
 	}
 }
+
+// A nested pacing keeps the outer headroom: a scan's piece is paced by
+// what the whole walk has left, and the batch it ingests does not resize
+// it (ingest does not even size its own while one is on).
+func TestNestedPacingKeepsTheOuterHeadroom(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	if gcPacing() {
+		t.Fatal("pacing on before any catch-up")
+	}
+	outer := paceGC(catchUpHeadroomFor(1 << 30))
+	if !gcPacing() {
+		t.Fatal("pacing off inside a catch-up")
+	}
+	inner := paceGC(catchUpHeadroomFor(0))
+	gcPacer.mu.Lock()
+	got := gcPacer.headroom
+	gcPacer.mu.Unlock()
+	if got != catchUpHeadroom {
+		t.Errorf("headroom %d inside a nested pacing, want the outer %d", got, catchUpHeadroom)
+	}
+	inner()
+	outer()
+	if gcPacing() {
+		t.Error("pacing still on after the outer stop")
+	}
+}

@@ -31,9 +31,10 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 	defer d.commitGroup()
 	ahead := d.startReadAhead(u.Files)
 	defer ahead.close()
-	if ahead != nil {
+	if ahead != nil && !gcPacing() {
 		// New logs to read: a catch-up, sized by all this batch has to
-		// read (logs too large to read ahead and logs that grew too).
+		// read (logs too large to read ahead and logs that grew too). A
+		// scan's piece is paced already, by what the whole walk has left.
 		var toRead int64
 		for _, f := range u.Files {
 			if !f.Gone {
