@@ -338,6 +338,10 @@ func (d *Daemon) follow(ctx context.Context) error {
 	startWatcher()
 	defer func() { cancel(); wg.Wait() }()
 	first := true
+	// Once the first catch-up is read and its maps written, the collector
+	// is paced for the daemon's long life (gcpace.go).
+	settle, unsettle := false, func() {}
+	defer func() { unsettle() }()
 	for {
 		now := d.opt.Clock.Now()
 		var wake <-chan time.Time
@@ -354,6 +358,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 				d.startCatchUp(u.Files)
 				d.ingest(ctx, u)
 				d.catchUp.finish(d.opt.Clock.Now())
+				settle = true
 			} else {
 				d.ingest(ctx, u)
 			}
@@ -376,6 +381,9 @@ func (d *Daemon) follow(ctx context.Context) error {
 		d.retryUnreadable(ctx)
 		d.flushDue(ctx, d.opt.Clock.Now())
 		d.publish()
+		if settle {
+			settle, unsettle = false, settleGC()
+		}
 	}
 }
 

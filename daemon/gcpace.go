@@ -18,10 +18,8 @@ import (
 // collections are rarer on the small heaps of most catch-ups, and a large
 // live heap is not let double as GOGC's default would (when the records
 // of 100,000 sessions were some 200 MiB live: a peak of 377 MiB against
-// 470, for the same CPU). Once the catch-up is
-// done the default comes back, for the daemon's long idle life. A GOGC or
-// GOMEMLIMIT set in the environment is the user's choice and is left
-// alone.
+// 470, for the same CPU). A GOGC or GOMEMLIMIT set in the environment
+// is the user's choice and is left alone.
 //
 // The headroom is sized by the catch-up (catchUpHeadroomFor): a fifth of
 // the bytes it has to read, between 32 and 128 MiB. Headroom is not free:
@@ -36,6 +34,20 @@ import (
 // builds the sessions still held and those read back, and a headroom is
 // grown into only as far as the work allocates.
 //
+// A daemon's long life after its first catch-up is paced too
+// (settleGC): GOGC's default lets the heap grow by all that is live
+// before a collection, and the daemon's live heap is the records of every
+// log it follows (some 160-190 MB at 100,000 logs), so that it sat at
+// twice that, 370-390 MiB, while idle. Settled, the heap may grow by
+// steadyHeadroom or half of what is live, whichever is more, but never by
+// more than GOGC's default would let it (a small heap keeps the default);
+// and what the catch-up grew into is given back once. An idle daemon
+// allocates little (some 3 MB a rescan of 100,000 logs), so that even
+// with a rescan every 5 seconds it fills half of 160 MB no sooner than
+// the runtime forces a collection anyway (every two minutes); a quarter
+// cost a collection a minute there (0.2 s of CPU). A catch-up later in its life (new roots, a burst of
+// new logs) is paced as one, and the settled pacing comes back after it.
+//
 // Opening the state database and loading its records is paced too, with
 // less headroom (loadHeadroom): it allocates a record's worth of garbage
 // for each record it reads while the records kept grow, and GOGC's
@@ -46,6 +58,9 @@ const (
 	catchUpMinHeadroom = 32 << 20
 	loadHeadroom       = 32 << 20
 	catchUpMinGOGC     = 25
+	steadyHeadroom     = 32 << 20
+	settledMinGOGC     = 50
+	defaultGOGC        = 100
 )
 
 // catchUpHeadroomFor is the headroom of a catch-up with toRead bytes of
@@ -62,10 +77,13 @@ func gcPacing() bool {
 	return gcPacer.depth > 0
 }
 
+// usersGC reports whether the environment sets the collector's pacing.
+func usersGC() bool { return os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" }
+
 // paceGC gives the collector headroom bytes above the live heap until stop
 // is called. Calls may nest (only the outermost paces).
 func paceGC(headroom uint64) (stop func()) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+	if usersGC() {
 		return func() {}
 	}
 	gcPacer.mu.Lock()
@@ -73,31 +91,73 @@ func paceGC(headroom uint64) (stop func()) {
 	gcPacer.depth++
 	if gcPacer.depth == 1 {
 		gcPacer.headroom = headroom
-		gcPacer.base = debug.SetGCPercent(100)
-		gcPacer.round++
-		gcPacer.retune(gcPacer.round)
-		armGCPacer(gcPacer.round)
+		gcPacer.restart()
 	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			gcPacer.mu.Lock()
-			defer gcPacer.mu.Unlock()
-			gcPacer.depth--
-			if gcPacer.depth == 0 {
-				gcPacer.round++ // the armed sentinel of this round stops re-arming
-				debug.SetGCPercent(gcPacer.base)
-			}
-		})
+	return gcPacer.once(func(p *pacer) {
+		p.depth--
+		if p.depth == 0 {
+			p.restart() // settled, or the default back
+		}
+	})
+}
+
+// settleGC paces the collector for a daemon's life after its first
+// catch-up, until unsettle is called, and gives back to the system the
+// memory the catch-up grew into.
+func settleGC() (unsettle func()) {
+	if usersGC() {
+		return func() {}
 	}
+	gcPacer.mu.Lock()
+	gcPacer.settled++
+	if gcPacer.settled == 1 && gcPacer.depth == 0 {
+		gcPacer.restart()
+	}
+	gcPacer.mu.Unlock()
+	// A collection, whose cleanup retunes for what it finds live, then
+	// the free pages returned.
+	debug.FreeOSMemory()
+	return gcPacer.once(func(p *pacer) {
+		p.settled--
+		if p.settled == 0 && p.depth == 0 {
+			p.restart()
+		}
+	})
 }
 
 type pacer struct {
 	mu       sync.Mutex
-	depth    int
+	depth    int    // catch-ups pacing (nested)
+	settled  int    // daemons settled after their first catch-up
 	round    uint64 // which pacing the sentinel belongs to
-	headroom uint64
-	base     int // the GOGC to restore
+	headroom uint64 // a catch-up's
+}
+
+// once returns a stop that runs end, with mu held, the first time it is
+// called.
+func (p *pacer) once(end func(*pacer)) (stop func()) {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			end(p)
+		})
+	}
+}
+
+// restart begins a new round for the pacing now in force: the sentinel of
+// the last round stops re-arming, and with no pacing the default GOGC
+// (paceGC is not called when the environment sets one) comes back. Called
+// with mu held.
+func (p *pacer) restart() {
+	p.round++
+	if p.depth == 0 && p.settled == 0 {
+		debug.SetGCPercent(defaultGOGC)
+		return
+	}
+	p.retune(p.round)
+	armGCPacer(p.round)
 }
 
 var gcPacer pacer
@@ -105,7 +165,7 @@ var gcPacer pacer
 // retune sets GOGC so that the next collection comes headroom bytes above
 // the heap that was live after the last one. Called with mu held.
 func (p *pacer) retune(round uint64) {
-	if p.round != round || p.depth == 0 {
+	if p.round != round || p.depth == 0 && p.settled == 0 {
 		return
 	}
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
@@ -117,8 +177,18 @@ func (p *pacer) retune(round uint64) {
 	if s[0].Value.Kind() == metrics.KindUint64 {
 		live = max(live, s[0].Value.Uint64())
 	}
+	if p.depth == 0 { // settled
+		debug.SetGCPercent(settledGOGC(live))
+		return
+	}
 	percent := int(p.headroom * 100 / live)
 	debug.SetGCPercent(max(percent, catchUpMinGOGC))
+}
+
+// settledGOGC is the GOGC of a settled daemon whose live heap is live
+// bytes: steadyHeadroom or half of it above it, at most the default.
+func settledGOGC(live uint64) int {
+	return min(max(int(steadyHeadroom*100/max(live, 1)), settledMinGOGC), defaultGOGC)
 }
 
 // armGCPacer leaves a sentinel for the collector: when a cycle finds it
@@ -129,7 +199,7 @@ func armGCPacer(round uint64) {
 	runtime.AddCleanup(sentinel, func(round uint64) {
 		gcPacer.mu.Lock()
 		defer gcPacer.mu.Unlock()
-		if gcPacer.round != round || gcPacer.depth == 0 {
+		if gcPacer.round != round || gcPacer.depth == 0 && gcPacer.settled == 0 {
 			return
 		}
 		gcPacer.retune(round)

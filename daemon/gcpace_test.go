@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"context"
 	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 // gcPercent reads GOGC as the runtime holds it.
@@ -108,5 +110,101 @@ func TestNestedPacingKeepsTheOuterHeadroom(t *testing.T) {
 	outer()
 	if gcPacing() {
 		t.Error("pacing still on after the outer stop")
+	}
+}
+
+// A settled daemon's heap grows by 32 MiB or half of what is live
+// between collections, never by more than GOGC's default would let it.
+func TestSettledGOGC(t *testing.T) {
+	for _, c := range []struct {
+		live uint64
+		want int
+	}{
+		{0, defaultGOGC},
+		{16 << 20, defaultGOGC},
+		{32 << 20, defaultGOGC},
+		{48 << 20, 66},
+		{64 << 20, settledMinGOGC},
+		{190 << 20, settledMinGOGC}, // the records of 100,000 logs
+		{2 << 30, settledMinGOGC},
+	} {
+		if got := settledGOGC(c.live); got != c.want {
+			t.Errorf("settledGOGC(%d MiB) = %d, want %d", c.live>>20, got, c.want)
+		}
+	}
+}
+
+// Settled, a large live heap is paced by the settled GOGC; a catch-up
+// paces as one and the settled pacing comes back after it; unsettled, the
+// default is back.
+func TestSettledPacingAroundACatchUp(t *testing.T) {
+	if gcPercent() != defaultGOGC {
+		t.Skip("GOGC is set for this test binary")
+	}
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	// 160 MiB live, as a daemon following some 90,000 logs holds: without
+	// pointers, so that marking it costs nothing.
+	live := make([]byte, 160<<20)
+	unsettle := settleGC() // collects, so its cleanup has retuned
+	runtime.GC()
+	if p := gcPercent(); p != settledMinGOGC {
+		t.Errorf("settled with 160 MiB live: GOGC = %d, want %d", p, settledMinGOGC)
+	}
+	stop := paceGC(catchUpHeadroom)
+	runtime.GC()
+	runtime.GC()
+	// 128 MiB above some 160 MiB live (and the test binary's own heap).
+	if p := gcPercent(); p <= settledMinGOGC || p > catchUpHeadroom*100/(160<<20) {
+		t.Errorf("a catch-up while settled: GOGC = %d, want its headroom's, about 80", p)
+	}
+	stop()
+	runtime.GC()
+	runtime.GC()
+	if p := gcPercent(); p != settledMinGOGC {
+		t.Errorf("settled again after a catch-up: GOGC = %d, want %d", p, settledMinGOGC)
+	}
+	unsettle()
+	unsettle() // a second call is a no-op
+	if p := gcPercent(); p != defaultGOGC {
+		t.Errorf("unsettled: GOGC = %d, want %d", p, defaultGOGC)
+	}
+	runtime.GC()
+	runtime.GC()
+	if p := gcPercent(); p != defaultGOGC {
+		t.Errorf("a cleanup after unsettling retuned GOGC to %d", p)
+	}
+	runtime.KeepAlive(live)
+}
+
+// The follow loop settles once its first catch-up is read and written, and
+// unsettles when it stops.
+func TestFollowSettlesAfterItsCatchUp(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	settled := func() int {
+		gcPacer.mu.Lock()
+		defer gcPacer.mu.Unlock()
+		return gcPacer.settled
+	}
+	r := newRig(t)
+	r.idle = 10 * time.Millisecond
+	r.append("f.jsonl", line("f", "user"))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- New(r.opts(false)).Run(ctx) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for r.mapOf("f") == "" || settled() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after its catch-up: map %q, settled %d", r.mapOf("f"), settled())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("run: %v", err)
+	}
+	if n := settled(); n != 0 {
+		t.Errorf("stopped daemon still settled (%d)", n)
 	}
 }
