@@ -338,8 +338,8 @@ func (d *Daemon) follow(ctx context.Context) error {
 	startWatcher()
 	defer func() { cancel(); wg.Wait() }()
 	first := true
-	// Once the first catch-up is read and its maps written, the collector
-	// is paced for the daemon's long life (gcpace.go).
+	// Once the first catch-up is read and the maps then due are written,
+	// the collector is paced for the daemon's long life (gcpace.go).
 	settle, unsettle := false, func() {}
 	defer func() { unsettle() }()
 	for {
@@ -381,7 +381,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 		d.retryUnreadable(ctx)
 		d.flushDue(ctx, d.opt.Clock.Now())
 		d.publish()
-		if settle {
+		if settle && ctx.Err() == nil { // not on the way out
 			settle, unsettle = false, settleGC()
 		}
 	}

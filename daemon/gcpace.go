@@ -38,15 +38,16 @@ import (
 // (settleGC): GOGC's default lets the heap grow by all that is live
 // before a collection, and the daemon's live heap is the records of every
 // log it follows (some 160-190 MB at 100,000 logs), so that it sat at
-// twice that, 370-390 MiB, while idle. Settled, the heap may grow by
-// steadyHeadroom or half of what is live, whichever is more, but never by
-// more than GOGC's default would let it (a small heap keeps the default);
-// and what the catch-up grew into is given back once. An idle daemon
-// allocates little (some 3 MB a rescan of 100,000 logs), so that even
-// with a rescan every 5 seconds it fills half of 160 MB no sooner than
-// the runtime forces a collection anyway (every two minutes); a quarter
-// cost a collection a minute there (0.2 s of CPU). A catch-up later in its life (new roots, a burst of
-// new logs) is paced as one, and the settled pacing comes back after it.
+// about twice that, 364-377 MiB of RSS, while idle. Settled, the heap may
+// grow by steadyHeadroom or half of what is live, whichever is more, but
+// never by more than GOGC's default would let it (a small heap keeps the
+// default); and what the catch-up grew into is given back once. An idle
+// daemon allocates little (some 3 MB a rescan of 100,000 logs), so that
+// even with a rescan every 5 seconds it fills half of 160 MB no sooner
+// than the runtime forces a collection anyway (every two minutes); a
+// quarter cost a collection a minute there (0.2 s of CPU). A catch-up
+// later in its life (new roots, a burst of new logs) is paced as one, and
+// the settled pacing comes back after it.
 //
 // Opening the state database and loading its records is paced too, with
 // less headroom (loadHeadroom): it allocates a record's worth of garbage
@@ -69,8 +70,9 @@ func catchUpHeadroomFor(toRead int64) uint64 {
 	return uint64(min(max(toRead/5, catchUpMinHeadroom), catchUpHeadroom))
 }
 
-// gcPacing reports whether a pacing is on, so that a nested caller need
-// not size a headroom that would not be used.
+// gcPacing reports whether a catch-up's pacing is on (a settled daemon's
+// is not one), so that a nested caller need not size a headroom that
+// would not be used.
 func gcPacing() bool {
 	gcPacer.mu.Lock()
 	defer gcPacer.mu.Unlock()
@@ -114,8 +116,9 @@ func settleGC() (unsettle func()) {
 		gcPacer.restart()
 	}
 	gcPacer.mu.Unlock()
-	// A collection, whose cleanup retunes for what it finds live, then
-	// the free pages returned.
+	// A collection and the free pages returned; the collection's cleanup
+	// retunes for what it found live (in its own time: cleanups run
+	// after the cycle).
 	debug.FreeOSMemory()
 	return gcPacer.once(func(p *pacer) {
 		p.settled--
@@ -148,8 +151,8 @@ func (p *pacer) once(end func(*pacer)) (stop func()) {
 
 // restart begins a new round for the pacing now in force: the sentinel of
 // the last round stops re-arming, and with no pacing the default GOGC
-// (paceGC is not called when the environment sets one) comes back. Called
-// with mu held.
+// comes back (paceGC and settleGC change nothing when the environment
+// sets GOGC or GOMEMLIMIT). Called with mu held.
 func (p *pacer) restart() {
 	p.round++
 	if p.depth == 0 && p.settled == 0 {
@@ -162,8 +165,9 @@ func (p *pacer) restart() {
 
 var gcPacer pacer
 
-// retune sets GOGC so that the next collection comes headroom bytes above
-// the heap that was live after the last one. Called with mu held.
+// retune sets GOGC so that the next collection comes the catch-up's
+// headroom above the heap that was live after the last one, or, settled,
+// as settledGOGC has it. Called with mu held.
 func (p *pacer) retune(round uint64) {
 	if p.round != round || p.depth == 0 && p.settled == 0 {
 		return

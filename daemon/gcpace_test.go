@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -138,32 +140,28 @@ func TestSettledGOGC(t *testing.T) {
 // paces as one and the settled pacing comes back after it; unsettled, the
 // default is back.
 func TestSettledPacingAroundACatchUp(t *testing.T) {
-	if gcPercent() != defaultGOGC {
-		t.Skip("GOGC is set for this test binary")
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOGC or GOMEMLIMIT is set for this test binary")
 	}
-	t.Setenv("GOGC", "")
-	t.Setenv("GOMEMLIMIT", "")
-	// 160 MiB live, as a daemon following some 90,000 logs holds: without
-	// pointers, so that marking it costs nothing.
+	if p := gcPercent(); p != defaultGOGC {
+		t.Fatalf("GOGC = %d before settling, want the default: an earlier test left a pacing on", p)
+	}
+	unsettle := settleGC()
+	defer unsettle()
+	// Settled on a small heap: the default.
+	waitGCPercent(t, "settled on a small heap", defaultGOGC)
+	// Then 160 MiB live, as a daemon following some 90,000 logs holds
+	// (without pointers, so that marking it costs nothing): the next
+	// cycles' cleanups retune for it.
 	live := make([]byte, 160<<20)
-	unsettle := settleGC() // collects, so its cleanup has retuned
-	runtime.GC()
-	if p := gcPercent(); p != settledMinGOGC {
-		t.Errorf("settled with 160 MiB live: GOGC = %d, want %d", p, settledMinGOGC)
-	}
+	waitGCPercent(t, "settled with 160 MiB live", settledMinGOGC)
 	stop := paceGC(catchUpHeadroom)
-	runtime.GC()
-	runtime.GC()
 	// 128 MiB above some 160 MiB live (and the test binary's own heap).
 	if p := gcPercent(); p <= settledMinGOGC || p > catchUpHeadroom*100/(160<<20) {
 		t.Errorf("a catch-up while settled: GOGC = %d, want its headroom's, about 80", p)
 	}
 	stop()
-	runtime.GC()
-	runtime.GC()
-	if p := gcPercent(); p != settledMinGOGC {
-		t.Errorf("settled again after a catch-up: GOGC = %d, want %d", p, settledMinGOGC)
-	}
+	waitGCPercent(t, "settled again after a catch-up", settledMinGOGC)
 	unsettle()
 	unsettle() // a second call is a no-op
 	if p := gcPercent(); p != defaultGOGC {
@@ -171,14 +169,33 @@ func TestSettledPacingAroundACatchUp(t *testing.T) {
 	}
 	runtime.GC()
 	runtime.GC()
+	time.Sleep(10 * time.Millisecond) // a stale cleanup would have run
 	if p := gcPercent(); p != defaultGOGC {
 		t.Errorf("a cleanup after unsettling retuned GOGC to %d", p)
 	}
 	runtime.KeepAlive(live)
 }
 
-// The follow loop settles once its first catch-up is read and written, and
-// unsettles when it stops.
+// waitGCPercent collects until GOGC is want (a cycle's cleanup retunes it,
+// in its own time after the cycle) or fails after a while.
+func waitGCPercent(t *testing.T, what string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		runtime.GC()
+		p := gcPercent()
+		if p == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: GOGC = %d, want %d", what, p, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// The follow loop settles once its first catch-up is read and the maps
+// then due are written, not before, and unsettles when it stops.
 func TestFollowSettlesAfterItsCatchUp(t *testing.T) {
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
@@ -187,23 +204,42 @@ func TestFollowSettlesAfterItsCatchUp(t *testing.T) {
 		defer gcPacer.mu.Unlock()
 		return gcPacer.settled
 	}
+	if n := settled(); n != 0 {
+		t.Fatalf("settled (%d) before any daemon ran", n)
+	}
 	r := newRig(t)
-	r.idle = 10 * time.Millisecond
+	r.idle = time.Minute
 	r.append("f.jsonl", line("f", "user"))
+	// Long quiet: due at once, so the catch-up writes its map.
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(r.proj, "f.jsonl"), old, old); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- New(r.opts(false)).Run(ctx) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for r.mapOf("f") == "" || settled() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("after its catch-up: map %q, settled %d", r.mapOf("f"), settled())
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("run: %v", err)
+			}
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("run: %v", err)
+	defer stop()
+	deadline := time.Now().Add(20 * time.Second)
+	for settled() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("not settled after its catch-up")
+		}
+		time.Sleep(time.Millisecond)
 	}
+	if r.mapOf("f") == "" {
+		t.Error("settled before the catch-up's map was written")
+	}
+	stop()
 	if n := settled(); n != 0 {
 		t.Errorf("stopped daemon still settled (%d)", n)
 	}
