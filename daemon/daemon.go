@@ -338,9 +338,10 @@ func (d *Daemon) follow(ctx context.Context) error {
 	startWatcher()
 	defer func() { cancel(); wg.Wait() }()
 	first := true
-	// Once the first catch-up is read and the maps then due are written,
-	// the collector is paced for the daemon's long life (gcpace.go).
-	settle, unsettle := false, func() {}
+	// Once the first catch-up is read, the collector is paced for the
+	// daemon's long life, and once the maps then due are written, what
+	// the catch-up grew into is given back (gcpace.go).
+	release, unsettle := false, func() {}
 	defer func() { unsettle() }()
 	for {
 		now := d.opt.Clock.Now()
@@ -358,7 +359,9 @@ func (d *Daemon) follow(ctx context.Context) error {
 				d.startCatchUp(u.Files)
 				d.ingest(ctx, u)
 				d.catchUp.finish(d.opt.Clock.Now())
-				settle = true
+				if ctx.Err() == nil { // not on the way out
+					release, unsettle = true, settleGC()
+				}
 			} else {
 				d.ingest(ctx, u)
 			}
@@ -381,8 +384,9 @@ func (d *Daemon) follow(ctx context.Context) error {
 		d.retryUnreadable(ctx)
 		d.flushDue(ctx, d.opt.Clock.Now())
 		d.publish()
-		if settle && ctx.Err() == nil { // not on the way out
-			settle, unsettle = false, settleGC()
+		if release && ctx.Err() == nil {
+			release = false
+			releaseMemory()
 		}
 	}
 }

@@ -34,11 +34,14 @@ import (
 // builds the sessions still held and those read back, and a headroom is
 // grown into only as far as the work allocates.
 //
-// A daemon's long life after its first catch-up is paced too
-// (settleGC): GOGC's default lets the heap grow by all that is live
-// before a collection, and the daemon's live heap is the records of every
-// log it follows (some 160-190 MB at 100,000 logs), so that it sat at
-// about twice that, 364-377 MiB of RSS, while idle. Settled, the heap may
+// A daemon's long life after its first catch-up is paced too (settleGC,
+// from when the first catch-up is read, so that the maps then due are
+// written settled too; releaseMemory once they are written): GOGC's
+// default lets the heap grow by all that is live before a collection, and
+// the daemon's live heap is the records of every log it follows (some
+// 160-190 MB at 100,000 logs), so that it sat at about twice that,
+// 364-377 MiB of RSS, while idle, and peaked at 371-378 MiB writing the
+// catch-up's maps (301-311 settled). Settled, the heap may
 // grow by steadyHeadroom or half of what is live, whichever is more, but
 // never by more than GOGC's default would let it (a small heap keeps the
 // default); and what the catch-up grew into is given back once. An idle
@@ -104,28 +107,33 @@ func paceGC(headroom uint64) (stop func()) {
 }
 
 // settleGC paces the collector for a daemon's life after its first
-// catch-up, until unsettle is called, and gives back to the system the
-// memory the catch-up grew into.
+// catch-up is read, until unsettle is called.
 func settleGC() (unsettle func()) {
 	if usersGC() {
 		return func() {}
 	}
 	gcPacer.mu.Lock()
+	defer gcPacer.mu.Unlock()
 	gcPacer.settled++
 	if gcPacer.settled == 1 && gcPacer.depth == 0 {
 		gcPacer.restart()
 	}
-	gcPacer.mu.Unlock()
-	// A collection and the free pages returned; the collection's cleanup
-	// retunes for what it found live (in its own time: cleanups run
-	// after the cycle).
-	debug.FreeOSMemory()
 	return gcPacer.once(func(p *pacer) {
 		p.settled--
 		if p.settled == 0 && p.depth == 0 {
 			p.restart()
 		}
 	})
+}
+
+// releaseMemory gives back to the system the memory a catch-up grew into:
+// a collection, then the free pages returned. (The collection's cleanup
+// retunes a settled pacing for what it found live, in its own time.) A
+// variable, so that a test can see when it is called.
+var releaseMemory = func() {
+	if !usersGC() {
+		debug.FreeOSMemory()
+	}
 }
 
 type pacer struct {

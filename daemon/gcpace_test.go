@@ -194,8 +194,9 @@ func waitGCPercent(t *testing.T, what string, want int) {
 	}
 }
 
-// The follow loop settles once its first catch-up is read and the maps
-// then due are written, not before, and unsettles when it stops.
+// The follow loop settles once its first catch-up is read, gives the
+// memory back once, after the maps then due are written, and unsettles
+// when it stops.
 func TestFollowSettlesAfterItsCatchUp(t *testing.T) {
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
@@ -215,6 +216,17 @@ func TestFollowSettlesAfterItsCatchUp(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(r.proj, "f.jsonl"), old, old); err != nil {
 		t.Fatal(err)
 	}
+	type release struct {
+		mapWritten bool
+		settled    int
+	}
+	releases := make(chan release, 4)
+	orig := releaseMemory
+	releaseMemory = func() {
+		releases <- release{r.mapOf("f") != "", settled()}
+		orig()
+	}
+	defer func() { releaseMemory = orig }()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- New(r.opts(false)).Run(ctx) }()
@@ -229,17 +241,23 @@ func TestFollowSettlesAfterItsCatchUp(t *testing.T) {
 		}
 	}
 	defer stop()
-	deadline := time.Now().Add(20 * time.Second)
-	for settled() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("not settled after its catch-up")
+	select {
+	case rel := <-releases:
+		if !rel.mapWritten {
+			t.Error("memory given back before the catch-up's map was written")
 		}
-		time.Sleep(time.Millisecond)
+		if rel.settled != 1 {
+			t.Errorf("settled %d when the memory was given back, want 1", rel.settled)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no memory given back after the catch-up")
 	}
-	if r.mapOf("f") == "" {
-		t.Error("settled before the catch-up's map was written")
-	}
+	r.append("f.jsonl", line("f", "llm")) // more work after: no second release
+	time.Sleep(200 * time.Millisecond)
 	stop()
+	if n := len(releases); n != 0 {
+		t.Errorf("memory given back %d more times", n)
+	}
 	if n := settled(); n != 0 {
 		t.Errorf("stopped daemon still settled (%d)", n)
 	}
