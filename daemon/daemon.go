@@ -338,9 +338,9 @@ func (d *Daemon) follow(ctx context.Context) error {
 	startWatcher()
 	defer func() { cancel(); wg.Wait() }()
 	first := true
-	// Once the first catch-up is read, the collector is paced for the
-	// daemon's long life, and once the maps then due are written, what
-	// the catch-up grew into is given back (gcpace.go).
+	// Once the first catch-up is read and the maps then due are written,
+	// the collector is paced for the daemon's long life and what the
+	// catch-up grew into is given back (gcpace.go).
 	release, unsettle := false, func() {}
 	defer func() { unsettle() }()
 	for {
@@ -359,9 +359,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 				d.startCatchUp(u.Files)
 				d.ingest(ctx, u)
 				d.catchUp.finish(d.opt.Clock.Now())
-				if ctx.Err() == nil { // not on the way out
-					release, unsettle = true, settleGC()
-				}
+				release = true
 			} else {
 				d.ingest(ctx, u)
 			}
@@ -384,8 +382,8 @@ func (d *Daemon) follow(ctx context.Context) error {
 		d.retryUnreadable(ctx)
 		d.flushDue(ctx, d.opt.Clock.Now())
 		d.publish()
-		if release && ctx.Err() == nil {
-			release = false
+		if release && ctx.Err() == nil { // not on the way out
+			release, unsettle = false, settleGC()
 			releaseMemory()
 		}
 	}

@@ -194,9 +194,9 @@ func waitGCPercent(t *testing.T, what string, want int) {
 	}
 }
 
-// The follow loop settles once its first catch-up is read, gives the
-// memory back once, after the maps then due are written, and unsettles
-// when it stops.
+// The follow loop settles and gives the memory back once, after its first
+// catch-up is read and the maps then due are written, and unsettles when
+// it stops.
 func TestFollowSettlesAfterItsCatchUp(t *testing.T) {
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
