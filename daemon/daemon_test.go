@@ -52,6 +52,25 @@ func (w testWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// follow runs d until the returned stop (which may be called more than
+// once) cancels it, and reports the error it ended with.
+func follow(t *testing.T, d *Daemon) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	stopped := false
+	return func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("run: %v", err)
+			}
+		}
+	}
+}
+
 func (r *rig) once() {
 	r.t.Helper()
 	if err := New(r.opts(true)).Run(context.Background()); err != nil {

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -227,19 +226,7 @@ func TestFollowSettlesAfterItsCatchUp(t *testing.T) {
 		orig()
 	}
 	defer func() { releaseMemory = orig }()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- New(r.opts(false)).Run(ctx) }()
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("run: %v", err)
-			}
-		}
-	}
+	stop := follow(t, New(r.opts(false)))
 	defer stop()
 	select {
 	case rel := <-releases:

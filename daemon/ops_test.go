@@ -211,19 +211,7 @@ func TestExcludeAddedLater(t *testing.T) {
 	opt := r.opts(false)
 	opt.Control = true
 	d := New(opt)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("run: %v", err)
-			}
-		}
-	}
+	stop := follow(t, d)
 	defer stop()
 	r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"))
 	r.append("s2.jsonl", cwdLine("s2", "user", "/later/x"))
