@@ -1,6 +1,9 @@
 package redact
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Most command lines an agent runs are plain words joined by && || | and ;
 // (`cd app && go test ./...`, `git status`, `ls -la src`, a plugin's
@@ -10,10 +13,16 @@ import "strings"
 // rest of a log line's parsing. simpleCommands recognises exactly such
 // lines and splits them the way the parser would; anything else (command
 // substitutions, parameters with operators or special names, globs,
-// here-documents, comments, keywords, assignments in front of a program,
-// redirections before it, non-ASCII, a line break) goes to the parser. The
-// tests check the two agree, word for word, on every command of the
-// corpus, on generated lines and under a fuzz target.
+// keywords, assignments in front of a program, redirections before it,
+// non-ASCII outside quotes, a backslash, a carriage return) goes to the
+// parser. Scripts of several lines are
+// simple too when each line is: a line break ends a command as ; does (or
+// continues a line ended by && || |), a comment is skipped to the end of its
+// line, and a here-document whose delimiter is quoted (`cat <<'EOF' >
+// f.py`, `python - <<'PY'`: what agents use to write files and run inline
+// code) is skipped whole, as its body is text the shell never reads as
+// commands. The tests check the two agree, word for word, on every command
+// of the corpus, on generated lines and scripts and under a fuzz target.
 
 // simpleFastPath is switched off by the tests to compare with the parser.
 var simpleFastPath = true
@@ -55,8 +64,13 @@ var commandKeywords = func() map[string]bool {
 // simpleCommands splits a simple line into its commands' words, or reports
 // false when the line is not simple.
 func simpleCommands(src string) ([][]word, bool) {
+	if !plainText(src) {
+		return nil, false
+	}
 	var cmds [][]word
 	var cur []word
+	var hdocs []hereDoc  // the here-documents whose bodies follow the line
+	open := false        // the last separator was && || or |: a command must follow
 	end := func() bool { // a separator: the command before it must exist
 		if len(cur) == 0 || len(cmds) == maxSimpleCommands {
 			return false
@@ -70,11 +84,41 @@ func simpleCommands(src string) ([][]word, bool) {
 		switch {
 		case c == ' ' || c == '\t':
 			i++
+		case c == '\n':
+			// A line break ends the command before it; after && || | or
+			// ; (no command pending) it is only a blank.
+			if len(cur) > 0 && !end() {
+				return nil, false
+			}
+			i++
+			for _, h := range hdocs {
+				j, ok := h.skipBody(src, i)
+				if !ok {
+					return nil, false
+				}
+				i = j
+			}
+			hdocs = hdocs[:0]
+		case c == '#':
+			// A comment, as a word starts here: to the end of its line.
+			j := len(src)
+			if k := strings.IndexByte(src[i:], '\n'); k >= 0 {
+				j = i + k
+			}
+			i = j
+		case c == '<' && i+1 < len(src) && src[i+1] == '<':
+			h, j, ok := readHereDoc(src, i)
+			if !ok || len(cur) == 0 {
+				return nil, false
+			}
+			hdocs = append(hdocs, h)
+			i = j
 		case c == '&':
 			if i+1 >= len(src) || src[i+1] != '&' || !end() {
 				return nil, false // & alone puts a command in the background
 			}
 			i += 2
+			open = true
 		case c == '|':
 			if i+1 < len(src) && src[i+1] == '&' {
 				return nil, false // |& pipes stderr too
@@ -86,6 +130,7 @@ func simpleCommands(src string) ([][]word, bool) {
 				i++
 			}
 			i++
+			open = true
 		case c == ';':
 			if i+1 < len(src) && src[i+1] == ';' || !end() {
 				return nil, false
@@ -124,17 +169,89 @@ func simpleCommands(src string) ([][]word, bool) {
 			if len(cur) < maxArgs {
 				cur = append(cur, wd)
 			}
+			open = false
 			i = j
 		default:
 			return nil, false
 		}
 	}
-	// A line ends with a command: a separator at the end is left to the
-	// parser (`a &&` is an error there, `a;` is not).
-	if len(cur) == 0 || !end() {
+	if len(hdocs) > 0 {
+		return nil, false // a here-document with no body
+	}
+	// A line ends with a command, or with ; or a line break after one
+	// (`a &&` is an error).
+	if len(cur) == 0 {
+		if len(cmds) == 0 || open {
+			return nil, false
+		}
+		return cmds, true
+	}
+	if !end() {
 		return nil, false
 	}
 	return cmds, true
+}
+
+// hereDoc is a here-document met on a line: its delimiter, and whether
+// leading tabs are stripped from its lines (<<-).
+type hereDoc struct {
+	delim string
+	tabs  bool
+}
+
+// readHereDoc reads the here-document operator at src[i] (`<<`): << or <<-,
+// blanks, and a delimiter of simple bytes in single or double quotes (a
+// quoted delimiter makes the body plain text: nothing in it is expanded or
+// run). It returns the offset after the delimiter, which a blank, a line
+// break or the end must follow. A here-string (<<<) or an unquoted
+// delimiter, whose body may run commands ($(…)), is not simple.
+func readHereDoc(src string, i int) (hereDoc, int, bool) {
+	j := i + 2
+	var h hereDoc
+	if j < len(src) && src[j] == '-' {
+		h.tabs = true
+		j++
+	}
+	for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
+		j++
+	}
+	if j == len(src) || src[j] != '\'' && src[j] != '"' {
+		return hereDoc{}, 0, false
+	}
+	q := src[j]
+	k := j + 1
+	for k < len(src) && simpleByte[src[k]] {
+		k++
+	}
+	if k == j+1 || k == len(src) || src[k] != q {
+		return hereDoc{}, 0, false
+	}
+	h.delim = src[j+1 : k]
+	k++
+	if k < len(src) && src[k] != ' ' && src[k] != '\t' && src[k] != '\n' {
+		return hereDoc{}, 0, false
+	}
+	return h, k, true
+}
+
+// skipBody steps over the body of h that starts at src[i]: its lines up to
+// and with the one that is its delimiter (after leading tabs, with <<-).
+// It returns the offset after that line, or false when no line closes it.
+func (h hereDoc) skipBody(src string, i int) (int, bool) {
+	for i < len(src) {
+		line, next := src[i:], len(src)
+		if k := strings.IndexByte(line, '\n'); k >= 0 {
+			line, next = line[:k], i+k+1
+		}
+		if h.tabs {
+			line = strings.TrimLeft(line, "\t")
+		}
+		if line == h.delim {
+			return next, true
+		}
+		i = next
+	}
+	return 0, false
 }
 
 // simpleWord reads the word at src[i:]: runs of simple bytes, quoted
@@ -213,7 +330,7 @@ func simpleWord(src string, i int) (word, int, bool, bool) {
 				return word{}, 0, false, false // unclosed
 			}
 			i = j + 1
-		case c == ' ' || c == '\t' || c == '&' || c == '|' || c == ';' || c == '<' || c == '>':
+		case c == ' ' || c == '\t' || c == '\n' || c == '&' || c == '|' || c == ';' || c == '<' || c == '>':
 			return makeSimpleWord(src[start:i], b, plain, lit, tail), i, quoted, true
 		default:
 			return word{}, 0, false, false
@@ -282,6 +399,13 @@ func simpleRedirect(src string, i int) (int, bool) {
 	return end, true
 }
 
+// plainText reports whether the split may read a line at all: the parser
+// refuses invalid UTF-8 (in a comment or a here-document too), and may end
+// a line at a carriage return.
+func plainText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, '\r') < 0
+}
+
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
@@ -294,9 +418,11 @@ func allDigits(s string) bool {
 func nameStart(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
 
 // quotable reports whether c stands for itself inside quotes: printable
-// ASCII, and in double quotes none of the bytes that expand or escape.
+// ASCII, a tab, a line break (an inline script's lines: python -c "…"),
+// the bytes of UTF-8 text (the line is known to be valid), and in double
+// quotes none of the bytes that expand or escape.
 func quotable(c byte, double bool) bool {
-	if c < 0x20 || c > 0x7e {
+	if c < 0x20 && c != '\t' && c != '\n' || c == 0x7f {
 		return false
 	}
 	if double {

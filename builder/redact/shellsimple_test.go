@@ -131,18 +131,27 @@ func TestSimpleLinesAgreeWithParser(t *testing.T) {
 	seps := []string{" ", " ", " ", "  ", "\t", " && ", " || ", " | ", "; ", ";", "&&", "|", " & ", " |& ", ";;", "\n", " #", "'", "$x", "é"}
 	r := rand.New(rand.NewPCG(7, 8))
 	for range 20000 {
-		var b strings.Builder
-		for k := range 1 + r.IntN(8) {
-			if k > 0 {
-				b.WriteString(seps[r.IntN(len(seps))])
-			}
-			b.WriteString(words[r.IntN(len(words))])
-		}
-		if r.IntN(10) == 0 {
+		sameAsParsed(t, cite.Own([]byte(generatedLine(r, words, seps, 10, nil))))
+	}
+}
+
+// generatedLine joins one to eight of words with seps, calls extra (if
+// any) after each word, and ends with a separator one time in tail.
+func generatedLine(r *rand.Rand, words, seps []string, tail int, extra func(*strings.Builder)) string {
+	var b strings.Builder
+	for k := range 1 + r.IntN(8) {
+		if k > 0 {
 			b.WriteString(seps[r.IntN(len(seps))])
 		}
-		sameAsParsed(t, cite.Own([]byte(b.String())))
+		b.WriteString(words[r.IntN(len(words))])
+		if extra != nil {
+			extra(&b)
+		}
 	}
+	if r.IntN(tail) == 0 {
+		b.WriteString(seps[r.IntN(len(seps))])
+	}
+	return b.String()
 }
 
 // inside reports whether s's bytes lie in within's memory.
@@ -225,7 +234,8 @@ func TestParametersAgreeWithParser(t *testing.T) {
 func FuzzSimpleLines(f *testing.F) {
 	for _, s := range []string{"git status", "${A}/b/c.sh x", `"$HOME"/.x/y.json`, "cd ${D} && npm test", `a "$B" 'c$D'`,
 		"x$A-y ${B}z", "$1 $? ${A:-b}", `git commit -m "$MSG"`, "go test ./... 2>&1 | tail -20", "ls 2>/dev/null > o",
-		"cat <in >>out", "a 2>&1>x"} {
+		"cat <in >>out", "a 2>&1>x", "cd a\n# c\ngo test ./... # c", "a &&\n\tb |\n c;\n", "cat <<'EOF' > f.py\nx = 1\nEOF\nls",
+		"cat <<-\"A\" <<'B'\n\ta\n\tA\nb\nB\n", "python -c \"\nimport os\nprint('é')\n\" && ls"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, cmd string) {
@@ -271,5 +281,62 @@ func TestRedirectionsAgreeWithParser(t *testing.T) {
 			}
 		}
 		sameAsParsed(t, cite.Own([]byte(b.String())))
+	}
+}
+
+// TestScriptsAgreeWithParser: scripts of several lines, with comments and
+// here-documents, split as the parser reads them; and what the split must
+// leave to it (unquoted or unclosed delimiters, here-strings, a
+// here-document before the program, a line ended by an operator at the
+// end) agrees too.
+func TestScriptsAgreeWithParser(t *testing.T) {
+	fixed := []string{
+		"cd app\ngo test ./...", "cd app\n\n  go test ./...\n", "a &&\nb", "a |\n  b", "a ||\n\n b", "a &&\n", "a |\n",
+		"a\n&& b", "a;\nb", "a;\n;b", "\nls", "ls\n", "ls;", "ls;\n", "# only a comment", "# c\nls -la", "ls # c", "ls #c\ngit status",
+		"ls#c", "a && # c\nb", "a;#c\nb", "# c1\n# c2\ngo build ./... # c3\n",
+		"cat <<'EOF' > f.py\nimport os\nprint(1)\nEOF", "cat <<'EOF' > f.py\nx\nEOF\n", "cat <<'EOF' > f.py\nx\nEOF\ngo test",
+		"python - <<'PY'\nimport re\ns = open('a').read()\nPY\necho done", "cat > out <<\"EOF\"\n$(rm -rf x)\n`id`\nEOF",
+		"cat <<'EOF'\nunclosed\n", "cat <<'EOF'", "cat <<EOF\n$(id)\nEOF", "cat <<\\EOF\nx\nEOF", "cat << 'EOF'\nx\nEOF",
+		"cat <<-'EOF'\n\tx\n\tEOF", "cat <<'EOF'\n\tx\n\tEOF\nEOF", "cat <<'EOF' \nx\nEOF ", "cat <<'EOF' \nx\nEOF \nEOF",
+		"cat <<'A' <<'B'\na\nA\nb\nB\nls", "cat <<'A' && cat <<'B'\na\nA\nb\nB", "cat <<'EOF' | wc -l\nx\nEOF",
+		"<<'EOF' cat\nx\nEOF", "cat <<<'x'", "cat <<'E F'\nx\nE F", "cat <<'EOF'x\nEOF", "cat <<''\n\n",
+		"cat <<'EOF'\r\nx\r\nEOF\r\n", "cat <<'EOF'\nx\nEOF\r\nEOF", "cat <<'EOF'\nd\xffx\nEOF", "cat <<'EOF'\nnul\x00\nEOF",
+		"cat <<'EOF' >f\nif then fi ${x:-y} \\\nEOF", "git commit -F - <<'MSG'\nfix: a thing\n\nbody\nMSG\ngit push",
+		"cat <<'EOF'>f\nx\nEOF", "cat <<'EOF';\nx\nEOF", "a <<'EOF' && b\nx\nEOF\nc\nd",
+	}
+	countSameAsParsed(t, fixed)
+	taken := []string{"cd app\ngo test ./...", "a &&\nb", "# c\nls -la", "ls # c", "cat <<'EOF' > f.py\nimport os\nEOF\ngo test",
+		"cat <<-'EOF'\n\tx\n\tEOF", "python -c \"\nimport os\nprint('é')\n\""}
+	if simple := countSameAsParsed(t, taken); simple != len(taken) {
+		t.Errorf("%d of these %d scripts took the split, not all", simple, len(taken))
+	}
+	// Generated: lines of words and separators, with comments and
+	// here-documents between them.
+	words := []string{"git", "status", "cd", "app", "go", "test", "./...", "ls", "-la", "python", "-", "cat", "echo", "x",
+		"'a b'", `"$HOME"`, "if", "A=1", "EOF", "PY", "'x\ny'", "\"import os\nprint(1)\n\"", "'é ü'", `"日本 $X"`, "'\t'",
+		"\"a\r\nb\"", "'\x7f'", "\"\x01\"", "é", "'d\xffx'"}
+	seps := []string{" ", " ", " ", "\n", "\n\n", " && ", " &&\n", " | ", " |\n", "; ", ";\n", " # c\n", "\n# c\n", "\t", "\n\t"}
+	docs := []string{" <<'EOF'", " <<\"PY\"", " <<-'EOF'", " << 'EOF'", " <<EOF", " <<'EOF' > out", " <<<x", " <<'EOF' | wc"}
+	bodies := []string{"\nx\nEOF", "\nEOF", "\n\tEOF", "\nimport os\nPY", "\n$(rm x)\nEOF", "\nEOF \n", "\nno end", "\nx\nEOF\n", "\n\tx\n\tEOF\n"}
+	r := rand.New(rand.NewPCG(13, 14))
+	simple := 0
+	hereDoc := func(b *strings.Builder) { // a here-document after a word, its body on the next line
+		if r.IntN(4) != 0 {
+			return
+		}
+		b.WriteString(docs[r.IntN(len(docs))])
+		if r.IntN(3) > 0 {
+			b.WriteString(seps[r.IntN(len(seps))])
+			b.WriteString(words[r.IntN(len(words))])
+		}
+		b.WriteString(bodies[r.IntN(len(bodies))])
+	}
+	for range 20000 {
+		if sameAsParsed(t, cite.Own([]byte(generatedLine(r, words, seps, 5, hereDoc)))) {
+			simple++
+		}
+	}
+	if simple < 2000 {
+		t.Errorf("only %d of 20000 generated scripts took the split", simple)
 	}
 }
