@@ -256,7 +256,8 @@ func (h hereDoc) skipBody(src string, i int) (int, bool) {
 
 // simpleWord reads the word at src[i:]: runs of simple bytes, quoted
 // strings that hold nothing the parser would expand but a parameter ('…'
-// anything printable but the quote; "…" no ` \ " or !), and plain
+// any text but the quote; "…" no ` or ! and backslashes only as escapes,
+// unescaped as the parser's word is), and plain
 // parameters ($NAME and ${NAME}, outside quotes or in double quotes),
 // as the parser's word would give it (see toWord: a word of one unquoted
 // literal has no tail; any other one keeps in s its literal text before
@@ -318,6 +319,22 @@ func simpleWord(src string, i int) (word, int, bool, bool) {
 						return word{}, 0, false, false
 					}
 					j = end
+					continue
+				}
+				if c == '"' && src[j] == '\\' && j+1 < len(src) {
+					// In double quotes a backslash escapes only $ ` " \
+					// and a line break (which it removes); before any
+					// other byte it stands for itself.
+					switch n := src[j+1]; n {
+					case '$', '`', '"', '\\':
+						b = append(b, n)
+						j += 2
+					case '\n':
+						j += 2
+					default:
+						b = append(b, '\\')
+						j++
+					}
 					continue
 				}
 				if !quotable(src[j], c == '"') {

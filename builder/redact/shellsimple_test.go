@@ -235,7 +235,7 @@ func FuzzSimpleLines(f *testing.F) {
 	for _, s := range []string{"git status", "${A}/b/c.sh x", `"$HOME"/.x/y.json`, "cd ${D} && npm test", `a "$B" 'c$D'`,
 		"x$A-y ${B}z", "$1 $? ${A:-b}", `git commit -m "$MSG"`, "go test ./... 2>&1 | tail -20", "ls 2>/dev/null > o",
 		"cat <in >>out", "a 2>&1>x", "cd a\n# c\ngo test ./... # c", "a &&\n\tb |\n c;\n", "cat <<'EOF' > f.py\nx = 1\nEOF\nls",
-		"cat <<-\"A\" <<'B'\n\ta\n\tA\nb\nB\n", "python -c \"\nimport os\nprint('é')\n\" && ls"} {
+		"cat <<-\"A\" <<'B'\n\ta\n\tA\nb\nB\n", "python -c \"\nimport os\nprint('é')\n\" && ls", `git commit -m "a \"b\" \\ \$c \d"`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, cmd string) {
@@ -306,7 +306,7 @@ func TestScriptsAgreeWithParser(t *testing.T) {
 	}
 	countSameAsParsed(t, fixed)
 	taken := []string{"cd app\ngo test ./...", "a &&\nb", "# c\nls -la", "ls # c", "cat <<'EOF' > f.py\nimport os\nEOF\ngo test",
-		"cat <<-'EOF'\n\tx\n\tEOF", "python -c \"\nimport os\nprint('é')\n\""}
+		"cat <<-'EOF'\n\tx\n\tEOF", "python -c \"\nimport os\nprint('é')\n\"", `gh pr create --title "fix \"x\" in \$PATH"`}
 	if simple := countSameAsParsed(t, taken); simple != len(taken) {
 		t.Errorf("%d of these %d scripts took the split, not all", simple, len(taken))
 	}
@@ -314,7 +314,8 @@ func TestScriptsAgreeWithParser(t *testing.T) {
 	// here-documents between them.
 	words := []string{"git", "status", "cd", "app", "go", "test", "./...", "ls", "-la", "python", "-", "cat", "echo", "x",
 		"'a b'", `"$HOME"`, "if", "A=1", "EOF", "PY", "'x\ny'", "\"import os\nprint(1)\n\"", "'é ü'", `"日本 $X"`, "'\t'",
-		"\"a\r\nb\"", "'\x7f'", "\"\x01\"", "é", "'d\xffx'"}
+		"\"a\r\nb\"", "'\x7f'", "\"\x01\"", "é", "'d\xffx'", `"a \"b\" c"`, `"x\\y"`, `"\$HOME"`, "\"a\\`b\"", `"a\nb"`,
+		"\"line\\\ncont\"", `"\!"`, `"\`, `"a\"`, `'a\'`, `"\\"`, `"q\'"`, `"\$(id)"`, `"$(id)"`}
 	seps := []string{" ", " ", " ", "\n", "\n\n", " && ", " &&\n", " | ", " |\n", "; ", ";\n", " # c\n", "\n# c\n", "\t", "\n\t"}
 	docs := []string{" <<'EOF'", " <<\"PY\"", " <<-'EOF'", " << 'EOF'", " <<EOF", " <<'EOF' > out", " <<<x", " <<'EOF' | wc"}
 	bodies := []string{"\nx\nEOF", "\nEOF", "\n\tEOF", "\nimport os\nPY", "\n$(rm x)\nEOF", "\nEOF \n", "\nno end", "\nx\nEOF\n", "\n\tx\n\tEOF\n"}
