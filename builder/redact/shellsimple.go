@@ -11,18 +11,19 @@ import (
 // shell parser's tree is known in advance, one call per command whose
 // arguments are the words as written, and building it costs more than the
 // rest of a log line's parsing. simpleCommands recognises exactly such
-// lines and splits them the way the parser would; anything else (command
-// substitutions, parameters with operators or special names, globs,
-// keywords, assignments in front of a program, redirections before it,
-// non-ASCII outside quotes, a backslash, a carriage return) goes to the
-// parser. Scripts of several lines are
-// simple too when each line is: a line break ends a command as ; does (or
-// continues a line ended by && || |), a comment is skipped to the end of its
-// line, and a here-document whose delimiter is quoted (`cat <<'EOF' >
-// f.py`, `python - <<'PY'`: what agents use to write files and run inline
-// code) is skipped whole, as its body is text the shell never reads as
-// commands. The tests check the two agree, word for word, on every command
-// of the corpus, on generated lines and scripts and under a fuzz target.
+// lines and splits them the way the parser would. Scripts of several lines
+// are simple too when each line is: a line break ends a command as ; does
+// (or continues a line ended by && || |), a comment is skipped to the end
+// of its line, and a here-document whose delimiter is quoted (`cat <<'EOF'
+// > f.py`, `python - <<'PY'`: what agents use to write files and run
+// inline code) is skipped whole, as its body is text the shell never reads
+// as commands. Anything else (command substitutions, parameters with
+// operators or special names, globs, keywords, assignments in front of a
+// program, redirections before it, non-ASCII outside quotes, a backslash
+// outside double quotes, a comment ending in one, a carriage return or a
+// NUL) goes to the parser. The tests check the two agree, word for word,
+// on every command of the corpus, on generated lines and scripts and under
+// a fuzz target.
 
 // simpleFastPath is switched off by the tests to compare with the parser.
 var simpleFastPath = true
@@ -32,8 +33,8 @@ var simpleFastPath = true
 const maxSimpleCommands = 64
 
 // simpleByte marks the bytes a word of a simple line may hold: none is
-// special to the shell parser anywhere in a word (= and # only are, at
-// places checked apart).
+// special to the shell parser anywhere in a word (= only is, at places
+// checked apart; a word with # in it goes to the parser).
 var simpleByte = func() (t [256]bool) {
 	for c := 'a'; c <= 'z'; c++ {
 		t[c] = true
@@ -101,9 +102,15 @@ func simpleCommands(src string) ([][]word, bool) {
 			hdocs = hdocs[:0]
 		case c == '#':
 			// A comment, as a word starts here: to the end of its line.
+			// The parser takes a backslash at its end for a line
+			// continuation, carrying the comment's command onto the next
+			// line (bash does not): such a line is left to it.
 			j := len(src)
 			if k := strings.IndexByte(src[i:], '\n'); k >= 0 {
 				j = i + k
+			}
+			if src[j-1] == '\\' {
+				return nil, false
 			}
 			i = j
 		case c == '<' && i+1 < len(src) && src[i+1] == '<':
@@ -256,8 +263,9 @@ func (h hereDoc) skipBody(src string, i int) (int, bool) {
 
 // simpleWord reads the word at src[i:]: runs of simple bytes, quoted
 // strings that hold nothing the parser would expand but a parameter ('…'
-// any text but the quote; "…" no ` or ! and backslashes only as escapes,
-// unescaped as the parser's word is), and plain
+// any text but the quote; "…" no ` or !, and a backslash escaping $ ` " \
+// or a line break unescaped as the parser's word is, before any other byte
+// kept), and plain
 // parameters ($NAME and ${NAME}, outside quotes or in double quotes),
 // as the parser's word would give it (see toWord: a word of one unquoted
 // literal has no tail; any other one keeps in s its literal text before
@@ -271,6 +279,7 @@ func simpleWord(src string, i int) (word, int, bool, bool) {
 	var b []byte                       // the word's text, once a quote or a parameter is met
 	lit, tail := -1, 0                 // in b: the end of the literal prefix (-1: no parameter yet), the start of the tail
 	plain := true                      // nothing but simple bytes so far
+	nameEnd := -1                      // the end of the last $NAME (unbraced)
 	param := func(j int) (int, bool) { // a parameter at src[j] ('$'): its end
 		if plain {
 			b = append(b, src[start:j]...)
@@ -285,6 +294,9 @@ func simpleWord(src string, i int) (word, int, bool, bool) {
 		}
 		b = append(b, src[j:end]...)
 		tail = len(b)
+		if src[j+1] != '{' {
+			nameEnd = end
+		}
 		return end, true
 	}
 	for i < len(src) {
@@ -330,6 +342,11 @@ func simpleWord(src string, i int) (word, int, bool, bool) {
 						b = append(b, n)
 						j += 2
 					case '\n':
+						if j == nameEnd {
+							// The parser goes on with the name
+							// after the line break ("$A\⏎B" is $AB).
+							return word{}, 0, false, false
+						}
 						j += 2
 					default:
 						b = append(b, '\\')
@@ -393,8 +410,9 @@ func paramEnd(src string, j int) (int, bool) {
 
 // simpleRedirect reads the redirection at src[i] ('<' or '>'): one of
 // < > >> >& and its target, a simple word followed by a blank, a
-// separator or the end. It returns the offset after it. Here-documents,
-// here-strings, <> <& >| and process substitutions are not simple.
+// separator or the end. It returns the offset after it. Here-strings,
+// <> <& >| and process substitutions are not simple (here-documents are
+// read by readHereDoc before this).
 func simpleRedirect(src string, i int) (int, bool) {
 	j := i + 1
 	if src[i] == '>' && j < len(src) && (src[j] == '>' || src[j] == '&') {
@@ -417,10 +435,11 @@ func simpleRedirect(src string, i int) (int, bool) {
 }
 
 // plainText reports whether the split may read a line at all: the parser
-// refuses invalid UTF-8 (in a comment or a here-document too), and may end
-// a line at a carriage return.
+// refuses invalid UTF-8 (in a comment or a here-document too), reads \r\n
+// as a line break and a lone \r as a blank, and drops NUL bytes wherever
+// they are (a here-document's line `EOF\x00` closes it there).
 func plainText(s string) bool {
-	return utf8.ValidString(s) && strings.IndexByte(s, '\r') < 0
+	return utf8.ValidString(s) && strings.IndexByte(s, '\r') < 0 && strings.IndexByte(s, 0) < 0
 }
 
 func allDigits(s string) bool {
