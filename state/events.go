@@ -65,6 +65,13 @@ func decodeEvents(scope, key, v []byte, into *[]event.Event) error {
 		}
 		payload = js
 	}
+	// A batch is the JSON event.AppendJSON wrote, which DecodeJSON reads
+	// by hand; what it refuses (a batch of an older writer, damage that
+	// kept the seal) is left to encoding/json, which decides.
+	if evs, ok := event.DecodeJSON(payload); ok {
+		*into = evs
+		return nil
+	}
 	if err := json.Unmarshal(payload, into); err != nil {
 		return fmt.Errorf("%w (bucket %s: undecodable)", ErrDamaged, scope)
 	}

@@ -71,6 +71,9 @@ func decodeRecord(scope, key, v []byte, into any) error {
 	if err != nil {
 		return err
 	}
+	if decodeFast(payload, into) {
+		return nil
+	}
 	if err := json.Unmarshal(payload, into); err != nil {
 		return fmt.Errorf("%w (bucket %s: undecodable)", ErrDamaged, scope)
 	}

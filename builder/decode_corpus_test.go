@@ -1,0 +1,66 @@
+package builder
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/agentmap/agentmap/builder/event"
+)
+
+// The corpus's events, as the state database stores them, read back by
+// event.DecodeJSON exactly as encoding/json reads them.
+func TestDecodeJSONOnCorpus(t *testing.T) {
+	n := 0
+	for _, evs := range corpusSessions(t) {
+		data := event.AppendJSON(nil, evs)
+		got, ok := event.DecodeJSON(data)
+		if !ok {
+			t.Fatalf("DecodeJSON refuses a session's %d events", len(evs))
+		}
+		var want []event.Event
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("DecodeJSON and encoding/json differ on a session's %d events", len(evs))
+		}
+		n += len(evs)
+	}
+	t.Logf("%d events", n)
+}
+
+// BenchmarkDecodeEvents reads the corpus's sessions back as a flush of
+// each does: the batches' JSON, by DecodeJSON and by encoding/json.
+func BenchmarkDecodeEvents(b *testing.B) {
+	var batches [][]byte
+	size := 0
+	for _, evs := range corpusSessions(b) {
+		data := event.AppendJSON(nil, evs)
+		batches = append(batches, data)
+		size += len(data)
+	}
+	b.Run("DecodeJSON", func(b *testing.B) {
+		b.SetBytes(int64(size))
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, data := range batches {
+				if _, ok := event.DecodeJSON(data); !ok {
+					b.Fatal("refused")
+				}
+			}
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		b.SetBytes(int64(size))
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, data := range batches {
+				var evs []event.Event
+				if err := json.Unmarshal(data, &evs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
