@@ -9,21 +9,22 @@ import "github.com/agentmap/agentmap/internal/jsondec"
 // (internal/jsondec), into a zero record, and reports false where
 // encoding/json must decide; decodeRecord then hands it the value.
 
-// decodeFast decodes payload into into when it is a zero *Source or
-// *Session (encoding/json would merge into anything else) and the reader
-// accepts it all; into is left as it was otherwise.
+// decodeFast decodes payload into into when it is a *Source or *Session
+// that is zero but for the field JSON leaves alone (json:"-": a source's
+// id, a session's key; encoding/json would merge into anything else) and
+// the reader accepts it all; into is left as it was otherwise.
 func decodeFast(payload []byte, into any) bool {
 	d := jsondec.New(payload)
 	switch v := into.(type) {
 	case *Source:
-		var s Source
+		s := Source{ID: v.ID}
 		if *v != s || !jsondec.Object(&d, &s, memberSource) || !d.Done() {
 			return false
 		}
 		*v = s
 		return true
 	case *Session:
-		var s Session
+		s := Session{Key: v.Key}
 		if *v != s || !jsondec.Object(&d, &s, memberSession) || !d.Done() {
 			return false
 		}

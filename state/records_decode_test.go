@@ -63,7 +63,7 @@ func TestDecodeFastReadsRecords(t *testing.T) {
 func TestDecodeFastRefuses(t *testing.T) {
 	for _, data := range []string{
 		`{"path":"a","path":"b"}`, `{"Path":"a"}`, `{"path":"a","x":1}`, `{"dev":-1}`, `{"dev":18446744073709551616}`,
-		`{"dev":1.0}`, `{"offset":null}`, ` {"path":"a"}`, `{"path":"a"} `, `{"sidecar":"true"}`, `[]`, `null`,
+		`{"dev":1.0}`, `{"dev":01}`, `{"offset":null}`, ` {"path":"a"}`, `{"path":"a"} `, `{"sidecar":"true"}`, `[]`, `null`,
 	} {
 		var s Source
 		if decodeFast([]byte(data), &s) {
@@ -73,6 +73,7 @@ func TestDecodeFastRefuses(t *testing.T) {
 	for _, data := range []string{
 		`{"flush":{"summary":{"repos":[null]}}}`, `{"flush":{"summary":{"unpriced":["a","a"],"unpriced":[]}}}`,
 		`{"flush":{"gen":-1}}`, `{"flush":{"summary":{"costUsd":"1"}}}`, `{"flush":{"summary":{}},"flush":null}`,
+		`{"id":"x"} `, `{"id":"x"}x`, `{"flush":{"summary":null}}`,
 	} {
 		var s Session
 		if decodeFast([]byte(data), &s) {
@@ -84,6 +85,18 @@ func TestDecodeFastRefuses(t *testing.T) {
 	s := Session{Agent: "claude-code"}
 	if decodeFast([]byte(`{"id":"x"}`), &s) || s.NativeID != "" {
 		t.Errorf("decodeFast decodes into a record that is not zero: %+v", s)
+	}
+	src := Source{Path: "a"}
+	if decodeFast([]byte(`{"agent":"x"}`), &src) || src.Agent != "" {
+		t.Errorf("decodeFast decodes into a record that is not zero: %+v", src)
+	}
+	// The fields JSON leaves alone may be set, and stay.
+	src, s = Source{ID: 7}, Session{Key: "k"}
+	if !decodeFast([]byte(`{"path":"p"}`), &src) || src != (Source{ID: 7, Path: "p"}) {
+		t.Errorf("a source with its id: %+v", src)
+	}
+	if !decodeFast([]byte(`{"id":"x"}`), &s) || s != (Session{Key: "k", NativeID: "x"}) {
+		t.Errorf("a session with its key: %+v", s)
 	}
 	for _, data := range []string{`{"flush":null}`, `{"flush":{"summary":{"repos":[],"unpriced":null}}}`, `{}`,
 		`{"gen":18446744073709551615,"flush":{"gen":0}}`} {

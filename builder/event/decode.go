@@ -13,8 +13,9 @@ import (
 // compact JSON encoding/json writes, members in any order, each at most
 // once, named exactly, with the values their fields' types take. Anything
 // else (white space, a name differing in case, an unknown or repeated
-// member, a null where the encoder writes none, a number out of range, a
-// string with invalid UTF-8 or a lone surrogate) is refused, and the
+// member, a null in a field that is neither a pointer nor a slice, a
+// number out of range, a string with invalid UTF-8 or a lone surrogate) is
+// refused, and the
 // caller falls back to encoding/json, which then decides; so whatever
 // DecodeJSON accepts, it decodes as encoding/json does. The tests hold it
 // to encoding/json on every event of the corpus, on records with every

@@ -16,16 +16,6 @@ import (
 	"unicode/utf8"
 )
 
-// New returns a decoder of data.
-func New(data []byte) Decoder { return Decoder{b: data} }
-
-// Done reports whether all of data was read without a bad separator.
-func (d *Decoder) Done() bool { return !d.bad && d.i == len(d.b) }
-
-// Bad reports whether a separator was neither , nor the closing bracket
-// (the end of a record's member loop checks it).
-func (d *Decoder) Bad() bool { return d.bad }
-
 // Decoder reads compact JSON from b at i; bad is set by a separator that
 // is neither , nor the closing bracket.
 type Decoder struct {
@@ -33,6 +23,12 @@ type Decoder struct {
 	i   int
 	bad bool
 }
+
+// New returns a decoder of data.
+func New(data []byte) Decoder { return Decoder{b: data} }
+
+// Done reports whether all of data was read, with no bad separator.
+func (d *Decoder) Done() bool { return !d.bad && d.i == len(d.b) }
 
 // Byte consumes c if it is next.
 func (d *Decoder) Byte(c byte) bool {
@@ -43,6 +39,7 @@ func (d *Decoder) Byte(c byte) bool {
 	return false
 }
 
+// Literal consumes s if it is next (null, true, false).
 func (d *Decoder) Literal(s string) bool {
 	if len(d.b)-d.i >= len(s) && string(d.b[d.i:d.i+len(s)]) == s {
 		d.i += len(s)
@@ -218,9 +215,11 @@ func (d *Decoder) hex4(i int) (rune, bool) {
 func (d *Decoder) integer(bits int) (int64, bool) {
 	neg := d.Byte('-')
 	digits := d.i
-	var u uint64 // 19 digits at most: no overflow
-	for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' && d.i-digits < 20 {
-		u = u*10 + uint64(d.b[d.i]-'0')
+	var u uint64 // of the first 19 digits (no overflow); more are refused below
+	for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
+		if d.i-digits < 19 {
+			u = u*10 + uint64(d.b[d.i]-'0')
+		}
 		d.i++
 	}
 	n := d.i - digits
@@ -240,12 +239,14 @@ func (d *Decoder) integer(bits int) (int64, bool) {
 	return int64(u), true
 }
 
+// Int64 reads an integer into an int64 field.
 func (d *Decoder) Int64(v *int64) bool {
 	n, ok := d.integer(64)
 	*v = n
 	return ok
 }
 
+// Int reads an integer into an int field (of the platform's size).
 func (d *Decoder) Int(v *int) bool {
 	n, ok := d.integer(strconv.IntSize)
 	*v = int(n)
@@ -288,6 +289,7 @@ func (d *Decoder) digits() bool {
 	return d.i > start
 }
 
+// Bool reads true or false into a bool field.
 func (d *Decoder) Bool(v *bool) bool {
 	switch {
 	case d.Literal("true"):
@@ -332,8 +334,8 @@ func Object[T any](d *Decoder, v *T, member Member[T]) bool {
 	return !d.bad
 }
 
-// Record reads an object into a new *T (null leaves it nil, as
-// encoding/json does).
+// Record reads an object into a new *T; null sets it to nil, as
+// encoding/json does.
 func Record[T any](d *Decoder, v **T, member Member[T]) bool {
 	if d.Literal("null") {
 		*v = nil
@@ -386,11 +388,9 @@ func array[T any](d *Decoder, v *[]T, read func(*Decoder, *T) bool) bool {
 // no sign, no fraction, no exponent, at most 2^64-1.
 func (d *Decoder) Uint64(v *uint64) bool {
 	start := d.i
-	for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' && d.i-start < 21 {
-		d.i++
-	}
+	d.digits()
 	n := d.i - start
-	if n == 0 || n > 1 && d.b[start] == '0' || n > 20 {
+	if n == 0 || n > 1 && d.b[start] == '0' {
 		return false
 	}
 	if d.i < len(d.b) && (d.b[d.i] == '.' || d.b[d.i] == 'e' || d.b[d.i] == 'E') {
