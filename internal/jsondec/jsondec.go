@@ -8,6 +8,16 @@
 // which then decides; so whatever a reader built on it accepts, it reads
 // as encoding/json does. Readers of a record are written member by member
 // as a Member function for Object (see builder/event and state).
+//
+// The log parsers' walker (watchers/jsonscan) reads JSON other programs
+// wrote: any spacing and order, every value validated, unknown members
+// stepped over, and a setter handed each member's raw bytes. What this
+// package reads is the state's own JSON, written by our encoders, where
+// anything unexpected is a reason to let encoding/json decide rather than
+// something to step over; its readers set typed fields directly, with no
+// raw member in between. The two share the rules of JSON strings and
+// numbers, each written where its callers' layer can reach it (this
+// package is below builder and state; jsonscan is the watchers').
 package jsondec
 
 import (
