@@ -401,9 +401,24 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 		// until its own log shows up.
 		return nil, nil
 	}
+	// One copy, sized up front; a session of one log takes its events as
+	// they are (held or just decoded: nothing else keeps or changes them),
+	// clipped so that partial's append copies rather than writes into them.
 	var out []event.Event
+	if len(srcs) == 1 {
+		evs := stored[srcs[0].ID]
+		out = evs[:len(evs):len(evs)]
+	} else {
+		n := 0
+		for _, s := range srcs {
+			n += len(stored[s.ID])
+		}
+		out = make([]event.Event, 0, n)
+	}
 	for _, s := range srcs {
-		out = append(out, stored[s.ID]...)
+		if len(srcs) > 1 {
+			out = append(out, stored[s.ID]...)
+		}
 		delete(stored, s.ID)
 		if s.Form == watchers.FormLines && !s.Missing {
 			out = d.partial(s, out)

@@ -76,7 +76,16 @@ func (d *Daemon) committed(bs []queued) {
 		case !ok:
 			continue
 		}
-		d.held.srcs[id] = append(evs, b.Events...)
+		if len(evs) == 0 {
+			// The batch's events are its own (cutAt copied them out of
+			// the reader's buffer) and nothing changes them: held as
+			// they are, clipped so that a later append never writes
+			// into a slice another holds.
+			evs = b.Events[:len(b.Events):len(b.Events)]
+		} else {
+			evs = append(evs, b.Events...)
+		}
+		d.held.srcs[id] = evs
 		d.held.events += len(b.Events)
 	}
 }
