@@ -108,6 +108,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // flushNow writes the maps of the sessions a request names, quiet or not.
 func (d *Daemon) flushNow(ctx context.Context, r flushRequest) FlushResult {
 	d.commitGroup()
+	d.restoreAll() // every session is looked at, or matched by a prefix of its key
 	var keys []string
 	if r.all {
 		keys = d.sessionKeys()

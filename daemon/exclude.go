@@ -143,6 +143,7 @@ func (d *Daemon) purgeExcluded() {
 		return
 	}
 	d.commitGroup()
+	d.restoreAll() // a retired session may match now
 	bySession := map[string][]*state.Source{}
 	for _, s := range d.srcs {
 		if s.Session != "" {

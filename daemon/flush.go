@@ -103,15 +103,21 @@ func (d *Daemon) recordFlushes() {
 	if len(d.flushed) == 0 {
 		return
 	}
+	var written []string
 	if err := d.db.PutSessions(d.flushed...); err != nil {
 		d.log.Error("cannot record flushes; the maps will be written again", "component", "flush", "err", err)
 		for _, s := range d.flushed {
 			s.Flush = nil
 			d.fail(s.Key)
 		}
+	} else if d.letsGo() {
+		for _, s := range d.flushed {
+			written = append(written, s.Key)
+		}
 	}
 	d.notifySink()
 	d.flushed = d.flushed[:0]
+	d.retireWrittenIdle(written)
 }
 
 // fail schedules another attempt with exponential back-off (1 s doubling,

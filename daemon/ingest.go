@@ -20,6 +20,11 @@ import (
 func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 	d.filesSeen += uint64(len(u.Files))
 	for _, f := range u.Files {
+		if d.byPath[f.Path] == nil {
+			d.restorePath(f.Path) // a log of a session let go of (retireidle.go)
+		}
+	}
+	for _, f := range u.Files {
 		if f.Gone {
 			delete(d.sizes, f.Path)
 		} else {
@@ -66,6 +71,7 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 	}
 	if u.Full {
 		d.sweep()
+		d.retireIdle()
 	}
 }
 

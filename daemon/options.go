@@ -69,9 +69,16 @@ type Options struct {
 	// Control serves the control API on ControlPath(DataDir) while the
 	// daemon follows (not with Once).
 	Control bool
+	// RetireAfter is how long a following daemon keeps the records of a
+	// session with nothing to do in memory (retireidle.go):
+	// DefaultRetireAfter when zero, for ever when negative.
+	RetireAfter time.Duration
 }
 
 func (o *Options) fill() {
+	if o.RetireAfter == 0 {
+		o.RetireAfter = retireAfterDefault
+	}
 	if o.Idle <= 0 {
 		o.Idle = DefaultIdle
 	}

@@ -81,13 +81,22 @@ func (d *Daemon) retire(key string, stored map[uint64]bool) bool {
 		if _, held := d.held.srcs[src.ID]; held {
 			return false
 		}
+		if !d.opt.Once && !d.followedToTheEnd(src) {
+			return false
+		}
 	}
-	ids := make([]uint64, len(srcs))
-	files := make([]watchers.FileID, len(srcs))
+	e := retiredEntry{key: key, agent: s.Agent, counted: counted(s, d.hasSources),
+		ids: make([]uint64, len(srcs)), files: make([]watchers.FileID, len(srcs))}
 	for i, src := range srcs {
-		ids[i], files[i] = src.ID, watchers.FileID{Dev: src.Dev, Ino: src.Ino}
+		e.ids[i], e.files[i] = src.ID, watchers.FileID{Dev: src.Dev, Ino: src.Ino}
 	}
-	if !d.retired.add(key, ids, files, counted(s, d.hasSources)) {
+	if !d.opt.Once {
+		e.paths = make([]string, len(srcs))
+		for i, src := range srcs {
+			e.paths[i] = src.Path
+		}
+	}
+	if !d.retired.addEntry(e) {
 		return false // another retired session has its hash: it stays
 	}
 	for _, src := range srcs {
@@ -122,16 +131,20 @@ func (d *Daemon) unindexIdentity(src *state.Source) {
 // restoreFile takes up again the retired session of a log whose file has
 // identity id, if there is one.
 func (d *Daemon) restoreFile(id watchers.FileID) {
-	h, ids, ok := d.retired.byFile(id)
-	if !ok {
-		return
+	if h, ids, ok := d.retired.byFile(id); ok {
+		d.restoreRetired(h, ids)
 	}
+}
+
+// restoreRetired takes up again the retired session of hash h, whose
+// sources have the given ids.
+func (d *Daemon) restoreRetired(h uint64, ids []uint64) {
 	srcs, err := d.db.Sources(ids)
 	if err == nil && (len(srcs) == 0 || retiredKeyHash(srcs[0].Session) != h) {
 		err = errors.New("the source records name another session")
 	}
 	if err != nil {
-		d.retired.remove(h, nil) // tried once, as restore does
+		d.retired.remove(h, nil, nil) // tried once, as restore does
 		d.restoreFailure(err, "")
 		return
 	}
@@ -156,7 +169,7 @@ func (d *Daemon) restore(key string) (sess *state.Session, retired bool) {
 	if err != nil {
 		// Tried once: the session goes on as one never seen (its logs'
 		// identities, left in the set, find no session any more).
-		d.retired.remove(h, nil)
+		d.retired.remove(h, nil, nil)
 		d.restoreFailure(err, key)
 		return nil, true
 	}
@@ -174,11 +187,11 @@ func (d *Daemon) restore(key string) (sess *state.Session, retired bool) {
 // restoreFrom takes up the retired session key again, with the records of
 // its sources read back.
 func (d *Daemon) restoreFrom(key string, h uint64, srcs []*state.Source) *state.Session {
-	files := make([]watchers.FileID, len(srcs))
+	files, paths := make([]watchers.FileID, len(srcs)), make([]string, len(srcs))
 	for i, src := range srcs {
-		files[i] = watchers.FileID{Dev: src.Dev, Ino: src.Ino}
+		files[i], paths[i] = watchers.FileID{Dev: src.Dev, Ino: src.Ino}, src.Path
 	}
-	d.retired.remove(h, files)
+	d.retired.remove(h, files, paths)
 	sess, _, err := d.db.Records(key, nil)
 	if err != nil {
 		d.restoreFailure(err, key)
@@ -200,7 +213,7 @@ func (d *Daemon) restoreFrom(key string, h uint64, srcs []*state.Source) *state.
 
 func (d *Daemon) restoreFailure(err error, key string) {
 	d.restoreFailed++
-	d.log.Error("cannot read back a session written earlier in this scan", "component", "daemon",
+	d.log.Error("cannot read back the records of a session let go of from memory", "component", "daemon",
 		"session", key, "err", err)
 }
 

@@ -24,15 +24,42 @@ type retiredSet struct {
 	byKey map[uint64]retiredRef
 	// files maps the identity of a retired log to its session's hash: a
 	// log renamed while the scan runs is still that session's.
-	files   map[watchers.FileID]uint64
+	files map[watchers.FileID]uint64
+	// paths maps the hash of a retired log's path to its session's hash,
+	// for a daemon that follows (retireIdle): any news of that path (the
+	// log appended to, replaced or deleted) takes the session up again. A
+	// scan meets each log once and keeps none.
+	paths   map[uint64]uint64
 	ids     []uint64 // the sources' ids, those of one session together
+	dead    int      // of ids, those of sessions taken up again
 	counted int      // how many of the sessions count (see counted)
+	// agents are the agents of the retired sessions, and per agent what
+	// status counts of them (a retired session counts as written).
+	agents []retiredAgent
+}
+
+// retiredAgent is what status counts of one agent's retired sessions.
+type retiredAgent struct {
+	name           string
+	logs, sessions int // logs followed; sessions that count
 }
 
 // retiredRef locates a retired session's source ids in retiredSet.ids.
 type retiredRef struct {
 	at, n   uint32
 	counted bool
+	agent   uint8 // index in agents
+}
+
+// retiredEntry is a session being retired: its key and agent, its
+// sources' ids, their logs' identities and, for a daemon that follows,
+// their paths.
+type retiredEntry struct {
+	key, agent string
+	ids        []uint64
+	files      []watchers.FileID
+	paths      []string
+	counted    bool
 }
 
 // retiredKeyHash hashes session keys for the set; a variable so that
@@ -46,23 +73,70 @@ var retiredKeyHash = func() func(string) uint64 {
 // reports false, retiring nothing, when another retired session has the
 // same hash (or there is nothing to record).
 func (r *retiredSet) add(key string, ids []uint64, files []watchers.FileID, counted bool) bool {
-	h := retiredKeyHash(key)
-	if _, taken := r.byKey[h]; taken || len(ids) == 0 {
+	return r.addEntry(retiredEntry{key: key, ids: ids, files: files, counted: counted})
+}
+
+// addEntry retires a session; it reports false, retiring nothing, when
+// another retired session has its key's hash or one of its paths' hashes
+// (or there is nothing to record).
+func (r *retiredSet) addEntry(e retiredEntry) bool {
+	h := retiredKeyHash(e.key)
+	if _, taken := r.byKey[h]; taken || len(e.ids) == 0 {
 		return false
+	}
+	for _, p := range e.paths {
+		if _, taken := r.paths[retiredPathHash(p)]; taken {
+			return false
+		}
 	}
 	if r.byKey == nil {
 		r.byKey, r.files = map[uint64]retiredRef{}, map[watchers.FileID]uint64{}
 	}
-	r.byKey[h] = retiredRef{at: uint32(len(r.ids)), n: uint32(len(ids)), counted: counted}
-	r.ids = append(r.ids, ids...)
-	for _, id := range files {
+	agent := r.agentIndex(e.agent)
+	if agent < 0 {
+		return false // more agents than a ref can name: kept in memory
+	}
+	r.byKey[h] = retiredRef{at: uint32(len(r.ids)), n: uint32(len(e.ids)), counted: e.counted, agent: uint8(agent)}
+	r.ids = append(r.ids, e.ids...)
+	for _, id := range e.files {
 		r.files[id] = h
 	}
-	if counted {
+	if len(e.paths) > 0 && r.paths == nil {
+		r.paths = map[uint64]uint64{}
+	}
+	for _, p := range e.paths {
+		r.paths[retiredPathHash(p)] = h
+	}
+	a := &r.agents[agent]
+	a.logs += len(e.ids)
+	if e.counted {
 		r.counted++
+		a.sessions++
 	}
 	return true
 }
+
+// agentIndex returns the index of an agent in agents, adding it; -1 when
+// there are already as many as a ref can name.
+func (r *retiredSet) agentIndex(name string) int {
+	for i, a := range r.agents {
+		if a.name == name {
+			return i
+		}
+	}
+	if len(r.agents) > 255 {
+		return -1
+	}
+	r.agents = append(r.agents, retiredAgent{name: name})
+	return len(r.agents) - 1
+}
+
+// retiredPathHash hashes the paths of retired logs; a variable so that
+// tests can force collisions.
+var retiredPathHash = func() func(string) uint64 {
+	seed := maphash.MakeSeed()
+	return func(path string) uint64 { return maphash.String(seed, path) }
+}()
 
 // lookup returns the source ids of the retired session whose key hashes as
 // key does: that session's, unless two keys share a hash (the caller
@@ -94,21 +168,69 @@ func (r *retiredSet) byFile(id watchers.FileID) (h uint64, ids []uint64, ok bool
 	return h, ids, ok
 }
 
-// remove forgets a session taken up again, and the identities of its logs.
-// Its ids stay in the shared slice: sessions taken up again are few.
-func (r *retiredSet) remove(h uint64, files []watchers.FileID) {
+// byPath returns the hash and source ids of the retired session a log at
+// path belongs to (or another whose path hashes alike: the caller checks
+// the records).
+func (r *retiredSet) byPath(path string) (h uint64, ids []uint64, ok bool) {
+	if len(r.paths) == 0 {
+		return 0, nil, false
+	}
+	if h, ok = r.paths[retiredPathHash(path)]; !ok {
+		return 0, nil, false
+	}
+	if ids, ok = r.idsOf(h); !ok {
+		delete(r.paths, retiredPathHash(path)) // left by a session tried once
+	}
+	return h, ids, ok
+}
+
+// remove forgets a session taken up again, and the identities and paths
+// of its logs. Its ids stay in the shared slice until those of sessions
+// taken up again are half of it (a following daemon takes sessions up
+// and lets them go for as long as it runs).
+func (r *retiredSet) remove(h uint64, files []watchers.FileID, paths []string) {
 	ref, ok := r.byKey[h]
 	if !ok {
 		return
 	}
 	delete(r.byKey, h)
+	a := &r.agents[ref.agent]
+	a.logs -= int(ref.n)
 	if ref.counted {
 		r.counted--
+		a.sessions--
 	}
 	for _, id := range files {
 		if r.files[id] == h {
 			delete(r.files, id)
 		}
+	}
+	for _, p := range paths {
+		if ph := retiredPathHash(p); r.paths[ph] == h {
+			delete(r.paths, ph)
+		}
+	}
+	if r.dead += int(ref.n); r.dead > 1024 && r.dead > len(r.ids)/2 {
+		r.compact()
+	}
+}
+
+// compact drops the ids of the sessions taken up again.
+func (r *retiredSet) compact() {
+	ids := make([]uint64, 0, len(r.ids)-r.dead)
+	for h, ref := range r.byKey {
+		at := len(ids)
+		ids = append(ids, r.ids[ref.at:ref.at+ref.n]...)
+		ref.at = uint32(at)
+		r.byKey[h] = ref
+	}
+	r.ids, r.dead = ids, 0
+}
+
+// each calls fn with every retired session's hash and source ids.
+func (r *retiredSet) each(fn func(h uint64, ids []uint64)) {
+	for h, ref := range r.byKey {
+		fn(h, r.ids[ref.at:ref.at+ref.n:ref.at+ref.n])
 	}
 }
 

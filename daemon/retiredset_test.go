@@ -77,7 +77,7 @@ func TestRetiredSetRefusesATakenHash(t *testing.T) {
 	if !ok || len(ids) != 2 || ids[0] != 1 || ids[1] != 2 {
 		t.Fatalf("by file: %v %v", ids, ok)
 	}
-	r.remove(h, []watchers.FileID{a})
+	r.remove(h, []watchers.FileID{a}, nil)
 	if r.len() != 0 || r.counted != 0 || len(r.files) != 0 {
 		t.Errorf("after remove: len %d, counted %d, files %d", r.len(), r.counted, len(r.files))
 	}

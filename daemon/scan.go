@@ -30,6 +30,7 @@ const scanWait = 10 * time.Minute
 // loop that owns the state: one full scan of the roots, reading whatever
 // the logs gained, then writing every map that changed.
 func (d *Daemon) scanNow(ctx context.Context) ScanResult {
+	d.restoreAll() // every log is looked at, and every session flushed, below
 	files := watchers.Scan(d.roots)
 	res := ScanResult{Files: len(files)}
 	for _, f := range files {

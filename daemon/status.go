@@ -195,6 +195,11 @@ func (d *Daemon) publishNow() {
 			}
 		}
 	}
+	for _, r := range d.retired.agents { // retired sessions: written, their logs read to the end
+		a := get(r.name)
+		a.Files += r.logs
+		a.Flushed += r.sessions
+	}
 	waiting := d.waitingSessions()
 	for _, s := range d.sessions {
 		if !counted(s, d.hasSources) {

@@ -1,0 +1,152 @@
+package daemon
+
+import (
+	"time"
+
+	"github.com/agentmap/agentmap/state"
+)
+
+// A daemon that follows would otherwise keep, for as long as it runs, the
+// records of every session it ever met and of every log it follows, with
+// their index entries: some 1.7 KB a session, 250 MiB of RSS at 100,000
+// sessions of history, nearly all of which will never change again. So,
+// as a scan lets go of the sessions it has written (retire.go), the daemon
+// lets go of each session that has been quiet for RetireAfter: its map
+// written for its last change and recorded, every byte of its logs read
+// and committed, nothing waiting for it (no retry, no fault, no reroute),
+// no skipped line (status lists those sessions), no parent and no child.
+// What stays is what a scan keeps (its key's hash, its sources' ids, their
+// files' identities), their paths' hashes and, per agent, how many logs
+// and sessions status counts.
+//
+// A retired session is taken up again, its records read back from the
+// state database as they were committed, before anything can act on it:
+//
+//   - news of one of its logs from the watcher (the log appended to,
+//     replaced, truncated, deleted; a new watcher's first scan), by the
+//     path's hash, before the update is read (ingest);
+//   - a log met under another name with the identity of one of its logs
+//     (adopt, as in a scan);
+//   - a log routed to its key: a new child or subagent log (session, as
+//     in a scan);
+//   - the commands that act on every session or on one named by a prefix
+//     (flush, a privacy.exclude reloaded), which take every retired
+//     session up first (restoreAll): they are rare, and the next rescan
+//     lets go of them again.
+//
+// A session that could not be read back (damage to the state database,
+// a failing disk) is logged, counted and goes on as one never seen: its
+// logs are followed again from where a new record starts them.
+
+// DefaultRetireAfter is how long a following daemon keeps the records of a
+// session with nothing to do before it lets go of them (RetireAfter).
+const DefaultRetireAfter = 30 * time.Minute
+
+// retireAfterDefault is what a zero RetireAfter takes; the tests make it
+// tiny to run every following daemon's test with sessions let go of.
+var retireAfterDefault = DefaultRetireAfter
+
+// retiredHook, when set (by tests), is told after every rescan how many
+// sessions are retired.
+var retiredHook func(retired int)
+
+// retireIdle lets go of the sessions that have been quiet for RetireAfter;
+// it runs after a full rescan, when the watcher has said what is on disk.
+func (d *Daemon) retireIdle() {
+	if !d.letsGo() {
+		return
+	}
+	if retiredHook != nil {
+		defer func() { retiredHook(d.retired.len()) }()
+	}
+	keys := make([]string, 0, len(d.sessions))
+	for key := range d.sessions {
+		keys = append(keys, key)
+	}
+	d.retireIdleOf(keys)
+}
+
+// retireWrittenIdle lets go, of the sessions whose flush records were just
+// committed, of those quiet for RetireAfter: a catch-up's sessions leave
+// memory as their maps are written, not a rescan later.
+func (d *Daemon) retireWrittenIdle(keys []string) {
+	if !d.letsGo() || len(keys) == 0 {
+		return
+	}
+	if retiredHook != nil {
+		defer func() { retiredHook(d.retired.len()) }()
+	}
+	d.retireIdleOf(keys)
+}
+
+// letsGo reports whether this daemon lets go of idle sessions: one that
+// follows, unless told to keep them.
+func (d *Daemon) letsGo() bool { return !d.opt.Once && d.opt.RetireAfter >= 0 }
+
+// retireIdleOf retires, of the given sessions, those quiet for RetireAfter
+// that may be (retire).
+func (d *Daemon) retireIdleOf(keys []string) {
+	d.commitGroup() // what a batch queued is committed, or its session stays
+	cutoff := ms(d.opt.Clock.Now().Add(-d.opt.RetireAfter))
+	var quiet []string
+	var ids []uint64
+	for _, key := range keys {
+		s := d.sessions[key]
+		if s == nil || s.ActivityMs > cutoff || s.Flush == nil || s.Flush.Path == "" || s.Dirty() || s.Parent != "" {
+			continue
+		}
+		quiet = append(quiet, key)
+		for _, src := range d.sessionSources(key) {
+			ids = append(ids, src.ID)
+		}
+	}
+	if len(quiet) == 0 {
+		return
+	}
+	stored, err := d.db.HasSources(ids)
+	if err != nil {
+		return // kept in memory: nothing is lost but the room
+	}
+	n := 0
+	for _, key := range quiet {
+		if d.retire(key, stored) {
+			n++
+		}
+	}
+	if n > 0 {
+		d.log.Debug("sessions let go of from memory", "component", "daemon", "sessions", n,
+			"retired", d.retired.len(), "kept", len(d.sessions))
+	}
+}
+
+// followedToTheEnd reports whether a source's log, as the watcher last saw
+// it, is read to its end, with no line skipped: a daemon that follows lets
+// go of nothing it would still read or report.
+func (d *Daemon) followedToTheEnd(src *state.Source) bool {
+	size, there := d.sizes[src.Path]
+	return there && size == src.Offset && src.Skipped == 0 && src.Oversized == 0
+}
+
+// restorePath takes up again the retired session a log at path belongs
+// to, if there is one.
+func (d *Daemon) restorePath(path string) {
+	if h, ids, ok := d.retired.byPath(path); ok {
+		d.restoreRetired(h, ids)
+	}
+}
+
+// restoreAll takes every retired session up again.
+func (d *Daemon) restoreAll() {
+	if d.retired.len() == 0 {
+		return
+	}
+	type retiredSession struct {
+		h   uint64
+		ids []uint64
+	}
+	var all []retiredSession
+	d.retired.each(func(h uint64, ids []uint64) { all = append(all, retiredSession{h, ids}) })
+	for _, r := range all {
+		d.restoreRetired(r.h, r.ids)
+	}
+}

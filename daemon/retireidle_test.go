@@ -1,0 +1,369 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// A following daemon lets go of the sessions it has nothing to do for,
+// and takes each up again when one of its logs grows, is deleted or gets
+// a new subagent log, or when a command acts on every session: it ends
+// with the same maps, records and status as a daemon that keeps them all.
+func TestFollowingDaemonLetsGoOfQuietSessions(t *testing.T) {
+	kept := followRetiring(t, -1)
+	retiring := followRetiring(t, time.Nanosecond)
+	if kept.retired != 0 {
+		t.Fatalf("a daemon told never to let go retired %d sessions", kept.retired)
+	}
+	if retiring.restored < 4 {
+		t.Errorf("%d sessions taken up again, want at least 4 (s1 grown, s3's new lane, s2 deleted, s1's child)", retiring.restored)
+	}
+	if retiring.summary != kept.summary {
+		t.Errorf("retiring daemon ended with\n%s\nthe daemon that keeps all with\n%s", retiring.summary, kept.summary)
+	}
+}
+
+type retiringRun struct {
+	summary           string // maps, records and status along the way
+	retired, restored int
+}
+
+func followRetiring(t *testing.T, retireAfter time.Duration) retiringRun {
+	t.Helper()
+	r := newRig(t)
+	r.idle = 30 * time.Millisecond
+	opt := r.opts(false)
+	opt.Rescan, opt.RetireAfter, opt.Control = 30*time.Millisecond, retireAfter, true
+	r.append("s1.jsonl", line("s1", "user"), line("s1", "llm"))
+	r.append("s2.jsonl", line("s2", "user"))
+	r.append("s3.jsonl", line("s3", "user"))
+	r.append("s3/subagents/agent-x.jsonl", line("s3", "call"))
+
+	retiredNow := watchRetired(t)
+	d := New(opt)
+	stop := follow(t, d)
+	defer stop()
+	var out []string
+	note := func(f string, a ...any) { out = append(out, fmt.Sprintf(f, a...)) }
+	waitMap := func(id string, want string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for r.mapOf(id) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("map of %s:\n%s\nwant:\n%s", id, r.mapOf(id), want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitRetired := func(n int) {
+		t.Helper()
+		if retireAfter < 0 {
+			return
+		}
+		for len(retiredNow) > 0 {
+			<-retiredNow // what rescans before the last change said
+		}
+		deadline := time.After(15 * time.Second)
+		for {
+			select {
+			case got := <-retiredNow:
+				if got >= n {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("fewer than %d sessions let go of", n)
+			}
+		}
+	}
+	client := func() *Client {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			c, err := Connect(r.data)
+			if err == nil {
+				return c
+			}
+			if time.Now().After(deadline) {
+				t.Fatal(err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	status := func(when string) {
+		t.Helper()
+		st, err := client().Status(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range st.Agents {
+			note("%s: status %s files %d flushed %d live %d skipped %d", when, a.Agent, a.Files, a.Flushed, a.Live, a.Skipped)
+		}
+	}
+
+	waitMap("s1", fakeMap(map[string][]string{"": {"user", "llm"}}))
+	waitMap("s2", fakeMap(map[string][]string{"": {"user"}}))
+	waitMap("s3", fakeMap(map[string][]string{"": {"user"}, "sa-x": {"call"}}))
+	waitRetired(3)
+	status("all written")
+
+	r.append("s1.jsonl", line("s1", "result"))
+	waitMap("s1", fakeMap(map[string][]string{"": {"user", "llm", "result"}}))
+	r.append("s3/subagents/agent-y.jsonl", line("s3", "call"))
+	waitMap("s3", fakeMap(map[string][]string{"": {"user"}, "sa-x": {"call"}, "sa-y": {"call"}}))
+	if err := os.Remove(filepath.Join(r.proj, "s2.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		st, err := client().Status(context.Background())
+		if err == nil && len(st.Agents) == 1 && st.Agents[0].Files == 4 {
+			break // s1, s3 and its two lanes; s2 gone
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("s2's log not seen gone: %+v %v", st, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitRetired(2) // s2, its log gone, stays
+	// A child session of s1 (a Codex child rollout, say) takes s1 up
+	// again: its map has the child as a lane.
+	r.append("c1.jsonl", `{"s":"c1","p":"s1","k":"user"}`+"\n")
+	waitMap("s1", fakeMap(map[string][]string{"": {"user", "llm", "result"}, "sa-c1": {"user"}}))
+	waitRetired(1) // s3; s1 has a child now, s2 its log gone
+	status("after the changes")
+	res, err := client().Flush(context.Background(), "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note("flush all: flushed %d current %d failed %d", len(res.Flushed), res.Current, len(res.Failed))
+	if res, err = client().Flush(context.Background(), "s3", false); err != nil {
+		t.Fatal(err)
+	}
+	note("flush s3: flushed %d current %d failed %d", len(res.Flushed), res.Current, len(res.Failed))
+	waitRetired(1)
+	sr, err := client().Scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	note("scan: files %d bytes %d sessions %d flushed %d current %d", sr.Files, sr.Bytes, sr.Sessions,
+		len(sr.Flush.Flushed), sr.Flush.Current)
+	stop()
+
+	for _, id := range []string{"s1", "s2", "s3", "c1"} {
+		note("map %s: %s", id, r.mapOf(id))
+	}
+	db := openState(t, r)
+	defer db.Close()
+	srcs, sessions, err := db.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range srcs {
+		rel, _ := filepath.Rel(r.home, s.Path)
+		note("source %s session %s lane %s offset %d lines %d missing %v", rel, s.Session, s.Lane, s.Offset, s.Lines, s.Missing)
+	}
+	for _, s := range sessions {
+		f := "no flush"
+		if s.Flush != nil {
+			f = fmt.Sprintf("map %s %s events %d", s.Flush.Path, s.Flush.SHA256, s.Flush.Events)
+		}
+		note("session %s: %s", s.Key, f)
+	}
+	sort.Strings(out[len(out)-len(srcs)-len(sessions):])
+	sum := ""
+	for _, l := range out {
+		sum += l + "\n"
+	}
+	t.Log(sum)
+	return retiringRun{summary: sum, retired: d.retired.len(), restored: d.restored}
+}
+
+// A privacy.exclude reloaded while sessions are let go of still forgets
+// the sessions it covers.
+func TestExcludeReloadedCoversRetiredSessions(t *testing.T) {
+	r := newRig(t)
+	r.idle = 30 * time.Millisecond
+	opt := r.opts(false)
+	opt.Rescan, opt.RetireAfter, opt.Control = 30*time.Millisecond, time.Nanosecond, true
+	r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"))
+	r.append("s2.jsonl", cwdLine("s2", "user", "/later/x"))
+	retiredNow := watchRetired(t)
+	d := New(opt)
+	stop := follow(t, d)
+	defer stop()
+	deadline := time.After(15 * time.Second)
+	for n := 0; n < 2; {
+		select {
+		case n = <-retiredNow:
+		case <-deadline:
+			t.Fatal("the two sessions not let go of")
+		}
+	}
+	if r.mapOf("s1") == "" || r.mapOf("s2") == "" {
+		t.Fatal("maps not written before they were let go of")
+	}
+	d.Reconfigure(Live{Idle: r.idle, Roots: opt.Roots, Mapper: fakeMapper,
+		Exclude: func(dir string) bool { return strings.HasPrefix(dir, "/later") }})
+	until := time.Now().Add(15 * time.Second)
+	for r.mapOf("s2") != "" {
+		if time.Now().After(until) {
+			t.Fatal("the map of the excluded session, let go of, is still there")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	if r.mapOf("s1") == "" {
+		t.Fatal("the other session's map went too")
+	}
+	db := openState(t, r)
+	defer db.Close()
+	_, sessions, err := db.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sessions) != 1 || sessions[0].Key != "claude/s1" {
+		t.Fatalf("sessions recorded after the exclusion: %v", sessions)
+	}
+}
+
+// Every test of a following daemon, run again with sessions let go of as
+// soon as they are written: each must end as it does when they are kept.
+func TestFollowingDaemonsLettingGoAtOnce(t *testing.T) {
+	defer func(d time.Duration) { retireAfterDefault = d }(retireAfterDefault)
+	retireAfterDefault = time.Nanosecond
+	var mu sync.Mutex
+	most := map[string]int{} // the most sessions retired at once, by subtest
+	var current string
+	retiredHook = func(n int) {
+		mu.Lock()
+		most[current] = max(most[current], n)
+		mu.Unlock()
+	}
+	defer func() { retiredHook = nil }()
+	run := func(name string, test func(*testing.T)) {
+		mu.Lock()
+		current = name
+		mu.Unlock()
+		t.Run(name, test)
+	}
+	defer func() {
+		t.Logf("sessions let go of at most, by test: %v", most)
+		n := 0
+		for _, m := range most {
+			if m > 0 {
+				n++
+			}
+		}
+		if n < 6 {
+			t.Errorf("sessions let go of in %d of the tests, want at least 6", n)
+		}
+	}()
+	run("follow", TestFollow)
+	run("idle on the clock", TestIdleOnTheClock)
+	run("backoff on the clock", TestBackoffOnTheClock)
+	run("compressed rollout", TestCompressedRolloutWhileFollowing)
+	run("settles after its catch-up", TestFollowSettlesAfterItsCatchUp)
+	run("exclude waits for a cwd", TestExcludeWaitsForACWD)
+	run("control and reconfigure", TestControlAndReconfigure)
+	run("exclude added later", TestExcludeAddedLater)
+	run("reconfigure roots", TestReconfigureRoots)
+	run("last flush survives a restart", TestLastFlushSurvivesARestart)
+}
+
+// The set keeps a following daemon's paths by hash, refusing a session
+// one of whose paths hashes as a retired log's; it counts logs and
+// sessions per agent, and drops the ids of sessions taken up again once
+// they are half of its slice.
+func TestRetiredSetPathsAgentsAndCompaction(t *testing.T) {
+	defer func(h func(string) uint64) { retiredPathHash = h }(retiredPathHash)
+	retiredPathHash = func(p string) uint64 { return uint64(len(p)) }
+	var r retiredSet
+	fid := func(i int) watchers.FileID { return watchers.FileID{Dev: 1, Ino: uint64(i)} }
+	if !r.addEntry(retiredEntry{key: "claude/a", agent: "claude", ids: []uint64{1, 2}, files: []watchers.FileID{fid(1), fid(2)},
+		paths: []string{"/l/a.jsonl", "/l/a/subagents/x.jsonl"}, counted: true}) {
+		t.Fatal("first session refused")
+	}
+	if r.addEntry(retiredEntry{key: "codex/b", agent: "codex", ids: []uint64{3}, files: []watchers.FileID{fid(3)},
+		paths: []string{"/l/b.jsonl"}, counted: true}) {
+		t.Error("a session whose path hashes as a retired log's was retired")
+	}
+	if _, _, ok := r.lookup("codex/b"); ok {
+		t.Error("the refused session is known")
+	}
+	h, ids, ok := r.byPath("/l/a.jsonl")
+	if !ok || len(ids) != 2 || ids[0] != 1 || ids[1] != 2 {
+		t.Fatalf("by path: %v %v", ids, ok)
+	}
+	if _, _, ok := r.byPath("/l/zz.jsonl"); ok {
+		t.Error("a path of no retired log found")
+	}
+	if len(r.agents) != 1 || r.agents[0] != (retiredAgent{name: "claude", logs: 2, sessions: 1}) {
+		t.Errorf("agents %+v", r.agents)
+	}
+	r.remove(h, []watchers.FileID{fid(1), fid(2)}, []string{"/l/a.jsonl", "/l/a/subagents/x.jsonl"})
+	if len(r.paths) != 0 || len(r.files) != 0 || r.agents[0].logs != 0 || r.agents[0].sessions != 0 || r.counted != 0 {
+		t.Errorf("after remove: paths %d files %d agents %+v counted %d", len(r.paths), len(r.files), r.agents, r.counted)
+	}
+	// A session tried once (remove without paths) leaves its paths; a
+	// later look-up finds no session and forgets them.
+	r.addEntry(retiredEntry{key: "codex/b", agent: "codex", ids: []uint64{3}, paths: []string{"/l/b.jsonl"}})
+	hb, _, _ := r.lookup("codex/b")
+	r.remove(hb, nil, nil)
+	if _, _, ok := r.byPath("/l/b.jsonl"); ok || len(r.paths) != 0 {
+		t.Errorf("a path of a session tried once still answers (%d paths)", len(r.paths))
+	}
+
+	// Many sessions let go of and taken up again: the slice of ids is
+	// compacted, and the sessions still retired keep theirs.
+	retiredPathHash = func(p string) uint64 { return uint64(crc32.ChecksumIEEE([]byte(p))) }
+	for round := 0; round < 4; round++ {
+		for i := 0; i < 1000; i++ {
+			key := fmt.Sprintf("claude/s%d", i)
+			if !r.addEntry(retiredEntry{key: key, agent: "claude", ids: []uint64{uint64(10 * i), uint64(10*i + 1)},
+				paths: []string{"/p/" + key}, counted: true}) {
+				t.Fatalf("round %d: %s refused", round, key)
+			}
+		}
+		for i := 0; i < 1000; i++ {
+			if i%10 == 0 && round == 3 {
+				continue // these stay
+			}
+			h, _, _ := r.lookup(fmt.Sprintf("claude/s%d", i))
+			r.remove(h, nil, []string{fmt.Sprintf("/p/claude/s%d", i)})
+		}
+	}
+	if r.len() != 100 || len(r.ids) > 4000 || r.agents[0].sessions != 100 || r.agents[0].logs != 200 {
+		t.Errorf("after the rounds: %d retired, %d ids kept, agents %+v", r.len(), len(r.ids), r.agents)
+	}
+	for i := 0; i < 1000; i += 10 {
+		_, ids, ok := r.byPath(fmt.Sprintf("/p/claude/s%d", i))
+		if !ok || len(ids) != 2 || ids[0] != uint64(10*i) || ids[1] != uint64(10*i+1) {
+			t.Fatalf("s%d after compaction: %v %v", i, ids, ok)
+		}
+	}
+}
+
+// watchRetired returns the counts of retired sessions the daemon reports
+// after each look at its sessions, until the test ends; a count nobody
+// takes in time is dropped, never waited for.
+func watchRetired(t *testing.T) <-chan int {
+	ch := make(chan int, 100)
+	retiredHook = func(n int) {
+		select {
+		case ch <- n:
+		default:
+		}
+	}
+	t.Cleanup(func() { retiredHook = nil })
+	return ch
+}
