@@ -85,6 +85,7 @@ type Daemon struct {
 	// wrote and let go of (retire.go, retiredset.go).
 	retired       retiredSet
 	restored      int // retired sessions taken up again
+	mapsPeak      int // the most sources held since the maps were last rebuilt (compactMaps)
 	restoreFailed int // and those whose records could not be read back
 	retiredOnLoad int // sessions retired as they were loaded, quiet (quiet.go)
 	// quietLogs are, in a one-shot catch-up, the logs of the sessions

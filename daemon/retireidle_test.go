@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -20,6 +21,8 @@ import (
 // a new subagent log, or when a command acts on every session: it ends
 // with the same maps, records and status as a daemon that keeps them all.
 func TestFollowingDaemonLetsGoOfQuietSessions(t *testing.T) {
+	defer func(n int) { compactMapsFrom = n }(compactMapsFrom)
+	compactMapsFrom = 1 // the maps rebuilt as sessions leave
 	kept := followRetiring(t, -1)
 	retiring := followRetiring(t, time.Nanosecond)
 	if kept.retired != 0 {
@@ -239,8 +242,8 @@ func TestExcludeReloadedCoversRetiredSessions(t *testing.T) {
 // Every test of a following daemon, run again with sessions let go of as
 // soon as they are written: each must end as it does when they are kept.
 func TestFollowingDaemonsLettingGoAtOnce(t *testing.T) {
-	defer func(d time.Duration) { retireAfterDefault = d }(retireAfterDefault)
-	retireAfterDefault = time.Nanosecond
+	defer func(d time.Duration, n int) { retireAfterDefault, compactMapsFrom = d, n }(retireAfterDefault, compactMapsFrom)
+	retireAfterDefault, compactMapsFrom = time.Nanosecond, 1 // and the maps rebuilt each time
 	var mu sync.Mutex
 	most := map[string]int{} // the most sessions retired at once, by subtest
 	var current string
@@ -366,4 +369,33 @@ func watchRetired(t *testing.T) <-chan int {
 	}
 	t.Cleanup(func() { retiredHook = nil })
 	return ch
+}
+
+// compactMaps rebuilds the maps with the same entries.
+func TestCompactMapsKeepsEveryEntry(t *testing.T) {
+	r := newRig(t)
+	d := New(r.opts(false))
+	for i := 0; i < 3; i++ {
+		key := fmt.Sprintf("claude/s%d", i)
+		src := &state.Source{ID: uint64(i + 1), Path: fmt.Sprintf("/l/s%d.jsonl", i), Session: key, Dev: 1, Ino: uint64(i + 1)}
+		d.srcs[src.ID], d.byPath[src.Path] = src, src
+		d.sessions[key] = &state.Session{Key: key}
+		d.sizes[src.Path], d.summed[src.ID] = int64(i), true
+		d.parsers[src.ID] = &fakeParser{}
+		d.index(src)
+		d.idx.pending[key] = true
+	}
+	d.idx.noFileID[9] = &state.Source{ID: 9}
+	before := fmt.Sprintf("%v %v %v %v %v %v %v %v %v %v", d.srcs, d.byPath, d.sessions, d.parsers, d.sizes, d.summed,
+		d.idx.bySession, d.idx.byFileID, d.idx.noFileID, d.idx.pending)
+	d.mapsPeak = 4096
+	d.compactMaps()
+	after := fmt.Sprintf("%v %v %v %v %v %v %v %v %v %v", d.srcs, d.byPath, d.sessions, d.parsers, d.sizes, d.summed,
+		d.idx.bySession, d.idx.byFileID, d.idx.noFileID, d.idx.pending)
+	if after != before {
+		t.Errorf("maps after the rebuild:\n%s\nbefore:\n%s", after, before)
+	}
+	if d.mapsPeak != 3 {
+		t.Errorf("peak %d after the rebuild, want 3", d.mapsPeak)
+	}
 }
