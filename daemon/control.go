@@ -108,13 +108,13 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // flushNow writes the maps of the sessions a request names, quiet or not.
 func (d *Daemon) flushNow(ctx context.Context, r flushRequest) FlushResult {
 	d.commitGroup()
-	d.restoreAll() // every session is looked at, or matched by a prefix of its key
 	var keys []string
 	if r.all {
+		d.restoreAll() // every session is looked at
 		keys = d.sessionKeys()
 	} else {
 		var err error
-		if keys, err = d.match(r.id); err != nil {
+		if keys, err = d.matchRetired(r.id); err != nil {
 			return FlushResult{Error: err.Error()}
 		}
 	}
@@ -136,6 +136,18 @@ func (d *Daemon) flushNow(ctx context.Context, r flushRequest) FlushResult {
 	}
 	d.recordFlushes()
 	return res
+}
+
+// matchRetired is match over retired sessions too: a session named by its
+// whole key or native id is taken up alone; any other id (a prefix) takes
+// every retired session up first, as it may name one of them, or more.
+func (d *Daemon) matchRetired(id string) ([]string, error) {
+	d.restoreNamed(id)
+	if keys, err := d.match(id); err == nil && (keys[0] == id || nativeOf(keys[0]) == id) {
+		return keys, nil
+	}
+	d.restoreAll()
+	return d.match(id)
 }
 
 // match finds the one session an id names: its native id, its key

@@ -83,11 +83,15 @@ type Daemon struct {
 	unrecorded map[string][]string
 	// retired holds what a one-shot catch-up keeps of the sessions it
 	// wrote and let go of (retire.go, retiredset.go).
-	retired       retiredSet
-	restored      int // retired sessions taken up again
-	mapsPeak      int // the most sources held since the maps were last rebuilt (compactMaps)
-	restoreFailed int // and those whose records could not be read back
-	retiredOnLoad int // sessions retired as they were loaded, quiet (quiet.go)
+	retired  retiredSet
+	restored int // retired sessions taken up again
+	mapsPeak int // the most sources held since the maps were last rebuilt (compactMaps)
+	// keptInMemory notes, with their generation, the sessions a following
+	// daemon may not let go of until they change (retireIdleOf).
+	keptInMemory  map[string]uint64
+	holdRetire    bool // a command is taking every session up: none is let go of meanwhile
+	restoreFailed int  // and those whose records could not be read back
+	retiredOnLoad int  // sessions retired as they were loaded, quiet (quiet.go)
 	// quietLogs are, in a one-shot catch-up, the logs of the sessions
 	// retired on load, which its walk leaves out (quiet.go).
 	quietLogs quietLogs
@@ -103,28 +107,29 @@ func New(opt Options) *Daemon {
 	opt.fill()
 	d := &Daemon{
 		opt: opt, log: opt.Logger, roots: opt.Roots,
-		store:      mapstore.New(MapsDir(opt.DataDir)),
-		agents:     map[string]agents.Agent{},
-		srcs:       map[uint64]*state.Source{},
-		byPath:     map[string]*state.Source{},
-		sessions:   map[string]*state.Session{},
-		parsers:    map[uint64]watchers.Parser{},
-		ignored:    map[string]watchers.FileStat{},
-		unrouted:   map[string]bool{},
-		retry:      map[string]*backoff{},
-		polls:      map[string]time.Time{},
-		nextID:     1,
-		idx:        newIndexes(),
-		held:       newHeld(),
-		excluded:   map[string]watchers.FileID{},
-		sizes:      map[string]int64{},
-		summed:     map[uint64]bool{},
-		reroute:    map[uint64]bool{},
-		vacated:    map[string]bool{},
-		unreadable: map[string]*unreadableLog{},
-		reconf:     make(chan Live, 1),
-		flushReq:   make(chan flushRequest),
-		scanReq:    make(chan chan ScanResult),
+		store:        mapstore.New(MapsDir(opt.DataDir)),
+		agents:       map[string]agents.Agent{},
+		srcs:         map[uint64]*state.Source{},
+		byPath:       map[string]*state.Source{},
+		sessions:     map[string]*state.Session{},
+		parsers:      map[uint64]watchers.Parser{},
+		ignored:      map[string]watchers.FileStat{},
+		unrouted:     map[string]bool{},
+		retry:        map[string]*backoff{},
+		polls:        map[string]time.Time{},
+		nextID:       1,
+		idx:          newIndexes(),
+		held:         newHeld(),
+		excluded:     map[string]watchers.FileID{},
+		sizes:        map[string]int64{},
+		keptInMemory: map[string]uint64{},
+		summed:       map[uint64]bool{},
+		reroute:      map[uint64]bool{},
+		vacated:      map[string]bool{},
+		unreadable:   map[string]*unreadableLog{},
+		reconf:       make(chan Live, 1),
+		flushReq:     make(chan flushRequest),
+		scanReq:      make(chan chan ScanResult),
 	}
 	d.lastErr = &errTrap{}
 	d.clock = opt.Clock

@@ -17,7 +17,9 @@ type Built struct {
 	Summary  state.Summary
 }
 
-// Mapper turns all the events of a session into its map.
+// Mapper turns all the events of a session into its map. It must only
+// read the events: they are the slices the daemon holds or has just read
+// back, not copies (builder.Build only reads them).
 type Mapper func(events []event.Event) (Built, error)
 
 // BuilderMapper builds with the builder's defaults (relative paths), the

@@ -182,7 +182,8 @@ func (d *Daemon) retireQuiet(q *quietLoad, s *state.Session) bool {
 	for i, p := range srcs {
 		ids[i], files[i] = p.id, p.log.id
 	}
-	if !d.retired.add(s.Key, ids, files, counted(s, func(string) bool { return true })) {
+	if !d.retired.addEntry(retiredEntry{key: s.Key, agent: s.Agent, ids: ids, files: files, logs: len(ids),
+		counted: counted(s, func(string) bool { return true })}) {
 		return false // another retired session has its hash: this one is kept
 	}
 	delete(q.groups, s.Key)

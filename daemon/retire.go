@@ -61,34 +61,25 @@ func (d *Daemon) retireWritten(keys []string) {
 }
 
 // retire lets go of a session's records when nothing of it is left to do;
-// it reports whether it did.
+// it reports whether it did. stored says which sources have their records
+// committed.
 func (d *Daemon) retire(key string, stored map[uint64]bool) bool {
+	srcs, ok, _ := d.retirable(key)
+	if !ok {
+		return false
+	}
 	s := d.sessions[key]
-	if s == nil || s.Dirty() || s.Parent != "" || d.retry[key] != nil || d.vacated[key] ||
-		d.unrecorded[key] != nil || len(d.childrenOf(key)) > 0 || d.held.fresh[key] {
-		return false
-	}
-	srcs := d.sessionSources(key)
-	if len(srcs) == 0 {
-		return false
-	}
-	for _, src := range srcs {
-		if src.Form != watchers.FormLines || src.ParentSession != "" || src.Missing || !stored[src.ID] ||
-			!(watchers.FileID{Dev: src.Dev, Ino: src.Ino}).Known() ||
-			d.faults.waiting[src.ID] || d.reroute[src.ID] || d.unreadable[src.Path] != nil {
-			return false
-		}
-		if _, held := d.held.srcs[src.ID]; held {
-			return false
-		}
-		if !d.opt.Once && !d.followedToTheEnd(src) {
-			return false
-		}
-	}
-	e := retiredEntry{key: key, agent: s.Agent, counted: counted(s, d.hasSources),
+	e := retiredEntry{key: key, agent: s.Agent, counted: counted(s, d.hasSources), summed: true,
 		ids: make([]uint64, len(srcs)), files: make([]watchers.FileID, len(srcs))}
 	for i, src := range srcs {
+		if !stored[src.ID] {
+			return false
+		}
 		e.ids[i], e.files[i] = src.ID, watchers.FileID{Dev: src.Dev, Ino: src.Ino}
+		e.summed = e.summed && d.summed[src.ID]
+		if !src.Missing {
+			e.logs++
+		}
 	}
 	if !d.opt.Once {
 		e.paths = make([]string, len(srcs))
@@ -102,15 +93,57 @@ func (d *Daemon) retire(key string, stored map[uint64]bool) bool {
 	for _, src := range srcs {
 		d.unindexIdentity(src)
 		delete(d.srcs, src.ID)
-		delete(d.byPath, src.Path)
+		if d.byPath[src.Path] == src {
+			delete(d.byPath, src.Path)
+			delete(d.sizes, src.Path)
+		}
 		delete(d.parsers, src.ID)
 		delete(d.summed, src.ID)
-		delete(d.sizes, src.Path)
 	}
 	delete(d.idx.bySession, key)
 	delete(d.idx.pending, key)
 	delete(d.sessions, key)
 	return true
+}
+
+// retirable reports whether a session may leave memory as far as memory
+// tells (the caller checks that its sources' records are committed), and
+// returns its sources. When it may not, lasting says whether that holds
+// until the session changes: it has a parent or a child, a log that is no
+// appended file with a known identity, or a skipped line.
+func (d *Daemon) retirable(key string) (srcs sourceList, ok, lasting bool) {
+	s := d.sessions[key]
+	if s == nil {
+		return nil, false, false
+	}
+	if s.Parent != "" || len(d.childrenOf(key)) > 0 {
+		return nil, false, true
+	}
+	if s.Dirty() || d.retry[key] != nil || d.vacated[key] || d.unrecorded[key] != nil || d.held.fresh[key] {
+		return nil, false, false
+	}
+	if srcs = d.sessionSources(key); len(srcs) == 0 {
+		return nil, false, false
+	}
+	for _, src := range srcs {
+		if src.Form != watchers.FormLines || src.ParentSession != "" || !(watchers.FileID{Dev: src.Dev, Ino: src.Ino}).Known() ||
+			(!d.opt.Once && (src.Skipped > 0 || src.Oversized > 0)) {
+			return nil, false, true
+		}
+		// A scan lets go of no deleted log: its sweep marks the logs of the
+		// records in memory. A daemon that follows hears of a log back at
+		// its path, or of its identity under another, as of any other.
+		if (src.Missing && d.opt.Once) || d.faults.waiting[src.ID] || d.reroute[src.ID] || d.unreadable[src.Path] != nil {
+			return nil, false, false
+		}
+		if _, held := d.held.srcs[src.ID]; held {
+			return nil, false, false
+		}
+		if !d.opt.Once && !src.Missing && d.sizes[src.Path] != src.Offset {
+			return nil, false, false // not read to the end the watcher last saw (or not seen there)
+		}
+	}
+	return srcs, true, false
 }
 
 // unindexIdentity drops a source from the index by file identity.
@@ -191,6 +224,7 @@ func (d *Daemon) restoreFrom(key string, h uint64, srcs []*state.Source) *state.
 	for i, src := range srcs {
 		files[i], paths[i] = watchers.FileID{Dev: src.Dev, Ino: src.Ino}, src.Path
 	}
+	summed := d.retired.summed(h)
 	d.retired.remove(h, files, paths)
 	sess, _, err := d.db.Records(key, nil)
 	if err != nil {
@@ -201,9 +235,13 @@ func (d *Daemon) restoreFrom(key string, h uint64, srcs []*state.Source) *state.
 	sess.ActivityMs = min(sess.ActivityMs, ms(d.opt.Clock.Now())) // as load does
 	d.sessions[key] = sess
 	for _, src := range srcs {
-		d.srcs[src.ID] = src
-		d.byPath[src.Path] = src
-		d.index(src)
+		d.keepSource(src)
+		if summed {
+			d.summed[src.ID] = true // its whole prefix was checked in this run
+		}
+		if d.byPath[src.Path] != src {
+			continue // a newer source has the path
+		}
 		if fi, err := os.Stat(src.Path); err == nil {
 			d.sizes[src.Path] = fi.Size()
 		}

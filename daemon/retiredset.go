@@ -47,7 +47,9 @@ type retiredAgent struct {
 // retiredRef locates a retired session's source ids in retiredSet.ids.
 type retiredRef struct {
 	at, n   uint32
+	logs    uint32 // of the sources, those whose log is there (status counts them)
 	counted bool
+	summed  bool  // every log's whole prefix was checked in this run (rewrittenInPlace)
 	agent   uint8 // index in agents
 }
 
@@ -59,7 +61,9 @@ type retiredEntry struct {
 	ids        []uint64
 	files      []watchers.FileID
 	paths      []string
+	logs       int // of the sources, those whose log is there
 	counted    bool
+	summed     bool
 }
 
 // retiredKeyHash hashes session keys for the set; a variable so that
@@ -96,7 +100,8 @@ func (r *retiredSet) addEntry(e retiredEntry) bool {
 	if agent < 0 {
 		return false // more agents than a ref can name: kept in memory
 	}
-	r.byKey[h] = retiredRef{at: uint32(len(r.ids)), n: uint32(len(e.ids)), counted: e.counted, agent: uint8(agent)}
+	r.byKey[h] = retiredRef{at: uint32(len(r.ids)), n: uint32(len(e.ids)), logs: uint32(e.logs),
+		counted: e.counted, summed: e.summed, agent: uint8(agent)}
 	r.ids = append(r.ids, e.ids...)
 	for _, id := range e.files {
 		r.files[id] = h
@@ -108,7 +113,7 @@ func (r *retiredSet) addEntry(e retiredEntry) bool {
 		r.paths[retiredPathHash(p)] = h
 	}
 	a := &r.agents[agent]
-	a.logs += len(e.ids)
+	a.logs += e.logs
 	if e.counted {
 		r.counted++
 		a.sessions++
@@ -168,6 +173,10 @@ func (r *retiredSet) byFile(id watchers.FileID) (h uint64, ids []uint64, ok bool
 	return h, ids, ok
 }
 
+// summed reports whether every log of the retired session of hash h had
+// its whole prefix checked in this run.
+func (r *retiredSet) summed(h uint64) bool { return r.byKey[h].summed }
+
 // byPath returns the hash and source ids of the retired session a log at
 // path belongs to (or another whose path hashes alike: the caller checks
 // the records).
@@ -195,7 +204,7 @@ func (r *retiredSet) remove(h uint64, files []watchers.FileID, paths []string) {
 	}
 	delete(r.byKey, h)
 	a := &r.agents[ref.agent]
-	a.logs -= int(ref.n)
+	a.logs -= int(ref.logs)
 	if ref.counted {
 		r.counted--
 		a.sessions--

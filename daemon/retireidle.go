@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"time"
-
-	"github.com/agentmap/agentmap/state"
 )
 
 // A daemon that follows would otherwise keep, for as long as it runs, the
@@ -13,29 +11,36 @@ import (
 // as a scan lets go of the sessions it has written (retire.go), the daemon
 // lets go of each session that has been quiet for RetireAfter: its map
 // written for its last change and recorded, every byte of its logs read
-// and committed, nothing waiting for it (no retry, no fault, no reroute),
-// no skipped line (status lists those sessions), no parent and no child.
-// What stays is what a scan keeps (its key's hash, its sources' ids, their
-// files' identities), their paths' hashes and, per agent, how many logs
-// and sessions status counts.
+// and committed (or the log deleted: agents delete old transcripts, and
+// their sessions are most of a long history), nothing waiting for it (no
+// retry, no fault, no reroute), no skipped line (status lists those
+// sessions), no parent and no child. What stays is what a scan keeps (its
+// key's hash, its sources' ids, their files' identities), their paths'
+// hashes and, per agent, how many logs and sessions status counts. It is
+// looked at when its flush record is committed and after each full
+// rescan; one that may not leave until it changes (a parent, a skipped
+// line, a Cursor conversation) is noted and not looked at again before.
 //
 // A retired session is taken up again, its records read back from the
 // state database as they were committed, before anything can act on it:
 //
 //   - news of one of its logs from the watcher (the log appended to,
-//     replaced, truncated, deleted; a new watcher's first scan), by the
-//     path's hash, before the update is read (ingest);
+//     replaced, truncated, deleted, back under its name; a new watcher's
+//     first scan), by the path's hash, before the update is read (ingest);
 //   - a log met under another name with the identity of one of its logs
 //     (adopt, as in a scan);
 //   - a log routed to its key: a new child or subagent log (session, as
 //     in a scan);
-//   - the commands that act on every session or on one named by a prefix
-//     (flush, a privacy.exclude reloaded), which take every retired
-//     session up first (restoreAll): they are rare, and the next rescan
-//     lets go of them again.
+//   - a command naming it (flush ID: by its key or native id alone, by a
+//     prefix all retired sessions), or acting on every session (flush
+//     --all, scan, a privacy.exclude reloaded), which takes every retired
+//     session up first (restoreAll). Those are rare; the sessions leave
+//     again as they are written or at the next rescan (not during a scan
+//     the daemon is asked for).
 //
-// A session that could not be read back (damage to the state database,
-// a failing disk) is logged, counted and goes on as one never seen: its
+// Retiring writes nothing, so a crash leaves the state database as it did.
+// A session that could not be read back (damage to the state database, a
+// failing disk) is logged, counted and goes on as one never seen: its
 // logs are followed again from where a new record starts them.
 
 // DefaultRetireAfter is how long a following daemon keeps the records of a
@@ -84,8 +89,15 @@ func (d *Daemon) retireWrittenIdle(keys []string) {
 func (d *Daemon) letsGo() bool { return !d.opt.Once && d.opt.RetireAfter >= 0 }
 
 // retireIdleOf retires, of the given sessions, those quiet for RetireAfter
-// that may be (retire).
+// that may be (retirable), reading back in one transaction whether their
+// sources' records are committed. A session that may not until it changes
+// (a parent, a skipped line, a Cursor conversation) is noted with its
+// generation and not looked at again before it changes: rescans then cost
+// nothing for it.
 func (d *Daemon) retireIdleOf(keys []string) {
+	if d.holdRetire {
+		return
+	}
 	d.commitGroup() // what a batch queued is committed, or its session stays
 	d.mapsPeak = max(d.mapsPeak, len(d.srcs))
 	cutoff := ms(d.opt.Clock.Now().Add(-d.opt.RetireAfter))
@@ -93,11 +105,21 @@ func (d *Daemon) retireIdleOf(keys []string) {
 	var ids []uint64
 	for _, key := range keys {
 		s := d.sessions[key]
-		if s == nil || s.ActivityMs > cutoff || s.Flush == nil || s.Flush.Path == "" || s.Dirty() || s.Parent != "" {
+		if s == nil || s.ActivityMs > cutoff || s.Flush == nil || s.Flush.Path == "" || s.Dirty() {
+			continue
+		}
+		if gen, noted := d.keptInMemory[key]; noted && gen == s.Gen {
+			continue
+		}
+		srcs, ok, lasting := d.retirable(key)
+		if !ok {
+			if lasting {
+				d.keptInMemory[key] = s.Gen
+			}
 			continue
 		}
 		quiet = append(quiet, key)
-		for _, src := range d.sessionSources(key) {
+		for _, src := range srcs {
 			ids = append(ids, src.ID)
 		}
 	}
@@ -111,6 +133,7 @@ func (d *Daemon) retireIdleOf(keys []string) {
 	n := 0
 	for _, key := range quiet {
 		if d.retire(key, stored) {
+			delete(d.keptInMemory, key)
 			n++
 		}
 	}
@@ -140,6 +163,12 @@ func (d *Daemon) compactMaps() {
 	d.idx.byFileID = rebuilt(d.idx.byFileID)
 	d.idx.noFileID = rebuilt(d.idx.noFileID)
 	d.idx.pending = rebuilt(d.idx.pending)
+	for key := range d.keptInMemory {
+		if d.sessions[key] == nil {
+			delete(d.keptInMemory, key) // let go of after all, or forgotten
+		}
+	}
+	d.keptInMemory = rebuilt(d.keptInMemory)
 	d.mapsPeak = len(d.srcs)
 }
 
@@ -156,19 +185,28 @@ func rebuilt[K comparable, V any](m map[K]V) map[K]V {
 	return out
 }
 
-// followedToTheEnd reports whether a source's log, as the watcher last saw
-// it, is read to its end, with no line skipped: a daemon that follows lets
-// go of nothing it would still read or report.
-func (d *Daemon) followedToTheEnd(src *state.Source) bool {
-	size, there := d.sizes[src.Path]
-	return there && size == src.Offset && src.Skipped == 0 && src.Oversized == 0
-}
-
 // restorePath takes up again the retired session a log at path belongs
 // to, if there is one.
 func (d *Daemon) restorePath(path string) {
 	if h, ids, ok := d.retired.byPath(path); ok {
 		d.restoreRetired(h, ids)
+	}
+}
+
+// restoreNamed takes up again the retired session whose key, or native id
+// for one of the agents, is id.
+func (d *Daemon) restoreNamed(id string) {
+	if d.retired.len() == 0 {
+		return
+	}
+	keys := []string{id}
+	for _, a := range d.opt.Agents {
+		keys = append(keys, sessionKey(a.Name, id))
+	}
+	for _, key := range keys {
+		if d.sessions[key] == nil {
+			d.restore(key)
+		}
 	}
 }
 

@@ -51,6 +51,7 @@ func followRetiring(t *testing.T, retireAfter time.Duration) retiringRun {
 	r.append("s2.jsonl", line("s2", "user"))
 	r.append("s3.jsonl", line("s3", "user"))
 	r.append("s3/subagents/agent-x.jsonl", line("s3", "call"))
+	r.append("s4.jsonl", line("s4", "user"), "not a line\n") // a skipped line: s4 stays in memory
 
 	retiredNow := watchRetired(t)
 	d := New(opt)
@@ -102,11 +103,19 @@ func followRetiring(t *testing.T, retireAfter time.Duration) retiringRun {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	status := func(when string) {
+	status := func(when string) { // once published with nothing live: status lags a loop behind
 		t.Helper()
-		st, err := client().Status(context.Background())
-		if err != nil {
-			t.Fatal(err)
+		deadline := time.Now().Add(15 * time.Second)
+		var st Status
+		for {
+			var err error
+			if st, err = client().Status(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if len(st.Agents) == 1 && st.Agents[0].Live == 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 		for _, a := range st.Agents {
 			note("%s: status %s files %d flushed %d live %d skipped %d", when, a.Agent, a.Files, a.Flushed, a.Live, a.Skipped)
@@ -116,6 +125,7 @@ func followRetiring(t *testing.T, retireAfter time.Duration) retiringRun {
 	waitMap("s1", fakeMap(map[string][]string{"": {"user", "llm"}}))
 	waitMap("s2", fakeMap(map[string][]string{"": {"user"}}))
 	waitMap("s3", fakeMap(map[string][]string{"": {"user"}, "sa-x": {"call"}}))
+	waitMap("s4", fakeMap(map[string][]string{"": {"user"}}))
 	waitRetired(3)
 	status("all written")
 
@@ -129,20 +139,20 @@ func followRetiring(t *testing.T, retireAfter time.Duration) retiringRun {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		st, err := client().Status(context.Background())
-		if err == nil && len(st.Agents) == 1 && st.Agents[0].Files == 4 {
-			break // s1, s3 and its two lanes; s2 gone
+		if err == nil && len(st.Agents) == 1 && st.Agents[0].Files == 5 {
+			break // s1, s3 and its two lanes, s4; s2 gone
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("s2's log not seen gone: %+v %v", st, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	waitRetired(2) // s2, its log gone, stays
+	waitRetired(3) // s1, s3 and s2 with its log gone (s4, with a skipped line, stays)
 	// A child session of s1 (a Codex child rollout, say) takes s1 up
 	// again: its map has the child as a lane.
 	r.append("c1.jsonl", `{"s":"c1","p":"s1","k":"user"}`+"\n")
 	waitMap("s1", fakeMap(map[string][]string{"": {"user", "llm", "result"}, "sa-c1": {"user"}}))
-	waitRetired(1) // s3; s1 has a child now, s2 its log gone
+	waitRetired(2) // s2, s3; s1 has a child now
 	status("after the changes")
 	res, err := client().Flush(context.Background(), "", true)
 	if err != nil {
@@ -153,6 +163,15 @@ func followRetiring(t *testing.T, retireAfter time.Duration) retiringRun {
 		t.Fatal(err)
 	}
 	note("flush s3: flushed %d current %d failed %d", len(res.Flushed), res.Current, len(res.Failed))
+	// s2's log comes back, with a line more: its session, let go of with
+	// its log gone, is taken up again by the path.
+	s2map := r.mapOf("s2")
+	r.append("s2.jsonl", line("s2", "user"), line("s2", "llm"))
+	for until := time.Now().Add(15 * time.Second); r.mapOf("s2") == s2map; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(until) {
+			t.Fatal("s2's log back under its name: map not written again")
+		}
+	}
 	waitRetired(1)
 	sr, err := client().Scan(context.Background())
 	if err != nil {
@@ -162,7 +181,12 @@ func followRetiring(t *testing.T, retireAfter time.Duration) retiringRun {
 		len(sr.Flush.Flushed), sr.Flush.Current)
 	stop()
 
-	for _, id := range []string{"s1", "s2", "s3", "c1"} {
+	if retireAfter > 0 {
+		if d.sessions["claude/s4"] == nil || d.keptInMemory["claude/s4"] == 0 {
+			t.Errorf("s4, with a skipped line, not noted as kept in memory")
+		}
+	}
+	for _, id := range []string{"s1", "s2", "s3", "s4", "c1"} {
 		note("map %s: %s", id, r.mapOf(id))
 	}
 	db := openState(t, r)
@@ -293,7 +317,7 @@ func TestRetiredSetPathsAgentsAndCompaction(t *testing.T) {
 	var r retiredSet
 	fid := func(i int) watchers.FileID { return watchers.FileID{Dev: 1, Ino: uint64(i)} }
 	if !r.addEntry(retiredEntry{key: "claude/a", agent: "claude", ids: []uint64{1, 2}, files: []watchers.FileID{fid(1), fid(2)},
-		paths: []string{"/l/a.jsonl", "/l/a/subagents/x.jsonl"}, counted: true}) {
+		paths: []string{"/l/a.jsonl", "/l/a/subagents/x.jsonl"}, logs: 2, counted: true}) {
 		t.Fatal("first session refused")
 	}
 	if r.addEntry(retiredEntry{key: "codex/b", agent: "codex", ids: []uint64{3}, files: []watchers.FileID{fid(3)},
@@ -333,7 +357,7 @@ func TestRetiredSetPathsAgentsAndCompaction(t *testing.T) {
 		for i := 0; i < 1000; i++ {
 			key := fmt.Sprintf("claude/s%d", i)
 			if !r.addEntry(retiredEntry{key: key, agent: "claude", ids: []uint64{uint64(10 * i), uint64(10*i + 1)},
-				paths: []string{"/p/" + key}, counted: true}) {
+				paths: []string{"/p/" + key}, logs: 2, counted: true}) {
 				t.Fatalf("round %d: %s refused", round, key)
 			}
 		}

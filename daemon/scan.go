@@ -30,7 +30,12 @@ const scanWait = 10 * time.Minute
 // loop that owns the state: one full scan of the roots, reading whatever
 // the logs gained, then writing every map that changed.
 func (d *Daemon) scanNow(ctx context.Context) ScanResult {
-	d.restoreAll() // every log is looked at, and every session flushed, below
+	// Every log is looked at and every session flushed below: all are
+	// taken up first, and none is let go of until the scan is done (the
+	// next rescan or flush lets go of them again).
+	d.restoreAll()
+	d.holdRetire = true
+	defer func() { d.holdRetire = false }()
 	files := watchers.Scan(d.roots)
 	res := ScanResult{Files: len(files)}
 	for _, f := range files {
