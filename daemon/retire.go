@@ -79,12 +79,15 @@ func (d *Daemon) retire(key string, stored map[uint64]bool) bool {
 		e.summed = e.summed && d.summed[src.ID]
 		if !src.Missing {
 			e.logs++
+		} else if d.retired.hasFile(e.files[i]) {
+			// A deleted log's identity may be a live log's now (inodes
+			// are reused): the live one keeps it.
+			e.files[i] = watchers.FileID{}
 		}
-	}
-	if !d.opt.Once {
-		e.paths = make([]string, len(srcs))
-		for i, src := range srcs {
-			e.paths[i] = src.Path
+		// Of a path, only the source holding it answers for it (a
+		// deleted log's path may be another log's since).
+		if !d.opt.Once && d.byPath[src.Path] == src {
+			e.paths = append(e.paths, src.Path)
 		}
 	}
 	if !d.retired.addEntry(e) {
@@ -139,8 +142,10 @@ func (d *Daemon) retirable(key string) (srcs sourceList, ok, lasting bool) {
 		if _, held := d.held.srcs[src.ID]; held {
 			return nil, false, false
 		}
-		if !d.opt.Once && !src.Missing && d.sizes[src.Path] != src.Offset {
-			return nil, false, false // not read to the end the watcher last saw (or not seen there)
+		if !d.opt.Once && !src.Missing {
+			if size, there := d.sizes[src.Path]; !there || size != src.Offset {
+				return nil, false, false // not read to the end the watcher last saw, or not seen there
+			}
 		}
 	}
 	return srcs, true, false
@@ -225,6 +230,18 @@ func (d *Daemon) restoreFrom(key string, h uint64, srcs []*state.Source) *state.
 		files[i], paths[i] = watchers.FileID{Dev: src.Dev, Ino: src.Ino}, src.Path
 	}
 	summed := d.retired.summed(h)
+	// Of its paths, a source takes back those it held when it was let go
+	// of (a following daemon records them; a deleted log's name may have
+	// gone to a log moved onto it), or, in a scan, one no newer source has.
+	owns := make([]bool, len(srcs))
+	for i, src := range srcs {
+		if d.opt.Once {
+			o := d.byPath[src.Path]
+			owns[i] = o == nil || o.ID < src.ID
+		} else {
+			owns[i] = d.retired.holdsPath(h, src.Path)
+		}
+	}
 	d.retired.remove(h, files, paths)
 	sess, _, err := d.db.Records(key, nil)
 	if err != nil {
@@ -234,13 +251,17 @@ func (d *Daemon) restoreFrom(key string, h uint64, srcs []*state.Source) *state.
 	d.restored++
 	sess.ActivityMs = min(sess.ActivityMs, ms(d.opt.Clock.Now())) // as load does
 	d.sessions[key] = sess
-	for _, src := range srcs {
-		d.keepSource(src)
+	for i, src := range srcs {
+		d.srcs[src.ID] = src
+		if owns[i] {
+			d.byPath[src.Path] = src
+		}
+		d.index(src)
 		if summed {
 			d.summed[src.ID] = true // its whole prefix was checked in this run
 		}
 		if d.byPath[src.Path] != src {
-			continue // a newer source has the path
+			continue
 		}
 		if fi, err := os.Stat(src.Path); err == nil {
 			d.sizes[src.Path] = fi.Size()

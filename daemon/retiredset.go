@@ -104,7 +104,9 @@ func (r *retiredSet) addEntry(e retiredEntry) bool {
 		counted: e.counted, summed: e.summed, agent: uint8(agent)}
 	r.ids = append(r.ids, e.ids...)
 	for _, id := range e.files {
-		r.files[id] = h
+		if id.Known() {
+			r.files[id] = h
+		}
 	}
 	if len(e.paths) > 0 && r.paths == nil {
 		r.paths = map[uint64]uint64{}
@@ -171,6 +173,19 @@ func (r *retiredSet) byFile(id watchers.FileID) (h uint64, ids []uint64, ok bool
 	}
 	ids, ok = r.idsOf(h)
 	return h, ids, ok
+}
+
+// hasFile reports whether a retired log has identity id.
+func (r *retiredSet) hasFile(id watchers.FileID) bool {
+	_, ok := r.files[id]
+	return ok
+}
+
+// holdsPath reports whether the retired session of hash h held path (the
+// path's hash) when it was let go of.
+func (r *retiredSet) holdsPath(h uint64, path string) bool {
+	ph, ok := r.paths[retiredPathHash(path)]
+	return ok && ph == h
 }
 
 // summed reports whether every log of the retired session of hash h had

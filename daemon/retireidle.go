@@ -200,8 +200,8 @@ func (d *Daemon) restoreNamed(id string) {
 		return
 	}
 	keys := []string{id}
-	for _, a := range d.opt.Agents {
-		keys = append(keys, sessionKey(a.Name, id))
+	for _, a := range d.retired.agents { // the agents of retired sessions, enabled or not
+		keys = append(keys, sessionKey(a.name, id))
 	}
 	for _, key := range keys {
 		if d.sessions[key] == nil {

@@ -53,75 +53,9 @@ func followRetiring(t *testing.T, retireAfter time.Duration) retiringRun {
 	r.append("s3/subagents/agent-x.jsonl", line("s3", "call"))
 	r.append("s4.jsonl", line("s4", "user"), "not a line\n") // a skipped line: s4 stays in memory
 
-	retiredNow := watchRetired(t)
-	d := New(opt)
-	stop := follow(t, d)
-	defer stop()
-	var out []string
-	note := func(f string, a ...any) { out = append(out, fmt.Sprintf(f, a...)) }
-	waitMap := func(id string, want string) {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for r.mapOf(id) != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("map of %s:\n%s\nwant:\n%s", id, r.mapOf(id), want)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	waitRetired := func(n int) {
-		t.Helper()
-		if retireAfter < 0 {
-			return
-		}
-		for len(retiredNow) > 0 {
-			<-retiredNow // what rescans before the last change said
-		}
-		deadline := time.After(15 * time.Second)
-		for {
-			select {
-			case got := <-retiredNow:
-				if got >= n {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("fewer than %d sessions let go of", n)
-			}
-		}
-	}
-	client := func() *Client {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			c, err := Connect(r.data)
-			if err == nil {
-				return c
-			}
-			if time.Now().After(deadline) {
-				t.Fatal(err)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	status := func(when string) { // once published with nothing live: status lags a loop behind
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		var st Status
-		for {
-			var err error
-			if st, err = client().Status(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			if len(st.Agents) == 1 && st.Agents[0].Live == 0 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		for _, a := range st.Agents {
-			note("%s: status %s files %d flushed %d live %d skipped %d", when, a.Agent, a.Files, a.Flushed, a.Live, a.Skipped)
-		}
-	}
-
+	f := startFollowing(t, r, opt)
+	defer f.stop()
+	d, note, waitMap, waitRetired, client, status := f.d, f.note, f.waitMap, f.waitRetired, f.client, f.status
 	waitMap("s1", fakeMap(map[string][]string{"": {"user", "llm"}}))
 	waitMap("s2", fakeMap(map[string][]string{"": {"user"}}))
 	waitMap("s3", fakeMap(map[string][]string{"": {"user"}, "sa-x": {"call"}}))
@@ -179,40 +113,135 @@ func followRetiring(t *testing.T, retireAfter time.Duration) retiringRun {
 	}
 	note("scan: files %d bytes %d sessions %d flushed %d current %d", sr.Files, sr.Bytes, sr.Sessions,
 		len(sr.Flush.Flushed), sr.Flush.Current)
-	stop()
-
+	f.stop()
 	if retireAfter > 0 {
 		if d.sessions["claude/s4"] == nil || d.keptInMemory["claude/s4"] == 0 {
 			t.Errorf("s4, with a skipped line, not noted as kept in memory")
 		}
 	}
-	for _, id := range []string{"s1", "s2", "s3", "s4", "c1"} {
-		note("map %s: %s", id, r.mapOf(id))
+	sum := f.summary("s1", "s2", "s3", "s4", "c1")
+	t.Log(sum)
+	return retiringRun{summary: sum, retired: d.retired.len(), restored: d.restored}
+}
+
+// following is a following daemon under test, with what the test noted.
+type following struct {
+	t           *testing.T
+	r           *rig
+	d           *Daemon
+	stop        func()
+	retireAfter time.Duration
+	retiredNow  <-chan int
+	out         []string
+}
+
+func startFollowing(t *testing.T, r *rig, opt Options) *following {
+	f := &following{t: t, r: r, retireAfter: opt.RetireAfter, retiredNow: watchRetired(t)}
+	f.d = New(opt)
+	f.stop = follow(t, f.d)
+	return f
+}
+
+func (f *following) note(format string, a ...any) { f.out = append(f.out, fmt.Sprintf(format, a...)) }
+
+// waitMap waits for a session's map to be want.
+func (f *following) waitMap(id string, want string) {
+	f.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for f.r.mapOf(id) != want {
+		if time.Now().After(deadline) {
+			f.t.Fatalf("map of %s:\n%s\nwant:\n%s", id, f.r.mapOf(id), want)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	db := openState(t, r)
+}
+
+// waitRetired waits, when the daemon lets go of sessions, for a look at
+// them after this call that leaves at least n retired.
+func (f *following) waitRetired(n int) {
+	f.t.Helper()
+	if f.retireAfter < 0 {
+		return
+	}
+	for len(f.retiredNow) > 0 {
+		<-f.retiredNow // what rescans before the last change said
+	}
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case got := <-f.retiredNow:
+			if got >= n {
+				return
+			}
+		case <-deadline:
+			f.t.Fatalf("fewer than %d sessions let go of", n)
+		}
+	}
+}
+
+func (f *following) client() *Client {
+	f.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, err := Connect(f.r.data)
+		if err == nil {
+			return c
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// status notes status once it is published with nothing live (it lags a
+// loop behind).
+func (f *following) status(when string) {
+	f.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var st Status
+	for {
+		var err error
+		if st, err = f.client().Status(context.Background()); err != nil {
+			f.t.Fatal(err)
+		}
+		if len(st.Agents) == 1 && st.Agents[0].Live == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, a := range st.Agents {
+		f.note("%s: status %s files %d flushed %d live %d skipped %d", when, a.Agent, a.Files, a.Flushed, a.Live, a.Skipped)
+	}
+}
+
+// summary is what was noted, the maps of the sessions named and every
+// record, once the daemon stopped.
+func (f *following) summary(ids ...string) string {
+	f.t.Helper()
+	for _, id := range ids {
+		f.note("map %s: %s", id, f.r.mapOf(id))
+	}
+	db := openState(f.t, f.r)
 	defer db.Close()
 	srcs, sessions, err := db.Load()
 	if err != nil {
-		t.Fatal(err)
+		f.t.Fatal(err)
 	}
+	var records []string
 	for _, s := range srcs {
-		rel, _ := filepath.Rel(r.home, s.Path)
-		note("source %s session %s lane %s offset %d lines %d missing %v", rel, s.Session, s.Lane, s.Offset, s.Lines, s.Missing)
+		rel, _ := filepath.Rel(f.r.home, s.Path)
+		records = append(records, fmt.Sprintf("source %s session %s lane %s offset %d lines %d missing %v", rel, s.Session, s.Lane, s.Offset, s.Lines, s.Missing))
 	}
 	for _, s := range sessions {
-		f := "no flush"
+		fl := "no flush"
 		if s.Flush != nil {
-			f = fmt.Sprintf("map %s %s events %d", s.Flush.Path, s.Flush.SHA256, s.Flush.Events)
+			fl = fmt.Sprintf("map %s %s events %d", s.Flush.Path, s.Flush.SHA256, s.Flush.Events)
 		}
-		note("session %s: %s", s.Key, f)
+		records = append(records, fmt.Sprintf("session %s: %s", s.Key, fl))
 	}
-	sort.Strings(out[len(out)-len(srcs)-len(sessions):])
-	sum := ""
-	for _, l := range out {
-		sum += l + "\n"
-	}
-	t.Log(sum)
-	return retiringRun{summary: sum, retired: d.retired.len(), restored: d.restored}
+	sort.Strings(records)
+	return strings.Join(append(f.out, records...), "\n") + "\n"
 }
 
 // A privacy.exclude reloaded while sessions are let go of still forgets
@@ -422,4 +451,61 @@ func TestCompactMapsKeepsEveryEntry(t *testing.T) {
 	if d.mapsPeak != 3 {
 		t.Errorf("peak %d after the rebuild, want 3", d.mapsPeak)
 	}
+}
+
+// A log moved onto the name of a deleted log, both sessions let go of and
+// taken up again in any order, stays followed under its new name by its
+// own session: the deleted log's session does not take the name back.
+func TestRetiredLogMovedOntoADeletedLogsName(t *testing.T) {
+	kept := followMovedOnto(t, -1)
+	retiring := followMovedOnto(t, time.Nanosecond)
+	if retiring != kept {
+		t.Errorf("retiring daemon ended with\n%s\nthe daemon that keeps all with\n%s", retiring, kept)
+	}
+}
+
+func followMovedOnto(t *testing.T, retireAfter time.Duration) string {
+	r := newRig(t)
+	r.idle = 30 * time.Millisecond
+	opt := r.opts(false)
+	opt.Rescan, opt.RetireAfter, opt.Control = 30*time.Millisecond, retireAfter, true
+	r.append("a.jsonl", line("a", "user"))
+	r.append("s.jsonl", line("s", "user"))
+	f := startFollowing(t, r, opt)
+	defer f.stop()
+	f.waitMap("a", fakeMap(map[string][]string{"": {"user"}}))
+	f.waitMap("s", fakeMap(map[string][]string{"": {"user"}}))
+	f.waitRetired(2)
+	if err := os.Remove(filepath.Join(r.proj, "a.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(15 * time.Second)
+	for {
+		st, err := f.client().Status(context.Background())
+		if err == nil && len(st.Agents) == 1 && st.Agents[0].Files == 1 {
+			break
+		}
+		if time.Now().After(until) {
+			t.Fatalf("a's log not seen gone: %+v %v", st, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.waitRetired(2) // a, its log gone, and s
+	if err := os.Rename(filepath.Join(r.proj, "s.jsonl"), filepath.Join(r.proj, "a.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	r.append("a.jsonl", line("s", "llm"))
+	f.waitMap("s", fakeMap(map[string][]string{"": {"user", "llm"}}))
+	f.waitRetired(2)
+	for i := 0; i < 3; i++ { // every session taken up, in the map's order, and let go of again
+		if _, err := f.client().Flush(context.Background(), "", true); err != nil {
+			t.Fatal(err)
+		}
+		f.waitRetired(2)
+	}
+	r.append("a.jsonl", line("s", "result"))
+	f.waitMap("s", fakeMap(map[string][]string{"": {"user", "llm", "result"}}))
+	f.status("at the end")
+	f.stop()
+	return f.summary("a", "s")
 }
