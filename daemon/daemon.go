@@ -158,7 +158,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		stopPacing()
 		return err
 	}
+	d.snap.mu.Lock() // Status reads it from the control server's goroutines
 	d.db = db
+	d.snap.mu.Unlock()
 	defer db.Close()
 	err = d.load()
 	stopPacing()

@@ -267,12 +267,12 @@ func (d *Daemon) countSessions() int {
 // Status returns the last published status, its uptime brought up to now.
 func (d *Daemon) Status() Status {
 	d.snap.mu.Lock()
-	st := d.snap.status
+	st, db := d.snap.status, d.db
 	d.snap.mu.Unlock()
 	st.LastError = d.lastErr.get()
 	st.ConfigError = d.lastConfigError()
-	st.Export = exportStatus(d.db)
-	st.Sink = sinkStatus(d.db)
+	st.Export = exportStatus(db)
+	st.Sink = sinkStatus(db)
 	if !st.Started.IsZero() {
 		st.Uptime = d.clock.Now().Sub(st.Started)
 	}
