@@ -365,7 +365,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 			if first && u.Full {
 				first = false
 				d.startCatchUp(u.Files)
-				d.ingest(ctx, u)
+				d.catchUpInPieces(ctx, u)
 				d.catchUp.finish(d.opt.Clock.Now())
 				release = true
 			} else {

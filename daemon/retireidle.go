@@ -1,7 +1,10 @@
 package daemon
 
 import (
+	"context"
 	"time"
+
+	"github.com/agentmap/agentmap/watchers"
 )
 
 // A daemon that follows would otherwise keep, for as long as it runs, the
@@ -223,5 +226,25 @@ func (d *Daemon) restoreAll() {
 	d.retired.each(func(h uint64, ids []uint64) { all = append(all, retiredSession{h, ids}) })
 	for _, r := range all {
 		d.restoreRetired(r.h, r.ids)
+	}
+}
+
+// catchUpInPieces reads a following daemon's first full scan in pieces of
+// walkChunk logs, in the watcher's order (a session's log before its
+// subagents'), and writes the maps then due after each piece: the sessions
+// of history, quiet for long, are written and let go of as the catch-up
+// goes, instead of all being held until its end (the peak of a first `run`
+// over 100,000 sessions). The last piece ends the scan: the sweep then
+// looks at every record. A daemon that keeps its sessions reads the scan
+// whole, as before.
+func (d *Daemon) catchUpInPieces(ctx context.Context, u watchers.Update) {
+	files := u.Files
+	for d.letsGo() && len(files) > walkChunk && ctx.Err() == nil {
+		d.ingest(ctx, watchers.Update{Files: files[:walkChunk]})
+		files = files[walkChunk:]
+		d.flushDue(ctx, d.opt.Clock.Now())
+	}
+	if ctx.Err() == nil {
+		d.ingest(ctx, watchers.Update{Files: files, Full: u.Full})
 	}
 }

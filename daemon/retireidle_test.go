@@ -21,8 +21,8 @@ import (
 // a new subagent log, or when a command acts on every session: it ends
 // with the same maps, records and status as a daemon that keeps them all.
 func TestFollowingDaemonLetsGoOfQuietSessions(t *testing.T) {
-	defer func(n int) { compactMapsFrom = n }(compactMapsFrom)
-	compactMapsFrom = 1 // the maps rebuilt as sessions leave
+	defer func(n, w int) { compactMapsFrom, walkChunk = n, w }(compactMapsFrom, walkChunk)
+	compactMapsFrom, walkChunk = 1, 2 // the maps rebuilt as sessions leave; the first scan read in pieces
 	kept := followRetiring(t, -1)
 	retiring := followRetiring(t, time.Nanosecond)
 	if kept.retired != 0 {
@@ -295,8 +295,9 @@ func TestExcludeReloadedCoversRetiredSessions(t *testing.T) {
 // Every test of a following daemon, run again with sessions let go of as
 // soon as they are written: each must end as it does when they are kept.
 func TestFollowingDaemonsLettingGoAtOnce(t *testing.T) {
-	defer func(d time.Duration, n int) { retireAfterDefault, compactMapsFrom = d, n }(retireAfterDefault, compactMapsFrom)
-	retireAfterDefault, compactMapsFrom = time.Nanosecond, 1 // and the maps rebuilt each time
+	defer func(d time.Duration, n, w int) { retireAfterDefault, compactMapsFrom, walkChunk = d, n, w }(retireAfterDefault, compactMapsFrom, walkChunk)
+	// And the maps rebuilt each time, the first scan read two logs at a time.
+	retireAfterDefault, compactMapsFrom, walkChunk = time.Nanosecond, 1, 2
 	var mu sync.Mutex
 	most := map[string]int{} // the most sessions retired at once, by subtest
 	var current string
@@ -508,4 +509,47 @@ func followMovedOnto(t *testing.T, retireAfter time.Duration) string {
 	f.status("at the end")
 	f.stop()
 	return f.summary("a", "s")
+}
+
+// A following daemon's first scan of old history is read in pieces, the
+// sessions written and let go of after each: a session's subagent log in
+// the next piece takes it up again, and the maps and records end as those
+// of a daemon that reads the scan whole and keeps everything.
+func TestFirstCatchUpInPieces(t *testing.T) {
+	defer func(w int) { walkChunk = w }(walkChunk)
+	walkChunk = 1
+	kept := followOldHistory(t, -1)
+	retiring := followOldHistory(t, time.Nanosecond)
+	if retiring.summary != kept.summary {
+		t.Errorf("read in pieces:\n%s\nread whole:\n%s", retiring.summary, kept.summary)
+	}
+	if retiring.restored == 0 {
+		t.Error("no session taken up again: the subagent log did not come in a later piece")
+	}
+}
+
+func followOldHistory(t *testing.T, retireAfter time.Duration) retiringRun {
+	r := newRig(t)
+	r.idle = 30 * time.Millisecond
+	opt := r.opts(false)
+	opt.Rescan, opt.RetireAfter, opt.Control = 30*time.Millisecond, retireAfter, true
+	r.append("a.jsonl", line("a", "user"), line("a", "llm"))
+	r.append("a/subagents/agent-x.jsonl", line("a", "call"))
+	r.append("b.jsonl", line("b", "user"))
+	r.append("c.jsonl", line("c", "user"), line("c", "result"))
+	old := time.Now().Add(-48 * time.Hour)
+	for _, rel := range []string{"a.jsonl", "a/subagents/agent-x.jsonl", "b.jsonl", "c.jsonl"} {
+		if err := os.Chtimes(filepath.Join(r.proj, rel), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := startFollowing(t, r, opt)
+	defer f.stop()
+	f.waitMap("a", fakeMap(map[string][]string{"": {"user", "llm"}, "sa-x": {"call"}}))
+	f.waitMap("b", fakeMap(map[string][]string{"": {"user"}}))
+	f.waitMap("c", fakeMap(map[string][]string{"": {"user", "result"}}))
+	f.waitRetired(3)
+	f.status("caught up")
+	f.stop()
+	return retiringRun{summary: f.summary("a", "b", "c"), retired: f.d.retired.len(), restored: f.d.restored}
 }
