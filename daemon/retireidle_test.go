@@ -43,10 +43,7 @@ type retiringRun struct {
 
 func followRetiring(t *testing.T, retireAfter time.Duration) retiringRun {
 	t.Helper()
-	r := newRig(t)
-	r.idle = 30 * time.Millisecond
-	opt := r.opts(false)
-	opt.Rescan, opt.RetireAfter, opt.Control = 30*time.Millisecond, retireAfter, true
+	r, opt := quickRig(t, retireAfter)
 	r.append("s1.jsonl", line("s1", "user"), line("s1", "llm"))
 	r.append("s2.jsonl", line("s2", "user"))
 	r.append("s3.jsonl", line("s3", "user"))
@@ -247,10 +244,7 @@ func (f *following) summary(ids ...string) string {
 // A privacy.exclude reloaded while sessions are let go of still forgets
 // the sessions it covers.
 func TestExcludeReloadedCoversRetiredSessions(t *testing.T) {
-	r := newRig(t)
-	r.idle = 30 * time.Millisecond
-	opt := r.opts(false)
-	opt.Rescan, opt.RetireAfter, opt.Control = 30*time.Millisecond, time.Nanosecond, true
+	r, opt := quickRig(t, time.Nanosecond)
 	r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"))
 	r.append("s2.jsonl", cwdLine("s2", "user", "/later/x"))
 	retiredNow := watchRetired(t)
@@ -466,10 +460,7 @@ func TestRetiredLogMovedOntoADeletedLogsName(t *testing.T) {
 }
 
 func followMovedOnto(t *testing.T, retireAfter time.Duration) string {
-	r := newRig(t)
-	r.idle = 30 * time.Millisecond
-	opt := r.opts(false)
-	opt.Rescan, opt.RetireAfter, opt.Control = 30*time.Millisecond, retireAfter, true
+	r, opt := quickRig(t, retireAfter)
 	r.append("a.jsonl", line("a", "user"))
 	r.append("s.jsonl", line("s", "user"))
 	f := startFollowing(t, r, opt)
@@ -529,10 +520,7 @@ func TestFirstCatchUpInPieces(t *testing.T) {
 }
 
 func followOldHistory(t *testing.T, retireAfter time.Duration) retiringRun {
-	r := newRig(t)
-	r.idle = 30 * time.Millisecond
-	opt := r.opts(false)
-	opt.Rescan, opt.RetireAfter, opt.Control = 30*time.Millisecond, retireAfter, true
+	r, opt := quickRig(t, retireAfter)
 	r.append("a.jsonl", line("a", "user"), line("a", "llm"))
 	r.append("a/subagents/agent-x.jsonl", line("a", "call"))
 	r.append("b.jsonl", line("b", "user"))
@@ -552,4 +540,15 @@ func followOldHistory(t *testing.T, retireAfter time.Duration) retiringRun {
 	f.status("caught up")
 	f.stop()
 	return retiringRun{summary: f.summary("a", "b", "c"), retired: f.d.retired.len(), restored: f.d.restored}
+}
+
+// quickRig is a home and the options of a following daemon that writes a
+// session's map 30 ms after its last change, rescans every 30 ms, serves
+// its control socket and lets go of sessions after retireAfter.
+func quickRig(t *testing.T, retireAfter time.Duration) (*rig, Options) {
+	r := newRig(t)
+	r.idle = 30 * time.Millisecond
+	opt := r.opts(false)
+	opt.Rescan, opt.RetireAfter, opt.Control = 30*time.Millisecond, retireAfter, true
+	return r, opt
 }
