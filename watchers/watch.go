@@ -92,6 +92,7 @@ type Watcher struct {
 	log   *slog.Logger
 
 	known   map[string]*knownFile
+	kinds   []fileKind        // the agents and forms of known files (knownFile.kind)
 	watched map[string]watch  // directory (as seen under its root) → its watch
 	byReal  map[string]string // resolved directory watched → the directory under its root
 	// moreNames are the other names a resolved directory is watched under
@@ -282,10 +283,59 @@ func (w *Watcher) collect() Update {
 // into it), so a directory's listing can point at its files' records and
 // a rescan stamps them without a look-up by path; dropped marks a record
 // no longer known, which such a pointer must not stamp.
+//
+// A following daemon keeps one for every log under its roots, for as long
+// as it runs, so it holds only what a rescan compares (80 bytes, where the
+// whole FileStat made 128): the time as Unix seconds and nanoseconds, and the agent and
+// form, which every file of a root shares, as an index into the watcher's
+// kinds.
 type knownFile struct {
-	FileStat
-	seenIn  int
-	dropped bool
+	path     string
+	size     int64
+	modSec   int64 // modification time: Unix seconds and nanoseconds
+	id       FileID
+	wal      *WalStat
+	seenIn   int
+	modNsec  int32
+	kind     uint16 // index in Watcher.kinds
+	archived bool
+	dropped  bool
+}
+
+// fileKind is the agent and form of known files: a few per root.
+type fileKind struct{ agent, form string }
+
+// kindOf returns the index of an agent and form in w.kinds, adding it.
+func (w *Watcher) kindOf(agent, form string) uint16 {
+	for i, k := range w.kinds {
+		if k.agent == agent && k.form == form {
+			return uint16(i)
+		}
+	}
+	w.kinds = append(w.kinds, fileKind{agent, form})
+	return uint16(len(w.kinds) - 1)
+}
+
+// set records fs in k.
+func (w *Watcher) set(k *knownFile, fs FileStat) {
+	k.path, k.size, k.id, k.wal = fs.Path, fs.Size, fs.ID, fs.Wal
+	k.modSec, k.modNsec = fs.ModTime.Unix(), int32(fs.ModTime.Nanosecond())
+	k.kind, k.archived = w.kindOf(fs.Agent, fs.Form), fs.Archived
+}
+
+// same reports whether fs is the file k records, unchanged.
+func (k *knownFile) same(fs FileStat) bool {
+	kws, kwm := FileStat{Wal: k.wal}.WalOf()
+	ws, wm := fs.WalOf()
+	return !fs.Gone && k.size == fs.Size && k.modSec == fs.ModTime.Unix() &&
+		k.modNsec == int32(fs.ModTime.Nanosecond()) && k.id == fs.ID &&
+		kws == ws && kwm.Equal(wm)
+}
+
+// gone is the FileStat that reports k's file gone.
+func (w *Watcher) gone(k *knownFile) FileStat {
+	kind := w.kinds[k.kind]
+	return FileStat{Path: k.path, Agent: kind.agent, Form: kind.form, Gone: true}
 }
 
 // stamp marks k seen by the current rescan, counting the records stamped
@@ -319,10 +369,11 @@ func (w *Watcher) note(fs FileStat) {
 		old.dropped = true
 		delete(w.known, fs.Path)
 	case old != nil:
-		old.FileStat = fs
+		w.set(old, fs)
 		w.stamp(old)
 	default:
-		k := &knownFile{FileStat: fs}
+		k := &knownFile{}
+		w.set(k, fs)
 		w.known[fs.Path] = k
 		w.stamp(k)
 	}
@@ -349,9 +400,9 @@ func (w *Watcher) fullScan() {
 	if w.stamped != len(w.known) {
 		// Some known log was not seen: find which (every record stamped
 		// means none vanished, the common case, with no walk of them).
-		for p, k := range w.known {
+		for _, k := range w.known {
 			if k.seenIn != w.sweeps {
-				w.note(FileStat{Path: p, Agent: k.Agent, Form: k.Form, Gone: true})
+				w.note(w.gone(k))
 			}
 		}
 	}
@@ -481,7 +532,7 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep, viaLink bool, chain [
 			// are always stat'ed); the stat comes round on this
 			// directory's turn.
 			k := e.known
-			if k == nil || k.dropped || k.Path != p {
+			if k == nil || k.dropped || k.path != p {
 				k = w.known[p]
 				e.known = k
 			}
@@ -618,7 +669,7 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
 		de := dirEntry{name: e.Name(), dir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0}
 		old := before[de.name]
 		if old != nil && old.dir == de.dir && old.link == de.link {
-			de.path, de.form, de.known = old.path, old.form, old.known
+			de.name, de.path, de.form, de.known = old.name, old.path, old.form, old.known
 			if de.form == "" && !de.dir && !de.link && !e.Type().IsRegular() {
 				continue
 			}
@@ -626,6 +677,11 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
 			continue
 		}
 		de.path = filepath.Join(dir, de.name)
+		if strings.HasSuffix(de.path, de.name) {
+			// The name kept is the end of the path, so that a listing
+			// holds one string a file, not the one the read made too.
+			de.name = de.path[len(de.path)-len(de.name):]
+		}
 		if !de.dir && !de.link {
 			de.form = r.Form(de.path)
 			if de.form == "" && !e.Type().IsRegular() {
@@ -876,13 +932,13 @@ func (w *Watcher) walkAgainFollowedNames() {
 // vanished reports a path that is gone: a file, or a directory with every
 // known file below it.
 func (w *Watcher) vanished(p string) {
-	if fs, ok := w.known[p]; ok {
-		w.note(FileStat{Path: p, Agent: fs.Agent, Form: fs.Form, Gone: true})
+	if k, ok := w.known[p]; ok {
+		w.note(w.gone(k))
 		return
 	}
-	for k, fs := range w.known {
-		if isUnder(p, k) {
-			w.note(FileStat{Path: k, Agent: fs.Agent, Form: fs.Form, Gone: true})
+	for path, k := range w.known {
+		if isUnder(p, path) {
+			w.note(w.gone(k))
 		}
 	}
 	for d := range w.watched {

@@ -402,6 +402,65 @@ func TestFileStatSlotStaysSmall(t *testing.T) {
 	}
 }
 
+// A following daemon keeps a knownFile for every log it follows; it stays
+// within its 80-byte size class on 64-bit machines.
+func TestKnownFileStaysSmall(t *testing.T) {
+	if n := unsafe.Sizeof(knownFile{}); n > 80 && unsafe.Sizeof(uintptr(0)) == 8 {
+		t.Errorf("knownFile is %d bytes, want at most 80", n)
+	}
+}
+
+// The compact record of a known file tells every change a FileStat
+// comparison told: size, identity, time to the nanosecond (also far
+// outside the range of Unix nanoseconds), a -wal's size and time, and a
+// file gone; and it reports a gone file under its agent and form.
+func TestKnownFileSeesEveryChange(t *testing.T) {
+	w := NewWatcher(nil, WatchOptions{})
+	base := FileStat{Path: "/h/a.jsonl", Agent: "claude", Form: "log", Archived: true, Size: 10,
+		ModTime: time.Date(2026, 5, 1, 0, 0, 0, 500, time.UTC), ID: FileID{Dev: 1, Ino: 2}}
+	k := &knownFile{}
+	w.set(k, base)
+	if !k.same(base) {
+		t.Fatal("a file not seen as itself")
+	}
+	changed := map[string]func(FileStat) FileStat{
+		"size":       func(f FileStat) FileStat { f.Size++; return f },
+		"inode":      func(f FileStat) FileStat { f.ID.Ino++; return f },
+		"nanosecond": func(f FileStat) FileStat { f.ModTime = f.ModTime.Add(time.Nanosecond); return f },
+		"far future": func(f FileStat) FileStat { f.ModTime = f.ModTime.AddDate(600, 0, 0); return f },
+		"wal":        func(f FileStat) FileStat { f.Wal = &WalStat{Size: 1}; return f },
+		"gone":       func(f FileStat) FileStat { f.Gone = true; return f },
+	}
+	for name, change := range changed {
+		if k.same(change(base)) {
+			t.Errorf("%s changed, not seen", name)
+		}
+	}
+	far := base
+	far.ModTime = time.Date(2400, 1, 1, 0, 0, 0, 7, time.UTC)
+	farther := far
+	farther.ModTime = farther.ModTime.Add(1 << 62).Add(1 << 62).Add(1 << 62).Add(1 << 62) // 2^64 ns on: the same Unix nanoseconds, wrapped
+	w.set(k, far)
+	if !k.same(far) || k.same(farther) {
+		t.Errorf("times past the range of Unix nanoseconds compared wrong")
+	}
+	walled := base
+	walled.Wal = &WalStat{Size: 5, ModTime: base.ModTime}
+	w.set(k, walled)
+	same := walled
+	same.Wal = &WalStat{Size: 5, ModTime: base.ModTime}
+	if !k.same(same) {
+		t.Error("the same -wal seen as a change")
+	}
+	w.set(&knownFile{}, FileStat{Path: "/h/b.vscdb", Agent: "cursor", Form: FormSQLite})
+	if g := w.gone(k); g != (FileStat{Path: "/h/a.jsonl", Agent: "claude", Form: "log", Gone: true}) {
+		t.Errorf("gone file reported as %+v", g)
+	}
+	if len(w.kinds) != 2 {
+		t.Errorf("%d kinds for two agents' forms, want 2", len(w.kinds))
+	}
+}
+
 func TestIsUnder(t *testing.T) {
 	sep := string(filepath.Separator)
 	for _, c := range []struct {
