@@ -70,24 +70,34 @@ func (d *Daemon) retire(key string, stored map[uint64]bool) bool {
 	}
 	s := d.sessions[key]
 	e := retiredEntry{key: key, agent: s.Agent, counted: counted(s, d.hasSources), summed: true,
-		ids: make([]uint64, len(srcs)), files: make([]watchers.FileID, len(srcs))}
-	for i, src := range srcs {
-		if !stored[src.ID] {
-			return false
-		}
-		e.ids[i], e.files[i] = src.ID, watchers.FileID{Dev: src.Dev, Ino: src.Ino}
-		e.summed = e.summed && d.summed[src.ID]
-		if !src.Missing {
-			e.logs++
-		} else if d.retired.hasFile(e.files[i]) {
-			// A deleted log's identity may be a live log's now (inodes
-			// are reused): the live one keeps it.
-			e.files[i] = watchers.FileID{}
-		}
-		// Of a path, only the source holding it answers for it (a
-		// deleted log's path may be another log's since).
-		if !d.opt.Once && d.byPath[src.Path] == src {
-			e.paths = append(e.paths, src.Path)
+		ids: make([]uint64, 0, len(srcs)), files: make([]watchers.FileID, 0, len(srcs))}
+	// Of a path, only the source holding it answers for it (a deleted
+	// log's path may be another log's since, of this session too): the
+	// sources holding theirs go last, counted, so that exactly those take
+	// their paths back (restoreFrom). The path alone could not tell a
+	// deleted log's record from that of the log moved onto its name.
+	holds := func(src *state.Source) bool { return !d.opt.Once && d.byPath[src.Path] == src }
+	for _, last := range []bool{false, true} {
+		for _, src := range srcs {
+			if holds(src) != last {
+				continue
+			}
+			if !stored[src.ID] {
+				return false
+			}
+			file := watchers.FileID{Dev: src.Dev, Ino: src.Ino}
+			e.summed = e.summed && d.summed[src.ID]
+			if !src.Missing {
+				e.logs++
+			} else if d.retired.hasFile(file) {
+				// A deleted log's identity may be a live log's now (inodes
+				// are reused): the live one keeps it.
+				file = watchers.FileID{}
+			}
+			e.ids, e.files = append(e.ids, src.ID), append(e.files, file)
+			if last {
+				e.paths = append(e.paths, src.Path)
+			}
 		}
 	}
 	if !d.retired.addEntry(e) {
@@ -229,17 +239,18 @@ func (d *Daemon) restoreFrom(key string, h uint64, srcs []*state.Source) *state.
 	for i, src := range srcs {
 		files[i], paths[i] = watchers.FileID{Dev: src.Dev, Ino: src.Ino}, src.Path
 	}
-	summed := d.retired.summed(h)
+	summed, held := d.retired.summed(h), d.retired.held(h)
 	// Of its paths, a source takes back those it held when it was let go
-	// of (a following daemon records them; a deleted log's name may have
-	// gone to a log moved onto it), or, in a scan, one no newer source has.
+	// of (in a following daemon, the last held of them: a deleted log's
+	// name may have gone to a log moved onto it), or, in a scan, one no
+	// newer source has.
 	owns := make([]bool, len(srcs))
 	for i, src := range srcs {
 		if d.opt.Once {
 			o := d.byPath[src.Path]
 			owns[i] = o == nil || o.ID < src.ID
 		} else {
-			owns[i] = d.retired.holdsPath(h, src.Path)
+			owns[i] = i >= len(srcs)-held
 		}
 	}
 	d.retired.remove(h, files, paths)

@@ -48,6 +48,7 @@ type retiredAgent struct {
 type retiredRef struct {
 	at, n   uint32
 	logs    uint32 // of the sources, those whose log is there (status counts them)
+	held    uint32 // of the sources, the last ones, that held their paths (retire)
 	counted bool
 	summed  bool  // every log's whole prefix was checked in this run (rewrittenInPlace)
 	agent   uint8 // index in agents
@@ -60,8 +61,8 @@ type retiredEntry struct {
 	key, agent string
 	ids        []uint64
 	files      []watchers.FileID
-	paths      []string
-	logs       int // of the sources, those whose log is there
+	paths      []string // of the last len(paths) sources, that held them
+	logs       int      // of the sources, those whose log is there
 	counted    bool
 	summed     bool
 }
@@ -101,7 +102,7 @@ func (r *retiredSet) addEntry(e retiredEntry) bool {
 		return false // more agents than a ref can name: kept in memory
 	}
 	r.byKey[h] = retiredRef{at: uint32(len(r.ids)), n: uint32(len(e.ids)), logs: uint32(e.logs),
-		counted: e.counted, summed: e.summed, agent: uint8(agent)}
+		held: uint32(len(e.paths)), counted: e.counted, summed: e.summed, agent: uint8(agent)}
 	r.ids = append(r.ids, e.ids...)
 	for _, id := range e.files {
 		if id.Known() {
@@ -181,12 +182,9 @@ func (r *retiredSet) hasFile(id watchers.FileID) bool {
 	return ok
 }
 
-// holdsPath reports whether the retired session of hash h held path (the
-// path's hash) when it was let go of.
-func (r *retiredSet) holdsPath(h uint64, path string) bool {
-	ph, ok := r.paths[retiredPathHash(path)]
-	return ok && ph == h
-}
+// held is how many of the retired session's sources, the last ones, held
+// their paths when it was let go of.
+func (r *retiredSet) held(h uint64) int { return int(r.byKey[h].held) }
 
 // summed reports whether every log of the retired session of hash h had
 // its whole prefix checked in this run.

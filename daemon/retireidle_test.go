@@ -225,20 +225,29 @@ func (f *following) summary(ids ...string) string {
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	return strings.Join(append(f.out, recordLines(f.r.home, srcs, sessions)...), "\n") + "\n"
+}
+
+// recordLines is what two homes' state records must agree on, sorted: the
+// logs' paths under their home, where they were read to and what they
+// gave, and each session's map. Ids and times are left out: they tell
+// when things happened, not what.
+func recordLines(home string, srcs []*state.Source, sessions []*state.Session) []string {
 	var records []string
 	for _, s := range srcs {
-		rel, _ := filepath.Rel(f.r.home, s.Path)
-		records = append(records, fmt.Sprintf("source %s session %s lane %s offset %d lines %d missing %v", rel, s.Session, s.Lane, s.Offset, s.Lines, s.Missing))
+		rel, _ := filepath.Rel(home, s.Path)
+		records = append(records, fmt.Sprintf("source %s session %s lane %s offset %d lines %d skipped %d missing %v",
+			filepath.ToSlash(rel), s.Session, s.Lane, s.Offset, s.Lines, s.Skipped, s.Missing))
 	}
 	for _, s := range sessions {
 		fl := "no flush"
 		if s.Flush != nil {
 			fl = fmt.Sprintf("map %s %s events %d", s.Flush.Path, s.Flush.SHA256, s.Flush.Events)
 		}
-		records = append(records, fmt.Sprintf("session %s: %s", s.Key, fl))
+		records = append(records, fmt.Sprintf("session %s parent %q: %s", s.Key, s.Parent, fl))
 	}
 	sort.Strings(records)
-	return strings.Join(append(f.out, records...), "\n") + "\n"
+	return records
 }
 
 // A privacy.exclude reloaded while sessions are let go of still forgets
@@ -551,4 +560,56 @@ func quickRig(t *testing.T, retireAfter time.Duration) (*rig, Options) {
 	opt := r.opts(false)
 	opt.Rescan, opt.RetireAfter, opt.Control = 30*time.Millisecond, retireAfter, true
 	return r, opt
+}
+
+// A session's subagent log moved onto the name of the session's deleted
+// main log (a younger log: its record comes after the subagent log's) is
+// followed there by its own record once the session is let go of and
+// taken up again: the deleted log's record, of the same session and path,
+// does not take the name back and read the moved log a second time.
+func TestRetiredLogMovedOntoADeletedLogOfItsSession(t *testing.T) {
+	kept := followMovedOntoItsSession(t, -1)
+	retiring := followMovedOntoItsSession(t, time.Nanosecond)
+	if retiring != kept {
+		t.Errorf("retiring daemon ended with\n%s\nthe daemon that keeps all with\n%s", retiring, kept)
+	}
+}
+
+func followMovedOntoItsSession(t *testing.T, retireAfter time.Duration) string {
+	r, opt := quickRig(t, retireAfter)
+	r.append("s/subagents/agent-x.jsonl", line("s", "call"))
+	f := startFollowing(t, r, opt)
+	defer f.stop()
+	f.waitMap("s", fakeMap(map[string][]string{"sa-x": {"call"}}))
+	f.waitRetired(1)
+	r.append("s.jsonl", line("s", "user"))
+	f.waitMap("s", fakeMap(map[string][]string{"": {"user"}, "sa-x": {"call"}}))
+	f.waitRetired(1)
+	if err := os.Remove(filepath.Join(r.proj, "s.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(15 * time.Second)
+	for {
+		st, err := f.client().Status(context.Background())
+		if err == nil && len(st.Agents) == 1 && st.Agents[0].Files == 1 {
+			break
+		}
+		if time.Now().After(until) {
+			t.Fatalf("s's main log not seen gone: %+v %v", st, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.waitRetired(1) // s, its main log gone
+	if err := os.Rename(filepath.Join(r.proj, "s", "subagents", "agent-x.jsonl"), filepath.Join(r.proj, "s.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	// Read again as the main lane, beside what the deleted log gave.
+	f.waitMap("s", " session 1\n call 1\n session 1\n user 1\n")
+	f.waitRetired(1)
+	r.append("s.jsonl", line("s", "llm")) // takes s up again by the name
+	f.waitMap("s", " session 1\n call 1\n llm 2\n session 1\n user 1\n")
+	f.waitRetired(1)
+	f.status("at the end")
+	f.stop()
+	return f.summary("s")
 }
