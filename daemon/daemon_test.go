@@ -413,3 +413,59 @@ func TestUnfinishedLastLineCompletedLater(t *testing.T) {
 		t.Fatalf("map after a run with no change:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// A log that replaced another by a rename, then moves on, leaves the name
+// it had before to the log moved onto it since: the record of its first
+// name (deleted, with the file's identity) is not taken for it, and the
+// log now under that name stays followed by its own record, not read a
+// second time.
+func TestLogMovedOnAfterReplacingAnotherLeavesItsFirstNameToItsNewLog(t *testing.T) {
+	r, opt := quickRig(t, -1)
+	r.append("a.jsonl", line("a", "user"))
+	r.append("b.jsonl", line("b", "user"))
+	r.append("c.jsonl", line("c", "user"))
+	f := startFollowing(t, r, opt)
+	defer f.stop()
+	for _, id := range []string{"a", "b", "c"} {
+		f.waitMap(id, fakeMap(map[string][]string{"": {"user"}}))
+	}
+	p := func(name string) string { return filepath.Join(r.proj, name) }
+	rename := func(from, to string) {
+		t.Helper()
+		if err := os.Rename(p(from), p(to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// followedAt waits for a record of session to follow the log at name.
+	followedAt := func(session, name string) {
+		t.Helper()
+		f.d.snap.mu.Lock() // Run sets the database under it
+		db := f.d.db
+		f.d.snap.mu.Unlock()
+		for until := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			srcs, _, err := db.Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range srcs {
+				if s.Session == "claude/"+session && s.Path == p(name) && !s.Missing {
+					return
+				}
+			}
+			if time.Now().After(until) {
+				t.Fatalf("no record of %s follows %s", session, name)
+			}
+		}
+	}
+	if err := os.Link(p("b.jsonl"), filepath.Join(r.home, "b-kept")); err != nil { // b's file is not freed for another
+		t.Fatal(err)
+	}
+	rename("a.jsonl", "b.jsonl") // read again under b's record; a's keeps what it gave
+	f.waitMap("a", " session 1\n user 1\n session 1\n user 1\n")
+	rename("c.jsonl", "a.jsonl")
+	followedAt("c", "a.jsonl")
+	rename("b.jsonl", "d.jsonl")
+	followedAt("a", "d.jsonl")
+	r.append("a.jsonl", line("c", "llm"))
+	f.waitMap("c", fakeMap(map[string][]string{"": {"user", "llm"}}))
+}

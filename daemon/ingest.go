@@ -202,7 +202,9 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 	d.restoreFile(f.ID) // a retired log under another name: moved looks for it
 	if s := d.moved(f); s != nil {
 		old := s.Path
-		delete(d.byPath, old)
+		if d.byPath[old] == s { // a deleted log's name may be another log's since
+			delete(d.byPath, old)
+		}
 		s.Path, s.Missing = f.Path, false
 		d.byPath[f.Path] = s
 		d.commitGroup()
