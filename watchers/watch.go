@@ -325,7 +325,11 @@ func (w *Watcher) set(k *knownFile, fs FileStat) {
 
 // same reports whether fs is the file k records, unchanged.
 func (k *knownFile) same(fs FileStat) bool {
-	kws, kwm := FileStat{Wal: k.wal}.WalOf()
+	var kws int64
+	var kwm time.Time
+	if k.wal != nil {
+		kws, kwm = k.wal.Size, k.wal.ModTime
+	}
 	ws, wm := fs.WalOf()
 	return !fs.Gone && k.size == fs.Size && k.modSec == fs.ModTime.Unix() &&
 		k.modNsec == int32(fs.ModTime.Nanosecond()) && k.id == fs.ID &&
