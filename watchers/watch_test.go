@@ -452,6 +452,13 @@ func TestKnownFileSeesEveryChange(t *testing.T) {
 	if !k.same(same) {
 		t.Error("the same -wal seen as a change")
 	}
+	walTime := walled
+	walTime.Wal = &WalStat{Size: 5, ModTime: base.ModTime.Add(time.Second)}
+	walGone := walled
+	walGone.Wal = nil
+	if k.same(walTime) || k.same(walGone) {
+		t.Error("a -wal's new time, or a -wal gone, not seen")
+	}
 	w.set(&knownFile{}, FileStat{Path: "/h/b.vscdb", Agent: "cursor", Form: FormSQLite})
 	if g := w.gone(k); g != (FileStat{Path: "/h/a.jsonl", Agent: "claude", Form: "log", Gone: true}) {
 		t.Errorf("gone file reported as %+v", g)
