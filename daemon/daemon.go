@@ -253,10 +253,22 @@ func (d *Daemon) load() error {
 // quiet logs of a session that stays are kept after the others.
 func (d *Daemon) keepSource(s *state.Source) {
 	d.srcs[s.ID] = s
-	if o := d.byPath[s.Path]; o == nil || o.ID < s.ID {
+	if takesPathFrom(s, d.byPath[s.Path]) {
 		d.byPath[s.Path] = s
 	}
 	d.index(s)
+}
+
+// takesPathFrom reports whether source s, read back from the state
+// database, answers for its path rather than o, the record that holds it
+// so far (nil: none). A log present beats the record of one deleted from
+// that name (a log moved onto a deleted log's name has the older record
+// when both were its session's); between two alike, the newer.
+func takesPathFrom(s, o *state.Source) bool {
+	if o == nil || o.Missing != s.Missing {
+		return o == nil || o.Missing
+	}
+	return o.ID < s.ID
 }
 
 // once catches up on every log present and writes every map that changed.

@@ -436,27 +436,7 @@ func TestLogMovedOnAfterReplacingAnotherLeavesItsFirstNameToItsNewLog(t *testing
 			t.Fatal(err)
 		}
 	}
-	// followedAt waits for a record of session to follow the log at name.
-	followedAt := func(session, name string) {
-		t.Helper()
-		f.d.snap.mu.Lock() // Run sets the database under it
-		db := f.d.db
-		f.d.snap.mu.Unlock()
-		for until := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			srcs, _, err := db.Load()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range srcs {
-				if s.Session == "claude/"+session && s.Path == p(name) && !s.Missing {
-					return
-				}
-			}
-			if time.Now().After(until) {
-				t.Fatalf("no record of %s follows %s", session, name)
-			}
-		}
-	}
+	followedAt := f.followedAt
 	if err := os.Link(p("b.jsonl"), filepath.Join(r.home, "b-kept")); err != nil { // b's file is not freed for another
 		t.Fatal(err)
 	}
@@ -468,4 +448,74 @@ func TestLogMovedOnAfterReplacingAnotherLeavesItsFirstNameToItsNewLog(t *testing
 	followedAt("a", "d.jsonl")
 	r.append("a.jsonl", line("c", "llm"))
 	f.waitMap("c", fakeMap(map[string][]string{"": {"user", "llm"}}))
+}
+
+// After a restart, a log moved onto the name of its own session's deleted
+// log still answers for that name: the record of the log there beats the
+// newer record of the one deleted from it, which would read the moved
+// log again from its start in its place. The daemon restarted ends as one
+// that ran throughout.
+func TestMovedOntoItsSessionsDeletedLogAcrossARestart(t *testing.T) {
+	throughout, restarted := movedOntoDeletedLog(t, false), movedOntoDeletedLog(t, true)
+	if restarted != throughout {
+		t.Errorf("restarted, the map and records are\n%s\nwhere a daemon that ran throughout has\n%s", restarted, throughout)
+	}
+}
+
+func movedOntoDeletedLog(t *testing.T, restart bool) string {
+	r, opt := quickRig(t, -1)
+	r.append("s/subagents/agent-x.jsonl", line("s", "call"))
+	f := startFollowing(t, r, opt)
+	f.waitMap("s", fakeMap(map[string][]string{"sa-x": {"call"}}))
+	r.append("s.jsonl", line("s", "user")) // the main log's record is the newer
+	f.waitMap("s", fakeMap(map[string][]string{"": {"user"}, "sa-x": {"call"}}))
+	f.moveOntoDeletedLog("s.jsonl", "s", "s/subagents/agent-x.jsonl", "s")
+	moved := r.mapOf("s")
+	for until := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if st, err := f.client().Status(context.Background()); err == nil && len(st.Agents) == 1 && st.Agents[0].Live == 0 {
+			moved = r.mapOf("s")
+			break
+		} else if time.Now().After(until) {
+			t.Fatalf("the move not written: %+v %v", st, err)
+		}
+	}
+	if restart {
+		f.stop()
+		f = startFollowing(t, r, opt)
+	}
+	defer f.stop()
+	r.append("s.jsonl", line("s", "llm"))
+	for until := time.Now().Add(15 * time.Second); r.mapOf("s") == moved; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(until) {
+			t.Fatal("the line appended after the move not written")
+		}
+	}
+	f.status("after the line")
+	f.stop()
+	return f.summary("s")
+}
+
+// A reloaded privacy.exclude forgets an excluded session's records, the
+// record of a log deleted from a name another session's log holds since
+// among them, without taking that name from the other log: its next line
+// is read once, not its whole log again under a new record.
+func TestExcludedSessionLeavesItsDeletedLogsNameToTheLogThere(t *testing.T) {
+	r, opt := quickRig(t, -1)
+	r.append("a/subagents/agent-x.jsonl", cwdLine("a", "call", "/later/x"))
+	r.append("a.jsonl", cwdLine("a", "user", "/later/x"))
+	r.append("b.jsonl", cwdLine("b", "user", "/w/app"))
+	f := startFollowing(t, r, opt)
+	defer f.stop()
+	f.waitMap("a", fakeMap(map[string][]string{"": {"user"}, "sa-x": {"call"}}))
+	f.waitMap("b", fakeMap(map[string][]string{"": {"user"}}))
+	f.moveOntoDeletedLog("a.jsonl", "a", "b.jsonl", "b")
+	f.d.Reconfigure(Live{Idle: r.idle, Roots: opt.Roots, Mapper: fakeMapper,
+		Exclude: func(dir string) bool { return strings.HasPrefix(dir, "/later") }})
+	for until := time.Now().Add(15 * time.Second); r.mapOf("a") != ""; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(until) {
+			t.Fatal("the excluded session's map is still there")
+		}
+	}
+	r.append("a.jsonl", cwdLine("b", "llm", "/w/app"))
+	f.waitMap("b", fakeMap(map[string][]string{"": {"user", "llm"}}))
 }

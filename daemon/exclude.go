@@ -167,7 +167,9 @@ func (d *Daemon) purgeExcluded() {
 		}
 		for _, s := range srcs {
 			delete(d.srcs, s.ID)
-			delete(d.byPath, s.Path)
+			if d.byPath[s.Path] == s { // a deleted log's name may be another log's since
+				delete(d.byPath, s.Path)
+			}
 			delete(d.parsers, s.ID)
 			if !s.Missing {
 				d.excluded[s.Path] = watchers.FileID{Dev: s.Dev, Ino: s.Ino}

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"hash/maphash"
+	"math"
 
 	"github.com/agentmap/agentmap/watchers"
 )
@@ -46,13 +47,21 @@ type retiredAgent struct {
 
 // retiredRef locates a retired session's source ids in retiredSet.ids.
 type retiredRef struct {
-	at, n   uint32
-	logs    uint32 // of the sources, those whose log is there (status counts them)
-	held    uint32 // of the sources, the last ones, that held their paths (retire)
-	counted bool
-	summed  bool  // every log's whole prefix was checked in this run (rewrittenInPlace)
-	agent   uint8 // index in agents
+	at, n uint32
+	logs  uint32 // of the sources, those whose log is there (status counts them)
+	held  uint16 // of the sources, the last ones, that held their paths (retire)
+	flags refFlags
+	agent uint8 // index in agents
 }
+
+// refFlags are a retiredRef's yes-or-no facts, in one byte so that a ref
+// stays 16 bytes.
+type refFlags uint8
+
+const (
+	refCounted refFlags = 1 << iota // the session counts (see counted)
+	refSummed                       // every log's whole prefix was checked in this run (rewrittenInPlace)
+)
 
 // retiredEntry is a session being retired: its key and agent, its
 // sources' ids, their logs' identities and, for a daemon that follows,
@@ -86,8 +95,8 @@ func (r *retiredSet) add(key string, ids []uint64, files []watchers.FileID, coun
 // (or there is nothing to record).
 func (r *retiredSet) addEntry(e retiredEntry) bool {
 	h := retiredKeyHash(e.key)
-	if _, taken := r.byKey[h]; taken || len(e.ids) == 0 {
-		return false
+	if _, taken := r.byKey[h]; taken || len(e.ids) == 0 || len(e.paths) > math.MaxUint16 {
+		return false // (more paths than a ref counts: kept in memory)
 	}
 	for _, p := range e.paths {
 		if _, taken := r.paths[retiredPathHash(p)]; taken {
@@ -101,8 +110,15 @@ func (r *retiredSet) addEntry(e retiredEntry) bool {
 	if agent < 0 {
 		return false // more agents than a ref can name: kept in memory
 	}
-	r.byKey[h] = retiredRef{at: uint32(len(r.ids)), n: uint32(len(e.ids)), logs: uint32(e.logs),
-		held: uint32(len(e.paths)), counted: e.counted, summed: e.summed, agent: uint8(agent)}
+	ref := retiredRef{at: uint32(len(r.ids)), n: uint32(len(e.ids)), logs: uint32(e.logs),
+		held: uint16(len(e.paths)), agent: uint8(agent)}
+	if e.counted {
+		ref.flags |= refCounted
+	}
+	if e.summed {
+		ref.flags |= refSummed
+	}
+	r.byKey[h] = ref
 	r.ids = append(r.ids, e.ids...)
 	for _, id := range e.files {
 		if id.Known() {
@@ -188,7 +204,7 @@ func (r *retiredSet) held(h uint64) int { return int(r.byKey[h].held) }
 
 // summed reports whether every log of the retired session of hash h had
 // its whole prefix checked in this run.
-func (r *retiredSet) summed(h uint64) bool { return r.byKey[h].summed }
+func (r *retiredSet) summed(h uint64) bool { return r.byKey[h].flags&refSummed != 0 }
 
 // byPath returns the hash and source ids of the retired session a log at
 // path belongs to (or another whose path hashes alike: the caller checks
@@ -218,7 +234,7 @@ func (r *retiredSet) remove(h uint64, files []watchers.FileID, paths []string) {
 	delete(r.byKey, h)
 	a := &r.agents[ref.agent]
 	a.logs -= int(ref.logs)
-	if ref.counted {
+	if ref.flags&refCounted != 0 {
 		r.counted--
 		a.sessions--
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"unsafe"
 
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
@@ -112,5 +113,13 @@ func TestRetiredSessionNotReadBackIsTriedOnce(t *testing.T) {
 	}
 	if d.retired.len() != 0 || d.retired.counted != 0 {
 		t.Errorf("still retired: %d (%d counted)", d.retired.len(), d.retired.counted)
+	}
+}
+
+// A ref is kept for every retired session, in scan too: it stays 16 bytes,
+// its map slot 24.
+func TestRetiredRefStaysSmall(t *testing.T) {
+	if n := unsafe.Sizeof(retiredRef{}); n > 16 {
+		t.Errorf("retiredRef is %d bytes, want at most 16", n)
 	}
 }

@@ -176,6 +176,55 @@ func (f *following) waitRetired(n int) {
 	}
 }
 
+// followedAt waits for a record of session to follow the log at rel,
+// under the project directory.
+func (f *following) followedAt(session, rel string) { f.t.Helper(); f.recordAt(session, rel, false) }
+
+// moveOntoDeletedLog deletes the log at rel (of session), waits for it
+// to be seen gone, then moves the log at from (of fromSession) onto its
+// name and waits for that to be followed there. The deleted log's file is
+// kept, so that no later file takes its identity.
+func (f *following) moveOntoDeletedLog(rel, session, from, fromSession string) {
+	f.t.Helper()
+	deleted := filepath.Join(f.r.proj, rel)
+	if err := os.Link(deleted, filepath.Join(f.r.home, "kept-"+filepath.Base(rel))); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.Remove(deleted); err != nil {
+		f.t.Fatal(err)
+	}
+	f.goneFrom(session, rel) // seen gone before a log takes its name
+	if err := os.Rename(filepath.Join(f.r.proj, from), deleted); err != nil {
+		f.t.Fatal(err)
+	}
+	f.followedAt(fromSession, rel)
+}
+
+// goneFrom waits for the record of session at rel to be marked gone.
+func (f *following) goneFrom(session, rel string) { f.t.Helper(); f.recordAt(session, rel, true) }
+
+func (f *following) recordAt(session, rel string, missing bool) {
+	f.t.Helper()
+	f.d.snap.mu.Lock() // Run sets the database under it
+	db := f.d.db
+	f.d.snap.mu.Unlock()
+	path := filepath.Join(f.r.proj, rel)
+	for until := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		srcs, _, err := db.Load()
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		for _, s := range srcs {
+			if s.Session == "claude/"+session && s.Path == path && s.Missing == missing {
+				return
+			}
+		}
+		if time.Now().After(until) {
+			f.t.Fatalf("no record of %s at %s with missing %v", session, rel, missing)
+		}
+	}
+}
+
 func (f *following) client() *Client {
 	f.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)

@@ -32,9 +32,9 @@ var (
 // histories of a few sessions (their logs grown, deleted and written back,
 // rewritten in place, truncated, replaced, moved onto one another's names;
 // subagent logs and child sessions joining them; a line that cannot be
-// read; flush and scan commands) are played to two homes at once, one
-// followed by a daemon that lets go of every session as soon as it may,
-// the other by one that never does. After each step both must settle on
+// read; flush and scan commands; both daemons restarted) are played to
+// two homes at once, one followed by a daemon that lets go of every
+// session as soon as it may, the other by one that never does. After each step both must settle on
 // the same maps and records, and the first must have looked at its
 // sessions again before the next step, so that each step meets the
 // sessions it may touch let go of. Every other history is played with the
@@ -69,15 +69,18 @@ func playRandomHistory(t *testing.T, seed uint64, steps int) {
 	retiredHook = passes.note // only a daemon that lets go of sessions calls it (letsGo)
 	defer func() { retiredHook = nil }()
 	kept := startHome(t, "keeps all", -1, first)
-	defer kept.f.stop()
+	defer func() { kept.f.stop() }() // the daemon of the moment: a step may restart it
 	retiring := startHome(t, "lets go", time.Nanosecond, first)
-	defer retiring.f.stop()
+	defer func() { retiring.f.stop() }()
 	settle(t, kept, retiring, &passes, "the first catch-up")
 
 	for i := 1; i <= steps; i++ {
 		s := h.next()
 		t.Logf("step %d: %s", i, s)
 		switch s.kind {
+		case restartDaemons:
+			kept.restart()
+			retiring.restart()
 		case flushOne, flushAll, scanAll:
 			k, r := kept.command(s), retiring.command(s)
 			if k != r {
@@ -96,11 +99,12 @@ func playRandomHistory(t *testing.T, seed uint64, steps int) {
 		t.Errorf("at the end, the daemon that keeps all has\n%s\nthe one that lets go\n%s\ndiffering:\n%s",
 			keptEnd, retiringEnd, differing(keptEnd, retiringEnd))
 	}
-	if n := kept.f.d.retired.len(); n != 0 || passes.most.Load() == 0 || retiring.f.d.restored == 0 {
+	restored := retiring.restored + retiring.f.d.restored
+	if n := kept.f.d.retired.len(); n != 0 || passes.most.Load() == 0 || restored == 0 {
 		t.Errorf("the history proves nothing: %d sessions let go of at most (%d by the daemon that keeps all), %d taken up again",
-			passes.most.Load(), n, retiring.f.d.restored)
+			passes.most.Load(), n, restored)
 	}
-	t.Logf("seed %d: %d sessions let go of at most, %d taken up again", seed, passes.most.Load(), retiring.f.d.restored)
+	t.Logf("seed %d: %d sessions let go of at most, %d taken up again", seed, passes.most.Load(), restored)
 }
 
 // retirePasses counts the looks a daemon that lets go of sessions takes at
@@ -182,20 +186,24 @@ func differing(a, b string) string {
 
 // home is one of the two homes a history is played to, with its daemon.
 type home struct {
-	t     *testing.T
-	name  string
-	r     *rig
-	f     *following
-	trash string // the files of deleted and replaced logs (see keep)
-	spare string // files written whole before they are renamed into place
-	files int
+	t    *testing.T
+	name string
+	r    *rig
+	f    *following
+	opt  Options
+	// restored counts the sessions taken up again by the daemons before
+	// the one running (restart).
+	restored int
+	trash    string // the files of deleted and replaced logs (see keep)
+	spare    string // files written whole before they are renamed into place
+	files    int
 }
 
 func startHome(t *testing.T, name string, retireAfter time.Duration, first []step) *home {
 	t.Helper()
 	r, opt := quickRig(t, retireAfter)
 	opt.Logger = opt.Logger.With("home", name)
-	h := &home{t: t, name: name, r: r, trash: filepath.Join(r.home, "trash"), spare: filepath.Join(r.home, "spare")}
+	h := &home{t: t, name: name, r: r, opt: opt, trash: filepath.Join(r.home, "trash"), spare: filepath.Join(r.home, "spare")}
 	for _, dir := range []string{h.trash, h.spare} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
@@ -209,6 +217,18 @@ func startHome(t *testing.T, name string, retireAfter time.Duration, first []ste
 	h.f.stop = follow(t, h.f.d)
 	h.f.client() // the control socket is served: the state database is open
 	return h
+}
+
+// restart stops the home's daemon and starts another on its data
+// directory, as a reboot or an upgrade does: it loads the records the
+// first committed and follows on from them.
+func (h *home) restart() {
+	h.t.Helper()
+	h.f.stop()
+	h.restored += h.f.d.restored
+	h.f.d = New(h.opt)
+	h.f.stop = follow(h.t, h.f.d)
+	h.f.client() // the control socket is served: the state database is open
 }
 
 func (h *home) path(rel string) string {
@@ -440,6 +460,7 @@ const (
 	flushOne
 	flushAll
 	scanAll
+	restartDaemons
 )
 
 func (s step) String() string {
@@ -464,6 +485,8 @@ func (s step) String() string {
 		return "flush --all"
 	case scanAll:
 		return "scan"
+	case restartDaemons:
+		return "restart the daemons"
 	}
 	return "?"
 }
@@ -704,10 +727,12 @@ func (h *history) try(w int) (step, bool) {
 	case w < 89: // a flush of one session, by native id, key or prefix, or of none
 		ids := append(append([]string{"claude/s2", "s", "c", "zz"}, historySessions...), historyChildren...)
 		return step{kind: flushOne, id: h.one(ids)}, true
-	case w < 95:
+	case w < 93:
 		return step{kind: flushAll}, true
-	default:
+	case w < 97:
 		return step{kind: scanAll}, true
+	default: // both daemons stopped and started again on their data
+		return step{kind: restartDaemons}, true
 	}
 }
 
