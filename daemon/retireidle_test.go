@@ -67,18 +67,8 @@ func followRetiring(t *testing.T, retireAfter time.Duration) retiringRun {
 	if err := os.Remove(filepath.Join(r.proj, "s2.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		st, err := client().Status(context.Background())
-		if err == nil && len(st.Agents) == 1 && st.Agents[0].Files == 5 {
-			break // s1, s3 and its two lanes, s4; s2 gone
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("s2's log not seen gone: %+v %v", st, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	waitRetired(3) // s1, s3 and s2 with its log gone (s4, with a skipped line, stays)
+	f.waitFiles(5, "s2's log not seen gone") // s1, s3 and its two lanes, s4; s2 gone
+	waitRetired(3)                           // s1, s3 and s2 with its log gone (s4, with a skipped line, stays)
 	// A child session of s1 (a Codex child rollout, say) takes s1 up
 	// again: its map has the child as a lane.
 	r.append("c1.jsonl", `{"s":"c1","p":"s1","k":"user"}`+"\n")
@@ -173,6 +163,23 @@ func (f *following) waitRetired(n int) {
 		case <-deadline:
 			f.t.Fatalf("fewer than %d sessions let go of", n)
 		}
+	}
+}
+
+// waitFiles waits for status to count n followed files (what says which
+// change that shows, when it does not come).
+func (f *following) waitFiles(n int, what string) {
+	f.t.Helper()
+	until := time.Now().Add(15 * time.Second)
+	for {
+		st, err := f.client().Status(context.Background())
+		if err == nil && len(st.Agents) == 1 && st.Agents[0].Files == n {
+			return
+		}
+		if time.Now().After(until) {
+			f.t.Fatalf("%s: %+v %v", what, st, err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -529,17 +536,7 @@ func followMovedOnto(t *testing.T, retireAfter time.Duration) string {
 	if err := os.Remove(filepath.Join(r.proj, "a.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	until := time.Now().Add(15 * time.Second)
-	for {
-		st, err := f.client().Status(context.Background())
-		if err == nil && len(st.Agents) == 1 && st.Agents[0].Files == 1 {
-			break
-		}
-		if time.Now().After(until) {
-			t.Fatalf("a's log not seen gone: %+v %v", st, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	f.waitFiles(1, "a's log not seen gone")
 	f.waitRetired(2) // a, its log gone, and s
 	if err := os.Rename(filepath.Join(r.proj, "s.jsonl"), filepath.Join(r.proj, "a.jsonl")); err != nil {
 		t.Fatal(err)
@@ -637,17 +634,7 @@ func followMovedOntoItsSession(t *testing.T, retireAfter time.Duration) string {
 	if err := os.Remove(filepath.Join(r.proj, "s.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	until := time.Now().Add(15 * time.Second)
-	for {
-		st, err := f.client().Status(context.Background())
-		if err == nil && len(st.Agents) == 1 && st.Agents[0].Files == 1 {
-			break
-		}
-		if time.Now().After(until) {
-			t.Fatalf("s's main log not seen gone: %+v %v", st, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	f.waitFiles(1, "s's main log not seen gone")
 	f.waitRetired(1) // s, its main log gone
 	if err := os.Rename(filepath.Join(r.proj, "s", "subagents", "agent-x.jsonl"), filepath.Join(r.proj, "s.jsonl")); err != nil {
 		t.Fatal(err)
