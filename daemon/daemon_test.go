@@ -414,40 +414,73 @@ func TestUnfinishedLastLineCompletedLater(t *testing.T) {
 	}
 }
 
-// A log that replaced another by a rename, then moves on, leaves the name
-// it had before to the log moved onto it since: the record of its first
-// name (deleted, with the file's identity) is not taken for it, and the
-// log now under that name stays followed by its own record, not read a
-// second time.
-func TestLogMovedOnAfterReplacingAnotherLeavesItsFirstNameToItsNewLog(t *testing.T) {
+// A deleted log's file that comes back under a new name is followed there
+// by the deleted log's record, which leaves the name it had to the log
+// moved onto it since: that log stays followed by its own record, its
+// next line read once, not its whole file again under a new record.
+func TestDeletedLogBackUnderANewNameLeavesItsOldNameToTheLogThere(t *testing.T) {
 	r, opt := quickRig(t, -1)
 	r.append("a.jsonl", line("a", "user"))
-	r.append("b.jsonl", line("b", "user"))
 	r.append("c.jsonl", line("c", "user"))
 	f := startFollowing(t, r, opt)
 	defer f.stop()
-	for _, id := range []string{"a", "b", "c"} {
-		f.waitMap(id, fakeMap(map[string][]string{"": {"user"}}))
-	}
-	p := func(name string) string { return filepath.Join(r.proj, name) }
-	rename := func(from, to string) {
-		t.Helper()
-		if err := os.Rename(p(from), p(to)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	followedAt := f.followedAt
-	if err := os.Link(p("b.jsonl"), filepath.Join(r.home, "b-kept")); err != nil { // b's file is not freed for another
+	f.waitMap("a", fakeMap(map[string][]string{"": {"user"}}))
+	f.waitMap("c", fakeMap(map[string][]string{"": {"user"}}))
+	f.moveOntoDeletedLog("a.jsonl", "a", "c.jsonl", "c") // a's file kept in the home
+	if err := os.Link(filepath.Join(r.home, "kept-a.jsonl"), filepath.Join(r.proj, "e.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	rename("a.jsonl", "b.jsonl") // read again under b's record; a's keeps what it gave
-	f.waitMap("a", " session 1\n user 1\n session 1\n user 1\n")
-	rename("c.jsonl", "a.jsonl")
-	followedAt("c", "a.jsonl")
-	rename("b.jsonl", "d.jsonl")
-	followedAt("a", "d.jsonl")
+	f.followedAt("a", "e.jsonl")
 	r.append("a.jsonl", line("c", "llm"))
 	f.waitMap("c", fakeMap(map[string][]string{"": {"user", "llm"}}))
+	r.append("e.jsonl", line("a", "llm"))
+	f.waitMap("a", fakeMap(map[string][]string{"": {"user", "llm"}}))
+}
+
+// A followed log renamed onto another followed log's name (`mv a.jsonl
+// b.jsonl`) is followed there, and the log it replaced keeps what it gave:
+// the same maps and records as when the deletion of b.jsonl is seen
+// before the move, and when both sessions were let go of before it. Taken
+// for a new file under b's name, a's lines would be read again and count
+// twice in its map.
+func TestLogRenamedOntoAnotherFollowedLogIsFollowedThere(t *testing.T) {
+	deletedFirst := renamedOntoFollowedLog(t, -1, true)
+	for _, retireAfter := range []time.Duration{-1, time.Nanosecond} {
+		if got := renamedOntoFollowedLog(t, retireAfter, false); got != deletedFirst {
+			t.Errorf("renamed (sessions let go of after %v), the maps and records are\n%s\nwhere they are, with the deletion seen first,\n%s",
+				retireAfter, got, deletedFirst)
+		}
+	}
+}
+
+func renamedOntoFollowedLog(t *testing.T, retireAfter time.Duration, deleteFirst bool) string {
+	r, opt := quickRig(t, retireAfter)
+	r.append("a.jsonl", line("a", "user"))
+	r.append("b.jsonl", line("b", "user"))
+	f := startFollowing(t, r, opt)
+	defer f.stop()
+	f.waitMap("a", fakeMap(map[string][]string{"": {"user"}}))
+	f.waitMap("b", fakeMap(map[string][]string{"": {"user"}}))
+	f.waitRetired(2)
+	if deleteFirst {
+		f.moveOntoDeletedLog("b.jsonl", "b", "a.jsonl", "a")
+	} else {
+		b := filepath.Join(r.proj, "b.jsonl")
+		if err := os.Link(b, filepath.Join(r.home, "kept-b.jsonl")); err != nil { // no later file takes its identity
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(r.proj, "a.jsonl"), b); err != nil {
+			t.Fatal(err)
+		}
+		f.followedAt("a", "b.jsonl")
+		f.goneFrom("b", "b.jsonl")
+	}
+	r.append("b.jsonl", line("a", "llm"))
+	f.waitMap("a", fakeMap(map[string][]string{"": {"user", "llm"}}))
+	f.waitMap("b", fakeMap(map[string][]string{"": {"user"}}))
+	f.status("after the move")
+	f.stop()
+	return f.summary("a", "b")
 }
 
 // After a restart, a log moved onto the name of its own session's deleted

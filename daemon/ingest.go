@@ -124,18 +124,32 @@ func (d *Daemon) gone(path string) {
 	if _, err := os.Stat(path); err == nil {
 		return // back already (replaced under the same name)
 	}
+	if d.lose(s, "file gone; keeping what was captured") {
+		d.takeCompressedCopy(s)
+	}
+}
+
+// lose marks a source's file deleted, keeping what it gave, and ends its
+// session (a SQLite database's conversations stay as they are). It
+// reports whether the session was ended.
+func (d *Daemon) lose(s *state.Source, why string) bool {
 	d.commitGroup()
 	s.Missing = true
 	if err := d.db.PutSource(s); err != nil {
-		d.log.Error("cannot record a vanished file", "component", "daemon", "path", path, "err", err)
+		d.log.Error("cannot record a vanished file", "component", "daemon", "path", s.Path, "err", err)
 	}
-	d.log.Info("file gone; keeping what was captured", "component", "daemon", "agent", s.Agent,
-		"path", path, "session", s.Session)
+	d.log.Info(why, "component", "daemon", "agent", s.Agent, "path", s.Path, "session", s.Session)
 	if s.Form == watchers.FormSQLite {
-		return
+		return false
 	}
 	d.end(s.Session)
-	// A compressed copy waiting beside the plain rollout takes its place.
+	return true
+}
+
+// takeCompressedCopy follows the compressed copy of a deleted rollout
+// waiting beside it, in its place.
+func (d *Daemon) takeCompressedCopy(s *state.Source) {
+	path := s.Path
 	if zst := path + ".zst"; s.Form == watchers.FormLines {
 		if fi, err := os.Stat(zst); err == nil {
 			delete(d.ignored, zst)
@@ -169,7 +183,7 @@ func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
 	}
 	delete(d.ignored, f.Path)
 	s := d.byPath[f.Path]
-	if s == nil || s.Missing && s.Form != watchers.FormSQLite {
+	if s == nil || s.Missing && s.Form != watchers.FormSQLite || d.takenByMove(s, f) {
 		var ok bool
 		if s, ok = d.adopt(f); !ok {
 			return
@@ -183,6 +197,30 @@ func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
 	case watchers.FormSQLite:
 		d.poll(ctx, s, f)
 	}
+}
+
+// takenByMove reports whether the file at the name of a followed log s is
+// another followed log renamed onto it (`mv a.jsonl b.jsonl`, both
+// followed): a new identity, which is another log's whose old name is
+// gone, with that log's head. The rename deleted s's file: s is marked
+// deleted, keeping what it gave, and adopt then follows the moved log to
+// its new name. Taken for a replacement instead, the file would be read
+// again from its start under s's record, and the moved log's events
+// would count twice; the outcome is the one of a deletion of s's file
+// seen before the move, whichever of the two changes is seen first.
+func (d *Daemon) takenByMove(s *state.Source, f watchers.FileStat) bool {
+	if s.Form == watchers.FormSQLite || s.Form == formConversation || !f.ID.Known() {
+		return false
+	}
+	if id := (watchers.FileID{Dev: s.Dev, Ino: s.Ino}); !id.Known() || id == f.ID {
+		return false // the same file, or none to tell it by
+	}
+	d.restoreFile(f.ID) // a retired log under another name: moved looks for it
+	if m := d.moved(f); m == nil || m == s {
+		return false // a new file under the name: a replacement
+	}
+	d.lose(s, "file replaced by another followed log moved onto its name; keeping what was captured")
+	return true
 }
 
 // stillIgnored reports whether f is a file adopt passed over (see ignored)
