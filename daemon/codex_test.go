@@ -3,8 +3,12 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,6 +65,45 @@ func TestChildRolloutIsAlsoALane(t *testing.T) {
 	}
 }
 
+// followCodex starts a following daemon over the Codex rig, and returns
+// a wait for a condition and a stop that may be called more than once.
+func (r *rig) followCodex() (wait func(what string, ok func() bool), stop func()) {
+	t := r.t
+	r.idle = 200 * time.Millisecond
+	o := r.opts(false)
+	o.Agents = []agents.Agent{fakeAgentNamed("codex")}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- New(o).Run(ctx) }()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	wait = func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	return wait, stop
+}
+
+// writeCompressedCopy writes the zstd copy of a rollout beside it, as
+// Codex does before it removes the plain file.
+func writeCompressedCopy(t *testing.T, plain string, content []byte) {
+	t.Helper()
+	var zbuf bytes.Buffer
+	enc, err := zstd.NewWriter(&zbuf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc.Write(content)
+	enc.Close()
+	if err := os.WriteFile(plain+".zst", zbuf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A rollout compressed in place (.jsonl replaced by .jsonl.zst) keeps its
 // events once, and a .zst beside its plain file is not read twice.
 func TestCompressedRollout(t *testing.T) {
@@ -73,11 +116,7 @@ func TestCompressedRollout(t *testing.T) {
 	if got := r.codexMap("z"); got != want {
 		t.Fatalf("plain:\n%s", got)
 	}
-	var zbuf bytes.Buffer
-	enc, _ := zstd.NewWriter(&zbuf)
-	enc.Write(content)
-	enc.Close()
-	os.WriteFile(plain+".zst", zbuf.Bytes(), 0o600)
+	writeCompressedCopy(t, plain, content)
 	r.codexOnce()
 	if got := r.codexMap("z"); got != want {
 		t.Fatalf("plain beside its .zst:\n%s", got)
@@ -99,31 +138,14 @@ func TestCompressedRollout(t *testing.T) {
 // plain file), then the plain file goes.
 func TestCompressedRolloutWhileFollowing(t *testing.T) {
 	r, dir := codexRig(t)
-	r.idle = 200 * time.Millisecond
-	o := r.opts(false)
-	o.Agents = []agents.Agent{fakeAgentNamed("codex")}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- New(o).Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	wait := func(what string, ok func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-		}
-	}
+	wait, stop := r.followCodex()
+	defer stop()
 	plain := filepath.Join(dir, "rollout-4-w.jsonl")
 	content := []byte(line("w", "user") + line("w", "llm"))
 	os.WriteFile(plain, content, 0o600)
 	want := " session 1\n user 1\n llm 2\n"
 	wait("the plain rollout's map", func() bool { return r.codexMap("w") == want })
-	var zbuf bytes.Buffer
-	enc, _ := zstd.NewWriter(&zbuf)
-	enc.Write(content)
-	enc.Close()
-	os.WriteFile(plain+".zst", zbuf.Bytes(), 0o600)
+	writeCompressedCopy(t, plain, content)
 	time.Sleep(100 * time.Millisecond) // the .zst is seen (and set aside) first
 	os.Remove(plain)
 	// The session ends with its plain file; its map must not change.
@@ -135,13 +157,73 @@ func TestCompressedRolloutWhileFollowing(t *testing.T) {
 		t.Fatalf("map after compression:\n%s", got)
 	}
 	// The .zst took the plain file's place (it did not wait to change).
-	cancel()
-	<-done
-	done <- nil
+	stop()
 	db := openState(t, r)
 	defer db.Close()
 	srcs, _, _ := db.Load()
 	if len(srcs) != 1 || srcs[0].Path != plain+".zst" || srcs[0].Form != watchers.FormWhole || srcs[0].Missing {
 		t.Fatalf("sources: %+v", srcs)
+	}
+}
+
+// A rollout renamed onto another's plain name while that one's compressed
+// copy waits beside it: the moved rollout is followed there, and the copy
+// stays its own rollout's record, also when the plain file then goes (the
+// moved rollout's record took it up then, as the record of the name).
+func TestRolloutRenamedOntoOneWithACompressedCopy(t *testing.T) {
+	r, dir := codexRig(t)
+	wait, stop := r.followCodex()
+	defer stop()
+	x, y := filepath.Join(dir, "rollout-5-x.jsonl"), filepath.Join(dir, "rollout-6-y.jsonl")
+	os.WriteFile(x, []byte(line("x", "user")), 0o600)
+	yContent := []byte(line("y", "user") + line("y", "llm"))
+	os.WriteFile(y, yContent, 0o600)
+	wantX, wantY := " session 1\n user 1\n", " session 1\n user 1\n llm 2\n"
+	wait("both maps", func() bool { return r.codexMap("x") == wantX && r.codexMap("y") == wantY })
+	writeCompressedCopy(t, y, yContent)
+	time.Sleep(100 * time.Millisecond) // the .zst is seen (and set aside) first
+	// y's file is kept, so that no later file takes its identity.
+	if err := os.Link(y, filepath.Join(r.home, "kept-y")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(x, y); err != nil {
+		t.Fatal(err)
+	}
+	sources := func() []string {
+		db := openState(t, r)
+		defer db.Close()
+		srcs, _, _ := db.Load()
+		var out []string
+		for _, s := range srcs {
+			rel, _ := filepath.Rel(dir, s.Path)
+			out = append(out, fmt.Sprintf("%s %s %s missing %v", s.Session, rel, s.Form, s.Missing))
+		}
+		sort.Strings(out)
+		return out
+	}
+	f, err := os.OpenFile(y, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(line("x", "llm"))
+	f.Close()
+	wantX = " session 1\n user 1\n llm 2\n"
+	wait("x's line after the move", func() bool { return r.codexMap("x") == wantX })
+	os.Remove(y)
+	wait("the maps after the plain name went", func() bool {
+		mt, err := os.Stat(filepath.Join(r.store.Root, mapstore.RelPath("codex", "x", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))))
+		return err == nil && time.Since(mt.ModTime()) > 500*time.Millisecond
+	})
+	if gx, gy := r.codexMap("x"), r.codexMap("y"); gx != wantX || gy != wantY {
+		t.Fatalf("maps after the plain name went:\nx:\n%s\ny:\n%s", gx, gy)
+	}
+	stop()
+	got := strings.Join(sources(), "\n")
+	want := strings.Join([]string{
+		"codex/x rollout-6-y.jsonl lines missing true",
+		"codex/y rollout-6-y.jsonl.zst whole missing false",
+	}, "\n")
+	if got != want {
+		t.Fatalf("sources:\n%s\nwant:\n%s", got, want)
 	}
 }

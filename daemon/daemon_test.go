@@ -414,18 +414,28 @@ func TestUnfinishedLastLineCompletedLater(t *testing.T) {
 	}
 }
 
+// followingLogsOf starts a following daemon over a log "<id>.jsonl" of
+// one user line for each session id, once their maps are written.
+func followingLogsOf(t *testing.T, retireAfter time.Duration, ids ...string) (*rig, *following) {
+	t.Helper()
+	r, opt := quickRig(t, retireAfter)
+	for _, id := range ids {
+		r.append(id+".jsonl", line(id, "user"))
+	}
+	f := startFollowing(t, r, opt)
+	for _, id := range ids {
+		f.waitMap(id, fakeMap(map[string][]string{"": {"user"}}))
+	}
+	return r, f
+}
+
 // A deleted log's file that comes back under a new name is followed there
 // by the deleted log's record, which leaves the name it had to the log
 // moved onto it since: that log stays followed by its own record, its
 // next line read once, not its whole file again under a new record.
 func TestDeletedLogBackUnderANewNameLeavesItsOldNameToTheLogThere(t *testing.T) {
-	r, opt := quickRig(t, -1)
-	r.append("a.jsonl", line("a", "user"))
-	r.append("c.jsonl", line("c", "user"))
-	f := startFollowing(t, r, opt)
+	r, f := followingLogsOf(t, -1, "a", "c")
 	defer f.stop()
-	f.waitMap("a", fakeMap(map[string][]string{"": {"user"}}))
-	f.waitMap("c", fakeMap(map[string][]string{"": {"user"}}))
 	f.moveOntoDeletedLog("a.jsonl", "a", "c.jsonl", "c") // a's file kept in the home
 	if err := os.Link(filepath.Join(r.home, "kept-a.jsonl"), filepath.Join(r.proj, "e.jsonl")); err != nil {
 		t.Fatal(err)
@@ -453,14 +463,35 @@ func TestLogRenamedOntoAnotherFollowedLogIsFollowedThere(t *testing.T) {
 	}
 }
 
+// Two renames in a row, `mv b.jsonl N; mv a.jsonl b.jsonl`: each log is
+// followed to its new name, whichever name the watcher reports first, and
+// neither is read twice. b's old name holds another file by the time its
+// move is seen.
+func TestRenameChainFollowsEachLog(t *testing.T) {
+	for _, n := range []string{"0.jsonl", "z.jsonl"} { // before and after b.jsonl
+		t.Run(n, func(t *testing.T) {
+			r, f := followingLogsOf(t, -1, "a", "b")
+			defer f.stop()
+			p := func(name string) string { return filepath.Join(r.proj, name) }
+			if err := os.Rename(p("b.jsonl"), p(n)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(p("a.jsonl"), p("b.jsonl")); err != nil {
+				t.Fatal(err)
+			}
+			f.followedAt("b", n)
+			f.followedAt("a", "b.jsonl")
+			r.append(n, line("b", "llm"))
+			r.append("b.jsonl", line("a", "llm"))
+			f.waitMap("a", fakeMap(map[string][]string{"": {"user", "llm"}}))
+			f.waitMap("b", fakeMap(map[string][]string{"": {"user", "llm"}}))
+		})
+	}
+}
+
 func renamedOntoFollowedLog(t *testing.T, retireAfter time.Duration, deleteFirst bool) string {
-	r, opt := quickRig(t, retireAfter)
-	r.append("a.jsonl", line("a", "user"))
-	r.append("b.jsonl", line("b", "user"))
-	f := startFollowing(t, r, opt)
+	r, f := followingLogsOf(t, retireAfter, "a", "b")
 	defer f.stop()
-	f.waitMap("a", fakeMap(map[string][]string{"": {"user"}}))
-	f.waitMap("b", fakeMap(map[string][]string{"": {"user"}}))
 	f.waitRetired(2)
 	if deleteFirst {
 		f.moveOntoDeletedLog("b.jsonl", "b", "a.jsonl", "a")

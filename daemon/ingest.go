@@ -183,11 +183,13 @@ func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
 	}
 	delete(d.ignored, f.Path)
 	s := d.byPath[f.Path]
-	if s == nil || s.Missing && s.Form != watchers.FormSQLite || d.takenByMove(s, f) {
+	if s == nil || s.Missing && s.Form != watchers.FormSQLite {
 		var ok bool
 		if s, ok = d.adopt(f); !ok {
 			return
 		}
+	} else if m := d.movedOnto(s, f); m != nil {
+		s = m
 	}
 	switch s.Form {
 	case watchers.FormLines:
@@ -199,28 +201,41 @@ func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
 	}
 }
 
-// takenByMove reports whether the file at the name of a followed log s is
-// another followed log renamed onto it (`mv a.jsonl b.jsonl`, both
-// followed): a new identity, which is another log's whose old name is
-// gone, with that log's head. The rename deleted s's file: s is marked
-// deleted, keeping what it gave, and adopt then follows the moved log to
-// its new name. Taken for a replacement instead, the file would be read
-// again from its start under s's record, and the moved log's events
-// would count twice; the outcome is the one of a deletion of s's file
-// seen before the move, whichever of the two changes is seen first.
-func (d *Daemon) takenByMove(s *state.Source, f watchers.FileStat) bool {
+// movedOnto returns the followed log renamed onto the name of another,
+// s (`mv a.jsonl b.jsonl`, both followed), and follows it there: the file
+// at s's name has a new identity, another log's whose old name no longer
+// holds it, with that log's head. The rename deleted s's file: s is
+// marked deleted, keeping what it gave (and takes the compressed copy of
+// a Codex rollout waiting beside it, as on any deletion). Taken for a
+// replacement instead, the file would be read again from its start under
+// s's record, and the moved log's events would count twice. The outcome
+// is the one of a deletion of s's file seen before the move.
+func (d *Daemon) movedOnto(s *state.Source, f watchers.FileStat) *state.Source {
 	if s.Form == watchers.FormSQLite || s.Form == formConversation || !f.ID.Known() {
-		return false
+		return nil
 	}
 	if id := (watchers.FileID{Dev: s.Dev, Ino: s.Ino}); !id.Known() || id == f.ID {
-		return false // the same file, or none to tell it by
+		return nil // the same file, or none to tell it by
 	}
 	d.restoreFile(f.ID) // a retired log under another name: moved looks for it
-	if m := d.moved(f); m == nil || m == s {
-		return false // a new file under the name: a replacement
+	m := d.moved(f)
+	if m == nil || m == s {
+		return nil // a new file under the name: a replacement
 	}
-	d.lose(s, "file replaced by another followed log moved onto its name; keeping what was captured")
-	return true
+	if d.lose(s, "file replaced by another followed log moved onto its name; keeping what was captured") {
+		// Its plain name is the moved log's now: the copy is s's whatever
+		// adopt would say of a copy beside a plain file.
+		if zst := s.Path + ".zst"; s.Form == watchers.FormLines && d.byPath[zst] == nil {
+			if fi, err := os.Stat(zst); err == nil {
+				delete(d.ignored, zst)
+				d.toCompressedCopy(s, zst)
+				d.readWhole(s, watchers.FileStat{Path: zst, Agent: s.Agent, Form: watchers.FormWhole,
+					Size: fi.Size(), ModTime: fi.ModTime(), ID: watchers.StatID(fi)})
+			}
+		}
+	}
+	d.followMove(m, f)
+	return m
 }
 
 // stillIgnored reports whether f is a file adopt passed over (see ignored)
@@ -239,28 +254,7 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 	}
 	d.restoreFile(f.ID) // a retired log under another name: moved looks for it
 	if s := d.moved(f); s != nil {
-		old := s.Path
-		if d.byPath[old] == s { // a deleted log's name may be another log's since
-			delete(d.byPath, old)
-		}
-		s.Path, s.Missing = f.Path, false
-		d.byPath[f.Path] = s
-		d.commitGroup()
-		d.log.Info("file moved; following it", "component", "daemon", "agent", s.Agent, "path", f.Path,
-			"session", s.Session)
-		if s.Form == watchers.FormLines && d.routeChanged(s) {
-			// Renamed to another session (a Claude transcript given
-			// another uuid): the session follows the name, as build's
-			// does; the tailer reads the file again under it. The new
-			// path is recorded with that reset, in one transaction: after
-			// a crash before it, the move is found again.
-			d.reroute[s.ID] = true
-		} else if err := d.db.PutSource(s); err != nil {
-			d.log.Error("cannot record a moved file", "component", "daemon", "path", f.Path, "err", err)
-		}
-		if f.Archived {
-			d.end(s.Session)
-		}
+		d.followMove(s, f)
 		return s, true
 	}
 	if old := d.byPath[f.Path]; old != nil && old.Missing {
@@ -276,11 +270,7 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 			return nil, false
 		}
 		if s := d.byPath[plain]; s != nil {
-			// The rollout was compressed: the .zst holds the same lines,
-			// read whole in place of what the plain file gave.
-			delete(d.byPath, plain)
-			s.Path, s.Form, s.Missing, s.Digest = f.Path, watchers.FormWhole, false, ""
-			d.byPath[f.Path] = s
+			d.toCompressedCopy(s, f.Path)
 			return s, true
 		}
 	}
@@ -332,6 +322,42 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 	s := d.newSource(f, route)
 	s.Form = form
 	return s, true
+}
+
+// followMove moves the record of a known file to the name f it moved to.
+func (d *Daemon) followMove(s *state.Source, f watchers.FileStat) {
+	if d.byPath[s.Path] == s { // a deleted log's name may be another log's since
+		delete(d.byPath, s.Path)
+	}
+	s.Path, s.Missing = f.Path, false
+	d.byPath[f.Path] = s
+	d.commitGroup()
+	d.log.Info("file moved; following it", "component", "daemon", "agent", s.Agent, "path", f.Path,
+		"session", s.Session)
+	if s.Form == watchers.FormLines && d.routeChanged(s) {
+		// Renamed to another session (a Claude transcript given another
+		// uuid): the session follows the name, as build's does; the
+		// tailer reads the file again under it. The new path is recorded
+		// with that reset, in one transaction: after a crash before it,
+		// the move is found again.
+		d.reroute[s.ID] = true
+	} else if err := d.db.PutSource(s); err != nil {
+		d.log.Error("cannot record a moved file", "component", "daemon", "path", f.Path, "err", err)
+	}
+	if f.Archived {
+		d.end(s.Session)
+	}
+}
+
+// toCompressedCopy points a rollout's record at the .zst copy that took
+// its place: the copy holds the same lines, read whole in place of what
+// the plain file gave.
+func (d *Daemon) toCompressedCopy(s *state.Source, zst string) {
+	if d.byPath[s.Path] == s {
+		delete(d.byPath, s.Path)
+	}
+	s.Path, s.Form, s.Missing, s.Digest = zst, watchers.FormWhole, false, ""
+	d.byPath[zst] = s
 }
 
 func (d *Daemon) newSource(f watchers.FileStat, route watchers.Source) *state.Source {
@@ -406,13 +432,14 @@ func (d *Daemon) moved(f watchers.FileStat) *state.Source {
 		}
 		id := watchers.FileID{Dev: s.Dev, Ino: s.Ino}
 		// A present source is a candidate only with the same identity and
-		// its old name gone (a rename not reported yet).
+		// its old name no longer holding it (a rename not reported yet;
+		// the name may hold another file since, `mv b 0; mv a b`).
 		if !s.Missing {
 			if !f.ID.Known() || id != f.ID {
 				continue
 			}
-			if _, err := os.Stat(s.Path); err == nil {
-				continue
+			if fi, err := os.Stat(s.Path); err == nil && watchers.StatID(fi) == id {
+				continue // still under its name: this is a second link to it
 			}
 		}
 		if f.ID.Known() && id.Known() && f.ID != id {
