@@ -463,6 +463,31 @@ func TestLogRenamedOntoAnotherFollowedLogIsFollowedThere(t *testing.T) {
 	}
 }
 
+// A log emptied and then written with another session's lines belongs to
+// that session, as `agentmap build` routes the file by its first line: in
+// a daemon that runs throughout, and in one restarted while the log was
+// empty (the reset to nothing is in the records).
+func TestEmptiedLogWrittenWithAnotherSessionsLines(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		r, f := followingLogsOf(t, -1, "a")
+		if err := os.Truncate(filepath.Join(r.proj, "a.jsonl"), 0); err != nil {
+			t.Fatal(err)
+		}
+		f.waitMap("a", "") // no log gives it anything: its map goes
+		if restart {
+			f.restart()
+		}
+		r.append("a.jsonl", line("b", "user"))
+		f.waitMap("b", fakeMap(map[string][]string{"": {"user"}}))
+		r.append("a.jsonl", line("b", "llm"))
+		f.waitMap("b", fakeMap(map[string][]string{"": {"user", "llm"}}))
+		if got := r.mapOf("a"); got != "" {
+			t.Errorf("restart %v: a's map is back:\n%s", restart, got)
+		}
+		f.stop()
+	}
+}
+
 // Two renames in a row, `mv b.jsonl N; mv a.jsonl b.jsonl`: each log is
 // followed to its new name, whichever name the watcher reports first, and
 // neither is read twice. b's old name holds another file by the time its

@@ -120,13 +120,21 @@ type following struct {
 	retireAfter time.Duration
 	retiredNow  <-chan int
 	out         []string
+	opt         Options
 }
 
 func startFollowing(t *testing.T, r *rig, opt Options) *following {
-	f := &following{t: t, r: r, retireAfter: opt.RetireAfter, retiredNow: watchRetired(t)}
+	f := &following{t: t, r: r, retireAfter: opt.RetireAfter, retiredNow: watchRetired(t), opt: opt}
 	f.d = New(opt)
 	f.stop = follow(t, f.d)
 	return f
+}
+
+// restart stops the daemon and starts another with the same options.
+func (f *following) restart() {
+	f.stop()
+	f.d = New(f.opt)
+	f.stop = follow(f.t, f.d)
 }
 
 func (f *following) note(format string, a ...any) { f.out = append(f.out, fmt.Sprintf(format, a...)) }

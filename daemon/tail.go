@@ -101,6 +101,13 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 			reset = true
 		}
 	}
+	if !reset && emptiedAndRefilled(s, size) {
+		log.Info("emptied log written again; routing it by its new first line")
+		if !d.rebase(s, id) {
+			return
+		}
+		reset = true
+	}
 	checked := false // the whole prefix found as it was read
 	if !reset {
 		var rewritten bool
@@ -338,6 +345,7 @@ func (d *Daemon) rebase(s *state.Source, id watchers.FileID) bool {
 		next := *s
 		next.Offset, next.HeadLen, next.HeadHash, next.TailHash, next.Sum = 0, 0, "", "", ""
 		next.Dev, next.Ino = id.Dev, id.Ino
+		next.Resets++ // and routed again by the first line it gets (emptiedAndRefilled)
 		d.apply(s, next, state.Batch{SetCarry: true, Reset: true, ResetSession: old}, nil, true,
 			ms(d.opt.Clock.Now()), 0)
 		d.vacated[old] = true
@@ -368,6 +376,17 @@ func (d *Daemon) rebase(s *state.Source, id watchers.FileID) bool {
 		}
 	}
 	return true
+}
+
+// emptiedAndRefilled reports whether a source was reset to nothing (its
+// log emptied, or replaced by a file without a whole first line) and its
+// log has bytes again: it is routed again by its new first line, as
+// `agentmap build` routes the file it finds, and not kept with the session
+// the old content gave (a Codex rollout emptied and written with another
+// thread's lines belongs to that thread). A source not yet committed has
+// the same empty cursor but no reset; it was routed when it was found.
+func emptiedAndRefilled(s *state.Source, size int64) bool {
+	return s.Offset == 0 && s.HeadLen == 0 && s.Resets > 0 && size > 0
 }
 
 // touch records in the session records what a batch changes: activity,
