@@ -466,25 +466,56 @@ func TestLogRenamedOntoAnotherFollowedLogIsFollowedThere(t *testing.T) {
 // A log emptied and then written with another session's lines belongs to
 // that session, as `agentmap build` routes the file by its first line: in
 // a daemon that runs throughout, and in one restarted while the log was
-// empty (the reset to nothing is in the records).
+// empty, which finds the emptied log's record as it was left (not taken
+// for damage). A first line written in pieces is routed once, when whole.
 func TestEmptiedLogWrittenWithAnotherSessionsLines(t *testing.T) {
 	for _, restart := range []bool{false, true} {
-		r, f := followingLogsOf(t, -1, "a")
-		if err := os.Truncate(filepath.Join(r.proj, "a.jsonl"), 0); err != nil {
-			t.Fatal(err)
-		}
-		f.waitMap("a", "") // no log gives it anything: its map goes
-		if restart {
-			f.restart()
-		}
-		r.append("a.jsonl", line("b", "user"))
-		f.waitMap("b", fakeMap(map[string][]string{"": {"user"}}))
-		r.append("a.jsonl", line("b", "llm"))
-		f.waitMap("b", fakeMap(map[string][]string{"": {"user", "llm"}}))
-		if got := r.mapOf("a"); got != "" {
-			t.Errorf("restart %v: a's map is back:\n%s", restart, got)
-		}
-		f.stop()
+		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+			r, f := followingLogsOf(t, -1, "a")
+			defer f.stop()
+			if err := os.Truncate(filepath.Join(r.proj, "a.jsonl"), 0); err != nil {
+				t.Fatal(err)
+			}
+			f.waitMap("a", "") // no log gives it anything: its map goes
+			if restart {
+				f.restart()
+				if st, err := f.client().Status(context.Background()); err != nil || st.State != nil {
+					t.Fatalf("the emptied log's record taken for damage: %+v %v", st.State, err)
+				}
+			}
+			first := line("b", "user")
+			for _, piece := range []string{first[:5], first[5:12], first[12:]} {
+				r.append("a.jsonl", piece)
+				time.Sleep(50 * time.Millisecond) // each piece seen apart
+			}
+			f.waitMap("b", fakeMap(map[string][]string{"": {"user"}}))
+			r.append("a.jsonl", line("b", "llm"))
+			f.waitMap("b", fakeMap(map[string][]string{"": {"user", "llm"}}))
+			if got := r.mapOf("a"); got != "" {
+				t.Errorf("a's map is back:\n%s", got)
+			}
+			f.stop()
+			db := openState(t, r)
+			defer db.Close()
+			srcs, sessions, err := db.Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// a's changes: its line read, the reset to nothing, the log
+			// gone to b. A reset committed for each piece of b's first
+			// line would count more.
+			for _, s := range sessions {
+				if s.Key == "claude/a" && s.Gen != 3 {
+					t.Errorf("session a changed %d times, want 3", s.Gen)
+				}
+			}
+			if len(srcs) != 1 || srcs[0].Session != "claude/b" || srcs[0].Resets != 1 {
+				for _, s := range srcs {
+					t.Logf("%+v", *s)
+				}
+				t.Fatalf("want the log's one record, in session b, reset once")
+			}
+		})
 	}
 }
 

@@ -77,6 +77,12 @@ func (d *Daemon) commitGroup() bool {
 // false when the group commit this triggered failed.
 func (d *Daemon) apply(s *state.Source, next state.Source, b state.Batch, events []event.Event, changed bool, mod, offset int64) bool {
 	prev := *s
+	if b.Reset {
+		// Every event the source committed is dropped: its batches count
+		// from the start again, so that a source with batches counted has
+		// some stored (the state check reads one without as damaged).
+		next.NextSeq = 0
+	}
 	if len(events) > 0 {
 		b.Seq = next.NextSeq
 		next.NextSeq++

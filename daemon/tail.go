@@ -102,6 +102,9 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 		}
 	}
 	if !reset && emptiedAndRefilled(s, size) {
+		if _, complete, err := firstLine(s.Path, s.Form); err != nil || !complete {
+			return // nothing to route by yet: no commit until a whole first line
+		}
 		log.Info("emptied log written again; routing it by its new first line")
 		if !d.rebase(s, id) {
 			return
@@ -345,7 +348,6 @@ func (d *Daemon) rebase(s *state.Source, id watchers.FileID) bool {
 		next := *s
 		next.Offset, next.HeadLen, next.HeadHash, next.TailHash, next.Sum = 0, 0, "", "", ""
 		next.Dev, next.Ino = id.Dev, id.Ino
-		next.Resets++ // and routed again by the first line it gets (emptiedAndRefilled)
 		d.apply(s, next, state.Batch{SetCarry: true, Reset: true, ResetSession: old}, nil, true,
 			ms(d.opt.Clock.Now()), 0)
 		d.vacated[old] = true
@@ -379,14 +381,15 @@ func (d *Daemon) rebase(s *state.Source, id watchers.FileID) bool {
 }
 
 // emptiedAndRefilled reports whether a source was reset to nothing (its
-// log emptied, or replaced by a file without a whole first line) and its
-// log has bytes again: it is routed again by its new first line, as
-// `agentmap build` routes the file it finds, and not kept with the session
-// the old content gave (a Codex rollout emptied and written with another
-// thread's lines belongs to that thread). A source not yet committed has
-// the same empty cursor but no reset; it was routed when it was found.
+// log emptied, or replaced by a file without a whole first line: an empty
+// cursor after bytes read) and its log has bytes again: it is routed again
+// by its new first line, as `agentmap build` routes the file it finds, and
+// not kept with the session the old content gave (a Codex rollout emptied
+// and written with another thread's lines belongs to that thread). A
+// source not committed yet has the same empty cursor but no bytes read;
+// it was routed when it was found.
 func emptiedAndRefilled(s *state.Source, size int64) bool {
-	return s.Offset == 0 && s.HeadLen == 0 && s.Resets > 0 && size > 0
+	return s.Offset == 0 && s.HeadLen == 0 && s.Bytes > 0 && size > 0
 }
 
 // touch records in the session records what a batch changes: activity,

@@ -23,13 +23,8 @@ func TestExportCursorSurvivesReopen(t *testing.T) {
 	if err := d.CommitExport(st, []Exported{{Key: "claude/a", SHA256: "h1", StampMs: 1000}}); err != nil {
 		t.Fatal(err)
 	}
-	d.Close()
-	d2, err := Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d2.Close()
-	st, err = d2.ExportState()
+	d2 := reopen(t, d, path)
+	st, err := d2.ExportState()
 	if err != nil || st.Pending != nil || st.NextSeq != 9 || st.DeviceID != "dev" || st.Count != 1 {
 		t.Fatalf("cursor after reopen = %+v, %v", st, err)
 	}

@@ -297,7 +297,14 @@ func repairRecords(tx *bolt.Tx, apply bool, mr *mappedReader) (Repair, error) {
 			badSrcKeys = append(badSrcKeys, append([]byte(nil), k...))
 			return nil
 		}
-		good[binary.BigEndian.Uint64(k)] = checked{s.Session, s.NextSeq}
+		seq := s.NextSeq
+		if s.Offset == 0 && s.Digest == "" {
+			// It has consumed nothing (a log reset to nothing): no events
+			// are due, whatever a reset before batches counted from 0
+			// again left in NextSeq.
+			seq = 0
+		}
+		good[binary.BigEndian.Uint64(k)] = checked{s.Session, seq}
 		return nil
 	}); err != nil {
 		return rep, err

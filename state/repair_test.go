@@ -243,3 +243,45 @@ func TestDamagedBatchWhileRunning(t *testing.T) {
 		t.Fatalf("after forgetting: %d sources, want %d, %v", n, left, err)
 	}
 }
+
+// A source reset to nothing (its log emptied) or to a file that gave no
+// events keeps no events, and is no damage: the reset counts its batches
+// from 0 again, and a record written before that did (batches counted,
+// nothing consumed) is not taken for damage either.
+func TestResetToNoEventsIsNoDamage(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		offset int64
+		oldSeq bool // written by a version that kept NextSeq past a reset
+	}{{"emptied", 0, false}, {"no events", 120, false}, {"emptied, older record", 0, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			d, path := openTemp(t)
+			src := &Source{ID: 3, Path: "/logs/a.jsonl", Agent: "claude", Form: "lines", Session: "claude/s1", Offset: 80}
+			sess := &Session{Key: "claude/s1", Agent: "claude", NativeID: "s1", Gen: 1}
+			evs := []event.Event{{Kind: event.KindUser, T: 5, User: &event.User{Chars: 3}}}
+			if err := d.Commit(Batch{Source: src, Events: evs, Sessions: []*Session{sess}}); err != nil {
+				t.Fatal(err)
+			}
+			src.Offset = c.offset
+			if err := d.Commit(Batch{Source: src, Reset: true, ResetSession: src.Session}); err != nil {
+				t.Fatal(err)
+			}
+			if src.NextSeq != 0 {
+				t.Fatalf("NextSeq %d after a reset with no events", src.NextSeq)
+			}
+			if c.oldSeq {
+				src.NextSeq = 1
+				if err := d.PutSource(src); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d2 := reopen(t, d, path)
+			if rep := d2.Repaired(); rep.Happened() {
+				t.Fatalf("repaired: %+v", rep)
+			}
+			if srcs, _, err := d2.Load(); err != nil || len(srcs) != 1 {
+				t.Fatalf("sources %d, %v", len(srcs), err)
+			}
+		})
+	}
+}

@@ -284,7 +284,9 @@ type Batch struct {
 	SetCarry bool
 	// Reset drops every event the source committed before (under
 	// ResetSession, the key it was routed to then) ahead of this batch:
-	// the file was truncated, replaced or rewritten.
+	// the file was truncated, replaced or rewritten. The source's batches
+	// then count from 0 again (Source.NextSeq): one with batches counted
+	// has events stored.
 	Reset        bool
 	ResetSession string
 	Events       []event.Event
@@ -300,14 +302,16 @@ type Batch struct {
 // Commit applies one batch atomically, taking its Seq from the source's
 // NextSeq and advancing it.
 func (d *DB) Commit(b Batch) error {
+	before := b.Source.NextSeq
+	if b.Reset {
+		b.Source.NextSeq = 0 // its events are all dropped (see Batch.Reset)
+	}
 	b.Seq = b.Source.NextSeq
 	if len(b.Events) > 0 {
 		b.Source.NextSeq++
 	}
 	if err := d.CommitAll([]Batch{b}); err != nil {
-		if len(b.Events) > 0 {
-			b.Source.NextSeq--
-		}
+		b.Source.NextSeq = before
 		return err
 	}
 	return nil

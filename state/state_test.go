@@ -26,6 +26,18 @@ func openTemp(t *testing.T) (*DB, string) {
 	return d, path
 }
 
+// reopen closes d and opens its file again, closed when the test ends.
+func reopen(t *testing.T, d *DB, path string) *DB {
+	t.Helper()
+	d.Close()
+	d2, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d2.Close() })
+	return d2
+}
+
 func TestSchemaVersionMatchesMigrations(t *testing.T) {
 	if SchemaVersion != len(migrations) {
 		t.Fatalf("SchemaVersion %d, %d migrations", SchemaVersion, len(migrations))
@@ -47,13 +59,7 @@ func TestCommitAndReopen(t *testing.T) {
 	if err := d.Commit(Batch{Source: src, Carry: []byte("carry-2"), SetCarry: true, Events: evs[:1]}); err != nil {
 		t.Fatal(err)
 	}
-	d.Close()
-
-	d2, err := Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d2.Close()
+	d2 := reopen(t, d, path)
 	srcs, ss, err := d2.Load()
 	if err != nil {
 		t.Fatal(err)
