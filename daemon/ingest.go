@@ -222,18 +222,10 @@ func (d *Daemon) movedOnto(s *state.Source, f watchers.FileStat) *state.Source {
 	if m == nil || m == s {
 		return nil // a new file under the name: a replacement
 	}
-	if d.lose(s, "file replaced by another followed log moved onto its name; keeping what was captured") {
-		// Its plain name is the moved log's now: the copy is s's whatever
-		// adopt would say of a copy beside a plain file.
-		if zst := s.Path + ".zst"; s.Form == watchers.FormLines && d.byPath[zst] == nil {
-			if fi, err := os.Stat(zst); err == nil {
-				delete(d.ignored, zst)
-				d.toCompressedCopy(s, zst)
-				d.readWhole(s, watchers.FileStat{Path: zst, Agent: s.Agent, Form: watchers.FormWhole,
-					Size: fi.Size(), ModTime: fi.ModTime(), ID: watchers.StatID(fi)})
-			}
-		}
-	}
+	// A Codex rollout's compressed copy waiting beside the name stays set
+	// aside while the moved log holds it; when the name goes, the copy is
+	// the record's whose session it routes to (compressedCopyOwner).
+	d.lose(s, "file replaced by another followed log moved onto its name; keeping what was captured")
 	d.followMove(m, f)
 	return m
 }
@@ -270,8 +262,10 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 			return nil, false
 		}
 		if s := d.byPath[plain]; s != nil {
-			d.toCompressedCopy(s, f.Path)
-			return s, true
+			if owner := d.compressedCopyOwner(s, plain, f); owner != nil {
+				d.toCompressedCopy(owner, f.Path)
+				return owner, true
+			}
 		}
 	}
 	a, ok := d.agents[f.Agent]
@@ -347,6 +341,41 @@ func (d *Daemon) followMove(s *state.Source, f watchers.FileStat) {
 	if f.Archived {
 		d.end(s.Session)
 	}
+}
+
+// compressedCopyOwner returns the record whose rollout the compressed copy
+// f (beside plain, now gone) holds: the record of the plain name when the
+// copy routes to its session (the rollout compressed in place), else the
+// record of a log deleted from that name in the session the copy routes
+// to (a log moved onto the name took it meanwhile, then went too), else
+// none, and the copy is a log of its own. A copy that cannot be routed is
+// the plain name's record's, as it always was.
+func (d *Daemon) compressedCopyOwner(s *state.Source, plain string, f watchers.FileStat) *state.Source {
+	a, ok := d.agents[f.Agent]
+	if !ok {
+		return s
+	}
+	first, err := agents.FirstLine(f.Path)
+	if err != nil {
+		return s
+	}
+	r, err := a.Identify(f.Path, first)
+	if err != nil || r.Session == "" {
+		return s
+	}
+	key := sessionKey(f.Agent, r.Session)
+	if s.Session == key {
+		return s
+	}
+	if d.sessions[key] == nil {
+		d.restore(key) // let go of since
+	}
+	for _, c := range d.sessionSources(key) {
+		if c.Missing && c.Path == plain && c.Form == watchers.FormLines {
+			return c
+		}
+	}
+	return nil
 }
 
 // toCompressedCopy points a rollout's record at the .zst copy that took
