@@ -167,20 +167,29 @@ func TestCompressedRolloutWhileFollowing(t *testing.T) {
 }
 
 // A rollout renamed onto another's plain name while that one's compressed
-// copy waits beside it: the moved rollout is followed there, and the copy
-// stays its own rollout's record, also when the plain file then goes (the
-// moved rollout's record took it up then, as the record of the name).
+// copy waits beside it: the moved rollout is followed there, and the copy,
+// set aside while the name is held, is its own rollout's once the name is
+// free, whether the moved rollout is then deleted or moved on. (The moved
+// rollout's record took the copy as the name's last holder; a copy set
+// aside beside a name a moved log left was never read.)
 func TestRolloutRenamedOntoOneWithACompressedCopy(t *testing.T) {
+	for _, then := range []string{"deleted", "moved on"} {
+		t.Run(then, func(t *testing.T) { renamedOntoCompressedRollout(t, then == "deleted") })
+	}
+}
+
+func renamedOntoCompressedRollout(t *testing.T, deleteAfter bool) {
 	r, dir := codexRig(t)
 	wait, stop := r.followCodex()
 	defer stop()
-	x, y := filepath.Join(dir, "rollout-5-x.jsonl"), filepath.Join(dir, "rollout-6-y.jsonl")
+	x, y, z := filepath.Join(dir, "rollout-5-x.jsonl"), filepath.Join(dir, "rollout-6-y.jsonl"), filepath.Join(dir, "rollout-7-z.jsonl")
 	os.WriteFile(x, []byte(line("x", "user")), 0o600)
 	yContent := []byte(line("y", "user") + line("y", "llm"))
 	os.WriteFile(y, yContent, 0o600)
 	wantX, wantY := " session 1\n user 1\n", " session 1\n user 1\n llm 2\n"
 	wait("both maps", func() bool { return r.codexMap("x") == wantX && r.codexMap("y") == wantY })
-	writeCompressedCopy(t, y, yContent)
+	// The copy holds a line more: its lines are seen in y's map.
+	writeCompressedCopy(t, y, append(yContent, line("y", "turn_end")...))
 	time.Sleep(100 * time.Millisecond) // the .zst is seen (and set aside) first
 	// y's file is kept, so that no later file takes its identity.
 	if err := os.Link(y, filepath.Join(r.home, "kept-y")); err != nil {
@@ -188,18 +197,6 @@ func TestRolloutRenamedOntoOneWithACompressedCopy(t *testing.T) {
 	}
 	if err := os.Rename(x, y); err != nil {
 		t.Fatal(err)
-	}
-	sources := func() []string {
-		db := openState(t, r)
-		defer db.Close()
-		srcs, _, _ := db.Load()
-		var out []string
-		for _, s := range srcs {
-			rel, _ := filepath.Rel(dir, s.Path)
-			out = append(out, fmt.Sprintf("%s %s %s missing %v", s.Session, rel, s.Form, s.Missing))
-		}
-		sort.Strings(out)
-		return out
 	}
 	f, err := os.OpenFile(y, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -209,21 +206,35 @@ func TestRolloutRenamedOntoOneWithACompressedCopy(t *testing.T) {
 	f.Close()
 	wantX = " session 1\n user 1\n llm 2\n"
 	wait("x's line after the move", func() bool { return r.codexMap("x") == wantX })
-	os.Remove(y)
-	wait("the maps after the plain name went", func() bool {
-		mt, err := os.Stat(filepath.Join(r.store.Root, mapstore.RelPath("codex", "x", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))))
-		return err == nil && time.Since(mt.ModTime()) > 500*time.Millisecond
-	})
-	if gx, gy := r.codexMap("x"), r.codexMap("y"); gx != wantX || gy != wantY {
-		t.Fatalf("maps after the plain name went:\nx:\n%s\ny:\n%s", gx, gy)
+	if r.codexMap("y") != wantY {
+		t.Fatalf("y's map while its name is x's:\n%s", r.codexMap("y"))
+	}
+	xAt := "rollout-6-y.jsonl lines missing true"
+	if deleteAfter {
+		os.Remove(y)
+	} else {
+		if err := os.Rename(y, z); err != nil {
+			t.Fatal(err)
+		}
+		xAt = "rollout-7-z.jsonl lines missing false"
+	}
+	wantY = " session 1\n user 1\n llm 2\n turn_end 3\n"
+	wait("the copy's lines in y's map", func() bool { return r.codexMap("y") == wantY })
+	if got := r.codexMap("x"); got != wantX {
+		t.Fatalf("x's map:\n%s", got)
 	}
 	stop()
-	got := strings.Join(sources(), "\n")
-	want := strings.Join([]string{
-		"codex/x rollout-6-y.jsonl lines missing true",
-		"codex/y rollout-6-y.jsonl.zst whole missing false",
-	}, "\n")
-	if got != want {
-		t.Fatalf("sources:\n%s\nwant:\n%s", got, want)
+	db := openState(t, r)
+	defer db.Close()
+	srcs, _, _ := db.Load()
+	var got []string
+	for _, s := range srcs {
+		rel, _ := filepath.Rel(dir, s.Path)
+		got = append(got, fmt.Sprintf("%s %s %s missing %v", s.Session, rel, s.Form, s.Missing))
+	}
+	sort.Strings(got)
+	want := []string{"codex/x " + xAt, "codex/y rollout-6-y.jsonl.zst whole missing false"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("sources:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -76,6 +76,7 @@ type Daemon struct {
 	faults        commitFaults              // sources whose commit failed (faults.go)
 	summed        map[uint64]bool           // sources whose checksum was checked since start
 	reroute       map[uint64]bool           // sources moved to a name of another session
+	displaced     map[string]bool           // names a log moved onto took from another (movedOnto)
 	vacated       map[string]bool           // sessions whose events a reset or a rename took away
 	unreadable    map[string]*unreadableLog // logs tried again on a schedule (unreadable.go)
 	// unrecorded holds, after a repair, the maps in the store that no
@@ -125,6 +126,7 @@ func New(opt Options) *Daemon {
 		keptInMemory: map[string]uint64{},
 		summed:       map[uint64]bool{},
 		reroute:      map[uint64]bool{},
+		displaced:    map[string]bool{},
 		vacated:      map[string]bool{},
 		unreadable:   map[string]*unreadableLog{},
 		reconf:       make(chan Live, 1),

@@ -519,6 +519,30 @@ func TestEmptiedLogWrittenWithAnotherSessionsLines(t *testing.T) {
 	}
 }
 
+// A log rewritten into lines that give no events keeps no events, and the
+// next start does not take its record for damage (its batches counted from
+// 0 again at the reset).
+func TestLogRewrittenIntoNoEventsIsNoDamageAfterARestart(t *testing.T) {
+	r, f := followingLogsOf(t, -1, "a")
+	defer f.stop()
+	if err := os.WriteFile(filepath.Join(r.proj, "a.jsonl"), []byte("not a line\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for until := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st, err := f.client().Status(context.Background())
+		if err == nil && len(st.Agents) == 1 && st.Agents[0].Skipped == 1 && st.Agents[0].Live == 0 {
+			break
+		}
+		if time.Now().After(until) {
+			t.Fatalf("the rewritten log not read: %+v %v", st, err)
+		}
+	}
+	f.restart()
+	if st, err := f.client().Status(context.Background()); err != nil || st.State != nil {
+		t.Fatalf("the rewritten log's record taken for damage: %+v %v", st.State, err)
+	}
+}
+
 // Two renames in a row, `mv b.jsonl N; mv a.jsonl b.jsonl`: each log is
 // followed to its new name, whichever name the watcher reports first, and
 // neither is read twice. b's old name holds another file by the time its

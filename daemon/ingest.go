@@ -149,13 +149,22 @@ func (d *Daemon) lose(s *state.Source, why string) bool {
 // takeCompressedCopy follows the compressed copy of a deleted rollout
 // waiting beside it, in its place.
 func (d *Daemon) takeCompressedCopy(s *state.Source) {
-	path := s.Path
-	if zst := path + ".zst"; s.Form == watchers.FormLines {
-		if fi, err := os.Stat(zst); err == nil {
-			delete(d.ignored, zst)
-			d.visit(context.Background(), watchers.FileStat{Path: zst, Agent: s.Agent, Form: watchers.FormWhole,
-				Size: fi.Size(), ModTime: fi.ModTime(), ID: watchers.StatID(fi)})
-		}
+	if s.Form == watchers.FormLines {
+		d.takeCompressedCopyOf(s.Path, s.Agent)
+	}
+}
+
+// takeCompressedCopyOf visits the compressed copy of the plain log path,
+// gone, if one waits beside it.
+func (d *Daemon) takeCompressedCopyOf(path, agent string) {
+	zst := path + ".zst"
+	if _, err := os.Stat(path); err == nil {
+		return // the name holds a file again
+	}
+	if fi, err := os.Stat(zst); err == nil {
+		delete(d.ignored, zst)
+		d.visit(context.Background(), watchers.FileStat{Path: zst, Agent: agent, Form: watchers.FormWhole,
+			Size: fi.Size(), ModTime: fi.ModTime(), ID: watchers.StatID(fi)})
 	}
 }
 
@@ -223,9 +232,10 @@ func (d *Daemon) movedOnto(s *state.Source, f watchers.FileStat) *state.Source {
 		return nil // a new file under the name: a replacement
 	}
 	// A Codex rollout's compressed copy waiting beside the name stays set
-	// aside while the moved log holds it; when the name goes, the copy is
-	// the record's whose session it routes to (compressedCopyOwner).
+	// aside while the moved log holds it; when the name is free again, the
+	// copy is the record's whose session it routes to (compressedCopyOwner).
 	d.lose(s, "file replaced by another followed log moved onto its name; keeping what was captured")
+	d.displaced[f.Path] = true
 	d.followMove(m, f)
 	return m
 }
@@ -261,7 +271,7 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 			d.ignored[f.Path] = f // the plain file is read; the copy would double it
 			return nil, false
 		}
-		if s := d.byPath[plain]; s != nil {
+		if s := d.byPath[plain]; s != nil || d.displaced[plain] {
 			if owner := d.compressedCopyOwner(s, plain, f); owner != nil {
 				d.toCompressedCopy(owner, f.Path)
 				return owner, true
@@ -320,8 +330,15 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 
 // followMove moves the record of a known file to the name f it moved to.
 func (d *Daemon) followMove(s *state.Source, f watchers.FileStat) {
-	if d.byPath[s.Path] == s { // a deleted log's name may be another log's since
-		delete(d.byPath, s.Path)
+	old := s.Path
+	if d.byPath[old] == s { // a deleted log's name may be another log's since
+		delete(d.byPath, old)
+	}
+	if d.displaced[old] {
+		// The name a moved log took from another is free again: a
+		// compressed copy set aside beside it is read now (its owner is
+		// found by compressedCopyOwner), as when a plain log goes.
+		defer d.takeCompressedCopyOf(old, s.Agent)
 	}
 	s.Path, s.Missing = f.Path, false
 	d.byPath[f.Path] = s
@@ -344,27 +361,26 @@ func (d *Daemon) followMove(s *state.Source, f watchers.FileStat) {
 }
 
 // compressedCopyOwner returns the record whose rollout the compressed copy
-// f (beside plain, now gone) holds: the record of the plain name when the
-// copy routes to its session (the rollout compressed in place), else the
-// record of a log deleted from that name in the session the copy routes
-// to (a log moved onto the name took it meanwhile, then went too), else
-// none, and the copy is a log of its own. A copy that cannot be routed is
-// the plain name's record's, as it always was.
+// f (beside plain, now gone) holds. The record of the plain name, s (nil
+// for none), is, unless a log moved onto the name took it from another
+// (displaced): the copy is then routed by its first line, and is the
+// record's of the plain name when that is of the copy's session, else the
+// record of a log deleted from that name in the copy's session, else none
+// (a log of its own). A copy that cannot be routed is s's. Routing costs a
+// decompression, which the usual copy (a rollout compressed in place) is
+// spared. The names displaced are known while the daemon runs.
 func (d *Daemon) compressedCopyOwner(s *state.Source, plain string, f watchers.FileStat) *state.Source {
 	a, ok := d.agents[f.Agent]
-	if !ok {
+	if !d.displaced[plain] || !ok {
 		return s
 	}
-	first, err := agents.FirstLine(f.Path)
-	if err != nil {
-		return s
-	}
-	r, err := a.Identify(f.Path, first)
+	r, err := routeCompressed(a, f.Path)
 	if err != nil || r.Session == "" {
 		return s
 	}
+	delete(d.displaced, plain)
 	key := sessionKey(f.Agent, r.Session)
-	if s.Session == key {
+	if s != nil && s.Session == key {
 		return s
 	}
 	if d.sessions[key] == nil {
@@ -376,6 +392,21 @@ func (d *Daemon) compressedCopyOwner(s *state.Source, plain string, f watchers.F
 		}
 	}
 	return nil
+}
+
+// routeCompressed routes a compressed copy by its first line, when that
+// line is whole.
+func routeCompressed(a agents.Agent, path string) (watchers.Source, error) {
+	r, err := agents.Open(path)
+	if err != nil {
+		return watchers.Source{}, err
+	}
+	defer r.Close()
+	first, ended, err := agents.ReadFirstLine(r)
+	if err != nil || !ended {
+		return watchers.Source{}, errors.New("no whole first line")
+	}
+	return a.Identify(path, first)
 }
 
 // toCompressedCopy points a rollout's record at the .zst copy that took

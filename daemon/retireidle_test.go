@@ -121,12 +121,16 @@ type following struct {
 	retiredNow  <-chan int
 	out         []string
 	opt         Options
+	current     func() // stops the daemon of now
 }
 
 func startFollowing(t *testing.T, r *rig, opt Options) *following {
 	f := &following{t: t, r: r, retireAfter: opt.RetireAfter, retiredNow: watchRetired(t), opt: opt}
 	f.d = New(opt)
-	f.stop = follow(t, f.d)
+	f.current = follow(t, f.d)
+	// One stop for the daemon of now, also one restart started: a stop
+	// deferred before a restart stops the daemon after it.
+	f.stop = func() { f.current() }
 	return f
 }
 
@@ -134,7 +138,7 @@ func startFollowing(t *testing.T, r *rig, opt Options) *following {
 func (f *following) restart() {
 	f.stop()
 	f.d = New(f.opt)
-	f.stop = follow(f.t, f.d)
+	f.current = follow(f.t, f.d)
 }
 
 func (f *following) note(format string, a ...any) { f.out = append(f.out, fmt.Sprintf(format, a...)) }

@@ -340,6 +340,10 @@ func (d *Daemon) recordCheckedTime(s *state.Source, mod time.Time) {
 // read again from the new first line. It reports false when there is
 // nothing to read yet.
 func (d *Daemon) rebase(s *state.Source, id watchers.FileID) bool {
+	// Batches of this source still queued are committed with the cursor
+	// and the session they were read for, before either changes here (a
+	// batch is written with its source as the source is then).
+	d.commitGroup()
 	delete(d.parsers, s.ID)
 	old := s.Session
 	first, complete, err := firstLine(s.Path, s.Form)
