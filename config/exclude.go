@@ -1,8 +1,11 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -105,4 +108,18 @@ func checkPattern(p platform, pat string) error {
 		return errors.New(`too many "**" segments`)
 	}
 	return nil
+}
+
+// ExcludeKey identifies the privacy.exclude patterns, "" for none: a hash
+// of them in any order, so that the daemon can tell, from one run to the
+// next, that they changed without keeping their text (which may name
+// clients or projects).
+func (c *Config) ExcludeKey() string {
+	if len(c.Privacy.Exclude) == 0 {
+		return ""
+	}
+	pats := slices.Clone(c.Privacy.Exclude)
+	slices.Sort(pats)
+	sum := sha256.Sum256([]byte(strings.Join(pats, "\x00")))
+	return hex.EncodeToString(sum[:16])
 }

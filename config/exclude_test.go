@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -76,5 +77,27 @@ func BenchmarkExcluded(b *testing.B) {
 	c := &Config{Privacy: Privacy{Exclude: []string{"~/clients/**", "secret-*", "/srv/**/private/**", "/work/*/vault"}}}
 	for b.Loop() {
 		c.Excluded("/home/u/src/github.com/acme/platform/services/api")
+	}
+}
+
+// The key of the patterns names none of them, does not depend on their
+// order, and changes with them.
+func TestExcludeKey(t *testing.T) {
+	c := Default()
+	if c.ExcludeKey() != "" {
+		t.Fatal("a key for no patterns")
+	}
+	c.Privacy.Exclude = []string{"~/clients/acme/**", "secret-*"}
+	k := c.ExcludeKey()
+	if k == "" || strings.Contains(k, "acme") || strings.Contains(k, "secret") {
+		t.Fatalf("key %q", k)
+	}
+	c.Privacy.Exclude = []string{"secret-*", "~/clients/acme/**"}
+	if c.ExcludeKey() != k {
+		t.Fatal("the key depends on the patterns' order")
+	}
+	c.Privacy.Exclude = []string{"secret-*"}
+	if c.ExcludeKey() == k {
+		t.Fatal("the key did not change with the patterns")
 	}
 }

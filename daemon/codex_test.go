@@ -88,6 +88,48 @@ func (r *rig) followCodex() (wait func(what string, ok func() bool), stop func()
 	return wait, stop
 }
 
+// privacy.exclude reads a compressed rollout's cwd as a plain one's: an
+// excluded rollout is not mapped once compressed, nor is a copy found
+// alone, and a pattern reloaded later covers a session read from its copy.
+func TestExcludedCompressedRollout(t *testing.T) {
+	r, dir := codexRig(t)
+	run := func(exclude func(string) bool) {
+		t.Helper()
+		o := r.opts(true)
+		o.Agents = []agents.Agent{fakeAgentNamed("codex")}
+		o.Exclude = exclude
+		if err := New(o).Run(t0ctx()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret := func(dir string) bool { return strings.HasPrefix(dir, "/secret") }
+	plain := filepath.Join(dir, "rollout-8-e.jsonl")
+	content := []byte(cwdLine("e", "user", "/secret/x") + line("e", "llm"))
+	os.WriteFile(plain, content, 0o600)
+	writeCompressedCopy(t, filepath.Join(dir, "rollout-9-f.jsonl"), []byte(cwdLine("f", "user", "/secret/y")))
+	kept := []byte(cwdLine("k", "user", "/w/app"))
+	writeCompressedCopy(t, filepath.Join(dir, "rollout-10-k.jsonl"), kept)
+	run(secret)
+	writeCompressedCopy(t, plain, content)
+	os.Remove(plain)
+	run(secret)
+	if r.codexMap("e") != "" || r.codexMap("f") != "" || r.codexMap("k") == "" {
+		t.Fatalf("maps: e %q, f %q, k %q", r.codexMap("e"), r.codexMap("f"), r.codexMap("k"))
+	}
+	db := openState(t, r)
+	srcs, sessions, _ := db.Load()
+	db.Close()
+	if len(srcs) != 1 || len(sessions) != 1 || sessions[0].NativeID != "k" {
+		t.Fatalf("state: %d sources, sessions %+v", len(srcs), sessions)
+	}
+	// A pattern reloaded into a running daemon sees the kept copy's cwd.
+	d := New(r.opts(false))
+	d.opt.Exclude = func(dir string) bool { return dir == "/w/app" }
+	if !d.sessionExcluded(srcs) {
+		t.Fatal("a session read from a compressed copy not covered by a pattern on its cwd")
+	}
+}
+
 // writeCompressedCopy writes the zstd copy of a rollout beside it, as
 // Codex does before it removes the plain file.
 func writeCompressedCopy(t *testing.T, plain string, content []byte) {

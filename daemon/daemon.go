@@ -171,6 +171,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.noteRepair(db.Repaired())
 	d.removeOrphans()
+	d.excludeChanged()
 	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),
 		"sessions", d.sessionCount(), "quiet", d.retiredOnLoad, "roots", len(d.roots))
 	d.started = d.opt.Clock.Now()

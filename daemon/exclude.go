@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"os"
+	"strings"
 
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/agents"
 )
 
 // How privacy.exclude is enforced. The parsers emit no working directory
@@ -19,9 +20,11 @@ import (
 // no session record reach the state database; only the in-memory set of
 // skipped paths remembers it, so that it is not sniffed again until its
 // identity changes. Its Claude subagent logs and Codex child rollouts carry
-// their own cwd and are caught the same way. A pattern added while running
-// (Reconfigure) forgets the sessions already kept that it covers: map,
-// events, sources and record (purgeExcluded).
+// their own cwd and are caught the same way, and so are Codex rollouts'
+// compressed copies, read through zstd. A pattern added while running
+// (Reconfigure) or between two runs (excludeChanged) forgets the sessions
+// already kept that it covers: map, events, sources and record
+// (purgeExcluded).
 //
 // A Claude log whose first records name no cwd yet (a summary line, a file
 // snapshot) is left unrouted until one does, so no event of it is stored
@@ -39,7 +42,7 @@ const (
 // whether the file holds fewer complete lines than were looked at (more may
 // come).
 func sniffCWD(path string) (cwd string, short bool) {
-	f, err := os.Open(path)
+	f, err := agents.Open(path) // a Codex rollout's compressed copy is read through zstd
 	if err != nil {
 		return "", true
 	}
@@ -103,14 +106,22 @@ func readBounded(br *bufio.Reader) (line []byte, ok bool) {
 // excludedLog decides, before a new log is routed, whether privacy.exclude
 // keeps it out; wait is set when it cannot tell yet (route it later).
 func (d *Daemon) excludedLog(f watchers.FileStat, form string) (excluded, wait bool) {
-	if d.opt.Exclude == nil || form != watchers.FormLines || f.Form != watchers.FormLines {
+	compressed := isCompressedCopy(f.Path, f.Form)
+	if d.opt.Exclude == nil || !compressed && (form != watchers.FormLines || f.Form != watchers.FormLines) {
 		return false, false
 	}
 	cwd, short := sniffCWD(f.Path)
 	if cwd == "" {
-		return false, short && f.Agent == "claude" && !d.opt.Once
+		return false, short && f.Agent == "claude" && !d.opt.Once && !compressed
 	}
 	return d.opt.Exclude(cwd), false
+}
+
+// isCompressedCopy reports whether a log is a Codex rollout's compressed
+// copy (read whole, its lines those of a rollout): privacy.exclude reads
+// its cwd as a plain rollout's.
+func isCompressedCopy(path, form string) bool {
+	return form == watchers.FormWhole && strings.HasSuffix(path, ".zst")
 }
 
 // skipExcluded remembers a log kept out by privacy.exclude.
@@ -138,10 +149,11 @@ func (d *Daemon) isExcluded(f watchers.FileStat) bool {
 // purgeExcluded applies a reloaded privacy.exclude to what is already
 // kept: a session whose log now matches is forgotten (its events, sources
 // and record leave the state in one transaction) and its map removed.
-func (d *Daemon) purgeExcluded() {
+func (d *Daemon) purgeExcluded() (ok bool) {
 	if d.opt.Exclude == nil {
-		return
+		return true
 	}
+	ok = true
 	d.commitGroup()
 	d.restoreAll() // a retired session may match now
 	bySession := map[string][]*state.Source{}
@@ -157,6 +169,7 @@ func (d *Daemon) purgeExcluded() {
 		}
 		if err := d.db.Forget(key, srcs); err != nil {
 			d.log.Error("cannot forget an excluded session", "component", "daemon", "err", err)
+			ok = false
 			continue
 		}
 		sess := d.sessions[key]
@@ -180,13 +193,43 @@ func (d *Daemon) purgeExcluded() {
 		d.excludedCount++
 		d.log.Info("session forgotten: privacy.exclude now covers it", "component", "daemon", "agent", sess.Agent)
 	}
+	return ok
+}
+
+// excludeChanged applies privacy.exclude patterns that differ from those
+// the records were last made to agree with (ExcludeKey, kept in the state
+// database) to what is kept, as a reload into a running daemon does: a
+// pattern added while the daemon was stopped, then `run` or `scan`,
+// forgets the sessions it covers too. Unchanged patterns cost nothing at
+// start (the check reads the first lines of every kept log). The key is
+// recorded once every covered session is forgotten, so a failure is
+// tried again at the next start.
+func (d *Daemon) excludeChanged() {
+	stored, err := d.db.Setting(state.SettingExcludeKey)
+	if err != nil {
+		d.log.Error("cannot read which privacy.exclude the records agree with; applying it", "component", "daemon", "err", err)
+	} else if stored == d.opt.ExcludeKey {
+		return
+	}
+	d.agreeWithExclude()
+}
+
+// agreeWithExclude forgets what privacy.exclude covers and records the
+// patterns' key when that is done.
+func (d *Daemon) agreeWithExclude() {
+	if !d.purgeExcluded() {
+		return
+	}
+	if err := d.db.PutSetting(state.SettingExcludeKey, d.opt.ExcludeKey); err != nil {
+		d.log.Error("cannot record which privacy.exclude the records agree with", "component", "daemon", "err", err)
+	}
 }
 
 // sessionExcluded reports whether one of a session's logs still on disk
 // names an excluded cwd first.
 func (d *Daemon) sessionExcluded(srcs []*state.Source) bool {
 	for _, s := range srcs {
-		if s.Missing || s.Form != watchers.FormLines {
+		if s.Missing || s.Form != watchers.FormLines && !isCompressedCopy(s.Path, s.Form) {
 			continue
 		}
 		if cwd, _ := sniffCWD(s.Path); cwd != "" && d.opt.Exclude(cwd) {

@@ -19,6 +19,8 @@ type Live struct {
 	// they are until their session changes.
 	Mapper  Mapper
 	Exclude func(dir string) bool
+	// ExcludeKey identifies Exclude's patterns (see Options.ExcludeKey).
+	ExcludeKey string
 }
 
 // Reconfigure hands a reloaded configuration to the running daemon. It
@@ -42,13 +44,14 @@ func (d *Daemon) Reconfigure(l Live) {
 func (d *Daemon) reconfigure(l Live) bool {
 	o := d.opt
 	o.Idle, o.TurnEndQuiet, o.Exclude, o.Mapper, o.Roots = l.Idle, l.TurnEndQuiet, l.Exclude, l.Mapper, l.Roots
+	o.ExcludeKey = l.ExcludeKey
 	o.fill()
 	d.opt = o
 	// Logs kept out before are judged again by the new patterns; nothing
 	// of them is in the state, so one now allowed is read from its start.
 	clear(d.excluded)
 	clear(d.ignored)
-	d.purgeExcluded()
+	d.agreeWithExclude()
 	changed := !slices.Equal(d.roots, l.Roots)
 	d.roots = l.Roots
 	d.log.Info("configuration reloaded", "component", "daemon", "roots", len(d.roots), "rootsChanged", changed)

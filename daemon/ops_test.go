@@ -72,6 +72,51 @@ func TestExcludedSessionLeavesNoTrace(t *testing.T) {
 	}
 }
 
+// A pattern added while no daemon ran forgets, at the next start, what is
+// kept of the sessions it covers (map, records), as a reload into a running
+// daemon does; a start with the same patterns again reads no log for it.
+func TestExcludeAddedBetweenRuns(t *testing.T) {
+	r := newRig(t)
+	r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"), line("s1", "llm"))
+	r.append("s2.jsonl", cwdLine("s2", "user", "/secret/x"), line("s2", "llm"))
+	r.once()
+	if r.mapOf("s1") == "" || r.mapOf("s2") == "" {
+		t.Fatal("maps not written")
+	}
+	run := func(key string, exclude func(string) bool) {
+		t.Helper()
+		opt := r.opts(true)
+		opt.Exclude, opt.ExcludeKey = exclude, key
+		if err := New(opt).Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret := func(dir string) bool { return strings.HasPrefix(dir, "/secret") }
+	run("k1", secret)
+	if r.mapOf("s1") == "" || r.mapOf("s2") != "" {
+		t.Fatalf("maps: s1 %q, s2 %q", r.mapOf("s1"), r.mapOf("s2"))
+	}
+	db := openState(t, r)
+	srcs, sessions, _ := db.Load()
+	key, _ := db.Setting(state.SettingExcludeKey)
+	db.Close()
+	if len(srcs) != 1 || len(sessions) != 1 || sessions[0].NativeID != "s1" || key != "k1" {
+		t.Fatalf("state: %d sources, sessions %+v, key %q", len(srcs), sessions, key)
+	}
+	// The same key: the patterns are not applied to what is kept again (a
+	// pattern that would now cover s1 is not looked at).
+	run("k1", func(dir string) bool { return secret(dir) || dir == "/w/app" })
+	if r.mapOf("s1") == "" {
+		t.Fatal("a start with the same patterns' key applied them again")
+	}
+	run("", nil) // no patterns: nothing to forget, the key goes
+	db = openState(t, r)
+	defer db.Close()
+	if key, err := db.Setting(state.SettingExcludeKey); err != nil || key != "" {
+		t.Fatalf("key after the patterns went: %q %v", key, err)
+	}
+}
+
 // While following, a Claude log that names no cwd yet is not routed until
 // one does.
 func TestExcludeWaitsForACWD(t *testing.T) {

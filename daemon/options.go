@@ -66,6 +66,11 @@ type Options struct {
 	// Exclude, if set, keeps out every session whose working directory it
 	// matches (privacy.exclude): see exclude.go.
 	Exclude func(dir string) bool
+	// ExcludeKey identifies Exclude's patterns, "" for none: a hash of
+	// them, never their text. The state database keeps the key of the
+	// patterns its records agree with; a start with another key applies
+	// Exclude to the sessions already kept (excludeChanged).
+	ExcludeKey string
 	// Control serves the control API on ControlPath(DataDir) while the
 	// daemon follows (not with Once).
 	Control bool

@@ -400,3 +400,27 @@ func TestGrowingKeysFillTheirPages(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A setting is kept across a reopen, and an empty one removed.
+func TestSettings(t *testing.T) {
+	d, path := openTemp(t)
+	if v, err := d.Setting(SettingExcludeKey); err != nil || v != "" {
+		t.Fatalf("never put: %q %v", v, err)
+	}
+	if err := d.PutSetting(SettingExcludeKey, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	d2 := reopen(t, d, path)
+	if v, err := d2.Setting(SettingExcludeKey); err != nil || v != "k1" {
+		t.Fatalf("after a reopen: %q %v", v, err)
+	}
+	if err := d2.PutSetting(SettingExcludeKey, ""); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := d2.Setting(SettingExcludeKey); err != nil || v != "" {
+		t.Fatalf("removed: %q %v", v, err)
+	}
+	if r := reopen(t, d2, path).Repaired(); r.Happened() {
+		t.Fatalf("settings taken for damage: %+v", r)
+	}
+}

@@ -137,7 +137,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	opt := daemon.Options{
 		DataDir: eff.dataDir, Idle: eff.live.Idle, Once: *once, MaxLine: eff.maxLine, Logger: logger,
 		Roots: eff.live.Roots, Rescan: eff.rescan, Debounce: eff.debounce, Producer: producer(),
-		Mapper: eff.live.Mapper, Exclude: eff.live.Exclude, Control: !*once,
+		Mapper: eff.live.Mapper, Exclude: eff.live.Exclude, ExcludeKey: eff.live.ExcludeKey, Control: !*once,
 	}
 	opt.Export = daemon.ExportFromConfig(c.Export)
 	xf.apply(fl, &opt.Export, c.DataDir, eff.dataDir)
@@ -241,7 +241,7 @@ func (o runOverrides) apply(c *config.Config) (effective, error) {
 	}
 	e.live.Mapper = daemon.OptionsMapper(bopt)
 	if len(c.Privacy.Exclude) > 0 {
-		e.live.Exclude = c.Excluded
+		e.live.Exclude, e.live.ExcludeKey = c.Excluded, c.ExcludeKey()
 	}
 	return e, nil
 }

@@ -1,0 +1,56 @@
+package state
+
+import (
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Settings are small values the daemon keeps about its own configuration
+// beside the layout version, in the meta bucket, sealed as every value is.
+// Only what the daemon needs to tell a change of configuration between two
+// runs is kept there, never a user's text (a hash of it).
+
+// SettingExcludeKey is the key of the privacy.exclude patterns the records
+// were last made to agree with (daemon: a start with other patterns
+// applies them to what is kept).
+const SettingExcludeKey = "excludeKey"
+
+// Setting returns a setting, "" when it was never put.
+func (d *DB) Setting(name string) (string, error) {
+	var v string
+	err := d.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketMeta)
+		if b == nil {
+			return nil
+		}
+		raw := b.Get([]byte(name))
+		if raw == nil {
+			return nil
+		}
+		payload, err := unseal(bucketMeta, []byte(name), raw)
+		if err != nil {
+			return fmt.Errorf("setting %s: %w", name, err)
+		}
+		v = string(payload)
+		return nil
+	})
+	return v, err
+}
+
+// PutSetting puts a setting; "" removes it.
+func (d *DB) PutSetting(name, value string) error {
+	if err := d.update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		if value == "" {
+			return b.Delete([]byte(name))
+		}
+		return b.Put([]byte(name), seal(bucketMeta, []byte(name), []byte(value)))
+	}); err != nil {
+		return fmt.Errorf("commit state: %w", err)
+	}
+	return nil
+}
