@@ -110,6 +110,10 @@ func checkPattern(p platform, pat string) error {
 	return nil
 }
 
+// excludeKeyVersion is part of ExcludeKey: raise it when what the patterns
+// match changes (v1: the cwd of line logs and of Codex compressed copies).
+const excludeKeyVersion = "v1"
+
 // ExcludeKey identifies the privacy.exclude patterns, "" for none: a hash
 // of them in any order, so that the daemon can tell, from one run to the
 // next, that they changed without keeping their text (which may name
@@ -120,6 +124,8 @@ func (c *Config) ExcludeKey() string {
 	}
 	pats := slices.Clone(c.Privacy.Exclude)
 	slices.Sort(pats)
-	sum := sha256.Sum256([]byte(strings.Join(pats, "\x00")))
+	// The version names how patterns are matched: a change to that is a
+	// change of the key, so that a daemon applies them again.
+	sum := sha256.Sum256([]byte(excludeKeyVersion + "\x00" + strings.Join(pats, "\x00")))
 	return hex.EncodeToString(sum[:16])
 }

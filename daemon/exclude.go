@@ -2,8 +2,12 @@ package daemon
 
 import (
 	"bufio"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 
 	"github.com/agentmap/agentmap/state"
@@ -164,52 +168,74 @@ func (d *Daemon) purgeExcluded() (ok bool) {
 	}
 	for _, key := range d.sessionKeys() {
 		srcs := bySession[key]
-		if !d.sessionExcluded(srcs) {
+		excluded, sure := d.sessionExcluded(srcs)
+		if !sure {
+			ok = false // looked at again: at the next start, or reload
+		}
+		if !excluded {
 			continue
 		}
-		if err := d.db.Forget(key, srcs); err != nil {
-			d.log.Error("cannot forget an excluded session", "component", "daemon", "err", err)
+		if !d.forgetExcluded(key, srcs) {
 			ok = false
-			continue
 		}
-		sess := d.sessions[key]
-		if sess.Flush != nil && sess.Flush.Path != "" {
-			if err := d.store.Remove(sess.Flush.Path); err != nil {
-				d.log.Error("cannot remove the map of an excluded session", "component", "daemon", "err", err)
-			}
-		}
-		for _, s := range srcs {
-			delete(d.srcs, s.ID)
-			if d.byPath[s.Path] == s { // a deleted log's name may be another log's since
-				delete(d.byPath, s.Path)
-			}
-			delete(d.parsers, s.ID)
-			if !s.Missing {
-				d.excluded[s.Path] = watchers.FileID{Dev: s.Dev, Ino: s.Ino}
-			}
-		}
-		delete(d.sessions, key)
-		delete(d.retry, key)
-		d.excludedCount++
-		d.log.Info("session forgotten: privacy.exclude now covers it", "component", "daemon", "agent", sess.Agent)
 	}
 	return ok
+}
+
+// forgetExcluded forgets a session privacy.exclude covers: its events,
+// sources and record leave the state in one transaction, its map goes, and
+// its logs on disk are kept out from now on.
+func (d *Daemon) forgetExcluded(key string, srcs []*state.Source) bool {
+	if err := d.db.Forget(key, srcs); err != nil {
+		d.log.Error("cannot forget an excluded session", "component", "daemon", "err", err)
+		return false
+	}
+	agent := ""
+	sess := d.sessions[key]
+	if sess != nil && sess.Flush != nil && sess.Flush.Path != "" {
+		if err := d.store.Remove(sess.Flush.Path); err != nil {
+			d.log.Error("cannot remove the map of an excluded session", "component", "daemon", "err", err)
+		}
+	}
+	for _, s := range srcs {
+		delete(d.srcs, s.ID)
+		if d.byPath[s.Path] == s { // a deleted log's name may be another log's since
+			delete(d.byPath, s.Path)
+		}
+		delete(d.parsers, s.ID)
+		if !s.Missing {
+			d.excluded[s.Path] = watchers.FileID{Dev: s.Dev, Ino: s.Ino}
+		}
+	}
+	delete(d.sessions, key)
+	delete(d.retry, key)
+	d.excludedCount++
+	if sess != nil {
+		agent = sess.Agent
+	}
+	d.log.Info("session forgotten: privacy.exclude now covers it", "component", "daemon", "agent", agent)
+	return true
 }
 
 // excludeChanged applies privacy.exclude patterns that differ from those
 // the records were last made to agree with (ExcludeKey, kept in the state
 // database) to what is kept, as a reload into a running daemon does: a
 // pattern added while the daemon was stopped, then `run` or `scan`,
-// forgets the sessions it covers too. Unchanged patterns cost nothing at
-// start (the check reads the first lines of every kept log). The key is
-// recorded once every covered session is forgotten, so a failure is
-// tried again at the next start.
+// forgets the sessions it covers too. Applying them reads the first lines
+// of every kept log; unchanged patterns cost nothing at start. The key is
+// recorded once every session was looked at and every covered one
+// forgotten, so a failure, or a log that could not be read, is looked at
+// again at the next start.
 func (d *Daemon) excludeChanged() {
 	stored, err := d.db.Setting(state.SettingExcludeKey)
 	if err != nil {
 		d.log.Error("cannot read which privacy.exclude the records agree with; applying it", "component", "daemon", "err", err)
-	} else if stored == d.opt.ExcludeKey {
+	} else if stored == d.storedExcludeKey() {
 		return
+	}
+	if d.opt.Exclude != nil {
+		d.log.Info("privacy.exclude changed since the last run; applying it to the sessions kept", "component", "daemon",
+			"sessions", d.sessionCount())
 	}
 	d.agreeWithExclude()
 }
@@ -220,21 +246,54 @@ func (d *Daemon) agreeWithExclude() {
 	if !d.purgeExcluded() {
 		return
 	}
-	if err := d.db.PutSetting(state.SettingExcludeKey, d.opt.ExcludeKey); err != nil {
+	if err := d.db.PutSetting(state.SettingExcludeKey, d.storedExcludeKey()); err != nil {
 		d.log.Error("cannot record which privacy.exclude the records agree with", "component", "daemon", "err", err)
 	}
 }
 
+// storedExcludeKey is what the state database keeps of ExcludeKey: hashed
+// again with a random salt of this database, so that a guess at a pattern
+// cannot be checked against the file ("" for no patterns, or when the salt
+// cannot be had: the patterns are then applied at every start).
+func (d *Daemon) storedExcludeKey() string {
+	if d.opt.ExcludeKey == "" {
+		return ""
+	}
+	salt, err := d.db.Setting(state.SettingSalt)
+	if err == nil && salt == "" {
+		var b [16]byte
+		rand.Read(b[:])
+		salt = hex.EncodeToString(b[:])
+		err = d.db.PutSetting(state.SettingSalt, salt)
+	}
+	if err != nil {
+		d.log.Error("cannot keep the salt of the privacy.exclude key", "component", "daemon", "err", err)
+		return ""
+	}
+	sum := sha256.Sum256([]byte(salt + "\x00" + d.opt.ExcludeKey))
+	return hex.EncodeToString(sum[:16])
+}
+
 // sessionExcluded reports whether one of a session's logs still on disk
-// names an excluded cwd first.
-func (d *Daemon) sessionExcluded(srcs []*state.Source) bool {
+// names an excluded cwd first; sure is false when a log not known to be
+// deleted could not be read (moved away or on a root not mounted while the
+// daemon was stopped: it may come back, and its record would take it up
+// without a look at its cwd).
+func (d *Daemon) sessionExcluded(srcs []*state.Source) (excluded, sure bool) {
+	sure = true
 	for _, s := range srcs {
 		if s.Missing || s.Form != watchers.FormLines && !isCompressedCopy(s.Path, s.Form) {
 			continue
 		}
-		if cwd, _ := sniffCWD(s.Path); cwd != "" && d.opt.Exclude(cwd) {
-			return true
+		cwd, _ := sniffCWD(s.Path)
+		if cwd != "" && d.opt.Exclude(cwd) {
+			return true, true
+		}
+		if cwd == "" {
+			if _, err := os.Stat(s.Path); err != nil {
+				sure = false
+			}
 		}
 	}
-	return false
+	return false, sure
 }

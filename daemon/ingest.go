@@ -256,12 +256,18 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 	}
 	d.restoreFile(f.ID) // a retired log under another name: moved looks for it
 	if s := d.moved(f); s != nil {
+		if s.Missing && d.keptOutOnReturn(s, f) {
+			return nil, false
+		}
 		d.followMove(s, f)
 		return s, true
 	}
 	if old := d.byPath[f.Path]; old != nil && old.Missing {
 		// Deleted, then a file under the same name again: the tailer sees
 		// a new identity and reads it from the start in place of the old.
+		if d.keptOutOnReturn(old, f) {
+			return nil, false
+		}
 		old.Missing = false
 		return old, true
 	}
@@ -326,6 +332,21 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 	s := d.newSource(f, route)
 	s.Form = form
 	return s, true
+}
+
+// keptOutOnReturn reports whether privacy.exclude keeps out the file f
+// that a deleted log's record would take up again (back under its name or
+// another): it is looked at as any log found is, since it may have been
+// away while a pattern covering it was added. One covered takes its
+// session's records with it; one whose cwd is not known yet waits.
+func (d *Daemon) keptOutOnReturn(old *state.Source, f watchers.FileStat) bool {
+	excluded, wait := d.excludedLog(f, f.Form)
+	if excluded {
+		d.commitGroup()
+		d.forgetExcluded(old.Session, d.sourcesOf(old.Session))
+		d.skipExcluded(f)
+	}
+	return excluded || wait
 }
 
 // followMove moves the record of a known file to the name f it moved to.

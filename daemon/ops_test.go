@@ -100,7 +100,7 @@ func TestExcludeAddedBetweenRuns(t *testing.T) {
 	srcs, sessions, _ := db.Load()
 	key, _ := db.Setting(state.SettingExcludeKey)
 	db.Close()
-	if len(srcs) != 1 || len(sessions) != 1 || sessions[0].NativeID != "s1" || key != "k1" {
+	if len(srcs) != 1 || len(sessions) != 1 || sessions[0].NativeID != "s1" || key == "" || key == "k1" {
 		t.Fatalf("state: %d sources, sessions %+v, key %q", len(srcs), sessions, key)
 	}
 	// The same key: the patterns are not applied to what is kept again (a
@@ -114,6 +114,40 @@ func TestExcludeAddedBetweenRuns(t *testing.T) {
 	defer db.Close()
 	if key, err := db.Setting(state.SettingExcludeKey); err != nil || key != "" {
 		t.Fatalf("key after the patterns went: %q %v", key, err)
+	}
+}
+
+// A log moved away while a pattern covering it was added is not taken up
+// again by its record when it comes back: its session is forgotten then.
+func TestExcludedLogBackAfterThePatternWasAdded(t *testing.T) {
+	r := newRig(t)
+	r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"))
+	r.append("s2.jsonl", cwdLine("s2", "user", "/secret/x"), line("s2", "llm"))
+	r.once()
+	away := filepath.Join(r.home, "s2-away.jsonl")
+	if err := os.Rename(filepath.Join(r.proj, "s2.jsonl"), away); err != nil {
+		t.Fatal(err)
+	}
+	opt := r.opts(true)
+	opt.Exclude = func(dir string) bool { return strings.HasPrefix(dir, "/secret") }
+	opt.ExcludeKey = "k1"
+	if err := New(opt).Run(context.Background()); err != nil { // s2's log not found: marked deleted
+		t.Fatal(err)
+	}
+	if err := os.Rename(away, filepath.Join(r.proj, "s2.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	r.append("s2.jsonl", line("s2", "result"))
+	if err := New(opt).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if r.mapOf("s2") != "" || r.mapOf("s1") == "" {
+		t.Fatalf("maps: s1 %q, s2 %q", r.mapOf("s1"), r.mapOf("s2"))
+	}
+	db := openState(t, r)
+	defer db.Close()
+	if srcs, sessions, _ := db.Load(); len(srcs) != 1 || len(sessions) != 1 {
+		t.Fatalf("state: %d sources, %d sessions", len(srcs), len(sessions))
 	}
 }
 

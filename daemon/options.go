@@ -67,9 +67,11 @@ type Options struct {
 	// matches (privacy.exclude): see exclude.go.
 	Exclude func(dir string) bool
 	// ExcludeKey identifies Exclude's patterns, "" for none: a hash of
-	// them, never their text. The state database keeps the key of the
-	// patterns its records agree with; a start with another key applies
-	// Exclude to the sessions already kept (excludeChanged).
+	// them, never their text (config.ExcludeKey). The state database keeps
+	// (a salted hash of) the key of the patterns its records agree with; a
+	// start with another key applies Exclude to the sessions already kept
+	// (excludeChanged). Set it with Exclude: without it, a start does not
+	// look at what is kept.
 	ExcludeKey string
 	// Control serves the control API on ControlPath(DataDir) while the
 	// daemon follows (not with Once).

@@ -16,6 +16,10 @@ import (
 // applies them to what is kept).
 const SettingExcludeKey = "excludeKey"
 
+// SettingSalt is a random value of this database, which the daemon hashes
+// with what it keeps of a configuration (SettingExcludeKey).
+const SettingSalt = "salt"
+
 // Setting returns a setting, "" when it was never put.
 func (d *DB) Setting(name string) (string, error) {
 	var v string
