@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -73,8 +74,7 @@ func (c *Client) call(ctx context.Context, method, path string, timeout time.Dur
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
-			errors.Is(err, syscall.EPIPE) {
+		if closedWithoutAnswer(err) {
 			return ErrRefused
 		}
 		return fmt.Errorf("control socket: %w", err)
@@ -87,4 +87,13 @@ func (c *Client) call(ctx context.Context, method, path string, timeout time.Dur
 		return fmt.Errorf("control socket: HTTP %d", resp.StatusCode)
 	}
 	return nil
+}
+
+// closedWithoutAnswer reports whether a request failed because the daemon
+// closed the connection before answering (it does so for another user).
+// When the close is seen before the request is written, net/http reports
+// it as "server closed idle connection", an error it does not export.
+func closedWithoutAnswer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || strings.Contains(err.Error(), "server closed idle connection")
 }

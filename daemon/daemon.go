@@ -49,36 +49,37 @@ type Daemon struct {
 
 	progress struct{ done, total int64 }
 
-	excluded      map[string]watchers.FileID // logs kept out by privacy.exclude
-	excludedCount int
-	sizes         map[string]int64 // the paths the watcher reports as there, with the size it last saw (for bytes behind)
-	reconf        chan Live
-	flushReq      chan flushRequest
-	scanReq       chan chan ScanResult
-	started       time.Time
-	lastFlush     time.Time
-	catchUp       catchUp
-	lastErr       *errTrap
-	snap          snapshot
-	configErr     configTrap
-	publishOwed   bool           // a status count put off (publish)
-	published     statusMark     // what the last count read (publish)
-	marks         uint64         // sessions marked as about to change (mark)
-	filesSeen     uint64         // file changes taken in (ingest)
-	swept         sweepMark      // what the last sweep saw (ingest)
-	sweptUnsure   bool           // it left a source it could not settle
-	aheadNext     *parsed        // the visited log as a parse worker read it (parse.go)
-	visited       visitedLog     // the visited log as adopt opened it (tail.go)
-	readAhead     int            // logs whose read-ahead result was used
-	clock         watchers.Clock // opt.Clock, for readers outside the loop
-	sink          *postgres.Sender
-	repair        *StateRepair              // damage found in the state database
-	faults        commitFaults              // sources whose commit failed (faults.go)
-	summed        map[uint64]bool           // sources whose checksum was checked since start
-	reroute       map[uint64]bool           // sources moved to a name of another session
-	displaced     map[string]bool           // names a log moved onto took from another (movedOnto)
-	vacated       map[string]bool           // sessions whose events a reset or a rename took away
-	unreadable    map[string]*unreadableLog // logs tried again on a schedule (unreadable.go)
+	excluded       map[string]watchers.FileID // logs kept out by privacy.exclude
+	excludedCount  int
+	sizes          map[string]int64 // the paths the watcher reports as there, with the size it last saw (for bytes behind)
+	reconf         chan Live
+	flushReq       chan flushRequest
+	scanReq        chan chan ScanResult
+	started        time.Time
+	lastFlush      time.Time
+	catchUp        catchUp
+	lastErr        *errTrap
+	snap           snapshot
+	configErr      configTrap
+	publishOwed    bool           // a status count put off (publish)
+	published      statusMark     // what the last count read (publish)
+	marks          uint64         // sessions marked as about to change (mark)
+	filesSeen      uint64         // file changes taken in (ingest)
+	swept          sweepMark      // what the last sweep saw (ingest)
+	sweptUnsure    bool           // it left a source it could not settle
+	aheadNext      *parsed        // the visited log as a parse worker read it (parse.go)
+	visited        visitedLog     // the visited log as adopt opened it (tail.go)
+	readAhead      int            // logs whose read-ahead result was used
+	clock          watchers.Clock // opt.Clock, for readers outside the loop
+	sink           *postgres.Sender
+	repair         *StateRepair              // damage found in the state database
+	faults         commitFaults              // sources whose commit failed (faults.go)
+	summed         map[uint64]bool           // sources whose checksum was checked since start
+	reroute        map[uint64]bool           // sources moved to a name of another session
+	displaced      map[string]bool           // names a log moved onto took from another (movedOnto)
+	excludeApplied int                       // times privacy.exclude was applied to what is kept
+	vacated        map[string]bool           // sessions whose events a reset or a rename took away
+	unreadable     map[string]*unreadableLog // logs tried again on a schedule (unreadable.go)
 	// unrecorded holds, after a repair, the maps in the store that no
 	// session record may name any more, by session key (recover.go).
 	unrecorded map[string][]string

@@ -157,6 +157,7 @@ func (d *Daemon) purgeExcluded() (ok bool) {
 	if d.opt.Exclude == nil {
 		return true
 	}
+	d.excludeApplied++
 	ok = true
 	d.commitGroup()
 	d.restoreAll() // a retired session may match now

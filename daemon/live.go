@@ -43,15 +43,22 @@ func (d *Daemon) Reconfigure(l Live) {
 // whether the roots changed (the watcher must be started again).
 func (d *Daemon) reconfigure(l Live) bool {
 	o := d.opt
+	prevKey := o.ExcludeKey
 	o.Idle, o.TurnEndQuiet, o.Exclude, o.Mapper, o.Roots = l.Idle, l.TurnEndQuiet, l.Exclude, l.Mapper, l.Roots
 	o.ExcludeKey = l.ExcludeKey
 	o.fill()
 	d.opt = o
-	// Logs kept out before are judged again by the new patterns; nothing
-	// of them is in the state, so one now allowed is read from its start.
-	clear(d.excluded)
 	clear(d.ignored)
-	d.agreeWithExclude()
+	if l.ExcludeKey == "" || l.ExcludeKey != prevKey {
+		// Logs kept out before are judged again by the new patterns;
+		// nothing of them is in the state, so one now allowed is read
+		// from its start. The same patterns again (a reload for another
+		// setting) change nothing: applying them would take every
+		// session let go of up again and read every kept log's first
+		// lines. Patterns without a key are applied at each reload.
+		clear(d.excluded)
+		d.agreeWithExclude()
+	}
 	changed := !slices.Equal(d.roots, l.Roots)
 	d.roots = l.Roots
 	d.log.Info("configuration reloaded", "component", "daemon", "roots", len(d.roots), "rootsChanged", changed)

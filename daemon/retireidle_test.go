@@ -318,6 +318,37 @@ func recordLines(home string, srcs []*state.Source, sessions []*state.Session) [
 	return records
 }
 
+// A reload with the same privacy.exclude patterns (another setting
+// changed) does not apply them again: that would take every session let go
+// of up again. Other patterns are applied.
+func TestExcludeReloadedUnchangedAppliesNothing(t *testing.T) {
+	r, opt := quickRig(t, time.Nanosecond)
+	r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"))
+	r.append("s2.jsonl", cwdLine("s2", "user", "/later/x"))
+	f := startFollowing(t, r, opt)
+	defer f.stop()
+	f.waitMap("s1", fakeMap(map[string][]string{"": {"user"}}))
+	f.waitMap("s2", fakeMap(map[string][]string{"": {"user"}}))
+	later := func(dir string) bool { return strings.HasPrefix(dir, "/later") }
+	reload := func(key string, exclude func(string) bool) {
+		f.d.Reconfigure(Live{Idle: r.idle, Roots: opt.Roots, Mapper: fakeMapper, Exclude: exclude, ExcludeKey: key})
+		for until := time.Now().Add(15 * time.Second); len(f.d.reconf) > 0; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(until) {
+				t.Fatal("the reload not taken")
+			}
+		}
+	}
+	reload("k1", later)
+	f.waitMap("s2", "")
+	reload("k1", later) // the same patterns, another setting
+	reload("k2", func(dir string) bool { return later(dir) || dir == "/w/app" })
+	f.waitMap("s1", "")
+	f.stop()
+	if f.d.excludeApplied != 2 {
+		t.Errorf("patterns applied %d times over three reloads, two of them new patterns", f.d.excludeApplied)
+	}
+}
+
 // A privacy.exclude reloaded while sessions are let go of still forgets
 // the sessions it covers.
 func TestExcludeReloadedCoversRetiredSessions(t *testing.T) {
