@@ -286,14 +286,19 @@ func (d *Daemon) sessionExcluded(srcs []*state.Source) (excluded, sure bool) {
 		if s.Missing || s.Form != watchers.FormLines && !isCompressedCopy(s.Path, s.Form) {
 			continue
 		}
-		cwd, _ := sniffCWD(s.Path)
-		if cwd != "" && d.opt.Exclude(cwd) {
-			return true, true
+		fi, err := os.Stat(s.Path)
+		if err != nil {
+			sure = false
+			continue
 		}
-		if cwd == "" {
-			if _, err := os.Stat(s.Path); err != nil {
-				sure = false
-			}
+		if id, now := (watchers.FileID{Dev: s.Dev, Ino: s.Ino}), watchers.StatID(fi); id.Known() && now.Known() && id != now {
+			// Another file under its name since (a log moved onto it):
+			// that file's cwd is not this session's. The walk finds
+			// where this record's file went, or that it is gone.
+			continue
+		}
+		if cwd, _ := sniffCWD(s.Path); cwd != "" && d.opt.Exclude(cwd) {
+			return true, true
 		}
 	}
 	return false, sure

@@ -197,7 +197,10 @@ func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
 		if s, ok = d.adopt(f); !ok {
 			return
 		}
-	} else if m := d.movedOnto(s, f); m != nil {
+	} else if m, moved := d.movedOnto(s, f); moved {
+		if m == nil {
+			return // kept out by privacy.exclude
+		}
 		s = m
 	}
 	switch s.Form {
@@ -210,34 +213,39 @@ func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
 	}
 }
 
-// movedOnto returns the followed log renamed onto the name of another,
-// s (`mv a.jsonl b.jsonl`, both followed), and follows it there: the file
-// at s's name has a new identity, another log's whose old name no longer
-// holds it, with that log's head. The rename deleted s's file: s is
-// marked deleted, keeping what it gave (and takes the compressed copy of
-// a Codex rollout waiting beside it, as on any deletion). Taken for a
-// replacement instead, the file would be read again from its start under
-// s's record, and the moved log's events would count twice. The outcome
-// is the one of a deletion of s's file seen before the move.
-func (d *Daemon) movedOnto(s *state.Source, f watchers.FileStat) *state.Source {
+// movedOnto finds the followed log renamed onto the name of another, s
+// (`mv a.jsonl b.jsonl`, both followed), and follows it there: the file at
+// s's name has a new identity, another log's whose old name no longer
+// holds it, with that log's head. moved is false when the file is not such
+// a log (a replacement: read again from its start under s's record). The
+// rename deleted s's file: s is marked deleted, keeping what it gave.
+// Taken for a replacement instead, the file would be read again from its
+// start under s's record, and the moved log's events would count twice.
+// The outcome is the one of a deletion of s's file seen before the move,
+// privacy.exclude's look at a deleted log that comes back included (m is
+// then nil when it keeps the file out).
+func (d *Daemon) movedOnto(s *state.Source, f watchers.FileStat) (m *state.Source, moved bool) {
 	if s.Form == watchers.FormSQLite || s.Form == formConversation || !f.ID.Known() {
-		return nil
+		return nil, false
 	}
 	if id := (watchers.FileID{Dev: s.Dev, Ino: s.Ino}); !id.Known() || id == f.ID {
-		return nil // the same file, or none to tell it by
+		return nil, false // the same file, or none to tell it by
 	}
 	d.restoreFile(f.ID) // a retired log under another name: moved looks for it
-	m := d.moved(f)
+	m = d.moved(f)
 	if m == nil || m == s {
-		return nil // a new file under the name: a replacement
+		return nil, false // a new file under the name: a replacement
 	}
 	// A Codex rollout's compressed copy waiting beside the name stays set
 	// aside while the moved log holds it; when the name is free again, the
 	// copy is the record's whose session it routes to (compressedCopyOwner).
 	d.lose(s, "file replaced by another followed log moved onto its name; keeping what was captured")
 	d.displaced[f.Path] = true
+	if m.Missing && d.keptOutOnReturn(m, f) {
+		return nil, true
+	}
 	d.followMove(m, f)
-	return m
+	return m, true
 }
 
 // stillIgnored reports whether f is a file adopt passed over (see ignored)

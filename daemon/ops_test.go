@@ -118,36 +118,47 @@ func TestExcludeAddedBetweenRuns(t *testing.T) {
 }
 
 // A log moved away while a pattern covering it was added is not taken up
-// again by its record when it comes back: its session is forgotten then.
+// again by its record when it comes back, under its name or onto another
+// followed log's: its session is forgotten then (the log it replaced keeps
+// what it gave).
 func TestExcludedLogBackAfterThePatternWasAdded(t *testing.T) {
-	r := newRig(t)
-	r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"))
-	r.append("s2.jsonl", cwdLine("s2", "user", "/secret/x"), line("s2", "llm"))
-	r.once()
-	away := filepath.Join(r.home, "s2-away.jsonl")
-	if err := os.Rename(filepath.Join(r.proj, "s2.jsonl"), away); err != nil {
-		t.Fatal(err)
-	}
-	opt := r.opts(true)
-	opt.Exclude = func(dir string) bool { return strings.HasPrefix(dir, "/secret") }
-	opt.ExcludeKey = "k1"
-	if err := New(opt).Run(context.Background()); err != nil { // s2's log not found: marked deleted
-		t.Fatal(err)
-	}
-	if err := os.Rename(away, filepath.Join(r.proj, "s2.jsonl")); err != nil {
-		t.Fatal(err)
-	}
-	r.append("s2.jsonl", line("s2", "result"))
-	if err := New(opt).Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if r.mapOf("s2") != "" || r.mapOf("s1") == "" {
-		t.Fatalf("maps: s1 %q, s2 %q", r.mapOf("s1"), r.mapOf("s2"))
-	}
-	db := openState(t, r)
-	defer db.Close()
-	if srcs, sessions, _ := db.Load(); len(srcs) != 1 || len(sessions) != 1 {
-		t.Fatalf("state: %d sources, %d sessions", len(srcs), len(sessions))
+	for _, back := range []string{"s2.jsonl", "s1.jsonl"} {
+		t.Run(back, func(t *testing.T) {
+			r := newRig(t)
+			r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"))
+			r.append("s2.jsonl", cwdLine("s2", "user", "/secret/x"), line("s2", "llm"))
+			r.once()
+			away := filepath.Join(r.home, "s2-away.jsonl")
+			if err := os.Rename(filepath.Join(r.proj, "s2.jsonl"), away); err != nil {
+				t.Fatal(err)
+			}
+			opt := r.opts(true)
+			opt.Exclude = func(dir string) bool { return strings.HasPrefix(dir, "/secret") }
+			opt.ExcludeKey = "k1"
+			if err := New(opt).Run(context.Background()); err != nil { // s2's log not found: marked deleted
+				t.Fatal(err)
+			}
+			if back == "s1.jsonl" { // s1's file kept, so that no later file takes its identity
+				if err := os.Link(filepath.Join(r.proj, "s1.jsonl"), filepath.Join(r.home, "kept-s1")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Rename(away, filepath.Join(r.proj, back)); err != nil {
+				t.Fatal(err)
+			}
+			r.append(back, line("s2", "result"))
+			if err := New(opt).Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if r.mapOf("s2") != "" || r.mapOf("s1") == "" {
+				t.Fatalf("maps: s1 %q, s2 %q", r.mapOf("s1"), r.mapOf("s2"))
+			}
+			db := openState(t, r)
+			defer db.Close()
+			if srcs, sessions, _ := db.Load(); len(srcs) != 1 || len(sessions) != 1 || sessions[0].NativeID != "s1" {
+				t.Fatalf("state: %d sources, sessions %+v", len(srcs), sessions)
+			}
+		})
 	}
 }
 
