@@ -167,6 +167,13 @@ func (d *Daemon) purgeExcluded() (ok bool) {
 			bySession[s.Session] = append(bySession[s.Session], s)
 		}
 	}
+	var covered []state.Forgotten
+	forget := func() {
+		if !d.forgetExcluded(covered...) {
+			ok = false
+		}
+		covered = covered[:0]
+	}
 	for _, key := range d.sessionKeys() {
 		srcs := bySession[key]
 		excluded, sure := d.sessionExcluded(srcs)
@@ -176,21 +183,39 @@ func (d *Daemon) purgeExcluded() (ok bool) {
 		if !excluded {
 			continue
 		}
-		if !d.forgetExcluded(key, srcs) {
-			ok = false
+		if covered = append(covered, state.Forgotten{Session: key, Sources: srcs}); len(covered) == forgetBatch {
+			forget()
 		}
+	}
+	if len(covered) > 0 {
+		forget()
 	}
 	return ok
 }
 
-// forgetExcluded forgets a session privacy.exclude covers: its events,
-// sources and record leave the state in one transaction, its map goes, and
-// its logs on disk are kept out from now on.
-func (d *Daemon) forgetExcluded(key string, srcs []*state.Source) bool {
-	if err := d.db.Forget(key, srcs); err != nil {
-		d.log.Error("cannot forget an excluded session", "component", "daemon", "err", err)
+// forgetBatch is how many sessions applying privacy.exclude forgets in one
+// transaction: each transaction syncs the disk once (a millisecond or
+// more), and a pattern added over a long history covers thousands of
+// sessions; bounded, so that one transaction's pages stay few.
+const forgetBatch = 256
+
+// forgetExcluded forgets sessions privacy.exclude covers: their events,
+// sources and records leave the state in one transaction, their maps go,
+// and their logs on disk are kept out from now on.
+func (d *Daemon) forgetExcluded(sessions ...state.Forgotten) bool {
+	if err := d.db.Forget(sessions...); err != nil {
+		d.log.Error("cannot forget excluded sessions", "component", "daemon", "sessions", len(sessions), "err", err)
 		return false
 	}
+	for _, f := range sessions {
+		d.forgotten(f.Session, f.Sources)
+	}
+	return true
+}
+
+// forgotten lets go of a session the state has forgotten: its map, and
+// what the daemon held of it.
+func (d *Daemon) forgotten(key string, srcs []*state.Source) {
 	agent := ""
 	sess := d.sessions[key]
 	if sess != nil && sess.Flush != nil && sess.Flush.Path != "" {
@@ -215,7 +240,6 @@ func (d *Daemon) forgetExcluded(key string, srcs []*state.Source) bool {
 		agent = sess.Agent
 	}
 	d.log.Info("session forgotten: privacy.exclude now covers it", "component", "daemon", "agent", agent)
-	return true
 }
 
 // excludeChanged applies privacy.exclude patterns that differ from those

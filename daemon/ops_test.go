@@ -3,6 +3,7 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,6 +115,39 @@ func TestExcludeAddedBetweenRuns(t *testing.T) {
 	defer db.Close()
 	if key, err := db.Setting(state.SettingExcludeKey); err != nil || key != "" {
 		t.Fatalf("key after the patterns went: %q %v", key, err)
+	}
+}
+
+// Patterns that cover more sessions than one transaction forgets forget
+// them all, batch after batch, and keep every other.
+func TestExcludeForgetsInBatches(t *testing.T) {
+	r := newRig(t)
+	covered := 2*forgetBatch + 3
+	for i := 0; i < covered+10; i++ {
+		cwd := "/w/app"
+		if i < covered {
+			cwd = "/secret/x"
+		}
+		id := fmt.Sprintf("s%d", i)
+		r.append(id+".jsonl", cwdLine(id, "user", cwd), line(id, "llm"))
+	}
+	r.once()
+	opt := r.opts(true)
+	opt.Exclude = func(dir string) bool { return strings.HasPrefix(dir, "/secret") }
+	opt.ExcludeKey = "k1"
+	if err := New(opt).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < covered+10; i++ {
+		if kept := r.mapOf(fmt.Sprintf("s%d", i)) != ""; kept != (i >= covered) {
+			t.Errorf("s%d: map kept %v", i, kept)
+		}
+	}
+	db := openState(t, r)
+	defer db.Close()
+	srcs, sessions, _ := db.Load()
+	if len(srcs) != 10 || len(sessions) != 10 {
+		t.Fatalf("state keeps %d sources, %d sessions; want 10 each", len(srcs), len(sessions))
 	}
 }
 

@@ -189,15 +189,7 @@ func TestDamagedBatchKeyForgetsItsSession(t *testing.T) {
 		k[0] ^= 0x40
 		return b.Put(k, v)
 	})
-	d, err = Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	srcs, _, err := d.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, srcs := openLoaded(t, path)
 	for _, s := range srcs {
 		if s.Session == "claude/sb" {
 			t.Errorf("source %d of the damaged session kept (cursor %d), repair %+v", s.ID, s.Offset, d.Repaired())

@@ -1,0 +1,76 @@
+package state
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/agentmap/agentmap/builder/event"
+)
+
+// Forget takes the sessions it is given out of the state whole (records,
+// sources, carry-state, events) and leaves every other one as it was.
+func TestForgetSessions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	fill(t, path) // sessions claude/sa … claude/se, 8 sources each
+	d, srcs := openLoaded(t, path)
+	bySession := map[string][]*Source{}
+	for _, s := range srcs {
+		bySession[s.Session] = append(bySession[s.Session], s)
+	}
+	gone := []string{"claude/sa", "claude/sc"}
+	var forget []Forgotten
+	for _, key := range gone {
+		forget = append(forget, Forgotten{Session: key, Sources: bySession[key]})
+	}
+	if err := d.Forget(forget...); err != nil {
+		t.Fatal(err)
+	}
+	srcs, sessions, err := d.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := map[string]int{}
+	for _, s := range srcs {
+		left[s.Session]++
+	}
+	kept := map[string]bool{}
+	for _, s := range sessions {
+		kept[s.Key] = true
+	}
+	for _, key := range []string{"claude/sa", "claude/sb", "claude/sc", "claude/sd", "claude/se"} {
+		var batches int
+		if err := d.Events(key, func(uint64, []event.Event) error { batches++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		want := len(bySession[key])
+		forgotten := key == gone[0] || key == gone[1]
+		if forgotten {
+			want = 0
+		}
+		if left[key] != want || batches != want || kept[key] == forgotten {
+			t.Errorf("%s: %d sources and %d batches left (want %d), record kept %v", key, left[key], batches, want, kept[key])
+		}
+		for _, s := range bySession[key] {
+			carry, err := d.Carry(s.ID)
+			if err != nil || (len(carry) == 0) != forgotten {
+				t.Errorf("%s: source %d carry %q, %v", key, s.ID, carry, err)
+			}
+		}
+	}
+}
+
+// openLoaded opens the state database at path for the test, with the
+// sources it loads.
+func openLoaded(t *testing.T, path string) (*DB, []*Source) {
+	t.Helper()
+	d, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	srcs, _, err := d.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, srcs
+}
