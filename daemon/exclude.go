@@ -199,30 +199,61 @@ func (d *Daemon) purgeExcluded() (ok bool) {
 // sessions; bounded, so that one transaction's pages stay few.
 const forgetBatch = 256
 
-// forgetExcluded forgets sessions privacy.exclude covers: their events,
-// sources and records leave the state in one transaction, their maps go,
-// and their logs on disk are kept out from now on.
+// forgetExcluded forgets sessions privacy.exclude covers: their maps go,
+// their events, sources and records leave the state in one transaction,
+// and their logs on disk are kept out from now on. The maps go first, for
+// good: a crash before the transaction leaves the sessions kept, and
+// forgotten at the next start, where a crash between the transaction and
+// the maps' removal left maps that no record named any more. A session
+// whose map cannot be removed keeps its records until it can be, and one
+// the state cannot forget keeps them too; either way it is let go of here
+// (never read or mapped again by this daemon), and false tells that the
+// patterns are to be applied again, at the next start or reload.
 func (d *Daemon) forgetExcluded(sessions ...state.Forgotten) bool {
-	if err := d.db.Forget(sessions...); err != nil {
-		d.log.Error("cannot forget excluded sessions", "component", "daemon", "sessions", len(sessions), "err", err)
-		return false
-	}
-	for _, f := range sessions {
-		d.forgotten(f.Session, f.Sources)
-	}
-	return true
-}
-
-// forgotten lets go of a session the state has forgotten: its map, and
-// what the daemon held of it.
-func (d *Daemon) forgotten(key string, srcs []*state.Source) {
-	agent := ""
-	sess := d.sessions[key]
-	if sess != nil && sess.Flush != nil && sess.Flush.Path != "" {
-		if err := d.store.Remove(sess.Flush.Path); err != nil {
-			d.log.Error("cannot remove the map of an excluded session", "component", "daemon", "err", err)
+	ok := true
+	var maps []string
+	var withMap []int
+	for i, f := range sessions {
+		if sess := d.sessions[f.Session]; sess != nil && sess.Flush != nil && sess.Flush.Path != "" {
+			maps = append(maps, sess.Flush.Path)
+			withMap = append(withMap, i)
 		}
 	}
+	kept := make([]bool, len(sessions)) // its map is still there
+	for j, err := range d.store.RemoveMany(maps) {
+		if err != nil {
+			d.log.Error("cannot remove the map of an excluded session; its records are kept until it can be", "component", "daemon", "err", err)
+			kept[withMap[j]], ok = true, false
+		}
+	}
+	gone := make([]state.Forgotten, 0, len(sessions))
+	for i, f := range sessions {
+		if !kept[i] {
+			gone = append(gone, f)
+		}
+	}
+	inState := len(gone) > 0
+	if inState {
+		if err := forgetInState(d.db, gone...); err != nil {
+			d.log.Error("cannot forget excluded sessions; they are kept out until they can be", "component", "daemon", "sessions", len(gone), "err", err)
+			inState, ok = false, false
+		}
+	}
+	for i, f := range sessions {
+		d.forgotten(f.Session, f.Sources, inState && !kept[i])
+	}
+	return ok
+}
+
+// forgetInState is state.DB.Forget; a variable so that a test can make it
+// fail.
+var forgetInState = (*state.DB).Forget
+
+// forgotten lets go of what the daemon held of an excluded session, which
+// the state has forgotten (inState) or will at the next attempt.
+func (d *Daemon) forgotten(key string, srcs []*state.Source, inState bool) {
+	agent := ""
+	sess := d.sessions[key]
 	for _, s := range srcs {
 		delete(d.srcs, s.ID)
 		if d.byPath[s.Path] == s { // a deleted log's name may be another log's since
@@ -235,6 +266,9 @@ func (d *Daemon) forgotten(key string, srcs []*state.Source) {
 	}
 	delete(d.sessions, key)
 	delete(d.retry, key)
+	if !inState {
+		return
+	}
 	d.excludedCount++
 	if sess != nil {
 		agent = sess.Agent

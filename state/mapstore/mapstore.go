@@ -163,6 +163,16 @@ func (s *Store) Remove(rel string) error {
 	return err
 }
 
+// RemoveMany deletes the maps at rels for good (see durable.RemoveFiles):
+// errs[i] is the error of rels[i].
+func (s *Store) RemoveMany(rels []string) []error {
+	paths := make([]string, len(rels))
+	for i, rel := range rels {
+		paths[i] = filepath.Join(s.Root, rel)
+	}
+	return durable.RemoveFiles(paths)
+}
+
 // List returns the relative paths of every map in the store, sorted.
 func (s *Store) List() ([]string, error) {
 	var out []string
