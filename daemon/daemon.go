@@ -72,14 +72,15 @@ type Daemon struct {
 	readAhead      int            // logs whose read-ahead result was used
 	clock          watchers.Clock // opt.Clock, for readers outside the loop
 	sink           *postgres.Sender
-	repair         *StateRepair              // damage found in the state database
-	faults         commitFaults              // sources whose commit failed (faults.go)
-	summed         map[uint64]bool           // sources whose checksum was checked since start
-	reroute        map[uint64]bool           // sources moved to a name of another session
-	displaced      map[string]bool           // names a log moved onto took from another (movedOnto)
-	excludeApplied int                       // times privacy.exclude was applied to what is kept
-	vacated        map[string]bool           // sessions whose events a reset or a rename took away
-	unreadable     map[string]*unreadableLog // logs tried again on a schedule (unreadable.go)
+	repair         *StateRepair               // damage found in the state database
+	faults         commitFaults               // sources whose commit failed (faults.go)
+	summed         map[uint64]bool            // sources whose checksum was checked since start
+	reroute        map[uint64]bool            // sources moved to a name of another session
+	displaced      map[string]bool            // names a log moved onto took from another (movedOnto)
+	unforgotten    map[string]state.Forgotten // sessions privacy.exclude covers whose records could not be forgotten yet
+	excludeApplied int                        // times privacy.exclude was applied to what is kept
+	vacated        map[string]bool            // sessions whose events a reset or a rename took away
+	unreadable     map[string]*unreadableLog  // logs tried again on a schedule (unreadable.go)
 	// unrecorded holds, after a repair, the maps in the store that no
 	// session record may name any more, by session key (recover.go).
 	unrecorded map[string][]string
@@ -128,6 +129,7 @@ func New(opt Options) *Daemon {
 		summed:       map[uint64]bool{},
 		reroute:      map[uint64]bool{},
 		displaced:    map[string]bool{},
+		unforgotten:  map[string]state.Forgotten{},
 		vacated:      map[string]bool{},
 		unreadable:   map[string]*unreadableLog{},
 		reconf:       make(chan Live, 1),

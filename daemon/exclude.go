@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/agentmap/agentmap/state"
@@ -150,41 +151,66 @@ func (d *Daemon) isExcluded(f watchers.FileStat) bool {
 	return false
 }
 
-// purgeExcluded applies a reloaded privacy.exclude to what is already
-// kept: a session whose log now matches is forgotten (its events, sources
-// and record leave the state in one transaction) and its map removed.
+// purgeExcluded applies privacy.exclude to what is already kept: a session
+// whose log now matches is forgotten (forgetExcluded: its maps go, then
+// its events, sources and record leave the state). It reports false when
+// something is left to do at the next start or reload: a log that could
+// not be read, a session whose records could not be read back, forgotten
+// or whose map could not be removed.
 func (d *Daemon) purgeExcluded() (ok bool) {
-	if d.opt.Exclude == nil {
+	if d.opt.Exclude == nil && len(d.unforgotten) == 0 {
 		return true
 	}
 	d.excludeApplied++
 	ok = true
 	d.commitGroup()
+	failed := d.restoreFailed
 	d.restoreAll() // a retired session may match now
-	bySession := map[string][]*state.Source{}
-	for _, s := range d.srcs {
-		if s.Session != "" {
-			bySession[s.Session] = append(bySession[s.Session], s)
-		}
+	if d.restoreFailed != failed {
+		ok = false // its records could not be read back: not judged
+	}
+	// Every map in the store, by session: a covered session's maps go
+	// whether or not its record names them (a map written just before a
+	// crash, before its record was; maps found after a repair).
+	stored, err := d.storedMaps()
+	if err != nil {
+		d.log.Error("cannot list the maps to remove those of excluded sessions", "component", "daemon", "err", err)
+		ok = false
 	}
 	var covered []state.Forgotten
 	forget := func() {
-		if !d.forgetExcluded(covered...) {
+		if !d.forgetExcluded(stored, covered...) {
 			ok = false
 		}
 		covered = covered[:0]
 	}
-	for _, key := range d.sessionKeys() {
-		srcs := bySession[key]
-		excluded, sure := d.sessionExcluded(srcs)
-		if !sure {
-			ok = false // looked at again: at the next start, or reload
-		}
-		if !excluded {
-			continue
-		}
-		if covered = append(covered, state.Forgotten{Session: key, Sources: srcs}); len(covered) == forgetBatch {
+	// Sessions covered before whose records are still there first: they
+	// are out of memory already, and go whatever the patterns now say
+	// (their logs, kept out until now, are met as new ones).
+	for _, f := range d.unforgotten {
+		if covered = append(covered, f); len(covered) == forgetBatch {
 			forget()
+		}
+	}
+	if d.opt.Exclude != nil {
+		bySession := map[string][]*state.Source{}
+		for _, s := range d.srcs {
+			if s.Session != "" {
+				bySession[s.Session] = append(bySession[s.Session], s)
+			}
+		}
+		for _, key := range d.sessionKeys() {
+			srcs := bySession[key]
+			excluded, sure := d.sessionExcluded(srcs)
+			if !sure {
+				ok = false // looked at again: at the next start, or reload
+			}
+			if !excluded {
+				continue
+			}
+			if covered = append(covered, state.Forgotten{Session: key, Sources: srcs}); len(covered) == forgetBatch {
+				forget()
+			}
 		}
 	}
 	if len(covered) > 0 {
@@ -199,7 +225,8 @@ func (d *Daemon) purgeExcluded() (ok bool) {
 // sessions; bounded, so that one transaction's pages stay few.
 const forgetBatch = 256
 
-// forgetExcluded forgets sessions privacy.exclude covers: their maps go,
+// forgetExcluded forgets sessions privacy.exclude covers: their maps go
+// (those stored lists by session, and the one each record names), then
 // their events, sources and records leave the state in one transaction,
 // and their logs on disk are kept out from now on. The maps go first, for
 // good: a crash before the transaction leaves the sessions kept, and
@@ -207,23 +234,27 @@ const forgetBatch = 256
 // the maps' removal left maps that no record named any more. A session
 // whose map cannot be removed keeps its records until it can be, and one
 // the state cannot forget keeps them too; either way it is let go of here
-// (never read or mapped again by this daemon), and false tells that the
-// patterns are to be applied again, at the next start or reload.
-func (d *Daemon) forgetExcluded(sessions ...state.Forgotten) bool {
+// (never read or mapped again by this daemon), is tried again whenever the
+// patterns are applied (unforgotten), and false is returned.
+func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Forgotten) bool {
 	ok := true
 	var maps []string
-	var withMap []int
+	var of []int // the session of each map
 	for i, f := range sessions {
-		if sess := d.sessions[f.Session]; sess != nil && sess.Flush != nil && sess.Flush.Path != "" {
-			maps = append(maps, sess.Flush.Path)
-			withMap = append(withMap, i)
+		rels := stored[f.Session]
+		if sess := d.sessions[f.Session]; sess != nil && sess.Flush != nil && sess.Flush.Path != "" && !slices.Contains(rels, sess.Flush.Path) {
+			rels = append(rels, sess.Flush.Path)
+		}
+		for _, rel := range rels {
+			maps = append(maps, rel)
+			of = append(of, i)
 		}
 	}
-	kept := make([]bool, len(sessions)) // its map is still there
+	kept := make([]bool, len(sessions)) // a map of it is still there
 	for j, err := range d.store.RemoveMany(maps) {
 		if err != nil {
 			d.log.Error("cannot remove the map of an excluded session; its records are kept until it can be", "component", "daemon", "err", err)
-			kept[withMap[j]], ok = true, false
+			kept[of[j]], ok = true, false
 		}
 	}
 	gone := make([]state.Forgotten, 0, len(sessions))
@@ -240,9 +271,31 @@ func (d *Daemon) forgetExcluded(sessions ...state.Forgotten) bool {
 		}
 	}
 	for i, f := range sessions {
+		if inState && !kept[i] {
+			delete(d.unforgotten, f.Session)
+		} else {
+			d.unforgotten[f.Session] = f
+		}
 		d.forgotten(f.Session, f.Sources, inState && !kept[i])
 	}
 	return ok
+}
+
+// forgetExcludedNow forgets one session found covered outside a purge (a
+// log of it back where privacy.exclude keeps it out). When that cannot be
+// done, the patterns' key kept in the state is cleared, so that the next
+// start applies them again whatever this daemon does before it stops.
+func (d *Daemon) forgetExcludedNow(f state.Forgotten) {
+	stored, err := d.storedMaps()
+	if err != nil {
+		d.log.Error("cannot list the maps to remove those of excluded sessions", "component", "daemon", "err", err)
+	}
+	if d.forgetExcluded(stored, f) && err == nil {
+		return
+	}
+	if err := d.db.PutSetting(state.SettingExcludeKey, ""); err != nil {
+		d.log.Error("cannot record that privacy.exclude is to be applied again", "component", "daemon", "err", err)
+	}
 }
 
 // forgetInState is state.DB.Forget; a variable so that a test can make it
@@ -264,6 +317,7 @@ func (d *Daemon) forgotten(key string, srcs []*state.Source, inState bool) {
 			d.excluded[s.Path] = watchers.FileID{Dev: s.Dev, Ino: s.Ino}
 		}
 	}
+	d.letGo(key, srcs)
 	delete(d.sessions, key)
 	delete(d.retry, key)
 	if !inState {

@@ -351,7 +351,7 @@ func (d *Daemon) keptOutOnReturn(old *state.Source, f watchers.FileStat) bool {
 	excluded, wait := d.excludedLog(f, f.Form)
 	if excluded {
 		d.commitGroup()
-		d.forgetExcluded(state.Forgotten{Session: old.Session, Sources: d.sourcesOf(old.Session)})
+		d.forgetExcludedNow(state.Forgotten{Session: old.Session, Sources: d.sourcesOf(old.Session)})
 		d.skipExcluded(f)
 	}
 	return excluded || wait

@@ -49,13 +49,14 @@ func (d *Daemon) reconfigure(l Live) bool {
 	o.fill()
 	d.opt = o
 	clear(d.ignored)
-	if l.ExcludeKey == "" || l.ExcludeKey != prevKey {
+	if l.ExcludeKey == "" || l.ExcludeKey != prevKey || len(d.unforgotten) > 0 {
 		// Logs kept out before are judged again by the new patterns;
 		// nothing of them is in the state, so one now allowed is read
 		// from its start. The same patterns again (a reload for another
 		// setting) change nothing: applying them would take every
 		// session let go of up again and read every kept log's first
-		// lines. Patterns without a key are applied at each reload.
+		// lines. Patterns without a key are applied at each reload, and
+		// any with sessions still to forget.
 		clear(d.excluded)
 		d.agreeWithExclude()
 	}

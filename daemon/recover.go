@@ -56,12 +56,23 @@ func (d *Daemon) noteRepair(r state.Repair) {
 // makes a map. A session never read again (its logs are gone) keeps its
 // map. Only files named as maps under the store are looked at.
 func (d *Daemon) findUnrecorded() {
-	rels, err := d.store.List()
+	byKey, err := d.storedMaps()
 	if err != nil {
 		d.log.Warn("cannot list the maps after a repair", "component", "store", "err", err)
 		return
 	}
-	d.unrecorded = map[string][]string{}
+	d.unrecorded = byKey
+}
+
+// storedMaps lists the maps in the store by the key of their session (the
+// map names are reversible: each file says whose it is). Only files named
+// as maps under the store are looked at.
+func (d *Daemon) storedMaps() (map[string][]string, error) {
+	rels, err := d.store.List()
+	if err != nil {
+		return nil, err
+	}
+	byKey := map[string][]string{}
 	for _, rel := range rels {
 		parts := strings.Split(filepath.ToSlash(rel), "/")
 		if len(parts) != 4 {
@@ -72,8 +83,9 @@ func (d *Daemon) findUnrecorded() {
 			continue
 		}
 		key := sessionKey(parts[0], native)
-		d.unrecorded[key] = append(d.unrecorded[key], rel)
+		byKey[key] = append(byKey[key], rel)
 	}
+	return byKey, nil
 }
 
 // previousMaps returns the maps in the store that a session's next flush

@@ -14,10 +14,12 @@ type Forgotten struct {
 }
 
 // Forget removes sessions entirely, in one transaction: their records,
-// their events, and the records and carry-state of the sources that fed
-// them. It is how sessions that privacy.exclude now covers leave the
-// state; one transaction for many spares each its own commit (a disk
-// sync each: a second for a thousand sessions).
+// their events, the records and carry-state of the sources that fed them,
+// and what the sinks' outboxes and the exports keep of them (a queued
+// send, the hash of what was sent or exported). It is how sessions that
+// privacy.exclude now covers leave the state; one transaction for many
+// spares each its own commit (a disk sync each: a second for a thousand
+// sessions).
 func (d *DB) Forget(sessions ...Forgotten) error {
 	if err := d.update(func(tx *bolt.Tx) error {
 		for _, f := range sessions {
@@ -35,10 +37,42 @@ func (d *DB) Forget(sessions ...Forgotten) error {
 			if err := tx.Bucket(bucketSessions).Delete([]byte(f.Session)); err != nil {
 				return err
 			}
+			if err := forgetSent(tx, []byte(f.Session)); err != nil {
+				return err
+			}
 		}
 		return nil
 	}); err != nil {
 		return fmt.Errorf("commit state: %w", err)
+	}
+	return nil
+}
+
+// forgetSent deletes what the sinks' outboxes and the exports keep of a
+// session: its queued entry (the queue's sequence left behind names no
+// entry, and is skipped as a superseded one is) and the hashes of what was
+// last sent or exported.
+func forgetSent(tx *bolt.Tx, key []byte) error {
+	if ob := tx.Bucket(bucketOutbox); ob != nil {
+		c := ob.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			sb := ob.Bucket(k)
+			if v != nil || sb == nil {
+				continue
+			}
+			for _, name := range [][]byte{bucketPending, bucketSent} {
+				if b := sb.Bucket(name); b != nil {
+					if err := b.Delete(key); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	if eb := tx.Bucket(bucketExports); eb != nil {
+		if b := eb.Bucket(bucketExported); b != nil {
+			return b.Delete(key)
+		}
 	}
 	return nil
 }

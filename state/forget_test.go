@@ -3,6 +3,9 @@ package state
 import (
 	"path/filepath"
 	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/agentmap/agentmap/builder/event"
 )
@@ -73,4 +76,50 @@ func openLoaded(t *testing.T, path string) (*DB, []*Source) {
 		t.Fatal(err)
 	}
 	return d, srcs
+}
+
+// What the sinks' outboxes and the exports keep of a forgotten session
+// goes with it: its queued send, what was sent, what was exported.
+func TestForgetTakesWhatWasSentAndExported(t *testing.T) {
+	d, _ := openTemp(t)
+	if err := d.PutSessions(flushed("a", "a.json.gz", "h1", 10), flushed("b", "b.json.gz", "h1", 20)); err != nil {
+		t.Fatal(err)
+	}
+	ob := d.Outbox("postgres")
+	st, err := ob.Enable(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, _ := ob.Take(10)
+	if err := ob.Ack([]Delivered{{qs[0].Key, qs[0].Seq, "h1"}}, st); err != nil { // a sent
+		t.Fatal(err)
+	}
+	if err := d.PutSessions(flushed("a", "a.json.gz", "h2", 30)); err != nil { // a queued again
+		t.Fatal(err)
+	}
+	if err := d.CommitExport(ExportState{}, []Exported{{Key: "a", Path: "a.json.gz", SHA256: "h1"}, {Key: "b", Path: "b.json.gz", SHA256: "h1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Forget(Forgotten{Session: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	qs, _ = ob.Take(10)
+	if got := keysOf(qs); len(got) != 1 || got[0] != "b@h1" {
+		t.Errorf("queue after forgetting a: %v", got)
+	}
+	if stats, _ := ob.Stats(); stats.Len != 1 {
+		t.Errorf("outbox holds %d entries, want 1", stats.Len)
+	}
+	exported, err := d.ExportedContent()
+	if err != nil || len(exported) != 1 || exported["b"] == "" {
+		t.Errorf("exported after forgetting a: %v %v", exported, err)
+	}
+	if err := d.view(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketOutbox).Bucket([]byte("postgres")).Bucket(bucketSent).Get([]byte("a")); v != nil {
+			t.Errorf("what was sent of a is kept: %q", v)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,0 +1,149 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/state/mapstore"
+	"github.com/agentmap/agentmap/watchers/agents"
+)
+
+// A session the state could not forget stays to be forgotten: a reload
+// with other patterns, once the state has room again, forgets it, and the
+// patterns' key is stored only then (a reload that did not look at it
+// stored the key, and the next start took the session up and mapped it).
+func TestUnforgottenSessionForgottenAtTheNextReload(t *testing.T) {
+	r := newRig(t)
+	r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"), line("s1", "llm"))
+	r.append("s2.jsonl", cwdLine("s2", "user", "/secret/x"), line("s2", "llm"))
+	r.once()
+
+	defer func(f func(*state.DB, ...state.Forgotten) error) { forgetInState = f }(forgetInState)
+	forgetInState = func(*state.DB, ...state.Forgotten) error { return errors.New("disk full") }
+
+	opt := r.opts(false)
+	opt.Control = true
+	opt.Exclude = func(dir string) bool { return strings.HasPrefix(dir, "/secret") }
+	opt.ExcludeKey = "k1"
+	d := New(opt)
+	stop := follow(t, d)
+	defer stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := Connect(r.data)
+		if err == nil {
+			if _, err = c.Status(context.Background()); err == nil {
+				break // the start's purge is done (the control server starts after it)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no control socket")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	forgetInState = (*state.DB).Forget // the disk has room again
+	// The user adds a pattern; the reload applies them all.
+	var looked atomic.Bool
+	d.Reconfigure(Live{Idle: time.Hour, Roots: opt.Roots, Mapper: fakeMapper, ExcludeKey: "k2",
+		Exclude: func(dir string) bool {
+			looked.Store(true)
+			return strings.HasPrefix(dir, "/secret") || strings.HasPrefix(dir, "/other")
+		}})
+	for !looked.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("reload not applied")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop() // the reload's purge ends before the loop stops
+
+	db := openState(t, r)
+	_, sessions, _ := db.Load()
+	key, _ := db.Setting(state.SettingExcludeKey)
+	db.Close()
+	if len(sessions) != 1 || key == "" {
+		t.Fatalf("after the reload: %d sessions in the state, key stored %v; want 1, stored", len(sessions), key != "")
+	}
+
+	// Next start, same patterns (k2): s2 grew meanwhile.
+	r.append("s2.jsonl", line("s2", "call"))
+	opt = r.opts(true)
+	opt.Exclude = func(dir string) bool { return strings.HasPrefix(dir, "/secret") || strings.HasPrefix(dir, "/other") }
+	opt.ExcludeKey = "k2"
+	if err := New(opt).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	db = openState(t, r)
+	_, sessions, _ = db.Load()
+	db.Close()
+	if len(sessions) != 1 || r.mapOf("s2") != "" {
+		t.Fatalf("next start: %d sessions in the state, map of the excluded s2: %q", len(sessions), r.mapOf("s2"))
+	}
+}
+
+// An excluded session's maps are found by their names in the store, not
+// only through its record: a map that could not be removed once, whose
+// record a child rollout then wrote again without it, is removed when the
+// session is forgotten at the next start.
+func TestExcludedSessionsMapsFoundInTheStore(t *testing.T) {
+	r, dir := codexRig(t)
+	child := filepath.Join(dir, "rollout-2-c.jsonl")
+	os.WriteFile(filepath.Join(dir, "rollout-1-p.jsonl"), []byte(cwdLine("p", "user", "/secret/x")+line("p", "call")), 0o600)
+	os.WriteFile(child, []byte(`{"s":"c","k":"user","p":"p","cwd":"/w/app"}`+"\n"+line("c", "llm")), 0o600)
+	r.codexOnce()
+	rel := mapstore.RelPath("codex", "p", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
+	mapPath := filepath.Join(r.store.Root, rel)
+	saved, err := os.ReadFile(mapPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The map cannot be removed this time (here: a non-empty directory in its place).
+	os.Remove(mapPath)
+	os.MkdirAll(filepath.Join(mapPath, "x"), 0o700)
+	run := func() {
+		t.Helper()
+		o := r.opts(true)
+		o.Agents = []agents.Agent{fakeAgentNamed("codex")}
+		o.Exclude = func(dir string) bool { return strings.HasPrefix(dir, "/secret") }
+		o.ExcludeKey = "k1"
+		if err := New(o).Run(t0ctx()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, _ := os.OpenFile(child, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(line("c", "result")) // the child grows
+	f.Close()
+	run()
+	db := openState(t, r)
+	_, sessions, _ := db.Load()
+	db.Close()
+	kept := false
+	for _, s := range sessions {
+		kept = kept || s.Key == "codex/p"
+	}
+	if !kept {
+		t.Fatal("the parent's records were forgotten though its map could not be removed")
+	}
+	// The failure was transient: the map is a file again.
+	os.RemoveAll(mapPath)
+	os.WriteFile(mapPath, saved, 0o600)
+	run()
+	db = openState(t, r)
+	srcs, sessions, _ := db.Load()
+	db.Close()
+	var keys []string
+	for _, s := range sessions {
+		keys = append(keys, s.Key)
+	}
+	t.Logf("after the next start: %d sources, sessions %v", len(srcs), keys)
+	if _, err := os.Stat(mapPath); err == nil {
+		t.Fatalf("the excluded parent's map is still on disk, and no record names it")
+	}
+}
