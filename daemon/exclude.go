@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -158,7 +159,7 @@ func (d *Daemon) isExcluded(f watchers.FileStat) bool {
 // not be read, a session whose records could not be read back, forgotten
 // or whose map could not be removed.
 func (d *Daemon) purgeExcluded() (ok bool) {
-	if d.opt.Exclude == nil && len(d.unforgotten) == 0 {
+	if d.opt.Exclude == nil && len(d.unforgotten) == 0 && len(d.pendingExcluded()) == 0 {
 		return true
 	}
 	d.excludeApplied++
@@ -192,7 +193,8 @@ func (d *Daemon) purgeExcluded() (ok bool) {
 			forget()
 		}
 	}
-	if d.opt.Exclude != nil {
+	pending := d.pendingExcluded()
+	if d.opt.Exclude != nil || len(pending) > 0 {
 		bySession := map[string][]*state.Source{}
 		for _, s := range d.srcs {
 			if s.Session != "" {
@@ -201,7 +203,10 @@ func (d *Daemon) purgeExcluded() (ok bool) {
 		}
 		for _, key := range d.sessionKeys() {
 			srcs := bySession[key]
-			excluded, sure := d.sessionExcluded(srcs)
+			excluded, sure := pending[key], true
+			if !excluded && d.opt.Exclude != nil {
+				excluded, sure = d.sessionExcluded(srcs)
+			}
 			if !sure {
 				ok = false // looked at again: at the next start, or reload
 			}
@@ -250,7 +255,15 @@ func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Fo
 			of = append(of, i)
 		}
 	}
-	kept := make([]bool, len(sessions)) // a map of it is still there
+	kept := make([]bool, len(sessions)) // a map of it may still be there
+	if stored == nil {
+		// The store could not be listed: maps its record does not name
+		// may be left, so its records stay to find them by next time.
+		for i := range kept {
+			kept[i] = true
+		}
+		ok = false
+	}
 	for j, err := range d.store.RemoveMany(maps) {
 		if err != nil {
 			d.log.Error("cannot remove the map of an excluded session; its records are kept until it can be", "component", "daemon", "err", err)
@@ -270,6 +283,7 @@ func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Fo
 			inState, ok = false, false
 		}
 	}
+	before := len(d.unforgotten)
 	for i, f := range sessions {
 		if inState && !kept[i] {
 			delete(d.unforgotten, f.Session)
@@ -278,7 +292,36 @@ func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Fo
 		}
 		d.forgotten(f.Session, f.Sources, inState && !kept[i])
 	}
+	if len(d.unforgotten) != before || len(d.unforgotten) > 0 {
+		d.recordUnforgotten()
+	}
 	return ok
+}
+
+// recordUnforgotten keeps in the state the keys of the sessions still to
+// forget (SettingExcludePending), so that the next start forgets them even
+// when their logs are gone by then and could not tell it they are covered.
+// When that cannot be written either (the disk that failed the forget), the
+// next start judges them by their logs again.
+func (d *Daemon) recordUnforgotten() {
+	keys := slices.Sorted(maps.Keys(d.unforgotten))
+	if err := d.db.PutSetting(state.SettingExcludePending, strings.Join(keys, "\n")); err != nil {
+		d.log.Error("cannot record which excluded sessions are still to forget", "component", "daemon", "err", err)
+	}
+}
+
+// pendingExcluded is the set of sessions an earlier run found covered and
+// could not forget (recordUnforgotten).
+func (d *Daemon) pendingExcluded() map[string]bool {
+	v, err := d.db.Setting(state.SettingExcludePending)
+	if err != nil || v == "" {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, k := range strings.Split(v, "\n") {
+		out[k] = true
+	}
+	return out
 }
 
 // forgetExcludedNow forgets one session found covered outside a purge (a
@@ -286,11 +329,14 @@ func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Fo
 // done, the patterns' key kept in the state is cleared, so that the next
 // start applies them again whatever this daemon does before it stops.
 func (d *Daemon) forgetExcludedNow(f state.Forgotten) {
-	stored, err := d.storedMaps()
-	if err != nil {
-		d.log.Error("cannot list the maps to remove those of excluded sessions", "component", "daemon", "err", err)
+	agent, native, _ := strings.Cut(f.Session, "/")
+	var stored map[string][]string // nil: not listed
+	if rels, err := d.store.MapsOf(agent, native); err != nil {
+		d.log.Error("cannot list the maps of an excluded session", "component", "daemon", "err", err)
+	} else {
+		stored = map[string][]string{f.Session: rels}
 	}
-	if d.forgetExcluded(stored, f) && err == nil {
+	if d.forgetExcluded(stored, f) {
 		return
 	}
 	if err := d.db.PutSetting(state.SettingExcludeKey, ""); err != nil {
@@ -315,6 +361,18 @@ func (d *Daemon) forgotten(key string, srcs []*state.Source, inState bool) {
 		delete(d.parsers, s.ID)
 		if !s.Missing {
 			d.excluded[s.Path] = watchers.FileID{Dev: s.Dev, Ino: s.Ino}
+		}
+	}
+	if sess != nil && sess.Parent != "" {
+		// A child rollout is a lane of its parent's map: the parent's
+		// map is written again without it.
+		parent := d.sessions[sess.Parent]
+		if parent == nil {
+			parent, _ = d.restore(sess.Parent)
+		}
+		if parent != nil {
+			parent.Gen++
+			d.mark(parent.Key)
 		}
 	}
 	d.letGo(key, srcs)
@@ -343,7 +401,7 @@ func (d *Daemon) excludeChanged() {
 	stored, err := d.db.Setting(state.SettingExcludeKey)
 	if err != nil {
 		d.log.Error("cannot read which privacy.exclude the records agree with; applying it", "component", "daemon", "err", err)
-	} else if stored == d.storedExcludeKey() {
+	} else if stored == d.storedExcludeKey() && len(d.pendingExcluded()) == 0 {
 		return
 	}
 	if d.opt.Exclude != nil {
@@ -358,6 +416,12 @@ func (d *Daemon) excludeChanged() {
 func (d *Daemon) agreeWithExclude() {
 	if !d.purgeExcluded() {
 		return
+	}
+	if len(d.pendingExcluded()) > 0 { // forgotten now, every one
+		if err := d.db.PutSetting(state.SettingExcludePending, ""); err != nil {
+			d.log.Error("cannot record that no excluded session is left to forget", "component", "daemon", "err", err)
+			return
+		}
 	}
 	if err := d.db.PutSetting(state.SettingExcludeKey, d.storedExcludeKey()); err != nil {
 		d.log.Error("cannot record which privacy.exclude the records agree with", "component", "daemon", "err", err)

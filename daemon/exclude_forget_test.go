@@ -12,21 +12,15 @@ import (
 
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/state/mapstore"
-	"github.com/agentmap/agentmap/watchers/agents"
 )
 
-// A session the state could not forget stays to be forgotten: a reload
-// with other patterns, once the state has room again, forgets it, and the
-// patterns' key is stored only then (a reload that did not look at it
-// stored the key, and the next start took the session up and mapped it).
+// A session the state could not forget stays to be forgotten: a reload,
+// even with the same patterns, forgets it once the state has room again,
+// and the patterns' key is stored only then (a reload that did not look at
+// it stored the key, and the next start took the session up and mapped
+// it).
 func TestUnforgottenSessionForgottenAtTheNextReload(t *testing.T) {
-	r := newRig(t)
-	r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"), line("s1", "llm"))
-	r.append("s2.jsonl", cwdLine("s2", "user", "/secret/x"), line("s2", "llm"))
-	r.once()
-
-	defer func(f func(*state.DB, ...state.Forgotten) error) { forgetInState = f }(forgetInState)
-	forgetInState = func(*state.DB, ...state.Forgotten) error { return errors.New("disk full") }
+	r := secretRigForgetFailing(t)
 
 	opt := r.opts(false)
 	opt.Control = true
@@ -49,12 +43,13 @@ func TestUnforgottenSessionForgottenAtTheNextReload(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	forgetInState = (*state.DB).Forget // the disk has room again
-	// The user adds a pattern; the reload applies them all.
+	// A reload for another setting, the same patterns: they are applied
+	// again, as a session is left to forget.
 	var looked atomic.Bool
-	d.Reconfigure(Live{Idle: time.Hour, Roots: opt.Roots, Mapper: fakeMapper, ExcludeKey: "k2",
+	d.Reconfigure(Live{Idle: time.Hour, Roots: opt.Roots, Mapper: fakeMapper, ExcludeKey: "k1",
 		Exclude: func(dir string) bool {
 			looked.Store(true)
-			return strings.HasPrefix(dir, "/secret") || strings.HasPrefix(dir, "/other")
+			return strings.HasPrefix(dir, "/secret")
 		}})
 	for !looked.Load() {
 		if time.Now().After(deadline) {
@@ -72,14 +67,9 @@ func TestUnforgottenSessionForgottenAtTheNextReload(t *testing.T) {
 		t.Fatalf("after the reload: %d sessions in the state, key stored %v; want 1, stored", len(sessions), key != "")
 	}
 
-	// Next start, same patterns (k2): s2 grew meanwhile.
+	// Next start, same patterns: s2 grew meanwhile.
 	r.append("s2.jsonl", line("s2", "call"))
-	opt = r.opts(true)
-	opt.Exclude = func(dir string) bool { return strings.HasPrefix(dir, "/secret") || strings.HasPrefix(dir, "/other") }
-	opt.ExcludeKey = "k2"
-	if err := New(opt).Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	r.onceExcluding("/secret", "k1")
 	db = openState(t, r)
 	_, sessions, _ = db.Load()
 	db.Close()
@@ -107,16 +97,7 @@ func TestExcludedSessionsMapsFoundInTheStore(t *testing.T) {
 	// The map cannot be removed this time (here: a non-empty directory in its place).
 	os.Remove(mapPath)
 	os.MkdirAll(filepath.Join(mapPath, "x"), 0o700)
-	run := func() {
-		t.Helper()
-		o := r.opts(true)
-		o.Agents = []agents.Agent{fakeAgentNamed("codex")}
-		o.Exclude = func(dir string) bool { return strings.HasPrefix(dir, "/secret") }
-		o.ExcludeKey = "k1"
-		if err := New(o).Run(t0ctx()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run := func() { r.onceExcluding("/secret", "k1", fakeAgentNamed("codex")) }
 	f, _ := os.OpenFile(child, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(line("c", "result")) // the child grows
 	f.Close()
@@ -146,4 +127,65 @@ func TestExcludedSessionsMapsFoundInTheStore(t *testing.T) {
 	if _, err := os.Stat(mapPath); err == nil {
 		t.Fatalf("the excluded parent's map is still on disk, and no record names it")
 	}
+}
+
+// A session the state could not forget is forgotten at the next start even
+// when its log is gone by then and cannot say it is covered: the state
+// keeps which sessions are left to forget. (Judged by its logs alone, it
+// was kept, its map written again, and the patterns' key stored.)
+func TestUnforgottenSessionForgottenAfterItsLogWent(t *testing.T) {
+	r := secretRigForgetFailing(t)
+	r.onceExcluding("/secret", "k1")
+	forgetInState = (*state.DB).Forget
+	if err := os.Remove(filepath.Join(r.proj, "s2.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	for run := 1; run <= 2; run++ { // the second start finds s2's log marked deleted
+		r.onceExcluding("/secret", "k1")
+		if r.mapOf("s1") == "" || r.mapOf("s2") != "" {
+			t.Fatalf("start %d: maps s1 %q, s2 %q", run, r.mapOf("s1"), r.mapOf("s2"))
+		}
+	}
+	db := openState(t, r)
+	defer db.Close()
+	_, sessions, _ := db.Load()
+	key, _ := db.Setting(state.SettingExcludeKey)
+	pending, _ := db.Setting(state.SettingExcludePending)
+	if len(sessions) != 1 || sessions[0].NativeID != "s1" || key == "" || pending != "" {
+		t.Fatalf("state: %d sessions, key stored %v, left to forget %q", len(sessions), key != "", pending)
+	}
+}
+
+// A covered Codex child rollout leaves its parent's map, which is written
+// again without the child's lane.
+func TestExcludedChildLeavesItsParentsMap(t *testing.T) {
+	r, dir := codexRig(t)
+	os.WriteFile(filepath.Join(dir, "rollout-1-p.jsonl"), []byte(cwdLine("p", "user", "/w/app")+line("p", "call")), 0o600)
+	os.WriteFile(filepath.Join(dir, "rollout-2-c.jsonl"), []byte(`{"s":"c","k":"user","p":"p","cwd":"/secret/x"}`+"\n"+line("c", "llm")), 0o600)
+	r.codexOnce()
+	parentMap := func() string {
+		b, _ := r.store.Read(mapstore.RelPath("codex", "p", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)))
+		return string(b)
+	}
+	if !strings.Contains(parentMap(), "sa-c") {
+		t.Fatalf("the child is not a lane of its parent's map to begin with: %q", parentMap())
+	}
+	r.onceExcluding("/secret", "k1", fakeAgentNamed("codex"))
+	if m := parentMap(); m == "" || strings.Contains(m, "sa-c") {
+		t.Fatalf("the parent's map after its child was excluded: %q", m)
+	}
+}
+
+// secretRigForgetFailing is a rig whose two sessions are mapped, s1 in
+// /w/app and s2 in /secret/x, with the state failing to forget anything
+// (a full disk) until the test sets forgetInState back.
+func secretRigForgetFailing(t *testing.T) *rig {
+	r := newRig(t)
+	r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"), line("s1", "llm"))
+	r.append("s2.jsonl", cwdLine("s2", "user", "/secret/x"), line("s2", "llm"))
+	r.once()
+	saved := forgetInState
+	t.Cleanup(func() { forgetInState = saved })
+	forgetInState = func(*state.DB, ...state.Forgotten) error { return errors.New("disk full") }
+	return r
 }

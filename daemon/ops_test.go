@@ -3,7 +3,6 @@ package daemon
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/agents"
 )
 
 func cwdLine(session, kind, cwd string) string {
@@ -120,10 +120,14 @@ func TestExcludeAddedBetweenRuns(t *testing.T) {
 }
 
 // onceExcluding runs a one-shot catch-up whose privacy.exclude covers the
-// working directories under prefix, with key as the patterns' key.
-func (r *rig) onceExcluding(prefix, key string) {
+// working directories under prefix, with key as the patterns' key (and
+// with the agents given, if any).
+func (r *rig) onceExcluding(prefix, key string, with ...agents.Agent) {
 	r.t.Helper()
 	opt := r.opts(true)
+	if len(with) > 0 {
+		opt.Agents = with
+	}
 	opt.Exclude = func(dir string) bool { return strings.HasPrefix(dir, prefix) }
 	opt.ExcludeKey = key
 	if err := New(opt).Run(context.Background()); err != nil {
@@ -165,10 +169,7 @@ func TestExcludeForgetsInBatches(t *testing.T) {
 // (Forgotten first, a crash before the map was removed left a map no
 // record named any more.)
 func TestExcludedMapGoesBeforeItsRecords(t *testing.T) {
-	r := newRig(t)
-	r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"), line("s1", "llm"))
-	r.append("s2.jsonl", cwdLine("s2", "user", "/secret/x"), line("s2", "llm"))
-	r.once()
+	r := secretRigForgetFailing(t)
 	run := func() { r.onceExcluding("/secret", "k1") }
 	sessionsKept := func() (n int, key string) {
 		t.Helper()
@@ -178,8 +179,6 @@ func TestExcludedMapGoesBeforeItsRecords(t *testing.T) {
 		key, _ = db.Setting(state.SettingExcludeKey)
 		return len(sessions), key
 	}
-	defer func(f func(*state.DB, ...state.Forgotten) error) { forgetInState = f }(forgetInState)
-	forgetInState = func(*state.DB, ...state.Forgotten) error { return errors.New("disk full") }
 	run()
 	if r.mapOf("s1") == "" || r.mapOf("s2") != "" {
 		t.Fatalf("maps after a failed forget: s1 %q, s2 %q", r.mapOf("s1"), r.mapOf("s2"))

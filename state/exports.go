@@ -115,7 +115,11 @@ func (d *DB) CommitExport(st ExportState, done []Exported) error {
 		if err != nil {
 			return err
 		}
+		sessions := tx.Bucket(bucketSessions)
 		for _, e := range done {
+			if sessions.Get([]byte(e.Key)) == nil {
+				continue // forgotten while it was exported (privacy.exclude)
+			}
 			raw, err := json.Marshal(e)
 			if err != nil {
 				return err

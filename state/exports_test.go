@@ -20,7 +20,10 @@ func TestExportCursorSurvivesReopen(t *testing.T) {
 		t.Fatalf("pending not kept: %+v", st)
 	}
 	st.Pending, st.NextSeq, st.Count, st.LastMs = nil, 9, 1, 1000
-	if err := d.CommitExport(st, []Exported{{Key: "claude/a", SHA256: "h1", StampMs: 1000}}); err != nil {
+	if err := d.PutSessions(&Session{Key: "claude/a", Agent: "claude"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CommitExport(st, []Exported{{Key: "claude/a", SHA256: "h1", StampMs: 1000}, {Key: "claude/gone", SHA256: "h2"}}); err != nil {
 		t.Fatal(err)
 	}
 	d2 := reopen(t, d, path)
@@ -29,7 +32,7 @@ func TestExportCursorSurvivesReopen(t *testing.T) {
 		t.Fatalf("cursor after reopen = %+v, %v", st, err)
 	}
 	got, err := d2.ExportedContent()
-	if err != nil || len(got) != 1 || got["claude/a"] != "h1" {
+	if err != nil || len(got) != 1 || got["claude/a"] != "h1" { // claude/gone has no record: forgotten meanwhile
 		t.Fatalf("exported = %v, %v", got, err)
 	}
 }
@@ -61,6 +64,9 @@ func TestExportsBucketCreatedOnFirstUse(t *testing.T) {
 	d.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketExports) })
 	if got, err := d.ExportedContent(); err != nil || len(got) != 0 {
 		t.Fatalf("exported = %v, %v", got, err)
+	}
+	if err := d.PutSessions(&Session{Key: "k", Agent: "claude"}); err != nil {
+		t.Fatal(err)
 	}
 	if err := d.CommitExport(ExportState{Count: 1}, []Exported{{Key: "k", SHA256: "h"}}); err != nil {
 		t.Fatal(err)

@@ -49,9 +49,10 @@ func (d *DB) Forget(sessions ...Forgotten) error {
 }
 
 // forgetSent deletes what the sinks' outboxes and the exports keep of a
-// session: its queued entry (the queue's sequence left behind names no
-// entry, and is skipped as a superseded one is) and the hashes of what was
-// last sent or exported.
+// session: its queued entry and its place in the queue, and the hashes of
+// what was last sent or exported. (A send or an export under way when the
+// session is forgotten records nothing of it afterwards: Ack and
+// CommitExport skip sessions without a record.)
 func forgetSent(tx *bolt.Tx, key []byte) error {
 	if ob := tx.Bucket(bucketOutbox); ob != nil {
 		c := ob.Cursor()
@@ -59,6 +60,13 @@ func forgetSent(tx *bolt.Tx, key []byte) error {
 			sb := ob.Bucket(k)
 			if v != nil || sb == nil {
 				continue
+			}
+			if pending, queue := sb.Bucket(bucketPending), sb.Bucket(bucketQueue); pending != nil && queue != nil {
+				if q, ok, _ := pendingEntry(pending, key); ok {
+					if err := queue.Delete(idKey(q.Seq)); err != nil {
+						return err
+					}
+				}
 			}
 			for _, name := range [][]byte{bucketPending, bucketSent} {
 				if b := sb.Bucket(name); b != nil {

@@ -103,6 +103,14 @@ func TestForgetTakesWhatWasSentAndExported(t *testing.T) {
 	if err := d.Forget(Forgotten{Session: "a"}); err != nil {
 		t.Fatal(err)
 	}
+	// A send and an export of a under way when it was forgotten record
+	// nothing of it.
+	if err := ob.Ack([]Delivered{{"a", qs[0].Seq, "h2"}}, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CommitExport(ExportState{}, []Exported{{Key: "a", Path: "a.json.gz", SHA256: "h2"}}); err != nil {
+		t.Fatal(err)
+	}
 	qs, _ = ob.Take(10)
 	if got := keysOf(qs); len(got) != 1 || got[0] != "b@h1" {
 		t.Errorf("queue after forgetting a: %v", got)
@@ -115,9 +123,16 @@ func TestForgetTakesWhatWasSentAndExported(t *testing.T) {
 		t.Errorf("exported after forgetting a: %v %v", exported, err)
 	}
 	if err := d.view(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketOutbox).Bucket([]byte("postgres")).Bucket(bucketSent).Get([]byte("a")); v != nil {
+		sb := tx.Bucket(bucketOutbox).Bucket([]byte("postgres"))
+		if v := sb.Bucket(bucketSent).Get([]byte("a")); v != nil {
 			t.Errorf("what was sent of a is kept: %q", v)
 		}
+		sb.Bucket(bucketQueue).ForEach(func(k, v []byte) error {
+			if string(v) == "a" {
+				t.Errorf("a is still in the queue")
+			}
+			return nil
+		})
 		return nil
 	}); err != nil {
 		t.Fatal(err)

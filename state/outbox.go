@@ -232,7 +232,7 @@ func (o *Outbox) Ack(done []Delivered, st SinkState) error {
 			if err != nil {
 				return err
 			}
-			if d.SHA256 != "" {
+			if d.SHA256 != "" && tx.Bucket(bucketSessions).Get([]byte(d.Key)) != nil { // not forgotten while it was sent
 				if err := sent.Put([]byte(d.Key), []byte(d.SHA256)); err != nil {
 					return err
 				}

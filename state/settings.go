@@ -16,6 +16,12 @@ import (
 // applies them to what is kept).
 const SettingExcludeKey = "excludeKey"
 
+// SettingExcludePending lists, one per line, the keys of sessions that
+// privacy.exclude covers and that could not all be forgotten yet (a map
+// that could not be removed, a commit that failed): the next start
+// forgets them whatever their logs say then (they may be gone).
+const SettingExcludePending = "excludePending"
+
 // SettingSalt is a random value of this database, which the daemon hashes
 // with what it keeps of a configuration (SettingExcludeKey).
 const SettingSalt = "salt"

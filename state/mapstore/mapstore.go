@@ -173,6 +173,42 @@ func (s *Store) RemoveMany(rels []string) []error {
 	return durable.RemoveFiles(paths)
 }
 
+// MapsOf returns the relative paths of the maps in the store of one
+// session, in whatever month they were filed: a look into each month's
+// directory of the agent, not a walk of every map.
+func (s *Store) MapsOf(agent, nativeID string) ([]string, error) {
+	var out []string
+	years, err := os.ReadDir(filepath.Join(s.Root, safe(agent)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	name := FileName(nativeID)
+	for _, y := range years {
+		if !y.IsDir() {
+			continue
+		}
+		months, err := os.ReadDir(filepath.Join(s.Root, safe(agent), y.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range months {
+			if !m.IsDir() {
+				continue
+			}
+			rel := filepath.Join(safe(agent), y.Name(), m.Name(), name)
+			if fi, err := os.Lstat(filepath.Join(s.Root, rel)); err == nil && fi.Mode().IsRegular() {
+				out = append(out, rel)
+			} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
 // List returns the relative paths of every map in the store, sorted.
 func (s *Store) List() ([]string, error) {
 	var out []string
