@@ -78,6 +78,7 @@ type Daemon struct {
 	reroute        map[uint64]bool            // sources moved to a name of another session
 	displaced      map[string]bool            // names a log moved onto took from another (movedOnto)
 	unforgotten    map[string]state.Forgotten // sessions privacy.exclude covers whose records could not be forgotten yet
+	unforgottenAt  time.Time                  // when they are tried again (retryUnforgotten)
 	excludeApplied int                        // times privacy.exclude was applied to what is kept
 	vacated        map[string]bool            // sessions whose events a reset or a rename took away
 	unreadable     map[string]*unreadableLog  // logs tried again on a schedule (unreadable.go)
@@ -406,6 +407,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 		d.pollRetries(ctx)
 		d.retryCommits(ctx)
 		d.retryUnreadable(ctx)
+		d.retryUnforgotten()
 		d.flushDue(ctx, d.opt.Clock.Now())
 		d.publish()
 		if release && ctx.Err() == nil { // not on the way out

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
@@ -295,7 +296,32 @@ func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Fo
 	if len(d.unforgotten) != before || len(d.unforgotten) > 0 {
 		d.recordUnforgotten()
 	}
+	if len(d.unforgotten) > 0 {
+		d.unforgottenAt = d.opt.Clock.Now().Add(unforgottenRetry)
+	}
 	return ok
+}
+
+// unforgottenRetry is how long a following daemon waits before it tries
+// again to forget the sessions it could not (a variable for the tests).
+var unforgottenRetry = time.Minute
+
+// retryUnforgotten tries again, when due, to forget the sessions that
+// privacy.exclude covers and that could not be forgotten: a daemon that
+// follows need not wait for a reload or a restart. It forgets only them;
+// the patterns' key is stored by the next full application (a reload, or
+// the next start).
+func (d *Daemon) retryUnforgotten() {
+	if len(d.unforgotten) == 0 || d.opt.Clock.Now().Before(d.unforgottenAt) {
+		return
+	}
+	stored, err := d.storedMaps()
+	if err != nil {
+		d.log.Error("cannot list the maps to remove those of excluded sessions", "component", "daemon", "err", err)
+		stored = nil
+	}
+	d.commitGroup()
+	d.forgetExcluded(stored, slices.Collect(maps.Values(d.unforgotten))...)
 }
 
 // recordUnforgotten keeps in the state the keys of the sessions still to

@@ -189,3 +189,63 @@ func secretRigForgetFailing(t *testing.T) *rig {
 	forgetInState = func(*state.DB, ...state.Forgotten) error { return errors.New("disk full") }
 	return r
 }
+
+// A following daemon tries again, on its own, to forget a session it
+// could not: no reload or restart is needed once the state has room.
+func TestUnforgottenSessionRetriedWhileFollowing(t *testing.T) {
+	r := secretRigForgetFailing(t)
+	var failing atomic.Bool
+	failing.Store(true)
+	forgetInState = func(db *state.DB, fs ...state.Forgotten) error {
+		if failing.Load() {
+			return errors.New("disk full")
+		}
+		return db.Forget(fs...)
+	}
+	defer func(d time.Duration) { unforgottenRetry = d }(unforgottenRetry)
+	unforgottenRetry = 20 * time.Millisecond
+	opt := r.opts(false)
+	opt.Control = true
+	opt.Exclude = func(dir string) bool { return strings.HasPrefix(dir, "/secret") }
+	opt.ExcludeKey = "k1"
+	stop := follow(t, New(opt))
+	defer stop()
+	excluded := func() int {
+		c, err := Connect(r.data)
+		if err != nil {
+			return -1
+		}
+		st, err := c.Status(context.Background())
+		if err != nil {
+			return -1
+		}
+		return st.Excluded
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	before := excluded()
+	for ; before < 0; before = excluded() {
+		if time.Now().After(deadline) {
+			t.Fatal("no control socket")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // retries that fail change nothing
+	if n := excluded(); n != before {
+		t.Fatalf("excluded went from %d to %d while the state could not forget", before, n)
+	}
+	failing.Store(false) // the disk has room again
+	for excluded() <= before {
+		if time.Now().After(deadline) {
+			t.Fatal("the session left to forget was not tried again")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	db := openState(t, r)
+	defer db.Close()
+	_, sessions, _ := db.Load()
+	pending, _ := db.Setting(state.SettingExcludePending)
+	if len(sessions) != 1 || pending != "" {
+		t.Fatalf("state: %d sessions, left to forget %q", len(sessions), pending)
+	}
+}

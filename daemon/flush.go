@@ -78,6 +78,9 @@ func (d *Daemon) nextDue(now time.Time) (time.Time, bool) {
 	if at, ok := d.unreadableDue(); ok {
 		consider(at)
 	}
+	if len(d.unforgotten) > 0 {
+		consider(d.unforgottenAt)
+	}
 	if found && next.Before(now) {
 		next = now
 	}

@@ -270,7 +270,11 @@ func (f *following) status(when string) {
 		if st, err = f.client().Status(context.Background()); err != nil {
 			f.t.Fatal(err)
 		}
-		if len(st.Agents) == 1 && st.Agents[0].Live == 0 || time.Now().After(deadline) {
+		// Files > 0 too: the status is a snapshot the loop publishes at
+		// the end of an iteration, and a first catch-up may write and let
+		// go of every session within one (the initial snapshot, with no
+		// file yet, has no live session either).
+		if len(st.Agents) == 1 && st.Agents[0].Live == 0 && st.Agents[0].Files > 0 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
