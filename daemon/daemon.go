@@ -79,6 +79,7 @@ type Daemon struct {
 	displaced      map[string]bool            // names a log moved onto took from another (movedOnto)
 	unforgotten    map[string]state.Forgotten // sessions privacy.exclude covers whose records could not be forgotten yet
 	unforgottenAt  time.Time                  // when they are tried again (retryUnforgotten)
+	keptOutBefore  []string                   // logs privacy.exclude kept out before a reload changed it (readKeptOut)
 	excludeApplied int                        // times privacy.exclude was applied to what is kept
 	vacated        map[string]bool            // sessions whose events a reset or a rename took away
 	unreadable     map[string]*unreadableLog  // logs tried again on a schedule (unreadable.go)
@@ -398,6 +399,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 				wg.Wait()
 				startWatcher()
 			}
+			d.readKeptOut(ctx)
 		case r := <-d.flushReq:
 			r.reply <- d.flushNow(ctx, r)
 		case reply := <-d.scanReq:

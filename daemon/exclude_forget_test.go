@@ -249,3 +249,56 @@ func TestUnforgottenSessionRetriedWhileFollowing(t *testing.T) {
 		t.Fatalf("state: %d sessions, left to forget %q", len(sessions), pending)
 	}
 }
+
+// A log privacy.exclude kept out is read once a reload no longer covers
+// it, not only when it next changes (the watcher reports changes only).
+func TestExcludeLiftedReadsTheLogsKeptOut(t *testing.T) {
+	r, opt, d, deadline := followingWithSecret(t)
+	if r.mapOf("s2") != "" {
+		t.Fatal("s2 mapped")
+	}
+	d.Reconfigure(Live{Idle: r.idle, Roots: opt.Roots, Mapper: fakeMapper})
+	for r.mapOf("s2") == "" && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r.mapOf("s2") == "" {
+		t.Fatal("s2 not mapped after the pattern went")
+	}
+}
+
+// A log kept out is judged again when it changes: emptied and written
+// with another session's lines, whose directory no pattern covers, it is
+// read (it was kept out for as long as the same file stayed there).
+func TestKeptOutLogJudgedAgainWhenItChanges(t *testing.T) {
+	r, _, _, deadline := followingWithSecret(t)
+	p := filepath.Join(r.proj, "s2.jsonl")
+	if err := os.Truncate(p, 0); err != nil { // the same file, emptied
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	r.append("s2.jsonl", cwdLine("s3", "user", "/w/other"), line("s3", "llm"))
+	for r.mapOf("s3") == "" && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r.mapOf("s3") == "" || r.mapOf("s2") != "" {
+		t.Fatalf("maps: s3 %q, s2 %q", r.mapOf("s3"), r.mapOf("s2"))
+	}
+}
+
+// followingWithSecret starts a following daemon over s1 (in /w/app) and
+// s2 (in /secret/x, which privacy.exclude covers), and waits for s1's map.
+// It returns the deadline of the test's waits.
+func followingWithSecret(t *testing.T) (*rig, Options, *Daemon, time.Time) {
+	r, opt := quickRig(t, time.Hour)
+	r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"))
+	r.append("s2.jsonl", cwdLine("s2", "user", "/secret/x"))
+	opt.Exclude = func(dir string) bool { return strings.HasPrefix(dir, "/secret") }
+	opt.ExcludeKey = "k1"
+	d := New(opt)
+	t.Cleanup(follow(t, d))
+	deadline := time.Now().Add(5 * time.Second)
+	for r.mapOf("s1") == "" && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return r, opt, d, deadline
+}

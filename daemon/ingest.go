@@ -185,7 +185,13 @@ func (d *Daemon) end(key string) {
 func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
 	defer d.dropVisited()
 	if d.isExcluded(f) {
-		return
+		// The same file, changed: it is judged again, as its first
+		// records may name another directory now (emptied and written
+		// again, rewritten in place).
+		if excluded, wait := d.excludedLog(f, f.Form); excluded || wait {
+			return
+		}
+		delete(d.excluded, f.Path)
 	}
 	if d.stillIgnored(f) {
 		return

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"slices"
 	"time"
 
@@ -57,6 +58,9 @@ func (d *Daemon) reconfigure(l Live) bool {
 		// session let go of up again and read every kept log's first
 		// lines. Patterns without a key are applied at each reload, and
 		// any with sessions still to forget.
+		for path := range d.excluded {
+			d.keptOutBefore = append(d.keptOutBefore, path)
+		}
 		clear(d.excluded)
 		d.agreeWithExclude()
 	}
@@ -64,4 +68,28 @@ func (d *Daemon) reconfigure(l Live) bool {
 	d.roots = l.Roots
 	d.log.Info("configuration reloaded", "component", "daemon", "roots", len(d.roots), "rootsChanged", changed)
 	return changed
+}
+
+// readKeptOut looks again at the logs privacy.exclude kept out before a
+// reload changed it: one the new patterns allow is read from its start
+// now, not when it next changes (the watcher reports changes only, and an
+// excluded log left alone would never be read until a restart).
+func (d *Daemon) readKeptOut(ctx context.Context) {
+	if len(d.keptOutBefore) == 0 {
+		return
+	}
+	was := map[string]bool{}
+	for _, p := range d.keptOutBefore {
+		was[p] = true
+	}
+	d.keptOutBefore = nil
+	var files []watchers.FileStat
+	for _, f := range watchers.Scan(d.roots) {
+		if was[f.Path] {
+			files = append(files, f)
+		}
+	}
+	if len(files) > 0 {
+		d.ingest(ctx, watchers.Update{Files: files})
+	}
 }
