@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -25,6 +26,12 @@ var (
 		"how many random histories (seeds 1 to N) TestRetiringDaemonMatchesKeepingDaemonOnRandomHistories plays")
 	randomHistorySteps = flag.Int("random-history-steps", 40, "how many steps each of those histories has")
 	randomHistorySeed  = flag.Uint64("random-history-seed", 0, "play only the random history of this seed")
+	// Histories with privacy.exclude reloads: the lines name a working
+	// directory per session and, now and then, a reload covers one more
+	// (or none). Off by default: some seeds do not settle yet (a log the
+	// harness expects read is not, in both daemons alike), which is still
+	// to be understood.
+	randomHistoryExclude = flag.Bool("random-history-exclude", false, "play histories with privacy.exclude reloads")
 )
 
 // A daemon that lets go of its quiet sessions must end any history as one
@@ -81,6 +88,9 @@ func playRandomHistory(t *testing.T, seed uint64, steps int) {
 		case restartDaemons:
 			kept.restart()
 			retiring.restart()
+		case excludeSessions:
+			kept.exclude(s)
+			retiring.exclude(s)
 		case flushOne, flushAll, scanAll:
 			k, r := kept.command(s), retiring.command(s)
 			if k != r {
@@ -197,6 +207,7 @@ type home struct {
 	trash    string // the files of deleted and replaced logs (see keep)
 	spare    string // files written whole before they are renamed into place
 	files    int
+	excluded []string // the working directories privacy.exclude covers
 }
 
 func startHome(t *testing.T, name string, retireAfter time.Duration, first []step) *home {
@@ -316,6 +327,28 @@ func (h *home) renameIn(p, content string) error {
 	return os.Rename(tmp, p)
 }
 
+// exclude reloads the daemon with privacy.exclude covering one more
+// session's working directory, or none (s.id ""); a restart keeps them.
+func (h *home) exclude(s step) {
+	h.t.Helper()
+	if s.id == "" {
+		h.excluded = nil
+	} else {
+		h.excluded = append(h.excluded, historyCWD(s.id))
+	}
+	dirs := slices.Clone(h.excluded)
+	h.opt.Exclude, h.opt.ExcludeKey = nil, ""
+	if len(dirs) > 0 {
+		h.opt.Exclude = func(dir string) bool { return slices.Contains(dirs, dir) }
+		h.opt.ExcludeKey = strings.Join(dirs, ",")
+	}
+	h.f.d.Reconfigure(Live{Idle: h.opt.Idle, TurnEndQuiet: h.opt.TurnEndQuiet, Roots: h.opt.Roots, Mapper: h.opt.Mapper,
+		Exclude: h.opt.Exclude, ExcludeKey: h.opt.ExcludeKey})
+}
+
+// historyCWD is the working directory a history's session names.
+func historyCWD(session string) string { return "/w/" + session }
+
 // command sends a step's command to the daemon and says what it answered.
 func (h *home) command(s step) string {
 	h.t.Helper()
@@ -349,6 +382,21 @@ func (h *home) status() string {
 		out = append(out, fmt.Sprintf("status: %s has %d skipped lines", s.Session, s.Lines))
 	}
 	return strings.Join(out, "\n")
+}
+
+// keptOut reports whether privacy.exclude keeps the log at p out: its first
+// line names a working directory it covers.
+func (h *home) keptOut(p string) bool {
+	b, err := os.ReadFile(p)
+	if err != nil || len(h.excluded) == 0 {
+		return false
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	var l struct {
+		CWD string `json:"cwd"`
+	}
+	json.Unmarshal([]byte(first), &l)
+	return slices.Contains(h.excluded, l.CWD)
 }
 
 // settled returns the maps and state records of the home (seen), and why its
@@ -391,7 +439,7 @@ func (h *home) settled() (seen, why string) {
 		}
 	}
 	for p, fi := range onDisk {
-		if !followed[p] && fi.Size() > 0 { // an empty log routes nowhere yet
+		if !followed[p] && fi.Size() > 0 && !h.keptOut(p) { // an empty log routes nowhere yet
 			return seen, fmt.Sprintf("%s is not followed to its end", rel(p))
 		}
 	}
@@ -461,6 +509,7 @@ const (
 	flushAll
 	scanAll
 	restartDaemons
+	excludeSessions // privacy.exclude reloaded: one more session's directory, or none
 )
 
 func (s step) String() string {
@@ -487,6 +536,11 @@ func (s step) String() string {
 		return "scan"
 	case restartDaemons:
 		return "restart the daemons"
+	case excludeSessions:
+		if s.id == "" {
+			return "privacy.exclude emptied"
+		}
+		return "privacy.exclude covers " + s.id + " too"
 	}
 	return "?"
 }
@@ -563,10 +617,14 @@ func (h *history) linesOf(session, parent string, n int) string {
 	for i := 0; i < n; i++ {
 		h.lines++
 		kind := historyKinds[h.rng.IntN(len(historyKinds))]
+		cwd := ""
+		if *randomHistoryExclude {
+			cwd = fmt.Sprintf(`,"cwd":%q`, historyCWD(session))
+		}
 		if i == 0 && parent != "" {
-			fmt.Fprintf(&b, `{"s":%q,"p":%q,"k":%q,"u":%d}`+"\n", session, parent, kind, h.lines)
+			fmt.Fprintf(&b, `{"s":%q,"p":%q,"k":%q,"u":%d%s}`+"\n", session, parent, kind, h.lines, cwd)
 		} else {
-			fmt.Fprintf(&b, `{"s":%q,"k":%q,"u":%d}`+"\n", session, kind, h.lines)
+			fmt.Fprintf(&b, `{"s":%q,"k":%q,"u":%d%s}`+"\n", session, kind, h.lines, cwd)
 		}
 	}
 	return b.String()
@@ -724,9 +782,14 @@ func (h *history) try(w int) (step, bool) {
 		}
 		h.malformed++
 		return step{kind: appendLines, path: p, content: "not a line\n"}, true
-	case w < 89: // a flush of one session, by native id, key or prefix, or of none
+	case w < 87 || w < 89 && !*randomHistoryExclude: // a flush of one session, by native id, key or prefix, or of none
 		ids := append(append([]string{"claude/s2", "s", "c", "zz"}, historySessions...), historyChildren...)
 		return step{kind: flushOne, id: h.one(ids)}, true
+	case w < 89: // privacy.exclude covers one more session (a child too), or, now and then, none
+		if h.rng.IntN(4) == 0 {
+			return step{kind: excludeSessions}, true
+		}
+		return step{kind: excludeSessions, id: h.one(append(slices.Clone(historySessions), historyChildren...))}, true
 	case w < 93:
 		return step{kind: flushAll}, true
 	case w < 97:
