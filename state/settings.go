@@ -9,7 +9,8 @@ import (
 // Settings are small values the daemon keeps about its own configuration
 // beside the layout version, in the meta bucket, sealed as every value is.
 // Only what the daemon needs to tell a change of configuration between two
-// runs is kept there, never a user's text (a hash of it).
+// runs, and what it still owes to one, is kept there: never a user's text
+// (a hash of it), at most session keys the records name anyway.
 
 // SettingExcludeKey is the key of the privacy.exclude patterns the records
 // were last made to agree with (daemon: a start with other patterns
