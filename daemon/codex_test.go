@@ -125,7 +125,7 @@ func TestExcludedCompressedRollout(t *testing.T) {
 	// A pattern reloaded into a running daemon sees the kept copy's cwd.
 	d := New(r.opts(false))
 	d.opt.Exclude = func(dir string) bool { return dir == "/w/app" }
-	if excluded, _ := d.sessionExcluded(srcs); !excluded {
+	if covered, _ := d.coveredLogs(srcs); len(covered) == 0 {
 		t.Fatal("a session read from a compressed copy not covered by a pattern on its cwd")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,9 +30,11 @@ import (
 // identity changes. Its Claude subagent logs and Codex child rollouts carry
 // their own cwd and are caught the same way, and so are Codex rollouts'
 // compressed copies, read through zstd. A pattern added while running
-// (Reconfigure) or between two runs (excludeChanged) forgets the sessions
-// already kept that it covers: map, events, sources and record
-// (purgeExcluded).
+// (Reconfigure) or between two runs (excludeChanged) forgets the logs
+// already kept that it covers, judged one by one as new logs are: their
+// events and sources, the session's map written again without them, or
+// the whole session (map, events, sources and record) when none of its
+// logs is left (purgeExcluded).
 //
 // A Claude log whose first records name no cwd yet (a summary line, a file
 // snapshot) is left unrouted until one does, so no event of it is stored
@@ -153,9 +156,12 @@ func (d *Daemon) isExcluded(f watchers.FileStat) bool {
 	return false
 }
 
-// purgeExcluded applies privacy.exclude to what is already kept: a session
-// whose log now matches is forgotten (forgetExcluded: its maps go, then
-// its events, sources and record leave the state). It reports false when
+// purgeExcluded applies privacy.exclude to what is already kept, log by
+// log as a running daemon keeps new logs out: a log whose first records
+// now name a covered directory leaves the state with its events, and its
+// session's map is written again without it; a session all of whose logs
+// are covered is forgotten whole (forgetExcluded: its maps go, then its
+// events, sources and record leave the state). It reports false when
 // something is left to do at the next start or reload: a log that could
 // not be read, a session whose records could not be read back, forgotten
 // or whose map could not be removed.
@@ -179,20 +185,12 @@ func (d *Daemon) purgeExcluded() (ok bool) {
 		d.log.Error("cannot list the maps to remove those of excluded sessions", "component", "daemon", "err", err)
 		ok = false
 	}
-	var covered []state.Forgotten
-	forget := func() {
-		if !d.forgetExcluded(stored, covered...) {
-			ok = false
-		}
-		covered = covered[:0]
-	}
-	// Sessions covered before whose records are still there first: they
-	// are out of memory already, and go whatever the patterns now say
-	// (their logs, kept out until now, are met as new ones).
+	var all forgetting
+	// What was found covered before and is still in the state first: it
+	// is out of memory already, and goes whatever the patterns now say
+	// (its logs, kept out until now, are met as new ones).
 	for _, f := range d.unforgotten {
-		if covered = append(covered, f); len(covered) == forgetBatch {
-			forget()
-		}
+		all.add(f)
 	}
 	pending := d.pendingExcluded()
 	if d.opt.Exclude != nil || len(pending) > 0 {
@@ -204,25 +202,81 @@ func (d *Daemon) purgeExcluded() (ok bool) {
 		}
 		for _, key := range d.sessionKeys() {
 			srcs := bySession[key]
-			excluded, sure := pending[key], true
-			if !excluded && d.opt.Exclude != nil {
-				excluded, sure = d.sessionExcluded(srcs)
+			var covered []*state.Source
+			ids, listed := pending[key]
+			whole := listed && len(ids) == 0
+			switch {
+			case whole:
+				covered = srcs
+			case listed:
+				for _, s := range srcs {
+					if slices.Contains(ids, s.ID) {
+						covered = append(covered, s)
+					}
+				}
 			}
-			if !sure {
-				ok = false // looked at again: at the next start, or reload
+			if d.opt.Exclude != nil && len(covered) < len(srcs) {
+				more, sure := d.coveredLogs(srcs)
+				if !sure {
+					ok = false // looked at again: at the next start, or reload
+				}
+				for _, s := range more {
+					if !slices.Contains(covered, s) {
+						covered = append(covered, s)
+					}
+				}
 			}
-			if !excluded {
+			switch {
+			case len(covered) == 0 && !whole:
 				continue
-			}
-			if covered = append(covered, state.Forgotten{Session: key, Sources: srcs}); len(covered) == forgetBatch {
-				forget()
+			case len(covered) == len(srcs):
+				all.add(state.Forgotten{Session: key, Sources: srcs})
+			default:
+				all.add(state.Forgotten{Session: key, Sources: covered, OnlySources: true})
 			}
 		}
 	}
-	if len(covered) > 0 {
-		forget()
+	for batch := range slices.Chunk(all.list(), forgetBatch) {
+		if !d.forgetExcluded(stored, batch...) {
+			ok = false
+		}
 	}
 	return ok
+}
+
+// forgetting gathers what a purge forgets, one entry a session: a session
+// found covered whole takes in what was to leave of it before, and the
+// covered sources of one that stays add up.
+type forgetting struct {
+	order []string
+	by    map[string]state.Forgotten
+}
+
+func (g *forgetting) add(f state.Forgotten) {
+	if g.by == nil {
+		g.by = map[string]state.Forgotten{}
+	}
+	had, ok := g.by[f.Session]
+	if !ok {
+		g.order = append(g.order, f.Session)
+		g.by[f.Session] = f
+		return
+	}
+	srcs := slices.Clone(had.Sources)
+	for _, s := range f.Sources {
+		if !slices.ContainsFunc(srcs, func(h *state.Source) bool { return h.ID == s.ID }) {
+			srcs = append(srcs, s)
+		}
+	}
+	g.by[f.Session] = state.Forgotten{Session: f.Session, Sources: srcs, OnlySources: had.OnlySources && f.OnlySources}
+}
+
+func (g *forgetting) list() []state.Forgotten {
+	out := make([]state.Forgotten, 0, len(g.order))
+	for _, k := range g.order {
+		out = append(out, g.by[k])
+	}
+	return out
 }
 
 // forgetBatch is how many sessions applying privacy.exclude forgets in one
@@ -231,15 +285,19 @@ func (d *Daemon) purgeExcluded() (ok bool) {
 // sessions; bounded, so that one transaction's pages stay few.
 const forgetBatch = 256
 
-// forgetExcluded forgets sessions privacy.exclude covers: their maps go
+// forgetExcluded forgets sessions privacy.exclude covers, or some of
+// their logs (OnlySources): the maps of the sessions forgotten whole go
 // (those stored lists by session, and the one each record names), then
 // their events, sources and records leave the state in one transaction,
-// and their logs on disk are kept out from now on. The maps go first, for
-// good: a crash before the transaction leaves the sessions kept, and
-// forgotten at the next start, where a crash between the transaction and
-// the maps' removal left maps that no record named any more. A session
-// whose map cannot be removed keeps its records until it can be, and one
-// the state cannot forget keeps them too; either way it is let go of here
+// and their logs on disk are kept out from now on; a session that keeps
+// logs is written again in the same transaction, its Gen advanced, and so
+// is the parent of a child rollout forgotten, so that their maps are
+// written again without what left. The maps go first, for good: a crash
+// before the transaction leaves the sessions kept, and forgotten at the
+// next start, where a crash between the transaction and the maps' removal
+// left maps that no record named any more. A session whose map cannot be
+// removed keeps its records until it can be, and one the state cannot
+// forget keeps them too; either way what was to leave is let go of here
 // (never read or mapped again by this daemon), is tried again whenever the
 // patterns are applied (unforgotten), and false is returned.
 func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Forgotten) bool {
@@ -247,6 +305,9 @@ func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Fo
 	var maps []string
 	var of []int // the session of each map
 	for i, f := range sessions {
+		if f.OnlySources {
+			continue // its map is written again without them
+		}
 		rels := stored[f.Session]
 		if sess := d.sessions[f.Session]; sess != nil && sess.Flush != nil && sess.Flush.Path != "" && !slices.Contains(rels, sess.Flush.Path) {
 			rels = append(rels, sess.Flush.Path)
@@ -260,10 +321,10 @@ func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Fo
 	if stored == nil {
 		// The store could not be listed: maps its record does not name
 		// may be left, so its records stay to find them by next time.
-		for i := range kept {
-			kept[i] = true
+		for i, f := range sessions {
+			kept[i] = !f.OnlySources
 		}
-		ok = false
+		ok = !slices.Contains(kept, true)
 	}
 	for j, err := range d.store.RemoveMany(maps) {
 		if err != nil {
@@ -272,10 +333,19 @@ func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Fo
 		}
 	}
 	gone := make([]state.Forgotten, 0, len(sessions))
+	var rewritten []*state.Session // in memory, by their copies in gone
 	for i, f := range sessions {
-		if !kept[i] {
-			gone = append(gone, f)
+		if kept[i] {
+			continue
 		}
+		f.Rewrite = nil
+		for _, sess := range d.rewrittenWithout(f) {
+			c := *sess
+			c.Gen++
+			f.Rewrite = append(f.Rewrite, &c)
+			rewritten = append(rewritten, sess)
+		}
+		gone = append(gone, f)
 	}
 	inState := len(gone) > 0
 	if inState {
@@ -284,14 +354,31 @@ func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Fo
 			inState, ok = false, false
 		}
 	}
+	// In memory whether or not the state could forget them: what leaves
+	// is let go of below, and the maps are written without it now.
+	for _, sess := range rewritten {
+		sess.Gen++
+		d.mark(sess.Key)
+	}
 	before := len(d.unforgotten)
 	for i, f := range sessions {
-		if inState && !kept[i] {
+		done := inState && !kept[i]
+		if done {
 			delete(d.unforgotten, f.Session)
 		} else {
+			if had, ok := d.unforgotten[f.Session]; ok {
+				var g forgetting
+				g.add(had)
+				g.add(f)
+				f = g.by[f.Session]
+			}
 			d.unforgotten[f.Session] = f
 		}
-		d.forgotten(f.Session, f.Sources, inState && !kept[i])
+		if f.OnlySources {
+			d.forgottenLogs(f.Session, f.Sources, done)
+		} else {
+			d.forgotten(f.Session, f.Sources, done)
+		}
 	}
 	if len(d.unforgotten) != before || len(d.unforgotten) > 0 {
 		d.recordUnforgotten()
@@ -300,6 +387,33 @@ func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Fo
 		d.unforgottenAt = d.opt.Clock.Now().Add(unforgottenRetry)
 	}
 	return ok
+}
+
+// rewrittenWithout returns the sessions whose maps change when f leaves
+// the state: the session itself when it keeps logs, and the parent whose
+// map holds its lane.
+func (d *Daemon) rewrittenWithout(f state.Forgotten) []*state.Session {
+	var out []*state.Session
+	sess := d.sessions[f.Session]
+	if sess == nil {
+		sess, _ = d.restore(f.Session)
+	}
+	if sess == nil {
+		return nil // let go of already: nothing of it is in memory
+	}
+	if f.OnlySources {
+		out = append(out, sess)
+	}
+	if sess.Parent != "" {
+		parent := d.sessions[sess.Parent]
+		if parent == nil {
+			parent, _ = d.restore(sess.Parent)
+		}
+		if parent != nil {
+			out = append(out, parent)
+		}
+	}
+	return out
 }
 
 // unforgottenRetry is how long a following daemon waits before it tries
@@ -325,33 +439,84 @@ func (d *Daemon) retryUnforgotten() {
 }
 
 // recordUnforgotten keeps in the state the keys of the sessions still to
-// forget (SettingExcludePending), so that the next start forgets them even
-// when their logs are gone by then and could not tell it they are covered.
+// forget (SettingExcludePending), each with the ids of its sources when
+// only they are to leave, so that the next start forgets them even when
+// their logs are gone by then and could not tell it they are covered.
 // When that cannot be written either (the disk that failed the forget), the
 // next start judges them by their logs again.
 func (d *Daemon) recordUnforgotten() {
-	keys := slices.Sorted(maps.Keys(d.unforgotten))
-	if err := d.db.PutSetting(state.SettingExcludePending, strings.Join(keys, "\n")); err != nil {
+	lines := make([]string, 0, len(d.unforgotten))
+	for _, key := range slices.Sorted(maps.Keys(d.unforgotten)) {
+		f := d.unforgotten[key]
+		if !f.OnlySources {
+			lines = append(lines, key)
+			continue
+		}
+		ids := make([]string, 0, len(f.Sources))
+		for _, s := range f.Sources {
+			ids = append(ids, strconv.FormatUint(s.ID, 10))
+		}
+		lines = append(lines, key+"\t"+strings.Join(ids, " "))
+	}
+	if err := d.db.PutSetting(state.SettingExcludePending, strings.Join(lines, "\n")); err != nil {
 		d.log.Error("cannot record which excluded sessions are still to forget", "component", "daemon", "err", err)
 	}
 }
 
-// pendingExcluded is the set of sessions an earlier run found covered and
-// could not forget (recordUnforgotten).
-func (d *Daemon) pendingExcluded() map[string]bool {
+// pendingExcluded is what an earlier run found covered and could not
+// forget (recordUnforgotten): by session key, the ids of the sources to
+// forget, none for the whole session.
+func (d *Daemon) pendingExcluded() map[string][]uint64 {
 	v, err := d.db.Setting(state.SettingExcludePending)
 	if err != nil || v == "" {
 		return nil
 	}
-	out := map[string]bool{}
-	for _, k := range strings.Split(v, "\n") {
-		out[k] = true
+	out := map[string][]uint64{}
+	for _, line := range strings.Split(v, "\n") {
+		key, list, partial := strings.Cut(line, "\t")
+		if !partial {
+			out[key] = nil
+			continue
+		}
+		var ids []uint64
+		for _, f := range strings.Fields(list) {
+			if id, err := strconv.ParseUint(f, 10, 64); err == nil {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) > 0 {
+			out[key] = append(out[key], ids...)
+		} else if _, had := out[key]; !had {
+			out[key] = nil // unreadable: the whole session, to be safe
+		}
 	}
 	return out
 }
 
-// forgetExcludedNow forgets one session found covered outside a purge (a
-// log of it back where privacy.exclude keeps it out). When that cannot be
+// forgetLogNow forgets a log found covered outside a purge (back where
+// privacy.exclude keeps it out), with the session's deleted logs
+// (deletedLogs): its session with them when they are all it has, else
+// they alone, the session's map written again without them.
+func (d *Daemon) forgetLogNow(s *state.Source) {
+	srcs := d.sourcesOf(s.Session)
+	if !slices.Contains(srcs, s) {
+		srcs = append(srcs, s)
+	}
+	covered := []*state.Source{s}
+	for _, o := range deletedLogs(srcs) {
+		if o != s {
+			covered = append(covered, o)
+		}
+	}
+	if len(covered) < len(srcs) {
+		d.forgetExcludedNow(state.Forgotten{Session: s.Session, Sources: covered, OnlySources: true})
+		return
+	}
+	d.forgetExcludedNow(state.Forgotten{Session: s.Session, Sources: srcs})
+}
+
+// forgetExcludedNow forgets what privacy.exclude covers found outside a
+// purge (a log back where privacy.exclude keeps it out). When that cannot be
 // done, the patterns' key kept in the state is cleared, so that the next
 // start applies them again whatever this daemon does before it stops.
 func (d *Daemon) forgetExcludedNow(f state.Forgotten) {
@@ -375,32 +540,12 @@ func (d *Daemon) forgetExcludedNow(f state.Forgotten) {
 var forgetInState = (*state.DB).Forget
 
 // forgotten lets go of what the daemon held of an excluded session, which
-// the state has forgotten (inState) or will at the next attempt.
+// the state has forgotten (inState) or will at the next attempt. (A
+// parent whose map held its lane was marked by forgetExcluded.)
 func (d *Daemon) forgotten(key string, srcs []*state.Source, inState bool) {
 	agent := ""
 	sess := d.sessions[key]
-	for _, s := range srcs {
-		delete(d.srcs, s.ID)
-		if d.byPath[s.Path] == s { // a deleted log's name may be another log's since
-			delete(d.byPath, s.Path)
-		}
-		delete(d.parsers, s.ID)
-		if !s.Missing {
-			d.excluded[s.Path] = watchers.FileID{Dev: s.Dev, Ino: s.Ino}
-		}
-	}
-	if sess != nil && sess.Parent != "" {
-		// A child rollout is a lane of its parent's map: the parent's
-		// map is written again without it.
-		parent := d.sessions[sess.Parent]
-		if parent == nil {
-			parent, _ = d.restore(sess.Parent)
-		}
-		if parent != nil {
-			parent.Gen++
-			d.mark(parent.Key)
-		}
-	}
+	d.keepOut(srcs)
 	d.letGo(key, srcs)
 	delete(d.sessions, key)
 	delete(d.retry, key)
@@ -412,6 +557,44 @@ func (d *Daemon) forgotten(key string, srcs []*state.Source, inState bool) {
 		agent = sess.Agent
 	}
 	d.log.Info("session forgotten: privacy.exclude now covers it", "component", "daemon", "agent", agent)
+}
+
+// forgottenLogs lets go of the logs of a session that privacy.exclude
+// covers while the session keeps others: their records and held events
+// go, and the files are kept out from now on. The session was marked by
+// forgetExcluded, to be written again from the logs it keeps.
+func (d *Daemon) forgottenLogs(key string, srcs []*state.Source, inState bool) {
+	d.keepOut(srcs)
+	if d.holding() {
+		// Its held events are those of every source or none.
+		d.letGo(key, d.sourcesOf(key))
+	}
+	d.letGo(key, srcs)
+	if !inState {
+		return
+	}
+	d.excludedCount += len(srcs)
+	agent := ""
+	if sess := d.sessions[key]; sess != nil {
+		agent = sess.Agent
+	}
+	d.log.Info("logs of a session forgotten: privacy.exclude now covers them; its map is written again without them", "component", "daemon",
+		"agent", agent, "logs", len(srcs))
+}
+
+// keepOut drops the records of logs privacy.exclude covers from memory and
+// keeps their files out while they stay the same.
+func (d *Daemon) keepOut(srcs []*state.Source) {
+	for _, s := range srcs {
+		delete(d.srcs, s.ID)
+		if d.byPath[s.Path] == s { // a deleted log's name may be another log's since
+			delete(d.byPath, s.Path)
+		}
+		delete(d.parsers, s.ID)
+		if !s.Missing {
+			d.excluded[s.Path] = watchers.FileID{Dev: s.Dev, Ino: s.Ino}
+		}
+	}
 }
 
 // excludeChanged applies privacy.exclude patterns that differ from those
@@ -477,12 +660,12 @@ func (d *Daemon) storedExcludeKey() string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// sessionExcluded reports whether one of a session's logs still on disk
-// names an excluded cwd first; sure is false when a log not known to be
-// deleted could not be read (moved away or on a root not mounted while the
-// daemon was stopped: it may come back, and its record would take it up
-// without a look at its cwd).
-func (d *Daemon) sessionExcluded(srcs []*state.Source) (excluded, sure bool) {
+// coveredLogs returns a session's logs still on disk whose first records
+// name an excluded cwd; sure is false when a log not known to be deleted
+// could not be read (moved away or on a root not mounted while the daemon
+// was stopped: it may come back, and its record would take it up without
+// a look at its cwd).
+func (d *Daemon) coveredLogs(srcs []*state.Source) (covered []*state.Source, sure bool) {
 	sure = true
 	for _, s := range srcs {
 		if s.Missing || s.Form != watchers.FormLines && !isCompressedCopy(s.Path, s.Form) {
@@ -500,8 +683,25 @@ func (d *Daemon) sessionExcluded(srcs []*state.Source) (excluded, sure bool) {
 			continue
 		}
 		if cwd, _ := sniffCWD(s.Path); cwd != "" && d.opt.Exclude(cwd) {
-			return true, true
+			covered = append(covered, s)
 		}
 	}
-	return false, sure
+	if len(covered) > 0 {
+		covered = append(covered, deletedLogs(srcs)...)
+	}
+	return covered, sure
+}
+
+// deletedLogs returns the logs of a session known to be deleted. Their
+// events stay, but their first records cannot be read any more: when
+// another log of the session is covered, they go with it (a session's logs
+// mostly name one directory, and what cannot be told is not kept).
+func deletedLogs(srcs []*state.Source) []*state.Source {
+	var out []*state.Source
+	for _, s := range srcs {
+		if s.Missing {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -352,12 +352,13 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 // that a deleted log's record would take up again (back under its name or
 // another): it is looked at as any log found is, since it may have been
 // away while a pattern covering it was added. One covered takes its
-// session's records with it; one whose cwd is not known yet waits.
+// records with it (its session's, when it was the session's only log); one
+// whose cwd is not known yet waits.
 func (d *Daemon) keptOutOnReturn(old *state.Source, f watchers.FileStat) bool {
 	excluded, wait := d.excludedLog(f, f.Form)
 	if excluded {
 		d.commitGroup()
-		d.forgetExcludedNow(state.Forgotten{Session: old.Session, Sources: d.sourcesOf(old.Session)})
+		d.forgetLogNow(old)
 		d.skipExcluded(f)
 	}
 	return excluded || wait

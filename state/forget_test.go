@@ -62,6 +62,71 @@ func TestForgetSessions(t *testing.T) {
 	}
 }
 
+// Forget with OnlySources takes the sources given out of a session and
+// keeps the rest of it: its other sources and their events, and its record,
+// written as Rewrite has it in the same transaction, as is a parent's.
+func TestForgetOnlySomeSources(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	fill(t, path)
+	d, srcs := openLoaded(t, path)
+	bySession := map[string][]*Source{}
+	for _, s := range srcs {
+		bySession[s.Session] = append(bySession[s.Session], s)
+	}
+	_, sessions, err := d.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := map[string]*Session{}
+	for _, s := range sessions {
+		records[s.Key] = s
+	}
+	kept, parent := *records["claude/sb"], *records["claude/sd"]
+	kept.Gen, parent.Gen = 41, 42
+	leaving := bySession["claude/sb"][:3]
+	if err := d.Forget(Forgotten{Session: "claude/sb", Sources: leaving, OnlySources: true,
+		Rewrite: []*Session{&kept, &parent}}); err != nil {
+		t.Fatal(err)
+	}
+	srcs, sessions, err = d.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := map[uint64]bool{}
+	for _, s := range srcs {
+		left[s.ID] = true
+	}
+	for _, s := range bySession["claude/sb"] {
+		gone := s.ID == leaving[0].ID || s.ID == leaving[1].ID || s.ID == leaving[2].ID
+		carry, _ := d.Carry(s.ID)
+		if left[s.ID] == gone || (len(carry) == 0) != gone {
+			t.Errorf("source %d: record kept %v, carry %q; want gone %v", s.ID, left[s.ID], carry, gone)
+		}
+	}
+	var batches int
+	if err := d.Events("claude/sb", func(src uint64, _ []event.Event) error {
+		for _, s := range leaving {
+			if s.ID == src {
+				t.Errorf("events of source %d left", src)
+			}
+		}
+		batches++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := len(bySession["claude/sb"]) - len(leaving); batches != want {
+		t.Errorf("%d batches of claude/sb left, want %d", batches, want)
+	}
+	gens := map[string]uint64{}
+	for _, s := range sessions {
+		gens[s.Key] = s.Gen
+	}
+	if len(sessions) != 5 || gens["claude/sb"] != 41 || gens["claude/sd"] != 42 || gens["claude/sa"] != records["claude/sa"].Gen {
+		t.Errorf("sessions after: %v", gens)
+	}
+}
+
 // openLoaded opens the state database at path for the test, with the
 // sources it loads.
 func openLoaded(t *testing.T, path string) (*DB, []*Source) {

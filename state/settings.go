@@ -19,8 +19,10 @@ const SettingExcludeKey = "excludeKey"
 
 // SettingExcludePending lists, one per line, the keys of sessions that
 // privacy.exclude covers and that could not all be forgotten yet (a map
-// that could not be removed, a commit that failed): the next start
-// forgets them whatever their logs say then (they may be gone).
+// that could not be removed, a commit that failed), each followed, when
+// the session stays and only some of its sources are to go, by a tab and
+// their ids (decimal, space-separated): the next start forgets them
+// whatever their logs say then (they may be gone).
 const SettingExcludePending = "excludePending"
 
 // SettingSalt is a random value of this database, which the daemon hashes

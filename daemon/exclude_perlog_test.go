@@ -1,0 +1,105 @@
+package daemon
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentmap/agentmap/state"
+)
+
+// secretSubagentRig keeps a session whose main log names /w/app and whose
+// subagent log names /secret/x, and one all under /secret.
+func secretSubagentRig(t *testing.T) *rig {
+	r := newRig(t)
+	r.append("a.jsonl", cwdLine("a", "user", "/w/app"), line("a", "llm"))
+	r.append("a/subagents/agent-x.jsonl", cwdLine("a", "call", "/secret/x"))
+	r.append("b.jsonl", cwdLine("b", "user", "/secret/y"))
+	return r
+}
+
+// Patterns applied to what is kept judge each log as a running daemon
+// judges a new one: the covered subagent log leaves with its events, its
+// session stays with the logs no pattern covers, and its map is written
+// again without the subagent's lane, byte for byte the map that patterns
+// there from the start give; a session all of whose logs are covered goes.
+func TestExcludeAppliedLaterJudgesEachLog(t *testing.T) {
+	fromStart := secretSubagentRig(t)
+	fromStart.onceExcluding("/secret", "k1")
+	want := fakeMap(map[string][]string{"": {"user", "llm"}})
+	if got := fromStart.mapOf("a"); got != want {
+		t.Fatalf("patterns from the start: map of a\n%s\nwant\n%s", got, want)
+	}
+
+	r := secretSubagentRig(t)
+	r.once()
+	if got := r.mapOf("a"); got != fakeMap(map[string][]string{"": {"user", "llm"}, "sa-x": {"call"}}) {
+		t.Fatalf("before the patterns: map of a\n%s", got)
+	}
+	r.onceExcluding("/secret", "k1")
+	if got := r.mapOf("a"); got != fromStart.mapOf("a") {
+		t.Fatalf("patterns applied later: map of a\n%s\nwant it as from the start\n%s", got, want)
+	}
+	if r.mapOf("b") != "" {
+		t.Fatal("the map of b, all of it covered, is still there")
+	}
+	db := openState(t, r)
+	srcs, sessions, err := db.Load()
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) != 1 || filepath.Base(srcs[0].Path) != "a.jsonl" {
+		t.Fatalf("sources kept: %d, want only a.jsonl's", len(srcs))
+	}
+	if len(sessions) != 1 || sessions[0].Key != "claude/a" || sessions[0].Dirty() {
+		t.Fatalf("sessions kept: %+v; want claude/a, its map written for its last change", sessions)
+	}
+	// The next start, same patterns, changes nothing.
+	before := r.mapOf("a")
+	r.onceExcluding("/secret", "k1")
+	if r.mapOf("a") != before {
+		t.Fatal("the map of a changed at a start with the same patterns")
+	}
+}
+
+// A covered log the state could not forget is forgotten at the next start
+// even when it is gone by then: the state keeps its session's key with the
+// ids of the logs to forget, not the whole session (which would take the
+// logs no pattern covers with it). Meanwhile its lane has left the map.
+func TestUnforgottenLogForgottenAfterItWent(t *testing.T) {
+	r := secretSubagentRig(t)
+	r.once()
+	saved := forgetInState
+	t.Cleanup(func() { forgetInState = saved })
+	forgetInState = func(*state.DB, ...state.Forgotten) error { return errors.New("disk full") }
+	r.onceExcluding("/secret", "k1")
+	want := fakeMap(map[string][]string{"": {"user", "llm"}})
+	if got := r.mapOf("a"); got != want {
+		t.Fatalf("map of a after the failed forget\n%s\nwant\n%s", got, want)
+	}
+	db := openState(t, r)
+	pending, _ := db.Setting(state.SettingExcludePending)
+	db.Close()
+	if !strings.Contains(pending, "claude/a\t") {
+		t.Fatalf("left to forget: %q; want claude/a with its log's id", pending)
+	}
+
+	forgetInState = saved
+	if err := os.Remove(filepath.Join(r.proj, "a", "subagents", "agent-x.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	r.onceExcluding("/secret", "k1")
+	db = openState(t, r)
+	srcs, sessions, _ := db.Load()
+	pending, _ = db.Setting(state.SettingExcludePending)
+	db.Close()
+	if len(srcs) != 1 || filepath.Base(srcs[0].Path) != "a.jsonl" || len(sessions) != 1 || pending != "" {
+		t.Fatalf("after the next start: %d sources (want a.jsonl's), %d sessions, left to forget %q", len(srcs), len(sessions), pending)
+	}
+	if got := r.mapOf("a"); got != want {
+		t.Fatalf("map of a at the next start\n%s\nwant\n%s", got, want)
+	}
+}
