@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -216,11 +217,17 @@ func (d *Daemon) purgeExcluded() (ok bool) {
 				}
 			}
 			if d.opt.Exclude != nil && len(covered) < len(srcs) {
-				more, sure := d.coveredLogs(srcs)
+				// The logs not already to go are judged (one gone since
+				// cannot be, and need not be when it is to go).
+				rest := slices.DeleteFunc(slices.Clone(srcs), func(s *state.Source) bool { return slices.Contains(covered, s) })
+				more, sure := d.coveredLogs(rest)
 				if !sure {
 					ok = false // looked at again: at the next start, or reload
 				}
-				for _, s := range more {
+				covered = append(covered, more...)
+			}
+			if len(covered) > 0 && len(covered) < len(srcs) {
+				for _, s := range deletedLogs(srcs) {
 					if !slices.Contains(covered, s) {
 						covered = append(covered, s)
 					}
@@ -333,17 +340,22 @@ func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Fo
 		}
 	}
 	gone := make([]state.Forgotten, 0, len(sessions))
-	var rewritten []*state.Session // in memory, by their copies in gone
+	var rewritten []*state.Session // in memory; their copies in gone, when gone
 	for i, f := range sessions {
+		rw := d.rewrittenWithout(f)
+		for _, sess := range rw {
+			if !slices.Contains(rewritten, sess) {
+				rewritten = append(rewritten, sess)
+			}
+		}
 		if kept[i] {
 			continue
 		}
 		f.Rewrite = nil
-		for _, sess := range d.rewrittenWithout(f) {
+		for _, sess := range rw {
 			c := *sess
 			c.Gen++
 			f.Rewrite = append(f.Rewrite, &c)
-			rewritten = append(rewritten, sess)
 		}
 		gone = append(gone, f)
 	}
@@ -386,7 +398,39 @@ func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Fo
 	if len(d.unforgotten) > 0 {
 		d.unforgottenAt = d.opt.Clock.Now().Add(unforgottenRetry)
 	}
+	d.rewriteNow(rewritten)
 	return ok
+}
+
+// rewriteNow writes at once the maps of sessions that lost logs or a
+// child's lane to privacy.exclude, rather than when they are next due (a
+// quarter of an hour later, or more): until then the map in the store, and
+// what a sink or an export takes of it, still hold what left. A map that
+// cannot be written now is removed instead, and written when its session's
+// flush is tried again.
+func (d *Daemon) rewriteNow(sessions []*state.Session) {
+	var keys []string
+	for _, sess := range sessions {
+		if d.sessions[sess.Key] == sess { // not forgotten whole since
+			keys = append(keys, sess.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	failed := d.flushMany(context.Background(), keys)
+	d.recordFlushes()
+	var stale []string
+	for key := range failed {
+		if sess := d.sessions[key]; sess != nil {
+			stale = append(stale, d.previousMaps(sess)...)
+		}
+	}
+	for _, err := range d.store.RemoveMany(stale) {
+		if err != nil {
+			d.log.Error("cannot remove a map that still holds logs privacy.exclude covers", "component", "daemon", "err", err)
+		}
+	}
 }
 
 // rewrittenWithout returns the sessions whose maps change when f leaves
@@ -520,6 +564,14 @@ func (d *Daemon) forgetLogNow(s *state.Source) {
 // done, the patterns' key kept in the state is cleared, so that the next
 // start applies them again whatever this daemon does before it stops.
 func (d *Daemon) forgetExcludedNow(f state.Forgotten) {
+	if had, ok := d.unforgotten[f.Session]; ok {
+		// What could not be forgotten of it before goes too: forgotten
+		// alone, f would take the session's entry with it.
+		var g forgetting
+		g.add(had)
+		g.add(f)
+		f = g.by[f.Session]
+	}
 	agent, native, _ := strings.Cut(f.Session, "/")
 	var stored map[string][]string // nil: not listed
 	if rels, err := d.store.MapsOf(agent, native); err != nil {
@@ -552,7 +604,7 @@ func (d *Daemon) forgotten(key string, srcs []*state.Source, inState bool) {
 	if !inState {
 		return
 	}
-	d.excludedCount++
+	d.excludedCount += len(srcs)
 	if sess != nil {
 		agent = sess.Agent
 	}

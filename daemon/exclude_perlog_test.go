@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentmap/agentmap/state"
 )
@@ -82,9 +83,16 @@ func TestUnforgottenLogForgottenAfterItWent(t *testing.T) {
 	}
 	db := openState(t, r)
 	pending, _ := db.Setting(state.SettingExcludePending)
+	kept, _, _ := db.Load()
 	db.Close()
 	if !strings.Contains(pending, "claude/a\t") {
 		t.Fatalf("left to forget: %q; want claude/a with its log's id", pending)
+	}
+	if len(kept) != 3 { // b's, covered whole, and both of a's
+		// The map is written without the log's events, which are still
+		// stored: not taken for damage (a repair would have dropped them
+		// where the state could not).
+		t.Fatalf("%d sources in the state after the failed forget, want 3", len(kept))
 	}
 
 	forgetInState = saved
@@ -102,4 +110,19 @@ func TestUnforgottenLogForgottenAfterItWent(t *testing.T) {
 	if got := r.mapOf("a"); got != want {
 		t.Fatalf("map of a at the next start\n%s\nwant\n%s", got, want)
 	}
+}
+
+// A reload that covers a log of a session that stays writes the session's
+// map again at once, not when it is next due: until then the map in the
+// store, and what a sink or an export takes of it, would hold what left.
+func TestExcludeReloadRewritesTheMapAtOnce(t *testing.T) {
+	r, opt := quickRig(t, -1)
+	r.append("a.jsonl", cwdLine("a", "user", "/w/app"), line("a", "llm"))
+	r.append("a/subagents/agent-x.jsonl", cwdLine("a", "call", "/secret/x"))
+	f := startFollowing(t, r, opt)
+	defer f.stop()
+	f.waitMap("a", fakeMap(map[string][]string{"": {"user", "llm"}, "sa-x": {"call"}}))
+	f.d.Reconfigure(Live{Idle: time.Hour, Roots: opt.Roots, Mapper: fakeMapper, ExcludeKey: "k1",
+		Exclude: func(dir string) bool { return strings.HasPrefix(dir, "/secret") }})
+	f.waitMap("a", fakeMap(map[string][]string{"": {"user", "llm"}}))
 }

@@ -433,6 +433,13 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 			out = d.partial(s, out)
 		}
 	}
+	if f, ok := d.unforgotten[key]; ok && f.OnlySources {
+		// Logs privacy.exclude covers that the state could not forget
+		// yet: their events are still stored, and are not this map's.
+		for _, s := range f.Sources {
+			delete(stored, s.ID)
+		}
+	}
 	if len(stored) > 0 {
 		de := &state.DamagedError{Session: key}
 		for id := range stored {

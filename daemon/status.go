@@ -21,7 +21,8 @@ type Status struct {
 	LastFlush time.Time     `json:"lastFlush,omitzero"`
 	LastError *LoggedError  `json:"lastError,omitempty"`
 	CatchUp   CatchUp       `json:"catchUp"`
-	// Excluded counts the logs privacy.exclude kept out since the start.
+	// Excluded counts the logs privacy.exclude kept out since the start,
+	// and those of kept sessions it forgot.
 	Excluded int `json:"excluded"`
 	// Uncommitted counts the logs whose lines wait to be read again
 	// because their commit failed; RetryAt is the next attempt (faults.go).
