@@ -1,13 +1,10 @@
 package daemon
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"maps"
 	"os"
 	"slices"
@@ -42,78 +39,6 @@ import (
 // before the check. Logs that never name a cwd (Cursor transcripts and
 // databases, the oldest Codex JSON) cannot be matched and are followed.
 
-// sniffLines and sniffLineMax bound the read: the cwd comes with the first
-// user or session record.
-const (
-	sniffLines   = 64
-	sniffLineMax = 1 << 20
-)
-
-// sniffCWD returns the first cwd named in a log's first complete lines and
-// whether the file holds fewer complete lines than were looked at (more may
-// come).
-func sniffCWD(path string) (cwd string, short bool) {
-	f, err := agents.Open(path) // a Codex rollout's compressed copy is read through zstd
-	if err != nil {
-		return "", true
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	for n := 0; n < sniffLines; n++ {
-		line, ok := readBounded(br)
-		if !ok {
-			return "", true
-		}
-		if line == nil {
-			continue // over the bound: no record worth decoding
-		}
-		var rec struct {
-			CWD     string `json:"cwd"`
-			Payload struct {
-				CWD string `json:"cwd"`
-			} `json:"payload"`
-		}
-		if json.Unmarshal(line, &rec) != nil {
-			continue
-		}
-		if rec.CWD != "" {
-			return rec.CWD, false
-		}
-		if rec.Payload.CWD != "" {
-			return rec.Payload.CWD, false
-		}
-	}
-	return "", false
-}
-
-// readBounded reads one complete line; a line over sniffLineMax comes back
-// nil (and ok). ok is false at the end of the complete lines.
-func readBounded(br *bufio.Reader) (line []byte, ok bool) {
-	var buf []byte
-	over := false
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if !over {
-			if len(buf)+len(chunk) > sniffLineMax {
-				over, buf = true, nil
-			} else {
-				buf = append(buf, chunk...)
-			}
-		}
-		switch {
-		case err == nil:
-			if over {
-				return nil, true
-			}
-			return buf, true
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		default:
-			return nil, false
-		}
-	}
-}
-
 // excludedLog decides, before a new log is routed, whether privacy.exclude
 // keeps it out; wait is set when it cannot tell yet (route it later).
 func (d *Daemon) excludedLog(f watchers.FileStat, form string) (excluded, wait bool) {
@@ -121,7 +46,7 @@ func (d *Daemon) excludedLog(f watchers.FileStat, form string) (excluded, wait b
 	if d.opt.Exclude == nil || !compressed && (form != watchers.FormLines || f.Form != watchers.FormLines) {
 		return false, false
 	}
-	cwd, short := sniffCWD(f.Path)
+	cwd, short := agents.SniffCWD(f.Path)
 	if cwd == "" {
 		return false, short && f.Agent == "claude" && !d.opt.Once && !compressed
 	}
@@ -734,7 +659,7 @@ func (d *Daemon) coveredLogs(srcs []*state.Source) (covered []*state.Source, sur
 			// where this record's file went, or that it is gone.
 			continue
 		}
-		if cwd, _ := sniffCWD(s.Path); cwd != "" && d.opt.Exclude(cwd) {
+		if cwd, _ := agents.SniffCWD(s.Path); cwd != "" && d.opt.Exclude(cwd) {
 			covered = append(covered, s)
 		}
 	}

@@ -20,30 +20,6 @@ func cwdLine(session, kind, cwd string) string {
 	return `{"s":"` + session + `","k":"` + kind + `","cwd":"` + cwd + `"}` + "\n"
 }
 
-func TestSniffCWD(t *testing.T) {
-	dir := t.TempDir()
-	big := `{"pad":"` + strings.Repeat("x", sniffLineMax+10) + `","cwd":"/never"}` + "\n"
-	for _, tc := range []struct {
-		name, body, cwd string
-		short           bool
-	}{
-		{"claude", `{"type":"summary"}` + "\n" + `{"type":"user","cwd":"/w/app"}` + "\n", "/w/app", false},
-		{"codex", `{"type":"session_meta","payload":{"id":"x","cwd":"/w/cx"}}` + "\n", "/w/cx", false},
-		{"over the bound", big + `{"cwd":"/w/after"}` + "\n", "/w/after", false},
-		{"none yet", `{"type":"summary"}` + "\n", "", true},
-		{"torn", `{"type":"summary"}` + "\n" + `{"cwd":"/w/torn"`, "", true},
-		{"garbage", "not json\n\x00\n" + `{"cwd":"/w/g"}` + "\n", "/w/g", false},
-		{"none in the first lines", strings.Repeat("{}\n", sniffLines+1) + `{"cwd":"/late"}` + "\n", "", false},
-	} {
-		p := filepath.Join(dir, tc.name)
-		os.WriteFile(p, []byte(tc.body), 0o600)
-		cwd, short := sniffCWD(p)
-		if cwd != tc.cwd || short != tc.short {
-			t.Errorf("%s: got %q %v, want %q %v", tc.name, cwd, short, tc.cwd, tc.short)
-		}
-	}
-}
-
 // A session whose cwd privacy.exclude matches leaves nothing in the state
 // or the store, its subagent logs included; its neighbours are mapped.
 func TestExcludedSessionLeavesNoTrace(t *testing.T) {

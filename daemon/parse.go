@@ -361,7 +361,7 @@ func (a aheadReader) parse(fs watchers.FileStat, buf *[]event.Event) (res *parse
 	if a.exclude != nil {
 		// privacy.exclude is decided first, as adopt does: a log it keeps
 		// out is never parsed, here either.
-		cwd, short := sniffCWD(fs.Path)
+		cwd, short := agents.SniffCWD(fs.Path)
 		if cwd == "" && short && fs.Agent == "claude" && !a.once || cwd != "" && a.exclude(cwd) {
 			return nil
 		}

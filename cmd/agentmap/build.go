@@ -50,7 +50,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	set := map[string]bool{}
 	fl.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	opts, code := buildOptions(set, *configFile, *mode, *keyFile, *eventCap, stderr)
+	opts, exclude, code := buildOptions(set, *configFile, *mode, *keyFile, *eventCap, stderr)
 	if code != exitOK {
 		return code
 	}
@@ -61,7 +61,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 
-	pl := &buildPlan{}
+	pl := &buildPlan{exclude: exclude}
 	gc := paceBuildGC()
 	defer gc.done()
 	for _, p := range fl.Args() {
@@ -82,6 +82,9 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	gc.planned()
 	if pl.skipped > 0 {
 		fmt.Fprintf(stderr, "agentmap build: %d files found in the directories are logs of no agent: skipped\n", pl.skipped)
+	}
+	if pl.keptOut > 0 {
+		fmt.Fprintf(stderr, "agentmap build: %d logs kept out by the config's privacy.exclude\n", pl.keptOut)
 	}
 	var sessions []int32
 	for i := range pl.sessions {
@@ -111,14 +114,18 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // buildOptions are the map options of a build: the flags, over the map
 // options of a config file when one is given, so that `build --config F`
-// writes the same bytes as a daemon running with F.
-func buildOptions(set map[string]bool, configFile, mode, keyFile string, eventCap int, stderr io.Writer) (builder.Options, int) {
-	opts := builder.Options{PathMode: redact.Mode(mode), EventCap: eventCap, Producer: producer()}
+// writes the same bytes as a daemon running with F; and F's
+// privacy.exclude (nil without patterns), which keeps logs out of the
+// build as the daemon keeps them out.
+func buildOptions(set map[string]bool, configFile, mode, keyFile string, eventCap int, stderr io.Writer) (opts builder.Options, exclude func(string) bool, code int) {
+	opts = builder.Options{PathMode: redact.Mode(mode), EventCap: eventCap, Producer: producer()}
 	var c *config.Config
 	if configFile != "" {
-		var code int
 		if c, code = loadConfig(configFile, "build", stderr); code != exitOK {
-			return opts, code
+			return opts, nil, code
+		}
+		if len(c.Privacy.Exclude) > 0 {
+			exclude = c.Excluded
 		}
 		if !set["path-mode"] {
 			mode = c.Maps.PathMode
@@ -128,7 +135,7 @@ func buildOptions(set map[string]bool, configFile, mode, keyFile string, eventCa
 	case redact.ModeRelative, redact.ModeDirsOnly, redact.ModeHashed:
 	default:
 		fmt.Fprintf(stderr, "agentmap build: unknown path mode %q (relative, dirs_only or hashed)\n", mode)
-		return opts, exitUsage
+		return opts, nil, exitUsage
 	}
 	if c != nil {
 		if set["hash-key-file"] {
@@ -140,20 +147,20 @@ func buildOptions(set map[string]bool, configFile, mode, keyFile string, eventCa
 		o, err := builderOptions(c, mode)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
-			return opts, exitFailure
+			return opts, nil, exitFailure
 		}
-		return o, exitOK
+		return o, exclude, exitOK
 	}
 	opts.PathMode = redact.Mode(mode)
 	if opts.PathMode == redact.ModeHashed && keyFile != "" {
 		key, err := config.LoadOrCreateHashKey(keyFile)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentmap build: %v\n", err)
-			return opts, exitFailure
+			return opts, nil, exitFailure
 		}
 		opts.HashKey = key
 	}
-	return opts, exitOK
+	return opts, nil, exitOK
 }
 
 // notALog starts the error of a file no agent wrote.

@@ -237,3 +237,76 @@ func TestListShowsTheMapsSessionID(t *testing.T) {
 		t.Fatalf("show by prefix: exit %d: %s", code, stderr)
 	}
 }
+
+// build --config keeps out the logs the config's privacy.exclude covers,
+// each judged alone by the directory its first records name, as the daemon
+// judges them: a session whose main log is covered keeps the subagent logs
+// that are not (the map is the one of those logs given alone), and a
+// session all of whose logs are covered has no map.
+func TestBuildConfigExclude(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs")
+	const sub = "0a1b2c3d-0000-4000-8000-000000000002"
+	copyWith := func(from, to, oldCWD, newCWD string) {
+		t.Helper()
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if oldCWD != "" {
+			if !bytes.Contains(b, []byte(oldCWD)) {
+				t.Fatalf("%s names no %s", from, oldCWD)
+			}
+			b = bytes.ReplaceAll(b, []byte(oldCWD), []byte(newCWD))
+		}
+		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyWith("../../testdata/claude/basic.jsonl", filepath.Join(logs, "0a1b2c3d-0000-4000-8000-000000000001.jsonl"), `"cwd":"/home/dev/proj"`, `"cwd":"/secret/b"`)
+	copyWith("../../testdata/claude/subagents.jsonl", filepath.Join(logs, sub+".jsonl"), `"cwd":"C:\\Users\\dev\\proj"`, `"cwd":"/secret/s"`)
+	var subagents []string
+	for _, name := range []string{"agent-a1b2c3d4e5f6a7b8c.jsonl", "agent-acompact-1a2b3c.jsonl"} {
+		to := filepath.Join(logs, sub, "subagents", name)
+		copyWith(filepath.Join("../../testdata/claude", sub, "subagents", name), to, "", "")
+		subagents = append(subagents, to)
+	}
+	cfg := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(cfg, []byte("version = 1\n[privacy]\nexclude = [\"/secret/**\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, given := range [][]string{{logs}, {filepath.Join(logs, sub+".jsonl"), filepath.Join(logs, "0a1b2c3d-0000-4000-8000-000000000001.jsonl")}} {
+		out := filepath.Join(dir, "out") + string(filepath.Separator)
+		os.RemoveAll(out)
+		code, _, stderr := run(t, append([]string{"build", "--config", cfg, "-o", out}, given...)...)
+		if code != exitOK || !strings.Contains(stderr, "2 logs kept out by the config's privacy.exclude") {
+			t.Fatalf("build %v: exit %d, %s", given, code, stderr)
+		}
+		got, err := os.ReadFile(filepath.Join(out, sub+".json.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(out, "0a1b2c3d-0000-4000-8000-000000000001.json.gz")); err == nil {
+			t.Fatalf("build %v: a map of the session all of whose logs are covered", given)
+		}
+		alone := filepath.Join(dir, "alone.json.gz")
+		if code, _, stderr := run(t, append([]string{"build", "-o", alone}, subagents...)...); code != exitOK {
+			t.Fatalf("subagent logs alone: exit %d, %s", code, stderr)
+		}
+		want, _ := os.ReadFile(alone)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("build %v: the map of the session whose main log is covered is not that of its subagent logs alone", given)
+		}
+	}
+	// Without the config, all is built.
+	out := filepath.Join(dir, "all") + string(filepath.Separator)
+	if code, _, stderr := run(t, "build", "-o", out, logs); code != exitOK || strings.Contains(stderr, "kept out") {
+		t.Fatalf("build without the config: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "0a1b2c3d-0000-4000-8000-000000000001.json.gz")); err != nil {
+		t.Fatal(err)
+	}
+}

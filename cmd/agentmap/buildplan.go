@@ -57,6 +57,10 @@ type buildPlan struct {
 	agents   []string // the agent names the sessions refer to by index
 	failed   bool
 	skipped  int // files found in directories that no agent wrote
+	// exclude is privacy.exclude of the build's config (nil: none);
+	// keptOut counts the logs it kept out.
+	exclude func(string) bool
+	keptOut int
 
 	// While planning only.
 	dirIndex map[string]uint32
@@ -473,6 +477,19 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 		if src.Session == "" {
 			report(errors.New("no session id found"), false)
 			continue
+		}
+		if pl.exclude != nil {
+			// Judged alone, as the daemon judges each log: a main log
+			// kept out still has its subagent logs looked at.
+			if cwd, _ := agents.SniffCWD(path); cwd != "" && pl.exclude(cwd) {
+				pl.keptOut++
+				if a.Companions != nil && src.Lane == "" {
+					for _, c := range a.Companions(path, src, &beside) {
+						pl.queue = append(pl.queue, queued{path: pl.addPath(c)})
+					}
+				}
+				continue
+			}
 		}
 		s := index.get(a.Name, src.Session, in.path)
 		if src.ParentSession != "" {
