@@ -289,6 +289,8 @@ func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Fo
 		if err := forgetInState(d.db, gone...); err != nil {
 			d.log.Error("cannot forget excluded sessions; they are kept out until they can be", "component", "daemon", "sessions", len(gone), "err", err)
 			inState, ok = false, false
+		} else {
+			d.notifySink() // what the team database has of them goes
 		}
 	}
 	// In memory whether or not the state could forget them: what leaves

@@ -65,6 +65,9 @@ type SinkStatus struct {
 	// Sent counts the sessions stored; LastOk is the last batch stored.
 	Sent   uint64    `json:"sent"`
 	LastOk time.Time `json:"lastOk,omitzero"`
+	// Retracted counts the sessions removed from the team database once
+	// privacy.exclude covered them.
+	Retracted uint64 `json:"retracted,omitempty"`
 	// Attempt is the last attempt; LastError its error when it failed,
 	// Failures the failed attempts in a row (retried with back-off).
 	Attempt   time.Time `json:"attempt,omitzero"`
@@ -77,7 +80,10 @@ type QueuedSession struct {
 	Session string    `json:"session"`
 	Path    string    `json:"path"`
 	Queued  time.Time `json:"queued"`
-	Flushed time.Time `json:"flushed"`
+	Flushed time.Time `json:"flushed,omitzero"`
+	// Retract is set for a session to remove from the team database
+	// (privacy.exclude covers it now); it has no map.
+	Retract bool `json:"retract,omitempty"`
 }
 
 // sinkStatus reads the outbox; nil when the sink was never enabled.
@@ -89,7 +95,7 @@ func sinkStatus(db *state.DB) *SinkStatus {
 	if err != nil || !st.Enabled {
 		return nil
 	}
-	out := &SinkStatus{Name: postgres.Name, DeviceID: st.State.DeviceID, Queue: st.Len, Sent: st.State.Sent,
+	out := &SinkStatus{Name: postgres.Name, DeviceID: st.State.DeviceID, Queue: st.Len, Sent: st.State.Sent, Retracted: st.State.Retracted,
 		LastError: st.State.LastError, Failures: st.State.Failures}
 	if st.State.LastOkMs != 0 {
 		out.LastOk = time.UnixMilli(st.State.LastOkMs)
@@ -98,7 +104,10 @@ func sinkStatus(db *state.DB) *SinkStatus {
 		out.Attempt = time.UnixMilli(st.State.AttemptMs)
 	}
 	if q := st.Oldest; q != nil {
-		out.Oldest = &QueuedSession{Session: q.Key, Path: q.Path, Queued: time.UnixMilli(q.QueuedMs), Flushed: time.UnixMilli(q.FlushedMs)}
+		out.Oldest = &QueuedSession{Session: q.Key, Path: q.Path, Queued: time.UnixMilli(q.QueuedMs), Retract: q.Retract}
+		if q.FlushedMs != 0 {
+			out.Oldest.Flushed = time.UnixMilli(q.FlushedMs)
+		}
 	}
 	return out
 }

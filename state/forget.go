@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -92,32 +93,22 @@ func (d *DB) Forget(sessions ...Forgotten) error {
 	return nil
 }
 
-// forgetSent deletes what the sinks' outboxes and the exports keep of a
-// session: its queued entry and its place in the queue, and the hashes of
-// what was last sent or exported. (A send or an export under way when the
-// session is forgotten records nothing of it afterwards: Ack and
-// CommitExport skip sessions without a record.)
+// forgetSent deletes what the exports keep of a session, and has each sink
+// that was sent it (or has it queued) retract it: the sink's queued entry
+// becomes a retraction of what it stored (retract). (A send or an export
+// under way when the session is forgotten records nothing of it
+// afterwards: Ack and CommitExport skip sessions without a record.)
 func forgetSent(tx *bolt.Tx, key []byte) error {
 	if ob := tx.Bucket(bucketOutbox); ob != nil {
+		now := time.Now().UnixMilli()
 		c := ob.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			sb := ob.Bucket(k)
 			if v != nil || sb == nil {
 				continue
 			}
-			if pending, queue := sb.Bucket(bucketPending), sb.Bucket(bucketQueue); pending != nil && queue != nil {
-				if q, ok, _ := pendingEntry(pending, key); ok {
-					if err := queue.Delete(idKey(q.Seq)); err != nil {
-						return err
-					}
-				}
-			}
-			for _, name := range [][]byte{bucketPending, bucketSent} {
-				if b := sb.Bucket(name); b != nil {
-					if err := b.Delete(key); err != nil {
-						return err
-					}
-				}
+			if err := retract(sb, key, now); err != nil {
+				return err
 			}
 		}
 	}

@@ -143,11 +143,96 @@ func openLoaded(t *testing.T, path string) (*DB, []*Source) {
 	return d, srcs
 }
 
-// What the sinks' outboxes and the exports keep of a forgotten session
-// goes with it: its queued send, what was sent, what was exported.
+// What the exports keep of a forgotten session goes with it, and a sink
+// that was sent it (or has it queued) gets a retraction in place of its
+// queued send, naming the session id the map was stored under; a session
+// the sink never had leaves nothing there.
 func TestForgetTakesWhatWasSentAndExported(t *testing.T) {
+	d, ob, st, qs := twoQueued(t, "x/a", "x/b")
+	// a sent, stored under the id its map names (not the key's).
+	if err := ob.Ack([]Delivered{{Key: qs[0].Key, Seq: qs[0].Seq, SHA256: "h1", SessionID: "a-in-the-map"}}, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.PutSessions(flushed("x/a", "a.json.gz", "h2", 30)); err != nil { // a queued again
+		t.Fatal(err)
+	}
+	if err := d.CommitExport(ExportState{}, []Exported{{Key: "x/a", Path: "a.json.gz", SHA256: "h1"}, {Key: "x/b", Path: "b.json.gz", SHA256: "h1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.PutSessions(flushed("x/c", "c.json.gz", "h1", 40)); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := ob.Take(10)
+	if err := ob.Ack([]Delivered{{Key: "x/c", Seq: c[len(c)-1].Seq}}, st); err != nil { // c dropped, never stored
+		t.Fatal(err)
+	}
+	if err := d.Forget(Forgotten{Session: "x/a"}, Forgotten{Session: "x/c"}); err != nil {
+		t.Fatal(err)
+	}
+	// A send and an export of a under way when it was forgotten record
+	// nothing of it.
+	if err := ob.Ack([]Delivered{{Key: "x/a", Seq: qs[0].Seq, SHA256: "h2"}}, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CommitExport(ExportState{}, []Exported{{Key: "x/a", Path: "a.json.gz", SHA256: "h2"}}); err != nil {
+		t.Fatal(err)
+	}
+	qs, _ = ob.Take(10)
+	if got := keysOf(qs); len(got) != 2 || got[0] != "x/b@h1" || got[1] != "x/a@" || !qs[1].Retract || qs[1].SessionID != "a-in-the-map" || qs[1].Path != "" {
+		t.Fatalf("queue after forgetting a and c: %v %+v", got, qs)
+	}
+	exported, err := d.ExportedContent()
+	if err != nil || len(exported) != 1 || exported["x/b"] == "" {
+		t.Errorf("exported after forgetting a: %v %v", exported, err)
+	}
+	if err := d.view(func(tx *bolt.Tx) error {
+		sb := tx.Bucket(bucketOutbox).Bucket([]byte("postgres"))
+		if v := sb.Bucket(bucketSent).Get([]byte("x/a")); v != nil {
+			t.Errorf("what was sent of a is kept: %q", v)
+		}
+		if v := sb.Bucket(bucketSentIDs).Get([]byte("x/a")); v != nil {
+			t.Errorf("the id a was sent under is kept: %q", v)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The retraction delivered, nothing of a is left.
+	if err := ob.Ack([]Delivered{{Key: "x/a", Seq: qs[1].Seq}}, st); err != nil {
+		t.Fatal(err)
+	}
+	if stats, _ := ob.Stats(); stats.Len != 1 {
+		t.Errorf("outbox holds %d entries after the retraction, want 1", stats.Len)
+	}
+}
+
+// A session delivered without the id it was stored under (by a build that
+// did not keep it) is retracted by its native id; dropping the sink's
+// queue (`sink forget`) keeps retractions, which would otherwise leave
+// the session in the sink for good.
+func TestRetractionWithoutTheStoredID(t *testing.T) {
+	d, ob, st, qs := twoQueued(t, "x/d", "x/e")
+	if err := ob.Ack([]Delivered{{Key: "x/d", Seq: qs[0].Seq, SHA256: "h1"}}, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Forget(Forgotten{Session: "x/d"}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ob.Forget(); err != nil || n != 1 {
+		t.Fatalf("sink forget: %d dropped, %v; want e's map alone", n, err)
+	}
+	qs, _ = ob.Take(10)
+	if len(qs) != 1 || !qs[0].Retract || qs[0].Key != "x/d" || qs[0].SessionID != "" || qs[0].Native != "d" {
+		t.Fatalf("queue: %+v", qs)
+	}
+}
+
+// twoQueued keeps two flushed sessions and enables a sink, which queues
+// both; it returns the queue as taken.
+func twoQueued(t *testing.T, a, b string) (*DB, *Outbox, SinkState, []Queued) {
+	t.Helper()
 	d, _ := openTemp(t)
-	if err := d.PutSessions(flushed("a", "a.json.gz", "h1", 10), flushed("b", "b.json.gz", "h1", 20)); err != nil {
+	if err := d.PutSessions(flushed(a, a+".json.gz", "h1", 10), flushed(b, b+".json.gz", "h1", 20)); err != nil {
 		t.Fatal(err)
 	}
 	ob := d.Outbox("postgres")
@@ -155,51 +240,9 @@ func TestForgetTakesWhatWasSentAndExported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qs, _ := ob.Take(10)
-	if err := ob.Ack([]Delivered{{qs[0].Key, qs[0].Seq, "h1"}}, st); err != nil { // a sent
+	qs, err := ob.Take(10)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.PutSessions(flushed("a", "a.json.gz", "h2", 30)); err != nil { // a queued again
-		t.Fatal(err)
-	}
-	if err := d.CommitExport(ExportState{}, []Exported{{Key: "a", Path: "a.json.gz", SHA256: "h1"}, {Key: "b", Path: "b.json.gz", SHA256: "h1"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Forget(Forgotten{Session: "a"}); err != nil {
-		t.Fatal(err)
-	}
-	// A send and an export of a under way when it was forgotten record
-	// nothing of it.
-	if err := ob.Ack([]Delivered{{"a", qs[0].Seq, "h2"}}, st); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.CommitExport(ExportState{}, []Exported{{Key: "a", Path: "a.json.gz", SHA256: "h2"}}); err != nil {
-		t.Fatal(err)
-	}
-	qs, _ = ob.Take(10)
-	if got := keysOf(qs); len(got) != 1 || got[0] != "b@h1" {
-		t.Errorf("queue after forgetting a: %v", got)
-	}
-	if stats, _ := ob.Stats(); stats.Len != 1 {
-		t.Errorf("outbox holds %d entries, want 1", stats.Len)
-	}
-	exported, err := d.ExportedContent()
-	if err != nil || len(exported) != 1 || exported["b"] == "" {
-		t.Errorf("exported after forgetting a: %v %v", exported, err)
-	}
-	if err := d.view(func(tx *bolt.Tx) error {
-		sb := tx.Bucket(bucketOutbox).Bucket([]byte("postgres"))
-		if v := sb.Bucket(bucketSent).Get([]byte("a")); v != nil {
-			t.Errorf("what was sent of a is kept: %q", v)
-		}
-		sb.Bucket(bucketQueue).ForEach(func(k, v []byte) error {
-			if string(v) == "a" {
-				t.Errorf("a is still in the queue")
-			}
-			return nil
-		})
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	return d, ob, st, qs
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -22,6 +23,9 @@ import (
 //   - bucketSent maps a session key to the content hash (sha256 of the map
 //     file) last delivered, so that a flush of unchanged content queues
 //     nothing;
+//   - bucketSentIDs maps a session key to the session id its map was
+//     delivered under (the map's session.id, "local:<tool>:<native id>"),
+//     so that a retraction names the row stored;
 //   - keySinkState holds the JSON SinkState.
 //
 // A flush record and its outbox entry are written in the same transaction
@@ -33,6 +37,7 @@ var (
 	bucketQueue   = []byte("queue")
 	bucketPending = []byte("pending")
 	bucketSent    = []byte("sent")
+	bucketSentIDs = []byte("sentIds")
 	keySinkState  = []byte("state")
 )
 
@@ -45,6 +50,14 @@ type Queued struct {
 	// FlushedMs is when the map was written, QueuedMs when it was queued.
 	FlushedMs int64 `json:"flushedMs"`
 	QueuedMs  int64 `json:"queuedMs"`
+	// Retract is set when the session left agentmap (privacy.exclude now
+	// covers it): what the sink stored of it under SessionID goes, or,
+	// when the id it was stored under is not known (delivered by a build
+	// that did not keep it), what it stored under any session id ending
+	// in ":"+Native. Path and SHA256 are empty.
+	Retract   bool   `json:"retract,omitempty"`
+	SessionID string `json:"sessionId,omitempty"`
+	Native    string `json:"native,omitempty"`
 }
 
 // Delivered is a queued entry the sink has stored (or dropped, with the
@@ -54,6 +67,9 @@ type Delivered struct {
 	Key    string
 	Seq    uint64
 	SHA256 string
+	// SessionID is the session id the map was stored under (its
+	// session.id), kept for a later retraction.
+	SessionID string
 }
 
 // SinkState is what a sink keeps about itself across restarts.
@@ -62,8 +78,11 @@ type SinkState struct {
 	// made when the sink is first enabled, kept for ever.
 	DeviceID string `json:"deviceId"`
 	// Sent counts sessions stored; LastOkMs is the last batch stored.
-	Sent     uint64 `json:"sent,omitempty"`
-	LastOkMs int64  `json:"lastOkMs,omitempty"`
+	Sent uint64 `json:"sent,omitempty"`
+	// Retracted counts sessions whose rows were removed (privacy.exclude
+	// covered them after they were sent).
+	Retracted uint64 `json:"retracted,omitempty"`
+	LastOkMs  int64  `json:"lastOkMs,omitempty"`
 	// AttemptMs is the last attempt; LastError its error when it failed,
 	// Failures the failed attempts in a row.
 	AttemptMs int64  `json:"attemptMs,omitempty"`
@@ -156,8 +175,9 @@ func (o *Outbox) Resend(now time.Time) (int, error) {
 
 // Forget drops the sink's queue: every session in it counts as delivered
 // in its queued content, so that neither a restart nor the next flush of
-// other sessions queues it again (a later change of it does). It returns
-// how many entries were dropped.
+// other sessions queues it again (a later change of it does). Retractions
+// stay queued: dropping one would leave in the sink for good a session
+// privacy.exclude covers. It returns how many entries were dropped.
 func (o *Outbox) Forget() (int, error) {
 	n := 0
 	err := o.db.db.Update(func(tx *bolt.Tx) error {
@@ -165,22 +185,27 @@ func (o *Outbox) Forget() (int, error) {
 		if sb == nil {
 			return nil
 		}
-		pending, sent := sb.Bucket(bucketPending), sb.Bucket(bucketSent)
+		pending, queue, sent := sb.Bucket(bucketPending), sb.Bucket(bucketQueue), sb.Bucket(bucketSent)
+		var drop [][]byte
 		if err := pending.ForEach(func(k, v []byte) error {
 			q, _, err := pendingEntry(pending, k)
 			if err != nil {
 				return err
 			}
+			if q.Retract {
+				return nil // kept: the rows of a session privacy.exclude covers still go
+			}
 			n++
+			drop = append(drop, append([]byte(nil), k...))
+			if err := queue.Delete(idKey(q.Seq)); err != nil {
+				return err
+			}
 			return sent.Put(k, []byte(q.SHA256))
 		}); err != nil {
 			return err
 		}
-		for _, name := range [][]byte{bucketQueue, bucketPending} {
-			if err := sb.DeleteBucket(name); err != nil {
-				return err
-			}
-			if _, err := sb.CreateBucket(name); err != nil {
+		for _, k := range drop {
+			if err := pending.Delete(k); err != nil {
 				return err
 			}
 		}
@@ -217,6 +242,43 @@ func (o *Outbox) Take(n int) ([]Queued, error) {
 	return out, err
 }
 
+// Requeue puts entries taken and not delivered at the back of the queue
+// (a retraction the sink refused), so that the entries behind them are
+// taken first next time. An entry queued again since it was taken stays
+// as it is.
+func (o *Outbox) Requeue(qs []Queued) error {
+	return o.db.db.Update(func(tx *bolt.Tx) error {
+		sb := o.bucket(tx)
+		if sb == nil {
+			return nil
+		}
+		pending, queue := sb.Bucket(bucketPending), sb.Bucket(bucketQueue)
+		for _, taken := range qs {
+			q, ok, err := pendingEntry(pending, []byte(taken.Key))
+			if err != nil || !ok || q.Seq != taken.Seq {
+				continue
+			}
+			if err := queue.Delete(idKey(q.Seq)); err != nil {
+				return err
+			}
+			if q.Seq, err = queue.NextSequence(); err != nil {
+				return err
+			}
+			raw, err := json.Marshal(q)
+			if err != nil {
+				return err
+			}
+			if err := queue.Put(idKey(q.Seq), []byte(taken.Key)); err != nil {
+				return err
+			}
+			if err := pending.Put([]byte(taken.Key), raw); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // Ack records deliveries in one transaction: an entry leaves the queue
 // unless the session was queued again since it was taken with content
 // other than what was sent.
@@ -234,6 +296,9 @@ func (o *Outbox) Ack(done []Delivered, st SinkState) error {
 			}
 			if d.SHA256 != "" && tx.Bucket(bucketSessions).Get([]byte(d.Key)) != nil { // not forgotten while it was sent
 				if err := sent.Put([]byte(d.Key), []byte(d.SHA256)); err != nil {
+					return err
+				}
+				if err := recordSentID(sb, d); err != nil {
 					return err
 				}
 			}
@@ -414,6 +479,87 @@ func countKeys(b *bolt.Bucket) int {
 		n++
 	}
 	return n
+}
+
+// recordSentID keeps the session id a delivery was stored under
+// (bucketSentIDs).
+func recordSentID(sb *bolt.Bucket, d Delivered) error {
+	if d.SessionID == "" {
+		if ids := sb.Bucket(bucketSentIDs); ids != nil {
+			return ids.Delete([]byte(d.Key))
+		}
+		return nil
+	}
+	ids, err := sb.CreateBucketIfNotExists(bucketSentIDs)
+	if err != nil {
+		return err
+	}
+	return ids.Put([]byte(d.Key), []byte(d.SessionID))
+}
+
+// retract replaces what a sink keeps of a session that leaves agentmap
+// with a retraction, when the session was delivered or queued (a queued
+// map may have been stored by a send whose acknowledgement a crash cut):
+// the sink then deletes the rows it stored of it. Nothing else of the
+// session stays: its hash sent and the id it was sent under go.
+func retract(sb *bolt.Bucket, key []byte, nowMs int64) error {
+	pending, queue, sent := sb.Bucket(bucketPending), sb.Bucket(bucketQueue), sb.Bucket(bucketSent)
+	if pending == nil || queue == nil || sent == nil {
+		return nil
+	}
+	q, had, err := pendingEntry(pending, key)
+	if err != nil {
+		had = false // undecodable: replaced below
+	}
+	if had && q.Retract {
+		return nil // retracted already, not delivered yet
+	}
+	id := ""
+	ids := sb.Bucket(bucketSentIDs)
+	if ids != nil {
+		if v := ids.Get(key); v != nil {
+			id = string(v)
+		}
+		if err := ids.Delete(key); err != nil {
+			return err
+		}
+	}
+	wasSent := sent.Get(key) != nil
+	if err := sent.Delete(key); err != nil {
+		return err
+	}
+	if had {
+		if err := queue.Delete(idKey(q.Seq)); err != nil {
+			return err
+		}
+	}
+	if !had && !wasSent {
+		return pending.Delete(key) // nothing of it reached the sink
+	}
+	seq, err := queue.NextSequence()
+	if err != nil {
+		return err
+	}
+	r := Queued{Seq: seq, QueuedMs: nowMs, Retract: true, SessionID: id}
+	if id == "" {
+		r.Native = nativeOfKey(string(key))
+	}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if err := queue.Put(idKey(seq), key); err != nil {
+		return err
+	}
+	return pending.Put(key, raw)
+}
+
+// nativeOfKey is the native id of a session key (agent/native id).
+func nativeOfKey(key string) string {
+	if _, native, ok := strings.Cut(key, "/"); ok {
+		return native
+	}
+	return key
 }
 
 func pendingEntry(pending *bolt.Bucket, key []byte) (Queued, bool, error) {

@@ -57,7 +57,7 @@ func TestOutboxQueuesFlushesWithTheirRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Sent = 2
-	if err := ob.Ack([]Delivered{{taken[0].Key, taken[0].Seq, "h1"}, {taken[1].Key, taken[1].Seq, "h2"}}, st); err != nil {
+	if err := ob.Ack([]Delivered{{Key: taken[0].Key, Seq: taken[0].Seq, SHA256: "h1"}, {Key: taken[1].Key, Seq: taken[1].Seq, SHA256: "h2"}}, st); err != nil {
 		t.Fatal(err)
 	}
 	qs, _ = ob.Take(10)
@@ -66,7 +66,7 @@ func TestOutboxQueuesFlushesWithTheirRecord(t *testing.T) {
 	}
 	// A delivered content flushed again is not queued again; after a
 	// restart (Enable again) neither.
-	if err := ob.Ack([]Delivered{{qs[0].Key, qs[0].Seq, "h3"}}, st); err != nil {
+	if err := ob.Ack([]Delivered{{Key: qs[0].Key, Seq: qs[0].Seq, SHA256: "h3"}}, st); err != nil {
 		t.Fatal(err)
 	}
 	d.PutSessions(flushed("b", "b.json.gz", "h1", 60))

@@ -123,8 +123,15 @@ func writeSinkStatus(w io.Writer, s *daemon.SinkStatus) {
 		return
 	}
 	fmt.Fprintf(w, "team db:    %d sessions sent, %d queued (device %s)\n", s.Sent, s.Queue, s.DeviceID)
+	if s.Retracted > 0 {
+		fmt.Fprintf(w, "            %d removed since privacy.exclude covered them\n", s.Retracted)
+	}
 	if q := s.Oldest; q != nil {
-		fmt.Fprintf(w, "  oldest:   %s, queued %s ago\n", q.Session, roundDuration(time.Since(q.Queued)))
+		what := ""
+		if q.Retract {
+			what = " (to remove: privacy.exclude covers it)"
+		}
+		fmt.Fprintf(w, "  oldest:   %s%s, queued %s ago\n", q.Session, what, roundDuration(time.Since(q.Queued)))
 	}
 	if !s.LastOk.IsZero() {
 		fmt.Fprintf(w, "  last ok:  %s\n", formatTime(s.LastOk))

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/agentmap/agentmap/sink/postgres"
 	"github.com/agentmap/agentmap/sink/postgres/pgtest"
+	"github.com/agentmap/agentmap/watchers/agents"
 )
 
 // TestCorpusTeamDatabase pushes the corpus from three simulated machines
@@ -73,6 +75,34 @@ func TestCorpusTeamDatabase(t *testing.T) {
 	pool.QueryRow(context.Background(), "SELECT max(received_at) FROM agentmap.sessions").Scan(&again)
 	if st := ms[0].deviceID(t); st.Sent != sent || !again.Equal(last) {
 		t.Fatalf("a second scan sent again: sent %d → %d, last row %s → %s", sent, st.Sent, last, again)
+	}
+	checkTeamEqualsLocal(t, pool, ms)
+
+	// A pattern added to one machine's config: the sessions it covers
+	// leave its store at its next scan, and the team database with them.
+	cwd := ""
+	filepath.WalkDir(home, func(p string, e os.DirEntry, err error) error {
+		if err == nil && cwd == "" && !e.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			cwd, _ = agents.SniffCWD(p)
+		}
+		return nil
+	})
+	if cwd == "" {
+		t.Fatal("no log of the corpus names a working directory")
+	}
+	before := len(ms[0].localSessions(t, ""))
+	cfg, _ := os.ReadFile(ms[0].config)
+	cfg = bytes.Replace(cfg, []byte("[sink.postgres]"), []byte(fmt.Sprintf("[privacy]\nexclude = [%q]\n[sink.postgres]", filepath.ToSlash(cwd))), 1)
+	if err := os.WriteFile(ms[0].config, cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, append([]string{"scan", "--config", ms[0].config}, roots...)...); code != exitOK {
+		t.Fatalf("scan with the pattern: %s", stderr)
+	}
+	st := ms[0].deviceID(t)
+	after := len(ms[0].localSessions(t, ""))
+	if after >= before || st.Queue != 0 || st.LastError != "" || st.Retracted == 0 || st.Retracted > uint64(before-after) {
+		t.Fatalf("after the pattern: %d sessions kept of %d, sink %+v", after, before, st)
 	}
 	checkTeamEqualsLocal(t, pool, ms)
 

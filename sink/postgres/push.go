@@ -2,10 +2,12 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmap/agentmap/export/mapfile"
@@ -134,6 +136,41 @@ func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (Pu
 		return PushResult{}, err
 	}
 	return res, nil
+}
+
+// Retract deletes the rows a device stored of sessions that left agentmap
+// (privacy.exclude now covers them), in one statement; their events and
+// files go with them (ON DELETE CASCADE). A session is named by the id its
+// map was stored under, or, when that was not kept (a map delivered by an
+// older build), by its native id: the row whose session id is
+// "local:<tool>:<native id>" for any tool. A session with no row (never
+// stored, or retracted before) deletes nothing. It returns how many
+// sessions' rows went.
+func Retract(ctx context.Context, pool *pgxpool.Pool, deviceID string, sessionIDs, natives []string) (int64, error) {
+	// "local:" (6 bytes), a tool without ":", ":", then the native id:
+	// the CASE keeps substr's length from going negative.
+	tag, err := pool.Exec(ctx, `DELETE FROM agentmap.sessions s WHERE s.device_id = $1 AND (s.session_id = ANY($2::text[])
+		OR EXISTS (SELECT 1 FROM unnest($3::text[]) AS n(native) WHERE s.session_id LIKE 'local:%' AND
+			CASE WHEN length(s.session_id) > 7 + length(n.native)
+				THEN right(s.session_id, length(n.native) + 1) = ':' || n.native
+					AND position(':' in substr(s.session_id, 7, length(s.session_id) - 7 - length(n.native))) = 0
+				ELSE false END))`,
+		deviceID, nonNilStrings(sessionIDs), nonNilStrings(natives))
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42501" /* insufficient_privilege */ {
+			return 0, fmt.Errorf("remove sessions privacy.exclude now covers: %w; grant DELETE ON agentmap.sessions to this role (docs/team-database-grants.sql)", safeErr(err))
+		}
+		return 0, fmt.Errorf("remove sessions privacy.exclude now covers: %w", safeErr(err))
+	}
+	return tag.RowsAffected(), nil
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 var eventColumns = []string{"session", "seq", "t", "kind", "lane", "tool", "verb", "server", "model", "err", "err_class",

@@ -304,11 +304,88 @@ func TestRestrictedRolePushes(t *testing.T) {
 	if res, err := Push(ctx, rp, dev, []Upload{{Doc: newer, FlushedAt: time.Now().Add(time.Second)}}); err != nil || res.Stored != 1 {
 		t.Fatalf("new version as the restricted role: %+v %v", res, err)
 	}
+	if n, err := Retract(ctx, rp, dev.ID, []string{d.Map.Session.ID}, nil); err != nil || n != 1 {
+		t.Fatalf("retraction as the restricted role: %d %v", n, err)
+	}
 	if _, err := rp.Exec(ctx, "DROP TABLE agentmap.files"); err == nil {
 		t.Fatal("the restricted role can drop tables")
+	}
+	// A role granted before retractions existed still pushes; a
+	// retraction fails with what to grant.
+	op, err := Open(ctx, roleGrantedBeforeRetractions(t, srv, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	if _, err := Push(ctx, op, dev, []Upload{{Doc: d, FlushedAt: time.Now().Add(2 * time.Second)}}); err != nil {
+		t.Fatalf("push as a role granted before: %v", err)
+	}
+	if _, err := Retract(ctx, op, dev.ID, []string{d.Map.Session.ID}, nil); err == nil || !strings.Contains(err.Error(), "grant DELETE ON agentmap.sessions") {
+		t.Fatalf("retraction without DELETE on the sessions: %v", err)
 	}
 }
 
 func replaceRole(sql, role string) string {
 	return strings.ReplaceAll(sql, "agentmap_sink", role)
+}
+
+// A retraction that does not know the id a map was stored under (sent by
+// an older build) finds it by the native id: "local:<tool>:<native>" of
+// that device, any tool, and nothing that merely ends alike.
+func TestRetractByNativeID(t *testing.T) {
+	_, pool := newDB(t)
+	ctx := context.Background()
+	dev := Device{ID: "7b6f3a4e-7777-4222-8333-444455556666"}
+	other := Device{ID: "7b6f3a4e-8888-4222-8333-444455556666"}
+	var docs []*mapfile.Doc
+	for _, f := range fixtures {
+		docs = append(docs, fixture(t, f))
+	}
+	var ups []Upload
+	for _, d := range docs {
+		ups = append(ups, Upload{Doc: d, FlushedAt: time.Now()})
+	}
+	for _, dv := range []Device{dev, other} {
+		if _, err := Push(ctx, pool, dv, ups); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := docs[0].Map.Session.ID
+	native := id[strings.LastIndex(id, ":")+1:]
+	if !strings.HasPrefix(id, "local:") || native == "" {
+		t.Fatalf("fixture session id %q", id)
+	}
+	for _, miss := range []string{native[1:], "x" + native, "claude-code:" + native} {
+		if n, err := Retract(ctx, pool, dev.ID, nil, []string{miss}); err != nil || n != 0 {
+			t.Fatalf("native %q: %d rows removed, %v", miss, n, err)
+		}
+	}
+	if n, err := Retract(ctx, pool, dev.ID, nil, []string{native, "none-such"}); err != nil || n != 1 {
+		t.Fatalf("by native id: %d rows removed, %v", n, err)
+	}
+	if n := count(t, pool, "SELECT count(*) FROM agentmap.sessions WHERE session_id = $1", id); n != 1 {
+		t.Fatalf("%d rows of the session left, want the other device's", n)
+	}
+	if n := count(t, pool, "SELECT count(*) FROM agentmap.sessions"); n != int64(2*len(fixtures)-1) {
+		t.Fatalf("%d rows left", n)
+	}
+}
+
+// roleGrantedBeforeRetractions makes a role with the grants of before
+// retractions (no DELETE on agentmap.sessions) and returns its URL.
+func roleGrantedBeforeRetractions(t *testing.T, srv *pgtest.Server, db string) string {
+	t.Helper()
+	grants, err := os.ReadFile(filepath.Join("..", "..", "docs", "team-database-grants.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := strings.Replace(string(grants), "GRANT DELETE ON agentmap.sessions TO agentmap_sink;", "", 1)
+	if before == string(grants) {
+		t.Fatal("the grants no longer give DELETE on agentmap.sessions in one line")
+	}
+	role := "old_" + strconv.FormatInt(time.Now().UnixNano()%1e9, 10)
+	if out, err := srv.Psql(db, "CREATE ROLE "+role+" LOGIN PASSWORD 'pw-of-the-test';\n"+replaceRole(before, role)); err != nil {
+		t.Fatalf("grants: %v: %s", err, out)
+	}
+	return srv.URL(role, "pw-of-the-test", db)
 }

@@ -181,8 +181,13 @@ func (s *Sender) sendBatch(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	var ups []Upload
+	var retract []state.Queued // sessions whose rows go
 	done := make([]state.Delivered, 0, len(qs))
 	for _, q := range qs {
+		if q.Retract {
+			retract = append(retract, q)
+			continue
+		}
 		up, sha, err := s.load(q)
 		if err != nil {
 			// A map deleted or damaged since it was queued: nothing to
@@ -192,7 +197,7 @@ func (s *Sender) sendBatch(ctx context.Context) (int, error) {
 			continue
 		}
 		ups = append(ups, up)
-		done = append(done, state.Delivered{Key: q.Key, Seq: q.Seq, SHA256: sha})
+		done = append(done, state.Delivered{Key: q.Key, Seq: q.Seq, SHA256: sha, SessionID: up.Doc.Map.Session.ID})
 	}
 	pool, err := s.connect(ctx)
 	if err != nil {
@@ -205,21 +210,64 @@ func (s *Sender) sendBatch(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if s.cfg.Committed != nil {
-		s.cfg.Committed(qs, time.Now())
+	// Retractions after the maps, in a transaction of their own: a role
+	// without DELETE on the sessions (a database set up before agentmap
+	// retracted) fails them alone, and the maps still go.
+	var removed int64
+	var rerr error
+	if len(retract) > 0 {
+		var ids, natives []string
+		for _, q := range retract {
+			if q.SessionID != "" {
+				ids = append(ids, q.SessionID)
+			} else {
+				natives = append(natives, q.Native)
+			}
+		}
+		if removed, rerr = Retract(pctx, pool, dev.ID, ids, natives); rerr == nil {
+			for _, q := range retract {
+				done = append(done, state.Delivered{Key: q.Key, Seq: q.Seq})
+			}
+		}
+	}
+	if s.cfg.Committed != nil && len(ups) > 0 {
+		sent := make([]state.Queued, 0, len(ups))
+		for _, q := range qs {
+			if !q.Retract {
+				sent = append(sent, q)
+			}
+		}
+		s.cfg.Committed(sent, time.Now()) // the maps: retractions have no flush time
 	}
 	s.mu.Lock()
 	now := time.Now().UnixMilli()
 	s.st.Sent += uint64(res.Stored)
-	s.st.LastOkMs, s.st.AttemptMs, s.st.LastError, s.st.Failures = now, now, "", 0
+	s.st.Retracted += uint64(removed)
+	s.st.LastOkMs, s.st.AttemptMs = now, now
+	if rerr == nil {
+		s.st.LastError, s.st.Failures = "", 0
+	}
 	st := s.st
 	s.mu.Unlock()
 	// Stored but not yet acknowledged when a crash comes: the batch is
-	// sent again and the upsert's guard makes that a no-op.
+	// sent again and the upsert's guard makes that a no-op (a retraction
+	// sent again deletes nothing more).
 	if err := s.ob.Ack(done, st); err != nil {
 		return 0, fmt.Errorf("record the delivery: %w", err)
 	}
 	s.log.Debug("batch stored", "sessions", len(ups), "stored", res.Stored, "unchanged", res.Unchanged)
+	if rerr != nil {
+		// Behind the maps queued after them, so that a refused
+		// retraction (a role without DELETE on the sessions) does not
+		// hold the queue; the sink backs off and says what to grant.
+		if err := s.ob.Requeue(retract); err != nil {
+			return 0, fmt.Errorf("record the delivery: %w", err)
+		}
+		return 0, rerr
+	}
+	if len(retract) > 0 {
+		s.log.Info("sessions privacy.exclude now covers removed from the team database", "sessions", len(retract), "rows", removed)
+	}
 	return len(qs), nil
 }
 

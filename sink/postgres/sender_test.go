@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/sink/postgres/pgtest"
 	"github.com/agentmap/agentmap/state"
 )
 
@@ -95,4 +98,96 @@ func TestSenderKeepsTheQueueWhenTheServerIsUnreachable(t *testing.T) {
 	if strings.Contains(st.State.LastError, "secret-pw") {
 		t.Fatalf("the error names the password: %s", st.State.LastError)
 	}
+}
+
+// A session forgotten after it was sent (privacy.exclude now covers it) is
+// removed from the team database by the next drain: its row, events and
+// files, found by the session id its map was stored under; the others
+// stay, and nothing of it is left in the queue.
+func TestSenderRetractsSessionsForgotten(t *testing.T) {
+	_, pool, db, _, s := drainedFixtures(t)
+	gone := fixture(t, fixtures[0]).Map.Session.ID
+	if gone == fixtures[0] {
+		t.Fatal("the fixture's session id is its key's: the id the map was stored under is not tested")
+	}
+	if n := count(t, pool, "SELECT count(*) FROM agentmap.sessions WHERE session_id = $1", gone); n != 1 {
+		t.Fatalf("%d rows of the session before", n)
+	}
+	if err := db.Forget(state.Forgotten{Session: "x/" + fixtures[0]}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := db.Outbox(Name).Stats(); st.Len != 1 {
+		t.Fatalf("queue after the forget: %d entries, want the retraction", st.Len)
+	}
+	if err := s.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, pool, "SELECT count(*) FROM agentmap.sessions WHERE session_id = $1", gone); n != 0 {
+		t.Fatalf("%d rows of the forgotten session left", n)
+	}
+	if n := count(t, pool, "SELECT count(*) FROM agentmap.events e JOIN agentmap.sessions s ON s.id = e.session WHERE s.session_id = $1", gone); n != 0 {
+		t.Fatalf("%d events of the forgotten session left", n)
+	}
+	if n := count(t, pool, "SELECT count(*) FROM agentmap.sessions"); n != int64(len(fixtures)-1) {
+		t.Fatalf("%d sessions left, want %d", n, len(fixtures)-1)
+	}
+	st, _ := db.Outbox(Name).Stats()
+	if st.Len != 0 || st.State.Retracted != 1 || st.State.LastError != "" {
+		t.Fatalf("after the retraction: %+v", st)
+	}
+}
+
+// A retraction the database refuses (a role granted before retractions)
+// does not hold the queue: it goes behind the maps queued after it, which
+// are sent; the sink reports what to grant, and a role with the grant
+// delivers it.
+func TestSenderRefusedRetractionDoesNotHoldTheQueue(t *testing.T) {
+	srv, pool, db, maps, admin := drainedFixtures(t)
+	if err := db.Forget(state.Forgotten{Session: "x/" + fixtures[0]}); err != nil {
+		t.Fatal(err)
+	}
+	// Another session's map, queued behind the retraction.
+	raw, _ := os.ReadFile(filepath.Join(maps, fixtures[1]+".json"))
+	os.WriteFile(filepath.Join(maps, fixtures[1]+".json"), append(raw, '\n'), 0o600)
+	if err := db.PutSessions(&state.Session{Key: "x/" + fixtures[1], Agent: "x", NativeID: fixtures[1], Gen: 2,
+		Flush: &state.Flush{Path: fixtures[1] + ".json", SHA256: "changed", Gen: 2, AtMs: time.Now().UnixMilli()}}); err != nil {
+		t.Fatal(err)
+	}
+	old, err := NewSender(db.Outbox(Name), maps, Config{URL: roleGrantedBeforeRetractions(t, srv, pgtest.Database(pool.Config().ConnString())), Batch: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	for range 2 {
+		if err := old.Drain(context.Background()); err == nil || !strings.Contains(err.Error(), "grant DELETE ON agentmap.sessions") {
+			t.Fatalf("drain as a role without DELETE on the sessions: %v", err)
+		}
+	}
+	st, _ := db.Outbox(Name).Stats()
+	if st.Len != 1 || st.Oldest == nil || st.Oldest.Key != "x/"+fixtures[0] || !st.Oldest.Retract || st.State.LastError == "" {
+		t.Fatalf("after drains refused their retraction: %+v", st)
+	}
+	if err := admin.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := db.Outbox(Name).Stats(); st.Len != 0 || st.State.Retracted != 1 {
+		t.Fatalf("after the drain with the grant: %+v", st)
+	}
+}
+
+// drainedFixtures stores the fixtures' maps and sends them all to a new
+// database through a sender, which it returns for more.
+func drainedFixtures(t *testing.T) (*pgtest.Server, *pgxpool.Pool, *state.DB, string, *Sender) {
+	t.Helper()
+	srv, pool := newDB(t)
+	db, maps := storeFixtures(t, false)
+	s, err := NewSender(db.Outbox(Name), maps, Config{URL: pool.Config().ConnString()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	if err := s.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return srv, pool, db, maps, s
 }
