@@ -267,6 +267,12 @@ func (d *Daemon) forgetExcluded(stored map[string][]string, sessions ...state.Fo
 	gone := make([]state.Forgotten, 0, len(sessions))
 	var rewritten []*state.Session // in memory; their copies in gone, when gone
 	for i, f := range sessions {
+		if f.OnlySources {
+			// Its map goes if nothing of it is left to map (the logs
+			// it keeps give no event), as a session's whose events
+			// moved away does.
+			d.vacated[f.Session] = true
+		}
 		rw := d.rewrittenWithout(f)
 		for _, sess := range rw {
 			if !slices.Contains(rewritten, sess) {
@@ -345,11 +351,19 @@ func (d *Daemon) rewriteNow(sessions []*state.Session) {
 	if len(keys) == 0 {
 		return
 	}
-	failed := d.flushMany(context.Background(), keys)
+	// None is let go of meanwhile: this may run between two files of
+	// one update (a deleted log back where a pattern keeps it out), and
+	// a session let go of there would have its next file read as new.
+	held := d.holdRetire
+	d.holdRetire = true
+	d.flushMany(context.Background(), keys)
 	d.recordFlushes()
+	d.holdRetire = held
 	var stale []string
-	for key := range failed {
-		if sess := d.sessions[key]; sess != nil {
+	for _, key := range keys {
+		// Not written (a failed write, a builder that gave up): its map
+		// still holds what left.
+		if sess := d.sessions[key]; sess != nil && sess.Dirty() {
 			stale = append(stale, d.previousMaps(sess)...)
 		}
 	}

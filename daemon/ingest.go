@@ -358,8 +358,8 @@ func (d *Daemon) keptOutOnReturn(old *state.Source, f watchers.FileStat) bool {
 	excluded, wait := d.excludedLog(f, f.Form)
 	if excluded {
 		d.commitGroup()
-		d.forgetLogNow(old)
-		d.skipExcluded(f)
+		d.forgetLogNow(old) // counted there
+		d.excluded[f.Path] = f.ID
 	}
 	return excluded || wait
 }
