@@ -118,21 +118,31 @@ func TestUnforgottenLogForgottenAfterItWent(t *testing.T) {
 // It holds whether the daemon keeps its sessions or lets go of them, and
 // the session goes on growing after.
 func TestExcludeReloadRewritesTheMapAtOnce(t *testing.T) {
+	keepingAndLettingGo(t, "/w/app", "/secret/x", func(t *testing.T, r *rig, opt Options) {
+		f := startFollowing(t, r, opt)
+		defer f.stop()
+		f.waitMap("a", fakeMap(map[string][]string{"": {"user", "llm"}, "sa-x": {"call"}}))
+		f.d.Reconfigure(Live{Idle: time.Hour, Roots: opt.Roots, Mapper: fakeMapper, ExcludeKey: "k1",
+			Exclude: func(dir string) bool { return strings.HasPrefix(dir, "/secret") }})
+		f.waitMap("a", fakeMap(map[string][]string{"": {"user", "llm"}}))
+		r.append("a.jsonl", line("a", "result"))
+		f.d.Reconfigure(Live{Idle: 30 * time.Millisecond, Roots: opt.Roots, Mapper: fakeMapper, ExcludeKey: "k1",
+			Exclude: func(dir string) bool { return strings.HasPrefix(dir, "/secret") }})
+		f.waitMap("a", fakeMap(map[string][]string{"": {"user", "llm", "result"}}))
+	})
+}
+
+// keepingAndLettingGo runs a test with a following daemon's rig that
+// keeps its sessions and with one that lets go of them at once, over a
+// session a whose main log names mainCWD and whose subagent log names
+// subCWD.
+func keepingAndLettingGo(t *testing.T, mainCWD, subCWD string, test func(t *testing.T, r *rig, opt Options)) {
 	for _, retire := range []time.Duration{-1, time.Nanosecond} {
 		t.Run(retire.String(), func(t *testing.T) {
 			r, opt := quickRig(t, retire)
-			r.append("a.jsonl", cwdLine("a", "user", "/w/app"), line("a", "llm"))
-			r.append("a/subagents/agent-x.jsonl", cwdLine("a", "call", "/secret/x"))
-			f := startFollowing(t, r, opt)
-			defer f.stop()
-			f.waitMap("a", fakeMap(map[string][]string{"": {"user", "llm"}, "sa-x": {"call"}}))
-			f.d.Reconfigure(Live{Idle: time.Hour, Roots: opt.Roots, Mapper: fakeMapper, ExcludeKey: "k1",
-				Exclude: func(dir string) bool { return strings.HasPrefix(dir, "/secret") }})
-			f.waitMap("a", fakeMap(map[string][]string{"": {"user", "llm"}}))
-			r.append("a.jsonl", line("a", "result"))
-			f.d.Reconfigure(Live{Idle: 30 * time.Millisecond, Roots: opt.Roots, Mapper: fakeMapper, ExcludeKey: "k1",
-				Exclude: func(dir string) bool { return strings.HasPrefix(dir, "/secret") }})
-			f.waitMap("a", fakeMap(map[string][]string{"": {"user", "llm", "result"}}))
+			r.append("a.jsonl", cwdLine("a", "user", mainCWD), line("a", "llm"))
+			r.append("a/subagents/agent-x.jsonl", cwdLine("a", "call", subCWD))
+			test(t, r, opt)
 		})
 	}
 }
@@ -143,37 +153,32 @@ func TestExcludeReloadRewritesTheMapAtOnce(t *testing.T) {
 // between the two files had its subagent log read again as a new one,
 // its events twice in the map).
 func TestExcludedLogBackInTheSameUpdateAsItsSessionsOther(t *testing.T) {
-	for _, retire := range []time.Duration{-1, time.Nanosecond} {
-		t.Run(retire.String(), func(t *testing.T) {
-			r, opt := quickRig(t, retire)
-			r.append("a.jsonl", cwdLine("a", "user", "/secret/x"), line("a", "llm"))
-			r.append("a/subagents/agent-x.jsonl", cwdLine("a", "call", "/w/app"))
-			r.once()
-			away := filepath.Join(r.home, "a-away.jsonl")
-			if err := os.Rename(filepath.Join(r.proj, "a.jsonl"), away); err != nil {
-				t.Fatal(err)
-			}
-			r.onceExcluding("/secret", "k1") // the patterns' key stored; a.jsonl gone meanwhile
-			if err := os.Rename(away, filepath.Join(r.proj, "a.jsonl")); err != nil {
-				t.Fatal(err)
-			}
-			opt.Exclude = func(dir string) bool { return strings.HasPrefix(dir, "/secret") }
-			opt.ExcludeKey = "k1"
-			f := startFollowing(t, r, opt)
-			f.waitMap("a", fakeMap(map[string][]string{"sa-x": {"call"}}))
-			time.Sleep(200 * time.Millisecond) // rescans
-			f.stop()
-			if got, want := r.mapOf("a"), fakeMap(map[string][]string{"sa-x": {"call"}}); got != want {
-				t.Fatalf("map of a\n%s\nwant\n%s", got, want)
-			}
-			db := openState(t, r)
-			srcs, _, _ := db.Load()
-			db.Close()
-			if len(srcs) != 1 || filepath.Base(srcs[0].Path) != "agent-x.jsonl" {
-				t.Fatalf("%d sources in the state, want the subagent log's alone", len(srcs))
-			}
-		})
-	}
+	keepingAndLettingGo(t, "/secret/x", "/w/app", func(t *testing.T, r *rig, opt Options) {
+		r.once()
+		away := filepath.Join(r.home, "a-away.jsonl")
+		if err := os.Rename(filepath.Join(r.proj, "a.jsonl"), away); err != nil {
+			t.Fatal(err)
+		}
+		r.onceExcluding("/secret", "k1") // the patterns' key stored; a.jsonl gone meanwhile
+		if err := os.Rename(away, filepath.Join(r.proj, "a.jsonl")); err != nil {
+			t.Fatal(err)
+		}
+		opt.Exclude = func(dir string) bool { return strings.HasPrefix(dir, "/secret") }
+		opt.ExcludeKey = "k1"
+		f := startFollowing(t, r, opt)
+		f.waitMap("a", fakeMap(map[string][]string{"sa-x": {"call"}}))
+		time.Sleep(200 * time.Millisecond) // rescans
+		f.stop()
+		if got, want := r.mapOf("a"), fakeMap(map[string][]string{"sa-x": {"call"}}); got != want {
+			t.Fatalf("map of a\n%s\nwant\n%s", got, want)
+		}
+		db := openState(t, r)
+		srcs, _, _ := db.Load()
+		db.Close()
+		if len(srcs) != 1 || filepath.Base(srcs[0].Path) != "agent-x.jsonl" {
+			t.Fatalf("%d sources in the state, want the subagent log's alone", len(srcs))
+		}
+	})
 }
 
 // A session left with logs that give no event once a covered log leaves
