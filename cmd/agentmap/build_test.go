@@ -245,7 +245,8 @@ func TestListShowsTheMapsSessionID(t *testing.T) {
 // session all of whose logs are covered has no map.
 func TestBuildConfigExclude(t *testing.T) {
 	dir := t.TempDir()
-	logs := filepath.Join(dir, "logs")
+	root := filepath.Join(dir, "claude")
+	logs := filepath.Join(root, "projects", "-w-app")
 	const sub = "0a1b2c3d-0000-4000-8000-000000000002"
 	copyWith := func(from, to, oldCWD, newCWD string) {
 		t.Helper()
@@ -300,6 +301,25 @@ func TestBuildConfigExclude(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("build %v: the map of the session whose main log is covered is not that of its subagent logs alone", given)
 		}
+	}
+	// The map of a scan with the same config is the same.
+	privateHome(t) // the scan sees no agent's logs but those here
+	data := filepath.Join(dir, "data")
+	if code, _, stderr := run(t, "scan", "--config", cfg, "--data-dir", data, "--root", "claude="+root); code != exitOK {
+		t.Fatalf("scan: exit %d, %s", code, stderr)
+	}
+	var scanned []string
+	filepath.WalkDir(data, func(p string, e os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".json.gz") {
+			scanned = append(scanned, p)
+		}
+		return err
+	})
+	if len(scanned) != 1 || filepath.Base(scanned[0]) != sub+".json.gz" {
+		t.Fatalf("scan with the config wrote %v, want the map of %s alone", scanned, sub)
+	}
+	if got, want := mapContentHash(t, scanned[0]), mapContentHash(t, filepath.Join(dir, "out", sub+".json.gz")); got != want {
+		t.Fatalf("scan's map %s, build's %s", got, want)
 	}
 	// Without the config, all is built.
 	out := filepath.Join(dir, "all") + string(filepath.Separator)
