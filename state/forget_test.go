@@ -2,6 +2,7 @@ package state
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -245,4 +246,41 @@ func twoQueued(t *testing.T, a, b string) (*DB, *Outbox, SinkState, []Queued) {
 		t.Fatal(err)
 	}
 	return d, ob, st, qs
+}
+
+// A session forgotten while its map was being sent, back before its next
+// flush: the send's acknowledgement records nothing (the retraction
+// waiting removes what it stored), so its next map, the same content, is
+// sent again.
+func TestSessionBackWhileItsRetractionWaits(t *testing.T) {
+	d, ob, st, qs := twoQueued(t, "x/a", "x/b")
+	if err := d.Forget(Forgotten{Session: "x/a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.PutSessions(&Session{Key: "x/a", Agent: "x", NativeID: "a", Gen: 1}); err != nil { // back, not flushed
+		t.Fatal(err)
+	}
+	if err := ob.Ack([]Delivered{{Key: "x/a", Seq: qs[0].Seq, SHA256: "h1", SessionID: "local:x:a"}}, st); err != nil {
+		t.Fatal(err)
+	}
+	qs, _ = ob.Take(10)
+	var retraction Queued
+	for _, q := range qs {
+		if q.Retract {
+			retraction = q
+		}
+	}
+	if retraction.Key != "x/a" {
+		t.Fatalf("queue: %v", keysOf(qs))
+	}
+	if err := ob.Ack([]Delivered{{Key: "x/a", Seq: retraction.Seq}}, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.PutSessions(flushed("x/a", "x/a.json.gz", "h1", 50)); err != nil {
+		t.Fatal(err)
+	}
+	qs, _ = ob.Take(10)
+	if got := keysOf(qs); !slices.Contains(got, "x/a@h1") {
+		t.Fatalf("queue after a's next flush: %v; want a's map", got)
+	}
 }

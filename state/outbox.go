@@ -294,7 +294,11 @@ func (o *Outbox) Ack(done []Delivered, st SinkState) error {
 			if err != nil {
 				return err
 			}
-			if d.SHA256 != "" && tx.Bucket(bucketSessions).Get([]byte(d.Key)) != nil { // not forgotten while it was sent
+			// Not forgotten while it was sent: no record, or a retraction
+			// waiting (forgotten, then back before its next flush, whose
+			// map would otherwise count as delivered though the
+			// retraction removes it).
+			if d.SHA256 != "" && tx.Bucket(bucketSessions).Get([]byte(d.Key)) != nil && !(ok && q.Retract) {
 				if err := sent.Put([]byte(d.Key), []byte(d.SHA256)); err != nil {
 					return err
 				}
@@ -304,6 +308,16 @@ func (o *Outbox) Ack(done []Delivered, st SinkState) error {
 			}
 			if !ok || (q.Seq != d.Seq && (d.SHA256 == "" || q.SHA256 != d.SHA256)) {
 				continue
+			}
+			if q.Retract {
+				// Removed from the sink: nothing of it is there now, so
+				// its next map is sent whatever was sent before.
+				if err := sent.Delete([]byte(d.Key)); err != nil {
+					return err
+				}
+				if err := recordSentID(sb, Delivered{Key: d.Key}); err != nil {
+					return err
+				}
 			}
 			if err := queue.Delete(idKey(q.Seq)); err != nil {
 				return err

@@ -139,32 +139,28 @@ func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (Pu
 }
 
 // Retract deletes the rows a device stored of sessions that left agentmap
-// (privacy.exclude now covers them), in one statement; their events and
-// files go with them (ON DELETE CASCADE). A session is named by the id its
-// map was stored under, or, when that was not kept (a map delivered by an
-// older build), by its native id: the row whose session id is
-// "local:<tool>:<native id>" for any tool. A session with no row (never
-// stored, or retracted before) deletes nothing. It returns how many
-// sessions' rows went.
-func Retract(ctx context.Context, pool *pgxpool.Pool, deviceID string, sessionIDs, natives []string) (int64, error) {
-	// "local:" (6 bytes), a tool without ":", ":", then the native id:
-	// the CASE keeps substr's length from going negative.
-	tag, err := pool.Exec(ctx, `DELETE FROM agentmap.sessions s WHERE s.device_id = $1 AND (s.session_id = ANY($2::text[])
-		OR EXISTS (SELECT 1 FROM unnest($3::text[]) AS n(native) WHERE s.session_id LIKE 'local:%' AND
-			CASE WHEN length(s.session_id) > 7 + length(n.native)
-				THEN right(s.session_id, length(n.native) + 1) = ':' || n.native
-					AND position(':' in substr(s.session_id, 7, length(s.session_id) - 7 - length(n.native))) = 0
-				ELSE false END))`,
-		deviceID, nonNilStrings(sessionIDs), nonNilStrings(natives))
+// (privacy.exclude now covers them), by the session ids their maps were
+// stored under, in one statement; their events and files go with them (ON
+// DELETE CASCADE). A session with no row (never stored, or retracted
+// before) deletes nothing. It returns how many sessions' rows went. A
+// role without DELETE on the sessions gets an error wrapping
+// ErrRetractRefused, which names the grant.
+func Retract(ctx context.Context, pool *pgxpool.Pool, deviceID string, sessionIDs []string) (int64, error) {
+	tag, err := pool.Exec(ctx, "DELETE FROM agentmap.sessions WHERE device_id = $1 AND session_id = ANY($2::text[])",
+		deviceID, nonNilStrings(sessionIDs))
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "42501" /* insufficient_privilege */ {
-			return 0, fmt.Errorf("remove sessions privacy.exclude now covers: %w; grant DELETE ON agentmap.sessions to this role (docs/team-database-grants.sql)", safeErr(err))
+			return 0, fmt.Errorf("remove sessions privacy.exclude now covers: %w; grant DELETE ON agentmap.sessions to this role (docs/team-database-grants.sql): %w", ErrRetractRefused, safeErr(err))
 		}
 		return 0, fmt.Errorf("remove sessions privacy.exclude now covers: %w", safeErr(err))
 	}
 	return tag.RowsAffected(), nil
 }
+
+// ErrRetractRefused is the database refusing a retraction for want of a
+// privilege: the maps still go, and the retraction waits for the grant.
+var ErrRetractRefused = errors.New("refused")
 
 func nonNilStrings(s []string) []string {
 	if s == nil {

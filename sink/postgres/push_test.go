@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentmap/agentmap/builder/redact"
 	"github.com/agentmap/agentmap/export/mapfile"
 	"github.com/agentmap/agentmap/sink/postgres/pgtest"
+	"github.com/agentmap/agentmap/state"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -304,7 +306,7 @@ func TestRestrictedRolePushes(t *testing.T) {
 	if res, err := Push(ctx, rp, dev, []Upload{{Doc: newer, FlushedAt: time.Now().Add(time.Second)}}); err != nil || res.Stored != 1 {
 		t.Fatalf("new version as the restricted role: %+v %v", res, err)
 	}
-	if n, err := Retract(ctx, rp, dev.ID, []string{d.Map.Session.ID}, nil); err != nil || n != 1 {
+	if n, err := Retract(ctx, rp, dev.ID, []string{d.Map.Session.ID}); err != nil || n != 1 {
 		t.Fatalf("retraction as the restricted role: %d %v", n, err)
 	}
 	if _, err := rp.Exec(ctx, "DROP TABLE agentmap.files"); err == nil {
@@ -320,7 +322,7 @@ func TestRestrictedRolePushes(t *testing.T) {
 	if _, err := Push(ctx, op, dev, []Upload{{Doc: d, FlushedAt: time.Now().Add(2 * time.Second)}}); err != nil {
 		t.Fatalf("push as a role granted before: %v", err)
 	}
-	if _, err := Retract(ctx, op, dev.ID, []string{d.Map.Session.ID}, nil); err == nil || !strings.Contains(err.Error(), "grant DELETE ON agentmap.sessions") {
+	if _, err := Retract(ctx, op, dev.ID, []string{d.Map.Session.ID}); !errors.Is(err, ErrRetractRefused) || !strings.Contains(err.Error(), "grant DELETE ON agentmap.sessions") {
 		t.Fatalf("retraction without DELETE on the sessions: %v", err)
 	}
 }
@@ -330,44 +332,29 @@ func replaceRole(sql, role string) string {
 }
 
 // A retraction that does not know the id a map was stored under (sent by
-// an older build) finds it by the native id: "local:<tool>:<native>" of
-// that device, any tool, and nothing that merely ends alike.
-func TestRetractByNativeID(t *testing.T) {
+// an older build) removes the row of the id the builder gives a session of
+// its agent and native id, and that device's alone.
+func TestRetractWithoutTheStoredID(t *testing.T) {
 	_, pool := newDB(t)
 	ctx := context.Background()
 	dev := Device{ID: "7b6f3a4e-7777-4222-8333-444455556666"}
 	other := Device{ID: "7b6f3a4e-8888-4222-8333-444455556666"}
-	var docs []*mapfile.Doc
-	for _, f := range fixtures {
-		docs = append(docs, fixture(t, f))
-	}
-	var ups []Upload
-	for _, d := range docs {
-		ups = append(ups, Upload{Doc: d, FlushedAt: time.Now()})
-	}
+	d := fixture(t, "claude_session")
 	for _, dv := range []Device{dev, other} {
-		if _, err := Push(ctx, pool, dv, ups); err != nil {
+		if _, err := Push(ctx, pool, dv, []Upload{{Doc: d, FlushedAt: time.Now()}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	id := docs[0].Map.Session.ID
+	id := d.Map.Session.ID
 	native := id[strings.LastIndex(id, ":")+1:]
-	if !strings.HasPrefix(id, "local:") || native == "" {
-		t.Fatalf("fixture session id %q", id)
+	if got := storedID(state.Queued{Key: "claude/" + native, Retract: true, Native: native}); got != id {
+		t.Fatalf("the id of a Claude session %q: %q, the builder gives %q", native, got, id)
 	}
-	for _, miss := range []string{native[1:], "x" + native, "claude-code:" + native} {
-		if n, err := Retract(ctx, pool, dev.ID, nil, []string{miss}); err != nil || n != 0 {
-			t.Fatalf("native %q: %d rows removed, %v", miss, n, err)
-		}
-	}
-	if n, err := Retract(ctx, pool, dev.ID, nil, []string{native, "none-such"}); err != nil || n != 1 {
-		t.Fatalf("by native id: %d rows removed, %v", n, err)
+	if n, err := Retract(ctx, pool, dev.ID, []string{storedID(state.Queued{Key: "claude/" + native, Native: native})}); err != nil || n != 1 {
+		t.Fatalf("%d rows removed, %v", n, err)
 	}
 	if n := count(t, pool, "SELECT count(*) FROM agentmap.sessions WHERE session_id = $1", id); n != 1 {
 		t.Fatalf("%d rows of the session left, want the other device's", n)
-	}
-	if n := count(t, pool, "SELECT count(*) FROM agentmap.sessions"); n != int64(2*len(fixtures)-1) {
-		t.Fatalf("%d rows left", n)
 	}
 }
 

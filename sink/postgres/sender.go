@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/agentmap/agentmap/builder/redact"
 	"github.com/agentmap/agentmap/export/mapfile"
 	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/watchers/agents"
 )
 
 // Name is the sink's outbox in the state database.
@@ -72,6 +75,9 @@ type Sender struct {
 	pool *pgxpool.Pool
 	// migrated is set once the schema was checked on the current pool.
 	migrated bool
+	// refused are the sessions whose retraction the database refused in
+	// the drain under way (nil outside one): a batch of only those ends it.
+	refused map[string]bool
 }
 
 // NewSender enables the outbox (queueing what was not delivered yet) and
@@ -153,8 +159,24 @@ func (s *Sender) failures() int {
 // Drain sends batches until the queue is empty or an attempt fails, and
 // records the outcome in the state database.
 func (s *Sender) Drain(ctx context.Context) error {
+	s.refused = map[string]bool{}
+	defer func() { s.refused = nil }()
 	for {
 		n, err := s.sendBatch(ctx)
+		if errors.Is(err, ErrRetractRefused) {
+			// Not a failure to reach the database: the maps of the batch
+			// went, the retractions went behind the queue. No back-off;
+			// the drain stops once a batch holds nothing else.
+			s.mu.Lock()
+			s.st.LastError = err.Error()
+			st := s.st
+			s.mu.Unlock()
+			if perr := s.ob.PutState(st); perr != nil {
+				s.log.Error("cannot record the sink's state", "err", perr)
+			}
+			s.log.Warn("the team database refused to remove sessions privacy.exclude covers; they stay queued", "err", err)
+			continue
+		}
 		if err != nil {
 			s.mu.Lock()
 			s.st.AttemptMs, s.st.LastError = time.Now().UnixMilli(), err.Error()
@@ -179,6 +201,9 @@ func (s *Sender) sendBatch(ctx context.Context) (int, error) {
 	qs, err := s.ob.Take(s.cfg.Batch)
 	if err != nil || len(qs) == 0 {
 		return 0, err
+	}
+	if !slices.ContainsFunc(qs, func(q state.Queued) bool { return !s.refused[q.Key] }) {
+		return 0, nil // only retractions this drain was refused: they wait for the next
 	}
 	var ups []Upload
 	var retract []state.Queued // sessions whose rows go
@@ -216,15 +241,11 @@ func (s *Sender) sendBatch(ctx context.Context) (int, error) {
 	var removed int64
 	var rerr error
 	if len(retract) > 0 {
-		var ids, natives []string
+		ids := make([]string, 0, len(retract))
 		for _, q := range retract {
-			if q.SessionID != "" {
-				ids = append(ids, q.SessionID)
-			} else {
-				natives = append(natives, q.Native)
-			}
+			ids = append(ids, storedID(q))
 		}
-		if removed, rerr = Retract(pctx, pool, dev.ID, ids, natives); rerr == nil {
+		if removed, rerr = Retract(pctx, pool, dev.ID, ids); rerr == nil {
 			for _, q := range retract {
 				done = append(done, state.Delivered{Key: q.Key, Seq: q.Seq})
 			}
@@ -243,9 +264,15 @@ func (s *Sender) sendBatch(ctx context.Context) (int, error) {
 	now := time.Now().UnixMilli()
 	s.st.Sent += uint64(res.Stored)
 	s.st.Retracted += uint64(removed)
-	s.st.LastOkMs, s.st.AttemptMs = now, now
+	s.st.AttemptMs = now
+	if len(ups) > 0 || (len(retract) > 0 && rerr == nil) {
+		s.st.LastOkMs = now // something went
+	}
 	if rerr == nil {
-		s.st.LastError, s.st.Failures = "", 0
+		s.st.Failures = 0
+		if len(s.refused) == 0 { // a refusal earlier in this drain stays said
+			s.st.LastError = ""
+		}
 	}
 	st := s.st
 	s.mu.Unlock()
@@ -263,12 +290,32 @@ func (s *Sender) sendBatch(ctx context.Context) (int, error) {
 		if err := s.ob.Requeue(retract); err != nil {
 			return 0, fmt.Errorf("record the delivery: %w", err)
 		}
-		return 0, rerr
+		if errors.Is(rerr, ErrRetractRefused) && s.refused != nil {
+			for _, q := range retract {
+				s.refused[q.Key] = true
+			}
+		}
+		return len(ups), rerr
 	}
 	if len(retract) > 0 {
 		s.log.Info("sessions privacy.exclude now covers removed from the team database", "sessions", len(retract), "rows", removed)
 	}
 	return len(qs), nil
+}
+
+// storedID is the session id a retraction removes: the one its map was
+// stored under, or, for a map an older build delivered (which did not keep
+// it), the one the builder gives a session of that agent and native id.
+func storedID(q state.Queued) string {
+	if q.SessionID != "" {
+		return q.SessionID
+	}
+	tool := "unknown"
+	agent, _, _ := strings.Cut(q.Key, "/")
+	if a, ok := agents.ByName(agent); ok {
+		tool = a.Tool
+	}
+	return "local:" + tool + ":" + q.Native
 }
 
 // load reads a queued map from the store as it is now (a newer version than
