@@ -53,8 +53,8 @@ type Queued struct {
 	// Retract is set when the session left agentmap (privacy.exclude now
 	// covers it): what the sink stored of it under SessionID goes, or,
 	// when the id it was stored under is not known (delivered by a build
-	// that did not keep it), what it stored under any session id ending
-	// in ":"+Native. Path and SHA256 are empty.
+	// that did not keep it), under the id the builder gives a session of
+	// the key's agent and Native. Path and SHA256 are empty.
 	Retract   bool   `json:"retract,omitempty"`
 	SessionID string `json:"sessionId,omitempty"`
 	Native    string `json:"native,omitempty"`

@@ -136,7 +136,10 @@ func writeSinkStatus(w io.Writer, s *daemon.SinkStatus) {
 	if !s.LastOk.IsZero() {
 		fmt.Fprintf(w, "  last ok:  %s\n", formatTime(s.LastOk))
 	}
-	if s.LastError != "" {
+	switch {
+	case s.LastError != "" && s.Failures == 0:
+		fmt.Fprintf(w, "  error:    %s (maps still go; tried again at each send)\n", s.LastError)
+	case s.LastError != "":
 		fmt.Fprintf(w, "  error:    %s (%d failed attempts in a row; retrying with back-off)\n", s.LastError, s.Failures)
 	}
 }

@@ -202,7 +202,7 @@ func (s *Sender) sendBatch(ctx context.Context) (int, error) {
 	if err != nil || len(qs) == 0 {
 		return 0, err
 	}
-	if !slices.ContainsFunc(qs, func(q state.Queued) bool { return !s.refused[q.Key] }) {
+	if !slices.ContainsFunc(qs, func(q state.Queued) bool { return !q.Retract || !s.refused[q.Key] }) {
 		return 0, nil // only retractions this drain was refused: they wait for the next
 	}
 	var ups []Upload
@@ -268,11 +268,11 @@ func (s *Sender) sendBatch(ctx context.Context) (int, error) {
 	if len(ups) > 0 || (len(retract) > 0 && rerr == nil) {
 		s.st.LastOkMs = now // something went
 	}
-	if rerr == nil {
-		s.st.Failures = 0
-		if len(s.refused) == 0 { // a refusal earlier in this drain stays said
-			s.st.LastError = ""
-		}
+	if rerr == nil || errors.Is(rerr, ErrRetractRefused) {
+		s.st.Failures = 0 // the database was reached
+	}
+	if rerr == nil && len(s.refused) == 0 { // a refusal earlier in this drain stays said
+		s.st.LastError = ""
 	}
 	st := s.st
 	s.mu.Unlock()
@@ -286,7 +286,8 @@ func (s *Sender) sendBatch(ctx context.Context) (int, error) {
 	if rerr != nil {
 		// Behind the maps queued after them, so that a refused
 		// retraction (a role without DELETE on the sessions) does not
-		// hold the queue; the sink backs off and says what to grant.
+		// hold the queue; the sink says what to grant (Drain). Another
+		// error is a failure to reach the database, backed off.
 		if err := s.ob.Requeue(retract); err != nil {
 			return 0, fmt.Errorf("record the delivery: %w", err)
 		}

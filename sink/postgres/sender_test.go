@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,27 +147,50 @@ func TestSenderRefusedRetractionDoesNotHoldTheQueue(t *testing.T) {
 	if err := db.Forget(state.Forgotten{Session: "x/" + fixtures[0]}); err != nil {
 		t.Fatal(err)
 	}
-	// Another session's map, queued behind the retraction.
-	raw, _ := os.ReadFile(filepath.Join(maps, fixtures[1]+".json"))
-	os.WriteFile(filepath.Join(maps, fixtures[1]+".json"), append(raw, '\n'), 0o600)
-	if err := db.PutSessions(&state.Session{Key: "x/" + fixtures[1], Agent: "x", NativeID: fixtures[1], Gen: 2,
-		Flush: &state.Flush{Path: fixtures[1] + ".json", SHA256: "changed", Gen: 2, AtMs: time.Now().UnixMilli()}}); err != nil {
+	requeueMap := func(f string, gen uint64) {
+		t.Helper()
+		raw, _ := os.ReadFile(filepath.Join(maps, f+".json"))
+		os.WriteFile(filepath.Join(maps, f+".json"), append(raw, '\n'), 0o600)
+		if err := db.PutSessions(&state.Session{Key: "x/" + f, Agent: "x", NativeID: f, Gen: gen,
+			Flush: &state.Flush{Path: f + ".json", SHA256: fmt.Sprint("changed", gen), Gen: gen, AtMs: time.Now().UnixMilli()}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldRole := roleGrantedBeforeRetractions(t, srv, pgtest.Database(pool.Config().ConnString()))
+	drainAsOldRole := func(batch int) state.OutboxStats {
+		t.Helper()
+		old, err := NewSender(db.Outbox(Name), maps, Config{URL: oldRole, Batch: batch}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer old.Close()
+		// Not a failure to reach the database: no back-off.
+		if err := old.Drain(context.Background()); err != nil {
+			t.Fatalf("drain as a role without DELETE on the sessions: %v", err)
+		}
+		st, _ := db.Outbox(Name).Stats()
+		if st.Len != 1 || st.Oldest == nil || st.Oldest.Key != "x/"+fixtures[0] || !st.Oldest.Retract ||
+			!strings.Contains(st.State.LastError, "grant DELETE ON agentmap.sessions") {
+			t.Fatalf("after a drain that refused its retraction: %+v", st)
+		}
+		return st
+	}
+	// A map queued behind the retraction goes in the same drain, one
+	// entry a batch.
+	requeueMap(fixtures[1], 2)
+	drainAsOldRole(1)
+	// Failures from an outage just before end once the database is
+	// reached, though the retraction sharing a batch with a map is
+	// refused.
+	ob := db.Outbox(Name)
+	was, _ := ob.State()
+	was.Failures, was.LastError = 3, "connection refused"
+	if err := ob.PutState(was); err != nil {
 		t.Fatal(err)
 	}
-	old, err := NewSender(db.Outbox(Name), maps, Config{URL: roleGrantedBeforeRetractions(t, srv, pgtest.Database(pool.Config().ConnString())), Batch: 1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer old.Close()
-	// Not a failure to reach the database: no back-off, and the maps
-	// behind the retraction go in the same drain.
-	if err := old.Drain(context.Background()); err != nil {
-		t.Fatalf("drain as a role without DELETE on the sessions: %v", err)
-	}
-	st, _ := db.Outbox(Name).Stats()
-	if st.Len != 1 || st.Oldest == nil || st.Oldest.Key != "x/"+fixtures[0] || !st.Oldest.Retract ||
-		!strings.Contains(st.State.LastError, "grant DELETE ON agentmap.sessions") || st.State.Failures != 0 {
-		t.Fatalf("after a drain that refused its retraction: %+v", st)
+	requeueMap(fixtures[2], 3)
+	if st := drainAsOldRole(2); st.State.Failures != 0 {
+		t.Fatalf("failures after the database was reached: %d", st.State.Failures)
 	}
 	if err := admin.Drain(context.Background()); err != nil {
 		t.Fatal(err)
