@@ -261,17 +261,7 @@ func (o *Outbox) Requeue(qs []Queued) error {
 			if err := queue.Delete(idKey(q.Seq)); err != nil {
 				return err
 			}
-			if q.Seq, err = queue.NextSequence(); err != nil {
-				return err
-			}
-			raw, err := json.Marshal(q)
-			if err != nil {
-				return err
-			}
-			if err := queue.Put(idKey(q.Seq), []byte(taken.Key)); err != nil {
-				return err
-			}
-			if err := pending.Put([]byte(taken.Key), raw); err != nil {
+			if err := queueAtBack(pending, queue, []byte(taken.Key), q); err != nil {
 				return err
 			}
 		}
@@ -466,22 +456,29 @@ func enqueue(sb *bolt.Bucket, key string, f *Flush, nowMs int64, force bool) err
 			return err
 		}
 	}
+	q := Queued{Path: f.Path, SHA256: f.SHA256, FlushedMs: f.AtMs, QueuedMs: nowMs}
+	if had {
+		q.QueuedMs = old.QueuedMs // waiting since the first version queued
+	}
+	return queueAtBack(pending, queue, []byte(key), q)
+}
+
+// queueAtBack makes q the session's pending entry, at the back of the
+// queue (a new sequence); the caller removed its old place in the queue.
+func queueAtBack(pending, queue *bolt.Bucket, key []byte, q Queued) error {
 	seq, err := queue.NextSequence()
 	if err != nil {
 		return err
 	}
-	q := Queued{Seq: seq, Path: f.Path, SHA256: f.SHA256, FlushedMs: f.AtMs, QueuedMs: nowMs}
-	if had {
-		q.QueuedMs = old.QueuedMs // waiting since the first version queued
-	}
+	q.Seq = seq
 	raw, err := json.Marshal(q)
 	if err != nil {
 		return err
 	}
-	if err := queue.Put(idKey(seq), []byte(key)); err != nil {
+	if err := queue.Put(idKey(seq), key); err != nil {
 		return err
 	}
-	return pending.Put([]byte(key), raw)
+	return pending.Put(key, raw)
 }
 
 // countKeys counts a bucket's keys (Stats does not see the writes of the
@@ -550,22 +547,11 @@ func retract(sb *bolt.Bucket, key []byte, nowMs int64) error {
 	if !had && !wasSent {
 		return pending.Delete(key) // nothing of it reached the sink
 	}
-	seq, err := queue.NextSequence()
-	if err != nil {
-		return err
-	}
-	r := Queued{Seq: seq, QueuedMs: nowMs, Retract: true, SessionID: id}
+	r := Queued{QueuedMs: nowMs, Retract: true, SessionID: id}
 	if id == "" {
 		r.Native = nativeOfKey(string(key))
 	}
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	if err := queue.Put(idKey(seq), key); err != nil {
-		return err
-	}
-	return pending.Put(key, raw)
+	return queueAtBack(pending, queue, key, r)
 }
 
 // nativeOfKey is the native id of a session key (agent/native id).
