@@ -189,7 +189,7 @@ func open(path string, log *slog.Logger) (d *DB, err error) {
 	var rep Repair
 	if err := d.view(func(tx *bolt.Tx) error {
 		var err error
-		rep, err = repairRecords(tx, false, &mappedReader{db: db, tx: tx})
+		rep, err = findDamage(tx, &mappedReader{db: db, tx: tx})
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("check state %s: %w", path, err)
@@ -268,6 +268,29 @@ func (r *mappedReader) add(n int) {
 	_ = releaseMappedIn(r.db, r.tx) // only memory: a failure changes nothing read
 }
 
+// batchDamaged reports whether an event batch (its key and value, in
+// the session whose seal scope is scope) is damaged: sealed ones are
+// checked by their seal, older ones by being JSON at all.
+func batchDamaged(scope, k, v []byte) bool {
+	if len(k) != 16 || v == nil {
+		return true
+	}
+	payload, err := unseal(scope, k, v)
+	return err != nil || (len(payload) == len(v) && !json.Valid(payload))
+}
+
+// sessionDamaged reports whether a session record is damaged.
+func sessionDamaged(k, v []byte) bool {
+	var s Session
+	return v == nil || decodeRecord(bucketSessions, k, v, &s) != nil
+}
+
+// carryDamaged reports whether a carry-state record is damaged.
+func carryDamaged(k, v []byte) bool {
+	_, err := unseal(bucketCarry, k, v)
+	return err != nil || len(k) != 8 || v == nil
+}
+
 // repairRecords drops every damaged record, and with it every source it
 // leaves without a consistent history: a source whose record, carry-state
 // or one of whose event batches is damaged, or whose session record is
@@ -312,8 +335,7 @@ func repairRecords(tx *bolt.Tx, apply bool, mr *mappedReader) (Repair, error) {
 	sessions := map[string]bool{}
 	if err := sessB.ForEach(func(k, v []byte) error {
 		mr.read(k, v)
-		var s Session
-		if v == nil || decodeRecord(bucketSessions, k, v, &s) != nil {
+		if sessionDamaged(k, v) {
 			badSessKeys = append(badSessKeys, append([]byte(nil), k...))
 			return nil
 		}
@@ -325,7 +347,7 @@ func repairRecords(tx *bolt.Tx, apply bool, mr *mappedReader) (Repair, error) {
 	forget := map[uint64]bool{}
 	if err := carryB.ForEach(func(k, v []byte) error {
 		mr.read(k, v)
-		if _, err := unseal(bucketCarry, k, v); err != nil || len(k) != 8 || v == nil {
+		if carryDamaged(k, v) {
 			badCarryKeys = append(badCarryKeys, append([]byte(nil), k...))
 			if len(k) == 8 {
 				forget[binary.BigEndian.Uint64(k)] = true
@@ -354,12 +376,7 @@ func repairRecords(tx *bolt.Tx, apply bool, mr *mappedReader) (Repair, error) {
 		scope := eventsScope(name)
 		return nb.ForEach(func(k, v []byte) error {
 			mr.read(k, v)
-			bad := len(k) != 16 || v == nil
-			if !bad {
-				payload, err := unseal(scope, k, v)
-				bad = err != nil || (len(payload) == len(v) && !json.Valid(payload))
-			}
-			if bad {
+			if batchDamaged(scope, k, v) {
 				badEvents = append(badEvents, evKey{append([]byte(nil), name...), append([]byte(nil), k...)})
 				rep.Records++
 				if len(k) >= 8 {
