@@ -210,7 +210,7 @@ func (d *Daemon) load() error {
 	// Only the records kept share their strings: those of a quiet session
 	// let go of as it is read would fill the table for nothing (5 MB of a
 	// second scan's heap at 100,000 sessions).
-	err := d.db.LoadEach(func(s *state.Source) error {
+	passes := state.Passes{Sources: func(s *state.Source) error {
 		if s.ID >= d.nextID {
 			d.nextID = s.ID + 1
 		}
@@ -219,7 +219,7 @@ func (d *Daemon) load() error {
 			d.keepSource(s)
 		}
 		return nil
-	}, func(s *state.Session) error {
+	}, Sessions: func(s *state.Session) error {
 		if q != nil && d.retireQuiet(q, s) {
 			return nil
 		}
@@ -234,21 +234,32 @@ func (d *Daemon) load() error {
 			}
 		}
 		return nil
-	})
-	if err != nil {
+	}}
+	if q != nil {
+		passes.SessionKeys = q.sessionKey
+		// The quiet sources: those of sessions retired are placed, those
+		// of sessions that stay (another of their logs changed, or they
+		// have a child) are kept as any other.
+		passes.SourcesAgain = func(id uint64, record func() (*state.Source, error)) error {
+			q.groups = nil // the sessions are read: the retired set knows them now
+			if d.srcs[id] != nil {
+				return nil
+			}
+			s, err := record()
+			if err != nil {
+				return err
+			}
+			if !d.place(q, s) {
+				shared.source(s)
+				d.keepSource(s)
+			}
+			return nil
+		}
+	}
+	if err := d.db.LoadPasses(passes); err != nil {
 		return err
 	}
 	if q != nil {
-		// The quiet logs of sessions that stay (another of their logs
-		// changed, or they have a child) are kept as any other.
-		srcs, err := d.db.Sources(q.unparked())
-		if err != nil {
-			return err
-		}
-		for _, s := range srcs {
-			shared.source(s)
-			d.keepSource(s)
-		}
 		d.quietLogs = q.sortedLogs()
 	}
 	d.markDirty()

@@ -37,38 +37,44 @@ import (
 // retireOnLoad lets tests compare with the load that keeps everything.
 var retireOnLoad = true
 
-// quietLoad is what load keeps while it reads the records.
+// quietLoad is what load keeps while it reads the records. The records
+// are read in passes (state.Passes), so that it holds a few counts a
+// session, never a record: every session's key, to learn which hashes two
+// keys share; every source, to count each session's sources and those of
+// them quiet; every session, to retire those all of whose sources are
+// quiet; and every source again, to place the ids and file identities of
+// the retired sessions' sources in the retired set and keep the others.
 type quietLoad struct {
 	roots []watchers.Root // where a walk meets the logs
 	// logs are the logs of the sessions retired on load, as they were
 	// found (see quietLogs).
 	logs []quietLog
-	// groups indexes, by session key, each session's count of sources
-	// while its records are read; parked holds the sources found quiet,
-	// those of one group chained. Every session's sources are read before
-	// any session record, so all of them are held at once: flat tables
-	// (a map entry and 12 bytes a session, 56 a source) where a record and
-	// two slices were allocated for each session.
-	groups map[string]int32
-	group  []quietGroup
-	parked []parkedSource
+	// groups counts each session's sources, by its key's hash
+	// (retiredKeyHash), until the sessions are read: some 20 bytes a
+	// session, where holding the quiet sources until their session record
+	// was read took 150. Dropped before the last pass, which finds the
+	// retired sessions in the retired set.
+	groups map[uint64]quietGroup
 	// parents are the sessions a source names as its parent.
 	parents map[string]bool
+	// quiet counts the quiet sources, retired the sources of the sessions
+	// retired: what the tables they fill are sized for.
+	quiet, retired int
 }
 
-// quietGroup is one session's sources while its records are read.
+// quietGroup is one session while its records are read.
 type quietGroup struct {
 	total int32 // sources routed to the session, quiet or not
-	quiet int32 // of them found quiet, not kept in memory
-	last  int32 // the last of those in parked (-1: none)
+	quiet int32 // of them, those found quiet (not kept in memory)
+	flags groupFlags
 }
 
-// parkedSource is a quiet source, not kept in memory.
-type parkedSource struct {
-	id   uint64
-	log  quietLog
-	prev int32 // the one parked before it for the same session (-1: none)
-}
+type groupFlags uint8
+
+const (
+	groupKey    groupFlags = 1 << iota // a session record has the hash
+	groupShared                        // two have it: neither is let go of
+)
 
 // quietLog is a log of a session retired on load as it was found then.
 type quietLog struct {
@@ -85,21 +91,26 @@ var quietPathHash = func() func(string) uint64 {
 }()
 
 func newQuietLoad(roots []watchers.Root) *quietLoad {
-	return &quietLoad{roots: roots, groups: map[string]int32{}, parents: map[string]bool{}}
+	return &quietLoad{roots: roots, groups: map[uint64]quietGroup{}, parents: map[string]bool{}}
 }
 
-// sources returns a group's parked sources in the order they were parked.
-func (q *quietLoad) sources(g quietGroup) []parkedSource {
-	out := make([]parkedSource, g.quiet)
-	for k, n := g.last, len(out); k >= 0; k = q.parked[k].prev {
-		n--
-		out[n] = q.parked[k]
+// sessionKey notes a session's key's hash; a hash two keys share keeps
+// both sessions (whose sources it cannot tell apart) in memory.
+func (q *quietLoad) sessionKey(key []byte) {
+	h := retiredKeyHash(string(key))
+	g := q.groups[h]
+	if g.flags&groupKey != 0 {
+		g.flags |= groupShared
 	}
-	return out
+	g.flags |= groupKey
+	q.groups[h] = g
 }
 
 // park reports whether a source's file is quiet, and if so counts it for
-// its session instead of the caller keeping the record.
+// its session instead of the caller keeping the record. Every source of
+// a session is counted, quiet or not. A source whose session has no
+// record (there is none after the open's check, repair.go) is kept, and
+// so is one of id 0, which place could not tell from a free slot.
 func (q *quietLoad) park(s *state.Source) bool {
 	if s.ParentSession != "" {
 		q.parents[s.ParentSession] = true
@@ -107,22 +118,19 @@ func (q *quietLoad) park(s *state.Source) bool {
 	if s.Session == "" {
 		return false
 	}
-	gi, ok := q.groups[s.Session]
+	h := retiredKeyHash(s.Session)
+	g, ok := q.groups[h]
 	if !ok {
-		gi = int32(len(q.group))
-		q.group = append(q.group, quietGroup{last: -1})
-		q.groups[s.Session] = gi
-	}
-	g := &q.group[gi]
-	g.total++
-	if !quietSource(s, q.roots) {
 		return false
 	}
-	log := quietLog{path: quietPathHash(s.Path), id: watchers.FileID{Dev: s.Dev, Ino: s.Ino}, size: s.Offset, modMs: s.ModMs}
-	q.parked = append(q.parked, parkedSource{id: s.ID, log: log, prev: g.last})
-	g.last = int32(len(q.parked) - 1)
-	g.quiet++
-	return true
+	g.total++
+	quiet := g.flags&groupShared == 0 && s.ID != 0 && quietSource(s, q.roots)
+	if quiet {
+		g.quiet++
+		q.quiet++
+	}
+	q.groups[h] = g
+	return quiet
 }
 
 // quietSource reports whether a visit of s's log would find nothing to do
@@ -166,44 +174,42 @@ func unchangedOnDisk(s *state.Source) bool {
 }
 
 // retireQuiet retires a session on load when it and all of its sources
-// are quiet; it reports whether it did.
+// are quiet; it reports whether it did. The ids of its sources are
+// placed in the retired set by place, in the pass after.
 func (d *Daemon) retireQuiet(q *quietLoad, s *state.Session) bool {
-	gi, ok := q.groups[s.Key]
-	if !ok {
+	g, ok := q.groups[retiredKeyHash(s.Key)]
+	if !ok || g.flags&groupShared != 0 || g.total == 0 || g.quiet != g.total || s.Parent != "" ||
+		q.parents[s.Key] || s.Dirty() || d.mapMissing(s) {
 		return false
 	}
-	g := q.group[gi]
-	if g.total == 0 || g.quiet != g.total || s.Parent != "" || q.parents[s.Key] ||
-		s.Dirty() || d.mapMissing(s) {
+	if d.retired.ids == nil {
+		d.retired.ids = make([]uint64, 0, q.quiet) // (at most)
+	}
+	if !d.retired.reserve(retiredEntry{key: s.Key, agent: s.Agent, logs: int(g.total),
+		counted: counted(s, func(string) bool { return true })}, int(g.total)) {
 		return false
 	}
-	srcs := q.sources(g)
-	ids, files := make([]uint64, len(srcs)), make([]watchers.FileID, len(srcs))
-	for i, p := range srcs {
-		ids[i], files[i] = p.id, p.log.id
-	}
-	if !d.retired.addEntry(retiredEntry{key: s.Key, agent: s.Agent, ids: ids, files: files, logs: len(ids),
-		counted: counted(s, func(string) bool { return true })}) {
-		return false // another retired session has its hash: this one is kept
-	}
-	delete(q.groups, s.Key)
-	for _, p := range srcs {
-		q.logs = append(q.logs, p.log)
-	}
+	q.retired += int(g.total)
 	d.retiredOnLoad++
 	return true
 }
 
-// unparked returns the ids of the quiet sources whose session was kept:
-// their records are read back and kept as any other.
-func (q *quietLoad) unparked() []uint64 {
-	var ids []uint64
-	for _, gi := range q.groups {
-		for _, p := range q.sources(q.group[gi]) {
-			ids = append(ids, p.id)
-		}
+// place reports whether a source not kept belongs to a session retired on
+// load, and if so puts its id and file identity in the retired set and its
+// log among the quiet ones.
+func (d *Daemon) place(q *quietLoad, s *state.Source) bool {
+	if s.Session == "" {
+		return false
 	}
-	return ids
+	id := watchers.FileID{Dev: s.Dev, Ino: s.Ino}
+	if !d.retired.place(retiredKeyHash(s.Session), s.ID, id) {
+		return false
+	}
+	if q.logs == nil {
+		q.logs = make([]quietLog, 0, q.retired)
+	}
+	q.logs = append(q.logs, quietLog{path: quietPathHash(s.Path), id: id, size: s.Offset, modMs: s.ModMs})
+	return true
 }
 
 // quietLogs are the logs of the sessions retired on load as they were

@@ -3,6 +3,7 @@ package daemon
 import (
 	"hash/maphash"
 	"math"
+	"slices"
 
 	"github.com/agentmap/agentmap/watchers"
 )
@@ -136,6 +137,45 @@ func (r *retiredSet) addEntry(e retiredEntry) bool {
 	if e.counted {
 		r.counted++
 		a.sessions++
+	}
+	return true
+}
+
+// reserve retires a session whose n sources' ids are not known yet: the
+// load counts a session's sources before it reads its record, and reads
+// them again after (quiet.go), placing each with place. It reports false,
+// retiring nothing, as addEntry does.
+func (r *retiredSet) reserve(e retiredEntry, n int) bool {
+	if n <= 0 {
+		return false
+	}
+	e.ids, e.files, e.paths = unplaced[:min(n, len(unplaced))], nil, nil
+	if n > len(unplaced) {
+		e.ids = make([]uint64, n)
+	}
+	return r.addEntry(e)
+}
+
+// unplaced stands for the ids reserve does not know yet (0: no source has
+// that id, quiet.go), for most sessions (a session has a main log and a
+// few subagent logs).
+var unplaced [64]uint64
+
+// place puts the id and file identity of a source of the session of hash
+// h, reserved, in its first free slot; it reports false when no such
+// session is retired (or it has no free slot).
+func (r *retiredSet) place(h uint64, id uint64, file watchers.FileID) bool {
+	ids, ok := r.idsOf(h)
+	if !ok {
+		return false
+	}
+	at := slices.Index(ids, 0)
+	if at < 0 {
+		return false
+	}
+	ids[at] = id
+	if file.Known() {
+		r.files[file] = h
 	}
 	return true
 }

@@ -149,28 +149,81 @@ func (d *DB) Load() ([]*Source, []*Session, error) {
 // with nothing new) never holds them all. An error from a function ends
 // the walk and is returned.
 func (d *DB) LoadEach(source func(*Source) error, session func(*Session) error) error {
+	return d.LoadPasses(Passes{Sources: source, Sessions: session})
+}
+
+// Passes are the walks LoadPasses makes over the records, in this order,
+// each one skipped when nil. A caller that lets go of most records as it
+// reads them (a one-shot catch-up, quiet.go) learns in one pass what it
+// needs for the next instead of holding them.
+type Passes struct {
+	// SessionKeys has every session's key (valid only during the call),
+	// no record decoded.
+	SessionKeys func(key []byte)
+	Sources     func(*Source) error
+	Sessions    func(*Session) error
+	// SourcesAgain has every source's id again, and a function that
+	// decodes its record, for those the caller did not keep.
+	SourcesAgain func(id uint64, record func() (*Source, error)) error
+}
+
+// LoadPasses walks the records as p asks, in one read transaction.
+func (d *DB) LoadPasses(p Passes) error {
 	return d.view(func(tx *bolt.Tx) error {
 		mr := &mappedReader{db: d.db, tx: tx}
-		if err := tx.Bucket(bucketSources).ForEach(func(k, v []byte) error {
-			mr.read(k, v)
+		srcB, sessB := tx.Bucket(bucketSources), tx.Bucket(bucketSessions)
+		if p.SessionKeys != nil {
+			if err := sessB.ForEach(func(k, v []byte) error {
+				mr.read(k, v)
+				p.SessionKeys(k)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		decodeSource := func(k, v []byte) (*Source, error) {
 			s := new(Source)
 			if err := decodeRecord(bucketSources, k, v, s); err != nil {
-				return fmt.Errorf("source record: %w", err)
+				return nil, fmt.Errorf("source record: %w", err)
 			}
 			s.ID = binary.BigEndian.Uint64(k)
-			return source(s)
-		}); err != nil {
-			return err
+			return s, nil
 		}
-		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
-			mr.read(k, v)
-			s := new(Session)
-			if err := decodeRecord(bucketSessions, k, v, s); err != nil {
-				return fmt.Errorf("session record: %w", err)
+		if p.Sources != nil {
+			if err := srcB.ForEach(func(k, v []byte) error {
+				mr.read(k, v)
+				s, err := decodeSource(k, v)
+				if err != nil {
+					return err
+				}
+				return p.Sources(s)
+			}); err != nil {
+				return err
 			}
-			s.Key = string(k)
-			return session(s)
-		})
+		}
+		if p.Sessions != nil {
+			if err := sessB.ForEach(func(k, v []byte) error {
+				mr.read(k, v)
+				s := new(Session)
+				if err := decodeRecord(bucketSessions, k, v, s); err != nil {
+					return fmt.Errorf("session record: %w", err)
+				}
+				s.Key = string(k)
+				return p.Sessions(s)
+			}); err != nil {
+				return err
+			}
+		}
+		if p.SourcesAgain != nil {
+			return srcB.ForEach(func(k, v []byte) error {
+				mr.read(k, v)
+				if len(k) != 8 {
+					return fmt.Errorf("source record: %w (a key of %d bytes)", ErrDamaged, len(k))
+				}
+				return p.SourcesAgain(binary.BigEndian.Uint64(k), func() (*Source, error) { return decodeSource(k, v) })
+			})
+		}
+		return nil
 	})
 }
 
