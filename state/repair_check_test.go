@@ -188,6 +188,7 @@ func TestFindDamageCountsAsRepairDoes(t *testing.T) {
 			damaged++
 		}
 	}
+	t.Logf("%d of 150 databases damaged", damaged)
 	if damaged < 100 {
 		t.Errorf("only %d of 150 databases damaged: the test damages too little to compare", damaged)
 	}
