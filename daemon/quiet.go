@@ -52,8 +52,8 @@ type quietLoad struct {
 	// groups counts each session's sources, by its key's hash
 	// (retiredKeyHash), until the sessions are read: some 20 bytes a
 	// session, where holding the quiet sources until their session record
-	// was read took 150. Dropped before the last pass, which finds the
-	// retired sessions in the retired set.
+	// was read took 150. Dropped as the last pass begins, which finds
+	// the retired sessions in the retired set.
 	groups map[uint64]quietGroup
 	// parents are the sessions a source names as its parent.
 	parents map[string]bool

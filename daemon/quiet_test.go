@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,28 +197,11 @@ func TestQuietLogsChangedAfterTheLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := func(i int) string { return fmt.Sprintf("0a1b2c3d-0000-4000-8000-%012d", 200+i) }
+	copies, id := claudeCopies(t, home, 5)
 	content := func(i int) string {
 		return strings.ReplaceAll(string(basic), "0a1b2c3d-0000-4000-8000-000000000001", id(i))
 	}
-	copies := make([]string, 5)
-	for i := range copies {
-		copies[i] = filepath.Join(home, ".claude/projects/-w-a", id(i)+".jsonl")
-		if err := os.MkdirAll(filepath.Dir(copies[i]), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(copies[i], []byte(content(i)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	roots := homeRoots(runtime.GOOS, home)
-	scan := func(data string) *Daemon {
-		d := New(Options{DataDir: data, Once: true, Roots: roots, Logger: slog.New(slog.DiscardHandler)})
-		if err := d.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	scan := oneShot(t, home)
 	scan(data)
 	before := t.TempDir()
 	copyTree(t, data, before)
@@ -338,4 +322,118 @@ func TestQuietLogDeletedAfterTheLoad(t *testing.T) {
 	scan(data)
 	scan(before)
 	sameRecords(t, "a scan after the log was deleted", before, data)
+}
+
+// The load counts each session's sources by its key's hash: two sessions
+// whose keys share one stay in memory (their sources cannot be told
+// apart), the others are let go of, and a session of more sources than
+// the room reserve keeps at hand has every id placed. A scan keeping
+// every record must end with the same maps and records.
+func TestQuietLoadWithAPairOfKeysSharingAHash(t *testing.T) {
+	home, data := t.TempDir(), t.TempDir()
+	lane, err := os.ReadFile("../testdata/claude/0a1b2c3d-0000-4000-8000-000000000002/subagents/agent-a1b2c3d4e5f6a7b8c.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, id := claudeCopies(t, home, 4)
+	dir := filepath.Join(home, ".claude/projects/-w-a")
+	// The last session has 70 subagent logs.
+	lanes := filepath.Join(dir, id(3), "subagents")
+	if err := os.MkdirAll(lanes, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sources := 1 + len(unplaced) + 6
+	for i := range sources - 1 {
+		agent := fmt.Sprintf("a%016x", i)
+		b := strings.ReplaceAll(strings.ReplaceAll(string(lane), "0a1b2c3d-0000-4000-8000-000000000002", id(3)), "a1b2c3d4e5f6a7b8c", agent)
+		if err := os.WriteFile(filepath.Join(lanes, "agent-"+agent+".jsonl"), []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scan := oneShot(t, home)
+	scan(data)
+	keep := t.TempDir()
+	copyTree(t, data, keep)
+	defer func(v bool) { retireOnLoad = v }(retireOnLoad)
+	retireOnLoad = false
+	scan(keep)
+	retireOnLoad = true
+
+	defer func(h func(string) uint64) { retiredKeyHash = h }(retiredKeyHash)
+	real := retiredKeyHash
+	pair := map[string]bool{"claude/" + id(0): true, "claude/" + id(1): true}
+	retiredKeyHash = func(key string) uint64 {
+		if pair[key] {
+			return 1
+		}
+		return real(key)
+	}
+	d := scan(data)
+	for key := range pair {
+		if d.retired.has(key) || d.sessions[key] == nil {
+			t.Errorf("%s, whose key's hash another shares, was let go of on load", key)
+		}
+	}
+	if d.retiredOnLoad != 2 {
+		t.Errorf("%d sessions let go of on load, want 2", d.retiredOnLoad)
+	}
+	_, ids, ok := d.retired.lookup("claude/" + id(3))
+	if !ok || len(ids) != sources {
+		t.Fatalf("the session of %d logs: retired %v with %d ids", sources, ok, len(ids))
+	}
+	db, err := state.Open(StatePath(data), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs, _, err := db.Load()
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []uint64
+	for _, s := range srcs {
+		if s.Session == "claude/"+id(3) {
+			want = append(want, s.ID)
+		}
+	}
+	if !slices.Equal(ids, want) {
+		t.Errorf("the retired session's ids are %v, want its sources' %v", ids, want)
+	}
+	sameRecords(t, "a scan keeping every record", keep, data)
+}
+
+// claudeCopies writes n copies of basic.jsonl into one project of home,
+// each a session of its own, whose id id gives.
+func claudeCopies(t *testing.T, home string, n int) (paths []string, id func(int) string) {
+	t.Helper()
+	basic, err := os.ReadFile("../testdata/claude/basic.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id = func(i int) string { return fmt.Sprintf("0a1b2c3d-0000-4000-8000-%012d", 200+i) }
+	dir := filepath.Join(home, ".claude/projects/-w-a")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		p := filepath.Join(dir, id(i)+".jsonl")
+		if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(basic), "0a1b2c3d-0000-4000-8000-000000000001", id(i))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths, id
+}
+
+// oneShot returns a one-shot catch-up of home into a data directory.
+func oneShot(t *testing.T, home string) func(data string) *Daemon {
+	roots := homeRoots(runtime.GOOS, home)
+	return func(data string) *Daemon {
+		t.Helper()
+		d := New(Options{DataDir: data, Once: true, Roots: roots, Logger: slog.New(slog.DiscardHandler)})
+		if err := d.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
 }

@@ -259,6 +259,10 @@ func (r *mappedReader) read(k, v []byte) {
 // own, mostly empty for a small session's events.
 func (r *mappedReader) bucket() { r.add(4096) }
 
+// lookup counts a look-up by key off the order of the walk: it lands on a
+// leaf page of its own.
+func (r *mappedReader) lookup() { r.add(4096) }
+
 func (r *mappedReader) add(n int) {
 	r.n += n
 	if r.n < releaseMappedBytes || r.db == nil {
@@ -304,9 +308,10 @@ func repairRecords(tx *bolt.Tx, apply bool, mr *mappedReader) (Repair, error) {
 	if srcB == nil || sessB == nil || carryB == nil || evB == nil {
 		return rep, fmt.Errorf("%w: a top-level bucket is missing", ErrDamaged)
 	}
-	// Of each good source, only what the checks below need: the open
-	// check of a database of 100,000 sessions would otherwise hold every
-	// record at once (some 50 MB).
+	// Of each good source, only what the checks below need: a repair of
+	// a database of 100,000 sessions would otherwise hold every record at
+	// once (some 50 MB). (It runs only on a database the check at open,
+	// findDamage, found damaged.)
 	type checked struct {
 		session string
 		nextSeq uint64

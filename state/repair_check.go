@@ -104,7 +104,7 @@ func findDamage(tx *bolt.Tx, mr *mappedReader) (Repair, error) {
 // sessionKept reports whether a session's record is there and sound.
 func sessionKept(sessB *bolt.Bucket, bad map[string]bool, key string, mr *mappedReader) bool {
 	v := sessB.Get([]byte(key))
-	mr.read([]byte(key), v)
+	mr.lookup()
 	return v != nil && !bad[key]
 }
 
@@ -119,10 +119,9 @@ func hasBatch(evB *bolt.Bucket, session string, src []byte, mr *mappedReader) bo
 	if nb == nil {
 		return false
 	}
-	mr.bucket() // its page, which the walk over the events may have let go of
+	mr.lookup() // its page, which the walk over the events may have let go of
 	c := nb.Cursor()
 	for k, _ := c.Seek(src); k != nil && bytes.HasPrefix(k, src); k, _ = c.Next() {
-		mr.read(k, nil)
 		if len(k) == 16 {
 			return true
 		}
