@@ -426,6 +426,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 		if release && ctx.Err() == nil { // not on the way out
 			release, unsettle = false, settleGC()
 			releaseMemory()
+			d.releaseMapped(releaseEvery) // and the database's pages the catch-up touched last
 		}
 	}
 }

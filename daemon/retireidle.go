@@ -130,6 +130,7 @@ func (d *Daemon) retireIdleOf(keys []string) {
 		return
 	}
 	stored, err := d.db.HasSources(ids)
+	d.releaseMapped(len(ids) * recordWeight) // the pages of the records looked up
 	if err != nil {
 		return // kept in memory: nothing is lost but the room
 	}

@@ -1,39 +1,26 @@
 package state
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/internal/resident"
 )
 
-// mappedKB is the resident size of this process's mapping of path
-// (/proc/self/smaps), in KiB.
+// mappedKB is the resident size of this process's mapping of path, in
+// KiB.
 func mappedKB(t *testing.T, path string) int {
 	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
+	kb, err := resident.Mapped(path)
+	if errors.Is(err, resident.ErrUnsupported) {
+		t.Skip(err)
+	}
 	if err != nil {
-		t.Skipf("no /proc/self/smaps: %v", err)
+		t.Fatal(err)
 	}
-	defer f.Close()
-	total, in := 0, false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 0 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
-			in = len(fields) >= 6 && fields[len(fields)-1] == path
-			continue
-		}
-		if in && len(fields) >= 2 && fields[0] == "Rss:" {
-			n, _ := strconv.Atoi(fields[1])
-			total += n
-		}
-	}
-	return total
+	return kb
 }
 
 // commitSessions commits n sessions of one source and 40 events each.
