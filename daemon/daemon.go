@@ -202,10 +202,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 func (d *Daemon) load() error {
 	var q *quietLoad
-	if d.opt.Once && retireOnLoad {
-		q = newQuietLoad(d.roots)
-	}
 	now := ms(d.opt.Clock.Now())
+	if retireOnLoad && (d.opt.Once || d.letsGo()) {
+		q = newQuietLoad(d.roots)
+		q.follow, q.cutoff = !d.opt.Once, ms(d.opt.Clock.Now().Add(-d.opt.RetireAfter))
+	}
 	shared := newSharedStrings()
 	// Only the records kept share their strings: those of a quiet session
 	// let go of as it is read would fill the table for nothing (5 MB of a
@@ -220,6 +221,12 @@ func (d *Daemon) load() error {
 		}
 		return nil
 	}, Sessions: func(s *state.Session) error {
+		// status says when a map was last written, by this run or one before.
+		if s.Flush != nil {
+			if at := time.UnixMilli(s.Flush.AtMs); at.After(d.lastFlush) {
+				d.lastFlush = at
+			}
+		}
 		if q != nil && d.retireQuiet(q, s) {
 			return nil
 		}
@@ -227,12 +234,6 @@ func (d *Daemon) load() error {
 		s.ActivityMs = min(s.ActivityMs, now) // recorded from a future file time
 		d.sessions[s.Key] = s
 		d.indexChild(s)
-		// status says when a map was last written, by this run or one before.
-		if s.Flush != nil {
-			if at := time.UnixMilli(s.Flush.AtMs); at.After(d.lastFlush) {
-				d.lastFlush = at
-			}
-		}
 		return nil
 	}}
 	if q != nil {
@@ -252,6 +253,9 @@ func (d *Daemon) load() error {
 			if !d.place(q, s) {
 				shared.source(s)
 				d.keepSource(s)
+				if h, held := d.retired.pathHolder(s.Path); held && q.follow {
+					q.recheck = append(q.recheck, h) // see place
+				}
 			}
 			return nil
 		}
@@ -261,6 +265,11 @@ func (d *Daemon) load() error {
 	}
 	if q != nil {
 		d.quietLogs = q.sortedLogs()
+		for _, h := range q.recheck {
+			if ids, ok := d.retired.idsOf(h); ok {
+				d.restoreRetired(h, ids)
+			}
+		}
 	}
 	d.markDirty()
 	return nil
@@ -374,6 +383,9 @@ func (d *Daemon) follow(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); w.Run(wctx) }()
 	}
+	if afterLoad != nil {
+		afterLoad()
+	}
 	startWatcher()
 	defer func() { cancel(); wg.Wait() }()
 	first := true
@@ -395,6 +407,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 		case u := <-w.Updates():
 			if first && u.Full {
 				first = false
+				u.Files = d.leaveOutQuiet(u.Files)
 				d.startCatchUp(u.Files)
 				d.catchUpInPieces(ctx, u)
 				d.catchUp.finish(d.opt.Clock.Now())

@@ -13,7 +13,8 @@ import (
 // record of every source and session it knows (1.2–1.7 KB of heap each)
 // only to find most of them with nothing to do: at 100,000 sessions that
 // is most of its memory. So while a one-shot catch-up reads the records,
-// it lets go at once of each session that is quiet: every one of its logs
+// it lets go at once of each session that is quiet (and a daemon that
+// follows, started again, of each quiet for RetireAfter, see below): every one of its logs
 // is where a walk meets it, unchanged since it was last read (the same
 // path, file identity, size and modification time, every byte consumed),
 // its map written for its last change and still in the store, and it has
@@ -33,6 +34,16 @@ import (
 // skipped, as a visit skips it when the time did not move
 // (rewrittenInPlace). A Claude subagent log whose sidecar appeared since
 // it was read is not quiet: it is read again for its type.
+//
+// A daemon that follows does the same as it starts (the peak of its start
+// over 100,000 sessions was 460 MiB, every record held until its first
+// look at the quiet ones), with retireIdle's rules on top: the session
+// quiet for RetireAfter, no line of it skipped, and each of its logs
+// holding its path alone, as news of a retired log is found by its path
+// (a path another record or retired session holds has the session taken
+// up again once the load is done). Its watcher's first full scan is then
+// read without the quiet logs it lists as they were (leaveOutQuiet); a
+// quiet log listed changed or not listed has its session taken up first.
 
 // retireOnLoad lets tests compare with the load that keeps everything.
 var retireOnLoad = true
@@ -60,6 +71,15 @@ type quietLoad struct {
 	// quiet counts the quiet sources, retired the sources of the sessions
 	// retired: what the tables they fill are sized for.
 	quiet, retired int
+	// follow is set for a daemon that follows, which lets go of a session
+	// only as retireIdle would: quiet for RetireAfter (activity at cutoff
+	// or before), no skipped line, each log holding its path (see place).
+	follow bool
+	cutoff int64
+	// recheck are the sessions retired whose paths turned out to be held
+	// by another record or another retired session: taken up again once
+	// the load is done.
+	recheck []uint64
 }
 
 // quietGroup is one session while its records are read.
@@ -124,7 +144,8 @@ func (q *quietLoad) park(s *state.Source) bool {
 		return false
 	}
 	g.total++
-	quiet := g.flags&groupShared == 0 && s.ID != 0 && quietSource(s, q.roots)
+	quiet := g.flags&groupShared == 0 && s.ID != 0 && (!q.follow || s.Skipped == 0 && s.Oversized == 0) &&
+		quietSource(s, q.roots)
 	if quiet {
 		g.quiet++
 		q.quiet++
@@ -182,6 +203,9 @@ func (d *Daemon) retireQuiet(q *quietLoad, s *state.Session) bool {
 		q.parents[s.Key] || s.Dirty() || d.mapMissing(s) {
 		return false
 	}
+	if q.follow && min(s.ActivityMs, ms(d.opt.Clock.Now())) > q.cutoff {
+		return false // not quiet for long enough: retireIdle looks at it
+	}
 	if d.retired.ids == nil {
 		d.retired.ids = make([]uint64, 0, q.quiet) // (at most)
 	}
@@ -202,8 +226,17 @@ func (d *Daemon) place(q *quietLoad, s *state.Source) bool {
 		return false
 	}
 	id := watchers.FileID{Dev: s.Dev, Ino: s.Ino}
-	if !d.retired.place(retiredKeyHash(s.Session), s.ID, id) {
+	h := retiredKeyHash(s.Session)
+	if !d.retired.place(h, s.ID, id) {
 		return false
+	}
+	// A daemon that follows hears of a retired log by its path, which the
+	// log must hold alone: one held by a record kept (a log deleted from
+	// that name, say) or by another retired session has its session taken
+	// up again after the load, where its sources take their paths as the
+	// load would have (restoreFrom).
+	if q.follow && (d.byPath[s.Path] != nil || !d.retired.holdPath(h, s.Path)) {
+		q.recheck = append(q.recheck, h)
 	}
 	if q.logs == nil {
 		q.logs = make([]quietLog, 0, q.retired)
@@ -230,6 +263,57 @@ func (q *quietLoad) sortedLogs() quietLogs {
 	return q.logs
 }
 
+// leaveOutQuiet is, for a daemon that follows, its watcher's first full
+// scan without the logs of the sessions retired on load that it lists as
+// they were: their sessions stay retired, where a visit would take each up
+// again (ingest, restorePath) only to find nothing to read. A quiet log
+// listed changed (appended to, replaced) has its session taken up first,
+// as news of it would; one not listed at all (deleted or moved away since
+// the load) too, so that the sweep that ends the scan marks it gone, or
+// the visit of its new name finds it by its file's identity. A log whose
+// session a command took up meanwhile is listed as any other.
+func (d *Daemon) leaveOutQuiet(files []watchers.FileStat) []watchers.FileStat {
+	quiet := d.quietLogs
+	if quiet == nil {
+		return files
+	}
+	d.quietLogs = nil // it serves this one scan
+	met := make([]bool, len(quiet))
+	listed := files[:0]
+	for _, f := range files {
+		if f.Gone {
+			listed = append(listed, f)
+			continue
+		}
+		i, j := quiet.span(f.Path)
+		same := -1
+		for k := i; k < j; k++ {
+			if quiet[k].same(f) {
+				same = k
+			}
+		}
+		if same >= 0 {
+			met[same] = true
+			if _, _, retired := d.retired.byPath(f.Path); retired && d.retired.hasFile(f.ID) && d.byPath[f.Path] == nil {
+				continue // still retired: nothing to do
+			}
+		} else {
+			for k := i; k < j; k++ {
+				met[k] = true
+				d.restoreFile(quiet[k].id) // changed since the load
+			}
+		}
+		listed = append(listed, f)
+	}
+	for k, q := range quiet {
+		if !met[k] {
+			d.restoreFile(q.id)
+		}
+	}
+	clear(files[len(listed):]) // the paths of the logs left out
+	return listed
+}
+
 // met says what the walk does with a log it meets: leave it out (skip),
 // or read the records of the sessions retired on load whose log had its
 // path (their files' identities: restore), then visit it. Two paths with
@@ -239,7 +323,7 @@ func (q *quietLoad) sortedLogs() quietLogs {
 // which the next scan, finding the old path gone, follows.
 func (l quietLogs) met(f watchers.FileStat) (skip bool, restore []watchers.FileID) {
 	for _, q := range l.at(f.Path) {
-		if q.id == f.ID && q.size == f.Size && q.modMs == ms(f.ModTime) {
+		if q.same(f) {
 			return true, nil
 		}
 		restore = append(restore, q.id)
@@ -247,15 +331,26 @@ func (l quietLogs) met(f watchers.FileStat) (skip bool, restore []watchers.FileI
 	return false, restore
 }
 
+// same reports whether f is the quiet log as it was found.
+func (q quietLog) same(f watchers.FileStat) bool {
+	return q.id == f.ID && q.size == f.Size && q.modMs == ms(f.ModTime)
+}
+
 // at returns the quiet logs whose paths have path's hash.
 func (l quietLogs) at(path string) quietLogs {
+	i, j := l.span(path)
+	return l[i:j]
+}
+
+// span is where in l the quiet logs whose paths have path's hash are.
+func (l quietLogs) span(path string) (i, j int) {
 	h := quietPathHash(path)
-	i, _ := slices.BinarySearchFunc(l, h, func(q quietLog, h uint64) int { return cmp.Compare(q.path, h) })
-	j := i
+	i, _ = slices.BinarySearchFunc(l, h, func(q quietLog, h uint64) int { return cmp.Compare(q.path, h) })
+	j = i
 	for j < len(l) && l[j].path == h {
 		j++
 	}
-	return l[i:j]
+	return i, j
 }
 
 // readTo is where the record of the quiet log at f's path left f's file,

@@ -242,11 +242,13 @@ func (d *Daemon) restoreFrom(key string, h uint64, srcs []*state.Source) *state.
 	summed, held := d.retired.summed(h), d.retired.held(h)
 	// Of its paths, a source takes back those it held when it was let go
 	// of (in a following daemon, the last held of them: a deleted log's
-	// name may have gone to a log moved onto it), or, in a scan, one it
-	// would take at load (takesPathFrom).
+	// name may have gone to a log moved onto it), or, in a scan or for a
+	// session retired as it was loaded, one it would take at load
+	// (takesPathFrom).
+	loaded := d.retired.loaded(h)
 	owns := make([]bool, len(srcs))
 	for i, src := range srcs {
-		if d.opt.Once {
+		if d.opt.Once || loaded {
 			owns[i] = takesPathFrom(src, d.byPath[src.Path])
 		} else {
 			owns[i] = i >= len(srcs)-held

@@ -62,6 +62,7 @@ type refFlags uint8
 const (
 	refCounted refFlags = 1 << iota // the session counts (see counted)
 	refSummed                       // every log's whole prefix was checked in this run (rewrittenInPlace)
+	refLoaded                       // retired as it was loaded (quiet.go): its paths are taken back as a load takes them
 )
 
 // retiredEntry is a session being retired: its key and agent, its
@@ -75,6 +76,7 @@ type retiredEntry struct {
 	logs       int      // of the sources, those whose log is there
 	counted    bool
 	summed     bool
+	loaded     bool // retired as it was loaded (see reserve)
 }
 
 // retiredKeyHash hashes session keys for the set; a variable so that
@@ -119,6 +121,9 @@ func (r *retiredSet) addEntry(e retiredEntry) bool {
 	if e.summed {
 		ref.flags |= refSummed
 	}
+	if e.loaded {
+		ref.flags |= refLoaded
+	}
 	r.byKey[h] = ref
 	r.ids = append(r.ids, e.ids...)
 	for _, id := range e.files {
@@ -149,7 +154,7 @@ func (r *retiredSet) reserve(e retiredEntry, n int) bool {
 	if n <= 0 {
 		return false
 	}
-	e.ids, e.files, e.paths = unplaced[:min(n, len(unplaced))], nil, nil
+	e.ids, e.files, e.paths, e.loaded = unplaced[:min(n, len(unplaced))], nil, nil, true
 	if n > len(unplaced) {
 		e.ids = make([]uint64, n)
 	}
@@ -178,6 +183,29 @@ func (r *retiredSet) place(h uint64, id uint64, file watchers.FileID) bool {
 		r.files[file] = h
 	}
 	return true
+}
+
+// holdPath notes that a log at path belongs to the retired session of
+// hash h, reserved, for a daemon that follows: news of the path takes the
+// session up again. It reports false, noting nothing, when the path's
+// hash is another retired session's.
+func (r *retiredSet) holdPath(h uint64, path string) bool {
+	ph := retiredPathHash(path)
+	if o, taken := r.paths[ph]; taken && o != h {
+		return false
+	}
+	if r.paths == nil {
+		r.paths = map[uint64]uint64{}
+	}
+	r.paths[ph] = h
+	return true
+}
+
+// pathHolder returns the hash of the retired session that holds path's
+// hash, if one does.
+func (r *retiredSet) pathHolder(path string) (uint64, bool) {
+	h, ok := r.paths[retiredPathHash(path)]
+	return h, ok
 }
 
 // agentIndex returns the index of an agent in agents, adding it; -1 when
@@ -241,6 +269,10 @@ func (r *retiredSet) hasFile(id watchers.FileID) bool {
 // held is how many of the retired session's sources, the last ones, held
 // their paths when it was let go of.
 func (r *retiredSet) held(h uint64) int { return int(r.byKey[h].held) }
+
+// loaded reports whether the retired session of hash h was retired as it
+// was loaded (reserve).
+func (r *retiredSet) loaded(h uint64) bool { return r.byKey[h].flags&refLoaded != 0 }
 
 // summed reports whether every log of the retired session of hash h had
 // its whole prefix checked in this run.

@@ -85,8 +85,8 @@ func playRandomHistory(t *testing.T, seed uint64, steps int) {
 		t.Logf("step %d: %s", i, s)
 		switch s.kind {
 		case restartDaemons:
-			kept.restart()
-			retiring.restart()
+			kept.restartWith(s.during)
+			retiring.restartWith(s.during)
 		case excludeSessions:
 			kept.exclude(s)
 			retiring.exclude(s)
@@ -229,15 +229,30 @@ func startHome(t *testing.T, name string, retireAfter time.Duration, first []ste
 	return h
 }
 
-// restart stops the home's daemon and starts another on its data
+// restartWith stops the home's daemon and starts another on its data
 // directory, as a reboot or an upgrade does: it loads the records the
-// first committed and follows on from them.
-func (h *home) restart() {
+// first committed and follows on from them. The change, if any, is made
+// between its load of the records and its watcher's first look at the
+// logs (afterLoad).
+func (h *home) restartWith(change *step) {
 	h.t.Helper()
 	h.f.stop()
 	h.restored += h.f.d.restored
+	var made chan struct{}
+	if change != nil {
+		made = make(chan struct{})
+		afterLoad = func() { h.apply(*change); close(made) }
+		defer func() { afterLoad = nil }()
+	}
 	h.f.d = New(h.opt)
 	h.f.stop = follow(h.t, h.f.d)
+	if change != nil {
+		select {
+		case <-made:
+		case <-time.After(15 * time.Second):
+			h.t.Fatal("the daemon started again did not reach its first look at the logs")
+		}
+	}
 	h.f.client() // the control socket is served: the state database is open
 }
 
@@ -492,6 +507,9 @@ type step struct {
 	content string // the lines appended, or the log's whole new content
 	size    int64  // what a log is truncated to
 	id      string // the session a flush names
+	// during is, for a restart, a change to the logs made between each
+	// daemon's load of its records and its watcher's first look at them.
+	during *step
 }
 
 type stepKind int
@@ -534,6 +552,9 @@ func (s step) String() string {
 	case scanAll:
 		return "scan"
 	case restartDaemons:
+		if s.during != nil {
+			return "restart the daemons, with a change between the load and the first look at the logs: " + s.during.String()
+		}
 		return "restart the daemons"
 	case excludeSessions:
 		if s.id == "" {
@@ -666,6 +687,9 @@ func (h *history) next() step {
 			if s.kind <= moveLog {
 				h.note(s)
 			}
+			if s.during != nil {
+				h.note(*s.during)
+			}
 			return s
 		}
 	}
@@ -794,7 +818,16 @@ func (h *history) try(w int) (step, bool) {
 	case w < 97:
 		return step{kind: scanAll}, true
 	default: // both daemons stopped and started again on their data
-		return step{kind: restartDaemons}, true
+		s := step{kind: restartDaemons}
+		// Half the time with a change to the logs (not a bad line) made
+		// before the watcher's first look: what a session retired as it was
+		// loaded must take up (quiet.go, leaveOutQuiet).
+		for h.rng.IntN(2) == 0 && s.during == nil {
+			if c, ok := h.try(h.rng.IntN(78)); ok {
+				s.during = &c
+			}
+		}
+		return s, true
 	}
 }
 
