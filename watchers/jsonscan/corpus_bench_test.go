@@ -150,3 +150,14 @@ func BenchmarkCorpusStringLen(b *testing.B) {
 func BenchmarkCorpusValidString(b *testing.B) {
 	benchCorpusStrings(b, func(s []byte) bool { _, ok := ValidString(s); return ok })
 }
+
+// BenchmarkCorpusAppendString decodes each corpus string whole into one
+// reused buffer, as the Codex parser decodes call arguments and outputs.
+func BenchmarkCorpusAppendString(b *testing.B) {
+	var buf []byte
+	benchCorpusStrings(b, func(s []byte) bool {
+		var ok bool
+		buf, ok = AppendString(buf[:0], s, -1)
+		return ok
+	})
+}

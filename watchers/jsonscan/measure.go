@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math/bits"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -27,7 +28,7 @@ func StringRunes(raw []byte) (n int, ok bool) {
 // the decoded string, never less than limit bytes); complete reports
 // whether the whole string was appended. raw must be a valid literal as a
 // walk hands it out; for anything else dst is returned with complete
-// false.
+// false. Bytes of dst's capacity past the result may be written to.
 func AppendString(dst, raw []byte, limit int) (out []byte, complete bool) {
 	body, ok := literalBody(raw)
 	if !ok {
@@ -43,7 +44,22 @@ func AppendString(dst, raw []byte, limit int) (out []byte, complete bool) {
 // AppendString share it.
 func appendDecoded(dst, body []byte, limit int) (out []byte, complete bool) {
 	start := len(dst)
+	// Plain bytes and two-byte escapes decode to no more bytes than they
+	// take: room for the body (or the limit) is made once, and copyPlain
+	// fills it.
+	room := len(body)
+	if limit >= 0 {
+		room = min(room, limit)
+	}
+	dst = slices.Grow(dst, room)
 	for i := 0; i < len(body); {
+		end := cap(dst)
+		if limit >= 0 {
+			end = min(end, start+limit)
+		}
+		if dst, i = copyPlain(dst, body, i, end); i >= len(body) {
+			break
+		}
 		if limit >= 0 && len(dst)-start >= limit {
 			return dst, false
 		}
@@ -70,6 +86,42 @@ func appendDecoded(dst, body []byte, limit int) (out []byte, complete bool) {
 	return dst, true
 }
 
+// copyPlain appends the decoding of body from i on, as appendDecoded
+// does, for as long as it is plain ASCII and two-byte escapes and dst
+// has room for eight more bytes below end (≤ cap(dst)), and returns the
+// index it stopped at. Eight bytes are copied at a time, special or not,
+// and only those before the first special one are kept: a tool output's
+// text, quoted again inside a JSON header, has an escape every few
+// bytes, each of which would otherwise end a run and an append.
+func copyPlain(dst, body []byte, i, end int) ([]byte, int) {
+	n := len(dst)
+	d := dst[:end]
+	for i+8 <= len(body) && n+8 <= len(d) {
+		v := binary.LittleEndian.Uint64(body[i:])
+		binary.LittleEndian.PutUint64(d[n:], v)
+		m := plainMask(v)
+		if m == 0 {
+			i, n = i+8, n+8
+			continue
+		}
+		k := bits.TrailingZeros64(m) >> 3 // the first flagged byte is a true one
+		i, n = i+k, n+k
+		if body[i] != '\\' || i+1 >= len(body) || shortEscapes[body[i+1]] == 0 {
+			break // a byte that is not ASCII, or \u: unit decodes it
+		}
+		d[n] = shortEscapes[body[i+1]]
+		i, n = i+2, n+1
+	}
+	return dst[:n], i
+}
+
+// plainMask flags (in their high bits) the bytes of v that are a
+// backslash or not ASCII; a flag above a true one may be false.
+func plainMask(v uint64) uint64 {
+	bs := v ^ (ones * '\\')
+	return (v | (bs-ones)&^bs) & highs
+}
+
 // literalBody is the text between the quotes of a string literal.
 func literalBody(raw []byte) ([]byte, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
@@ -83,9 +135,7 @@ func literalBody(raw []byte) ([]byte, bool) {
 // decode to themselves. Eight bytes are looked at a time.
 func plainRun(s []byte, i int) int {
 	for i+8 <= len(s) {
-		v := binary.LittleEndian.Uint64(s[i:])
-		bs := v ^ (ones * '\\')
-		if m := (v | (bs-ones)&^bs) & highs; m != 0 {
+		if m := plainMask(binary.LittleEndian.Uint64(s[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)/8 // the first flagged byte is a true one
 		}
 		i += 8

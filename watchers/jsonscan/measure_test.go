@@ -52,6 +52,24 @@ func TestMeasureAgreesWithEncodingJSON(t *testing.T) {
 	}
 }
 
+// The decoding copies eight bytes at a time up to an escape or a byte
+// that is not ASCII: each such byte is tried at every offset in a word,
+// before and after another, with any limit.
+func TestAppendStringAtEveryOffset(t *testing.T) {
+	specials := []string{`\"`, `\\`, `\n`, `\/`, `\t`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, `\ude00\ud83d`,
+		"é", "😀", "\xff", "\xe2\x98", "\xef\xbf\xbd", " "}
+	for _, a := range specials {
+		for _, b := range append(specials, "") {
+			for i := range 18 {
+				for _, j := range []int{0, 1, 7, 8, 9} {
+					body := strings.Repeat("a", i) + a + strings.Repeat("b", j) + b + strings.Repeat("c", 5)
+					checkMeasure(t, []byte(`"`+body+`"`))
+				}
+			}
+		}
+	}
+}
+
 func TestMeasureRefusesWhatIsNotALiteral(t *testing.T) {
 	for _, c := range []string{``, `"`, `x`, `"abc`, `abc"`, `"\"`, `"\u12"`, `"\uzzzz"`, `"\q"`} {
 		if _, _, ok := StringLen([]byte(c)); ok {
