@@ -32,6 +32,10 @@ var simpleFastPath = true
 // the chains that tooDeep sends to the fallback.
 const maxSimpleCommands = 64
 
+// simpleWordsCap bounds the words a split allocates room for at first: a
+// script's blanks are mostly in its here-documents and quoted code.
+const simpleWordsCap = 16
+
 // simpleByte marks the bytes a word of a simple line may hold: none is
 // special to the shell parser anywhere in a word (= only is, at places
 // checked apart; a word with # in it goes to the parser).
@@ -69,15 +73,26 @@ func simpleCommands(src string) ([][]word, bool) {
 		return nil, false
 	}
 	var cmds [][]word
-	var cur []word
+	// The words of all the commands share one array, sized at the first
+	// word from the line's blanks: grown one command at a time from
+	// nothing, the words cost more allocations than the rest of the
+	// split. Each command is a full slice of it, so that nothing appended
+	// later writes into one. first is where the words of the command
+	// being read start.
+	var words []word
+	first := 0
+	pending := func() int { return len(words) - first }
 	var hdocs []hereDoc  // the here-documents whose bodies follow the line
 	open := false        // the last separator was && || or |: a command must follow
 	end := func() bool { // a separator: the command before it must exist
-		if len(cur) == 0 || len(cmds) == maxSimpleCommands {
+		if pending() == 0 || len(cmds) == maxSimpleCommands {
 			return false
 		}
-		cmds = append(cmds, cur)
-		cur = nil
+		if cmds == nil {
+			cmds = make([][]word, 0, 4) // most lines join a few commands
+		}
+		cmds = append(cmds, words[first:len(words):len(words)])
+		first = len(words)
 		return true
 	}
 	for i := 0; i < len(src); {
@@ -88,7 +103,7 @@ func simpleCommands(src string) ([][]word, bool) {
 		case c == '\n':
 			// A line break ends the command before it; after && || | or
 			// ; (no command pending) it is only a blank.
-			if len(cur) > 0 && !end() {
+			if pending() > 0 && !end() {
 				return nil, false
 			}
 			i++
@@ -115,7 +130,7 @@ func simpleCommands(src string) ([][]word, bool) {
 			i = j
 		case c == '<' && i+1 < len(src) && src[i+1] == '<':
 			h, j, ok := readHereDoc(src, i)
-			if !ok || len(cur) == 0 {
+			if !ok || pending() == 0 {
 				return nil, false
 			}
 			hdocs = append(hdocs, h)
@@ -147,7 +162,7 @@ func simpleCommands(src string) ([][]word, bool) {
 			// A redirection after the command's name: the walker reads
 			// no part of it, so it is skipped whole (operator and target).
 			j, ok := simpleRedirect(src, i)
-			if !ok || len(cur) == 0 {
+			if !ok || pending() == 0 {
 				return nil, false
 			}
 			i = j
@@ -159,13 +174,13 @@ func simpleCommands(src string) ([][]word, bool) {
 			if j < len(src) && (src[j] == '<' || src[j] == '>') && wd.lit && !quoted && allDigits(wd.s) {
 				// The digits before an operator are the descriptor it
 				// redirects (2>&1), not a word.
-				if len(cur) == 0 {
+				if pending() == 0 {
 					return nil, false
 				}
 				i = j
 				continue
 			}
-			if len(cur) == 0 {
+			if pending() == 0 {
 				// The first word: neither a keyword nor an assignment
 				// (whose name is its literal prefix), even quoted, where
 				// the parser takes it for neither.
@@ -173,8 +188,11 @@ func simpleCommands(src string) ([][]word, bool) {
 					return nil, false
 				}
 			}
-			if len(cur) < maxArgs {
-				cur = append(cur, wd)
+			if pending() < maxArgs {
+				if words == nil {
+					words = make([]word, 0, min(1+strings.Count(src, " "), simpleWordsCap))
+				}
+				words = append(words, wd)
 			}
 			open = false
 			i = j
@@ -187,7 +205,7 @@ func simpleCommands(src string) ([][]word, bool) {
 	}
 	// A line ends with a command, or with ; or a line break after one
 	// (`a &&` is an error).
-	if len(cur) == 0 {
+	if pending() == 0 {
 		if len(cmds) == 0 || open {
 			return nil, false
 		}
