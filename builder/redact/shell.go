@@ -102,6 +102,10 @@ type walker struct {
 	cmds   []cmdRes
 	depth  int
 	nested int
+	// few holds the commands of most lines, one or two: the walker is
+	// allocated anyway, and cmds grown from nothing would be one or two
+	// more allocations.
+	few [2]cmdRes
 }
 
 func (w *walker) add(r cmdRes) {
@@ -114,6 +118,9 @@ func (w *walker) add(r cmdRes) {
 		v := *r.vcs
 		v.Provider, v.Action, v.Repo = strings.Clone(v.Provider), strings.Clone(v.Action), strings.Clone(v.Repo)
 		r.vcs = &v
+	}
+	if w.cmds == nil {
+		w.cmds = w.few[:0]
 	}
 	w.cmds = append(w.cmds, r)
 }

@@ -303,13 +303,19 @@ func runnerOf(lower string, rest []word) string {
 	if len(rest) == 0 || !rest[0].lit {
 		return ""
 	}
-	two := fam + " " + rest[0].s
-	if _, ok := runnerFlags[two]; ok {
-		return two
+	// The two words are joined in a buffer on the stack: most commands
+	// are no runner, and a string made for each would be garbage.
+	var buf [64]byte
+	two := append(append(append(buf[:0], fam...), ' '), rest[0].s...)
+	if _, ok := runnerFlags[string(two)]; ok {
+		return string(two)
 	}
-	if len(rest) > 1 && rest[1].lit {
-		if three := two + " " + rest[1].s; three == "uv tool run" || three == "dotnet tool run" {
-			return three
+	if len(rest) > 1 && rest[1].lit && rest[1].s == "run" {
+		switch string(two) {
+		case "uv tool":
+			return "uv tool run"
+		case "dotnet tool":
+			return "dotnet tool run"
 		}
 	}
 	return ""
