@@ -408,6 +408,10 @@ func (d *Daemon) follow(ctx context.Context) error {
 			if first && u.Full {
 				first = false
 				u.Files = d.leaveOutQuiet(u.Files)
+				// The sizes are the watcher's word that a log is there, which
+				// the sweep ending this scan trusts: those of the sessions
+				// taken up before it (read from the disk then) are not.
+				clear(d.sizes)
 				d.startCatchUp(u.Files)
 				d.catchUpInPieces(ctx, u)
 				d.catchUp.finish(d.opt.Clock.Now())

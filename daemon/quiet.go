@@ -37,13 +37,15 @@ import (
 //
 // A daemon that follows does the same as it starts (the peak of its start
 // over 100,000 sessions was 460 MiB, every record held until its first
-// look at the quiet ones), with retireIdle's rules on top: the session
-// quiet for RetireAfter, no line of it skipped, and each of its logs
+// look at the quiet ones), with retireIdle's rules: the session quiet for
+// RetireAfter, its map written, no line of it skipped, each of its logs
 // holding its path alone, as news of a retired log is found by its path
 // (a path another record or retired session holds has the session taken
-// up again once the load is done). Its watcher's first full scan is then
-// read without the quiet logs it lists as they were (leaveOutQuiet); a
-// quiet log listed changed or not listed has its session taken up first.
+// up again once the load is done); and, as retireIdle lets go of them, a
+// deleted log is quiet too (goneQuietly). Its watcher's first full scan is
+// then read without the quiet logs it lists as they were (leaveOutQuiet);
+// a quiet log listed changed or not listed has its session taken up
+// first, and a deleted log listed again is news of its path.
 
 // retireOnLoad lets tests compare with the load that keeps everything.
 var retireOnLoad = true
@@ -86,6 +88,7 @@ type quietLoad struct {
 type quietGroup struct {
 	total int32 // sources routed to the session, quiet or not
 	quiet int32 // of them, those found quiet (not kept in memory)
+	gone  int32 // of those, the logs deleted (only a daemon that follows lets go of them)
 	flags groupFlags
 }
 
@@ -144,11 +147,23 @@ func (q *quietLoad) park(s *state.Source) bool {
 		return false
 	}
 	g.total++
-	quiet := g.flags&groupShared == 0 && s.ID != 0 && (!q.follow || s.Skipped == 0 && s.Oversized == 0) &&
-		quietSource(s, q.roots)
+	var quiet bool
+	switch {
+	case g.flags&groupShared != 0 || s.ID == 0:
+	case !q.follow:
+		quiet = quietSource(s, q.roots)
+	case s.Skipped > 0 || s.Oversized > 0:
+	case s.Missing:
+		quiet = goneQuietly(s)
+	default:
+		quiet = quietSource(s, q.roots)
+	}
 	if quiet {
 		g.quiet++
 		q.quiet++
+		if s.Missing {
+			g.gone++
+		}
 	}
 	q.groups[h] = g
 	return quiet
@@ -163,6 +178,16 @@ func quietSource(s *state.Source, roots []watchers.Root) bool {
 	return s.Form == watchers.FormLines && !s.Missing && s.ParentSession == "" && id.Known() &&
 		s.HeadLen > 0 && s.Offset > 0 && s.Offset == s.Size && metAsLog(s, roots) &&
 		(s.Sidecar || !sidecarAppeared(s)) && unchangedOnDisk(s)
+}
+
+// goneQuietly reports whether a daemon that follows may let go, on load,
+// of s, a log deleted (agents delete old transcripts: in a long history
+// most sessions are kept only by agentmap): as retirable has it, an
+// appended log with a known identity and no parent session. Whether a log
+// is back at its path is the watcher's to say: its first scan lists it,
+// and ingest takes the session up by the path (place holds it).
+func goneQuietly(s *state.Source) bool {
+	return s.Form == watchers.FormLines && s.ParentSession == "" && (watchers.FileID{Dev: s.Dev, Ino: s.Ino}).Known()
 }
 
 // metAsLog reports whether a walk of the roots meets s's path as a line
@@ -203,13 +228,13 @@ func (d *Daemon) retireQuiet(q *quietLoad, s *state.Session) bool {
 		q.parents[s.Key] || s.Dirty() || d.mapMissing(s) {
 		return false
 	}
-	if q.follow && min(s.ActivityMs, ms(d.opt.Clock.Now())) > q.cutoff {
-		return false // not quiet for long enough: retireIdle looks at it
+	if q.follow && (min(s.ActivityMs, ms(d.opt.Clock.Now())) > q.cutoff || s.Flush == nil || s.Flush.Path == "") {
+		return false // not quiet for long enough, or no map written: retireIdle looks at it
 	}
 	if d.retired.ids == nil {
 		d.retired.ids = make([]uint64, 0, q.quiet) // (at most)
 	}
-	if !d.retired.reserve(retiredEntry{key: s.Key, agent: s.Agent, logs: int(g.total),
+	if !d.retired.reserve(retiredEntry{key: s.Key, agent: s.Agent, logs: int(g.total - g.gone),
 		counted: counted(s, func(string) bool { return true })}, int(g.total)) {
 		return false
 	}
@@ -227,7 +252,9 @@ func (d *Daemon) place(q *quietLoad, s *state.Source) bool {
 	}
 	id := watchers.FileID{Dev: s.Dev, Ino: s.Ino}
 	h := retiredKeyHash(s.Session)
-	if !d.retired.place(h, s.ID, id) {
+	// A deleted log's identity may be a live log's now (inodes are
+	// reused): the live one keeps it, as in retire.
+	if !d.retired.place(h, s.ID, id, s.Missing) {
 		return false
 	}
 	// A daemon that follows hears of a retired log by its path, which the
@@ -237,6 +264,9 @@ func (d *Daemon) place(q *quietLoad, s *state.Source) bool {
 	// load would have (restoreFrom).
 	if q.follow && (d.byPath[s.Path] != nil || !d.retired.holdPath(h, s.Path)) {
 		q.recheck = append(q.recheck, h)
+	}
+	if s.Missing {
+		return true // not met by a walk: nothing to leave out
 	}
 	if q.logs == nil {
 		q.logs = make([]quietLog, 0, q.retired)
@@ -278,11 +308,12 @@ func (d *Daemon) leaveOutQuiet(files []watchers.FileStat) []watchers.FileStat {
 		return files
 	}
 	d.quietLogs = nil // it serves this one scan
+	// First every session to take up: those of the quiet logs listed
+	// changed, then those of the quiet logs not listed. Only then is it
+	// known which sessions stay retired.
 	met := make([]bool, len(quiet))
-	listed := files[:0]
 	for _, f := range files {
 		if f.Gone {
-			listed = append(listed, f)
 			continue
 		}
 		i, j := quiet.span(f.Path)
@@ -294,24 +325,40 @@ func (d *Daemon) leaveOutQuiet(files []watchers.FileStat) []watchers.FileStat {
 		}
 		if same >= 0 {
 			met[same] = true
-			if _, _, retired := d.retired.byPath(f.Path); retired && d.retired.hasFile(f.ID) && d.byPath[f.Path] == nil {
-				continue // still retired: nothing to do
-			}
-		} else {
-			for k := i; k < j; k++ {
-				met[k] = true
-				d.restoreFile(quiet[k].id) // changed since the load
-			}
+			continue
 		}
-		listed = append(listed, f)
+		for k := i; k < j; k++ {
+			met[k] = true
+			d.restoreFile(quiet[k].id) // changed since the load
+		}
 	}
 	for k, q := range quiet {
 		if !met[k] {
 			d.restoreFile(q.id)
 		}
 	}
+	listed := files[:0]
+	for _, f := range files {
+		if !f.Gone && len(quiet.at(f.Path)) > 0 && d.stillRetired(f) {
+			continue
+		}
+		listed = append(listed, f)
+	}
 	clear(files[len(listed):]) // the paths of the logs left out
 	return listed
+}
+
+// stillRetired reports whether the log f, listed as a quiet log was found
+// at the load, is one of a session still retired: its path and its
+// file's identity name the same retired session, and no record in memory
+// holds the path.
+func (d *Daemon) stillRetired(f watchers.FileStat) bool {
+	byPath, _, ok := d.retired.byPath(f.Path)
+	if !ok || d.byPath[f.Path] != nil {
+		return false
+	}
+	byFile, _, ok := d.retired.byFile(f.ID)
+	return ok && byFile == byPath
 }
 
 // met says what the walk does with a log it meets: leave it out (skip),

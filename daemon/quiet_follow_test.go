@@ -9,56 +9,39 @@ import (
 // A daemon that follows, started again over a data directory that caught
 // up before, lets go of the quiet sessions as it loads them instead of
 // holding every record until its first look at them (the peak of its
-// start at 100,000 sessions). Logs changed between the load and its
-// watcher's first look (one appended to, one deleted, one moved to
-// another name) have their sessions taken up again, and the daemon ends
-// with the maps, records and status of one that keeps every session. A
-// session active within RetireAfter is not let go of on load.
+// start at 100,000 sessions), those whose log was deleted too. Logs
+// changed between the load and its watcher's first look (one appended
+// to, one deleted, one moved to another name, a deleted one back) have
+// their sessions taken up again, and the daemon ends with the maps,
+// records and status of one that keeps every session. A session active
+// within RetireAfter is not let go of on load.
 func TestFollowingDaemonLetsGoOfQuietSessionsOnLoad(t *testing.T) {
-	const sessions = 6
-	var first []step
-	for i := range sessions {
-		id := fmt.Sprintf("q%d", i)
-		first = append(first, step{kind: createLog, path: "-w-app/" + id + ".jsonl", content: line(id, "user") + line(id, "call")})
-	}
+	const sessions = 7
+	first := oneLogSessions(sessions)
 	changes := []step{
 		{kind: appendLines, path: "-w-app/q0.jsonl", content: line("q0", "call")},
 		{kind: deleteLog, path: "-w-app/q1.jsonl"},
 		{kind: moveLog, path: "-w-app/q2.jsonl", to: "-w-app/q2-moved.jsonl"},
+		{kind: createLog, path: "-w-app/q6.jsonl", content: first[6].content + line("q6", "call")},
 	}
 	play := func(name string, retireAfter time.Duration) (end string, loaded, restored int) {
-		h := startHome(t, name, retireAfter, first)
-		for i := range sessions {
-			h.f.waitMap(fmt.Sprintf("q%d", i), fakeMap(map[string][]string{"": {"user", "call"}}))
-		}
-		h.f.status("caught up") // every map's record committed
-		h.f.stop()
-		made := make(chan struct{})
-		afterLoad = func() {
-			for _, c := range changes {
-				h.apply(c)
-			}
-			close(made)
-		}
-		defer func() { afterLoad = nil }()
-		h.f.d = New(h.opt)
-		h.f.stop = follow(t, h.f.d)
-		select {
-		case <-made:
-		case <-time.After(15 * time.Second):
-			t.Fatal("the daemon started again did not reach its first look at the logs")
-		}
+		h := caughtUpHome(t, name, retireAfter, first)
+		// One log deleted while the daemon ran: its record is of a log gone.
+		h.apply(step{kind: deleteLog, path: "-w-app/q6.jsonl"})
+		h.f.goneFrom("q6", "q6.jsonl")
+		h.f.waitFiles(sessions-1, "the deleted log no longer counted")
+		h.restartChanging(changes)
 		h.f.waitMap("q0", fakeMap(map[string][]string{"": {"user", "call", "call"}}))
 		h.f.goneFrom("q1", "q1.jsonl")
 		h.f.followedAt("q2", "q2-moved.jsonl")
-		h.f.waitFiles(sessions-1, "the deleted log no longer counted") // the status published after the sweep
+		h.f.followedAt("q6", "q6.jsonl")
+		h.f.waitFiles(sessions-1, "the deleted log no longer counted, the one back counted") // the status published after the sweep
 		d := h.f.d
 		end = h.finish()
 		return end, d.retiredOnLoad, d.restored
 	}
 	kept, keptLoaded, _ := play("keeps all", -1)
 	retiring, loaded, restored := play("lets go", time.Nanosecond)
-	// Sessions active within RetireAfter stay, as retireIdle keeps them.
 	recent, recentLoaded, _ := play("lets go after an hour", time.Hour)
 	if keptLoaded != 0 || recentLoaded != 0 {
 		t.Errorf("let go of as they were loaded: %d sessions by the daemon that keeps every session, %d by the one that lets go of those quiet for an hour, want none",
@@ -77,4 +60,86 @@ func TestFollowingDaemonLetsGoOfQuietSessionsOnLoad(t *testing.T) {
 		t.Errorf("the daemon that lets go ended with\n%s\nthe one that keeps all with\n%s\ndiffering:\n%s",
 			retiring, kept, differing(kept, retiring))
 	}
+}
+
+// Sessions let go of on load whose paths another retired session holds
+// (every path's hash alike) are taken up again once the load is done,
+// their logs' sizes read from the disk then; logs deleted after that and
+// before the watcher's first look must still be seen gone by the sweep
+// that ends it, which trusts only the sizes the watcher reported.
+func TestQuietLogsDeletedBeforeTheFirstScanOfSessionsTakenUpAtLoad(t *testing.T) {
+	defer func(p func(string) uint64) { retiredPathHash = p }(retiredPathHash)
+	retiredPathHash = func(string) uint64 { return 7 }
+	const sessions = 3
+	first := oneLogSessions(sessions)
+	var changes []step
+	for _, s := range first {
+		changes = append(changes, step{kind: deleteLog, path: s.path})
+	}
+	h := caughtUpHome(t, "lets go", time.Nanosecond, first)
+	h.restartChanging(changes)
+	h.f.waitFiles(0, "every log deleted no longer counted")
+	for i := range sessions {
+		h.f.goneFrom(fmt.Sprintf("q%d", i), fmt.Sprintf("q%d.jsonl", i))
+	}
+	if d := h.f.d; d.retiredOnLoad != sessions || d.restored != sessions {
+		t.Errorf("%d sessions let go of on load and %d taken up again, want %d and %d", d.retiredOnLoad, d.restored, sessions, sessions)
+	}
+	h.f.stop()
+}
+
+// oneLogSessions is the first steps of a home of n sessions q0, q1, … of
+// one log each.
+func oneLogSessions(n int) []step {
+	var first []step
+	for i := range n {
+		id := fmt.Sprintf("q%d", i)
+		first = append(first, step{kind: createLog, path: "-w-app/" + id + ".jsonl", content: line(id, "user") + line(id, "call")})
+	}
+	return first
+}
+
+// caughtUpHome starts a home whose daemon lets go of sessions after
+// retireAfter, and waits for every session's map to be written and
+// recorded.
+func caughtUpHome(t *testing.T, name string, retireAfter time.Duration, first []step) *home {
+	t.Helper()
+	h := startHome(t, name, retireAfter, first)
+	for _, s := range first {
+		id, _ := routeOf(s.content)
+		h.f.waitMap(id, fakeMap(map[string][]string{"": {"user", "call"}}))
+	}
+	h.f.status("caught up") // every map's record committed
+	return h
+}
+
+// restartChanging stops the home's daemon and starts another on its data
+// directory, as a reboot or an upgrade does, making the changes, if any,
+// between its load of the records and its watcher's first look at the
+// logs (afterLoad).
+func (h *home) restartChanging(changes []step) {
+	h.t.Helper()
+	h.f.stop()
+	h.restored += h.f.d.restored
+	var made chan struct{}
+	if len(changes) > 0 {
+		made = make(chan struct{})
+		afterLoad = func() {
+			for _, c := range changes {
+				h.apply(c)
+			}
+			close(made)
+		}
+		defer func() { afterLoad = nil }()
+	}
+	h.f.d = New(h.opt)
+	h.f.stop = follow(h.t, h.f.d)
+	if made != nil {
+		select {
+		case <-made:
+		case <-time.After(15 * time.Second):
+			h.t.Fatal("the daemon started again did not reach its first look at the logs")
+		}
+	}
+	h.f.client() // the control socket is served: the state database is open
 }
