@@ -205,7 +205,7 @@ func (d *Daemon) load() error {
 	now := ms(d.opt.Clock.Now())
 	if retireOnLoad && (d.opt.Once || d.letsGo()) {
 		q = newQuietLoad(d.roots)
-		q.follow, q.cutoff = !d.opt.Once, ms(d.opt.Clock.Now().Add(-d.opt.RetireAfter))
+		q.follow, q.now, q.cutoff = !d.opt.Once, now, now-d.opt.RetireAfter.Milliseconds()
 	}
 	shared := newSharedStrings()
 	// Only the records kept share their strings: those of a quiet session
@@ -253,7 +253,7 @@ func (d *Daemon) load() error {
 			if !d.place(q, s) {
 				shared.source(s)
 				d.keepSource(s)
-				if h, held := d.retired.pathHolder(s.Path); held && q.follow {
+				if h, held := d.retired.pathHolder(s.Path); q.follow && held {
 					q.recheck = append(q.recheck, h) // see place
 				}
 			}

@@ -13,8 +13,8 @@ import (
 // record of every source and session it knows (1.2–1.7 KB of heap each)
 // only to find most of them with nothing to do: at 100,000 sessions that
 // is most of its memory. So while a one-shot catch-up reads the records,
-// it lets go at once of each session that is quiet (and a daemon that
-// follows, started again, of each quiet for RetireAfter, see below): every one of its logs
+// it lets go at once of each session that is quiet (a daemon that follows,
+// started again, too: see below): every one of its logs
 // is where a walk meets it, unchanged since it was last read (the same
 // path, file identity, size and modification time, every byte consumed),
 // its map written for its last change and still in the store, and it has
@@ -78,9 +78,10 @@ type quietLoad struct {
 	quiet, retired int
 	// follow is set for a daemon that follows, which lets go of a session
 	// only as retireIdle would: quiet for RetireAfter (activity at cutoff
-	// or before), no skipped line, each log holding its path (see place).
-	follow bool
-	cutoff int64
+	// or before, now being the load's time), its map written, no skipped
+	// line, each log holding its path (see place).
+	follow      bool
+	now, cutoff int64
 	// recheck are the sessions retired whose paths turned out to be held
 	// by another record or another retired session: taken up again once
 	// the load is done.
@@ -208,7 +209,7 @@ func (d *Daemon) retireQuiet(q *quietLoad, s *state.Session) bool {
 		q.parents[s.Key] || s.Dirty() || d.mapMissing(s) {
 		return false
 	}
-	if q.follow && (min(s.ActivityMs, ms(d.opt.Clock.Now())) > q.cutoff || s.Flush == nil || s.Flush.Path == "") {
+	if q.follow && (min(s.ActivityMs, q.now) > q.cutoff || s.Flush == nil || s.Flush.Path == "") {
 		return false // not quiet for long enough, or no map written: retireIdle looks at it
 	}
 	if d.retired.ids == nil {
@@ -287,7 +288,8 @@ func (d *Daemon) leaveOutQuiet(files []watchers.FileStat) []watchers.FileStat {
 	// changed, then those of the quiet logs not listed. Only then is it
 	// known which sessions stay retired.
 	met := make([]bool, len(quiet))
-	for _, f := range files {
+	asFound := make([]bool, len(files)) // listed as a quiet log was found
+	for n, f := range files {
 		if f.Gone {
 			continue
 		}
@@ -299,7 +301,7 @@ func (d *Daemon) leaveOutQuiet(files []watchers.FileStat) []watchers.FileStat {
 			}
 		}
 		if same >= 0 {
-			met[same] = true
+			met[same], asFound[n] = true, true
 			continue
 		}
 		for k := i; k < j; k++ {
@@ -313,8 +315,8 @@ func (d *Daemon) leaveOutQuiet(files []watchers.FileStat) []watchers.FileStat {
 		}
 	}
 	listed := files[:0]
-	for _, f := range files {
-		if !f.Gone && len(quiet.at(f.Path)) > 0 && d.stillRetired(f) {
+	for n, f := range files {
+		if asFound[n] && d.stillRetired(f) {
 			continue
 		}
 		listed = append(listed, f)

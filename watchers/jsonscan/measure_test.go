@@ -56,14 +56,21 @@ func TestMeasureAgreesWithEncodingJSON(t *testing.T) {
 // that is not ASCII: each such byte is tried at every offset in a word,
 // before and after another, with any limit.
 func TestAppendStringAtEveryOffset(t *testing.T) {
-	specials := []string{`\"`, `\\`, `\n`, `\/`, `\t`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, `\ude00\ud83d`,
-		"é", "😀", "\xff", "\xe2\x98", "\xef\xbf\xbd", " "}
+	atEveryOffset([]string{`\"`, `\\`, `\n`, `\/`, `\t`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, `\ude00\ud83d`,
+		"é", "😀", "\xff", "\xe2\x98", "\xef\xbf\xbd", " "}, func(body string) {
+		checkMeasure(t, []byte(`"`+body+`"`))
+	})
+}
+
+// atEveryOffset calls check with string bodies holding each of specials
+// at every offset of a 16-byte span, followed, near and far, by each of
+// them or by plain bytes.
+func atEveryOffset(specials []string, check func(body string)) {
 	for _, a := range specials {
 		for _, b := range append(specials, "") {
 			for i := range 18 {
 				for _, j := range []int{0, 1, 7, 8, 9} {
-					body := strings.Repeat("a", i) + a + strings.Repeat("b", j) + b + strings.Repeat("c", 5)
-					checkMeasure(t, []byte(`"`+body+`"`))
+					check(strings.Repeat("a", i) + a + strings.Repeat("b", j) + b + strings.Repeat("c", 5))
 				}
 			}
 		}
@@ -120,20 +127,12 @@ func checkMeasured(t *testing.T, raw []byte) {
 }
 
 func TestMeasuredStrAtEveryOffset(t *testing.T) {
-	specials := []string{`"`, `\"`, `\\`, `\n`, `\/`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, `\ude00\ud83d`, `\u12`, `\x`,
-		"\x01", "\x1f", "é", "😀", "\xff", "\xe2\x98", "\xef\xbf\xbd", " ", `\`}
-	for _, a := range specials {
-		for _, b := range append(specials, "") {
-			for i := range 18 {
-				for _, j := range []int{0, 1, 7, 8, 9} {
-					body := strings.Repeat("a", i) + a + strings.Repeat("b", j) + b + strings.Repeat("c", 5)
-					checkMeasured(t, []byte(`"`+body+`"`))
-					checkMeasured(t, []byte(`"`+body+`","next":1}`))
-					checkMeasured(t, []byte(`"`+body))
-				}
-			}
-		}
-	}
+	atEveryOffset([]string{`"`, `\"`, `\\`, `\n`, `\/`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, `\ude00\ud83d`, `\u12`, `\x`,
+		"\x01", "\x1f", "é", "😀", "\xff", "\xe2\x98", "\xef\xbf\xbd", " ", `\`}, func(body string) {
+		checkMeasured(t, []byte(`"`+body+`"`))
+		checkMeasured(t, []byte(`"`+body+`","next":1}`))
+		checkMeasured(t, []byte(`"`+body))
+	})
 }
 
 func FuzzMeasuredStr(f *testing.F) {
