@@ -20,8 +20,13 @@ import (
 func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 	d.filesSeen += uint64(len(u.Files))
 	for _, f := range u.Files {
-		if d.byPath[f.Path] == nil {
-			d.restorePath(f.Path) // a log of a session let go of (retireidle.go)
+		// A log of a session let go of (retireidle.go). A path a deleted
+		// log's record holds may be a retired session's too: one let go
+		// of on load (quiet.go) whose log is there, which the record of a
+		// deleted log took the path from as it was taken up; the present
+		// log's record takes it back (takesPathFrom).
+		if s := d.byPath[f.Path]; s == nil || s.Missing {
+			d.restorePath(f.Path)
 		}
 	}
 	for _, f := range u.Files {

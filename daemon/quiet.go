@@ -41,14 +41,15 @@ import (
 // RetireAfter, its map written, no line of it skipped, each of its logs
 // holding its path alone, as news of a retired log is found by its path
 // (a path another record or retired session holds has the session taken
-// up again once the load is done). Its watcher's first full scan is then
-// read without the quiet logs it lists as they were (leaveOutQuiet); a
-// quiet log listed changed or not listed has its session taken up first.
-// A session with a deleted log is kept, as scan keeps it, until the first
-// look after the catch-up: which record holds a path (a present log beats
-// a deleted one, takesPathFrom) is known only once every source is read,
-// and a deleted log's record holding its path at the load could take it
-// from a live log moved onto it.
+// up again once the load is done); and, as retireIdle lets go of them, a
+// deleted log is quiet too (goneQuietly). Its watcher's first full scan is
+// then read without the quiet logs it lists as they were (leaveOutQuiet);
+// a quiet log listed changed or not listed has its session taken up
+// first, and a deleted log listed again is news of its path. A deleted
+// log's record and a present log's may name one path (a log moved onto
+// the name of another): the present one holds it at the load, and holds
+// it too when the sessions are taken up again after a load that let them
+// go of (restoreFrom, ingest), in whatever order.
 
 // retireOnLoad lets tests compare with the load that keeps everything.
 var retireOnLoad = true
@@ -92,6 +93,7 @@ type quietLoad struct {
 type quietGroup struct {
 	total int32 // sources routed to the session, quiet or not
 	quiet int32 // of them, those found quiet (not kept in memory)
+	gone  int32 // of those, the logs deleted (only a daemon that follows lets go of them)
 	flags groupFlags
 }
 
@@ -150,11 +152,23 @@ func (q *quietLoad) park(s *state.Source) bool {
 		return false
 	}
 	g.total++
-	quiet := g.flags&groupShared == 0 && s.ID != 0 && (!q.follow || s.Skipped == 0 && s.Oversized == 0) &&
-		quietSource(s, q.roots)
+	var quiet bool
+	switch {
+	case g.flags&groupShared != 0 || s.ID == 0:
+	case !q.follow:
+		quiet = quietSource(s, q.roots)
+	case s.Skipped > 0 || s.Oversized > 0:
+	case s.Missing:
+		quiet = goneQuietly(s)
+	default:
+		quiet = quietSource(s, q.roots)
+	}
 	if quiet {
 		g.quiet++
 		q.quiet++
+		if s.Missing {
+			g.gone++
+		}
 	}
 	q.groups[h] = g
 	return quiet
@@ -169,6 +183,16 @@ func quietSource(s *state.Source, roots []watchers.Root) bool {
 	return s.Form == watchers.FormLines && !s.Missing && s.ParentSession == "" && id.Known() &&
 		s.HeadLen > 0 && s.Offset > 0 && s.Offset == s.Size && metAsLog(s, roots) &&
 		(s.Sidecar || !sidecarAppeared(s)) && unchangedOnDisk(s)
+}
+
+// goneQuietly reports whether a daemon that follows may let go, on load,
+// of s, a log deleted (agents delete old transcripts: in a long history
+// most sessions are kept only by agentmap): as retirable has it, an
+// appended log with a known identity and no parent session. Whether a log
+// is back at its path is the watcher's to say: its first scan lists it,
+// and ingest takes the session up by the path (place holds it).
+func goneQuietly(s *state.Source) bool {
+	return s.Form == watchers.FormLines && s.ParentSession == "" && (watchers.FileID{Dev: s.Dev, Ino: s.Ino}).Known()
 }
 
 // metAsLog reports whether a walk of the roots meets s's path as a line
@@ -215,7 +239,7 @@ func (d *Daemon) retireQuiet(q *quietLoad, s *state.Session) bool {
 	if d.retired.ids == nil {
 		d.retired.ids = make([]uint64, 0, q.quiet) // (at most)
 	}
-	if !d.retired.reserve(retiredEntry{key: s.Key, agent: s.Agent, logs: int(g.total),
+	if !d.retired.reserve(retiredEntry{key: s.Key, agent: s.Agent, logs: int(g.total - g.gone),
 		counted: counted(s, func(string) bool { return true })}, int(g.total)) {
 		return false
 	}
@@ -233,7 +257,9 @@ func (d *Daemon) place(q *quietLoad, s *state.Source) bool {
 	}
 	id := watchers.FileID{Dev: s.Dev, Ino: s.Ino}
 	h := retiredKeyHash(s.Session)
-	if !d.retired.place(h, s.ID, id) {
+	// A deleted log's identity may be a live log's now (inodes are
+	// reused): the live one keeps it, as in retire.
+	if !d.retired.place(h, s.ID, id, s.Missing) {
 		return false
 	}
 	// A daemon that follows hears of a retired log by its path, which the
@@ -243,6 +269,9 @@ func (d *Daemon) place(q *quietLoad, s *state.Source) bool {
 	// load would have (restoreFrom).
 	if q.follow && (d.byPath[s.Path] != nil || !d.retired.holdPath(h, s.Path)) {
 		q.recheck = append(q.recheck, h)
+	}
+	if s.Missing {
+		return true // not met by a walk: nothing to leave out
 	}
 	if q.logs == nil {
 		q.logs = make([]quietLog, 0, q.retired)

@@ -9,10 +9,10 @@ import (
 // A daemon that follows, started again over a data directory that caught
 // up before, lets go of the quiet sessions as it loads them instead of
 // holding every record until its first look at them (the peak of its
-// start at 100,000 sessions); one with a deleted log it keeps. Logs
-// changed between the load and its watcher's first look (one appended
-// to, one deleted, one moved to another name) have their sessions taken
-// up again, a deleted one written back is read, and the daemon ends with
+// start at 100,000 sessions), one with a deleted log too. Logs changed
+// between the load and its watcher's first look (one appended to, one
+// deleted, one moved to another name, a deleted one written back) have
+// their sessions taken up again, and the daemon ends with
 // the maps, records and status of one that keeps every session. A session
 // active within RetireAfter is not let go of on load.
 func TestFollowingDaemonLetsGoOfQuietSessionsOnLoad(t *testing.T) {
@@ -50,16 +50,13 @@ func TestFollowingDaemonLetsGoOfQuietSessionsOnLoad(t *testing.T) {
 	if recent != kept {
 		t.Errorf("the daemon that lets go after an hour ended with\n%s\nthe one that keeps all with\n%s", recent, kept)
 	}
-	if loaded != sessions-1 {
-		t.Errorf("%d sessions let go of as they were loaded, want the %d whose logs were all there and quiet", loaded, sessions-1)
+	if loaded != sessions {
+		t.Errorf("%d sessions let go of as they were loaded, want the %d whose logs were quiet or deleted", loaded, sessions)
 	}
-	if restored != 3 {
-		t.Errorf("%d sessions taken up again, want the 3 let go of whose logs changed after the load", restored)
+	if restored != 4 {
+		t.Errorf("%d sessions taken up again, want the 4 let go of whose logs changed after the load", restored)
 	}
-	if retiring != kept {
-		t.Errorf("the daemon that lets go ended with\n%s\nthe one that keeps all with\n%s\ndiffering:\n%s",
-			retiring, kept, differing(kept, retiring))
-	}
+	endedAlike(t, kept, retiring)
 }
 
 // Sessions let go of on load whose paths another retired session holds
@@ -111,9 +108,55 @@ func TestLogMovedOntoAnotherFollowedLogAcrossARestart(t *testing.T) {
 	}
 	kept, _ := play("keeps all", -1)
 	retiring, loaded := play("lets go", time.Nanosecond)
-	if loaded != 1 {
-		t.Errorf("%d sessions let go of as they were loaded, want 1 (the moved log's)", loaded)
+	if loaded != 2 {
+		t.Errorf("%d sessions let go of as they were loaded, want 2 (the moved log's and the deleted one's)", loaded)
 	}
+	endedAlike(t, kept, retiring)
+}
+
+// A session's subagent log moved onto the name of its main log leaves
+// the session two records of one path, the newer of a deleted log. Let go
+// of on load after a restart, then taken up again by a command, the
+// session gives the path to its present log's record, as a load does
+// (takesPathFrom), not to the newer record: the line appended next is
+// read once, by the moved log's record.
+func TestOwnLogMovedOntoItsMainLogAcrossARestart(t *testing.T) {
+	// The subagent log is met first, so that the main log's record is
+	// the newer: the one a path goes to when the two tie.
+	first := []step{{kind: createLog, path: "-w-app/x/subagents/agent-a.jsonl", content: line("x", "user") + line("x", "call")}}
+	play := func(name string, retireAfter time.Duration) (end string, loaded, restored int) {
+		h := startHome(t, name, retireAfter, first)
+		h.f.waitMap("x", fakeMap(map[string][]string{"sa-a": {"user", "call"}}))
+		h.apply(step{kind: createLog, path: "-w-app/x.jsonl", content: line("x", "user") + line("x", "llm")})
+		h.f.waitMap("x", fakeMap(map[string][]string{"": {"user", "llm"}, "sa-a": {"user", "call"}}))
+		h.f.status("caught up")
+		h.apply(step{kind: moveLog, path: "-w-app/x/subagents/agent-a.jsonl", to: "-w-app/x.jsonl"})
+		h.f.waitFiles(1, "the subagent log moved onto the main log's name counted once")
+		h.f.status("settled")
+		// The session taken up again by a command once the restart let it
+		// go of, then its main log appended to.
+		h.restartChanging(nil)
+		h.command(step{kind: flushOne, id: "claude/x"})
+		h.apply(step{kind: appendLines, path: "-w-app/x.jsonl", content: line("x", "llm")})
+		// The moved log's lines, the appended one with them, then what
+		// the deleted log gave.
+		h.f.waitMap("x", fakeMap(map[string][]string{"": {"user", "call", "llm"}})+fakeMap(map[string][]string{"": {"user", "llm"}}))
+		d := h.f.d
+		end = h.finish()
+		return end, d.retiredOnLoad, d.restored
+	}
+	kept, _, _ := play("keeps all", -1)
+	retiring, loaded, restored := play("lets go", time.Nanosecond)
+	if loaded != 1 || restored != 1 {
+		t.Errorf("%d sessions let go of on load and %d taken up again, want 1 and 1", loaded, restored)
+	}
+	endedAlike(t, kept, retiring)
+}
+
+// endedAlike fails the test unless the daemon that lets go of sessions
+// ended with the maps, records and status of the one that keeps them.
+func endedAlike(t *testing.T, kept, retiring string) {
+	t.Helper()
 	if retiring != kept {
 		t.Errorf("the daemon that lets go ended with\n%s\nthe one that keeps all with\n%s\ndiffering:\n%s",
 			retiring, kept, differing(kept, retiring))

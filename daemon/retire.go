@@ -245,13 +245,24 @@ func (d *Daemon) restoreFrom(key string, h uint64, srcs []*state.Source) *state.
 	// name may have gone to a log moved onto it), or, in a scan or for a
 	// session retired as it was loaded, one it would take at load
 	// (takesPathFrom).
+	// Two of its own sources may name one path (a log moved onto the name
+	// of another of its logs): as at load, the path goes to the one
+	// takesPathFrom prefers, not to the later.
 	loaded := d.retired.loaded(h)
 	owns := make([]bool, len(srcs))
 	for i, src := range srcs {
-		if d.opt.Once || loaded {
-			owns[i] = takesPathFrom(src, d.byPath[src.Path])
-		} else {
+		if !d.opt.Once && !loaded {
 			owns[i] = i >= len(srcs)-held
+			continue
+		}
+		holder, own := d.byPath[src.Path], -1
+		for j := range i {
+			if owns[j] && srcs[j].Path == src.Path {
+				holder, own = srcs[j], j
+			}
+		}
+		if owns[i] = takesPathFrom(src, holder); owns[i] && own >= 0 {
+			owns[own] = false
 		}
 	}
 	d.retired.remove(h, files, paths)

@@ -168,8 +168,9 @@ var unplaced [64]uint64
 
 // place puts the id and file identity of a source of the session of hash
 // h, reserved, in its first free slot; it reports false when no such
-// session is retired (or it has no free slot).
-func (r *retiredSet) place(h uint64, id uint64, file watchers.FileID) bool {
+// session is retired (or it has no free slot). An identity another
+// retired log has already is left to it when yield is set.
+func (r *retiredSet) place(h uint64, id uint64, file watchers.FileID, yield bool) bool {
 	ids, ok := r.idsOf(h)
 	if !ok {
 		return false
@@ -179,7 +180,7 @@ func (r *retiredSet) place(h uint64, id uint64, file watchers.FileID) bool {
 		return false
 	}
 	ids[at] = id
-	if file.Known() {
+	if _, taken := r.files[file]; file.Known() && !(yield && taken) {
 		r.files[file] = h
 	}
 	return true

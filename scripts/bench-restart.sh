@@ -14,10 +14,14 @@
 # the same rounds, alternated, on copies of the same data directory. The
 # home's logs have an old modification time (benchhome): every session is
 # past the 30 minutes a following daemon waits before it lets go of a
-# quiet one. Linux only (/proc).
+# quiet one. With DELETED=PCT, PCT in a hundred of the home's logs are
+# deleted after the catch-up and a second `scan` records them gone, as
+# agents delete old transcripts (a long history is mostly such sessions).
+# Linux only (/proc).
 #
 # usage: scripts/bench-restart.sh [ROUNDS=2] [SESSIONS=100000] [WAIT=60]
-#   BENCH_DIR=DIR keeps the work directory (home and data) between runs.
+#   BENCH_DIR=DIR keeps the work directory (home and data) between runs;
+#   DELETED=PCT (0 to 100) deletes that share of the logs first.
 set -euo pipefail
 ROUNDS=${1:-2}
 SESSIONS=${2:-100000}
@@ -37,16 +41,23 @@ if [ -n "${BASE:-}" ]; then
 fi
 clean_env=(env -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u AGENTMAP_CONFIG)
 
-home="$work/home-synthetic-$SESSIONS"
-[ -d "$home" ] || go run ./scripts/benchhome -sessions "$SESSIONS" -o "$home" >"$home.size"
-caught="$work/caught-up-$SESSIONS"
+DELETED=${DELETED:-0}
+suffix=$SESSIONS
+[ "$DELETED" -gt 0 ] && suffix="$SESSIONS-deleted-$DELETED"
+home="$work/home-synthetic-$suffix"
+caught="$work/caught-up-$suffix"
 if [ ! -f "$caught/state.db" ]; then
-  rm -rf "$caught"
+  rm -rf "$home" "$caught"
+  go run ./scripts/benchhome -sessions "$SESSIONS" -o "$home" >"$home.size"
   "${clean_env[@]}" HOME="$home" "$work/agentmap" scan --data-dir "$caught" >/dev/null 2>&1
+  if [ "$DELETED" -gt 0 ]; then
+    find "$home" -name '*.jsonl' | sort | awk -v pct="$DELETED" '(NR - 1) % 100 < pct' | xargs -r rm -f
+    "${clean_env[@]}" HOME="$home" "$work/agentmap" scan --data-dir "$caught" >/dev/null 2>&1
+  fi
 fi
 
 hz=$(getconf CLK_TCK)
-echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $SESSIONS sessions caught up; ${WAIT} s after the start"
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $SESSIONS sessions caught up, $DELETED% of their logs deleted since; ${WAIT} s after the start"
 printf '\n| agentmap | round | peak RSS | RSS at %s s | CPU until then | sessions let go of on load |\n|---|---|---|---|---|---|\n' "$WAIT"
 for r in $(seq "$ROUNDS"); do
   for b in "${bins[@]}"; do
