@@ -52,6 +52,10 @@ type Watch struct {
 	Rescan Duration `toml:"rescan"`
 	// Debounce is how long notifications are gathered before reading.
 	Debounce Duration `toml:"debounce"`
+	// RetireAfter is how long a session with nothing to do keeps its
+	// records in a following daemon's memory; they are read back from the
+	// state database on any news of it.
+	RetireAfter Duration `toml:"retire_after"`
 }
 
 // Agent is one agent's switch and the directories its logs live under.
@@ -206,7 +210,8 @@ func defaultsFor(p platform) *Config {
 			EventCap:    20000,
 		},
 		Flush: Flush{Idle: Duration{15 * time.Minute}},
-		Watch: Watch{MaxLine: 64 << 20, Rescan: Duration{time.Minute}, Debounce: Duration{250 * time.Millisecond}},
+		Watch: Watch{MaxLine: 64 << 20, Rescan: Duration{time.Minute}, Debounce: Duration{250 * time.Millisecond},
+			RetireAfter: Duration{30 * time.Minute}},
 		Agents: Agents{
 			Claude:   Agent{Enabled: true, Roots: p.claudeRoots()},
 			Codex:    Agent{Enabled: true, Roots: p.codexRoots()},

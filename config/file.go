@@ -112,6 +112,9 @@ func render(c *Config, p platform, comments bool) []byte {
 	w.kv("rescan", str(c.Watch.Rescan.String()))
 	w.comment("How long notifications are gathered before the logs are read.")
 	w.kv("debounce", str(c.Watch.Debounce.String()))
+	w.comment("A session quiet this long leaves the daemon's memory; its records stay in the state")
+	w.comment("database and are read back on any news of it.")
+	w.kv("retire_after", str(c.Watch.RetireAfter.String()))
 	w.blank()
 
 	agentDoc := map[string][]string{

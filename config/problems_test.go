@@ -30,6 +30,8 @@ func TestInvalidValues(t *testing.T) {
 		{"app_roots relative", "[agents.cursor]\n\napp_roots = [\"User\"]\n", "agents.cursor.app_roots", "entry 1 must be an absolute path"},
 		{"rescan", "[watch]\n\nrescan = \"10ms\"\n", "watch.rescan", "between 1s and 1d"},
 		{"debounce", "[watch]\n\ndebounce = \"1m\"\n", "watch.debounce", "between 0 and 10s"},
+		{"retire_after short", "[watch]\n\nretire_after = \"10s\"\n", "watch.retire_after", "between 1m and 30d"},
+		{"retire_after long", "[watch]\n\nretire_after = \"60d\"\n", "watch.retire_after", "between 1m and 30d"},
 		{"exclude relative", "[privacy]\n\nexclude = [\"a/b\"]\n", "privacy.exclude", "entry 1: must be absolute"},
 		{"exclude malformed", "[privacy]\n\nexclude = [\"/a/[b\"]\n", "privacy.exclude", "malformed glob"},
 		{"exclude partial stars", "[privacy]\n\nexclude = [\"/a/x**\"]\n", "privacy.exclude", "whole path segment"},

@@ -82,6 +82,12 @@ const (
 	maxDebounce = 10 * time.Second
 )
 
+// The bounds of watch.retire_after (and of run's --retire-after).
+const (
+	MinRetireAfter = time.Minute
+	MaxRetireAfter = 30 * 24 * time.Hour
+)
+
 // Validate checks every value and returns all problems, joined.
 func (c *Config) Validate() error { return c.validate(currentPlatform()) }
 
@@ -139,6 +145,9 @@ func (c *Config) validate(p platform) error {
 	}
 	if d := c.Watch.Debounce.Duration; d < 0 || d > maxDebounce {
 		add("watch.debounce", "must be between 0 and %s", formatDuration(maxDebounce))
+	}
+	if d := c.Watch.RetireAfter.Duration; d < MinRetireAfter || d > MaxRetireAfter {
+		add("watch.retire_after", "must be between %s and %s", formatDuration(MinRetireAfter), formatDuration(MaxRetireAfter))
 	}
 
 	roots := func(key string, list []string) {

@@ -140,6 +140,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"help"}, exitOK, "out", "Global flags, before or after the command"},
 		{[]string{"--version"}, exitOK, "out", "agentmap devel"},
 		{[]string{"completion", "tcsh"}, exitUsage, "err", `agentmap completion: invalid argument "tcsh" for "agentmap completion"`},
+		{[]string{"run", "--retire-after", "5s"}, exitUsage, "err", "agentmap run: --retire-after must be between 1m and 30d"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := dispatch(context.Background(), tc.args, &stdout, &stderr)

@@ -314,20 +314,22 @@ func TestDefaultMapOptionsAreBuilds(t *testing.T) {
 func TestRunOverrides(t *testing.T) {
 	c := config.Default()
 	c.Flush.Idle.Duration = time.Hour
+	c.Watch.RetireAfter.Duration = 2 * time.Hour
 	c.Log.Level = "debug"
 	ov := runOverrides{set: map[string]bool{"data-dir": true, "path-mode": true}, dataDir: "/d", pathMode: "dirs_only",
-		idle: time.Second}
+		idle: time.Second, retireAfter: time.Minute}
 	e, err := ov.apply(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.dataDir != "/d" || e.live.Idle != time.Hour || e.level.String() != "DEBUG" || e.live.Exclude != nil {
+	if e.dataDir != "/d" || e.live.Idle != time.Hour || e.retireAfter != 2*time.Hour || e.level.String() != "DEBUG" ||
+		e.live.Exclude != nil {
 		t.Fatalf("effective %+v", e)
 	}
 	c.Privacy.Exclude = []string{"/secret"}
-	ov.set["idle"], ov.set["log-level"], ov.level = true, true, "error"
-	if e, _ = ov.apply(c); e.live.Idle != time.Second || e.level.String() != "ERROR" || e.live.Exclude == nil ||
-		!e.live.Exclude("/secret/x") || e.live.Exclude("/public") {
+	ov.set["idle"], ov.set["retire-after"], ov.set["log-level"], ov.level = true, true, true, "error"
+	if e, _ = ov.apply(c); e.live.Idle != time.Second || e.retireAfter != time.Minute || e.level.String() != "ERROR" ||
+		e.live.Exclude == nil || !e.live.Exclude("/secret/x") || e.live.Exclude("/public") {
 		t.Fatalf("effective %+v", e)
 	}
 }

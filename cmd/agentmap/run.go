@@ -66,6 +66,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	level := fl.String("log-level", "", "debug, info, warn or error (default log.level of the config; warn with --once)")
 	rescan := fl.Duration("rescan", daemon.DefaultRescan, "period of the full stat rescan behind file notifications")
 	debounce := fl.Duration("debounce", daemon.DefaultDebounce, "quiet time gathering file notifications before reading")
+	retireAfter := fl.Duration("retire-after", daemon.DefaultRetireAfter, "let go of a quiet session's records from memory after this long (read back on any news of it)")
 	pathMode := fl.String("path-mode", "", "path mode of the maps: relative, dirs_only or hashed (default maps.path_mode of the config)")
 	logFile := fl.String("log-file", "", "log to this file, capped at 10 MB and rotated (3 older files kept), instead of stderr (the macOS service does)")
 	configPoll := fl.Duration("config-poll", 2*time.Second, "how often the config file is checked for changes (it is also reloaded on SIGHUP)")
@@ -94,12 +95,17 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	set := map[string]bool{}
 	fl.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	ov := runOverrides{set: set, dataDir: *dataDir, idle: *idle, maxLine: *maxLine, level: *level,
-		rescan: *rescan, debounce: *debounce, pathMode: *pathMode, roots: roots, once: *once}
+		rescan: *rescan, debounce: *debounce, retireAfter: *retireAfter, pathMode: *pathMode, roots: roots, once: *once}
 	if set["log-level"] {
 		if _, err := parseLevel(*level); err != nil {
 			fmt.Fprintf(stderr, "agentmap %s: unknown log level %q\n", name, *level)
 			return exitUsage
 		}
+	}
+	if set["retire-after"] && (*retireAfter < config.MinRetireAfter || *retireAfter > config.MaxRetireAfter) {
+		fmt.Fprintf(stderr, "agentmap %s: --retire-after must be between %s and %s\n", name,
+			config.Duration{Duration: config.MinRetireAfter}, config.Duration{Duration: config.MaxRetireAfter})
+		return exitUsage
 	}
 	if set["path-mode"] && !slices.Contains(config.PathModes, *pathMode) {
 		fmt.Fprintf(stderr, "agentmap %s: unknown path mode %q (relative, dirs_only or hashed)\n", name, *pathMode)
@@ -136,7 +142,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: lvl}))
 	opt := daemon.Options{
 		DataDir: eff.dataDir, Idle: eff.live.Idle, Once: *once, MaxLine: eff.maxLine, Logger: logger,
-		Roots: eff.live.Roots, Rescan: eff.rescan, Debounce: eff.debounce, Producer: producer(),
+		Roots: eff.live.Roots, Rescan: eff.rescan, Debounce: eff.debounce, RetireAfter: eff.retireAfter, Producer: producer(),
 		Mapper: eff.live.Mapper, Exclude: eff.live.Exclude, ExcludeKey: eff.live.ExcludeKey, Control: !*once,
 	}
 	opt.Export = daemon.ExportFromConfig(c.Export)
@@ -181,6 +187,7 @@ type runOverrides struct {
 	dataDir, level         string
 	pathMode               string
 	idle, rescan, debounce time.Duration
+	retireAfter            time.Duration
 	maxLine                int
 	roots                  rootFlags
 	once                   bool
@@ -192,12 +199,13 @@ type effective struct {
 	level            slog.Level
 	maxLine          int
 	rescan, debounce time.Duration
+	retireAfter      time.Duration
 	live             daemon.Live
 }
 
 func (o runOverrides) apply(c *config.Config) (effective, error) {
 	e := effective{dataDir: c.DataDir, maxLine: int(c.Watch.MaxLine), rescan: c.Watch.Rescan.Duration,
-		debounce: c.Watch.Debounce.Duration}
+		debounce: c.Watch.Debounce.Duration, retireAfter: c.Watch.RetireAfter.Duration}
 	e.live.Idle = c.Flush.Idle.Duration
 	var err error
 	if e.level, err = parseLevel(c.Log.Level); err != nil {
@@ -229,6 +237,9 @@ func (o runOverrides) apply(c *config.Config) (effective, error) {
 	}
 	if o.set["debounce"] {
 		e.debounce = o.debounce
+	}
+	if o.set["retire-after"] {
+		e.retireAfter = o.retireAfter
 	}
 	e.live.Roots = watchers.OverrideRoots(daemon.RootsFromConfig(c), o.roots)
 	mode := c.Maps.PathMode
