@@ -296,6 +296,11 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 			d.ignored[f.Path] = f // the plain file is read; the copy would double it
 			return nil, false
 		}
+		// The plain rollout's session may have been let go of (its log
+		// deleted): its record is the copy's owner, as for a session kept.
+		if s := d.byPath[plain]; s == nil || s.Missing {
+			d.restorePath(plain)
+		}
 		if s := d.byPath[plain]; s != nil || d.displaced[plain] {
 			if owner := d.compressedCopyOwner(s, plain, f); owner != nil {
 				d.toCompressedCopy(owner, f.Path)

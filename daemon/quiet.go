@@ -47,9 +47,13 @@ import (
 // a quiet log listed changed or not listed has its session taken up
 // first, and a deleted log listed again is news of its path. A deleted
 // log's record and a present log's may name one path (a log moved onto
-// the name of another): the present one holds it at the load, and holds
-// it too when the sessions are taken up again after a load that let them
-// go of (restoreFrom, ingest), in whatever order.
+// the name of another). A load that keeps both gives it to the present
+// one (takesPathFrom). One that lets go of the present one's session and
+// takes up the deleted one's at its end leaves the path to the deleted
+// record meanwhile: the present log is still left out of the first scan
+// (stillRetired), and the path goes back to its record when its session
+// is taken up (restoreFrom) or on news of the path (ingest, and adopt for
+// a Codex rollout's compressed copy).
 
 // retireOnLoad lets tests compare with the load that keeps everything.
 var retireOnLoad = true
@@ -357,10 +361,12 @@ func (d *Daemon) leaveOutQuiet(files []watchers.FileStat) []watchers.FileStat {
 // stillRetired reports whether the log f, listed as a quiet log was found
 // at the load, is one of a session still retired: its path and its
 // file's identity name the same retired session, and no record in memory
-// holds the path.
+// holds the path but a deleted log's (one taken up at the end of the
+// load, which took the path while the log's own session was retired: news
+// of the path gives it back, see ingest).
 func (d *Daemon) stillRetired(f watchers.FileStat) bool {
 	byPath, _, ok := d.retired.byPath(f.Path)
-	if !ok || d.byPath[f.Path] != nil {
+	if s := d.byPath[f.Path]; !ok || s != nil && !s.Missing {
 		return false
 	}
 	byFile, _, ok := d.retired.byFile(f.ID)

@@ -1,9 +1,15 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentmap/agentmap/watchers/agents"
 )
 
 // A daemon that follows, started again over a data directory that caught
@@ -102,6 +108,17 @@ func TestLogMovedOntoAnotherFollowedLogAcrossARestart(t *testing.T) {
 		h.f.waitFiles(1, "the log moved onto the other's name counted once")
 		h.restartChanging(nil)
 		h.f.waitFiles(1, "the log moved counted once after the restart")
+		// The deleted log's record, taken up at the end of the load,
+		// holds the path until news of it: the log, as it was, is left
+		// out of the catch-up, not counted as a whole log to read.
+		st, err := h.f.client().Status(context.Background())
+		for deadline := time.Now().Add(15 * time.Second); err == nil && st.CatchUp.Running && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+			st, err = h.f.client().Status(context.Background())
+		}
+		if err != nil || st.CatchUp.Running || st.CatchUp.Done != st.CatchUp.Total {
+			t.Errorf("%s: catch-up %+v after the restart (%v), want it done", name, st.CatchUp, err)
+		}
 		d := h.f.d
 		end = h.finish()
 		return end, d.retiredOnLoad
@@ -217,4 +234,75 @@ func (h *home) restartChanging(changes []step) {
 		}
 	}
 	h.f.client() // the control socket is served: the state database is open
+}
+
+// A Codex rollout deleted (its record marked so) whose compressed copy
+// appears later, while the daemon runs or while it is down: the copy is
+// read in the deleted record's place, and not a second time by a new
+// record, whether the rollout's session was let go of (at a rescan, or as
+// the restarted daemon loaded it) or kept.
+func TestCompressedCopyOfARetiredDeletedRollout(t *testing.T) {
+	for _, whileDown := range []bool{false, true} {
+		name := "copy appears while the daemon runs"
+		if whileDown {
+			name = "copy appears while the daemon is down"
+		}
+		t.Run(name, func(t *testing.T) {
+			kept := playCompressedCopy(t, -1, whileDown)
+			retiring := playCompressedCopy(t, time.Nanosecond, whileDown)
+			endedAlike(t, kept, retiring)
+		})
+	}
+}
+
+func playCompressedCopy(t *testing.T, retireAfter time.Duration, whileDown bool) string {
+	r, dir := codexRig(t)
+	r.idle = 30 * time.Millisecond
+	opt := r.opts(false)
+	opt.Agents = []agents.Agent{fakeAgentNamed("codex")}
+	opt.Rescan, opt.RetireAfter, opt.Control = 30*time.Millisecond, retireAfter, true
+	plain := filepath.Join(dir, "rollout-1-z.jsonl")
+	content := line("z", "user") + line("z", "llm")
+	for path, content := range map[string]string{plain: content, filepath.Join(dir, "rollout-2-k.jsonl"): line("k", "user")} {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := startFollowing(t, r, opt)
+	defer f.stop()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	waitFor("z's map", func() bool { return r.codexMap("z") == " session 1\n user 1\n llm 2\n" })
+	f.status("caught up")
+	// A second name keeps the file, so that no later file takes its
+	// identity.
+	if err := os.Link(plain, filepath.Join(r.home, "kept-z")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(plain); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFiles(1, "z's rollout seen gone")
+	if retireAfter > 0 {
+		f.waitRetired(2)
+	}
+	if whileDown {
+		f.stop()
+		writeCompressedCopy(t, plain, []byte(content+line("z", "turn_end")))
+		f.restart()
+	} else {
+		writeCompressedCopy(t, plain, []byte(content+line("z", "turn_end")))
+	}
+	waitFor("the copy's last line in z's map", func() bool { return strings.Contains(r.codexMap("z"), "turn_end") })
+	f.waitFiles(2, "the copy counted as z's log")
+	f.status("at the end")
+	f.stop()
+	f.note("map z: %q", r.codexMap("z"))
+	return f.summary()
 }
