@@ -52,8 +52,13 @@ import (
 // takes up the deleted one's at its end leaves the path to the deleted
 // record meanwhile: the present log is still left out of the first scan
 // (stillRetired), and the path goes back to its record when its session
-// is taken up (restoreFrom) or on news of the path (ingest, and adopt for
-// a Codex rollout's compressed copy).
+// is taken up (restoreFrom) or on news of the path (ingest). Until then the
+// deleted record's session stays in memory: retiring it would ask to hold
+// the path the retired session holds (a rare case: a log moved onto
+// another followed log's name, then a restart; only room is lost). A
+// retired session holding the path of its own deleted Codex rollout is
+// taken up by the rollout's compressed copy, which its record reads
+// (adopt).
 
 // retireOnLoad lets tests compare with the load that keeps everything.
 var retireOnLoad = true
