@@ -46,7 +46,7 @@ suffix=$SESSIONS
 [ "$DELETED" -gt 0 ] && suffix="$SESSIONS-deleted-$DELETED"
 home="$work/home-synthetic-$suffix"
 caught="$work/caught-up-$suffix"
-if [ ! -f "$caught/state.db" ]; then
+if [ ! -f "$caught/state.db" ] || [ ! -d "$home" ]; then
   rm -rf "$home" "$caught"
   go run ./scripts/benchhome -sessions "$SESSIONS" -o "$home" >"$home.size"
   "${clean_env[@]}" HOME="$home" "$work/agentmap" scan --data-dir "$caught" >/dev/null 2>&1
