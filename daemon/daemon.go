@@ -182,6 +182,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.started = d.opt.Clock.Now()
 	defer d.startSink(ctx)()
 	if d.opt.Once {
+		defer d.spillRetired()()
 		err := d.once(ctx)
 		d.drainSink(ctx)
 		return err
@@ -358,6 +359,10 @@ func (d *Daemon) once(ctx context.Context) error {
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d maps could not be written (see the log)", len(failed))
+	}
+	if sp := d.retired.spill; sp != nil && sp.err != nil {
+		d.log.Error("cannot read back the sessions let go of", "component", "daemon", "err", sp.err)
+		return fmt.Errorf("the sessions this scan let go of could not be read back from its spill file (see the log); their logs are read again at the next run")
 	}
 	if d.restoreFailed > 0 {
 		return fmt.Errorf("the records of %d sessions written earlier in this scan could not be read back from the state database (see the log); their logs are read again at the next run", d.restoreFailed)

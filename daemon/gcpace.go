@@ -22,7 +22,8 @@ import (
 // is the user's choice and is left alone.
 //
 // The headroom is sized by the catch-up (catchUpHeadroomFor): a fifth of
-// the bytes it has to read, between 32 and 128 MiB. Headroom is not free:
+// the bytes it has to read (in a scan, those of the piece of the walk at
+// hand: walkchunks.go), between 32 and 128 MiB. Headroom is not free:
 // every page the heap grows into is a page fault the first time it is
 // touched, and on a virtual machine a fault costs microseconds (some 6 µs
 // a page on the reference machine: 128 MiB of headroom took 0.15–0.2 s of

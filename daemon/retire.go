@@ -15,7 +15,9 @@ import (
 // with: everything of it is committed, its map is written and recorded,
 // and each log of the catch-up is visited once. Such a session is retired:
 // its records leave memory, and only its key, the ids of its sources and
-// their files' identities stay (about 60 bytes: retiredset.go). When a later log routes to a retired session (a
+// their files' identities stay (about 60 bytes: retiredset.go), spilled
+// to a file of the scan's own every 16,384 sessions (retiredspill.go).
+// When a later log routes to a retired session (a
 // Claude subagent log met after its main log, a Codex child rollout of
 // another day), the records are read back from the state database as they
 // were committed (restore), and the session is written again at the end
@@ -187,6 +189,11 @@ func (d *Daemon) restoreFile(id watchers.FileID) {
 // restoreRetired takes up again the retired session of hash h, whose
 // sources have the given ids.
 func (d *Daemon) restoreRetired(h uint64, ids []uint64) {
+	if len(ids) == 0 { // spilled, and not read back (retiredspill.go)
+		d.retired.remove(h, nil, nil)
+		d.restoreFailure(d.retired.spill.err, "")
+		return
+	}
 	srcs, err := d.db.Sources(ids)
 	if err == nil && (len(srcs) == 0 || retiredKeyHash(srcs[0].Session) != h) {
 		err = errors.New("the source records name another session")
@@ -212,6 +219,11 @@ func (d *Daemon) restore(key string) (sess *state.Session, retired bool) {
 	h, ids, ok := d.retired.lookup(key)
 	if !ok {
 		return nil, false
+	}
+	if len(ids) == 0 { // spilled, and not read back (retiredspill.go)
+		d.retired.remove(h, nil, nil)
+		d.restoreFailure(d.retired.spill.err, key)
+		return nil, true
 	}
 	srcs, err := d.db.Sources(ids)
 	if err != nil {

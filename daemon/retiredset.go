@@ -11,10 +11,12 @@ import (
 // retiredSet is what a one-shot catch-up keeps of the sessions it let go
 // of (retire.go, quiet.go): for each, the ids of its sources and whether
 // it counts as a session; for each of their logs, the file's identity. It
-// is the one part of a scan's memory that grows with every session met,
+// was the one part of a scan's memory that grew with every session met,
 // so it holds no strings: a session is known by a 64-bit hash of its key
 // and its sources' ids sit in one shared slice, some 60 to 90 bytes a session
-// where a map by key with a slice each took over 200.
+// where a map by key with a slice each took over 200. A scan spills them
+// to a file of its own every 16,384 sessions (retiredspill.go), keeping
+// some 2.5 bytes of each in memory.
 //
 // A hash is not a key, so the set never answers alone: a session looked
 // up by key is taken up again only when the records read back from the
@@ -38,6 +40,10 @@ type retiredSet struct {
 	// agents are the agents of the retired sessions, and per agent what
 	// status counts of them (a retired session counts as written).
 	agents []retiredAgent
+	// spill holds the sessions a one-shot catch-up spilled to its file
+	// (retiredspill.go); nil in a daemon that follows, and until the load
+	// is done (reserve and place work in memory only).
+	spill *retiredSpill
 }
 
 // retiredAgent is what status counts of one agent's retired sessions.
@@ -101,6 +107,11 @@ func (r *retiredSet) addEntry(e retiredEntry) bool {
 	if _, taken := r.byKey[h]; taken || len(e.ids) == 0 || len(e.paths) > math.MaxUint16 {
 		return false // (more paths than a ref counts: kept in memory)
 	}
+	if r.spill != nil {
+		if _, taken := r.spill.key(h); taken {
+			return false
+		}
+	}
 	for _, p := range e.paths {
 		if _, taken := r.paths[retiredPathHash(p)]; taken {
 			return false
@@ -129,6 +140,11 @@ func (r *retiredSet) addEntry(e retiredEntry) bool {
 	for _, id := range e.files {
 		if id.Known() {
 			r.files[id] = h
+			if r.spill != nil {
+				if _, run, ok := r.spill.file(id); ok {
+					run.shadow(id) // this newer session holds the identity now
+				}
+			}
 		}
 	}
 	if len(e.paths) > 0 && r.paths == nil {
@@ -143,7 +159,24 @@ func (r *retiredSet) addEntry(e retiredEntry) bool {
 		r.counted++
 		a.sessions++
 	}
+	if r.spill != nil && len(r.byKey) >= retiredSpillAt {
+		r.spillNow()
+	}
 	return true
+}
+
+// spillNow moves the sessions in memory to a run of the spill file; when
+// the file cannot be written they stay, and no more are spilled.
+func (r *retiredSet) spillNow() {
+	if r.spill.writeErr != nil {
+		return
+	}
+	if err := r.spill.write(r.byKey, r.ids, r.files); err != nil {
+		r.spill.writeErr = err
+		return
+	}
+	// New maps, not cleared ones: a cleared map keeps its table.
+	r.byKey, r.files, r.ids, r.dead = map[uint64]retiredRef{}, map[watchers.FileID]uint64{}, nil, 0
 }
 
 // reserve retires a session whose n sources' ids are not known yet: the
@@ -240,12 +273,31 @@ func (r *retiredSet) lookup(key string) (h uint64, ids []uint64, ok bool) {
 	return h, ids, ok
 }
 
+// idsOf returns the source ids of the retired session of hash h. Those of
+// a spilled session are read from the spill file: nil, with true, when
+// they cannot be (a retired session has at least one source; the caller
+// counts the failure).
 func (r *retiredSet) idsOf(h uint64) ([]uint64, bool) {
 	ref, ok := r.byKey[h]
 	if !ok {
+		if r.spill != nil {
+			if sr, ok := r.spill.key(h); ok {
+				return r.spill.ids(sr), true
+			}
+		}
 		return nil, false
 	}
 	return r.ids[ref.at : ref.at+ref.n : ref.at+ref.n], true
+}
+
+// refOf returns the ref of the retired session of hash h, in memory or
+// spilled (its at then indexes the run's ids).
+func (r *retiredSet) refOf(h uint64) retiredRef {
+	if ref, ok := r.byKey[h]; ok || r.spill == nil {
+		return ref
+	}
+	sr, _ := r.spill.key(h)
+	return sr.ref
 }
 
 // byFile returns the hash and source ids of the retired session a log of
@@ -255,7 +307,12 @@ func (r *retiredSet) byFile(id watchers.FileID) (h uint64, ids []uint64, ok bool
 		return 0, nil, false
 	}
 	if h, ok = r.files[id]; !ok {
-		return 0, nil, false
+		if r.spill == nil {
+			return 0, nil, false
+		}
+		if h, _, ok = r.spill.file(id); !ok {
+			return 0, nil, false
+		}
 	}
 	ids, ok = r.idsOf(h)
 	return h, ids, ok
@@ -263,21 +320,24 @@ func (r *retiredSet) byFile(id watchers.FileID) (h uint64, ids []uint64, ok bool
 
 // hasFile reports whether a retired log has identity id.
 func (r *retiredSet) hasFile(id watchers.FileID) bool {
-	_, ok := r.files[id]
+	if _, ok := r.files[id]; ok || r.spill == nil {
+		return ok
+	}
+	_, _, ok := r.spill.file(id)
 	return ok
 }
 
 // held is how many of the retired session's sources, the last ones, held
 // their paths when it was let go of.
-func (r *retiredSet) held(h uint64) int { return int(r.byKey[h].held) }
+func (r *retiredSet) held(h uint64) int { return int(r.refOf(h).held) }
 
 // loaded reports whether the retired session of hash h was retired as it
 // was loaded (reserve).
-func (r *retiredSet) loaded(h uint64) bool { return r.byKey[h].flags&refLoaded != 0 }
+func (r *retiredSet) loaded(h uint64) bool { return r.refOf(h).flags&refLoaded != 0 }
 
 // summed reports whether every log of the retired session of hash h had
 // its whole prefix checked in this run.
-func (r *retiredSet) summed(h uint64) bool { return r.byKey[h].flags&refSummed != 0 }
+func (r *retiredSet) summed(h uint64) bool { return r.refOf(h).flags&refSummed != 0 }
 
 // byPath returns the hash and source ids of the retired session a log at
 // path belongs to (or another whose path hashes alike: the caller checks
@@ -302,19 +362,24 @@ func (r *retiredSet) byPath(path string) (h uint64, ids []uint64, ok bool) {
 func (r *retiredSet) remove(h uint64, files []watchers.FileID, paths []string) {
 	ref, ok := r.byKey[h]
 	if !ok {
-		return
+		if r.spill == nil {
+			return
+		}
+		sr, ok := r.spill.key(h)
+		if !ok {
+			return
+		}
+		r.spill.gone(sr, h)
+		r.uncount(sr.ref)
+		for _, id := range files {
+			r.forgetFile(id, h)
+		}
+		return // (a scan keeps no paths)
 	}
 	delete(r.byKey, h)
-	a := &r.agents[ref.agent]
-	a.logs -= int(ref.logs)
-	if ref.flags&refCounted != 0 {
-		r.counted--
-		a.sessions--
-	}
+	r.uncount(ref)
 	for _, id := range files {
-		if r.files[id] == h {
-			delete(r.files, id)
-		}
+		r.forgetFile(id, h)
 	}
 	for _, p := range paths {
 		if ph := retiredPathHash(p); r.paths[ph] == h {
@@ -323,6 +388,30 @@ func (r *retiredSet) remove(h uint64, files []watchers.FileID, paths []string) {
 	}
 	if r.dead += int(ref.n); r.dead > 1024 && r.dead > len(r.ids)/2 {
 		r.compact()
+	}
+}
+
+// forgetFile forgets that a log of identity id is the retired session h's,
+// if the newest session to hold the identity is that one.
+func (r *retiredSet) forgetFile(id watchers.FileID, h uint64) {
+	if held, ok := r.files[id]; ok || r.spill == nil {
+		if ok && held == h {
+			delete(r.files, id)
+		}
+		return
+	}
+	if held, run, ok := r.spill.file(id); ok && held == h {
+		run.shadow(id)
+	}
+}
+
+// uncount takes a session taken up again out of the counts.
+func (r *retiredSet) uncount(ref retiredRef) {
+	a := &r.agents[ref.agent]
+	a.logs -= int(ref.logs)
+	if ref.flags&refCounted != 0 {
+		r.counted--
+		a.sessions--
 	}
 }
 
@@ -338,12 +427,21 @@ func (r *retiredSet) compact() {
 	r.ids, r.dead = ids, 0
 }
 
-// each calls fn with every retired session's hash and source ids.
+// each calls fn with every retired session's hash and source ids (nil for
+// a spilled one whose ids could not be read back: see idsOf).
 func (r *retiredSet) each(fn func(h uint64, ids []uint64)) {
 	for h, ref := range r.byKey {
 		fn(h, r.ids[ref.at:ref.at+ref.n:ref.at+ref.n])
 	}
+	if r.spill != nil {
+		r.spill.each(fn)
+	}
 }
 
 // len is how many sessions are retired.
-func (r *retiredSet) len() int { return len(r.byKey) }
+func (r *retiredSet) len() int {
+	if r.spill != nil {
+		return len(r.byKey) + r.spill.n
+	}
+	return len(r.byKey)
+}

@@ -38,6 +38,15 @@ if [ -n "${BASE:-}" ]; then
   (cd "$work/base-src" && go build -o "$work/agentmap-base" ./cmd/agentmap)
   bins=(base head)
 fi
+# Each run writes into directories of its own, all removed at the end, not
+# one before each run: on ext4 without a journal a new file skips the
+# inodes freed in the last minutes, which costs the run after a removal of
+# thousands of files CPU that a user's run does not pay (bench-catchup.sh).
+rm -rf "$work"/data.* "$work"/built.*
+trap 'rm -rf "$work"/data.* "$work"/built.*; if [ -z "${BENCH_DIR:-}" ]; then rm -rf "$work"; fi' EXIT
+runs=0
+# new_dir NAME: sets dir to a new, empty directory path $work/NAME.N.
+new_dir() { runs=$((runs + 1)); dir="$work/$1.$runs"; }
 clean_env=(env -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u AGENTMAP_CONFIG)
 # 100,000 paths on one command line: more room for the arguments.
 ulimit -s 262144 2>/dev/null || ulimit -s unlimited 2>/dev/null || true
@@ -63,15 +72,15 @@ declare -A first_scan first_again first_build first_list last_scan last_again la
 declare -A first_scan_live first_again_live first_build_live first_list_live last_scan_live last_again_live last_build_live last_list_live
 first=; last=
 # build_run WHY BIN ARGS...: builds from the projects directory into
-# $work/built; sets build (the cell; "not run (WHY)" when it fails), rss
+# a new directory; sets build (the cell; "not run (WHY)" when it fails), rss
 # (MiB, empty when not run), live (MB) and built (maps).
 build_run() {
   local why=$1 b=$2; shift 2
-  rm -rf "$work/built"; mkdir "$work/built"
-  if (cd "$projects" 2>/dev/null && timed "$work/agentmap-$b" build -o "$work/built" "$@"
+  new_dir built; built_dir=$dir; mkdir "$built_dir"
+  if (cd "$projects" 2>/dev/null && timed "$work/agentmap-$b" build -o "$built_dir" "$@"
     echo "$wall $cpu $rss $live" >"$work/build.res") >"$work/build.err" 2>&1; then
     read -r wall cpu rss live <"$work/build.res"
-    built=$(find "$work/built" -name '*.json.gz' | wc -l)
+    built=$(find "$built_dir" -name '*.json.gz' | wc -l)
     build="$wall s, $cpu s, $rss MiB, $live MB"
   else
     build="not run ($why)"; rss=; live=; built=-
@@ -83,13 +92,12 @@ for n in $SIZES; do
   [ -n "$first" ] || first=$n
   last=$n
   for b in "${bins[@]}"; do
-    rm -rf "$work/data"
-    timed "${clean_env[@]}" HOME="$home" "$work/agentmap-$b" scan --data-dir "$work/data"
+    new_dir data; data=$dir
+    timed "${clean_env[@]}" HOME="$home" "$work/agentmap-$b" scan --data-dir "$data"
     scan="$wall s, $cpu s, $rss MiB, $live MB"; scan_rss=$rss scan_live=$live
-    maps=$(find "$work/data/maps" -name '*.json.gz' | wc -l)
-    timed "${clean_env[@]}" HOME="$home" "$work/agentmap-$b" scan --data-dir "$work/data"
+    maps=$(find "$data/maps" -name '*.json.gz' | wc -l)
+    timed "${clean_env[@]}" HOME="$home" "$work/agentmap-$b" scan --data-dir "$data"
     again="$wall s, $cpu s, $rss MiB, $live MB"; again_rss=$rss again_live=$live
-    rm -rf "$work/data"
     # Every log, as short as the layout allows; Linux caps a command line
     # at 6 MB whatever the stack limit.
     projects="$home/.claude/projects"
@@ -109,7 +117,6 @@ for n in $SIZES; do
     [ -n "$rss" ] && { last_list[$b]=$rss; last_list_live[$b]=$live; last_listed[$b]=$n; }
   done
 done
-rm -rf "$work/built"
 if [ "$first" != "$last" ]; then
   echo
   per() { [ -n "$2" ] && [ "${3:-$first}" != "$first" ] && echo "$(echo "($2 - $1) * 1048576 / ($3 - $first)" | bc) bytes a session (to $3)" || echo "-"; }
