@@ -51,30 +51,7 @@ func TestHeldEventsMakeTheMapsOfReadBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A Codex parent rollout among many of one day, and its child
-	// rollout in the next day's directory: the parent is written early,
-	// and its child, met later, makes it a lane of the parent's map.
-	parent, err := os.ReadFile("../testdata/codex/rollout-2026-03-01T09-00-00-0190aaaa-0000-7000-8000-00000000a001.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	child, err := os.ReadFile("../testdata/codex/rollout-2026-03-01T09-00-26-0190aaab-0000-7000-8000-00000000b002.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	day := filepath.Join(home, ".codex/sessions/2026/03/01")
-	os.MkdirAll(day, 0o700)
-	os.WriteFile(filepath.Join(day, "rollout-2026-03-01T09-00-00-0190aaaa-0000-7000-8000-00000000a001.jsonl"), parent, 0o600)
-	// Enough of them for the catch-up to commit a group before the
-	// child is met: only committed events count towards what is held.
-	for i := range groupBatches + 40 {
-		id := fmt.Sprintf("0190aaaa-0000-7000-8000-%012d", 900+i)
-		copied := strings.ReplaceAll(string(parent), "0190aaaa-0000-7000-8000-00000000a001", id)
-		os.WriteFile(filepath.Join(day, "rollout-2026-03-01T09-00-01-"+id+".jsonl"), []byte(copied), 0o600)
-	}
-	next := filepath.Join(home, ".codex/sessions/2026/03/02")
-	os.MkdirAll(next, 0o700)
-	os.WriteFile(filepath.Join(next, "rollout-2026-03-01T09-00-26-0190aaab-0000-7000-8000-00000000b002.jsonl"), child, 0o600)
+	writeParentWithLateChild(t, home)
 	roots := homeRoots(runtime.GOOS, home)
 	defer func(n int) { holdEvents = n }(holdEvents)
 	lateKeys := []string{"claude/ae4a77f8-aedd-4bc1-888f-c94edc91af04", "codex/0190aaaa-0000-7000-8000-00000000a001"}
@@ -130,6 +107,35 @@ func TestHeldEventsMakeTheMapsOfReadBack(t *testing.T) {
 			t.Errorf("sessions counted at the end: %v, not the same whatever is held", counts)
 		}
 	}
+}
+
+// writeParentWithLateChild writes into home a Codex parent rollout among
+// many of one day, and its child rollout in the next day's directory: the
+// parent is written early, and its child, met later, makes it a lane of
+// the parent's map. (Enough rollouts for the catch-up to commit a group
+// before the child is met: only committed events count towards what is
+// held.)
+func writeParentWithLateChild(t *testing.T, home string) {
+	t.Helper()
+	parent, err := os.ReadFile("../testdata/codex/rollout-2026-03-01T09-00-00-0190aaaa-0000-7000-8000-00000000a001.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := os.ReadFile("../testdata/codex/rollout-2026-03-01T09-00-26-0190aaab-0000-7000-8000-00000000b002.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := filepath.Join(home, ".codex/sessions/2026/03/01")
+	os.MkdirAll(day, 0o700)
+	os.WriteFile(filepath.Join(day, "rollout-2026-03-01T09-00-00-0190aaaa-0000-7000-8000-00000000a001.jsonl"), parent, 0o600)
+	for i := range groupBatches + 40 {
+		id := fmt.Sprintf("0190aaaa-0000-7000-8000-%012d", 900+i)
+		copied := strings.ReplaceAll(string(parent), "0190aaaa-0000-7000-8000-00000000a001", id)
+		os.WriteFile(filepath.Join(day, "rollout-2026-03-01T09-00-01-"+id+".jsonl"), []byte(copied), 0o600)
+	}
+	next := filepath.Join(home, ".codex/sessions/2026/03/02")
+	os.MkdirAll(next, 0o700)
+	os.WriteFile(filepath.Join(next, "rollout-2026-03-01T09-00-26-0190aaab-0000-7000-8000-00000000b002.jsonl"), child, 0o600)
 }
 
 // caughtUp returns the maps and the records a catch-up left in data.

@@ -108,8 +108,8 @@ func (r *retiredSet) addEntry(e retiredEntry) bool {
 		return false // (more paths than a ref counts: kept in memory)
 	}
 	if r.spill != nil {
-		if _, taken := r.spill.key(h); taken {
-			return false
+		if _, taken, err := r.spill.key(h); taken || err != nil {
+			return false // (not known whether it is taken: kept in memory)
 		}
 	}
 	for _, p := range e.paths {
@@ -141,7 +141,7 @@ func (r *retiredSet) addEntry(e retiredEntry) bool {
 		if id.Known() {
 			r.files[id] = h
 			if r.spill != nil {
-				if _, run, ok := r.spill.file(id); ok {
+				if _, run, ok, _ := r.spill.file(id); ok {
 					run.shadow(id) // this newer session holds the identity now
 				}
 			}
@@ -281,8 +281,12 @@ func (r *retiredSet) idsOf(h uint64) ([]uint64, bool) {
 	ref, ok := r.byKey[h]
 	if !ok {
 		if r.spill != nil {
-			if sr, ok := r.spill.key(h); ok {
+			sr, ok, err := r.spill.key(h)
+			if ok {
 				return r.spill.ids(sr), true
+			}
+			if err != nil {
+				return nil, true // perhaps spilled, and not read back
 			}
 		}
 		return nil, false
@@ -296,7 +300,7 @@ func (r *retiredSet) refOf(h uint64) retiredRef {
 	if ref, ok := r.byKey[h]; ok || r.spill == nil {
 		return ref
 	}
-	sr, _ := r.spill.key(h)
+	sr, _, _ := r.spill.key(h)
 	return sr.ref
 }
 
@@ -310,7 +314,10 @@ func (r *retiredSet) byFile(id watchers.FileID) (h uint64, ids []uint64, ok bool
 		if r.spill == nil {
 			return 0, nil, false
 		}
-		if h, _, ok = r.spill.file(id); !ok {
+		var err error
+		if h, _, ok, err = r.spill.file(id); err != nil {
+			return 0, nil, true // perhaps spilled, and not read back
+		} else if !ok {
 			return 0, nil, false
 		}
 	}
@@ -323,8 +330,8 @@ func (r *retiredSet) hasFile(id watchers.FileID) bool {
 	if _, ok := r.files[id]; ok || r.spill == nil {
 		return ok
 	}
-	_, _, ok := r.spill.file(id)
-	return ok
+	_, _, ok, err := r.spill.file(id)
+	return ok || err != nil
 }
 
 // held is how many of the retired session's sources, the last ones, held
@@ -365,7 +372,7 @@ func (r *retiredSet) remove(h uint64, files []watchers.FileID, paths []string) {
 		if r.spill == nil {
 			return
 		}
-		sr, ok := r.spill.key(h)
+		sr, ok, _ := r.spill.key(h)
 		if !ok {
 			return
 		}
@@ -400,7 +407,7 @@ func (r *retiredSet) forgetFile(id watchers.FileID, h uint64) {
 		}
 		return
 	}
-	if held, run, ok := r.spill.file(id); ok && held == h {
+	if held, run, ok, _ := r.spill.file(id); ok && held == h {
 		run.shadow(id)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/agentmap/agentmap/watchers"
 )
@@ -17,11 +18,11 @@ import (
 // there are spillAt of them in memory: they are written there as sorted
 // runs of fixed-size records, and what stays in memory of each run is a
 // Bloom filter of its sessions' key hashes and one of its logs'
-// identities, some 2.5 bytes a session. Nearly every question the scan
+// identities, some 2.5 to 3 bytes a session. Nearly every question the scan
 // asks of the set is about a session or a log it has not let go of (a new
 // log, a new session key), which the filters answer without reading the
 // file; the rest (a subagent log met after its session was written, a log
-// renamed while the scan ran, and the filters' false positives, 1 in 100)
+// renamed while the scan ran, and the filters' false positives, 1 in 120)
 // read the records of the runs whose filters say maybe, a binary search
 // of a few reads each.
 //
@@ -37,10 +38,14 @@ import (
 // at once where the system allows it (so that nothing is left after a
 // crash) and removed at the end otherwise. It holds session-key hashes,
 // source ids and file identities, no text. When it cannot be written (a
-// full disk), the sessions stay in memory, as before; when a record cannot
-// be read back, the session it was looked up for counts as one that could
-// not be read back from the state database (restoreFailed), and the scan
-// ends with an error.
+// full disk), the sessions stay in memory, as before. When a record cannot
+// be read back, the scan reads once from the state database the source ids
+// of every session stored and the session of every log identity, and looks
+// there for what the file would have said (in a scan, a session with
+// records stored and none in memory is one let go of: retire.go,
+// spillFallback); it spills no more, and ends with an error, as the counts
+// of the sessions taken up from that index may be off (their records in
+// the file cannot be marked gone).
 
 // retiredSpillAt is how many sessions let go of stay in memory before
 // they are spilled (a variable: tests spill after every session).
@@ -83,9 +88,11 @@ type retiredRun struct {
 // they stay in memory, as before.
 func (d *Daemon) spillRetired() (done func()) {
 	// A file left by a run that could not unlink it at once and crashed.
-	if old, err := filepath.Glob(filepath.Join(d.opt.DataDir, ".retired-*.tmp")); err == nil {
-		for _, name := range old {
-			os.Remove(name)
+	if entries, err := os.ReadDir(d.opt.DataDir); err == nil {
+		for _, e := range entries {
+			if name := e.Name(); strings.HasPrefix(name, ".retired-") && strings.HasSuffix(name, ".tmp") {
+				os.Remove(filepath.Join(d.opt.DataDir, name))
+			}
 		}
 	}
 	s, err := newRetiredSpill(d.opt.DataDir)
@@ -213,8 +220,9 @@ type spilledRef struct {
 }
 
 // key finds the session of hash h in the runs, newest first, leaving out
-// those taken up again.
-func (s *retiredSpill) key(h uint64) (spilledRef, bool) {
+// those taken up again. An error (a record not read) says that it is not
+// known whether h was spilled.
+func (s *retiredSpill) key(h uint64) (spilledRef, bool, error) {
 	for i := len(s.runs) - 1; i >= 0; i-- {
 		run := s.runs[i]
 		if run.goneKeys[h] || !run.keyBloom.has(h) {
@@ -223,18 +231,18 @@ func (s *retiredSpill) key(h uint64) (spilledRef, bool) {
 		ref, ok, err := s.searchKey(run, h)
 		if err != nil {
 			s.fail(err)
-			return spilledRef{}, false
+			return spilledRef{}, false, err
 		}
 		if ok {
-			return spilledRef{run, ref}, true
+			return spilledRef{run, ref}, true, nil
 		}
 	}
-	return spilledRef{}, false
+	return spilledRef{}, false, nil
 }
 
 // file finds the session hash of the newest run holding a log of identity
 // id; a run whose record of it is gone answers that none does.
-func (s *retiredSpill) file(id watchers.FileID) (uint64, *retiredRun, bool) {
+func (s *retiredSpill) file(id watchers.FileID) (uint64, *retiredRun, bool, error) {
 	fh := fileIDHash(id)
 	for i := len(s.runs) - 1; i >= 0; i-- {
 		run := s.runs[i]
@@ -244,16 +252,29 @@ func (s *retiredSpill) file(id watchers.FileID) (uint64, *retiredRun, bool) {
 		h, ok, err := s.searchFile(run, id)
 		if err != nil {
 			s.fail(err)
-			return 0, nil, false
+			return 0, nil, false, err
 		}
 		if ok {
 			if run.goneFiles[id] {
-				return 0, nil, false
+				return 0, nil, false, nil
 			}
-			return h, run, true
+			return h, run, true, nil
 		}
 	}
-	return 0, nil, false
+	return 0, nil, false, nil
+}
+
+// spillReadFault, when set, is the error of every read of the spill file
+// (tests).
+var spillReadFault error
+
+// readAt reads a record of the spill file.
+func (s *retiredSpill) readAt(b []byte, off int64) error {
+	if spillReadFault != nil {
+		return spillReadFault
+	}
+	_, err := s.f.ReadAt(b, off)
+	return err
 }
 
 // searchKey is a binary search of a run's key records.
@@ -262,7 +283,7 @@ func (s *retiredSpill) searchKey(run *retiredRun, h uint64) (retiredRef, bool, e
 	lo, hi := 0, run.keys
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if _, err := s.f.ReadAt(rec[:], run.keyAt+int64(mid)*spillKeySize); err != nil {
+		if err := s.readAt(rec[:], run.keyAt+int64(mid)*spillKeySize); err != nil {
 			return retiredRef{}, false, err
 		}
 		switch k := binary.LittleEndian.Uint64(rec[0:]); {
@@ -290,7 +311,7 @@ func (s *retiredSpill) searchFile(run *retiredRun, id watchers.FileID) (uint64, 
 	lo, hi := 0, run.files
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if _, err := s.f.ReadAt(rec[:], run.fileAt+int64(mid)*spillFileSize); err != nil {
+		if err := s.readAt(rec[:], run.fileAt+int64(mid)*spillFileSize); err != nil {
 			return 0, false, err
 		}
 		got := watchers.FileID{Dev: binary.LittleEndian.Uint64(rec[0:]), Ino: binary.LittleEndian.Uint64(rec[8:])}
@@ -316,7 +337,7 @@ func (s *retiredSpill) each(fn func(h uint64, ids []uint64)) {
 	var rec [spillKeySize]byte
 	for _, run := range s.runs {
 		for i := range run.keys {
-			if _, err := s.f.ReadAt(rec[:], run.keyAt+int64(i)*spillKeySize); err != nil {
+			if err := s.readAt(rec[:], run.keyAt+int64(i)*spillKeySize); err != nil {
 				s.fail(err)
 				return
 			}
@@ -324,7 +345,7 @@ func (s *retiredSpill) each(fn func(h uint64, ids []uint64)) {
 			if run.goneKeys[h] {
 				continue
 			}
-			if sr, ok := s.key(h); ok && sr.run == run { // the newest of h's records answers
+			if sr, ok, _ := s.key(h); ok && sr.run == run { // the newest of h's records answers
 				all = append(all, found{h, s.ids(sr)})
 			}
 		}
@@ -337,7 +358,7 @@ func (s *retiredSpill) each(fn func(h uint64, ids []uint64)) {
 // ids reads a spilled session's source ids; nil when they cannot be read.
 func (s *retiredSpill) ids(sr spilledRef) []uint64 {
 	buf := make([]byte, int(sr.ref.n)*8)
-	if _, err := s.f.ReadAt(buf, sr.run.idsAt+int64(sr.ref.at)*8); err != nil {
+	if err := s.readAt(buf, sr.run.idsAt+int64(sr.ref.at)*8); err != nil {
 		s.fail(err)
 		return nil
 	}

@@ -1,10 +1,15 @@
 package daemon
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -147,9 +152,11 @@ func TestRetiredSetSpilledAnswersAsInMemory(t *testing.T) {
 	}
 }
 
-// A spill file that cannot be read back ends the scan with an error: the
-// session looked up counts as not read back, and the sessions let go of
-// are read again by the next run.
+// A spill file that cannot be read back: a session looked up by key is
+// taken for one let go of and not read back (restore then reads its events
+// from the database, never builds its map from those held, and the scan
+// ends with an error), and no session is let go of with a hash that may be
+// a spilled one's.
 func TestSpillReadFailureIsAnError(t *testing.T) {
 	defer func(n int) { retiredSpillAt = n }(retiredSpillAt)
 	retiredSpillAt = 1
@@ -167,8 +174,11 @@ func TestSpillReadFailureIsAnError(t *testing.T) {
 	}
 	spill.f.Close() // every read fails from now on
 	h, ids, ok := r.lookup("claude/a")
-	if ok || ids != nil || spill.err == nil {
+	if !ok || ids != nil || spill.err == nil {
 		t.Fatalf("lookup after a failed read: %x %v %v, err %v", h, ids, ok, spill.err)
+	}
+	if r.add("claude/a", []uint64{2}, nil, true) {
+		t.Error("a session was let go of with a hash that may be taken")
 	}
 }
 
@@ -183,5 +193,65 @@ func TestSpillFileLeavesNothing(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	if err != nil || len(entries) != 0 {
 		t.Fatalf("left in the data directory: %v %v", entries, err)
+	}
+}
+
+// A scan whose spill file fails to give back the sessions it let go of
+// reads their records from the state database instead, loses nothing and
+// ends with an error (its counts may be off): a Codex parent rollout
+// written early and spilled, whose child rollout is met in the next day's
+// directory, is taken up again whole, and both that scan and the next end
+// with the maps and records of a scan that never failed.
+func TestSpillUnreadableLosesNothing(t *testing.T) {
+	defer func(n, h int) { retiredSpillAt, holdEvents = n, h }(retiredSpillAt, holdEvents)
+	retiredSpillAt, holdEvents = 1, 50
+	home := t.TempDir()
+	writeParentWithLateChild(t, home)
+	roots := homeRoots(runtime.GOOS, home)
+	scan := func(data string) (*Daemon, error) {
+		d := New(Options{DataDir: data, Once: true, Roots: roots, Logger: slog.New(slog.DiscardHandler)})
+		return d, d.Run(context.Background())
+	}
+	clean := t.TempDir()
+	if _, err := scan(clean); err != nil {
+		t.Fatal(err)
+	}
+	wantMaps, wantState := caughtUp(t, clean)
+
+	data := t.TempDir()
+	spillReadFault = errors.New("injected read failure")
+	d, err := scan(data)
+	spillReadFault = nil
+	if err == nil {
+		t.Fatal("the scan whose spill file could not be read ended without an error")
+	}
+	if d.retired.spill == nil || len(d.retired.spill.runs) == 0 {
+		t.Fatal("nothing was spilled")
+	}
+	if d.spillIndex == nil {
+		t.Error("the records were not read from the state database instead")
+	}
+	// What the failed scan wrote is already right: the parent taken up
+	// again from the state database, its map made of it and its child.
+	maps, st := caughtUp(t, data)
+	if diff := diffMaps(maps, wantMaps); len(diff) > 0 {
+		t.Errorf("maps after the failed scan: %v", diff)
+	}
+	if st != wantState {
+		t.Error("records after the failed scan differ from a scan that never failed")
+	}
+	if _, err := scan(data); err != nil {
+		t.Fatalf("the scan after: %v", err)
+	}
+	gotMaps, gotState := caughtUp(t, data)
+	if diff := diffMaps(gotMaps, wantMaps); len(diff) > 0 {
+		t.Errorf("maps after the failed scan and one more: %v", diff)
+	}
+	if gotState != wantState {
+		if dir := os.Getenv("SPILL_DUMP"); dir != "" {
+			os.WriteFile(filepath.Join(dir, "want.json"), []byte(wantState), 0o600)
+			os.WriteFile(filepath.Join(dir, "got.json"), []byte(gotState), 0o600)
+		}
+		t.Errorf("records differ from a scan that never failed")
 	}
 }
