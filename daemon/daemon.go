@@ -88,12 +88,9 @@ type Daemon struct {
 	unrecorded map[string][]string
 	// retired holds what a one-shot catch-up keeps of the sessions it
 	// wrote and let go of (retire.go, retiredset.go).
-	retired retiredSet
-	// spillIndex is read from the state database when the spill file of
-	// the sessions retired fails (retire.go).
-	spillIndex *spillIndex
-	restored   int // retired sessions taken up again
-	mapsPeak   int // the most sources held since the maps were last rebuilt (compactMaps)
+	retired  retiredSet
+	restored int // retired sessions taken up again
+	mapsPeak int // the most sources held since the maps were last rebuilt (compactMaps)
 	// keptInMemory notes, with their generation, the sessions a following
 	// daemon may not let go of until they change (retireIdleOf).
 	keptInMemory  map[string]uint64
@@ -362,10 +359,6 @@ func (d *Daemon) once(ctx context.Context) error {
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d maps could not be written (see the log)", len(failed))
-	}
-	if sp := d.retired.spill; sp != nil && sp.err != nil {
-		d.log.Error("cannot read back the sessions let go of", "component", "daemon", "err", sp.err)
-		return fmt.Errorf("this scan could not read back the sessions it let go of from its spill file (see the log): it read them from the state database instead, and its counts may be off; a scan again counts them")
 	}
 	if d.restoreFailed > 0 {
 		return fmt.Errorf("the records of %d sessions written earlier in this scan could not be read back from the state database (see the log); their logs are read again at the next run", d.restoreFailed)

@@ -181,65 +181,14 @@ func (d *Daemon) unindexIdentity(src *state.Source) {
 // restoreFile takes up again the retired session of a log whose file has
 // identity id, if there is one.
 func (d *Daemon) restoreFile(id watchers.FileID) {
-	h, ids, ok := d.retired.byFile(id)
-	if !ok {
-		return
+	if h, ids, ok := d.retired.byFile(id); ok {
+		d.restoreRetired(h, ids)
 	}
-	if len(ids) == 0 { // perhaps spilled, and not read back
-		fb, err := d.spillFallback()
-		if err != nil {
-			d.restoreFailure(err, "")
-			return
-		}
-		if key, ok := fb.files[id]; ok && d.sessions[key] == nil {
-			d.restore(key)
-		}
-		return
-	}
-	d.restoreRetired(h, ids)
-}
-
-// spillIndex is what a scan whose spill file failed reads from the state
-// database instead, once: the source ids of every session with records
-// stored, and the session of every log identity. In a scan, a session
-// with records stored and none in memory is one let go of.
-type spillIndex struct {
-	ids   map[string][]uint64
-	files map[watchers.FileID]string
-}
-
-// spillFallback returns the index, reading it the first time. From then on
-// the sessions let go of stay in memory (no more is spilled).
-func (d *Daemon) spillFallback() (*spillIndex, error) {
-	if d.spillIndex != nil {
-		return d.spillIndex, nil
-	}
-	fb := &spillIndex{ids: map[string][]uint64{}, files: map[watchers.FileID]string{}}
-	err := d.db.LoadEach(func(s *state.Source) error {
-		fb.ids[s.Session] = append(fb.ids[s.Session], s.ID)
-		if id := (watchers.FileID{Dev: s.Dev, Ino: s.Ino}); id.Known() {
-			fb.files[id] = s.Session
-		}
-		return nil
-	}, nil)
-	if err != nil {
-		return nil, err
-	}
-	if sp := d.retired.spill; sp != nil && sp.writeErr == nil {
-		sp.writeErr = errors.New("the spill file could not be read back")
-	}
-	d.spillIndex = fb
-	return fb, nil
 }
 
 // restoreRetired takes up again the retired session of hash h, whose
 // sources have the given ids.
 func (d *Daemon) restoreRetired(h uint64, ids []uint64) {
-	if len(ids) == 0 { // spilled, and not read back (retiredspill.go)
-		d.retired.remove(h, nil, nil)
-		d.restoreFailure(d.retired.spill.err, "")
-		return
-	}
 	srcs, err := d.db.Sources(ids)
 	if err == nil && (len(srcs) == 0 || retiredKeyHash(srcs[0].Session) != h) {
 		err = errors.New("the source records name another session")
@@ -265,16 +214,6 @@ func (d *Daemon) restore(key string) (sess *state.Session, retired bool) {
 	h, ids, ok := d.retired.lookup(key)
 	if !ok {
 		return nil, false
-	}
-	if len(ids) == 0 { // perhaps spilled, and not read back
-		fb, err := d.spillFallback()
-		if err != nil {
-			d.restoreFailure(err, key)
-			return nil, true
-		}
-		if ids = fb.ids[key]; len(ids) == 0 {
-			return nil, false // never let go of: new
-		}
 	}
 	srcs, err := d.db.Sources(ids)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 // and its sources' ids sit in one shared slice, some 60 to 90 bytes a session
 // where a map by key with a slice each took over 200. A scan spills them
 // to a file of its own every 16,384 sessions (retiredspill.go), keeping
-// some 2.5 bytes of each in memory.
+// some 2.5 to 3 bytes of each in memory.
 //
 // A hash is not a key, so the set never answers alone: a session looked
 // up by key is taken up again only when the records read back from the
@@ -274,19 +274,14 @@ func (r *retiredSet) lookup(key string) (h uint64, ids []uint64, ok bool) {
 }
 
 // idsOf returns the source ids of the retired session of hash h. Those of
-// a spilled session are read from the spill file: nil, with true, when
-// they cannot be (a retired session has at least one source; the caller
-// counts the failure).
+// a spilled session are read from the spill file (a scan stops when it
+// cannot read them: retiredspill.go).
 func (r *retiredSet) idsOf(h uint64) ([]uint64, bool) {
 	ref, ok := r.byKey[h]
 	if !ok {
 		if r.spill != nil {
-			sr, ok, err := r.spill.key(h)
-			if ok {
+			if sr, ok, _ := r.spill.key(h); ok {
 				return r.spill.ids(sr), true
-			}
-			if err != nil {
-				return nil, true // perhaps spilled, and not read back
 			}
 		}
 		return nil, false
@@ -314,10 +309,7 @@ func (r *retiredSet) byFile(id watchers.FileID) (h uint64, ids []uint64, ok bool
 		if r.spill == nil {
 			return 0, nil, false
 		}
-		var err error
-		if h, _, ok, err = r.spill.file(id); err != nil {
-			return 0, nil, true // perhaps spilled, and not read back
-		} else if !ok {
+		if h, _, ok, _ = r.spill.file(id); !ok {
 			return 0, nil, false
 		}
 	}

@@ -39,13 +39,13 @@ import (
 // crash) and removed at the end otherwise. It holds session-key hashes,
 // source ids and file identities, no text. When it cannot be written (a
 // full disk), the sessions stay in memory, as before. When a record cannot
-// be read back, the scan reads once from the state database the source ids
-// of every session stored and the session of every log identity, and looks
-// there for what the file would have said (in a scan, a session with
-// records stored and none in memory is one let go of: retire.go,
-// spillFallback); it spills no more, and ends with an error, as the counts
-// of the sessions taken up from that index may be off (their records in
-// the file cannot be marked gone).
+// be read back, the scan does not know whether a session or a log it meets
+// is one it let go of, and any answer could have it write a session's
+// records or map without what it holds already: it stops there, logging
+// why, with the exit status of an error, as it would have stopped had it
+// been killed. Nothing is lost: every session let go of was committed and
+// written, and a scan again resumes from the state database as after a
+// crash (TestSpillUnreadableStopsTheScan).
 
 // retiredSpillAt is how many sessions let go of stay in memory before
 // they are spilled (a variable: tests spill after every session).
@@ -71,6 +71,9 @@ type retiredSpill struct {
 	// writeErr is the failure to write a run: the sessions then stay in
 	// memory, and no more are spilled.
 	writeErr error
+	// stop ends the scan on a failure to read a record back (see above);
+	// nil in tests of the set alone.
+	stop func(error)
 }
 
 // retiredRun is one spill: the sessions in memory at that moment, sorted.
@@ -99,6 +102,11 @@ func (d *Daemon) spillRetired() (done func()) {
 	if err != nil {
 		d.log.Warn("the sessions let go of stay in memory", "component", "daemon", "err", err)
 		return func() {}
+	}
+	s.stop = func(err error) {
+		d.log.Error("the scan stops: it cannot read back the sessions it let go of; nothing is lost, and a scan again resumes where it stopped",
+			"component", "daemon", "err", err)
+		exitScan(1)
 	}
 	d.retired.spill = s
 	if len(d.retired.byKey) >= retiredSpillAt {
@@ -391,7 +399,14 @@ func (s *retiredSpill) fail(err error) {
 	if s.err == nil {
 		s.err = fmt.Errorf("read back the sessions let go of from %s: %w", s.f.Name(), err)
 	}
+	if s.stop != nil {
+		s.stop(s.err)
+	}
 }
+
+// exitScan ends the process of a scan whose spill file fails (a variable:
+// the test of it runs the scan in a process of its own).
+var exitScan = os.Exit
 
 // fileIDHash mixes a file identity into the 64 bits the filters take.
 func fileIDHash(id watchers.FileID) uint64 {

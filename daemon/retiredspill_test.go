@@ -8,9 +8,10 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
+	"os/exec"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentmap/agentmap/watchers"
@@ -152,12 +153,10 @@ func TestRetiredSetSpilledAnswersAsInMemory(t *testing.T) {
 	}
 }
 
-// A spill file that cannot be read back: a session looked up by key is
-// taken for one let go of and not read back (restore then reads its events
-// from the database, never builds its map from those held, and the scan
-// ends with an error), and no session is let go of with a hash that may be
-// a spilled one's.
-func TestSpillReadFailureIsAnError(t *testing.T) {
+// A spill file that cannot be read back, in the set alone: the failure is
+// kept, and no session is let go of with a hash that may be a spilled
+// one's. (A scan stops at the failure: TestSpillUnreadableStopsTheScan.)
+func TestSpillReadFailureIsKept(t *testing.T) {
 	defer func(n int) { retiredSpillAt = n }(retiredSpillAt)
 	retiredSpillAt = 1
 	spill, err := newRetiredSpill(t.TempDir())
@@ -173,9 +172,9 @@ func TestSpillReadFailureIsAnError(t *testing.T) {
 		t.Fatalf("%d runs", len(spill.runs))
 	}
 	spill.f.Close() // every read fails from now on
-	h, ids, ok := r.lookup("claude/a")
-	if !ok || ids != nil || spill.err == nil {
-		t.Fatalf("lookup after a failed read: %x %v %v, err %v", h, ids, ok, spill.err)
+	r.lookup("claude/a")
+	if spill.err == nil {
+		t.Fatal("a failed read was not kept")
 	}
 	if r.add("claude/a", []uint64{2}, nil, true) {
 		t.Error("a session was let go of with a hash that may be taken")
@@ -197,61 +196,53 @@ func TestSpillFileLeavesNothing(t *testing.T) {
 }
 
 // A scan whose spill file fails to give back the sessions it let go of
-// reads their records from the state database instead, loses nothing and
-// ends with an error (its counts may be off): a Codex parent rollout
-// written early and spilled, whose child rollout is met in the next day's
-// directory, is taken up again whole, and both that scan and the next end
-// with the maps and records of a scan that never failed.
-func TestSpillUnreadableLosesNothing(t *testing.T) {
+// stops there, with the exit status of an error, and loses nothing: a
+// Codex parent rollout written early and spilled, whose child rollout is
+// met in the next day's directory, is where the read fails, and a scan
+// again ends with the maps and records of a scan that never failed. The
+// failing scan runs in a process of its own, as it ends the process.
+func TestSpillUnreadableStopsTheScan(t *testing.T) {
 	defer func(n, h int) { retiredSpillAt, holdEvents = n, h }(retiredSpillAt, holdEvents)
 	retiredSpillAt, holdEvents = 1, 50
+	if data := os.Getenv("AGENTMAP_TEST_SPILL_DATA"); data != "" {
+		spillReadFault = errors.New("injected read failure")
+		d := New(Options{DataDir: data, Once: true, Roots: homeRoots(runtime.GOOS, os.Getenv("AGENTMAP_TEST_SPILL_HOME")),
+			Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+		err := d.Run(context.Background())
+		fmt.Fprintln(os.Stderr, "the scan ended:", err)
+		os.Exit(0) // not reached: the failed read ends the process with status 1
+	}
 	home := t.TempDir()
 	writeParentWithLateChild(t, home)
 	roots := homeRoots(runtime.GOOS, home)
-	scan := func(data string) (*Daemon, error) {
-		d := New(Options{DataDir: data, Once: true, Roots: roots, Logger: slog.New(slog.DiscardHandler)})
-		return d, d.Run(context.Background())
+	scan := func(data string) error {
+		return New(Options{DataDir: data, Once: true, Roots: roots, Logger: slog.New(slog.DiscardHandler)}).Run(context.Background())
 	}
 	clean := t.TempDir()
-	if _, err := scan(clean); err != nil {
+	if err := scan(clean); err != nil {
 		t.Fatal(err)
 	}
 	wantMaps, wantState := caughtUp(t, clean)
 
 	data := t.TempDir()
-	spillReadFault = errors.New("injected read failure")
-	d, err := scan(data)
-	spillReadFault = nil
-	if err == nil {
-		t.Fatal("the scan whose spill file could not be read ended without an error")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSpillUnreadableStopsTheScan$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "AGENTMAP_TEST_SPILL_DATA="+data, "AGENTMAP_TEST_SPILL_HOME="+home)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("the scan whose spill file fails: %v, want exit status 1\n%s", err, out)
 	}
-	if d.retired.spill == nil || len(d.retired.spill.runs) == 0 {
-		t.Fatal("nothing was spilled")
+	if !strings.Contains(string(out), "the scan stops") || !strings.Contains(string(out), "injected read failure") {
+		t.Errorf("the scan stopped without saying why:\n%s", out)
 	}
-	if d.spillIndex == nil {
-		t.Error("the records were not read from the state database instead")
-	}
-	// What the failed scan wrote is already right: the parent taken up
-	// again from the state database, its map made of it and its child.
-	maps, st := caughtUp(t, data)
-	if diff := diffMaps(maps, wantMaps); len(diff) > 0 {
-		t.Errorf("maps after the failed scan: %v", diff)
-	}
-	if st != wantState {
-		t.Error("records after the failed scan differ from a scan that never failed")
-	}
-	if _, err := scan(data); err != nil {
+	if err := scan(data); err != nil {
 		t.Fatalf("the scan after: %v", err)
 	}
 	gotMaps, gotState := caughtUp(t, data)
 	if diff := diffMaps(gotMaps, wantMaps); len(diff) > 0 {
-		t.Errorf("maps after the failed scan and one more: %v", diff)
+		t.Errorf("maps after the stopped scan and one more: %v", diff)
 	}
 	if gotState != wantState {
-		if dir := os.Getenv("SPILL_DUMP"); dir != "" {
-			os.WriteFile(filepath.Join(dir, "want.json"), []byte(wantState), 0o600)
-			os.WriteFile(filepath.Join(dir, "got.json"), []byte(gotState), 0o600)
-		}
-		t.Errorf("records differ from a scan that never failed")
+		t.Error("records after the stopped scan and one more differ from a scan that never stopped")
 	}
 }
