@@ -15,7 +15,7 @@ import (
 // bytes (retiredset.go): over 100,000 sessions, 7 MB of a scan's 16 MB of
 // live heap, the one part of it that grew with the sessions met. Such a
 // scan spills the sessions it has let go of to a file of its own once
-// there are spillAt of them in memory: they are written there as sorted
+// there are retiredSpillAt of them in memory: they are written there as sorted
 // runs of fixed-size records, and what stays in memory of each run is a
 // Bloom filter of its sessions' key hashes and one of its logs'
 // identities, some 2.5 to 3 bytes a session. Nearly every question the scan
@@ -36,7 +36,7 @@ import (
 //
 // The file is the scan's alone: created in the data directory, unlinked
 // at once where the system allows it (so that nothing is left after a
-// crash) and removed at the end otherwise. It holds session-key hashes,
+// crash), and otherwise removed at the end or by the next scan. It holds session-key hashes,
 // source ids and file identities, no text. When it cannot be written (a
 // full disk), the sessions stay in memory, as before. When a record cannot
 // be read back, the scan does not know whether a session or a log it meets
