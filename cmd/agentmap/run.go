@@ -285,7 +285,8 @@ func parseLevel(s string) (slog.Level, error) {
 }
 
 // reloadLoop reloads the config on SIGHUP and when the file changes (its
-// size, mtime or existence, checked every poll). A file with problems is
+// size, mtime or existence, checked every poll, and unchanged at the check
+// after: settledFile). A file with problems is
 // reported, each problem with its key and line, and the running config is
 // kept. data_dir is read at start only.
 func reloadLoop(ctx context.Context, flagValue string, poll time.Duration, ov runOverrides,
@@ -297,7 +298,7 @@ func reloadLoop(ctx context.Context, flagValue string, poll time.Duration, ov ru
 	if err != nil {
 		return
 	}
-	last := fileStamp(path)
+	w := settledFile{loaded: fileStamp(path)}
 	t := time.NewTicker(max(poll, 10*time.Millisecond))
 	defer t.Stop()
 	for {
@@ -306,13 +307,11 @@ func reloadLoop(ctx context.Context, flagValue string, poll time.Duration, ov ru
 			return
 		case <-hup:
 		case <-t.C:
-			if st := fileStamp(path); st != last {
-				last = st
-			} else {
+			if !w.changed(fileStamp(path)) {
 				continue
 			}
 		}
-		last = fileStamp(path)
+		w.load(fileStamp(path))
 		c, err := config.Load(path)
 		if err != nil {
 			probs := config.Problems(err)
@@ -353,6 +352,35 @@ func problemLines(err error) []string {
 	}
 	return lines
 }
+
+// settledFile decides when a changed config file is reloaded: once it has
+// shown the same size and time at two checks in a row. An editor or a
+// script that rewrites the file in place truncates it first; a check that
+// falls between the truncation and the write sees an empty or half-written
+// file, which may well parse (an empty file is all defaults) and would
+// silently drop the user's settings, privacy.exclude among them, until the
+// next change. Waiting for a second look costs one poll of delay.
+type settledFile struct {
+	loaded string // the stamp of the version in effect (or last rejected)
+	seen   string // the stamp seen at the last check, if it differs from loaded
+}
+
+// changed reports whether the file, stamped st now, differs from the version
+// loaded and has not moved since the last check.
+func (w *settledFile) changed(st string) bool {
+	if st == w.loaded {
+		w.seen = ""
+		return false
+	}
+	if st != w.seen {
+		w.seen = st
+		return false
+	}
+	return true
+}
+
+// load records that the version stamped st is being loaded.
+func (w *settledFile) load(st string) { w.loaded, w.seen = st, "" }
 
 // fileStamp identifies a version of the config file cheaply.
 func fileStamp(path string) string {
