@@ -297,9 +297,10 @@ func (d *Daemon) place(q *quietLoad, s *state.Source) bool {
 // changed since (appended to, replaced) before it is visited. A log moved
 // away is met under a name not here, and its visit finds its session by
 // the file's identity, as for a session retired by the scan itself. A
-// log deleted between the load and the walk is not met at all: its record
-// stays as it was, retired, until the next catch-up's load, which finds
-// the file gone, keeps the session, and has its sweep mark it missing.
+// log deleted between the load and the walk is not met at all: once the
+// walk is done, the session of every quiet log whose path it did not meet
+// is taken up, before the last piece, whose sweep marks the log gone
+// (ingestAsWalked).
 type quietLogs []quietLog
 
 func (q *quietLoad) sortedLogs() quietLogs {
@@ -386,7 +387,14 @@ func (d *Daemon) stillRetired(f watchers.FileStat) bool {
 // one moved after the load to a path whose 64-bit hash is its old one's,
 // which the next scan, finding the old path gone, follows.
 func (l quietLogs) met(f watchers.FileStat) (skip bool, restore []watchers.FileID) {
-	for _, q := range l.at(f.Path) {
+	i, j := l.span(f.Path)
+	return l.metIn(i, j, f)
+}
+
+// metIn is met for the quiet logs l[i:j], those whose paths have f's
+// path's hash (span).
+func (l quietLogs) metIn(i, j int, f watchers.FileStat) (skip bool, restore []watchers.FileID) {
+	for _, q := range l[i:j] {
 		if q.same(f) {
 			return true, nil
 		}

@@ -323,6 +323,14 @@ func (h *home) renameIn(p, content string) error {
 // session's working directory, or none (s.id ""); a restart keeps them.
 func (h *home) exclude(s step) {
 	h.t.Helper()
+	h.setExcluded(s)
+	h.f.d.Reconfigure(Live{Idle: h.opt.Idle, TurnEndQuiet: h.opt.TurnEndQuiet, Roots: h.opt.Roots, Mapper: h.opt.Mapper,
+		Exclude: h.opt.Exclude, ExcludeKey: h.opt.ExcludeKey})
+}
+
+// setExcluded sets the options' privacy.exclude to cover one more
+// session's working directory, or none (s.id "").
+func (h *home) setExcluded(s step) {
 	if s.id == "" {
 		h.excluded = nil
 	} else {
@@ -334,8 +342,6 @@ func (h *home) exclude(s step) {
 		h.opt.Exclude = func(dir string) bool { return slices.Contains(dirs, dir) }
 		h.opt.ExcludeKey = strings.Join(dirs, ",")
 	}
-	h.f.d.Reconfigure(Live{Idle: h.opt.Idle, TurnEndQuiet: h.opt.TurnEndQuiet, Roots: h.opt.Roots, Mapper: h.opt.Mapper,
-		Exclude: h.opt.Exclude, ExcludeKey: h.opt.ExcludeKey})
 }
 
 // historyCWD is the working directory a history's session names.

@@ -67,8 +67,14 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 		d.ingest(ctx, watchers.Update{Files: piece, Full: full})
 		piece, toRead = piece[:0], 0 // ingest keeps nothing of its list
 	}
+	// A bit a quiet log: its path was met by the walk.
+	met := make([]uint64, (len(d.quietLogs)+63)/64)
 	watchers.WalkInPathOrder(d.roots, size, func(f watchers.FileStat) bool {
-		skip, restore := d.quietLogs.met(f)
+		i, j := d.quietLogs.span(f.Path)
+		for k := i; k < j; k++ {
+			met[k/64] |= 1 << (k % 64)
+		}
+		skip, restore := d.quietLogs.metIn(i, j, f)
 		if skip {
 			return ctx.Err() == nil
 		}
@@ -81,7 +87,21 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 		}
 		return ctx.Err() == nil
 	})
-	d.quietLogs = nil // every log was met: the table has served
+	if ctx.Err() == nil {
+		// A quiet log whose path the walk did not meet was deleted or
+		// moved away since the load. Its session is taken up before the
+		// last piece, whose sweep then marks a deleted log gone, as a
+		// scan that kept the session would in this run; left retired, its
+		// record said it was there until the next scan. (A log moved away
+		// is found by its file's identity where the walk met it, which
+		// took its session up already.)
+		for k, q := range d.quietLogs {
+			if met[k/64]&(1<<(k%64)) == 0 {
+				d.restoreFile(q.id)
+			}
+		}
+	}
+	d.quietLogs = nil // the table has served
 	if ctx.Err() == nil {
 		ingest(true)
 	}
