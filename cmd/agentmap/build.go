@@ -62,6 +62,16 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 
 	pl := &buildPlan{exclude: exclude}
+	toDir := *out != "-" && !strings.HasSuffix(*out, ".json.gz")
+	if toDir {
+		// The directory is checked before any input is read.
+		if code := checkBuildOutput(*out, false, stderr); code != exitOK {
+			return code
+		}
+		// Many inputs are built in pieces (buildpieces.go).
+		pl.pieces = newInputPieces(*agentFlag)
+		defer pl.pieces.close()
+	}
 	gc := paceBuildGC()
 	defer gc.done()
 	for _, p := range fl.Args() {
@@ -77,6 +87,10 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	} else if *null {
 		fmt.Fprintln(stderr, "agentmap build: --null applies to the list of --inputs")
 		return exitUsage
+	}
+	if pl.pieces != nil && pl.pieces.n > 0 {
+		b := &streamBuild{opts: opts, stderr: stderr, failed: pl.failed, session: *session}
+		return buildInPieces(ctx, pl.pieces, b, gc, *agentFlag, *out, exclude, pl)
 	}
 	planBuild(ctx, pl, *agentFlag, stderr)
 	gc.planned()
@@ -106,10 +120,10 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	switch {
 	case *out == "-":
 		return b.toStdout(sessions, stdout)
-	case strings.HasSuffix(*out, ".json.gz"):
+	case !toDir:
 		return b.toFile(sessions, *out)
 	}
-	return b.toDir(sessions, *out)
+	return b.end(b.intoDir(sessions, *out))
 }
 
 // buildOptions are the map options of a build: the flags, over the map
@@ -341,12 +355,10 @@ const (
 	writeBatchBytes = 8 << 20
 )
 
-// toDir writes one <native id>.json.gz a session into the directory out.
-// The directory is checked before any log is parsed.
-func (b *streamBuild) toDir(sessions []int32, out string) int {
-	if code := checkBuildOutput(out, false, b.stderr); code != exitOK {
-		return code
-	}
+// intoDir writes one <native id>.json.gz a session into the directory out
+// (checked before any input was read) and returns how many sessions were
+// read.
+func (b *streamBuild) intoDir(sessions []int32, out string) int {
 	var batch []*builtSession
 	size := 0
 	read := b.each(sessions, gzipMap, func(r *builtSession) {
@@ -358,7 +370,7 @@ func (b *streamBuild) toDir(sessions []int32, out string) int {
 		}
 	})
 	b.writeBatch(batch, out)
-	return b.end(read)
+	return read
 }
 
 // writeBatch writes the maps of a batch of sessions, later ones over

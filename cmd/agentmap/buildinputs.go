@@ -33,10 +33,10 @@ const maxListLine = 64 << 10
 // give queues one input: a file as it is, a directory walked.
 func (pl *buildPlan) give(path string, stderr io.Writer) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		before, failed := len(pl.queue), pl.failed
+		before, failed := pl.nQueued, pl.failed
 		pl.failed = false
 		pl.walk(path, stderr)
-		if len(pl.queue) == before && !pl.failed {
+		if pl.nQueued == before && !pl.failed {
 			fmt.Fprintf(stderr, "agentmap build: %s: is a directory with no log of any agent in it (see agentmap help build)\n", path)
 			pl.failed = true
 		}
@@ -45,7 +45,18 @@ func (pl *buildPlan) give(path string, stderr io.Writer) {
 	}
 	// A missing or unreadable file is reported by the plan, in its turn.
 	pl.queue = append(pl.queue, queued{path: pl.addPath(path)})
+	pl.added()
+}
+
+// added notes an input just queued: given, as every input queued before
+// the plan is. A build in pieces takes the queue to its file once it holds
+// piecesFrom inputs (buildpieces.go).
+func (pl *buildPlan) added() {
 	pl.nGiven = len(pl.queue)
+	pl.nQueued++
+	if pl.pieces != nil && len(pl.queue) >= piecesFrom {
+		pl.pieces.take(pl)
+	}
 }
 
 // given queues the paths given on a command line.
@@ -134,17 +145,18 @@ func (pl *buildPlan) walk(dir string, stderr io.Writer) {
 	if !strings.HasSuffix(prefix, string(filepath.Separator)) && !strings.HasSuffix(prefix, "/") {
 		prefix += string(filepath.Separator)
 	}
-	d := pl.dir(prefix)
 	var subdirs []string
 	for _, e := range entries {
 		switch {
 		case e.IsDir():
 			subdirs = append(subdirs, e.Name())
 		case logName(dir, e.Name()):
-			pl.queue = append(pl.queue, queued{path: pl.addIn(d, e.Name()), walked: true})
+			// (The directory's index is looked up for each file: a build
+			// in pieces may have taken the queue and its table since.)
+			pl.queue = append(pl.queue, queued{path: pl.addIn(pl.dir(prefix), e.Name()), walked: true})
+			pl.added()
 		}
 	}
-	pl.nGiven = len(pl.queue)
 	for _, s := range subdirs {
 		pl.walk(prefix+s, stderr)
 	}

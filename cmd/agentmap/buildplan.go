@@ -66,12 +66,21 @@ type buildPlan struct {
 	dirIndex map[string]uint32
 	queue    []queued
 	nGiven   int // the first nGiven of queue were given (as paths, in a list, or found in a directory)
+	nQueued  int // inputs given so far, those a build in pieces took from the queue included
+
+	// pieces, when set, takes the inputs to a file once they are many
+	// (buildpieces.go); keep then says which databases' sessions are this
+	// piece's (nil: all).
+	pieces *inputPieces
+	keep   func(native string) bool
+	preps  []preparedLog
 }
 
 // queued is an input on its way through the plan.
 type queued struct {
 	path   uint64 // a path ref (see addPath)
 	walked bool   // found in a directory given: what is not a log is skipped, not an error
+	prep   int32  // 1 + its index in preps when a build in pieces identified it (buildpieces.go); 0 if not
 }
 
 // plannedSession is one session of the inputs: its parts (the inputs
@@ -343,6 +352,14 @@ func (g *buildGC) planned() {
 	debug.SetGCPercent(percent)
 }
 
+// planning paces the collector for the plan of another piece of a build
+// (buildpieces.go).
+func (g *buildGC) planning() {
+	if g.on {
+		debug.SetGCPercent(planningGCPercent)
+	}
+}
+
 // done gives the collector back its setting.
 func (g *buildGC) done() {
 	if g.on {
@@ -378,98 +395,98 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 				pl.failed = true
 			}
 		}
-		info, err := os.Stat(path)
-		switch {
-		case err != nil:
-			report(describeOpenError(err), errors.Is(err, os.ErrNotExist))
-			continue
-		case info.IsDir():
-			// A directory met here is a companion's or a symbolic link's
-			// found in a walk: directories given are walked as they are given (buildPlan.give).
-			report(errors.New("is a directory"), true)
-			continue
-		case info.Size() == 0:
-			report(agents.ErrEmpty, true)
-			continue
-		}
-		if (agentName == "auto" || agentName == "cursor") && (cursor.IsVSCDB(path) || cursor.IsStoreDB(path)) {
-			read := cursor.ReadVSCDB
-			if cursor.IsStoreDB(path) {
-				read = cursor.ReadStoreDB
-			}
-			convs, err := read(ctx, path)
-			if err != nil {
-				report(err, false)
-				continue
-			}
-			for _, c := range convs {
-				if err := routable(watchers.Source{Session: c.NativeID}); err != nil {
-					report(err, false)
-					continue
-				}
-				pl.addRecords(index.get("cursor", c.NativeID, 0), c.Events)
-			}
-			continue
-		}
-		if a, ok := agents.DBReader(agentName, path); ok {
-			convs, err := a.ReadDB(ctx, path)
-			if err != nil {
-				report(err, false)
-				continue
-			}
-			for _, c := range convs {
-				if err := routable(watchers.Source{Session: c.NativeID}); err != nil {
-					report(err, false)
-					continue
-				}
-				pl.addRecords(index.get(a.Name, c.NativeID, 0), c.Events)
-			}
-			continue
-		}
-		first, err := agents.FirstLine(path)
-		if err != nil {
-			report(describeOpenError(err), false)
-			continue
-		}
-		a, ok := pickAgent(agentName, first)
-		if !ok && agentName == "auto" && !agents.LooksLikeWholeJSON(first) {
-			// A garbage first line: the agent is the one the next lines
-			// name; the line is counted as skipped, as the daemon does.
-			a, ok = agents.DetectFile(path)
-		}
 		var flags uint8
 		if given {
 			flags = logExplicit
 		}
-		if !ok && (agentName == "auto" || a.Whole) && agents.LooksLikeWholeJSON(first) {
-			// Its session is in the document: read it now for that, and
-			// again when the session is built (these are rare, and one
-			// document each).
-			_, src, err := agents.ParseWhole(path)
-			noSession := errors.Is(err, codex.ErrNoSession) && agentName == "auto"
-			if noSession {
-				// Any pretty-printed JSON starts with "{": without a
-				// session object it is no rollout, and no Codex file.
-				err = errors.New(notALog + " (a JSON document without a Codex session)")
-			}
-			if err == nil {
-				err = routable(src)
-			}
-			if err != nil {
-				report(err, noSession)
+		// An input a build in pieces identified as it was given is not
+		// read again here (buildpieces.go).
+		a, src, prepared := pl.prepared(in)
+		if !prepared {
+			info, err := os.Stat(path)
+			switch {
+			case err != nil:
+				report(describeOpenError(err), errors.Is(err, os.ErrNotExist))
+				continue
+			case info.IsDir():
+				// A directory met here is a companion's or a symbolic link's
+				// found in a walk: directories given are walked as they are given (buildPlan.give).
+				report(errors.New("is a directory"), true)
+				continue
+			case info.Size() == 0:
+				report(agents.ErrEmpty, true)
 				continue
 			}
-			pl.addPart(index.get(src.Agent, src.Session, in.path), plannedLog{ref: in.path, kind: partWhole, flags: flags})
-			continue
+			if (agentName == "auto" || agentName == "cursor") && (cursor.IsVSCDB(path) || cursor.IsStoreDB(path)) {
+				read := cursor.ReadVSCDB
+				if cursor.IsStoreDB(path) {
+					read = cursor.ReadStoreDB
+				}
+				convs, err := read(ctx, path)
+				if err != nil {
+					report(err, false)
+					continue
+				}
+				for _, c := range convs {
+					pl.addConversation(index, "cursor", c.NativeID, c.Events, report)
+				}
+				continue
+			}
+			if a, ok := agents.DBReader(agentName, path); ok {
+				convs, err := a.ReadDB(ctx, path)
+				if err != nil {
+					report(err, false)
+					continue
+				}
+				for _, c := range convs {
+					pl.addConversation(index, a.Name, c.NativeID, c.Events, report)
+				}
+				continue
+			}
+			first, err := agents.FirstLine(path)
+			if err != nil {
+				report(describeOpenError(err), false)
+				continue
+			}
+			var ok bool
+			a, ok = pickAgent(agentName, first)
+			if !ok && agentName == "auto" && !agents.LooksLikeWholeJSON(first) {
+				// A garbage first line: the agent is the one the next lines
+				// name; the line is counted as skipped, as the daemon does.
+				a, ok = agents.DetectFile(path)
+			}
+			if !ok && (agentName == "auto" || a.Whole) && agents.LooksLikeWholeJSON(first) {
+				// Its session is in the document: read it now for that, and
+				// again when the session is built (these are rare, and one
+				// document each).
+				_, src, err := agents.ParseWhole(path)
+				noSession := errors.Is(err, codex.ErrNoSession) && agentName == "auto"
+				if noSession {
+					// Any pretty-printed JSON starts with "{": without a
+					// session object it is no rollout, and no Codex file.
+					err = errors.New(notALog + " (a JSON document without a Codex session)")
+				}
+				if err == nil {
+					err = routable(src)
+				}
+				if err != nil {
+					report(err, noSession)
+					continue
+				}
+				pl.addPart(index.get(src.Agent, src.Session, in.path), plannedLog{ref: in.path, kind: partWhole, flags: flags})
+				continue
+			}
+			if !ok {
+				report(errors.New(notALog+" (first line not recognised)"), true)
+				continue
+			}
+			src, err = a.Identify(path, first)
+			if err != nil {
+				report(err, false)
+				continue
+			}
 		}
-		if !ok {
-			report(errors.New(notALog+" (first line not recognised)"), true)
-			continue
-		}
-		src, err := a.Identify(path, first)
-		if err == nil {
-			err = routable(src)
-		}
+		err := routable(src)
 		if err != nil {
 			report(err, false)
 			continue
@@ -523,6 +540,18 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 	}
 	pl.said = make([]atomic.Uint32, (len(pl.logs)+31)/32)
 	pl.queue, pl.dirIndex = nil, nil
+}
+
+// addConversation adds the records a database gave for one of its
+// sessions, unless they are another piece's (keep).
+func (pl *buildPlan) addConversation(index *sessionIndex, agent, native string, events []event.Event, report func(error, bool)) {
+	if err := routable(watchers.Source{Session: native}); err != nil {
+		report(err, false)
+		return
+	}
+	if pl.keep == nil || pl.keep(native) {
+		pl.addRecords(index.get(agent, native, 0), events)
+	}
 }
 
 // addRecords adds the records a database gave for session s.
