@@ -55,6 +55,7 @@ func TestQuietLogsWhosePathsHashAlike(t *testing.T) {
 	pathsHashAlike = true
 	t.Run("quiet on load", TestQuietSessionsAreLetGoOfOnLoad)
 	t.Run("changed after the load", TestQuietLogsChangedAfterTheLoad)
+	t.Run("deleted after the load", TestQuietLogDeletedAfterTheLoad)
 }
 
 func TestRetiredSetRefusesATakenHash(t *testing.T) {

@@ -71,10 +71,14 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 	met := make([]uint64, (len(d.quietLogs)+63)/64)
 	watchers.WalkInPathOrder(d.roots, size, func(f watchers.FileStat) bool {
 		i, j := d.quietLogs.span(f.Path)
-		for k := i; k < j; k++ {
-			met[k/64] |= 1 << (k % 64)
-		}
 		skip, restore := d.quietLogs.metIn(i, j, f)
+		for k := i; k < j; k++ {
+			// Left out, only the log found as it was is met: another
+			// whose path hashes alike may be one deleted since.
+			if !skip || d.quietLogs[k].same(f) {
+				met[k/64] |= 1 << (k % 64)
+			}
+		}
 		if skip {
 			return ctx.Err() == nil
 		}

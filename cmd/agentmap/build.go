@@ -64,10 +64,6 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	pl := &buildPlan{exclude: exclude}
 	toDir := *out != "-" && !strings.HasSuffix(*out, ".json.gz")
 	if toDir {
-		// The directory is checked before any input is read.
-		if code := checkBuildOutput(*out, false, stderr); code != exitOK {
-			return code
-		}
 		// Many inputs are built in pieces (buildpieces.go).
 		pl.pieces = newInputPieces(*agentFlag)
 		defer pl.pieces.close()
@@ -88,7 +84,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "agentmap build: --null applies to the list of --inputs")
 		return exitUsage
 	}
-	if pl.pieces != nil && pl.pieces.n > 0 {
+	if pl.pieces != nil && (pl.pieces.n > 0 || pl.pieces.err != nil) {
 		b := &streamBuild{opts: opts, stderr: stderr, failed: pl.failed, session: *session}
 		return buildInPieces(ctx, pl.pieces, b, gc, *agentFlag, *out, exclude, pl)
 	}
@@ -122,6 +118,9 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return b.toStdout(sessions, stdout)
 	case !toDir:
 		return b.toFile(sessions, *out)
+	}
+	if code := checkBuildOutput(*out, false, stderr); code != exitOK {
+		return code
 	}
 	return b.end(b.intoDir(sessions, *out))
 }
@@ -356,7 +355,7 @@ const (
 )
 
 // intoDir writes one <native id>.json.gz a session into the directory out
-// (checked before any input was read) and returns how many sessions were
+// (checked before any log is parsed) and returns how many sessions were
 // read.
 func (b *streamBuild) intoDir(sessions []int32, out string) int {
 	var batch []*builtSession

@@ -54,7 +54,7 @@ func (pl *buildPlan) give(path string, stderr io.Writer) {
 func (pl *buildPlan) added() {
 	pl.nGiven = len(pl.queue)
 	pl.nQueued++
-	if pl.pieces != nil && len(pl.queue) >= piecesFrom {
+	if pl.pieces != nil && len(pl.queue) > piecesFrom {
 		pl.pieces.take(pl)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/agents"
 	"github.com/agentmap/agentmap/watchers/cursor"
+	"github.com/agentmap/agentmap/watchers/opencode"
 )
 
 // A build into a directory of more inputs than piecesFrom is made in
@@ -121,6 +122,7 @@ func (p *inputPieces) take(pl *buildPlan) {
 		}
 		if r.agent != "" {
 			flags |= piecePrepared
+			p.companionsAlong(path, r)
 		}
 		var head [9]byte
 		binary.LittleEndian.PutUint64(head[:8], h)
@@ -172,13 +174,21 @@ func (p *inputPieces) close() {
 // count is how many pieces the build has.
 func (p *inputPieces) count() int { return max(1, (p.n+piecesFrom-1)/piecesFrom) }
 
-// pieceOf is the piece of the session of hash h: its family's root's.
+// pieceOf is the piece of the session of hash h: its family's root's. A
+// cycle of parents, which no agent writes, has the smallest hash in it
+// for a root, so that every session of it lands in one piece.
 func (p *inputPieces) pieceOf(h uint64, pieces int) int {
-	for range 64 { // (a cycle of parents, which no agent writes, ends somewhere)
+	var path []uint64 // (families are shallow: a child, now and then a grandchild)
+	for {
 		parent, ok := p.parents[h]
 		if !ok {
 			break
 		}
+		if at := slices.Index(path, h); at >= 0 {
+			h = slices.Min(path[at:])
+			break
+		}
+		path = append(path, h)
 		h = parent
 	}
 	if h == 0 {
@@ -187,9 +197,8 @@ func (p *inputPieces) pieceOf(h uint64, pieces int) int {
 	return int(h % uint64(pieces))
 }
 
-// plan is the plan of piece k: its inputs in the order they were given, then
-// (after the first piece) the databases, as inputs not given, so that
-// their problems are reported once.
+// plan is the plan of piece k: its inputs and the databases, in the order
+// they were given.
 func (p *inputPieces) plan(k, pieces int, exclude func(string) bool) (*buildPlan, error) {
 	if err := p.w.Flush(); err != nil {
 		return nil, err
@@ -198,7 +207,6 @@ func (p *inputPieces) plan(k, pieces int, exclude func(string) bool) (*buildPlan
 		return nil, err
 	}
 	pl := &buildPlan{exclude: exclude, keep: func(native string) bool { return p.pieceOf(pieceHash(native), pieces) == k }}
-	var dbs []string
 	r := bufio.NewReaderSize(p.f, 256<<10)
 	var head [9]byte
 	var fields [6]string
@@ -212,10 +220,18 @@ func (p *inputPieces) plan(k, pieces int, exclude func(string) bool) (*buildPlan
 		if flags&piecePrepared != 0 {
 			n = 6
 		}
+		// Another piece's input is stepped over, not decoded.
+		mine := flags&pieceDB != 0 || p.pieceOf(h, pieces) == k
 		for i := range n {
 			l, err := binary.ReadUvarint(r)
 			if err != nil {
 				return nil, err
+			}
+			if !mine {
+				if _, err := r.Discard(int(l)); err != nil {
+					return nil, err
+				}
+				continue
 			}
 			field = slices.Grow(field[:0], int(l))[:l]
 			if _, err := io.ReadFull(r, field); err != nil {
@@ -223,15 +239,12 @@ func (p *inputPieces) plan(k, pieces int, exclude func(string) bool) (*buildPlan
 			}
 			fields[i] = string(field)
 		}
-		path := fields[0]
-		switch {
-		case flags&pieceDB != 0 && k > 0:
-			dbs = append(dbs, path)
-			continue
-		case flags&pieceDB == 0 && p.pieceOf(h, pieces) != k:
+		if !mine {
 			continue
 		}
-		in := queued{path: pl.addPath(path), walked: flags&pieceWalked != 0}
+		// A database after the first piece is read for its sessions of
+		// this piece; its problems are the first piece's to say.
+		in := queued{path: pl.addPath(fields[0]), walked: flags&pieceWalked != 0, unsaid: flags&pieceDB != 0 && k > 0}
 		if flags&piecePrepared != 0 {
 			pl.preps = append(pl.preps, preparedLog{agent: pl.agent(fields[1]), session: pl.within(in.path, fields[2]),
 				lane: pl.strs.add(fields[3]), parent: pl.strs.add(fields[4]), childLane: pl.strs.add(fields[5])})
@@ -240,10 +253,30 @@ func (p *inputPieces) plan(k, pieces int, exclude func(string) bool) (*buildPlan
 		pl.queue = append(pl.queue, in)
 	}
 	pl.nGiven = len(pl.queue)
-	for _, db := range dbs {
-		pl.queue = append(pl.queue, queued{path: pl.addPath(db)})
-	}
 	return pl, nil
+}
+
+// companionsAlong puts the companions of a main log that name sessions of
+// their own (Gemini's subagent files outside a chats directory) in its
+// family, so that they are in its piece: the plan of its piece finds them
+// as companions, and in another piece one given too would be built twice.
+// A Claude log's companions name its session (the flat ones are chosen by
+// it, the nested ones take it from their directory): they are not read
+// here, which would list every project directory again.
+func (p *inputPieces) companionsAlong(path string, r route) {
+	a, _ := agents.ByName(r.agent)
+	if a.Companions == nil || r.src.Lane != "" || a.Name == "claude" {
+		return
+	}
+	for _, c := range a.Companions(path, r.src, nil) {
+		cr := routeInput(c, a.Name)
+		if cr.src.Session != "" && cr.src.Session != r.src.Session {
+			if p.parents == nil {
+				p.parents = map[uint64]uint64{}
+			}
+			p.parents[pieceHash(cr.src.Session)] = pieceHash(r.src.Session)
+		}
+	}
 }
 
 // route is what a build in pieces finds of an input as it is given: the
@@ -267,7 +300,14 @@ func routeInput(path, agentName string) route {
 	if (agentName == "auto" || agentName == "cursor") && (cursor.IsVSCDB(path) || cursor.IsStoreDB(path)) {
 		return route{db: true}
 	}
-	if _, ok := agents.DBReader(agentName, path); ok {
+	if a, ok := agents.DBReader(agentName, path); ok {
+		if a.Name == "opencode" && opencode.IsStorageSession(path) {
+			// A session of OpenCode's storage, one a file: its own piece
+			// (a child session's file gives nothing; its root's reads it).
+			if id, err := opencode.StorageSessionID(path); err == nil {
+				return route{src: watchers.Source{Session: id}}
+			}
+		}
 		return route{db: true}
 	}
 	first, err := agents.FirstLine(path)
@@ -303,8 +343,11 @@ func buildInPieces(ctx context.Context, p *inputPieces, b *streamBuild, gc *buil
 		p.take(given) // the inputs given since the last take
 	}
 	if p.err != nil {
-		fmt.Fprintf(b.stderr, "agentmap build: %v\n", p.err)
+		fmt.Fprintf(b.stderr, "agentmap build: %v; nothing is built\n", p.err)
 		return exitFailure
+	}
+	if code := checkBuildOutput(out, false, b.stderr); code != exitOK {
+		return code
 	}
 	pieces := p.count()
 	if piecesMade != nil {
@@ -332,7 +375,8 @@ func buildInPieces(ctx context.Context, p *inputPieces, b *streamBuild, gc *buil
 		}
 		b.plan = pl
 		read += b.intoDir(sessions, out)
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && k < pieces-1 {
+			fmt.Fprintf(b.stderr, "agentmap build: stopped after %d of %d pieces of the inputs; the maps written are complete\n", k+1, pieces)
 			return exitFailure
 		}
 	}

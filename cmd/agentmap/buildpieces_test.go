@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"database/sql"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentmap/agentmap/watchers/opencode/storagetest"
 )
 
 // withPieces makes builds go in pieces of from inputs, and returns where
@@ -29,7 +33,8 @@ func withPieces(t *testing.T, from int) *int {
 // directory and as a list, in pieces of one to five inputs.
 func TestBuildInPiecesWritesWhatOnePlanWrites(t *testing.T) {
 	dir, logs := inputsLayout(t)
-	inputs := [][]string{{dir}, logs}
+	chats := chatLayout(t, filepath.Join(t.TempDir(), "chats"))
+	inputs := [][]string{{dir}, logs, {chats}}
 	if _, err := os.Stat(filepath.Join("..", "..", "..", "shared", "corpus")); err == nil {
 		// The corpus's files as inputs: a walk passes over its Cursor
 		// databases, which are not named as Cursor names them.
@@ -60,6 +65,65 @@ func TestBuildInPiecesWritesWhatOnePlanWrites(t *testing.T) {
 				piecesFrom = 1 << 30
 			}
 		}
+	}
+}
+
+// chatLayout lays out in dir the logs of agents that keep a session in
+// several files otherwise: Gemini CLI's chats (a main log with a subagent
+// log in the directory named after its session), and the same files in a
+// directory not named chats, where the subagent log is a session of its
+// own, which the main log's plan still finds beside it; and OpenCode's
+// JSON storage, a file a session (a child session's file gives nothing,
+// its root reads it). It returns dir.
+func chatLayout(t *testing.T, dir string) string {
+	t.Helper()
+	put, read := treeWriter(t, dir)
+	real := filepath.Join("..", "..", "watchers", "gemini", "testdata", "real", "tmp", "gemini-demo", "chats")
+	filepath.WalkDir(real, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			rel, _ := filepath.Rel(real, p)
+			put(filepath.Join("gemini", "chats", rel), read(p))
+			put(filepath.Join("gemini", "backup", rel), read(p))
+		}
+		return nil
+	})
+	writes, err := storagetest.Writes(context.Background(), filepath.Join("..", "..", "watchers", "opencode", "testdata", "opencode-1.18.33-e2e.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range writes {
+		put(filepath.Join("opencode", filepath.FromSlash(w.Path)), w.Data)
+	}
+	return dir
+}
+
+// Cycles of parent sessions (no agent writes them) put their sessions in
+// one piece, whichever of them the look-up starts from.
+func TestPiecesOfAParentCycle(t *testing.T) {
+	p := &inputPieces{parents: map[uint64]uint64{10: 11, 11: 12, 12: 10, 20: 11, 30: 31}}
+	for _, pieces := range []int{2, 3, 7} {
+		want := p.pieceOf(10, pieces)
+		for _, h := range []uint64{11, 12, 20} {
+			if got := p.pieceOf(h, pieces); got != want {
+				t.Errorf("%d pieces: session %d in piece %d, its cycle's in %d", pieces, h, got, want)
+			}
+		}
+		if got, want := p.pieceOf(30, pieces), int(31%uint64(pieces)); got != want {
+			t.Errorf("%d pieces: a child in piece %d, its parent's is %d", pieces, got, want)
+		}
+	}
+}
+
+// A build that cannot keep its list of inputs builds nothing and says why.
+func TestBuildInPiecesWithoutATemporaryDirectory(t *testing.T) {
+	_, logs := inputsLayout(t)
+	withPieces(t, 2)
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "none"))
+	out := t.TempDir()
+	code, _, stderr := run(t, append([]string{"build", "-o", out}, logs...)...)
+	written, _ := filepath.Glob(filepath.Join(out, "*"))
+	if code != exitFailure || !strings.Contains(stderr, "keeps their list in a file, which could not be made") || len(written) > 0 {
+		t.Errorf("exit %d, %d maps written, said %q", code, len(written), stderr)
 	}
 }
 

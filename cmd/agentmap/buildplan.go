@@ -81,6 +81,7 @@ type queued struct {
 	path   uint64 // a path ref (see addPath)
 	walked bool   // found in a directory given: what is not a log is skipped, not an error
 	prep   int32  // 1 + its index in preps when a build in pieces identified it (buildpieces.go); 0 if not
+	unsaid bool   // its problems are said by another piece (buildpieces.go)
 }
 
 // plannedSession is one session of the inputs: its parts (the inputs
@@ -382,7 +383,7 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 		if !seen.add(abs) {
 			continue
 		}
-		given := qi < pl.nGiven
+		given := qi < pl.nGiven && !in.unsaid
 		// report says a problem of a given input; one found in a
 		// directory that is no log of any agent is only counted.
 		report := func(err error, notALog bool) {

@@ -172,6 +172,15 @@ func ReadStore(ctx context.Context, path string) ([]watchers.Conversation, error
 	return ReadDB(ctx, path)
 }
 
+// StorageSessionID is the id of the session a storage session file holds.
+func StorageSessionID(path string) (string, error) {
+	s, err := readSessionFile(path)
+	if err != nil {
+		return "", err
+	}
+	return s.ID, nil
+}
+
 // IsStore reports whether path is either kind of store.
 func IsStore(path string) bool {
 	if IsStorageSession(path) {
