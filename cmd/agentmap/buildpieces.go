@@ -37,7 +37,9 @@ import (
 // written piece by piece, each piece in the order its inputs were given.
 // What stays through the whole build is, for each Codex child session, its
 // parent's hash (16 bytes and a map entry), so that its piece is its
-// family's.
+// family's, and for each directory with main logs in it the names of its
+// flat subagent logs (the old layout's agent-*.jsonl) and the sessions
+// they name, which each piece would otherwise list again.
 
 // piecesFrom is how many inputs make a build go in pieces, and about how
 // many each piece has; a variable so that tests can make small pieces.
@@ -354,6 +356,10 @@ func buildInPieces(ctx context.Context, p *inputPieces, b *streamBuild, gc *buil
 		piecesMade(pieces)
 	}
 	read, skipped, keptOut := 0, 0, 0
+	// What the pieces' plans find of the directories' flat subagent logs
+	// (the old layout's agent-*.jsonl: their names and the sessions they
+	// name), kept for all of them.
+	beside := &agents.Beside{}
 	for k := range pieces {
 		if k > 0 {
 			gc.planning()
@@ -363,6 +369,7 @@ func buildInPieces(ctx context.Context, p *inputPieces, b *streamBuild, gc *buil
 			fmt.Fprintf(b.stderr, "agentmap build: reading back the list of inputs: %v\n", err)
 			return exitFailure
 		}
+		pl.beside = beside
 		planBuild(ctx, pl, agentName, b.stderr)
 		gc.planned()
 		b.failed = b.failed || pl.failed

@@ -74,6 +74,10 @@ type buildPlan struct {
 	pieces *inputPieces
 	keep   func(native string) bool
 	preps  []preparedLog
+	// beside, when set, is shared by the plans of a build's pieces: each
+	// directory is listed for its flat subagent logs once, not in every
+	// piece (nil: the plan's own).
+	beside *agents.Beside
 }
 
 // queued is an input on its way through the plan.
@@ -374,7 +378,10 @@ func (g *buildGC) done() {
 func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.Writer) {
 	index := &sessionIndex{pl: pl, byHash: map[uint64]int32{}}
 	seen := pathSet{}
-	var beside agents.Beside // directory listings shared by the main logs' companions
+	beside := pl.beside // directory listings shared by the main logs' companions
+	if beside == nil {
+		beside = &agents.Beside{}
+	}
 	pl.rotationsFirst()
 	for qi := 0; qi < len(pl.queue); qi++ {
 		in := pl.queue[qi]
@@ -502,7 +509,7 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 			if cwd, _ := agents.SniffCWD(path); cwd != "" && pl.exclude(cwd) {
 				pl.keptOut++
 				if a.Companions != nil && src.Lane == "" {
-					for _, c := range a.Companions(path, src, &beside) {
+					for _, c := range a.Companions(path, src, beside) {
 						pl.queue = append(pl.queue, queued{path: pl.addPath(c)})
 					}
 				}
@@ -517,7 +524,7 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 		}
 		pl.addPart(s, plannedLog{ref: in.path, lane: pl.strs.add(src.Lane), kind: partLines, flags: flags})
 		if a.Companions != nil && src.Lane == "" {
-			for _, c := range a.Companions(path, src, &beside) {
+			for _, c := range a.Companions(path, src, beside) {
 				pl.queue = append(pl.queue, queued{path: pl.addPath(c)})
 			}
 		}
