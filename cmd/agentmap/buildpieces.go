@@ -22,22 +22,27 @@ import (
 // plan of a whole list kept some 105 bytes an input, 40 MB of heap for
 // 200,000 sessions. As the inputs are given, each is routed by the session
 // its first line names (a Codex child by its parent's, so that a family is
-// never split) and written, with that session's hash, to a file of the
-// build's own (unlinked at once where the system allows it; the paths are
-// the only thing in it). Then the inputs are planned and built one piece
-// at a time: the piece of an input is its session's hash modulo the number
-// of pieces, which keeps every log of a session in one piece, and
-// each piece holds about piecesFrom inputs. A database input (Cursor's,
-// OpenCode's), which holds many sessions, is read in every piece, which
-// keeps the sessions of its own; its problems are reported once. An input
-// whose session is not found this way (unreadable, not a log) goes to the
-// first piece, whose plan reports it as a plan of the whole list would.
+// never split; a Gemini subagent file that names a session of its own, by
+// its main log's) and written, with that session's hash and, for a line
+// log, the agent and ids its first line names, to a file of the build's
+// own (unlinked at once where the system allows it; paths and ids are all
+// there is in it). Then the inputs are planned and built one piece at a
+// time: the piece of an input is its session's (its family root's) hash
+// modulo the number of pieces, which keeps every log of a session in one
+// piece, and each piece holds about piecesFrom inputs; a line log
+// identified as it was given is not read again by the plan. A database
+// input (Cursor's, OpenCode's store), which holds many sessions, is read
+// in every piece, which keeps the sessions of its own; its problems are
+// reported once, by the first piece. OpenCode's storage session files,
+// one a session, go to their session's piece. An input whose session is
+// not found this way (unreadable, not a log) goes to the first piece,
+// whose plan reports it as a plan of the whole list would.
 //
 // What differs from a build in one plan is the order: sessions are
 // written piece by piece, each piece in the order its inputs were given.
 // What stays through the whole build is, for each Codex child session, its
 // parent's hash (16 bytes and a map entry), so that its piece is its
-// family's, and for each directory with main logs in it the names of its
+// family's (a Gemini subagent file of its own session too), and for each directory with main logs in it the names of its
 // flat subagent logs (the old layout's agent-*.jsonl) and the sessions
 // they name, which each piece would otherwise list again.
 
@@ -54,7 +59,7 @@ type inputPieces struct {
 	f       *os.File
 	w       *bufio.Writer
 	agent   string            // --agent
-	parents map[uint64]uint64 // a Codex child session's hash → its parent's
+	parents map[uint64]uint64 // a Codex child session's hash → its parent's (pieceOf)
 	n       int               // inputs written
 	err     error             // the first error writing the file
 	path    string            // where the file is, when it could not be unlinked
