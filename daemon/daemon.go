@@ -99,7 +99,11 @@ type Daemon struct {
 	retiredOnLoad int  // sessions retired as they were loaded, quiet (quiet.go)
 	// quietLogs are, in a one-shot catch-up, the logs of the sessions
 	// retired on load, which its walk leaves out (quiet.go).
-	quietLogs quietLogs
+	quietLogs *quietTable
+	// closeScratch closes the file of a load in pieces (loadpieces.go),
+	// which serves the walk after it too.
+	closeScratch func()
+	loadPieces   int // how many pieces the load was made in (0: one, in memory)
 }
 
 type backoff struct {
@@ -169,6 +173,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.db = db
 	d.snap.mu.Unlock()
 	defer db.Close()
+	if d.opt.Once {
+		// The sessions a scan lets go of are spilled from its load on.
+		defer d.spillRetired()()
+		defer func() {
+			if d.closeScratch != nil {
+				d.closeScratch()
+			}
+		}()
+	}
 	err = d.load()
 	stopPacing()
 	if err != nil {
@@ -178,11 +191,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.removeOrphans()
 	d.excludeChanged()
 	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),
-		"sessions", d.sessionCount(), "quiet", d.retiredOnLoad, "roots", len(d.roots))
+		"sessions", d.sessionCount(), "quiet", d.retiredOnLoad, "pieces", max(d.loadPieces, 1), "roots", len(d.roots))
 	d.started = d.opt.Clock.Now()
 	defer d.startSink(ctx)()
 	if d.opt.Once {
-		defer d.spillRetired()()
 		err := d.once(ctx)
 		d.drainSink(ctx)
 		return err
@@ -212,16 +224,11 @@ func (d *Daemon) load() error {
 	// Only the records kept share their strings: those of a quiet session
 	// let go of as it is read would fill the table for nothing (5 MB of a
 	// second scan's heap at 100,000 sessions).
-	passes := state.Passes{Sources: func(s *state.Source) error {
-		if s.ID >= d.nextID {
-			d.nextID = s.ID + 1
-		}
-		if q == nil || !q.park(s) {
-			shared.source(s)
-			d.keepSource(s)
-		}
-		return nil
-	}, Sessions: func(s *state.Session) error {
+	keep := func(s *state.Source) {
+		shared.source(s)
+		d.keepSource(s)
+	}
+	session := func(s *state.Session) error {
 		// status says when a map was last written, by this run or one before.
 		if s.Flush != nil {
 			if at := time.UnixMilli(s.Flush.AtMs); at.After(d.lastFlush) {
@@ -236,7 +243,31 @@ func (d *Daemon) load() error {
 		d.sessions[s.Key] = s
 		d.indexChild(s)
 		return nil
-	}}
+	}
+	// The load reserves the sessions it lets go of and places their
+	// sources in memory; a scan spills them once they are placed.
+	d.retired.holdSpill = true
+	defer func() {
+		d.retired.holdSpill = false
+		if d.retired.spill != nil && len(d.retired.byKey) >= retiredSpillAt {
+			d.retired.spillNow()
+		}
+	}()
+	if q != nil && !q.follow {
+		if pieced, err := d.loadInPieces(q, keep, session); pieced || err != nil {
+			d.markDirty()
+			return err
+		}
+	}
+	passes := state.Passes{Sources: func(s *state.Source) error {
+		if s.ID >= d.nextID {
+			d.nextID = s.ID + 1
+		}
+		if q == nil || !q.park(s) {
+			keep(s)
+		}
+		return nil
+	}, Sessions: session}
 	if q != nil {
 		passes.SessionKeys = q.sessionKey
 		// The quiet sources: those of sessions retired are placed, those
@@ -252,8 +283,7 @@ func (d *Daemon) load() error {
 				return err
 			}
 			if !d.place(q, s) {
-				shared.source(s)
-				d.keepSource(s)
+				keep(s)
 				if h, held := d.retired.pathHolder(s.Path); q.follow && held {
 					q.recheck = append(q.recheck, h) // see place
 				}
@@ -265,7 +295,7 @@ func (d *Daemon) load() error {
 		return err
 	}
 	if q != nil {
-		d.quietLogs = q.sortedLogs()
+		d.quietLogs = q.table()
 		for _, h := range q.recheck {
 			if ids, ok := d.retired.idsOf(h); ok {
 				d.restoreRetired(h, ids)

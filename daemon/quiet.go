@@ -81,8 +81,6 @@ type quietLoad struct {
 	// session record was read took 150. Dropped as the last pass begins,
 	// which finds the retired sessions in the retired set.
 	groups map[uint64]quietGroup
-	// parents are the sessions a source names as its parent.
-	parents map[string]bool
 	// quiet counts the quiet sources, retired the sources of the sessions
 	// retired: what the tables they fill are sized for.
 	quiet, retired int
@@ -111,6 +109,7 @@ type groupFlags uint8
 const (
 	groupKey    groupFlags = 1 << iota // a session record has the hash
 	groupShared                        // two have it: neither is let go of
+	groupParent                        // a source names a session of the hash as its parent
 )
 
 // quietLog is a log of a session retired on load as it was found then.
@@ -128,13 +127,15 @@ var quietPathHash = func() func(string) uint64 {
 }()
 
 func newQuietLoad(roots []watchers.Root) *quietLoad {
-	return &quietLoad{roots: roots, groups: map[uint64]quietGroup{}, parents: map[string]bool{}}
+	return &quietLoad{roots: roots, groups: map[uint64]quietGroup{}}
 }
 
 // sessionKey notes a session's key's hash; a hash two keys share keeps
 // both sessions (whose sources it cannot tell apart) in memory.
-func (q *quietLoad) sessionKey(key []byte) {
-	h := retiredKeyHash(string(key))
+func (q *quietLoad) sessionKey(key []byte) { q.sessionKeyHash(retiredKeyHash(string(key))) }
+
+// sessionKeyHash is sessionKey for a key's hash.
+func (q *quietLoad) sessionKeyHash(h uint64) {
 	g := q.groups[h]
 	if g.flags&groupKey != 0 {
 		g.flags |= groupShared
@@ -150,7 +151,7 @@ func (q *quietLoad) sessionKey(key []byte) {
 // so is one of id 0, which place could not tell from a free slot.
 func (q *quietLoad) park(s *state.Source) bool {
 	if s.ParentSession != "" {
-		q.parents[s.ParentSession] = true
+		q.namedParent(retiredKeyHash(s.ParentSession))
 	}
 	if s.Session == "" {
 		return false
@@ -181,6 +182,16 @@ func (q *quietLoad) park(s *state.Source) bool {
 	}
 	q.groups[h] = g
 	return quiet
+}
+
+// namedParent notes that a source names a session of hash h as its
+// parent: that session is not let go of (a hash two keys share keeps
+// both anyway).
+func (q *quietLoad) namedParent(h uint64) {
+	if g, ok := q.groups[h]; ok {
+		g.flags |= groupParent
+		q.groups[h] = g
+	}
 }
 
 // quietSource reports whether a visit of s's log would find nothing to do
@@ -238,8 +249,8 @@ func unchangedOnDisk(s *state.Source) bool {
 // placed in the retired set by place, in the pass after.
 func (d *Daemon) retireQuiet(q *quietLoad, s *state.Session) bool {
 	g, ok := q.groups[retiredKeyHash(s.Key)]
-	if !ok || g.flags&groupShared != 0 || g.total == 0 || g.quiet != g.total || s.Parent != "" ||
-		q.parents[s.Key] || s.Dirty() || d.mapMissing(s) {
+	if !ok || g.flags&(groupShared|groupParent) != 0 || g.total == 0 || g.quiet != g.total || s.Parent != "" ||
+		s.Dirty() || d.mapMissing(s) {
 		return false
 	}
 	if q.follow && (min(s.ActivityMs, q.now) > q.cutoff || s.Flush == nil || s.Flush.Path == "") {
@@ -308,6 +319,9 @@ func (q *quietLoad) sortedLogs() quietLogs {
 	return q.logs
 }
 
+// table is the quiet logs of a load in one piece, in memory.
+func (q *quietLoad) table() *quietTable { return &quietTable{mem: q.sortedLogs()} }
+
 // leaveOutQuiet is, for a daemon that follows, its watcher's first full
 // scan without the logs of the sessions retired on load that it lists as
 // they were: their sessions stay retired, where a visit would take each up
@@ -326,33 +340,33 @@ func (d *Daemon) leaveOutQuiet(files []watchers.FileStat) []watchers.FileStat {
 	// First every session to take up: those of the quiet logs listed
 	// changed, then those of the quiet logs not listed. Only then is it
 	// known which sessions stay retired.
-	met := make([]bool, len(quiet))
+	met := make([]bool, quiet.len())
 	asFound := make([]bool, len(files)) // listed as a quiet log was found
 	for n, f := range files {
 		if f.Gone {
 			continue
 		}
-		i, j := quiet.span(f.Path)
+		i, logs := quiet.span(f.Path)
 		same := -1
-		for k := i; k < j; k++ {
-			if quiet[k].same(f) {
-				same = k
+		for k, q := range logs {
+			if q.same(f) {
+				same = i + k
 			}
 		}
 		if same >= 0 {
 			met[same], asFound[n] = true, true
 			continue
 		}
-		for k := i; k < j; k++ {
-			met[k] = true
-			d.restoreFile(quiet[k].id) // changed since the load
+		for k, q := range logs {
+			met[i+k] = true
+			d.restoreFile(q.id) // changed since the load
 		}
 	}
-	for k, q := range quiet {
+	quiet.each(func(k int, q quietLog) {
 		if !met[k] {
 			d.restoreFile(q.id)
 		}
-	}
+	})
 	listed := files[:0]
 	for n, f := range files {
 		if asFound[n] && d.stillRetired(f) {
@@ -379,22 +393,16 @@ func (d *Daemon) stillRetired(f watchers.FileStat) bool {
 	return ok && byFile == byPath
 }
 
-// met says what the walk does with a log it meets: leave it out (skip),
-// or read the records of the sessions retired on load whose log had its
-// path (their files' identities: restore), then visit it. Two paths with
-// one hash cost a read-back, not a log left out, as identity, size and
-// time must match too; the one log a shared hash can leave out is a quiet
-// one moved after the load to a path whose 64-bit hash is its old one's,
-// which the next scan, finding the old path gone, follows.
-func (l quietLogs) met(f watchers.FileStat) (skip bool, restore []watchers.FileID) {
-	i, j := l.span(f.Path)
-	return l.metIn(i, j, f)
-}
-
-// metIn is met for the quiet logs l[i:j], those whose paths have f's
-// path's hash (span).
-func (l quietLogs) metIn(i, j int, f watchers.FileStat) (skip bool, restore []watchers.FileID) {
-	for _, q := range l[i:j] {
+// metIn says what the walk does with a log f it meets, given the quiet
+// logs whose paths have f's path's hash (quietTable.span): leave it out
+// (skip), or read the records of the sessions retired on load whose log
+// had its path (their files' identities: restore), then visit it. Two
+// paths with one hash cost a read-back, not a log left out, as identity,
+// size and time must match too; the one log a shared hash can leave out
+// is a quiet one moved after the load to a path whose 64-bit hash is its
+// old one's, which the next scan, finding the old path gone, follows.
+func (l quietLogs) metIn(f watchers.FileStat) (skip bool, restore []watchers.FileID) {
+	for _, q := range l {
 		if q.same(f) {
 			return true, nil
 		}
@@ -406,12 +414,6 @@ func (l quietLogs) metIn(i, j int, f watchers.FileStat) (skip bool, restore []wa
 // same reports whether f is the quiet log as it was found.
 func (q quietLog) same(f watchers.FileStat) bool {
 	return q.id == f.ID && q.size == f.Size && q.modMs == ms(f.ModTime)
-}
-
-// at returns the quiet logs whose paths have path's hash.
-func (l quietLogs) at(path string) quietLogs {
-	i, j := l.span(path)
-	return l[i:j]
 }
 
 // span is where in l the quiet logs whose paths have path's hash are.
@@ -428,9 +430,10 @@ func (l quietLogs) span(path string) (i, j int) {
 // readTo is where the record of the quiet log at f's path left f's file,
 // when it is there and f only grew since: what sizes the catch-up of a log
 // appended to between the load and the walk, whose record is not read back
-// until the walk visits it.
+// until the walk visits it. l are the quiet logs whose paths have f's
+// path's hash (quietTable.span).
 func (l quietLogs) readTo(f watchers.FileStat) (int64, bool) {
-	for _, q := range l.at(f.Path) {
+	for _, q := range l {
 		if q.id == f.ID && q.size <= f.Size {
 			return q.size, true
 		}

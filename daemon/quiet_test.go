@@ -286,20 +286,7 @@ func TestKeptSourcesNewerRecordOwnsThePath(t *testing.T) {
 // it missing, as a scan of the log deleted before it does.
 func TestQuietLogDeletedAfterTheLoad(t *testing.T) {
 	home, data := t.TempDir(), t.TempDir()
-	basic, err := os.ReadFile("../testdata/claude/basic.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	copies := make([]string, 3)
-	for i := range copies {
-		id := fmt.Sprintf("0a1b2c3d-0000-4000-8000-%012d", 300+i)
-		copies[i] = filepath.Join(home, ".claude/projects/-w-a", id+".jsonl")
-		os.MkdirAll(filepath.Dir(copies[i]), 0o700)
-		if err := os.WriteFile(copies[i], []byte(strings.ReplaceAll(string(basic), "0a1b2c3d-0000-4000-8000-000000000001", id)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	roots := homeRoots(runtime.GOOS, home)
+	roots, copies := writeQuietHome(t, home, 3)
 	// One time for every scan: a session's end is stamped with the clock.
 	clock := watchers.NewManualClock(time.Now())
 	scan := func(data string) {

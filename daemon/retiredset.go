@@ -41,9 +41,12 @@ type retiredSet struct {
 	// status counts of them (a retired session counts as written).
 	agents []retiredAgent
 	// spill holds the sessions a one-shot catch-up spilled to its file
-	// (retiredspill.go); nil in a daemon that follows, and until the load
-	// is done (reserve and place work in memory only).
+	// (retiredspill.go); nil in a daemon that follows.
 	spill *retiredSpill
+	// holdSpill is set while a load reserves sessions and places their
+	// sources, which it does in memory only: the load spills them itself
+	// once they are placed (after each of its pieces, loadpieces.go).
+	holdSpill bool
 }
 
 // retiredAgent is what status counts of one agent's retired sessions.
@@ -159,7 +162,7 @@ func (r *retiredSet) addEntry(e retiredEntry) bool {
 		r.counted++
 		a.sessions++
 	}
-	if r.spill != nil && len(r.byKey) >= retiredSpillAt {
+	if r.spill != nil && !r.holdSpill && len(r.byKey) >= retiredSpillAt {
 		r.spillNow()
 	}
 	return true
@@ -204,17 +207,31 @@ var unplaced [64]uint64
 // session is retired (or it has no free slot). An identity another
 // retired log has already is left to it when yield is set.
 func (r *retiredSet) place(h uint64, id uint64, file watchers.FileID, yield bool) bool {
-	ids, ok := r.idsOf(h)
+	ref, ok := r.byKey[h] // reserved in this load: in memory (see holdSpill)
 	if !ok {
 		return false
 	}
+	ids := r.ids[ref.at : ref.at+ref.n]
 	at := slices.Index(ids, 0)
 	if at < 0 {
 		return false
 	}
 	ids[at] = id
-	if _, taken := r.files[file]; file.Known() && !(yield && taken) {
+	if !file.Known() {
+		return true
+	}
+	// A load in pieces has spilled the sessions of the pieces before: the
+	// identity may be one of theirs, and is then left or taken as here.
+	_, taken := r.files[file]
+	var spilled *retiredRun
+	if !taken && r.spill != nil {
+		_, spilled, taken, _ = r.spill.file(file)
+	}
+	if !(yield && taken) {
 		r.files[file] = h
+		if spilled != nil {
+			spilled.shadow(file) // this session holds the identity now
+		}
 	}
 	return true
 }

@@ -131,15 +131,26 @@ var spillsLeftOpen *[]*retiredSpill
 
 // newRetiredSpill creates the spill file in dir.
 func newRetiredSpill(dir string) (*retiredSpill, error) {
-	f, err := os.CreateTemp(dir, ".retired-*.tmp")
+	f, name, err := newScanFile(dir)
 	if err != nil {
 		return nil, err
 	}
-	s := &retiredSpill{f: f}
-	if os.Remove(f.Name()) != nil {
-		s.name = f.Name()
+	return &retiredSpill{f: f, name: name}, nil
+}
+
+// newScanFile creates a file of a scan's own in dir, unlinked at once
+// where the system allows it, so that nothing is left after a crash; name
+// is where it could not be (to be removed at its close, and by the next
+// scan: spillRetired).
+func newScanFile(dir string) (f *os.File, name string, err error) {
+	f, err = os.CreateTemp(dir, ".retired-*.tmp")
+	if err != nil {
+		return nil, "", err
 	}
-	return s, nil
+	if os.Remove(f.Name()) != nil {
+		name = f.Name()
+	}
+	return f, name, nil
 }
 
 func (s *retiredSpill) close() {

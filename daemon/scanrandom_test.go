@@ -18,9 +18,11 @@ import (
 // early and lets go of it (a hold of one event), lets go of the quiet
 // sessions as it loads them, walks in pieces of two logs and spills every
 // session it lets go of to its file; the other holds every event, keeps
-// every record and walks in one piece. Several steps may come between two
-// scans, and a step that restarts the daemons here changes the logs
-// between a scan's load and its walk (afterLoad). Every other history is
+// every record and walks in one piece. Three scans in four of the first
+// home load the state in pieces of one to three sessions, with the quiet
+// logs' table on disk in blocks of two logs. Several steps may come
+// between two scans, and a step that restarts the daemons here changes
+// the logs between a scan's load and its walk (afterLoad). Every other history is
 // played with the retired set's hashes colliding. A failure logs its seed
 // and steps.
 func TestRetiringScanMatchesKeepingScanOnRandomHistories(t *testing.T) {
@@ -93,9 +95,9 @@ func playScanHistory(t *testing.T, seed uint64, steps int) *scanHome {
 				i, s, k, r, differing(k, r))
 		}
 	}
-	if kept.letGo != 0 || retiring.letGo == 0 || retiring.spilled == 0 {
-		t.Errorf("the history proves nothing: the scans that let go let go of %d sessions and spilled %d runs; the scans that keep all let go of %d",
-			retiring.letGo, retiring.spilled, kept.letGo)
+	if kept.letGo != 0 || retiring.letGo == 0 || retiring.spilled == 0 || retiring.pieced == 0 {
+		t.Errorf("the history proves nothing: the scans that let go let go of %d sessions, spilled %d runs and loaded in pieces %d times; the scans that keep all let go of %d",
+			retiring.letGo, retiring.spilled, retiring.pieced, kept.letGo)
 	}
 	t.Logf("seed %d: the scans let go of %d sessions, %d as they loaded them, spilled %d runs and took up %d again",
 		seed, retiring.letGo, retiring.onLoad, retiring.spilled, retiring.takenUp)
@@ -109,8 +111,8 @@ type scanHome struct {
 	letsGo bool
 	// What its scans did, summed: sessions let go of (written early or
 	// quiet on load), of them on load, spill runs written, sessions taken
-	// up again.
-	letGo, onLoad, spilled, takenUp int
+	// up again, scans, and of them those that loaded in pieces.
+	letGo, onLoad, spilled, takenUp, scans, pieced int
 }
 
 func newScanHome(t *testing.T, name string, first []step) *scanHome {
@@ -135,14 +137,16 @@ func newScanHome(t *testing.T, name string, first []step) *scanHome {
 // error, the sessions it counted, the maps and the records.
 func (h *scanHome) scan(during *step) string {
 	h.t.Helper()
-	defer func(load bool, hold, chunk, spillAt int) {
-		retireOnLoad, holdEvents, walkChunk, retiredSpillAt, afterLoad = load, hold, chunk, spillAt, nil
-	}(retireOnLoad, holdEvents, walkChunk, retiredSpillAt)
+	defer func(load bool, hold, chunk, spillAt, piece, block int) {
+		retireOnLoad, holdEvents, walkChunk, retiredSpillAt, loadPieceSessions, quietBlockLogs, afterLoad = load, hold, chunk, spillAt, piece, block, nil
+	}(retireOnLoad, holdEvents, walkChunk, retiredSpillAt, loadPieceSessions, quietBlockLogs)
 	var open []*retiredSpill
 	spillsLeftOpen = &open
 	defer func() { spillsLeftOpen = nil }()
 	if h.letsGo {
 		retireOnLoad, holdEvents, walkChunk, retiredSpillAt = true, 1, 2, 1
+		// Three scans in four load in pieces of one to three sessions.
+		loadPieceSessions, quietBlockLogs = [...]int{1, 2, 3, 1 << 30}[h.scans%4], 2
 	} else {
 		retireOnLoad, holdEvents, walkChunk = false, 1<<30, 1<<20
 	}
@@ -157,6 +161,10 @@ func (h *scanHome) scan(during *step) string {
 	h.letGo += d.retiredOnLoad + d.held.early
 	h.onLoad += d.retiredOnLoad
 	h.takenUp += d.restored
+	h.scans++
+	if d.loadPieces > 1 {
+		h.pieced++
+	}
 	for _, s := range open {
 		h.spilled += len(s.runs)
 		s.close()

@@ -68,15 +68,15 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 		piece, toRead = piece[:0], 0 // ingest keeps nothing of its list
 	}
 	// A bit a quiet log: its path was met by the walk.
-	met := make([]uint64, (len(d.quietLogs)+63)/64)
+	met := make([]uint64, (d.quietLogs.len()+63)/64)
 	watchers.WalkInPathOrder(d.roots, size, func(f watchers.FileStat) bool {
-		i, j := d.quietLogs.span(f.Path)
-		skip, restore := d.quietLogs.metIn(i, j, f)
-		for k := i; k < j; k++ {
+		i, logs := d.quietLogs.span(f.Path)
+		skip, restore := logs.metIn(f)
+		for k, q := range logs {
 			// Left out, only the log found as it was is met: another
 			// whose path hashes alike may be one deleted since.
-			if !skip || d.quietLogs[k].same(f) {
-				met[k/64] |= 1 << (k % 64)
+			if !skip || q.same(f) {
+				met[(i+k)/64] |= 1 << ((i + k) % 64)
 			}
 		}
 		if skip {
@@ -99,11 +99,11 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 		// record said it was there until the next scan. (A log moved away
 		// is found by its file's identity where the walk met it, which
 		// took its session up already.)
-		for k, q := range d.quietLogs {
+		d.quietLogs.each(func(k int, q quietLog) {
 			if met[k/64]&(1<<(k%64)) == 0 {
 				d.restoreFile(q.id)
 			}
-		}
+		})
 	}
 	d.quietLogs = nil // the table has served
 	if ctx.Err() == nil {

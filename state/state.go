@@ -169,62 +169,118 @@ type Passes struct {
 
 // LoadPasses walks the records as p asks, in one read transaction.
 func (d *DB) LoadPasses(p Passes) error {
-	return d.view(func(tx *bolt.Tx) error {
-		mr := &mappedReader{db: d.db, tx: tx}
-		srcB, sessB := tx.Bucket(bucketSources), tx.Bucket(bucketSessions)
+	return d.Read(func(l *Loader) error {
 		if p.SessionKeys != nil {
-			if err := sessB.ForEach(func(k, v []byte) error {
-				mr.read(k, v)
-				p.SessionKeys(k)
-				return nil
-			}); err != nil {
+			if err := l.SessionKeys(p.SessionKeys); err != nil {
 				return err
 			}
 		}
-		decodeSource := func(k, v []byte) (*Source, error) {
-			s := new(Source)
-			if err := decodeRecord(bucketSources, k, v, s); err != nil {
-				return nil, fmt.Errorf("source record: %w", err)
-			}
-			s.ID = binary.BigEndian.Uint64(k)
-			return s, nil
-		}
 		if p.Sources != nil {
-			if err := srcB.ForEach(func(k, v []byte) error {
-				mr.read(k, v)
-				s, err := decodeSource(k, v)
-				if err != nil {
-					return err
-				}
-				return p.Sources(s)
-			}); err != nil {
+			if err := l.Sources(p.Sources); err != nil {
 				return err
 			}
 		}
 		if p.Sessions != nil {
-			if err := sessB.ForEach(func(k, v []byte) error {
-				mr.read(k, v)
-				s := new(Session)
-				if err := decodeRecord(bucketSessions, k, v, s); err != nil {
-					return fmt.Errorf("session record: %w", err)
-				}
-				s.Key = string(k)
-				return p.Sessions(s)
-			}); err != nil {
+			if err := l.Sessions(nil, p.Sessions); err != nil {
 				return err
 			}
 		}
 		if p.SourcesAgain != nil {
-			return srcB.ForEach(func(k, v []byte) error {
-				mr.read(k, v)
-				if len(k) != 8 {
-					return fmt.Errorf("source record: %w (a key of %d bytes)", ErrDamaged, len(k))
-				}
-				return p.SourcesAgain(binary.BigEndian.Uint64(k), func() (*Source, error) { return decodeSource(k, v) })
-			})
+			return l.SourcesAgain(p.SourcesAgain)
 		}
 		return nil
 	})
+}
+
+// Loader reads the records in one read transaction (DB.Load), in as many
+// walks over them as its caller needs: a one-shot catch-up over many
+// sessions reads them in pieces of sessions, so that what it learns of
+// each while it reads them never grows with their number. What it reads
+// through the database's mapping is let go of as it goes (mappedReader).
+type Loader struct {
+	mr             *mappedReader
+	sources, sessB *bolt.Bucket
+}
+
+// Read runs fn with a Loader of the records, in one read transaction.
+func (d *DB) Read(fn func(*Loader) error) error {
+	return d.view(func(tx *bolt.Tx) error {
+		return fn(&Loader{mr: &mappedReader{db: d.db, tx: tx},
+			sources: tx.Bucket(bucketSources), sessB: tx.Bucket(bucketSessions)})
+	})
+}
+
+// SessionKeys hands every session's key (valid only during the call) to
+// fn, no record decoded.
+func (l *Loader) SessionKeys(fn func(key []byte)) error {
+	return l.sessB.ForEach(func(k, v []byte) error {
+		l.mr.read(k, v)
+		fn(k)
+		return nil
+	})
+}
+
+// Sources hands every source record to fn, decoded; an error from fn ends
+// the walk and is returned.
+func (l *Loader) Sources(fn func(*Source) error) error {
+	return l.sources.ForEach(func(k, v []byte) error {
+		l.mr.read(k, v)
+		s, err := decodeSource(k, v)
+		if err != nil {
+			return err
+		}
+		return fn(s)
+	})
+}
+
+// Sessions hands to fn every session record whose key where accepts (nil:
+// every one), decoded; the others are not decoded.
+func (l *Loader) Sessions(where func(key []byte) bool, fn func(*Session) error) error {
+	return l.sessB.ForEach(func(k, v []byte) error {
+		l.mr.read(k, v) // its page is read, decoded or not
+		if where != nil && !where(k) {
+			return nil
+		}
+		s := new(Session)
+		if err := decodeRecord(bucketSessions, k, v, s); err != nil {
+			return fmt.Errorf("session record: %w", err)
+		}
+		s.Key = string(k)
+		return fn(s)
+	})
+}
+
+// SourcesAgain hands every source's id to fn, with a function that decodes
+// its record, for the records the caller did not keep.
+func (l *Loader) SourcesAgain(fn func(id uint64, record func() (*Source, error)) error) error {
+	return l.sources.ForEach(func(k, v []byte) error {
+		l.mr.read(k, v)
+		if len(k) != 8 {
+			return fmt.Errorf("source record: %w (a key of %d bytes)", ErrDamaged, len(k))
+		}
+		return fn(binary.BigEndian.Uint64(k), func() (*Source, error) { return decodeSource(k, v) })
+	})
+}
+
+// Source reads one source record by its id, off the order of a walk; a
+// record that is not there is an error (the caller met it in a walk).
+func (l *Loader) Source(id uint64) (*Source, error) {
+	l.mr.lookup()
+	k := idKey(id)
+	v := l.sources.Get(k)
+	if v == nil {
+		return nil, fmt.Errorf("source record %d: not in the state database", id)
+	}
+	return decodeSource(k, v)
+}
+
+func decodeSource(k, v []byte) (*Source, error) {
+	s := new(Source)
+	if err := decodeRecord(bucketSources, k, v, s); err != nil {
+		return nil, fmt.Errorf("source record: %w", err)
+	}
+	s.ID = binary.BigEndian.Uint64(k)
+	return s, nil
 }
 
 // Sources reads back, as committed, the records of the given sources; a

@@ -1,0 +1,151 @@
+package daemon
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"slices"
+
+	"github.com/agentmap/agentmap/watchers"
+)
+
+// quietTable is the table of the quiet logs a catch-up's walk leaves out
+// (quietLogs), in memory or, for a load in pieces (loadpieces.go), in its
+// file: 40 bytes a log there, where the table in memory was the one part
+// of a second scan's memory left that grew with the sessions (8 MB at
+// 200,000). On disk it is sorted by path hash in blocks of
+// quietBlockLogs logs, and what stays in memory is the first hash of each
+// block (0.08 bytes a log): a look-up reads one block, rarely two. The
+// walks of a catch-up look each log up twice (sizing, then reading), some
+// 2 µs a look-up from the page cache.
+//
+// A block that cannot be read back leaves the walk not knowing which logs
+// it may leave out: the scan stops there, as when its spill file fails
+// (retiredspill.go), and a scan again resumes from the state database.
+type quietTable struct {
+	mem quietLogs // the table, when it is in memory
+	// Or on disk: n logs from at in f, and the first path hash of each
+	// block.
+	f     *loadScratch
+	at    int64
+	n     int
+	index []uint64
+	buf   []byte    // one block's records, as read
+	got   quietLogs // the logs of the last span read
+	stop  func(error)
+}
+
+const quietLogSize = 40
+
+// quietBlockLogs is how many logs a block of the table on disk holds,
+// 4,080 bytes (a variable: tests cut small tables in blocks).
+var quietBlockLogs = 102
+
+// len is how many quiet logs the table has.
+func (t *quietTable) len() int {
+	switch {
+	case t == nil:
+		return 0
+	case t.f == nil:
+		return len(t.mem)
+	}
+	return t.n
+}
+
+// span returns the quiet logs whose paths have path's hash, and where the
+// first of them is in the table (they follow it). On disk, they are valid
+// until the next call.
+func (t *quietTable) span(path string) (int, quietLogs) {
+	if t == nil {
+		return 0, nil
+	}
+	if t.f == nil {
+		i, j := t.mem.span(path)
+		return i, t.mem[i:j]
+	}
+	h := quietPathHash(path)
+	// Logs of hash h are in the block before the first block whose first
+	// hash is h or more (at its end), and at the start of the blocks
+	// after it whose first hash is h.
+	b, _ := slices.BinarySearch(t.index, h)
+	start := max(b-1, 0)
+	t.got = t.got[:0]
+	first := -1
+	for blk := start; blk < len(t.index) && (blk == start || t.index[blk] == h); blk++ {
+		recs, ok := t.block(blk)
+		if !ok {
+			return 0, nil
+		}
+		for i := 0; i < len(recs); i += quietLogSize {
+			if binary.LittleEndian.Uint64(recs[i:]) == h {
+				if first < 0 {
+					first = blk*quietBlockLogs + i/quietLogSize
+				}
+				t.got = append(t.got, decodeQuietLog(recs[i:]))
+			}
+		}
+	}
+	return max(first, 0), t.got
+}
+
+// block reads one block of the table on disk: its records, as written.
+func (t *quietTable) block(blk int) ([]byte, bool) {
+	n := min(quietBlockLogs, t.n-blk*quietBlockLogs) * quietLogSize
+	t.buf = slices.Grow(t.buf[:0], n)[:n]
+	if err := t.f.readAt(t.buf, t.at+int64(blk*quietBlockLogs*quietLogSize)); err != nil {
+		t.stop(err)
+		return nil, false
+	}
+	return t.buf, true
+}
+
+// each hands every quiet log to fn, with its place in the table, in order.
+func (t *quietTable) each(fn func(k int, q quietLog)) {
+	if t == nil {
+		return
+	}
+	if t.f == nil {
+		for k, q := range t.mem {
+			fn(k, q)
+		}
+		return
+	}
+	r := bufio.NewReaderSize(t.f.section(t.at, int64(t.n)*quietLogSize), 64<<10)
+	var rec [quietLogSize]byte
+	for k := range t.n {
+		if _, err := io.ReadFull(r, rec[:]); err != nil {
+			t.stop(err)
+			return
+		}
+		fn(k, decodeQuietLog(rec[:]))
+	}
+}
+
+// met says what the walk does with a log it meets (quietLogs.metIn).
+func (t *quietTable) met(f watchers.FileStat) (skip bool, restore []watchers.FileID) {
+	_, logs := t.span(f.Path)
+	return logs.metIn(f)
+}
+
+// readTo is quietLogs.readTo.
+func (t *quietTable) readTo(f watchers.FileStat) (int64, bool) {
+	_, logs := t.span(f.Path)
+	return logs.readTo(f)
+}
+
+func appendQuietLog(b []byte, q quietLog) []byte {
+	b = binary.LittleEndian.AppendUint64(b, q.path)
+	b = binary.LittleEndian.AppendUint64(b, q.id.Dev)
+	b = binary.LittleEndian.AppendUint64(b, q.id.Ino)
+	b = binary.LittleEndian.AppendUint64(b, uint64(q.size))
+	return binary.LittleEndian.AppendUint64(b, uint64(q.modMs))
+}
+
+func decodeQuietLog(b []byte) quietLog {
+	return quietLog{
+		path:  binary.LittleEndian.Uint64(b),
+		id:    watchers.FileID{Dev: binary.LittleEndian.Uint64(b[8:]), Ino: binary.LittleEndian.Uint64(b[16:])},
+		size:  int64(binary.LittleEndian.Uint64(b[24:])),
+		modMs: int64(binary.LittleEndian.Uint64(b[32:])),
+	}
+}
