@@ -385,7 +385,6 @@ func (d *Daemon) loadPiece(l *state.Loader, q *quietLoad, s *loadScratch, loaded
 // stopOnScratch stops a scan whose load's file cannot be read back (see
 // quietTable).
 func (d *Daemon) stopOnScratch(err error) {
-
 	d.log.Error("the scan stops: it cannot read back the table of the logs it leaves out; nothing is lost, and a scan again resumes where it stopped",
 		"component", "daemon", "err", err)
 	exitScan(1)

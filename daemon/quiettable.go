@@ -16,8 +16,7 @@ import (
 // 200,000). On disk it is sorted by path hash in blocks of
 // quietBlockLogs logs, and what stays in memory is the first hash of each
 // block (0.08 bytes a log): a look-up reads one block, rarely two. The
-// walks of a catch-up look each log up twice (sizing, then reading), some
-// 2 µs a look-up from the page cache.
+// walks of a catch-up look each log up twice (sizing, then reading).
 //
 // A block that cannot be read back leaves the walk not knowing which logs
 // it may leave out: the scan stops there, as when its spill file fails
@@ -119,18 +118,6 @@ func (t *quietTable) each(fn func(k int, q quietLog)) {
 		}
 		fn(k, decodeQuietLog(rec[:]))
 	}
-}
-
-// met says what the walk does with a log it meets (quietLogs.metIn).
-func (t *quietTable) met(f watchers.FileStat) (skip bool, restore []watchers.FileID) {
-	_, logs := t.span(f.Path)
-	return logs.metIn(f)
-}
-
-// readTo is quietLogs.readTo.
-func (t *quietTable) readTo(f watchers.FileStat) (int64, bool) {
-	_, logs := t.span(f.Path)
-	return logs.readTo(f)
 }
 
 func appendQuietLog(b []byte, q quietLog) []byte {

@@ -203,9 +203,14 @@ func (r *retiredSet) reserve(e retiredEntry, n int) bool {
 var unplaced [64]uint64
 
 // place puts the id and file identity of a source of the session of hash
-// h, reserved, in its first free slot; it reports false when no such
-// session is retired (or it has no free slot). An identity another
-// retired log has already is left to it when yield is set.
+// h, reserved in memory by the load at hand, in its first free slot; it
+// reports false when no such session is (or it has no free slot). An
+// identity another retired log has already is left to it when yield is
+// set, and taken otherwise: in a load in one piece the source placed last
+// (the highest id) holds it, in a load in pieces the last piece's (two
+// logs of one identity, both quiet, are hard links of one file, whose
+// paths the walk meets as they were: which session the identity names
+// matters only if one of them is moved between the load and the walk).
 func (r *retiredSet) place(h uint64, id uint64, file watchers.FileID, yield bool) bool {
 	ref, ok := r.byKey[h] // reserved in this load: in memory (see holdSpill)
 	if !ok {

@@ -86,7 +86,8 @@ type retiredRun struct {
 }
 
 // spillRetired lets a one-shot catch-up spill the sessions it lets go of,
-// from now on (the load is done), to a file in the data directory; it
+// from its load on (which spills them itself once they are placed:
+// retiredSet.holdSpill), to a file in the data directory; it
 // returns what closes the file. Without the file (it cannot be created)
 // they stay in memory, as before.
 func (d *Daemon) spillRetired() (done func()) {
@@ -109,9 +110,6 @@ func (d *Daemon) spillRetired() (done func()) {
 		exitScan(1)
 	}
 	d.retired.spill = s
-	if len(d.retired.byKey) >= retiredSpillAt {
-		d.retired.spillNow() // the sessions a second scan let go of as it loaded them
-	}
 	return func() {
 		if s.writeErr != nil {
 			d.log.Warn("the sessions let go of stayed in memory", "component", "daemon", "err", s.writeErr)

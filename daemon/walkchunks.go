@@ -31,9 +31,10 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 		afterLoad()
 	}
 	size := func(f watchers.FileStat) bool {
-		if skip, _ := d.quietLogs.met(f); !skip {
+		_, quiet := d.quietLogs.span(f.Path)
+		if skip, _ := quiet.metIn(f); !skip {
 			n := d.unread(f)
-			if at, ok := d.quietLogs.readTo(f); ok {
+			if at, ok := quiet.readTo(f); ok {
 				// Appended to since the load: read from where it was (a
 				// log also rewritten in place is read whole, as the tailer
 				// finds: that one is undercounted).
@@ -106,6 +107,10 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 		})
 	}
 	d.quietLogs = nil // the table has served
+	if d.closeScratch != nil {
+		d.closeScratch() // the load's file, where the table was
+		d.closeScratch = nil
+	}
 	if ctx.Err() == nil {
 		ingest(true)
 	}

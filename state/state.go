@@ -192,7 +192,7 @@ func (d *DB) LoadPasses(p Passes) error {
 	})
 }
 
-// Loader reads the records in one read transaction (DB.Load), in as many
+// Loader reads the records in one read transaction (DB.Read), in as many
 // walks over them as its caller needs: a one-shot catch-up over many
 // sessions reads them in pieces of sessions, so that what it learns of
 // each while it reads them never grows with their number. What it reads
