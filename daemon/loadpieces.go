@@ -105,9 +105,10 @@ func decodeLoaded(b []byte) loadedSource {
 
 // loadScratch is the file of a load in pieces.
 type loadScratch struct {
-	f    *os.File
-	name string // removed at close where it could not be unlinked at once
-	end  int64
+	f     *os.File
+	name  string // removed at close where it could not be unlinked at once
+	end   int64
+	unmap [][]byte // its mappings (quietTable)
 }
 
 // Faults of the load's file, for tests: its creation and every read fail
@@ -130,6 +131,9 @@ func newLoadScratch(dir string) (*loadScratch, error) {
 }
 
 func (s *loadScratch) close() {
+	for _, m := range s.unmap {
+		unmapFile(m)
+	}
 	s.f.Close()
 	if s.name != "" {
 		os.Remove(s.name)
@@ -518,5 +522,6 @@ func (r *quietRuns) merge() (*quietTable, error) {
 	if w.done() != nil {
 		return nil, nil
 	}
+	t.mapQuietTable()
 	return t, nil
 }

@@ -64,12 +64,17 @@ func TestScansLoadingInPieces(t *testing.T) {
 
 // The quiet logs' table on disk answers as the table in memory: random
 // logs, many of them sharing a path hash, in runs of random sizes as the
-// pieces write them, merged and read back in blocks of 1 to 7 logs. Each
-// hash's span must hold the logs of that hash, where the walk over the
-// whole table has them.
+// pieces write them, merged and read back in blocks of 1 to 7 logs, read
+// through the file's mapping (where the system maps it), through the
+// mapping let go of at every read, and block by block. Each hash's span
+// must hold the logs of that hash, where the walk over the whole table has
+// them.
 func TestQuietTableOnDiskAnswersAsInMemory(t *testing.T) {
-	defer func(h func(string) uint64, b int) { quietPathHash, quietBlockLogs = h, b }(quietPathHash, quietBlockLogs)
-	for seed := uint64(1); seed <= 20; seed++ {
+	defer func(h func(string) uint64, b, r int) {
+		quietPathHash, quietBlockLogs, tableResidentBytes = h, b, r
+	}(quietPathHash, quietBlockLogs, tableResidentBytes)
+	mapped := 0
+	for seed := uint64(1); seed <= 60; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		hashes := 1 + rng.IntN(40) // paths "0" … hashing to themselves
 		quietPathHash = func(path string) uint64 {
@@ -102,6 +107,16 @@ func TestQuietTableOnDiskAnswersAsInMemory(t *testing.T) {
 		}
 		if table.f == nil || table.len() != len(all) {
 			t.Fatalf("seed %d: a table of %d logs, on disk %v; want %d on disk", seed, table.len(), table.f != nil, len(all))
+		}
+		tableResidentBytes = 8 << 20
+		switch seed % 3 {
+		case 1:
+			tableResidentBytes = 1 // let go of at every read
+		case 2:
+			table.mapped = nil // read block by block
+		}
+		if table.mapped != nil {
+			mapped++
 		}
 		table.stop = func(err error) { t.Fatal(err) }
 		var walked quietLogs
@@ -139,6 +154,9 @@ func TestQuietTableOnDiskAnswersAsInMemory(t *testing.T) {
 			}
 		}
 		s.close()
+	}
+	if runtime.GOOS == "linux" && mapped == 0 {
+		t.Error("no table was read through a mapping")
 	}
 }
 

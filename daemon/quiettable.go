@@ -3,7 +3,10 @@ package daemon
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"slices"
 
 	"github.com/agentmap/agentmap/watchers"
@@ -16,7 +19,12 @@ import (
 // 200,000). On disk it is sorted by path hash in blocks of
 // quietBlockLogs logs, and what stays in memory is the first hash of each
 // block (0.08 bytes a log): a look-up reads one block, rarely two. The
-// walks of a catch-up look each log up twice (sizing, then reading).
+// walks of a catch-up look each log up twice (sizing, then reading). On
+// Linux the table is read through a mapping of the file: a read of a block
+// (pread) took some 2 µs, 7% of a second scan's CPU at 100,000 sessions, a
+// page already mapped nothing. What the mapping makes resident is let go
+// of every tableResidentBytes (madvise), so that it counts at most that
+// much in the process's memory, as the state database's mapping does.
 //
 // A block that cannot be read back leaves the walk not knowing which logs
 // it may leave out: the scan stops there, as when its spill file fails
@@ -32,7 +40,17 @@ type quietTable struct {
 	buf   []byte    // one block's records, as read
 	got   quietLogs // the logs of the last span read
 	stop  func(error)
+	// The table as mapped, when it is (mapQuietTable), and of the
+	// mapping's pages, those read since it was last let go of.
+	mapped   []byte
+	mapping  []byte
+	touched  []uint64
+	resident int
 }
+
+// tableResidentBytes is how much of the table's mapping may stay resident
+// before it is let go of (a variable: tests let go of it often).
+var tableResidentBytes = 8 << 20
 
 const quietLogSize = 40
 
@@ -91,11 +109,63 @@ func (t *quietTable) span(path string) (int, quietLogs) {
 func (t *quietTable) block(blk int) ([]byte, bool) {
 	n := min(quietBlockLogs, t.n-blk*quietBlockLogs) * quietLogSize
 	t.buf = slices.Grow(t.buf[:0], n)[:n]
-	if err := t.f.readAt(t.buf, t.at+int64(blk*quietBlockLogs*quietLogSize)); err != nil {
+	off := blk * quietBlockLogs * quietLogSize
+	var err error
+	if t.mapped != nil {
+		err = t.copyMapped(t.buf, off)
+	} else {
+		err = t.f.readAt(t.buf, t.at+int64(off))
+	}
+	if err != nil {
 		t.stop(err)
 		return nil, false
 	}
 	return t.buf, true
+}
+
+// mapQuietTable maps the table on disk where the system allows it (see
+// quietTable); otherwise it is read block by block.
+func (t *quietTable) mapQuietTable() {
+	if t.n == 0 {
+		return
+	}
+	mapped, mapping, err := mapFile(t.f.f, t.at, int64(t.n)*quietLogSize)
+	if err != nil {
+		return
+	}
+	t.mapped, t.mapping = mapped, mapping
+	t.touched = make([]uint64, (len(mapping)/os.Getpagesize()+64)/64)
+	t.f.unmap = append(t.f.unmap, mapping)
+}
+
+// copyMapped copies the records at off in the table into b, from the
+// mapping; a page that cannot be read (a failing disk) is an error, not
+// a crash.
+func (t *quietTable) copyMapped(b []byte, off int) (err error) {
+	if loadScratchReadFault != nil {
+		return loadScratchReadFault
+	}
+	page := os.Getpagesize()
+	start := len(t.mapping) - len(t.mapped) + off // in the mapping
+	for p := start / page; p <= (start+len(b)-1)/page; p++ {
+		if t.touched[p/64]&(1<<(p%64)) == 0 {
+			t.touched[p/64] |= 1 << (p % 64)
+			t.resident += page
+		}
+	}
+	if t.resident > tableResidentBytes {
+		releaseFile(t.mapping)
+		clear(t.touched)
+		t.resident = 0
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("read the table of quiet logs: %v", r)
+		}
+	}()
+	copy(b, t.mapped[off:])
+	return nil
 }
 
 // each hands every quiet log to fn, with its place in the table, in order.
