@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -311,5 +312,100 @@ func TestLoadInPiecesWhoseFileCannotBeRead(t *testing.T) {
 	sameRecords(t, "after the failed scans", want, data)
 	if entries, _ := os.ReadDir(data); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), ".tmp") }) {
 		t.Errorf("left in the data directory: %v", entries)
+	}
+}
+
+// mappedQuietTable writes n random quiet logs, after a few bytes that put
+// the table off a page's start, and returns the table, mapped.
+func mappedQuietTable(t *testing.T, n int) *quietTable {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("the table is mapped on Linux only")
+	}
+	s, err := newLoadScratch(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.close)
+	w := s.appender()
+	w.write(make([]byte, 1000))
+	if err := w.done(); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(uint64(n), 1))
+	logs := make(quietLogs, n)
+	for i := range logs {
+		logs[i] = quietLog{path: rng.Uint64(), id: watchers.FileID{Dev: 1, Ino: uint64(i)}, size: int64(i)}
+	}
+	slices.SortFunc(logs, func(a, b quietLog) int { return cmp.Compare(a.path, b.path) })
+	runs := &quietRuns{s: s}
+	if err := runs.add(logs); err != nil {
+		t.Fatal(err)
+	}
+	table, err := runs.table()
+	if err != nil || table.mapped == nil {
+		t.Fatalf("the table is not mapped (%v)", err)
+	}
+	if table.at%int64(os.Getpagesize()) == 0 {
+		t.Fatal("the table starts on a page's start: the test proves less")
+	}
+	return table
+}
+
+// The mapped table counts as resident the pages each block read spans,
+// those of the file from the table's start on, and lets them all go once
+// they add up to its bound.
+func TestQuietTableMappingCountsThePagesItReads(t *testing.T) {
+	defer func(r int) { tableResidentBytes = r }(tableResidentBytes)
+	table := mappedQuietTable(t, 3000) // 120 KB: some thirty pages
+	table.stop = func(err error) { t.Fatal(err) }
+	page := int64(os.Getpagesize())
+	mapStart := table.at &^ (page - 1)
+	tableResidentBytes = 1 << 30
+	for blk := range len(table.index) {
+		clear(table.touched)
+		table.resident = 0
+		if _, ok := table.block(blk); !ok {
+			t.Fatal("block not read")
+		}
+		from := table.at + int64(blk*quietBlockLogs*quietLogSize)
+		to := from + int64(min(quietBlockLogs, table.n-blk*quietBlockLogs)*quietLogSize)
+		want := map[int64]bool{}
+		for p := (from - mapStart) / page; p <= (to-1-mapStart)/page; p++ {
+			want[p] = true
+		}
+		got := map[int64]bool{}
+		for p := range int64(len(table.touched) * 64) {
+			if table.touched[p/64]&(1<<(p%64)) != 0 {
+				got[p] = true
+			}
+		}
+		if !maps.Equal(got, want) || table.resident != len(want)*int(page) {
+			t.Fatalf("block %d (bytes %d to %d of the file): pages %v counted, %d resident; want %v", blk, from, to, got, table.resident, want)
+		}
+	}
+	// Bound to less than a page: every read lets everything go.
+	tableResidentBytes = int(page) - 1
+	for blk := range len(table.index) {
+		if _, ok := table.block(blk); !ok {
+			t.Fatal("block not read")
+		}
+		if table.resident != 0 || slices.ContainsFunc(table.touched, func(w uint64) bool { return w != 0 }) {
+			t.Fatalf("block %d: %d bytes still counted resident past the bound", blk, table.resident)
+		}
+	}
+}
+
+// A page of the mapped table that cannot be read (here, the file cut short
+// under it) stops the scan with an error that says so, not a crash.
+func TestQuietTableMappingFaultIsAnError(t *testing.T) {
+	table := mappedQuietTable(t, 3000)
+	var stopped error
+	table.stop = func(err error) { stopped = err }
+	if err := table.f.f.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := table.block(len(table.index) - 1); ok || stopped == nil || !strings.Contains(stopped.Error(), "could not be read") {
+		t.Fatalf("a block past the file's end read %v, stopping with %v", ok, stopped)
 	}
 }
