@@ -29,9 +29,10 @@ import (
 // load's own (loadScratch): its session's hash, whether it is quiet, and
 // for a quiet one what the retired set and the quiet logs' table keep. The
 // session keys' hashes, and the sessions named as parents, go there too.
-// Each piece then reads that file twice (to count its sessions' sources,
-// then to place those of the sessions it retired), and walks the session
-// records decoding only its own. A quiet source of a session that stays
+// They are written in chunks by piece (loadedPieces), and each piece then
+// reads its own twice (to count its sessions' sources, then to place those
+// of the sessions it retired), and walks the session records decoding only
+// its own. A quiet source of a session that stays
 // (another of its logs changed) is read back by its id. The quiet logs of
 // each piece are written to the file as a sorted run; once every piece is
 // done, the runs are merged into the table the walk looks logs up in
@@ -112,11 +113,12 @@ type loadScratch struct {
 }
 
 // Faults of the load's file, for tests: its creation and every read fail
-// with them when set, and every write at an offset for which
+// with them when set, and every write of what (the "sources" of the
+// first walk, the quiet logs' "runs", their merged "table") for which
 // loadScratchWriteFault returns an error.
 var (
 	loadScratchCreateFault, loadScratchReadFault error
-	loadScratchWriteFault                        func(at int64) error
+	loadScratchWriteFault                        func(what string) error
 )
 
 func newLoadScratch(dir string) (*loadScratch, error) {
@@ -148,16 +150,20 @@ type appender struct {
 	err error
 }
 
-func (s *loadScratch) appender() *appender {
-	return &appender{s: s, at: s.end, buf: bufio.NewWriterSize(scratchWriter{s}, 64<<10)}
+// appender writes what (see loadScratchWriteFault).
+func (s *loadScratch) appender(what string) *appender {
+	return &appender{s: s, at: s.end, buf: bufio.NewWriterSize(scratchWriter{s, what}, 64<<10)}
 }
 
-// scratchWriter appends to the file.
-type scratchWriter struct{ s *loadScratch }
+// scratchWriter appends what to the file.
+type scratchWriter struct {
+	s    *loadScratch
+	what string
+}
 
 func (w scratchWriter) Write(b []byte) (int, error) {
 	if loadScratchWriteFault != nil {
-		if err := loadScratchWriteFault(w.s.end); err != nil {
+		if err := loadScratchWriteFault(w.what); err != nil {
 			return 0, err
 		}
 	}
@@ -200,15 +206,64 @@ type failingReader struct{ err error }
 
 func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
 
-// eachLoaded hands fn every record written from at to end.
-func (s *loadScratch) eachLoaded(at, end int64, fn func(loadedSource)) error {
-	r := bufio.NewReaderSize(s.section(at, end-at), 64<<10)
-	var rec [loadedSize]byte
-	for n := (end - at) / loadedSize; n > 0; n-- {
-		if _, err := io.ReadFull(r, rec[:]); err != nil {
+// loadedPieces are the records of a load's first walk in its file, by
+// piece: each piece's are buffered and appended to the file in chunks,
+// so that a piece reads its own records only (reading the whole file for
+// each piece made the load's reads grow as the square of the sessions).
+type loadedPieces struct {
+	s      *loadScratch
+	size   int          // of a chunk
+	bufs   [][]byte     // by piece: what is not written yet
+	chunks [][][2]int64 // by piece: where its chunks start and end
+	err    error
+}
+
+func newLoadedPieces(s *loadScratch, pieces int) *loadedPieces {
+	// Up to 64 KB a piece, 4 MB in all (120 pieces: some 4 million sessions).
+	size := min(max((4<<20)/pieces, 4<<10), 64<<10)
+	return &loadedPieces{s: s, size: size, bufs: make([][]byte, pieces), chunks: make([][][2]int64, pieces)}
+}
+
+// put adds a record of a piece.
+func (p *loadedPieces) put(piece int, rec []byte) {
+	b := append(p.bufs[piece], rec...)
+	if len(b) >= p.size {
+		p.flush(piece, b)
+		b = b[:0]
+	}
+	p.bufs[piece] = b
+}
+
+func (p *loadedPieces) flush(piece int, b []byte) {
+	if p.err != nil || len(b) == 0 {
+		return
+	}
+	at := p.s.end
+	if _, p.err = (scratchWriter{p.s, "sources"}).Write(b); p.err == nil {
+		p.chunks[piece] = append(p.chunks[piece], [2]int64{at, p.s.end})
+	}
+}
+
+// done writes what is buffered; it returns the first failure to write.
+func (p *loadedPieces) done() error {
+	for piece, b := range p.bufs {
+		p.flush(piece, b)
+		p.bufs[piece] = nil
+	}
+	return p.err
+}
+
+// each hands fn every record of a piece, in the order they were put.
+func (p *loadedPieces) each(piece int, fn func(loadedSource)) error {
+	var buf []byte
+	for _, c := range p.chunks[piece] {
+		buf = slices.Grow(buf[:0], int(c[1]-c[0]))[:c[1]-c[0]]
+		if err := p.s.readAt(buf, c[0]); err != nil {
 			return fmt.Errorf("read back the load's file: %w", err)
 		}
-		fn(decodeLoaded(rec[:]))
+		for i := 0; i+loadedSize <= len(buf); i += loadedSize {
+			fn(decodeLoaded(buf[i:]))
+		}
 	}
 	return nil
 }
@@ -236,7 +291,8 @@ func (d *Daemon) loadInPieces(q *quietLoad, keep func(*state.Source), session fu
 		// The file serves the walk after the load too (the quiet logs'
 		// table): closed when the scan ends.
 		d.closeScratch = s.close
-		loaded, kept, err := d.writeLoaded(l, q, s)
+		pieces := (n + loadPieceSessions - 1) / loadPieceSessions
+		loaded, kept, err := d.writeLoaded(l, q, newLoadedPieces(s, pieces))
 		if err != nil || loaded == nil {
 			s.close()
 			d.closeScratch = nil
@@ -247,14 +303,13 @@ func (d *Daemon) loadInPieces(q *quietLoad, keep func(*state.Source), session fu
 			keep(src)
 		}
 		kept = nil
-		pieces := (n + loadPieceSessions - 1) / loadPieceSessions
 		d.loadPieces = pieces
 		if loadedInPieces != nil {
 			loadedInPieces(pieces)
 		}
 		runs := &quietRuns{s: s}
 		for k := range pieces {
-			if err := d.loadPiece(l, q, s, loaded, uint64(pieces), uint64(k), keep, session, runs); err != nil {
+			if err := d.loadPiece(l, q, loaded, uint64(pieces), uint64(k), keep, session, runs); err != nil {
 				return err
 			}
 		}
@@ -268,16 +323,16 @@ func (d *Daemon) loadInPieces(q *quietLoad, keep func(*state.Source), session fu
 	return pieced, err
 }
 
-// writeLoaded is a load in pieces' walk over the sources: it returns where
-// in s it wrote the records of the session keys, parents and sources, and
-// the source records it keeps; no span when the file could not be
-// written.
-func (d *Daemon) writeLoaded(l *state.Loader, q *quietLoad, s *loadScratch) (loaded *[2]int64, kept []*state.Source, err error) {
-	w := s.appender()
+// writeLoaded is a load in pieces' walk over the sources: it writes to w
+// the records of the session keys, parents and sources, each to the piece
+// of the session it names, and returns w and the source records it keeps;
+// no w when the file could not be written.
+func (d *Daemon) writeLoaded(l *state.Loader, q *quietLoad, w *loadedPieces) (loaded *loadedPieces, kept []*state.Source, err error) {
 	var rec []byte
+	pieces := uint64(len(w.bufs))
 	put := func(ls loadedSource) {
 		rec = appendLoaded(rec[:0], ls)
-		w.write(rec)
+		w.put(int(ls.session%pieces), rec)
 	}
 	if err := l.SessionKeys(func(k []byte) {
 		put(loadedSource{kind: loadedKey, session: retiredKeyHash(string(k))})
@@ -313,22 +368,19 @@ func (d *Daemon) writeLoaded(l *state.Loader, q *quietLoad, s *loadScratch) (loa
 		d.log.Warn("the state is loaded in one piece", "component", "daemon", "err", err)
 		return nil, nil, nil
 	}
-	return &[2]int64{w.at, s.end}, kept, nil
+	return w, kept, nil
 }
 
 // loadPiece loads the sessions of piece k of n: those whose key's hash is
 // k modulo n.
-func (d *Daemon) loadPiece(l *state.Loader, q *quietLoad, s *loadScratch, loaded *[2]int64, n, k uint64,
+func (d *Daemon) loadPiece(l *state.Loader, q *quietLoad, loaded *loadedPieces, n, k uint64,
 	keep func(*state.Source), session func(*state.Session) error, runs *quietRuns) error {
 	in := func(h uint64) bool { return h%n == k }
 	q.groups = make(map[uint64]quietGroup, loadPieceSessions+loadPieceSessions/4)
 	q.quiet, q.retired, q.logs = 0, 0, nil
 	// The piece's sessions, those named as parents, and each one's sources
 	// counted, as park counts them.
-	if err := s.eachLoaded(loaded[0], loaded[1], func(ls loadedSource) {
-		if !in(ls.session) {
-			return
-		}
+	if err := loaded.each(int(k), func(ls loadedSource) {
 		switch ls.kind {
 		case loadedKey:
 			q.sessionKeyHash(ls.session)
@@ -357,8 +409,8 @@ func (d *Daemon) loadPiece(l *state.Loader, q *quietLoad, s *loadScratch, loaded
 	}
 	// The quiet sources: placed in the retired set, or read back and kept.
 	var back []uint64
-	if err := s.eachLoaded(loaded[0], loaded[1], func(ls loadedSource) {
-		if ls.kind != loadedSrc || !ls.quiet || !in(ls.session) {
+	if err := loaded.each(int(k), func(ls loadedSource) {
+		if ls.kind != loadedSrc || !ls.quiet {
 			return
 		}
 		if !d.retired.place(ls.session, ls.id, ls.file, ls.missing) {
@@ -410,7 +462,7 @@ func (r *quietRuns) add(logs quietLogs) error {
 		r.mem = append(r.mem, logs...)
 		return nil
 	}
-	w := r.s.appender()
+	w := r.s.appender("runs")
 	var rec []byte
 	for _, q := range logs {
 		rec = appendQuietLog(rec[:0], q)
@@ -494,7 +546,7 @@ func (r *quietRuns) merge() (*quietTable, error) {
 		total += int(n)
 	}
 	t := &quietTable{f: r.s, n: total, index: make([]uint64, 0, (total+quietBlockLogs-1)/quietBlockLogs)}
-	w := r.s.appender()
+	w := r.s.appender("table")
 	t.at = w.at
 	var out []byte
 	for k := 0; len(heads) > 0; k++ {

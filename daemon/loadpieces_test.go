@@ -184,7 +184,7 @@ func writeQuietHome(t *testing.T, home string, n int) ([]watchers.Root, []string
 // A load in pieces whose file cannot be made, or cannot be written, is
 // made otherwise and changes nothing that the scan leaves: one that
 // cannot create the file, or write its first walk, loads in one piece;
-// one that cannot write the quiet logs' runs (or their merge) keeps the
+// one that cannot write the quiet logs' runs, or their merge, keeps the
 // table in memory. Each second scan, with one log appended to and one
 // deleted, must leave the maps and records of a scan that loads in one
 // piece.
@@ -193,14 +193,15 @@ func TestLoadInPiecesWithoutItsFile(t *testing.T) {
 	full := errors.New("no space left on device (injected)")
 	for _, c := range []struct {
 		name           string
-		create, write  bool
-		runsFrom       int64 // writes fail from this offset on
+		create         bool
+		failing        []string // what cannot be written (loadScratchWriteFault)
 		pieced, inFile bool
 	}{
 		{name: "the file made and written", pieced: true, inFile: true},
 		{name: "no file", create: true},
-		{name: "no first walk written", write: true, runsFrom: 0},
-		{name: "no runs written", write: true, runsFrom: 1, pieced: true},
+		{name: "no first walk written", failing: []string{"sources"}},
+		{name: "no runs written", failing: []string{"runs", "table"}, pieced: true},
+		{name: "no merged table written", failing: []string{"table"}, pieced: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			home := t.TempDir()
@@ -233,13 +234,11 @@ func TestLoadInPiecesWithoutItsFile(t *testing.T) {
 				if c.create {
 					loadScratchCreateFault = full
 				}
-				if c.write {
-					loadScratchWriteFault = func(at int64) error {
-						if at >= c.runsFrom {
-							return full
-						}
-						return nil
+				loadScratchWriteFault = func(what string) error {
+					if slices.Contains(c.failing, what) {
+						return full
 					}
+					return nil
 				}
 				scan(data, 2)
 			}()
@@ -327,7 +326,7 @@ func mappedQuietTable(t *testing.T, n int) *quietTable {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.close)
-	w := s.appender()
+	w := s.appender("sources")
 	w.write(make([]byte, 1000))
 	if err := w.done(); err != nil {
 		t.Fatal(err)
@@ -407,5 +406,42 @@ func TestQuietTableMappingFaultIsAnError(t *testing.T) {
 	}
 	if _, ok := table.block(len(table.index) - 1); ok || stopped == nil || !strings.Contains(stopped.Error(), "could not be read") {
 		t.Fatalf("a block past the file's end read %v, stopping with %v", ok, stopped)
+	}
+}
+
+// Each piece reads back the records put for it, in their order, and none
+// of another's, whether its chunks were written as they filled or at the
+// end.
+func TestLoadedPiecesReadBackWhatWasPut(t *testing.T) {
+	s, err := newLoadScratch(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	for _, chunk := range []int{1, 3, 1000} {
+		rng := rand.New(rand.NewPCG(uint64(chunk), 2))
+		pieces := 1 + rng.IntN(6)
+		p := newLoadedPieces(s, pieces)
+		p.size = chunk * loadedSize
+		want := make([][]loadedSource, pieces)
+		for i := range 500 {
+			ls := loadedSource{kind: loadedSrc, quiet: i%3 == 0, missing: i%5 == 0, session: rng.Uint64(), id: uint64(i),
+				file: watchers.FileID{Dev: 7, Ino: rng.Uint64()}, path: rng.Uint64(), size: rng.Int64(), modMs: rng.Int64()}
+			k := int(ls.session % uint64(pieces))
+			want[k] = append(want[k], ls)
+			p.put(k, appendLoaded(nil, ls))
+		}
+		if err := p.done(); err != nil {
+			t.Fatal(err)
+		}
+		for k := range pieces {
+			var got []loadedSource
+			if err := p.each(k, func(ls loadedSource) { got = append(got, ls) }); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want[k]) {
+				t.Fatalf("chunks of %d records, piece %d of %d: read back %d records, want %d (or others)", chunk, k, pieces, len(got), len(want[k]))
+			}
+		}
 	}
 }
