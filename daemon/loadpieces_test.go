@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -444,4 +445,77 @@ func TestLoadedPiecesReadBackWhatWasPut(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A second scan of the corpus, after a day's changes (a Claude Code log
+// appended to, another deleted), leaves the same maps and records whether
+// it loads in pieces of one session (the quiet logs' table on disk, in
+// blocks of two logs), in one piece, or keeps every record.
+func TestSecondScanOfTheCorpusInPieces(t *testing.T) {
+	defer func(n, block int, load bool) {
+		loadPieceSessions, quietBlockLogs, retireOnLoad = n, block, load
+	}(loadPieceSessions, quietBlockLogs, retireOnLoad)
+	corpus := corpusDir(t)
+	home := t.TempDir()
+	for _, f := range layout(t, corpus, home, 64<<20) {
+		f.write(t, len(f.data))
+	}
+	roots := homeRoots(runtime.GOOS, home)
+	clock := watchers.NewManualClock(time.Now())
+	var last *Daemon
+	scan := func(data string) {
+		t.Helper()
+		last = New(Options{DataDir: data, Once: true, Roots: roots, Logger: slog.New(slog.DiscardHandler), Clock: clock})
+		if err := last.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inPieces, onePiece, keepsAll := t.TempDir(), t.TempDir(), t.TempDir()
+	scan(inPieces)
+	copyTree(t, inPieces, onePiece)
+	copyTree(t, inPieces, keepsAll)
+
+	var claude []string
+	filepath.WalkDir(filepath.Join(home, ".claude"), func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && strings.HasSuffix(p, ".jsonl") && !strings.Contains(p, "subagents") {
+			claude = append(claude, p)
+		}
+		return nil
+	})
+	if len(claude) < 3 {
+		t.Fatalf("%d Claude Code logs in the corpus home", len(claude))
+	}
+	slices.Sort(claude)
+	first, err := os.ReadFile(claude[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(claude[0], os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(first[:bytes.IndexByte(first, '\n')+1]) // its first line again
+	f.Close()
+	if err := os.Remove(claude[1]); err != nil {
+		t.Fatal(err)
+	}
+
+	loadPieceSessions, quietBlockLogs = 1, 2
+	scan(inPieces)
+	if last.loadPieces < 40 || last.retiredOnLoad == 0 {
+		t.Fatalf("the scan loaded in %d pieces and let go of %d sessions on load; want a piece a session, most let go of", last.loadPieces, last.retiredOnLoad)
+	}
+	t.Logf("in pieces: %d pieces, %d sessions let go of on load, %d taken up again", last.loadPieces, last.retiredOnLoad, last.restored)
+	loadPieceSessions = 1 << 30
+	scan(onePiece)
+	if last.loadPieces != 0 || last.retiredOnLoad == 0 {
+		t.Fatalf("the scan in one piece loaded in %d pieces and let go of %d sessions on load", last.loadPieces, last.retiredOnLoad)
+	}
+	retireOnLoad = false
+	scan(keepsAll)
+	mapsPieces, statePieces := caughtUp(t, inPieces)
+	mapsOne, stateOne := caughtUp(t, onePiece)
+	mapsAll, stateAll := caughtUp(t, keepsAll)
+	sameCatchUp(t, "loading in pieces against one piece", mapsOne, stateOne, mapsPieces, statePieces)
+	sameCatchUp(t, "loading in pieces against keeping every record", mapsAll, stateAll, mapsPieces, statePieces)
 }
