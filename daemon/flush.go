@@ -208,7 +208,15 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 		events += len(evs)
 	}
 	mapper := d.opt.Mapper
-	parallel(len(jobs), func(i int) { jobs[i].built, jobs[i].err = safeMap(mapper, jobs[i].events) })
+	// The map's hash is taken by the pool too: the loop alone writes and
+	// records, and every sum taken there would wait on it.
+	parallel(len(jobs), func(i int) {
+		j := jobs[i]
+		if j.built, j.err = safeMap(mapper, j.events); j.err == nil {
+			sum := sha256.Sum256(j.built.Gzip)
+			j.hash = hex.EncodeToString(sum[:])
+		}
+	})
 
 	var items []mapstore.Item
 	var writes []*flushJob
@@ -226,8 +234,6 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 			start = time.UnixMilli(s.ActivityMs)
 		}
 		j.rel = mapstore.RelPath(s.Agent, id, start)
-		sum := sha256.Sum256(b.Gzip)
-		j.hash = hex.EncodeToString(sum[:])
 		if f := s.Flush; f != nil && f.SHA256 == j.hash && f.Path == j.rel {
 			if _, err := os.Stat(filepath.Join(d.store.Root, j.rel)); err == nil {
 				if d.unrecorded[s.Key] != nil {

@@ -297,10 +297,19 @@ func (t *errTrap) get() *LoggedError {
 }
 
 // trapHandler passes records on and remembers the last error.
+//
+// The attributes given with Logger.With are kept as they are and handed to
+// the handler below only when a record is logged: the daemon makes a
+// logger for every log it reads and every map it writes (its agent, path
+// and session), and most of them never log a line, while the handler
+// below formats a logger's attributes when it is made (in a scan of
+// 100,000 sessions, 3% of the samples of the loop that routes, commits
+// and writes the maps).
 type trapHandler struct {
 	slog.Handler
 	trap      *errTrap
-	component string // given with Logger.With
+	component string      // given with Logger.With
+	attrs     []slog.Attr // given with Logger.With, not handed down yet
 }
 
 func (h trapHandler) Enabled(ctx context.Context, l slog.Level) bool {
@@ -323,19 +332,35 @@ func (h trapHandler) Handle(ctx context.Context, r slog.Record) error {
 	if !h.Handler.Enabled(ctx, r.Level) {
 		return nil
 	}
-	return h.Handler.Handle(ctx, r)
+	return h.withAttrs().Handle(ctx, r)
+}
+
+// withAttrs is the handler below with the attributes given so far.
+func (h trapHandler) withAttrs() slog.Handler {
+	if len(h.attrs) == 0 {
+		return h.Handler
+	}
+	return h.Handler.WithAttrs(h.attrs)
 }
 
 func (h trapHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	comp := h.component
+	if len(as) == 0 {
+		return h
+	}
 	for _, a := range as {
 		if a.Key == "component" {
-			comp = a.Value.String()
+			h.component = a.Value.String()
 		}
 	}
-	return trapHandler{h.Handler.WithAttrs(as), h.trap, comp}
+	// A copy when there are attributes already: two loggers made from
+	// this one must not share the room after them.
+	h.attrs = append(h.attrs[:len(h.attrs):len(h.attrs)], as...)
+	return h
 }
 
 func (h trapHandler) WithGroup(name string) slog.Handler {
-	return trapHandler{h.Handler.WithGroup(name), h.trap, h.component}
+	if name == "" {
+		return h
+	}
+	return trapHandler{Handler: h.withAttrs().WithGroup(name), trap: h.trap, component: h.component}
 }
