@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -335,12 +336,14 @@ func (h trapHandler) Handle(ctx context.Context, r slog.Record) error {
 	return h.withAttrs().Handle(ctx, r)
 }
 
-// withAttrs is the handler below with the attributes given so far.
+// withAttrs is the handler below with the attributes given so far: a copy
+// of them, as a handler may keep or change the slice it is given, and this
+// one is shared by every goroutine logging through the logger.
 func (h trapHandler) withAttrs() slog.Handler {
 	if len(h.attrs) == 0 {
 		return h.Handler
 	}
-	return h.Handler.WithAttrs(h.attrs)
+	return h.Handler.WithAttrs(slices.Clone(h.attrs))
 }
 
 func (h trapHandler) WithAttrs(as []slog.Attr) slog.Handler {
