@@ -90,7 +90,10 @@ type Daemon struct {
 	// wrote and let go of (retire.go, retiredset.go).
 	retired  retiredSet
 	restored int // retired sessions taken up again
-	mapsPeak int // the most sources held since the maps were last rebuilt (compactMaps)
+	// gatheredAhead counts the flush chunks gathered while another was in
+	// flight, stoppedAhead those of them stopped at unreadable events.
+	gatheredAhead, stoppedAhead int
+	mapsPeak                    int // the most sources held since the maps were last rebuilt (compactMaps)
 	// keptInMemory notes, with their generation, the sessions a following
 	// daemon may not let go of until they change (retireIdleOf).
 	keptInMemory  map[string]uint64

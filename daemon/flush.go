@@ -149,18 +149,63 @@ func (d *Daemon) flush(key string) error {
 // gathers each chunk's events, a pool as wide as the machine builds the
 // maps, one batch write shares the syncs of the chunk's files, and the
 // loop records the outcome in session order.
+//
+// While the loop writes a chunk's maps and records them, the pool builds
+// the next chunk's, gathered just before: a catch-up of many small
+// sessions is bound by the loop (in a scan of 100,000 of them, before the
+// chunks overlapped, the loop waited 3.4 s for the pool to build, and the
+// pool then had nothing to build while the loop wrote). The next chunk is
+// gathered ahead only while this one holds at most half of
+// flushChunkEvents, and within what is left of it, so that the events in
+// flight stay under the same bound (but for the last session a chunk
+// takes, as ever) and chunks of larger sessions are gathered, built and
+// written one by one, as before, in the same number of batches. A chunk
+// gathered is always written, even once ctx is done.
+//
+// Gathering the next chunk before this one is recorded changes no map and
+// no record: each gathers, and each job records, its own sessions only,
+// each job with the generation it gathered. The sessions the next chunk
+// finds empty join the flushes to record ahead of this chunk's. A
+// session's events that cannot be read stop a chunk gathered ahead: its
+// repair (which may read logs again, forget sessions a new exclusion
+// covers, or rewrite a map) waits until no chunk is in flight.
 const (
 	flushChunk       = 128
 	flushChunkEvents = 50000
 )
+
+// flushAhead is a variable for the tests, which compare flushes that
+// gather ahead with flushes that do not.
+var flushAhead = true
+
+// eventsReadFault is the tests': when set, the error it returns for a
+// session and its sources is sessionEvents' (a damage found only when the
+// events are read, as a disk failing under a running daemon makes).
+var eventsReadFault func(key string, srcs []*state.Source) error
 
 // flushMany flushes the given sessions, in order; it returns the error of
 // each session whose map could not be written (a retry is scheduled).
 func (d *Daemon) flushMany(ctx context.Context, keys []string) map[string]error {
 	failed := map[string]error{}
 	d.commitGroup()
-	for len(keys) > 0 && ctx.Err() == nil {
-		keys = d.flushChunk(keys, failed)
+	var next *flushBatch
+	for ctx.Err() == nil && (len(keys) > 0 || next != nil) {
+		cur := next
+		if cur == nil {
+			cur, keys = d.gatherChunk(keys, flushChunkEvents, false, failed)
+		}
+		next = nil
+		if flushAhead && !cur.stopped && ctx.Err() == nil && len(keys) > 0 && cur.events <= flushChunkEvents/2 {
+			next, keys = d.gatherChunk(keys, flushChunkEvents-cur.events, true, failed)
+			d.gatheredAhead++
+			if next.stopped {
+				d.stoppedAhead++
+			}
+		}
+		d.finishChunk(cur, failed)
+	}
+	if next != nil {
+		d.finishChunk(next, failed)
 	}
 	return failed
 }
@@ -178,16 +223,33 @@ type flushJob struct {
 	written bool // a write was attempted (the map changed)
 }
 
-// flushChunk flushes the sessions at the head of keys that fit in one
-// chunk and returns the rest.
-func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
-	var jobs []*flushJob
-	events := 0
-	for len(keys) > 0 && len(jobs) < flushChunk && events < flushChunkEvents {
+// flushBatch is one chunk of a flush: its jobs, their events, and the
+// pool building its maps (built is closed once every job is built).
+// stopped says a chunk gathered ahead stopped at a session whose events
+// could not be read, which is then at the head of the keys left.
+type flushBatch struct {
+	jobs    []*flushJob
+	events  int
+	built   chan struct{}
+	stopped bool
+}
+
+// gatherChunk takes the sessions at the head of keys that fit in one chunk
+// of budget events (the last session it takes may pass it), gathers their
+// events, starts the pool on their maps, and returns the chunk and the
+// rest. A chunk gathered ahead (while another is in flight) stops at a
+// session whose events cannot be read, leaving it to the next chunk.
+func (d *Daemon) gatherChunk(keys []string, budget int, ahead bool, failed map[string]error) (*flushBatch, []string) {
+	b := &flushBatch{built: make(chan struct{})}
+	for len(keys) > 0 && len(b.jobs) < flushChunk && b.events < budget {
 		key := keys[0]
-		keys = keys[1:]
 		s := d.sessions[key]
 		evs, err := d.sessionEvents(key, true)
+		if err != nil && ahead {
+			b.stopped = true
+			break
+		}
+		keys = keys[1:]
 		if err != nil && d.repairSession(err) {
 			evs, err = d.sessionEvents(key, true)
 		}
@@ -204,32 +266,43 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 			d.flushed = append(d.flushed, s)
 			continue
 		}
-		jobs = append(jobs, &flushJob{key: key, s: s, gen: s.Gen, events: evs})
-		events += len(evs)
+		b.jobs = append(b.jobs, &flushJob{key: key, s: s, gen: s.Gen, events: evs})
+		b.events += len(evs)
 	}
+	jobs := b.jobs
 	mapper := d.opt.Mapper
 	// The map's hash is taken by the pool too: the loop alone writes and
 	// records, and every sum taken there would wait on it.
-	parallel(len(jobs), func(i int) {
-		j := jobs[i]
-		if j.built, j.err = safeMap(mapper, j.events); j.err == nil {
-			sum := sha256.Sum256(j.built.Gzip)
-			j.hash = hex.EncodeToString(sum[:])
-		}
-	})
+	go func() {
+		defer close(b.built)
+		parallel(len(jobs), func(i int) {
+			j := jobs[i]
+			if j.built, j.err = safeMap(mapper, j.events); j.err == nil {
+				sum := sha256.Sum256(j.built.Gzip)
+				j.hash = hex.EncodeToString(sum[:])
+			}
+		})
+	}()
+	return b, keys
+}
 
+// finishChunk waits for a chunk's maps, writes those that changed in one
+// batch, and records the outcome of each job in session order.
+func (d *Daemon) finishChunk(b *flushBatch, failed map[string]error) {
+	<-b.built
+	jobs, events := b.jobs, b.events
 	var items []mapstore.Item
 	var writes []*flushJob
 	for _, j := range jobs {
 		if j.err != nil {
 			continue
 		}
-		b, s := j.built, j.s
-		id := b.NativeID
+		built, s := j.built, j.s
+		id := built.NativeID
 		if id == "" {
 			id = s.NativeID
 		}
-		start := b.Start
+		start := built.Start
 		if start.IsZero() {
 			start = time.UnixMilli(s.ActivityMs)
 		}
@@ -243,7 +316,7 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 			}
 		}
 		j.written = true
-		items = append(items, mapstore.Item{Rel: j.rel, Data: b.Gzip, Replaces: s.Flush != nil && s.Flush.Path == j.rel})
+		items = append(items, mapstore.Item{Rel: j.rel, Data: built.Gzip, Replaces: s.Flush != nil && s.Flush.Path == j.rel})
 		writes = append(writes, j)
 	}
 	for i, err := range d.store.WriteMany(items) {
@@ -300,7 +373,6 @@ func (d *Daemon) flushChunk(keys []string, failed map[string]error) []string {
 		}
 	}
 	d.releaseMapped(events + len(jobs)*recordWeight)
-	return keys
 }
 
 // The state database's pages that commits and flushes touch are let go of
@@ -391,6 +463,11 @@ func parallel(n int, fn func(i int)) {
 // own order is its files'.
 func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, error) {
 	srcs := d.sourcesOf(key)
+	if eventsReadFault != nil {
+		if err := eventsReadFault(key, srcs); err != nil {
+			return nil, err
+		}
+	}
 	sort.Slice(srcs, func(i, j int) bool {
 		a, b := srcs[i], srcs[j]
 		if a.Lane != b.Lane {

@@ -19,7 +19,9 @@ type Built struct {
 
 // Mapper turns all the events of a session into its map. It must only
 // read the events: they are the slices the daemon holds or has just read
-// back, not copies (builder.Build only reads them).
+// back, not copies (builder.Build only reads them). It runs on a pool, at
+// the same time as the loop gathers the next chunk of a flush and writes
+// and records the last one (flush.go), and reads nothing of the daemon's.
 type Mapper func(events []event.Event) (Built, error)
 
 // BuilderMapper builds with the builder's defaults (relative paths), the
