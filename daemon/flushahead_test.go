@@ -38,13 +38,12 @@ func writeBasicCopies(t *testing.T, home string, n, lines int) (paths, keys []st
 	return paths, keys
 }
 
-// scanWith catches up once on the roots into data, gathering flush chunks
+// scanWith catches up once, as opt says, into data, gathering flush chunks
 // ahead or not, and returns the daemon that did.
-func scanWith(t *testing.T, roots []Options, data string, ahead bool) *Daemon {
+func scanWith(t *testing.T, opt Options, data string, ahead bool) *Daemon {
 	t.Helper()
 	defer func(a bool) { flushAhead = a }(flushAhead)
 	flushAhead = ahead
-	opt := roots[0]
 	opt.DataDir = data
 	d := New(opt)
 	if err := d.Run(context.Background()); err != nil {
@@ -67,7 +66,7 @@ func TestFlushAheadWritesWhatOneChunkAtATimeWrites(t *testing.T) {
 	}
 	writeBasicCopies(t, home, 3*flushChunk+40, 0)
 	writeParentWithLateChild(t, home)
-	opt := []Options{{Once: true, Roots: homeRoots(runtime.GOOS, home), Logger: slog.New(slog.DiscardHandler)}}
+	opt := Options{Once: true, Roots: homeRoots(runtime.GOOS, home), Logger: slog.New(slog.DiscardHandler)}
 	defer func(n int) { holdEvents = n }(holdEvents)
 	for _, hold := range []int{0, 50} {
 		holdEvents = hold
@@ -102,7 +101,7 @@ func TestFlushAheadStopsAtDamagedEvents(t *testing.T) {
 	home := t.TempDir()
 	n := 3 * flushChunk
 	_, keys := writeBasicCopies(t, home, n, 20)
-	opt := []Options{{Once: true, Roots: homeRoots(runtime.GOOS, home), Logger: slog.New(slog.DiscardHandler)}}
+	opt := Options{Once: true, Roots: homeRoots(runtime.GOOS, home), Logger: slog.New(slog.DiscardHandler)}
 	first := t.TempDir()
 	scanWith(t, opt, first, true)
 	// Every log gets the rest of its lines: every session is flushed
