@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -111,12 +112,22 @@ func parse(name, doc string, p platform) (*Config, error) {
 			probs = append(probs, decodeProblem(name, s.key, err, lines))
 		}
 	}
-	for _, k := range md.Undecoded() {
-		if failed[k[0]] {
+	// An unknown table comes with each of its keys: it is reported once,
+	// at its header, as a table.
+	undecoded := md.Undecoded()
+	under := func(k, table toml.Key) bool {
+		return len(k) > len(table) && slices.Equal(k[:len(table)], table)
+	}
+	for _, k := range undecoded {
+		if failed[k[0]] || slices.ContainsFunc(undecoded, func(t toml.Key) bool { return under(k, t) }) {
 			continue
 		}
+		msgKey := k
+		if i := slices.IndexFunc(undecoded, func(c toml.Key) bool { return under(c, k) }); i >= 0 {
+			msgKey = undecoded[i]
+		}
 		key := k.String()
-		probs = append(probs, &Problem{File: name, Line: lines.line(key), Key: key, Msg: unknownMsg(k)})
+		probs = append(probs, &Problem{File: name, Line: lines.line(key), Key: key, Msg: unknownMsg(msgKey)})
 	}
 
 	resolvePaths(c, p, md)

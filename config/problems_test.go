@@ -88,8 +88,10 @@ func TestUnknownKeys(t *testing.T) {
 	}{
 		{"top level", "version = 1\ndata_dri = \"/x\"\n", "data_dri", 2, "known at the top level: version, data_dir"},
 		{"in a table", "[maps]\npath_mode = \"relative\"\n\npathmode = \"hashed\"\n", "maps.pathmode", 4, "known in [maps]: path_mode"},
-		{"unknown table", "[mapz]\nx = 1\n", "mapz.x", 2, "unknown table [mapz] (known at the top level: version"},
-		{"unknown agent", "[agents.aider]\nenabled = true\n", "agents.aider.enabled", 2, "unknown table [agents.aider] (known in [agents]: claude, codex, cursor, opencode, copilot, gemini)"},
+		// An unknown table is one problem, at its header, not one for it
+		// and one for each of its keys.
+		{"unknown table", "[mapz]\nx = 1\n", "mapz", 1, "unknown table [mapz] (known at the top level: version"},
+		{"unknown agent", "[agents.aider]\nenabled = true\nroots = []\n", "agents.aider", 1, "unknown table [agents.aider] (known in [agents]: claude, codex, cursor, opencode, copilot, gemini)"},
 		{"dotted key", "maps.evnt_cap = 3\n", "maps.evnt_cap", 1, "known in [maps]"},
 		{"inline table", "agents = { claude = { enabled = true, rots = [] } }\n", "agents.claude.rots", 1, "known in [agents.claude]: enabled, roots"},
 		{"cursor lists its embedded keys", "[agents.cursor]\napproots = []\n", "agents.cursor.approots", 2, "known in [agents.cursor]: enabled, roots, app_roots"},
@@ -103,6 +105,9 @@ func TestUnknownKeys(t *testing.T) {
 			probs := Problems(err)
 			if len(probs) == 0 {
 				t.Fatal("accepted")
+			}
+			if len(probs) != 1 {
+				t.Errorf("%d problems, want one: %v", len(probs), err)
 			}
 			var found bool
 			for _, p := range probs {

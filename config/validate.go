@@ -74,7 +74,7 @@ const (
 	maxIdle     = 7 * 24 * time.Hour
 	minMaxLine  = 1 << 20
 	maxMaxLine  = 1 << 30
-	maxEventCap = 1_000_000
+	MaxEventCap = 1_000_000
 	minEvery    = time.Minute
 	maxPrice    = 100_000
 	minRescan   = time.Second
@@ -129,8 +129,8 @@ func (c *Config) validate(p platform) error {
 		add("maps.path_mode", "%q is not one of %s", c.Maps.PathMode, strings.Join(PathModes, ", "))
 	}
 	derivedPath("maps.hash_key_file", c.Maps.HashKeyFile)
-	if c.Maps.EventCap < 1 || c.Maps.EventCap > maxEventCap {
-		add("maps.event_cap", "must be between 1 and %d", maxEventCap)
+	if c.Maps.EventCap < 1 || c.Maps.EventCap > MaxEventCap {
+		add("maps.event_cap", "must be between 1 and %d", MaxEventCap)
 	}
 
 	if d := c.Flush.Idle.Duration; d < minIdle || d > maxIdle {

@@ -41,11 +41,16 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "A directory is searched for the logs in it; --inputs LIST reads paths from a file or standard input.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil {
+	if err := fl.Parse(interspersed(fl, args)); err != nil {
 		return exitUsage
 	}
 	if fl.NArg() == 0 && *inputs == "" {
 		fl.Usage()
+		return exitUsage
+	}
+	if *eventCap < 1 || *eventCap > config.MaxEventCap {
+		// As maps.event_cap: refused here, not by every session's build.
+		fmt.Fprintf(stderr, "agentmap build: --event-cap must be between 1 and %d\n", config.MaxEventCap)
 		return exitUsage
 	}
 	set := map[string]bool{}
@@ -165,6 +170,12 @@ func buildOptions(set map[string]bool, configFile, mode, keyFile string, eventCa
 		return o, exclude, exitOK
 	}
 	opts.PathMode = redact.Mode(mode)
+	if opts.PathMode == redact.ModeHashed && keyFile == "" {
+		// Documented, but a user who asked for hashed paths should not
+		// have to open a map to learn that file names were kept apart
+		// only as dirs_only does.
+		fmt.Fprintln(stderr, "agentmap build: --path-mode hashed needs a key (--hash-key-file FILE, created if missing); without one the maps use dirs_only")
+	}
 	if opts.PathMode == redact.ModeHashed && keyFile != "" {
 		key, err := config.LoadOrCreateHashKey(keyFile)
 		if err != nil {

@@ -154,6 +154,14 @@ func TestBuildFlags(t *testing.T) {
 	if !strings.Contains(stdout, `"pathMode": "hashed"`) {
 		t.Errorf("map is not in hashed mode")
 	}
+	if strings.Contains(stderr, "needs a key") {
+		t.Errorf("hashed with a key warned: %q", stderr)
+	}
+	// Without a key the map says dirs_only, and so does the command.
+	code, stdout, stderr = run(t, "build", "--path-mode", "hashed", "-o", "-", fixture)
+	if code != exitOK || !strings.Contains(stdout, `"pathMode": "dirs_only"`) || !strings.Contains(stderr, "--path-mode hashed needs a key") {
+		t.Errorf("hashed without a key: exit %d, stderr %q, dirs_only in the map: %v", code, stderr, strings.Contains(stdout, `"pathMode": "dirs_only"`))
+	}
 	if code, stdout, _ := run(t, "version"); code != exitOK || !strings.HasPrefix(stdout, "agentmap ") {
 		t.Errorf("version: %d %q", code, stdout)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -398,4 +399,52 @@ func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// interspersed moves flags after the positional arguments in front of
+// them, so that `show ID --json` works as `show --json ID` and `build
+// FILE -o DIR` as `build -o DIR FILE`: the standard library's flag package
+// stops at the first argument that is not a flag, and every command parses
+// its own flags with it. What follows `--` stays positional, as does `-`
+// (standard input or output).
+func interspersed(fl *flag.FlagSet, args []string) []string {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fl.Lookup(name); f != nil {
+			if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+				continue
+			}
+			if i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		}
+	}
+	return append(flags, append([]string{"--"}, rest...)...)
+}
+
+// unexpectedArgs reports, with the command's usage, an argument given to
+// a command that takes none, naming it: a usage alone left the user to
+// guess which word was wrong.
+func unexpectedArgs(fl *flag.FlagSet, name string, stderr io.Writer) bool {
+	if fl.NArg() == 0 {
+		return false
+	}
+	fmt.Fprintf(stderr, "agentmap %s: unexpected argument %q (%s takes no arguments, only flags)\n", name, fl.Arg(0), name)
+	fl.Usage()
+	return true
 }

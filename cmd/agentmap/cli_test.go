@@ -141,6 +141,10 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"--version"}, exitOK, "out", "agentmap devel"},
 		{[]string{"completion", "tcsh"}, exitUsage, "err", `agentmap completion: invalid argument "tcsh" for "agentmap completion"`},
 		{[]string{"run", "--retire-after", "5s"}, exitUsage, "err", "agentmap run: --retire-after must be between 1m and 30d"},
+		{[]string{"build", "--event-cap", "-5", "f"}, exitUsage, "err", "agentmap build: --event-cap must be between 1 and 1000000"},
+		{[]string{"export", "--out", "x"}, exitUsage, "err", "agentmap export: --format is required: bundle, jsonl"},
+		{[]string{"status", "extra"}, exitUsage, "err", `agentmap status: unexpected argument "extra" (status takes no arguments, only flags)`},
+		{[]string{"scan", "--data-dir", "/nonexistent/x", "extra"}, exitUsage, "err", `agentmap scan: unexpected argument "extra"`},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := dispatch(context.Background(), tc.args, &stdout, &stderr)
@@ -283,5 +287,40 @@ complete agentmap list --agent ""`
 	}
 	if ran == 0 {
 		t.Skip("neither bash with bash-completion nor fish is installed")
+	}
+}
+
+// Flags may follow the arguments, as in the tools users know (`build FILE
+// -o DIR`): before, the flag package stopped at the first file name, so
+// that the map went to the default directory and "-o" was read as a file.
+func TestFlagsAfterTheArguments(t *testing.T) {
+	dir := t.TempDir()
+	fixture, _ := filepath.Abs(fixture)
+	t.Chdir(dir) // a default of -o . must not write into the package
+	maps := filepath.Join(dir, "maps")
+	if code, _, stderr := run(t, "build", fixture, "-o", maps+"/"); code != exitOK {
+		t.Fatalf("build FILE -o DIR: exit %d\n%s", code, stderr)
+	}
+	built, _ := filepath.Glob(filepath.Join(maps, "*.json.gz"))
+	if len(built) != 1 {
+		t.Fatalf("build FILE -o DIR wrote %v into DIR", built)
+	}
+	if code, stdout, stderr := run(t, "validate", built[0], "-q"); code != exitOK || stdout != "" {
+		t.Errorf("validate MAP -q: exit %d, stdout %q, stderr %q; want a quiet pass", code, stdout, stderr)
+	}
+	if code, _, stderr := run(t, "validate", built[0], "--bogus"); code != exitUsage || !strings.Contains(stderr, "flag provided but not defined: -bogus") {
+		t.Errorf("validate MAP --bogus: exit %d, stderr %q; want a usage error naming it", code, stderr)
+	}
+	out := filepath.Join(dir, "out.jsonl")
+	code, stdout, stderr := run(t, "export", "--format", "jsonl", built[0], "--out", out)
+	if code != exitOK || stdout != "" {
+		t.Fatalf("export --format jsonl MAP --out F: exit %d, stdout %.200q, stderr %q", code, stdout, stderr)
+	}
+	if fi, err := os.Stat(out); err != nil || fi.Size() == 0 {
+		t.Errorf("export --out after the map wrote nothing: %v", err)
+	}
+	// What follows -- stays an argument, even when it looks like a flag.
+	if code, _, stderr := run(t, "validate", "--", "-q"); code != exitFailure || !strings.Contains(stderr, "-q: ") {
+		t.Errorf("validate -- -q: exit %d, stderr %q; want -q read as a file", code, stderr)
 	}
 }

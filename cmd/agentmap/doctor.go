@@ -17,6 +17,7 @@ import (
 	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon"
 	"github.com/agentmap/agentmap/packaging"
+	"github.com/agentmap/agentmap/state/datadir"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -60,11 +61,10 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Checks the agent roots, the service, the data directory, Claude Code's and Gemini CLI's chat cleanup and free disk.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil {
+	if err := fl.Parse(interspersed(fl, args)); err != nil {
 		return flagExit(err)
 	}
-	if fl.NArg() > 0 {
-		fl.Usage()
+	if unexpectedArgs(fl, "doctor", stderr) {
 		return exitUsage
 	}
 	var checks []check
@@ -199,6 +199,9 @@ func serviceCheck(st string, err error, daemonRuns bool, manager error) check {
 }
 
 // dataDirCheck wants the data dir private: 0700, as the daemon creates it.
+// What scan and run refuse (the directory or a file of agentmap's in it
+// writable by others, not the user's, a symbolic link) is a failure, as
+// the daemon will not start there; readable by others only a warning.
 func dataDirCheck(dir, goos string) check {
 	fi, err := os.Stat(dir)
 	switch {
@@ -208,7 +211,11 @@ func dataDirCheck(dir, goos string) check {
 		return check{levelFail, "data", dir + ": " + err.Error()}
 	case !fi.IsDir():
 		return check{levelFail, "data", dir + " is not a directory"}
-	case goos == "windows":
+	}
+	if err := datadir.Check(dir); err != nil {
+		return check{levelFail, "data", "scan and run refuse it: " + err.Error()}
+	}
+	if goos == "windows" {
 		return check{levelOK, "data", dir + " exists"}
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {

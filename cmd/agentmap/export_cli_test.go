@@ -54,7 +54,7 @@ func TestExportCommand(t *testing.T) {
 		stdout string // a substring of stdout
 		stderr string // a substring of stderr
 	}{
-		{"no format", []string{"--data-dir", data}, exitUsage, "", "unknown export format"},
+		{"no format", []string{"--data-dir", data}, exitUsage, "", "--format is required"},
 		{"bad format", []string{"--format", "csv", "--data-dir", data}, exitUsage, "", "unknown export format"},
 		{"bad path mode", []string{"--format", "jsonl", "--path-mode", "secret", "--data-dir", data}, exitUsage, "", "unknown path mode"},
 		{"bad agent", []string{"--format", "jsonl", "--agent", "vim", "--data-dir", data}, exitUsage, "", "unknown agent"},

@@ -91,6 +91,10 @@ func TestFindEntry(t *testing.T) {
 	if _, err := findEntry(es, "zz"); err == nil {
 		t.Error("unknown id found")
 	}
+	// The agent's name at the start of a key is no id: "c" names none.
+	if _, err := findEntry(es, "c"); err == nil || !strings.Contains(err.Error(), "no session") {
+		t.Errorf("c matched the agents' names: %v", err)
+	}
 }
 
 func TestInterspersed(t *testing.T) {
@@ -163,6 +167,12 @@ func TestDataDirCheck(t *testing.T) {
 	os.Mkdir(priv, 0o700)
 	os.Mkdir(open, 0o755)
 	os.Chmod(open, 0o755)
+	group := filepath.Join(dir, "g")
+	os.Mkdir(group, 0o700)
+	os.Chmod(group, 0o770)
+	world := filepath.Join(dir, "w")
+	os.Mkdir(world, 0o700)
+	os.Chmod(world, 0o777)
 	file := filepath.Join(dir, "f")
 	os.WriteFile(file, nil, 0o600)
 	for _, tc := range []struct {
@@ -170,6 +180,9 @@ func TestDataDirCheck(t *testing.T) {
 	}{
 		{priv, "linux", levelOK, "0700"},
 		{open, "linux", levelWarn, "0755"},
+		// What scan and run refuse fails, naming who may write.
+		{group, "linux", levelFail, "writable by its group (mode 0770)"},
+		{world, "linux", levelFail, "writable by its group and others (mode 0777)"},
 		{open, "windows", levelOK, "exists"},
 		{filepath.Join(dir, "missing"), "linux", levelInfo, "creates it"},
 		{file, "linux", levelFail, "not a directory"},

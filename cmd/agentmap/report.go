@@ -117,11 +117,10 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "Writes one self-contained HTML file (no network, no external file) with an overview of the sessions and a page per session.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil {
+	if err := fl.Parse(interspersed(fl, args)); err != nil {
 		return flagExit(err)
 	}
-	if fl.NArg() > 0 {
-		fl.Usage()
+	if unexpectedArgs(fl, "report", stderr) {
 		return exitUsage
 	}
 	flt, ok := mf.filter("report", stderr)

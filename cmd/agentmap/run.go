@@ -85,11 +85,10 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 		}
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil {
+	if err := fl.Parse(interspersed(fl, args)); err != nil {
 		return exitUsage
 	}
-	if fl.NArg() > 0 {
-		fl.Usage()
+	if unexpectedArgs(fl, name, stderr) {
 		return exitUsage
 	}
 	set := map[string]bool{}

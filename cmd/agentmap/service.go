@@ -24,7 +24,7 @@ func cmdInstall(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "and starts it. Running it again brings the service up to date.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil || fl.NArg() > 0 {
+	if err := fl.Parse(interspersed(fl, args)); err != nil || fl.NArg() > 0 {
 		if fl.NArg() > 0 {
 			fl.Usage()
 		}
@@ -92,7 +92,7 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, "Stops and removes the per-user service. The maps stay unless --purge.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil || fl.NArg() > 0 {
+	if err := fl.Parse(interspersed(fl, args)); err != nil || fl.NArg() > 0 {
 		if fl.NArg() > 0 {
 			fl.Usage()
 		}
@@ -160,7 +160,7 @@ func serviceControl(ctx context.Context, action string, args []string, stdout, s
 		fmt.Fprintf(stderr, "usage: agentmap %s\n", action)
 		fmt.Fprintf(stderr, "%ss the installed per-user service.\n", action)
 	}
-	if err := fl.Parse(args); err != nil || fl.NArg() > 0 {
+	if err := fl.Parse(interspersed(fl, args)); err != nil || fl.NArg() > 0 {
 		if fl.NArg() > 0 {
 			fl.Usage()
 		}

@@ -50,6 +50,10 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e, err := findEntry(es, fl.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap show: %v\n", err)
+		if errors.Is(err, errNoEntry) {
+			// A session a daemon follows has no map until it goes quiet.
+			fmt.Fprintf(stderr, "agentmap show: a session still being written has no map yet: agentmap flush %s writes it now\n", fl.Arg(0))
+		}
 		return exitFailure
 	}
 	doc, err := mapfile.ReadFile(filepath.Join(b.store.Root, e.Path))
@@ -74,37 +78,8 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// interspersed moves flags after the positional arguments in front of
-// them, so that `show ID --json` works as `show --json ID`.
-func interspersed(fl *flag.FlagSet, args []string) []string {
-	var flags, rest []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			rest = append(rest, args[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			rest = append(rest, a)
-			continue
-		}
-		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
-			continue
-		}
-		if f := fl.Lookup(name); f != nil {
-			if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
-				continue
-			}
-			if i+1 < len(args) {
-				i++
-				flags = append(flags, args[i])
-			}
-		}
-	}
-	return append(flags, append([]string{"--"}, rest...)...)
-}
+// errNoEntry is findEntry's error for an id that names no map.
+var errNoEntry = errors.New("no session in the store matches that id (agentmap list shows them)")
 
 // findEntry picks the session an id names: exactly (native id or key),
 // else by a unique prefix.
@@ -114,13 +89,16 @@ func findEntry(es []daemon.Entry, id string) (daemon.Entry, error) {
 		if e.ID == id || e.Key == id {
 			return e, nil
 		}
-		if strings.HasPrefix(e.ID, id) || strings.HasPrefix(e.Key, id) {
+		// A key is the agent, a slash and the id: its prefix is looked at
+		// only when one was typed, so that "c" does not match every
+		// claude/, codex/ and cursor/ session.
+		if strings.HasPrefix(e.ID, id) || strings.Contains(id, "/") && strings.HasPrefix(e.Key, id) {
 			found = append(found, e)
 		}
 	}
 	switch len(found) {
 	case 0:
-		return daemon.Entry{}, errors.New("no session in the store matches that id (agentmap list shows them)")
+		return daemon.Entry{}, errNoEntry
 	case 1:
 		return found[0], nil
 	}

@@ -72,7 +72,7 @@ func cmdSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	sub := fl.Arg(0)
-	if err := fl.Parse(fl.Args()[1:]); err != nil {
+	if err := fl.Parse(interspersed(fl, fl.Args()[1:])); err != nil {
 		return exitUsage
 	}
 	if fl.NArg() > 0 {

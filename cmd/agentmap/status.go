@@ -24,11 +24,10 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "Shows the service, the daemon and, per agent, the files followed and the sessions kept.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil {
+	if err := fl.Parse(interspersed(fl, args)); err != nil {
 		return exitUsage
 	}
-	if fl.NArg() > 0 {
-		fl.Usage()
+	if unexpectedArgs(fl, "status", stderr) {
 		return exitUsage
 	}
 	b, code := of.open("status", stderr)

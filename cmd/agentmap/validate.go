@@ -20,7 +20,7 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "machine-checkable rules of the redaction contract. Exit 1 if any fails.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil {
+	if err := fl.Parse(interspersed(fl, args)); err != nil {
 		return exitUsage
 	}
 	if fl.NArg() == 0 {
@@ -37,6 +37,10 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		problems := validate.Map(data)
 		for _, p := range problems {
+			if p.Path == "" { // the file as a whole (not JSON, not a map)
+				fmt.Fprintf(stdout, "%s: %s: %s\n", path, p.Rule, p.Message)
+				continue
+			}
 			fmt.Fprintf(stdout, "%s: %s: %s: %s\n", path, p.Path, p.Rule, p.Message)
 		}
 		if len(problems) > 0 {

@@ -115,11 +115,10 @@ func cmdVersion(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "Prints the version of this binary, from the build's -ldflags value, its module version and VCS stamps.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil {
+	if err := fl.Parse(interspersed(fl, args)); err != nil {
 		return flagExit(err)
 	}
-	if fl.NArg() > 0 {
-		fl.Usage()
+	if unexpectedArgs(fl, "version", stderr) {
 		return exitUsage
 	}
 	b := currentBuild()

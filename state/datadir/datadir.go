@@ -189,7 +189,7 @@ func checkDir(dir string) error {
 		return err
 	}
 	if fi.Mode().Perm()&0o022 != 0 && !windows {
-		return fmt.Errorf("data directory %s is writable by others (mode %04o): run chmod go-w %s", dir, fi.Mode().Perm(), dir)
+		return fmt.Errorf("data directory %s is writable by %s (mode %04o): run chmod go-w %s", dir, writers(fi.Mode().Perm()), fi.Mode().Perm(), dir)
 	}
 	return nil
 }
@@ -206,10 +206,22 @@ func checkEntry(path string, fi fs.FileInfo, private bool) error {
 	}
 	perm := fi.Mode().Perm()
 	if perm&0o022 != 0 {
-		return fmt.Errorf("%s is writable by others (mode %04o): run chmod go-w %s", path, perm, path)
+		return fmt.Errorf("%s is writable by %s (mode %04o): run chmod go-w %s", path, writers(perm), perm, path)
 	}
 	if private && fi.Mode().IsRegular() && perm&0o077 != 0 {
 		return fmt.Errorf("%s is readable by others (mode %04o): run chmod 600 %s", path, perm, path)
 	}
 	return nil
+}
+
+// writers names who besides the owner may write, for a mode that lets
+// someone: "its group", "others" or both.
+func writers(perm fs.FileMode) string {
+	switch {
+	case perm&0o020 != 0 && perm&0o002 != 0:
+		return "its group and others"
+	case perm&0o020 != 0:
+		return "its group"
+	}
+	return "others"
 }
