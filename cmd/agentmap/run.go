@@ -450,13 +450,13 @@ func (p *progress) update(done, total int64, sessions int) {
 		const width = 30
 		fill := pct * width / 100
 		fmt.Fprintf(p.w, "\rscan [%s%s] %3d%%  %s / %s  %d sessions ",
-			strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, mb(done), mb(total), sessions)
+			strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, progressSize(done), progressSize(total), sessions)
 		p.drawn = true
 		return
 	}
 	if pct/10 != p.lastPct/10 {
 		p.lastPct = pct
-		fmt.Fprintf(p.w, "scan: %d%% (%s of %s, %d sessions)\n", pct, mb(done), mb(total), sessions)
+		fmt.Fprintf(p.w, "scan: %d%% (%s of %s, %d sessions)\n", pct, progressSize(done), progressSize(total), sessions)
 	}
 }
 
@@ -466,7 +466,16 @@ func (p *progress) finish() {
 	if p.drawn {
 		fmt.Fprintln(p.w)
 	}
-	fmt.Fprintf(p.w, "scan: done, %s read, %d sessions\n", mb(p.done), p.sessions)
+	fmt.Fprintf(p.w, "scan: done, %s read, %d sessions\n", progressSize(p.done), p.sessions)
 }
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+// progressSize is mb for a scan's own progress lines, in kB below a
+// megabyte: a first scan of a few small logs read "0.0 MB".
+func progressSize(n int64) string {
+	if n < 1e6 {
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return mb(n)
+}

@@ -64,3 +64,12 @@ func TestProgressPlain(t *testing.T) {
 		t.Fatalf("progress lines:\n%s", b.String())
 	}
 }
+
+// A scan of a few small logs shows what it read, not "0.0 MB".
+func TestProgressSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0.0 kB", 24_800: "24.8 kB", 999_999: "1000.0 kB", 1_000_000: "1.0 MB", 333_100_000: "333.1 MB"} {
+		if got := progressSize(n); got != want {
+			t.Errorf("%d: %q, want %q", n, got, want)
+		}
+	}
+}
