@@ -83,6 +83,7 @@ type Daemon struct {
 	excludeApplied int                        // times privacy.exclude was applied to what is kept
 	vacated        map[string]bool            // sessions whose events a reset or a rename took away
 	unreadable     map[string]*unreadableLog  // logs tried again on a schedule (unreadable.go)
+	unlisted       map[string]unlistedDir     // directories the walks could not list (unlisted.go)
 	// unrecorded holds, after a repair, the maps in the store that no
 	// session record may name any more, by session key (recover.go).
 	unrecorded map[string][]string
@@ -141,6 +142,7 @@ func New(opt Options) *Daemon {
 		unforgotten:  map[string]state.Forgotten{},
 		vacated:      map[string]bool{},
 		unreadable:   map[string]*unreadableLog{},
+		unlisted:     map[string]unlistedDir{},
 		reconf:       make(chan Live, 1),
 		flushReq:     make(chan flushRequest),
 		scanReq:      make(chan chan ScanResult),
@@ -396,7 +398,7 @@ func (d *Daemon) once(ctx context.Context) error {
 	if d.restoreFailed > 0 {
 		return fmt.Errorf("the records of %d sessions written earlier in this scan could not be read back from the state database (see the log); their logs are read again at the next run", d.restoreFailed)
 	}
-	return d.unreadableError()
+	return errors.Join(d.unreadableError(), d.unlistedError())
 }
 
 // follow is the long-running loop: it owns all state; the watcher feeds it

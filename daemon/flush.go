@@ -343,6 +343,11 @@ func (d *Daemon) finishChunk(b *flushBatch, failed map[string]error) {
 				d.removeMaps(log, s, "")
 			}
 			s.Flush = &state.Flush{Gen: j.gen, AtMs: ms(d.opt.Clock.Now())}
+			// Settled, as a map written is: a retry left from a failed
+			// attempt before (a full disk) would be counted in status,
+			// and hold the session in memory, for as long as the daemon
+			// runs. A failure to record this comes back through fail.
+			delete(d.retry, key)
 			d.flushed = append(d.flushed, s)
 			continue
 		}

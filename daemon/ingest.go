@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -18,6 +19,7 @@ import (
 // ingest applies one batch of file changes: new files are identified and
 // routed, grown files tailed, vanished ones marked.
 func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
+	u.Files = d.noteUnlisted(u.Files, u.Full)
 	d.filesSeen += uint64(len(u.Files))
 	for _, f := range u.Files {
 		// A log of a session let go of (retireidle.go). A path a deleted
@@ -128,6 +130,12 @@ func (d *Daemon) gone(path string) {
 	}
 	if _, err := os.Stat(path); err == nil {
 		return // back already (replaced under the same name)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		// Not known to be gone (its directory cannot be listed or
+		// searched): unreadable, tried again and counted, its record
+		// and map kept as they are.
+		d.cannotRead(watchers.FileStat{Path: s.Path, Agent: s.Agent, Form: s.Form}, err)
+		return
 	}
 	if d.lose(s, "file gone; keeping what was captured") {
 		d.takeCompressedCopy(s)

@@ -419,6 +419,96 @@ func TestUnreadableLogRetried(t *testing.T) {
 	}
 }
 
+// A directory under a root that cannot be listed (mode 000) is not passed
+// over in silence: a `scan` ends with an error saying so and maps the rest;
+// a following daemon counts it in `status`, keeps the records of the logs
+// it knew there (not taken for deleted), and once the directory can be
+// listed again reads what they gained, ending with the maps `agentmap
+// build` makes of the final files.
+func TestUnlistedDirectoryReported(t *testing.T) {
+	corpus := corpusDir(t)
+	bin := buildBinary(t)
+	base := t.TempDir()
+	u := newAsUser(t, bin, base)
+	home := filepath.Join(base, "home")
+	const u1, u2 = "12121212-3434-4565-8787-909090909090", "23232323-4545-4676-8989-a0a0a0a0a0a0"
+	open := filepath.Join(home, ".claude", "projects", "-w", u1+".jsonl")
+	place(t, corpus, toolHeavy, open)
+	closedDir := filepath.Join(home, ".claude", "projects", "-x")
+	closed := filepath.Join(closedDir, u2+".jsonl")
+	whole := place(t, corpus, toolHeavy, closed)
+	parts := cuts(whole, 2)
+	if err := os.WriteFile(closed, parts[0], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u.own(t, home)
+	data := filepath.Join(home, "data")
+
+	// A scan meets the closed directory: an error, the rest mapped.
+	if err := os.Chmod(closedDir, 0); err != nil {
+		t.Fatal(err)
+	}
+	out, err := u.command(home, "scan", "--data-dir", data).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "1 log directory could not be listed") {
+		t.Fatalf("scan over a directory it cannot list: %v\n%s", err, out)
+	}
+	if got := readMaps(t, filepath.Join(data, "maps")); len(got) != 1 {
+		t.Fatalf("scan wrote %d maps, want the open directory's one", len(got))
+	}
+	os.Chmod(closedDir, 0o700)
+	if out, err := u.command(home, "scan", "--data-dir", data).CombinedOutput(); err != nil {
+		t.Fatalf("scan once the directory can be listed: %v\n%s", err, out)
+	}
+
+	// A following daemon: the directory closes while its log grows.
+	cmd := u.command(home, "run", "--data-dir", data, "--idle", "400ms", "--debounce", "20ms", "--rescan", "1s")
+	log := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := &proc{cmd, log}
+	defer d.stop(t)
+	waitStore(t, data, expected(t, bin, []string{open, closed}), d)
+	if err := os.Chmod(closedDir, 0); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(closed, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(parts[1])
+	f.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	var st Status
+	for st = u.status(t, home, data); st.Unlisted == nil || st.Unreadable == nil; st = u.status(t, home, data) {
+		if time.Now().After(deadline) {
+			t.Fatalf("status does not show the directory and its log: %+v\n%s", st, tailOf(log.String(), 3000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st.Unlisted.Count != 1 || st.Unlisted.Reason != "permission denied" || st.Unreadable.Count != 1 {
+		t.Fatalf("status: %+v, %+v", *st.Unlisted, *st.Unreadable)
+	}
+	text, _ := u.command(home, "status", "--no-service", "--data-dir", data).CombinedOutput()
+	if !strings.Contains(string(text), "retrying:   1 log directories cannot be listed (permission denied") {
+		t.Fatalf("status text lacks the directory:\n%s", text)
+	}
+	if strings.Contains(log.String(), "file gone") {
+		t.Fatalf("a log in the closed directory was taken for deleted:\n%s", tailOf(log.String(), 3000))
+	}
+	time.Sleep(2 * time.Second) // a rescan or two meet it closed
+	os.Chmod(closedDir, 0o700)
+	waitStore(t, data, expected(t, bin, []string{open, closed}), d)
+	deadline = time.Now().Add(30 * time.Second) // the next rescan lists it
+	for st = u.status(t, home, data); st.Unlisted != nil || st.Unreadable != nil; st = u.status(t, home, data) {
+		if time.Now().After(deadline) {
+			t.Fatalf("status still shows the directory: %+v %+v", st.Unlisted, st.Unreadable)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // cuts splits a log into n pieces at line ends.
 func cuts(b []byte, n int) [][]byte {
 	var out [][]byte

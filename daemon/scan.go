@@ -36,7 +36,7 @@ func (d *Daemon) scanNow(ctx context.Context) ScanResult {
 	d.restoreAll()
 	d.holdRetire = true
 	defer func() { d.holdRetire = false }()
-	files := watchers.Scan(d.roots)
+	files := d.noteUnlisted(watchers.Scan(d.roots), true)
 	res := ScanResult{Files: len(files)}
 	for _, f := range files {
 		if s := d.byPath[f.Path]; s != nil && s.Form == watchers.FormLines && !s.Missing {

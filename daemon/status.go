@@ -35,6 +35,9 @@ type Status struct {
 	// Unreadable counts the logs that could not be read when found and
 	// are tried again on a schedule (unreadable.go).
 	Unreadable *UnreadableLogs `json:"unreadableLogs,omitempty"`
+	// Unlisted counts the directories under the roots the walks could
+	// not list, whose logs are not read until they can be (unlisted.go).
+	Unlisted *UnlistedDirs `json:"unlistedDirs,omitempty"`
 	// State is set when the state database was found damaged (recover.go).
 	State *StateRepair `json:"stateRepair,omitempty"`
 	// Export is the scheduled exports' last outcome (export.go).
@@ -143,7 +146,7 @@ type statusMark struct {
 	progress                 struct{ done, total int64 }
 	uncommitted, retries     int
 	retryAt                  time.Time
-	unreadable               int
+	unreadable, unlisted     int
 	repair                   *StateRepair
 }
 
@@ -153,7 +156,7 @@ func (d *Daemon) statusInputs() statusMark {
 		sources: len(d.srcs), sessions: len(d.sessions), agents: len(d.opt.Agents), excluded: d.excludedCount,
 		lastFlush: d.lastFlush, catchUp: d.catchUp, progress: d.progress,
 		uncommitted: len(d.faults.waiting), retries: len(d.retry), retryAt: d.faults.at,
-		unreadable: len(d.unreadable), repair: d.repair,
+		unreadable: len(d.unreadable), unlisted: len(d.unlisted), repair: d.repair,
 	}
 	if d.db != nil {
 		m.writes = d.db.Writes()
@@ -234,6 +237,7 @@ func (d *Daemon) publishNow() {
 	}
 	st.FlushRetries = len(d.retry)
 	d.unreadableStatus(&st)
+	d.unlistedStatus(&st)
 	if d.repair != nil {
 		r := *d.repair
 		st.State = &r

@@ -92,8 +92,13 @@ func (d *Daemon) retryUnreadable(ctx context.Context) {
 			continue
 		}
 		fi, err := os.Stat(path)
-		if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
 			delete(d.unreadable, path) // gone: the watcher says so
+			continue
+		}
+		if err != nil { // not even a stat (its directory cannot be searched)
+			u.delay = min(u.delay*2, maxUnreadableRetry)
+			u.at, u.err = now.Add(u.delay), errorKind(err)
 			continue
 		}
 		f := u.f

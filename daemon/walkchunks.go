@@ -31,6 +31,9 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 		afterLoad()
 	}
 	size := func(f watchers.FileStat) bool {
+		if f.Unlisted {
+			return ctx.Err() == nil // noted by the second walk
+		}
 		_, quiet := d.quietLogs.span(f.Path)
 		if skip, _ := quiet.metIn(f); !skip {
 			n := d.unread(f)
@@ -71,6 +74,10 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 	// A bit a quiet log: its path was met by the walk.
 	met := make([]uint64, (d.quietLogs.len()+63)/64)
 	watchers.WalkInPathOrder(d.roots, size, func(f watchers.FileStat) bool {
+		if f.Unlisted {
+			d.noteUnlisted([]watchers.FileStat{f}, false)
+			return ctx.Err() == nil
+		}
 		i, logs := d.quietLogs.span(f.Path)
 		skip, restore := logs.metIn(f)
 		for k, q := range logs {

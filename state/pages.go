@@ -393,3 +393,51 @@ func (w *pageWalk) bucket(v []byte, where fmt.Stringer) error {
 	// smaller than the last: the recursion ends.
 	return w.elements(inline, where, nil, nil)
 }
+
+// cutShort reports a file whose newest valid meta page claims more pages
+// than the file holds. A writable bbolt open of such a file reads its
+// freelist past the end and faults, and the recovered fault ("invalid
+// memory address") says nothing a user can act on; this says what it is.
+// It is asked only after bbolt failed, when the file is no one's.
+func cutShort(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	head := make([]byte, pageHeaderLen+metaLen)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return nil
+	}
+	pageSize := int(ne.Uint32(head[pageHeaderLen+8:]))
+	if pageSize < 1024 || pageSize > 1<<20 {
+		return nil
+	}
+	var newest *boltMeta
+	for _, txid := range []uint64{metaTxid(f, 0, pageSize), metaTxid(f, 1, pageSize)} {
+		if m, err := readMeta(f, pageSize, txid); err == nil && (newest == nil || m.txid > newest.txid) {
+			newest = &m
+		}
+	}
+	if newest == nil {
+		return nil
+	}
+	if claimed := newest.hwm * uint64(pageSize); claimed > uint64(fi.Size()) {
+		return errStructure("the file is cut short (%d of %d bytes)", fi.Size(), claimed)
+	}
+	return nil
+}
+
+// metaTxid is the transaction id meta page id names, valid or not
+// (readMeta checks it).
+func metaTxid(f io.ReaderAt, id, pageSize int) uint64 {
+	buf := make([]byte, pageHeaderLen+metaLen)
+	if _, err := f.ReadAt(buf, int64(id*pageSize)); err != nil {
+		return 0
+	}
+	return ne.Uint64(buf[pageHeaderLen+48:])
+}

@@ -169,6 +169,11 @@ func open(path string, log *slog.Logger) (d *DB, err error) {
 		return nil, fmt.Errorf("%w (state %s is locked)", ErrLocked, path)
 	}
 	if err != nil {
+		if errors.Is(err, ErrDamaged) {
+			if why := cutShort(path); why != nil {
+				err = why
+			}
+		}
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
 	d = &DB{db: db, path: path}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -26,10 +27,16 @@ type FileStat struct {
 	// Archived is set for a file in an agent's archive (a finished session).
 	Archived bool
 	// Gone is set when the file is no longer there.
-	Gone    bool
-	Size    int64
-	ModTime time.Time
-	ID      FileID
+	Gone bool
+	// Unlisted is set on a directory under a root that the walk could not
+	// list (its permissions, an I/O error): Path is the directory, Agent
+	// its root's, and the logs under it are neither found nor gone until
+	// it can be listed again. A daemon must say so, not take the logs it
+	// knew there for deleted or leave a scan's maps silently short.
+	Unlisted bool
+	Size     int64
+	ModTime  time.Time
+	ID       FileID
 	// Wal describes the -wal file beside a SQLite database (writes land
 	// there first; for OpenCode's JSON store, its message files); nil for
 	// a log. A pointer, so that the slot of every other file does not
@@ -358,6 +365,10 @@ func (w *Watcher) note(fs FileStat) {
 		w.stopped = w.stopped || !w.emit(fs)
 		return
 	}
+	if fs.Unlisted {
+		w.pending[fs.Path] = fs // a directory, never a known log
+		return
+	}
 	old := w.known[fs.Path]
 	if old != nil && old.same(fs) {
 		w.stamp(old)
@@ -472,9 +483,12 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep, viaLink bool, chain [
 		return
 	}
 	statAll := !sweep || w.mustStat(dir)
-	entries, ok := w.list(r, dir, sweep && !statAll)
+	entries, ok, err := w.list(r, dir, sweep && !statAll)
 	if !ok {
-		return // vanished or unreadable: the next scan will tell
+		if err != nil {
+			w.note(FileStat{Path: dir, Agent: r.Agent, Unlisted: true})
+		}
+		return // vanished, or unreadable (noted): the next scan will tell
 	}
 	if w.dirs != nil {
 		w.dirs[dirKey{real, r.Layout}] = dir
@@ -634,31 +648,31 @@ func (w *Watcher) mustStat(dir string) bool {
 // and the listing was taken well after that time: entries are added,
 // removed and renamed only by changing the directory. Otherwise, and on
 // the directory's turn, it is read again.
-func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
+func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool, error) {
 	key := listingKey{dir, r.Layout}
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() {
 		delete(w.listings, key)
-		return nil, false
+		return nil, false, notGone(err)
 	}
 	id := StatID(fi)
 	last := w.listings[key]
 	if c := last; reuse && c != nil && c.id == id && c.mod.Equal(fi.ModTime()) &&
 		fi.ModTime().Before(c.at.Add(-listingSlack)) {
 		c.swept = w.sweeps
-		return c.entries, true
+		return c.entries, true, nil
 	}
 	at := time.Now()
 	raw, err := os.ReadDir(dir)
 	if err != nil {
 		delete(w.listings, key)
-		return nil, false
+		return nil, false, notGone(err)
 	}
 	if c := last; c != nil && sameEntries(raw, c.entries) {
 		// Read again on its turn and found as it was (the common case
 		// of that safety net): the listing stands, with nothing rebuilt.
 		c.id, c.mod, c.at, c.swept = id, fi.ModTime(), at, w.sweeps
-		return c.entries, true
+		return c.entries, true, nil
 	}
 	// The entries a name keeps from the last listing: its path and form
 	// depend on the name alone (the form is worked out once per file).
@@ -698,7 +712,17 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool) {
 	if w.emit == nil {
 		w.listings[key] = &listing{id: id, mod: fi.ModTime(), at: at, entries: entries, swept: w.sweeps}
 	}
-	return entries, true
+	return entries, true, nil
+}
+
+// notGone is err unless it says the directory is not there (a directory
+// removed during the walk is no fault) or is nil: what list reports of a
+// directory it could not read.
+func notGone(err error) error {
+	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil
+	}
+	return err
 }
 
 // sameEntries reports whether a directory read now (raw, in name order)

@@ -324,3 +324,22 @@ func TestFlagsAfterTheArguments(t *testing.T) {
 		t.Errorf("validate -- -q: exit %d, stderr %q; want -q read as a file", code, stderr)
 	}
 }
+
+// The read-only commands read a data directory that scan and run refuse,
+// but say so.
+func TestReadCommandsWarnOfAnUnsafeDataDir(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no mode bits")
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	os.Mkdir(data, 0o700)
+	os.Chmod(data, 0o777)
+	code, _, stderr := run(t, "list", "--data-dir", data)
+	if code != exitOK || !strings.Contains(stderr, "agentmap list: warning: data directory "+data+" is writable by its group and others (mode 0777)") {
+		t.Fatalf("list over a world-writable data dir: exit %d, stderr %q", code, stderr)
+	}
+	os.Chmod(data, 0o700)
+	if _, _, stderr := run(t, "list", "--data-dir", data); strings.Contains(stderr, "warning") {
+		t.Fatalf("list over a private data dir warned: %q", stderr)
+	}
+}

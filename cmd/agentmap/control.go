@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 
 	"github.com/agentmap/agentmap/daemon"
 	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/state/datadir"
 	"github.com/agentmap/agentmap/state/mapstore"
 )
 
@@ -91,6 +93,14 @@ func (o opsFlags) open(cmd string, stderr io.Writer) (*backend, int) {
 	dataDir, code := o.resolve(cmd, stderr)
 	if dataDir == "" {
 		return nil, code
+	}
+	if _, err := os.Stat(dataDir); err == nil {
+		if err := datadir.Check(dataDir); err != nil {
+			// Read all the same (what is there is the user's to see), but
+			// not in silence: anyone who may write there may have put
+			// what is read.
+			fmt.Fprintf(stderr, "agentmap %s: warning: %v (scan and run refuse it)\n", cmd, err)
+		}
 	}
 	b, err := openBackend(dataDir)
 	if err != nil {

@@ -163,7 +163,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	}
 	err = d.Run(ctx)
 	if bar != nil {
-		bar.finish()
+		bar.finish(err)
 	}
 	switch {
 	case errors.Is(err, state.ErrLocked):
@@ -460,13 +460,22 @@ func (p *progress) update(done, total int64, sessions int) {
 	}
 }
 
-func (p *progress) finish() {
+// finish ends the progress with the scan's outcome: "done" only when it
+// succeeded, "stopped" after an error once it had started, and nothing
+// when it failed before it started (a locked state, an unsafe data
+// directory), where the error alone is the news.
+func (p *progress) finish(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.drawn {
 		fmt.Fprintln(p.w)
 	}
-	fmt.Fprintf(p.w, "scan: done, %s read, %d sessions\n", progressSize(p.done), p.sessions)
+	switch {
+	case err == nil:
+		fmt.Fprintf(p.w, "scan: done, %s read, %d sessions\n", progressSize(p.done), p.sessions)
+	case p.lastPct >= 0 || p.drawn:
+		fmt.Fprintf(p.w, "scan: stopped, %s read, %d sessions\n", progressSize(p.done), p.sessions)
+	}
 }
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -58,10 +59,25 @@ func TestProgressPlain(t *testing.T) {
 	for i := int64(0); i <= 100; i += 5 {
 		p.update(i*1e6, 100e6, 3)
 	}
-	p.finish()
+	p.finish(nil)
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 12 || !strings.HasPrefix(lines[0], "scan: 0%") || !strings.Contains(lines[10], "100%") {
+	if len(lines) != 12 || !strings.HasPrefix(lines[0], "scan: 0%") || !strings.Contains(lines[10], "100%") ||
+		!strings.HasPrefix(lines[11], "scan: done, 100.0 MB read, 3 sessions") {
 		t.Fatalf("progress lines:\n%s", b.String())
+	}
+	// A scan that failed says "stopped" once it had started, and nothing
+	// of itself before: the error is the news.
+	b.Reset()
+	p = newProgress(&b)
+	p.update(1e6, 100e6, 1)
+	p.finish(errors.New("disk full"))
+	if !strings.Contains(b.String(), "scan: stopped, 1.0 MB read, 1 sessions") || strings.Contains(b.String(), "done") {
+		t.Fatalf("a scan stopped by an error:\n%s", b.String())
+	}
+	b.Reset()
+	newProgress(&b).finish(errors.New("locked"))
+	if b.Len() != 0 {
+		t.Fatalf("a scan that never started printed %q", b.String())
 	}
 }
 

@@ -18,6 +18,10 @@ func writeFaultStatus(w io.Writer, st daemon.Status) {
 		fmt.Fprintf(w, "retrying:   %d logs cannot be read (%s; next try %s)\n",
 			u.Count, u.Reason, formatTime(u.RetryAt))
 	}
+	if u := st.Unlisted; u != nil {
+		fmt.Fprintf(w, "retrying:   %d log directories cannot be listed (%s; tried again at each rescan): their logs are not read\n",
+			u.Count, u.Reason)
+	}
 	if st.FlushRetries > 0 {
 		fmt.Fprintf(w, "retrying:   %d maps wait to be written again\n", st.FlushRetries)
 	}

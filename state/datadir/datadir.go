@@ -111,6 +111,9 @@ func Claim(dir string) error {
 		err = cerr
 	}
 	if err != nil {
+		// A marker left empty (a full disk) would stand for good: the
+		// next start, finding none, writes it whole.
+		os.Remove(marker)
 		return fmt.Errorf("mark data directory %s: %w", dir, err)
 	}
 	return nil
