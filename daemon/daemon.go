@@ -398,7 +398,15 @@ func (d *Daemon) once(ctx context.Context) error {
 	if d.restoreFailed > 0 {
 		return fmt.Errorf("the records of %d sessions written earlier in this scan could not be read back from the state database (see the log); their logs are read again at the next run", d.restoreFailed)
 	}
-	return errors.Join(d.unreadableError(), d.unlistedError())
+	// One line, as the command prints it after its name.
+	switch logs, dirs := d.unreadableError(), d.unlistedError(); {
+	case logs != nil && dirs != nil:
+		return fmt.Errorf("%v; %v", logs, dirs)
+	case logs != nil:
+		return logs
+	default:
+		return dirs
+	}
 }
 
 // follow is the long-running loop: it owns all state; the watcher feeds it
@@ -441,6 +449,10 @@ func (d *Daemon) follow(ctx context.Context) error {
 			d.log.Info("stopping", "component", "daemon")
 			return nil
 		case u := <-w.Updates():
+			// The directories it could not list, taken out whole before
+			// anything splits the update: a full walk's set replaces the
+			// last one.
+			u.Files = d.noteUnlisted(u.Files, u.Full)
 			if first && u.Full {
 				first = false
 				u.Files = d.leaveOutQuiet(u.Files)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -19,7 +18,9 @@ import (
 // ingest applies one batch of file changes: new files are identified and
 // routed, grown files tailed, vanished ones marked.
 func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
-	u.Files = d.noteUnlisted(u.Files, u.Full)
+	// Taken out by the callers that know a whole walk's set (the loop,
+	// scanNow, the catch-up's walk); any left are recorded, never read.
+	u.Files = d.noteUnlisted(u.Files, false)
 	d.filesSeen += uint64(len(u.Files))
 	for _, f := range u.Files {
 		// A log of a session let go of (retireidle.go). A path a deleted
@@ -130,7 +131,7 @@ func (d *Daemon) gone(path string) {
 	}
 	if _, err := os.Stat(path); err == nil {
 		return // back already (replaced under the same name)
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	} else if !fileMissing(err) {
 		// Not known to be gone (its directory cannot be listed or
 		// searched): unreadable, tried again and counted, its record
 		// and map kept as they are.

@@ -470,11 +470,13 @@ func TestUnlistedDirectoryReported(t *testing.T) {
 	d := &proc{cmd, log}
 	defer d.stop(t)
 	waitStore(t, data, expected(t, bin, []string{open, closed}), d)
-	if err := os.Chmod(closedDir, 0); err != nil {
-		t.Fatal(err)
-	}
+	// Opened before the directory closes: a user who is not root could
+	// not open it after.
 	f, err := os.OpenFile(closed, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(closedDir, 0); err != nil {
 		t.Fatal(err)
 	}
 	f.Write(parts[1])
@@ -491,8 +493,17 @@ func TestUnlistedDirectoryReported(t *testing.T) {
 		t.Fatalf("status: %+v, %+v", *st.Unlisted, *st.Unreadable)
 	}
 	text, _ := u.command(home, "status", "--no-service", "--data-dir", data).CombinedOutput()
-	if !strings.Contains(string(text), "retrying:   1 log directories cannot be listed (permission denied") {
+	if !strings.Contains(string(text), "retrying:   1 log directory cannot be listed (permission denied") {
 		t.Fatalf("status text lacks the directory:\n%s", text)
+	}
+	// A scan the daemon does for the command says so too, and the
+	// directory stays counted after it.
+	out, err = u.command(home, "scan", "--data-dir", data).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "1 log directory could not be listed") {
+		t.Fatalf("scan through the daemon: %v\n%s", err, out)
+	}
+	if st := u.status(t, home, data); st.Unlisted == nil || st.Unlisted.Count != 1 {
+		t.Fatalf("the daemon's scan forgot the directory: %+v", st.Unlisted)
 	}
 	if strings.Contains(log.String(), "file gone") {
 		t.Fatalf("a log in the closed directory was taken for deleted:\n%s", tailOf(log.String(), 3000))

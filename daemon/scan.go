@@ -20,6 +20,9 @@ type ScanResult struct {
 	// Sessions counts the sessions after it, as status and list count
 	// them (counted in status.go).
 	Sessions int `json:"sessions"`
+	// Unlisted counts the directories under the roots the scan could not
+	// list (unlisted.go): their logs were not read.
+	Unlisted int `json:"unlistedDirs,omitempty"`
 }
 
 // scanWait bounds a catch-up request; the loop may be busy with its own
@@ -37,7 +40,7 @@ func (d *Daemon) scanNow(ctx context.Context) ScanResult {
 	d.holdRetire = true
 	defer func() { d.holdRetire = false }()
 	files := d.noteUnlisted(watchers.Scan(d.roots), true)
-	res := ScanResult{Files: len(files)}
+	res := ScanResult{Files: len(files), Unlisted: len(d.unlisted)}
 	for _, f := range files {
 		if s := d.byPath[f.Path]; s != nil && s.Form == watchers.FormLines && !s.Missing {
 			res.Bytes += max(0, f.Size-s.Offset)

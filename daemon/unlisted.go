@@ -1,8 +1,8 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/agentmap/agentmap/watchers"
@@ -53,13 +53,8 @@ func (d *Daemon) noteUnlisted(files []watchers.FileStat, full bool) []watchers.F
 			continue
 		}
 		kind := "read error"
-		if dir, err := os.Open(f.Path); err != nil {
-			kind = errorKind(err)
-		} else {
-			if _, err := dir.ReadDir(1); err != nil {
-				kind = errorKind(err)
-			}
-			dir.Close()
+		if f.Denied {
+			kind = "permission denied"
 		}
 		d.unlisted[f.Path] = unlistedDir{agent: f.Agent, err: kind}
 		d.log.Warn("cannot list a log directory; the logs in it are not read until it can be", "component", "watch",
@@ -104,12 +99,16 @@ type UnlistedDirs struct {
 
 // unlistedError is the part of a one-shot catch-up's error about them.
 func (d *Daemon) unlistedError() error {
-	switch n := len(d.unlisted); n {
-	case 0:
+	if len(d.unlisted) == 0 {
 		return nil
-	case 1:
-		return fmt.Errorf("1 log directory could not be listed (see the log); the logs in it are mapped by a later scan once it can be")
-	default:
-		return fmt.Errorf("%d log directories could not be listed (see the log); the logs in them are mapped by a later scan once they can be", n)
 	}
+	return errors.New(UnlistedMessage(len(d.unlisted)))
+}
+
+// UnlistedMessage says that n log directories could not be listed.
+func UnlistedMessage(n int) string {
+	if n == 1 {
+		return "1 log directory could not be listed (see the log); the logs in it are mapped by a later scan once it can be"
+	}
+	return fmt.Sprintf("%d log directories could not be listed (see the log); the logs in them are mapped by a later scan once they can be", n)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/agentmap/agentmap/watchers"
@@ -34,7 +35,7 @@ type unreadableLog struct {
 // cannotRead notes a log that could not be read and schedules its next
 // try; the first failure of a log is logged, the retries are not.
 func (d *Daemon) cannotRead(f watchers.FileStat, err error) {
-	if errors.Is(err, fs.ErrNotExist) {
+	if fileMissing(err) {
 		delete(d.unreadable, f.Path)
 		return
 	}
@@ -56,6 +57,13 @@ func (d *Daemon) readable(path string) {
 		delete(d.unreadable, path)
 		d.log.Info("log readable again", "component", "tail", "path", path)
 	}
+}
+
+// fileMissing reports whether err says a file is not there: not found,
+// or a directory on its path replaced by a file (ENOTDIR), which is as
+// gone, where a permission error says nothing either way.
+func fileMissing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // errorKind is what status shows of a read error: its kind, not its text
@@ -92,7 +100,7 @@ func (d *Daemon) retryUnreadable(ctx context.Context) {
 			continue
 		}
 		fi, err := os.Stat(path)
-		if errors.Is(err, fs.ErrNotExist) {
+		if fileMissing(err) {
 			delete(d.unreadable, path) // gone: the watcher says so
 			continue
 		}

@@ -44,9 +44,6 @@ func ParseFormat(s string) (Format, error) {
 			return f, nil
 		}
 	}
-	if s == "" {
-		return "", errors.New("--format is required: bundle, jsonl, attemptdb, agentscope or sentience")
-	}
 	return "", fmt.Errorf("unknown export format %q (bundle, jsonl, attemptdb, agentscope or sentience)", s)
 }
 

@@ -34,9 +34,12 @@ type FileStat struct {
 	// it can be listed again. A daemon must say so, not take the logs it
 	// knew there for deleted or leave a scan's maps silently short.
 	Unlisted bool
-	Size     int64
-	ModTime  time.Time
-	ID       FileID
+	// Denied is set with Unlisted when the listing was refused for its
+	// permissions, so that the daemon can say why without a second try.
+	Denied  bool
+	Size    int64
+	ModTime time.Time
+	ID      FileID
 	// Wal describes the -wal file beside a SQLite database (writes land
 	// there first; for OpenCode's JSON store, its message files); nil for
 	// a log. A pointer, so that the slot of every other file does not
@@ -486,7 +489,7 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep, viaLink bool, chain [
 	entries, ok, err := w.list(r, dir, sweep && !statAll)
 	if !ok {
 		if err != nil {
-			w.note(FileStat{Path: dir, Agent: r.Agent, Unlisted: true})
+			w.note(FileStat{Path: dir, Agent: r.Agent, Unlisted: true, Denied: errors.Is(err, fs.ErrPermission)})
 		}
 		return // vanished, or unreadable (noted): the next scan will tell
 	}

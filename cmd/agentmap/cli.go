@@ -428,10 +428,14 @@ func interspersed(fl *flag.FlagSet, args []string) []string {
 			if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
 				continue
 			}
-			if i+1 < len(args) {
-				i++
-				flags = append(flags, args[i])
+			if i+1 == len(args) {
+				// The flag's value is missing: given last, with nothing
+				// after it, so that the flag package says so rather than
+				// take the "--" added below for the value.
+				return flags
 			}
+			i++
+			flags = append(flags, args[i])
 		}
 	}
 	return append(flags, append([]string{"--"}, rest...)...)

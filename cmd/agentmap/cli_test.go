@@ -143,6 +143,8 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"run", "--retire-after", "5s"}, exitUsage, "err", "agentmap run: --retire-after must be between 1m and 30d"},
 		{[]string{"build", "--event-cap", "-5", "f"}, exitUsage, "err", "agentmap build: --event-cap must be between 1 and 1000000"},
 		{[]string{"export", "--out", "x"}, exitUsage, "err", "agentmap export: --format is required: bundle, jsonl"},
+		{[]string{"build", "f", "-o"}, exitUsage, "err", "flag needs an argument: -o"},
+		{[]string{"list", "--data-dir"}, exitUsage, "err", "flag needs an argument: -data-dir"},
 		{[]string{"status", "extra"}, exitUsage, "err", `agentmap status: unexpected argument "extra" (status takes no arguments, only flags)`},
 		{[]string{"scan", "--data-dir", "/nonexistent/x", "extra"}, exitUsage, "err", `agentmap scan: unexpected argument "extra"`},
 	} {

@@ -47,6 +47,10 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := fl.Parse(interspersed(fl, args)); err != nil {
 		return flagExit(err)
 	}
+	if *format == "" {
+		fmt.Fprintln(stderr, "agentmap export: --format is required: bundle, jsonl, attemptdb, agentscope or sentience")
+		return exitUsage
+	}
 	f, err := export.ParseFormat(*format)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap export: %v\n", err)

@@ -106,6 +106,12 @@ func TestInterspersed(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %q", got)
 	}
+	// A value flag given last has no value: the flag package must say so,
+	// not take the "--" that ends the flags for it.
+	args := interspersed(fl, []string{"ID", "--data-dir"})
+	if err := fl.Parse(args); err == nil || !strings.Contains(err.Error(), "flag needs an argument") {
+		t.Fatalf("%q parsed: %v (data-dir %q)", args, err, fl.Lookup("data-dir").Value)
+	}
 }
 
 // The summary of show, rendered from a map built from our own fixture, is

@@ -162,6 +162,11 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 		go reloadLoop(rctx, *cfgFile, *configPoll, ov, eff, d, lvl, logger)
 	}
 	err = d.Run(ctx)
+	if *once && err == nil && ctx.Err() != nil {
+		// Interrupted: the catch-up stopped where it was (all it
+		// committed stands, and the next scan goes on from there).
+		err = errors.New("interrupted; what was read is kept, and the next scan goes on from there")
+	}
 	if bar != nil {
 		bar.finish(err)
 	}
@@ -401,12 +406,15 @@ func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, s
 	}
 	f := res.Flush
 	fmt.Fprintf(stderr, "scan: done by the daemon: %d logs checked, %s read, %d map(s) written, %d sessions\n",
-		res.Files, mb(res.Bytes), len(f.Flushed), res.Sessions)
+		res.Files, progressSize(res.Bytes), len(f.Flushed), res.Sessions)
 	for _, k := range f.Failed {
 		fmt.Fprintf(stderr, "agentmap scan: the map of %s could not be written (the daemon retries it; agentmap status shows the error)\n", k)
 	}
+	if res.Unlisted > 0 {
+		fmt.Fprintf(stderr, "agentmap scan: %s (the daemon tries again at each rescan; agentmap status counts them)\n", daemon.UnlistedMessage(res.Unlisted))
+	}
 	fmt.Fprintf(stdout, "maps in %s\n", daemon.MapsDir(dataDir))
-	if len(f.Failed) > 0 {
+	if len(f.Failed) > 0 || res.Unlisted > 0 {
 		return exitFailure
 	}
 	return exitOK
@@ -460,8 +468,9 @@ func (p *progress) update(done, total int64, sessions int) {
 	}
 }
 
-// finish ends the progress with the scan's outcome: "done" only when it
-// succeeded, "stopped" after an error once it had started, and nothing
+// finish ends the progress with the scan's outcome: "done" when it
+// succeeded, "done with errors" when it read everything but something
+// failed, "stopped" when an error ended it early, and nothing
 // when it failed before it started (a locked state, an unsafe data
 // directory), where the error alone is the news.
 func (p *progress) finish(err error) {
@@ -473,6 +482,10 @@ func (p *progress) finish(err error) {
 	switch {
 	case err == nil:
 		fmt.Fprintf(p.w, "scan: done, %s read, %d sessions\n", progressSize(p.done), p.sessions)
+	case p.total > 0 && p.done >= p.total:
+		// Read to the end, but something failed (a log or a directory
+		// it could not read, a map it could not write): the error says.
+		fmt.Fprintf(p.w, "scan: done with errors, %s read, %d sessions\n", progressSize(p.done), p.sessions)
 	case p.lastPct >= 0 || p.drawn:
 		fmt.Fprintf(p.w, "scan: stopped, %s read, %d sessions\n", progressSize(p.done), p.sessions)
 	}

@@ -75,6 +75,13 @@ func TestProgressPlain(t *testing.T) {
 		t.Fatalf("a scan stopped by an error:\n%s", b.String())
 	}
 	b.Reset()
+	p = newProgress(&b)
+	p.update(100e6, 100e6, 4)
+	p.finish(errors.New("1 log could not be read"))
+	if !strings.Contains(b.String(), "scan: done with errors, 100.0 MB read, 4 sessions") {
+		t.Fatalf("a scan that read everything but failed somewhere:\n%s", b.String())
+	}
+	b.Reset()
 	newProgress(&b).finish(errors.New("locked"))
 	if b.Len() != 0 {
 		t.Fatalf("a scan that never started printed %q", b.String())

@@ -19,8 +19,11 @@ func writeFaultStatus(w io.Writer, st daemon.Status) {
 			u.Count, u.Reason, formatTime(u.RetryAt))
 	}
 	if u := st.Unlisted; u != nil {
-		fmt.Fprintf(w, "retrying:   %d log directories cannot be listed (%s; tried again at each rescan): their logs are not read\n",
-			u.Count, u.Reason)
+		what := fmt.Sprintf("%d log directories cannot", u.Count)
+		if u.Count == 1 {
+			what = "1 log directory cannot"
+		}
+		fmt.Fprintf(w, "retrying:   %s be listed (%s; tried again at each rescan): their logs are not read\n", what, u.Reason)
 	}
 	if st.FlushRetries > 0 {
 		fmt.Fprintf(w, "retrying:   %d maps wait to be written again\n", st.FlushRetries)
