@@ -499,8 +499,12 @@ func TestUnlistedDirectoryReported(t *testing.T) {
 	// A scan the daemon does for the command says so too, and the
 	// directory stays counted after it.
 	out, err = u.command(home, "scan", "--data-dir", data).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "1 log directory could not be listed") {
+	if err == nil || !strings.Contains(string(out), "scan: done by the daemon, with errors") ||
+		!strings.Contains(string(out), "1 log directory could not be listed (see the daemon's log)") {
 		t.Fatalf("scan through the daemon: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "agentmap scan: 1 log(s) could not be read") {
+		t.Fatalf("scan through the daemon does not name the log it could not read:\n%s", out)
 	}
 	if st := u.status(t, home, data); st.Unlisted == nil || st.Unlisted.Count != 1 {
 		t.Fatalf("the daemon's scan forgot the directory: %+v", st.Unlisted)

@@ -23,6 +23,9 @@ type ScanResult struct {
 	// Unlisted counts the directories under the roots the scan could not
 	// list (unlisted.go): their logs were not read.
 	Unlisted int `json:"unlistedDirs,omitempty"`
+	// Unreadable counts the logs it could not read (unreadable.go), which
+	// the daemon tries again on a schedule.
+	Unreadable int `json:"unreadableLogs,omitempty"`
 }
 
 // scanWait bounds a catch-up request; the loop may be busy with its own
@@ -51,6 +54,7 @@ func (d *Daemon) scanNow(ctx context.Context) ScanResult {
 	d.ingest(ctx, watchers.Update{Files: files, Full: true})
 	res.Flush = d.flushNow(ctx, flushRequest{all: true})
 	res.Sessions = d.countSessions()
+	res.Unreadable = len(d.unreadable)
 	return res
 }
 

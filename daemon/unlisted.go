@@ -102,11 +102,11 @@ func (d *Daemon) unlistedError() error {
 	if len(d.unlisted) == 0 {
 		return nil
 	}
-	return errors.New(UnlistedMessage(len(d.unlisted)))
+	return errors.New(unlistedMessage(len(d.unlisted)))
 }
 
-// UnlistedMessage says that n log directories could not be listed.
-func UnlistedMessage(n int) string {
+// unlistedMessage says that n log directories could not be listed.
+func unlistedMessage(n int) string {
 	if n == 1 {
 		return "1 log directory could not be listed (see the log); the logs in it are mapped by a later scan once it can be"
 	}

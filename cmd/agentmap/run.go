@@ -165,7 +165,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	if *once && err == nil && ctx.Err() != nil {
 		// Interrupted: the catch-up stopped where it was (all it
 		// committed stands, and the next scan goes on from there).
-		err = errors.New("interrupted; what was read is kept, and the next scan goes on from there")
+		err = errInterrupted
 	}
 	if bar != nil {
 		bar.finish(err)
@@ -405,16 +405,26 @@ func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, s
 		return exitFailure
 	}
 	f := res.Flush
-	fmt.Fprintf(stderr, "scan: done by the daemon: %d logs checked, %s read, %d map(s) written, %d sessions\n",
-		res.Files, progressSize(res.Bytes), len(f.Flushed), res.Sessions)
+	outcome := "done by the daemon"
+	if len(f.Failed) > 0 || res.Unlisted > 0 || res.Unreadable > 0 {
+		outcome = "done by the daemon, with errors"
+	}
+	fmt.Fprintf(stderr, "scan: %s: %d logs checked, %s read, %d map(s) written, %d sessions\n",
+		outcome, res.Files, progressSize(res.Bytes), len(f.Flushed), res.Sessions)
 	for _, k := range f.Failed {
 		fmt.Fprintf(stderr, "agentmap scan: the map of %s could not be written (the daemon retries it; agentmap status shows the error)\n", k)
 	}
-	if res.Unlisted > 0 {
-		fmt.Fprintf(stderr, "agentmap scan: %s (the daemon tries again at each rescan; agentmap status counts them)\n", daemon.UnlistedMessage(res.Unlisted))
+	switch n := res.Unlisted; {
+	case n == 1:
+		fmt.Fprintln(stderr, "agentmap scan: 1 log directory could not be listed (see the daemon's log); the daemon reads its logs at the first rescan that can, and agentmap status counts it")
+	case n > 1:
+		fmt.Fprintf(stderr, "agentmap scan: %d log directories could not be listed (see the daemon's log); the daemon reads their logs at the first rescan that can, and agentmap status counts them\n", n)
+	}
+	if n := res.Unreadable; n > 0 {
+		fmt.Fprintf(stderr, "agentmap scan: %d log(s) could not be read (see the daemon's log); the daemon tries them again on a schedule, and agentmap status counts them\n", n)
 	}
 	fmt.Fprintf(stdout, "maps in %s\n", daemon.MapsDir(dataDir))
-	if len(f.Failed) > 0 || res.Unlisted > 0 {
+	if len(f.Failed) > 0 || res.Unlisted > 0 || res.Unreadable > 0 {
 		return exitFailure
 	}
 	return exitOK
@@ -479,17 +489,26 @@ func (p *progress) finish(err error) {
 	if p.drawn {
 		fmt.Fprintln(p.w)
 	}
+	started := p.lastPct >= 0 || p.drawn
 	switch {
 	case err == nil:
 		fmt.Fprintf(p.w, "scan: done, %s read, %d sessions\n", progressSize(p.done), p.sessions)
-	case p.total > 0 && p.done >= p.total:
-		// Read to the end, but something failed (a log or a directory
-		// it could not read, a map it could not write): the error says.
+	case !started:
+	case errors.Is(err, errInterrupted):
+		// Whatever it had read: the maps were not all written.
+		fmt.Fprintf(p.w, "scan: stopped, %s read, %d sessions\n", progressSize(p.done), p.sessions)
+	case p.done >= p.total:
+		// Read to the end (a second scan's nothing included), but
+		// something failed (a log or a directory it could not read, a
+		// map it could not write): the error says.
 		fmt.Fprintf(p.w, "scan: done with errors, %s read, %d sessions\n", progressSize(p.done), p.sessions)
-	case p.lastPct >= 0 || p.drawn:
+	default:
 		fmt.Fprintf(p.w, "scan: stopped, %s read, %d sessions\n", progressSize(p.done), p.sessions)
 	}
 }
+
+// errInterrupted is a one-shot scan's error when a signal ended it.
+var errInterrupted = errors.New("interrupted; what was read is kept, and the next scan goes on from there")
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 

@@ -81,6 +81,22 @@ func TestProgressPlain(t *testing.T) {
 	if !strings.Contains(b.String(), "scan: done with errors, 100.0 MB read, 4 sessions") {
 		t.Fatalf("a scan that read everything but failed somewhere:\n%s", b.String())
 	}
+	// A second scan has nothing to read: an error there is "done with
+	// errors" too; an interrupt is always "stopped".
+	b.Reset()
+	p = newProgress(&b)
+	p.update(0, 0, 4)
+	p.finish(errors.New("1 log directory could not be listed"))
+	if !strings.Contains(b.String(), "scan: done with errors, 0.0 kB read, 4 sessions") {
+		t.Fatalf("a second scan that met an error:\n%s", b.String())
+	}
+	b.Reset()
+	p = newProgress(&b)
+	p.update(100e6, 100e6, 4)
+	p.finish(errInterrupted)
+	if !strings.Contains(b.String(), "scan: stopped, 100.0 MB read, 4 sessions") {
+		t.Fatalf("a scan interrupted while writing its maps:\n%s", b.String())
+	}
 	b.Reset()
 	newProgress(&b).finish(errors.New("locked"))
 	if b.Len() != 0 {
