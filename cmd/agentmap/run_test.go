@@ -65,42 +65,36 @@ func TestProgressPlain(t *testing.T) {
 		!strings.HasPrefix(lines[11], "scan: done, 100.0 MB read, 3 sessions") {
 		t.Fatalf("progress lines:\n%s", b.String())
 	}
-	// A scan that failed says "stopped" once it had started, and nothing
-	// of itself before: the error is the news.
-	b.Reset()
-	p = newProgress(&b)
-	p.update(1e6, 100e6, 1)
-	p.finish(errors.New("disk full"))
-	if !strings.Contains(b.String(), "scan: stopped, 1.0 MB read, 1 sessions") || strings.Contains(b.String(), "done") {
-		t.Fatalf("a scan stopped by an error:\n%s", b.String())
-	}
-	b.Reset()
-	p = newProgress(&b)
-	p.update(100e6, 100e6, 4)
-	p.finish(errors.New("1 log could not be read"))
-	if !strings.Contains(b.String(), "scan: done with errors, 100.0 MB read, 4 sessions") {
-		t.Fatalf("a scan that read everything but failed somewhere:\n%s", b.String())
-	}
-	// A second scan has nothing to read: an error there is "done with
-	// errors" too; an interrupt is always "stopped".
-	b.Reset()
-	p = newProgress(&b)
-	p.update(0, 0, 4)
-	p.finish(errors.New("1 log directory could not be listed"))
-	if !strings.Contains(b.String(), "scan: done with errors, 0.0 kB read, 4 sessions") {
-		t.Fatalf("a second scan that met an error:\n%s", b.String())
-	}
-	b.Reset()
-	p = newProgress(&b)
-	p.update(100e6, 100e6, 4)
-	p.finish(errInterrupted)
-	if !strings.Contains(b.String(), "scan: stopped, 100.0 MB read, 4 sessions") {
-		t.Fatalf("a scan interrupted while writing its maps:\n%s", b.String())
-	}
-	b.Reset()
-	newProgress(&b).finish(errors.New("locked"))
-	if b.Len() != 0 {
-		t.Fatalf("a scan that never started printed %q", b.String())
+}
+
+// The last line of a scan says how it ended: "done with errors" when it
+// read everything (a second scan's nothing included) but something
+// failed, "stopped" when an error or an interrupt ended it early, and
+// nothing of its own when it failed before it started.
+func TestProgressEndings(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		started     bool
+		done, total int64
+		err         error
+		want        string
+	}{
+		{"stopped by an error", true, 1e6, 100e6, errors.New("disk full"), "scan: stopped, 1.0 MB read, 1 sessions\n"},
+		{"read everything, failed somewhere", true, 100e6, 100e6, errors.New("1 log could not be read"), "scan: done with errors, 100.0 MB read, 1 sessions\n"},
+		{"a second scan that met an error", true, 0, 0, errors.New("1 log directory could not be listed"), "scan: done with errors, 0.0 kB read, 1 sessions\n"},
+		{"interrupted while writing maps", true, 100e6, 100e6, errInterrupted, "scan: stopped, 100.0 MB read, 1 sessions\n"},
+		{"never started", false, 0, 0, errors.New("locked"), ""},
+	} {
+		var b bytes.Buffer
+		p := newProgress(&b)
+		if tc.started {
+			p.update(tc.done, tc.total, 1)
+		}
+		b.Reset()
+		p.finish(tc.err)
+		if b.String() != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, b.String(), tc.want)
+		}
 	}
 }
 
