@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/builder/event"
@@ -84,5 +85,59 @@ func TestMapsFoundAfterARebuild(t *testing.T) {
 	}
 	if got := r.mapOf("c"); got != wantC {
 		t.Errorf("c rebuilt differently:\n%s\nwant:\n%s", got, wantC)
+	}
+}
+
+// A session whose map could not be written is retried; if its events
+// then make no map at all, that settles it, and nothing is left waiting:
+// status counted it among the maps to write again for as long as the
+// daemon ran (and the retry held the session in memory). The write fails
+// here because a file stands where the agent's map directory goes, which
+// stops root as well as anyone.
+func TestEmptySessionDropsItsRetry(t *testing.T) {
+	r := newRig(t)
+	if err := os.MkdirAll(MapsDir(r.data), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	blocker := filepath.Join(MapsDir(r.data), "claude")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opt := r.opts(false)
+	opt.Control, opt.Mapper = true, refusingMapper
+	stop := follow(t, New(opt))
+	defer stop()
+	r.append("a.jsonl", line("a", "user"))
+	var c *Client
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var err error
+		if c, err = Connect(r.data); err == nil {
+			if res, err := c.Flush(context.Background(), "", true); err == nil && len(res.Failed) == 1 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the blocked map write did not fail: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st, err := c.Status(context.Background()); err != nil || st.FlushRetries != 1 {
+		t.Fatalf("status after the failed write: %+v %v", st.FlushRetries, err)
+	}
+	r.append("a.jsonl", line("a", "void"))
+	for {
+		res, err := c.Flush(context.Background(), "", true)
+		st, serr := c.Status(context.Background())
+		if err == nil && serr == nil && len(res.Failed) == 0 && st.Agents[0].Live == 0 {
+			if st.FlushRetries != 0 {
+				t.Fatalf("a session that makes no map is still waiting to be written: %d", st.FlushRetries)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session was not settled: %+v %v %v", res, err, serr)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
