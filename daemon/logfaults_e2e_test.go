@@ -524,6 +524,62 @@ func TestUnlistedDirectoryReported(t *testing.T) {
 	}
 }
 
+// A following daemon's first catch-up of more logs than a piece holds
+// (4,096) is read in pieces; a directory it could not list, met in an
+// early piece, stays counted after the last one: the pieces are cut from
+// the walk after its directories were taken out (with a rescan a minute
+// away, a directory forgotten there would not be reported again before).
+func TestUnlistedDirectoryInAFirstCatchUpInPieces(t *testing.T) {
+	corpus := corpusDir(t)
+	bin := buildBinary(t)
+	base := t.TempDir()
+	u := newAsUser(t, bin, base)
+	home := filepath.Join(base, "home")
+	projects := filepath.Join(home, ".claude", "projects")
+	closedDir := filepath.Join(projects, "-a") // walked before the many logs
+	place(t, corpus, toolHeavy, filepath.Join(closedDir, "34343434-5656-4787-8a8a-b0b0b0b0b0b0.jsonl"))
+	many := filepath.Join(projects, "-z")
+	if err := os.MkdirAll(many, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4200 {
+		sid := fmt.Sprintf("5e55aaaa-%04x-4000-8000-%012x", i, i)
+		line := fmt.Sprintf(`{"type":"user","sessionId":%q,"uuid":"u%d","timestamp":"2026-05-01T10:00:00.000Z","cwd":"/w","version":"2.1.0","message":{"role":"user","content":"hi"}}`+"\n", sid, i)
+		if err := os.WriteFile(filepath.Join(many, sid+".jsonl"), []byte(line), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u.own(t, home)
+	if err := os.Chmod(closedDir, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(closedDir, 0o700)
+	data := filepath.Join(home, "data")
+	cmd := u.command(home, "run", "--data-dir", data, "--idle", "400ms", "--debounce", "20ms", "--rescan", "60s")
+	log := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := &proc{cmd, log}
+	defer d.stop(t)
+	deadline := time.Now().Add(60 * time.Second)
+	var st Status
+	for st = u.status(t, home, data); st.CatchUp.Finished.IsZero(); st = u.status(t, home, data) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first catch-up did not finish:\n%s", tailOf(log.String(), 3000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st.Unlisted == nil || st.Unlisted.Count != 1 {
+		t.Fatalf("after a catch-up in pieces, status counts %+v directories that cannot be listed, want 1:\n%s",
+			st.Unlisted, tailOf(log.String(), 3000))
+	}
+	if strings.Contains(log.String(), "can be listed again") {
+		t.Fatalf("the closed directory was taken for listed again:\n%s", tailOf(log.String(), 3000))
+	}
+}
+
 // cuts splits a log into n pieces at line ends.
 func cuts(b []byte, n int) [][]byte {
 	var out [][]byte
