@@ -357,6 +357,19 @@ func (u asUser) own(t *testing.T, dir string) {
 	})
 }
 
+// startDaemon starts `agentmap run` as the user over home, with the
+// short waits of the tests and the given rescan period.
+func (u asUser) startDaemon(t *testing.T, home, data, rescan string) *proc {
+	t.Helper()
+	cmd := u.command(home, "run", "--data-dir", data, "--idle", "400ms", "--debounce", "20ms", "--rescan", rescan)
+	log := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return &proc{cmd, log}
+}
+
 func (u asUser) status(t *testing.T, home, data string) Status {
 	t.Helper()
 	return statusOf(t, u.command(home, "status", "--json", "--no-service", "--data-dir", data))
@@ -386,14 +399,9 @@ func TestUnreadableLogRetried(t *testing.T) {
 		t.Fatalf("scan over an unreadable log: %v\n%s", err, out)
 	}
 
-	cmd := u.command(home, "run", "--data-dir", data, "--idle", "400ms", "--debounce", "20ms", "--rescan", "1s")
-	log := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	d := &proc{cmd, log}
+	d := u.startDaemon(t, home, data, "1s")
 	defer d.stop(t)
+	log := d.log
 	deadline := time.Now().Add(30 * time.Second)
 	var st Status
 	for st = u.status(t, home, data); st.Unreadable == nil; st = u.status(t, home, data) {
@@ -461,14 +469,9 @@ func TestUnlistedDirectoryReported(t *testing.T) {
 	}
 
 	// A following daemon: the directory closes while its log grows.
-	cmd := u.command(home, "run", "--data-dir", data, "--idle", "400ms", "--debounce", "20ms", "--rescan", "1s")
-	log := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	d := &proc{cmd, log}
+	d := u.startDaemon(t, home, data, "1s")
 	defer d.stop(t)
+	log := d.log
 	waitStore(t, data, expected(t, bin, []string{open, closed}), d)
 	// Opened before the directory closes: a user who is not root could
 	// not open it after.
@@ -555,14 +558,9 @@ func TestUnlistedDirectoryInAFirstCatchUpInPieces(t *testing.T) {
 	}
 	defer os.Chmod(closedDir, 0o700)
 	data := filepath.Join(home, "data")
-	cmd := u.command(home, "run", "--data-dir", data, "--idle", "400ms", "--debounce", "20ms", "--rescan", "60s")
-	log := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	d := &proc{cmd, log}
+	d := u.startDaemon(t, home, data, "60s")
 	defer d.stop(t)
+	log := d.log
 	deadline := time.Now().Add(60 * time.Second)
 	var st Status
 	for st = u.status(t, home, data); st.CatchUp.Finished.IsZero(); st = u.status(t, home, data) {
