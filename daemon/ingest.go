@@ -131,7 +131,7 @@ func (d *Daemon) gone(path string) {
 	}
 	if _, err := os.Stat(path); err == nil {
 		return // back already (replaced under the same name)
-	} else if !fileMissing(err) {
+	} else if !watchers.Missing(err) {
 		// Not known to be gone (its directory cannot be listed or
 		// searched): unreadable, tried again and counted, its record
 		// and map kept as they are.

@@ -357,6 +357,23 @@ func (u asUser) own(t *testing.T, dir string) {
 	})
 }
 
+// waitStatus asks the daemon for its status, as the user, until ok says
+// it shows what is awaited, and returns that status.
+func (u asUser) waitStatus(t *testing.T, home, data string, d *proc, limit time.Duration, what string, ok func(Status) bool) Status {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		st := u.status(t, home, data)
+		if ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for this: %s; status %+v\ndaemon log:\n%s", limit, what, st, tailOf(d.log.String(), 3000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // startDaemon starts `agentmap run` as the user over home, with the
 // short waits of the tests and the given rescan period.
 func (u asUser) startDaemon(t *testing.T, home, data, rescan string) *proc {
@@ -401,15 +418,8 @@ func TestUnreadableLogRetried(t *testing.T) {
 
 	d := u.startDaemon(t, home, data, "1s")
 	defer d.stop(t)
-	log := d.log
-	deadline := time.Now().Add(30 * time.Second)
-	var st Status
-	for st = u.status(t, home, data); st.Unreadable == nil; st = u.status(t, home, data) {
-		if time.Now().After(deadline) {
-			t.Fatalf("status does not show the unreadable log:\n%s", tailOf(log.String(), 3000))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	st := u.waitStatus(t, home, data, d, 30*time.Second, "status shows the unreadable log",
+		func(st Status) bool { return st.Unreadable != nil })
 	if st.Unreadable.Count != 1 || st.Unreadable.Reason != "permission denied" || st.Unreadable.RetryAt.IsZero() {
 		t.Fatalf("status of the unreadable log: %+v", *st.Unreadable)
 	}
@@ -484,14 +494,8 @@ func TestUnlistedDirectoryReported(t *testing.T) {
 	}
 	f.Write(parts[1])
 	f.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	var st Status
-	for st = u.status(t, home, data); st.Unlisted == nil || st.Unreadable == nil; st = u.status(t, home, data) {
-		if time.Now().After(deadline) {
-			t.Fatalf("status does not show the directory and its log: %+v\n%s", st, tailOf(log.String(), 3000))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	st := u.waitStatus(t, home, data, d, 30*time.Second, "status shows the directory and its log",
+		func(st Status) bool { return st.Unlisted != nil && st.Unreadable != nil })
 	if st.Unlisted.Count != 1 || st.Unlisted.Reason != "permission denied" || st.Unreadable.Count != 1 {
 		t.Fatalf("status: %+v, %+v", *st.Unlisted, *st.Unreadable)
 	}
@@ -518,13 +522,8 @@ func TestUnlistedDirectoryReported(t *testing.T) {
 	time.Sleep(2 * time.Second) // a rescan or two meet it closed
 	os.Chmod(closedDir, 0o700)
 	waitStore(t, data, expected(t, bin, []string{open, closed}), d)
-	deadline = time.Now().Add(30 * time.Second) // the next rescan lists it
-	for st = u.status(t, home, data); st.Unlisted != nil || st.Unreadable != nil; st = u.status(t, home, data) {
-		if time.Now().After(deadline) {
-			t.Fatalf("status still shows the directory: %+v %+v", st.Unlisted, st.Unreadable)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	u.waitStatus(t, home, data, d, 30*time.Second, "the next rescan lists the directory again",
+		func(st Status) bool { return st.Unlisted == nil && st.Unreadable == nil })
 }
 
 // A following daemon's first catch-up of more logs than a piece holds
@@ -561,14 +560,8 @@ func TestUnlistedDirectoryInAFirstCatchUpInPieces(t *testing.T) {
 	d := u.startDaemon(t, home, data, "60s")
 	defer d.stop(t)
 	log := d.log
-	deadline := time.Now().Add(60 * time.Second)
-	var st Status
-	for st = u.status(t, home, data); st.CatchUp.Finished.IsZero(); st = u.status(t, home, data) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the first catch-up did not finish:\n%s", tailOf(log.String(), 3000))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	st := u.waitStatus(t, home, data, d, 60*time.Second, "the first catch-up finishes",
+		func(st Status) bool { return !st.CatchUp.Finished.IsZero() })
 	if st.Unlisted == nil || st.Unlisted.Count != 1 {
 		t.Fatalf("after a catch-up in pieces, status counts %+v directories that cannot be listed, want 1:\n%s",
 			st.Unlisted, tailOf(log.String(), 3000))

@@ -84,9 +84,7 @@ func (d *Daemon) unlistedStatus(st *Status) {
 	}
 	st.Unlisted = &UnlistedDirs{Count: len(d.unlisted)}
 	for _, u := range d.unlisted {
-		if st.Unlisted.Reason == "" || u.err < st.Unlisted.Reason {
-			st.Unlisted.Reason = u.err
-		}
+		st.Unlisted.Reason = firstReason(st.Unlisted.Reason, u.err)
 	}
 }
 

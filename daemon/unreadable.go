@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/agentmap/agentmap/watchers"
@@ -35,7 +34,7 @@ type unreadableLog struct {
 // cannotRead notes a log that could not be read and schedules its next
 // try; the first failure of a log is logged, the retries are not.
 func (d *Daemon) cannotRead(f watchers.FileStat, err error) {
-	if fileMissing(err) {
+	if watchers.Missing(err) {
 		delete(d.unreadable, f.Path)
 		return
 	}
@@ -57,13 +56,6 @@ func (d *Daemon) readable(path string) {
 		delete(d.unreadable, path)
 		d.log.Info("log readable again", "component", "tail", "path", path)
 	}
-}
-
-// fileMissing reports whether err says a file is not there: not found,
-// or a directory on its path replaced by a file (ENOTDIR), which is as
-// gone, where a permission error says nothing either way.
-func fileMissing(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // errorKind is what status shows of a read error: its kind, not its text
@@ -100,7 +92,7 @@ func (d *Daemon) retryUnreadable(ctx context.Context) {
 			continue
 		}
 		fi, err := os.Stat(path)
-		if fileMissing(err) {
+		if watchers.Missing(err) {
 			delete(d.unreadable, path) // gone: the watcher says so
 			continue
 		}
@@ -128,10 +120,17 @@ func (d *Daemon) unreadableStatus(st *Status) {
 	st.Unreadable = &UnreadableLogs{Count: len(d.unreadable)}
 	st.Unreadable.RetryAt, _ = d.unreadableDue()
 	for _, u := range d.unreadable {
-		if st.Unreadable.Reason == "" || u.err < st.Unreadable.Reason {
-			st.Unreadable.Reason = u.err
-		}
+		st.Unreadable.Reason = firstReason(st.Unreadable.Reason, u.err)
 	}
+}
+
+// firstReason is what status names of several errors' kinds: the first
+// in order, so that the line does not change from one look to the next.
+func firstReason(kept, next string) string {
+	if kept == "" || next < kept {
+		return next
+	}
+	return kept
 }
 
 // UnreadableLogs counts the logs that could not be read and are tried again.

@@ -722,10 +722,19 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool, error)
 // removed during the walk is no fault) or is nil: what list reports of a
 // directory it could not read.
 func notGone(err error) error {
-	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+	if err == nil || Missing(err) {
 		return nil
 	}
 	return err
+}
+
+// Missing reports whether err says a file or directory is not there: not
+// found, or a directory on its path replaced by a file (ENOTDIR), which is
+// as gone. A permission error says nothing either way: the walk reports
+// such a directory (FileStat.Unlisted) and the daemon keeps trying a log
+// it cannot stat.
+func Missing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // sameEntries reports whether a directory read now (raw, in name order)
