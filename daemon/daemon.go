@@ -52,6 +52,7 @@ type Daemon struct {
 	excluded       map[string]watchers.FileID // logs kept out by privacy.exclude
 	excludedCount  int
 	sizes          map[string]int64 // the paths the watcher reports as there, with the size it last saw (for bytes behind)
+	unfinished     unfinishedTails  // what status last found beyond cursors that stop short (see behind)
 	reconf         chan Live
 	flushReq       chan flushRequest
 	scanReq        chan chan ScanResult

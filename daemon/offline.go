@@ -29,6 +29,7 @@ func OfflineStatus(db *state.DB, dataDir string) (Status, error) {
 		return a
 	}
 	fed := map[string]bool{}
+	tails := unfinishedTails{} // with the default cap on a line: no config is read here
 	for _, s := range srcs {
 		a := get(s.Agent)
 		a.Skipped += s.Skipped + s.Oversized
@@ -41,7 +42,7 @@ func OfflineStatus(db *state.DB, dataDir string) (Status, error) {
 		}
 		if s.Form == watchers.FormLines {
 			if fi, err := os.Stat(s.Path); err == nil && fi.Size() > s.Offset {
-				a.Behind += fi.Size() - s.Offset
+				a.Behind += tails.behind(nil, s, fi.Size(), 0)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"log/slog"
+	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -185,6 +186,8 @@ func (d *Daemon) publishNow() {
 	for _, ag := range d.opt.Agents {
 		get(ag.Name)
 	}
+	tails := unfinishedTails{}
+	defer func() { d.unfinished = tails }()
 	for _, s := range d.srcs {
 		a := get(s.Agent)
 		a.Skipped += s.Skipped + s.Oversized
@@ -196,7 +199,7 @@ func (d *Daemon) publishNow() {
 		}
 		if s.Form == watchers.FormLines {
 			if size, ok := d.sizes[s.Path]; ok && size > s.Offset {
-				a.Behind += size - s.Offset
+				a.Behind += tails.behind(d.unfinished, s, size, d.opt.MaxLine)
 			}
 		}
 	}
@@ -370,4 +373,47 @@ func (h trapHandler) WithGroup(name string) slog.Handler {
 		return h
 	}
 	return trapHandler{Handler: h.withAttrs().WithGroup(name), trap: h.trap, component: h.component}
+}
+
+// unfinishedTails remembers, for each log of lines whose cursor stops
+// short of its end, whether what lies beyond is a last line still being
+// written, so that a status published again does not read it again.
+type unfinishedTails map[uint64]unfinishedTail
+
+type unfinishedTail struct {
+	offset, size int64
+	unfinished   bool
+}
+
+// behind returns the bytes of a log the daemon has not read: from the
+// cursor to size, less a last line without a newline that it has read at
+// this size. Such a line is in the session's map (the tail hands it to
+// the parser at each flush) but no cursor moves over it until it ends, so
+// a finished session whose agent wrote no last newline would look behind
+// for good.
+// What was looked at before is taken from last; u keeps what this count
+// looked at, so that the logs gone or caught up since drop out.
+func (u unfinishedTails) behind(last unfinishedTails, s *state.Source, size int64, maxLine int) int64 {
+	if size != s.Size { // grown or cut since the last read: all of it is to read
+		return size - s.Offset
+	}
+	t, ok := last[s.ID]
+	if !ok || t.offset != s.Offset || t.size != size {
+		t = unfinishedTail{offset: s.Offset, size: size, unfinished: unfinishedAt(s.Path, s.Offset, size, maxLine)}
+	}
+	u[s.ID] = t
+	if t.unfinished {
+		return 0
+	}
+	return size - s.Offset
+}
+
+// unfinishedAt opens path to look at its tail (see watchers.UnfinishedLine).
+func unfinishedAt(path string, offset, size int64, maxLine int) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return watchers.UnfinishedLine(f, offset, size, maxLine)
 }

@@ -375,6 +375,31 @@ func PartialLine(f io.ReaderAt, offset, size int64, maxLine int) ([]byte, bool) 
 	return b, true
 }
 
+// UnfinishedLine reports whether the bytes of f from offset to size are a
+// last line still being written: no newline among them, and no more than
+// the cap allows (PartialLine's reading, without holding the line). It
+// reads them a block at a time, so a long line costs no memory.
+func UnfinishedLine(f io.ReaderAt, offset, size int64, maxLine int) bool {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	if size <= offset || size-offset > int64(maxLine)+1 {
+		return false
+	}
+	var block [32 << 10]byte
+	for at := offset; at < size; {
+		n, err := f.ReadAt(block[:min(int64(len(block)), size-at)], at)
+		if bytes.IndexByte(block[:n], '\n') >= 0 {
+			return false
+		}
+		at += int64(n)
+		if (err != nil || n == 0) && at < size {
+			return false
+		}
+	}
+	return true
+}
+
 // IdentifyOpen returns the identity of an open file.
 func IdentifyOpen(f *os.File) (FileID, os.FileInfo, error) {
 	fi, err := f.Stat()

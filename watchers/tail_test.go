@@ -274,3 +274,26 @@ func FuzzTailLines(f *testing.F) {
 		}
 	})
 }
+
+func TestUnfinishedLine(t *testing.T) {
+	long := strings.Repeat("x", 100<<10) // over one block of the reading
+	for _, tc := range []struct {
+		text         string
+		offset, size int64
+		maxLine      int
+		want         bool
+	}{
+		{`{"a":1}` + "\n" + `{"b":`, 8, 13, 0, true},
+		{`{"a":1}` + "\n" + `{"b":2}` + "\n", 0, 16, 0, false}, // complete lines to read
+		{`{"a":1}` + "\n" + `{"b":`, 8, 8, 0, false},           // nothing beyond the cursor
+		{`{"a":1}` + "\n" + `{"b":`, 8, 20, 0, false},          // the file is shorter than said
+		{"{" + long, 0, int64(1 + len(long)), 0, true},
+		{"{" + long + "\n" + "{", 0, int64(3 + len(long)), 0, false}, // a newline after the first block
+		{"{" + long, 0, int64(1 + len(long)), 1000, false},           // over the cap: skipped, not a line
+	} {
+		got := UnfinishedLine(strings.NewReader(tc.text), tc.offset, tc.size, tc.maxLine)
+		if got != tc.want {
+			t.Errorf("%.20q… [%d,%d) cap %d: %v, want %v", tc.text, tc.offset, tc.size, tc.maxLine, got, tc.want)
+		}
+	}
+}

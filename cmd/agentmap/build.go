@@ -447,8 +447,7 @@ func (b *streamBuild) toFile(sessions []int32, out string) int {
 // a directory silently; a trailing slash (maps/) asks for one.
 func checkBuildOutput(out string, single bool, stderr io.Writer) int {
 	if single {
-		if fi, err := os.Stat(filepath.Dir(out)); err != nil || !fi.IsDir() {
-			fmt.Fprintf(stderr, "agentmap build: -o %s: the directory %s does not exist (create it first)\n", out, filepath.Dir(out))
+		if !outputDirExists("build", "-o", out, stderr) {
 			return exitFailure
 		}
 		return exitOK

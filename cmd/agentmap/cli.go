@@ -452,3 +452,16 @@ func unexpectedArgs(fl *flag.FlagSet, name string, stderr io.Writer) bool {
 	fl.Usage()
 	return true
 }
+
+// outputDirExists checks that the directory an output file goes into is
+// there, and says so when it is not: build, export and report write a
+// named file only where the user has made room for it, so a typo in a
+// path is an error, not a new directory tree.
+func outputDirExists(cmd, flagName, out string, stderr io.Writer) bool {
+	dir := filepath.Dir(out)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		fmt.Fprintf(stderr, "agentmap %s: %s %s: the directory %s does not exist (create it first)\n", cmd, flagName, out, dir)
+		return false
+	}
+	return true
+}

@@ -147,6 +147,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"list", "--data-dir"}, exitUsage, "err", "flag needs an argument: -data-dir"},
 		{[]string{"status", "extra"}, exitUsage, "err", `agentmap status: unexpected argument "extra" (status takes no arguments, only flags)`},
 		{[]string{"scan", "--data-dir", "/nonexistent/x", "extra"}, exitUsage, "err", `agentmap scan: unexpected argument "extra"`},
+		{[]string{"report", "--maps", "/nonexistent/maps", "-o", "/nonexistent/out/r.html"}, exitFailure, "err", "agentmap report: -o /nonexistent/out/r.html: the directory /nonexistent/out does not exist (create it first)"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := dispatch(context.Background(), tc.args, &stdout, &stderr)

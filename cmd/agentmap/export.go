@@ -183,9 +183,7 @@ func checkExportOutput(out string, f export.Format, stdout, stderr io.Writer) in
 		}
 		return exitOK
 	}
-	dir := filepath.Dir(out)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		fmt.Fprintf(stderr, "agentmap export: --out %s: the directory %s does not exist (create it first)\n", out, dir)
+	if !outputDirExists("export", "--out", out, stderr) {
 		return exitFailure
 	}
 	return exitOK

@@ -128,6 +128,9 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	flt.Session = *session
+	if *out != "-" && !outputDirExists("report", "-o", *out, stderr) {
+		return exitFailure
+	}
 	src, where, code := mf.source(ctx, "report", stderr)
 	if src == nil {
 		return code
