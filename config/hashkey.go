@@ -60,6 +60,17 @@ func LoadOrCreateHashKey(path string) ([]byte, error) {
 	return key, nil
 }
 
+// LoadHashKey returns the key stored at path, which must exist: a key
+// named to read maps hashed before (an export's) is never made up, as a
+// new one would hash to paths nothing else can match.
+func LoadHashKey(path string) ([]byte, error) {
+	key, err := readHashKey(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("hash key %s: no such file", path)
+	}
+	return key, err
+}
+
 func writeSynced(f *os.File, data []byte) error {
 	// CreateTemp makes the file 0600 already; Chmod makes sure of it.
 	if err := f.Chmod(0o600); err != nil {

@@ -2,12 +2,10 @@ package daemon
 
 import (
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/agentmap/agentmap/builder/prices"
 	"github.com/agentmap/agentmap/export/mapfile"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/state/mapstore"
@@ -110,7 +108,7 @@ func fromMap(store *mapstore.Store, e *Entry) error {
 		e.Key = e.Agent + "/" + e.ID
 		e.Calls, e.Requests, e.Errors = m.Totals.Calls, m.Totals.Requests, m.Totals.Errors
 		e.Tokens, e.CostUSD, e.Outcome = m.Totals.Tokens, m.Totals.CostUSD, m.Session.Outcome
-		e.Unpriced = UnpricedModels(m, "")
+		e.Unpriced = m.UnpricedModels("")
 	}
 	if t, ok := m.Start(); ok {
 		e.Start = t
@@ -121,20 +119,4 @@ func fromMap(store *mapstore.Store, e *Entry) error {
 		e.Repos = append(e.Repos, r.Name)
 	}
 	return nil
-}
-
-// UnpricedModels names the models of a map read from disk that served
-// requests with tokens but have no price in the embedded table; lane ""
-// means the whole session, else one agents[] id.
-func UnpricedModels(m *mapfile.Map, lane string) []string {
-	var out []string
-	for _, e := range m.Events {
-		if e.Kind != "llm" || (lane != "" && e.Agent != lane) || e.Cost > 0 || e.In+e.CW+e.CR+e.Out == 0 || slices.Contains(out, e.Model) {
-			continue
-		}
-		if _, ok := prices.Lookup(e.Model); !ok {
-			out = append(out, e.Model)
-		}
-	}
-	return out
 }

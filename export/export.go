@@ -192,8 +192,8 @@ func (x *Exporter) Close() (Result, error) {
 // ErrEmpty means an export had no map to write.
 var ErrEmpty = errors.New("export: no session map to export")
 
-// Gzipped reports whether an output name asks for a gzipped stream (the
-// line formats; a bundle is always gzipped).
+// Gzipped reports whether an output name asks for a gzipped stream (every
+// format but a bundle, which is always gzipped).
 func Gzipped(f Format, name string) bool {
 	return f != Bundle && strings.HasSuffix(name, ".gz")
 }

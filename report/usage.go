@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentmap/agentmap/builder/prices"
 )
 
 // Period is how usage rows are grouped.
@@ -326,7 +328,7 @@ func writeGrid(w io.Writer, rows [][]string, text int, total bool) {
 // costCell is the cost, or "unpriced" where the row's models have no
 // price (with the priced part when some do).
 func costCell(r UsageRow) string {
-	c := "$" + strconv.FormatFloat(r.CostUSD, 'f', 2, 64)
+	c := prices.Dollars(r.CostUSD)
 	if len(r.Unpriced) == 0 {
 		return c
 	}

@@ -256,3 +256,30 @@ func parse(s string) (*Table, error) {
 	}
 	return t, sc.Err()
 }
+
+// Dollars writes a cost in dollars and cents for a person; a cost above
+// zero that would round to $0.00 reads "<$0.01", so that usage that was
+// paid for never looks free.
+func Dollars(usd float64) string {
+	if usd > 0 && usd < 0.005 {
+		return "<$0.01"
+	}
+	return "$" + strconv.FormatFloat(usd, 'f', 2, 64)
+}
+
+// CostText is a session's or a lane's cost for a person, given the models
+// among its tokens that have no price: "unpriced" when none was priced,
+// the priced part and "+unpriced" when some were, never $0 for tokens
+// used. none is what a cost of 0 with nothing unpriced reads ("-" in a
+// table, "$0.00" where a figure is required).
+func CostText(usd float64, unpriced []string, none string) string {
+	switch {
+	case len(unpriced) > 0 && usd == 0:
+		return "unpriced"
+	case len(unpriced) > 0:
+		return Dollars(usd) + "+unpriced"
+	case usd == 0:
+		return none
+	}
+	return Dollars(usd)
+}

@@ -177,6 +177,11 @@ func buildOptions(set map[string]bool, configFile, mode, keyFile string, eventCa
 		fmt.Fprintln(stderr, "agentmap build: --path-mode hashed needs a key (--hash-key-file FILE, created if missing); without one the maps use dirs_only")
 	}
 	if opts.PathMode == redact.ModeHashed && keyFile != "" {
+		// A key file is created if missing, but not a directory for it: a
+		// typo in the path would leave a secret where nobody looks.
+		if !outputDirExists("build", "--hash-key-file", keyFile, stderr) {
+			return opts, nil, exitFailure
+		}
 		key, err := config.LoadOrCreateHashKey(keyFile)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentmap build: %v\n", err)

@@ -142,8 +142,13 @@ func TestBuildFlags(t *testing.T) {
 	if code, _, stderr := run(t, "build", "--session", "no-such-session", "-o", t.TempDir(), fixture); code != exitFailure || !strings.Contains(stderr, "no-such-session") {
 		t.Errorf("unknown --session: exit %d, %q", code, stderr)
 	}
-	// Hashed mode creates its key on first use, 0600.
+	// Hashed mode creates its key on first use, 0600, in a directory that
+	// is there: a typo in its path makes no directory.
 	key := filepath.Join(t.TempDir(), "keys", "hash.key")
+	if code, _, stderr := run(t, "build", "--path-mode", "hashed", "--hash-key-file", key, "-o", "-", fixture); code != exitFailure || !strings.Contains(stderr, "does not exist (create it first)") {
+		t.Errorf("hashed with a key in a missing directory: exit %d: %s", code, stderr)
+	}
+	os.Mkdir(filepath.Dir(key), 0o700)
 	code, stdout, stderr := run(t, "build", "--path-mode", "hashed", "--hash-key-file", key, "-o", "-", fixture)
 	if code != exitOK {
 		t.Fatalf("hashed: exit %d: %s", code, stderr)

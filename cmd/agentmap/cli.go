@@ -265,9 +265,25 @@ func isHelp(args []string) bool {
 
 // hoistGlobals splits `agentmap [global flags] COMMAND [args]` into the
 // command's name, the global flags given before it, and its arguments.
+// A help flag among the globals (agentmap --data-dir D --help list) is
+// handed to the command, or, with no command, is the help itself.
 func hoistGlobals(args []string) (name string, globals, rest []string, err error) {
+	help := false
+	defer func() {
+		if help && err == nil {
+			if name == "" {
+				name = "help"
+			}
+			rest = append([]string{"--help"}, rest...)
+		}
+	}()
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		a := args[0]
+		if a == "-h" || a == "-help" || a == "--help" {
+			help = true
+			args = args[1:]
+			continue
+		}
 		flagName, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		i := slices.IndexFunc(globalFlags, func(g struct{ name, usage string }) bool { return g.name == flagName })
 		if i < 0 {
@@ -366,6 +382,10 @@ func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap: %v\n", err)
 		return exitUsage
+	}
+	if name == "help" { // agentmap --data-dir D help list, or --help with no command
+		rest = slices.DeleteFunc(rest, func(a string) bool { return a == "--help" })
+		return runCLI(ctx, append([]string{"help"}, rest...), stdout, stderr)
 	}
 	if name == "" {
 		usage(stderr)

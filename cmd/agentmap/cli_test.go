@@ -138,6 +138,9 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"build", "-h"}, exitOK, "out", "usage: agentmap build [flags] FILE|DIR..."},
 		{[]string{"list", "--help"}, exitOK, "out", "usage: agentmap list"},
 		{[]string{"help"}, exitOK, "out", "Global flags, before or after the command"},
+		{[]string{"--data-dir", "/x", "--help"}, exitOK, "out", "Global flags, before or after the command"},
+		{[]string{"--data-dir", "/x", "-h", "list"}, exitOK, "out", "usage: agentmap list"},
+		{[]string{"--data-dir", "/x", "help", "list"}, exitOK, "out", "usage: agentmap list"},
 		{[]string{"--version"}, exitOK, "out", "agentmap devel"},
 		{[]string{"completion", "tcsh"}, exitUsage, "err", `agentmap completion: invalid argument "tcsh" for "agentmap completion"`},
 		{[]string{"run", "--retire-after", "5s"}, exitUsage, "err", "agentmap run: --retire-after must be between 1m and 30d"},
@@ -147,6 +150,10 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"list", "--data-dir"}, exitUsage, "err", "flag needs an argument: -data-dir"},
 		{[]string{"status", "extra"}, exitUsage, "err", `agentmap status: unexpected argument "extra" (status takes no arguments, only flags)`},
 		{[]string{"scan", "--data-dir", "/nonexistent/x", "extra"}, exitUsage, "err", `agentmap scan: unexpected argument "extra"`},
+		{[]string{"export", "--format", "jsonl", "--first-seq", "5"}, exitUsage, "err", "agentmap export: --first-seq applies to --format attemptdb only"},
+		{[]string{"export", "--format", "jsonl", "--out", "/", "--data-dir", "/nonexistent/x"}, exitUsage, "err", "agentmap export: --out / is a directory: give the file to write"},
+		{[]string{"export", "--format", "jsonl", "--path-mode", "hashed", "--hash-key-file", "/nonexistent/k", "--data-dir", "/nonexistent/x"}, exitFailure, "err", "agentmap export: hash key /nonexistent/k: no such file"},
+		{[]string{"build", "--path-mode", "hashed", "--hash-key-file", "/nonexistent/dir/k", "f"}, exitFailure, "err", "agentmap build: --hash-key-file /nonexistent/dir/k: the directory /nonexistent/dir does not exist (create it first)"},
 		{[]string{"report", "--maps", "/nonexistent/maps", "-o", "/nonexistent/out/r.html"}, exitFailure, "err", "agentmap report: -o /nonexistent/out/r.html: the directory /nonexistent/out does not exist (create it first)"},
 	} {
 		var stdout, stderr bytes.Buffer

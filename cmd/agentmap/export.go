@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -33,10 +32,9 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fl.SetOutput(stderr)
 	format := fl.String("format", "", "bundle, jsonl, attemptdb, agentscope or sentience (required)")
 	sf := addSelectorFlags(fl)
-	agent := sf.agent
 	mode := fl.String("path-mode", "", "re-render relative maps as dirs_only or hashed (default: as stored)")
 	keyFile := fl.String("hash-key-file", "", "key of hashed mode (default: <data dir>/hash.key, the daemon's)")
-	out := fl.String("out", "-", "output file (written atomically; .gz gzips the line formats), or - for stdout")
+	out := fl.String("out", "-", "output file (written atomically; a name ending in .gz gzips it), or - for stdout")
 	of := addOpsFlags(fl)
 	firstSeq := fl.Uint64("first-seq", 0, "attemptdb: first source_seq (default: the one after the previous export)")
 	fl.Usage = func() {
@@ -61,6 +59,10 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "agentmap export: %v\n", err)
 		return exitUsage
 	}
+	if f != export.AttemptDB && *firstSeq != 0 {
+		fmt.Fprintf(stderr, "agentmap export: --first-seq applies to --format attemptdb only\n")
+		return exitUsage
+	}
 	sel := export.Selection{Since: pick.since, Until: pick.until}
 	if pick.repo != "" || pick.outcome != "" {
 		sel.Match = report.Filter{Repo: pick.repo, Outcome: pick.outcome}.Keep
@@ -76,11 +78,14 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	switch opts.PathMode {
 	case "", redact.ModeRelative, redact.ModeDirsOnly:
 	case redact.ModeHashed:
-		path := *keyFile
-		if path == "" {
-			path = filepath.Join(dataDir, "hash.key")
+		// The data directory's key (the daemon's) is made on first use, as
+		// the daemon makes it; a key named by the flag must be there.
+		if *keyFile == "" {
+			opts.HashKey, err = config.LoadOrCreateHashKey(filepath.Join(dataDir, "hash.key"))
+		} else {
+			opts.HashKey, err = config.LoadHashKey(*keyFile)
 		}
-		if opts.HashKey, err = config.LoadOrCreateHashKey(path); err != nil {
+		if err != nil {
 			fmt.Fprintf(stderr, "agentmap export: %v\n", err)
 			return exitFailure
 		}
@@ -110,16 +115,16 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintf(stderr, "agentmap export: no session map matched: %s holds no maps yet (agentmap scan writes them)\n", maps)
 			return exitFailure
 		}
-		files, err = export.StoreFiles(maps, strings.ToLower(*agent), sel.Since)
+		files, err = export.StoreFiles(maps, pick.agent, sel.Since)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentmap export: %v\n", err)
 			return exitFailure
 		}
-		if len(files) == 0 && *agent == "" && sel.Since.IsZero() {
+		if len(files) == 0 && pick.agent == "" && sel.Since.IsZero() {
 			fmt.Fprintf(stderr, "agentmap export: no session map matched: %s holds no maps yet (agentmap scan writes them)\n", maps)
 			return exitFailure
 		}
-	} else if *agent != "" {
+	} else if pick.agent != "" {
 		fmt.Fprintln(stderr, "agentmap export: --agent selects from the store; it does not apply to files given")
 		return exitUsage
 	}
@@ -182,6 +187,10 @@ func checkExportOutput(out string, f export.Format, stdout, stderr io.Writer) in
 			return exitUsage
 		}
 		return exitOK
+	}
+	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+		fmt.Fprintf(stderr, "agentmap export: --out %s is a directory: give the file to write\n", out)
+		return exitUsage
 	}
 	if !outputDirExists("export", "--out", out, stderr) {
 		return exitFailure

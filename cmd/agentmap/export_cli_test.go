@@ -62,6 +62,8 @@ func TestExportCommand(t *testing.T) {
 		{"agent with files", []string{"--format", "jsonl", "--agent", "codex", file}, exitUsage, "", "--agent"},
 		{"store", []string{"--format", "jsonl", "--data-dir", data}, exitOK, `"id":"local:codex:small-1"`, ""},
 		{"agent filter", []string{"--format", "jsonl", "--agent", "claude", "--data-dir", data}, exitFailure, "", "no session map matched"},
+		{"agent by its maps' name", []string{"--format", "jsonl", "--agent", "Claude-Code", "--data-dir", data}, exitFailure, "", "no session map matched"},
+		{"agent kept", []string{"--format", "jsonl", "--agent", "codex", "--data-dir", data}, exitOK, `small-1`, ""},
 		{"since keeps", []string{"--format", "agentscope", "--since", "2026-03-01", "--data-dir", data}, exitOK, `"schemaVersion":"1.0.0"`, ""},
 		{"since drops", []string{"--format", "sentience", "--since", "2026-03-05", "--data-dir", data}, exitFailure, "", "no session map matched"},
 		{"files", []string{"--format", "jsonl", "--data-dir", data, file}, exitOK, `small-1`, ""},
@@ -235,5 +237,18 @@ func TestMissingStoreIsAnEmptyStore(t *testing.T) {
 				t.Errorf("%s store: %v: exit %d, %q %q; want %d and %q", name, tc.args, code, stdout, stderr, tc.code, tc.want)
 			}
 		}
+	}
+}
+
+// A scan that finds no agent's logs says so, instead of naming a maps
+// directory that was never made.
+func TestScanOfAHomeWithoutLogs(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	data := filepath.Join(t.TempDir(), "data")
+	code, stdout, stderr := run(t, "scan", "--data-dir", data)
+	if code != exitOK || !strings.Contains(stdout, "no maps yet: no agent's logs were found (agentmap doctor shows where agentmap looks); maps go in "+filepath.Join(data, "maps")) {
+		t.Errorf("scan of an empty home: exit %d, %q %q", code, stdout, stderr)
 	}
 }

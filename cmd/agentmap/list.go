@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentmap/agentmap/builder/prices"
 	"github.com/agentmap/agentmap/daemon"
 )
 
@@ -190,17 +191,7 @@ func formatTokens(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// formatCost writes a cost for a person. Tokens of a model with no price
-// are never shown as $0: "unpriced" alone when nothing was priced, else
-// the priced part with "+unpriced".
+// formatCost writes a cost for a person (see prices.CostText).
 func formatCost(usd float64, unpriced []string) string {
-	switch {
-	case len(unpriced) > 0 && usd == 0:
-		return "unpriced"
-	case len(unpriced) > 0:
-		return fmt.Sprintf("$%.2f+unpriced", usd)
-	case usd == 0:
-		return "-"
-	}
-	return fmt.Sprintf("$%.2f", usd)
+	return prices.CostText(usd, unpriced, "-")
 }

@@ -289,6 +289,9 @@ exclude = ["~/secret"]
 	if out := h.must("list", "--agent", "codex"); !strings.Contains(out, "no sessions") {
 		t.Fatalf("list --agent codex:\n%s", out)
 	}
+	if out := h.must("list", "--agent", "claude-code"); !strings.Contains(out, sid) { // as the maps and the report name it
+		t.Fatalf("list --agent claude-code:\n%s", out)
+	}
 	show := h.must("show", sid[:10])
 	for _, want := range []string{"session   " + sid, "paths     relative", "proj: src/app.go", "files most touched"} {
 		if !strings.Contains(show, want) {

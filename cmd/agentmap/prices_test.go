@@ -35,6 +35,9 @@ func TestFormatCostUnpriced(t *testing.T) {
 		{1.234, nil, "$1.23"},
 		{0, []string{"claude-fable-9"}, "unpriced"},
 		{2, []string{"claude-fable-9"}, "$2.00+unpriced"},
+		{0.00272, nil, "<$0.01"},
+		{0.005, nil, "$0.01"},
+		{0.001, []string{"claude-fable-9"}, "<$0.01+unpriced"},
 	} {
 		if got := formatCost(tt.usd, tt.unpriced); got != tt.want {
 			t.Errorf("formatCost(%v, %v) = %q, want %q", tt.usd, tt.unpriced, got, tt.want)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"flag"
@@ -29,7 +30,7 @@ type mapFlags struct {
 func addMapFlags(fl *flag.FlagSet) mapFlags {
 	return mapFlags{
 		ops:  addOpsFlags(fl),
-		maps: fl.String("maps", "", "read the maps of this directory or bundle (.tar.gz) instead of the local store"),
+		maps: fl.String("maps", "", "read the maps of this directory or bundle (a gzipped tar, as export --format bundle writes) instead of the local store"),
 		sel:  addSelectorFlags(fl),
 		team: addTeamFlags(fl),
 	}
@@ -61,7 +62,7 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 			return nil, "", exitUsage
 		case st.IsDir():
 			return report.Dir(p), filepath.Base(p), exitOK
-		case strings.HasSuffix(p, ".tar.gz") || strings.HasSuffix(p, ".tgz"):
+		case strings.HasSuffix(p, ".tar.gz") || strings.HasSuffix(p, ".tgz") || isBundle(p):
 			return report.Bundle(p), filepath.Base(p), exitOK
 		}
 		return report.Files{Root: filepath.Dir(p), Paths: []string{filepath.Base(p)}}, filepath.Base(p), exitOK
@@ -86,6 +87,26 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 		src.Paths = append(src.Paths, e.Path)
 	}
 	return src, localStore, exitOK
+}
+
+// isBundle reports whether the file at p is a gzipped tar, whatever its
+// name: `export --format bundle --out F` writes one under any name the user
+// gives, and a map (.json.gz) is gzip too, so the tar header decides.
+func isBundle(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return false
+	}
+	var block [512]byte
+	if _, err := io.ReadFull(zr, block[:]); err != nil {
+		return false
+	}
+	return string(block[257:262]) == "ustar" // POSIX and GNU tar headers alike
 }
 
 // localStore names the store in a report's heading: a report is made to be

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -179,7 +180,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 		return exitFailure
 	}
 	if *once {
-		fmt.Fprintf(stdout, "maps in %s\n", daemon.MapsDir(eff.dataDir))
+		printMapsDir(stdout, eff.dataDir)
 	}
 	return exitOK
 }
@@ -423,7 +424,7 @@ func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, s
 	if n := res.Unreadable; n > 0 {
 		fmt.Fprintf(stderr, "agentmap scan: %d log(s) could not be read (see the daemon's log); the daemon tries them again on a schedule, and agentmap status counts them\n", n)
 	}
-	fmt.Fprintf(stdout, "maps in %s\n", daemon.MapsDir(dataDir))
+	printMapsDir(stdout, dataDir)
 	if len(f.Failed) > 0 || res.Unlisted > 0 || res.Unreadable > 0 {
 		return exitFailure
 	}
@@ -519,4 +520,16 @@ func progressSize(n int64) string {
 		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
 	}
 	return mb(n)
+}
+
+// printMapsDir ends a scan with where its maps are, or, when there are none
+// at all (no agent's logs were found), says so before naming a directory
+// that does not exist yet.
+func printMapsDir(stdout io.Writer, dataDir string) {
+	maps := daemon.MapsDir(dataDir)
+	if _, err := os.Stat(maps); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(stdout, "no maps yet: no agent's logs were found (agentmap doctor shows where agentmap looks); maps go in %s\n", maps)
+		return
+	}
+	fmt.Fprintf(stdout, "maps in %s\n", maps)
 }

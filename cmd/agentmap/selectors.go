@@ -36,15 +36,20 @@ func orList(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// checkAgent accepts "" (any agent) or an agent of the registry, in any case.
-func checkAgent(name string) error {
+// agentNamed returns the registry's name of an agent given by that name or
+// by its maps' agentTool (claude-code, as the report and the maps say it),
+// in any case; "" is any agent.
+func agentNamed(name string) (string, error) {
 	if name == "" {
-		return nil
+		return "", nil
 	}
-	if _, ok := agents.ByName(strings.ToLower(name)); ok {
-		return nil
+	lower := strings.ToLower(name)
+	for _, a := range agents.All {
+		if a.Name == lower || a.Tool == lower {
+			return a.Name, nil
+		}
 	}
-	return fmt.Errorf("--agent: unknown agent %q (%s)", name, orList(agentNames()))
+	return "", fmt.Errorf("--agent: unknown agent %q (%s)", name, orList(agentNames()))
 }
 
 // checkOutcome accepts "" or an outcome of the format, in any case.
@@ -82,10 +87,11 @@ func addSelectorFlags(fl *flag.FlagSet) selectorFlags {
 // parse checks every selector; the error names the flag and what it takes.
 func (s selectorFlags) parse(now time.Time) (listFilter, error) {
 	w, err := parseWindowFlags(*s.since, *s.until, now)
-	if err = firstErr(err, checkAgent(*s.agent), checkOutcome(*s.outcome), checkRepo(*s.repo)); err != nil {
+	agent, agentErr := agentNamed(*s.agent)
+	if err = firstErr(err, agentErr, checkOutcome(*s.outcome), checkRepo(*s.repo)); err != nil {
 		return listFilter{}, err
 	}
-	return listFilter{agent: *s.agent, repo: *s.repo, outcome: *s.outcome, window: w}, nil
+	return listFilter{agent: agent, repo: *s.repo, outcome: *s.outcome, window: w}, nil
 }
 
 // reportFilter is the same selection for the maps a report, a usage table

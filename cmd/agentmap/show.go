@@ -146,9 +146,9 @@ func summarize(m *mapfile.Map, top int) summary {
 	s := summary{ID: m.Session.NativeID(), Agent: m.Session.AgentTool, Start: m.Session.StartedAt,
 		DurationMs: m.Session.DurationMs, Models: m.Session.Models, PathMode: m.Session.PathMode,
 		Outcome: m.Session.Outcome, Truncated: m.Session.Truncated, Totals: m.Totals, Tasks: len(m.Tasks),
-		Lanes: m.Agents, Unpriced: daemon.UnpricedModels(m, "")}
+		Lanes: m.Agents, Unpriced: m.UnpricedModels("")}
 	for _, a := range m.Agents {
-		if u := daemon.UnpricedModels(m, a.ID); len(u) > 0 {
+		if u := m.UnpricedModels(a.ID); len(u) > 0 {
 			if s.laneUnpriced == nil {
 				s.laneUnpriced = map[string][]string{}
 			}

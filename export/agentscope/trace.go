@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmap/agentmap/builder/prices"
 	"github.com/agentmap/agentmap/export/mapfile"
 )
 
@@ -115,7 +116,7 @@ func Convert(m *mapfile.Map) Run {
 		Branch:    unknownBranch,
 		StartedAt: s.StartedAt,
 		Duration:  duration(s.DurationMs),
-		Cost:      fmt.Sprintf("$%.2f", m.Totals.CostUSD),
+		Cost:      prices.CostText(m.Totals.CostUSD, m.UnpricedModels(""), "$0.00"),
 		Actions:   []Action{},
 	}
 	if run.StartedAt == "" {

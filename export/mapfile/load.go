@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/agentmap/agentmap/builder"
+	"github.com/agentmap/agentmap/builder/prices"
 	"github.com/agentmap/agentmap/state/mapstore"
 )
 
@@ -141,4 +143,21 @@ func (m *Map) FilePath(id int) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// UnpricedModels names the models that served requests with tokens but
+// have no price in the embedded table, and so cost 0 in the map; lane ""
+// means the whole session, else one agents[] id. Whatever shows a cost
+// shows "unpriced" for them, never $0.
+func (m *Map) UnpricedModels(lane string) []string {
+	var out []string
+	for _, e := range m.Events {
+		if e.Kind != "llm" || (lane != "" && e.Agent != lane) || e.Cost > 0 || e.In+e.CW+e.CR+e.Out == 0 || slices.Contains(out, e.Model) {
+			continue
+		}
+		if _, ok := prices.Lookup(e.Model); !ok {
+			out = append(out, e.Model)
+		}
+	}
+	return out
 }
