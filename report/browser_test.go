@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -832,4 +833,375 @@ func checkTimelineSigns(t *testing.T, ctx context.Context, w *watchedPage, theme
 			theme, got.Errors, got.Retries, got.Calls, want.errors, want.retries, want.calls)
 	}
 	t.Logf("%s theme: the colours of %d error signs, %d retry rings and %d calls read back from the canvas", theme, got.Errors, got.Retries, got.Calls)
+}
+
+// costMaps are synthetic sessions laid out for the figures a reader could
+// misread: every Cursor session's model has no price; one Codex session
+// (mixed) mixes priced and unpriced requests on its main lane and sends
+// its subagents' to the unpriced model only; one session (tiny) costs less
+// than a tenth of a cent; one works in two repositories. They start on 22
+// days in a row, three of them on the sixth, so that the chart over time
+// has a last date at its right edge and a count of 3 at its top.
+func costMaps() (maps []*Map, mixed, tiny *Map) {
+	const unpriced = "mystery-model-9"
+	var cursor, codex, claude []*Map
+	for seed := uint64(1); len(cursor) < 5 || len(codex) < 6 || len(claude) < 13; seed++ {
+		m := synthMap(seed, 40+int(seed%60))
+		switch a := m.Session.AgentTool; {
+		case a == "cursor" && len(cursor) < 5:
+			cursor = append(cursor, m)
+		case a == "codex" && len(codex) < 6 && (mixed != nil || len(m.Agents) > 1):
+			if mixed == nil {
+				mixed = m
+			}
+			codex = append(codex, m)
+		case a == "claude-code" && len(claude) < 13:
+			claude = append(claude, m)
+		}
+	}
+	for _, m := range cursor {
+		m.Repos[0].Name = "cursor-app"
+		m.Session.Models = []string{unpriced}
+		for i := range m.Events {
+			if e := &m.Events[i]; e.Kind == "llm" {
+				e.Model, e.Cost = unpriced, 0
+			}
+		}
+	}
+	for _, m := range codex {
+		m.Repos[0].Name = "codex-app"
+	}
+	m := mixed
+	m.Session.Models = append(m.Session.Models, unpriced)
+	for i, n := 0, 0; i < len(m.Events); i++ {
+		if e := &m.Events[i]; e.Kind == "llm" {
+			if e.Lane() != "main" || n%2 == 1 {
+				e.Model, e.Cost = unpriced, 0
+			}
+			if e.Lane() == "main" {
+				n++
+			}
+		}
+	}
+	for i, m := range claude {
+		m.Repos[0].Name = fmt.Sprintf("claude-app-%d", i%3)
+	}
+	claude[1].Repos = append(claude[1].Repos, mapfile.Repo{ID: "r1", Name: "shared-lib"})
+	// tiny: its one model request, 100 tokens in and 10 out, costs $0.00045
+	tiny = claude[2]
+	tiny.Events = tiny.Events[:4]
+	tiny.Events[3] = llm(tiny.Events[2].T+500, "claude-sonnet-4-5", 100, 0, 0, 10, 0.00045)
+	for i := range tiny.Events {
+		tiny.Events[i].Seq, tiny.Events[i].Agent = i, ""
+	}
+	tiny.Totals = mapfile.Totals{Calls: 2, UserTurns: 1}
+	tiny.Agents = tiny.Agents[:1]
+
+	maps = slices.Concat(claude, codex, cursor)
+	day0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+	for i, m := range maps {
+		day := i
+		if i >= 22 {
+			day = 5
+		}
+		m.Session.StartedAt = day0.AddDate(0, 0, day).Format(time.RFC3339)
+		// the totals and the lanes' counters as a builder would write them
+		t := &m.Totals
+		t.Requests, t.Tokens, t.OutputTokens, t.CostUSD, t.MaxContext = 0, 0, 0, 0, 0
+		for j := range m.Agents {
+			a := &m.Agents[j]
+			a.Requests, a.Tokens, a.Cost, a.Model = 0, 0, 0, ""
+		}
+		for _, e := range m.Events {
+			if e.Kind != "llm" {
+				continue
+			}
+			n := e.In + e.CW + e.CR + e.Out
+			t.Requests++
+			t.Tokens += n
+			t.OutputTokens += e.Out
+			t.CostUSD = roundUSD(t.CostUSD + e.Cost)
+			t.MaxContext = max(t.MaxContext, e.In+e.CW+e.CR)
+			for j := range m.Agents {
+				if a := &m.Agents[j]; a.ID == e.Lane() {
+					a.Requests++
+					a.Tokens += n
+					a.Cost = roundUSD(a.Cost + e.Cost)
+					if a.Model == "" {
+						a.Model = e.Model
+					}
+				}
+			}
+		}
+	}
+	return maps, mixed, tiny
+}
+
+// TestBrowserCostsAndCounts opens the report of costMaps in headless
+// Chromium and checks what the page says where a figure could mislead: a
+// cost that leaves out unpriced tokens says so (the cost card, the tables
+// by agent, by repository and the lanes, the chart over time) and a cost
+// under a tenth of a cent is not "$0.000"; the y axis of the chart over
+// time counts in round steps, with every label distinct, exact and at its
+// height, and no label cut at the edge; the repository table says that a
+// session counts in each of its repositories; one of anything is singular;
+// and at 420 px wide the sticky header keeps to one line.
+func TestBrowserCostsAndCounts(t *testing.T) {
+	b := browser(t)
+	maps, mixed, tiny := costMaps()
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	write := func(file string, maps []*Map, scope string) {
+		t.Helper()
+		f, err := os.Create(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(f, maps, Options{Scope: scope}); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(page, maps, fmt.Sprintf("%d sessions from /home/someone/.local/share/agentmap/maps, since 2026-03-01, every agent", len(maps)))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w := openPage(t, ctx, b, 1400, 1000)
+	w.theme(t, ctx, "light")
+	w.load(t, ctx, page)
+
+	// What each agent filter shows: the cost card, the rows of the tables
+	// by agent and by repository (name -> cost cell), the repository
+	// table's note, the chart's note (as cost) and, as cost stacked by
+	// agent, the chart table's columns and its total per day.
+	type view struct {
+		Text, RepoNote, DayNote string
+		Value                   float64
+		Agents, Repos, Days     map[string]string
+		Columns                 []string
+	}
+	views := map[string]view{}
+	for _, agent := range []string{"", "cursor", "codex", "claude-code"} {
+		var v view
+		if err := w.Eval(ctx, `(agent => { const set = (el, v) => { el.value = v; el.dispatchEvent(new Event('change', {bubbles: true})); };
+			set(document.querySelector('[data-f=agent]'), agent); set(document.querySelector('#metric'), 'cost'); set(document.querySelector('#stack'), 'agent');
+			const card = title => [...document.querySelectorAll('.card')].find(c => c.querySelector('h2').firstChild.textContent === title);
+			const cells = (title, col) => Object.fromEntries([...card(title).querySelectorAll('tbody tr')].filter(tr => tr.children.length > 2).map(tr => [tr.children[0].textContent, tr.children[col].textContent]));
+			const k = document.querySelector('[data-kpi=cost]'), note = (el) => el ? el.textContent : '';
+			const cols = [...document.querySelectorAll('#daychart details thead th')].map(th => th.textContent);
+			const days = Object.fromEntries([...document.querySelectorAll('#daychart details tbody tr')].filter(tr => tr.children.length > 2).map(tr => [tr.children[0].textContent, tr.children[tr.children.length - 2].textContent]));
+			const v = {text: k.querySelector('b').textContent, value: +k.dataset.value, agents: cells('By agent', 3), repos: cells('By repository', 3),
+				repoNote: note(card('By repository').querySelector('h2 small')), dayNote: note(document.querySelector('#daynote')), columns: cols, days};
+			set(document.querySelector('#metric'), 'sessions'); set(document.querySelector('#stack'), 'model'); return v; })(`+jsString(agent)+`)`, &v); err != nil {
+			t.Fatal(err)
+		}
+		views[agent] = v
+	}
+	w.Eval(ctx, `document.querySelector('#reset').click()`, nil)
+	priced := regexp.MustCompile(`^\$[0-9,]+\.[0-9]+$`)
+	partly := regexp.MustCompile(`^\$[0-9,]+\.[0-9]+ \+unpriced$`)
+	check := func(what, got string, want any) {
+		t.Helper()
+		switch want := want.(type) {
+		case string:
+			if got != want {
+				t.Errorf("%s reads %q, want %q", what, got, want)
+			}
+		case *regexp.Regexp:
+			if !want.MatchString(got) {
+				t.Errorf("%s reads %q, want %s", what, got, want)
+			}
+		}
+	}
+	// 1. The cost card.
+	check("the cost card of every session (some unpriced)", views[""].Text, partly)
+	check("the cost card of the Cursor sessions (all unpriced)", views["cursor"].Text, "unpriced")
+	check("the cost card of the Codex sessions (one partly unpriced)", views["codex"].Text, partly)
+	check("the cost card of the Claude Code sessions (all priced)", views["claude-code"].Text, priced)
+	if views["cursor"].Value != 0 {
+		t.Errorf("the cost card's value of the Cursor sessions is %v, want 0", views["cursor"].Value)
+	}
+	// 1. The tables by agent and by repository.
+	for name, want := range map[string]any{"cursor": "unpriced", "codex": partly, "claude-code": priced} {
+		check("the By agent row of "+name, views[""].Agents[name], want)
+	}
+	for name, want := range map[string]any{"cursor-app": "unpriced", "codex-app": partly, "claude-app-0": priced, "shared-lib": priced} {
+		check("the By repository row of "+name, views[""].Repos[name], want)
+	}
+	// 4. A session counts in each of its repositories, and the card says so
+	// while such a session is shown.
+	if !strings.Contains(views[""].RepoNote, "counts in each") || !strings.Contains(views["claude-code"].RepoNote, "counts in each") {
+		t.Errorf("a session in two repositories is shown, the By repository card's note reads %q", views[""].RepoNote)
+	}
+	if views["cursor"].RepoNote != "" {
+		t.Errorf("no session in two repositories is shown, the By repository card's note reads %q", views["cursor"].RepoNote)
+	}
+	// 1. The chart over time as cost: the note; no column for an agent
+	// whose cost is all unpriced; each day with unpriced usage marked.
+	for agent, want := range map[string]string{"": "unpriced usage not included", "cursor": "unpriced usage not included", "claude-code": ""} {
+		if got := views[agent].DayNote; got != want {
+			t.Errorf("agent filter %q: the chart over time as cost notes %q, want %q", agent, got, want)
+		}
+	}
+	if slices.Contains(views[""].Columns, "cursor") {
+		t.Errorf("the table of the chart over time as cost has a column for cursor, whose models are all unpriced: %v", views[""].Columns)
+	}
+	var unpricedDays []string
+	for _, m := range maps {
+		if s, _ := m.Start(); m.Session.AgentTool == "cursor" || m == mixed {
+			unpricedDays = append(unpricedDays, s.Local().Format(time.DateOnly))
+		}
+	}
+	slices.Sort(unpricedDays)
+	for _, d := range slices.Compact(unpricedDays) {
+		if got := views[""].Days[d]; !strings.Contains(got, "unpriced") {
+			t.Errorf("the chart over time as cost totals %s, a day with unpriced usage, as %q", d, got)
+		}
+	}
+	// 1. A cost under a tenth of a cent.
+	var tinyCost string
+	raw := jsString(tiny.Session.NativeID())
+	if err := w.Eval(ctx, `(() => { const s = document.querySelector('#search'); s.value = `+raw+`; s.dispatchEvent(new Event('input'));
+		const r = document.querySelector('#sessions tbody tr[data-s]').children[8].textContent; s.value = ''; s.dispatchEvent(new Event('input')); return r; })()`, &tinyCost); err != nil {
+		t.Fatal(err)
+	}
+	check("the session list's cost of a $0.00045 session", tinyCost, "<$0.001")
+
+	// 2. The y axis of the chart over time, per day, week and month, of
+	// sessions, tokens and cost; and no label of it cut at an edge.
+	var axis []string
+	if err := w.Eval(ctx, chartAxis+`(['day', 'week', 'month'], ['sessions', 'tokens', 'cost'])`, &axis); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range axis {
+		t.Errorf("the chart over time, %s", s)
+	}
+	w.shot(t, ctx, "costs-overview.png", true)
+
+	// 1. The lanes of a session: a lane whose requests went to an unpriced
+	// model says so.
+	wantLanes := map[string]any{}
+	for _, a := range mixed.Agents {
+		var unp, cost bool
+		for _, e := range mixed.Events {
+			if e.Kind == "llm" && e.Lane() == a.ID && e.In+e.CW+e.CR+e.Out > 0 {
+				unp, cost = unp || e.Model == "mystery-model-9", cost || e.Cost > 0
+			}
+		}
+		wantLanes[a.ID] = map[bool]any{false: priced, true: map[bool]any{false: "unpriced", true: partly}[cost]}[unp]
+	}
+	if wantLanes["main"] != partly || !slices.ContainsFunc(mixed.Agents, func(a mapfile.Agent) bool { return wantLanes[a.ID] == "unpriced" }) {
+		t.Fatalf("the mixed session's lanes are not what the test needs: %v", wantLanes)
+	}
+	openByClick(t, ctx, w, mixed.Session.NativeID())
+	var lanes map[string]string
+	if err := w.Eval(ctx, `(() => { const c = [...document.querySelectorAll('.card')].find(c => c.querySelector('h2').textContent === 'Lanes');
+		return Object.fromEntries([...c.querySelectorAll('tbody tr')].map(tr => [tr.children[0].textContent, tr.children[9].textContent])); })()`, &lanes); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range wantLanes {
+		check("the Lanes row of "+id, lanes[id], want)
+	}
+	// and so does the details pane of a request to it
+	req := slices.IndexFunc(mixed.Events, func(e mapfile.Event) bool { return e.Model == "mystery-model-9" && e.In+e.CW+e.CR+e.Out > 0 })
+	var details string
+	if err := w.Eval(ctx, fmt.Sprintf(`(() => { window.agentmap.timeline.point(%d); const dt = [...document.querySelectorAll('#details dt')].find(d => d.textContent === 'cost');
+		return dt ? dt.nextElementSibling.textContent : ''; })()`, req), &details); err != nil {
+		t.Fatal(err)
+	}
+	check(fmt.Sprintf("the details pane's cost of request #%d to an unpriced model", req), details, "unpriced")
+	w.shot(t, ctx, "costs-session.png", false)
+	w.checkQuiet(t, page)
+
+	// 3. One of anything is singular: a report of one session, with one
+	// lane and one compaction.
+	one := synthMap(3, 60)
+	one.Agents = one.Agents[:1]
+	for i := range one.Events {
+		one.Events[i].Agent = "main"
+	}
+	one.Totals.Compactions = 1
+	onePage := filepath.Join(dir, "one.html")
+	write(onePage, []*Map{one}, "1 session")
+	w = openPage(t, ctx, b, 1400, 1000)
+	w.theme(t, ctx, "light")
+	w.load(t, ctx, onePage)
+	var counts struct{ Count, Sessions, Compactions, Context, Pager string }
+	if err := w.Eval(ctx, `(() => { const kpi = k => document.querySelector('[data-kpi=' + k + '] span').textContent;
+		const card = title => [...document.querySelectorAll('.card')].find(c => c.querySelector('h2').firstChild.textContent === title);
+		return {count: document.querySelector('#count').textContent, sessions: kpi('sessions'), compactions: kpi('compactions'),
+			context: card('Context fill (largest main-agent context)').querySelector('h2 small').textContent, pager: document.querySelector('.pager span').textContent}; })()`, &counts); err != nil {
+		t.Fatal(err)
+	}
+	check("the count of one session", counts.Count, "1 session")
+	check("the sessions card of one session", counts.Sessions, "session")
+	check("the compactions card of one compaction", counts.Compactions, "compaction")
+	check("the context fill card's note of one compaction", counts.Context, "1 compaction")
+	check("the session list's pager of one session", counts.Pager, "page 1 of 1 (1 session)")
+	openByClick(t, ctx, w, one.Session.NativeID())
+	var timeline string
+	w.Eval(ctx, `[...document.querySelectorAll('.card h2')].find(h => h.firstChild.textContent === 'Timeline').querySelector('small').textContent`, &timeline)
+	if !strings.HasPrefix(timeline, fmt.Sprintf("%d events on 1 lane ·", len(one.Events))) {
+		t.Errorf("the timeline of a session of one lane reads %q", timeline)
+	}
+	w.checkQuiet(t, onePage)
+
+	// 5. At 420 px wide, the sticky header keeps to one line.
+	narrow := openPage(t, ctx, b, 420, 900)
+	narrow.theme(t, ctx, "light")
+	narrow.load(t, ctx, page)
+	var hdr struct{ Header, Scope, Line float64 }
+	if err := narrow.Eval(ctx, `(() => { const s = document.querySelector('.scope');
+		return {header: document.querySelector('header').getBoundingClientRect().height, scope: s.getBoundingClientRect().height, line: parseFloat(getComputedStyle(s).lineHeight)}; })()`, &hdr); err != nil {
+		t.Fatal(err)
+	}
+	if hdr.Header > 52 || hdr.Scope > hdr.Line+1 {
+		t.Errorf("at 420 px wide the header is %.0f px high, its subtitle %.0f px (one line is %.0f)", hdr.Header, hdr.Scope, hdr.Line)
+	}
+	narrow.shot(t, ctx, "costs-narrow.png", false)
+	narrow.checkQuiet(t, page)
+}
+
+// chartAxis checks the chart over time for each unit and metric given: the
+// y labels are distinct, 0 and then a round step (1, 2 or 5 × 10^k, whole
+// for counts) apart, each at the height of its value, the bars scaled to
+// the top one (each day's bar ends at the height of its total, from the
+// chart's table), the top the first step at or above the tallest bar; and
+// no label of the chart lies outside its picture. It returns what is wrong.
+const chartAxis = `((units, metrics) => {
+  const out = [];
+  const parse = s => { s = s.replace(/[$,]/g, ''); const m = {k: 1e3, M: 1e6, G: 1e9}[s.slice(-1)]; return m ? +s.slice(0, -1) * m : +s; };
+  const set = (id, v) => { const el = document.querySelector('#' + id); el.value = v; el.dispatchEvent(new Event('change')); };
+  for (const unit of units) for (const metric of metrics) {
+    set('unit', unit); set('metric', metric);
+    const at = 'per ' + unit + ' of ' + metric + ': ', svg = document.querySelector('#daychart svg'), vb = svg.viewBox.baseVal;
+    for (const t of svg.querySelectorAll('text')) {
+      const b = t.getBBox();
+      if (b.x < 0 || b.y < 0 || b.x + b.width > vb.width || b.y + b.height > vb.height) out.push(at + 'the label ' + t.textContent + ' is cut at the edge (' + [b.x, b.y, b.width, b.height].map(Math.round) + ')');
+    }
+    const labels = [...svg.querySelectorAll('text[text-anchor=end]')], text = labels.map(t => t.textContent).join(' ');
+    const v = labels.map(t => parse(t.textContent)), y = [...svg.querySelectorAll('line')].map(l => +l.getAttribute('y1'));
+    if (new Set(v).size !== v.length) out.push(at + 'the y labels repeat: ' + text);
+    const step = v[1] - v[0], top = v[v.length - 1], y0 = y[0], yt = y[y.length - 1], mag = 10 ** Math.floor(Math.log10(step) + 1e-9);
+    if (v[0] !== 0 || ![1, 2, 5, 10].some(m => Math.abs(step - m * mag) <= 1e-9 * step) || (metric !== 'cost' && step % 1)) out.push(at + 'the y labels ' + text + ' do not go by a round step');
+    if (v.some((x, g) => Math.abs(x - g * step) > 1e-9 * top)) out.push(at + 'the y labels ' + text + ' are not evenly spaced');
+    v.forEach((x, g) => { if (Math.abs((y0 - y[g]) / (y0 - yt) - x / top) > 1e-6) out.push(at + 'the y label ' + labels[g].textContent + ' is not at its height (' + text + ')'); });
+    const tops = new Map();
+    for (const r of svg.querySelectorAll('rect:not([fill=transparent])')) { const d = +r.dataset.d; tops.set(d, Math.min(tops.has(d) ? tops.get(d) : Infinity, +r.getAttribute('y'))); }
+    const totals = [...document.querySelectorAll('#daychart details tbody tr')].map(tr => +tr.children[tr.children.length - 2].dataset.v).filter(x => x > 0);
+    const bars = [...tops.keys()].sort((a, b) => a - b);
+    if (bars.length !== totals.length) { out.push(at + bars.length + ' bars for ' + totals.length + ' totals'); continue; }
+    bars.forEach((d, j) => { const want = y0 - (y0 - yt) * totals[j] / top; if (Math.abs(tops.get(d) - want) > 0.02) out.push(at + 'the bar of ' + totals[j] + ' ends at y ' + tops.get(d) + ', its height on the axis is ' + want.toFixed(2)); });
+    const max = Math.max(...totals);
+    if (!(max <= top * (1 + 1e-9) && max > top - step)) out.push(at + 'the axis goes up to ' + top + ' for bars up to ' + max);
+  }
+  set('unit', 'auto'); set('metric', 'sessions');
+  return out;
+})`
+
+// jsString is s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

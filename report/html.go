@@ -91,7 +91,7 @@ func Write(w io.Writer, maps []*Map, opt Options) error {
 <title>%s</title>
 <style>%s</style>
 </head><body data-view="loading">
-<header><a class="brand" href="#">%s</a><span class="scope">%s</span>
+<header><a class="brand" href="#">%s</a><span class="scope" title="%[4]s">%[4]s</span>
 <input id="search" type="search" placeholder="Search sessions: id, repo, model" aria-label="Search sessions"></header>
 <div id="filters"></div>
 <main id="view"><p class="muted">Loading…</p></main>

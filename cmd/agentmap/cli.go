@@ -485,3 +485,11 @@ func outputDirExists(cmd, flagName, out string, stderr io.Writer) bool {
 	}
 	return true
 }
+
+// counted writes n and its noun, singular for one: "1 session", "2 sessions".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -185,7 +185,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "agentmap report: %v\n", err)
 		return exitFailure
 	}
-	fmt.Fprintf(stderr, "agentmap report: %d sessions -> %s (%d KiB)\n", len(maps), *out, buf.Len()/1024)
+	fmt.Fprintf(stderr, "agentmap report: %s -> %s (%d KiB)\n", counted(len(maps), "session"), *out, buf.Len()/1024)
 	if *open {
 		if err := openInBrowser(*out); err != nil {
 			fmt.Fprintf(stderr, "agentmap report: --open: %v\n", err)
@@ -216,7 +216,7 @@ func oneSession(maps []*report.Map, id string) (*report.Map, error) {
 }
 
 func describeScope(n int, where string, f report.Filter) string {
-	parts := []string{fmt.Sprintf("%d sessions from %s", n, where)}
+	parts := []string{counted(n, "session") + " from " + where}
 	if !f.Since.IsZero() {
 		parts = append(parts, "since "+f.Since.Local().Format(time.DateOnly))
 	}

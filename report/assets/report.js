@@ -15,9 +15,18 @@ const $ = (s, el) => (el || document).querySelector(s);
 const esc = v => String(v).replace(/[&<>"']/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'}[c]));
 const int = n => Math.round(n).toLocaleString('en-US');
 const tok = n => n >= 1e9 ? (n/1e9).toFixed(2)+'G' : n >= 1e6 ? (n/1e6).toFixed(1)+'M' : n >= 1e4 ? (n/1e3).toFixed(0)+'k' : int(n);
-const usd = n => '$' + n.toFixed(n && n < 0.1 ? 3 : 2);
-// cost of a session row: "unpriced" where a model it used has no price.
-const rowCost = r => !r[S.unpriced].length ? usd(r[S.cost]) : r[S.cost] ? usd(r[S.cost]) + ' +unpriced' : 'unpriced';
+// a cost under a tenth of a cent that is not 0 reads "<$0.001", never "$0.000"
+const usd = n => n > 0 && n < 0.001 ? '<$0.001' : '$' + n.toFixed(n && n < 0.1 ? 3 : 2);
+// costOf says a cost that leaves out tokens of unpriced models: "unpriced"
+// when nothing of it had a price, "$X +unpriced" when part of it had (a 0
+// is never shown for tokens that were used, docs/costs.md).
+const costOf = (n, unpriced) => !unpriced ? usd(n) : n ? usd(n) + ' +unpriced' : 'unpriced';
+const rowCost = r => costOf(r[S.cost], r[S.unpriced].length);
+// html is a figure as HTML: escaped, its "+unpriced" set smaller, so that a
+// narrow table keeps room for its names.
+const html = s => esc(s).replace(' +unpriced', ' <small class="unp">+unpriced</small>');
+// plural counts a noun: "1 session", "2 sessions".
+const plural = (n, one, many) => int(n) + ' ' + (n === 1 ? one : many || one + 's');
 const dur = ms => { if (!ms || ms < 0) return '-'; const s = ms/1000; if (s < 60) return s.toFixed(s < 10 ? 1 : 0)+'s';
   const m = Math.floor(s/60); if (m < 60) return m+'m'+String(Math.floor(s%60)).padStart(2,'0')+'s';
   return Math.floor(m/60)+'h'+String(m%60).padStart(2,'0')+'m'; };
@@ -117,19 +126,24 @@ const runs = (list, n, f) => { if (list) for (let o = 0, j = 0; o < list.length;
 
 // aggregate sums the shown sessions. Maps are keyed by string-table
 // index (numbers hash faster than strings) and named when drawn (named).
+// A repository's and an agent's counters have a fifth: how many of their
+// sessions used a model without a price (their cost leaves it out).
 function aggregate() {
   const A = {sessions: shown.length, tokens: 0, cost: 0, calls: 0, errors: 0, requests: 0, retries: 0, compactions: 0, delayMs: 0,
+    unpriced: 0, multiRepo: 0,
     repo: new Map(), agent: new Map(), model: new Map(), outcome: new Map(), es: new Map(), ec: new Map(), verb: new Map(),
     mcp: new Map(), file: new Map(), sa: new Map(), dc: new Map(), cat: new Map(), ctx: new Map()};
-  const add = (m, k, x, y, z, w) => { let v = m.get(k); if (!v) { v = [0, 0, 0, 0]; m.set(k, v); } v[0] += x; v[1] += y || 0; v[2] += z || 0; v[3] += w || 0; };
+  const add = (m, k, x, y, z, w, u) => { let v = m.get(k); if (!v) { v = [0, 0, 0, 0, 0]; m.set(k, v); } v[0] += x; v[1] += y || 0; v[2] += z || 0; v[3] += w || 0; v[4] += u || 0; };
   for (const i of shown) {
-    const r = ROWS[i], a = AGG[i];
+    const r = ROWS[i], a = AGG[i], u = r[S.unpriced].length ? 1 : 0;
     A.tokens += r[S.tokens]; A.cost += r[S.cost]; A.calls += r[S.calls]; A.errors += r[S.errors]; A.requests += r[S.requests];
-    A.retries += r[S.retries]; A.compactions += r[S.compactions]; A.delayMs += r[S.delayMs];
+    A.retries += r[S.retries]; A.compactions += r[S.compactions]; A.delayMs += r[S.delayMs]; A.unpriced += u;
     const repos = r[S.repos];
-    if (!repos.length) add(A.repo, 0, 1, r[S.tokens], r[S.cost], r[S.errors]);
-    for (const x of repos) add(A.repo, x, 1, r[S.tokens], r[S.cost], r[S.errors]);
-    add(A.agent, r[S.agent], 1, r[S.tokens], r[S.cost], r[S.errors]);
+    // a session counts whole in each of its repositories (the card says so)
+    if (repos.length > 1) A.multiRepo++;
+    if (!repos.length) add(A.repo, 0, 1, r[S.tokens], r[S.cost], r[S.errors], u);
+    for (const x of repos) add(A.repo, x, 1, r[S.tokens], r[S.cost], r[S.errors], u);
+    add(A.agent, r[S.agent], 1, r[S.tokens], r[S.cost], r[S.errors], u);
     add(A.outcome, r[S.outcome], 1);
     runs(a.es, 2, o => add(A.es, a.es[o], a.es[o + 1]));
     runs(a.ec, 2, o => add(A.ec, a.ec[o], a.ec[o + 1]));
@@ -152,7 +166,8 @@ const CTX = [[0, 1, 'none recorded'], [1, 50e3, '< 50k'], [50e3, 100e3, '50k–1
   [200e3, 500e3, '200k–500k'], [500e3, 1e6, '500k–1M'], [1e6, Infinity, '≥ 1M']];
 
 // ---- building blocks ----
-// table renders rows of [name, numbers...]; cols are [header, format];
+// table renders rows of [name, numbers...]; cols are [header, format]
+// (format gets the cell and its row, which may carry more than the columns);
 // bar is the column drawn as a bar (its share of the largest).
 function table(cols, rows, bar, opts) {
   opts = opts || {};
@@ -160,7 +175,7 @@ function table(cols, rows, bar, opts) {
   let s = '<div class="scroll"><table><thead><tr>' + cols.map((c, i) => '<th' + (i ? ' class="n"' : '') + '>' + esc(c[0]) + '</th>').join('') +
     '<th></th></tr></thead><tbody>';
   for (const r of rows) {
-    s += '<tr>' + cols.map((c, i) => i ? '<td class="n" data-v="' + r[i] + '">' + esc(c[1](r[i])) + '</td>' : '<td class="name" title="' + esc(r[0]) + '">' + esc(r[0]) + '</td>').join('') +
+    s += '<tr>' + cols.map((c, i) => i ? '<td class="n" data-v="' + r[i] + '">' + html(c[1](r[i], r)) + '</td>' : '<td class="name" title="' + esc(r[0]) + '">' + esc(r[0]) + '</td>').join('') +
       '<td class="barcell"><div class="bar' + (opts.err ? ' err' : '') + '" style="width:' + (100 * (r[bar] || 0) / max).toFixed(1) + '%"></div></td></tr>';
   }
   if (!rows.length) s += '<tr><td class="muted" colspan="' + (cols.length + 1) + '">none</td></tr>';
@@ -176,21 +191,27 @@ function overviewView() {
   document.body.dataset.view = 'overview';
   const A = aggregate();
   if (window.agentmap.marks) window.agentmap.marks.aggregated = performance.now();
-  $('#count').textContent = shown.length === ROWS.length ? ROWS.length + ' sessions' : shown.length + ' of ' + ROWS.length + ' sessions';
-  const kpi = (k, label, v, f) => '<div class="kpi" data-kpi="' + k + '" data-value="' + v + '"><b title="' + esc(int(v)) + '">' + esc(f(v)) + '</b><span>' + label + '</span></div>';
-  let s = '<div class="kpis">' + kpi('sessions', 'sessions', A.sessions, int) + kpi('tokens', 'tokens', A.tokens, tok) +
-    kpi('cost', 'estimated cost (USD)' + (shown.some(i => ROWS[i][S.unpriced].length) ? ', some models unpriced' : ''), Math.round(A.cost * 1e6) / 1e6, usd) + kpi('calls', 'tool calls', A.calls, int) + kpi('requests', 'model requests', A.requests, int) +
-    kpi('errors', 'errors', A.errors, int) + kpi('retries', 'retries', A.retries, int) + kpi('compactions', 'compactions', A.compactions, int) + '</div>';
+  $('#count').textContent = shown.length === ROWS.length ? plural(ROWS.length, 'session') : shown.length + ' of ' + plural(ROWS.length, 'session');
+  // data-value is the figure as a number (the tests read it), whatever the text says
+  const kpi = (k, v, text, title, one, many) => '<div class="kpi" data-kpi="' + k + '" data-value="' + v + '"><b title="' + esc(title) + '">' +
+    html(text) + '</b><span>' + esc(v === 1 ? one : many || one + 's') + '</span></div>';
+  const n = (k, v, one, many) => kpi(k, v, int(v), int(v), one, many), cost = Math.round(A.cost * 1e6) / 1e6;
+  let s = '<div class="kpis">' + n('sessions', A.sessions, 'session') + kpi('tokens', A.tokens, tok(A.tokens), int(A.tokens), 'token') +
+    kpi('cost', cost, costOf(cost, A.unpriced), '$' + cost.toFixed(6) + (A.unpriced ? '; ' + plural(A.unpriced, 'session') + ' used models without a price, whose tokens it leaves out' : ''), 'estimated cost (USD)', 'estimated cost (USD)') +
+    n('calls', A.calls, 'tool call') + n('requests', A.requests, 'model request') + n('errors', A.errors, 'error') + n('retries', A.retries, 'retry', 'retries') + n('compactions', A.compactions, 'compaction') + '</div>';
   s += '<div class="grid">';
   s += card('Over time', '<div class="controls"><b id="daytitle"></b><select id="metric"><option value="sessions">sessions</option><option value="tokens">tokens</option><option value="cost">cost</option></select>' +
     ' stacked by <select id="stack"><option value="model">model</option><option value="agent">agent</option></select>' +
-    ' per <select id="unit"><option value="auto">day, week or month</option><option value="day">day</option><option value="week">week</option><option value="month">month</option></select></div><div id="daychart"></div>', '', true);
-  const T = [['sessions', int], ['tokens', tok], ['cost', usd], ['errors', int]];
-  s += card('By repository', table([['repository', 0], ...T], entries(A.repo, 0, 50, '(no repository)').map(([k, v]) => [k, ...v]), 1));
+    ' per <select id="unit"><option value="auto">day, week or month</option><option value="day">day</option><option value="week">week</option><option value="month">month</option></select>' +
+    '<span class="muted" id="daynote"></span></div><div id="daychart"></div>', '', true);
+  // rows are [name, sessions, tokens, cost, errors, sessions with unpriced models]
+  const T = [['sessions', int], ['tokens', tok], ['cost', (x, r) => costOf(x, r[5])], ['errors', int]];
+  s += card('By repository', table([['repository', 0], ...T], entries(A.repo, 0, 50, '(no repository)').map(([k, v]) => [k, ...v]), 1),
+    A.multiRepo ? 'a session in several repositories counts in each' : '');
   s += card('By agent', table([['agent', 0], ...T], entries(A.agent, 0).map(([k, v]) => [k, ...v]), 1));
   const unpriced = new Set(); for (const i of shown) for (const x of ROWS[i][S.unpriced]) unpriced.add(STR[x]);
-  s += card('By model', table([['model', 0], ['tokens', tok], ['cost', x => typeof x === 'string' ? x : usd(x)], ['sessions', int]],
-    entries(A.model, 0).map(([k, v]) => [k, v[0], unpriced.has(k) ? 'unpriced' : v[1], v[2]]), 1), unpriced.size ? 'unpriced: no price known' : '');
+  s += card('By model', table([['model', 0], ['tokens', tok], ['cost', (x, r) => costOf(x, r[4])], ['sessions', int]],
+    entries(A.model, 0).map(([k, v]) => [k, v[0], v[1], v[2], unpriced.has(k)]), 1), unpriced.size ? 'unpriced: no price known' : '');
   s += card('Outcomes', table([['outcome', 0], ['sessions', int]], entries(A.outcome, 0).map(([k, v]) => [k, ...v]), 1));
   s += card('Errors by source', table([['source', 0], ['errors', int]], entries(A.es, 0).map(([k, v]) => [k, ...v]), 1, {err: 1}));
   s += card('Errors by class', table([['class', 0], ['errors', int]], entries(A.ec, 0).map(([k, v]) => [k, ...v]), 1, {err: 1}));
@@ -202,7 +223,7 @@ function overviewView() {
   s += card('Files read and edited most', table([['file', 0], ['reads', int], ['edits', int], ['sessions', int]], files, 1), 'top 40');
   s += card('Subagent types', table([['type', 0], ['launches', int]], entries(A.sa, 0).map(([k, v]) => [k, ...v]), 1));
   s += card('Context fill (largest main-agent context)', table([['max context', 0], ['sessions', int], ['compactions', int]],
-    CTX.map((c, i) => [c[2], ...(A.ctx.get(i) || [0, 0])]), 1), A.compactions + ' compactions');
+    CTX.map((c, i) => [c[2], ...(A.ctx.get(i) || [0, 0])]), 1), plural(A.compactions, 'compaction'));
   s += card('Delays', table([['cause', 0], ['delays', int], ['time', dur]], entries(A.dc, 1).map(([k, v]) => [k, ...v]), 2), 'total ' + dur(A.delayMs));
   s += card('Where tool time went', table([['category', 0], ['calls', int], ['time', dur]], entries(A.cat, 1).map(([k, v]) => [k, ...v]), 2));
   s += card('Sessions', '<div id="sessions"></div>', '', true);
@@ -223,18 +244,42 @@ function bucketOf(ms, unit) {
   if (unit === 'month') return dayOf(ms).slice(0, 7);
   return dayOf(d.getTime());
 }
+// ticks chooses the y axis of a chart whose largest bar is max: a step of
+// 1, 2 or 5 × 10^k (whole for counts), at most five of them up to top, the
+// first multiple at or above max, to which the bars are scaled; label writes
+// a tick exactly, with the decimals its step needs (tok() and usd() round).
+function ticks(max, metric) {
+  max = max || 1;
+  let k = Math.floor(Math.log10(max / 5)), m = [1, 2, 5, 10].find(m => m * 10 ** k * 5 >= max * (1 - 1e-12));
+  if (m === 10) { m = 1; k++; }
+  if (metric !== 'cost' && k < 0) { m = 1; k = 0; }
+  const step = m * 10 ** k, n = Math.max(1, Math.ceil(max / step - 1e-9)), top = n * step;
+  const fixed = (v, d) => v.toLocaleString('en-US', {minimumFractionDigits: d, maximumFractionDigits: d});
+  const [u, suffix] = metric !== 'tokens' ? [1, ''] : top >= 1e9 ? [1e9, 'G'] : top >= 1e6 ? [1e6, 'M'] : top >= 1e4 ? [1e3, 'k'] : [1, ''];
+  const d = Math.max(0, Math.round(Math.log10(u)) - k);
+  const label = metric === 'cost' ? v => '$' + fixed(v, k < 0 ? Math.max(2, -k) : 0) : v => v ? fixed(v / u, d) + suffix : '0';
+  return {n, top, label, values: Array.from({length: n + 1}, (_, g) => g * step)};
+}
 function dayChart() {
   const {metric, stack} = chartState;
   const days = new Map(), keys = new Map();
+  // unp holds the days, and day + '\0' + agent, whose cost leaves out the
+  // tokens of models without a price: the chart draws what was priced, and
+  // says so; the tooltip and the table mark those figures "+unpriced".
+  const unp = new Set();
   let lo = Infinity, hi = -Infinity;
   for (const i of shown) { lo = Math.min(lo, ROWS[i][S.start]); hi = Math.max(hi, ROWS[i][S.start]); }
   // By default days, or weeks or months when the sessions span too long
   // for a readable bar a day; the select chooses.
   const spanDays = (hi - lo) / 864e5, unit = chartState.unit !== 'auto' ? chartState.unit : spanDays <= 92 ? 'day' : spanDays <= 730 ? 'week' : 'month';
   $('#daytitle').textContent = 'Per ' + unit;
-  const put = (day, k, v) => { let d = days.get(day); if (!d) { d = new Map(); days.set(day, d); } d.set(k, (d.get(k) || 0) + v); keys.set(k, (keys.get(k) || 0) + v); };
+  // a cost of 0 (an unpriced model's) is neither drawn nor in the legend,
+  // but opens its day, so that a day of unpriced usage has its row
+  const put = (day, k, v) => { let d = days.get(day); if (!d) { d = new Map(); days.set(day, d); } if (metric === 'cost' && !v) return;
+    d.set(k, (d.get(k) || 0) + v); keys.set(k, (keys.get(k) || 0) + v); };
   for (const i of shown) {
     const r = ROWS[i], a = AGG[i], day = bucketOf(r[S.start], unit);
+    if (metric === 'cost' && r[S.unpriced].length) { unp.add(day); if (stack === 'agent') unp.add(day + '\0' + STR[r[S.agent]]); }
     if (stack === 'agent') put(day, STR[r[S.agent]], metric === 'sessions' ? 1 : metric === 'tokens' ? r[S.tokens] : r[S.cost]);
     else if (metric === 'sessions') put(day, STR[r[S.models][0]], 1);
     else if (metric === 'tokens') {
@@ -244,9 +289,10 @@ function dayChart() {
     } else {
       let known = 0;
       runs(a.mt, 5, (o, j) => { known += a.mc[j]; put(day, STR[a.mt[o]], a.mc[j]); });
-      if (r[S.cost] - known > 1e-9) put(day, STR[r[S.models][0]], r[S.cost] - known);
+      put(day, STR[r[S.models][0]], r[S.cost] - known > 1e-9 ? r[S.cost] - known : 0);
     }
   }
+  $('#daynote').textContent = unp.size ? 'unpriced usage not included' : '';
   const el = $('#daychart');
   if (!days.size) { el.innerHTML = '<p class="muted">no sessions</p>'; return; }
   // every day between the first and the last, so gaps show
@@ -258,34 +304,39 @@ function dayChart() {
   let order = [...keys.entries()].sort((a, b) => b[1] - a[1]).map(e => e[0]);
   if (order.length > 9) { // fold the long tail into "other"
     const top = new Set(order.slice(0, 8));
-    for (const d of days.values()) { let o = 0; for (const [k, v] of [...d]) if (!top.has(k)) { o += v; d.delete(k); } if (o) d.set('other', o); }
+    for (const [day, d] of days) { let o = 0; for (const [k, v] of [...d]) if (!top.has(k)) { o += v; d.delete(k); if (unp.has(day + '\0' + k)) unp.add(day + '\0other'); } if (o) d.set('other', o); }
     order = [...order.slice(0, 8), 'other'];
   }
   const color = k => k === 'other' ? '#9aa0a8' : PALETTE[order.indexOf(k) % PALETTE.length];
-  const W = 1000, H = 220, L = 54, B = 22, n = list.length, bw = (W - L) / n;
+  // T and R keep the top label and the last date inside the picture
+  const W = 1000, H = 220, L = 54, B = 22, T = 12, R = 30, PH = H - B - T, n = list.length, bw = (W - L - R) / n;
   const totals = list.map(d => [...(days.get(d) || new Map()).values()].reduce((a, b) => a + b, 0));
-  const max = Math.max(...totals) || 1, f = metric === 'cost' ? usd : metric === 'tokens' ? tok : int;
-  let svg = '<svg class="chart" viewBox="0 0 ' + W + ' ' + H + '" role="img" aria-label="' + metric + ' per day">';
-  for (let g = 0; g <= 4; g++) { const y = (H - B) * (1 - g / 4); svg += '<line class="axis" x1="' + L + '" x2="' + W + '" y1="' + y + '" y2="' + y + '"/><text x="' + (L - 6) + '" y="' + (y + 4) + '" text-anchor="end">' + esc(f(max * g / 4)) + '</text>'; }
+  const Y = ticks(Math.max(...totals), metric), f = metric === 'tokens' ? tok : int;
+  // fmt writes a figure of the tooltip and the table: a cost says when it leaves out unpriced tokens
+  const fmt = k => metric !== 'cost' ? f : (x, r) => costOf(x, unp.has(k ? r[0] + '\0' + k : r[0]));
+  let svg = '<svg class="chart" viewBox="0 0 ' + W + ' ' + H + '" role="img" aria-label="' + metric + ' per ' + unit + '">';
+  Y.values.forEach((v, g) => { const y = T + PH * (1 - g / Y.n); svg += '<line class="axis" x1="' + L + '" x2="' + (W - R) + '" y1="' + y + '" y2="' + y + '"/><text x="' + (L - 6) + '" y="' + (y + 4) + '" text-anchor="end">' + esc(Y.label(v)) + '</text>'; });
   list.forEach((d, i) => {
-    let y = H - B; const day = days.get(d);
-    if (day) for (const k of order) { const v = day.get(k); if (!v) continue; const h = (H - B) * v / max; y -= h;
+    let y = T + PH; const day = days.get(d);
+    if (day) for (const k of order) { const v = day.get(k); if (!v) continue; const h = PH * v / Y.top; y -= h;
       svg += '<rect x="' + (L + i * bw + bw * 0.1).toFixed(2) + '" y="' + y.toFixed(2) + '" width="' + Math.max(0.8, bw * 0.8).toFixed(2) + '" height="' + Math.max(0.5, h).toFixed(2) + '" fill="' + color(k) + '" data-d="' + i + '"/>'; }
-    svg += '<rect x="' + (L + i * bw) + '" y="0" width="' + bw + '" height="' + (H - B) + '" fill="transparent" data-d="' + i + '"/>';
+    svg += '<rect x="' + (L + i * bw) + '" y="0" width="' + bw + '" height="' + (T + PH) + '" fill="transparent" data-d="' + i + '"/>';
   });
   const every = Math.ceil(n / 10);
   list.forEach((d, i) => { if (i % every === 0) svg += '<text x="' + (L + i * bw + bw / 2) + '" y="' + (H - 6) + '" text-anchor="middle">' + (unit === 'month' ? d : d.slice(2)) + '</text>'; });
   svg += '</svg>';
   const legend = '<div class="legend">' + order.map(k => '<span><i class="sw" style="background:' + color(k) + '"></i>' + esc(k) + '</span>').join('') + '</div>';
-  const rows = list.map((d, i) => [d, ...order.map(k => (days.get(d) || new Map()).get(k) || 0), totals[i]]).filter(r => r[r.length - 1]);
-  const tbl = '<details><summary>Table</summary>' + table([[unit, 0], ...order.map(k => [k, f]), ['total', f]], rows, order.length + 1) + '</details>';
+  const rows = list.map((d, i) => [d, ...order.map(k => (days.get(d) || new Map()).get(k) || 0), totals[i]]).filter(r => r[r.length - 1] || unp.has(r[0]));
+  const tbl = '<details><summary>Table</summary>' + table([[unit, 0], ...order.map(k => [k, fmt(k)]), ['total', fmt('')]], rows, order.length + 1) + '</details>';
+  // no bar at all when no model of the sessions shown has a price
+  if (!Math.max(...totals) && unp.size) { el.innerHTML = '<p class="muted">No cost to draw: the models of these sessions have no price.</p>' + tbl; return; }
   el.innerHTML = svg + legend + tbl;
   const svgEl = $('svg', el), tip = $('#tip');
   svgEl.addEventListener('mousemove', e => {
     const i = e.target.dataset && e.target.dataset.d; if (i === undefined) { tip.style.display = 'none'; return; }
     const d = list[+i], day = days.get(d) || new Map();
-    tip.innerHTML = '<b>' + d + '</b><table>' + order.filter(k => day.get(k)).map(k => '<tr><td><i class="sw" style="background:' + color(k) + '"></i>' + esc(k) + '</td><td class="n">' + esc(f(day.get(k))) + '</td></tr>').join('') +
-      '<tr><td><b>total</b></td><td class="n"><b>' + esc(f(totals[+i])) + '</b></td></tr></table>';
+    tip.innerHTML = '<b>' + d + '</b><table>' + order.filter(k => day.get(k)).map(k => '<tr><td><i class="sw" style="background:' + color(k) + '"></i>' + esc(k) + '</td><td class="n">' + esc(fmt(k)(day.get(k), [d])) + '</td></tr>').join('') +
+      '<tr><td><b>total</b></td><td class="n"><b>' + esc(fmt('')(totals[+i], [d])) + '</b></td></tr></table>';
     tip.style.display = 'block'; tip.style.left = Math.min(innerWidth - 280, e.clientX + 14) + 'px'; tip.style.top = (e.clientY + 14) + 'px';
   });
   svgEl.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
@@ -300,10 +351,10 @@ function sessionList() {
     const r = ROWS[i], id = STR[r[S.id]];
     s += '<tr class="click" data-s="' + i + '"><td>' + esc(when(r[S.start])) + '</td><td class="name"><a href="#s/' + i + '" title="' + esc(id) + '">' + esc(id.length > 18 ? id.slice(0, 18) + '…' : id) + '</a></td><td>' + esc(STR[r[S.agent]]) +
       '</td><td class="name">' + esc(r[S.repos].map(x => STR[x]).join(', ') || '-') + '</td><td class="name">' + esc(r[S.models].map(x => STR[x]).join(', ')) + '</td><td class="n">' + dur(r[S.dur]) +
-      '</td><td class="n">' + int(r[S.calls]) + '</td><td class="n">' + tok(r[S.tokens]) + '</td><td class="n">' + rowCost(r) + '</td><td class="n">' + int(r[S.errors]) + '</td><td>' + esc(STR[r[S.outcome]] || '-') + '</td></tr>';
+      '</td><td class="n">' + int(r[S.calls]) + '</td><td class="n">' + tok(r[S.tokens]) + '</td><td class="n">' + html(rowCost(r)) + '</td><td class="n">' + int(r[S.errors]) + '</td><td>' + esc(STR[r[S.outcome]] || '-') + '</td></tr>';
   }
   if (!n) s += '<tr><td colspan="11" class="muted">no session matches</td></tr>';
-  s += '</tbody></table></div><div class="pager"><button id="prev"' + (page ? '' : ' disabled') + '>‹ newer</button><span class="muted">page ' + (page + 1) + ' of ' + pages + ' (' + n + ' sessions)</span><button id="next"' + (page < pages - 1 ? '' : ' disabled') + '>older ›</button></div>';
+  s += '</tbody></table></div><div class="pager"><button id="prev"' + (page ? '' : ' disabled') + '>‹ newer</button><span class="muted">page ' + (page + 1) + ' of ' + pages + ' (' + plural(n, 'session') + ')</span><button id="next"' + (page < pages - 1 ? '' : ' disabled') + '>older ›</button></div>';
   el.innerHTML = s;
   $('#prev').onclick = () => { page--; sessionList(); };
   $('#next').onclick = () => { page++; sessionList(); };
@@ -330,20 +381,26 @@ async function sessionView(i) {
     field('output tokens', [int(r[S.out]), r[S.out]], 'out') + field('total tokens', [int(r[S.tokens]), r[S.tokens]], 'tokens') + field('cost', [rowCost(r), r[S.cost]], 'cost') +
     field('calls / requests', [int(r[S.calls]) + ' / ' + int(r[S.requests])]) + field('errors / retries', [int(r[S.errors]) + ' / ' + int(r[S.retries])]) +
     field('delays', [int(r[S.delays]) + ' (' + dur(r[S.delayMs]) + ')']) + field('max context / compactions', [tok(r[S.maxCtx]) + ' / ' + r[S.compactions]]) + '</div>';
-  if (r[S.trunc]) s += '<p class="tag bad">This map was cut at its event cap: the timeline shows the earliest ' + int(P.ev.length) + ' events; the totals count the whole session.</p>';
+  if (r[S.trunc]) s += '<p class="tag bad">This map was cut at its event cap: the timeline shows the earliest ' + plural(P.ev.length, 'event') + '; the totals count the whole session.</p>';
   if (r[S.tokens] !== r[S.in] + r[S.cw] + r[S.cr] + r[S.out]) s += '<p class="muted">The split by kind counts the requests kept in the map; the total counts the whole session.</p>';
-  s += '<section class="card wide"><h2>Timeline<small>' + int(P.ev.length) + ' events on ' + P.lanes.length + ' lanes · wheel or +/− to zoom, drag to pan, point at a mark for its details</small></h2>' +
+  s += '<section class="card wide"><h2>Timeline<small>' + plural(P.ev.length, 'event') + ' on ' + plural(P.lanes.length, 'lane') + ' · wheel or +/− to zoom, drag to pan, point at a mark for its details</small></h2>' +
     '<div class="controls"><button id="zin" title="zoom in">+</button><button id="zout" title="zoom out">−</button><button id="zfit">Fit</button><span id="range" class="muted"></span></div>' +
     '<div class="legend">' + KINDS.map(k => '<span><i class="sw" style="background:var(--k-' + k + ')"></i>' + k + '</span>').join('') +
     '<span><i class="sw" style="background:var(--k-out)"></i>output</span><span>▲ error</span><span>● retry</span></div>' +
     '<div class="tl"><div class="tlwrap"><canvas class="timeline" id="timeline" tabindex="0" aria-label="timeline of the session events"></canvas></div><div id="details"><span class="muted">Point at a mark.</span></div></div></section>';
   s += '<div class="grid" style="margin-top:14px">';
+  // A lane's cost leaves out its requests to the session's unpriced models,
+  // found on its events (and, where the map was cut at its event cap, by the
+  // lane's model).
+  const unp = new Set(r[S.unpriced].map(x => STR[x])), laneUnp = P.lanes.map(l => !!(r[S.trunc] && l.tokens && unp.has(l.model)));
+  if (unp.size) for (const e of P.ev) if (e.k === 'llm' && (e.i || e.cw || e.cr || e.o) && unp.has(e.n || 'unknown')) laneUnp[e.l] = true;
+  P.unpriced = unp; // the details pane says it of a request too
   s += card('Lanes', '<div class="scroll"><table><thead><tr><th>lane</th><th>kind</th><th>type</th><th>model</th><th class="n">events</th><th class="n">calls</th><th class="n">requests</th><th class="n">errors</th><th class="n">tokens</th><th class="n">cost</th><th>outcome</th></tr></thead><tbody>' +
-    P.lanes.map(l => '<tr><td class="name">' + esc(l.id) + '</td><td>' + esc(l.kind || '-') + '</td><td>' + esc(l.type || '-') + '</td><td>' + esc(l.model || '-') + '</td><td class="n">' + int(l.events) + '</td><td class="n">' + int(l.calls) +
-      '</td><td class="n">' + int(l.requests) + '</td><td class="n">' + int(l.errors) + '</td><td class="n">' + tok(l.tokens) + '</td><td class="n">' + usd(l.cost) + '</td><td>' + esc(l.outcome || '-') + '</td></tr>').join('') + '</tbody></table></div>', '', true);
+    P.lanes.map((l, j) => '<tr><td class="name">' + esc(l.id) + '</td><td>' + esc(l.kind || '-') + '</td><td>' + esc(l.type || '-') + '</td><td>' + esc(l.model || '-') + '</td><td class="n">' + int(l.events) + '</td><td class="n">' + int(l.calls) +
+      '</td><td class="n">' + int(l.requests) + '</td><td class="n">' + int(l.errors) + '</td><td class="n">' + tok(l.tokens) + '</td><td class="n">' + html(costOf(l.cost, laneUnp[j])) + '</td><td>' + esc(l.outcome || '-') + '</td></tr>').join('') + '</tbody></table></div>', '', true);
   const files = P.files.slice().sort((a, b) => (b.ed + b.rd + b.h) - (a.ed + a.rd + a.h));
   s += card('Files touched', table([['file', 0], ['reads', int], ['edits', int], ['hits', int], ['op', x => x || '-']],
-    files.map(f => [(f.r ? f.r + ': ' : '') + f.p, f.rd, f.ed, f.h, f.op]), 1), files.length + ' files, path mode ' + (P.pathMode || 'relative'), true);
+    files.map(f => [(f.r ? f.r + ': ' : '') + f.p, f.rd, f.ed, f.h, f.op]), 1), plural(files.length, 'file') + ', path mode ' + (P.pathMode || 'relative'), true);
   $('#view').innerHTML = s + '</div>';
   marks.sessionHTML = performance.now();
   const tl = new Timeline($('#timeline'), P, r[S.dur]);
@@ -504,7 +561,7 @@ class Timeline {
     add('exit code', e.x); add('error class', e.c); add('error source', e.src);
     if (e.r !== undefined) add('retry of', '#' + e.r + (e.a ? ' (attempt ' + e.a + ')' : ''));
     if (e.k === 'llm') { add('input', int(e.i || 0)); add('cache write', int(e.cw || 0)); add('cache read', int(e.cr || 0)); add('output', int(e.o || 0)); add('stop', e.stop); }
-    if (e.$) add('cost', usd(e.$));
+    add('cost', e.$ ? usd(e.$) : e.k === 'llm' && (e.i || e.cw || e.cr || e.o) && this.P.unpriced && this.P.unpriced.has(e.n || 'unknown') ? 'unpriced' : undefined);
     if (e.lat !== undefined) add('latency', dur(e.lat));
     if (e.d !== undefined) add('duration', dur(e.d) === '-' ? '0s' : dur(e.d));
     if (e.ms) add(e.k === 'delay' ? 'delay' : 'time', dur(e.ms));
