@@ -114,8 +114,16 @@ func isBundle(p string) bool {
 const localStore = "the local map store"
 
 // collectMaps reads the maps; unreadable ones are reported and skipped.
-func collectMaps(ctx context.Context, cmd string, src report.Source, flt report.Filter, stderr io.Writer) ([]*report.Map, bool) {
+// ok is false when the source itself cannot be read (sourceError): it has
+// said so, and nothing is to be written.
+func collectMaps(ctx context.Context, cmd string, src report.Source, flt report.Filter, stderr io.Writer) (maps []*report.Map, clean, ok bool) {
 	maps, errs := report.Collect(ctx, src, flt)
+	for _, err := range errs {
+		if errors.As(err, new(sourceError)) {
+			fmt.Fprintf(stderr, "agentmap %s: %v; nothing written\n", cmd, err)
+			return nil, false, false
+		}
+	}
 	for i, err := range errs {
 		if i == 10 {
 			fmt.Fprintf(stderr, "agentmap %s: … and %d more unreadable maps\n", cmd, len(errs)-10)
@@ -123,7 +131,7 @@ func collectMaps(ctx context.Context, cmd string, src report.Source, flt report.
 		}
 		fmt.Fprintf(stderr, "agentmap %s: skipped: %v\n", cmd, err)
 	}
-	return maps, len(errs) == 0
+	return maps, len(errs) == 0, true
 }
 
 func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -156,7 +164,10 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if src == nil {
 		return code
 	}
-	maps, clean := collectMaps(ctx, "report", src, flt, stderr)
+	maps, clean, ok := collectMaps(ctx, "report", src, flt, stderr)
+	if !ok {
+		return exitFailure
+	}
 	if *session != "" {
 		m, err := oneSession(maps, *session)
 		if err != nil {
@@ -292,7 +303,10 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if src == nil {
 		return code
 	}
-	maps, clean := collectMaps(ctx, "usage", src, flt, stderr)
+	maps, clean, ok := collectMaps(ctx, "usage", src, flt, stderr)
+	if !ok {
+		return exitFailure
+	}
 	tab := report.Usage(maps, period, time.Local)
 	if *asJSON {
 		report.WriteUsageJSON(stdout, tab, *breakdown)

@@ -58,14 +58,30 @@ func (t teamFlags) source(cmd string, f mapFlags, stderr io.Writer) (report.Sour
 			src.devices = append(src.devices, d)
 		}
 	}
-	// Where the maps come from, for the report's scope line: never the
-	// password.
-	where := "the team database " + config.MaskPassword(*t.from)
+	// Where the maps come from, for the report's scope line (a report is
+	// made to be shared): the database, host, port and user, never the
+	// password or the rest of the string.
+	where := "the team database"
+	if target := config.ConnTarget(url); target != "" {
+		where += " " + target
+	}
 	if len(src.devices) > 0 {
 		where += " (devices " + strings.Join(src.devices, ", ") + ")"
 	}
 	return src, where, exitOK
 }
+
+// sourceError is a source that cannot be read as a whole (the team
+// database refused the connection or the query, or went away while it was
+// read), not one unreadable map: what was read is not what was asked for,
+// so a report or a usage table made of it would be wrong, and none is
+// written (collectMaps).
+type sourceError struct{ err error }
+
+func (e sourceError) Error() string {
+	return "cannot read the team database: " + strings.TrimPrefix(e.err.Error(), "read the team database: ")
+}
+func (e sourceError) Unwrap() error { return e.err }
 
 func teamURL(c *config.Config) (string, error) {
 	if !c.Sink.Postgres.Enabled() {
@@ -111,7 +127,7 @@ func (s teamSource) Maps(ctx context.Context, f report.Filter) iter.Seq2[*report
 			return nil
 		})
 		if err != nil && !errors.Is(err, stop) {
-			yield(nil, err)
+			yield(nil, sourceError{err})
 		}
 	}
 }

@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/export/mapfile"
 	"github.com/agentmap/agentmap/sink/postgres"
 	"github.com/agentmap/agentmap/sink/postgres/pgtest"
@@ -83,5 +87,161 @@ func TestReportAndUsageFromTeamDatabase(t *testing.T) {
 	}
 	if code, _, errb := run(t, "usage", "--device", "bob"); code != exitUsage {
 		t.Fatalf("--device without --from: exit %d %s", code, errb)
+	}
+}
+
+// teamDB is a server of the test's own with one migrated database; it
+// returns the server, the database's superuser URL and a pool on it.
+func teamDB(t *testing.T) (*pgtest.Server, string, *pgxpool.Pool) {
+	t.Helper()
+	srv := pgtest.New(t)
+	url := srv.NewDatabase(t)
+	ctx := context.Background()
+	pool, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := postgres.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	return srv, url, pool
+}
+
+// builderMaps reads the golden maps and writes them into a directory.
+func builderMaps(t *testing.T, dir string, names ...string) []postgres.Upload {
+	t.Helper()
+	var ups []postgres.Upload
+	for _, n := range names {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "builder", n+".map.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, n+".json"), raw, 0o600)
+		d, err := mapfile.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ups = append(ups, postgres.Upload{Doc: d, FlushedAt: time.Now()})
+	}
+	return ups
+}
+
+// TestTeamSourceThatCannotBeReadWritesNothing: a team database that refuses
+// the connection (a wrong password) or the query (a role without grants)
+// is an error, not a source with no maps: report leaves the file there as
+// it was and usage prints no table, both exit 1, and nothing says
+// "skipped" or shows the password.
+func TestTeamSourceThatCannotBeReadWritesNothing(t *testing.T) {
+	srv, url, pool := teamDB(t)
+	if _, err := postgres.Push(context.Background(), pool, postgres.Device{ID: "0a0a0a0a-0000-4000-8000-0000000000e1"},
+		builderMaps(t, t.TempDir(), "claude_session")); err != nil {
+		t.Fatal(err)
+	}
+	db := pgtest.Database(url)
+	if out, err := srv.Psql(db, "CREATE ROLE nogrants LOGIN PASSWORD 'pw-no-grants'"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	out := filepath.Join(t.TempDir(), "r4.html")
+	const before = "<html>the report of last week</html>"
+	for name, from := range map[string]string{
+		"wrong password": srv.URL(pgtest.Admin, "not-the-password", db),
+		"no grants":      srv.URL("nogrants", "pw-no-grants", db),
+	} {
+		os.WriteFile(out, []byte(before), 0o600)
+		code, stdout, errb := run(t, "report", "--from", from, "-o", out)
+		t.Logf("report --from (%s): exit %d: %s", name, code, strings.TrimSpace(errb))
+		if got, _ := os.ReadFile(out); code != exitFailure || string(got) != before {
+			t.Errorf("report --from (%s): exit %d, file now %d bytes\n%s", name, code, len(got), errb)
+		}
+		if !strings.Contains(errb, "cannot read the team database") || strings.Contains(errb, "skipped") ||
+			strings.Contains(errb, "sessions ->") || strings.Contains(errb+stdout, "not-the-password") || strings.Contains(errb+stdout, "pw-no-grants") {
+			t.Errorf("report --from (%s) says:\n%s%s", name, stdout, errb)
+		}
+		code, stdout, errb = run(t, "usage", "--json", "--from", from)
+		if code != exitFailure || stdout != "" || !strings.Contains(errb, "cannot read the team database") || strings.Contains(errb, "skipped") {
+			t.Errorf("usage --from (%s): exit %d\n%s%s", name, code, stdout, errb)
+		}
+	}
+}
+
+// TestTeamReportNamesNoPassword: whatever form --from takes, the report
+// (made to be shared) names the database, host, port and user it read,
+// and neither the password nor the rest of the connection string.
+func TestTeamReportNamesNoPassword(t *testing.T) {
+	srv, url, pool := teamDB(t)
+	if _, err := postgres.Push(context.Background(), pool, postgres.Device{ID: "0a0a0a0a-0000-4000-8000-0000000000e2"},
+		builderMaps(t, t.TempDir(), "claude_session")); err != nil {
+		t.Fatal(err)
+	}
+	db, pw := pgtest.Database(url), srv.Password()
+	quoted := "owner pw with spaces"
+	if out, err := srv.Psql(db, "CREATE ROLE spaced LOGIN SUPERUSER PASSWORD '"+quoted+"'"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, c := range []struct{ from, secret, user string }{
+		{fmt.Sprintf("host=127.0.0.1 port=%d user=%s password = %s dbname=%s sslmode=disable", srv.Port, pgtest.Admin, pw, db), pw, pgtest.Admin},
+		{fmt.Sprintf("host=127.0.0.1 port=%d user=spaced password='%s' dbname=%s sslmode=disable", srv.Port, quoted, db), "with spaces", "spaced"},
+		{fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable&password=%s", pgtest.Admin, srv.Port, db, pw), pw, pgtest.Admin},
+		{url, pw, pgtest.Admin},
+	} {
+		out := filepath.Join(t.TempDir(), "team.html")
+		code, stdout, errb := run(t, "report", "--from", c.from, "-o", out)
+		if code != exitOK {
+			t.Fatalf("report --from %s: exit %d\n%s", config.MaskPassword(c.from), code, errb)
+		}
+		html, _ := os.ReadFile(out)
+		for _, bad := range []string{c.secret, "password", "sslmode"} {
+			if strings.Contains(string(html), bad) || strings.Contains(stdout+errb, c.secret) {
+				t.Errorf("report --from %s: the report or its output holds %q", config.MaskPassword(c.from), bad)
+			}
+		}
+		want := fmt.Sprintf("the team database %s on 127.0.0.1:%d as %s", db, srv.Port, c.user)
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report --from %s: the report does not say %q", config.MaskPassword(c.from), want)
+		}
+	}
+}
+
+// TestTeamUsageCountsASessionSentTwiceOnce: a machine whose state was
+// rebuilt (a new device id) sends its history again; usage and report
+// --from count each session once, with its tokens once, as the same maps
+// on disk, and --device still gives one device's own rows.
+func TestTeamUsageCountsASessionSentTwiceOnce(t *testing.T) {
+	_, url, pool := teamDB(t)
+	ctx := context.Background()
+	all := t.TempDir()
+	ups := builderMaps(t, all, "claude_session", "codex_session", "cursor_transcript")
+	if _, err := postgres.Push(ctx, pool, postgres.Device{ID: "0a0a0a0a-0000-4000-8000-0000000000f1", Label: "laptop"}, ups); err != nil {
+		t.Fatal(err)
+	}
+	var again []postgres.Upload
+	for _, u := range ups[:2] {
+		again = append(again, postgres.Upload{Doc: u.Doc, FlushedAt: u.FlushedAt.Add(time.Hour)})
+	}
+	if _, err := postgres.Push(ctx, pool, postgres.Device{ID: "0a0a0a0a-0000-4000-8000-0000000000f2", Label: "laptop-rebuilt"}, again); err != nil {
+		t.Fatal(err)
+	}
+	usage := func(args ...string) string {
+		t.Helper()
+		code, out, errb := run(t, append([]string{"usage", "session", "--json"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("usage %v: exit %d\n%s", args, code, errb)
+		}
+		return out
+	}
+	local := usage("--maps", all)
+	if team := usage("--from", url); team != local {
+		t.Errorf("usage of a team database with sessions sent twice differs from the maps on disk:\n%s\nwant\n%s", team, local)
+	}
+	if team := usage("--from", url, "--device", "laptop"); team != local {
+		t.Errorf("usage --device laptop:\n%s\nwant\n%s", team, local)
+	}
+	if team := usage("--from", url, "--device", "laptop,laptop-rebuilt"); team != local {
+		t.Errorf("usage --device of both:\n%s\nwant\n%s", team, local)
+	}
+	out := filepath.Join(t.TempDir(), "team.html")
+	if code, _, errb := run(t, "report", "--from", url, "-o", out); code != exitOK || !strings.Contains(errb, "3 sessions") {
+		t.Fatalf("report --from: exit %d\n%s", code, errb)
 	}
 }

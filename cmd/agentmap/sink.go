@@ -98,6 +98,12 @@ func sinkStatus(ctx context.Context, of opsFlags, asJSON bool, stdout, stderr io
 		return code
 	}
 	defer b.close()
+	if _, err := os.Stat(b.dataDir); errors.Is(err, fs.ErrNotExist) {
+		// Not "nothing queued": a mistyped --data-dir or data_dir would
+		// pass for a sink with nothing to say.
+		fmt.Fprintf(stderr, "agentmap sink status: the data directory %s does not exist\n", b.dataDir)
+		return exitFailure
+	}
 	st, _, err := b.status(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap sink status: %v\n", err)
@@ -110,6 +116,10 @@ func sinkStatus(ctx context.Context, of opsFlags, asJSON bool, stdout, stderr io
 		return exitOK
 	}
 	if st.Sink == nil {
+		if b.client == nil && b.db == nil && !b.locked {
+			fmt.Fprintf(stdout, "team database: nothing queued (no state in %s yet: the daemon has not run there)\n", b.dataDir)
+			return exitOK
+		}
 		fmt.Fprintln(stdout, "team database: not configured ([sink.postgres] in the config), nothing queued")
 		return exitOK
 	}
@@ -140,7 +150,11 @@ func writeSinkStatus(w io.Writer, s *daemon.SinkStatus) {
 	case s.LastError != "" && s.Failures == 0:
 		fmt.Fprintf(w, "  error:    %s (maps still go; tried again at each send)\n", s.LastError)
 	case s.LastError != "":
-		fmt.Fprintf(w, "  error:    %s (%d failed attempts in a row; retrying with back-off)\n", s.LastError, s.Failures)
+		attempts := "1 failed attempt"
+		if s.Failures != 1 {
+			attempts = fmt.Sprintf("%d failed attempts in a row", s.Failures)
+		}
+		fmt.Fprintf(w, "  error:    %s (%s; retrying with back-off)\n", s.LastError, attempts)
 	}
 }
 
@@ -217,6 +231,6 @@ func sinkMigrate(ctx context.Context, of opsFlags, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "agentmap sink migrate: %v\n", err)
 		return exitFailure
 	}
-	fmt.Fprintf(stdout, "team database schema at version %d\n", postgres.SchemaVersion())
+	fmt.Fprintf(stdout, "team database schema at version %d, every table and view present\n", postgres.SchemaVersion())
 	return exitOK
 }

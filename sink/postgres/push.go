@@ -30,11 +30,22 @@ type Upload struct {
 type PushResult struct {
 	// Stored is the sessions inserted or replaced by a new version;
 	// Unchanged those the database already held in this content (a
-	// duplicate send) or in a newer version.
+	// duplicate send, or a resend) or in a newer version.
 	Stored, Unchanged int
+	// Rewritten is the part of Unchanged held in this very content and
+	// version, whose rows were written again all the same: what `agentmap
+	// sink resend` is for, a database whose rows were lost or damaged.
+	Rewritten int
 }
 
+// upsertSession stores a session's row. The guard: a version older than
+// the one held (a late duplicate of an earlier send) never replaces it;
+// the same version again is written again, content and all, so that a
+// resend repairs a row whose events or files were lost (received_at stays
+// the first arrival of that content). It returns the row's id and whether
+// the row held this content before.
 const upsertSession = `
+WITH held AS (SELECT content_hash FROM agentmap.sessions WHERE device_id = $1 AND session_id = $2)
 INSERT INTO agentmap.sessions AS s (device_id, session_id, agent, repo, remote, repos, started_at, duration_ms,
 	models, tokens, input_tokens, cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, outcome,
 	calls, requests, errors, user_turns, subagents, files_touched, commits, prs_created, truncated, path_mode,
@@ -51,17 +62,18 @@ ON CONFLICT (device_id, session_id) DO UPDATE SET
 	user_turns = EXCLUDED.user_turns, subagents = EXCLUDED.subagents, files_touched = EXCLUDED.files_touched,
 	commits = EXCLUDED.commits, prs_created = EXCLUDED.prs_created, truncated = EXCLUDED.truncated,
 	path_mode = EXCLUDED.path_mode, producer = EXCLUDED.producer, content_hash = EXCLUDED.content_hash,
-	flushed_at = EXCLUDED.flushed_at, received_at = now(), map = EXCLUDED.map
--- The guard: the same content again changes nothing, and a version older
--- than the one held (a late duplicate of an earlier send) never replaces it.
-WHERE s.content_hash <> EXCLUDED.content_hash AND s.flushed_at <= EXCLUDED.flushed_at
-RETURNING id`
+	flushed_at = EXCLUDED.flushed_at, map = EXCLUDED.map,
+	received_at = CASE WHEN s.content_hash = EXCLUDED.content_hash THEN s.received_at ELSE now() END
+WHERE s.flushed_at <= EXCLUDED.flushed_at
+RETURNING id, coalesce((SELECT h.content_hash = $28 FROM held h), false)`
 
 // Push stores one batch of maps in one transaction: the device, each
-// session's row (upserted under the guard) and, for the sessions stored,
-// their events and files, replacing the previous version's. Sending the
-// same batch twice, or a batch cut by a crash or a timeout and sent again,
-// leaves the database as one send does.
+// session's row (upserted under the guard) and, for the sessions stored or
+// written again, their events and files, replacing what was there. Sending
+// the same batch twice, or a batch cut by a crash or a timeout and sent
+// again, leaves the database as one send does. The transaction first
+// checks the schema's version (checkVersion): a schema migrated by a newer
+// agentmap since the pool was opened is refused, not written.
 func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (PushResult, error) {
 	var res PushResult
 	if len(ups) == 0 {
@@ -73,10 +85,13 @@ func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (Pu
 	}
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		res = PushResult{}
+		if err := checkVersion(ctx, tx); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO agentmap.devices (device_id, label, producer) VALUES ($1, $2, $3)
 			ON CONFLICT (device_id) DO UPDATE SET label = EXCLUDED.label, producer = EXCLUDED.producer, last_seen = now()`,
 			dev.ID, dev.Label, dev.Producer); err != nil {
-			return fmt.Errorf("store device: %w", safeErr(err))
+			return fmt.Errorf("store device: %w", withHint(safeErr(err)))
 		}
 		b := &pgx.Batch{}
 		for i, u := range ups {
@@ -91,35 +106,41 @@ func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (Pu
 		var storedRows []*sessionRow
 		for i := range ups {
 			var id int64
-			err := br.QueryRow().Scan(&id)
+			var held bool
+			err := br.QueryRow().Scan(&id, &held)
 			switch {
 			case err == pgx.ErrNoRows:
 				res.Unchanged++
+				continue
 			case err != nil:
 				br.Close()
-				return fmt.Errorf("store session: %w", safeErr(err))
+				return fmt.Errorf("store session: %w", withHint(safeErr(err)))
+			case held:
+				res.Unchanged++
+				res.Rewritten++
 			default:
 				res.Stored++
-				stored = append(stored, id)
-				storedRows = append(storedRows, &rows[i])
 			}
+			stored = append(stored, id)
+			storedRows = append(storedRows, &rows[i])
 		}
 		if err := br.Close(); err != nil {
-			return fmt.Errorf("store sessions: %w", safeErr(err))
+			return fmt.Errorf("store sessions: %w", withHint(safeErr(err)))
 		}
 		if len(stored) == 0 {
 			return nil
 		}
-		// A replaced version's events and files go; an inserted one has none.
+		// The events and files held go (a replaced version's, or the same
+		// version's, written again); an inserted session has none.
 		if _, err := tx.Exec(ctx, "DELETE FROM agentmap.events WHERE session = ANY($1)", stored); err != nil {
-			return fmt.Errorf("replace events: %w", safeErr(err))
+			return fmt.Errorf("replace events: %w", withHint(safeErr(err)))
 		}
 		if _, err := tx.Exec(ctx, "DELETE FROM agentmap.files WHERE session = ANY($1)", stored); err != nil {
-			return fmt.Errorf("replace files: %w", safeErr(err))
+			return fmt.Errorf("replace files: %w", withHint(safeErr(err)))
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"agentmap", "events"}, eventColumns,
 			&eventSource{ids: stored, rows: storedRows, i: 0, j: -1}); err != nil {
-			return fmt.Errorf("store events: %w", safeErr(err))
+			return fmt.Errorf("store events: %w", withHint(safeErr(err)))
 		}
 		var files [][]any
 		for k, r := range storedRows {
@@ -128,7 +149,7 @@ func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (Pu
 			}
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"agentmap", "files"}, fileColumns, pgx.CopyFromRows(files)); err != nil {
-			return fmt.Errorf("store files: %w", safeErr(err))
+			return fmt.Errorf("store files: %w", withHint(safeErr(err)))
 		}
 		return nil
 	})
@@ -142,12 +163,24 @@ func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (Pu
 // (privacy.exclude now covers them), by the session ids their maps were
 // stored under, in one statement; their events and files go with them (ON
 // DELETE CASCADE). A session with no row (never stored, or retracted
-// before) deletes nothing. It returns how many sessions' rows went. A
-// role without DELETE on the sessions gets an error wrapping
+// before) deletes nothing. It returns how many sessions' rows went. Like
+// Push it checks the schema's version first. A role without DELETE on the sessions gets an error wrapping
 // ErrRetractRefused, which names the grant.
 func Retract(ctx context.Context, pool *pgxpool.Pool, deviceID string, sessionIDs []string) (int64, error) {
-	tag, err := pool.Exec(ctx, "DELETE FROM agentmap.sessions WHERE device_id = $1 AND session_id = ANY($2::text[])",
-		deviceID, nonNilStrings(sessionIDs))
+	var tag pgconn.CommandTag
+	var verr error
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if verr = checkVersion(ctx, tx); verr != nil {
+			return verr
+		}
+		var err error
+		tag, err = tx.Exec(ctx, "DELETE FROM agentmap.sessions WHERE device_id = $1 AND session_id = ANY($2::text[])",
+			deviceID, nonNilStrings(sessionIDs))
+		return err
+	})
+	if verr != nil {
+		return 0, verr
+	}
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "42501" /* insufficient_privilege */ {

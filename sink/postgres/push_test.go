@@ -123,7 +123,7 @@ func TestPushIsIdempotentAndKeepsTheLatestVersion(t *testing.T) {
 	}
 	// The same batch again (a send whose acknowledgement was lost).
 	res, err = Push(ctx, pool, dev, ups)
-	if err != nil || res.Stored != 0 || res.Unchanged != 3 {
+	if err != nil || res.Stored != 0 || res.Unchanged != 3 || res.Rewritten != 3 {
 		t.Fatalf("duplicate push: %+v %v", res, err)
 	}
 	check := func(wantEvents, wantFiles int) {
@@ -153,7 +153,7 @@ func TestPushIsIdempotentAndKeepsTheLatestVersion(t *testing.T) {
 		t.Fatalf("new version: %+v %v", res, err)
 	}
 	res, err = Push(ctx, pool, dev, []Upload{ups[0]})
-	if err != nil || res.Stored != 0 {
+	if err != nil || res.Stored != 0 || res.Unchanged != 1 || res.Rewritten != 0 {
 		t.Fatalf("late old version: %+v %v", res, err)
 	}
 	check(events, files)
@@ -221,11 +221,14 @@ func TestReadFilters(t *testing.T) {
 	srv, pool := newDB(t)
 	_ = srv
 	ctx := context.Background()
+	// Alice sends the three sessions, bob two of them, later: bob's rows
+	// are the latest of those two, and one session id is one session.
 	devs := []Device{{ID: "7b6f3a4e-4444-4222-8333-444455556666", Label: "alice"}, {ID: "7b6f3a4e-5555-4222-8333-444455556666", Label: "bob"}}
+	t0 := time.Now()
 	for i, dev := range devs {
 		var ups []Upload
 		for _, f := range fixtures[i:] {
-			ups = append(ups, Upload{Doc: fixture(t, f), FlushedAt: time.Now()})
+			ups = append(ups, Upload{Doc: fixture(t, f), FlushedAt: t0.Add(time.Duration(i) * time.Minute)})
 		}
 		if _, err := Push(ctx, pool, dev, ups); err != nil {
 			t.Fatal(err)
@@ -250,11 +253,12 @@ func TestReadFilters(t *testing.T) {
 		f    Filter
 		want int
 	}{
-		{Filter{}, 5},
+		{Filter{}, 3},
 		{Filter{Devices: []string{"alice"}}, 3},
 		{Filter{Devices: []string{devs[1].ID}}, 2},
+		{Filter{Devices: []string{"alice", "bob"}}, 3},
 		{Filter{Repos: []string{"api"}}, 1},
-		{Filter{Agents: []string{"codex"}}, 2},
+		{Filter{Agents: []string{"codex"}}, 1},
 		{Filter{Agents: []string{"cursor"}, Devices: []string{"bob"}}, 1},
 		{Filter{Since: time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)}, 0},
 	} {
@@ -327,8 +331,10 @@ func TestRestrictedRolePushes(t *testing.T) {
 	}
 }
 
+// replaceRole makes the grants file's roles role (the sink's) and
+// role+"_r" (the reporting role's), which it creates without login.
 func replaceRole(sql, role string) string {
-	return strings.ReplaceAll(sql, "agentmap_sink", role)
+	return "CREATE ROLE " + role + "_r;\n" + strings.NewReplacer("agentmap_sink", role, "agentmap_reader", role+"_r").Replace(sql)
 }
 
 // A retraction that does not know the id a map was stored under (sent by

@@ -142,8 +142,13 @@ func (s *Sender) Run(ctx context.Context) {
 			f := s.failures()
 			wait := min(time.Second<<min(f-1, 16), maxBackoff)
 			next = time.Now().Add(wait)
-			s.log.Warn("cannot reach the team database; the queue waits on disk", "err", err,
-				"failures", f, "retry_in", wait.String())
+			what := "cannot reach the team database; the queue waits on disk"
+			if Refused(err) {
+				// Reached, and answered no: a newer schema, a read-only
+				// server, a missing grant. The error says which.
+				what = "the team database refused the push; the queue waits on disk"
+			}
+			s.log.Warn(what, "err", err, "failures", f, "retry_in", wait.String())
 			continue
 		}
 		next = time.Now().Add(s.cfg.Every)

@@ -255,6 +255,22 @@ func (s *Server) Psql(database, sql string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
+// Script runs a psql script (psql's meta-commands such as \c allowed) on a
+// database as a role, over the local socket (trusted: no password), and
+// returns its unaligned, tuples-only output; it stops at the first error.
+func (s *Server) Script(role, database, script string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, "psql"), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
+		"-h", s.dir, "-p", strconv.Itoa(s.Port), "-U", role, "-d", database, "-f", "-")
+	runAs(cmd, s.cred)
+	cmd.Dir = s.dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "PGTZ=UTC")
+	cmd.Stdin = strings.NewReader(script)
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
 // Dump returns pg_dump's plain SQL of a database: every row of every table.
 func (s *Server) Dump(database string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

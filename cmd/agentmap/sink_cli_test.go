@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/sink/postgres/pgtest"
+)
+
+// TestSinkMigrateFindsADamagedSchema: `sink migrate` on a schema at its
+// version but with a table dropped names the table and exits 1, and says
+// the version again once the table is back.
+func TestSinkMigrateFindsADamagedSchema(t *testing.T) {
+	srv := pgtest.New(t)
+	db := pgtest.Database(srv.NewDatabase(t))
+	t.Setenv(passwordEnv, srv.Password())
+	m := newMachine(t, srv, db, "owner", "", "")
+	if code, out, errb := run(t, "sink", "migrate", "--config", m.config); code != exitOK || !strings.Contains(out, "schema at version") {
+		t.Fatalf("first migrate: exit %d\n%s%s", code, out, errb)
+	}
+	pool := openTeam(t, srv, db)
+	if _, err := pool.Exec(context.Background(), "DROP TABLE agentmap.files"); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errb := run(t, "sink", "migrate", "--config", m.config)
+	if code != exitFailure || strings.Contains(out, "schema at version") || !strings.Contains(errb, "agentmap.files is missing") {
+		t.Fatalf("migrate of a schema without agentmap.files: exit %d\n%s%s", code, out, errb)
+	}
+	if strings.Contains(out+errb, srv.Password()) {
+		t.Fatal("migrate shows the password")
+	}
+}
+
+// TestSinkStatusOfAMissingDataDir: a data directory that does not exist is
+// an error, not a sink with nothing queued.
+func TestSinkStatusOfAMissingDataDir(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	for _, args := range [][]string{{"sink", "status", "--data-dir", missing}, {"sink", "status", "--json", "--data-dir", missing}} {
+		code, out, errb := run(t, args...)
+		if code != exitFailure || out != "" || !strings.Contains(errb, "the data directory "+missing+" does not exist") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errb)
+		}
+	}
+	// A data directory with no state yet is not an error, and says so.
+	code, out, errb := run(t, "sink", "status", "--data-dir", t.TempDir())
+	if code != exitOK || !strings.Contains(out, "no state in") {
+		t.Errorf("sink status of an empty data directory: exit %d\n%s%s", code, out, errb)
+	}
+}
+
+// TestSinkStatusCountsFailedAttempts: one failed attempt is singular.
+func TestSinkStatusCountsFailedAttempts(t *testing.T) {
+	for n, want := range map[int]string{1: "(1 failed attempt; retrying", 2: "(2 failed attempts in a row; retrying"} {
+		var b strings.Builder
+		writeSinkStatus(&b, &daemon.SinkStatus{DeviceID: "dev", LastError: "connect: refused", Failures: n})
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("%d failures: %q, want %q", n, b.String(), want)
+		}
+	}
+}
