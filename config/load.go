@@ -71,7 +71,46 @@ var (
 	tableErr = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "((?:[^"\\]|\\.)*)"\): type mismatch for [^:]+: expected table but found (\w+)`)
 )
 
+// DataDirOf returns the data directory a config file names even when
+// other settings in it have problems (err lists them): the operator
+// commands (status, list, show) read what the running daemon wrote, which
+// a typo elsewhere in the file, rejected at its reload, does not move. ok
+// is false when the file cannot say: it cannot be read or parsed, or its
+// data_dir is itself a problem.
+func DataDirOf(path string) (dir string, err error, ok bool) {
+	c, err := Load(path)
+	if err == nil {
+		return c.DataDir, nil, true
+	}
+	probs := Problems(err)
+	if len(probs) == 0 || slices.ContainsFunc(probs, func(p *Problem) bool {
+		return p.Key == "" || p.Key == "data_dir" || strings.HasPrefix(p.Msg, "syntax")
+	}) {
+		return "", err, false
+	}
+	data, rerr := os.ReadFile(path)
+	if rerr != nil {
+		return "", err, false
+	}
+	c, _ = parseWith(path, string(data), currentPlatform())
+	if c == nil {
+		return "", err, false
+	}
+	return c.DataDir, err, true
+}
+
 func parse(name, doc string, p platform) (*Config, error) {
+	c, err := parseWith(name, doc, p)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// parseWith decodes doc over the defaults; on problems it returns them
+// with the config as decoded (a section that failed to decode keeps its
+// defaults), or nil on a syntax error.
+func parseWith(name, doc string, p platform) (*Config, error) {
 	c := defaultsFor(p)
 	var raw file
 	md, err := toml.Decode(doc, &raw)
@@ -148,7 +187,7 @@ func parse(name, doc string, p platform) (*Config, error) {
 		sort.SliceStable(probs, func(i, j int) bool {
 			return probs[i].(*Problem).Line < probs[j].(*Problem).Line
 		})
-		return nil, errors.Join(probs...)
+		return c, errors.Join(probs...)
 	}
 	return c, nil
 }

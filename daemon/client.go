@@ -48,17 +48,33 @@ func (c *Client) List(ctx context.Context) ([]Entry, error) {
 	return es, err
 }
 
-// Flush asks the daemon to write the map of one session (id) or of every
-// session with changes (all).
+// Flush asks the daemon to write the map of one session (id), up to date
+// or not, or of every session with changes (all).
 func (c *Client) Flush(ctx context.Context, id string, all bool) (FlushResult, error) {
+	return c.flush(ctx, id, all, false)
+}
+
+// Rewrite writes every session's map again with the map options in
+// effect, up to date or not: after a change of path mode, say. It may
+// take minutes over a large history.
+func (c *Client) Rewrite(ctx context.Context) (FlushResult, error) {
+	return c.flush(ctx, "", true, true)
+}
+
+func (c *Client) flush(ctx context.Context, id string, all, rewrite bool) (FlushResult, error) {
 	q := url.Values{}
 	if all {
 		q.Set("all", "1")
 	} else {
 		q.Set("id", id)
 	}
+	wait := flushWait + time.Minute
+	if rewrite {
+		q.Set("rewrite", "1")
+		wait = flushWait + time.Hour
+	}
 	var res FlushResult
-	err := c.call(ctx, http.MethodPost, "/v1/flush?"+q.Encode(), flushWait+time.Minute, &res)
+	err := c.call(ctx, http.MethodPost, "/v1/flush?"+q.Encode(), wait, &res)
 	if err == nil && res.Error != "" {
 		err = errors.New(res.Error)
 	}

@@ -46,9 +46,12 @@ type FlushResult struct {
 }
 
 type flushRequest struct {
-	id    string
-	all   bool
-	reply chan FlushResult
+	id  string
+	all bool
+	// rewrite writes the maps of --all that are up to date too, with the
+	// map options in effect (a path mode changed since they were written).
+	rewrite bool
+	reply   chan FlushResult
 }
 
 // flushWait bounds how long a flush request waits for the loop, which may
@@ -73,7 +76,7 @@ func (d *Daemon) handler() http.Handler {
 	d.sinkRoutes(mux)
 	mux.HandleFunc("POST /v1/flush", func(w http.ResponseWriter, r *http.Request) {
 		req := flushRequest{id: r.URL.Query().Get("id"), all: r.URL.Query().Get("all") == "1",
-			reply: make(chan FlushResult, 1)}
+			rewrite: r.URL.Query().Get("rewrite") == "1", reply: make(chan FlushResult, 1)}
 		if req.id == "" && !req.all {
 			writeJSON(w, http.StatusBadRequest, FlushResult{Error: "want id or all"})
 			return
@@ -106,6 +109,9 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 // flushNow writes the maps of the sessions a request names, quiet or not.
+// A session named by its id is written whether its map is up to date or
+// not, with the map options in effect, as is every session of --all
+// --rewrite; plain --all writes those that changed.
 func (d *Daemon) flushNow(ctx context.Context, r flushRequest) FlushResult {
 	d.commitGroup()
 	var keys []string
@@ -124,7 +130,7 @@ func (d *Daemon) flushNow(ctx context.Context, r flushRequest) FlushResult {
 			break
 		}
 		s := d.sessions[key]
-		if !s.Dirty() && !d.mapMissing(s) {
+		if r.all && !r.rewrite && !s.Dirty() && !d.mapMissing(s) {
 			res.Current++
 			continue
 		}
@@ -195,9 +201,8 @@ func (d *Daemon) serveControl(ctx context.Context) (stop func(), err error) {
 	return func() {
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		srv.Shutdown(sctx)
+		srv.Shutdown(sctx) // closes the listener, which removes the socket if it is still its own
 		<-done
-		os.Remove(ControlPath(d.opt.DataDir))
 	}, nil
 }
 

@@ -35,8 +35,30 @@ func listenControl(path string, log *slog.Logger) (net.Listener, error) {
 		ln.Close()
 		return nil, err
 	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(true)
-	return &peerListener{Listener: ln, uid: os.Getuid(), log: log}, nil
+	made, err := os.Stat(path)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	return &peerListener{Listener: ownSocket{ln, path, made}, uid: os.Getuid(), log: log}, nil
+}
+
+// ownSocket removes its path on close only while the path is still the
+// socket it made: a daemon started while this one ran (its state database
+// removed under it) has made its own there, which must stay.
+type ownSocket struct {
+	net.Listener
+	path string
+	made os.FileInfo
+}
+
+func (s ownSocket) Close() error {
+	err := s.Listener.Close()
+	if fi, statErr := os.Lstat(s.path); statErr == nil && os.SameFile(fi, s.made) {
+		os.Remove(s.path)
+	}
+	return err
 }
 
 func dialControl(path string) (net.Conn, error) {

@@ -50,9 +50,8 @@ type Daemon struct {
 	progress struct{ done, total int64 }
 
 	excluded       map[string]watchers.FileID // logs kept out by privacy.exclude
-	excludedCount  int
-	sizes          map[string]int64 // the paths the watcher reports as there, with the size it last saw (for bytes behind)
-	unfinished     unfinishedTails  // what status last found beyond cursors that stop short (see behind)
+	sizes          map[string]int64           // the paths the watcher reports as there, with the size it last saw (for bytes behind)
+	unfinished     unfinishedTails            // what status last found beyond cursors that stop short (see behind)
 	reconf         chan Live
 	flushReq       chan flushRequest
 	scanReq        chan chan ScanResult
@@ -206,6 +205,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	d.publish()
+	parent := ctx
+	ctx, stopWatch := watchStateFile(ctx, db, stateCheckEvery)
+	defer stopWatch()
 	if d.opt.Control {
 		stop, err := d.serveControl(ctx)
 		if err != nil {
@@ -216,7 +218,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 	}
 	defer d.startExports(ctx)()
-	return d.follow(ctx)
+	err = d.follow(ctx)
+	if cause := context.Cause(ctx); err == nil && parent.Err() == nil && cause != nil && cause != context.Canceled {
+		d.log.Error("stopping: the state database is not the file this daemon opened", "component", "daemon", "err", cause)
+		return fmt.Errorf("%w; stopped, so that the next start rebuilds the state from the logs", cause)
+	}
+	return err
 }
 
 func (d *Daemon) load() error {
@@ -463,7 +470,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 				clear(d.sizes)
 				d.startCatchUp(u.Files)
 				d.catchUpInPieces(ctx, u)
-				d.catchUp.finish(d.opt.Clock.Now())
+				d.catchUp.finish(d.opt.Clock.Now(), d.progress.done, d.progress.total)
 				release = true
 			} else {
 				d.ingest(ctx, u)

@@ -63,10 +63,24 @@ func isCompressedCopy(path, form string) bool {
 // skipExcluded remembers a log kept out by privacy.exclude.
 func (d *Daemon) skipExcluded(f watchers.FileStat) {
 	if _, seen := d.excluded[f.Path]; !seen {
-		d.excludedCount++
 		d.log.Info("log kept out by privacy.exclude", "component", "daemon", "agent", f.Agent)
 	}
 	d.excluded[f.Path] = f.ID
+}
+
+// keptOutCount is what status counts as kept out: the logs privacy.exclude
+// keeps out now, less those of sessions whose records could not be
+// forgotten yet (they count once they are).
+func (d *Daemon) keptOutCount() int {
+	n := len(d.excluded)
+	for _, f := range d.unforgotten {
+		for _, s := range f.Sources {
+			if _, out := d.excluded[s.Path]; out && !s.Missing {
+				n--
+			}
+		}
+	}
+	return max(n, 0)
 }
 
 // isExcluded reports whether a path was kept out and is still the same file.
@@ -545,7 +559,6 @@ func (d *Daemon) forgotten(key string, srcs []*state.Source, inState bool) {
 	if !inState {
 		return
 	}
-	d.excludedCount += len(srcs)
 	if sess != nil {
 		agent = sess.Agent
 	}
@@ -566,7 +579,6 @@ func (d *Daemon) forgottenLogs(key string, srcs []*state.Source, inState bool) {
 	if !inState {
 		return
 	}
-	d.excludedCount += len(srcs)
 	agent := ""
 	if sess := d.sessions[key]; sess != nil {
 		agent = sess.Agent

@@ -433,3 +433,52 @@ func TestCrashEquivalenceUnderFaults(t *testing.T) {
 	}
 	t.Logf("%d maps identical to agentmap build", len(want))
 }
+
+// A state database removed under a following daemon stops it with the
+// reason, within a check's period, instead of its going on writing to a
+// file nobody reads; a second daemon started meanwhile on the same data
+// directory (the lock went with the file) keeps its control socket when
+// the first one stops, and its maps are those of the logs.
+func TestStateRemovedWhileFollowing(t *testing.T) {
+	sr := newScanRig(t, 1)
+	data := filepath.Join(t.TempDir(), "data")
+	first := startDaemon(t, sr.bin, sr.home, data)
+	defer func() {
+		if first.cmd.ProcessState == nil {
+			first.kill()
+		}
+	}()
+	want := expected(t, sr.bin, sr.paths)
+	waitStore(t, data, want, first)
+	if err := os.Remove(StatePath(data)); err != nil {
+		t.Fatal(err)
+	}
+	second := startDaemon(t, sr.bin, sr.home, data)
+	defer func() {
+		if second.cmd.ProcessState == nil {
+			second.kill()
+		}
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- first.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err == nil {
+			t.Errorf("the first daemon stopped with exit 0\n%s", first.log)
+		}
+	case <-time.After(3 * stateCheckEvery):
+		t.Fatalf("the first daemon still runs %s after its state database was removed\n%s", 3*stateCheckEvery, first.log)
+	}
+	if log := first.log.String(); !strings.Contains(log, "the state database "+StatePath(data)+" was ") || !strings.Contains(log, "while agentmap ran") {
+		t.Errorf("the first daemon's log does not say why it stopped:\n%s", tailOf(log, 3000))
+	}
+	if _, err := os.Lstat(ControlPath(data)); err != nil {
+		t.Fatalf("the second daemon's control socket is gone: %v\n%s", err, second.log)
+	}
+	st := daemonStatus(t, sr.bin, sr.home, data)
+	if st.PID != second.cmd.Process.Pid {
+		t.Errorf("status answered by pid %d, want the second daemon's %d", st.PID, second.cmd.Process.Pid)
+	}
+	waitStore(t, data, want, second)
+	second.stop(t)
+}

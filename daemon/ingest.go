@@ -35,6 +35,7 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 	for _, f := range u.Files {
 		if f.Gone {
 			delete(d.sizes, f.Path)
+			delete(d.excluded, f.Path) // a log kept out and deleted is kept out no more
 		} else {
 			d.sizes[f.Path] = f.Size
 		}

@@ -299,6 +299,7 @@ func TestControlAndReconfigure(t *testing.T) {
 	if st.Uptime <= 0 || st.DataDir != r.data || st.CatchUp.Finished.IsZero() {
 		t.Fatalf("status %+v", st)
 	}
+	caughtUp := st.CatchUp
 	if _, err := c.Flush(ctx2, "nope", false); err == nil {
 		t.Fatal("flush of an unknown session")
 	}
@@ -322,6 +323,20 @@ func TestControlAndReconfigure(t *testing.T) {
 	if got := r.mapOf("s1"); got != want {
 		t.Fatal("a reload rewrote a map")
 	}
+	// Named, a session's map is written with them though it is up to date;
+	// --all leaves it, --all --rewrite writes it.
+	if res, err := c.Flush(ctx2, "", true); err != nil || len(res.Flushed) != 0 || res.Current != 1 {
+		t.Fatalf("flush --all of a session up to date: %+v %v", res, err)
+	}
+	if res, err := c.Flush(ctx2, "s1", false); err != nil || len(res.Flushed) != 1 {
+		t.Fatalf("flush s1 up to date: %+v %v", res, err)
+	}
+	if got := r.mapOf("s1"); got != "v2\n"+want {
+		t.Fatalf("flush s1 after a reload did not rewrite its map: %q", got)
+	}
+	if res, err := c.Rewrite(ctx2); err != nil || len(res.Flushed) != 1 {
+		t.Fatalf("flush --all --rewrite: %+v %v", res, err)
+	}
 	r.append("s1.jsonl", line("s1", "llm"))
 	waitStatus(live(1))
 	if res, err := c.Flush(ctx2, "", true); err != nil || len(res.Flushed) != 1 {
@@ -329,6 +344,10 @@ func TestControlAndReconfigure(t *testing.T) {
 	}
 	if got, want := r.mapOf("s1"), "v2\n"+fakeMap(map[string][]string{"": {"user", "llm"}}); got != want {
 		t.Fatalf("map after reconfiguration:\n%s\nwant:\n%s", got, want)
+	}
+	// The catch-up's figures are those of the catch-up, not of the reads since.
+	if st := waitStatus(live(0)); st.CatchUp.Done != caughtUp.Done || st.CatchUp.Total != caughtUp.Total {
+		t.Errorf("catch-up after more reads: %+v, when it finished %+v", st.CatchUp, caughtUp)
 	}
 	es, err := c.List(ctx2)
 	if err != nil || len(es) != 1 || es[0].Key != "claude/s1" || es[0].Live || es[0].Calls != 3 || es[0].Repos[0] != "app" ||
@@ -344,7 +363,7 @@ func TestErrTrap(t *testing.T) {
 	d.log.With("component", "flush").Error("cannot write the map; will retry", "err", "disk full")
 	d.log.Warn("not an error")
 	e := d.lastErr.get()
-	if e == nil || e.Component != "flush" || e.Message != "cannot write the map; will retry" {
+	if e == nil || e.Component != "flush" || e.Message != "cannot write the map; will retry" || e.Cause != "disk full" {
 		t.Fatalf("last error %+v", e)
 	}
 }
@@ -485,4 +504,45 @@ func runInBackground(t *testing.T, d *Daemon) (stop func()) {
 			t.Errorf("run: %v", err)
 		}
 	}
+}
+
+// status counts the logs privacy.exclude keeps out now: a pattern taken
+// out again lets its logs in, and the count goes back to 0 rather than
+// staying at what was once kept out.
+func TestExcludedCountFollowsThePatterns(t *testing.T) {
+	r := newRig(t)
+	opt := r.opts(false)
+	opt.Control = true
+	d := New(opt)
+	stop := follow(t, d)
+	defer stop()
+	r.append("s1.jsonl", cwdLine("s1", "user", "/w/app"))
+	r.append("s2.jsonl", cwdLine("s2", "user", "/later/x"))
+	var c *Client
+	waitFor := func(what string, ok func(Status) bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var err error
+			if c == nil {
+				c, err = Connect(r.data)
+			}
+			if c != nil {
+				var st Status
+				if st, err = c.Status(context.Background()); err == nil && ok(st) {
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %v", what, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitFor("both logs followed", func(st Status) bool { return len(st.Agents) == 1 && st.Agents[0].Files == 2 })
+	d.Reconfigure(Live{Idle: time.Hour, Roots: opt.Roots, Mapper: fakeMapper, ExcludeKey: "later",
+		Exclude: func(dir string) bool { return strings.HasPrefix(dir, "/later") }})
+	waitFor("s2 kept out", func(st Status) bool { return st.Excluded == 1 && st.Agents[0].Files == 1 })
+	d.Reconfigure(Live{Idle: time.Hour, Roots: opt.Roots, Mapper: fakeMapper})
+	waitFor("s2 let in again", func(st Status) bool { return st.Excluded == 0 && st.Agents[0].Files == 2 })
 }

@@ -153,7 +153,7 @@ func TestOwnLogMovedOntoItsMainLogAcrossARestart(t *testing.T) {
 		// The session taken up again by a command once the restart let it
 		// go of, then its main log appended to.
 		h.restartChanging(nil)
-		h.command(step{kind: flushOne, id: "claude/x"})
+		h.command(step{kind: flushAll}) // takes every session up; writes none, all being up to date
 		h.apply(step{kind: appendLines, path: "-w-app/x.jsonl", content: line("x", "llm")})
 		// The moved log's lines, the appended one with them, then what
 		// the deleted log gave.

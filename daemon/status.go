@@ -23,8 +23,9 @@ type Status struct {
 	LastFlush time.Time     `json:"lastFlush,omitzero"`
 	LastError *LoggedError  `json:"lastError,omitempty"`
 	CatchUp   CatchUp       `json:"catchUp"`
-	// Excluded counts the logs privacy.exclude kept out since the start,
-	// and those of kept sessions it forgot.
+	// Excluded counts the logs privacy.exclude keeps out now: those it
+	// kept out since the start, and those of sessions it forgot, less the
+	// ones deleted since or let in again by a reload.
 	Excluded int `json:"excluded"`
 	// Uncommitted counts the logs whose lines wait to be read again
 	// because their commit failed; RetryAt is the next attempt (faults.go).
@@ -73,6 +74,9 @@ type LoggedError struct {
 	At        time.Time `json:"at"`
 	Message   string    `json:"message"`
 	Component string    `json:"component,omitempty"`
+	// Cause is the error the record was logged with (its "err"), as the
+	// log line has it: what failed underneath, a full disk, say.
+	Cause string `json:"cause,omitempty"`
 }
 
 // CatchUp is the progress of the first full scan after start: on a first
@@ -87,9 +91,14 @@ type CatchUp struct {
 type catchUp struct {
 	running  bool
 	finished time.Time
+	// done and total are the progress when it finished: the reads after
+	// it count on in progress, which status no longer shows as its own.
+	done, total int64
 }
 
-func (c *catchUp) finish(now time.Time) { c.running, c.finished = false, now }
+func (c *catchUp) finish(now time.Time, done, total int64) {
+	c.running, c.finished, c.done, c.total = false, now, done, total
+}
 
 // startCatchUp sizes the first full scan, as once does.
 func (d *Daemon) startCatchUp(files []watchers.FileStat) {
@@ -154,7 +163,7 @@ type statusMark struct {
 func (d *Daemon) statusInputs() statusMark {
 	m := statusMark{
 		marks: d.marks, filesSeen: d.filesSeen,
-		sources: len(d.srcs), sessions: len(d.sessions), agents: len(d.opt.Agents), excluded: d.excludedCount,
+		sources: len(d.srcs), sessions: len(d.sessions), agents: len(d.opt.Agents), excluded: d.keptOutCount(),
 		lastFlush: d.lastFlush, catchUp: d.catchUp, progress: d.progress,
 		uncommitted: len(d.faults.waiting), retries: len(d.retry), retryAt: d.faults.at,
 		unreadable: len(d.unreadable), unlisted: len(d.unlisted), repair: d.repair,
@@ -221,9 +230,12 @@ func (d *Daemon) publishNow() {
 	}
 	st := Status{
 		Started: d.started, Uptime: now.Sub(d.started), DataDir: d.opt.DataDir,
-		LastFlush: d.lastFlush, Excluded: d.excludedCount,
+		LastFlush: d.lastFlush, Excluded: d.keptOutCount(),
 		CatchUp: CatchUp{Running: d.catchUp.running, Done: d.progress.done, Total: d.progress.total,
 			Finished: d.catchUp.finished},
+	}
+	if !d.catchUp.finished.IsZero() {
+		st.CatchUp.Done, st.CatchUp.Total = d.catchUp.done, d.catchUp.total
 	}
 	for _, a := range per {
 		st.Agents = append(st.Agents, *a)
@@ -328,8 +340,11 @@ func (h trapHandler) Handle(ctx context.Context, r slog.Record) error {
 	if r.Level >= slog.LevelError {
 		e := &LoggedError{At: r.Time, Message: r.Message, Component: h.component}
 		r.Attrs(func(a slog.Attr) bool {
-			if a.Key == "component" {
+			switch a.Key {
+			case "component":
 				e.Component = a.Value.String()
+			case "err":
+				e.Cause = a.Value.String()
 			}
 			return true
 		})

@@ -177,6 +177,7 @@ func open(path string, log *slog.Logger) (d *DB, err error) {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
 	d = &DB{db: db, path: path}
+	d.opened, _ = os.Stat(path) // just after the open: a swap in between is not told
 	defer func() {
 		if err != nil {
 			closeQuietly(db)

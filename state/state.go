@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -37,6 +38,9 @@ type DB struct {
 	// writes counts the write transactions begun (update), so that a
 	// reader of the records can tell that none changed since it looked.
 	writes atomic.Uint64
+	// opened is the file as it was opened, to tell it from one put in
+	// its place (see Replaced).
+	opened os.FileInfo
 }
 
 // Writes is how many write transactions were begun on the records (the
@@ -80,6 +84,26 @@ func Open(path string, log *slog.Logger) (*DB, error) {
 
 // Path is the database file.
 func (d *DB) Path() string { return d.path }
+
+// Replaced says when the file at Path is no longer the one this process
+// opened: removed, or another file moved onto its name. Its writes then go
+// to a file nobody reads again, and its lock no longer keeps a second
+// daemon out. nil when it is still there, or when that cannot be told.
+func (d *DB) Replaced() error {
+	if d.opened == nil {
+		return nil
+	}
+	fi, err := os.Stat(d.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the state database %s was removed while agentmap ran", d.path)
+	case err != nil:
+		return nil // a fault of the directory, which the writes report
+	case !os.SameFile(fi, d.opened):
+		return fmt.Errorf("the state database %s was replaced by another file while agentmap ran", d.path)
+	}
+	return nil
+}
 
 // Close releases the database and its lock.
 func (d *DB) Close() error { return d.db.Close() }

@@ -274,3 +274,29 @@ func TestFlushUnknownSession(t *testing.T) {
 		t.Errorf("flush nonexistent: exit %d %q", code, errOut)
 	}
 }
+
+// A problem in the config file does not hide what the daemon wrote: the
+// operator commands warn and read the data directory the file names; one
+// that leaves the data directory unknown stops them, as before.
+func TestOperatorCommandsDespiteAConfigProblem(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	typo := filepath.Join(dir, "typo.toml")
+	os.WriteFile(typo, []byte("version = 1\ndata_dir = \""+data+"\"\n\n[maps]\npath_mode = \"sideways\"\n"), 0o600)
+	for _, cmd := range [][]string{{"list"}, {"status", "--no-service"}} {
+		code, out, errOut := run(t, append(cmd, "--config", typo)...)
+		if code != exitOK || !strings.Contains(errOut, typo+":5: maps.path_mode:") ||
+			!strings.Contains(errOut, "warning: "+typo+" has 1 problem(s) (agentmap config check); reading the data directory it names, "+data) {
+			t.Errorf("%v with a typo in the file: exit %d\n%s%s", cmd, code, out, errOut)
+		}
+	}
+	// doctor fails on the file, and checks the data directory it names.
+	if code, out, _ := run(t, "doctor", "--config", typo); code != exitFailure || !strings.Contains(out, "with the data directory it names") || !strings.Contains(out, data) {
+		t.Errorf("doctor with a typo in the file: exit %d\n%s", code, out)
+	}
+	badDir := filepath.Join(dir, "baddir.toml")
+	os.WriteFile(badDir, []byte("version = 1\ndata_dir = 5\n"), 0o600)
+	if code, _, errOut := run(t, "list", "--config", badDir); code != exitFailure || !strings.Contains(errOut, "1 problem(s)") || strings.Contains(errOut, "warning") {
+		t.Errorf("list with a data_dir that is a problem: exit %d\n%s", code, errOut)
+	}
+}

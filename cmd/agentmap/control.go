@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/state/datadir"
@@ -37,12 +38,40 @@ func (o opsFlags) resolve(what string, stderr io.Writer) (string, int) {
 		dataDirSeen(*o.dataDir)
 		return *o.dataDir, exitOK
 	}
+	if dir, ok := dataDirDespiteProblems(*o.config, what, stderr); ok {
+		dataDirSeen(dir)
+		return dir, exitOK
+	}
 	c, code := loadConfig(*o.config, what, stderr)
 	if c == nil {
 		return "", code
 	}
 	dataDirSeen(c.DataDir)
 	return c.DataDir, exitOK
+}
+
+// dataDirDespiteProblems is the data directory of a config file whose
+// other settings have problems: the problems are printed as a warning and
+// the command reads that directory, where a running daemon, which kept its
+// configuration when the file was rejected at reload, still writes. A
+// typo must not hide status, list or show. ok is false when the file has
+// no problem (loadConfig reads it), or when its problems leave the data
+// directory unknown (loadConfig reports them).
+func dataDirDespiteProblems(flagValue, what string, stderr io.Writer) (string, bool) {
+	path, err := config.Path(flagValue)
+	if err != nil {
+		return "", false
+	}
+	dir, probs, ok := config.DataDirOf(path)
+	if !ok || probs == nil {
+		return "", false
+	}
+	list := config.Problems(probs)
+	for _, p := range list {
+		fmt.Fprintln(stderr, p.Error())
+	}
+	fmt.Fprintf(stderr, "agentmap %s: warning: %s has %d problem(s) (agentmap config check); reading the data directory it names, %s\n", what, path, len(list), dir)
+	return dir, true
 }
 
 // dataDirSeen is told each data directory a command settles on; tests
@@ -61,6 +90,24 @@ type backend struct {
 	// locked is set when a daemon holds the state but its socket does not
 	// answer (Windows, or a socket that failed): only the store is read.
 	locked bool
+}
+
+// hasLiveSessions reports whether a running daemon follows sessions whose
+// changes are not in a map yet (a new session has none at all).
+func (b *backend) hasLiveSessions(ctx context.Context) bool {
+	if b.client == nil {
+		return false
+	}
+	st, err := b.client.Status(ctx)
+	if err != nil {
+		return false
+	}
+	for _, a := range st.Agents {
+		if a.Live > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func openBackend(dataDir string) (*backend, error) {

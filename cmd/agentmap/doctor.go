@@ -72,6 +72,14 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if c == nil {
 		checks = append(checks, check{levelFail, "config", "the config file has problems (listed above); the defaults are checked instead"})
 		c = config.Default()
+		// The data directory the file names, if its problems leave it
+		// known: a running daemon, which kept its configuration, is there.
+		if path, err := config.Path(*of.config); err == nil {
+			if dir, _, ok := config.DataDirOf(path); ok {
+				c.DataDir = dir
+				checks[len(checks)-1].Msg = "the config file has problems (listed above); the defaults are checked instead, with the data directory it names"
+			}
+		}
 	} else if c.File == "" {
 		checks = append(checks, check{levelOK, "config", "no config file: the defaults are in effect"})
 	} else {

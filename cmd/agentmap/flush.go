@@ -14,9 +14,10 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fl.SetOutput(stderr)
 	of := addOpsFlags(fl)
 	all := fl.Bool("all", false, "flush every session with changes")
+	rewrite := fl.Bool("rewrite", false, "with --all: write every map again, up to date or not, with the map options in effect (after a change of path mode)")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentmap flush ID | --all")
-		fmt.Fprintln(stderr, "Writes the maps of live sessions now instead of when they go quiet.")
+		fmt.Fprintln(stderr, "usage: agentmap flush ID | --all [--rewrite]")
+		fmt.Fprintln(stderr, "Writes the maps of live sessions now instead of when they go quiet; a session named by its id is written even if its map is up to date.")
 		fmt.Fprintln(stderr, "Without a running daemon it runs a catch-up (agentmap scan), which writes every map that changed.")
 		fl.PrintDefaults()
 	}
@@ -25,6 +26,10 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if *all == (fl.NArg() == 1) || fl.NArg() > 1 {
 		fl.Usage()
+		return exitUsage
+	}
+	if *rewrite && !*all {
+		fmt.Fprintln(stderr, "agentmap flush: --rewrite goes with --all (a session named by its id is always written)")
 		return exitUsage
 	}
 	dataDir, code := of.resolve("flush", stderr)
@@ -37,9 +42,13 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
 			return exitFailure
 		}
+		if *rewrite {
+			fmt.Fprintln(stderr, "agentmap flush: --rewrite needs the running daemon, which holds the sessions (agentmap start, or agentmap run)")
+			return exitFailure
+		}
 		// Nothing follows the logs: a one-shot catch-up reads what they
 		// gained and writes every map that changed, the named one with them.
-		fmt.Fprintln(stderr, "agentmap flush: no daemon is running; catching up once instead")
+		fmt.Fprintln(stderr, "agentmap flush: no daemon is running; catching up once instead (a map that is up to date is left as it is)")
 		scan := []string{"--once", "--data-dir", dataDir}
 		if *of.config != "" {
 			scan = append(scan, "--config", *of.config)
@@ -62,7 +71,12 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return exitOK
 	}
-	res, err := c.Flush(ctx, fl.Arg(0), *all)
+	var res daemon.FlushResult
+	if *rewrite {
+		res, err = c.Rewrite(ctx)
+	} else {
+		res, err = c.Flush(ctx, fl.Arg(0), *all)
+	}
 	if err != nil {
 		if !*all {
 			fmt.Fprintf(stderr, "agentmap flush: %s: %v\n", fl.Arg(0), err)

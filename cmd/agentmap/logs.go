@@ -43,8 +43,13 @@ func cmdLogs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		switch runtime.GOOS {
 		case "linux":
 			if st, err := serviceStatus(); err == nil && strings.HasPrefix(st, "not installed") {
-				fmt.Fprintln(stderr, "agentmap logs: the service is not installed, so the journal has no log of it to show; "+
+				fmt.Fprintln(stderr, "agentmap logs: the service is not installed, so the journal has no new log of it to show; "+
 					"a daemon you run yourself (agentmap run) logs to its stderr, or to --log-file FILE, which agentmap logs --log-file FILE reads")
+				if *follow {
+					// Nothing would ever come: following would wait for good.
+					return exitFailure
+				}
+				// The journal may still hold what an earlier install logged.
 			}
 			return journal(ctx, *lines, *follow, stdout, stderr)
 		case "darwin":

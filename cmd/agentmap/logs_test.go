@@ -82,7 +82,21 @@ func TestLogsWithoutTheService(t *testing.T) {
 	}
 	t.Setenv("HOME", t.TempDir())
 	_, _, errOut := run(t, "logs", "-n", "1")
-	if !strings.Contains(errOut, "agentmap logs: the service is not installed, so the journal has no log of it to show; a daemon you run yourself (agentmap run) logs to its stderr") {
+	if !strings.Contains(errOut, "agentmap logs: the service is not installed, so the journal has no new log of it to show; a daemon you run yourself (agentmap run) logs to its stderr") {
 		t.Errorf("logs without the service: %q", errOut)
+	}
+	// Following it would wait for good: it says so and stops.
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := run(t, "logs", "-f")
+		done <- code
+	}()
+	select {
+	case code := <-done:
+		if code != exitFailure {
+			t.Errorf("logs -f without the service: exit %d, want %d", code, exitFailure)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("logs -f without the service still waits after 10 s")
 	}
 }

@@ -268,8 +268,12 @@ exclude = ["~/secret"]
 	if out := h.must("flush", "--all"); !strings.Contains(out, "flushed claude/"+sid) || strings.Contains(out, hidden) {
 		t.Fatalf("flush --all:\n%s", out)
 	}
-	if out := h.must("flush", sid[:12]); !strings.Contains(out, "up to date") {
-		t.Fatalf("flush again:\n%s", out)
+	if out := h.must("flush", "--all"); !strings.Contains(out, "up to date") {
+		t.Fatalf("flush --all again:\n%s", out)
+	}
+	// Named, it is written again all the same (with the map options in effect).
+	if out := h.must("flush", sid[:12]); !strings.Contains(out, "flushed claude/"+sid) {
+		t.Fatalf("flush ID up to date:\n%s", out)
 	}
 	// scan while the daemon runs: the daemon catches up and flushes.
 	appendFile(t, logPath, claudeTurn(sid, repo, 10))
@@ -281,6 +285,10 @@ exclude = ["~/secret"]
 	if code, _, errb := h.run("flush", "nonexistent"); code != exitFailure ||
 		!strings.Contains(errb, "agentmap flush: nonexistent: no session the daemon follows matches that id (agentmap list shows them)") {
 		t.Fatalf("flush of an unknown id with a daemon: exit %d\n%s", code, errb)
+	}
+	// Nothing is live: an id that names no map gets no hint to flush it.
+	if code, _, errb := h.run("show", "zzzz"); code != exitFailure || !strings.Contains(errb, "no session in the store matches that id") || strings.Contains(errb, "flush") {
+		t.Fatalf("show of an unknown id, nothing live: exit %d\n%s", code, errb)
 	}
 	list := h.must("list")
 	if !regexp.MustCompile(sid+`\s+claude\s+proj\s+2026-05-01`).MatchString(list) || strings.Contains(list, hidden) {
@@ -364,7 +372,9 @@ exclude = ["~/secret"]
 			strings.Contains(out, cfg+":3: maps.path_mode")
 	})
 	appendFile(t, logPath, claudeTurn(sid, repo, 2))
-	if code, _, errb := h.run("list"); code != exitFailure || !strings.Contains(errb, ":3: maps.path_mode") {
+	// list warns of it and reads the data directory the file names (here
+	// none: the default one).
+	if code, _, errb := h.run("list"); code != exitOK || !strings.Contains(errb, ":3: maps.path_mode") || !strings.Contains(errb, "warning: "+cfg+" has 1 problem(s)") {
 		t.Fatalf("list with a broken config: exit %d\n%s", code, errb)
 	}
 	waitFor(t, "the third turn", &dlog, func() bool {

@@ -42,7 +42,14 @@ func (r rootFlags) Set(v string) error {
 		agent != watchers.LayoutOpenCode && agent != watchers.LayoutCopilot && agent != watchers.LayoutGemini:
 		return fmt.Errorf("unknown agent %q (claude, codex, cursor, cursor-app, opencode, copilot or gemini)", agent)
 	}
-	r[agent] = append(r[agent], dir)
+	// A root is followed for as long as the daemon runs: made absolute
+	// here, as the config requires it to be, it does not depend on the
+	// directory the daemon was started from.
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	r[agent] = append(r[agent], abs)
 	return nil
 }
 
@@ -99,6 +106,24 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	if set["log-level"] {
 		if _, err := parseLevel(*level); err != nil {
 			fmt.Fprintf(stderr, "agentmap %s: unknown log level %q\n", name, *level)
+			return exitUsage
+		}
+	}
+	// The flags take values under the config's floors (a test's idle of
+	// a second), but not ones that mean nothing: 0 or less would fall back
+	// to the defaults without a word.
+	for _, f := range []struct {
+		name string
+		bad  bool
+		want string
+	}{
+		{"idle", *idle <= 0, "a duration above 0"},
+		{"rescan", *rescan <= 0, "a duration above 0"},
+		{"debounce", *debounce < 0, "0 or more"},
+		{"max-line", *maxLine <= 0, "a size in bytes above 0"},
+	} {
+		if set[f.name] && f.bad {
+			fmt.Fprintf(stderr, "agentmap %s: --%s must be %s\n", name, f.name, f.want)
 			return exitUsage
 		}
 	}
@@ -339,6 +364,9 @@ func reloadLoop(ctx context.Context, flagValue string, poll time.Duration, ov ru
 		d.ConfigAccepted()
 		if next.dataDir != eff.dataDir {
 			log.Warn("data_dir changed; it takes effect at the next start", "component", "config")
+		}
+		if next.maxLine != eff.maxLine || next.rescan != eff.rescan || next.debounce != eff.debounce || next.retireAfter != eff.retireAfter {
+			log.Warn("watch settings changed; they take effect at the next start", "component", "config")
 		}
 		lvl.Set(next.level)
 		d.Reconfigure(next.live)

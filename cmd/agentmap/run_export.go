@@ -71,7 +71,10 @@ func writeExportStatus(w io.Writer, e *daemon.ExportStatus) {
 			formatTime(e.Last), e.LastSessions, len(e.LastFiles))
 	}
 	if e.LastError != "" {
-		fmt.Fprintf(w, "export err: %s (%d failed attempts in a row, retrying): %s\n",
-			formatTime(e.Attempt), e.Failures, e.LastError)
+		attempts := "1 failed attempt"
+		if e.Failures != 1 {
+			attempts = fmt.Sprintf("%d failed attempts in a row", e.Failures)
+		}
+		fmt.Fprintf(w, "export err: %s (%s, retrying): %s\n", formatTime(e.Attempt), attempts, e.LastError)
 	}
 }

@@ -50,9 +50,10 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e, err := findEntry(es, fl.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap show: %v\n", err)
-		if errors.Is(err, errNoEntry) {
-			// A session a daemon follows has no map until it goes quiet.
-			fmt.Fprintf(stderr, "agentmap show: a session still being written has no map yet: agentmap flush %s writes it now\n", fl.Arg(0))
+		if errors.Is(err, errNoEntry) && b.hasLiveSessions(ctx) {
+			// A session a daemon follows has no map until it goes quiet;
+			// without a daemon, or with nothing live, the hint would mislead.
+			fmt.Fprintf(stderr, "agentmap show: if %s is a session still being written, it has no map yet: agentmap flush %s writes it now\n", fl.Arg(0), fl.Arg(0))
 		}
 		return exitFailure
 	}

@@ -93,7 +93,11 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 	}
 	if running {
 		if e := st.LastError; e != nil {
-			fmt.Fprintf(w, "last error: %s %s: %s\n", formatTime(e.At), e.Component, e.Message)
+			if e.Cause != "" {
+				fmt.Fprintf(w, "last error: %s %s: %s: %s\n", formatTime(e.At), e.Component, e.Message, e.Cause)
+			} else {
+				fmt.Fprintf(w, "last error: %s %s: %s\n", formatTime(e.At), e.Component, e.Message)
+			}
 		} else {
 			fmt.Fprintln(w, "last error: none")
 		}

@@ -21,7 +21,7 @@ func TestStatusLinesAndTheirZones(t *testing.T) {
 	st := daemon.Status{
 		PID: 42, Started: at, DataDir: "/d", LastFlush: at,
 		CatchUp:     daemon.CatchUp{Finished: at, Done: 1 << 20},
-		LastError:   &daemon.LoggedError{At: at, Component: "flush", Message: "disk full"},
+		LastError:   &daemon.LoggedError{At: at, Component: "flush", Message: "cannot write map", Cause: "write /d/maps/x: no space left on device"},
 		Uncommitted: 2, RetryAt: at,
 		Unreadable:  &daemon.UnreadableLogs{Count: 1, Reason: "permission denied", RetryAt: at},
 		State:       &daemon.StateRepair{At: at, Records: 3, Sources: 1},
@@ -39,6 +39,7 @@ func TestStatusLinesAndTheirZones(t *testing.T) {
 		"config:     reload of /c.toml rejected at 2026-05-01 17:30:00 ZZT; the previous config stays in effect:\n            /c.toml:3: maps.path_mode",
 		"skipped:    lines in claude/aaa (7), codex/bbb (1)\n",
 		"last flush: 2026-05-01 17:30:00 ZZT\n",
+		"last error: 2026-05-01 17:30:00 ZZT flush: cannot write map: write /d/maps/x: no space left on device\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
