@@ -77,26 +77,24 @@ var (
 // a typo elsewhere in the file, rejected at its reload, does not move. ok
 // is false when the file cannot say: it cannot be read or parsed, or its
 // data_dir is itself a problem.
-func DataDirOf(path string) (dir string, err error, ok bool) {
+func DataDirOf(path string) (dir string, ok bool, err error) {
 	c, err := Load(path)
 	if err == nil {
-		return c.DataDir, nil, true
+		return c.DataDir, true, nil
 	}
 	probs := Problems(err)
-	if len(probs) == 0 || slices.ContainsFunc(probs, func(p *Problem) bool {
-		return p.Key == "" || p.Key == "data_dir" || strings.HasPrefix(p.Msg, "syntax")
-	}) {
-		return "", err, false
+	if len(probs) == 0 || slices.ContainsFunc(probs, mayMoveDataDir) {
+		return "", false, err
 	}
 	data, rerr := os.ReadFile(path)
 	if rerr != nil {
-		return "", err, false
+		return "", false, err
 	}
 	c, _ = parseWith(path, string(data), currentPlatform())
 	if c == nil {
-		return "", err, false
+		return "", false, err
 	}
-	return c.DataDir, err, true
+	return c.DataDir, true, err
 }
 
 func parse(name, doc string, p platform) (*Config, error) {
@@ -105,6 +103,16 @@ func parse(name, doc string, p platform) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// mayMoveDataDir reports whether a problem may hide the data directory the
+// user meant: a syntax error, data_dir itself, an unknown key at the top
+// (datadir = …, a table's name misspelled) or one named data_dir under a
+// table (data_dir written below [maps]), or a version this build does not
+// read.
+func mayMoveDataDir(p *Problem) bool {
+	return p.Key == "" || strings.HasPrefix(p.Msg, "syntax") || p.Key == "data_dir" || p.Key == "version" ||
+		strings.HasSuffix(p.Key, ".data_dir") || !strings.Contains(p.Key, ".")
 }
 
 // parseWith decodes doc over the defaults; on problems it returns them

@@ -42,10 +42,14 @@ type FlushResult struct {
 	Current int `json:"current"`
 	// Failed are the keys whose map could not be written (retried later).
 	Failed []string `json:"failed,omitempty"`
+	// Rewritten counts the maps a rewrite of every map wrote (which does
+	// not list them in Flushed: they are every session).
+	Rewritten int `json:"rewritten,omitempty"`
 	Error  string   `json:"error,omitempty"`
 }
 
 type flushRequest struct {
+	ctx context.Context // the request's
 	id  string
 	all bool
 	// rewrite writes the maps of --all that are up to date too, with the
@@ -75,7 +79,7 @@ func (d *Daemon) handler() http.Handler {
 	})
 	d.sinkRoutes(mux)
 	mux.HandleFunc("POST /v1/flush", func(w http.ResponseWriter, r *http.Request) {
-		req := flushRequest{id: r.URL.Query().Get("id"), all: r.URL.Query().Get("all") == "1",
+		req := flushRequest{ctx: r.Context(), id: r.URL.Query().Get("id"), all: r.URL.Query().Get("all") == "1",
 			rewrite: r.URL.Query().Get("rewrite") == "1", reply: make(chan FlushResult, 1)}
 		if req.id == "" && !req.all {
 			writeJSON(w, http.StatusBadRequest, FlushResult{Error: "want id or all"})
@@ -91,7 +95,12 @@ func (d *Daemon) handler() http.Handler {
 		case <-r.Context().Done():
 			return
 		}
-		res := <-req.reply
+		var res FlushResult
+		select {
+		case res = <-req.reply:
+		case <-r.Context().Done():
+			return // a rewrite sees it and stops
+		}
 		code := http.StatusOK
 		if res.Error != "" {
 			code = http.StatusNotFound
@@ -110,8 +119,8 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // flushNow writes the maps of the sessions a request names, quiet or not.
 // A session named by its id is written whether its map is up to date or
-// not, with the map options in effect, as is every session of --all
-// --rewrite; plain --all writes those that changed.
+// not, with the map options in effect; --all writes those that changed
+// (--all --rewrite is a rewriteJob, written in slices).
 func (d *Daemon) flushNow(ctx context.Context, r flushRequest) FlushResult {
 	d.commitGroup()
 	var keys []string
@@ -130,7 +139,7 @@ func (d *Daemon) flushNow(ctx context.Context, r flushRequest) FlushResult {
 			break
 		}
 		s := d.sessions[key]
-		if r.all && !r.rewrite && !s.Dirty() && !d.mapMissing(s) {
+		if r.all && !s.Dirty() && !d.mapMissing(s) {
 			res.Current++
 			continue
 		}

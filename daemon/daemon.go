@@ -54,6 +54,7 @@ type Daemon struct {
 	unfinished     unfinishedTails            // what status last found beyond cursors that stop short (see behind)
 	reconf         chan Live
 	flushReq       chan flushRequest
+	rewrite        *rewriteJob // flush --all --rewrite under way
 	scanReq        chan chan ScanResult
 	started        time.Time
 	lastFlush      time.Time
@@ -166,6 +167,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.prepareDataDir(); err != nil {
 		return err
 	}
+	unlock, err := lockDataDir(d.opt.DataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	// Opening checks every record and loading decodes them: garbage by
 	// the record, around a live heap that grows with the records kept.
 	stopPacing := paceGC(loadHeadroom)
@@ -221,7 +227,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	err = d.follow(ctx)
 	if cause := context.Cause(ctx); err == nil && parent.Err() == nil && cause != nil && cause != context.Canceled {
 		d.log.Error("stopping: the state database is not the file this daemon opened", "component", "daemon", "err", cause)
-		return fmt.Errorf("%w; stopped, so that the next start rebuilds the state from the logs", cause)
+		return fmt.Errorf("%w; stopped, so that the next start opens the database at that path (a new one is rebuilt from the logs)", cause)
 	}
 	return err
 }
@@ -455,6 +461,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			d.log.Info("stopping", "component", "daemon")
+			d.rewriteSome(ctx) // answers a rewrite under way
 			return nil
 		case u := <-w.Updates():
 			// The directories it could not list, taken out whole before
@@ -485,7 +492,11 @@ func (d *Daemon) follow(ctx context.Context) error {
 			}
 			d.readKeptOut(ctx)
 		case r := <-d.flushReq:
-			r.reply <- d.flushNow(ctx, r)
+			if r.rewrite {
+				d.startRewrite(r)
+			} else {
+				r.reply <- d.flushNow(ctx, r)
+			}
 		case reply := <-d.scanReq:
 			reply <- d.scanNow(ctx)
 		case <-wake:
@@ -495,6 +506,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 		d.retryUnreadable(ctx)
 		d.retryUnforgotten()
 		d.flushDue(ctx, d.opt.Clock.Now())
+		d.rewriteSome(ctx)
 		d.publish()
 		if release && ctx.Err() == nil { // not on the way out
 			release, unsettle = false, settleGC()

@@ -470,7 +470,7 @@ func TestSecondDaemonRefused(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bin, "run", "--data-dir", data)
 	cmd.Env = testEnv(home)
 	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "agentmap is already running (state "+StatePath(data)+" is locked)") {
+	if err == nil || !strings.Contains(string(out), "agentmap is already running ("+filepath.Join(data, LockName)+" is locked)") {
 		t.Fatalf("second daemon: %v\n%s", err, out)
 	}
 }

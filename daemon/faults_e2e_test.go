@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -437,8 +438,8 @@ func TestCrashEquivalenceUnderFaults(t *testing.T) {
 // A state database removed under a following daemon stops it with the
 // reason, within a check's period, instead of its going on writing to a
 // file nobody reads; a second daemon started meanwhile on the same data
-// directory (the lock went with the file) keeps its control socket when
-// the first one stops, and its maps are those of the logs.
+// directory is refused (the data directory's lock is not the state's), and
+// one started after the first stopped rebuilds the maps from the logs.
 func TestStateRemovedWhileFollowing(t *testing.T) {
 	sr := newScanRig(t, 1)
 	data := filepath.Join(t.TempDir(), "data")
@@ -453,32 +454,41 @@ func TestStateRemovedWhileFollowing(t *testing.T) {
 	if err := os.Remove(StatePath(data)); err != nil {
 		t.Fatal(err)
 	}
-	second := startDaemon(t, sr.bin, sr.home, data)
-	defer func() {
-		if second.cmd.ProcessState == nil {
-			second.kill()
-		}
-	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	second := exec.CommandContext(ctx, sr.bin, "run", "--data-dir", data)
+	second.Env = testEnv(sr.home)
+	if out, err := second.CombinedOutput(); err == nil || !strings.Contains(string(out), "agentmap is already running ("+filepath.Join(data, LockName)+" is locked)") {
+		t.Fatalf("a second daemon with the state removed: %v\n%s", err, out)
+	}
 	exited := make(chan error, 1)
 	go func() { exited <- first.cmd.Wait() }()
 	select {
 	case err := <-exited:
-		if err == nil {
-			t.Errorf("the first daemon stopped with exit 0\n%s", first.log)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("the first daemon stopped with %v, want exit 1\n%s", err, first.log)
 		}
 	case <-time.After(3 * stateCheckEvery):
 		t.Fatalf("the first daemon still runs %s after its state database was removed\n%s", 3*stateCheckEvery, first.log)
 	}
-	if log := first.log.String(); !strings.Contains(log, "the state database "+StatePath(data)+" was ") || !strings.Contains(log, "while agentmap ran") {
+	if log := first.log.String(); !strings.Contains(log, "the state database "+StatePath(data)+" was removed while agentmap ran") {
 		t.Errorf("the first daemon's log does not say why it stopped:\n%s", tailOf(log, 3000))
 	}
-	if _, err := os.Lstat(ControlPath(data)); err != nil {
-		t.Fatalf("the second daemon's control socket is gone: %v\n%s", err, second.log)
+	third := startDaemon(t, sr.bin, sr.home, data)
+	defer func() {
+		if third.cmd.ProcessState == nil {
+			third.kill()
+		}
+	}()
+	// It answers once it has caught up again, on a new database, and the
+	// maps are still those of the logs.
+	st := settledStatus(t, sr.bin, sr.home, data, func(st Status) bool {
+		return st.PID == third.cmd.Process.Pid && !st.CatchUp.Finished.IsZero()
+	})
+	if st.PID != third.cmd.Process.Pid || st.CatchUp.Finished.IsZero() {
+		t.Fatalf("the new daemon has not caught up: %+v\n%s", st, third.log)
 	}
-	st := daemonStatus(t, sr.bin, sr.home, data)
-	if st.PID != second.cmd.Process.Pid {
-		t.Errorf("status answered by pid %d, want the second daemon's %d", st.PID, second.cmd.Process.Pid)
-	}
-	waitStore(t, data, want, second)
-	second.stop(t)
+	waitStore(t, data, want, third)
+	third.stop(t)
 }

@@ -72,6 +72,9 @@ func (d *Daemon) nextDue(now time.Time) (time.Time, bool) {
 	if d.publishOwed {
 		consider(d.snap.at.Add(publishEvery))
 	}
+	if d.rewrite != nil {
+		consider(now) // its next slice
+	}
 	if at, ok := d.retryDue(); ok {
 		consider(at)
 	}

@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentmap/agentmap/watchers"
@@ -66,6 +68,16 @@ func (d *Daemon) reconfigure(l Live) bool {
 	}
 	changed := !slices.Equal(d.roots, l.Roots)
 	d.roots = l.Roots
+	if changed {
+		// A log kept out under a root no longer followed is kept out no
+		// more: status counts what privacy.exclude keeps out now, and the
+		// new watcher reports no such log gone.
+		for path := range d.excluded {
+			if !slices.ContainsFunc(d.roots, func(r watchers.Root) bool { return underDir(path, r.Dir) }) {
+				delete(d.excluded, path)
+			}
+		}
+	}
 	d.log.Info("configuration reloaded", "component", "daemon", "roots", len(d.roots), "rootsChanged", changed)
 	return changed
 }
@@ -92,4 +104,10 @@ func (d *Daemon) readKeptOut(ctx context.Context) {
 	if len(files) > 0 {
 		d.ingest(ctx, watchers.Update{Files: files})
 	}
+}
+
+// underDir reports whether path is dir or below it.
+func underDir(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

@@ -334,7 +334,7 @@ func TestControlAndReconfigure(t *testing.T) {
 	if got := r.mapOf("s1"); got != "v2\n"+want {
 		t.Fatalf("flush s1 after a reload did not rewrite its map: %q", got)
 	}
-	if res, err := c.Rewrite(ctx2); err != nil || len(res.Flushed) != 1 {
+	if res, err := c.Rewrite(ctx2); err != nil || res.Rewritten != 1 || len(res.Failed) != 0 {
 		t.Fatalf("flush --all --rewrite: %+v %v", res, err)
 	}
 	r.append("s1.jsonl", line("s1", "llm"))
@@ -543,6 +543,67 @@ func TestExcludedCountFollowsThePatterns(t *testing.T) {
 	d.Reconfigure(Live{Idle: time.Hour, Roots: opt.Roots, Mapper: fakeMapper, ExcludeKey: "later",
 		Exclude: func(dir string) bool { return strings.HasPrefix(dir, "/later") }})
 	waitFor("s2 kept out", func(st Status) bool { return st.Excluded == 1 && st.Agents[0].Files == 1 })
+	// Its root no longer followed, it is kept out no more either.
+	d.Reconfigure(Live{Idle: time.Hour, Roots: nil, Mapper: fakeMapper, ExcludeKey: "later",
+		Exclude: func(dir string) bool { return strings.HasPrefix(dir, "/later") }})
+	waitFor("no root", func(st Status) bool { return st.Excluded == 0 })
 	d.Reconfigure(Live{Idle: time.Hour, Roots: opt.Roots, Mapper: fakeMapper})
 	waitFor("s2 let in again", func(st Status) bool { return st.Excluded == 0 && st.Agents[0].Files == 2 })
+}
+
+// flush --all --rewrite writes every map again with the map options in
+// effect, up to date or not, those of the sessions let go of too, one at a
+// time, and the daemon answers meanwhile.
+func TestRewriteEveryMap(t *testing.T) {
+	r := newRig(t)
+	opt := r.opts(false)
+	opt.Control = true
+	opt.RetireAfter = time.Nanosecond // every session written is let go of
+	opt.ExcludeKey = "none"           // so that the reload below takes none up again
+	d := New(opt)
+	stop := follow(t, d)
+	defer stop()
+	const n = 30
+	for i := range n {
+		r.append(fmt.Sprintf("r%02d.jsonl", i), line(fmt.Sprintf("r%02d", i), "user"))
+	}
+	var c *Client
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var err error
+		if c == nil {
+			c, err = Connect(r.data)
+		}
+		if c != nil {
+			var res FlushResult
+			if res, err = c.Flush(context.Background(), "", true); err == nil && len(res.Flushed) == 0 && res.Current == n {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the %d sessions were not all written: %v", n, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	v1 := r.mapOf("r07")
+	d.Reconfigure(Live{Idle: r.idle, Roots: opt.Roots, ExcludeKey: "none", Mapper: func(evs []event.Event) (Built, error) {
+		b, err := fakeMapper(evs)
+		b.Gzip = append([]byte("v2\n"), b.Gzip...)
+		return b, err
+	}})
+	res, err := c.Rewrite(context.Background())
+	if err != nil || res.Rewritten != n || len(res.Failed) != 0 {
+		t.Fatalf("rewrite: %+v %v", res, err)
+	}
+	for i := range n {
+		if got := r.mapOf(fmt.Sprintf("r%02d", i)); !strings.HasPrefix(got, "v2\n") {
+			t.Fatalf("r%02d not written again: %q", i, got)
+		}
+	}
+	if got := r.mapOf("r07"); got != "v2\n"+v1 {
+		t.Errorf("r07 written again as %q, want the v2 prefix on %q", got, v1)
+	}
+	if st, err := c.Status(context.Background()); err != nil || st.Agents[0].Live != 0 {
+		t.Errorf("status after the rewrite: %+v %v", st, err)
+	}
 }

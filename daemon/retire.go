@@ -188,7 +188,7 @@ func (d *Daemon) restoreFile(id watchers.FileID) {
 
 // restoreRetired takes up again the retired session of hash h, whose
 // sources have the given ids.
-func (d *Daemon) restoreRetired(h uint64, ids []uint64) {
+func (d *Daemon) restoreRetired(h uint64, ids []uint64) (key string) {
 	srcs, err := d.db.Sources(ids)
 	if err == nil && (len(srcs) == 0 || retiredKeyHash(srcs[0].Session) != h) {
 		err = errors.New("the source records name another session")
@@ -196,10 +196,11 @@ func (d *Daemon) restoreRetired(h uint64, ids []uint64) {
 	if err != nil {
 		d.retired.remove(h, nil, nil) // tried once, as restore does
 		d.restoreFailure(err, "")
-		return
+		return ""
 	}
-	key := srcs[0].Session
+	key = srcs[0].Session
 	d.restoreFrom(key, h, srcs)
+	return key
 }
 
 // restore takes a retired session's records up again. It returns nil when

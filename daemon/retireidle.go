@@ -219,10 +219,6 @@ func (d *Daemon) restoreAll() {
 	if d.retired.len() == 0 {
 		return
 	}
-	type retiredSession struct {
-		h   uint64
-		ids []uint64
-	}
 	var all []retiredSession
 	d.retired.each(func(h uint64, ids []uint64) { all = append(all, retiredSession{h, ids}) })
 	for _, r := range all {

@@ -294,9 +294,17 @@ func TestOperatorCommandsDespiteAConfigProblem(t *testing.T) {
 	if code, out, _ := run(t, "doctor", "--config", typo); code != exitFailure || !strings.Contains(out, "with the data directory it names") || !strings.Contains(out, data) {
 		t.Errorf("doctor with a typo in the file: exit %d\n%s", code, out)
 	}
-	badDir := filepath.Join(dir, "baddir.toml")
-	os.WriteFile(badDir, []byte("version = 1\ndata_dir = 5\n"), 0o600)
-	if code, _, errOut := run(t, "list", "--config", badDir); code != exitFailure || !strings.Contains(errOut, "1 problem(s)") || strings.Contains(errOut, "warning") {
-		t.Errorf("list with a data_dir that is a problem: exit %d\n%s", code, errOut)
+	// Problems that may hide the directory meant stop them, as before.
+	for name, doc := range map[string]string{
+		"a data_dir of the wrong type":     "version = 1\ndata_dir = 5\n",
+		"data_dir misspelled":              "version = 1\ndatadir = \"" + data + "\"\n",
+		"data_dir under a table":           "version = 1\n[maps]\ndata_dir = \"" + data + "\"\n",
+		"a version this build cannot read": "version = 7\ndata_dir = \"" + data + "\"\n",
+	} {
+		bad := filepath.Join(dir, "bad.toml")
+		os.WriteFile(bad, []byte(doc), 0o600)
+		if code, _, errOut := run(t, "list", "--config", bad); code != exitFailure || !strings.Contains(errOut, "problem(s)") || strings.Contains(errOut, "warning") {
+			t.Errorf("list with %s: exit %d\n%s", name, code, errOut)
+		}
 	}
 }

@@ -62,7 +62,7 @@ func dataDirDespiteProblems(flagValue, what string, stderr io.Writer) (string, b
 	if err != nil {
 		return "", false
 	}
-	dir, probs, ok := config.DataDirOf(path)
+	dir, ok, probs := config.DataDirOf(path)
 	if !ok || probs == nil {
 		return "", false
 	}

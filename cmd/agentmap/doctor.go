@@ -75,7 +75,7 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		// The data directory the file names, if its problems leave it
 		// known: a running daemon, which kept its configuration, is there.
 		if path, err := config.Path(*of.config); err == nil {
-			if dir, _, ok := config.DataDirOf(path); ok {
+			if dir, ok, _ := config.DataDirOf(path); ok {
 				c.DataDir = dir
 				checks[len(checks)-1].Msg = "the config file has problems (listed above); the defaults are checked instead, with the data directory it names"
 			}

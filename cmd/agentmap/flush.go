@@ -88,13 +88,16 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	for _, k := range res.Flushed {
 		fmt.Fprintf(stdout, "flushed %s\n", k)
 	}
+	if *rewrite {
+		fmt.Fprintf(stdout, "written again: %s\n", counted(res.Rewritten, "map"))
+	}
 	for _, k := range res.Failed {
 		fmt.Fprintf(stdout, "failed %s (the daemon retries it; agentmap status shows the error)\n", k)
 	}
 	switch {
 	case len(res.Flushed) == 0 && len(res.Failed) == 0 && res.Current > 0:
 		fmt.Fprintln(stdout, "up to date: nothing to flush")
-	case len(res.Flushed) == 0 && len(res.Failed) == 0:
+	case len(res.Flushed) == 0 && len(res.Failed) == 0 && !*rewrite:
 		fmt.Fprintln(stdout, "no sessions")
 	}
 	if len(res.Failed) > 0 {

@@ -268,6 +268,11 @@ func (o runOverrides) apply(c *config.Config) (effective, error) {
 	if o.set["debounce"] {
 		e.debounce = o.debounce
 	}
+	if e.debounce == 0 {
+		// 0 asks for no gathering (the file and the flag allow it); the
+		// watcher takes 0 for "unset" and would gather 250 ms.
+		e.debounce = time.Millisecond
+	}
 	if o.set["retire-after"] {
 		e.retireAfter = o.retireAfter
 	}

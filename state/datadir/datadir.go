@@ -23,7 +23,7 @@ const markerText = "This directory holds agentmap's state and maps; `agentmap un
 // Own names the entries agentmap keeps in a data directory. A directory
 // holding nothing else was made by agentmap even without a marker (one
 // made before markers existed), and is marked when first used.
-var Own = []string{Marker, "state.db", "maps", "hash.key", "exports", "agentmap.sock", "device-id", "attemptdb-next-seq"}
+var Own = []string{Marker, "state.db", "maps", "hash.key", "exports", "agentmap.sock", "agentmap.lock", "device-id", "attemptdb-next-seq"}
 
 // private are the entries no one else may even read.
 var private = map[string]bool{"state.db": true, "hash.key": true}

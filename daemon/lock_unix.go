@@ -1,0 +1,39 @@
+//go:build unix
+
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/agentmap/agentmap/state"
+)
+
+// LockName is the file a daemon or a scan holds locked while it uses a
+// data directory.
+const LockName = "agentmap.lock"
+
+// lockDataDir takes the data directory for this process alone. The state
+// database has a lock of its own, but that one goes with the file: with
+// state.db removed under a running daemon, a second one would start and
+// both would write maps and exports until the first noticed (see
+// watchStateFile). This file is never removed, so its lock stays held for
+// as long as the process runs. unlock releases it.
+func lockDataDir(dir string) (unlock func(), err error) {
+	path := filepath.Join(dir, LockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock the data directory: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w (%s is locked)", state.ErrLocked, path)
+		}
+		return nil, fmt.Errorf("lock the data directory: %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
+}

@@ -1,0 +1,90 @@
+package daemon
+
+import (
+	"context"
+	"time"
+)
+
+// rewriteSlice bounds how long the loop writes maps of a rewrite before it
+// goes back to following the logs: a rewrite of a long history takes
+// minutes, and the logs that grow meanwhile are read between its slices.
+const rewriteSlice = 100 * time.Millisecond
+
+// rewriteJob writes every session's map again with the map options in
+// effect, up to date or not (flush --all --rewrite, after a change of path
+// mode). The sessions in memory and those let go of are listed when it
+// starts; it takes up one let go of at a time, so that memory stays what
+// it is, and each map written lets its session go again as any flush does.
+type rewriteJob struct {
+	ctx     context.Context // the request's: a client that gives up stops it
+	live    []string
+	retired []retiredSession
+	res     FlushResult
+	reply   chan FlushResult
+}
+
+type retiredSession struct {
+	h   uint64
+	ids []uint64
+}
+
+// startRewrite begins a rewrite; its answer comes when the last map is
+// written (rewriteSome).
+func (d *Daemon) startRewrite(r flushRequest) {
+	if d.rewrite != nil {
+		r.reply <- FlushResult{Error: "every map is being written again already"}
+		return
+	}
+	ctx := r.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	d.commitGroup()
+	j := &rewriteJob{ctx: ctx, live: d.sessionKeys(), reply: r.reply, res: FlushResult{Flushed: []string{}}}
+	d.retired.each(func(h uint64, ids []uint64) { j.retired = append(j.retired, retiredSession{h, ids}) })
+	d.rewrite = j
+}
+
+// rewriteSome writes the next slice of a rewrite's maps, and answers the
+// request once they are all written, or once it or the daemon stops.
+func (d *Daemon) rewriteSome(ctx context.Context) {
+	j := d.rewrite
+	if j == nil {
+		return
+	}
+	defer d.recordFlushes()
+	until := time.Now().Add(rewriteSlice)
+	for time.Now().Before(until) && ctx.Err() == nil && j.ctx.Err() == nil && (len(j.live) > 0 || len(j.retired) > 0) {
+		var key string
+		if len(j.live) > 0 {
+			key, j.live = j.live[0], j.live[1:]
+			if d.sessions[key] == nil {
+				d.restore(key) // let go of since the rewrite began
+			}
+		} else {
+			r := j.retired[0]
+			j.retired = j.retired[1:]
+			if ids, ok := d.retired.idsOf(r.h); ok {
+				key = d.restoreRetired(r.h, ids)
+			}
+		}
+		if key == "" || d.sessions[key] == nil {
+			continue // gone since: forgotten, or its records lost
+		}
+		if err := d.flush(key); err != nil {
+			j.res.Failed = append(j.res.Failed, key)
+			continue
+		}
+		j.res.Rewritten++
+	}
+	switch {
+	case ctx.Err() != nil:
+		j.res.Error = "the daemon stopped before every map was written again"
+	case j.ctx.Err() != nil:
+		// The client gave up: nobody reads the answer.
+	case len(j.live) > 0 || len(j.retired) > 0:
+		return
+	}
+	j.reply <- j.res
+	d.rewrite = nil
+}
