@@ -157,8 +157,14 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	flt.Session = *session
-	if *out != "-" && !outputDirExists("report", "-o", *out, stderr) {
-		return exitFailure
+	if *out != "-" {
+		if fi, err := os.Stat(*out); err == nil && fi.IsDir() {
+			fmt.Fprintf(stderr, "agentmap report: -o %s is a directory: give the file to write\n", *out)
+			return exitUsage
+		}
+		if !outputDirExists("report", "-o", *out, stderr) {
+			return exitFailure
+		}
 	}
 	src, where, code := mf.source(ctx, "report", stderr)
 	if src == nil {
