@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 func TestSinkConfigLoadsAndValidates(t *testing.T) {
@@ -35,13 +37,23 @@ batch = 50
 	}
 	// config show masks a key=value string's password however it is
 	// spelled (spaces around the =, quoted with a space).
-	for _, url := range []string{"host=db port=5432 user=o password = ownerpw dbname=agentmap", "host=db user=o password='owner pw' dbname=agentmap"} {
+	for _, url := range []string{"host=db port=5432 user=o password = ownerpw dbname=agentmap", "host=db user=o password='owner pw' dbname=agentmap",
+		"host=db user=o sslpassword=ownerpw sslkey=/k dbname=agentmap"} {
 		c, err := parse("c.toml", "[sink.postgres]\nurl = \""+strings.ReplaceAll(url, "'", "\\u0027")+"\"\n", p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if shown := string(render(c, p, false)); strings.Contains(shown, "ownerpw") || strings.Contains(shown, " pw'") || !strings.Contains(shown, "password") {
+		if shown := string(render(c, p, false)); strings.Contains(shown, "ownerpw") || strings.Contains(shown, " pw'") || !strings.Contains(shown, "password") || !strings.Contains(shown, "xxxxx") {
 			t.Fatalf("config show of %q:\n%s", url, shown)
+		}
+	}
+	// What pgx reads as meant is accepted.
+	for _, url := range []string{"postgres://agentmap_sink@db.example.com:5432/agentmap?sslmode=verify-full",
+		"postgresql://u:p%40ss%2Fw@h1:5432,h2:5433/agentmap?application_name=laptop&ssl=true",
+		"postgres:///agentmap?host=/run/postgresql", "host=db port=5432 user=o dbname=agentmap sslmode=require",
+		"host=db user=o password='a b' application_name=x"} {
+		if _, err := parse("c.toml", "[sink.postgres]\nurl = \""+strings.ReplaceAll(url, "'", "\\u0027")+"\"\n", p); err != nil {
+			t.Errorf("%q: %v", url, err)
 		}
 	}
 	if Default().Sink.Postgres.Enabled() {
@@ -57,6 +69,20 @@ batch = 50
 		{"[sink.postgres]\nevery = \"10ms\"\n", "sink.postgres.every"},
 		{"[sink.postgres]\nbatch = 0\n", "sink.postgres.batch"},
 		{"[sink.postgres]\npasword_env = \"X\"\n", "sink.postgres.pasword_env"},
+		// Strings pgx would misread, refused without being quoted: white
+		// space around them (a space before a URL makes key=value pairs
+		// of it), a key that is not a connection keyword (pgx sends it to
+		// the server, which quotes it back), an @ or / not escaped in a
+		// URL's password.
+		{"[sink.postgres]\nurl = \" postgres://u:SECRETPW@h/db\"\n", "sink.postgres.url"},
+		{"[sink.postgres]\nurl = \"postgres://u:SECRETPW@h/db \"\n", "sink.postgres.url"},
+		{"[sink.postgres]\nurl = \"host=h user=u dbname=postgres postgres://u:SECRETPW@h/db?sslmode=disable\"\n", "sink.postgres.url"},
+		{"[sink.postgres]\nurl = \"host=h SECRETPW=x\"\n", "sink.postgres.url"},
+		{"[sink.postgres]\nurl = \"postgres://u@h/db?SECRETPW=x\"\n", "sink.postgres.url"},
+		{"[sink.postgres]\nurl = \"postgres://u:SECRETPW@x@h/db\"\n", "sink.postgres.url"},
+		{"[sink.postgres]\nurl = \"postgres://u:SECRET/PW@h/db\"\n", "sink.postgres.url"},
+		{"[sink.postgres]\nurl = \"postgres://u:SECRETPW@h:port/db\"\n", "sink.postgres.url"},
+		{"[sink.postgres]\nurl = \"dbname='postgres://u:SECRETPW@h/db'\"\n", "sink.postgres.url"},
 	} {
 		_, err := parse("c.toml", c.doc, p)
 		found := false
@@ -66,7 +92,7 @@ batch = 50
 		if !found {
 			t.Errorf("%q: want a problem with %s, got %v", c.doc, c.key, err)
 		}
-		if err != nil && strings.Contains(err.Error(), "mysql://x") {
+		if err != nil && (strings.Contains(err.Error(), "mysql://x") || strings.Contains(err.Error(), "SECRET")) {
 			t.Errorf("a problem quotes the URL: %v", err)
 		}
 	}
@@ -85,10 +111,17 @@ func TestSinkURLSources(t *testing.T) {
 		{SinkPostgres{URLFile: f}, "postgres://team@db/agentmap"},
 		{SinkPostgres{URLFile: f, PasswordEnv: "AGENTMAP_TEST_PW"}, "postgres://team:p%40ss%20word@db/agentmap"},
 		{SinkPostgres{URL: "host=db user=team", PasswordEnv: "AGENTMAP_TEST_PW"}, "host=db user=team password='p@ss word'"},
+		{SinkPostgres{URL: "postgres://db/agentmap", PasswordEnv: "AGENTMAP_TEST_PW"}, "postgres://:p%40ss%20word@db/agentmap"},
+		{SinkPostgres{URL: "postgres://team:@db,db2:5433/agentmap?sslmode=require", PasswordEnv: "AGENTMAP_TEST_PW"},
+			"postgres://team:p%40ss%20word@db,db2:5433/agentmap?sslmode=require"},
 	} {
 		got, err := c.s.SinkURL()
 		if err != nil || got != c.want {
 			t.Errorf("%+v: %q %v, want %q", c.s, got, err, c.want)
+		}
+		// pgx reads the password that was put in.
+		if pc, err := pgconn.ParseConfig(got); err != nil || (c.s.PasswordEnv != "" && pc.Password != "p@ss word") {
+			t.Errorf("%+v: pgx reads %q as %v", c.s, got, err)
 		}
 	}
 	if _, err := (SinkPostgres{URL: "postgres://h/d", PasswordEnv: "AGENTMAP_TEST_UNSET"}).SinkURL(); err == nil {
@@ -103,15 +136,15 @@ func TestSinkURLSources(t *testing.T) {
 	}
 }
 
-// TestMaskPassword: every password form libpq or pgx reads is masked, and
-// the rest of the string stays as written.
+// TestMaskPassword: every secret pgx reads, and whatever it might read one
+// from, is masked, and the rest of the string stays as written.
 func TestMaskPassword(t *testing.T) {
 	for _, c := range []struct{ in, want, secret string }{
 		{"postgres://u:pw@h/d", "postgres://u:xxxxx@h/d", "pw"},
 		{"postgresql://u:pw@h:5432/d?sslmode=require", "postgresql://u:xxxxx@h:5432/d?sslmode=require", "pw"},
 		{"postgres://u@h/d?password=pw", "postgres://u@h/d?password=xxxxx", "pw"},
 		{"postgres://u@h/d?sslmode=disable&password=pw&application_name=x", "postgres://u@h/d?sslmode=disable&password=xxxxx&application_name=x", "pw"},
-		{"postgres://u@h/d?PASSWORD=pw", "postgres://u@h/d?PASSWORD=xxxxx", "pw"},
+		{"postgres://u@h/d?PASSWORD=pw", "postgres://u@h/d?xxxxx", "pw"}, // not a keyword: pgx would send it to the server
 		{"postgres://u@h/d?pass%77ord=pw", "postgres://u@h/d?pass%77ord=xxxxx", "pw"},
 		{"postgres://u:p%40ss%20w@h/d", "postgres://u:xxxxx@h/d", "p%40ss"},
 		{"postgres://u:pw@h1:5432,h2:5433/d", "postgres://u:xxxxx@h1:5432,h2:5433/d", "pw"},
@@ -125,6 +158,27 @@ func TestMaskPassword(t *testing.T) {
 		{"postgres://u@h/d?dbname=host%3Dh%20password%3Dpw", "postgres://u@h/d?dbname=xxxxx", "pw"},
 		{"postgres://u@h/d?sslmode=verify", "postgres://u@h/d?sslmode=verify", ""},
 		{"postgres://h:5432/d", "postgres://h:5432/d", ""},
+		// pgx reads a URL with libpq's parser: no fragment, so a # is
+		// part of a value.
+		{"postgres://u@h/d?password=se#cret", "postgres://u@h/d?password=xxxxx", "cret"},
+		{"postgres://u@h/d?password=se#cret&sslmode=disable", "postgres://u@h/d?password=xxxxx&sslmode=disable", "cret"},
+		// The client key's password and the other secrets.
+		{"postgres://u@h/d?sslpassword=keypw&sslmode=require", "postgres://u@h/d?sslpassword=xxxxx&sslmode=require", "keypw"},
+		{"postgres://u@h/d?oauth_client_secret=oauthpw", "postgres://u@h/d?oauth_client_secret=xxxxx", "oauthpw"},
+		// An @ or a / not escaped in the password: pgx takes what follows
+		// the / for the database, or what follows the first @ for the host.
+		{"postgres://agentmap:1234/abcd@127.0.0.1:1/db", "postgres://agentmap:xxxxx@127.0.0.1:1/db", "abcd"},
+		{"postgres://u:/x@h/db", "postgres://u:xxxxx@h/db", "/x@"},
+		{"postgres://agentmap:pa@ss@127.0.0.1:1/db", "postgres://agentmap:xxxxx@127.0.0.1:1/db", "ss@"},
+		{"postgres://u:a@b/c@h/d?password=z&x=1", "postgres://u:xxxxx@h/d?password=xxxxx&xxxxx", "b/c"},
+		// A parameter that is not a keyword, key and value: pgx sends it to
+		// the server, whose refusal quotes it.
+		{"postgres://u@h/d?foo=bar&sslmode=require", "postgres://u@h/d?xxxxx&sslmode=require", "foo"},
+		{"host=127.0.0.1 user=u dbname=postgres postgres://u:SECRETPW@h/db?sslmode=disable", "host=127.0.0.1 user=u dbname=postgres xxxxx", "SECRETPW"},
+		{" postgres://u:SECRETPW@h/db?sslmode=disable", " xxxxx", "SECRETPW"},
+		{" postgres://u:SECRETPW@h/db", " xxxxx", "SECRETPW"},
+		{"mysql://u:pw@h/d", "xxxxx", "pw"}, // neither a postgres:// URL nor key=value pairs
+		{"host=h work_mem=pw", "host=h xxxxx", "pw"},
 		{"host=h password=pw user=u", "host=h password=xxxxx user=u", "pw"},
 		{"host=127.0.0.1 port=55432 user=o password = ownerpw dbname=agentmap", "host=127.0.0.1 port=55432 user=o password = xxxxx dbname=agentmap", "ownerpw"},
 		{"host=h password= pw", "host=h password= xxxxx", "pw"},
@@ -133,11 +187,14 @@ func TestMaskPassword(t *testing.T) {
 		{"host=h password='it\\'s \\\\ mine' user=u", "host=h password=xxxxx user=u", "mine"},
 		{"host=h password=a\\ b user=u", "host=h password=xxxxx user=u", " b"},
 		{"host=h\tpassword\t=\tpw\nuser=u", "host=h\tpassword\t=\txxxxx\nuser=u", "pw"},
-		{"host=h PASSWORD=pw", "host=h PASSWORD=xxxxx", "pw"},
+		{"host=h PASSWORD=pw", "host=h xxxxx", "pw"},
+		{"host=h sslpassword=keypw sslkey=/k", "host=h sslpassword=xxxxx sslkey=/k", "keypw"},
+		{"host=h sslpassword='key pw'", "host=h sslpassword=xxxxx", "key pw"},
 		{"host=h password='never closed", "host=h password=xxxxx", "closed"},
 		{"host=h pass word=pw", "host=h xxxxx", "pw"}, // does not parse: masked from there
 		{"dbname='host=h password=pw' user=u", "dbname=xxxxx user=u", "pw"},
 		{"host=h dbname=agentmap user=u", "host=h dbname=agentmap user=u", ""},
+		{"host=h password=", "host=h password=", ""},
 		{"", "", ""},
 	} {
 		got := MaskPassword(c.in)
@@ -147,8 +204,23 @@ func TestMaskPassword(t *testing.T) {
 		if c.secret != "" && strings.Contains(got, c.secret) {
 			t.Errorf("MaskPassword(%q) shows %q", c.in, c.secret)
 		}
-		if HasPassword(c.in) != (c.in != c.want) {
-			t.Errorf("HasPassword(%q) = %v", c.in, HasPassword(c.in))
+	}
+	// HasPassword: whether the string sets the login password (password_env
+	// is not added then).
+	for in, want := range map[string]bool{
+		"postgres://u:pw@h/d":                true,
+		"postgres://u:@h/d":                  false,
+		"postgres://u@h/d?password=pw":       true,
+		"postgres://u@h/d?pass%77ord=pw":     true,
+		"postgres://u:pa@ss@h/d":             true,
+		"postgres://u@h/d?sslpassword=keypw": false,
+		"host=h password = pw":               true,
+		"host=h password=''":                 false,
+		"host=h sslpassword=keypw":           false,
+		"host=h dbname=d":                    false,
+	} {
+		if got := HasPassword(in); got != want {
+			t.Errorf("HasPassword(%q) = %v, want %v", in, got, want)
 		}
 	}
 }
@@ -167,7 +239,19 @@ func TestConnTarget(t *testing.T) {
 		"host=h1,h2 port=5432 dbname='a b'":                                     "a b on h1:5432,h2:5432",
 		"dbname='host=h password=pw'":                                           "",
 		"host=h pass word=pw":                                                   "",
-		"postgres://u:p@ss@h/d":                                                 "d on h as u",
+		// Strings pgx would misread name nothing: their parts can hold
+		// pieces of the password.
+		"postgres://u:p@ss@h/d":                         "",
+		"postgres://agentmap:1234/abcd@127.0.0.1:1/db":  "",
+		"postgres://u:/x@h/db":                          "",
+		" postgres://u:pw@h/db":                         "",
+		"host=h user=u postgres://u:pw@h2/db?sslmode=x": "",
+		"host=h user=u work_mem=x":                      "",
+		// As pgx reads a URL: several hosts, a user with an escaped @, the
+		// query's host over the body's.
+		"postgres://u%40srv:pw@h1,h2:5433/d":          "d on h1,h2:5433 as u@srv",
+		"postgres://u@h/d?host=h9&port=6000&dbname=x": "x on h9:6000 as u",
+		"postgresql://h/d?ssl=true":                   "d on h",
 	} {
 		if got := ConnTarget(in); got != want {
 			t.Errorf("ConnTarget(%q) = %q, want %q", in, got, want)

@@ -147,6 +147,10 @@ func TestTeamSourceThatCannotBeReadWritesNothing(t *testing.T) {
 	for name, from := range map[string]string{
 		"wrong password": srv.URL(pgtest.Admin, "not-the-password", db),
 		"no grants":      srv.URL("nogrants", "pw-no-grants", db),
+		// A URL pasted after key=value pairs: pgx would send it to the
+		// server as a setting, whose refusal quotes it.
+		"a URL after key=value pairs": fmt.Sprintf("host=127.0.0.1 port=%d user=nogrants password=pw-no-grants dbname=%s postgres://u:not-the-password@h/db?sslmode=disable",
+			srv.Port, db),
 	} {
 		os.WriteFile(out, []byte(before), 0o600)
 		code, stdout, errb := run(t, "report", "--from", from, "-o", out)

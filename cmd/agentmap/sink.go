@@ -220,10 +220,13 @@ func sinkMigrate(ctx context.Context, of opsFlags, stdout, stderr io.Writer) int
 		return exitFailure
 	}
 	url, err := c.Sink.Postgres.SinkURL()
+	v := 0
 	if err == nil {
 		var pool *pgxpool.Pool
 		if pool, err = postgres.Open(ctx, url); err == nil {
-			err = postgres.Migrate(ctx, pool)
+			if err = postgres.Migrate(ctx, pool); err == nil {
+				v, err = postgres.Version(ctx, pool)
+			}
 			pool.Close()
 		}
 	}
@@ -231,6 +234,11 @@ func sinkMigrate(ctx context.Context, of opsFlags, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "agentmap sink migrate: %v\n", err)
 		return exitFailure
 	}
-	fmt.Fprintf(stdout, "team database schema at version %d, every table and view present\n", postgres.SchemaVersion())
+	if known := postgres.SchemaVersion(); v > known {
+		// A newer agentmap migrated it, in a way this one writes into.
+		fmt.Fprintf(stdout, "team database schema at version %d (this agentmap's is %d and writes into it), every table and view present\n", v, known)
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "team database schema at version %d, every table and view present\n", v)
 	return exitOK
 }

@@ -71,20 +71,24 @@ RETURNING id, coalesce((SELECT h.content_hash = $28 FROM held h), false)`
 // session's row (upserted under the guard) and, for the sessions stored or
 // written again, their events and files, replacing what was there. Sending
 // the same batch twice, or a batch cut by a crash or a timeout and sent
-// again, leaves the database as one send does. The transaction first
-// checks the schema's version (checkVersion): a schema migrated by a newer
-// agentmap since the pool was opened is refused, not written.
+// again, leaves the database as one send does. A session id twice in the
+// batch is stored once, as its last upload (the others count as
+// unchanged): two upserts of one row in one transaction would write its
+// events twice. The transaction first checks the schema's version
+// (checkVersion): a schema migrated since the pool was opened by a newer
+// agentmap that this build cannot write into is refused, not written.
 func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (PushResult, error) {
 	var res PushResult
 	if len(ups) == 0 {
 		return res, nil
 	}
+	ups, dropped := lastOfEachSession(ups)
 	rows := make([]sessionRow, len(ups))
 	for i, u := range ups {
 		rows[i] = rowOf(u.Doc.Map)
 	}
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		res = PushResult{}
+	err := inTx(ctx, pool, "push", func(tx pgx.Tx) error {
+		res = PushResult{Unchanged: dropped}
 		if err := checkVersion(ctx, tx); err != nil {
 			return err
 		}
@@ -159,6 +163,25 @@ func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (Pu
 	return res, nil
 }
 
+// lastOfEachSession keeps the last upload of each session id, in the
+// batch's order, and says how many it left out.
+func lastOfEachSession(ups []Upload) ([]Upload, int) {
+	last := make(map[string]int, len(ups))
+	for i, u := range ups {
+		last[u.Doc.Map.Session.ID] = i
+	}
+	if len(last) == len(ups) {
+		return ups, 0
+	}
+	out := make([]Upload, 0, len(last))
+	for i, u := range ups {
+		if last[u.Doc.Map.Session.ID] == i {
+			out = append(out, u)
+		}
+	}
+	return out, len(ups) - len(out)
+}
+
 // Retract deletes the rows a device stored of sessions that left agentmap
 // (privacy.exclude now covers them), by the session ids their maps were
 // stored under, in one statement; their events and files go with them (ON
@@ -168,25 +191,25 @@ func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (Pu
 // ErrRetractRefused, which names the grant.
 func Retract(ctx context.Context, pool *pgxpool.Pool, deviceID string, sessionIDs []string) (int64, error) {
 	var tag pgconn.CommandTag
-	var verr error
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if verr = checkVersion(ctx, tx); verr != nil {
-			return verr
+	err := inTx(ctx, pool, "remove sessions privacy.exclude now covers", func(tx pgx.Tx) error {
+		if err := checkVersion(ctx, tx); err != nil {
+			return err
 		}
 		var err error
 		tag, err = tx.Exec(ctx, "DELETE FROM agentmap.sessions WHERE device_id = $1 AND session_id = ANY($2::text[])",
 			deviceID, nonNilStrings(sessionIDs))
-		return err
-	})
-	if verr != nil {
-		return 0, verr
-	}
-	if err != nil {
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "42501" /* insufficient_privilege */ {
-			return 0, fmt.Errorf("remove sessions privacy.exclude now covers: %w; grant DELETE ON agentmap.sessions to this role (docs/team-database-grants.sql): %w", ErrRetractRefused, safeErr(err))
+		if err == nil {
+			return nil
 		}
-		return 0, fmt.Errorf("remove sessions privacy.exclude now covers: %w", safeErr(err))
+		err = safeErr(err)
+		var se *ServerError
+		if errors.As(err, &se) && se.Code == "42501" /* insufficient_privilege */ {
+			return fmt.Errorf("remove sessions privacy.exclude now covers: %w; grant DELETE ON agentmap.sessions to this role (docs/team-database-grants.sql): %w", ErrRetractRefused, err)
+		}
+		return fmt.Errorf("remove sessions privacy.exclude now covers: %w", err)
+	})
+	if err != nil {
+		return 0, err
 	}
 	return tag.RowsAffected(), nil
 }

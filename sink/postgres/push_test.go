@@ -179,6 +179,38 @@ func TestPushIsIdempotentAndKeepsTheLatestVersion(t *testing.T) {
 	}
 }
 
+// TestPushStoresASessionTwiceInABatchOnce: a batch holding one session id
+// twice (a caller's duplicate, or a session queued under two keys) stores
+// it once, as the last of them, instead of failing whole on its events
+// written twice (23505).
+func TestPushStoresASessionTwiceInABatchOnce(t *testing.T) {
+	_, pool := newDB(t)
+	ctx := context.Background()
+	dev := Device{ID: "7b6f3a4e-9191-4222-8333-444455556666"}
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	u := Upload{Doc: fixture(t, "claude_session"), FlushedAt: t0}
+	other := Upload{Doc: fixture(t, "codex_session"), FlushedAt: t0}
+	res, err := Push(ctx, pool, dev, []Upload{u, other, u})
+	if err != nil || res.Stored != 2 || res.Unchanged != 1 {
+		t.Fatalf("a batch with a session twice: %+v %v", res, err)
+	}
+	if n := count(t, pool, "SELECT count(*) FROM agentmap.events e JOIN agentmap.sessions s ON s.id = e.session WHERE s.session_id = $1",
+		u.Doc.Map.Session.ID); n != int64(len(u.Doc.Map.Events)) {
+		t.Fatalf("%d events of the session, want %d", n, len(u.Doc.Map.Events))
+	}
+	// The last of them is what is stored, whatever the order of versions.
+	later := Upload{Doc: withMoreTokens(t, u.Doc, 500), FlushedAt: t0.Add(time.Minute)}
+	if _, err := Push(ctx, pool, dev, []Upload{u, later}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, pool, "SELECT tokens FROM agentmap.sessions WHERE session_id = $1", u.Doc.Map.Session.ID); n != later.Doc.Map.Totals.Tokens {
+		t.Fatalf("the session holds %d tokens, want the last upload's %d", n, later.Doc.Map.Totals.Tokens)
+	}
+	if n := count(t, pool, "SELECT count(*) FROM agentmap.sessions"); n != 2 {
+		t.Fatalf("%d sessions", n)
+	}
+}
+
 func TestViewsAnswer(t *testing.T) {
 	_, pool := newDB(t)
 	ctx := context.Background()

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentmap/agentmap/sink/connstr"
 )
 
 // Filter chooses sessions of the team database. An empty field matches
@@ -124,22 +127,71 @@ func readHint(err error) error {
 
 // Open connects to the team database (a postgres:// URL or a libpq
 // key=value string; PGPASSWORD and ~/.pgpass apply as in libpq) and checks
-// that it answers.
+// that it answers. Its errors quote nothing of the string: one pgx would
+// misread is refused first (connstr.Check: white space around it, an @ or
+// / not escaped in a URL's password, a key that is not a connection
+// keyword), and so is a parameter pgx would send to the server other than
+// application_name (the server's refusal of an unknown or malformed one
+// quotes it, and a URL pasted after key=value pairs is one); a failure to
+// connect is said in words of its own with the database, hosts and user
+// the string names (connectFailure), never pgx's text.
 func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	if err := connstr.Check(url); err != nil {
+		return nil, fmt.Errorf("the team database URL %w", err)
+	}
+	for _, p := range connstr.Params(url) {
+		if !passedOn[p.Key] {
+			// A connection keyword (Check refused any other): naming it
+			// quotes nothing of the string.
+			return nil, fmt.Errorf("the team database URL sets %s, which agentmap does not pass to the server (of the server's settings it sends only application_name): remove it", p.Key)
+		}
+	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// The parse error can quote the URL, password included.
-		return nil, fmt.Errorf("the team database URL does not parse")
+		return nil, errors.New("the team database URL does not parse")
+	}
+	// pgx's own reading, against the same list: nothing but those reaches
+	// the server, whatever connstr made of the string.
+	if _, err := pgconn.ParseConfigWithOptions(url, pgconn.ParseConfigOptions{ConnStringAllowedKeys: allowedKeys}); err != nil {
+		return nil, errors.New("the team database URL has a parameter agentmap does not pass to the server")
 	}
 	cfg.MaxConns = 4
 	cfg.ConnConfig.ConnectTimeout = 15 * time.Second
+	where := "the team database"
+	if t := connstr.Target(url); t != "" {
+		where += " " + t
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("connect to the team database: %w", safeErr(err))
+		return nil, fmt.Errorf("connect to %s: %w", where, connectFailure(err))
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("connect to the team database: %w", safeErr(err))
+		return nil, fmt.Errorf("connect to %s: %w", where, connectFailure(err))
 	}
 	return pool, nil
 }
+
+// allowedKeys are the keys a connection string may set: those pgx and
+// pgxpool read themselves (pgconn's notRuntimeParams, the statement caches,
+// the query mode and the pool's settings; ssl=true is sslmode's alias),
+// and of the server's run-time parameters application_name alone. The
+// sink names every table with its schema and reads times as timestamptz,
+// so it needs no search_path, timezone or options; a run-time parameter is
+// checked by the server only, whose refusal quotes its name or value.
+var allowedKeys = strings.Fields(`host port dbname user password passfile connect_timeout sslmode sslkey sslcert
+	sslcertmode sslrootcert sslnegotiation sslpassword sslsni krbspn krbsrvname target_session_attrs service
+	servicefile min_protocol_version max_protocol_version channel_binding require_auth
+	statement_cache_capacity description_cache_capacity default_query_exec_mode
+	pool_max_conns pool_min_conns pool_min_idle_conns pool_max_conn_lifetime pool_max_conn_idle_time
+	pool_health_check_period pool_max_conn_lifetime_jitter pool_ping_timeout
+	application_name`)
+
+var passedOn = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range allowedKeys {
+		m[k] = true
+	}
+	return m
+}()

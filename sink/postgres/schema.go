@@ -13,15 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -32,10 +29,41 @@ var migrationFiles embed.FS
 // run: many daemons starting at once apply each migration once.
 const migrationLock int64 = 0x6167656e746d6170 // "agentmap"
 
+// history is what the code knows of each migration besides its SQL, by
+// version; every migration file has an entry (migrations checks it).
+//
+// objects are the tables and views it creates, which checkObjects looks
+// for (a list, not a reading of the SQL: a comment or a string that looks
+// like a CREATE must not add to it, and a change of a file's wording must
+// not take from it).
+//
+// minWriter is the oldest schema whose writers still write correct rows
+// into the schema this migration leaves: a migration that adds only
+// views and indexes (or columns with defaults no writer needs) keeps the
+// writers before it (minWriter below its version); one that changes what a
+// writer must write does not (minWriter = its version). A writer of schema
+// w writes into a database at schema v when every migration between the
+// two keeps writers of the older (minWriter <= min(w, v)): a new build
+// pushes into a database its owner has not migrated yet, and an older one
+// into a database a newer build migrated, when the migrations allow it.
+// Each migration's minWriter is recorded in schema_migrations.min_writer
+// as it is applied, so that a build older than a migration can read it.
+var history = map[int]struct {
+	objects   []string
+	minWriter int
+}{
+	1: {[]string{"agentmap.devices", "agentmap.sessions", "agentmap.events", "agentmap.files"}, 1},
+	2: {[]string{"agentmap.cost_per_repo_week", "agentmap.failing_verbs", "agentmap.mcp_failure_rates", "agentmap.outcomes_per_agent"}, 1},
+	// An index and a view, and the four views made to read it: writers of
+	// schema 1 and 2 write the same rows.
+	3: {[]string{"agentmap.latest_sessions"}, 1},
+}
+
 type migration struct {
-	version int
-	name    string
-	sql     string
+	version   int
+	name      string
+	sql       string
+	minWriter int
 }
 
 // migrations are the embedded files NNN_name.sql, in version order.
@@ -55,13 +83,20 @@ func migrations() ([]migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, migration{v, e.Name(), string(b)})
+		h, ok := history[v]
+		if !ok || h.minWriter < 1 || h.minWriter > v {
+			return nil, fmt.Errorf("migration %s: no entry of its own in history", e.Name())
+		}
+		out = append(out, migration{v, e.Name(), string(b), h.minWriter})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
 	for i, m := range out {
 		if m.version != i+1 {
 			return nil, fmt.Errorf("migration %s: expected version %d", m.name, i+1)
 		}
+	}
+	if len(history) != len(out) {
+		return nil, fmt.Errorf("history has %d migrations, the files %d", len(history), len(out))
 	}
 	return out, nil
 }
@@ -76,16 +111,23 @@ var schemaVersionOnce = sync.OnceValue(func() int {
 	return len(ms)
 })
 
-// ErrSchemaTooNew means the team database was migrated by a newer agentmap.
+// ErrSchemaTooNew means the team database was migrated by a newer agentmap,
+// in a way this build cannot write into.
 var ErrSchemaTooNew = errors.New("the team database's schema is newer than this agentmap")
 
-// ErrSchemaOld means the team database's schema is behind this build's
-// (restored from an older backup, say): `agentmap sink migrate` as the
-// schema's owner brings it up.
+// ErrSchemaOld means the team database's schema is behind this build's in
+// a way this build cannot write into (no schema yet, or restored from an
+// older backup): `agentmap sink migrate` as the schema's owner brings it
+// up.
 var ErrSchemaOld = errors.New("the team database's schema is older than this agentmap")
 
 // ErrSchemaDamaged means a table or view of the schema is missing.
 var ErrSchemaDamaged = errors.New("the team database's schema is damaged")
+
+// ErrNotOwner means the role connected may not migrate the schema: it does
+// not own (is not a member of the owner of) the schema and each of its
+// tables and views, or, without the schema, may not create it.
+var ErrNotOwner = errors.New("this role may not migrate the team database's schema")
 
 // ownerHint is what a role that may not create or read the schema is told.
 const ownerHint = "run `agentmap sink migrate` as the schema's owner and apply docs/team-database-grants.sql to this role (docs/team-database.md)"
@@ -96,12 +138,69 @@ func tooNew(v, known int) error {
 	return fmt.Errorf("%w (schema %d, this build knows %d): it refuses to write; upgrade agentmap on this machine, the queue waits meanwhile", ErrSchemaTooNew, v, known)
 }
 
-// Migrate brings the schema agentmap up to this build's version and checks
-// that every table and view of it is there. A database already at the
-// version needs no DDL privilege and takes no lock; otherwise the
-// migrations run in one transaction under an advisory lock, so that
-// daemons starting together wait for one another and none applies a
-// migration twice. The schema itself is created only when it does not
+// tooOld is the error of a schema behind this build's that it cannot
+// write into.
+func tooOld(v, known int) error {
+	if v == 0 {
+		return fmt.Errorf("%w: the database has no agentmap schema yet; %s", ErrSchemaOld, ownerHint)
+	}
+	return fmt.Errorf("%w (schema %d, this build writes %d): run `agentmap sink migrate` as the schema's owner", ErrSchemaOld, v, known)
+}
+
+// schemaState is the schema a connection finds: its version (0 before the
+// first migration) and the newest writer floor among the migrations this
+// build does not know (their min_writer, or their version where none is
+// recorded; 0 when there are none).
+type schemaState struct {
+	version, newerFloor int
+}
+
+// versionQuery reads a schemaState; $1 is this build's version. The
+// min_writer column is read through to_jsonb, so that the query works on a
+// schema_migrations made before the column was.
+const versionQuery = `SELECT coalesce(max(version), 0),
+	coalesce(max(coalesce((to_jsonb(m) ->> 'min_writer')::integer, version)) FILTER (WHERE version > $1), 0)
+	FROM agentmap.schema_migrations m`
+
+// writable is nil when this build may write into a schema in state st: the
+// same version; a newer one whose migrations keep this build's writers; an
+// older one (not none) whose missing migrations all keep its writers.
+func writable(st schemaState) error {
+	known := SchemaVersion()
+	switch {
+	case st.version == known:
+		return nil
+	case st.version > known:
+		if st.newerFloor <= known {
+			return nil
+		}
+		return tooNew(st.version, known)
+	case st.version > 0 && floorAfter(st.version) <= st.version:
+		return nil
+	}
+	return tooOld(st.version, known)
+}
+
+// floorAfter is the oldest writer every migration of this build after
+// version v keeps (the highest of their minWriter; 0 when there are none).
+func floorAfter(v int) int {
+	f := 0
+	for m := v + 1; m <= SchemaVersion(); m++ {
+		f = max(f, history[m].minWriter)
+	}
+	return f
+}
+
+// Migrate is `agentmap sink migrate`: it brings the schema agentmap up to
+// this build's version and checks that every table and view of it is
+// there. A database already at the version needs no DDL privilege and
+// takes no lock; a database a newer build migrated is left as it is when
+// this build may write into it (and refused otherwise). Otherwise it first
+// checks, taking no lock, that the role may migrate (mayMigrate: it owns
+// the schema and its tables and views), naming their owners when it may
+// not; then the migrations run in one transaction under an advisory lock,
+// so that daemons starting together wait for one another and none applies
+// a migration twice. The schema itself is created only when it does not
 // exist: PostgreSQL checks CREATE on the database before IF NOT EXISTS,
 // and the owner of a schema an administrator made has no such privilege.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
@@ -109,30 +208,153 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return err
 	}
-	v, err := schemaVersion(ctx, pool)
+	st, err := readSchema(ctx, pool)
 	if err != nil {
-		return err
+		return whoOwns(ctx, pool, err)
 	}
-	if v > len(ms) {
-		return tooNew(v, len(ms))
+	if st.version > len(ms) {
+		if err := writable(st); err != nil {
+			return err
+		}
 	}
-	if v < len(ms) {
+	if st.version < len(ms) {
+		if err, _ := mayMigrate(ctx, pool); err != nil {
+			return err
+		}
 		if err := migrate(ctx, pool, ms); err != nil {
 			return err
 		}
 	}
-	return checkObjects(ctx, pool, ms)
+	return checkObjects(ctx, pool, len(ms))
+}
+
+// Prepare is what a daemon's sender does when it connects: it checks that
+// this build may write into the schema as it is, and that every table and
+// view of it is there, and returns the schema's version. It migrates a
+// schema behind this build's only when the role may (it owns the schema
+// and its tables and views: a daemon that connects as the owner); a role
+// that may not (the machines' role, which runs no DDL) writes into a
+// schema behind when the missing migrations keep its writers, and is
+// refused otherwise, without taking the migrations' lock or trying any
+// DDL. `agentmap sink migrate` as the owner brings the schema up.
+func Prepare(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	ms, err := migrations()
+	if err != nil {
+		return 0, err
+	}
+	known := len(ms)
+	st, err := readSchema(ctx, pool)
+	if err != nil {
+		return 0, whoOwns(ctx, pool, err)
+	}
+	if st.version >= known {
+		if err := writable(st); err != nil {
+			return st.version, err
+		}
+		return st.version, checkObjects(ctx, pool, known)
+	}
+	switch err, _ := mayMigrate(ctx, pool); {
+	case err == nil:
+		if err := migrate(ctx, pool, ms); err != nil {
+			return st.version, err
+		}
+		return known, checkObjects(ctx, pool, known)
+	case !errors.Is(err, ErrNotOwner):
+		return st.version, err
+	}
+	if err := writable(st); err != nil {
+		return st.version, err
+	}
+	return st.version, checkObjects(ctx, pool, st.version)
+}
+
+// Version is the version of the team database's schema (0 before the
+// first migration).
+func Version(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	st, err := readSchema(ctx, pool)
+	return st.version, err
+}
+
+// whoOwns is the error of a schema a role may not read (err): when the
+// role owns the schema but not its tables (made by another role), it says
+// who owns them and what to do (mayMigrate), where the server's permission
+// error would tell the owner to run `agentmap sink migrate` as the owner.
+func whoOwns(ctx context.Context, pool *pgxpool.Pool, err error) error {
+	var se *ServerError
+	if !errors.As(err, &se) || se.Code != "42501" {
+		return err
+	}
+	if owned, ownsSchema := mayMigrate(ctx, pool); owned != nil && ownsSchema {
+		return owned
+	}
+	return err
+}
+
+// mayMigrate is nil when the role connected may run the migrations: it
+// owns (is a member of the owner of) the schema and each of the schema's
+// tables and views, or, without the schema, may create it. Otherwise it
+// says who owns what (ErrNotOwner): a database whose tables another role
+// made (an earlier `agentmap sink migrate` run as a superuser) needs them
+// given to the schema's owner first. ownsSchema says whether the role owns
+// the schema.
+func mayMigrate(ctx context.Context, pool *pgxpool.Pool) (err error, ownsSchema bool) {
+	var names []string
+	for _, h := range history {
+		for _, o := range h.objects {
+			names = append(names, strings.TrimPrefix(o, "agentmap."))
+		}
+	}
+	names = append(names, "schema_migrations")
+	var (
+		exists, owns, mayCreate, bootstrap bool
+		me, owner                          string
+		others                             []string
+	)
+	err = pool.QueryRow(ctx, `SELECT current_user, n.oid IS NOT NULL,
+			coalesce(pg_has_role(current_user, n.nspowner, 'USAGE'), false),
+			has_database_privilege(current_database(), 'CREATE'),
+			coalesce(pg_get_userbyid(n.nspowner)::text, ''),
+			coalesce((SELECT array_agg(DISTINCT pg_get_userbyid(c.relowner)::text ORDER BY pg_get_userbyid(c.relowner)::text)
+				FROM pg_catalog.pg_class c
+				WHERE c.relnamespace = n.oid AND c.relname = ANY($1::text[]) AND c.relkind IN ('r', 'p', 'v', 'm')
+				AND NOT pg_has_role(current_user, c.relowner, 'USAGE')), '{}'),
+			EXISTS (SELECT 1 FROM pg_catalog.pg_class c
+				WHERE c.relnamespace = n.oid AND c.relname = ANY($1::text[]) AND c.relowner = 10 -- the bootstrap superuser
+				AND NOT pg_has_role(current_user, c.relowner, 'USAGE'))
+		FROM (SELECT 1) one LEFT JOIN pg_catalog.pg_namespace n ON n.nspname = 'agentmap'`, names).
+		Scan(&me, &exists, &owns, &mayCreate, &owner, &others, &bootstrap)
+	if err != nil {
+		return fmt.Errorf("migrate: who owns the schema: %w", withHint(safeErr(err))), false
+	}
+	switch {
+	case !exists && !mayCreate:
+		return fmt.Errorf("%w: the schema agentmap does not exist and this role (%s) may not create it: as the database's administrator, CREATE SCHEMA agentmap AUTHORIZATION <the owner's role>, then %s",
+			ErrNotOwner, me, ownerHint), false
+	case exists && !owns:
+		return fmt.Errorf("%w: the schema agentmap belongs to %s, not to this role (%s): run `agentmap sink migrate` as %s, the schema's owner (docs/team-database.md)",
+			ErrNotOwner, owner, me, owner), false
+	case len(others) > 0:
+		reassign := ""
+		if !bootstrap && len(others) == 1 {
+			// The bootstrap superuser's objects REASSIGN OWNED refuses.
+			reassign = fmt.Sprintf(", or REASSIGN OWNED BY %s TO %s where %s owns nothing else", others[0], me, others[0])
+		}
+		return fmt.Errorf("%w: tables or views of the schema agentmap belong to %s, not to %s, the schema's owner this migrate connects as (an earlier `agentmap sink migrate` ran as %s?): as a superuser, ALTER TABLE/VIEW … OWNER TO %s for each of them%s; then run `agentmap sink migrate` again (docs/team-database.md, \"Tables another role owns\")",
+			ErrNotOwner, strings.Join(others, " and "), me, others[0], me, reassign), true
+	}
+	return nil, owns
 }
 
 func migrate(ctx context.Context, pool *pgxpool.Pool, ms []migration) error {
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	return inTx(ctx, pool, "migrate", func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrationLock); err != nil {
 			return fmt.Errorf("migrate: lock: %w", safeErr(err))
 		}
-		var schema, table bool
+		var schema, table, column bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = 'agentmap'),
-			EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-				WHERE n.nspname = 'agentmap' AND c.relname = 'schema_migrations')`).Scan(&schema, &table); err != nil {
+			to_regclass('agentmap.schema_migrations') IS NOT NULL,
+			EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = to_regclass('agentmap.schema_migrations')
+				AND attname = 'min_writer' AND NOT attisdropped)`).Scan(&schema, &table, &column); err != nil {
 			return fmt.Errorf("migrate: %w", withHint(safeErr(err)))
 		}
 		if !schema {
@@ -145,12 +367,20 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, ms []migration) error {
 				return fmt.Errorf("migrate: create the schema agentmap: %w", err)
 			}
 		}
-		if !table {
+		switch {
+		case !table:
 			if _, err := tx.Exec(ctx, `CREATE TABLE agentmap.schema_migrations (
 				version integer PRIMARY KEY,
 				name text NOT NULL,
-				applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-				return fmt.Errorf("migrate: %w", withHint(safeErr(err)))
+				applied_at timestamptz NOT NULL DEFAULT now(),
+				min_writer integer)`); err != nil {
+				return fmt.Errorf("migrate: %w", migrateHint(safeErr(err)))
+			}
+		case !column:
+			// Made by a build before the column: the oldest writer of each
+			// migration is recorded from now on (history, below).
+			if _, err := tx.Exec(ctx, "ALTER TABLE agentmap.schema_migrations ADD COLUMN min_writer integer"); err != nil {
+				return fmt.Errorf("migrate: %w", migrateHint(safeErr(err)))
 			}
 		}
 		var v int
@@ -162,40 +392,55 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, ms []migration) error {
 		}
 		for _, m := range ms[v:] {
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, withHint(safeErr(err)))
+				return fmt.Errorf("migration %s: %w", m.name, migrateHint(safeErr(err)))
 			}
-			if _, err := tx.Exec(ctx, "INSERT INTO agentmap.schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, withHint(safeErr(err)))
+			if _, err := tx.Exec(ctx, "INSERT INTO agentmap.schema_migrations (version, name, min_writer) VALUES ($1, $2, $3)",
+				m.version, m.name, m.minWriter); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, migrateHint(safeErr(err)))
 			}
+		}
+		// Migrations an older build applied, before the column.
+		var versions, writers []int32
+		for _, m := range ms {
+			versions, writers = append(versions, int32(m.version)), append(writers, int32(m.minWriter))
+		}
+		if _, err := tx.Exec(ctx, `UPDATE agentmap.schema_migrations s SET min_writer = h.w
+			FROM unnest($1::integer[], $2::integer[]) AS h(v, w) WHERE s.version = h.v AND s.min_writer IS NULL`, versions, writers); err != nil {
+			return fmt.Errorf("migrate: %w", migrateHint(safeErr(err)))
 		}
 		return nil
 	})
 }
 
-// objectPattern finds the tables and views a migration creates.
-var objectPattern = regexp.MustCompile(`(?im)^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?agentmap\.(\w+)`)
+// migrateHint adds what to do to a migration's failure: a lock not granted
+// in time (lock_timeout: a long query or transaction holds a table or view
+// of the schema) passes when tried again; a missing privilege is the
+// owner's hint.
+func migrateHint(err error) error {
+	var se *ServerError
+	if errors.As(err, &se) && se.Code == "55P03" {
+		return fmt.Errorf("%w; a long query or transaction holds a table or view of the schema: run `agentmap sink migrate` again when it ends", err)
+	}
+	return withHint(err)
+}
 
-// objects are the tables and views of the schema at this build's version,
+// objects are the tables and views of the schema at version v,
 // "agentmap.name", in the order the migrations create them.
-func objects(ms []migration) []string {
+func objects(v int) []string {
 	out := []string{"agentmap.schema_migrations"}
-	for _, m := range ms {
-		for _, g := range objectPattern.FindAllStringSubmatch(m.sql, -1) {
-			if name := "agentmap." + strings.ToLower(g[2]); !slices.Contains(out, name) {
-				out = append(out, name)
-			}
-		}
+	for m := 1; m <= v; m++ {
+		out = append(out, history[m].objects...)
 	}
 	return out
 }
 
-// checkObjects fails, naming them, when tables or views of the schema are
-// missing (dropped by hand, or a partial restore): a schema at its version
-// in schema_migrations is not necessarily whole.
-func checkObjects(ctx context.Context, pool *pgxpool.Pool, ms []migration) error {
+// checkObjects fails, naming them, when tables or views of the schema at
+// version v are missing (dropped by hand, or a partial restore): a schema
+// at its version in schema_migrations is not necessarily whole.
+func checkObjects(ctx context.Context, pool *pgxpool.Pool, v int) error {
 	var missing []string
 	if err := pool.QueryRow(ctx, `SELECT coalesce(array_agg(o ORDER BY n), '{}') FROM unnest($1::text[]) WITH ORDINALITY AS t(o, n)
-		WHERE to_regclass(o) IS NULL`, objects(ms)).Scan(&missing); err != nil {
+		WHERE to_regclass(o) IS NULL`, objects(v)).Scan(&missing); err != nil {
 		return fmt.Errorf("check the schema: %w", withHint(safeErr(err)))
 	}
 	if len(missing) > 0 {
@@ -216,63 +461,41 @@ func listed(names []string) string {
 // transaction: a shared hold of the migrations' lock (a migration running
 // now finishes first, and none starts before the push ends), then the
 // version. A daemon whose pool outlived a migration by a newer agentmap
-// refuses to write as it does at start.
+// that this build cannot write into refuses to write as it does at start.
 func checkVersion(ctx context.Context, tx pgx.Tx) error {
 	b := &pgx.Batch{}
 	b.Queue("SELECT pg_advisory_xact_lock_shared($1)", migrationLock)
-	b.Queue("SELECT coalesce(max(version), 0) FROM agentmap.schema_migrations")
+	b.Queue(versionQuery, SchemaVersion())
 	br := tx.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
 		return fmt.Errorf("check the schema version: %w", withHint(safeErr(err)))
 	}
-	var v int
-	if err := br.QueryRow().Scan(&v); err != nil {
+	var st schemaState
+	if err := br.QueryRow().Scan(&st.version, &st.newerFloor); err != nil {
 		return fmt.Errorf("check the schema version: %w", withHint(safeErr(err)))
 	}
-	switch known := SchemaVersion(); {
-	case v > known:
-		return tooNew(v, known)
-	case v < known:
-		return fmt.Errorf("%w (schema %d, this build writes %d): run `agentmap sink migrate` as the schema's owner", ErrSchemaOld, v, known)
+	if err := writable(st); err != nil {
+		return err
 	}
 	return br.Close()
 }
 
-// schemaVersion is the newest migration applied, 0 before the first.
-func schemaVersion(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+// readSchema reads the schema's state, version 0 before the first
+// migration.
+func readSchema(ctx context.Context, pool *pgxpool.Pool) (schemaState, error) {
+	var st schemaState
 	var exists bool
 	if err := pool.QueryRow(ctx, "SELECT to_regclass('agentmap.schema_migrations') IS NOT NULL").Scan(&exists); err != nil {
-		return 0, fmt.Errorf("read schema version: %w", withHint(safeErr(err)))
+		return st, fmt.Errorf("read schema version: %w", withHint(safeErr(err)))
 	}
 	if !exists {
-		return 0, nil
+		return st, nil
 	}
-	var v int
-	if err := pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM agentmap.schema_migrations").Scan(&v); err != nil {
-		return 0, fmt.Errorf("read schema version: %w", withHint(safeErr(err)))
+	if err := pool.QueryRow(ctx, versionQuery, SchemaVersion()).Scan(&st.version, &st.newerFloor); err != nil {
+		return st, fmt.Errorf("read schema version: %w", withHint(safeErr(err)))
 	}
-	return v, nil
-}
-
-// ServerError is an error the server answered with: its SQLSTATE and
-// message, without the detail, hint and position, which can quote the
-// values of a row.
-type ServerError struct {
-	Code, Message string
-}
-
-func (e *ServerError) Error() string { return fmt.Sprintf("server error %s (%s)", e.Code, e.Message) }
-
-// safeErr keeps what a server error says in general and drops its detail,
-// hint and position: an error that reaches a log or the status names a
-// SQLSTATE, never data.
-func safeErr(err error) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return &ServerError{Code: pe.Code, Message: pe.Message}
-	}
-	return err
+	return st, nil
 }
 
 // withHint adds what to do to a refusal for want of a privilege
@@ -284,26 +507,4 @@ func withHint(err error) error {
 		return fmt.Errorf("%w; %s", err, ownerHint)
 	}
 	return err
-}
-
-// Refused reports whether an error is the team database answering no
-// (a newer, older or damaged schema, a missing privilege, a read-only
-// server, a wrong password) rather than being out of reach: the connection
-// failed, was cut, or timed out.
-func Refused(err error) bool {
-	if errors.Is(err, ErrSchemaTooNew) || errors.Is(err, ErrSchemaOld) || errors.Is(err, ErrSchemaDamaged) {
-		return true
-	}
-	var se *ServerError
-	if !errors.As(err, &se) {
-		return false
-	}
-	switch se.Code[:min(2, len(se.Code))] {
-	case "08", // connection exception
-		"53", // insufficient resources (too many connections, disk full)
-		"57", // operator intervention (shutdown, query canceled)
-		"58": // system error
-		return false
-	}
-	return true
 }

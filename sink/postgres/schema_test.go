@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,16 +76,19 @@ func TestSinkRoleBeforeTheSchemaIsToldWhatToDo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = Migrate(ctx, pool)
+		// `agentmap sink migrate` as the sink role, and a daemon's start.
+		_, perr := Prepare(ctx, pool)
+		for _, err := range []error{Migrate(ctx, pool), perr} {
+			t.Logf("the sink role before the schema (%q) is told: %v", setup, err)
+			if err == nil || !strings.Contains(err.Error(), "run `agentmap sink migrate` as the schema's owner") ||
+				!strings.Contains(err.Error(), "team-database-grants.sql") || !Refused(err) {
+				t.Errorf("the sink role before the schema (%q): %v", setup, err)
+			}
+			if err != nil && strings.Contains(err.Error(), "pw-of-the-sink") {
+				t.Errorf("the error names the password: %v", err)
+			}
+		}
 		pool.Close()
-		t.Logf("the sink role before the schema (%q) is told: %v", setup, err)
-		if err == nil || !strings.Contains(err.Error(), "42501") || !strings.Contains(err.Error(), "run `agentmap sink migrate` as the schema's owner") ||
-			!strings.Contains(err.Error(), "team-database-grants.sql") {
-			t.Errorf("the sink role before the schema (%q): %v", setup, err)
-		}
-		if err != nil && strings.Contains(err.Error(), "pw-of-the-sink") {
-			t.Errorf("the error names the password: %v", err)
-		}
 	}
 }
 
@@ -106,20 +110,37 @@ func TestMigrateFindsMissingTablesAndViews(t *testing.T) {
 	if err := Migrate(ctx, pool); !errors.Is(err, ErrSchemaDamaged) || !strings.Contains(err.Error(), "agentmap.files and agentmap.failing_verbs are missing") {
 		t.Fatalf("migrate without agentmap.files and a view: %v", err)
 	}
-	// Every table and view the migrations create is checked.
-	ms, _ := migrations()
+	// Every table and view the migrations create is checked: the list
+	// kept in history is what the files create.
 	want := []string{"agentmap.schema_migrations", "agentmap.devices", "agentmap.sessions", "agentmap.events", "agentmap.files",
 		"agentmap.cost_per_repo_week", "agentmap.failing_verbs", "agentmap.mcp_failure_rates", "agentmap.outcomes_per_agent",
 		"agentmap.latest_sessions"}
-	if got := objects(ms); strings.Join(got, " ") != strings.Join(want, " ") {
+	if got := objects(SchemaVersion()); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("objects checked: %v, want %v", got, want)
+	}
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := regexp.MustCompile(`(?im)^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?(agentmap\.\w+)`)
+	for _, m := range ms {
+		var made []string
+		for _, g := range created.FindAllStringSubmatch(m.sql, -1) {
+			if name := strings.ToLower(g[1]); !slices.Contains(objects(m.version-1), name) && !slices.Contains(made, name) {
+				made = append(made, name)
+			}
+		}
+		if strings.Join(made, " ") != strings.Join(history[m.version].objects, " ") {
+			t.Errorf("%s creates %v; history lists %v", m.name, made, history[m.version].objects)
+		}
 	}
 }
 
 // TestPushRefusesASchemaMigratedMeanwhile: a pool opened (and its schema
-// checked) before a newer agentmap migrated the database refuses to write,
-// with the error of the start-up check, at the next push or retraction; a
-// schema set back below this build's is refused too.
+// checked) before a newer agentmap migrated the database, in a way this
+// build cannot write into, refuses to write, with the error of the
+// start-up check, at the next push or retraction; a schema set back below
+// this build's is refused unless the migrations since keep its writers.
 func TestPushRefusesASchemaMigratedMeanwhile(t *testing.T) {
 	_, pool := newDB(t)
 	ctx := context.Background()
@@ -146,11 +167,20 @@ func TestPushRefusesASchemaMigratedMeanwhile(t *testing.T) {
 	if n := count(t, pool, "SELECT count(*) FROM agentmap.sessions"); n != 1 {
 		t.Fatalf("%d sessions after pushes into a newer schema, want the 1 from before", n)
 	}
-	if _, err := pool.Exec(ctx, "DELETE FROM agentmap.schema_migrations WHERE version >= $1", SchemaVersion()); err != nil {
+	// A schema set back below this build's: written into when the
+	// migrations since keep its writers (schema 2: migration 3 adds an
+	// index and views), refused where none is recorded.
+	if _, err := pool.Exec(ctx, "DELETE FROM agentmap.schema_migrations WHERE version >= 3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Push(ctx, pool, dev, []Upload{{Doc: newer, FlushedAt: time.Now()}}); err != nil {
+		t.Fatalf("push into schema 2: %v", err)
+	}
+	if _, err := pool.Exec(ctx, "DELETE FROM agentmap.schema_migrations"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Push(ctx, pool, dev, []Upload{{Doc: newer, FlushedAt: time.Now()}}); !errors.Is(err, ErrSchemaOld) {
-		t.Fatalf("push into an older schema: %v", err)
+		t.Fatalf("push into a schema with no migration recorded: %v", err)
 	}
 }
 
@@ -213,6 +243,11 @@ func TestRefusedTellsARefusalFromAnOutage(t *testing.T) {
 		{&ServerError{Code: "57P01", Message: "terminating connection due to administrator command"}, false},
 		{&ServerError{Code: "08006", Message: "connection failure"}, false},
 		{&ServerError{Code: "53300", Message: "too many connections"}, false},
+		// Conflicts: tried again, they pass.
+		{fmt.Errorf("push: commit: %w", &ServerError{Code: "40001", Message: "could not serialize access"}), false},
+		{&ServerError{Code: "40P01", Message: "deadlock detected"}, false},
+		{&ServerError{Code: "55P03", Message: "canceling statement due to lock timeout"}, false},
+		{fmt.Errorf("migrate: %w", ErrNotOwner), true},
 		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), false},
 		{context.DeadlineExceeded, false},
 	} {
@@ -309,9 +344,12 @@ func TestOneSessionIDIsOneSession(t *testing.T) {
 	if _, err := Push(ctx, pool, old, all); err != nil {
 		t.Fatal(err)
 	}
+	// The rebuilt machine sends a later version of two of them (the
+	// sessions went on: more tokens): that is what counts, not the old
+	// device's earlier version.
 	var again []Upload
 	for _, u := range all[:2] {
-		again = append(again, Upload{Doc: u.Doc, FlushedAt: t0.Add(time.Hour)})
+		again = append(again, Upload{Doc: withMoreTokens(t, u.Doc, 1000), FlushedAt: t0.Add(time.Hour)})
 	}
 	if _, err := Push(ctx, pool, rebuilt, again); err != nil {
 		t.Fatal(err)
@@ -319,27 +357,44 @@ func TestOneSessionIDIsOneSession(t *testing.T) {
 	if n := count(t, pool, "SELECT count(*) FROM agentmap.sessions"); n != 5 {
 		t.Fatalf("%d rows, want one per device and session", n)
 	}
+	tokensRead := int64(0)
 	read := func(f Filter) map[string]string {
 		t.Helper()
 		out := map[string]string{}
+		tokensRead = 0
 		if err := ReadPool(ctx, pool, f, func(s Stored) error {
-			d := fixtureID(t, s.Map)
-			if _, dup := out[d]; dup {
-				t.Errorf("session %s read twice", d)
+			d, err := mapfile.Parse(s.Map)
+			if err != nil {
+				return err
 			}
-			out[d] = s.DeviceID
+			id := d.Map.Session.ID
+			if _, dup := out[id]; dup {
+				t.Errorf("session %s read twice", id)
+			}
+			out[id] = s.DeviceID
+			tokensRead += d.Map.Totals.Tokens
 			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
 		return out
 	}
-	got := read(Filter{})
-	if len(got) != 3 || got[all[0].Doc.Map.Session.ID] != rebuilt.ID || got[all[2].Doc.Map.Session.ID] != old.ID {
-		t.Fatalf("read: %v, want the rebuilt device's two sessions and the old one's third", got)
+	var wantTokens, oldTokens int64
+	var wantCost float64
+	for i, u := range all {
+		oldTokens += u.Doc.Map.Totals.Tokens
+		if i < len(again) {
+			u = again[i]
+		}
+		wantTokens += u.Doc.Map.Totals.Tokens
+		wantCost += u.Doc.Map.Totals.CostUSD
 	}
-	if got := read(Filter{Devices: []string{old.ID}}); len(got) != 3 || got[all[0].Doc.Map.Session.ID] != old.ID {
-		t.Fatalf("read of the old device: %v", got)
+	got := read(Filter{})
+	if len(got) != 3 || got[all[0].Doc.Map.Session.ID] != rebuilt.ID || got[all[2].Doc.Map.Session.ID] != old.ID || tokensRead != wantTokens {
+		t.Fatalf("read: %v, %d tokens; want the rebuilt device's two sessions and the old one's third, %d tokens", got, tokensRead, wantTokens)
+	}
+	if got := read(Filter{Devices: []string{old.ID}}); len(got) != 3 || got[all[0].Doc.Map.Session.ID] != old.ID || tokensRead != oldTokens {
+		t.Fatalf("read of the old device: %v, %d tokens, want its own %d", got, tokensRead, oldTokens)
 	}
 	if got := read(Filter{Devices: []string{"laptop"}}); len(got) != 3 {
 		t.Fatalf("read of the label both share: %v", got)
@@ -349,12 +404,8 @@ func TestOneSessionIDIsOneSession(t *testing.T) {
 	if err := pool.QueryRow(ctx, "SELECT sum(sessions), sum(tokens), sum(cost_usd) FROM agentmap.cost_per_repo_week").Scan(&sessions, &tokens, &cost); err != nil {
 		t.Fatal(err)
 	}
-	var wantTokens int64
-	var wantCost float64
 	execs, mcps := 0, 0
 	for _, u := range all {
-		wantTokens += u.Doc.Map.Totals.Tokens
-		wantCost += u.Doc.Map.Totals.CostUSD
 		for _, e := range u.Doc.Map.Events {
 			switch e.Kind {
 			case "exec":
@@ -379,15 +430,6 @@ func TestOneSessionIDIsOneSession(t *testing.T) {
 	if n := count(t, pool, "SELECT count(*) FROM agentmap.latest_sessions"); n != 3 {
 		t.Fatalf("latest_sessions: %d rows", n)
 	}
-}
-
-func fixtureID(t *testing.T, m []byte) string {
-	t.Helper()
-	d, err := mapfile.Parse(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d.Map.Session.ID
 }
 
 // requeue rewrites a stored map (so its content differs) and records its

@@ -73,7 +73,8 @@ type Sender struct {
 	mu   sync.Mutex // guards st against Status readers
 	st   state.SinkState
 	pool *pgxpool.Pool
-	// migrated is set once the schema was checked on the current pool.
+	// migrated is set once the schema was checked on the current pool
+	// (Prepare).
 	migrated bool
 	// refused are the sessions whose retraction the database refused in
 	// the drain under way (nil outside one): a batch of only those ends it.
@@ -143,10 +144,16 @@ func (s *Sender) Run(ctx context.Context) {
 			wait := min(time.Second<<min(f-1, 16), maxBackoff)
 			next = time.Now().Add(wait)
 			what := "cannot reach the team database; the queue waits on disk"
-			if Refused(err) {
+			switch {
+			case Refused(err):
 				// Reached, and answered no: a newer schema, a read-only
 				// server, a missing grant. The error says which.
 				what = "the team database refused the push; the queue waits on disk"
+			case conflict(err):
+				// Reached, and rolled back for another transaction's
+				// sake (a deadlock, a serialization failure, a lock not
+				// granted in time): the next attempt passes.
+				what = "the team database rolled the push back (a conflict with another transaction); the queue waits on disk"
 			}
 			s.log.Warn(what, "err", err, "failures", f, "retry_in", wait.String())
 			continue
@@ -369,8 +376,18 @@ func (s *Sender) connect(ctx context.Context) (*pgxpool.Pool, error) {
 		s.pool, s.migrated = pool, false
 	}
 	if !s.migrated {
-		if err := Migrate(ctx, s.pool); err != nil {
+		v, err := Prepare(ctx, s.pool)
+		if err != nil {
 			return nil, err
+		}
+		switch known := SchemaVersion(); {
+		case v < known:
+			s.log.Info("the team database's schema is behind this agentmap's; this agentmap writes into it as it is",
+				"schema", v, "this_build", known,
+				"next", "once every machine runs this agentmap, run `agentmap sink migrate` as the schema's owner (docs/team-database.md, Upgrading)")
+		case v > known:
+			s.log.Info("the team database's schema is newer than this agentmap's, and its migrations keep this agentmap's writes; this agentmap writes into it",
+				"schema", v, "this_build", known, "next", "upgrade agentmap on this machine")
 		}
 		s.migrated = true
 	}

@@ -6,7 +6,16 @@
 -- flushed last (then received last). `agentmap report --from` and `agentmap
 -- usage --from` read the same way (sink/postgres.Read).
 
-CREATE INDEX sessions_session ON agentmap.sessions (session_id);
+-- The index and the views are made under locks that wait for queries
+-- reading the tables and views they change, and pushes wait for this
+-- migration (the migrations' advisory lock): rather than stall every push
+-- behind a long report, the migration gives up after 10 s and
+-- `agentmap sink migrate` says to run it again.
+SET LOCAL lock_timeout = '10s';
+
+-- The lookup of a session id's newer rows (latest_sessions, Read): the
+-- whole comparison in the index.
+CREATE INDEX sessions_session ON agentmap.sessions (session_id, flushed_at, received_at, id);
 
 -- The latest version of each session, whichever device sent it.
 CREATE VIEW agentmap.latest_sessions AS
