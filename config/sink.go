@@ -98,6 +98,10 @@ func (c *Config) validateSink(p platform, add func(key, format string, args ...a
 }
 
 func resolveSinkPaths(c *Config, p platform) {
+	// An inline URL is trimmed as url_file's is: a TOML """…""" string
+	// ends with its newline, and a space before postgres:// would make pgx
+	// read the URL as key=value pairs.
+	c.Sink.Postgres.URL = strings.TrimSpace(c.Sink.Postgres.URL)
 	c.Sink.Postgres.URLFile = p.expand(c.Sink.Postgres.URLFile)
 	c.Sink.Postgres.HashKeyFile = p.expand(c.Sink.Postgres.HashKeyFile)
 }

@@ -44,8 +44,8 @@ type FlushResult struct {
 	Failed []string `json:"failed,omitempty"`
 	// Rewritten counts the maps a rewrite of every map wrote (which does
 	// not list them in Flushed: they are every session).
-	Rewritten int `json:"rewritten,omitempty"`
-	Error  string   `json:"error,omitempty"`
+	Rewritten int    `json:"rewritten,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
 type flushRequest struct {

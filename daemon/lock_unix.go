@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/agentmap/agentmap/state"
 )
@@ -28,12 +29,22 @@ func lockDataDir(dir string) (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock the data directory: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+	// Waited for as the state database's lock is (state.OpenTimeout): a
+	// process that is just ending lets go of it a moment later.
+	deadline := time.Now().Add(state.OpenTimeout)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock the data directory: %s: %w", path, err)
+		}
+		if time.Now().After(deadline) {
+			f.Close()
 			return nil, fmt.Errorf("%w (%s is locked)", state.ErrLocked, path)
 		}
-		return nil, fmt.Errorf("lock the data directory: %s: %w", path, err)
+		time.Sleep(20 * time.Millisecond)
 	}
-	return func() { f.Close() }, nil
 }

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // keywords are the connection keywords of libpq (PostgreSQL 18's
@@ -32,7 +33,7 @@ var keywords = map[string]bool{}
 
 func init() {
 	for _, k := range strings.Fields(`
-		service user password passfile channel_binding connect_timeout dbname host hostaddr port
+		service user password passfile channel_binding connect_timeout dbname database host hostaddr port
 		client_encoding options application_name fallback_application_name keepalives keepalives_idle
 		keepalives_interval keepalives_count tcp_user_timeout sslmode sslnegotiation sslcompression sslcert
 		sslkey sslkeylogfile sslcertmode sslpassword sslrootcert sslcrl sslcrldir sslsni requirepeer
@@ -73,14 +74,38 @@ func prefixLen(s string) int {
 
 // The reasons Check refuses a string. None quotes any of it.
 var (
-	ErrSpace    = errors.New("starts or ends with white space: remove it (with a space before it, a URL is not read as a URL)")
-	ErrAt       = errors.New("has an @ that does not end the user name and password: percent-encode @ / ? # in the password (%40 %2F %3F %23)")
-	ErrURL      = errors.New("is a postgres:// URL that does not parse: percent-encode spaces, % and @ / ? # in the user name and password, give ports as numbers and each query parameter as key=value")
-	ErrKeyValue = errors.New("is neither a postgres:// (or postgresql://) URL nor a libpq key=value connection string that parses")
-	ErrQueryKey = errors.New("has a query parameter that is not a libpq connection keyword")
-	ErrKeyword  = errors.New("has a key that is not a libpq connection keyword (a URL must start with postgres:// or postgresql://, with nothing before it)")
-	ErrDBName   = errors.New("has a dbname that is itself a connection string, which pgx does not expand: give its parts as parameters")
+	ErrSpace     = errors.New("starts or ends with white space: remove it (with a space before it, a URL is not read as a URL)")
+	ErrAt        = errors.New("has an @ that does not end the user name and password: percent-encode @ / ? # in the password (%40 %2F %3F %23)")
+	ErrURL       = errors.New("is a postgres:// URL that does not parse: percent-encode spaces, % and @ / ? # in the user name and password, give ports as numbers and each query parameter as key=value")
+	ErrKeyValue  = errors.New("is neither a postgres:// (or postgresql://) URL nor a libpq key=value connection string that parses")
+	ErrQueryKey  = errors.New("has a query parameter that is not a libpq connection keyword")
+	ErrKeyword   = errors.New("has a key that is not a libpq connection keyword (a URL must start with postgres:// or postgresql://, with nothing before it)")
+	ErrDBName    = errors.New("has a dbname that is itself a connection string, which pgx does not expand: give its parts as parameters")
+	ErrJoined    = errors.New("has an = in a user, host, hostaddr or port value: a space missing between two key=value pairs?")
+	ErrWideSpace = errors.New("holds a space that is not ASCII (a non-breaking space, say, pasted between two pairs): write plain spaces")
 )
+
+// joinable are the keywords whose values never hold an =: one that does is
+// two pairs run together (user=upassword=secret), whose second would be
+// shown as a user or a host name.
+var joinable = map[string]bool{"user": true, "host": true, "hostaddr": true, "port": true}
+
+// wideSpace reports whether s holds white space beyond ASCII, which
+// libpq's grammar does not take for a separator.
+func wideSpace(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r > 0x7f && unicode.IsSpace(r) })
+}
+
+// holdsSecret reports whether a value holds what reads as a secret
+// keyword's assignment (host=dbpassword=secret): masked wherever it is.
+func holdsSecret(v string) bool {
+	for k := range secrets {
+		if strings.Contains(v, k+"=") {
+			return true
+		}
+	}
+	return false
+}
 
 // Check reports whether pgx reads s as it is meant to be read, with an error
 // that quotes none of it: no white space around it (a space before a URL
@@ -98,15 +123,26 @@ func Check(s string) error {
 	if strings.TrimSpace(s) != s {
 		return ErrSpace
 	}
+	if wideSpace(s) {
+		return ErrWideSpace
+	}
 	if IsURL(s) {
 		rest := s[prefixLen(s):]
+		// pgx's user information ends at the first @ before any /; an @
+		// in the hosts, ports or path after it is a password's that was
+		// not escaped, and pgx would connect to a piece of it. An @ in a
+		// query value (user=alice@example.com) is the value's.
+		tail := rest
 		if at := strings.IndexByte(rest, '@'); at >= 0 {
-			if strings.Count(rest, "@") > 1 {
-				return ErrAt
+			if sl := strings.IndexByte(rest, '/'); sl < 0 || at < sl {
+				tail = rest[at+1:]
 			}
-			if sl := strings.IndexByte(rest, '/'); sl >= 0 && sl < at {
-				return ErrAt
-			}
+		}
+		if q := strings.IndexByte(tail, '?'); q >= 0 {
+			tail = tail[:q]
+		}
+		if strings.Contains(tail, "@") {
+			return ErrAt
 		}
 		u, err := parseURL(s)
 		if err != nil {
@@ -115,6 +151,11 @@ func Check(s string) error {
 		for _, p := range u.query {
 			if !Keyword(p.key) { // ssl=true is read as sslmode=require; another ssl goes to the server
 				return ErrQueryKey
+			}
+		}
+		for _, p := range u.all() {
+			if joinable[p.key] && strings.Contains(p.value, "=") {
+				return ErrJoined
 			}
 		}
 		if db := u.get("dbname"); isConnString(db) {
@@ -132,6 +173,9 @@ func Check(s string) error {
 		}
 		if p.key == "dbname" && isConnString(p.value) {
 			return ErrDBName
+		}
+		if joinable[p.key] && strings.Contains(p.value, "=") {
+			return ErrJoined
 		}
 	}
 	return nil
@@ -357,7 +401,7 @@ func secretSpans(s string) []span {
 			switch {
 			case !Keyword(p.key):
 				out = append(out, span{p.kstart, p.end})
-			case Secret(p.key), p.key == "dbname" && isConnString(p.value) && Mask(p.value) != p.value:
+			case Secret(p.key), p.key == "dbname" && isConnString(p.value) && Mask(p.value) != p.value, holdsSecret(p.value):
 				out = append(out, span{p.start, p.end})
 			}
 		}
@@ -398,7 +442,7 @@ func urlSecrets(s string) []span {
 			case p.key == "":
 			case !Keyword(p.key) && (p.key != "ssl" || p.value != "true"):
 				out = append(out, span{p.kstart, p.end})
-			case Secret(p.key), p.key == "dbname" && isConnString(p.value) && Mask(p.value) != p.value:
+			case Secret(p.key), p.key == "dbname" && isConnString(p.value) && Mask(p.value) != p.value, holdsSecret(p.value):
 				if p.start >= 0 {
 					out = append(out, span{p.start, p.end})
 				}

@@ -75,7 +75,11 @@ func TestCheckRefusesWhatPgxMisreads(t *testing.T) {
 		"postgres://u:SEC/RET@h/db":                                     ErrAt,
 		"postgres://agentmap:1234/SECRET@127.0.0.1:1/db":                ErrAt,
 		"postgres://u:/SECRET@h/db":                                     ErrAt,
-		"postgres://u@h/db?application_name=a@SECRET":                   ErrAt,
+		"host=db user=upassword=SECRET dbname=d":                        ErrJoined,
+		"host=dbpassword=SECRET":                                        ErrJoined,
+		"user='u password=SECRET' host=h":                               ErrJoined,
+		"postgres://h/db?user=u%3Dpassword%3DSECRET":                    ErrJoined,
+		"host=db\u00a0password=SECRET":                                  ErrWideSpace,
 		"postgres://u:SEC RET@h/db":                                     ErrURL,
 		"postgres://u:SEC%zzRET@h/db":                                   ErrURL,
 		"postgres://u@h:SECRET/db":                                      ErrURL,
@@ -171,4 +175,27 @@ func FuzzParamsAgreeWithPgx(f *testing.F) {
 			t.Errorf("%q: user %q db %q password %q; pgx %q %q %q", s, get("user"), get("dbname"), get("password"), pc.User, pc.Database, pc.Password)
 		}
 	})
+}
+
+// An @ in a query value is the value's, as pgx reads it: a user name of
+// Entra ID or Kerberos, an application name. The database alias of pgx is
+// a keyword.
+func TestCheckTakesWhatPgxReadsAsMeant(t *testing.T) {
+	for s, target := range map[string]string{
+		"postgres://h/db?user=alice@example.com":        "db on h as alice@example.com",
+		"postgres://u@h/db?application_name=me@laptop":  "db on h as u",
+		"host=h database=agentmap user=u":               "on h as u",
+		"postgres://u:p%40ss@h:5432/db?sslmode=require": "db on h:5432 as u",
+	} {
+		if err := Check(s); err != nil {
+			t.Errorf("Check(%q) = %v, want nil", s, err)
+		}
+		if got := Target(s); got != target {
+			t.Errorf("Target(%q) = %q, want %q", s, got, target)
+		}
+	}
+	// Masked wherever a secret's assignment is run into another value.
+	if got := Mask("host=dbpassword=SECRET user=u"); strings.Contains(got, "SECRET") {
+		t.Errorf("Mask of a password run into the host: %q", got)
+	}
 }

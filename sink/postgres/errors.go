@@ -96,7 +96,7 @@ func connectRefusal(code string) string {
 	case "28P01":
 		return "password authentication failed"
 	case "28000":
-		return "the server does not accept this role from here (pg_hba.conf), or the role does not exist"
+		return "the server does not accept this role from here (pg_hba.conf), the role does not exist, or the server requires TLS (sslmode)"
 	case "3D000":
 		return "the database does not exist"
 	case "42501":
@@ -166,10 +166,16 @@ func Refused(err error) bool {
 }
 
 // conflict reports whether an error is a transaction rolled back for
-// another's sake: SQLSTATE class 40 (a deadlock, a serialization failure)
-// or a lock not granted within lock_timeout (55P03). Tried again, it
-// passes.
+// another's sake: a serialization failure (40001), a deadlock (40P01) or
+// a lock not granted within lock_timeout (55P03). Tried again, it passes.
 func conflict(err error) bool {
 	var se *ServerError
-	return errors.As(err, &se) && (strings.HasPrefix(se.Code, "40") || se.Code == "55P03")
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code {
+	case "40001", "40P01", "55P03": // not 40002, a constraint that fails every time
+		return true
+	}
+	return false
 }

@@ -163,12 +163,17 @@ func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (Pu
 	return res, nil
 }
 
-// lastOfEachSession keeps the last upload of each session id, in the
+// lastOfEachSession keeps, of each session id, the upload flushed last
+// (the later one in the batch when two were flushed at once), in the
 // batch's order, and says how many it left out.
 func lastOfEachSession(ups []Upload) ([]Upload, int) {
 	last := make(map[string]int, len(ups))
 	for i, u := range ups {
-		last[u.Doc.Map.Session.ID] = i
+		id := u.Doc.Map.Session.ID
+		if j, ok := last[id]; ok && ups[j].FlushedAt.After(u.FlushedAt) {
+			continue
+		}
+		last[id] = i
 	}
 	if len(last) == len(ups) {
 		return ups, 0

@@ -132,6 +132,10 @@ var ErrNotOwner = errors.New("this role may not migrate the team database's sche
 // ownerHint is what a role that may not create or read the schema is told.
 const ownerHint = "run `agentmap sink migrate` as the schema's owner and apply docs/team-database-grants.sql to this role (docs/team-database.md)"
 
+// errNewerMeanwhile is migrate's finding that a newer build migrated the
+// schema between Prepare's look and the migrations' lock.
+var errNewerMeanwhile = errors.New("the schema was migrated by a newer agentmap meanwhile")
+
 // tooNew is the error of a schema newer than this build's, the same at
 // start and at each push.
 func tooNew(v, known int) error {
@@ -255,10 +259,23 @@ func Prepare(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 	}
 	switch err, _ := mayMigrate(ctx, pool); {
 	case err == nil:
-		if err := migrate(ctx, pool, ms); err != nil {
+		err := migrate(ctx, pool, ms)
+		if err == nil {
+			return known, checkObjects(ctx, pool, known)
+		}
+		if !errors.Is(err, errNewerMeanwhile) && !conflict(err) {
 			return st.version, err
 		}
-		return known, checkObjects(ctx, pool, known)
+		// Migrated by a newer build meanwhile, or its locks not granted
+		// in time (a long reader): write into the schema as it is, if
+		// this build may, as the machines' role does.
+		if st, err = readSchema(ctx, pool); err != nil {
+			return 0, err
+		}
+		if err := writable(st); err != nil {
+			return st.version, err
+		}
+		return st.version, checkObjects(ctx, pool, min(st.version, known))
 	case !errors.Is(err, ErrNotOwner):
 		return st.version, err
 	}
@@ -350,6 +367,12 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, ms []migration) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrationLock); err != nil {
 			return fmt.Errorf("migrate: lock: %w", safeErr(err))
 		}
+		// Every DDL below waits for the tables' locks at most this long:
+		// queued behind a long reader (a pg_dump, an idle transaction), an
+		// ALTER would hold back every push's version read for as long.
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '10s'"); err != nil {
+			return fmt.Errorf("migrate: %w", safeErr(err))
+		}
 		var schema, table, column bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = 'agentmap'),
 			to_regclass('agentmap.schema_migrations') IS NOT NULL,
@@ -388,7 +411,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, ms []migration) error {
 			return fmt.Errorf("migrate: %w", withHint(safeErr(err)))
 		}
 		if v > len(ms) {
-			return tooNew(v, len(ms))
+			return errNewerMeanwhile // another build migrated meanwhile: Prepare looks again
 		}
 		for _, m := range ms[v:] {
 			if _, err := tx.Exec(ctx, m.sql); err != nil {

@@ -367,6 +367,10 @@ func Render(doc *mapfile.Doc, mode redact.Mode, key []byte) (*mapfile.Doc, error
 
 // connect returns the pool, opening it and checking the schema on first
 // use after a failure.
+// prepareTimeout bounds a sender's look at the schema, and its migration
+// when its role owns the schema.
+const prepareTimeout = time.Minute
+
 func (s *Sender) connect(ctx context.Context) (*pgxpool.Pool, error) {
 	if s.pool == nil {
 		pool, err := Open(ctx, s.cfg.URL)
@@ -376,7 +380,11 @@ func (s *Sender) connect(ctx context.Context) (*pgxpool.Pool, error) {
 		s.pool, s.migrated = pool, false
 	}
 	if !s.migrated {
-		v, err := Prepare(ctx, s.pool)
+		// Bounded: a migration queued behind a long reader must not hold
+		// the sender (lock_timeout bounds each lock; this, the whole).
+		pctx, cancel := context.WithTimeout(ctx, prepareTimeout)
+		v, err := Prepare(pctx, s.pool)
+		cancel()
 		if err != nil {
 			return nil, err
 		}
