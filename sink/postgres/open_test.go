@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -131,6 +132,23 @@ func TestConnectErrorsQuoteNothing(t *testing.T) {
 		var se *ServerError
 		if err == nil || err.Error() != c.want || !errors.As(err, &se) || se.Code != c.code || !Refused(err) {
 			t.Errorf("Open: %v, want %q", err, c.want)
+		}
+	}
+}
+
+// A string connstr takes but pgx cannot make a configuration of is said in
+// words that help, and none of its text.
+func TestOpenSaysWhyAStringDoesNotParse(t *testing.T) {
+	ctx := context.Background()
+	missing := filepath.Join(t.TempDir(), "root.crt")
+	for url, want := range map[string]string{
+		"postgres://u:SECRETPW@h/db?sslmode=verify-full&sslrootcert=" + missing: "the team database URL names a file that cannot be read: " + missing + ": no such file or directory",
+		"host=h user=u password=SECRETPW sslmode=requir":                        "the team database URL's sslmode is none of disable, allow, prefer, require, verify-ca, verify-full",
+		"service=nosuchservice password=SECRETPW":                               "the team database URL names a service that cannot be read from the service file (PGSERVICEFILE, ~/.pg_service.conf)",
+	} {
+		_, err := Open(ctx, url)
+		if err == nil || err.Error() != want || strings.Contains(err.Error(), "SECRETPW") {
+			t.Errorf("Open: %v, want %q", err, want)
 		}
 	}
 }

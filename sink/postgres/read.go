@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"slices"
 	"strings"
 	"time"
 
@@ -148,8 +150,9 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		// The parse error can quote the URL, password included.
-		return nil, errors.New("the team database URL does not parse")
+		// The parse error can quote the URL, password included: what
+		// went wrong is said in words of its own.
+		return nil, parseFailure(url, err)
 	}
 	// pgx's own reading, against the same list: nothing but those reaches
 	// the server, whatever connstr made of the string.
@@ -171,6 +174,25 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("connect to %s: %w", where, connectFailure(err))
 	}
 	return pool, nil
+}
+
+// parseFailure says why pgx could not make a configuration of a string
+// connstr took, without its text: a file the string names that cannot be
+// read (a TLS certificate or key: its path is the user's setting, not a
+// secret), an sslmode pgx does not know, a service not in the service file.
+func parseFailure(url string, err error) error {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return fmt.Errorf("the team database URL names a file that cannot be read: %s: %v", pe.Path, pe.Err)
+	}
+	for _, p := range connstr.Params(url) {
+		switch {
+		case p.Key == "sslmode" && !slices.Contains([]string{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}, p.Value):
+			return errors.New("the team database URL's sslmode is none of disable, allow, prefer, require, verify-ca, verify-full")
+		case p.Key == "service":
+			return errors.New("the team database URL names a service that cannot be read from the service file (PGSERVICEFILE, ~/.pg_service.conf)")
+		}
+	}
+	return errors.New("the team database URL does not parse")
 }
 
 // allowedKeys are the keys a connection string may set: those pgx and
