@@ -380,6 +380,23 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, ms []migration) error {
 				AND attname = 'min_writer' AND NOT attisdropped)`).Scan(&schema, &table, &column); err != nil {
 			return fmt.Errorf("migrate: %w", withHint(safeErr(err)))
 		}
+		if schema {
+			// The objects made below belong to the schema's owner, whoever
+			// runs them: a superuser (`postgres`) or a member of the owner
+			// role migrating as itself would leave tables another role
+			// owns, which the owner could not migrate later.
+			var owner string
+			var same bool
+			if err := tx.QueryRow(ctx, `SELECT n.nspowner::regrole::text, n.nspowner = (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = current_user)
+				FROM pg_catalog.pg_namespace n WHERE n.nspname = 'agentmap'`).Scan(&owner, &same); err != nil {
+				return fmt.Errorf("migrate: %w", withHint(safeErr(err)))
+			}
+			if !same {
+				if _, err := tx.Exec(ctx, "SET LOCAL ROLE "+owner); err != nil { // regrole's text is quoted as an identifier
+					return fmt.Errorf("migrate: act as the schema's owner: %w", migrateHint(safeErr(err)))
+				}
+			}
+		}
 		if !schema {
 			if _, err := tx.Exec(ctx, "CREATE SCHEMA agentmap"); err != nil {
 				err = safeErr(err)

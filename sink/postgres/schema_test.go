@@ -54,6 +54,38 @@ func TestMigrateAsTheOwnerOfASchemaAnAdministratorMade(t *testing.T) {
 	}
 }
 
+// A superuser migrating a schema another role owns makes its objects the
+// owner's, so that the owner migrates the next version alone.
+func TestMigrateAsASuperuserLeavesTheObjectsToTheSchemasOwner(t *testing.T) {
+	srv := pgtest.Shared(t)
+	db := pgtest.Database(srv.NewDatabase(t))
+	owner := uniqueRole("owner")
+	if out, err := srv.Psql(db, "CREATE ROLE "+owner+" LOGIN PASSWORD 'pw-of-the-owner'; CREATE SCHEMA agentmap AUTHORIZATION "+owner); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	ctx := context.Background()
+	admin, err := Open(ctx, srv.URL(pgtest.Admin, srv.Password(), db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if err := Migrate(ctx, admin); err != nil {
+		t.Fatalf("migrate as a superuser: %v", err)
+	}
+	if n := count(t, admin, "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "+
+		"WHERE n.nspname = 'agentmap' AND c.relkind IN ('r', 'v') AND c.relowner <> n.nspowner"); n != 0 {
+		t.Errorf("%d tables and views of the schema belong to another role than its owner", n)
+	}
+	own, err := Open(ctx, srv.URL(owner, "pw-of-the-owner", db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	if err := Migrate(ctx, own); err != nil {
+		t.Errorf("the owner after a superuser's migration: %v", err)
+	}
+}
+
 // TestSinkRoleBeforeTheSchemaIsToldWhatToDo: a machine's role that
 // connects before the owner migrated (no schema yet, or a schema without
 // its tables and grants) is told to run `agentmap sink migrate` as the
