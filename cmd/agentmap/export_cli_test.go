@@ -252,3 +252,26 @@ func TestScanOfAHomeWithoutLogs(t *testing.T) {
 		t.Errorf("scan of an empty home: exit %d, %q %q", code, stdout, stderr)
 	}
 }
+
+// A scan whose only log holds no session (a stray file named like one,
+// every line skipped) says the logs it read held none, not that it found
+// no logs; its progress counts in the singular.
+func TestScanOfALogWithoutASession(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	dir := filepath.Join(home, ".claude", "projects", "-tmp-x")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stray := bytes.Repeat([]byte("\x00\x01not json at all\xff\n"), 100)
+	if err := os.WriteFile(filepath.Join(dir, "0b0b0b0b-1111-2222-3333-444444444444.jsonl"), stray, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	code, stdout, stderr := run(t, "scan", "--data-dir", data)
+	want := "no maps yet: the logs read (1.9 kB) held no session (agentmap status counts their skipped lines); maps go in " + filepath.Join(data, "maps")
+	if code != exitOK || !strings.Contains(stdout, want) || !strings.Contains(stderr, "scan: done, 1.9 kB read, 0 sessions\n") {
+		t.Errorf("scan of a stray log: exit %d, %q %q; want %q", code, stdout, stderr, want)
+	}
+}

@@ -279,7 +279,7 @@ exclude = ["~/secret"]
 	appendFile(t, logPath, claudeTurn(sid, repo, 10))
 	code, out, errb := h.run("scan")
 	if code != exitOK || !strings.Contains(errb, "scan: done by the daemon: 2 logs checked") ||
-		!strings.Contains(errb, "1 map(s) written, 1 sessions") || !strings.Contains(out, "maps in "+daemon.MapsDir(data)) {
+		!strings.Contains(errb, "1 map written, 1 session") || !strings.Contains(out, "maps in "+daemon.MapsDir(data)) {
 		t.Fatalf("scan with a daemon: exit %d\n%s%s", code, out, errb)
 	}
 	if code, _, errb := h.run("flush", "nonexistent"); code != exitFailure ||

@@ -205,7 +205,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 		return exitFailure
 	}
 	if *once {
-		printMapsDir(stdout, eff.dataDir)
+		printMapsDir(stdout, eff.dataDir, bar.read())
 	}
 	return exitOK
 }
@@ -443,8 +443,8 @@ func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, s
 	if len(f.Failed) > 0 || res.Unlisted > 0 || res.Unreadable > 0 {
 		outcome = "done by the daemon, with errors"
 	}
-	fmt.Fprintf(stderr, "scan: %s: %d logs checked, %s read, %d map(s) written, %d sessions\n",
-		outcome, res.Files, progressSize(res.Bytes), len(f.Flushed), res.Sessions)
+	fmt.Fprintf(stderr, "scan: %s: %s checked, %s read, %s written, %s\n",
+		outcome, counted(res.Files, "log"), progressSize(res.Bytes), counted(len(f.Flushed), "map"), counted(res.Sessions, "session"))
 	for _, k := range f.Failed {
 		fmt.Fprintf(stderr, "agentmap scan: the map of %s could not be written (the daemon retries it; agentmap status shows the error)\n", k)
 	}
@@ -455,9 +455,9 @@ func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, s
 		fmt.Fprintf(stderr, "agentmap scan: %d log directories could not be listed (see the daemon's log); the daemon reads their logs at the first rescan that can, and agentmap status counts them\n", n)
 	}
 	if n := res.Unreadable; n > 0 {
-		fmt.Fprintf(stderr, "agentmap scan: %d log(s) could not be read (see the daemon's log); the daemon tries them again on a schedule, and agentmap status counts them\n", n)
+		fmt.Fprintf(stderr, "agentmap scan: %s could not be read (see the daemon's log); the daemon tries them again on a schedule, and agentmap status counts them\n", counted(n, "log"))
 	}
-	printMapsDir(stdout, dataDir)
+	printMapsDir(stdout, dataDir, res.Bytes)
 	if len(f.Failed) > 0 || res.Unlisted > 0 || res.Unreadable > 0 {
 		return exitFailure
 	}
@@ -501,15 +501,22 @@ func (p *progress) update(done, total int64, sessions int) {
 		p.last = time.Now()
 		const width = 30
 		fill := pct * width / 100
-		fmt.Fprintf(p.w, "\rscan [%s%s] %3d%%  %s / %s  %d sessions ",
-			strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, progressSize(done), progressSize(total), sessions)
+		fmt.Fprintf(p.w, "\rscan [%s%s] %3d%%  %s / %s  %s ",
+			strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, progressSize(done), progressSize(total), counted(sessions, "session"))
 		p.drawn = true
 		return
 	}
 	if pct/10 != p.lastPct/10 {
 		p.lastPct = pct
-		fmt.Fprintf(p.w, "scan: %d%% (%s of %s, %d sessions)\n", pct, progressSize(done), progressSize(total), sessions)
+		fmt.Fprintf(p.w, "scan: %d%% (%s of %s, %s)\n", pct, progressSize(done), progressSize(total), counted(sessions, "session"))
 	}
+}
+
+// read is how many bytes of logs the scan has read.
+func (p *progress) read() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.done
 }
 
 // finish ends the progress with the scan's outcome: "done" when it
@@ -526,18 +533,18 @@ func (p *progress) finish(err error) {
 	started := p.lastPct >= 0 || p.drawn
 	switch {
 	case err == nil:
-		fmt.Fprintf(p.w, "scan: done, %s read, %d sessions\n", progressSize(p.done), p.sessions)
+		fmt.Fprintf(p.w, "scan: done, %s read, %s\n", progressSize(p.done), counted(p.sessions, "session"))
 	case !started:
 	case errors.Is(err, errInterrupted):
 		// Whatever it had read: the maps were not all written.
-		fmt.Fprintf(p.w, "scan: stopped, %s read, %d sessions\n", progressSize(p.done), p.sessions)
+		fmt.Fprintf(p.w, "scan: stopped, %s read, %s\n", progressSize(p.done), counted(p.sessions, "session"))
 	case p.done >= p.total:
 		// Read to the end (a second scan's nothing included), but
 		// something failed (a log or a directory it could not read, a
 		// map it could not write): the error says.
-		fmt.Fprintf(p.w, "scan: done with errors, %s read, %d sessions\n", progressSize(p.done), p.sessions)
+		fmt.Fprintf(p.w, "scan: done with errors, %s read, %s\n", progressSize(p.done), counted(p.sessions, "session"))
 	default:
-		fmt.Fprintf(p.w, "scan: stopped, %s read, %d sessions\n", progressSize(p.done), p.sessions)
+		fmt.Fprintf(p.w, "scan: stopped, %s read, %s\n", progressSize(p.done), counted(p.sessions, "session"))
 	}
 }
 
@@ -556,11 +563,16 @@ func progressSize(n int64) string {
 }
 
 // printMapsDir ends a scan with where its maps are, or, when there are none
-// at all (no agent's logs were found), says so before naming a directory
-// that does not exist yet.
-func printMapsDir(stdout io.Writer, dataDir string) {
+// at all, says why before naming a directory that does not exist yet: no
+// agent's logs were found, or those read (read bytes) held no session (a
+// stray file named like a log, every line skipped).
+func printMapsDir(stdout io.Writer, dataDir string, read int64) {
 	maps := daemon.MapsDir(dataDir)
 	if _, err := os.Stat(maps); errors.Is(err, fs.ErrNotExist) {
+		if read > 0 {
+			fmt.Fprintf(stdout, "no maps yet: the logs read (%s) held no session (agentmap status counts their skipped lines); maps go in %s\n", progressSize(read), maps)
+			return
+		}
 		fmt.Fprintf(stdout, "no maps yet: no agent's logs were found (agentmap doctor shows where agentmap looks); maps go in %s\n", maps)
 		return
 	}
