@@ -425,8 +425,16 @@ func TestBrowserCorpusReport(t *testing.T) {
 	if sp.Split != split {
 		t.Errorf("the header splits the tokens %v, the map's requests %v", sp.Split, split)
 	}
-	if sp.Lanes != len(m.Agents) || sp.Files != max(1, len(m.Files)) {
-		t.Errorf("the page lists %d lanes and %d files, the map has %d and %d", sp.Lanes, sp.Files, len(m.Agents), len(m.Files))
+	places := map[string]bool{} // outside any repository: a row each after the files
+	for _, e := range m.Events {
+		for _, tg := range e.Targets {
+			if tg.File == nil {
+				places[tg.Label] = true
+			}
+		}
+	}
+	if sp.Lanes != len(m.Agents) || sp.Files != max(1, len(m.Files)+len(places)) {
+		t.Errorf("the page lists %d lanes and %d rows of files, the map has %d lanes, %d files and %d places outside a repository", sp.Lanes, sp.Files, len(m.Agents), len(m.Files), len(places))
 	}
 	for _, f := range []string{"agent", "repository", "models", "started", "duration", "outcome", "input tokens", "cache write", "cache read", "output tokens", "cost", m.Session.AgentTool, m.Session.Outcome} {
 		if !strings.Contains(sp.Header, f) {
@@ -1122,6 +1130,18 @@ func TestBrowserCostsAndCounts(t *testing.T) {
 		one.Events[i].Agent = "main"
 	}
 	one.Totals.Compactions = 1
+	// and it touched two places outside any repository: one edited twice,
+	// one read, each a row of the files table after the files
+	outsideAt := 0
+	for i := range one.Events {
+		if e := &one.Events[i]; e.Kind == "exec" && outsideAt < 3 {
+			e.Targets = append(e.Targets, mapfile.Target{Scope: "outside", Label: []string{"/tmp (scratch)", "~", "/tmp (scratch)"}[outsideAt], Touch: []string{"edit", "read", "edit"}[outsideAt]})
+			outsideAt++
+		}
+	}
+	if outsideAt < 3 {
+		t.Fatalf("the one session has %d shell calls, the test needs 3", outsideAt)
+	}
 	onePage := filepath.Join(dir, "one.html")
 	write(onePage, []*Map{one}, "1 session")
 	w = openPage(t, ctx, b, 1400, 1000)
@@ -1144,6 +1164,19 @@ func TestBrowserCostsAndCounts(t *testing.T) {
 	w.Eval(ctx, `[...document.querySelectorAll('.card h2')].find(h => h.firstChild.textContent === 'Timeline').querySelector('small').textContent`, &timeline)
 	if !strings.HasPrefix(timeline, fmt.Sprintf("%d events on 1 lane ·", len(one.Events))) {
 		t.Errorf("the timeline of a session of one lane reads %q", timeline)
+	}
+	var files struct {
+		Note string
+		Rows [][]string
+	}
+	if err := w.Eval(ctx, `(() => { const c = [...document.querySelectorAll('.card')].find(c => c.querySelector('h2').firstChild.textContent === 'Files touched');
+		return {note: c.querySelector('h2 small').textContent, rows: [...c.querySelectorAll('tbody tr')].map(tr => [...tr.children].map(td => td.textContent))}; })()`, &files); err != nil {
+		t.Fatal(err)
+	}
+	check("the files table's note", files.Note, fmt.Sprintf("%d files, 2 places outside any repository, path mode relative", len(one.Files)))
+	if n := len(files.Rows); n < 2 || !slices.Equal(files.Rows[n-2][:4], []string{"/tmp (scratch) (outside any repository)", "0", "2", "0"}) ||
+		!slices.Equal(files.Rows[n-1][:4], []string{"~ (outside any repository)", "1", "0", "0"}) {
+		t.Errorf("the files table ends %q; want /tmp (scratch) edited twice, then ~ read once", files.Rows[max(0, n-2):])
 	}
 	w.checkQuiet(t, onePage)
 

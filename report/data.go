@@ -256,6 +256,7 @@ func fileLabel(m *Map, repoID, p string) string {
 type sessionPage struct {
 	Lanes    []lane       `json:"lanes"`
 	Files    []file       `json:"files"`
+	Outside  []outside    `json:"out,omitempty"`
 	Strings  []string     `json:"str"`
 	Columns  eventColumns `json:"-"` // "ev", see marshal
 	Repos    []string     `json:"repos"`
@@ -287,6 +288,17 @@ type file struct {
 	Edits int    `json:"ed"`
 	Hits  int    `json:"h"`
 	Op    string `json:"op,omitempty"`
+}
+
+// outside is one place outside any repository the session touched (a map
+// names such a target by its bucket label alone, "/tmp (scratch)", "~"):
+// how many of its targets were reads, edits and hits. The files table lists
+// these after the files, so that an edit in /tmp is not missing from it.
+type outside struct {
+	Label string `json:"p"`
+	Reads int    `json:"rd"`
+	Edits int    `json:"ed"`
+	Hits  int    `json:"h"`
 }
 
 // event is one timeline mark as the script rebuilds it from the columns:
@@ -345,6 +357,7 @@ func buildSessionPage(m *Map) sessionPage {
 		p.Files = append(p.Files, file{Path: f.Path, Repo: repoName[f.Repo], Reads: f.Reads, Edits: f.Edits, Hits: f.Hits, Op: f.Op})
 	}
 	p.events = make([]event, len(m.Events))
+	outsideIdx := map[string]int{}
 	for i := range m.Events {
 		e := &m.Events[i]
 		l, ok := laneIdx[e.Lane()]
@@ -372,6 +385,20 @@ func buildSessionPage(m *Map) sessionPage {
 					s += " (" + tg.Touch + ")"
 				}
 				ev.Outside = append(ev.Outside, s)
+				o, ok := outsideIdx[tg.Label]
+				if !ok {
+					o = len(p.Outside)
+					outsideIdx[tg.Label] = o
+					p.Outside = append(p.Outside, outside{Label: tg.Label})
+				}
+				switch tg.Touch {
+				case "read":
+					p.Outside[o].Reads++
+				case "edit":
+					p.Outside[o].Edits++
+				default: // a hit, or a target the map gave no touch
+					p.Outside[o].Hits++
+				}
 				continue
 			}
 			f, ok := fileIdx[*tg.File]

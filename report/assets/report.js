@@ -75,7 +75,7 @@ async function sessionData(i) {
       ev[at][key] = v === undefined ? 1 : str ? T[v] : list ? v.map(x => T[x]) : v;
     }
   }
-  return {lanes: P.lanes, files: P.files, repos: P.repos, pathMode: P.pathMode, tasks: P.tasks, ev};
+  return {lanes: P.lanes, files: P.files, out: P.out || [], repos: P.repos, pathMode: P.pathMode, tasks: P.tasks, ev};
 }
 const STRING_COLUMNS = new Set(['tool', 'cat', 'c', 'src', 'stop']);
 
@@ -398,9 +398,13 @@ async function sessionView(i) {
   s += card('Lanes', '<div class="scroll"><table><thead><tr><th>lane</th><th>kind</th><th>type</th><th>model</th><th class="n">events</th><th class="n">calls</th><th class="n">requests</th><th class="n">errors</th><th class="n">tokens</th><th class="n">cost</th><th>outcome</th></tr></thead><tbody>' +
     P.lanes.map((l, j) => '<tr><td class="name">' + esc(l.id) + '</td><td>' + esc(l.kind || '-') + '</td><td>' + esc(l.type || '-') + '</td><td>' + esc(l.model || '-') + '</td><td class="n">' + int(l.events) + '</td><td class="n">' + int(l.calls) +
       '</td><td class="n">' + int(l.requests) + '</td><td class="n">' + int(l.errors) + '</td><td class="n">' + tok(l.tokens) + '</td><td class="n">' + html(costOf(l.cost, laneUnp[j])) + '</td><td>' + esc(l.outcome || '-') + '</td></tr>').join('') + '</tbody></table></div>', '', true);
-  const files = P.files.slice().sort((a, b) => (b.ed + b.rd + b.h) - (a.ed + a.rd + a.h));
+  // Places outside any repository follow the files: a map keeps only their
+  // bucket label (/tmp (scratch), ~), so they are counted by touches.
+  const byUse = (a, b) => (b.ed + b.rd + b.h) - (a.ed + a.rd + a.h);
+  const files = P.files.slice().sort(byUse), out = P.out.slice().sort(byUse);
   s += card('Files touched', table([['file', 0], ['reads', int], ['edits', int], ['hits', int], ['op', x => x || '-']],
-    files.map(f => [(f.r ? f.r + ': ' : '') + f.p, f.rd, f.ed, f.h, f.op]), 1), plural(files.length, 'file') + ', path mode ' + (P.pathMode || 'relative'), true);
+    files.map(f => [(f.r ? f.r + ': ' : '') + f.p, f.rd, f.ed, f.h, f.op]).concat(out.map(o => [o.p + ' (outside any repository)', o.rd, o.ed, o.h, ''])), 1),
+    plural(files.length, 'file') + (out.length ? ', ' + plural(out.length, 'place') + ' outside any repository' : '') + ', path mode ' + (P.pathMode || 'relative'), true);
   $('#view').innerHTML = s + '</div>';
   marks.sessionHTML = performance.now();
   const tl = new Timeline($('#timeline'), P, r[S.dur]);
