@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agentmap/agentmap/builder/event"
@@ -107,6 +108,9 @@ type build struct {
 
 	lanes   []*lane // by rank: main first, then lane ids lexically
 	laneIdx map[string]*lane
+	// dropped marks the records another lane's copy replaces (see
+	// dropReplays); nil when none.
+	dropped []bool
 
 	// times: filled T per input record (see fillTimes); base and last are
 	// the times of the first and last map events (see rebase); timed says
@@ -209,9 +213,74 @@ func newBuild(events []event.Event, opts Options) *build {
 	for r, l := range b.lanes {
 		l.rank = r
 	}
+	if len(b.lanes) > 1 {
+		b.dropReplays()
+	}
 	b.fillTimes()
 	b.index()
 	return b
+}
+
+// dropReplays keeps one copy of a model response or a tool call that
+// several lanes' logs hold: the first lane's, the main lane first. A
+// response id (Claude's message.id) and a call id each name one thing the
+// API answered or the agent ran, so a second lane holding either replays
+// it: a Claude Code side question (/btw) logs a subagent that replays its
+// parent's messages under their message ids with new request ids, and
+// counting them again there billed the parent's requests twice. Lines
+// of one response share the message id within a lane, where the lane walk
+// merges them (index); here only whole lanes are compared.
+func (b *build) dropReplays() {
+	respOwner := map[string]*lane{}
+	callOwner := map[string]*lane{}
+	for _, l := range b.lanes {
+		kept := l.recs[:0]
+		for _, i := range l.recs {
+			e := &b.in[i]
+			var owner map[string]*lane
+			var id string
+			switch {
+			case e.Kind == event.KindLLM && e.LLM != nil && e.LLM.MsgID != "":
+				owner, id = respOwner, responseOf(e.LLM.MsgID)
+			case e.Kind == event.KindCall && e.Call != nil && e.Call.ID != "":
+				owner, id = callOwner, e.Call.ID
+			case e.Kind == event.KindResult && e.Result != nil && e.Result.CallID != "":
+				if o := callOwner[e.Result.CallID]; o != nil && o != l {
+					b.drop(i) // the result of a call another lane holds
+					continue
+				}
+			}
+			if owner != nil {
+				if o := owner[id]; o != nil && o != l {
+					b.drop(i)
+					continue
+				}
+				owner[id] = l
+			}
+			kept = append(kept, i)
+		}
+		l.recs = kept
+	}
+}
+
+// drop leaves record i out of the build: out of its lane's records, and
+// out of index, which would otherwise pair a call with its replayed result.
+func (b *build) drop(i int) {
+	if b.dropped == nil {
+		b.dropped = make([]bool, len(b.in))
+	}
+	b.dropped[i] = true
+}
+
+// responseOf is the response a MsgID names. A Claude MsgID is message.id +
+// "/" + requestId, and a replay keeps the message id (msg_…, from the
+// Messages API, Bedrock's and Vertex's included) under a new request id:
+// its message id is the response. Any other id is compared whole.
+func responseOf(msgID string) string {
+	if i := strings.LastIndexByte(msgID, '/'); i > 0 && strings.HasPrefix(msgID, "msg_") {
+		return msgID[:i]
+	}
+	return msgID
 }
 
 // fillTimes gives every record a time: a record without one takes the
@@ -271,6 +340,9 @@ func (b *build) t(i int) int64 {
 // call id, merged model requests, lane declarations, repos.
 func (b *build) index() {
 	for i := range b.in {
+		if b.dropped != nil && b.dropped[i] {
+			continue
+		}
 		e := &b.in[i]
 		switch e.Kind {
 		case event.KindRepo, event.KindModel, event.KindUser, event.KindCall, event.KindError,

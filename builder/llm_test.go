@@ -50,10 +50,41 @@ func TestRequestMerge(t *testing.T) {
 			want: []Event{{In: 1, Out: 1}, {T: 1000, In: 1, Out: 1}},
 		},
 		{
-			name: "same MsgID in two lanes: two requests",
+			// A response id names one response: a second lane's copy
+			// replays it and is not counted again.
+			name: "same MsgID in two lanes: the main lane's request",
 			evs: stream(sess("s"),
 				rec(1, "m1", 1, 0, 0, 1, 0, 0, false, "", -1),
-				onLane("sa-x", rec(2, "m1", 2, 0, 0, 2, 0, 0, false, "", -1))),
+				onLane("sa-x", rec(2, "m1", 2, 0, 0, 2, 0, 0, false, "", -1), rec(3, "m2", 4, 0, 0, 4, 0, 0, false, "", -1))),
+			want: []Event{{In: 1, Out: 1}, {T: 2000, In: 4, Out: 4}},
+		},
+		{
+			// A side question's subagent replays its parent's messages
+			// under their message ids with new request ids.
+			name: "a Claude message replayed in a subagent under a new request id: counted once",
+			evs: stream(sess("s"),
+				rec(1, "msg_01A/req_1", 1, 0, 0, 1, 0, 0, false, "", -1),
+				rec(2, "msg_01B/req_2", 3, 0, 0, 3, 0, 0, false, "", -1),
+				onLane("aside_question-1",
+					rec(3, "msg_01A/req_9", 1, 0, 0, 1, 0, 0, false, "", -1),
+					rec(3, "msg_01B/req_9", 3, 0, 0, 3, 0, 0, false, "", -1),
+					rec(4, "msg_01C/req_10", 5, 0, 0, 5, 0, 0, false, "", -1))),
+			want: []Event{{In: 1, Out: 1}, {T: 1000, In: 3, Out: 3}, {T: 3000, In: 5, Out: 5}},
+		},
+		{
+			name: "same response in two subagents, none in the main lane: the first lane's",
+			evs: stream(sess("s"),
+				onLane("a-1", rec(1, "msg_01A/req_1", 1, 0, 0, 1, 0, 0, false, "", -1)),
+				onLane("a-2", rec(2, "msg_01A/req_2", 1, 0, 0, 1, 0, 0, false, "", -1))),
+			want: []Event{{In: 1, Out: 1}},
+		},
+		{
+			// Other agents' ids are compared whole: one prefix is not
+			// one response.
+			name: "ids of another shape sharing a prefix in two lanes: two requests",
+			evs: stream(sess("s"),
+				rec(1, "resp_1/a", 1, 0, 0, 1, 0, 0, false, "", -1),
+				onLane("sa-x", rec(2, "resp_1/b", 2, 0, 0, 2, 0, 0, false, "", -1))),
 			want: []Event{{In: 1, Out: 1}, {T: 1000, In: 2, Out: 2}},
 		},
 		{
@@ -264,5 +295,30 @@ func TestClientTotals(t *testing.T) {
 	m = mustBuild(t, []event.Event{sess("s1"), req(1, "a", 100), total(2, 90)}, Options{})
 	if m.Totals.Tokens != 100 || m.Totals.Requests != 1 {
 		t.Errorf("tokens %d requests %d, want 100 and 1", m.Totals.Tokens, m.Totals.Requests)
+	}
+}
+
+// A subagent log that replays its parent's tool calls (a side question's
+// copy of the conversation) adds neither calls nor file touches: a call id
+// names one call, kept in the first lane that holds it, with its result.
+func TestCallReplayedInASubagentCountsOnce(t *testing.T) {
+	edit := file("", "/w/app/main.go", "edit", "modify")
+	m := mustBuild(t, stream(sess("s"),
+		llmEv(1, "msg_01A/req_1", "claude-sonnet-4-5", 1, 1, 1, 0),
+		callEv(2, "toolu_1", "Edit", "edit", edit),
+		resultEv(3, "toolu_1", true),
+		onLane("aside_question-1",
+			llmEv(4, "msg_01A/req_9", "claude-sonnet-4-5", 1, 1, 1, 0),
+			callEv(4, "toolu_1", "Edit", "edit", edit),
+			resultEv(4, "toolu_1", false),
+			llmEv(5, "msg_01C/req_10", "claude-sonnet-4-5", 2, 2, 1, 0),
+			callEv(6, "toolu_2", "Read", "read", file("", "/w/app/main.go", "read", "")),
+			resultEv(7, "toolu_2", false))), Options{})
+	edits, reads := find(m, "edit"), find(m, "read")
+	if len(edits) != 1 || edits[0].Agent != "main" || !edits[0].Err || len(reads) != 1 || reads[0].Agent != "aside_question-1" {
+		t.Fatalf("edits %+v, reads %+v; want the main lane's failed edit once and the subagent's own read", edits, reads)
+	}
+	if m.Totals.Requests != 2 || m.Totals.Tokens != 6 || m.Totals.Calls != 2 {
+		t.Errorf("totals: %d requests, %d tokens, %d calls; want 2, 6, 2", m.Totals.Requests, m.Totals.Tokens, m.Totals.Calls)
 	}
 }

@@ -73,7 +73,11 @@
 //     caller passes them (ReadLaneMeta, SetLaneMeta); the parent's call
 //     links to the lane through its result either way. agent_progress lines
 //     in the parent are not read: the lane's own file has its records.
-//     Sidechain lines inside a main file are skipped. A compaction
+//     Sidechain lines inside a main file are skipped, and so are the lines
+//     a forked session copied from its parent (forkedFrom set): the
+//     parent's map holds them. A side question's subagent, which replays
+//     its parent's messages, is left to the builder, which keeps one copy
+//     of a response or call that several lanes hold. A compaction
 //     transcript (agent-acompact-*) yields only its billed request, as a
 //     side request of the main lane (LLM.Side "compaction"): the compaction
 //     itself is the main file's compact_boundary record.

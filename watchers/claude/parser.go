@@ -127,6 +127,7 @@ type envelope struct {
 	Version     json.RawMessage `json:"version"`
 	IsSidechain json.RawMessage `json:"isSidechain"`
 	AgentID     json.RawMessage `json:"agentId"`
+	ForkedFrom  json.RawMessage `json:"forkedFrom"`
 
 	// bufs, when set, holds the structs a walk reads nested objects into.
 	bufs *lineBuffers
@@ -183,6 +184,15 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 	}
 	if env.Type == "" {
 		return out, fmt.Errorf("claude: line %d: no record type", p.st.Line)
+	}
+	// A forked session (--fork-session, the SDK's forkSession) begins with
+	// a copy of its parent's conversation, each copied line marked
+	// forkedFrom: the parent's map holds those prompts, calls and
+	// requests, so the fork's map starts at its own first line and its
+	// tokens are not billed twice. (Neither their times: they are the
+	// parent's.)
+	if len(env.ForkedFrom) > 0 && env.ForkedFrom[0] == '{' {
+		return out, nil
 	}
 	if t := millis(env.Timestamp); t > 0 {
 		p.st.T = t

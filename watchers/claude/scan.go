@@ -61,6 +61,7 @@ var envelopeFields = jsonscan.NewFields(
 	envField{Name: "version", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.Version })},
 	envField{Name: "isSidechain", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.IsSidechain })},
 	envField{Name: "agentId", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.AgentID })},
+	envField{Name: "forkedFrom", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.ForkedFrom })},
 	envField{Name: "isMeta", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.IsMeta })},
 	envField{Name: "isCompactSummary", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.IsCompactSummary })},
 	envField{Name: "isVisibleInTranscriptOnly", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.TranscriptOnly })},

@@ -87,3 +87,56 @@ func TestCorpusUsageDedup(t *testing.T) {
 		}
 	}
 }
+
+// TestForkCopiesAreTheParents: a forked session's file begins with a copy
+// of its parent's conversation, each copied line marked forkedFrom. The
+// copies yield nothing (the parent's map has them: their tokens would be
+// billed twice); the fork's own lines count, and its time starts at them.
+func TestForkCopiesAreTheParents(t *testing.T) {
+	const parent, fork = "0a1b2c3d-0000-4000-8000-000000000001", "0a1b2c3d-0000-4000-8000-000000000002"
+	from := `"forkedFrom":{"sessionId":"` + parent + `","messageUuid":"u1"},`
+	lines := []string{
+		`{"type":"user",` + from + `"sessionId":"` + fork + `","uuid":"c1","message":{"role":"user","content":"go"},"timestamp":"2026-01-01T00:00:00.000Z"}`,
+		`{"type":"assistant",` + from + `"sessionId":"` + fork + `","uuid":"c2","requestId":"req_1","message":{"id":"msg_1","model":"m","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/w/a.go"}}],"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":80,"cache_read_input_tokens":1000}},"timestamp":"2026-01-01T00:00:02.000Z"}`,
+		`{"type":"user",` + from + `"sessionId":"` + fork + `","uuid":"c3","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]},"timestamp":"2026-01-01T00:00:03.000Z"}`,
+		`{"type":"user","forkedFrom":null,"sessionId":"` + fork + `","uuid":"n1","message":{"role":"user","content":"and now?"},"timestamp":"2026-01-02T00:00:00.000Z"}`,
+		`{"type":"assistant","sessionId":"` + fork + `","uuid":"n2","requestId":"req_2","message":{"id":"msg_2","model":"m","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn","usage":{"input_tokens":7,"output_tokens":3}},"timestamp":"2026-01-02T00:00:04.000Z"}`,
+	}
+	p := NewParser(sourceFor(fork))
+	var out []event.Event
+	for i, l := range lines {
+		var err error
+		if out, err = p.Line([]byte(l), out); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+	}
+	var llm, calls, users int
+	for _, e := range out {
+		switch e.Kind {
+		case event.KindLLM:
+			llm++
+			if e.LLM.MsgID != "msg_2/req_2" || e.LLM.In != 7 {
+				t.Errorf("request %+v, want only the fork's own msg_2", e.LLM)
+			}
+		case event.KindCall:
+			calls++
+		case event.KindUser:
+			users++
+		}
+		if e.T != 0 && e.T < millisOf(t, "2026-01-02T00:00:00.000Z") {
+			t.Errorf("a %s record at the parent's time %d", e.Kind, e.T)
+		}
+	}
+	if llm != 1 || calls != 0 || users != 1 {
+		t.Errorf("%d requests, %d calls, %d prompts; want the fork's own 1, 0, 1", llm, calls, users)
+	}
+}
+
+func millisOf(t *testing.T, s string) int64 {
+	t.Helper()
+	m := millis([]byte(`"` + s + `"`))
+	if m <= 0 {
+		t.Fatalf("time %s", s)
+	}
+	return m
+}
