@@ -152,7 +152,10 @@ type Log struct {
 }
 
 // Price is a list price in USD per million tokens. It overrides the
-// builder's embedded table for models whose name starts with the key.
+// builder's embedded table for models whose name starts with the key (the
+// key "unknown" prices requests whose log names no model). Load refuses a
+// table that leaves out input, cache_write, cache_read or output: left out,
+// they would decode as a rate of $0.
 type Price struct {
 	Input      float64 `toml:"input"`
 	CacheWrite float64 `toml:"cache_write"`

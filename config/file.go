@@ -186,18 +186,24 @@ func render(c *Config, p platform, comments bool) []byte {
 	if comments || len(models) > 0 {
 		w.blank()
 	}
+	// The example names one model exactly and repeats its built-in row, so
+	// that uncommenting it changes no price (a family prefix such as
+	// "claude-opus-4" would reprice every model under it).
 	w.comment(
 		"Price overrides, in USD per million tokens, for models whose name starts with",
-		"the table's name (the longest prefix wins). Models not listed use agentmap's",
-		"built-in list prices (`agentmap prices` prints them); a model in neither is",
-		"unpriced: its tokens count, its cost shows as unpriced. Optional keys:",
-		"cache_write_1h, fast (a multiplier), long_above with long_input and long_output.",
-		"Example:",
-		`[prices."claude-opus-4"]`,
-		"input = 15.0",
-		"cache_write = 18.75",
-		"cache_read = 1.5",
-		"output = 75.0",
+		"the table's name (the longest prefix wins); [prices.\"unknown\"] prices requests",
+		"whose log names no model. Models not listed use agentmap's built-in list prices",
+		"(`agentmap prices` prints them); a model in neither is unpriced: its tokens",
+		"count, its cost shows as unpriced. input, cache_write, cache_read and output are",
+		"required (0 where free). Optional keys: cache_write_1h, fast (a multiplier),",
+		"long_above with long_input and long_output.",
+		"Example, for Xiaomi MiMo V2.5 Pro, billed in CNY (the built-in row converts at",
+		"CNY 6.9 per USD; write what you pay):",
+		`[prices."mimo-v2.5-pro"]`,
+		"input = 0.435",
+		"cache_write = 0.435",
+		"cache_read = 0.00362",
+		"output = 0.87",
 	)
 	for i, m := range models {
 		if i > 0 {

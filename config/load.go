@@ -178,6 +178,13 @@ func parseWith(name, doc string, p platform) (*Config, error) {
 	}
 
 	resolvePaths(c, p, md)
+	if !failed["prices"] {
+		for _, vp := range missingPriceKeys(c, md) {
+			vp.File = name
+			vp.Line = lines.line(vp.Key)
+			probs = append(probs, vp)
+		}
+	}
 
 	if err := c.validate(p); err != nil {
 		for _, vp := range Problems(err) {
@@ -273,4 +280,41 @@ func tomlType(t string) string {
 		return "boolean"
 	}
 	return t
+}
+
+// priceRates are the keys every [prices] table must set, each with what
+// to write. A rate the file leaves out would decode as 0 and price those
+// tokens at $0 without a word; the built-in table has no missing rates (a
+// provider that bills no cache writes is given its input price there), so
+// neither may an override. Writing 0 remains possible, and then it was meant.
+var priceRates = []struct{ key, msg string }{
+	{"input", "must be set, or fresh input would cost $0 (write 0 if it is free)"},
+	{"cache_write", "must be set, or cache writes would cost $0: give the provider's cache-write price " +
+		"(its input price if it bills no cache writes, 0 if they are free)"},
+	{"cache_read", "must be set, or cache reads would cost $0: give the provider's cache-read price " +
+		"(its input price if it gives no cache discount, 0 if they are free)"},
+	{"output", "must be set, or output would cost $0 (write 0 if it is free)"},
+}
+
+// missingPriceKeys names each rate of priceRates a [prices] table of the
+// file does not set. It reads the file's keys, not the decoded values: 0
+// written and 0 left out decode alike.
+func missingPriceKeys(c *Config, md toml.MetaData) []*Problem {
+	models := make([]string, 0, len(c.Prices))
+	for m := range c.Prices {
+		models = append(models, m)
+	}
+	sort.Strings(models)
+	var out []*Problem
+	for _, m := range models {
+		if strings.TrimSpace(m) == "" {
+			continue // validate reports the empty prefix
+		}
+		for _, r := range priceRates {
+			if !md.IsDefined("prices", m, r.key) {
+				out = append(out, &Problem{Key: toml.Key{"prices", m, r.key}.String(), Msg: r.msg})
+			}
+		}
+	}
+	return out
 }

@@ -45,8 +45,8 @@ func TestInvalidValues(t *testing.T) {
 		{"since", "[export]\n\nsince = \"yesterday\"\n", "export.since", "not incremental, all or a window"},
 		{"since zero window", "[export]\n\nsince = \"0\"\n", "export.since", "not incremental, all or a window"},
 		{"log level", "[log]\n\nlevel = \"loud\"\n", "log.level", `"loud" is not one of debug, info, warn, error`},
-		{"price negative", "[prices.\"gpt-5\"]\n\ninput = -1.0\n", `prices.gpt-5.input`, "between 0 and"},
-		{"price quoted model", "[prices.\"my model\"]\n\noutput = 1e9\n", `prices."my model".output`, "between 0 and"},
+		{"price negative", "[prices.\"gpt-5\"]\n\ninput = -1.0\ncache_write = 1.0\ncache_read = 0.1\noutput = 8.0\n", `prices.gpt-5.input`, "between 0 and"},
+		{"price quoted model", "[prices.\"my model\"]\n\noutput = 1e9\ninput = 1.0\ncache_write = 1.0\ncache_read = 0.1\n", `prices."my model".output`, "between 0 and"},
 		{"price empty model", "[prices.\"\"]\n\ninput = 1.0\n", `prices.""`, "must not be empty"},
 	}
 	for _, tt := range tests {
@@ -96,7 +96,7 @@ func TestUnknownKeys(t *testing.T) {
 		{"inline table", "agents = { claude = { enabled = true, rots = [] } }\n", "agents.claude.rots", 1, "known in [agents.claude]: enabled, roots"},
 		{"cursor lists its embedded keys", "[agents.cursor]\napproots = []\n", "agents.cursor.approots", 2, "known in [agents.cursor]: enabled, roots, app_roots"},
 		{"app_roots on another agent", "[agents.codex]\napp_roots = []\n", "agents.codex.app_roots", 2, "known in [agents.codex]: enabled, roots)"},
-		{"price field", "[prices.x]\ninput = 1.0\ninptu = 2.0\n", "prices.x.inptu", 3, "cache_write"},
+		{"price field", "[prices.x]\ninput = 1.0\ninptu = 2.0\ncache_write = 1.0\ncache_read = 0.1\noutput = 2.0\n", "prices.x.inptu", 3, "cache_write"},
 		{"after a multi-line array", "[privacy]\nexclude = [\n  \"/a\",\n  \"/b\",\n]\nexcludes = []\n", "privacy.excludes", 6, "known in [privacy]"},
 	}
 	for _, tt := range tests {
@@ -263,4 +263,47 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("error without problems: %v", err)
 		}
 	})
+}
+
+// A [prices] table that leaves out a rate would price those tokens at $0
+// without a word: each missing rate is a problem at the table's line, and a
+// rate written as 0 is accepted as meant.
+func TestPriceRatesRequired(t *testing.T) {
+	for _, tt := range []struct {
+		name, doc string
+		missing   []string
+		line      int
+	}{
+		{"cache rates left out", "version = 1\n[prices.\"claude-opus-4-6\"]\ninput = 1.0\noutput = 2.0\n",
+			[]string{"prices.claude-opus-4-6.cache_write", "prices.claude-opus-4-6.cache_read"}, 2},
+		{"only output", "[prices.x]\noutput = 2.0\n", []string{"prices.x.input", "prices.x.cache_write", "prices.x.cache_read"}, 1},
+		{"inline table", "prices = { \"my model\" = { input = 1.0, output = 2.0, cache_read = 0.1 } }\n",
+			[]string{`prices."my model".cache_write`}, 1},
+		{"dotted keys", "[prices]\nunknown.input = 1.25\nunknown.cache_read = 0.125\nunknown.output = 10.0\n",
+			[]string{"prices.unknown.cache_write"}, 1}, // the table a dotted key implies has the line of [prices]
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parse("c.toml", tt.doc, linux(nil))
+			if err == nil {
+				t.Fatalf("accepted: %+v", c.Prices)
+			}
+			probs := Problems(err)
+			if len(probs) != len(tt.missing) {
+				t.Fatalf("%d problems, want %d: %v", len(probs), len(tt.missing), err)
+			}
+			for i, p := range probs {
+				if p.Key != tt.missing[i] || p.Line != tt.line || !strings.Contains(p.Msg, "must be set") || !strings.Contains(p.Msg, "$0") {
+					t.Errorf("problem %q (key %q line %d), want key %q line %d", p.Error(), p.Key, p.Line, tt.missing[i], tt.line)
+				}
+			}
+		})
+	}
+	c, err := parse("c.toml", "[prices.\"my-local-llama\"]\ninput = 0.0\ncache_write = 0.0\ncache_read = 0.0\noutput = 0.0\n"+
+		"[prices.unknown]\ninput = 1.25\ncache_write = 1.25\ncache_read = 0.125\noutput = 10.0\n", linux(nil))
+	if err != nil {
+		t.Fatalf("every rate written: %v", err)
+	}
+	if p := c.Prices["unknown"]; p.Input != 1.25 || p.CacheRead != 0.125 || len(c.Prices) != 2 {
+		t.Errorf("prices = %+v", c.Prices)
+	}
 }

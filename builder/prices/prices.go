@@ -16,6 +16,10 @@
 // input, CW5m and CW1h cache writes by lifetime, CR cache reads, Out output
 // including reasoning. Fast marks a request served in fast mode.
 //
+// A -pro model (gpt-5.4-pro) is priced only by a row written for it, never
+// by its base family's row. A request whose log names no model ("unknown")
+// is priced only by an override for "unknown".
+//
 // A model with no row is *unpriced*: Lookup reports ok == false. Callers
 // count its tokens, write a cost of 0 where a number is required, and show
 // the word "unpriced" wherever a person reads the figure; never a silent 0.
@@ -123,7 +127,11 @@ func Default() *Table { return defaultTable }
 func Lookup(model string) (Price, bool) { return defaultTable.Lookup(model) }
 
 // With returns a copy of t in which overrides (keyed by model-name prefix,
-// case-insensitive; the longest matching prefix wins) take precedence.
+// case-insensitive; the longest matching prefix wins) take precedence. An
+// override is taken as given: a rate left at 0 prices those tokens at $0.
+// The config loader refuses a [prices] table that omits one of input,
+// cache_write, cache_read and output, so that 0 is always a choice the
+// user wrote; a Go caller writes every rate it means.
 func (t *Table) With(overrides map[string]Price) *Table {
 	if len(overrides) == 0 {
 		return t
@@ -143,12 +151,24 @@ func (t *Table) With(overrides map[string]Price) *Table {
 	return n
 }
 
+// Unknown is the model name of a request whose log did not say which model
+// served it. No embedded row prices it; an override keyed exactly
+// "unknown" does, for a user who knows what such requests ran on.
+const Unknown = "unknown"
+
 // Lookup finds the price of a model: the longest override prefix that the
 // normalised name starts with, else the first embedded row that matches.
-// ok is false for an unpriced model (and for an empty or unknown name).
+// ok is false for an unpriced model. An empty or unknown name is priced
+// only by an override for "unknown" itself: a prefix such as "u" was
+// written for real model names, not for the absence of one.
 func (t *Table) Lookup(model string) (Price, bool) {
 	m := Normalise(model)
-	if m == "" || m == "unknown" || m == "<synthetic>" {
+	switch m {
+	case "", Unknown:
+		p, ok := t.overrides[Unknown]
+		return p, ok
+	case "<synthetic>":
+		// Claude Code's own placeholder messages: no request was billed.
 		return Price{}, false
 	}
 	best := ""
@@ -163,11 +183,21 @@ func (t *Table) Lookup(model string) (Price, bool) {
 	}
 	for _, r := range t.rows {
 		if r.re.MatchString(m) {
+			if isPro(m) && !strings.Contains(r.price.Pattern, "pro") {
+				// The family's row, not the -pro model's own: its list
+				// price is several times the base model's, so a guess
+				// from the family would read as a bill many times too low.
+				return Price{}, false
+			}
 			return r.price, true
 		}
 	}
 	return Price{}, false
 }
+
+// isPro reports whether a normalised model name is a -pro variant
+// (gpt-5.4-pro, gpt-5-pro-2025-10-06).
+func isPro(m string) bool { return strings.Contains(m+"-", "-pro-") }
 
 // Rows lists the table in effect: overrides (sorted by prefix) first, then
 // the embedded rows in match order.

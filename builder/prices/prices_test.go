@@ -52,6 +52,95 @@ func TestLookupFamilies(t *testing.T) {
 	}
 }
 
+// The rows of models released or repriced before the table's checked date,
+// every column: a family row that prices them "near enough" is the defect
+// these guard against.
+func TestLookupCurrentModels(t *testing.T) {
+	for _, tt := range []struct {
+		model                   string
+		in, cw5m, cw1h, cr, out float64
+		longAbove               int64
+		longIn, longOut, fast   float64
+	}{
+		{"claude-haiku-5-5", 0.1, 0.125, 0.2, 0.01, 0.5, 100_000, 5, 5, 1},
+		{"claude-haiku-5-5[1m]", 0.1, 0.125, 0.2, 0.01, 0.5, 100_000, 5, 5, 1},
+		{"claude-sonnet-5-5", 2, 2.5, 4, 0.1, 10, 0, 1, 1, 1},
+		{"claude-sonnet-5", 2, 2.5, 4, 0.2, 10, 0, 1, 1, 1},
+		{"claude-sonnet-5-20260630", 2, 2.5, 4, 0.2, 10, 0, 1, 1, 1},
+		{"claude-fable-5-2", 8, 10, 16, 0.2, 40, 0, 1, 1, 1},
+		{"claude-mythos-5-2", 8, 10, 16, 0.2, 40, 0, 1, 1, 1},
+		{"claude-fable-5-1", 10, 12.5, 20, 0.25, 50, 0, 1, 1, 1},
+		{"claude-mythos-5-1", 10, 12.5, 20, 0.25, 50, 0, 1, 1, 1},
+		{"claude-fable-5-20260609", 10, 12.5, 20, 1, 50, 0, 1, 1, 1},
+		{"gpt-6-sol", 2, 2.5, 2.5, 0.2, 10, 272_000, 2, 1.5, 2},
+		{"openai/gpt-6-luna", 0.1, 0.125, 0.125, 0.01, 0.5, 272_000, 2, 1.5, 2},
+		{"gpt-6-astra", 10, 12.5, 12.5, 1, 50, 272_000, 2, 1.5, 2},
+		{"gpt-6.1-sol", 2, 2.5, 2.5, 0.1, 10, 272_000, 2, 1.5, 2},
+		{"gpt-6.2-sol", 2, 2.5, 2.5, 0.1, 10, 272_000, 2, 1.5, 2},
+		{"gpt-5-pro", 15, 15, 15, 15, 120, 0, 1, 1, 1},
+		{"gpt-5-pro-2025-10-06", 15, 15, 15, 15, 120, 0, 1, 1, 1},
+		{"gpt-5.2-pro", 21, 21, 21, 21, 168, 0, 1, 1, 1},
+		{"gpt-5.4-pro", 30, 30, 30, 30, 180, 0, 1, 1, 1},
+		{"gpt-5.5-pro", 30, 30, 30, 30, 180, 0, 1, 1, 1},
+	} {
+		p, ok := Lookup(tt.model)
+		if !ok {
+			t.Errorf("Lookup(%q): unpriced", tt.model)
+			continue
+		}
+		got := []float64{p.Input, p.CacheWrite, p.CacheWrite1h, p.CacheRead, p.Output, float64(p.LongAbove), p.LongInput, p.LongOutput, p.Fast}
+		want := []float64{tt.in, tt.cw5m, tt.cw1h, tt.cr, tt.out, float64(tt.longAbove), tt.longIn, tt.longOut, tt.fast}
+		for i := range got {
+			if !near(got[i], want[i]) {
+				t.Errorf("Lookup(%q) = row %q %v, want %v", tt.model, p.Pattern, got, want)
+				break
+			}
+		}
+	}
+}
+
+// A -pro model costs several times its family's price: the family's row
+// must not answer for it.
+func TestProNotPricedByFamily(t *testing.T) {
+	for _, m := range []string{"gpt-5.3-pro", "gpt-5.6-sol-pro", "gpt-6-astra-pro", "gpt-5.1-pro-2025-11-13", "o4-pro"} {
+		if p, ok := Lookup(m); ok {
+			t.Errorf("Lookup(%q) = row %q, want unpriced", m, p.Pattern)
+		}
+	}
+	for _, m := range []string{"gemini-3-pro-preview", "gemini-2.5-pro", "mimo-v2.5-pro", "o3-pro", "gpt-5.4-pro", "gpt-5-codex", "gpt-5.4-mini"} {
+		if _, ok := Lookup(m); !ok {
+			t.Errorf("Lookup(%q): unpriced", m)
+		}
+	}
+	// An override is the user's own prefix: it still prices what it names.
+	if p, ok := Default().With(map[string]Price{"gpt-5.3": {Input: 7, CacheWrite: 7, CacheRead: 7, Output: 7}}).Lookup("gpt-5.3-pro"); !ok || p.Input != 7 {
+		t.Errorf("override for gpt-5.3 on gpt-5.3-pro: %+v %v", p, ok)
+	}
+}
+
+// A request whose log named no model is priced by an override for
+// "unknown", and only by that one.
+func TestUnknownOverride(t *testing.T) {
+	u := Price{Input: 1.25, CacheWrite: 1.25, CacheRead: 0.125, Output: 10}
+	tab := Default().With(map[string]Price{"Unknown": u})
+	for _, m := range []string{"unknown", "", " UNKNOWN "} {
+		if p, ok := tab.Lookup(m); !ok || p.Input != 1.25 || p.Source != "config [prices]" {
+			t.Errorf("Lookup(%q) with an unknown override = %+v %v", m, p, ok)
+		}
+	}
+	if p, ok := tab.Lookup("<synthetic>"); ok {
+		t.Errorf("<synthetic> priced by %q", p.Pattern)
+	}
+	// A prefix that happens to begin "unknown" is for real names.
+	short := Default().With(map[string]Price{"u": u, "unk": u})
+	if p, ok := short.Lookup("unknown"); ok {
+		t.Errorf("unknown priced by prefix override %q", p.Pattern)
+	}
+	if _, ok := Lookup("unknown"); ok {
+		t.Error("the embedded table prices unknown")
+	}
+}
+
 func TestUnpriced(t *testing.T) {
 	for _, m := range []string{"", "unknown", "<synthetic>", "codex-auto-review", "my-local-llama", "fast", "sonnet"} {
 		if p, ok := Lookup(m); ok {
@@ -88,6 +177,22 @@ func TestCostTiers(t *testing.T) {
 	gpt, _ := Lookup("gpt-5.5")
 	if got := gpt.Cost(Usage{In: 300_000, Out: 1000}); !near(got, (300_000*10+1000*45)/1e6) {
 		t.Errorf("gpt-5.5 long = %v", got)
+	}
+	// Haiku 5.5 above 100K prompt tokens: every rate 5x, output included.
+	h55, _ := Lookup("claude-haiku-5-5")
+	if got := h55.Cost(Usage{In: 10_000, CW5m: 20_000, CW1h: 10_000, CR: 60_100, Out: 2_000}); !near(got, 5*(10_000*0.1+20_000*0.125+10_000*0.2+60_100*0.01+2_000*0.5)/1e6) {
+		t.Errorf("haiku 5.5 long = %v", got)
+	}
+	if got := h55.Cost(Usage{In: 10_000, CW5m: 20_000, CW1h: 10_000, CR: 60_000, Out: 2_000}); !near(got, (10_000*0.1+20_000*0.125+10_000*0.2+60_000*0.01+2_000*0.5)/1e6) {
+		t.Errorf("haiku 5.5 at 100K exactly = %v (the tier starts above it)", got)
+	}
+	// GPT-6.1 Sol above 272K: $4 / $0.20 / $15, fast twice that.
+	sol, _ := Lookup("gpt-6.1-sol")
+	if got := sol.Cost(Usage{In: 100_000, CR: 200_000, Out: 1_000}); !near(got, (100_000*4+200_000*0.2+1_000*15)/1e6) {
+		t.Errorf("gpt-6.1-sol long = %v", got)
+	}
+	if got := sol.Cost(Usage{In: 1e6, Out: 1e6, Fast: true}); !near(got, 2*(1e6*4+1e6*15)/1e6) {
+		t.Errorf("gpt-6.1-sol long fast = %v", got)
 	}
 	// A 1h price of 0 (an override that gives one cache-write price) uses it for both.
 	p := Price{Input: 1, CacheWrite: 2}

@@ -39,7 +39,11 @@ func cmdPrices(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if *model != "" {
 		p, ok := table.Lookup(*model)
 		if !ok {
-			fmt.Fprintf(stdout, "%s: unpriced (no row matches; add one under [prices] in the config)\n", *model)
+			if n := prices.Normalise(*model); n == "" || n == prices.Unknown {
+				fmt.Fprintf(stdout, "%s: unpriced (the log named no model; [prices.\"unknown\"] in the config prices such requests)\n", *model)
+			} else {
+				fmt.Fprintf(stdout, "%s: unpriced (no row prices it; add one under [prices] in the config)\n", *model)
+			}
 			return exitOK
 		}
 		rows = []prices.Price{p}
