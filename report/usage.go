@@ -65,18 +65,54 @@ type UsageTable struct {
 	Truncated int `json:"truncatedSessions,omitempty"`
 }
 
+// Window bounds the model requests a usage table counts, by each
+// request's own time (session start + t): Since <= time < Until, a zero
+// bound open. It is the time the rows are grouped by, so that a table
+// over a window has, for each day inside it, the row the table without
+// one has (a session that straddles a bound counts only its requests
+// inside). A request of a map with no start time is inside only a window
+// without bounds.
+type Window struct{ Since, Until time.Time }
+
+func (w Window) contains(at time.Time, dated bool) bool {
+	if w.Since.IsZero() && w.Until.IsZero() {
+		return true
+	}
+	return dated && !at.Before(w.Since) && (w.Until.IsZero() || at.Before(w.Until))
+}
+
+// UsageFilter splits the selection of a usage table: the filter of the
+// sessions that may hold requests inside f's start window, and that
+// window, to count the requests by. A session started before Since may go
+// on past it, so Since no longer selects sessions; Until still does, as a
+// request comes at or after its session's start (t >= 0).
+func UsageFilter(f Filter) (Filter, Window) {
+	w := Window{Since: f.Since, Until: f.Until}
+	f.Since = time.Time{}
+	return f, w
+}
+
 // Usage groups the model requests of maps by period. Requests are dated by
 // their own time (session start + t) in loc, so a session over midnight
 // counts on both days; session rows are keyed by the session. The totals
 // row equals the sum of the maps' totals (tokens, output tokens, cost).
 func Usage(maps []*Map, p Period, loc *time.Location) UsageTable {
+	return UsageWithin(maps, p, loc, Window{})
+}
+
+// UsageWithin is Usage of the requests inside w alone. Every grouping
+// counts the same requests, so their totals agree: a session row is the
+// part of the session inside w, a week or month that a bound cuts its
+// part inside.
+func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable {
 	rows := map[string]*UsageRow{}
 	total := &UsageRow{Key: "Total"}
 	tab := UsageTable{Period: p}
 	for _, m := range maps {
-		start, _ := m.Start()
+		start, dated := m.Start()
+		at := func(t int64) time.Time { return start.Add(time.Duration(t) * time.Millisecond) }
 		key := func(t int64, model string) string {
-			at := start.Add(time.Duration(t) * time.Millisecond).In(loc)
+			at := at(t).In(loc)
 			switch p {
 			case Weekly:
 				wd := (int(at.Weekday()) + 6) % 7
@@ -110,20 +146,24 @@ func Usage(maps []*Map, p Period, loc *time.Location) UsageTable {
 				continue
 			}
 			model := modelName(e.Model)
-			r := row(key(e.T, model))
-			r.add(m.Session.ID, model, e.In, e.CW, e.CR, e.Out, 0, e.Cost)
-			total.add(m.Session.ID, model, e.In, e.CW, e.CR, e.Out, 0, e.Cost)
 			sumTok += e.In + e.CW + e.CR + e.Out
 			sumOut += e.Out
 			sumCost += e.Cost
 			lastT, lastModel = e.T, model
+			if !w.contains(at(e.T), dated) {
+				continue
+			}
+			r := row(key(e.T, model))
+			r.add(m.Session.ID, model, e.In, e.CW, e.CR, e.Out, 0, e.Cost)
+			total.add(m.Session.ID, model, e.In, e.CW, e.CR, e.Out, 0, e.Cost)
 		}
 		// What the totals count beyond the kept events (a map cut at the
-		// event cap): on the last request's row and model.
+		// event cap): on the last request's row and model, so in the
+		// window when that request is.
 		restOut := m.Totals.OutputTokens - sumOut
 		restTok := m.Totals.Tokens - sumTok - restOut
 		restCost := m.Totals.CostUSD - sumCost
-		if restOut != 0 || restTok != 0 || restCost > 5e-7 || restCost < -5e-7 {
+		if (restOut != 0 || restTok != 0 || restCost > 5e-7 || restCost < -5e-7) && w.contains(at(lastT), dated) {
 			if m.Session.Truncated {
 				tab.Truncated++
 			}

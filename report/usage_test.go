@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +111,87 @@ func TestUsageGrouping(t *testing.T) {
 	}
 	if len(doc.Rows) != 3 || doc.Rows[0].Key != "gpt-5" {
 		t.Errorf("by model: %+v", doc.Rows)
+	}
+}
+
+// TestUsageWindowCountsRequestsByTheirTime: a window keeps, for every day
+// inside it and in any zone, the row of the table without one, as the
+// rows are grouped by the time the window selects by (each request's
+// own): a session that straddles a bound counts only its requests inside,
+// and what a map cut at its event cap counts beyond its events counts
+// where its last request does. Every grouping counts the same requests,
+// so each one's totals over a day are that day's row.
+func TestUsageWindowCountsRequestsByTheirTime(t *testing.T) {
+	hour := int64(time.Hour / time.Millisecond)
+	long := &Map{Session: mapfile.Session{ID: "local:claude-code:long", AgentTool: "claude-code", StartedAt: "2026-02-27T20:00:00Z"},
+		Totals: mapfile.Totals{Tokens: 4 * 1500, OutputTokens: 4 * 100, CostUSD: 4 * 0.25},
+		Events: []mapfile.Event{llm(0, "claude-opus-4-8", 100, 300, 1000, 100, 0.25), llm(26*hour, "claude-opus-4-8", 100, 300, 1000, 100, 0.25),
+			llm(50*hour, "claude-opus-4-8", 100, 300, 1000, 100, 0.25), llm(74*hour, "claude-opus-4-8", 100, 300, 1000, 100, 0.25)}}
+	maps := []*Map{
+		{Session: mapfile.Session{ID: "local:claude-code:a", AgentTool: "claude-code", StartedAt: "2026-03-01T23:30:00Z"},
+			Totals: mapfile.Totals{Tokens: 1000 + 2000, OutputTokens: 100 + 200, CostUSD: 0.5},
+			Events: []mapfile.Event{llm(0, "claude-sonnet-4-5", 100, 300, 500, 100, 0.5), llm(hour, "mystery-model", 1000, 0, 800, 200, 0)}},
+		{Session: mapfile.Session{ID: "local:codex:b", AgentTool: "codex", StartedAt: "2026-03-02T10:00:00Z", Truncated: true},
+			Totals: mapfile.Totals{Tokens: 5000, OutputTokens: 700, CostUSD: 1.25},
+			Events: []mapfile.Event{llm(0, "gpt-5", 1000, 0, 1000, 500, 1)}},
+		long,
+	}
+	selected := func(f Filter) []*Map {
+		var out []*Map
+		for _, m := range maps {
+			if f.Keep(m) {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	for _, loc := range []*time.Location{time.UTC, time.FixedZone("JST", 9*3600), time.FixedZone("PDT", -7*3600), time.FixedZone("IST", 5*3600+1800)} {
+		full := Usage(maps, Daily, loc)
+		if len(full.Rows) < 4 {
+			t.Fatalf("%s: %d days", loc, len(full.Rows))
+		}
+		for _, r := range full.Rows {
+			since, _ := time.ParseInLocation(time.DateOnly, r.Key, loc)
+			f, w := UsageFilter(Filter{Since: since, Until: since.AddDate(0, 0, 1)})
+			for _, p := range Periods() {
+				tab := UsageWithin(selected(f), p, loc, w)
+				tot := tab.Totals
+				tot.Key = r.Key
+				if !reflect.DeepEqual(tot, r) {
+					t.Errorf("%s: %s over %s: totals %+v, want the day's row %+v", loc, p, r.Key, tot, r)
+				}
+				if p == Daily && (len(tab.Rows) != 1 || !reflect.DeepEqual(tab.Rows[0], r)) {
+					t.Errorf("%s: daily over %s: %+v, want %+v", loc, r.Key, tab.Rows, r)
+				}
+			}
+		}
+	}
+	// A session started before the window shows its part inside, with its
+	// own start; the sessions cut at the event cap are those whose
+	// remainder the window counts.
+	day := func(d string) (Filter, Window) {
+		since, _ := time.Parse(time.DateOnly, d)
+		return UsageFilter(Filter{Since: since, Until: since.AddDate(0, 0, 1)})
+	}
+	f, w := day("2026-02-28")
+	tab := UsageWithin(selected(f), BySess, time.UTC, w)
+	if len(tab.Rows) != 1 || tab.Rows[0].Key != "long" || tab.Rows[0].Start != "2026-02-27T20:00:00Z" || tab.Rows[0].Total != 1500 {
+		t.Errorf("sessions of 2026-02-28: %+v", tab.Rows)
+	}
+	for d, cut := range map[string]int{"2026-03-01": 0, "2026-03-02": 1} {
+		f, w := day(d)
+		if n := UsageWithin(selected(f), Daily, time.UTC, w).Truncated; n != cut {
+			t.Errorf("%s: %d sessions cut at the event cap, want %d", d, n, cut)
+		}
+	}
+	// A window with an open end, and one before every request.
+	since, _ := time.Parse(time.RFC3339, "2026-03-02T00:00:00Z")
+	f, w = UsageFilter(Filter{Since: since})
+	if got := UsageWithin(selected(f), ByModel, time.UTC, w).Totals.Total; got != 2000+5000+1500 {
+		t.Errorf("since 2026-03-02: %d tokens", got)
+	}
+	f, w = UsageFilter(Filter{Until: since.AddDate(0, 0, -5)})
+	if got := UsageWithin(selected(f), Daily, time.UTC, w); len(got.Rows) != 0 || got.Totals.Total != 0 {
+		t.Errorf("until 2026-02-25: %+v", got)
 	}
 }

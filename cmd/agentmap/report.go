@@ -274,11 +274,13 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fl := flag.NewFlagSet("usage", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	mf := addMapFlags(fl)
+	windowOfRequests(fl)
 	breakdown := fl.Bool("breakdown", false, "a line per model under each row")
 	asJSON := fl.Bool("json", false, "print the table as JSON")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap usage [daily|weekly|monthly|session|model] [--since D] [--until D] [--agent A] [--repo R] [--breakdown] [--json]")
 		fmt.Fprintln(stderr, "Prints tokens (input, output, cache create, cache read) and cost per day, week, month, session or model.")
+		fmt.Fprintln(stderr, "Each model request counts at its own time, in the local zone: the time the rows are grouped by and the time --since and --until select, so a session that straddles a bound counts only its requests inside. --agent, --repo and --outcome select sessions.")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(interspersed(fl, args)); err != nil {
@@ -305,15 +307,20 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !ok {
 		return exitUsage
 	}
+	flt, within := report.UsageFilter(flt)
 	src, _, code := mf.source(ctx, "usage", stderr)
 	if src == nil {
 		return code
+	}
+	if team, ok := src.(teamSource); ok {
+		team.activeSince = within.Since
+		src = team
 	}
 	maps, clean, ok := collectMaps(ctx, "usage", src, flt, stderr)
 	if !ok {
 		return exitFailure
 	}
-	tab := report.Usage(maps, period, time.Local)
+	tab := report.UsageWithin(maps, period, time.Local, within)
 	if *asJSON {
 		report.WriteUsageJSON(stdout, tab, *breakdown)
 	} else {

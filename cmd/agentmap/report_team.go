@@ -9,6 +9,7 @@ import (
 	"io"
 	"iter"
 	"strings"
+	"time"
 
 	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/report"
@@ -97,12 +98,15 @@ func teamURL(c *config.Config) (string, error) {
 type teamSource struct {
 	url     string
 	devices []string
+	// activeSince keeps the sessions that went on until it or later
+	// (usage: a session started before --since may hold requests after).
+	activeSince time.Time
 }
 
 // Maps implements report.Source.
 func (s teamSource) Maps(ctx context.Context, f report.Filter) iter.Seq2[*report.Map, error] {
 	return func(yield func(*report.Map, error) bool) {
-		pf := postgres.Filter{Devices: s.devices, Since: f.Since, Until: f.Until}
+		pf := postgres.Filter{Devices: s.devices, Since: f.Since, Until: f.Until, ActiveSince: s.activeSince}
 		if f.Agent != "" {
 			pf.Agents = []string{strings.ToLower(f.Agent)}
 		}

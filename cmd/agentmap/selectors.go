@@ -17,7 +17,9 @@ import (
 // The selectors every command that picks sessions shares (list, export,
 // and the commands that come after them), so that --agent, --outcome,
 // --repo, --since and --until mean the same thing, and fail the same way,
-// everywhere.
+// everywhere. The one exception is what --since and --until bound in
+// usage: the time of each model request, which its rows are grouped by,
+// rather than the start of each session (windowOfRequests).
 
 // agentNames are the agents of the registry, in its order.
 func agentNames() []string {
@@ -77,11 +79,26 @@ type selectorFlags struct {
 func addSelectorFlags(fl *flag.FlagSet) selectorFlags {
 	return selectorFlags{
 		agent:   fl.String("agent", "", "only this agent's sessions ("+orList(agentNames())+")"),
-		since:   fl.String("since", "", "only sessions started since: a window back from now (30m, 12h, 7d, 2w), a date (2006-01-02) or an RFC 3339 time"),
-		until:   fl.String("until", "", "only sessions started before: a window back from now, a date (that whole day included) or an RFC 3339 time"),
+		since:   fl.String("since", "", "only sessions started since (each session whole, by its start): "+sinceValues),
+		until:   fl.String("until", "", "only sessions started before (each session whole, by its start): "+untilValues),
 		repo:    fl.String("repo", "", "only sessions in a repo of this name (a glob: api*)"),
 		outcome: fl.String("outcome", "", "only sessions with this outcome ("+orList(builder.Outcomes)+")"),
 	}
+}
+
+// The values --since and --until take, the same for every command.
+const (
+	sinceValues = "a window back from now (30m, 12h, 7d, 2w), a date (2006-01-02, local midnight) or an RFC 3339 time"
+	untilValues = "a window back from now, a date (that whole day included) or an RFC 3339 time"
+)
+
+// windowOfRequests rewords --since and --until for a command that counts
+// model requests by their own time (usage), not sessions by their start:
+// the time it groups its rows by, so that a day of a table over a window
+// is that day's row of the table without one.
+func windowOfRequests(fl *flag.FlagSet) {
+	fl.Lookup("since").Usage = "only model requests made since (by each request's own time; a session started before counts its requests after): " + sinceValues
+	fl.Lookup("until").Usage = "only model requests made before (by each request's own time; a session that goes on after counts its requests before): " + untilValues
 }
 
 // parse checks every selector; the error names the flag and what it takes.

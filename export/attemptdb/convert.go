@@ -2,6 +2,7 @@ package attemptdb
 
 import (
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -200,9 +201,34 @@ func (c *conversion) sessionEnded() {
 	ev.Attrs["x_agentmap_user_turns"] = tot.UserTurns
 	ev.Attrs["x_agentmap_errors"] = tot.Errors
 	ev.Attrs["x_agentmap_tokens"] = tot.Tokens
-	ev.Attrs["x_agentmap_cost_usd"] = tot.CostUSD
+	costAttrs(ev.Attrs, tot.CostUSD, c.m.UnpricedModels(""))
 	ev.Attrs["output_tokens"] = tot.OutputTokens
 	ev.Attrs["file_count"] = tot.FilesTouched
+}
+
+// costAttrs says the cost as every other place that shows one does, never
+// a cost of 0 for tokens that were used: x_agentmap_unpriced_models names
+// the models among the tokens that have no price (their requests add
+// nothing to the cost), and x_agentmap_cost_usd, the priced part, is left
+// out when nothing was priced, as `list` says "unpriced" and AgentScope's
+// cost "unpriced" (a reader summing costs must not take such a session
+// for free).
+func costAttrs(a map[string]any, usd float64, unpriced []string) {
+	var names []string
+	for _, m := range unpriced {
+		if m == "" || !ValueAllowed(m) {
+			m = "unknown" // a model not named, or a name that is not content-free: still said
+		}
+		if !slices.Contains(names, m) {
+			names = append(names, m)
+		}
+	}
+	if len(names) > 0 {
+		a["x_agentmap_unpriced_models"] = names
+	}
+	if usd != 0 || len(names) == 0 {
+		a["x_agentmap_cost_usd"] = usd
+	}
 }
 
 // outcomeStatus maps session.outcome onto outcome.status.

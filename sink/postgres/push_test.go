@@ -293,6 +293,13 @@ func TestReadFilters(t *testing.T) {
 		{Filter{Agents: []string{"codex"}}, 1},
 		{Filter{Agents: []string{"cursor"}, Devices: []string{"bob"}}, 1},
 		{Filter{Since: time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)}, 0},
+		// ActiveSince keeps the sessions whose last event is at or after
+		// it: Claude's runs until 09:02:45 on 2025-10-09, Codex's until
+		// 22:43:50 on 2025-10-20, Cursor's until 12:33:40 on 2025-11-01.
+		{Filter{ActiveSince: time.Date(2025, 10, 9, 9, 2, 45, 0, time.UTC)}, 3},
+		{Filter{ActiveSince: time.Date(2025, 10, 9, 9, 2, 45, 1e6, time.UTC)}, 2},
+		{Filter{ActiveSince: time.Date(2025, 10, 20, 22, 43, 50, 0, time.UTC), Until: time.Date(2025, 11, 1, 0, 0, 0, 0, time.UTC)}, 1},
+		{Filter{ActiveSince: time.Date(2025, 11, 1, 12, 33, 41, 0, time.UTC)}, 0},
 	} {
 		if got := read(c.f); len(got) != c.want {
 			t.Errorf("%+v: %v, want %d", c.f, got, c.want)

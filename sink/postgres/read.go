@@ -28,6 +28,12 @@ type Filter struct {
 	// Since keeps sessions started at or after it, Until those started
 	// before it.
 	Since, Until time.Time
+	// ActiveSince keeps sessions that went on until it or later: whose
+	// last event (started_at + duration_ms, durationMs being the time from
+	// the first event to the last) is at or after it. A usage table counts
+	// requests by their own time, and a session started before its
+	// --since may hold requests after it; a session with no start is out.
+	ActiveSince time.Time
 }
 
 // Stored is one session's map as the team database holds it.
@@ -90,6 +96,9 @@ func ReadPool(ctx context.Context, pool *pgxpool.Pool, f Filter, fn func(Stored)
 	}
 	if !f.Until.IsZero() {
 		where = append(where, "s.started_at < "+arg(f.Until.UTC()))
+	}
+	if !f.ActiveSince.IsZero() {
+		where = append(where, "s.started_at + s.duration_ms * interval '1 millisecond' >= "+arg(f.ActiveSince.UTC()))
 	}
 	q := `SELECT s.device_id::text, d.label, s.map::text, s.flushed_at, s.received_at
 		FROM agentmap.sessions s JOIN agentmap.devices d USING (device_id)
