@@ -54,6 +54,9 @@ func Write(w io.Writer, maps []*Map, opt Options) error {
 	if opt.Title == "" {
 		opt.Title = "agentmap report"
 	}
+	if !opt.Single {
+		maps = countedOnce(maps) // the one session asked for is shown, whatever it is
+	}
 	maps = slices.Clone(maps)
 	slices.SortStableFunc(maps, func(a, b *Map) int {
 		return cmp.Or(cmp.Compare(b.Session.StartedAt, a.Session.StartedAt), cmp.Compare(a.Session.ID, b.Session.ID))

@@ -108,7 +108,7 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 	rows := map[string]*UsageRow{}
 	total := &UsageRow{Key: "Total"}
 	tab := UsageTable{Period: p}
-	for _, m := range maps {
+	for _, m := range countedOnce(maps) {
 		start, dated := m.Start()
 		at := func(t int64) time.Time { return start.Add(time.Duration(t) * time.Millisecond) }
 		key := func(t int64, model string) string {
