@@ -20,8 +20,9 @@ import (
 //   - A cwd that does not exist here (logs recorded elsewhere) joins the
 //     longest known root that holds it; otherwise it becomes a new root
 //     itself, unless it is too general to be a project (a home directory,
-//     ~/Documents, ~/.claude…, a top-level system directory) or lies in
-//     scratch space (anything under a temp root stays "/tmp (scratch)").
+//     ~/Documents, ~/.claude…, a top-level system directory), lies in
+//     scratch space (anything under a temp root stays "/tmp (scratch)"),
+//     or the log says it was in no repository (SetCWDNoRepo).
 //   - A target path is looked up on disk too; failing that it joins the
 //     longest known root that holds it; failing that it collapses to a
 //     bucket label (see Bucket).
@@ -118,6 +119,21 @@ func (p *Paths) MarshalState() ([]byte, error) {
 // relative one (a tool's workdir) resolves against the current cwd, and
 // passing the same cwd again is a no-op.
 func (p *Paths) SetCWD(cwd string) {
+	p.setCWD(cwd, true)
+}
+
+// SetCWDNoRepo is SetCWD for a working directory the log says was in no
+// repository (Copilot CLI's context without a gitRoot, OpenCode's root
+// "/"). It differs only when the directory is gone from this machine and
+// no known root holds it: the cwd stays outside repos instead of becoming
+// a root named after its base name, so a vanished plain directory is not
+// passed off as a project. A directory that exists here is looked up on
+// disk as always. Repeating the cwd last passed to either is a no-op.
+func (p *Paths) SetCWDNoRepo(cwd string) {
+	p.setCWD(cwd, false)
+}
+
+func (p *Paths) setCWD(cwd string, infer bool) {
 	if cwd == "" || cwd == p.st.RawCWD {
 		return
 	}
@@ -130,11 +146,12 @@ func (p *Paths) SetCWD(cwd string) {
 		return
 	}
 	p.st.CWD = abs
-	p.st.CWDRoot = p.cwdRoot(abs)
+	p.st.CWDRoot = p.cwdRoot(abs, infer)
 }
 
-// cwdRoot finds or creates the root of a cwd.
-func (p *Paths) cwdRoot(abs string) int {
+// cwdRoot finds the root of a cwd, or creates one for a cwd that is gone
+// when infer is set.
+func (p *Paths) cwdRoot(abs string, infer bool) int {
 	root, exists := repoOnDisk(abs)
 	if root != "" {
 		return p.addRoot(root, true)
@@ -147,7 +164,7 @@ func (p *Paths) cwdRoot(abs string) int {
 	}
 	// Scratch space is scratch even when the directory is gone: a vanished
 	// /tmp/x is not taken for a project named x.
-	if isBucketBase(abs) || isScratch(abs) {
+	if !infer || isBucketBase(abs) || isScratch(abs) {
 		return -1
 	}
 	return p.addRoot(abs, false)

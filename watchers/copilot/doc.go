@@ -16,7 +16,8 @@
 // One JSON object a line: {type, data, id, timestamp (RFC 3339), parentId,
 // agentId?}; agentId is set on the records of a subagent. The types read:
 //
-//	session.start, session.resume  data.sessionId, copilotVersion, selectedModel, context.cwd
+//	session.start, session.resume  data.sessionId, copilotVersion, selectedModel, context.cwd,
+//	                               gitRoot, repository (owner/name), repositoryHost
 //	session.model_change           data.newModel
 //	user.message                   data.content (measured), attachments[].type/mimeType; a
 //	                               subagent's prompt (agentId set, source "agent-…") is no turn
@@ -55,6 +56,14 @@
 // launched them. A usage record and its assistant.message are one request
 // (MsgID apiCallId): in = inputTokens − cacheRead − cacheWrite, so the
 // map's tokens equal Copilot's inputTokens + outputTokens.
+//
+// Paths are relative to the repository context.gitRoot names, which
+// outlives the directory: with the directory gone (a deleted worktree, a
+// moved clone, a log from another machine) the root is still the repo,
+// named and with its owner/name remote from context.repository as Codex's
+// are, or after the root's directory without one. A context without
+// gitRoot says the cwd was in no repository: a cwd that is gone is then
+// not made a repo of its own (redact.Paths.SetCWDNoRepo).
 //
 // Tools: view → read; create (op create), edit, str_replace_editor,
 // apply_patch → edit; grep, glob, lsp → search (path, or the first of

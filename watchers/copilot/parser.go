@@ -177,23 +177,54 @@ func (p *Parser) session(t int64, id, version string) {
 		NativeID: id, AgentTool: Tool, AgentVersion: watchers.Ident(version)}})
 }
 
+// repoContext is what session.start and session.resume say of the
+// working directory: its repository's root, and the repository's
+// owner/name on its host when it has a remote there.
+type repoContext struct {
+	Cwd            string `json:"cwd"`
+	GitRoot        string `json:"gitRoot"`
+	Repository     string `json:"repository"`
+	RepositoryHost string `json:"repositoryHost"`
+}
+
+// setCWD sets the working directory with what the log says of its
+// repository, which outlives the directory: a deleted worktree, a moved
+// clone or a log from another machine keeps its root, name and remote,
+// and a directory outside any repository is not taken for one.
+func (p *Parser) setCWD(c *repoContext) {
+	if c.GitRoot == "" {
+		p.paths.SetCWDNoRepo(c.Cwd)
+		return
+	}
+	remote := ""
+	if c.Repository != "" {
+		// Copilot gives owner/name and the host apart; the resolver takes a
+		// remote URL and keeps only its owner/name.
+		host := c.RepositoryHost
+		if host == "" || strings.ContainsAny(host, `/\`) {
+			host = "github.com"
+		}
+		remote = "https://" + host + "/" + c.Repository
+	}
+	p.paths.DeclareRepo(c.GitRoot, remote)
+	p.paths.SetCWD(c.Cwd)
+}
+
 func (p *Parser) record(r *record, t int64, lane string) error {
 	switch r.Type {
 	case "session.start", "session.resume":
 		var d struct {
-			SessionID      string `json:"sessionId"`
-			CopilotVersion string `json:"copilotVersion"`
-			SelectedModel  string `json:"selectedModel"`
-			Context        struct {
-				Cwd string `json:"cwd"`
-			} `json:"context"`
+			SessionID      string      `json:"sessionId"`
+			CopilotVersion string      `json:"copilotVersion"`
+			SelectedModel  string      `json:"selectedModel"`
+			Context        repoContext `json:"context"`
 		}
 		if err := json.Unmarshal(r.Data, &d); err != nil {
 			return errors.New("invalid data")
 		}
 		p.session(t, d.SessionID, d.CopilotVersion)
 		if d.Context.Cwd != "" {
-			p.paths.SetCWD(d.Context.Cwd)
+			p.setCWD(&d.Context)
 			p.flushRepos("", t)
 		}
 		if m := watchers.Ident(d.SelectedModel); m != "" {

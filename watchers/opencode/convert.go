@@ -119,7 +119,7 @@ func (c *conv) session(s *sessionRec, lane string) {
 	c.seen[s.ID] = true
 	c.lane = lane
 	c.updated = max(c.updated, s.Time.Updated, s.Time.Created)
-	c.paths.SetCWD(s.Dir)
+	c.setCWD(s.Dir, c.recordedRoot(s.ID))
 	c.flushRepos(s.Time.Created)
 	for _, m := range c.msgs[s.ID] {
 		c.message(m)
@@ -132,6 +132,41 @@ func (c *conv) session(s *sessionRec, lane string) {
 			SubagentType: l.subagentType, LaunchCallID: l.call}})
 		c.session(ch, id)
 	}
+}
+
+// setCWD sets the working directory with the root OpenCode recorded for
+// it, which outlives the directory: a deleted worktree, a moved clone or a
+// store from another machine keeps its repository's root, and a directory
+// outside git (root "/", OpenCode's global project) is not taken for a
+// repository. With no root recorded the resolver infers as for any agent.
+func (c *conv) setCWD(cwd, root string) {
+	switch root {
+	case "":
+		c.paths.SetCWD(cwd)
+	case "/":
+		c.paths.SetCWDNoRepo(cwd)
+	default:
+		// OpenCode keeps no remote; the root's name is its base name.
+		c.paths.DeclareRepo(root, "")
+		c.paths.SetCWD(cwd)
+	}
+}
+
+// recordedRoot is the first project root the session's messages record
+// (only assistant messages carry a path), "" when none does. The session's
+// directory is set before its messages are read, so the root is looked up
+// ahead: set later, the directory would already have been taken for a
+// repository of its own.
+func (c *conv) recordedRoot(session string) string {
+	for _, m := range c.msgs[session] {
+		var info struct {
+			Path msgPath `json:"path"`
+		}
+		if json.Unmarshal(m.Data, &info) == nil && info.Path.Root != "" {
+			return info.Path.Root
+		}
+	}
+	return ""
 }
 
 // message turns one message and its parts into events.
@@ -206,7 +241,7 @@ type step struct {
 // message's error.
 func (c *conv) assistant(id string, t int64, info *msgInfo, parts []partInfo) {
 	if info.Path.Cwd != "" {
-		c.paths.SetCWD(info.Path.Cwd)
+		c.setCWD(info.Path.Cwd, info.Path.Root)
 		c.flushRepos(t)
 	}
 	model := watchers.Ident(info.ModelID)

@@ -76,6 +76,16 @@
 // request with the message's tokens. The tokens of a lane equal the
 // session's own totals in its session row.
 //
+// Paths are relative to the project root the assistant messages record
+// (path.root, the git worktree), which outlives the directory: with the
+// session's directory gone (a deleted worktree, a moved clone, a store
+// from another machine) the root is still the repo, named after its
+// directory (OpenCode keeps no remote). The root is looked up in the
+// session's messages before its directory is set. Root "/" is OpenCode's
+// project for a directory outside git: a directory that is gone is then
+// not made a repo of its own (redact.Paths.SetCWDNoRepo). project.worktree
+// holds the same root and is not read.
+//
 // Tools: read → read; write (op create when metadata.exists is false),
 // edit, multiedit, patch, apply_patch (headers of patchText) → edit; glob,
 // grep, list → search (their path); bash → exec or verify with the verb of

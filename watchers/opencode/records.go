@@ -60,9 +60,7 @@ type msgInfo struct {
 	Model   struct {
 		ModelID string `json:"modelID"`
 	} `json:"model"`
-	Path struct {
-		Cwd string `json:"cwd"`
-	} `json:"path"`
+	Path   msgPath `json:"path"`
 	Tokens *tokens `json:"tokens"`
 	Finish string  `json:"finish"`
 	Error  *struct {
@@ -72,6 +70,13 @@ type msgInfo struct {
 			Message    string `json:"message"`
 		} `json:"data"`
 	} `json:"error"`
+}
+
+// msgPath is an assistant message's path: the cwd and the root of its
+// project (the git worktree, "/" for a directory outside git).
+type msgPath struct {
+	Cwd  string `json:"cwd"`
+	Root string `json:"root"`
 }
 
 // partInfo is the allow-listed part of a part's JSON. Text fields are
