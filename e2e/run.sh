@@ -28,6 +28,12 @@ if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
   exit 0
 fi
 
+# The clients write into their HOME even for --version (Gemini its project
+# registry, Codex its helper binaries): ask them in a throwaway one.
+probe_home=$(mktemp -d)
+trap 'rm -rf "$probe_home"' EXIT
+version_of() { HOME="$probe_home" "$1" --version 2>/dev/null | head -n1; }
+
 cache=${AGENTMAP_E2E_CACHE:-e2e/.npm-cache}
 dir="$cache/claude-code@$claude_version+codex@$codex_version"
 bin="$dir/node_modules/.bin"
@@ -41,7 +47,7 @@ if [ "$claude_version" = latest ] || [ ! -x "$bin/claude" ] || [ ! -x "$bin/code
   fi
 fi
 bin=$(cd "$bin" && pwd)
-echo "clients: $("$bin/claude" --version 2>/dev/null | head -n1); $("$bin/codex" --version 2>/dev/null | head -n1)"
+echo "clients: $(version_of "$bin/claude"); $(version_of "$bin/codex")"
 
 # Gemini CLI, in a directory of its own (its dependencies are many).
 gemini_version=0.61.0
@@ -58,7 +64,7 @@ fi
 clients=claude,codex
 if [ -x "$gdir/node_modules/.bin/gemini" ]; then
   gbin=$(cd "$gdir/node_modules/.bin" && pwd)
-  echo "gemini: $("$gbin/gemini" --version 2>/dev/null | head -n1)"
+  echo "gemini: $(version_of "$gbin/gemini")"
   bin="$bin:$gbin"
   clients="$clients,gemini"
 fi

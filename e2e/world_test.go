@@ -32,11 +32,12 @@ type world struct {
 
 // newWorld makes the directories. Codex refuses to set up its helper
 // binaries below the temporary directory, so the world lives in /var/tmp
-// when it can.
+// when it can, or in AGENTMAP_E2E_WORLD_DIR when that is set (a run that
+// must keep to a scratch directory of its own).
 func newWorld(t *testing.T, bin string) *world {
 	t.Helper()
-	base := ""
-	if fi, err := os.Stat("/var/tmp"); err == nil && fi.IsDir() {
+	base := os.Getenv("AGENTMAP_E2E_WORLD_DIR")
+	if fi, err := os.Stat("/var/tmp"); base == "" && err == nil && fi.IsDir() {
 		base = "/var/tmp"
 	}
 	root, err := os.MkdirTemp(base, "agentmap-e2e-")
