@@ -315,3 +315,18 @@ func TestUnits(t *testing.T) {
 		}
 	}
 }
+
+// The file `config init` writes leaves data_dir to the platform: made
+// under one $XDG_DATA_HOME and read under another, it follows the second,
+// as a file without the key does.
+func TestInitFileLeavesDataDirToThePlatform(t *testing.T) {
+	made := linux(map[string]string{"XDG_DATA_HOME": "/first"})
+	read := linux(map[string]string{"XDG_DATA_HOME": "/second"})
+	c, err := parse("config.toml", string(render(defaultsFor(made), made, true)), read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "/second/agentmap" {
+		t.Errorf("data_dir of the init file read under another XDG_DATA_HOME: %q, want /second/agentmap", c.DataDir)
+	}
+}

@@ -45,8 +45,9 @@ func (w *writer) table(name string) { w.b.WriteString("[" + name + "]\n") }
 
 func (w *writer) kv(key, value string) { w.b.WriteString(key + " = " + value + "\n") }
 
-// derived writes a key whose default follows data_dir: commented out in the
-// default file, so that moving data_dir moves it too.
+// derived writes a key whose default follows something else (data_dir, or
+// for data_dir the platform's data directory): commented out in the default
+// file, so that its default keeps following.
 func (w *writer) derived(key, value string) {
 	if w.comments {
 		w.b.WriteString("# ")
@@ -78,8 +79,10 @@ func render(c *Config, p platform, comments bool) []byte {
 	w.comment("The format of this file.")
 	w.kv("version", strconv.Itoa(c.Version))
 	w.blank()
-	w.comment("Where maps, the state database, logs and exports are kept.")
-	w.kv("data_dir", pathStr(c.DataDir))
+	w.comment("Where maps, the state database, logs and exports are kept. The default",
+		"follows the platform's data directory ($XDG_DATA_HOME on Linux) at each start;",
+		"setting the key pins it.")
+	w.derived("data_dir", pathStr(c.DataDir))
 	w.blank()
 
 	w.table("maps")
