@@ -49,6 +49,12 @@ type Step struct {
 type Plan struct {
 	Steps []Step
 	Notes []string
+	// Busy, when set, says why the directory a Purge step removes must
+	// stay: a process still using it. It is asked when the step comes,
+	// after the steps before it have stopped the service, whose daemon
+	// is then gone. (The daemon's lock is the daemon package's, which
+	// imports this one: the caller brings the check.)
+	Busy func(dir string) error
 }
 
 func (p *Plan) mkdir(path string) {
@@ -92,6 +98,10 @@ func (p *Plan) Print(w io.Writer) {
 				fmt.Fprintf(w, "would refuse: %v\n", err)
 				continue
 			}
+			if err := p.busy(s); err != nil && !p.StopsFirst() {
+				fmt.Fprintf(w, "would refuse: %v\n", err)
+				continue
+			}
 			fmt.Fprintf(w, "would remove the directory %s and everything in it\n", s.Path)
 		case Run:
 			suffix := ""
@@ -104,6 +114,29 @@ func (p *Plan) Print(w io.Writer) {
 	for _, n := range p.Notes {
 		fmt.Fprintln(w, "note: "+n)
 	}
+}
+
+// busy is Busy for a Purge step, nil without Busy.
+func (p *Plan) busy(s Step) error {
+	if p.Busy == nil {
+		return nil
+	}
+	return p.Busy(s.Path)
+}
+
+// StopsFirst reports whether the plan runs the service manager before it
+// purges: a daemon found on the directory by a dry run may be the
+// service's, which would be stopped by then.
+func (p *Plan) StopsFirst() bool {
+	for _, s := range p.Steps {
+		switch s.Op {
+		case Run:
+			return true
+		case Purge:
+			return false
+		}
+	}
+	return false
 }
 
 func purgeable(s Step) error {
@@ -149,6 +182,9 @@ func (p *Plan) Apply(ctx context.Context, run Runner, w io.Writer) error {
 			// Only a directory agentmap made, in a place that can be
 			// one: never the home directory, /, or the config's.
 			if err := purgeable(s); err != nil {
+				return err
+			}
+			if err := p.busy(s); err != nil {
 				return err
 			}
 			if err := os.RemoveAll(s.Path); err != nil {

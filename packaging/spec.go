@@ -48,7 +48,7 @@ func Current(configFile, dataDir string) (Spec, error) {
 		return Spec{}, fmt.Errorf("locate the agentmap binary: %w", err)
 	}
 	if resolved, err := filepath.EvalSymlinks(bin); err == nil {
-		bin = resolved
+		bin = stableBinary(resolved)
 	}
 	if configFile != "" {
 		if configFile, err = filepath.Abs(configFile); err != nil {
@@ -60,6 +60,26 @@ func Current(configFile, dataDir string) (Spec, error) {
 		Binary: bin, ConfigFile: configFile, DataDir: dataDir,
 		RuntimeDir: os.Getenv("XDG_RUNTIME_DIR"),
 	}, nil
+}
+
+// stableBinary is the path the service runs the binary at resolved by:
+// resolved itself, except in Homebrew's Cellar. There it is
+// <prefix>/Cellar/agentmap/<version>/bin/agentmap, which brew upgrade
+// replaces and brew cleanup deletes, leaving the service pointing at
+// nothing; Homebrew's own stable link, <prefix>/opt/agentmap/bin/agentmap,
+// follows every upgrade.
+func stableBinary(resolved string) string {
+	bin := filepath.Dir(resolved)
+	formula := filepath.Dir(filepath.Dir(bin))
+	cellar := filepath.Dir(formula)
+	if filepath.Base(bin) != "bin" || filepath.Base(formula) != UnitName || filepath.Base(cellar) != "Cellar" {
+		return resolved
+	}
+	opt := filepath.Join(filepath.Dir(cellar), "opt", UnitName, "bin", filepath.Base(resolved))
+	if fi, err := os.Stat(opt); err != nil || fi.IsDir() {
+		return resolved
+	}
+	return opt
 }
 
 // ErrUnsupported is returned on systems without a per-user service manager

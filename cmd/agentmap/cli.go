@@ -352,7 +352,21 @@ func checkGlobals(c command, args []string) error {
 }
 
 // runCLI is the whole command line: agentmap [global flags] COMMAND [args].
+// Whatever the command, a failed write to stdout fails it (see outWriter).
 func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if _, ok := stdout.(*outWriter); ok { // agentmap --data-dir D help list comes back here
+		return runCommand(ctx, args, stdout, stderr)
+	}
+	stdout = wrapStdout(stdout)
+	code := runCommand(ctx, args, stdout, stderr)
+	name, _, _, _ := hoistGlobals(args)
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		name = "version"
+	}
+	return outputFailed(stdout, name, code, stderr)
+}
+
+func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case len(args) == 0:
 		usage(stdout)

@@ -128,17 +128,30 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "agentmap export: --agent selects from the store; it does not apply to files given")
 		return exitUsage
 	}
+	// Once stdout has failed, every map after it fails to be written the
+	// same way: that is one error, said once below, not one per map.
+	w, ok := stdout.(*outWriter)
+	if !ok {
+		w = &outWriter{w: stdout}
+	}
 	failed := false
 	bad := func(file string, err error) {
-		fmt.Fprintf(stderr, "agentmap export: %s: %v\n", file, err)
 		failed = true
+		if *out == "-" && w.failed() != nil {
+			return
+		}
+		fmt.Fprintf(stderr, "agentmap export: %s: %v\n", file, err)
 	}
 	if ctx.Err() != nil {
 		return exitFailure
 	}
 	var res export.Result
 	if *out == "-" {
-		res, err = export.Write(stdout, f, opts, false, sel, files, bad)
+		res, err = export.Write(w, f, opts, false, sel, files, bad)
+		if werr := w.failed(); werr != nil {
+			fmt.Fprintf(stderr, "agentmap export: %v\n", werr)
+			return exitFailure
+		}
 		if err == nil && res.Sessions == 0 {
 			err = export.ErrEmpty
 		}

@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentmap/agentmap/config"
+	"github.com/agentmap/agentmap/daemon"
 	"github.com/agentmap/agentmap/packaging"
+	"github.com/agentmap/agentmap/state"
 )
 
 func cmdInstall(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -24,10 +28,10 @@ func cmdInstall(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "and starts it. Running it again brings the service up to date.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil || fl.NArg() > 0 {
-		if fl.NArg() > 0 {
-			fl.Usage()
-		}
+	if err := fl.Parse(interspersed(fl, args)); err != nil {
+		return flagExit(err) // the flag package has printed the usage
+	}
+	if unexpectedArgs(fl, "install", stderr) {
 		return exitUsage
 	}
 	// The service must not start with a config that does not load.
@@ -92,10 +96,10 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, "Stops and removes the per-user service. The maps stay unless --purge.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil || fl.NArg() > 0 {
-		if fl.NArg() > 0 {
-			fl.Usage()
-		}
+	if err := fl.Parse(interspersed(fl, args)); err != nil {
+		return flagExit(err) // the flag package has printed the usage
+	}
+	if unexpectedArgs(fl, "uninstall", stderr) {
 		return exitUsage
 	}
 	// Without --purge the config only names the data directory in a note,
@@ -127,8 +131,19 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "agentmap uninstall: %v\n", err)
 		return exitFailure
 	}
+	plan.Busy = daemonOn
 	if *dryRun {
 		plan.Print(stdout)
+		if !*purge {
+			return exitOK
+		}
+		if err := daemonOn(dataDir); err != nil {
+			if plan.StopsFirst() {
+				fmt.Fprintf(stderr, "agentmap uninstall: warning: unless it is the service's, which uninstall stops first, %v\n", err)
+			} else {
+				fmt.Fprintf(stderr, "agentmap uninstall: warning: uninstall would stop here: %v\n", err)
+			}
+		}
 		return exitOK
 	}
 	if err := plan.Apply(ctx, packaging.ExecRunner, stdout); err != nil {
@@ -139,6 +154,19 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stdout, n)
 	}
 	return exitOK
+}
+
+// daemonOn refuses to purge a data directory a daemon (or a scan) is
+// running on: the daemon would stop, and under a supervisor start again
+// and make the directory anew.
+func daemonOn(dir string) error {
+	err := daemon.InUse(dir)
+	if errors.Is(err, state.ErrLocked) {
+		return fmt.Errorf("will not remove %s: an agentmap daemon is running on it (it holds %s locked); "+
+			"stop it first (agentmap stop for the service, else end the agentmap run or scan using it), then run uninstall --purge again",
+			dir, filepath.Join(dir, daemon.LockName))
+	}
+	return err
 }
 
 func cmdStart(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -158,12 +186,12 @@ func serviceControl(ctx context.Context, action string, args []string, stdout, s
 	fl.SetOutput(stderr)
 	fl.Usage = func() {
 		fmt.Fprintf(stderr, "usage: agentmap %s\n", action)
-		fmt.Fprintf(stderr, "%ss the installed per-user service.\n", action)
+		fmt.Fprintf(stderr, "%ss the installed per-user service.\n", strings.ToUpper(action[:1])+action[1:])
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil || fl.NArg() > 0 {
-		if fl.NArg() > 0 {
-			fl.Usage()
-		}
+	if err := fl.Parse(interspersed(fl, args)); err != nil {
+		return flagExit(err)
+	}
+	if unexpectedArgs(fl, action, stderr) {
 		return exitUsage
 	}
 	spec, err := packaging.Current("", "")

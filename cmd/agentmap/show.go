@@ -37,6 +37,12 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fl.Usage()
 		return exitUsage
 	}
+	if *asJSON && *events {
+		// The events are lines of text, not JSON: one of the two would
+		// be dropped without a word.
+		fmt.Fprintln(stderr, "agentmap show: --json and --events do not go together: give one")
+		return exitUsage
+	}
 	b, code := of.open("show", stderr)
 	if b == nil {
 		return code
@@ -86,14 +92,15 @@ var errNoEntry = errors.New("no session in the store matches that id (agentmap l
 // else by a unique prefix.
 func findEntry(es []daemon.Entry, id string) (daemon.Entry, error) {
 	var found []daemon.Entry
+	key := keyOf(id)
 	for _, e := range es {
-		if e.ID == id || e.Key == id {
+		if e.ID == id || e.Key == key {
 			return e, nil
 		}
 		// A key is the agent, a slash and the id: its prefix is looked at
 		// only when one was typed, so that "c" does not match every
 		// claude/, codex/ and cursor/ session.
-		if strings.HasPrefix(e.ID, id) || strings.Contains(id, "/") && strings.HasPrefix(e.Key, id) {
+		if strings.HasPrefix(e.ID, id) || strings.Contains(id, "/") && strings.HasPrefix(e.Key, key) {
 			found = append(found, e)
 		}
 	}
@@ -104,6 +111,21 @@ func findEntry(es []daemon.Entry, id string) (daemon.Entry, error) {
 		return found[0], nil
 	}
 	return daemon.Entry{}, fmt.Errorf("the id prefix matches %d sessions; give more of it", len(found))
+}
+
+// keyOf spells an agent/id as the store's keys do, with the agent's
+// registry name, whichever of its names was typed: claude-code/ID (the
+// agent as the maps, list --agent and show's own header name it) is the
+// key claude/ID. Anything else is left as typed.
+func keyOf(id string) string {
+	agent, rest, ok := strings.Cut(id, "/")
+	if !ok {
+		return id
+	}
+	if name, err := agentNamed(agent); err == nil && name != "" {
+		return name + "/" + rest
+	}
+	return id
 }
 
 // summary is what `agentmap show` prints of a map.

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mattn/go-isatty"
+)
+
+// outWriter is standard output as the commands see it. Most commands
+// print with fmt.Fprint* and never look at the error: without this, a
+// full disk (agentmap list --json > f) left a truncated file behind an
+// exit status of 0. It keeps the first write error, writes nothing after
+// it (half a line after a lost block would only mislead), and runCLI
+// turns that error into a failure once the command returns.
+type outWriter struct {
+	w   io.Writer
+	mu  sync.Mutex
+	err *outputError
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		o.err = &outputError{err: err}
+		return n, o.err
+	}
+	return n, nil
+}
+
+// failed is the first write error, nil while every write went through.
+func (o *outWriter) failed() *outputError {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
+}
+
+// outputError is a failed write to standard output. Its text is the one
+// message a failed write gets ("writing output: ..."), whoever prints it;
+// it remembers being printed, so that runCLI does not print a second
+// message after a command (build -o -, report -o -) that already said so.
+type outputError struct {
+	err  error
+	told atomic.Bool
+}
+
+func (e *outputError) Error() string {
+	e.told.Store(true)
+	return "writing output: " + e.err.Error()
+}
+
+func (e *outputError) Unwrap() error { return e.err }
+
+// wrapStdout wraps w for runCLI, except a terminal: a terminal does not
+// fill up, and what is handed a terminal must see it as one (logs gives
+// it to journalctl, which colours its output there; export refuses to
+// spray a bundle on it).
+func wrapStdout(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
+		return w
+	}
+	return &outWriter{w: w}
+}
+
+// outputFailed reports a failed write to stdout once, naming the command,
+// unless the command has reported it already; the exit code is then
+// exitFailure, or the command's own when it failed already.
+func outputFailed(stdout io.Writer, name string, code int, stderr io.Writer) int {
+	o, ok := stdout.(*outWriter)
+	if !ok {
+		return code
+	}
+	err := o.failed()
+	if err == nil {
+		return code
+	}
+	if !err.told.Load() {
+		prefix := "agentmap"
+		if name != "" {
+			prefix += " " + name
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+	}
+	if code == exitOK {
+		return exitFailure
+	}
+	return code
+}
