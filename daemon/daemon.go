@@ -84,6 +84,7 @@ type Daemon struct {
 	excludeApplied int                        // times privacy.exclude was applied to what is kept
 	vacated        map[string]bool            // sessions whose events a reset or a rename took away
 	unreadable     map[string]*unreadableLog  // logs tried again on a schedule (unreadable.go)
+	badDBs         map[string]*unreadableDB   // databases tried again on a schedule (sqlitefaults.go)
 	unlisted       map[string]unlistedDir     // directories the walks could not list (unlisted.go)
 	// unrecorded holds, after a repair, the maps in the store that no
 	// session record may name any more, by session key (recover.go).
@@ -143,6 +144,7 @@ func New(opt Options) *Daemon {
 		unforgotten:  map[string]state.Forgotten{},
 		vacated:      map[string]bool{},
 		unreadable:   map[string]*unreadableLog{},
+		badDBs:       map[string]*unreadableDB{},
 		unlisted:     map[string]unlistedDir{},
 		reconf:       make(chan Live, 1),
 		flushReq:     make(chan flushRequest),
@@ -360,18 +362,23 @@ func (d *Daemon) once(ctx context.Context) error {
 	// let it fill 128 MB.
 	d.ingestAsWalked(ctx)
 	defer paceGC(catchUpHeadroom)() // the final flush: see gcpace.go
-	// A database Cursor held busy gets a few more tries.
-	for try := 0; len(d.polls) > 0 && try < 3 && ctx.Err() == nil; try++ {
+	// A database its agent held locked gets a few more tries, a short
+	// wait apart; one that failed otherwise (a hot journal, a permission)
+	// would fail the same, and is counted at once.
+	for try := 0; d.lockedDBs() && try < 3 && ctx.Err() == nil; try++ {
 		select {
 		case <-ctx.Done():
 		case <-d.opt.Clock.After(sqliteRetry):
 		}
-		for path := range d.polls {
-			d.polls[path] = time.Time{}
+		for path, u := range d.badDBs {
+			if u.transient {
+				d.polls[path] = time.Time{}
+			}
 		}
 		d.pollRetries(ctx)
 		d.commitGroup()
 	}
+	d.giveUpDBs()
 	if err := d.retryOnce(ctx); err != nil {
 		return err
 	}
@@ -413,14 +420,16 @@ func (d *Daemon) once(ctx context.Context) error {
 		return fmt.Errorf("the records of %d sessions written earlier in this scan could not be read back from the state database (see the log); their logs are read again at the next run", d.restoreFailed)
 	}
 	// One line, as the command prints it after its name.
-	switch logs, dirs := d.unreadableError(), d.unlistedError(); {
-	case logs != nil && dirs != nil:
-		return fmt.Errorf("%v; %v", logs, dirs)
-	case logs != nil:
-		return logs
-	default:
-		return dirs
+	var errs []string
+	for _, err := range []error{d.unreadableError(), d.unreadableDBError(), d.unlistedError()} {
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
 	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
 }
 
 // follow is the long-running loop: it owns all state; the watcher feeds it

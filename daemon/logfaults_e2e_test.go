@@ -512,7 +512,7 @@ func TestUnlistedDirectoryReported(t *testing.T) {
 		!strings.Contains(string(out), "1 log directory could not be listed (see the daemon's log)") {
 		t.Fatalf("scan through the daemon: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "agentmap scan: 1 log(s) could not be read") {
+	if !strings.Contains(string(out), "agentmap scan: 1 log could not be read") {
 		t.Fatalf("scan through the daemon does not name the log it could not read:\n%s", out)
 	}
 	if st := u.status(t, home, data); st.Unlisted == nil || st.Unlisted.Count != 1 {

@@ -26,6 +26,9 @@ type ScanResult struct {
 	// Unreadable counts the logs it could not read (unreadable.go), which
 	// the daemon tries again on a schedule.
 	Unreadable int `json:"unreadableLogs,omitempty"`
+	// UnreadableDBs counts the SQLite stores (Cursor's, OpenCode's) it
+	// could not read (sqlitefaults.go), also tried again on a schedule.
+	UnreadableDBs int `json:"unreadableDatabases,omitempty"`
 }
 
 // scanWait bounds a catch-up request; the loop may be busy with its own
@@ -55,6 +58,7 @@ func (d *Daemon) scanNow(ctx context.Context) ScanResult {
 	res.Flush = d.flushNow(ctx, flushRequest{all: true})
 	res.Sessions = d.countSessions()
 	res.Unreadable = len(d.unreadable)
+	res.UnreadableDBs = len(d.badDBs)
 	return res
 }
 

@@ -15,8 +15,9 @@ import (
 	"github.com/agentmap/agentmap/watchers/cursor"
 )
 
-// sqliteRetry is the wait before polling a database again after it was
-// busy (Cursor holds it while writing).
+// sqliteRetry is the first wait before polling a database again after it
+// could not be read (Cursor holds it while writing); it doubles from there
+// (sqlitefaults.go).
 const sqliteRetry = 5 * time.Second
 
 // poll reads a Cursor database again when it or its -wal changed. Each
@@ -30,11 +31,10 @@ func (d *Daemon) poll(ctx context.Context, s *state.Source, fst watchers.FileSta
 	log := d.log.With("component", "sqlite", "agent", s.Agent, "path", s.Path)
 	convs, err := d.readDB(ctx, s)
 	if err != nil {
-		log.Warn("database not readable now; will try again", "err", err)
-		d.polls[s.Path] = d.opt.Clock.Now().Add(sqliteRetry)
+		d.cannotReadDB(s, fst.Size, err)
 		return
 	}
-	delete(d.polls, s.Path)
+	d.readableDB(s.Path)
 	_, walMod := fst.WalOf()
 	mod := max(ms(fst.ModTime), ms(walMod))
 	for _, c := range convs {
@@ -91,7 +91,7 @@ func (d *Daemon) readDB(ctx context.Context, s *state.Source) ([]watchers.Conver
 	return out, err
 }
 
-// pollRetries polls again the databases that were busy.
+// pollRetries polls again the databases that could not be read.
 func (d *Daemon) pollRetries(ctx context.Context) {
 	now := d.opt.Clock.Now()
 	for path, at := range d.polls {
@@ -100,8 +100,12 @@ func (d *Daemon) pollRetries(ctx context.Context) {
 		}
 		s := d.byPath[path]
 		fi, err := os.Stat(path)
-		if s == nil || err != nil {
-			delete(d.polls, path)
+		if s == nil || watchers.Missing(err) {
+			d.forgetDB(path)
+			continue
+		}
+		if err != nil { // not even a stat (its directory cannot be searched)
+			d.cannotReadDB(s, 0, err)
 			continue
 		}
 		fst := watchers.FileStat{Path: path, Agent: s.Agent, Form: s.Form, Size: fi.Size(), ModTime: fi.ModTime()}

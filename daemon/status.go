@@ -37,6 +37,9 @@ type Status struct {
 	// Unreadable counts the logs that could not be read when found and
 	// are tried again on a schedule (unreadable.go).
 	Unreadable *UnreadableLogs `json:"unreadableLogs,omitempty"`
+	// UnreadableDBs counts the SQLite stores that could not be read and
+	// are tried again on a schedule (sqlitefaults.go).
+	UnreadableDBs *UnreadableLogs `json:"unreadableDatabases,omitempty"`
 	// Unlisted counts the directories under the roots the walks could
 	// not list, whose logs are not read until they can be (unlisted.go).
 	Unlisted *UnlistedDirs `json:"unlistedDirs,omitempty"`
@@ -157,6 +160,8 @@ type statusMark struct {
 	uncommitted, retries     int
 	retryAt                  time.Time
 	unreadable, unlisted     int
+	badDBs                   int
+	dbRetryAt                time.Time
 	repair                   *StateRepair
 }
 
@@ -174,6 +179,8 @@ func (d *Daemon) statusInputs() statusMark {
 	if len(d.unreadable) > 0 {
 		m.retryAt, _ = d.unreadableDue() // its schedule is shown too
 	}
+	m.badDBs = len(d.badDBs)
+	m.dbRetryAt, _ = d.dbRetryDue()
 	return m
 }
 
@@ -252,6 +259,7 @@ func (d *Daemon) publishNow() {
 	}
 	st.FlushRetries = len(d.retry)
 	d.unreadableStatus(&st)
+	d.unreadableDBStatus(&st)
 	d.unlistedStatus(&st)
 	if d.repair != nil {
 		r := *d.repair

@@ -440,7 +440,7 @@ func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, s
 	}
 	f := res.Flush
 	outcome := "done by the daemon"
-	if len(f.Failed) > 0 || res.Unlisted > 0 || res.Unreadable > 0 {
+	if len(f.Failed) > 0 || res.Unlisted > 0 || res.Unreadable > 0 || res.UnreadableDBs > 0 {
 		outcome = "done by the daemon, with errors"
 	}
 	fmt.Fprintf(stderr, "scan: %s: %s checked, %s read, %s written, %s\n",
@@ -457,8 +457,14 @@ func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, s
 	if n := res.Unreadable; n > 0 {
 		fmt.Fprintf(stderr, "agentmap scan: %s could not be read (see the daemon's log); the daemon tries them again on a schedule, and agentmap status counts them\n", counted(n, "log"))
 	}
+	switch n := res.UnreadableDBs; {
+	case n == 1:
+		fmt.Fprintln(stderr, "agentmap scan: 1 database could not be read (see the daemon's log); the daemon tries it again on a schedule, and agentmap status counts it")
+	case n > 1:
+		fmt.Fprintf(stderr, "agentmap scan: %d databases could not be read (see the daemon's log); the daemon tries them again on a schedule, and agentmap status counts them\n", n)
+	}
 	printMapsDir(stdout, dataDir, res.Bytes)
-	if len(f.Failed) > 0 || res.Unlisted > 0 || res.Unreadable > 0 {
+	if len(f.Failed) > 0 || res.Unlisted > 0 || res.Unreadable > 0 || res.UnreadableDBs > 0 {
 		return exitFailure
 	}
 	return exitOK

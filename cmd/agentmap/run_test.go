@@ -79,10 +79,10 @@ func TestProgressEndings(t *testing.T) {
 		err         error
 		want        string
 	}{
-		{"stopped by an error", true, 1e6, 100e6, errors.New("disk full"), "scan: stopped, 1.0 MB read, 1 sessions\n"},
-		{"read everything, failed somewhere", true, 100e6, 100e6, errors.New("1 log could not be read"), "scan: done with errors, 100.0 MB read, 1 sessions\n"},
-		{"a second scan that met an error", true, 0, 0, errors.New("1 log directory could not be listed"), "scan: done with errors, 0.0 kB read, 1 sessions\n"},
-		{"interrupted while writing maps", true, 100e6, 100e6, errInterrupted, "scan: stopped, 100.0 MB read, 1 sessions\n"},
+		{"stopped by an error", true, 1e6, 100e6, errors.New("disk full"), "scan: stopped, 1.0 MB read, 1 session\n"},
+		{"read everything, failed somewhere", true, 100e6, 100e6, errors.New("1 log could not be read"), "scan: done with errors, 100.0 MB read, 1 session\n"},
+		{"a second scan that met an error", true, 0, 0, errors.New("1 log directory could not be listed"), "scan: done with errors, 0.0 kB read, 1 session\n"},
+		{"interrupted while writing maps", true, 100e6, 100e6, errInterrupted, "scan: stopped, 100.0 MB read, 1 session\n"},
 		{"never started", false, 0, 0, errors.New("locked"), ""},
 	} {
 		var b bytes.Buffer

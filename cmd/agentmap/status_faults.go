@@ -8,7 +8,8 @@ import (
 )
 
 // writeFaultStatus adds the lines about faults the daemon is living with:
-// a damaged state database it repaired.
+// logs, databases or directories it cannot read, writes it retries, a
+// damaged state database it repaired.
 func writeFaultStatus(w io.Writer, st daemon.Status) {
 	if st.Uncommitted > 0 {
 		fmt.Fprintf(w, "retrying:   the lines of %d logs wait to be committed again (next try %s)\n",
@@ -17,6 +18,14 @@ func writeFaultStatus(w io.Writer, st daemon.Status) {
 	if u := st.Unreadable; u != nil {
 		fmt.Fprintf(w, "retrying:   %d logs cannot be read (%s; next try %s)\n",
 			u.Count, u.Reason, formatTime(u.RetryAt))
+	}
+	if u := st.UnreadableDBs; u != nil {
+		what := fmt.Sprintf("%d databases cannot", u.Count)
+		if u.Count == 1 {
+			what = "1 database cannot"
+		}
+		fmt.Fprintf(w, "retrying:   %s be read (%s; next try %s): their sessions are not updated\n",
+			what, u.Reason, formatTime(u.RetryAt))
 	}
 	if u := st.Unlisted; u != nil {
 		what := fmt.Sprintf("%d log directories cannot", u.Count)

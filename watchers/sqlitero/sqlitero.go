@@ -65,7 +65,19 @@ const (
 	codeCorrupt  = 11
 	codeProtocol = 15
 	codeNotADB   = 26
+
+	// codeReadOnlyRollback is SQLITE_READONLY_ROLLBACK: a hot journal (a
+	// writer stopped mid-write) that a read-only connection may not roll
+	// back. It stays until the agent opens the store again.
+	codeReadOnlyRollback = 776
 )
+
+// HotJournal reports whether err is SQLite refusing a read-only read
+// because the store has a hot journal to roll back first.
+func HotJournal(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == codeReadOnlyRollback
+}
 
 // Transient reports whether err is an SQLite error worth retrying later.
 func Transient(err error) bool {
