@@ -57,6 +57,10 @@ var history = map[int]struct {
 	// An index and a view, and the four views made to read it: writers of
 	// schema 1 and 2 write the same rows.
 	3: {[]string{"agentmap.latest_sessions"}, 1},
+	// A column the server generates from the map, whoever writes the row,
+	// a view and the four views made to read it: writers of schemas 1 to 3
+	// write the same rows.
+	4: {[]string{"agentmap.counted_sessions"}, 1},
 }
 
 type migration struct {

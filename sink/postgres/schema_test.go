@@ -146,7 +146,7 @@ func TestMigrateFindsMissingTablesAndViews(t *testing.T) {
 	// kept in history is what the files create.
 	want := []string{"agentmap.schema_migrations", "agentmap.devices", "agentmap.sessions", "agentmap.events", "agentmap.files",
 		"agentmap.cost_per_repo_week", "agentmap.failing_verbs", "agentmap.mcp_failure_rates", "agentmap.outcomes_per_agent",
-		"agentmap.latest_sessions"}
+		"agentmap.latest_sessions", "agentmap.counted_sessions"}
 	if got := objects(SchemaVersion()); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("objects checked: %v, want %v", got, want)
 	}

@@ -316,6 +316,48 @@ func TestUpgradeWithASessionSentTwice(t *testing.T) {
 	}
 }
 
+// TestUpgradeWithASubagentAndItsParent: a schema 3 database holding a
+// spawned agent's map beside its parent's (which holds it as a lane) and
+// an orphan subagent counts the child twice; migrated to 4, its views count
+// it once and the orphan once, from rows a writer of schema 3 wrote, and a
+// writer of schema 3 (rows pushed into schema 4 the way it writes them)
+// keeps them counted so.
+func TestUpgradeWithASubagentAndItsParent(t *testing.T) {
+	srv := pgtest.Shared(t)
+	ctx := context.Background()
+	pool, err := Open(ctx, srv.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	migrateTo(t, pool, 3)
+	f := newFamily(t)
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	f.push(t, pool, t0)
+	if got, twice := countViews(t, pool), counted(f.parent, f.child, f.orphan); !sameCounts(got, twice) {
+		t.Fatalf("schema 3 counts %+v, want the child twice: %+v", got, twice)
+	}
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatalf("migrate schema 3 with a subagent and its parent: %v", err)
+	}
+	want := counted(f.parent, f.orphan)
+	if got := countViews(t, pool); !sameCounts(got, want) {
+		t.Fatalf("after migration 4 the views count %+v, want the parent and the orphan once each: %+v", got, want)
+	}
+	if n := count(t, pool, "SELECT max(version) FROM agentmap.schema_migrations"); n != 4 {
+		t.Fatalf("schema at %d", n)
+	}
+	// A new version of the child, pushed with the writer's own columns
+	// (the parent is the server's to fill): still left out.
+	again := reshaped(t, f.child, func(tree map[string]any) { tree["contentHash"] = "child-again" })
+	if _, err := Push(ctx, pool, Device{ID: "7b6f3a4e-2222-4222-8333-444455556666"}, []Upload{{Doc: again, FlushedAt: t0.Add(time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := countViews(t, pool); !sameCounts(got, want) {
+		t.Fatalf("after a new version of the child the views count %+v, want %+v", got, want)
+	}
+}
+
 // withMoreTokens is a later version of a map: n more tokens, another
 // content hash.
 func withMoreTokens(t *testing.T, d *mapfile.Doc, n int64) *mapfile.Doc {
