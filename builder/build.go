@@ -120,7 +120,11 @@ type build struct {
 	last   int64
 	timed  bool
 
-	results     map[string]int         // CallID -> index of its (last) result
+	results map[string]int // CallID -> index of its (last) result
+	// laneResults, made only when two lanes hold results of one call id
+	// (ids a provider numbers per conversation, functions.Read:0), pairs a
+	// call with its own lane's result first (see resultOf).
+	laneResults map[laneCall]int
 	groups      map[groupKey]*llmGroup // into groupBlock
 	launches    map[string]string      // launching CallID -> lane id (KindLane)
 	calls       map[string]*node       // CallID -> call node (continuations map to their root)
@@ -221,46 +225,77 @@ func newBuild(events []event.Event, opts Options) *build {
 	return b
 }
 
-// dropReplays keeps one copy of a model response or a tool call that
-// several lanes' logs hold: the first lane's, the main lane first. A
-// response id (Claude's message.id) and a call id each name one thing the
-// API answered or the agent ran, so a second lane holding either replays
-// it: a Claude Code side question (/btw) logs a subagent that replays its
-// parent's messages under their message ids with new request ids, and
-// counting them again there billed the parent's requests twice. Lines
-// of one response share the message id within a lane, where the lane walk
-// merges them (index); here only whole lanes are compared.
+// dropReplays keeps one copy of a model response that several lanes'
+// logs hold: the first lane's, the main lane first. A response id
+// (Claude's message.id) names one response the API gave, so a second lane
+// holding it replays it: a Claude Code side question (/btw) logs a
+// subagent that replays its parent's messages under their message ids
+// with new request ids, and counting them again there billed the parent's
+// requests twice. The calls a replayed response made (the records that
+// follow it in its lane) and their results go with it. Call ids alone are
+// not compared across lanes: some providers number them per conversation
+// (functions.Read:0), so two lanes' calls may share one. Lines of one
+// response share the message id within a lane, where the lane walk merges
+// them (index); here only whole lanes are compared.
 func (b *build) dropReplays() {
-	respOwner := map[string]*lane{}
-	callOwner := map[string]*lane{}
+	owner := map[string]*lane{}
 	for _, l := range b.lanes {
 		kept := l.recs[:0]
+		replaying := false           // the lane's last response was dropped, its calls follow
+		var replayed map[string]bool // ids of the calls dropped with it
 		for _, i := range l.recs {
 			e := &b.in[i]
-			var owner map[string]*lane
-			var id string
 			switch {
 			case e.Kind == event.KindLLM && e.LLM != nil && e.LLM.MsgID != "":
-				owner, id = respOwner, responseOf(e.LLM.MsgID)
-			case e.Kind == event.KindCall && e.Call != nil && e.Call.ID != "":
-				owner, id = callOwner, e.Call.ID
-			case e.Kind == event.KindResult && e.Result != nil && e.Result.CallID != "":
-				if o := callOwner[e.Result.CallID]; o != nil && o != l {
-					b.drop(i) // the result of a call another lane holds
-					continue
-				}
-			}
-			if owner != nil {
-				if o := owner[id]; o != nil && o != l {
+				id := responseOf(e.LLM.MsgID)
+				o := owner[id]
+				if replaying = o != nil && o != l; replaying {
 					b.drop(i)
 					continue
 				}
 				owner[id] = l
+			case e.Kind == event.KindCall:
+				if replaying {
+					if e.Call != nil && e.Call.ID != "" {
+						if replayed == nil {
+							replayed = map[string]bool{}
+						}
+						replayed[e.Call.ID] = true
+					}
+					b.drop(i)
+					continue
+				}
+			case e.Kind == event.KindResult:
+				if e.Result != nil && replayed[e.Result.CallID] {
+					b.drop(i) // the result of a replayed call
+					continue
+				}
+			default:
+				replaying = false
 			}
 			kept = append(kept, i)
 		}
 		l.recs = kept
 	}
+}
+
+// laneCall is a call id in one lane.
+type laneCall struct{ lane, id string }
+
+// resultOf is the index of the (last) result of call id made in lane: its
+// own lane's, else any lane's (a result may come back in another lane
+// than its call's).
+func (b *build) resultOf(lane, id string) (int, bool) {
+	if id == "" {
+		return 0, false
+	}
+	if b.laneResults != nil {
+		if ri, ok := b.laneResults[laneCall{lane, id}]; ok {
+			return ri, true
+		}
+	}
+	ri, ok := b.results[id]
+	return ri, ok
 }
 
 // drop leaves record i out of the build: out of its lane's records, and
@@ -352,7 +387,17 @@ func (b *build) index() {
 		switch e.Kind {
 		case event.KindResult:
 			if e.Result != nil && e.Result.CallID != "" {
-				b.results[e.Result.CallID] = i
+				id := e.Result.CallID
+				if prev, ok := b.results[id]; ok && (b.laneResults != nil || b.in[prev].Agent != e.Agent) {
+					if b.laneResults == nil {
+						b.laneResults = map[laneCall]int{}
+					}
+					if _, ok := b.laneResults[laneCall{b.in[prev].Agent, id}]; !ok {
+						b.laneResults[laneCall{b.in[prev].Agent, id}] = prev
+					}
+					b.laneResults[laneCall{e.Agent, id}] = i
+				}
+				b.results[id] = i
 				b.hasResults = true
 			}
 		case event.KindLLM:

@@ -11,7 +11,7 @@ import (
 // that continue it, then adds the outputs those results confirm.
 func (b *build) complete(n *node) {
 	var outputs []*event.Result
-	if ri, ok := b.results[n.call.ID]; ok && n.call.ID != "" {
+	if ri, ok := b.resultOf(n.lane.id, n.call.ID); ok {
 		r := b.in[ri].Result
 		n.answered = true
 		n.ev.Err = r.Err
@@ -25,8 +25,8 @@ func (b *build) complete(n *node) {
 	}
 	for _, ci := range n.conts {
 		c := b.in[ci].Call
-		ri, ok := b.results[c.ID]
-		if !ok || c.ID == "" {
+		ri, ok := b.resultOf(n.lane.id, c.ID)
+		if !ok {
 			continue
 		}
 		r := b.in[ri].Result

@@ -322,3 +322,25 @@ func TestCallReplayedInASubagentCountsOnce(t *testing.T) {
 		t.Errorf("totals: %d requests, %d tokens, %d calls; want 2, 6, 2", m.Totals.Requests, m.Totals.Tokens, m.Totals.Calls)
 	}
 }
+
+// Call ids that a provider numbers per conversation (functions.Read:0)
+// repeat across lanes: each lane's call is its own, paired with its own
+// lane's result, and none is taken for a replay.
+func TestCallIDsRepeatedAcrossLanes(t *testing.T) {
+	read := file("", "/w/app/main.go", "read", "")
+	m := mustBuild(t, stream(sess("s"),
+		llmEv(1, "chatcmpl-1", "kimi-k2", 1, 1, 1, 0),
+		callEv(2, "functions.Read:0", "Read", "read", read),
+		resultEv(3, "functions.Read:0", false),
+		onLane("a-1",
+			llmEv(4, "chatcmpl-2", "kimi-k2", 2, 2, 1, 0),
+			callEv(5, "functions.Read:0", "Read", "read", read),
+			resultEv(6, "functions.Read:0", true))), Options{})
+	reads := find(m, "read")
+	if len(reads) != 2 || reads[0].Agent != "main" || reads[0].Err || reads[1].Agent != "a-1" || !reads[1].Err {
+		t.Fatalf("reads %+v; want the main lane's, answered, and the subagent's, failed", reads)
+	}
+	if m.Totals.Calls != 2 || m.Totals.Errors != 1 {
+		t.Errorf("totals: %d calls, %d errors; want 2 and 1", m.Totals.Calls, m.Totals.Errors)
+	}
+}

@@ -67,14 +67,12 @@ func (b *build) retries(l *lane) {
 // n belongs to a later model request.
 func (b *build) failureKnown(prev *node, prevReq int, n *node, req int, hasReqs bool) bool {
 	last := -1
-	if ri, ok := b.results[prev.call.ID]; ok && prev.call.ID != "" {
+	if ri, ok := b.resultOf(prev.lane.id, prev.call.ID); ok {
 		last = ri
 	}
 	for _, ci := range prev.conts {
-		if id := b.in[ci].Call.ID; id != "" {
-			if ri, ok := b.results[id]; ok && ri > last {
-				last = ri
-			}
+		if ri, ok := b.resultOf(prev.lane.id, b.in[ci].Call.ID); ok && ri > last {
+			last = ri
 		}
 	}
 	if last >= 0 {
