@@ -205,7 +205,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 		return exitFailure
 	}
 	if *once {
-		printMapsDir(stdout, eff.dataDir, bar.read())
+		printMapsDir(stdout, eff.dataDir, -1)
 	}
 	return exitOK
 }
@@ -463,7 +463,7 @@ func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, s
 	case n > 1:
 		fmt.Fprintf(stderr, "agentmap scan: %d databases could not be read (see the daemon's log); the daemon tries them again on a schedule, and agentmap status counts them\n", n)
 	}
-	printMapsDir(stdout, dataDir, res.Bytes)
+	printMapsDir(stdout, dataDir, res.Files)
 	if len(f.Failed) > 0 || res.Unlisted > 0 || res.Unreadable > 0 || res.UnreadableDBs > 0 {
 		return exitFailure
 	}
@@ -518,13 +518,6 @@ func (p *progress) update(done, total int64, sessions int) {
 	}
 }
 
-// read is how many bytes of logs the scan has read.
-func (p *progress) read() int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.done
-}
-
 // finish ends the progress with the scan's outcome: "done" when it
 // succeeded, "done with errors" when it read everything but something
 // failed, "stopped" when an error ended it early, and nothing
@@ -554,6 +547,15 @@ func (p *progress) finish(err error) {
 	}
 }
 
+// logsFollowed is how many logs a status counts, of every agent.
+func logsFollowed(st daemon.Status) int {
+	n := 0
+	for _, a := range st.Agents {
+		n += a.Files
+	}
+	return n
+}
+
 // errInterrupted is a one-shot scan's error when a signal ended it.
 var errInterrupted = errors.New("interrupted; what was read is kept, and the next scan goes on from there")
 
@@ -570,13 +572,26 @@ func progressSize(n int64) string {
 
 // printMapsDir ends a scan with where its maps are, or, when there are none
 // at all, says why before naming a directory that does not exist yet: no
-// agent's logs were found, or those read (read bytes) held no session (a
-// stray file named like a log, every line skipped).
-func printMapsDir(stdout io.Writer, dataDir string, read int64) {
+// agent's logs were found, or the logs found (by this scan or an earlier
+// one, which a second scan does not read again) held no session (a stray
+// file named like a log, every line skipped).
+//
+// logs < 0 asks the state database (the scan has closed it), which counts
+// the logs a second scan found and did not read again.
+func printMapsDir(stdout io.Writer, dataDir string, logs int) {
 	maps := daemon.MapsDir(dataDir)
 	if _, err := os.Stat(maps); errors.Is(err, fs.ErrNotExist) {
-		if read > 0 {
-			fmt.Fprintf(stdout, "no maps yet: the logs read (%s) held no session (agentmap status counts their skipped lines); maps go in %s\n", progressSize(read), maps)
+		if logs < 0 {
+			logs = 0
+			if db, err := state.OpenReadOnly(daemon.StatePath(dataDir)); err == nil {
+				if st, err := daemon.OfflineStatus(db, dataDir); err == nil {
+					logs = logsFollowed(st)
+				}
+				db.Close()
+			}
+		}
+		if logs > 0 {
+			fmt.Fprintf(stdout, "no maps yet: %s found, holding no session (agentmap status counts their skipped lines); maps go in %s\n", counted(logs, "log"), maps)
 			return
 		}
 		fmt.Fprintf(stdout, "no maps yet: no agent's logs were found (agentmap doctor shows where agentmap looks); maps go in %s\n", maps)
