@@ -43,3 +43,30 @@ func TestDeclareRepo(t *testing.T) {
 		t.Errorf("an existing non-repo directory became a repo: %+v", tg)
 	}
 }
+
+// A home directory a log calls a repository, gone from this disk, is not
+// named after itself (the login name) without a remote: its paths stay in
+// the home bucket. With a remote, the remote names it.
+func TestDeclareRepoOfAGoneHome(t *testing.T) {
+	p := NewPaths()
+	p.DeclareRepo("/home/agentmap-gone-alice", "")
+	p.SetCWDNoRepo("/home/agentmap-gone-alice/notes")
+	tg := p.Target("/home/agentmap-gone-alice/README.md", "read", "")
+	for _, r := range p.NewRepos() {
+		if strings.Contains(r.Name, "alice") {
+			t.Errorf("a gone home directory named a repository %q", r.Name)
+		}
+	}
+	if tg.Repo != "" || tg.Label == "" {
+		t.Errorf("a file of a gone home directory: %+v, want its bucket", tg)
+	}
+	q := NewPaths()
+	q.DeclareRepo("/home/agentmap-gone-alice", "git@github.com:alice/dotfiles.git")
+	q.SetCWD("/home/agentmap-gone-alice")
+	if tg := q.Target("README.md", "read", ""); tg.Repo == "" || tg.Path != "README.md" {
+		t.Errorf("a gone home directory with a remote: %+v, want its repository's", tg)
+	}
+	if repos := q.NewRepos(); len(repos) != 1 || repos[0].Name != "dotfiles" {
+		t.Errorf("repos %+v, want dotfiles", repos)
+	}
+}

@@ -333,6 +333,13 @@ func (p *Paths) DeclareRepo(cwd, remoteURL string) {
 		return // it lies in a repository that is still here
 	}
 	remote := NormalizeRemote(remoteURL)
+	if remote == "" && isBucketBase(abs) {
+		// A home directory (or ~/Documents…) a log calls a repository,
+		// gone from this disk: named after its directory, the repository
+		// would carry the login name into the map. Without a remote to
+		// name it, it stays the bucket its paths fall in.
+		return
+	}
 	i := p.addRoot(abs, false)
 	r := &p.st.Roots[i]
 	if r.OnDisk {
