@@ -185,6 +185,7 @@ type repoContext struct {
 	GitRoot        string `json:"gitRoot"`
 	Repository     string `json:"repository"`
 	RepositoryHost string `json:"repositoryHost"`
+	Branch         string `json:"branch"`
 }
 
 // setCWD sets the working directory with what the log says of its
@@ -193,6 +194,13 @@ type repoContext struct {
 // and a directory outside any repository is not taken for one.
 func (p *Parser) setCWD(c *repoContext) {
 	if c.GitRoot == "" {
+		if c.Branch != "" || c.Repository != "" {
+			// A repository without its root (a client that did not
+			// write gitRoot): the working directory's, as the disk or
+			// the directory's name says.
+			p.paths.SetCWD(c.Cwd)
+			return
+		}
 		p.paths.SetCWDNoRepo(c.Cwd)
 		return
 	}
