@@ -92,10 +92,11 @@ func TestGoneRepoWithoutRemote(t *testing.T) {
 	}
 }
 
-// TestGoneDirNotRepo: a context without gitRoot says the cwd was in no
-// repository, so a cwd that is gone is not made one after its base name.
+// TestGoneDirNotRepo: a context without gitRoot, branch or repository (as
+// Copilot writes it outside git) says the cwd was in no repository, so a
+// cwd that is gone is not made one after its base name.
 func TestGoneDirNotRepo(t *testing.T) {
-	noGit := regexp.MustCompile(`"gitRoot":"[^"]*",`)
+	noGit := regexp.MustCompile(`,"(gitRoot|branch|repository|repositoryHost|headCommit)":"[^"]*"`)
 	path, ls := goneLog(t, func(l []byte) []byte {
 		l = noGit.ReplaceAll(l, nil)
 		return bytes.ReplaceAll(l, []byte(goneHome+"/work/proj"), []byte("/zqcanary9"))
