@@ -15,8 +15,8 @@ SET LOCAL lock_timeout = '10s';
 -- generated column rather than a reading of the map in the views: the
 -- views then never detoast a map (each some kilobytes), and the server
 -- fills it for whatever build writes the row, so the writers of schemas
--- 1 to 3 write correct rows into this one. Adding it rewrites the table
--- once, under the migrations' lock.
+-- 1 to 3 write correct rows into this one. Adding it, and lane_in_parent
+-- below, rewrites the table (once each), under the migrations' lock.
 ALTER TABLE agentmap.sessions ADD COLUMN parent_session_id text
     GENERATED ALWAYS AS (CASE WHEN map -> 'session' ->> 'role' = 'subagent'
         THEN nullif(map -> 'session' ->> 'parentSessionId', '') END) STORED;
