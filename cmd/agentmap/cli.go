@@ -55,11 +55,14 @@ func newRoot(ctx context.Context, stdout, stderr io.Writer, code *int) *cobra.Co
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// The global flags are root's own, not inherited: a command has the
+	// ones its help lists (adoptFlags), as checkGlobals decides, so that
+	// completion and the man pages offer no flag a command refuses.
 	for _, g := range globalFlags {
 		if g.name == "json" {
-			root.PersistentFlags().Bool(g.name, false, g.usage)
+			root.Flags().Bool(g.name, false, g.usage)
 		} else {
-			root.PersistentFlags().String(g.name, "", g.usage)
+			root.Flags().String(g.name, "", g.usage)
 		}
 	}
 	root.Flags().Bool("version", false, "print the version")
@@ -110,7 +113,7 @@ func filesCommand(stdout io.Writer) *cobra.Command {
 		}
 		header := &doc.GenManHeader{Title: "AGENTMAP", Section: "1", Source: "agentmap " + currentBuild().short(),
 			Manual: "agentmap manual"}
-		if err := doc.GenManTree(root, header, man); err != nil {
+		if err := genManPages(root, header, man); err != nil {
 			return err
 		}
 		var bash, zsh, fish bytes.Buffer
@@ -133,8 +136,38 @@ func filesCommand(stdout io.Writer) *cobra.Command {
 	return cmd
 }
 
+// genManPages writes agentmap.1 and agentmap-COMMAND.1, as
+// doc.GenManTree does, but with a one-letter flag shown as -o alone:
+// pflag has no flag without a long name, so cobra writes "-o, --o".
+func genManPages(root *cobra.Command, header *doc.GenManHeader, dir string) error {
+	for _, cmd := range append([]*cobra.Command{root}, root.Commands()...) {
+		if cmd != root && (!cmd.IsAvailableCommand() || cmd.IsAdditionalHelpTopicCommand()) {
+			continue
+		}
+		var page bytes.Buffer
+		h := *header // GenMan fills in the date of the header it is given
+		if err := doc.GenMan(cmd, &h, &page); err != nil {
+			return err
+		}
+		text := page.String()
+		if c := findCommand(cmd.Name()); c.run != nil {
+			for _, f := range probeCommand(c).Flags {
+				if len(f.Name) == 1 {
+					text = strings.ReplaceAll(text, `\fB-`+f.Name+`\fP, \fB--`+f.Name+`\fP`, `\fB-`+f.Name+`\fP`)
+				}
+			}
+		}
+		name := strings.ReplaceAll(cmd.CommandPath(), " ", "-") + ".1"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // adoptFlags gives each command its flags as pflag definitions, for the
-// man page (cobra's doc generator reads them).
+// man page (cobra's doc generator reads them): the flags its help lists,
+// the global flags it takes among them, and no other.
 func adoptFlags(root *cobra.Command) {
 	for _, sub := range root.Commands() {
 		c := findCommand(sub.Name())
@@ -159,7 +192,7 @@ func adoptFlags(root *cobra.Command) {
 		}
 		sub.Long = strings.TrimSpace(strings.Join(long, "\n"))
 		for _, f := range p.Flags {
-			if sub.Flags().Lookup(f.Name) != nil || root.PersistentFlags().Lookup(f.Name) != nil {
+			if sub.Flags().Lookup(f.Name) != nil {
 				continue
 			}
 			short := "" // a one-letter flag (-o, -f) is shown as the short form it is
@@ -208,7 +241,7 @@ func completeArgs(c command, args []string, toComplete string) ([]string, cobra.
 	if strings.HasPrefix(toComplete, "-") {
 		var out []string
 		for _, f := range p.Flags {
-			out = append(out, "--"+f.Name+"\t"+f.Usage)
+			out = append(out, flagSpelling(f.Name)+"\t"+f.Usage)
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -227,6 +260,14 @@ func completeArgs(c command, args []string, toComplete string) ([]string, cobra.
 		return []string{"bash", "zsh", "fish"}, cobra.ShellCompDirectiveNoFileComp
 	}
 	return nil, cobra.ShellCompDirectiveDefault
+}
+
+// flagSpelling is a flag as help and completion show it: -o, --since.
+func flagSpelling(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // flagValues are the values a flag takes, when they are a known list.
@@ -284,10 +325,15 @@ func hoistGlobals(args []string) (name string, globals, rest []string, err error
 			args = args[1:]
 			continue
 		}
+		if a == "--version" || a == "-version" {
+			// The version command, with what follows as its flags:
+			// agentmap --version --json is agentmap version --json.
+			return "version", globals, args[1:], nil
+		}
 		flagName, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		i := slices.IndexFunc(globalFlags, func(g struct{ name, usage string }) bool { return g.name == flagName })
 		if i < 0 {
-			return "", nil, nil, fmt.Errorf("unknown flag %s before the command (the global flags are --config, --data-dir, --log-level and --json)", a)
+			return "", nil, nil, fmt.Errorf("unknown flag %s before the command (the global flags are --config, --data-dir, --log-level and --json; --version prints the version)", a)
 		}
 		globals = append(globals, a)
 		args = args[1:]
@@ -326,19 +372,26 @@ func placeGlobals(c command, globals, rest []string) []string {
 
 // checkGlobals refuses a global flag the command does not take, rather
 // than letting it pass unnoticed.
+//
+// An empty value (--data-dir= or --data-dir "", as an unset variable in a
+// script gives) is refused too: the command would take it for the flag
+// left out and use the default directory without a word.
 func checkGlobals(c command, args []string) error {
 	var p probe
 	probed := false
-	for _, a := range args {
+	for i, a := range args {
 		if a == "--" {
 			break
 		}
 		if !strings.HasPrefix(a, "-") {
 			continue
 		}
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if !slices.ContainsFunc(globalFlags, func(g struct{ name, usage string }) bool { return g.name == name }) {
 			continue
+		}
+		if name != "json" && ((hasValue && value == "") || (!hasValue && i+1 < len(args) && args[i+1] == "")) {
+			return fmt.Errorf("--%s is empty (leave it out for the default)", name)
 		}
 		if !probed {
 			p, probed = probeCommand(c), true
@@ -351,6 +404,51 @@ func checkGlobals(c command, args []string) error {
 	return nil
 }
 
+// unknownFlag finds a flag, up to a "--", that c's help does not list,
+// reading the arguments as interspersed does (a value flag takes the next
+// one). The flag package would say "flag provided but not defined: -x"
+// and print every flag; this names the command and points at its help.
+func unknownFlag(c command, args []string) (string, bool) {
+	p := probeCommand(c) // a command whose help lists no flags takes none
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f, ok := p.flag(name)
+		switch {
+		case !ok && c.name == "scan" && runOnlyFlag(name):
+			// scan says itself that the flag is run's.
+		case !ok:
+			return name, true
+		case f.Type != "" && !hasValue:
+			i++
+		}
+	}
+	return "", false
+}
+
+// unknownCommand says a name is no command, with the nearest ones.
+func unknownCommand(root *cobra.Command, name string, stderr io.Writer) int {
+	root.SuggestionsMinimumDistance = 2
+	if s := root.SuggestionsFor(name); len(s) > 0 {
+		fmt.Fprintf(stderr, "agentmap: unknown command %q (did you mean %s? see agentmap help)\n", name, strings.Join(s, " or "))
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "agentmap: unknown command %q (see agentmap help)\n", name)
+	return exitUsage
+}
+
+// helpOfHelp is what agentmap help --help and help help print.
+const helpOfHelp = `usage: agentmap help [COMMAND]
+Prints the commands and the global flags, or, with a COMMAND, its usage and flags
+(as agentmap COMMAND --help does).
+`
+
 // runCLI is the whole command line: agentmap [global flags] COMMAND [args].
 // Whatever the command, a failed write to stdout fails it (see outWriter).
 func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -360,9 +458,6 @@ func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	stdout = wrapStdout(stdout)
 	code := runCommand(ctx, args, stdout, stderr)
 	name, _, _, _ := hoistGlobals(args)
-	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
-		name = "version"
-	}
 	return outputFailed(stdout, name, code, stderr)
 }
 
@@ -371,8 +466,6 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	case len(args) == 0:
 		usage(stdout)
 		return exitUsage
-	case len(args) == 1 && (args[0] == "--version" || args[0] == "-version"):
-		return cmdVersion(ctx, nil, stdout, stderr)
 	case args[0] == "-h" || args[0] == "--help" || args[0] == "-help":
 		usage(stdout)
 		return exitOK
@@ -385,12 +478,16 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			io.WriteString(stdout, probeCommand(c).Usage)
 			return exitOK
 		}
-		if args[1] == "completion" {
+		switch args[1] {
+		case "completion":
 			args = []string{"completion", "--help"}
-			break
+		case "help", "-h", "-help", "--help":
+			io.WriteString(stdout, helpOfHelp)
+			return exitOK
+		default:
+			code := exitOK
+			return unknownCommand(newRoot(ctx, stdout, stderr, &code), args[1], stderr)
 		}
-		fmt.Fprintf(stderr, "agentmap: unknown command %q (see agentmap help)\n", args[1])
-		return exitUsage
 	}
 	name, globals, rest, err := hoistGlobals(args)
 	if err != nil {
@@ -418,12 +515,16 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 			return exitUsage
 		}
+		if f, ok := unknownFlag(c, rest); ok {
+			fmt.Fprintf(stderr, "agentmap %s: unknown flag %s\nsee agentmap %s --help for the flags it takes\n", name, flagSpelling(f), name)
+			return exitUsage
+		}
 	case name == "completion" || name == "package-files" || strings.HasPrefix(name, cobra.ShellCompRequestCmd):
-		adoptFlags(root)
+		// Completion offers a command's flags through completeArgs alone,
+		// from its help: cobra adds no flag of its own to the list.
 		rest = append(globals, rest...)
 	default:
-		fmt.Fprintf(stderr, "agentmap: unknown command %q (see agentmap help)\n", name)
-		return exitUsage
+		return unknownCommand(root, name, stderr)
 	}
 	root.SetArgs(append([]string{name}, rest...))
 	if err := root.ExecuteContext(ctx); err != nil {

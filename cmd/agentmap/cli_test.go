@@ -132,7 +132,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"help", "nope"}, exitUsage, "err", `agentmap: unknown command "nope" (see agentmap help)`},
 		{[]string{"build", "--data-dir", "/x", "f"}, exitUsage, "err", "agentmap build: --data-dir does not apply to build"},
 		{[]string{"--data-dir", "/x", "validate", "f"}, exitUsage, "err", "agentmap validate: --data-dir does not apply to validate"},
-		{[]string{"--bogus", "list"}, exitUsage, "err", "agentmap: unknown flag --bogus before the command (the global flags are --config, --data-dir, --log-level and --json)"},
+		{[]string{"--bogus", "list"}, exitUsage, "err", "agentmap: unknown flag --bogus before the command (the global flags are --config, --data-dir, --log-level and --json; --version prints the version)"},
 		{[]string{"--data-dir"}, exitUsage, "err", "agentmap: --data-dir needs a value"},
 		{[]string{"help", "build"}, exitOK, "out", "usage: agentmap build [flags] FILE|DIR..."},
 		{[]string{"build", "-h"}, exitOK, "out", "usage: agentmap build [flags] FILE|DIR..."},
@@ -323,7 +323,7 @@ func TestFlagsAfterTheArguments(t *testing.T) {
 	if code, stdout, stderr := run(t, "validate", built[0], "-q"); code != exitOK || stdout != "" {
 		t.Errorf("validate MAP -q: exit %d, stdout %q, stderr %q; want a quiet pass", code, stdout, stderr)
 	}
-	if code, _, stderr := run(t, "validate", built[0], "--bogus"); code != exitUsage || !strings.Contains(stderr, "flag provided but not defined: -bogus") {
+	if code, _, stderr := run(t, "validate", built[0], "--bogus"); code != exitUsage || !strings.Contains(stderr, "agentmap validate: unknown flag --bogus") {
 		t.Errorf("validate MAP --bogus: exit %d, stderr %q; want a usage error naming it", code, stderr)
 	}
 	out := filepath.Join(dir, "out.jsonl")

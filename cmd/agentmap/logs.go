@@ -34,8 +34,11 @@ func cmdLogs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fl.Parse(interspersed(fl, args)); err != nil {
 		return flagExit(err)
 	}
-	if fl.NArg() > 0 || *lines < 0 {
-		fl.Usage()
+	if unexpectedArgs(fl, "logs", stderr) {
+		return exitUsage
+	}
+	if *lines < 0 {
+		fmt.Fprintf(stderr, "agentmap logs: -n %d: want a number of lines, 0 or more (0: the whole log)\n", *lines)
 		return exitUsage
 	}
 	path := *file

@@ -58,7 +58,48 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runDaemon(ctx, "scan", append([]string{"--once"}, args...), stdout, stderr)
+	return runDaemon(ctx, "scan", args, stdout, stderr)
+}
+
+// runOnlyFlags are the flags of run that scan has no use for: it catches
+// up once and exits, so it neither follows, nor reloads its config, nor
+// exports on a schedule, nor lets quiet sessions go. scan refuses them,
+// naming run, rather than list them in its help (scan --once=false was
+// a following daemon).
+type runOnlyFlags struct {
+	once        *bool
+	retireAfter *time.Duration
+	configPoll  *time.Duration
+	export      *exportFlags
+}
+
+func addRunOnlyFlags(fl *flag.FlagSet) runOnlyFlags {
+	return runOnlyFlags{
+		once:        fl.Bool("once", false, "catch up on every log present, write every map, and exit (what agentmap scan does)"),
+		retireAfter: fl.Duration("retire-after", daemon.DefaultRetireAfter, "let go of a quiet session's records from memory after this long (read back on any news of it)"),
+		configPoll:  fl.Duration("config-poll", 2*time.Second, "how often the config file is checked for changes (it is also reloaded on SIGHUP)"),
+		export:      addExportFlags(fl),
+	}
+}
+
+// runOnlyFlag reports whether name is one of runOnlyFlags.
+func runOnlyFlag(name string) bool {
+	fl := flag.NewFlagSet("run", flag.ContinueOnError)
+	addRunOnlyFlags(fl)
+	return fl.Lookup(name) != nil
+}
+
+// refuseRunOnly finds a flag of run given to scan, up to a "--".
+func refuseRunOnly(args []string) (string, bool) {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && runOnlyFlag(name) {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 // runDaemon is run and scan (run --once): name is the command the user
@@ -69,17 +110,27 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	cfgFile := fl.String("config", "", "the config file (default $"+config.EnvConfig+", else the user config directory's agentmap/config.toml)")
 	dataDir := fl.String("data-dir", "", "where state.db and maps/ live (default: data_dir of the config)")
 	idle := fl.Duration("idle", daemon.DefaultIdle, "write a session's map once it has been quiet this long")
-	once := fl.Bool("once", false, "catch up on every log present, write every map, and exit")
 	maxLine := fl.Int("max-line", watchers.DefaultMaxLine, "skip (and count) log lines longer than this many bytes")
-	level := fl.String("log-level", "", "debug, info, warn or error (default log.level of the config; warn with --once)")
+	level := fl.String("log-level", "", "debug, info, warn or error (default log.level of the config; warn for scan and run --once)")
 	rescan := fl.Duration("rescan", daemon.DefaultRescan, "period of the full stat rescan behind file notifications")
 	debounce := fl.Duration("debounce", daemon.DefaultDebounce, "quiet time gathering file notifications before reading")
-	retireAfter := fl.Duration("retire-after", daemon.DefaultRetireAfter, "let go of a quiet session's records from memory after this long (read back on any news of it)")
 	pathMode := fl.String("path-mode", "", "path mode of the maps: relative, dirs_only or hashed (default maps.path_mode of the config)")
 	logFile := fl.String("log-file", "", "log to this file, capped at 10 MB and rotated (3 older files kept), instead of stderr (the macOS service does)")
-	configPoll := fl.Duration("config-poll", 2*time.Second, "how often the config file is checked for changes (it is also reloaded on SIGHUP)")
 	roots := rootFlags{}
-	xf := addExportFlags(fl)
+	var ro runOnlyFlags
+	if name == "scan" {
+		if f, ok := refuseRunOnly(args); ok {
+			fmt.Fprintf(stderr, "agentmap scan: --%s is a flag of agentmap run, not of scan (scan catches up once and exits; agentmap run follows the logs)\n", f)
+			return exitUsage
+		}
+		// scan is run --once: the run-only flags keep what they mean then.
+		scanOnly := flag.NewFlagSet(name, flag.ContinueOnError)
+		ro = addRunOnlyFlags(scanOnly)
+		*ro.once = true
+	} else {
+		ro = addRunOnlyFlags(fl)
+	}
+	once, retireAfter, configPoll, xf := ro.once, ro.retireAfter, ro.configPoll, ro.export
 	fl.Var(roots, "root", "follow this directory instead of the agent's configured roots: agent=DIR (claude, codex, cursor, cursor-app, opencode, copilot, gemini); repeatable")
 	fl.Usage = func() {
 		fmt.Fprintf(stderr, "usage: agentmap %s [flags]\n", name)
