@@ -167,18 +167,26 @@ func followFile(ctx context.Context, path string, w io.Writer) error {
 		offset = ident.Size()
 	}
 	buf := make([]byte, 64<<10)
-	drain := func() {
+	// drain copies what the file gained; a failed write (stdout on a full
+	// disk, a closed pipe) ends the following, which would otherwise go on
+	// reading for nobody.
+	drain := func() error {
 		for f != nil {
 			n, _ := f.ReadAt(buf, offset)
 			if n <= 0 {
-				return
+				return nil
 			}
-			w.Write(buf[:n])
+			if _, err := w.Write(buf[:n]); err != nil {
+				return err
+			}
 			offset += int64(n)
 		}
+		return nil
 	}
 	for {
-		drain()
+		if err := drain(); err != nil {
+			return err
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -190,8 +198,12 @@ func followFile(ctx context.Context, path string, w io.Writer) error {
 		}
 		if f == nil || !os.SameFile(fi, ident) || fi.Size() < offset {
 			if f != nil {
-				drain() // what the old file gained before it was rotated
+				err := drain() // what the old file gained before it was rotated
 				f.Close()
+				if err != nil {
+					f = nil
+					return err
+				}
 			}
 			fh, err := os.Open(path)
 			if err != nil {

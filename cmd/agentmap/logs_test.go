@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -98,5 +99,42 @@ func TestLogsWithoutTheService(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("logs -f without the service still waits after 10 s")
+	}
+}
+
+// failingWriter fails every write, as stdout on a full disk does.
+type failingWriter struct{ writes int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return 0, errors.New("no space left on device")
+}
+
+// Following a log stops at the first write that fails, instead of reading
+// on for nobody until interrupted.
+func TestFollowStopsWhenTheOutputFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agentmap.log")
+	if err := os.WriteFile(path, []byte("before\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	w := &failingWriter{}
+	done := make(chan error, 1)
+	go func() { done <- followFile(ctx, path, w) }()
+	time.Sleep(300 * time.Millisecond)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("appended\n")
+	f.Close()
+	select {
+	case err := <-done:
+		if err == nil || w.writes != 1 {
+			t.Errorf("followFile returned %v after %d writes; want the write's error after 1", err, w.writes)
+		}
+	case <-ctx.Done():
+		t.Fatal("followFile went on after its output failed")
 	}
 }
