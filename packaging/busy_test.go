@@ -22,9 +22,9 @@ func TestPurgeAsksBusy(t *testing.T) {
 	}
 	busy := errors.New("a daemon is running on it")
 	var asked []string
-	p := &Plan{Steps: []Step{{Op: Purge, Path: dir}}, Busy: func(d string) error {
+	p := &Plan{Steps: []Step{{Op: Purge, Path: dir}}, Busy: func(d string) (func(), error) {
 		asked = append(asked, d)
-		return busy
+		return nil, busy
 	}}
 	var out bytes.Buffer
 	p.Print(&out)
@@ -41,14 +41,20 @@ func TestPurgeAsksBusy(t *testing.T) {
 		t.Errorf("asked about %q", asked)
 	}
 
-	stopped := false
+	stopped, released := false, false
 	run := func(context.Context, ...string) ([]byte, error) { stopped = true; return nil, nil }
 	p = &Plan{Steps: []Step{{Op: Run, Args: []string{"systemctl", "--user", "disable", "--now", "agentmap.service"}}, {Op: Purge, Path: dir}},
-		Busy: func(string) error {
+		Busy: func(string) (func(), error) {
 			if stopped {
-				return nil
+				// held until the directory is gone
+				return func() {
+					if _, err := os.Stat(dir); err == nil {
+						t.Error("the hold was let go before the directory was removed")
+					}
+					released = true
+				}, nil
 			}
-			return busy
+			return nil, busy
 		}}
 	out.Reset()
 	p.Print(&out)
@@ -60,5 +66,8 @@ func TestPurgeAsksBusy(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Error("the directory stayed once the service's daemon was stopped")
+	}
+	if !released {
+		t.Error("the directory's hold was never let go")
 	}
 }

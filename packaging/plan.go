@@ -52,9 +52,12 @@ type Plan struct {
 	// Busy, when set, says why the directory a Purge step removes must
 	// stay: a process still using it. It is asked when the step comes,
 	// after the steps before it have stopped the service, whose daemon
-	// is then gone. (The daemon's lock is the daemon package's, which
-	// imports this one: the caller brings the check.)
-	Busy func(dir string) error
+	// is then gone. When the directory is free, release (never nil then)
+	// is called once it is removed: Busy may hold the directory until
+	// then, so that nothing starts on it in between. (The daemon's lock is
+	// the daemon package's, which imports this one: the caller brings the
+	// check.)
+	Busy func(dir string) (release func(), err error)
 }
 
 func (p *Plan) mkdir(path string) {
@@ -98,7 +101,10 @@ func (p *Plan) Print(w io.Writer) {
 				fmt.Fprintf(w, "would refuse: %v\n", err)
 				continue
 			}
-			if err := p.busy(s); err != nil && !p.StopsFirst() {
+			release, err := p.busy(s)
+			if err == nil {
+				release()
+			} else if !p.StopsFirst() {
 				fmt.Fprintf(w, "would refuse: %v\n", err)
 				continue
 			}
@@ -116,10 +122,10 @@ func (p *Plan) Print(w io.Writer) {
 	}
 }
 
-// busy is Busy for a Purge step, nil without Busy.
-func (p *Plan) busy(s Step) error {
+// busy is Busy for a Purge step; without Busy, nothing is held.
+func (p *Plan) busy(s Step) (release func(), err error) {
 	if p.Busy == nil {
-		return nil
+		return func() {}, nil
 	}
 	return p.Busy(s.Path)
 }
@@ -184,10 +190,13 @@ func (p *Plan) Apply(ctx context.Context, run Runner, w io.Writer) error {
 			if err := purgeable(s); err != nil {
 				return err
 			}
-			if err := p.busy(s); err != nil {
+			release, err := p.busy(s)
+			if err != nil {
 				return err
 			}
-			if err := os.RemoveAll(s.Path); err != nil {
+			err = os.RemoveAll(s.Path)
+			release()
+			if err != nil {
 				return fmt.Errorf("remove %s: %w", s.Path, err)
 			}
 			fmt.Fprintf(w, "removed %s\n", s.Path)

@@ -133,16 +133,23 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	plan.Busy = daemonOn
 	if *dryRun {
-		plan.Print(stdout)
-		if !*purge {
-			return exitOK
-		}
-		if err := daemonOn(dataDir); err != nil {
-			if plan.StopsFirst() {
-				fmt.Fprintf(stderr, "agentmap uninstall: warning: unless it is the service's, which uninstall stops first, %v\n", err)
-			} else {
-				fmt.Fprintf(stderr, "agentmap uninstall: warning: uninstall would stop here: %v\n", err)
+		// Asked once, let go at once: the plan's listing refuses the
+		// purge when nothing stops first, else a warning says it may.
+		var busy error
+		asked := false
+		plan.Busy = func(dir string) (func(), error) {
+			if !asked {
+				release, err := daemonOn(dir)
+				if err == nil {
+					release()
+				}
+				busy, asked = err, true
 			}
+			return func() {}, busy
+		}
+		plan.Print(stdout)
+		if busy != nil && plan.StopsFirst() {
+			fmt.Fprintf(stderr, "agentmap uninstall: warning: unless it is the service's, which uninstall stops first, %v\n", busy)
 		}
 		return exitOK
 	}
@@ -159,14 +166,17 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // daemonOn refuses to purge a data directory a daemon (or a scan) is
 // running on: the daemon would stop, and under a supervisor start again
 // and make the directory anew.
-func daemonOn(dir string) error {
-	err := daemon.InUse(dir)
+//
+// A free directory stays held (no daemon or scan can start on it) until
+// release, which the purge calls once the directory is gone.
+func daemonOn(dir string) (release func(), err error) {
+	release, err = daemon.Hold(dir)
 	if errors.Is(err, state.ErrLocked) {
-		return fmt.Errorf("will not remove %s: an agentmap daemon is running on it (it holds %s locked); "+
+		return nil, fmt.Errorf("will not remove %s: an agentmap daemon is running on it (it holds %s locked); "+
 			"stop it first (agentmap stop for the service, else end the agentmap run or scan using it), then run uninstall --purge again",
 			dir, filepath.Join(dir, daemon.LockName))
 	}
-	return err
+	return release, err
 }
 
 func cmdStart(ctx context.Context, args []string, stdout, stderr io.Writer) int {
