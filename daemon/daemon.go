@@ -362,22 +362,7 @@ func (d *Daemon) once(ctx context.Context) error {
 	// let it fill 128 MB.
 	d.ingestAsWalked(ctx)
 	defer paceGC(catchUpHeadroom)() // the final flush: see gcpace.go
-	// A database its agent held locked gets a few more tries, a short
-	// wait apart; one that failed otherwise (a hot journal, a permission)
-	// would fail the same, and is counted at once.
-	for try := 0; d.lockedDBs() && try < 3 && ctx.Err() == nil; try++ {
-		select {
-		case <-ctx.Done():
-		case <-d.opt.Clock.After(sqliteRetry):
-		}
-		for path, u := range d.badDBs {
-			if u.transient {
-				d.polls[path] = time.Time{}
-			}
-		}
-		d.pollRetries(ctx)
-		d.commitGroup()
-	}
+	d.waitForLockedDBs(ctx)
 	d.giveUpDBs()
 	if err := d.retryOnce(ctx); err != nil {
 		return err

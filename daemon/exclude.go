@@ -594,6 +594,7 @@ func (d *Daemon) keepOut(srcs []*state.Source) {
 		delete(d.srcs, s.ID)
 		if d.byPath[s.Path] == s { // a deleted log's name may be another log's since
 			delete(d.byPath, s.Path)
+			d.forgetDB(s.Path)
 		}
 		delete(d.parsers, s.ID)
 		if !s.Missing {

@@ -66,7 +66,7 @@ func (d *Daemon) nextDue(now time.Time) (time.Time, bool) {
 			delete(d.idx.pending, key)
 		}
 	}
-	for _, at := range d.polls {
+	if at, ok := d.dbRetryDue(); ok {
 		consider(at)
 	}
 	if d.publishOwed {

@@ -155,6 +155,7 @@ func (d *Daemon) lose(s *state.Source, why string) bool {
 	}
 	d.log.Info(why, "component", "daemon", "agent", s.Agent, "path", s.Path, "session", s.Session)
 	if s.Form == watchers.FormSQLite {
+		d.forgetDB(s.Path) // no longer tried again, nor counted unreadable
 		return false
 	}
 	d.end(s.Session)

@@ -148,6 +148,7 @@ func (d *Daemon) repairSession(err error) bool {
 		delete(d.parsers, s.ID)
 		if d.byPath[s.Path] == s {
 			delete(d.byPath, s.Path)
+			d.forgetDB(s.Path) // read again below, tried again if it fails again
 		}
 		f := watchers.FileStat{Path: s.Path, Agent: s.Agent, Form: s.Form}
 		if s.Form == formConversation {

@@ -58,7 +58,7 @@ func (d *Daemon) scanNow(ctx context.Context) ScanResult {
 	res.Flush = d.flushNow(ctx, flushRequest{all: true})
 	res.Sessions = d.countSessions()
 	res.Unreadable = len(d.unreadable)
-	res.UnreadableDBs = len(d.badDBs)
+	res.UnreadableDBs = d.unreadableDBCount()
 	return res
 }
 

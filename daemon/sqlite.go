@@ -24,10 +24,18 @@ const sqliteRetry = 5 * time.Second
 // conversation is a source of its own ("<db>#<id>") whose events are
 // replaced whenever they differ.
 func (d *Daemon) poll(ctx context.Context, s *state.Source, fst watchers.FileStat) {
-	digest := sqliteDigest(fst)
-	if s.Digest == digest {
+	if s.Digest == sqliteDigest(fst) {
 		return
 	}
+	d.readStore(ctx, s, fst)
+}
+
+// readStore reads a database whole and replaces the events of the
+// conversations that changed. A retry reads it whatever its digest: the
+// digest is the last good read's, and a store that failed may be back to
+// it (a lock let go of, a file put back with its time: touch -r, cp -p).
+func (d *Daemon) readStore(ctx context.Context, s *state.Source, fst watchers.FileStat) {
+	digest := sqliteDigest(fst)
 	log := d.log.With("component", "sqlite", "agent", s.Agent, "path", s.Path)
 	convs, err := d.readDB(ctx, s)
 	if err != nil {
@@ -91,11 +99,28 @@ func (d *Daemon) readDB(ctx context.Context, s *state.Source) ([]watchers.Conver
 	return out, err
 }
 
-// pollRetries polls again the databases that could not be read.
+// pollRetries reads again the databases that could not be read and are
+// due.
 func (d *Daemon) pollRetries(ctx context.Context) {
+	d.retryDBs(ctx, false)
+}
+
+// retryLockedDBs reads again at once the databases that failed on a lock,
+// and only those: what a one-shot scan waits for (a hot journal or a
+// permission would fail the same, and be logged again).
+func (d *Daemon) retryLockedDBs(ctx context.Context) {
+	d.retryDBs(ctx, true)
+}
+
+func (d *Daemon) retryDBs(ctx context.Context, locked bool) {
 	now := d.opt.Clock.Now()
 	for path, at := range d.polls {
-		if now.Before(at) {
+		u := d.badDBs[path]
+		switch {
+		case u == nil: // nothing would take it off again (see dbRetryDue)
+			delete(d.polls, path)
+			continue
+		case locked && !u.transient, !locked && now.Before(at):
 			continue
 		}
 		s := d.byPath[path]
@@ -112,7 +137,7 @@ func (d *Daemon) pollRetries(ctx context.Context) {
 		if wi, err := os.Stat(path + "-wal"); err == nil {
 			fst.Wal = &watchers.WalStat{Size: wi.Size(), ModTime: wi.ModTime()}
 		}
-		d.poll(ctx, s, fst)
+		d.readStore(ctx, s, fst)
 	}
 }
 

@@ -1,12 +1,14 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/cursor"
 	"github.com/agentmap/agentmap/watchers/opencode"
 	"github.com/agentmap/agentmap/watchers/sqlitero"
@@ -73,17 +75,24 @@ func (d *Daemon) readableDB(path string) {
 	}
 }
 
-// forgetDB drops the schedule of a store that is gone.
+// forgetDB drops the schedule of a store that is gone, or whose record is
+// (kept out by privacy.exclude, dropped to be read again).
 func (d *Daemon) forgetDB(path string) {
 	delete(d.polls, path)
 	delete(d.badDBs, path)
 }
 
 // dbErrorKind is what status shows of a store's read error, and whether
-// it is worth a short wait. The readers mark a lock with their ErrBusy.
+// it is a lock, worth a one-shot scan's short wait. The readers mark a
+// lock and a page caught mid-write alike with their ErrBusy, keeping
+// SQLite's words, which tell them apart. A store that reads as damaged is
+// tried again on the schedule (one being rewritten looks so for a moment)
+// but not waited for: one cut short stays so.
 func dbErrorKind(path string, err error) (kind string, transient bool) {
 	switch {
-	case errors.Is(err, cursor.ErrBusy), errors.Is(err, opencode.ErrBusy), sqlitero.Transient(err):
+	case sqlitero.Damaged(err):
+		return "damaged or changing (read error)", false
+	case sqlitero.Locked(err), errors.Is(err, cursor.ErrBusy), errors.Is(err, opencode.ErrBusy):
 		return "locked by its writer", true
 	case sqlitero.HotJournal(err):
 		return "left mid-write by a stopped writer (hot journal)", false
@@ -108,15 +117,33 @@ func (d *Daemon) lockedDBs() bool {
 	return false
 }
 
-// dbRetryDue is the next try at an unreadable store, if any.
+// dbRetryDue is the next try at an unreadable store, if any: what nextDue
+// wakes the loop for. A try scheduled for a store no longer counted
+// unreadable is dropped, as nothing would take it off again and the loop
+// would wake for it at once, over and over.
 func (d *Daemon) dbRetryDue() (time.Time, bool) {
 	var next time.Time
-	for path := range d.badDBs {
-		if at, ok := d.polls[path]; ok && (next.IsZero() || at.Before(next)) {
+	for path, at := range d.polls {
+		if d.badDBs[path] == nil {
+			delete(d.polls, path)
+		} else if next.IsZero() || at.Before(next) {
 			next = at
 		}
 	}
 	return next, !next.IsZero()
+}
+
+// unreadableDBCount counts the unreadable stores that are still there: a
+// store deleted is no longer one a scan failed to read, even before its
+// retry finds it gone.
+func (d *Daemon) unreadableDBCount() int {
+	n := 0
+	for path := range d.badDBs {
+		if _, err := os.Stat(path); d.byPath[path] != nil && !watchers.Missing(err) {
+			n++
+		}
+	}
+	return n
 }
 
 // unreadableDBStatus is what status shows of them: how many, the first
@@ -129,6 +156,21 @@ func (d *Daemon) unreadableDBStatus(st *Status) {
 	st.UnreadableDBs.RetryAt, _ = d.dbRetryDue()
 	for _, u := range d.badDBs {
 		st.UnreadableDBs.Reason = firstReason(st.UnreadableDBs.Reason, u.err)
+	}
+}
+
+// waitForLockedDBs gives the stores a one-shot catch-up found locked by
+// their agent a few more tries, a short wait apart. Only those: one that
+// failed otherwise (a hot journal, a permission, a damaged file) would
+// fail the same, and is counted at once.
+func (d *Daemon) waitForLockedDBs(ctx context.Context) {
+	for try := 0; d.lockedDBs() && try < 3 && ctx.Err() == nil; try++ {
+		select {
+		case <-ctx.Done():
+		case <-d.opt.Clock.After(sqliteRetry):
+		}
+		d.retryLockedDBs(ctx)
+		d.commitGroup()
 	}
 }
 
@@ -145,7 +187,7 @@ func (d *Daemon) giveUpDBs() {
 // unreadableDBError is what a one-shot catch-up returns when some stores
 // could not be read: their sessions are not in the store.
 func (d *Daemon) unreadableDBError() error {
-	switch n := len(d.badDBs); n {
+	switch n := d.unreadableDBCount(); n {
 	case 0:
 	case 1:
 		return errors.New("1 database could not be read (see the log); its sessions are mapped by a later scan once it can be")

@@ -28,7 +28,7 @@ func openRO(ctx context.Context, path string) (*sql.DB, error) {
 // row content.
 func wrapDB(what string, err error) error {
 	if sqlitero.Transient(err) {
-		return fmt.Errorf("cursor: %s: %w (%v)", what, ErrBusy, err)
+		return fmt.Errorf("cursor: %s: %w (%w)", what, ErrBusy, err)
 	}
 	return fmt.Errorf("cursor: %s: %w", what, err)
 }

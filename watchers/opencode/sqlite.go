@@ -316,7 +316,7 @@ func wrapDB(what string, err error) error {
 		return nil
 	}
 	if sqlitero.Transient(err) {
-		return fmt.Errorf("opencode: %s: %w (%v)", what, ErrBusy, err)
+		return fmt.Errorf("opencode: %s: %w (%w)", what, ErrBusy, err)
 	}
 	return fmt.Errorf("opencode: %s: %w", what, err)
 }

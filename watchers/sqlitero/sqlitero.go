@@ -56,9 +56,10 @@ func uriEscape(path string) string {
 	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
-// SQLite primary result codes that mean "not now" rather than "never":
-// a writer holds the lock, or a read met a page in the middle of being
-// written (a store copied or checkpointed under us).
+// SQLite primary result codes that may mean "not now" rather than
+// "never": a writer holds the lock, or a read met a page in the middle of
+// being written (a store copied or checkpointed under us), which a store
+// damaged for good looks like too.
 const (
 	codeBusy     = 5
 	codeLocked   = 6
@@ -79,15 +80,66 @@ func HotJournal(err error) bool {
 	return errors.As(err, &se) && se.Code() == codeReadOnlyRollback
 }
 
-// Transient reports whether err is an SQLite error worth retrying later.
+// Transient reports whether err is an SQLite error worth retrying later:
+// a lock (Locked) or a store that reads as damaged (Damaged), which a
+// store rewritten under the reader does for a moment.
 func Transient(err error) bool {
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		return false
-	}
-	switch se.Code() & 0xff {
-	case codeBusy, codeLocked, codeCorrupt, codeProtocol, codeNotADB:
+	return Locked(err) || Damaged(err)
+}
+
+// Locked reports whether err is SQLite finding the store locked by its
+// writer (SQLITE_BUSY, SQLITE_LOCKED, or SQLITE_PROTOCOL: a race for a
+// WAL's locks it lost): gone once the writer commits, in moments.
+func Locked(err error) bool {
+	switch primaryCode(err) {
+	case codeBusy, codeLocked, codeProtocol:
 		return true
 	}
 	return false
+}
+
+// Damaged reports whether err is SQLite finding the file malformed or no
+// database (SQLITE_CORRUPT, SQLITE_NOTADB): a store damaged for good (cut
+// short, overwritten) or one caught while it was being rewritten. Unlike a
+// lock, nothing says it will soon pass.
+func Damaged(err error) bool {
+	switch primaryCode(err) {
+	case codeCorrupt, codeNotADB:
+		return true
+	}
+	return false
+}
+
+// messages are SQLite's own words for the primary result codes above
+// (sqlite3_errstr), which an SQLite error's message starts with.
+var messages = []struct {
+	text string
+	code int
+}{
+	{"database is locked", codeBusy},
+	{"database table is locked", codeLocked},
+	{"locking protocol", codeProtocol},
+	{"database disk image is malformed", codeCorrupt},
+	{"file is not a database", codeNotADB},
+}
+
+// primaryCode is the primary result code of the SQLite error err is or
+// wraps, 0 for none. An agent's reader that marks an error with a
+// sentinel of its own may keep SQLite's error as text only (cursor's and
+// opencode's ErrBusy): its code is then told by SQLite's words for it.
+func primaryCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
+	}
+	msg := err.Error()
+	for _, m := range messages {
+		if strings.Contains(msg, m.text) {
+			return m.code
+		}
+	}
+	return 0
 }
