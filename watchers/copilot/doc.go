@@ -41,6 +41,17 @@
 //	                               <hookType>:<tool>, referring to that call
 //	session.error, abort           an llm error by its type and message; an interruption
 //	session.compaction_complete    data.preCompactionTokens, postCompactionTokens
+//	session.truncation             old messages dropped to fit the window, no summary: an
+//	                               auto compaction of data.preTruncationTokensInMessages →
+//	                               postTruncationTokensInMessages; none when
+//	                               tokens/messagesRemovedDuringTruncation are both 0
+//	skill.invoked                  data.name, trigger: user-invoked (a skill the user typed,
+//	                               which no skill call shows) is a skill call without id;
+//	                               agent-invoked (the skill tool's own) and context-load add
+//	                               nothing; content, description not read
+//	subagent.failed                data.toolCallId: the task call fails (subagent_failed),
+//	                               when it completes or, already completed, by a later
+//	                               failed result; error (text) not read
 //	session.shutdown               the end of a run (a turn end); its modelMetrics are the
 //	                               client's own cumulative accounting, which tests hold the
 //	                               maps to (input plus output tokens)
@@ -48,6 +59,11 @@
 // Not read: system.message (the system prompt), assistant.turn_start /
 // turn_end (one per model call), subagent.configured / selected /
 // completed, session.usage_record fields beyond the above.
+//
+// session.truncation, the user-invoked skill.invoked and subagent.failed
+// are read as Copilot CLI 1.0.102's event schema gives them
+// (copilot-sdk/generated/session-events.d.ts); the suite's sessions make
+// the client write none of them.
 //
 // # Mapping
 //

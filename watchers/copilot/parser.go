@@ -57,6 +57,9 @@ type callInfo struct {
 	Lane   string `json:"l,omitempty"`
 	Tool   string `json:"t,omitempty"`
 	Seq    int64  `json:"n,omitempty"` // the record that started it
+	// Failed marks a task call whose subagent failed before the call
+	// completed: its result is then a failed subagent call.
+	Failed bool `json:"f,omitempty"`
 }
 
 // openCall is the id of the call a postToolUse hook for tool in lane ran
@@ -339,6 +342,25 @@ func (p *Parser) record(r *record, t int64, lane string) error {
 		}
 		p.emit(lane, event.Event{Kind: event.KindLane, T: t, Lane: &event.Lane{
 			SubagentType: watchers.Ident(firstOf(d.AgentName, d.AgentType)), LaunchCallID: call}})
+	case "subagent.failed":
+		p.subagentFailed(r, t, lane)
+	case "skill.invoked":
+		var d struct {
+			Name    string `json:"name"`
+			Trigger string `json:"trigger"`
+		}
+		_ = json.Unmarshal(r.Data, &d)
+		// A skill the model invokes goes through the skill tool, whose
+		// call the map already has (its record says agent-invoked), and a
+		// context-load one is part of an agent's setup: only a skill the
+		// user typed has no call of its own. It gets no id, as nothing
+		// completes it.
+		if d.Trigger != "user-invoked" {
+			return nil
+		}
+		p.session(t, "", "")
+		p.emit(lane, event.Event{Kind: event.KindCall, T: t, Call: &event.Call{Tool: "skill", Kind: "skill", Cat: "skill",
+			Skill: watchers.Ident(d.Name)}})
 	case "hook.start":
 		var d struct {
 			ID    string `json:"hookInvocationId"`
@@ -412,6 +434,22 @@ func (p *Parser) record(r *record, t int64, lane string) error {
 			trigger = "manual"
 		}
 		p.emit(lane, event.Event{Kind: event.KindCompaction, T: t, Compact: &event.Compaction{Trigger: trigger, PreTokens: d.Pre, PostTokens: d.Post}})
+	case "session.truncation":
+		// The client dropping old messages to fit the context window, with
+		// no model summarising them: a compaction all the same, always
+		// automatic, the tokens those messages held before and after.
+		var d struct {
+			Pre          int64 `json:"preTruncationTokensInMessages"`
+			Post         int64 `json:"postTruncationTokensInMessages"`
+			TokensGone   int64 `json:"tokensRemovedDuringTruncation"`
+			MessagesGone int64 `json:"messagesRemovedDuringTruncation"`
+		}
+		_ = json.Unmarshal(r.Data, &d)
+		if d.TokensGone <= 0 && d.MessagesGone <= 0 {
+			return nil // a truncation that removed nothing compacted nothing
+		}
+		p.session(t, "", "")
+		p.emit(lane, event.Event{Kind: event.KindCompaction, T: t, Compact: &event.Compaction{Trigger: "auto", PreTokens: d.Pre, PostTokens: d.Post}})
 	case "session.shutdown":
 		p.emit("", event.Event{Kind: event.KindTurnEnd, T: t})
 	}

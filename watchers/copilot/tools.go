@@ -175,6 +175,12 @@ func (p *Parser) toolComplete(lane string, t int64, d *completeData) {
 			res.ErrClass = "subagent_failed"
 		}
 	}
+	if info.Failed && (!res.Err || res.ErrClass == "other") {
+		// The task call may return before its subagent fails (a
+		// background subagent, or a call whose result is the subagent's
+		// partial answer): the lane's failure is the call's.
+		res.Err, res.ErrClass = true, "subagent_failed"
+	}
 	if se := d.ShellExecution; se != nil && se.ExitCode != nil {
 		code := *se.ExitCode
 		res.ExitCode = &code
@@ -209,4 +215,35 @@ func firstPath(path string, paths json.RawMessage) string {
 		return list[0]
 	}
 	return ""
+}
+
+// subagentFailed reads subagent.failed: the subagent a task call launched
+// (data.toolCallId) failed. Its error is text and is not read. A call
+// still open fails when it completes; one that already completed (a
+// background subagent's call returns at once, and a sync one's result may
+// come first) gets a later, failed result, which the builder takes over
+// the earlier one.
+func (p *Parser) subagentFailed(r *record, t int64, lane string) {
+	var d struct {
+		ToolCallID string `json:"toolCallId"`
+	}
+	_ = json.Unmarshal(r.Data, &d)
+	id := safeID(d.ToolCallID)
+	if id == "" {
+		return
+	}
+	if info, ok := p.st.Calls[id]; ok {
+		info.Failed = true
+		p.st.Calls[id] = info
+		return
+	}
+	child := lane
+	if l := p.st.Launch[id]; l != "" {
+		child = l
+		delete(p.st.Launch, id)
+	}
+	// A subagent is one level deep in the map (a lane has no lanes of its
+	// own), so the call is the main agent's.
+	p.emit("", event.Event{Kind: event.KindResult, T: t, Result: &event.Result{CallID: id, Err: true,
+		ErrClass: "subagent_failed", Child: child}})
 }
