@@ -219,11 +219,23 @@ func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
 		if s, ok = d.adopt(f); !ok {
 			return
 		}
-	} else if m, moved := d.movedOnto(s, f); moved {
-		if m == nil {
-			return // kept out by privacy.exclude
+	} else {
+		if s.Missing {
+			// A database deleted, then there again: followed under its
+			// record, which must say so, or its next deletion would go
+			// unseen (gone passes over a source already missing).
+			d.commitGroup()
+			s.Missing = false
+			if err := d.db.PutSource(s); err != nil {
+				d.log.Error("cannot record a database back on disk", "component", "daemon", "path", s.Path, "err", err)
+			}
 		}
-		s = m
+		if m, moved := d.movedOnto(s, f); moved {
+			if m == nil {
+				return // kept out by privacy.exclude
+			}
+			s = m
+		}
 	}
 	switch s.Form {
 	case watchers.FormLines:

@@ -395,3 +395,39 @@ func TestDeletedDatabaseLeavesTheCount(t *testing.T) {
 		t.Errorf("a store kept out is still tried again: %v %v", d.badDBs, d.polls)
 	}
 }
+
+// A database deleted and then there again is followed as present: deleted
+// a second time, it is seen gone again, and its retries stop.
+func TestDatabaseBackAfterItsDeletion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "globalStorage", "state.vscdb")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	os.WriteFile(path, []byte("store"), 0o600)
+	clock := watchers.NewManualClock(time.Now().Truncate(time.Second))
+	d := New(Options{DataDir: t.TempDir(), Clock: clock, Logger: slog.New(slog.DiscardHandler)})
+	openStateOf(t, d)
+	r := countReads(d, "cursor")
+	s := &state.Source{ID: 1, Path: path, Agent: "cursor", Form: watchers.FormSQLite}
+	d.srcs[s.ID], d.byPath[path] = s, s
+	os.Remove(path)
+	d.gone(path)
+	if !s.Missing {
+		t.Fatal("a database deleted is not marked missing")
+	}
+	os.WriteFile(path, []byte("store, again"), 0o600)
+	d.visit(context.Background(), statOf(t, path, "cursor"))
+	if s.Missing || r.reads[path] != 1 {
+		t.Fatalf("a database back on disk: missing %v, %d reads; want present and read", s.Missing, r.reads[path])
+	}
+	r.fail[path] = lockedErr
+	clock.Advance(time.Second)
+	os.WriteFile(path, []byte("store, once more"), 0o600)
+	d.visit(context.Background(), statOf(t, path, "cursor"))
+	if len(d.badDBs) != 1 {
+		t.Fatalf("the locked store is not counted: %v", d.badDBs)
+	}
+	os.Remove(path)
+	d.gone(path)
+	if !s.Missing || len(d.badDBs) != 0 || len(d.polls) != 0 {
+		t.Errorf("deleted a second time: missing %v, still tried %v %v", s.Missing, d.badDBs, d.polls)
+	}
+}
