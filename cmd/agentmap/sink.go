@@ -110,9 +110,14 @@ func sinkStatus(ctx context.Context, of opsFlags, asJSON bool, stdout, stderr io
 		return exitFailure
 	}
 	if asJSON {
+		// "configured" says whether there is a sink at all: without one
+		// the object holds nothing else (it was a bare null).
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(st.Sink)
+		enc.Encode(struct {
+			Configured bool `json:"configured"`
+			*daemon.SinkStatus
+		}{st.Sink != nil, st.Sink})
 		return exitOK
 	}
 	if st.Sink == nil {

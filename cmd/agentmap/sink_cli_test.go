@@ -49,6 +49,11 @@ func TestSinkStatusOfAMissingDataDir(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "no state in") {
 		t.Errorf("sink status of an empty data directory: exit %d\n%s%s", code, out, errb)
 	}
+	// In JSON: an object that says no sink is configured, not a bare null.
+	code, out, errb = run(t, "sink", "status", "--json", "--data-dir", t.TempDir())
+	if code != exitOK || strings.Join(strings.Fields(out), "") != `{"configured":false}` {
+		t.Errorf("sink status --json without a sink: exit %d\n%s%s", code, out, errb)
+	}
 }
 
 // TestSinkStatusCountsFailedAttempts: one failed attempt is singular.
