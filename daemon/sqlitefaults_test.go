@@ -216,13 +216,7 @@ func statOf(t *testing.T, path, agent string) watchers.FileStat {
 // schedule: it is not counted for good, and the loop is not woken for it
 // over and over.
 func TestDatabaseBackWithItsDigestIsReadAgain(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "globalStorage", "state.vscdb")
-	os.MkdirAll(filepath.Dir(path), 0o700)
-	os.WriteFile(path, []byte("store"), 0o600)
-	clock := watchers.NewManualClock(time.Now().Truncate(time.Second))
-	d := New(Options{DataDir: t.TempDir(), Clock: clock, Logger: slog.New(slog.DiscardHandler)})
-	openStateOf(t, d)
-	r := countReads(d, "cursor")
+	path, clock, d, r := storeUnderTest(t)
 	s := &state.Source{Path: path, Agent: "cursor", Form: watchers.FormSQLite}
 	d.byPath[path] = s
 	ctx := context.Background()
@@ -356,13 +350,7 @@ func TestScanWaitRetriesLockedDatabasesOnly(t *testing.T) {
 // A store deleted while it is tried again leaves the count: a scan done by
 // the daemon does not fail for it, and it is no longer tried.
 func TestDeletedDatabaseLeavesTheCount(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "globalStorage", "state.vscdb")
-	os.MkdirAll(filepath.Dir(path), 0o700)
-	os.WriteFile(path, []byte("store"), 0o600)
-	clock := watchers.NewManualClock(time.Now().Truncate(time.Second))
-	d := New(Options{DataDir: t.TempDir(), Clock: clock, Logger: slog.New(slog.DiscardHandler)})
-	openStateOf(t, d)
-	r := countReads(d, "cursor")
+	path, _, d, r := storeUnderTest(t)
 	r.fail[path] = lockedErr
 	s := &state.Source{Path: path, Agent: "cursor", Form: watchers.FormSQLite}
 	d.byPath[path] = s
@@ -399,13 +387,7 @@ func TestDeletedDatabaseLeavesTheCount(t *testing.T) {
 // A database deleted and then there again is followed as present: deleted
 // a second time, it is seen gone again, and its retries stop.
 func TestDatabaseBackAfterItsDeletion(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "globalStorage", "state.vscdb")
-	os.MkdirAll(filepath.Dir(path), 0o700)
-	os.WriteFile(path, []byte("store"), 0o600)
-	clock := watchers.NewManualClock(time.Now().Truncate(time.Second))
-	d := New(Options{DataDir: t.TempDir(), Clock: clock, Logger: slog.New(slog.DiscardHandler)})
-	openStateOf(t, d)
-	r := countReads(d, "cursor")
+	path, clock, d, r := storeUnderTest(t)
 	s := &state.Source{ID: 1, Path: path, Agent: "cursor", Form: watchers.FormSQLite}
 	d.srcs[s.ID], d.byPath[path] = s, s
 	os.Remove(path)
@@ -430,4 +412,19 @@ func TestDatabaseBackAfterItsDeletion(t *testing.T) {
 	if !s.Missing || len(d.badDBs) != 0 || len(d.polls) != 0 {
 		t.Errorf("deleted a second time: missing %v, still tried %v %v", s.Missing, d.badDBs, d.polls)
 	}
+}
+
+// storeUnderTest is a daemon in the test's hands, on a manual clock with
+// its state open, whose Cursor reader counts its reads (and fails them as
+// told), and the path of a Cursor store beside it (not a real database:
+// the reader never opens it).
+func storeUnderTest(t *testing.T) (string, *watchers.ManualClock, *Daemon, *readsCounted) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "globalStorage", "state.vscdb")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	os.WriteFile(path, []byte("store"), 0o600)
+	clock := watchers.NewManualClock(time.Now().Truncate(time.Second))
+	d := New(Options{DataDir: t.TempDir(), Clock: clock, Logger: slog.New(slog.DiscardHandler)})
+	openStateOf(t, d)
+	return path, clock, d, countReads(d, "cursor")
 }
