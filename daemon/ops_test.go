@@ -569,19 +569,26 @@ func TestRewriteEveryMap(t *testing.T) {
 	}
 	var c *Client
 	deadline := time.Now().Add(20 * time.Second)
+	var res FlushResult
 	for {
 		var err error
 		if c == nil {
 			c, err = Connect(r.data)
 		}
 		if c != nil {
-			var res FlushResult
 			if res, err = c.Flush(context.Background(), "", true); err == nil && len(res.Flushed) == 0 && res.Current == n {
 				break
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the %d sessions were not all written: %v", n, err)
+			var missing []int
+			for i := range n {
+				if r.mapOf(fmt.Sprintf("r%02d", i)) == "" {
+					missing = append(missing, i)
+				}
+			}
+			st := d.Status()
+			t.Fatalf("the %d sessions were not all written: %+v %v; maps missing %v; status %+v", n, res, err, missing, st.Agents)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

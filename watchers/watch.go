@@ -486,6 +486,10 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep, viaLink bool, chain [
 		return
 	}
 	statAll := !sweep || w.mustStat(dir)
+	// The watch goes on before the listing: a file made between the two
+	// is then in one or the other. Listed first, it was in neither until
+	// the next rescan (a minute by default).
+	w.watchAt(dir, real)
 	entries, ok, err := w.list(r, dir, sweep && !statAll)
 	if !ok {
 		if err != nil {
@@ -499,7 +503,6 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep, viaLink bool, chain [
 			w.metAgain[dirKey{real, r.Layout}] = struct{}{} // see claim: the second walk must know it
 		}
 	}
-	w.watchAt(dir, real)
 	if sweep && !statAll {
 		// The watch must be live for the files' stats to be skipped.
 		_, watched := w.watched[dir]
