@@ -40,6 +40,9 @@ func Build(events []event.Event, opts Options) (*Map, error) {
 	default:
 		return nil, fmt.Errorf("build map: unknown path mode %q", opts.PathMode)
 	}
+	// Every parser filters the names it reads; this is the gate behind
+	// them all: a name that could be text reaches no map (event.Name).
+	events = event.Scrub(events)
 	facts := sessionFacts(events)
 	if facts.NativeID == "" {
 		return nil, ErrNoSession

@@ -33,10 +33,10 @@ var encodeScratches = sync.Pool{New: func() any { return new(encodeScratch) }}
 // (before its seal): the tag and the S2 compression of their JSON, with
 // room for the seal. Callers that hold the events off the loop that
 // commits them (a parse worker) encode them there and hand the bytes on in
-// Batch.Encoded.
+// Batch.Encoded. A name that could be text (event.Name) is stored as none.
 func EncodeEvents(evs []event.Event) []byte {
 	sc := encodeScratches.Get().(*encodeScratch)
-	sc.js = event.AppendJSON(sc.js[:0], evs)
+	sc.js = event.AppendJSON(sc.js[:0], event.Scrub(evs))
 	if need := s2.MaxEncodedLen(len(sc.js)); cap(sc.z) < need {
 		sc.z = make([]byte, need)
 	}

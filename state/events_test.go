@@ -320,3 +320,34 @@ func TestCompressionTagOnlyUnderASeal(t *testing.T) {
 		t.Error("a compressed batch that does not decompress was given as plain")
 	}
 }
+
+// A name that could be text is stored as none, whichever parser let it
+// through: the state database holds no sentence (event.Name).
+func TestStoredEventsHoldNoSentenceInAName(t *testing.T) {
+	const s = "CANARY\u200bthe\u200bsecret\u200bmerger"
+	evs := []event.Event{
+		{Kind: event.KindLLM, Model: s, LLM: &event.LLM{MsgID: "m1", Stop: s}},
+		{Kind: event.KindCall, Call: &event.Call{ID: "c\n" + s, Tool: s, Kind: "skill", Skill: s}},
+		{Kind: event.KindResult, Result: &event.Result{CallID: "c\n" + s}},
+	}
+	v := EncodeEvents(evs)
+	v = append(v, make([]byte, sealLen)...)
+	v[len(v)-sealLen+1] = 'c' // the seal's form, unchecked by PlainValue
+	js, ok := PlainValue(v)
+	if !ok {
+		t.Fatal("the batch does not decompress")
+	}
+	if bytes.Contains(js, []byte("CANARY")) {
+		t.Fatalf("stored events hold a sentence: %s", js)
+	}
+	if evs[0].Model != s {
+		t.Error("encoding changed the caller's events")
+	}
+	got, ok := event.DecodeJSON(js)
+	if !ok || len(got) != 3 {
+		t.Fatalf("the batch does not decode: %d events", len(got))
+	}
+	if got[1].Call.ID == "" || got[1].Call.ID != got[2].Result.CallID || got[1].Call.Kind != "skill" {
+		t.Errorf("stored call %+v, result %+v: the ids must still join", got[1].Call, got[2].Result)
+	}
+}

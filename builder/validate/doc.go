@@ -32,7 +32,10 @@
 //	               quote, '$', shell syntax or number; no word after the
 //	               subcommand of a known multi-verb tool
 //	identifier     a name (model, tool, server, skill, hook, …) of more
-//	               than three words is a sentence; turns tasks are "Turn N"
+//	               than three words is a sentence, and so is one whose
+//	               words a character that does not show parts (a
+//	               zero-width space) or longer than 256 bytes
+//	               (event.Name); turns tasks are "Turn N"
 //	absolute-path  any string that starts with / or ~/, has a drive or UNC
 //	               path, a file: URL, or an absolute path after a space,
 //	               quote or '=' (bucket labels excepted)

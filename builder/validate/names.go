@@ -3,6 +3,8 @@ package validate
 import (
 	"fmt"
 	"strings"
+
+	"github.com/agentmap/agentmap/builder/event"
 )
 
 // maxNameWords bounds the words of a name (model, tool, server, skill,
@@ -55,8 +57,14 @@ func (c *checker) name(v any, path ...any) {
 	if !ok {
 		return
 	}
-	if n := len(strings.Fields(s)); n > maxNameWords {
+	switch {
+	case len(strings.Fields(s)) > maxNameWords:
 		c.add(ptr(path...), RuleIdentifier, "%s is a sentence, not a name", describe(s))
+	case event.Name(s) == "":
+		// Words parted by a character that does not show (a zero-width
+		// or no-break space), or past a name's length: the builder's own
+		// gate (event.Name) writes none of these.
+		c.add(ptr(path...), RuleIdentifier, "%s is not a name: too long, or with a blank or a character that does not show", describe(s))
 	}
 }
 

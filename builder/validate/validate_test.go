@@ -221,6 +221,7 @@ var brokenCases = []struct {
 	{"long string", func(d map[string]any) { section(d, "tasks", 0)["id"] = strings.Repeat("a", 201) }, []string{RuleStringLength}, true},
 	{"newline in a string", func(d map[string]any) { section(d, "repos", 0)["name"] = "a\nb" }, []string{RuleStringLength}, true},
 	{"sentence as a model", func(d map[string]any) { ev(d, 2)["model"] = "please fix the bug" }, []string{RuleIdentifier, RuleTotals}, true},
+	{"sentence behind zero-width spaces", func(d map[string]any) { ev(d, 16)["tool"] = "the\u200bsecret\u200bmerger\u200bcloses" }, []string{RuleIdentifier}, true},
 	{"turn task named by text", func(d map[string]any) { section(d, "tasks", 0)["name"] = "Fix login" }, []string{RuleIdentifier}, true},
 	{"leading slash", func(d map[string]any) { section(d, "files", 0)["path"] = "/src/orders.ts" }, []string{RuleRelativePath, RuleAbsolutePath}, true},
 	{"dot dot", func(d map[string]any) { section(d, "files", 0)["path"] = "../other/x.ts" }, []string{RuleRelativePath}, true},

@@ -153,10 +153,11 @@ func skillWrite(path string) string {
 }
 
 // skillName keeps the name of a skill or slash command: the first word,
-// without the slash. Arguments are text and never kept.
+// without the slash. Arguments are text and never kept, whatever blank
+// parts them from the name (a no-break space too).
 func skillName(s string) string {
 	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, " \t\r\n"); i >= 0 {
+	if i := strings.IndexFunc(s, event.Hidden); i >= 0 {
 		s = s[:i]
 	}
 	return ident(strings.TrimPrefix(s, "/"))

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
@@ -121,15 +122,17 @@ func utcMillis(b []byte) (ms int64, ok bool) {
 }
 
 // ident keeps a value only if it has the shape of an identifier (a tool,
-// skill or subagent type name): short, one line, no spaces. Anything else
-// could be text and is dropped.
+// skill or subagent type name): short, one line, no spaces, nothing that
+// does not show (a no-break or zero-width space parts the words of a
+// sentence as well as a space does). Anything else could be text and is
+// dropped.
 func ident(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" || len(s) > 100 {
 		return ""
 	}
 	for _, r := range s {
-		if r <= ' ' || r == 0x7f || r == utf8.RuneError {
+		if r <= ' ' || r == 0x7f || r == utf8.RuneError || r >= utf8.RuneSelf && event.Hidden(r) {
 			return ""
 		}
 	}

@@ -19,14 +19,7 @@ func TestSplitResponseUsage(t *testing.T) {
 		`{"type":"assistant","requestId":"req_9","message":{"id":"msg_9","model":"m","content":[{"type":"tool_use","id":"t2","name":"Read","input":{}}],"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":80,"cache_read_input_tokens":100,"cache_creation_input_tokens":10}},"timestamp":"2026-01-01T00:00:03.500Z"}`,
 		`{"type":"assistant","message":{"id":"msg_10","model":"m","content":[{"type":"cache_creation_split"}],"usage":{"input_tokens":1,"output_tokens":2,"cache_creation":{"ephemeral_5m_input_tokens":30,"ephemeral_1h_input_tokens":12}}},"timestamp":"2026-01-01T00:00:05.000Z"}`,
 	}
-	p := NewParser(sourceFor("0a1b2c3d-0000-4000-8000-000000000001"))
-	var out []event.Event
-	for i, l := range lines {
-		var err error
-		if out, err = p.Line([]byte(l), out); err != nil {
-			t.Fatalf("line %d: %v", i+1, err)
-		}
-	}
+	out := parseLines(t, lines)
 	var llm []*event.LLM
 	for _, e := range out {
 		if e.Kind == event.KindLLM {

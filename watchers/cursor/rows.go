@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
 )
 
@@ -243,11 +244,14 @@ func (b *bubble) model() string {
 // setting ("default", "auto"), which names no model: Cursor picks one per
 // request and does not say which, so the map writes the model as unknown.
 func servedModel(name string) string {
-	switch strings.ToLower(strings.TrimSpace(name)) {
+	name = strings.TrimSpace(name)
+	switch strings.ToLower(name) {
 	case "default", "auto":
 		return ""
 	}
-	return name
+	// A model's name, not whatever text a damaged or hostile store holds
+	// there (event.Name: a display name of up to three words passes).
+	return event.Name(name)
 }
 
 // toolStep is what a tool bubble contributes, reduced at decoding: the

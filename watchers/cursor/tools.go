@@ -193,12 +193,16 @@ type callSpec struct {
 // reveal are appended to out as KindRepo events before the call, so the
 // builder meets each repo before the first target that uses it.
 func buildCall(s callSpec, paths *redact.Paths, t int64, agent string, out []event.Event) (event.Call, []event.Event) {
-	c := event.Call{ID: s.id, Tool: s.name}
-	cls, known := cursorTools[strings.ToLower(s.name)]
+	// The tool's name, the subagent type and the skill are the model's
+	// own words: kept only with the shape of an identifier, like every
+	// other agent's (a sentence there would be text in the map).
+	name := watchers.Ident(s.name)
+	c := event.Call{ID: s.id, Tool: name}
+	cls, known := cursorTools[strings.ToLower(name)]
 	if known {
 		c.Kind = cls.kind
 	} else {
-		tc := redact.ClassifyTool(s.name)
+		tc := redact.ClassifyTool(name)
 		c.Kind, c.Cat, c.Server, c.MCPTool = tc.Kind, tc.Cat, tc.Server, tc.MCPTool
 	}
 	if c.Kind == "" {
@@ -236,11 +240,11 @@ func buildCall(s callSpec, paths *redact.Paths, t int64, agent string, out []eve
 		}
 	case "subagent":
 		for _, in := range s.inputs {
-			if st := in.str("subagent_type"); st != "" {
+			if st := watchers.Ident(in.str("subagent_type")); st != "" {
 				c.SubagentType = st
 				break
 			}
-			if st := in.str("subagentType"); st != "" {
+			if st := watchers.Ident(in.str("subagentType")); st != "" {
 				c.SubagentType = st
 				break
 			}
@@ -254,7 +258,7 @@ func buildCall(s callSpec, paths *redact.Paths, t int64, agent string, out []eve
 		}
 	case "skill":
 		for _, in := range s.inputs {
-			if sk := in.str("skill"); sk != "" {
+			if sk := watchers.Ident(in.str("skill")); sk != "" {
 				c.Skill = sk
 				break
 			}
