@@ -21,15 +21,20 @@ func OpenReadOnly(path string) (*DB, error) {
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("%w (state %s is locked)", ErrLocked, path)
 	}
-	if err != nil {
+	if IsFault(err) {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
+	if err != nil {
+		// What Open would move aside: say so, and what mends it, so that
+		// a reader alongside no daemon is not left with bbolt's words.
+		return nil, fmt.Errorf("open state %s: %w", path, damagedHint(err))
 	}
 	d := &DB{db: db, path: path}
 	// Walked first, as the daemon does at open: a damaged tree could
 	// send a reader past the file or round a loop.
 	if err := d.checkStructure(); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open state %s (the daemon moves it aside and rebuilds at its next start): %w", path, err)
+		return nil, fmt.Errorf("open state %s: %w", path, damagedHint(err))
 	}
 	v, err := d.Version()
 	switch {
@@ -47,4 +52,9 @@ func OpenReadOnly(path string) (*DB, error) {
 			path, v, oldestReadable, fs.ErrNotExist)
 	}
 	return d, nil
+}
+
+// damagedHint wraps the error of a damaged database with what to do.
+func damagedHint(err error) error {
+	return fmt.Errorf("the database is damaged (%w); `agentmap scan`, or the daemon at its next start, moves it aside and reads the logs again", err)
 }

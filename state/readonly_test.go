@@ -1,9 +1,12 @@
 package state
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -35,5 +38,22 @@ func TestOpenReadOnly(t *testing.T) {
 	}
 	if err := ro.PutSessions(&Session{Key: "claude/y"}); err == nil {
 		t.Fatal("a read-only state took a write")
+	}
+}
+
+// A damaged database read alongside no daemon is an error that says it is
+// damaged and what mends it, not bbolt's words alone; it is left in place.
+func TestOpenReadOnlyNamesDamage(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.db")
+	if err := os.WriteFile(path, bytes.Repeat([]byte("not a database "), 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenReadOnly(path)
+	if err == nil || !strings.Contains(err.Error(), "damaged") || !strings.Contains(err.Error(), "agentmap scan") {
+		t.Fatalf("damaged database: %v", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("a read-only open moved the database: %v", err)
 	}
 }
