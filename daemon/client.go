@@ -81,8 +81,8 @@ func (c *Client) flush(ctx context.Context, id string, all, rewrite bool) (Flush
 	return res, err
 }
 
-func (c *Client) call(ctx context.Context, method, path string, timeout time.Duration, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func (c *Client) call(parent context.Context, method, path string, timeout time.Duration, out any) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, "http://agentmap"+path, nil)
 	if err != nil {
@@ -92,6 +92,11 @@ func (c *Client) call(ctx context.Context, method, path string, timeout time.Dur
 	if err != nil {
 		if closedWithoutAnswer(err) {
 			return ErrRefused
+		}
+		if errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
+			// Our time ran out, not the caller's: the daemon took the
+			// connection and said nothing (stopped with SIGSTOP, or hung).
+			return fmt.Errorf("%w: no answer on its control socket within %v (is it stopped or hung?)", ErrNotAnswering, timeout)
 		}
 		return fmt.Errorf("control socket: %w", err)
 	}

@@ -34,6 +34,10 @@ var ErrNoDaemon = errors.New("no daemon is running")
 // refuses other users).
 var ErrRefused = errors.New("the daemon refused the connection")
 
+// ErrNotAnswering means the daemon took a request and gave no answer in
+// time: stopped (SIGSTOP), or hung.
+var ErrNotAnswering = errors.New("the daemon is not answering")
+
 // FlushResult says what a flush request did.
 type FlushResult struct {
 	// Flushed are the session keys whose map was written now.

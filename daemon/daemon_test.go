@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,8 @@ type rig struct {
 	proj  string
 	idle  time.Duration
 	store *mapstore.Store
+	// maxLine, when set, is the line cap instead of the rig's 200 bytes.
+	maxLine int
 }
 
 func newRig(t *testing.T) *rig {
@@ -39,7 +42,7 @@ func newRig(t *testing.T) *rig {
 
 func (r *rig) opts(once bool) Options {
 	return Options{DataDir: r.data, Idle: r.idle, Once: once, Roots: []watchers.Root{r.root},
-		Agents: []agents.Agent{fakeAgent}, Mapper: fakeMapper, MaxLine: 200,
+		Agents: []agents.Agent{fakeAgent}, Mapper: fakeMapper, MaxLine: cmp.Or(r.maxLine, 200),
 		Debounce: 5 * time.Millisecond, Rescan: time.Hour,
 		Logger: slog.New(slog.NewTextHandler(testWriter{r.t}, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 }
@@ -412,6 +415,104 @@ func TestUnfinishedLastLineCompletedLater(t *testing.T) {
 	if got, want := r.mapOf("c"), fakeMap(map[string][]string{"": {"user", "llm"}}); got != want {
 		t.Fatalf("map after a run with no change:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+// A last line without a newline that parses, and that the map read, then
+// finished by more bytes into a line that no longer parses (a resumed
+// writer appending to a log whose last line had no newline): `agentmap
+// build` of the finished log skips the line, and so must the map, at once
+// and after a scan of a daemon started again.
+func TestUnfinishedLastLineFinishedIntoNoLine(t *testing.T) {
+	r := newRig(t)
+	r.append("c.jsonl", line("c", "user"), `{"s":"c","k":"llm"}`)
+	r.once()
+	if got, want := r.mapOf("c"), fakeMap(map[string][]string{"": {"user", "llm"}}); got != want {
+		t.Fatalf("map with the unfinished line:\n%s\nwant:\n%s", got, want)
+	}
+	r.append("c.jsonl", `{"s":"c","k":"llm"}`+"\n")
+	r.once()
+	want := fakeMap(map[string][]string{"": {"user"}})
+	if got := r.mapOf("c"); got != want {
+		t.Fatalf("map after the line was finished into one that does not parse:\n%s\nwant:\n%s", got, want)
+	}
+	r.once()
+	if got := r.mapOf("c"); got != want {
+		t.Fatalf("map after a run with no change:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A log moved by a copy and a deletion (`mv` across file systems, a home
+// copied to a new place) is a new file with the old one's head: its lines
+// count once, as `agentmap build` of the logs there counts them, whether
+// the deletion is seen before the copy or after it, and when the copy
+// then grows. A copy shorter than what the gone log gave leaves that in
+// the map.
+func TestLogMovedByACopyCountsOnce(t *testing.T) {
+	for _, deleteFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("deletion seen first: %v", deleteFirst), func(t *testing.T) {
+			r := newRig(t)
+			r.append("m.jsonl", line("m", "user"), line("m", "llm"))
+			r.once()
+			want := fakeMap(map[string][]string{"": {"user", "llm"}})
+			if got := r.mapOf("m"); got != want {
+				t.Fatalf("map before the move:\n%s\nwant:\n%s", got, want)
+			}
+			old := filepath.Join(r.proj, "m.jsonl")
+			b, err := os.ReadFile(old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			other := filepath.Join(filepath.Dir(r.proj), "-w-other")
+			if err := os.MkdirAll(other, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			moved := filepath.Join(other, "m.jsonl")
+			if deleteFirst {
+				os.Remove(old)
+				r.once()
+			}
+			if err := os.WriteFile(moved, b, 0o600); err != nil { // a new file: a new inode
+				t.Fatal(err)
+			}
+			if !deleteFirst {
+				r.once()
+				os.Remove(old)
+			}
+			r.once()
+			if got := r.mapOf("m"); got != want {
+				t.Fatalf("map after the move:\n%s\nwant:\n%s", got, want)
+			}
+			f, err := os.OpenFile(moved, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString(line("m", "user"))
+			f.Close()
+			r.once()
+			if got, want := r.mapOf("m"), fakeMap(map[string][]string{"": {"user", "llm", "user"}}); got != want {
+				t.Fatalf("map after the moved log grew:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+	t.Run("a shorter copy", func(t *testing.T) {
+		r := newRig(t)
+		r.maxLine = 4096
+		// A first line past the head's KiB, as a real log's is: the copy of
+		// it alone has the same head as the log.
+		first := fmt.Sprintf(`{"s":"m","k":"user","pad":%q}`+"\n", strings.Repeat("x", 1100))
+		r.append("m.jsonl", first, line("m", "llm"))
+		r.once()
+		other := filepath.Join(filepath.Dir(r.proj), "-w-other")
+		os.MkdirAll(other, 0o700)
+		if err := os.WriteFile(filepath.Join(other, "m.jsonl"), []byte(first), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join(r.proj, "m.jsonl"))
+		r.once()
+		if got, want := r.mapOf("m"), fakeMap(map[string][]string{"": {"user", "llm"}}); got != want {
+			t.Fatalf("map after a shorter copy replaced the log:\n%s\nwant what was captured:\n%s", got, want)
+		}
+	})
 }
 
 // followingLogsOf starts a following daemon over a log "<id>.jsonl" of

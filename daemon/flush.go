@@ -501,6 +501,17 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 		// until its own log shows up.
 		return nil, nil
 	}
+	if gone := supersededCopies(srcs, stored); len(gone) > 0 {
+		kept := make([]*state.Source, 0, len(srcs)-len(gone))
+		for _, s := range srcs {
+			if gone[s.ID] {
+				delete(stored, s.ID)
+			} else {
+				kept = append(kept, s)
+			}
+		}
+		srcs = kept
+	}
 	// One copy, sized up front; a session of one log takes its events as
 	// they are (held or just decoded: nothing else keeps or changes them),
 	// clipped so that partial's append copies rather than writes into them.
@@ -596,4 +607,111 @@ func (d *Daemon) partial(s *state.Source, out []event.Event) []event.Event {
 		return out
 	}
 	return append(out, evs...)
+}
+
+// supersededCopies returns the sources of a session whose lines another
+// of its sources holds again: a gone log and a present one of the same
+// lane that begin with the same bytes (the first KiB of a log names its
+// session and its start), or two logs of one session read whole. That is
+// one log moved by a copy and a deletion (`mv` across file systems, a
+// home copied to a new place, a sync tool): the copy is a new file, read
+// from its start, and counting both would count every line twice, where
+// `agentmap build` of the logs there counts it once. Of the two, the one
+// that gave more is kept (read further, or more events from a log read
+// whole; the present one on a tie): a shorter copy leaves what the gone
+// log gave in the map. Present logs that share a head are all kept, as
+// `agentmap build` of them would.
+func supersededCopies(srcs []*state.Source, stored map[uint64][]event.Event) map[uint64]bool {
+	var out map[uint64]bool
+	drop := func(s *state.Source) {
+		if out == nil {
+			out = map[uint64]bool{}
+		}
+		out[s.ID] = true
+	}
+	gave := func(s *state.Source) int64 {
+		if s.Form == watchers.FormWhole {
+			return int64(len(stored[s.ID]))
+		}
+		return s.Offset
+	}
+	for _, m := range srcs {
+		if !m.Missing || !copyable(m) {
+			continue
+		}
+		for _, p := range srcs {
+			if p.Missing || !copyOf(m, p) {
+				continue
+			}
+			if gave(p) >= gave(m) {
+				drop(m)
+			} else {
+				drop(p)
+			}
+		}
+	}
+	return out
+}
+
+// copyable reports whether a source's log can be told in a copy of it: a
+// log read line by line by its head; one read whole is a session's only
+// log of its lane.
+func copyable(s *state.Source) bool {
+	switch s.Form {
+	case watchers.FormLines:
+		return s.HeadLen > 0
+	case watchers.FormWhole:
+		return true
+	}
+	return false
+}
+
+// copyOf reports whether the present source p holds the log of the gone
+// source m again: the same lane and form, and the same head for a log read
+// line by line (one read whole, an older Codex rollout, is the whole
+// session in one file: another of the same session and lane is a copy of
+// it, as it was or as it went on).
+func copyOf(m, p *state.Source) bool {
+	if p == m || p.Lane != m.Lane || p.Form != m.Form {
+		return false
+	}
+	return m.Form == watchers.FormWhole || sameHead(m, p)
+}
+
+// sameHead reports whether the present log p begins with the head the
+// gone log m had: the same fingerprint when both heads are as long, else
+// the fingerprint of p's first bytes as many as m's head (a log under a
+// KiB had a shorter head when it was read).
+func sameHead(m, p *state.Source) bool {
+	switch {
+	case p.HeadLen == m.HeadLen:
+		return p.HeadHash == m.HeadHash
+	case p.HeadLen < m.HeadLen:
+		return false
+	}
+	f, err := os.Open(p.Path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, m.HeadLen)
+	if n, _ := f.ReadAt(b, 0); n != m.HeadLen {
+		return false
+	}
+	return watchers.Fingerprint(b) == m.HeadHash
+}
+
+// copyOfGone reports whether a source just gone has its lines in another
+// present source of its session (supersededCopies): its session's map
+// must be made again, or it keeps them twice.
+func (d *Daemon) copyOfGone(s *state.Source) bool {
+	if !copyable(s) {
+		return false
+	}
+	for _, p := range d.sourcesOf(s.Session) {
+		if !p.Missing && copyOf(s, p) {
+			return true
+		}
+	}
+	return false
 }

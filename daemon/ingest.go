@@ -158,6 +158,15 @@ func (d *Daemon) lose(s *state.Source, why string) bool {
 		d.forgetDB(s.Path) // no longer tried again, nor counted unreadable
 		return false
 	}
+	if sess := d.sessions[s.Session]; sess != nil && d.copyOfGone(s) {
+		// Moved by a copy and a deletion: the map made while both were
+		// there counts the lines twice, and nothing else would change it.
+		sess.Gen++
+		d.mark(s.Session)
+		if err := d.db.PutSessions(sess); err != nil {
+			d.log.Error("cannot record a session change", "component", "daemon", "session", s.Session, "err", err)
+		}
+	}
 	d.end(s.Session)
 	return true
 }

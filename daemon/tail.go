@@ -177,8 +177,12 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 		if reset {
 			*s = orig
 		}
+		// A skipped line gives no event, but it may be a last line a map
+		// read while it had no newline, since finished into one that does
+		// not parse (`agentmap build` of the file skips it): the session
+		// must change, or that map keeps what the line no longer says.
 		ok := d.apply(s, next, state.Batch{Carry: c.carry, SetCarry: true, Reset: reset, ResetSession: resetSession, Encoded: c.encoded},
-			c.events, reset || partialGrew, mod, c.end)
+			c.events, reset || partialGrew || c.skipped > 0, mod, c.end)
 		d.progress.done += c.end - committed
 		committed, reset = c.end, false
 		d.reportProgress()
