@@ -2,7 +2,11 @@ package daemon
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/agentmap/agentmap/state"
 )
 
 // rewriteSlice bounds how long the loop writes maps of a rewrite before it
@@ -15,6 +19,9 @@ const rewriteSlice = 100 * time.Millisecond
 // mode). The sessions in memory and those let go of are listed when it
 // starts; it takes up one let go of at a time, so that memory stays what
 // it is, and each map written lets its session go again as any flush does.
+// Its answer counts the maps (Rewritten) and, among them, those that were
+// already the bytes the options in effect make (Current); a session that
+// makes no map is in neither.
 type rewriteJob struct {
 	ctx     context.Context // the request's: a client that gives up stops it
 	live    []string
@@ -68,14 +75,27 @@ func (d *Daemon) rewriteSome(ctx context.Context) {
 				key = d.restoreRetired(r.h, ids)
 			}
 		}
-		if key == "" || d.sessions[key] == nil {
+		s := d.sessions[key]
+		if key == "" || s == nil {
 			continue // gone since: forgotten, or its records lost
 		}
+		before := mapAt(d.store.Root, s.Flush)
 		if err := d.flush(key); err != nil {
 			j.res.Failed = append(j.res.Failed, key)
 			continue
 		}
-		j.res.Rewritten++
+		// Only a session with a map counts: one whose events make none
+		// (no events yet, a lane whose parent log is gone) is flushed
+		// all the same, and counting it said more maps than the store
+		// holds.
+		switch after := mapAt(d.store.Root, s.Flush); {
+		case after == nil:
+		case before != nil && before.Path == after.Path && before.SHA256 == after.SHA256:
+			j.res.Rewritten++
+			j.res.Current++ // the same bytes: left as it was
+		default:
+			j.res.Rewritten++
+		}
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -87,4 +107,17 @@ func (d *Daemon) rewriteSome(ctx context.Context) {
 	}
 	j.reply <- j.res
 	d.rewrite = nil
+}
+
+// mapAt is a session's flush record when its map is in the store, nil
+// when it has none: no map written, or its file gone (a flush writes it
+// again).
+func mapAt(root string, f *state.Flush) *state.Flush {
+	if f == nil || f.Path == "" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(root, f.Path)); err != nil {
+		return nil
+	}
+	return f
 }

@@ -93,17 +93,7 @@ func sessionRow(st *strtab, m *Map, events int) []any {
 	if m.Session.Truncated {
 		trunc = 1
 	}
-	unpriced := []int{}
-	seen := map[string]bool{}
-	for i := range m.Events {
-		e := &m.Events[i]
-		if e.Kind == "llm" && e.In+e.CW+e.CR+e.Out > 0 && !seen[e.Model] {
-			seen[e.Model] = true
-			if !priced(modelName(e.Model)) {
-				unpriced = append(unpriced, st.id(modelName(e.Model)))
-			}
-		}
-	}
+	unpriced := st.ids(unpricedModels(m))
 	return []any{st.id(m.Session.NativeID()), st.id(m.Session.AgentTool), st.ids(repos), st.ids(models),
 		start.UnixMilli(), m.Session.DurationMs, st.id(m.Session.Outcome),
 		in, cw, cr, out, t.Tokens, t.CostUSD, t.Calls, t.Requests, t.Errors, t.Retries,

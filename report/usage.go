@@ -54,6 +54,7 @@ type UsageRow struct {
 
 	sessions map[string]bool
 	models   map[string]*UsageRow
+	unpriced bool // a model breakdown's: some of its tokens had no price
 }
 
 // UsageTable is the answer of `agentmap usage`.
@@ -137,6 +138,7 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 			}
 			return r
 		}
+		unpriced := unpricedModels(m)
 		var sumTok, sumOut int64
 		var sumCost float64
 		lastT, lastModel := int64(0), firstModel(m)
@@ -153,9 +155,9 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 			if !w.contains(at(e.T), dated) {
 				continue
 			}
-			r := row(key(e.T, model))
-			r.add(m.Session.ID, model, e.In, e.CW, e.CR, e.Out, 0, e.Cost)
-			total.add(m.Session.ID, model, e.In, e.CW, e.CR, e.Out, 0, e.Cost)
+			r, unp := row(key(e.T, model)), slices.Contains(unpriced, model)
+			r.add(m.Session.ID, model, unp, e.In, e.CW, e.CR, e.Out, 0, e.Cost)
+			total.add(m.Session.ID, model, unp, e.In, e.CW, e.CR, e.Out, 0, e.Cost)
 		}
 		// What the totals count beyond the kept events (a map cut at the
 		// event cap): on the last request's row and model, so in the
@@ -167,9 +169,9 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 			if m.Session.Truncated {
 				tab.Truncated++
 			}
-			r := row(key(lastT, lastModel))
-			r.add(m.Session.ID, lastModel, 0, 0, 0, restOut, restTok, restCost)
-			total.add(m.Session.ID, lastModel, 0, 0, 0, restOut, restTok, restCost)
+			r, unp := row(key(lastT, lastModel)), slices.Contains(unpriced, lastModel)
+			r.add(m.Session.ID, lastModel, unp, 0, 0, 0, restOut, restTok, restCost)
+			total.add(m.Session.ID, lastModel, unp, 0, 0, 0, restOut, restTok, restCost)
 		}
 	}
 	for _, r := range rows {
@@ -200,7 +202,9 @@ func modelName(s string) string {
 	return s
 }
 
-func (r *UsageRow) add(session, model string, in, cw, cr, out, beyond int64, cost float64) {
+// add counts a request (or what a map counts beyond its events) of model;
+// unpriced is whether the model had no price in the session's map.
+func (r *UsageRow) add(session, model string, unpriced bool, in, cw, cr, out, beyond int64, cost float64) {
 	if r.sessions == nil {
 		r.sessions = map[string]bool{}
 		r.models = map[string]*UsageRow{}
@@ -216,6 +220,7 @@ func (r *UsageRow) add(session, model string, in, cw, cr, out, beyond int64, cos
 		x.CostUSD += cost
 	}
 	r.models[model].sessions[session] = true
+	r.models[model].unpriced = r.models[model].unpriced || unpriced
 }
 
 func (r *UsageRow) model(name string) *UsageRow {
@@ -241,7 +246,7 @@ func (r *UsageRow) finish() UsageRow {
 		bd.Sessions = len(b.sessions)
 		bd.Models = []string{name}
 		bd.CostUSD = roundUSD(bd.CostUSD)
-		if !priced(name) {
+		if b.unpriced {
 			bd.Unpriced = []string{name}
 			out.Unpriced = append(out.Unpriced, name)
 		}

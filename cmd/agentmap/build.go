@@ -30,7 +30,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	mode := fl.String("path-mode", "relative", "path mode: relative, dirs_only or hashed")
 	keyFile := fl.String("hash-key-file", "", "key for hashed mode (created with 32 random bytes, 0600, if missing)")
 	out := fl.String("o", ".", "output: a directory (one <native id>.json.gz per session), a .json.gz file (one session), or - for pretty JSON on stdout")
-	session := fl.String("session", "", "build only the session with this native id")
+	session := fl.String("session", "", "build only the session with this native id, or the one whose id it is a unique prefix of")
 	eventCap := fl.Int("event-cap", builder.DefaultEventCap, "most events kept in a map")
 	inputs := fl.String("inputs", "", "read more inputs from this list, one path a line (- for standard input): log files or directories, after those given as arguments")
 	null := fl.Bool("null", false, "the --inputs list is separated by NUL bytes (find -print0), not by lines")
@@ -101,15 +101,25 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if pl.keptOut > 0 {
 		fmt.Fprintf(stderr, "agentmap build: %d logs kept out by the config's privacy.exclude\n", pl.keptOut)
 	}
+	if *session != "" {
+		m := newSessionMatch(*session)
+		m.add(pl)
+		id, err := m.id()
+		switch {
+		case errors.Is(err, errNoSessionMatch):
+			fmt.Fprintf(stderr, "agentmap build: no session %q in the inputs\n", *session)
+			return exitFailure
+		case err != nil:
+			fmt.Fprintf(stderr, "agentmap build: --session: %v\n", err)
+			return exitUsage
+		}
+		*session = id
+	}
 	var sessions []int32
 	for i := range pl.sessions {
 		if *session == "" || pl.strs.get(pl.sessions[i].native) == *session {
 			sessions = append(sessions, int32(i))
 		}
-	}
-	if *session != "" && len(sessions) == 0 {
-		fmt.Fprintf(stderr, "agentmap build: no session %q in the inputs\n", *session)
-		return exitFailure
 	}
 	if len(sessions) == 0 {
 		if !pl.failed {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -342,6 +343,42 @@ func routeInput(path, agentName string) route {
 	return route{agent: a.Name, src: src}
 }
 
+// sessionOfPieces is the native id build --session names in a build in
+// pieces (sessionMatch): a prefix can be told unique only once every piece
+// was looked at, and a piece built meanwhile might have been another
+// session's. So the pieces are planned once for their sessions alone (a
+// plan reads first lines, not logs) before any is built, unless the id
+// itself turns up first. Their problems are said by the build that follows.
+// An id that no session has or starts with is left as it was: the build
+// reports the inputs' problems and then that it found no such session.
+func sessionOfPieces(ctx context.Context, p *inputPieces, pieces int, exclude func(string) bool, agentName, want string, stderr io.Writer) (string, int) {
+	m := newSessionMatch(want)
+	beside := &agents.Beside{}
+	for k := 0; k < pieces && !m.exact; k++ {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "agentmap build: stopped before any map was written")
+			return "", exitFailure
+		}
+		pl, err := p.plan(k, pieces, exclude)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentmap build: reading back the list of inputs: %v\n", err)
+			return "", exitFailure
+		}
+		pl.beside = beside
+		planBuild(ctx, pl, agentName, io.Discard)
+		m.add(pl)
+	}
+	id, err := m.id()
+	switch {
+	case errors.Is(err, errNoSessionMatch):
+		return want, exitOK
+	case err != nil:
+		fmt.Fprintf(stderr, "agentmap build: --session: %v\n", err)
+		return "", exitUsage
+	}
+	return id, exitOK
+}
+
 // buildInPieces plans and builds the inputs of p piece by piece into the
 // directory out (cmdBuild has checked it). It returns the exit code.
 func buildInPieces(ctx context.Context, p *inputPieces, b *streamBuild, gc *buildGC, agentName, out string,
@@ -359,6 +396,13 @@ func buildInPieces(ctx context.Context, p *inputPieces, b *streamBuild, gc *buil
 	pieces := p.count()
 	if piecesMade != nil {
 		piecesMade(pieces)
+	}
+	if b.session != "" {
+		id, code := sessionOfPieces(ctx, p, pieces, exclude, agentName, b.session, b.stderr)
+		if code != exitOK {
+			return code
+		}
+		b.session = id
 	}
 	read, skipped, keptOut := 0, 0, 0
 	// What the pieces' plans find of the directories' flat subagent logs

@@ -213,7 +213,7 @@ func completionCommand(stdout io.Writer, code *int) *cobra.Command {
 		Use:       "completion bash|zsh|fish",
 		Short:     "print the shell completion script for bash, zsh or fish",
 		Long:      "Prints a completion script. bash: agentmap completion bash > ~/.local/share/bash-completion/completions/agentmap\nzsh: agentmap completion zsh > \"${fpath[1]}/_agentmap\"\nfish: agentmap completion fish > ~/.config/fish/completions/agentmap.fish",
-		ValidArgs: []string{"bash", "zsh", "fish"},
+		ValidArgs: completionShells,
 		Args:      cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root := cmd.Root()
@@ -257,7 +257,7 @@ func completeArgs(c command, args []string, toComplete string) ([]string, cobra.
 		return []string{"init", "check", "show"}, cobra.ShellCompDirectiveNoFileComp
 	}
 	if c.name == "completion" {
-		return []string{"bash", "zsh", "fish"}, cobra.ShellCompDirectiveNoFileComp
+		return completionShells, cobra.ShellCompDirectiveNoFileComp
 	}
 	return nil, cobra.ShellCompDirectiveDefault
 }
@@ -379,6 +379,20 @@ func placeGlobals(c command, globals, rest []string) []string {
 func checkGlobals(c command, args []string) error {
 	var p probe
 	probed := false
+	return checkGlobalsOf(c.name, args, func(name string) bool {
+		if !probed {
+			p, probed = probeCommand(c), true
+		}
+		_, ok := p.flag(name)
+		return ok
+	})
+}
+
+// checkGlobalsOf is checkGlobals for the command called name, which takes
+// the global flags that takes reports. The commands of commands() and
+// cobra's completion go through it alike, so that each refuses one in the
+// same words.
+func checkGlobalsOf(name string, args []string, takes func(flag string) bool) error {
 	for i, a := range args {
 		if a == "--" {
 			break
@@ -386,30 +400,49 @@ func checkGlobals(c command, args []string) error {
 		if !strings.HasPrefix(a, "-") {
 			continue
 		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !slices.ContainsFunc(globalFlags, func(g struct{ name, usage string }) bool { return g.name == name }) {
+		flagName, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !slices.ContainsFunc(globalFlags, func(g struct{ name, usage string }) bool { return g.name == flagName }) {
 			continue
 		}
-		if name != "json" && ((hasValue && value == "") || (!hasValue && i+1 < len(args) && args[i+1] == "")) {
-			return fmt.Errorf("--%s is empty (leave it out for the default)", name)
+		if flagName != "json" && ((hasValue && value == "") || (!hasValue && i+1 < len(args) && args[i+1] == "")) {
+			return fmt.Errorf("--%s is empty (leave it out for the default)", flagName)
 		}
-		if !probed {
-			p, probed = probeCommand(c), true
-		}
-		// A command whose help lists no flags is left to its own parser.
-		if _, ok := p.flag(name); !ok && len(p.Flags) > 0 {
-			return fmt.Errorf("--%s does not apply to %s", name, c.name)
+		// A command whose help lists no flags (start, stop) takes none:
+		// its flag package would call a global one unknown, as if it
+		// were mistyped.
+		if !takes(flagName) {
+			return fmt.Errorf("--%s does not apply to %s", flagName, name)
 		}
 	}
 	return nil
 }
 
-// unknownFlag finds a flag, up to a "--", that c's help does not list,
-// reading the arguments as interspersed does (a value flag takes the next
-// one). The flag package would say "flag provided but not defined: -x"
-// and print every flag; this names the command and points at its help.
-func unknownFlag(c command, args []string) (string, bool) {
-	p := probeCommand(c) // a command whose help lists no flags takes none
+// missingValue finds a flag of c that takes a value given last, with
+// none after it, up to a "--". The flag package would say "flag needs an
+// argument: -o" and print every flag; this names the command and points
+// at its help, as unknownFlag does.
+func missingValue(c command, args []string) (string, bool) {
+	for _, a := range flagArgs(probeCommand(c), args) {
+		if a.known && a.f.Type != "" && !a.hasValue && a.last {
+			return a.name, true
+		}
+	}
+	return "", false
+}
+
+// flagArg is one flag among a command's arguments, as the flag package
+// reads them: a value flag without "=" takes the next argument.
+type flagArg struct {
+	name            string
+	f               probedFlag
+	known, hasValue bool
+	last            bool // nothing follows it
+}
+
+// flagArgs lists the flags in args up to a "--", reading them as
+// interspersed does.
+func flagArgs(p probe, args []string) []flagArg {
+	var out []flagArg
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -420,13 +453,60 @@ func unknownFlag(c command, args []string) (string, bool) {
 		}
 		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		f, ok := p.flag(name)
-		switch {
-		case !ok && c.name == "scan" && runOnlyFlag(name):
-			// scan says itself that the flag is run's.
-		case !ok:
-			return name, true
-		case f.Type != "" && !hasValue:
+		out = append(out, flagArg{name: name, f: f, known: ok, hasValue: hasValue, last: i+1 == len(args)})
+		if ok && f.Type != "" && !hasValue {
 			i++
+		}
+	}
+	return out
+}
+
+// completionShells are the shells agentmap completion writes a script for.
+var completionShells = []string{"bash", "zsh", "fish"}
+
+// checkCompletion checks the arguments of agentmap completion as those of
+// every command are checked (a global flag it does not take, an unknown
+// flag), and that they name one shell: cobra's own words ("accepts 1
+// arg(s), received 0") said neither what to give nor where to look.
+// Help is left to cobra.
+func checkCompletion(args []string) error {
+	if isHelp(args) {
+		return nil
+	}
+	if err := checkGlobalsOf("completion", args, func(string) bool { return false }); err != nil {
+		return err
+	}
+	var shells []string
+	for i, a := range args {
+		if a == "--" {
+			shells = append(shells, args[i+1:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && a != "-" {
+			return fmt.Errorf("unknown flag %s (completion takes no flags; see agentmap help completion)", a)
+		}
+		shells = append(shells, a)
+	}
+	switch {
+	case len(shells) == 0:
+		return fmt.Errorf("name the shell: %s (see agentmap help completion)", orList(completionShells))
+	case len(shells) > 1:
+		return fmt.Errorf("one shell, not %d: %s (see agentmap help completion)", len(shells), orList(completionShells))
+	case !slices.Contains(completionShells, shells[0]):
+		return fmt.Errorf("unknown shell %q (%s; see agentmap help completion)", shells[0], orList(completionShells))
+	}
+	return nil
+}
+
+// unknownFlag finds a flag, up to a "--", that c's help does not list,
+// reading the arguments as interspersed does (a value flag takes the next
+// one). The flag package would say "flag provided but not defined: -x"
+// and print every flag; this names the command and points at its help.
+func unknownFlag(c command, args []string) (string, bool) {
+	// A command whose help lists no flags takes none.
+	for _, a := range flagArgs(probeCommand(c), args) {
+		if !a.known && !(c.name == "scan" && runOnlyFlag(a.name)) { // scan says itself that a flag is run's
+			return a.name, true
 		}
 	}
 	return "", false
@@ -519,7 +599,17 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			fmt.Fprintf(stderr, "agentmap %s: unknown flag %s\nsee agentmap %s --help for the flags it takes\n", name, flagSpelling(f), name)
 			return exitUsage
 		}
-	case name == "completion" || name == "package-files" || strings.HasPrefix(name, cobra.ShellCompRequestCmd):
+		if f, ok := missingValue(c, rest); ok {
+			fmt.Fprintf(stderr, "agentmap %s: %s needs a value (see agentmap help %s)\n", name, flagSpelling(f), name)
+			return exitUsage
+		}
+	case name == "completion":
+		rest = append(globals, rest...)
+		if err := checkCompletion(rest); err != nil {
+			fmt.Fprintf(stderr, "agentmap completion: %v\n", err)
+			return exitUsage
+		}
+	case name == "package-files" || strings.HasPrefix(name, cobra.ShellCompRequestCmd):
 		// Completion offers a command's flags through completeArgs alone,
 		// from its help: cobra adds no flag of its own to the list.
 		rest = append(globals, rest...)

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/agentmap/agentmap/state/durable"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
 
 	"github.com/agentmap/agentmap/config"
+	"github.com/agentmap/agentmap/state/durable"
 )
 
 func configUsage(w io.Writer) {
@@ -44,6 +47,11 @@ func cmdConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	path, err := config.Path(*file)
+	if err != nil && *file == "" && os.Getenv(config.EnvConfig) == "" {
+		// The config package's words ask for either; say what is missing.
+		fmt.Fprintf(stderr, "agentmap config: %s is not set, so there is no user config directory (--config FILE names the file)\n", configDirVar())
+		return exitFailure
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap config: %v\n", err)
 		return exitFailure
@@ -99,12 +107,26 @@ func configInit(path string, force bool, stdout, stderr io.Writer) int {
 // or $AGENTMAP_CONFIG): then it is an error. On failure the config is nil
 // and the exit code says why.
 func loadConfig(flagValue, what string, stderr io.Writer) (*config.Config, int) {
+	asked := flagValue != "" || os.Getenv(config.EnvConfig) != ""
 	path, err := config.Path(flagValue)
+	if err != nil && !asked {
+		// No file asked for, and no user config directory to look for
+		// one in ($HOME unset; on Linux $XDG_CONFIG_HOME too): as when
+		// that directory has none, the defaults are in effect, less what
+		// they would put under the home (homeless). Said, as a file the
+		// user keeps there is not applied (its prices, privacy.exclude).
+		fmt.Fprintf(stderr, "agentmap %s: %s is not set, so there is no user config directory: no config file is read, the defaults are in effect\n", what, configDirVar())
+		c := config.Default()
+		if noHome() {
+			c = homeless(c)
+		}
+		return c, exitOK
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap %s: %v\n", what, err)
 		return nil, exitFailure
 	}
-	if flagValue != "" || os.Getenv(config.EnvConfig) != "" {
+	if asked {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(stderr, "agentmap %s: no config file at %s (agentmap config init writes one)\n", what, path)
 			return nil, exitFailure
@@ -123,5 +145,64 @@ func loadConfig(flagValue, what string, stderr io.Writer) (*config.Config, int) 
 		fmt.Fprintf(stderr, "agentmap %s: %s has %d problem(s)\n", what, path, len(probs))
 		return nil, exitFailure
 	}
+	if c.File == "" && noHome() {
+		c = homeless(c)
+	}
 	return c, exitOK
+}
+
+// noHome reports whether the user has no home directory ($HOME unset, or
+// %USERPROFILE% on Windows), under which the defaults put the data
+// directory and look for the agents' logs.
+func noHome() bool {
+	home, err := os.UserHomeDir()
+	return err != nil || home == ""
+}
+
+// homeVar names the variable a home directory comes from, for messages.
+func homeVar() string {
+	if runtime.GOOS == "windows" {
+		return "%USERPROFILE%"
+	}
+	return "HOME"
+}
+
+// configDirVar names the variable the user config directory comes from
+// (os.UserConfigDir), for messages: on Linux $XDG_CONFIG_HOME, else
+// $HOME/.config, so that without it HOME is the one missing.
+func configDirVar() string {
+	if runtime.GOOS == "windows" {
+		return "%AppData%"
+	}
+	return "HOME"
+}
+
+// errNoDataDir is the error of a command that needs the data directory
+// when none was given and the default one is under a home there is none of.
+func errNoDataDir() error {
+	return fmt.Errorf("no data directory: %s is not set, and the default one is under it (pass --data-dir DIR)", homeVar())
+}
+
+// homeless is the defaults c without what they put under a home directory,
+// when there is none: made from an empty home those paths are relative
+// (.claude for ~/.claude), and would be taken from the working directory.
+// The data directory is left unset, for the commands that need it to ask
+// for --data-dir (errNoDataDir); the hash key and the export directory
+// follow it, as from a data_dir (run's --data-dir moves them along); an
+// agent's roots keep the absolute ones its variables name ($CODEX_HOME,
+// $XDG_DATA_HOME…).
+func homeless(c *config.Config) *config.Config {
+	if c.Maps.HashKeyFile == filepath.Join(c.DataDir, "hash.key") {
+		c.Maps.HashKeyFile = filepath.Join("", "hash.key")
+	}
+	if c.Export.Dir == filepath.Join(c.DataDir, "exports") {
+		c.Export.Dir = filepath.Join("", "exports")
+	}
+	c.DataDir = ""
+	a := &c.Agents
+	for _, roots := range []*[]string{&a.Claude.Roots, &a.Codex.Roots, &a.Cursor.Roots, &a.Cursor.AppRoots,
+		&a.OpenCode.Roots, &a.Copilot.Roots, &a.Gemini.Roots} {
+		*roots = slices.DeleteFunc(*roots, func(d string) bool { return !filepath.IsAbs(d) })
+	}
+	return c
 }

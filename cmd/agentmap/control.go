@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -42,7 +43,15 @@ func (o opsFlags) resolve(what string, stderr io.Writer) (string, int) {
 		dataDirSeen(dir)
 		return dir, exitOK
 	}
-	c, code := loadConfig(*o.config, what, stderr)
+	var said bytes.Buffer
+	c, code := loadConfig(*o.config, what, &said)
+	if c != nil && c.DataDir == "" {
+		// The defaults without a home (homeless): the missing home is
+		// the error, not a note that the defaults are in effect.
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", what, errNoDataDir())
+		return "", exitFailure
+	}
+	stderr.Write(said.Bytes())
 	if c == nil {
 		return "", code
 	}

@@ -89,18 +89,28 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		c.DataDir = *of.dataDir
 	}
 	dataDirSeen(c.DataDir)
-	checks = append(checks, rootChecks(daemon.RootsFromConfig(c), c)...)
+	roots := daemon.RootsFromConfig(c)
+	if len(roots) == 0 && noHome() {
+		checks = append(checks, check{levelWarn, "agents", "no agent's logs to follow: " + homeVar() + " is not set, and the agents keep their logs under it"})
+	}
+	checks = append(checks, rootChecks(roots, c)...)
 	if ch, ok := openCodeDBCheck(os.Getenv("OPENCODE_DB"), c.Agents.OpenCode.Enabled); ok {
 		checks = append(checks, ch)
 	}
 	st, err := serviceStatus()
-	checks = append(checks, serviceCheck(st, err, daemonAnswers(c.DataDir), userManager()))
-	checks = append(checks, dataDirCheck(c.DataDir, runtime.GOOS))
+	checks = append(checks, serviceCheck(st, err, c.DataDir != "" && daemonAnswers(c.DataDir), userManager()))
+	if c.DataDir == "" { // the defaults without a home (homeless)
+		checks = append(checks, check{levelFail, "data", errNoDataDir().Error()})
+	} else {
+		checks = append(checks, dataDirCheck(c.DataDir, runtime.GOOS))
+	}
 	home, _ := os.UserHomeDir()
 	checks = append(checks, cleanupCheck(claudeSettings(home, os.Getenv("CLAUDE_CONFIG_DIR")), c.Agents.Claude.Enabled))
 	checks = append(checks, geminiCleanupCheck(geminiSettings(home, os.Getenv("GEMINI_CLI_HOME")), c.Agents.Gemini.Enabled))
-	free, err := freeDisk(existingAncestor(c.DataDir))
-	checks = append(checks, diskCheck(free, err))
+	if c.DataDir != "" {
+		free, err := freeDisk(existingAncestor(c.DataDir))
+		checks = append(checks, diskCheck(free, err))
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

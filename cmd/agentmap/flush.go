@@ -89,19 +89,31 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stdout, "flushed %s\n", k)
 	}
 	if *rewrite {
-		fmt.Fprintf(stdout, "written again: %s\n", counted(res.Rewritten, "map"))
+		fmt.Fprintln(stdout, rewriteLine(res))
 	}
 	for _, k := range res.Failed {
 		fmt.Fprintf(stdout, "failed %s (the daemon retries it; agentmap status shows the error)\n", k)
 	}
 	switch {
+	case *rewrite: // said above
 	case len(res.Flushed) == 0 && len(res.Failed) == 0 && res.Current > 0:
 		fmt.Fprintln(stdout, "up to date: nothing to flush")
-	case len(res.Flushed) == 0 && len(res.Failed) == 0 && !*rewrite:
+	case len(res.Flushed) == 0 && len(res.Failed) == 0:
 		fmt.Fprintln(stdout, "no sessions")
 	}
 	if len(res.Failed) > 0 {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// rewriteLine says what flush --all --rewrite did: the maps written again
+// and those that were the same bytes already, which are left as they are.
+// Sessions that make no map are in neither.
+func rewriteLine(res daemon.FlushResult) string {
+	written := res.Rewritten - res.Current
+	if res.Current == 0 {
+		return "written again: " + counted(written, "map")
+	}
+	return fmt.Sprintf("written again: %s; up to date already: %d", counted(written, "map"), res.Current)
 }

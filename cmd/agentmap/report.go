@@ -8,9 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -203,15 +202,19 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitFailure
 	}
 	fmt.Fprintf(stderr, "agentmap report: %s -> %s (%d KiB)\n", counted(len(maps), "session"), *out, buf.Len()/1024)
+	code = exitOK
+	if !clean {
+		code = exitFailure
+	}
 	if *open {
+		// The report is written, but not all that was asked is done: exit
+		// 1, as for an unreadable map, with the file's URL to open by hand.
 		if err := openInBrowser(*out); err != nil {
-			fmt.Fprintf(stderr, "agentmap report: --open: %v\n", err)
+			fmt.Fprintf(stderr, "agentmap report: %v\n", err)
+			code = exitFailure
 		}
 	}
-	if !clean {
-		return exitFailure
-	}
-	return exitOK
+	return code
 }
 
 // oneSession picks the map an id names: exactly, else by a unique prefix.
@@ -229,7 +232,20 @@ func oneSession(maps []*report.Map, id string) (*report.Map, error) {
 	case 1:
 		return found[0], nil
 	}
-	return nil, fmt.Errorf("the id prefix matches %d sessions; give more of it", len(found))
+	slices.SortStableFunc(found, func(a, b *report.Map) int { // newest first, as list
+		ta, _ := a.Start()
+		tb, _ := b.Start()
+		return tb.Compare(ta)
+	})
+	keys := make([]string, len(found))
+	for i, m := range found {
+		name, err := agentNamed(m.Session.AgentTool)
+		if err != nil {
+			name = m.Session.AgentTool
+		}
+		keys[i] = name + "/" + m.Session.NativeID()
+	}
+	return nil, ambiguousPrefix(id, keys, "agentmap list shows them all")
 }
 
 func describeScope(n int, where string, f report.Filter) string {
@@ -247,27 +263,6 @@ func describeScope(n int, where string, f report.Filter) string {
 		parts = append(parts, "repo "+f.Repo)
 	}
 	return strings.Join(parts, ", ")
-}
-
-func openInBrowser(file string) error {
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return err
-	}
-	var cmd *exec.Cmd
-	switch runtime.GOOS {
-	case "darwin":
-		cmd = exec.Command("open", abs)
-	case "windows":
-		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", abs)
-	default:
-		cmd = exec.Command("xdg-open", abs)
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	go cmd.Wait()
-	return nil
 }
 
 func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int {

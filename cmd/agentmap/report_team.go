@@ -86,7 +86,7 @@ func (e sourceError) Unwrap() error { return e.err }
 
 func teamURL(c *config.Config) (string, error) {
 	if !c.Sink.Postgres.Enabled() {
-		return "", errors.New("[sink.postgres] has no url or url_file")
+		return "", errNoTeamDatabase
 	}
 	return c.Sink.Postgres.SinkURL()
 }

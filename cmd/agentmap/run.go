@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -187,13 +188,26 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 		fmt.Fprintf(stderr, "agentmap %s: unknown path mode %q (relative, dirs_only or hashed)\n", name, *pathMode)
 		return exitUsage
 	}
-	c, code := loadConfig(*cfgFile, name, stderr)
+	var said bytes.Buffer
+	c, code := loadConfig(*cfgFile, name, &said)
+	if c != nil && c.DataDir == "" && !set["data-dir"] {
+		// The defaults without a home (homeless), as in opsFlags.resolve.
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", name, errNoDataDir())
+		return exitFailure
+	}
+	stderr.Write(said.Bytes())
 	if c == nil {
 		return code
 	}
 	eff, err := ov.apply(c)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
+		return exitFailure
+	}
+	if len(eff.live.Roots) == 0 && noHome() {
+		// Following nothing, the command would look like a catch-up of
+		// logs that are not there.
+		fmt.Fprintf(stderr, "agentmap %s: no agent's logs to follow: %s is not set, and the agents keep their logs under it (set it, or give --root agent=DIR)\n", name, homeVar())
 		return exitFailure
 	}
 	dataDirSeen(eff.dataDir)
@@ -306,6 +320,9 @@ func (o runOverrides) apply(c *config.Config) (effective, error) {
 			c.Maps.HashKeyFile = filepath.Join(o.dataDir, "hash.key")
 		}
 		e.dataDir = o.dataDir
+	}
+	if e.dataDir == "" { // the defaults, without a home (homeless)
+		return e, errNoDataDir()
 	}
 	if o.set["idle"] {
 		e.live.Idle = o.idle

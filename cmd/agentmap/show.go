@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -110,13 +111,24 @@ func findEntry(es []daemon.Entry, id string) (daemon.Entry, error) {
 	case 1:
 		return found[0], nil
 	}
-	return daemon.Entry{}, fmt.Errorf("the id prefix matches %d sessions; give more of it", len(found))
+	// Newest first, as list shows them.
+	slices.SortStableFunc(found, func(a, b daemon.Entry) int {
+		if c := b.Start.Compare(a.Start); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	keys := make([]string, len(found))
+	for i, e := range found {
+		keys[i] = e.Key
+	}
+	return daemon.Entry{}, ambiguousPrefix(id, keys, "agentmap list shows them all")
 }
 
 // keyOf spells an agent/id as the store's keys do, with the agent's
 // registry name, whichever of its names was typed: claude-code/ID (the
-// agent as the maps, list --agent and show's own header name it) is the
-// key claude/ID. Anything else is left as typed.
+// agent as the maps and list --agent name it) is the key claude/ID.
+// Anything else is left as typed.
 func keyOf(id string) string {
 	agent, rest, ok := strings.Cut(id, "/")
 	if !ok {
@@ -229,7 +241,13 @@ func summarize(m *mapfile.Map, top int) summary {
 }
 
 func writeSummary(w io.Writer, s summary) {
-	fmt.Fprintf(w, "session   %s (%s)\n", s.ID, s.Agent)
+	// The agent as list and the store's keys name it (claude, not the
+	// map's claude-code), the same for every agent.
+	agent := s.Agent
+	if name, err := agentNamed(agent); err == nil && name != "" {
+		agent = name
+	}
+	fmt.Fprintf(w, "session   %s (%s)\n", s.ID, agent)
 	fmt.Fprintf(w, "map       %s\n", s.Path)
 	if len(s.Repos) > 0 {
 		fmt.Fprintf(w, "repos     %s\n", strings.Join(s.Repos, ", "))
@@ -238,7 +256,15 @@ func writeSummary(w io.Writer, s summary) {
 	if t, err := time.Parse(time.RFC3339Nano, s.Start); err == nil {
 		start = formatTime(t)
 	}
-	fmt.Fprintf(w, "started   %s, lasted %s\n", start, formatDuration(s.DurationMs))
+	// A duration of 0 is left out, as show leaves out what a map does not
+	// say: a map's duration runs from its first event's time to its
+	// last's, and a log that times only the session's start gives every
+	// event that one time.
+	if s.DurationMs > 0 {
+		fmt.Fprintf(w, "started   %s, lasted %s\n", start, formatDuration(s.DurationMs))
+	} else {
+		fmt.Fprintf(w, "started   %s\n", start)
+	}
 	if len(s.Models) > 0 {
 		fmt.Fprintf(w, "models    %s\n", strings.Join(s.Models, ", "))
 	}
@@ -254,9 +280,11 @@ func writeSummary(w io.Writer, s summary) {
 	t := s.Totals
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "totals")
-	fmt.Fprintf(w, "  %d calls, %d model requests, %d user turns, %d tasks, %d subagents\n", t.Calls, t.Requests, t.UserTurns, s.Tasks, t.Subagents)
+	fmt.Fprintf(w, "  %s, %s, %s, %s, %s\n", counted(t.Calls, "call"), counted(t.Requests, "model request"),
+		counted(t.UserTurns, "user turn"), counted(s.Tasks, "task"), counted(t.Subagents, "subagent"))
 	fmt.Fprintf(w, "  %s tokens (%s output), cost %s\n", formatTokens(t.Tokens), formatTokens(t.OutputTokens), formatCost(t.CostUSD, s.Unpriced))
-	fmt.Fprintf(w, "  %d files touched, %d commits, %d PRs created, %d errors\n", t.FilesTouched, t.Commits, t.PRsCreated, t.Errors)
+	fmt.Fprintf(w, "  %s touched, %s, %s created, %s\n", counted(t.FilesTouched, "file"), counted(t.Commits, "commit"),
+		counted(t.PRsCreated, "PR"), counted(t.Errors, "error"))
 	if len(s.Lanes) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "lanes")

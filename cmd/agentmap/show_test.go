@@ -15,7 +15,7 @@ import (
 )
 
 // show takes an agent/id with the agent by any of its names, as list
-// --agent does: claude-code, as the maps and show's header name it.
+// --agent does: claude-code, as the maps name it.
 func TestFindEntryByTheMapsAgentName(t *testing.T) {
 	es := []daemon.Entry{{Key: "claude/abc1", ID: "abc1"}, {Key: "codex/abc2", ID: "abc2"}, {Key: "claude/abd", ID: "abd"}}
 	for id, want := range map[string]string{"claude-code/abc1": "abc1", "Claude-Code/abd": "abd", "claude-code/abc": "abc1", "CLAUDE/abc1": "abc1"} {

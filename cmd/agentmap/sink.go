@@ -175,9 +175,15 @@ func sinkQueueOp(ctx context.Context, of opsFlags, op string, stdout, stderr io.
 	switch {
 	case err == nil:
 		var res daemon.SinkResult
-		if op == "resend" {
-			res, err = c.SinkResend(ctx)
-		} else {
+		switch {
+		case op == "resend":
+			var st daemon.Status
+			if st, err = c.Status(ctx); err == nil && st.Sink == nil {
+				err = errSinkNotSetUp
+			} else if err == nil {
+				res, err = c.SinkResend(ctx)
+			}
+		default:
 			res, err = c.SinkForget(ctx)
 		}
 		if err == nil && res.Error != "" {
@@ -186,6 +192,9 @@ func sinkQueueOp(ctx context.Context, of opsFlags, op string, stdout, stderr io.
 		n = res.Sessions
 	case errors.Is(err, daemon.ErrNoDaemon):
 		n, err = sinkOffline(dataDir, op)
+	}
+	if errors.Is(err, errSinkNotSetUp) {
+		err = sinkNotSetUp(*of.config)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap sink %s: %v\n", op, err)
@@ -210,9 +219,30 @@ func sinkOffline(dataDir, op string) (int, error) {
 	}
 	defer db.Close()
 	if op == "resend" {
+		if st, err := db.Outbox(postgres.Name).Stats(); err == nil && !st.Enabled {
+			return 0, errSinkNotSetUp
+		}
 		return daemon.SinkResend(db)
 	}
 	return daemon.SinkForget(db)
+}
+
+// errSinkNotSetUp is resend's error when the state holds no queue for the
+// team database: the daemon makes it when it starts with one configured.
+var errSinkNotSetUp = errors.New("the team database's queue is not set up")
+
+// errNoTeamDatabase is the error of the sink commands without a team
+// database to work on, in the words of the config file and its docs.
+var errNoTeamDatabase = errors.New("no team database is configured ([sink.postgres] in the config file has no url or url_file; see docs/team-database.md)")
+
+// sinkNotSetUp says why there is no queue to resend: no team database is
+// configured, or the daemon has not started with it since it was (the
+// state's own words, "the sink is not enabled", said neither).
+func sinkNotSetUp(configFlag string) error {
+	if c, _ := loadConfig(configFlag, "sink", io.Discard); c != nil && c.Sink.Postgres.Enabled() {
+		return errors.New("the team database's queue is not set up yet: the daemon sets it up when it starts with [sink.postgres] (agentmap restart, after a change of the config)")
+	}
+	return errNoTeamDatabase
 }
 
 func sinkMigrate(ctx context.Context, of opsFlags, stdout, stderr io.Writer) int {
@@ -221,7 +251,7 @@ func sinkMigrate(ctx context.Context, of opsFlags, stdout, stderr io.Writer) int
 		return code
 	}
 	if !c.Sink.Postgres.Enabled() {
-		fmt.Fprintln(stderr, "agentmap sink migrate: [sink.postgres] has no url or url_file")
+		fmt.Fprintf(stderr, "agentmap sink migrate: %v\n", errNoTeamDatabase)
 		return exitFailure
 	}
 	url, err := c.Sink.Postgres.SinkURL()

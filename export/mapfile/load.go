@@ -145,19 +145,30 @@ func (m *Map) FilePath(id int) (string, bool) {
 	return "", false
 }
 
-// UnpricedModels names the models that served requests with tokens but
-// have no price in the embedded table, and so cost 0 in the map; lane ""
-// means the whole session, else one agents[] id. Whatever shows a cost
-// shows "unpriced" for them, never $0.
+// UnpricedModels names the models that served requests with tokens and
+// cost nothing in the map: no request of theirs carries a cost, and the
+// embedded table has no price for them (a model the config priced has
+// costs in the map, bar a request too small to round to a cent's
+// ten-thousandth). lane "" means the whole session, else one agents[] id.
+// Whatever shows a cost shows "unpriced" for them, never $0.
 func (m *Map) UnpricedModels(lane string) []string {
-	var out []string
+	var out, costed []string
 	for _, e := range m.Events {
-		if e.Kind != "llm" || (lane != "" && e.Agent != lane) || e.Cost > 0 || e.In+e.CW+e.CR+e.Out == 0 || slices.Contains(out, e.Model) {
+		if e.Kind != "llm" || (lane != "" && e.Agent != lane) {
+			continue
+		}
+		if e.Cost > 0 {
+			if !slices.Contains(costed, e.Model) {
+				costed = append(costed, e.Model)
+			}
+			continue
+		}
+		if e.In+e.CW+e.CR+e.Out == 0 || slices.Contains(out, e.Model) {
 			continue
 		}
 		if _, ok := prices.Lookup(e.Model); !ok {
 			out = append(out, e.Model)
 		}
 	}
-	return out
+	return slices.DeleteFunc(out, func(model string) bool { return slices.Contains(costed, model) })
 }

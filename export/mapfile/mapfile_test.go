@@ -3,6 +3,7 @@ package mapfile
 import (
 	"bytes"
 	"compress/gzip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,5 +105,24 @@ func TestRerender(t *testing.T) {
 		if same, err := Rerender(r, redact.Mode(tt.want), []byte("k")); err != nil || same != r {
 			t.Errorf("%s: a map already in the mode was not passed through: %v", tt.mode, err)
 		}
+	}
+}
+
+// A model the config priced is not unpriced for a request of its too small
+// to carry a cost; one no request of which carries a cost, and which the
+// table does not know, is.
+func TestUnpricedModels(t *testing.T) {
+	m := &Map{Events: []Event{
+		{Kind: "llm", Agent: "main", Model: "local-model", In: 1000, Cost: 0.25},
+		{Kind: "llm", Agent: "main", Model: "local-model", CR: 1},
+		{Kind: "llm", Agent: "main", Model: "nobody-prices-this", In: 10},
+		{Kind: "llm", Agent: "a1", Model: "other-unpriced", Out: 5},
+		{Kind: "llm", Agent: "main", Model: "claude-opus-4-8", CR: 1},
+	}}
+	if got := m.UnpricedModels(""); !slices.Equal(got, []string{"nobody-prices-this", "other-unpriced"}) {
+		t.Errorf("session: %q", got)
+	}
+	if got := m.UnpricedModels("main"); !slices.Equal(got, []string{"nobody-prices-this"}) {
+		t.Errorf("main lane: %q", got)
 	}
 }

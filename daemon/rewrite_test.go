@@ -1,0 +1,79 @@
+package daemon
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmap/agentmap/builder"
+	"github.com/agentmap/agentmap/builder/event"
+)
+
+// flush --all --rewrite counts the maps, not the sessions: one whose
+// events make no map is flushed with the others but is in no count, and
+// a map that is the same bytes again is counted as up to date.
+func TestRewriteCountsOnlyMaps(t *testing.T) {
+	r := newRig(t)
+	opt := r.opts(false)
+	opt.Control = true
+	opt.ExcludeKey = "none" // so that the reload below takes none up again
+	mapper := func(prefix string) Mapper {
+		return func(evs []event.Event) (Built, error) {
+			b, err := fakeMapper(evs)
+			if strings.HasPrefix(b.NativeID, "nomap") {
+				return Built{}, builder.ErrEmptySession
+			}
+			b.Gzip = append([]byte(prefix), b.Gzip...)
+			return b, err
+		}
+	}
+	opt.Mapper = mapper("v1\n")
+	d := New(opt)
+	stop := follow(t, d)
+	defer stop()
+	for _, s := range []string{"m1", "m2", "nomap1"} {
+		r.append(s+".jsonl", line(s, "user"))
+	}
+	var c *Client
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var err error
+		if c == nil {
+			c, err = Connect(r.data)
+		}
+		if c != nil {
+			var res FlushResult
+			if res, err = c.Flush(context.Background(), "", true); err == nil && len(res.Flushed) == 0 &&
+				r.mapOf("m1") != "" && r.mapOf("m2") != "" {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the maps were not written: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, err := c.Rewrite(context.Background())
+	if err != nil || res.Rewritten != 2 || res.Current != 2 || len(res.Failed) != 0 {
+		t.Fatalf("rewrite with the same options: %+v %v; want 2 maps, both up to date", res, err)
+	}
+	// New options: m1, named, is written with them once they apply (the
+	// loop takes them up between requests), and m2 is left to the rewrite.
+	d.Reconfigure(Live{Idle: r.idle, Roots: opt.Roots, ExcludeKey: "none", Mapper: mapper("v2\n")})
+	for !strings.HasPrefix(r.mapOf("m1"), "v2\n") {
+		if _, err := c.Flush(context.Background(), "m1", false); err != nil || time.Now().After(deadline) {
+			t.Fatalf("m1 not written with the new options: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, err = c.Rewrite(context.Background())
+	if err != nil || res.Rewritten != 2 || res.Current != 1 || len(res.Failed) != 0 {
+		t.Fatalf("rewrite with new options: %+v %v; want 2 maps, one written again", res, err)
+	}
+	for _, s := range []string{"m1", "m2"} {
+		if got := r.mapOf(s); !strings.HasPrefix(got, "v2\n") {
+			t.Errorf("%s not written again: %q", s, got)
+		}
+	}
+}
