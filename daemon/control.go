@@ -147,7 +147,10 @@ func (d *Daemon) flushNow(ctx context.Context, r flushRequest) FlushResult {
 			res.Current++
 			continue
 		}
-		if err := d.flush(key); err != nil {
+		d.checkMapBytes = !r.all // asked for by name: written if the file is not what it should be
+		err := d.flush(key)
+		d.checkMapBytes = false
+		if err != nil {
 			res.Failed = append(res.Failed, key)
 			continue
 		}

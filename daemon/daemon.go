@@ -37,6 +37,11 @@ type Daemon struct {
 	ignored  map[string]watchers.FileStat
 	unrouted map[string]bool     // logs reported as not recognised
 	retry    map[string]*backoff // session key → next write attempt
+	// checkMapBytes makes a flush read an up-to-date map's file back and
+	// write it again unless it holds the bytes built (onDisk); mapWrites
+	// counts the map files written, for a rewrite to tell.
+	checkMapBytes bool
+	mapWrites     uint64
 	polls    map[string]time.Time
 	nextID   uint64
 	idx      indexes

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -311,7 +312,7 @@ func (d *Daemon) finishChunk(b *flushBatch, failed map[string]error) {
 		}
 		j.rel = mapstore.RelPath(s.Agent, id, start)
 		if f := s.Flush; f != nil && f.SHA256 == j.hash && f.Path == j.rel {
-			if _, err := os.Stat(filepath.Join(d.store.Root, j.rel)); err == nil {
+			if path := filepath.Join(d.store.Root, j.rel); d.onDisk(path, built.Gzip) {
 				if d.unrecorded[s.Key] != nil {
 					d.removeMaps(d.log.With("component", "flush", "session", s.Key), s, j.rel)
 				}
@@ -324,6 +325,9 @@ func (d *Daemon) finishChunk(b *flushBatch, failed map[string]error) {
 	}
 	for i, err := range d.store.WriteMany(items) {
 		writes[i].err = err
+		if err == nil {
+			d.mapWrites++
+		}
 	}
 
 	for _, j := range jobs {
@@ -714,4 +718,17 @@ func (d *Daemon) copyOfGone(s *state.Source) bool {
 		}
 	}
 	return false
+}
+
+// onDisk reports whether the map file at path is there, and, when a flush
+// was asked for by name or a rewrite of every map (checkMapBytes), holds
+// the bytes just built: a map damaged on disk (a disk error, an edit) has
+// the record of a map up to date, and only such an ask reads it back.
+func (d *Daemon) onDisk(path string, built []byte) bool {
+	if !d.checkMapBytes {
+		_, err := os.Stat(path)
+		return err == nil
+	}
+	b, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(b, built)
 }

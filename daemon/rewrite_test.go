@@ -2,12 +2,15 @@ package daemon
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/state/mapstore"
 )
 
 // flush --all --rewrite counts the maps, not the sessions: one whose
@@ -75,5 +78,58 @@ func TestRewriteCountsOnlyMaps(t *testing.T) {
 		if got := r.mapOf(s); !strings.HasPrefix(got, "v2\n") {
 			t.Errorf("%s not written again: %q", s, got)
 		}
+	}
+}
+
+// A map file damaged on disk after it was written (a disk error, an edit)
+// has the record of a map up to date: a flush asked for by name, and a
+// rewrite of every map, read it back and write it again; a flush of what
+// changed (--all) does not read it.
+func TestDamagedMapWrittenAgainWhenAskedFor(t *testing.T) {
+	r := newRig(t)
+	opt := r.opts(false)
+	opt.Control = true
+	d := New(opt)
+	stop := follow(t, d)
+	defer stop()
+	for _, s := range []string{"m1", "m2"} {
+		r.append(s+".jsonl", line(s, "user"))
+	}
+	var c *Client
+	deadline := time.Now().Add(20 * time.Second)
+	for c == nil || r.mapOf("m1") == "" || r.mapOf("m2") == "" {
+		if c == nil {
+			c, _ = Connect(r.data)
+		}
+		if c != nil {
+			c.Flush(context.Background(), "", true)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the maps were not written")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	want := r.mapOf("m1")
+	damage := func(id string) {
+		t.Helper()
+		path := filepath.Join(r.store.Root, mapstore.RelPath("claude", id, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)))
+		if err := os.WriteFile(path, []byte("damaged"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damage("m1")
+	if _, err := c.Flush(context.Background(), "m1", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.mapOf("m1"); got != want {
+		t.Errorf("flush m1 left the damaged file: %q", got)
+	}
+	damage("m2")
+	res, err := c.Rewrite(context.Background())
+	if err != nil || res.Rewritten != 2 || res.Current != 1 {
+		t.Errorf("rewrite: %+v %v; want 2 maps, one of them written again", res, err)
+	}
+	if got := r.mapOf("m2"); got == "damaged" || got == "" {
+		t.Errorf("the rewrite left the damaged file: %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -67,6 +68,11 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	doc, err := mapfile.ReadFile(filepath.Join(b.store.Root, e.Path))
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap show: %s: %v\n", e.Path, err)
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+			// Damaged on disk after it was written: the state holds what
+			// makes it, and a flush asked for by name compares the file.
+			fmt.Fprintf(stderr, "agentmap show: the map file is damaged; agentmap flush %s/%s, with the daemon running (agentmap start, or agentmap run), writes it again\n", e.Agent, e.ID)
+		}
 		return exitFailure
 	}
 	if *events {

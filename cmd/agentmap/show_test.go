@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,5 +60,39 @@ func TestShowAgentNamesAndFlags(t *testing.T) {
 	code, stdout, stderr := show("--json", "--events", "sess-1")
 	if code != exitUsage || stdout != "" || stderr != "agentmap show: --json and --events do not go together: give one\n" {
 		t.Errorf("--json --events: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// A map file damaged on disk after a scan wrote it: show says so, and how
+// to write it again (a flush asked for by name compares the file).
+func TestShowOfADamagedMap(t *testing.T) {
+	home, data := t.TempDir(), t.TempDir()
+	proj := filepath.Join(home, ".claude", "projects", "-w-app")
+	if err := os.MkdirAll(proj, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	log := `{"type":"user","sessionId":"0a1b2c3d-0000-4000-8000-00000000d001","uuid":"u1","timestamp":"2026-05-01T10:00:00.000Z","cwd":"/w/app","message":{"role":"user","content":"hi"}}
+{"type":"assistant","sessionId":"0a1b2c3d-0000-4000-8000-00000000d001","uuid":"a1","parentUuid":"u1","timestamp":"2026-05-01T10:00:02.000Z","requestId":"req_1","message":{"id":"msg_1","model":"claude-opus-4-8","role":"assistant","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":2}}}
+`
+	if err := os.WriteFile(filepath.Join(proj, "0a1b2c3d-0000-4000-8000-00000000d001.jsonl"), []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	var stdout, stderr bytes.Buffer
+	if code := dispatch(context.Background(), []string{"scan", "--data-dir", data}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("scan: exit %d: %s", code, stderr.String())
+	}
+	maps, _ := filepath.Glob(filepath.Join(data, "maps", "claude", "*", "*", "*.json.gz"))
+	if len(maps) != 1 {
+		t.Fatalf("maps: %v", maps)
+	}
+	if err := os.WriteFile(maps[0], []byte("damaged"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	code := dispatch(context.Background(), []string{"show", "--data-dir", data, "0a1b2c3d"}, &stdout, &stderr)
+	if code != exitFailure || !strings.Contains(stderr.String(), "the map file is damaged; agentmap flush claude/0a1b2c3d-0000-4000-8000-00000000d001, with the daemon running") {
+		t.Errorf("show of a damaged map: exit %d, stderr %q", code, stderr.String())
 	}
 }
