@@ -42,9 +42,9 @@ type Daemon struct {
 	// counts the map files written, for a rewrite to tell.
 	checkMapBytes bool
 	mapWrites     uint64
-	polls    map[string]time.Time
-	nextID   uint64
-	idx      indexes
+	polls         map[string]time.Time
+	nextID        uint64
+	idx           indexes
 
 	group       []queued
 	groupEvents int

@@ -6,13 +6,15 @@ package mapstore
 import (
 	"errors"
 	"fmt"
-	"github.com/agentmap/agentmap/state/durable"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentmap/agentmap/state/datadir"
+	"github.com/agentmap/agentmap/state/durable"
 )
 
 // Store is a map directory.
@@ -101,12 +103,10 @@ func safe(id string) string {
 // target directory, write, fsync, close, rename over the target, fsync the
 // directory. Files are 0600 and directories 0700.
 func (s *Store) Write(rel string, data []byte) error {
-	target := filepath.Join(s.Root, rel)
-	dir := filepath.Dir(target)
-	if err := durable.MkdirAll(dir); err != nil {
+	if err := s.dir(filepath.Dir(rel), true, map[string]error{}); err != nil {
 		return fmt.Errorf("write map %s: %w", rel, err)
 	}
-	return WriteFile(target, data)
+	return WriteFile(filepath.Join(s.Root, rel), data)
 }
 
 // Item is one map of a WriteMany.
@@ -122,26 +122,77 @@ func (s *Store) WriteMany(items []Item) []error {
 	errs := make([]error, len(items))
 	var files []durable.Pending
 	var at []int
-	made := map[string]error{} // each directory is checked once a batch
+	checked := map[string]error{} // each directory is checked once a batch
 	for i, it := range items {
-		target := filepath.Join(s.Root, it.Rel)
-		dir := filepath.Dir(target)
-		err, seen := made[dir]
-		if !seen {
-			err = durable.MkdirAll(dir)
-			made[dir] = err
-		}
-		if err != nil {
+		if err := s.dir(filepath.Dir(it.Rel), true, checked); err != nil {
 			errs[i] = fmt.Errorf("write map %s: %w", it.Rel, err)
 			continue
 		}
-		files = append(files, durable.Pending{Target: target, Data: it.Data, Replaces: it.Replaces})
+		files = append(files, durable.Pending{Target: filepath.Join(s.Root, it.Rel), Data: it.Data, Replaces: it.Replaces})
 		at = append(at, i)
 	}
 	for j, err := range durable.WriteFiles(files, 0o600) {
 		errs[at[j]] = err
 	}
 	return errs
+}
+
+// dir checks the store's directory rel (relative to the root, "." for the
+// root) and each one above it up to the root, before a batch writes into
+// it, lists it or removes from it: each must be a directory, not a symbolic
+// link, the user's and not writable by others, as the data directory's
+// entries must (datadir.Check). A link would take the write or the removal
+// out of the data directory, to whatever it leads to. Since no one else
+// can change a directory so checked, none can be swapped for a link
+// between the check and its use, and paths can be used as they are (an
+// openat walk would cost a descriptor per directory for nothing more).
+// With create, missing directories are made 0700; without, a missing one
+// is an error of fs.ErrNotExist. checked keeps what the batch found, so
+// that a directory is looked at once a batch, not once a map.
+func (s *Store) dir(rel string, create bool, checked map[string]error) error {
+	if !filepath.IsLocal(rel) {
+		return fmt.Errorf("%s is not a path inside the map store %s", rel, s.Root)
+	}
+	p := s.Root
+	if err := s.checkDir(p, create, checked); err != nil {
+		return err
+	}
+	if rel == "." {
+		return nil
+	}
+	for name := range strings.SplitSeq(rel, string(filepath.Separator)) {
+		p = filepath.Join(p, name)
+		if err := s.checkDir(p, create, checked); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkDir checks one directory for dir, p being the root or below it.
+func (s *Store) checkDir(p string, create bool, checked map[string]error) error {
+	if err, ok := checked[p]; ok {
+		return err
+	}
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) && create {
+		// What is above the root is the data directory, which may be a
+		// link the user made (datadir.Check): MkdirAll may follow it.
+		if err = durable.MkdirAll(p); err == nil {
+			fi, err = os.Lstat(p)
+		}
+	}
+	switch {
+	case err != nil:
+	case fi.Mode()&fs.ModeSymlink != 0:
+		err = linkError(p)
+	case !fi.IsDir():
+		err = fmt.Errorf("%s is not a directory", p)
+	default:
+		err = datadir.CheckFile(p)
+	}
+	checked[p] = err
+	return err
 }
 
 // WriteFile writes one file durably and atomically (0600).
@@ -154,8 +205,16 @@ func (s *Store) Read(rel string) ([]byte, error) {
 	return os.ReadFile(filepath.Join(s.Root, rel))
 }
 
-// Remove deletes the map at rel; a missing one is not an error.
+// Remove deletes the map at rel; a missing one is not an error. Its
+// directories are checked as a write's are: a map behind a link is not
+// the store's to remove.
 func (s *Store) Remove(rel string) error {
+	if err := s.dir(filepath.Dir(rel), false, map[string]error{}); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
 	err := os.Remove(filepath.Join(s.Root, rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -163,21 +222,43 @@ func (s *Store) Remove(rel string) error {
 	return err
 }
 
-// RemoveMany deletes the maps at rels for good (see durable.RemoveFiles):
-// errs[i] is the error of rels[i].
+// RemoveMany deletes the maps at rels for good (see durable.RemoveFiles),
+// their directories checked as Remove checks them: errs[i] is the error
+// of rels[i].
 func (s *Store) RemoveMany(rels []string) []error {
-	paths := make([]string, len(rels))
+	errs := make([]error, len(rels))
+	var paths []string
+	var at []int
+	checked := map[string]error{}
 	for i, rel := range rels {
-		paths[i] = filepath.Join(s.Root, rel)
+		if err := s.dir(filepath.Dir(rel), false, checked); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				errs[i] = err
+			}
+			continue
+		}
+		paths = append(paths, filepath.Join(s.Root, rel))
+		at = append(at, i)
 	}
-	return durable.RemoveFiles(paths)
+	for j, err := range durable.RemoveFiles(paths) {
+		errs[at[j]] = err
+	}
+	return errs
 }
 
 // MapsOf returns the relative paths of the maps in the store of one
 // session, in whatever month they were filed: a look into each month's
-// directory of the agent, not a walk of every map.
+// directory of the agent, not a walk of every map. A year or month that is
+// a symbolic link is an error, not passed over: the session's maps are
+// looked for to be removed, and one behind the link would stay unnamed.
 func (s *Store) MapsOf(agent, nativeID string) ([]string, error) {
 	var out []string
+	if err := s.dir(safe(agent), false, map[string]error{}); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
 	years, err := os.ReadDir(filepath.Join(s.Root, safe(agent)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -187,6 +268,9 @@ func (s *Store) MapsOf(agent, nativeID string) ([]string, error) {
 	}
 	name := FileName(nativeID)
 	for _, y := range years {
+		if err := notLink(filepath.Join(s.Root, safe(agent)), y); err != nil {
+			return nil, err
+		}
 		if !y.IsDir() {
 			continue
 		}
@@ -195,6 +279,9 @@ func (s *Store) MapsOf(agent, nativeID string) ([]string, error) {
 			return nil, err
 		}
 		for _, m := range months {
+			if err := notLink(filepath.Join(s.Root, safe(agent), y.Name()), m); err != nil {
+				return nil, err
+			}
 			if !m.IsDir() {
 				continue
 			}
@@ -209,7 +296,26 @@ func (s *Store) MapsOf(agent, nativeID string) ([]string, error) {
 	return out, nil
 }
 
-// List returns the relative paths of every map in the store, sorted.
+// linkError says that p, a directory of the store, is a symbolic link,
+// and what to do.
+func linkError(p string) error {
+	return fmt.Errorf("%s is a symbolic link; agentmap writes and removes maps only in directories of its own, never through a link: remove the link (and move the directory it leads to back in its place to keep the maps there)", p)
+}
+
+// notLink refuses an entry of a directory of the store that is a symbolic
+// link, as dir does.
+func notLink(parent string, e fs.DirEntry) error {
+	if e.Type()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	return linkError(filepath.Join(parent, e.Name()))
+}
+
+// List returns the relative paths of every map in the store, sorted. It
+// only reads, so it checks nothing (the operator commands read a store
+// that datadir.Check finds fault with, and warn), but a symbolic link in
+// the store is not followed (WalkDir follows none): what it leads to is
+// not listed.
 func (s *Store) List() ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(s.Root, func(p string, d fs.DirEntry, err error) error {
@@ -230,8 +336,17 @@ func (s *Store) List() ([]string, error) {
 
 // RemoveOrphans deletes the temporary files (".<name>.tmp-*") that writes
 // interrupted by a crash left in the store, and returns how many. Only the
-// daemon writes maps, and it calls this before it writes any.
+// daemon writes maps, and it calls this before it writes any. The root is
+// checked as a write checks it, and a symbolic link below it is neither
+// followed (WalkDir does not) nor removed (only regular files are): a
+// file of that name elsewhere is no write of the store's.
 func (s *Store) RemoveOrphans() (int, error) {
+	if err := s.dir(".", false, map[string]error{}); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, nil
+		}
+		return 0, err
+	}
 	n := 0
 	err := filepath.WalkDir(s.Root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
