@@ -57,3 +57,24 @@ func TestOpenReadOnlyNamesDamage(t *testing.T) {
 		t.Fatalf("a read-only open moved the database: %v", err)
 	}
 }
+
+// A state database of no bytes is damage said as such, not a new database
+// taken in silence: moved aside, and the repair tells why.
+func TestEmptyStateFileIsMovedAside(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r := db.Repaired()
+	if r.Aside == "" || !strings.Contains(r.Reason, "empty") {
+		t.Fatalf("repair %+v: want the empty file moved aside, and why", r)
+	}
+	if fi, err := os.Stat(r.Aside); err != nil || fi.Size() != 0 {
+		t.Fatalf("the empty file is not kept aside: %v", err)
+	}
+}

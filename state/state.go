@@ -64,7 +64,17 @@ func Open(path string, log *slog.Logger) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
-	d, err := open(path, log)
+	var d *DB
+	var err error
+	if fi, serr := os.Stat(path); serr == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+		// bbolt would take it for a new database in silence; it was one
+		// that lost everything (cut to nothing, or a crash as it was
+		// made): moved aside and said, as damage is, so that status
+		// tells why every log is read again.
+		err = errEmptyFile
+	} else {
+		d, err = open(path, log)
+	}
 	if err == nil || errors.Is(err, ErrLocked) || errors.Is(err, ErrTooNew) || IsFault(err) {
 		return d, err
 	}
@@ -81,6 +91,9 @@ func Open(path string, log *slog.Logger) (*DB, error) {
 	d.repair = Repair{At: time.Now(), Aside: aside, Reason: cause.Error()}
 	return d, nil
 }
+
+// errEmptyFile is the damage of a state database of no bytes.
+var errEmptyFile = errors.New("the file was empty")
 
 // Path is the database file.
 func (d *DB) Path() string { return d.path }
