@@ -767,3 +767,19 @@ func TestExcludedSessionLeavesItsDeletedLogsNameToTheLogThere(t *testing.T) {
 	r.append("a.jsonl", cwdLine("b", "llm", "/w/app"))
 	f.waitMap("b", fakeMap(map[string][]string{"": {"user", "llm"}}))
 }
+
+// Two logs read whole of one session are copies only for an older Codex
+// rollout (its session's only file): a Gemini CLI process writes a chat
+// file of its own under one session id for each conversation it starts,
+// and one of them gone leaves the other's events in the map.
+func TestWholeLogsAreCopiesOnlyForCodex(t *testing.T) {
+	stored := map[uint64][]event.Event{1: make([]event.Event, 5), 2: make([]event.Event, 3)}
+	for agent, want := range map[string]bool{"codex": true, "gemini": false} {
+		gone := &state.Source{ID: 1, Agent: agent, Session: agent + "/s", Form: watchers.FormWhole, Missing: true}
+		there := &state.Source{ID: 2, Agent: agent, Session: agent + "/s", Form: watchers.FormWhole}
+		got := supersededCopies([]*state.Source{gone, there}, stored)
+		if dropped := got[1] || got[2]; dropped != want {
+			t.Errorf("%s: %v dropped, want a copy: %v", agent, got, want)
+		}
+	}
+}

@@ -616,11 +616,11 @@ func (d *Daemon) partial(s *state.Source, out []event.Event) []event.Event {
 // supersededCopies returns the sources of a session whose lines another
 // of its sources holds again: a gone log and a present one of the same
 // lane that begin with the same bytes (the first KiB of a log names its
-// session and its start), or two logs of one session read whole. That is
-// one log moved by a copy and a deletion (`mv` across file systems, a
-// home copied to a new place, a sync tool): the copy is a new file, read
-// from its start, and counting both would count every line twice, where
-// `agentmap build` of the logs there counts it once. Of the two, the one
+// session and its start), or two older Codex rollouts of one session, read
+// whole. That is one log moved by a copy and a deletion (`mv` across file
+// systems, a home copied to a new place, a sync tool): the copy is a new
+// file, read from its start, and counting both would count every line
+// twice, where `agentmap build` of the logs there counts it once. Of the two, the one
 // that gave more is kept (read further, or more events from a log read
 // whole; the present one on a tie): a shorter copy leaves what the gone
 // log gave in the map. Present logs that share a head are all kept, as
@@ -658,25 +658,27 @@ func supersededCopies(srcs []*state.Source, stored map[uint64][]event.Event) map
 }
 
 // copyable reports whether a source's log can be told in a copy of it: a
-// log read line by line by its head; one read whole is a session's only
-// log of its lane.
+// log read line by line by its head; an older Codex rollout read whole is
+// its session's only file. Other logs read whole are not: a Gemini CLI
+// process writes a chat file of its own under one session id for each
+// conversation it starts (after a /clear, say), and those are not copies.
 func copyable(s *state.Source) bool {
 	switch s.Form {
 	case watchers.FormLines:
 		return s.HeadLen > 0
 	case watchers.FormWhole:
-		return true
+		return s.Agent == "codex"
 	}
 	return false
 }
 
 // copyOf reports whether the present source p holds the log of the gone
 // source m again: the same lane and form, and the same head for a log read
-// line by line (one read whole, an older Codex rollout, is the whole
-// session in one file: another of the same session and lane is a copy of
-// it, as it was or as it went on).
+// line by line (an older Codex rollout, read whole, is the whole session
+// in one file: another of the same session and lane is a copy of it, as it
+// was or as it went on).
 func copyOf(m, p *state.Source) bool {
-	if p == m || p.Lane != m.Lane || p.Form != m.Form {
+	if p == m || p.Lane != m.Lane || p.Form != m.Form || p.Agent != m.Agent {
 		return false
 	}
 	return m.Form == watchers.FormWhole || sameHead(m, p)

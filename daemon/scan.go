@@ -33,7 +33,9 @@ type ScanResult struct {
 
 // scanWait bounds a catch-up request; the loop may be busy with its own
 // first catch-up, after which the request still has to read what is new.
-const scanWait = 10 * time.Minute
+// It is long: the status probes (scanProbe) tell a daemon that stopped
+// answering from one that is busy with a long history.
+const scanWait = 6 * time.Hour
 
 // scanNow does what `agentmap scan` does without a daemon, inside the
 // loop that owns the state: one full scan of the roots, reading whatever
@@ -79,8 +81,9 @@ func (d *Daemon) serveScan(w http.ResponseWriter, r *http.Request) {
 // scanProbe is how often a waiting scan asks the daemon for its status,
 // and probeWait how long it waits for the answer. The status is served
 // apart from the loop, so a daemon busy with the scan answers at once;
-// one stopped (SIGSTOP) or hung answers nothing, and the scan says so
-// instead of waiting out scanWait.
+// one stopped (SIGSTOP) or hung answers nothing, and after two probes in
+// a row unanswered (a read of the state can wait briefly while the file
+// grows) the scan says so instead of waiting out scanWait.
 var scanProbe, probeWait = 15 * time.Second, 10 * time.Second
 
 // Scan asks the daemon to catch up on every log and write every map that
@@ -100,18 +103,24 @@ func (c *Client) Scan(ctx context.Context) (ScanResult, error) {
 	}()
 	probe := time.NewTicker(scanProbe)
 	defer probe.Stop()
+	missed := 0
 	for {
 		select {
 		case a := <-done:
 			return a.res, a.err
 		case <-probe.C:
 			var st Status
-			if err := c.call(ctx, http.MethodGet, "/v1/status", probeWait, &st); err != nil && ctx.Err() == nil {
-				select {
-				case a := <-done: // it answered meanwhile
-					return a.res, a.err
-				default:
-				}
+			err := c.call(ctx, http.MethodGet, "/v1/status", probeWait, &st)
+			if err == nil || ctx.Err() != nil {
+				missed = 0
+				continue
+			}
+			select {
+			case a := <-done: // it answered meanwhile
+				return a.res, a.err
+			default:
+			}
+			if missed++; missed == 2 {
 				return ScanResult{}, err
 			}
 		}

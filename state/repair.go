@@ -46,7 +46,9 @@ type Repair struct {
 }
 
 // Happened reports whether anything was repaired.
-func (r Repair) Happened() bool { return r.Aside != "" || r.Records > 0 || r.Sources > 0 }
+func (r Repair) Happened() bool {
+	return r.Aside != "" || r.Reason != "" || r.Records > 0 || r.Sources > 0
+}
 
 // Repaired returns what Open repaired (the zero Repair when nothing).
 func (d *DB) Repaired() Repair { return d.repair }
@@ -185,6 +187,13 @@ func open(path string, log *slog.Logger) (d *DB, err error) {
 		}
 	}()
 	if err := d.checkStructure(); err != nil {
+		return nil, fmt.Errorf("check state %s: %w", path, err)
+	}
+	if err := db.View(func(tx *bolt.Tx) error {
+		v, err := schemaOf(tx)
+		d.fresh = v == 0
+		return err
+	}); err != nil {
 		return nil, fmt.Errorf("check state %s: %w", path, err)
 	}
 	if err := migrate(db); err != nil {

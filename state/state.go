@@ -41,6 +41,9 @@ type DB struct {
 	// opened is the file as it was opened, to tell it from one put in
 	// its place (see Replaced).
 	opened os.FileInfo
+	// fresh is set when the file held no schema when opened: a database
+	// this open made (of an empty file, or none).
+	fresh bool
 }
 
 // Writes is how many write transactions were begun on the records (the
@@ -64,16 +67,20 @@ func Open(path string, log *slog.Logger) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
-	var d *DB
-	var err error
-	if fi, serr := os.Stat(path); serr == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
-		// bbolt would take it for a new database in silence; it was one
-		// that lost everything (cut to nothing, or a crash as it was
-		// made): moved aside and said, as damage is, so that status
-		// tells why every log is read again.
-		err = errEmptyFile
-	} else {
-		d, err = open(path, log)
+	// A file of no bytes bbolt makes a new database of, in silence: it
+	// was one that lost everything (cut to nothing, or a crash as it was
+	// made). Nothing in it is worth keeping aside; what is said is why
+	// every log is read again. Told only once this process holds the
+	// file's lock and it is still that file (os.SameFile): another
+	// process may have just created it, and made it a database since.
+	empty, _ := os.Stat(path)
+	if empty != nil && (!empty.Mode().IsRegular() || empty.Size() != 0) {
+		empty = nil
+	}
+	d, err := open(path, log)
+	if err == nil && empty != nil && d.opened != nil && os.SameFile(empty, d.opened) && d.fresh {
+		d.repair = Repair{At: time.Now(), Reason: errEmptyFile.Error()}
+		log.Error("state database was empty; reading every log again", "component", "state", "path", path)
 	}
 	if err == nil || errors.Is(err, ErrLocked) || errors.Is(err, ErrTooNew) || IsFault(err) {
 		return d, err
@@ -92,7 +99,7 @@ func Open(path string, log *slog.Logger) (*DB, error) {
 	return d, nil
 }
 
-// errEmptyFile is the damage of a state database of no bytes.
+// errEmptyFile is what a state database of no bytes is said to be.
 var errEmptyFile = errors.New("the file was empty")
 
 // Path is the database file.

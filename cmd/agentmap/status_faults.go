@@ -43,6 +43,8 @@ func writeFaultStatus(w io.Writer, st daemon.Status) {
 		case r.Aside != "":
 			fmt.Fprintf(w, "state:      damaged at start (%s); rebuilt from the logs at %s, damaged file kept as %s\n",
 				r.Reason, at, r.Aside)
+		case r.Records == 0 && r.Reason != "":
+			fmt.Fprintf(w, "state:      %s at start; rebuilt from the logs at %s\n", r.Reason, at)
 		default:
 			fmt.Fprintf(w, "state:      %d damaged records dropped at %s; %d logs read again from the start\n",
 				r.Records, at, r.Sources)
