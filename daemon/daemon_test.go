@@ -783,3 +783,22 @@ func TestWholeLogsAreCopiesOnlyForCodex(t *testing.T) {
 		}
 	}
 }
+
+// A log copied twice (A to B to C, A and B gone) while C is not yet read
+// as far as they were: one of the gone ones counts, not both.
+func TestTwoGoneCopiesCountOnce(t *testing.T) {
+	stored := map[uint64][]event.Event{}
+	src := func(id uint64, offset int64, missing bool) *state.Source {
+		return &state.Source{ID: id, Agent: "claude", Session: "claude/s", Form: watchers.FormLines,
+			HeadLen: 1024, HeadHash: "h", Offset: offset, Missing: missing}
+	}
+	a, b, c := src(1, 500, true), src(2, 500, true), src(3, 100, false)
+	got := supersededCopies([]*state.Source{a, b, c}, stored)
+	if got[a.ID] || !got[b.ID] || !got[c.ID] {
+		t.Errorf("dropped %v: want the second gone copy and the shorter present one, keeping the first gone one", got)
+	}
+	c.Offset = 500
+	if got := supersededCopies([]*state.Source{a, b, c}, stored); !got[a.ID] || !got[b.ID] || got[c.ID] {
+		t.Errorf("dropped %v: want both gone copies once the present one is read as far", got)
+	}
+}

@@ -623,8 +623,9 @@ func (d *Daemon) partial(s *state.Source, out []event.Event) []event.Event {
 // twice, where `agentmap build` of the logs there counts it once. Of the two, the one
 // that gave more is kept (read further, or more events from a log read
 // whole; the present one on a tie): a shorter copy leaves what the gone
-// log gave in the map. Present logs that share a head are all kept, as
-// `agentmap build` of them would.
+// log gave in the map; of gone ones alone (a log copied twice, the last
+// copy not read that far yet), one is kept too. Present logs that share a
+// head are all kept, as `agentmap build` of them would.
 func supersededCopies(srcs []*state.Source, stored map[uint64][]event.Event) map[uint64]bool {
 	var out map[uint64]bool
 	drop := func(s *state.Source) {
@@ -644,10 +645,11 @@ func supersededCopies(srcs []*state.Source, stored map[uint64][]event.Event) map
 			continue
 		}
 		for _, p := range srcs {
-			if p.Missing || !copyOf(m, p) {
-				continue
+			if p.Missing && p.ID <= m.ID || !copyOf(m, p) {
+				continue // two gone ones are weighed once, from the first
 			}
-			if gave(p) >= gave(m) {
+			// The present one wins a tie; of two gone ones, the first.
+			if gave(p) > gave(m) || gave(p) == gave(m) && !p.Missing {
 				drop(m)
 			} else {
 				drop(p)

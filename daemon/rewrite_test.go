@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,25 +39,8 @@ func TestRewriteCountsOnlyMaps(t *testing.T) {
 	for _, s := range []string{"m1", "m2", "nomap1"} {
 		r.append(s+".jsonl", line(s, "user"))
 	}
-	var c *Client
+	c := connectWhenMapped(t, r, "m1", "m2")
 	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var err error
-		if c == nil {
-			c, err = Connect(r.data)
-		}
-		if c != nil {
-			var res FlushResult
-			if res, err = c.Flush(context.Background(), "", true); err == nil && len(res.Flushed) == 0 &&
-				r.mapOf("m1") != "" && r.mapOf("m2") != "" {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the maps were not written: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	res, err := c.Rewrite(context.Background())
 	if err != nil || res.Rewritten != 2 || res.Current != 2 || len(res.Failed) != 0 {
 		t.Fatalf("rewrite with the same options: %+v %v; want 2 maps, both up to date", res, err)
@@ -95,20 +79,7 @@ func TestDamagedMapWrittenAgainWhenAskedFor(t *testing.T) {
 	for _, s := range []string{"m1", "m2"} {
 		r.append(s+".jsonl", line(s, "user"))
 	}
-	var c *Client
-	deadline := time.Now().Add(20 * time.Second)
-	for c == nil || r.mapOf("m1") == "" || r.mapOf("m2") == "" {
-		if c == nil {
-			c, _ = Connect(r.data)
-		}
-		if c != nil {
-			c.Flush(context.Background(), "", true)
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the maps were not written")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	c := connectWhenMapped(t, r, "m1", "m2")
 	want := r.mapOf("m1")
 	damage := func(id string) {
 		t.Helper()
@@ -124,6 +95,16 @@ func TestDamagedMapWrittenAgainWhenAskedFor(t *testing.T) {
 	if got := r.mapOf("m1"); got != want {
 		t.Errorf("flush m1 left the damaged file: %q", got)
 	}
+	damage("m1")
+	if _, err := c.Flush(context.Background(), "", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.mapOf("m1"); got != "damaged" {
+		t.Errorf("flush --all read an up-to-date map back: %q", got)
+	}
+	if _, err := c.Flush(context.Background(), "m1", false); err != nil || r.mapOf("m1") != want {
+		t.Fatalf("flush m1 again: %v", err)
+	}
 	damage("m2")
 	res, err := c.Rewrite(context.Background())
 	if err != nil || res.Rewritten != 2 || res.Current != 1 {
@@ -131,5 +112,30 @@ func TestDamagedMapWrittenAgainWhenAskedFor(t *testing.T) {
 	}
 	if got := r.mapOf("m2"); got == "damaged" || got == "" {
 		t.Errorf("the rewrite left the damaged file: %q", got)
+	}
+}
+
+// connectWhenMapped connects to the daemon following r once the maps of
+// ids are written and a flush of every session has nothing left to write.
+func connectWhenMapped(t *testing.T, r *rig, ids ...string) *Client {
+	t.Helper()
+	var c *Client
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var err error
+		if c == nil {
+			c, err = Connect(r.data)
+		}
+		if c != nil {
+			var res FlushResult
+			if res, err = c.Flush(context.Background(), "", true); err == nil && len(res.Flushed) == 0 &&
+				!slices.ContainsFunc(ids, func(id string) bool { return r.mapOf(id) == "" }) {
+				return c
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the maps were not written: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
