@@ -41,7 +41,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "A directory is searched for the logs in it; --inputs LIST reads paths from a file or standard input.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil {
+	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return exitUsage
 	}
 	if fl.NArg() == 0 && *inputs == "" {

@@ -336,3 +336,48 @@ func TestCLIWithoutHome(t *testing.T) {
 		t.Errorf("the working directory holds %v", entries)
 	}
 }
+
+// A value a flag cannot take (a duration, a number or a boolean it cannot
+// read) is one line that names the flag as the help spells it and what
+// it wants, and a pointer to the help, for every such flag of every
+// command: not the flag package's "invalid value … for flag -x" followed
+// by every flag of the command.
+func TestFlagBadValueIsOneLine(t *testing.T) {
+	home := t.TempDir() // nothing runs, but if it did it would read no one's data
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv(config.EnvConfig, "")
+	wants := map[string]string{
+		"duration": "is not a duration (want one such as 30s, 5m or 1h30m)",
+		"int":      "is not a whole number",
+		"uint":     "is not a whole number",
+		"float":    "is not a number",
+		"":         "takes true or false, not \"x1y\"",
+	}
+	tried := 0
+	for _, c := range commands() {
+		for _, f := range probeCommand(c).Flags {
+			want, typed := wants[f.Type]
+			if !typed || f.Name == "h" || f.Name == "help" {
+				continue
+			}
+			arg := []string{flagSpelling(f.Name), "x1y"}
+			if f.Type == "" {
+				arg = []string{flagSpelling(f.Name) + "=x1y"}
+			}
+			args := append([]string{c.name}, arg...)
+			code, stdout, stderr := run(t, args...)
+			tried++
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			head := fmt.Sprintf("agentmap %s: %s ", c.name, flagSpelling(f.Name))
+			if code != exitUsage || stdout != "" || len(lines) != 2 ||
+				!strings.HasPrefix(lines[0], head) || !strings.Contains(lines[0], want) ||
+				lines[1] != fmt.Sprintf("see agentmap %s --help for the flags it takes", c.name) {
+				t.Errorf("%q: exit %d, stdout %.100q, stderr %.300q; want %d, %q… %q and one line of help", args, code, stdout, stderr, exitUsage, head, want)
+			}
+		}
+	}
+	if tried < 10 {
+		t.Fatalf("only %d typed flags tried: the probe found too few", tried)
+	}
+}

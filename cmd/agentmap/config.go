@@ -31,7 +31,7 @@ func cmdConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	force := fl.Bool("force", false, "init: replace an existing file")
 	fl.Usage = func() { configUsage(stderr); fl.PrintDefaults() }
 	// The action may come before or after the flags.
-	if err := fl.Parse(args); err != nil {
+	if err := parseFlags(fl, args); err != nil {
 		return exitUsage
 	}
 	if fl.NArg() == 0 {
@@ -39,7 +39,7 @@ func cmdConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	action := fl.Arg(0)
-	if err := fl.Parse(interspersed(fl, fl.Args()[1:])); err != nil {
+	if err := parseFlags(fl, interspersed(fl, fl.Args()[1:])); err != nil {
 		return exitUsage
 	}
 	if fl.NArg() > 0 {

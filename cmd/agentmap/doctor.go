@@ -61,7 +61,7 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Checks the agent roots, the service, the data directory, Claude Code's and Gemini CLI's chat cleanup and free disk.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil {
+	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return flagExit(err)
 	}
 	if unexpectedArgs(fl, "doctor", stderr) {

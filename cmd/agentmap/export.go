@@ -42,7 +42,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "Exports session maps (the store's, or the files given) for other tools.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil {
+	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return flagExit(err)
 	}
 	if *format == "" {

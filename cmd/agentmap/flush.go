@@ -21,7 +21,7 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "Without a running daemon it runs a catch-up (agentmap scan), which writes every map that changed.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil {
+	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return exitUsage
 	}
 	if *all == (fl.NArg() == 1) || fl.NArg() > 1 {

@@ -31,7 +31,7 @@ func cmdLogs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "the size-capped, rotated files in <data dir>/logs on macOS.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil {
+	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return flagExit(err)
 	}
 	if unexpectedArgs(fl, "logs", stderr) {

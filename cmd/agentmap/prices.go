@@ -27,7 +27,7 @@ func cmdPrices(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Prints the list prices in effect (USD per million tokens) and where each row comes from.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil {
+	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return exitUsage
 	}
 	c, code := loadConfig(*cfg, "prices", stderr)

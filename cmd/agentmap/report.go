@@ -145,7 +145,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "Writes one self-contained HTML file (no network, no external file) with an overview of the sessions and a page per session.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil {
+	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return flagExit(err)
 	}
 	if unexpectedArgs(fl, "report", stderr) {
@@ -278,7 +278,7 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "Each model request counts at its own time, in the local zone: the time the rows are grouped by and the time --since and --until select, so a session that straddles a bound counts only its requests inside. --agent, --repo and --outcome select sessions.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil {
+	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return flagExit(err)
 	}
 	period := report.Daily

@@ -145,7 +145,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 		}
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil {
+	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return exitUsage
 	}
 	if unexpectedArgs(fl, name, stderr) {

@@ -28,8 +28,8 @@ func cmdInstall(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "and starts it. Running it again brings the service up to date.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil {
-		return flagExit(err) // the flag package has printed the usage
+	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
+		return flagExit(err) // parseFlags has said what was wrong
 	}
 	if unexpectedArgs(fl, "install", stderr) {
 		return exitUsage
@@ -96,8 +96,8 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, "Stops and removes the per-user service. The maps stay unless --purge.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil {
-		return flagExit(err) // the flag package has printed the usage
+	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
+		return flagExit(err) // parseFlags has said what was wrong
 	}
 	if unexpectedArgs(fl, "uninstall", stderr) {
 		return exitUsage
@@ -198,7 +198,7 @@ func serviceControl(ctx context.Context, action string, args []string, stdout, s
 		fmt.Fprintf(stderr, "usage: agentmap %s\n", action)
 		fmt.Fprintf(stderr, "%ss the installed per-user service.\n", strings.ToUpper(action[:1])+action[1:])
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil {
+	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return flagExit(err)
 	}
 	if unexpectedArgs(fl, action, stderr) {

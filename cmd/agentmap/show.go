@@ -32,7 +32,7 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Summarises one session's map. ID is the agent's session id, agent/id, or a unique prefix.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil {
+	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return exitUsage
 	}
 	if fl.NArg() != 1 {

@@ -64,7 +64,7 @@ func cmdSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl.Usage = func() { usage(); fl.PrintDefaults() }
 	// Flags may come before the subcommand (the global ones are put
 	// there) and after it.
-	if err := fl.Parse(args); err != nil {
+	if err := parseFlags(fl, args); err != nil {
 		return exitUsage
 	}
 	if fl.NArg() == 0 {
@@ -72,7 +72,7 @@ func cmdSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	sub := fl.Arg(0)
-	if err := fl.Parse(interspersed(fl, fl.Args()[1:])); err != nil {
+	if err := parseFlags(fl, interspersed(fl, fl.Args()[1:])); err != nil {
 		return exitUsage
 	}
 	if fl.NArg() > 0 {

@@ -24,7 +24,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "Shows the service, the daemon and, per agent, the files followed and the sessions kept.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil {
+	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return exitUsage
 	}
 	if unexpectedArgs(fl, "status", stderr) {

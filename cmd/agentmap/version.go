@@ -115,7 +115,7 @@ func cmdVersion(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "Prints the version of this binary, from the build's -ldflags value, its module version and VCS stamps.")
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(interspersed(fl, args)); err != nil {
+	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return flagExit(err)
 	}
 	if unexpectedArgs(fl, "version", stderr) {
