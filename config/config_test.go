@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +329,30 @@ func TestInitFileLeavesDataDirToThePlatform(t *testing.T) {
 	}
 	if c.DataDir != "/second/agentmap" {
 		t.Errorf("data_dir of the init file read under another XDG_DATA_HOME: %q, want /second/agentmap", c.DataDir)
+	}
+}
+
+// With no home directory the defaults under it are relative paths: a file
+// loaded then is not blamed for them, while what it sets itself is
+// checked, and a ~/ in it is told to stand for nothing.
+func TestValidateWithoutHome(t *testing.T) {
+	p := platform{goos: "linux", home: ""}
+	if _, err := parse("c.toml", "[flush]\nidle = \"5m\"\n", p); err != nil {
+		t.Errorf("defaults without a home: %v", err)
+	}
+	if _, err := parse("c.toml", "data_dir = \"/srv/am\"\n[agents.claude]\nroots = [\"/srv/claude\"]\n", p); err != nil {
+		t.Errorf("absolute paths without a home: %v", err)
+	}
+	_, err := parse("c.toml", "data_dir = \"~/am\"\n[agents.codex]\nroots = [\"codex\"]\n", p)
+	var msgs []string
+	for _, pr := range Problems(err) {
+		msgs = append(msgs, pr.Key+": "+pr.Msg)
+	}
+	want := []string{
+		"data_dir: must be an absolute path or start with ~/ (but HOME is not set, so ~ stands for nothing)",
+		"agents.codex.roots: entry 1 must be an absolute path or start with ~/ (but HOME is not set, so ~ stands for nothing)",
+	}
+	if !slices.Equal(msgs, want) {
+		t.Errorf("problems %q, want %q", msgs, want)
 	}
 }

@@ -101,14 +101,27 @@ func (c *Config) validate(p platform) error {
 		case path == "":
 			add(key, "must not be empty")
 		case !p.isAbs(path):
-			add(key, "must be an absolute path or start with ~/")
+			add(key, "must be an absolute path or start with ~/%s", noTilde(p))
 		}
 	}
 
 	if c.Version != Version {
 		add("version", "unsupported version %d (this build reads version %d)", c.Version, Version)
 	}
-	absPath("data_dir", c.DataDir)
+	// With no home directory ($HOME unset), the defaults put under it are
+	// relative paths (.claude for ~/.claude): not the file's doing, and
+	// left out by the command line (its homeless), which then asks for
+	// --data-dir. Only what the file itself sets is checked then.
+	var homeless *Config
+	if p.home == "" {
+		homeless = defaultsFor(p)
+	}
+	fromHomelessDefault := func(path, def string) bool {
+		return homeless != nil && path == def && !p.isAbs(path)
+	}
+	if !fromHomelessDefault(c.DataDir, homeless.dataDirOrEmpty()) {
+		absPath("data_dir", c.DataDir)
+	}
 	if p.goos == runtime.GOOS && p.isAbs(c.DataDir) {
 		// What `uninstall --purge` would remove must be agentmap's alone.
 		cfg, _ := Path("") // the usual config file
@@ -150,13 +163,15 @@ func (c *Config) validate(p platform) error {
 		add("watch.retire_after", "must be between %s and %s", formatDuration(MinRetireAfter), formatDuration(MaxRetireAfter))
 	}
 
-	roots := func(key string, list []string) {
+	roots := func(key string, list, defaults []string) {
 		for i, r := range list {
 			switch {
+			case homeless != nil && !p.isAbs(r) && slices.Contains(defaults, r):
+				// a default under the missing home: left out
 			case r == "":
 				add(key, "entry %d is empty", i+1)
 			case !p.isAbs(r):
-				add(key, "entry %d must be an absolute path or start with ~/", i+1)
+				add(key, "entry %d must be an absolute path or start with ~/%s", i+1, noTilde(p))
 			}
 		}
 	}
@@ -169,9 +184,18 @@ func (c *Config) validate(p platform) error {
 		if a.Enabled && n == 0 {
 			add("agents."+name+".roots", "an enabled agent needs at least one root")
 		}
-		roots("agents."+name+".roots", a.Roots)
+		var defaults []string
+		if homeless != nil {
+			d, _ := homeless.Agents.ByName(name)
+			defaults = d.Roots
+		}
+		roots("agents."+name+".roots", a.Roots, defaults)
 	}
-	roots("agents.cursor.app_roots", c.Agents.Cursor.AppRoots)
+	var appDefaults []string
+	if homeless != nil {
+		appDefaults = homeless.Agents.Cursor.AppRoots
+	}
+	roots("agents.cursor.app_roots", c.Agents.Cursor.AppRoots, appDefaults)
 
 	for i, pat := range c.Privacy.Exclude {
 		if err := checkPattern(p, pat); err != nil {
@@ -235,4 +259,24 @@ func (c *Config) validate(p platform) error {
 	}
 	c.validateSink(p, add)
 	return errors.Join(probs...)
+}
+
+// dataDirOrEmpty is c's data directory, or "" for no config.
+func (c *Config) dataDirOrEmpty() string {
+	if c == nil {
+		return ""
+	}
+	return c.DataDir
+}
+
+// noTilde is what a "start with ~/" adds when there is no home for ~ to
+// stand for: a path written ~/x reads as the relative x then.
+func noTilde(p platform) string {
+	if p.home != "" {
+		return ""
+	}
+	if p.goos == "windows" {
+		return " (but %USERPROFILE% is not set, so ~ stands for nothing)"
+	}
+	return " (but HOME is not set, so ~ stands for nothing)"
 }

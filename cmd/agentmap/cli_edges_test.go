@@ -330,6 +330,32 @@ func TestCLIWithoutHome(t *testing.T) {
 	if code != exitFailure || stderr != "agentmap config: HOME is not set, so there is no user config directory (--config FILE names the file)\n" {
 		t.Errorf("config show: exit %d, stderr %q", code, stderr)
 	}
+	// A config file named by --config: the defaults under the missing
+	// home are left out as without one, not blamed on the file, and what
+	// the file sets is used; a ~/ in it says why it cannot be.
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.toml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("data_dir = %q\n[agents.claude]\nroots = [%q]\n", data, root)), 0o600)
+	code, stdout, stderr = run(t, "list", "--config", cfg)
+	if code != exitOK || stderr != "" || !strings.Contains(stdout, "0a1b2c3d-0000-4000-8000-0000000000ee") {
+		t.Errorf("list --config: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if code, stdout, stderr = run(t, "scan", "--config", cfg); code != exitOK || strings.Contains(stderr, "problem") || !strings.Contains(stderr, "scan: done") {
+		t.Errorf("scan --config: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	bare := filepath.Join(dir, "bare.toml")
+	os.WriteFile(bare, []byte("[flush]\nidle = \"5m\"\n"), 0o600)
+	code, _, stderr = run(t, "list", "--config", bare)
+	if code != exitFailure || stderr != "agentmap list: no data directory: HOME is not set, and the default one is under it (pass --data-dir DIR)\n" {
+		t.Errorf("list --config without data_dir: exit %d, stderr %q", code, stderr)
+	}
+	tilde := filepath.Join(dir, "tilde.toml")
+	os.WriteFile(tilde, []byte("data_dir = \"~/am\"\n"), 0o600)
+	code, _, stderr = run(t, "list", "--config", tilde)
+	if code != exitFailure || !strings.Contains(stderr, "data_dir: must be an absolute path or start with ~/ (but HOME is not set, so ~ stands for nothing)\n") ||
+		strings.Contains(stderr, "roots") {
+		t.Errorf("list --config with ~/: exit %d, stderr %q", code, stderr)
+	}
 	// Nothing was made where the command ran.
 	entries, _ := os.ReadDir(cwd)
 	if len(entries) != 1 || entries[0].Name() != ".claude" {

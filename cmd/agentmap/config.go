@@ -145,7 +145,7 @@ func loadConfig(flagValue, what string, stderr io.Writer) (*config.Config, int) 
 		fmt.Fprintf(stderr, "agentmap %s: %s has %d problem(s)\n", what, path, len(probs))
 		return nil, exitFailure
 	}
-	if c.File == "" && noHome() {
+	if noHome() {
 		c = homeless(c)
 	}
 	return c, exitOK
@@ -183,8 +183,9 @@ func errNoDataDir() error {
 	return fmt.Errorf("no data directory: %s is not set, and the default one is under it (pass --data-dir DIR)", homeVar())
 }
 
-// homeless is the defaults c without what they put under a home directory,
-// when there is none: made from an empty home those paths are relative
+// homeless is c without what the defaults put under a home directory,
+// when there is none (what a config file sets stays; config's checks let
+// those defaults pass then): made from an empty home those paths are relative
 // (.claude for ~/.claude), and would be taken from the working directory.
 // The data directory is left unset, for the commands that need it to ask
 // for --data-dir (errNoDataDir); the hash key and the export directory
@@ -192,13 +193,15 @@ func errNoDataDir() error {
 // agent's roots keep the absolute ones its variables name ($CODEX_HOME,
 // $XDG_DATA_HOME…).
 func homeless(c *config.Config) *config.Config {
-	if c.Maps.HashKeyFile == filepath.Join(c.DataDir, "hash.key") {
-		c.Maps.HashKeyFile = filepath.Join("", "hash.key")
+	if !filepath.IsAbs(c.DataDir) { // a data_dir the config file sets stays
+		if c.Maps.HashKeyFile == filepath.Join(c.DataDir, "hash.key") {
+			c.Maps.HashKeyFile = filepath.Join("", "hash.key")
+		}
+		if c.Export.Dir == filepath.Join(c.DataDir, "exports") {
+			c.Export.Dir = filepath.Join("", "exports")
+		}
+		c.DataDir = ""
 	}
-	if c.Export.Dir == filepath.Join(c.DataDir, "exports") {
-		c.Export.Dir = filepath.Join("", "exports")
-	}
-	c.DataDir = ""
 	a := &c.Agents
 	for _, roots := range []*[]string{&a.Claude.Roots, &a.Codex.Roots, &a.Cursor.Roots, &a.Cursor.AppRoots,
 		&a.OpenCode.Roots, &a.Copilot.Roots, &a.Gemini.Roots} {
