@@ -206,6 +206,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return fmt.Errorf("load state %s: %w", db.Path(), err)
 	}
 	d.noteRepair(db.Repaired())
+	if d.repair == nil {
+		d.repair = earlierRepair(db, d.opt.Clock.Now())
+	}
 	d.removeOrphans()
 	d.excludeChanged()
 	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),

@@ -578,6 +578,18 @@ func TestCorruptStateRebuilt(t *testing.T) {
 			if out := scan(data); strings.Contains(out, "level=ERROR") {
 				t.Errorf("second scan still finds damage:\n%s", out)
 			}
+			// A status after both, with no daemon, still tells the
+			// repair the first scan made, and when.
+			db, err := state.Open(StatePath(data), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := OfflineStatus(db, data)
+			db.Close()
+			if r := st.State; err != nil || r == nil || r.By != "scan" || !r.Earlier || time.Since(r.At) > time.Hour ||
+				(tc.aside && (r.Aside == "" || r.Reason == "")) || (!tc.aside && r.Aside == "" && r.Records == 0 && r.Reason == "") {
+				t.Errorf("status after the repairing scan: %+v %v", r, err)
+			}
 		})
 	}
 }

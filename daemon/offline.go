@@ -18,7 +18,8 @@ func OfflineStatus(db *state.DB, dataDir string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	st := Status{DataDir: dataDir, Export: exportStatus(db), Sink: sinkStatus(db), SkippedSessions: skippedSessions(srcs)}
+	st := Status{DataDir: dataDir, Export: exportStatus(db), Sink: sinkStatus(db), SkippedSessions: skippedSessions(srcs),
+		State: earlierRepair(db, time.Now())}
 	per := map[string]*AgentStatus{}
 	get := func(agent string) *AgentStatus {
 		a := per[agent]

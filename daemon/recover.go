@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -27,6 +28,53 @@ type StateRepair struct {
 	// again from the start because of them.
 	Records int `json:"records,omitempty"`
 	Sources int `json:"sources,omitempty"`
+	// By is the process that found the damage: "scan" or "daemon". It is
+	// kept in the state database (state.SettingLastRepair), so that a
+	// later status, of no daemon or of a daemon started since, still
+	// tells it, with Earlier set, for repairShownFor.
+	By      string `json:"by,omitempty"`
+	Earlier bool   `json:"earlier,omitempty"`
+}
+
+// repairShownFor is how long status tells a repair an earlier process
+// made (its line says when): long enough to be seen by whoever looks
+// within the week, not a warning for good.
+const repairShownFor = 7 * 24 * time.Hour
+
+// keepRepair records d.repair in the state database for later status.
+// Failing to is only logged: the repair itself is done.
+func (d *Daemon) keepRepair() {
+	if d.repair == nil || d.db == nil {
+		return
+	}
+	r := *d.repair
+	r.Earlier = false
+	r.By = "daemon"
+	if d.opt.Once {
+		r.By = "scan"
+	}
+	raw, err := json.Marshal(r)
+	if err == nil {
+		err = d.db.PutSetting(state.SettingLastRepair, string(raw))
+	}
+	if err != nil {
+		d.log.Warn("cannot record the repair for a later status", "component", "state", "err", err)
+	}
+}
+
+// earlierRepair is the repair an earlier process recorded, if it is
+// recent enough to show (nil otherwise, or when it cannot be read).
+func earlierRepair(db *state.DB, now time.Time) *StateRepair {
+	raw, err := db.Setting(state.SettingLastRepair)
+	if err != nil || raw == "" {
+		return nil
+	}
+	var r StateRepair
+	if json.Unmarshal([]byte(raw), &r) != nil || r.At.IsZero() || now.Sub(r.At) > repairShownFor {
+		return nil
+	}
+	r.Earlier = true
+	return &r
 }
 
 // noteRepair records what state.Open repaired. A forgotten conversation of
@@ -37,6 +85,7 @@ func (d *Daemon) noteRepair(r state.Repair) {
 		return
 	}
 	d.repair = &StateRepair{At: r.At, Aside: r.Aside, Reason: r.Reason, Records: r.Records, Sources: r.Sources}
+	d.keepRepair()
 	d.findUnrecorded()
 	if r.Sources > 0 {
 		for _, s := range d.srcs {
@@ -133,12 +182,13 @@ func (d *Daemon) repairSession(err error) bool {
 	}
 	d.log.Error("damaged events in the state database; reading the session's logs again", "component", "state",
 		"session", de.Session, "sources", len(forget))
-	if d.repair == nil {
+	if d.repair == nil || d.repair.Earlier {
 		d.repair = &StateRepair{}
 	}
 	d.repair.At = d.opt.Clock.Now()
 	d.repair.Records++
 	d.repair.Sources += len(forget)
+	d.keepRepair()
 	var again []watchers.FileStat
 	for _, s := range forget {
 		if d.srcs[s.ID] != s {

@@ -29,6 +29,13 @@ const SettingExcludePending = "excludePending"
 // with what it keeps of a configuration (SettingExcludeKey).
 const SettingSalt = "salt"
 
+// SettingLastRepair is the last repair of this database a process made
+// (daemon.StateRepair as JSON: when, what was wrong with the file or how
+// many records were dropped, where a damaged file was moved, by a scan
+// or the daemon), so that a status after that process is gone still
+// tells it.
+const SettingLastRepair = "lastRepair"
+
 // Setting returns a setting, "" when it was never put.
 func (d *DB) Setting(name string) (string, error) {
 	var v string

@@ -105,6 +105,8 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 			fmt.Fprintf(w, "excluded:   %d logs kept out by privacy.exclude\n", st.Excluded)
 		}
 		writeFaultStatus(w, st)
+	} else {
+		writeStateRepair(w, st.State)
 	}
 	if e := st.ConfigError; e != nil {
 		fmt.Fprintf(w, "config:     reload of %s rejected at %s; the previous config stays in effect:\n", e.Path, formatTime(e.At))

@@ -37,17 +37,36 @@ func writeFaultStatus(w io.Writer, st daemon.Status) {
 	if st.FlushRetries > 0 {
 		fmt.Fprintf(w, "retrying:   %d maps wait to be written again\n", st.FlushRetries)
 	}
-	if r := st.State; r != nil {
+	writeStateRepair(w, st.State)
+}
+
+// writeStateRepair tells a repair of the state database: this daemon's,
+// or, for a week, one an earlier scan or daemon made (also when no
+// daemon runs).
+func writeStateRepair(w io.Writer, r *daemon.StateRepair) {
+	if r != nil {
 		at := formatTime(r.At)
+		start, by := "at start", ""
+		if r.Earlier {
+			// A repair a process before this one made, shown for a week.
+			start = "at the start of a " + r.By
+			if r.By == "" {
+				start = "at an earlier start"
+			}
+			by = " (by an earlier " + r.By + ")"
+			if r.By == "" {
+				by = " (earlier)"
+			}
+		}
 		switch {
 		case r.Aside != "":
-			fmt.Fprintf(w, "state:      damaged at start (%s); rebuilt from the logs at %s, damaged file kept as %s\n",
-				r.Reason, at, r.Aside)
+			fmt.Fprintf(w, "state:      damaged %s (%s); rebuilt from the logs at %s, damaged file kept as %s\n",
+				start, r.Reason, at, r.Aside)
 		case r.Records == 0 && r.Reason != "":
-			fmt.Fprintf(w, "state:      %s at start; rebuilt from the logs at %s\n", r.Reason, at)
+			fmt.Fprintf(w, "state:      %s %s; rebuilt from the logs at %s\n", r.Reason, start, at)
 		default:
-			fmt.Fprintf(w, "state:      %d damaged records dropped at %s; %d logs read again from the start\n",
-				r.Records, at, r.Sources)
+			fmt.Fprintf(w, "state:      %d damaged records dropped at %s%s; %d logs read again from the start\n",
+				r.Records, at, by, r.Sources)
 		}
 	}
 }
