@@ -802,3 +802,30 @@ func TestTwoGoneCopiesCountOnce(t *testing.T) {
 		t.Errorf("dropped %v: want both gone copies once the present one is read as far", got)
 	}
 }
+
+// A log that ends in a line still being written and longer than the cap
+// is behind by that line, and status says why: it is skipped once it
+// ends. Within the cap, such a line is read (into the map) and not
+// behind; grown since the last read, nothing is known of it yet.
+func TestLongUnfinishedLineIsTold(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "l.jsonl")
+	if err := os.WriteFile(p, []byte("{\"a\":1}\n"+strings.Repeat("x", 300)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &state.Source{ID: 1, Path: p, Offset: 8, Size: 308}
+	long := unfinishedTails{}
+	if b := long.behind(nil, s, 308, 100); b != 300 {
+		t.Errorf("past the cap: %d bytes behind, want 300", b)
+	}
+	if l := long.longLines(100); l == nil || *l != (LongLines{Logs: 1, Bytes: 300, Cap: 100}) {
+		t.Errorf("past the cap: %+v", l)
+	}
+	within := unfinishedTails{}
+	if b := within.behind(nil, s, 308, 1000); b != 0 || within.longLines(1000) != nil {
+		t.Errorf("within the cap: %d behind, %+v", b, within.longLines(1000))
+	}
+	grown := unfinishedTails{}
+	if b := grown.behind(nil, s, 400, 100); b != 392 || grown.longLines(100) != nil {
+		t.Errorf("grown since: %d behind, %+v", b, grown.longLines(100))
+	}
+}

@@ -47,6 +47,7 @@ func OfflineStatus(db *state.DB, dataDir string) (Status, error) {
 			}
 		}
 	}
+	st.LongLines = tails.longLines(0)
 	for _, s := range sessions {
 		if s.Flush != nil {
 			if at := time.UnixMilli(s.Flush.AtMs); at.After(st.LastFlush) {

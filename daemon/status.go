@@ -43,6 +43,9 @@ type Status struct {
 	// Unlisted counts the directories under the roots the walks could
 	// not list, whose logs are not read until they can be (unlisted.go).
 	Unlisted *UnlistedDirs `json:"unlistedDirs,omitempty"`
+	// LongLines is set when logs end in a line still being written that
+	// is longer than the cap (see LongLines).
+	LongLines *LongLines `json:"unfinishedLongLines,omitempty"`
 	// State is set when the state database was found damaged (recover.go).
 	State *StateRepair `json:"stateRepair,omitempty"`
 	// Export is the scheduled exports' last outcome (export.go).
@@ -237,7 +240,7 @@ func (d *Daemon) publishNow() {
 	}
 	st := Status{
 		Started: d.started, Uptime: now.Sub(d.started), DataDir: d.opt.DataDir,
-		LastFlush: d.lastFlush, Excluded: d.keptOutCount(),
+		LastFlush: d.lastFlush, Excluded: d.keptOutCount(), LongLines: tails.longLines(d.opt.MaxLine),
 		CatchUp: CatchUp{Running: d.catchUp.running, Done: d.progress.done, Total: d.progress.total,
 			Finished: d.catchUp.finished},
 	}
@@ -406,6 +409,40 @@ type unfinishedTails map[uint64]unfinishedTail
 type unfinishedTail struct {
 	offset, size int64
 	unfinished   bool
+	// long is a last line still being written that is longer than the
+	// cap on a line: it is skipped (and counted) once it ends, and its
+	// bytes stay behind until then.
+	long bool
+}
+
+// LongLines counts the logs that end in a line still being written and
+// longer than the cap (watch.max_line, run's --max-line): such a line is
+// skipped and counted once it ends, and until then its bytes are behind
+// with no cursor able to move over them, which status says rather than
+// let BEHIND look like a daemon that does not read.
+type LongLines struct {
+	Logs  int   `json:"logs"`
+	Bytes int64 `json:"bytes"`
+	Cap   int64 `json:"maxLine"`
+}
+
+// longLines sums what u found of lines longer than the cap (nil: none).
+func (u unfinishedTails) longLines(maxLine int) *LongLines {
+	var l LongLines
+	for _, t := range u {
+		if t.long {
+			l.Logs++
+			l.Bytes += t.size - t.offset
+		}
+	}
+	if l.Logs == 0 {
+		return nil
+	}
+	if maxLine <= 0 {
+		maxLine = watchers.DefaultMaxLine
+	}
+	l.Cap = int64(maxLine)
+	return &l
 }
 
 // behind returns the bytes of a log the daemon has not read: from the
@@ -423,6 +460,14 @@ func (u unfinishedTails) behind(last unfinishedTails, s *state.Source, size int6
 	t, ok := last[s.ID]
 	if !ok || t.offset != s.Offset || t.size != size {
 		t = unfinishedTail{offset: s.Offset, size: size, unfinished: unfinishedAt(s.Path, s.Offset, size, maxLine)}
+		// Read to this very size with the cursor left where it is, the
+		// bytes after it hold no newline: past the cap, a line still
+		// being written, known without reading it again.
+		capped := int64(maxLine)
+		if capped <= 0 {
+			capped = watchers.DefaultMaxLine
+		}
+		t.long = !t.unfinished && size-s.Offset > capped+1
 	}
 	u[s.ID] = t
 	if t.unfinished {

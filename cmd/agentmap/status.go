@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon"
 )
 
@@ -120,6 +121,14 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 			parts[i] = fmt.Sprintf("%s (%d)", s.Session, s.Lines)
 		}
 		fmt.Fprintf(w, "skipped:    lines in %s\n", strings.Join(parts, ", "))
+	}
+	if l := st.LongLines; l != nil {
+		logs := fmt.Sprintf("%d logs end", l.Logs)
+		if l.Logs == 1 {
+			logs = "1 log ends"
+		}
+		fmt.Fprintf(w, "waiting:    %s in a line still being written, %s so far, longer than the cap on a line (watch.max_line = \"%s\"): skipped and counted once it ends; BEHIND counts it until then\n",
+			logs, mb(l.Bytes), config.Size(l.Cap))
 	}
 	writeExportStatus(w, st.Export)
 	writeSinkStatus(w, st.Sink)
