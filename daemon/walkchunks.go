@@ -73,7 +73,7 @@ func (d *Daemon) ingestAsWalked(ctx context.Context) {
 	}
 	// A bit a quiet log: its path was met by the walk.
 	met := make([]uint64, (d.quietLogs.len()+63)/64)
-	watchers.WalkInPathOrder(d.roots, size, func(f watchers.FileStat) bool {
+	watchers.WalkInPathOrder(d.roots, d.log, size, func(f watchers.FileStat) bool {
 		if f.Unlisted {
 			d.noteUnlisted([]watchers.FileStat{f}, false)
 			return ctx.Err() == nil

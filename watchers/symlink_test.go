@@ -115,7 +115,7 @@ func TestSymlinkLoopsAndAliases(t *testing.T) {
 	// In path order "-w-alias/…" comes first; the name followed is still
 	// the one a watcher follows.
 	var walked []string
-	WalkInPathOrder([]Root{claude, again}, func(FileStat) bool { return true }, func(f FileStat) bool {
+	WalkInPathOrder([]Root{claude, again}, nil, func(FileStat) bool { return true }, func(f FileStat) bool {
 		walked = append(walked, f.Path)
 		return true
 	})
@@ -212,7 +212,7 @@ func TestOneDirectoryTwoAgentsRoots(t *testing.T) {
 		t.Errorf("Scan = %q, want %q", scanned, want)
 	}
 	var walked []string
-	WalkInPathOrder(roots, func(FileStat) bool { return true }, func(f FileStat) bool {
+	WalkInPathOrder(roots, nil, func(FileStat) bool { return true }, func(f FileStat) bool {
 		walked = append(walked, f.Agent+":"+f.Path)
 		return true
 	})
@@ -234,7 +234,7 @@ func TestLinkMadeBetweenTheWalks(t *testing.T) {
 	symlink(t, elsewhere, filepath.Join(proj, "-x"))
 	made := false
 	var walked []string
-	WalkInPathOrder([]Root{root}, func(f FileStat) bool {
+	WalkInPathOrder([]Root{root}, nil, func(f FileStat) bool {
 		if !made && strings.Contains(f.Path, "-x") { // "-x" entered: the first walk follows it
 			made = true
 			symlink(t, filepath.Join(proj, "-w"), filepath.Join(proj, "-a")) // sorts first in path order
@@ -259,7 +259,7 @@ func allWalks(roots []Root) (walk, scan, ordered []string) {
 	for _, f := range Scan(roots) {
 		scan = append(scan, f.Agent+":"+f.Path)
 	}
-	WalkInPathOrder(roots, func(FileStat) bool { return true }, func(f FileStat) bool {
+	WalkInPathOrder(roots, nil, func(FileStat) bool { return true }, func(f FileStat) bool {
 		ordered = append(ordered, f.Agent+":"+f.Path)
 		return true
 	})
@@ -370,4 +370,30 @@ func moveAwayAndBack(t *testing.T, roots []Root, project, log string) *watchRig 
 	}
 	r.waitFor("moved back", func(m map[string]FileStat) bool { return m[log].Size == 3 && !m[log].Gone })
 	return r
+}
+
+// A log name that is a link looping back to itself is not read (nothing
+// can be), and is said once, as a looping directory is; a link to a log
+// deleted stays quiet.
+func TestLoopingLogLinkIsSaid(t *testing.T) {
+	home := t.TempDir()
+	claude := Root{Agent: "claude", Layout: LayoutClaude, Dir: filepath.Join(home, ".claude")}
+	proj := filepath.Join(claude.Dir, "projects", "-w")
+	write(t, filepath.Join(proj, "s.jsonl"), "{}\n")
+	a, b := filepath.Join(proj, "a.jsonl"), filepath.Join(proj, "b.jsonl")
+	symlink(t, b, a)
+	symlink(t, a, b)
+	gone := filepath.Join(proj, "gone.jsonl")
+	symlink(t, filepath.Join(proj, "deleted.jsonl"), gone)
+	w := NewWatcher([]Root{claude}, WatchOptions{})
+	w.fullScan()
+	if u := w.collect(); len(u.Files) != 1 {
+		t.Fatalf("files %+v, want s.jsonl alone", u.Files)
+	}
+	if !w.warned["loop:"+a] || !w.warned["loop:"+b] {
+		t.Errorf("looping log links not said: %v", w.warned)
+	}
+	if w.warned["loop:"+gone] {
+		t.Error("a link to a deleted log said as a loop")
+	}
 }

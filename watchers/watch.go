@@ -529,6 +529,11 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep, viaLink bool, chain [
 				t = statLink(p)
 			}
 			if t.dangling {
+				if t.loop && r.Form(p) != "" {
+					// A link to nowhere is a log deleted; one that
+					// loops is a mistake the user would not see.
+					w.once("loop:"+p, "symbolic link loop; this log is not read", "agent", r.Agent, "path", p)
+				}
 				continue
 			}
 			isDir = t.dir
@@ -1178,8 +1183,11 @@ func (w *Watcher) walkRoots() {
 // The second walk keeps only the directories the first met more than once
 // or through a link, not one name for each directory (some 300 bytes each: 30 MB for 100,000
 // sessions with subagents).
-func WalkInPathOrder(roots []Root, first, fn func(FileStat) bool) {
-	w := NewWatcher(roots, WatchOptions{})
+//
+// log, when not nil, is told what a walk skips that the user should know
+// of (a symbolic link loop), once.
+func WalkInPathOrder(roots []Root, log *slog.Logger, first, fn func(FileStat) bool) {
+	w := NewWatcher(roots, WatchOptions{Logger: log})
 	w.emit, w.metAgain = first, map[dirKey]struct{}{}
 	w.walkRoots()
 	if w.stopped {
@@ -1197,12 +1205,13 @@ func WalkInPathOrder(roots []Root, first, fn func(FileStat) bool) {
 // linkTarget is what a link in a directory leads to.
 type linkTarget struct {
 	dir, dangling bool
+	loop          bool // dangling because it leads back to itself
 }
 
 func statLink(path string) linkTarget {
 	ti, err := os.Stat(path)
 	if err != nil {
-		return linkTarget{dangling: true}
+		return linkTarget{dangling: true, loop: errors.Is(err, syscall.ELOOP)}
 	}
 	return linkTarget{dir: ti.IsDir()}
 }

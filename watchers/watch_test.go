@@ -166,7 +166,7 @@ func TestWalkInPathOrder(t *testing.T) {
 	}
 	var got []string
 	logs, bytes := 0, int64(0)
-	WalkInPathOrder([]Root{root}, func(f FileStat) bool { logs, bytes = logs+1, bytes+f.Size; return true }, func(f FileStat) bool {
+	WalkInPathOrder([]Root{root}, nil, func(f FileStat) bool { logs, bytes = logs+1, bytes+f.Size; return true }, func(f FileStat) bool {
 		if logs == 0 {
 			t.Error("logs handed over before the walk was sized")
 		}
@@ -192,7 +192,7 @@ func TestWalkInPathOrder(t *testing.T) {
 	}
 	var first []string
 	all := func(FileStat) bool { return true }
-	WalkInPathOrder([]Root{root}, all, func(f FileStat) bool {
+	WalkInPathOrder([]Root{root}, nil, all, func(f FileStat) bool {
 		first = append(first, f.Path)
 		return len(first) < 2
 	})
@@ -200,7 +200,7 @@ func TestWalkInPathOrder(t *testing.T) {
 		t.Errorf("a walk told to stop after 2 logs handed over %d", len(first))
 	}
 	sized, handed := 0, 0
-	WalkInPathOrder([]Root{root}, func(FileStat) bool { sized++; return sized < 2 }, func(FileStat) bool { handed++; return true })
+	WalkInPathOrder([]Root{root}, nil, func(FileStat) bool { sized++; return sized < 2 }, func(FileStat) bool { handed++; return true })
 	if sized != 2 || handed != 0 {
 		t.Errorf("a walk told to stop while sized after 2 logs sized %d and handed over %d", sized, handed)
 	}
@@ -211,7 +211,7 @@ func TestWalkInPathOrder(t *testing.T) {
 	for _, roots := range [][]Root{{root, root}, {root, inner}} {
 		var twice []string
 		sized = 0
-		WalkInPathOrder(roots, func(FileStat) bool { sized++; return true }, func(f FileStat) bool {
+		WalkInPathOrder(roots, nil, func(FileStat) bool { sized++; return true }, func(f FileStat) bool {
 			twice = append(twice, strings.TrimPrefix(f.Path, proj+string(filepath.Separator)))
 			return true
 		})
