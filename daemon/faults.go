@@ -130,6 +130,20 @@ func (d *Daemon) waitingSessions() map[string]bool {
 	return out
 }
 
+// waitingOwn returns, by session key, the agent of each session lines of
+// whose own logs wait to be committed (a child's count for itself, where
+// waitingSessions adds its parent): such a session counts in status
+// though no source of it is committed yet, or it has no record at all.
+func (d *Daemon) waitingOwn() map[string]string {
+	out := map[string]string{}
+	for id := range d.faults.waiting {
+		if s := d.srcs[id]; s != nil && s.Session != "" {
+			out[s.Session] = s.Agent
+		}
+	}
+	return out
+}
+
 func keysOf(m map[uint64]bool) []uint64 {
 	out := make([]uint64, 0, len(m))
 	for k := range m {

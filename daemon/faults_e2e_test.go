@@ -494,3 +494,55 @@ func TestStateRemovedWhileFollowing(t *testing.T) {
 	waitStore(t, data, want, third)
 	third.stop(t)
 }
+
+// A session that appears while the disk is full (its first lines wait on
+// a failed commit, so no source of it is committed) is live in status,
+// not missing from the table until the disk has room.
+func TestNewSessionWaitingOnAFaultIsLive(t *testing.T) {
+	sr := newScanRig(t, 1)
+	var from *feed
+	for _, f := range sr.feeds {
+		if strings.Contains(f.to, "/.claude/projects/") && !strings.Contains(f.to, "/subagents/") {
+			from = f
+			break
+		}
+	}
+	if from == nil {
+		t.Skip("no Claude log in the rig")
+	}
+	old := strings.TrimSuffix(filepath.Base(from.to), ".jsonl")
+	const id = "0e0e0e0e-0000-4000-8000-00000000a11e"
+	fresh := &feed{to: filepath.Join(filepath.Dir(from.to), id+".jsonl"), data: bytes.ReplaceAll(from.data, []byte(old), []byte(id))}
+	disk := smallDisk(t, "32m")
+	data := filepath.Join(disk, "data")
+	p := startDaemon(t, sr.bin, sr.home, data)
+	defer func() {
+		if p.cmd.ProcessState == nil {
+			p.kill()
+		}
+	}()
+	waitStore(t, data, expected(t, sr.bin, sr.paths), p)
+	filler := fillDisk(t, disk)
+	fresh.write(t, len(fresh.data))
+	deadline := time.Now().Add(30 * time.Second)
+	var st Status
+	for {
+		st = daemonStatus(t, sr.bin, sr.home, data)
+		if st.Uncommitted > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	os.Remove(filler)
+	live := -1
+	for _, a := range st.Agents {
+		if a.Agent == "claude" {
+			live = a.Live
+		}
+	}
+	if st.Uncommitted == 0 || live != 1 {
+		t.Fatalf("a new session waiting on a failed commit: %d logs waiting, claude live %d, want 1\n%s", st.Uncommitted, live, tailOf(p.log.String(), 2000))
+	}
+	waitStore(t, data, expected(t, sr.bin, append(sr.paths, fresh.to)), p)
+	p.stop(t)
+}

@@ -227,9 +227,9 @@ func (d *Daemon) publishNow() {
 		a.Files += r.logs
 		a.Flushed += r.sessions
 	}
-	waiting := d.waitingSessions()
+	waiting, own := d.waitingSessions(), d.waitingOwn()
 	for _, s := range d.sessions {
-		if !counted(s, d.hasSources) {
+		if _, waits := own[s.Key]; !waits && !counted(s, d.hasSources) {
 			continue
 		}
 		if s.Dirty() || waiting[s.Key] {
@@ -237,6 +237,19 @@ func (d *Daemon) publishNow() {
 		} else {
 			get(s.Agent).Flushed++
 		}
+	}
+	// A new session whose first lines wait on a failed commit (a full
+	// disk) has no committed source yet (counted above) or no record at
+	// all: live all the same, not gone from the table until the disk has
+	// room.
+	for key, agent := range own {
+		if _, held := d.sessions[key]; held {
+			continue
+		}
+		if _, _, quiet := d.retired.lookup(key); quiet {
+			continue
+		}
+		get(agent).Live++
 	}
 	st := Status{
 		Started: d.started, Uptime: now.Sub(d.started), DataDir: d.opt.DataDir,
