@@ -3,13 +3,13 @@ package export
 import (
 	"compress/gzip"
 	"fmt"
-	"github.com/agentmap/agentmap/state/durable"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/agentmap/agentmap/export/mapfile"
+	"github.com/agentmap/agentmap/state/durable"
 )
 
 // Selection picks maps: Since keeps sessions that started at or after it
@@ -45,9 +45,16 @@ func (s Selection) keep(d *mapfile.Doc, file string) bool {
 // Write exports the map files in files to w, in order, one map in memory
 // at a time. A file that cannot be read as a map is passed to bad (with an
 // error that names the problem, never the content) and left out; gz
-// gzips the line formats' stream.
+// gzips the line formats' stream. A failed write to w (a full disk or
+// device) ends the export with that error: it is the output's, not a
+// map's, and every map after it would fail the same way.
 func Write(w io.Writer, f Format, o Options, gz bool, sel Selection, files []string, bad func(file string, err error)) (Result, error) {
-	s, err := newStream(w, f, o, gz)
+	return write(&stickyWriter{w: w}, f, o, gz, sel, files, bad)
+}
+
+// write is Write to out, whose err is the output's failure, if any.
+func write(out *stickyWriter, f Format, o Options, gz bool, sel Selection, files []string, bad func(file string, err error)) (Result, error) {
+	s, err := newStream(out, f, o, gz)
 	if err != nil {
 		return Result{}, err
 	}
@@ -59,6 +66,9 @@ func Write(w io.Writer, f Format, o Options, gz bool, sel Selection, files []str
 		if err == nil {
 			err = s.x.Add(d)
 		}
+		if out.err != nil {
+			return Result{}, out.err
+		}
 		if err != nil {
 			if bad == nil {
 				return Result{}, fmt.Errorf("%s: %w", file, err)
@@ -66,7 +76,30 @@ func Write(w io.Writer, f Format, o Options, gz bool, sel Selection, files []str
 			bad(file, err)
 		}
 	}
-	return s.close()
+	res, err := s.close()
+	if out.err != nil {
+		return Result{}, out.err
+	}
+	return res, err
+}
+
+// stickyWriter keeps the first error of its writer and writes nothing
+// after it, so that Write can tell a failed output from a bad map.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	s.err = err
+	return n, err
 }
 
 // stream is one format's exporter over an output, gzipped when asked.
@@ -107,13 +140,20 @@ func (s *stream) close() (Result, error) {
 // temporary file beside target, synced, and renamed over it, so a reader
 // (or a crash) never sees half an export. Files are 0600. A name ending in
 // .gz gzips the line formats. Nothing is written when no map is selected.
+// Target is the user's (durable.CreateOutput): a symbolic link is followed
+// and the file it leads to replaced; a device or a FIFO is written through
+// as the export is made, and gets what the format writes for no map too.
 func WriteFile(target string, format Format, o Options, sel Selection, files []string, bad func(string, error)) (Result, error) {
-	out, err := durable.Create(target, 0o600)
+	out, err := durable.CreateOutput(target, 0o600)
 	if err != nil {
 		return Result{}, fmt.Errorf("export to %s: %w", target, err)
 	}
 	defer out.Abort()
-	res, err := Write(out, format, o, Gzipped(format, target), sel, files, bad)
+	w := &stickyWriter{w: out}
+	res, err := write(w, format, o, Gzipped(format, target), sel, files, bad)
+	if w.err != nil {
+		return Result{}, fmt.Errorf("export to %s: %w", target, w.err)
+	}
 	if err != nil {
 		return Result{}, err
 	}

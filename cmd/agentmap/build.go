@@ -448,7 +448,7 @@ func (b *streamBuild) toFile(sessions []int32, out string) int {
 	}
 	b.stderr.Write(one.built.Bytes())
 	if one.data != nil {
-		if err := durable.WriteFile(out, one.data, 0o600); err != nil {
+		if err := durable.WriteOutput(out, one.data, 0o600); err != nil {
 			b.writeErr(err)
 		} else {
 			fmt.Fprintln(b.stderr, out)

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agentmap/agentmap/report"
-	"github.com/agentmap/agentmap/state/mapstore"
+	"github.com/agentmap/agentmap/state/durable"
 )
 
 // mapFlags are the flags that choose and filter the maps a report or a
@@ -197,7 +197,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "agentmap report: %v\n", err)
 		return exitFailure
 	}
-	if err := mapstore.WriteFile(*out, []byte(buf.String())); err != nil {
+	if err := durable.WriteOutput(*out, []byte(buf.String()), 0o600); err != nil {
 		fmt.Fprintf(stderr, "agentmap report: %v\n", err)
 		return exitFailure
 	}

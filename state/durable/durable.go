@@ -2,7 +2,10 @@
 // be seen half-written and must survive a crash once written: a temporary
 // file in the target's directory, written, synced, closed, renamed over the
 // target, and the directory synced. Maps, exports, the service files and the
-// config file all go through it.
+// config file all go through it. A file the user names as a command's
+// output goes through CreateOutput, which writes where the name leads: the
+// file at the end of a symbolic link, or a device or a FIFO written
+// through.
 package durable
 
 import (
@@ -13,10 +16,13 @@ import (
 	"path/filepath"
 )
 
-// File is a temporary file that replaces its target on Commit.
+// File is a temporary file that replaces its target on Commit, or, from
+// CreateOutput, a device or a FIFO written through (direct).
 type File struct {
 	target string
+	named  string // the name the errors give, when not target (CreateOutput)
 	tmp    *os.File
+	direct bool
 	done   bool
 }
 
@@ -39,42 +45,67 @@ func Create(target string, perm fs.FileMode) (*File, error) {
 	return f, nil
 }
 
-// Write implements io.Writer.
-func (f *File) Write(p []byte) (int, error) { return f.tmp.Write(p) }
+// Write implements io.Writer. Its errors name the target, not the
+// temporary file, which is gone by the time they are read.
+func (f *File) Write(p []byte) (int, error) {
+	n, err := f.tmp.Write(p)
+	if pe, ok := err.(*fs.PathError); ok {
+		err = &fs.PathError{Op: pe.Op, Path: f.name(), Err: pe.Err}
+	}
+	return n, err
+}
+
+// name is the target as the errors name it.
+func (f *File) name() string {
+	if f.named != "" {
+		return f.named
+	}
+	return f.target
+}
 
 // Commit syncs the data, renames it over the target and syncs the
-// directory. After an error the target is unchanged.
+// directory. After an error the target is unchanged. A file written
+// through (CreateOutput) is only closed.
 func (f *File) Commit() error {
 	if f.done {
-		return fmt.Errorf("write %s: already committed or aborted", f.target)
+		return fmt.Errorf("write %s: already committed or aborted", f.name())
 	}
 	f.done = true
+	if f.direct {
+		if err := f.tmp.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", f.name(), err)
+		}
+		return nil
+	}
 	name := f.tmp.Name()
 	if err := f.tmp.Sync(); err != nil {
 		f.tmp.Close()
 		os.Remove(name)
-		return fmt.Errorf("write %s: %w", f.target, err)
+		return fmt.Errorf("write %s: %w", f.name(), err)
 	}
 	if err := f.tmp.Close(); err != nil {
 		os.Remove(name)
-		return fmt.Errorf("write %s: %w", f.target, err)
+		return fmt.Errorf("write %s: %w", f.name(), err)
 	}
 	if err := os.Rename(name, f.target); err != nil {
 		os.Remove(name)
-		return fmt.Errorf("write %s: %w", f.target, err)
+		return fmt.Errorf("write %s: %w", f.name(), err)
 	}
 	return syncDir(filepath.Dir(f.target))
 }
 
 // Abort drops the temporary file; the target is unchanged. It is a no-op
-// after Commit, so `defer f.Abort()` is safe.
+// after Commit, so `defer f.Abort()` is safe. A file written through is
+// closed, with what was written to it.
 func (f *File) Abort() {
 	if f.done {
 		return
 	}
 	f.done = true
 	f.tmp.Close()
-	os.Remove(f.tmp.Name())
+	if !f.direct {
+		os.Remove(f.tmp.Name())
+	}
 }
 
 // WriteFile writes data to target durably and atomically.

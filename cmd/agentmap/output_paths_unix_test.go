@@ -1,0 +1,161 @@
+//go:build unix
+
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// charDevice makes a character device like /dev/null (minor 3) or
+// /dev/full (minor 7) in a temporary directory: only root may.
+func charDevice(t *testing.T, name string, minor int) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("making a device node needs root")
+	}
+	p := filepath.Join(t.TempDir(), name)
+	if err := syscall.Mknod(p, syscall.S_IFCHR|0o666, 1<<8|minor); err != nil {
+		t.Skipf("mknod: %v", err)
+	}
+	return p
+}
+
+// stillA fails unless p is still of the kind of file mode says.
+func stillA(t *testing.T, p string, mode os.FileMode) {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil || fi.Mode().Type() != mode {
+		t.Errorf("%s was replaced: %v, %v", p, fi.Mode(), err)
+	}
+}
+
+// An export to a FIFO reaches its reader, as `> fifo` would.
+func TestOutputToAFIFO(t *testing.T) {
+	data, _ := smallStore(t)
+	code, want, stderr := run(t, "export", "--format", "jsonl", "--data-dir", data)
+	if code != exitOK {
+		t.Fatalf("export to stdout: exit %d %s", code, stderr)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		r, err := os.Open(fifo)
+		if err != nil {
+			got <- "open: " + err.Error()
+			return
+		}
+		defer r.Close()
+		b, _ := io.ReadAll(r)
+		got <- string(b)
+	}()
+	if code, _, stderr := run(t, "export", "--format", "jsonl", "--data-dir", data, "--out", fifo); code != exitOK {
+		t.Fatalf("export to a FIFO: exit %d %s", code, stderr)
+	}
+	select {
+	case s := <-got:
+		if s != want {
+			t.Errorf("the reader got %.100q, want %.100q", s, want)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the reader of the FIFO got nothing")
+	}
+	stillA(t, fifo, os.ModeNamedPipe)
+}
+
+// An output that is a link is followed: the file it leads to gets the
+// export, the report or the map, and the link stays a link.
+func TestOutputThroughALink(t *testing.T) {
+	data, _ := smallStore(t)
+	maps, _ := fixtureMaps(t)
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	for _, c := range []struct {
+		name string
+		args []string
+		want string // a substring of the file the link leads to
+	}{
+		{"out.jsonl", []string{"export", "--format", "jsonl", "--data-dir", data, "--out"}, `small-1`},
+		{"report.html", []string{"report", "--maps", maps, "-o"}, "<html"},
+		{"one.json.gz", []string{"build", "-o"}, "\x1f\x8b"},
+	} {
+		target := filepath.Join(elsewhere, c.name)
+		if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		link := filepath.Join(dir, c.name)
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		args := append(c.args, link)
+		if c.args[0] == "build" {
+			args = append(args, fixture)
+		}
+		if code, _, stderr := run(t, args...); code != exitOK {
+			t.Fatalf("%s to a link: exit %d %s", c.args[0], code, stderr)
+		}
+		stillA(t, link, os.ModeSymlink)
+		if got, _ := os.ReadFile(target); !strings.Contains(string(got), c.want) {
+			t.Errorf("%s: the link's file holds %.60q", c.args[0], got)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 3 {
+		t.Errorf("the links' directory holds %v", entries)
+	}
+}
+
+// A device like /dev/null is written, not replaced by a file.
+func TestOutputToANullDevice(t *testing.T) {
+	null := charDevice(t, "null", 3)
+	data, _ := smallStore(t)
+	maps, _ := fixtureMaps(t)
+	for _, args := range [][]string{
+		{"export", "--format", "bundle", "--data-dir", data, "--out", null},
+		{"report", "--maps", maps, "-o", null},
+	} {
+		if code, _, stderr := run(t, args...); code != exitOK {
+			t.Errorf("%s to a null device: exit %d %s", args[0], code, stderr)
+		}
+		stillA(t, null, os.ModeDevice|os.ModeCharDevice)
+	}
+	null2 := charDevice(t, "null.json.gz", 3)
+	if code, _, stderr := run(t, "build", "-o", null2, fixture); code != exitOK {
+		t.Errorf("build to a null device: exit %d %s", code, stderr)
+	}
+	stillA(t, null2, os.ModeDevice|os.ModeCharDevice)
+}
+
+// A write to a full device (like /dev/full) fails: exit 1, and a message
+// that names the output and why.
+func TestOutputToAFullDevice(t *testing.T) {
+	full := charDevice(t, "full.json.gz", 7)
+	data, _ := smallStore(t)
+	maps, _ := fixtureMaps(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"export", "--format", "jsonl", "--data-dir", data, "--out", full}, "agentmap export: export to " + full + ": write " + full + ": no space left on device"},
+		{[]string{"export", "--format", "attemptdb", "--data-dir", data, "--out", full}, "agentmap export: export to " + full + ": write " + full + ": no space left on device"},
+		{[]string{"report", "--maps", maps, "-o", full}, "agentmap report: write " + full + ": no space left on device"},
+		{[]string{"build", "-o", full, fixture}, "agentmap build: write " + full + ": no space left on device"},
+	} {
+		code, _, stderr := run(t, c.args...)
+		if code != exitFailure || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s to a full device: exit %d %q", c.args[0], code, stderr)
+		}
+		stillA(t, full, os.ModeDevice|os.ModeCharDevice)
+	}
+	// The failed attemptdb export did not use up its source_seq.
+	if _, err := os.Stat(filepath.Join(data, nextSeqFile)); err == nil {
+		t.Error("a failed export kept its next source_seq")
+	}
+}
