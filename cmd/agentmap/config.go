@@ -93,7 +93,9 @@ func configInit(path string, force bool, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentmap config init: %s already exists (config check validates it; --force replaces it)\n", path)
 		return exitFailure
 	}
-	if err := durable.WriteFile(path, config.DefaultFile(), 0o600); err != nil {
+	// The user's file, where its name leads: a config.toml linked into a
+	// dotfiles repository stays a link, and its target is written.
+	if err := durable.WriteOutput(path, config.DefaultFile(), 0o600); err != nil {
 		fmt.Fprintf(stderr, "agentmap config init: %v\n", err)
 		return exitFailure
 	}

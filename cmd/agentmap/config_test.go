@@ -308,3 +308,29 @@ func TestOperatorCommandsDespiteAConfigProblem(t *testing.T) {
 		}
 	}
 }
+
+// config init --force over a config file that is a link (into a dotfiles
+// repository) writes the file it leads to, and the link stays.
+func TestConfigInitThroughALink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "dotfiles", "agentmap.toml")
+	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, []byte("# mine\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "config.toml")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCmd(cmdConfig, "init", "--force", "--config", link); code != exitOK {
+		t.Fatalf("init: %d %s", code, errOut)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", fi, err)
+	}
+	if body := string(mustReadFile(t, target)); !strings.Contains(body, "data_dir") {
+		t.Errorf("the link's target was not written: %q", body)
+	}
+}
