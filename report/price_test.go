@@ -73,7 +73,7 @@ func TestUnpricedAsTheMapSays(t *testing.T) {
 	var out bytes.Buffer
 	WriteUsageTable(&out, byModel, false)
 	text := out.String()
-	if !strings.Contains(text, "no price known for mystery-model-9: ") {
+	if !strings.Contains(text, "unpriced in their maps: mystery-model-9;") {
 		t.Errorf("the footer does not name the model nothing priced:\n%s", text)
 	}
 	for _, line := range strings.Split(text, "\n") {
@@ -82,7 +82,7 @@ func TestUnpricedAsTheMapSays(t *testing.T) {
 				t.Errorf("a model the map priced reads unpriced: %q", line)
 			}
 		}
-		if strings.HasPrefix(line, "no price known") && (strings.Contains(line, "unknown") || strings.Contains(line, "house-model-7")) {
+		if strings.HasPrefix(line, "unpriced in their maps") && (strings.Contains(line, "unknown") || strings.Contains(line, "house-model-7")) {
 			t.Errorf("the footer names a model the map priced: %q", line)
 		}
 	}

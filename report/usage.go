@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmap/agentmap/builder/prices"
+	"github.com/agentmap/agentmap/export/mapfile"
 )
 
 // Period is how usage rows are grouped.
@@ -47,6 +48,12 @@ type UsageRow struct {
 	Beyond  int64   `json:"beyondEventCapTokens,omitempty"`
 	Total   int64   `json:"totalTokens"`
 	CostUSD float64 `json:"costUsd"`
+	// NoUsage counts the row's model requests whose log recorded no token
+	// usage (Cursor writes none; a Codex response no token_count measured):
+	// they are the row's, and its sessions', but what they used is not
+	// known, so no token column and no cost counts them, and a row of
+	// nothing else does not read 0 tokens at $0.
+	NoUsage int `json:"requestsWithoutUsage,omitempty"`
 	// Unpriced are the row's models with tokens but no price: their cost
 	// is not in CostUSD.
 	Unpriced  []string   `json:"unpricedModels,omitempty"`
@@ -64,6 +71,36 @@ type UsageTable struct {
 	Totals UsageRow   `json:"totals"`
 	// Truncated counts the sessions cut at the event cap (see Beyond).
 	Truncated int `json:"truncatedSessions,omitempty"`
+	// NotRecorded sums up the requests that recorded no token usage
+	// (UsageRow.NoUsage), for the note under the table.
+	NotRecorded *NotRecorded `json:"usageNotRecorded,omitempty"`
+	// Repriceable are the unpriced models that the prices in effect now
+	// price (a [prices] entry added to the config after their maps were
+	// written): see NotePrices.
+	Repriceable []string `json:"pricedSinceWritten,omitempty"`
+	noted       bool     // NotePrices was told the prices in effect
+}
+
+// NotRecorded counts the model requests of a table whose log recorded no
+// token usage, the sessions that hold them and those sessions' agents.
+type NotRecorded struct {
+	Requests int      `json:"requests"`
+	Sessions int      `json:"sessions"`
+	Agents   []string `json:"agents"`
+}
+
+// NotePrices records which of the table's unpriced models the prices in
+// effect price now (priced reports whether a model has a price): a map
+// keeps the cost it was written with, so those are priced in the maps
+// written from now on, and the note under the table says how to write the
+// others again rather than that no price is known.
+func (t *UsageTable) NotePrices(priced func(model string) bool) {
+	t.Repriceable, t.noted = nil, true
+	for _, m := range t.Totals.Unpriced {
+		if priced(m) {
+			t.Repriceable = append(t.Repriceable, m)
+		}
+	}
 }
 
 // Window bounds the model requests a usage table counts, by each
@@ -109,6 +146,8 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 	rows := map[string]*UsageRow{}
 	total := &UsageRow{Key: "Total"}
 	tab := UsageTable{Period: p}
+	var none NotRecorded
+	noneAgents := map[string]bool{}
 	for _, m := range countedOnce(maps) {
 		start, dated := m.Start()
 		at := func(t int64) time.Time { return start.Add(time.Duration(t) * time.Millisecond) }
@@ -142,6 +181,7 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 		var sumTok, sumOut int64
 		var sumCost float64
 		lastT, lastModel := int64(0), firstModel(m)
+		sessionNone := false
 		for i := range m.Events {
 			e := &m.Events[i]
 			if e.Kind != "llm" {
@@ -155,9 +195,25 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 			if !w.contains(at(e.T), dated) {
 				continue
 			}
-			r, unp := row(key(e.T, model)), slices.Contains(unpriced, model)
-			r.add(m.Session.ID, model, unp, e.In, e.CW, e.CR, e.Out, 0, e.Cost)
-			total.add(m.Session.ID, model, unp, e.In, e.CW, e.CR, e.Out, 0, e.Cost)
+			unp := slices.Contains(unpriced, model)
+			label := model
+			if _, fast := ServedFast(e); fast {
+				// Fast mode bills the same tokens at a multiple: a row of
+				// its own, as ccusage shows a -fast model, so that the
+				// price per token of neither row is a blend.
+				label += FastSuffix
+			}
+			n := 0
+			if NoUsage(e) {
+				n, sessionNone = 1, true
+			}
+			r := row(key(e.T, label))
+			r.add(m.Session.ID, label, unp, n, e.In, e.CW, e.CR, e.Out, 0, e.Cost)
+			total.add(m.Session.ID, label, unp, n, e.In, e.CW, e.CR, e.Out, 0, e.Cost)
+		}
+		if sessionNone {
+			none.Sessions++
+			noneAgents[m.Session.AgentTool] = true
 		}
 		// What the totals count beyond the kept events (a map cut at the
 		// event cap): on the last request's row and model, so in the
@@ -170,14 +226,11 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 				tab.Truncated++
 			}
 			r, unp := row(key(lastT, lastModel)), slices.Contains(unpriced, lastModel)
-			r.add(m.Session.ID, lastModel, unp, 0, 0, 0, restOut, restTok, restCost)
-			total.add(m.Session.ID, lastModel, unp, 0, 0, 0, restOut, restTok, restCost)
+			r.add(m.Session.ID, lastModel, unp, 0, 0, 0, 0, restOut, restTok, restCost)
+			total.add(m.Session.ID, lastModel, unp, 0, 0, 0, 0, restOut, restTok, restCost)
 		}
 	}
 	for _, r := range rows {
-		if r.Total == 0 && r.CostUSD == 0 {
-			continue // requests that reported no usage
-		}
 		tab.Rows = append(tab.Rows, r.finish())
 	}
 	slices.SortFunc(tab.Rows, func(a, b UsageRow) int { return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Key, b.Key)) })
@@ -185,7 +238,56 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 		slices.SortStableFunc(tab.Rows, func(a, b UsageRow) int { return cmp.Compare(b.Total, a.Total) })
 	}
 	tab.Totals = total.finish()
+	if none.Requests = total.NoUsage; none.Requests > 0 {
+		for a := range noneAgents {
+			none.Agents = append(none.Agents, a)
+		}
+		slices.Sort(none.Agents)
+		tab.NotRecorded = &none
+	}
 	return tab
+}
+
+// FastSuffix marks a model's requests served in fast mode in a usage
+// table's model names.
+const FastSuffix = " (fast)"
+
+// NoUsage reports whether a model request recorded no token usage: its log
+// gave none (Cursor writes none; a Codex response no token_count measured),
+// as a request always reads a prompt.
+func NoUsage(e *mapfile.Event) bool {
+	return e.Kind == "llm" && e.In == 0 && e.CW == 0 && e.CR == 0 && e.Out == 0 && e.Cost == 0
+}
+
+// ServedFast reports whether a request was served in fast mode, and the
+// multiplier it was billed at. A map keeps the request's cost, not the
+// mode: the mode is read from the cost, which for a fast request is the
+// multiplier times the list price of its tokens. The split of its cache
+// writes between the 5-minute and 1-hour lifetimes is not in the map, so
+// the list price is a range (1-hour writes cost 1.6 times 5-minute ones);
+// every fast multiplier is 2 or more, so a fast cost is above the range's
+// top. A cost from a [prices] entry of the config matches neither and
+// reads as not fast, unless the entry is the fast multiple of the list
+// price, which the cost cannot tell from fast mode.
+func ServedFast(e *mapfile.Event) (float64, bool) {
+	if e.Kind != "llm" || e.Cost <= 0 {
+		return 0, false
+	}
+	p, ok := prices.Lookup(e.Model)
+	if !ok || p.Fast <= 1 {
+		return 0, false
+	}
+	u := prices.Usage{In: e.In, CW5m: e.CW, CR: e.CR, Out: e.Out}
+	low := p.Cost(u)
+	u.CW5m, u.CW1h = 0, e.CW
+	high := p.Cost(u)
+	// Each cost is rounded to 6 decimals.
+	const slack = 2e-6
+	near := func(c, lo, hi float64) bool { return c >= lo*(1-1e-4)-slack && c <= hi*(1+1e-4)+slack }
+	if near(e.Cost, low, high) {
+		return 0, false
+	}
+	return p.Fast, near(e.Cost, low*p.Fast, high*p.Fast)
 }
 
 func firstModel(m *Map) string {
@@ -203,8 +305,9 @@ func modelName(s string) string {
 }
 
 // add counts a request (or what a map counts beyond its events) of model;
-// unpriced is whether the model had no price in the session's map.
-func (r *UsageRow) add(session, model string, unpriced bool, in, cw, cr, out, beyond int64, cost float64) {
+// unpriced is whether the model had no price in the session's map, none
+// the requests among them that recorded no usage.
+func (r *UsageRow) add(session, model string, unpriced bool, none int, in, cw, cr, out, beyond int64, cost float64) {
 	if r.sessions == nil {
 		r.sessions = map[string]bool{}
 		r.models = map[string]*UsageRow{}
@@ -218,6 +321,7 @@ func (r *UsageRow) add(session, model string, unpriced bool, in, cw, cr, out, be
 		x.Beyond += beyond
 		x.Total += in + cw + cr + out + beyond
 		x.CostUSD += cost
+		x.NoUsage += none
 	}
 	r.models[model].sessions[session] = true
 	r.models[model].unpriced = r.models[model].unpriced || unpriced
@@ -238,7 +342,7 @@ func (r *UsageRow) finish() UsageRow {
 	out.Sessions = len(r.sessions)
 	out.Models = []string{}
 	for name, b := range r.models {
-		if b.Total == 0 {
+		if b.Total == 0 && b.NoUsage == 0 {
 			continue
 		}
 		out.Models = append(out.Models, name)
@@ -311,8 +415,13 @@ func WriteUsageTable(w io.Writer, t UsageTable, breakdown bool) {
 		if t.Period != ByModel {
 			c = append(c, strings.Join(models, ", "))
 		}
-		rows = append(rows, append(c, thousands(r.Input), thousands(r.Output), thousands(r.CacheCreate),
-			thousands(r.CacheRead), thousands(r.Total), costCell(r)))
+		tok := thousands
+		if r.Total == 0 && r.NoUsage > 0 {
+			// Not 0: the requests used tokens, their logs do not say how many.
+			tok = func(int64) string { return "-" }
+		}
+		rows = append(rows, append(c, tok(r.Input), tok(r.Output), tok(r.CacheCreate),
+			tok(r.CacheRead), tok(r.Total), costCell(r)))
 	}
 	for _, r := range t.Rows {
 		add(r.Key, r.Agent, r.Models, r)
@@ -327,9 +436,50 @@ func WriteUsageTable(w io.Writer, t UsageTable, breakdown bool) {
 	if t.Truncated > 0 {
 		fmt.Fprintf(w, "\n%d session(s) were cut at the event cap: their tokens beyond it count in TOTAL TOKENS only.\n", t.Truncated)
 	}
-	if len(t.Totals.Unpriced) > 0 {
-		fmt.Fprintf(w, "\nno price known for %s: their requests add no cost.\n", strings.Join(t.Totals.Unpriced, ", "))
+	if n := t.NotRecorded; n != nil {
+		fmt.Fprintf(w, "\n%s in %s (%s) recorded no token usage: their logs give none, so they add nothing to the tokens and cost above.\n",
+			plural(n.Requests, "model request"), plural(n.Sessions, "session"), strings.Join(n.Agents, ", "))
 	}
+	writeUnpricedNote(w, t)
+}
+
+// writeUnpricedNote says which models the costs leave out. A map keeps the
+// costs it was written with, so a model unpriced in its maps may have a
+// price in the config now: told the prices in effect (NotePrices), the note
+// names those apart; else it says what makes such a price count.
+func writeUnpricedNote(w io.Writer, t UsageTable) {
+	if len(t.Totals.Unpriced) == 0 {
+		return
+	}
+	if !t.noted {
+		fmt.Fprintf(w, "\nunpriced in their maps: %s; their requests add no cost.\n", strings.Join(t.Totals.Unpriced, ", "))
+		fmt.Fprintln(w, "A price set in the config ([prices.\"MODEL\"]) after a map was written applies once it is written again: agentmap flush --all --rewrite.")
+		return
+	}
+	var unknown []string
+	for _, m := range t.Totals.Unpriced {
+		if !slices.Contains(t.Repriceable, m) {
+			unknown = append(unknown, m)
+		}
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(w, "\nno price known for %s: their requests add no cost.\n", strings.Join(unknown, ", "))
+	}
+	if len(t.Repriceable) > 0 {
+		verb, it := "is", "it"
+		if len(t.Repriceable) > 1 {
+			verb, it = "are", "them"
+		}
+		fmt.Fprintf(w, "\n%s %s priced in the config since the maps that leave %s out were written: agentmap flush --all --rewrite reprices them.\n",
+			strings.Join(t.Repriceable, ", "), verb, it)
+	}
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 type grid []string
@@ -371,8 +521,12 @@ func writeGrid(w io.Writer, rows [][]string, text int, total bool) {
 }
 
 // costCell is the cost, or "unpriced" where the row's models have no
-// price (with the priced part when some do).
+// price (with the priced part when some do), or "usage not recorded" where
+// its requests recorded no tokens to price.
 func costCell(r UsageRow) string {
+	if r.Total == 0 && r.CostUSD == 0 && r.NoUsage > 0 {
+		return "usage not recorded"
+	}
 	c := prices.Dollars(r.CostUSD)
 	if len(r.Unpriced) == 0 {
 		return c

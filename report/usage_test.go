@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentmap/agentmap/builder"
+	bev "github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/export/mapfile"
 )
 
@@ -193,5 +196,169 @@ func TestUsageWindowCountsRequestsByTheirTime(t *testing.T) {
 	f, w = UsageFilter(Filter{Until: since.AddDate(0, 0, -5)})
 	if got := UsageWithin(selected(f), Daily, time.UTC, w); len(got.Rows) != 0 || got.Totals.Total != 0 {
 		t.Errorf("until 2026-02-25: %+v", got)
+	}
+}
+
+// builtMap is a session of the given requests as the builder writes it
+// (with the [prices] overrides over), read back as the report reads it.
+func builtMap(t *testing.T, id, agent string, over map[string]builder.Price, reqs ...bev.Event) *Map {
+	t.Helper()
+	start := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC).UnixMilli()
+	evs := []bev.Event{{Kind: bev.KindSession, T: start, Session: &bev.Session{NativeID: id, AgentTool: agent}}}
+	for i, r := range reqs {
+		r.Kind, r.T = bev.KindLLM, start+int64(i+1)*1000
+		evs = append(evs, r)
+	}
+	b, err := builder.Build(evs, builder.Options{Prices: over})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := b.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Decode(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestUsageCountsRequestsThatRecordedNoUsage: a request whose log gave no
+// token usage (Cursor's) is counted, in its row and session, and reads as
+// "usage not recorded", never as nothing or as $0; a session of nothing
+// else has its row, so the rows add up to the totals, sessions included.
+func TestUsageCountsRequestsThatRecordedNoUsage(t *testing.T) {
+	used := bev.Event{Model: "claude-sonnet-4-5", LLM: &bev.LLM{In: 1000, CW: 2000, CR: 30000, Out: 500, LatencyMs: -1}}
+	none := func(model string) bev.Event { return bev.Event{Model: model, LLM: &bev.LLM{LatencyMs: -1}} }
+	maps := []*Map{
+		builtMap(t, "cur-1", "cursor", nil, none(""), none(""), none("")),
+		builtMap(t, "cur-2", "cursor", nil, none("")),
+		builtMap(t, "mixed", "claude-code", nil, used, none("claude-sonnet-4-5")),
+	}
+	for _, p := range Periods() {
+		tab := Usage(maps, p, time.UTC)
+		if tab.Totals.NoUsage != 5 || tab.NotRecorded == nil || tab.NotRecorded.Requests != 5 || tab.NotRecorded.Sessions != 3 ||
+			!slices.Equal(tab.NotRecorded.Agents, []string{"claude-code", "cursor"}) {
+			t.Errorf("%s: totals count %d requests without usage, note %+v", p, tab.Totals.NoUsage, tab.NotRecorded)
+		}
+		var none, sessions int
+		var total int64
+		for _, r := range tab.Rows {
+			none += r.NoUsage
+			sessions += r.Sessions
+			total += r.Total
+		}
+		if none != tab.Totals.NoUsage || total != tab.Totals.Total {
+			t.Errorf("%s: rows add up to %d requests without usage and %d tokens, the totals %d and %d", p, none, total, tab.Totals.NoUsage, tab.Totals.Total)
+		}
+		if p == BySess && (len(tab.Rows) != 3 || sessions != tab.Totals.Sessions) {
+			t.Errorf("session rows: %d rows of %d sessions, the totals %d", len(tab.Rows), sessions, tab.Totals.Sessions)
+		}
+	}
+
+	cursor := Usage(maps[:2], Daily, time.UTC)
+	if len(cursor.Rows) != 1 || cursor.Rows[0].NoUsage != 4 || cursor.Rows[0].Sessions != 2 || !slices.Equal(cursor.Rows[0].Models, []string{"unknown"}) {
+		t.Fatalf("Cursor's day: %+v", cursor.Rows)
+	}
+	var out bytes.Buffer
+	WriteUsageTable(&out, cursor, false)
+	text := out.String()
+	if strings.Contains(text, "no model requests") || strings.Contains(text, "$0.00") || strings.Count(text, "usage not recorded") != 2 ||
+		!strings.Contains(text, "4 model requests in 2 sessions (cursor) recorded no token usage") {
+		t.Errorf("Cursor's day:\n%s", text)
+	}
+	out.Reset()
+	if err := WriteUsageJSON(&out, cursor, false); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Rows   []map[string]any `json:"rows"`
+		Totals map[string]any   `json:"totals"`
+		Note   *NotRecorded     `json:"usageNotRecorded"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Rows) != 1 || doc.Rows[0]["requestsWithoutUsage"] != 4.0 || doc.Totals["requestsWithoutUsage"] != 4.0 ||
+		doc.Totals["sessions"] != 2.0 || doc.Note == nil || doc.Note.Sessions != 2 {
+		t.Errorf("JSON of Cursor's day: %s", out.String())
+	}
+
+	// A row with tokens keeps its figures; the note says what they leave out.
+	out.Reset()
+	WriteUsageTable(&out, Usage(maps[2:], BySess, time.UTC), false)
+	if text := out.String(); strings.Contains(text, "usage not recorded") || !strings.Contains(text, "1 model request in 1 session (claude-code) recorded no token usage") {
+		t.Errorf("a session with one request without usage:\n%s", text)
+	}
+}
+
+// TestUsageShowsFastMode: requests served in fast mode, billed at a
+// multiple of the list price, are the rows of "MODEL (fast)", apart from
+// the model's standard requests, whichever cache-write lifetime they paid.
+func TestUsageShowsFastMode(t *testing.T) {
+	req := func(fast bool, cw1h int64) bev.Event {
+		return bev.Event{Model: "claude-opus-4-8", LLM: &bev.LLM{In: 1000, CW: 20000, CW1h: cw1h, CR: 300000, Out: 4000, Fast: fast, LatencyMs: -1}}
+	}
+	m := builtMap(t, "fast", "claude-code", nil, req(true, 0), req(true, 20000), req(false, 0), req(false, 20000))
+	for i := range m.Events {
+		e := &m.Events[i]
+		if e.Kind != "llm" {
+			continue
+		}
+		if x, fast := ServedFast(e); fast != (i < 2+firstLLM(m)) || fast && x != 2 {
+			t.Errorf("request %d: fast %v (x%v)", i, fast, x)
+		}
+	}
+	tab := Usage([]*Map{m}, ByModel, time.UTC)
+	got := map[string]UsageRow{}
+	for _, r := range tab.Rows {
+		got[r.Key] = r
+	}
+	fast, std := got["claude-opus-4-8"+FastSuffix], got["claude-opus-4-8"]
+	if len(tab.Rows) != 2 || fast.Total != std.Total || math.Abs(fast.CostUSD-2*std.CostUSD) > 1e-5 {
+		t.Fatalf("by model: %+v", tab.Rows)
+	}
+	daily := Usage([]*Map{m}, Daily, time.UTC)
+	if !slices.Equal(daily.Rows[0].Models, []string{"claude-opus-4-8", "claude-opus-4-8 (fast)"}) {
+		t.Errorf("the day's models: %q", daily.Rows[0].Models)
+	}
+	// A price of the config that is not the list price is no fast mode
+	// (one that is the fast multiple of it cannot be told from fast mode).
+	over := map[string]builder.Price{"claude-opus-4-8": {Input: 7.5, CacheWrite: 9.375, CacheWrite1h: 15, CacheRead: 0.75, Output: 37.5}}
+	dear := builtMap(t, "dear", "claude-code", over, req(false, 0), req(false, 20000))
+	if rows := Usage([]*Map{dear}, ByModel, time.UTC).Rows; len(rows) != 1 || rows[0].Key != "claude-opus-4-8" {
+		t.Errorf("requests priced at 1.5 times the list price by the config: %+v", rows)
+	}
+}
+
+func firstLLM(m *Map) int {
+	for i := range m.Events {
+		if m.Events[i].Kind == "llm" {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestUsageNoteOfPricesSetSince: a model unpriced in its maps that the
+// prices in effect now price is not said to have no price: the note says
+// the config prices it and how to write the maps again.
+func TestUsageNoteOfPricesSetSince(t *testing.T) {
+	m := builtMap(t, "zeta", "claude-code", nil, bev.Event{Model: "claude-zeta-1", LLM: &bev.LLM{In: 1000, Out: 100, LatencyMs: -1}},
+		bev.Event{Model: "mystery-9", LLM: &bev.LLM{In: 1000, Out: 100, LatencyMs: -1}})
+	tab := Usage([]*Map{m}, ByModel, time.UTC)
+	var out bytes.Buffer
+	WriteUsageTable(&out, tab, false)
+	if text := out.String(); strings.Contains(text, "no price known") || !strings.Contains(text, "agentmap flush --all --rewrite") {
+		t.Errorf("told nothing of the prices in effect, the note claims to know them:\n%s", text)
+	}
+	tab.NotePrices(func(model string) bool { return model == "claude-zeta-1" })
+	out.Reset()
+	WriteUsageTable(&out, tab, false)
+	text := out.String()
+	if !strings.Contains(text, "no price known for mystery-9: ") || strings.Contains(text, "no price known for claude-zeta-1") ||
+		!strings.Contains(text, "claude-zeta-1 is priced in the config since the maps that leave it out were written: agentmap flush --all --rewrite reprices them") {
+		t.Errorf("claude-zeta-1 priced in the config since:\n%s", text)
 	}
 }

@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"runtime"
+	"time"
 
 	"github.com/agentmap/agentmap/daemon"
 )
@@ -18,7 +22,7 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap flush ID | --all [--rewrite]")
 		fmt.Fprintln(stderr, "Writes the maps of live sessions now instead of when they go quiet; a session named by its id is written even if its map is up to date.")
-		fmt.Fprintln(stderr, "Without a running daemon it runs a catch-up (agentmap scan), which writes every map that changed.")
+		fmt.Fprintln(stderr, "Without a running daemon, --all runs a catch-up (agentmap scan), which writes every map that changed; ID and --all --rewrite catch up and write in this process as the daemon would.")
 		fl.PrintDefaults()
 	}
 	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
@@ -42,7 +46,11 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
 			return exitFailure
 		}
+		if (*rewrite || !*all) && runtime.GOOS != "windows" {
+			return flushInProcess(ctx, of, dataDir, fl.Arg(0), stdout, stderr)
+		}
 		if *rewrite {
+			// No control socket on Windows to ask a daemon of this process.
 			fmt.Fprintln(stderr, "agentmap flush: --rewrite needs the running daemon, which holds the sessions (agentmap start, or agentmap run)")
 			return exitFailure
 		}
@@ -85,17 +93,23 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return exitFailure
 	}
+	return printFlush(stdout, res, *rewrite, "the daemon retries it; agentmap status shows the error")
+}
+
+// printFlush says what a flush wrote; retry says what becomes of a map
+// that could not be written.
+func printFlush(stdout io.Writer, res daemon.FlushResult, rewrite bool, retry string) int {
 	for _, k := range res.Flushed {
 		fmt.Fprintf(stdout, "flushed %s\n", k)
 	}
-	if *rewrite {
+	if rewrite {
 		fmt.Fprintln(stdout, rewriteLine(res))
 	}
 	for _, k := range res.Failed {
-		fmt.Fprintf(stdout, "failed %s (the daemon retries it; agentmap status shows the error)\n", k)
+		fmt.Fprintf(stdout, "failed %s (%s)\n", k, retry)
 	}
 	switch {
-	case *rewrite: // said above
+	case rewrite: // said above
 	case len(res.Flushed) == 0 && len(res.Failed) == 0 && res.Current > 0:
 		fmt.Fprintln(stdout, "up to date: nothing to flush")
 	case len(res.Flushed) == 0 && len(res.Failed) == 0:
@@ -105,6 +119,120 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFailure
 	}
 	return exitOK
+}
+
+// flushInProcess is flush ID and flush --all --rewrite without a running
+// daemon. A map is made from what the state database holds of its session,
+// which only a daemon reads and writes (scan's catch-up writes the maps
+// that changed, and leaves the others as they are): this process runs one
+// on the data directory, as scan does, with the config in effect (its map
+// options and prices), asks it over its control socket what the command
+// asks a running daemon (a catch-up, then the one map or every map), and
+// stops it. Its lock keeps another daemon off the data directory
+// meanwhile. id is "" for --rewrite.
+func flushInProcess(ctx context.Context, of opsFlags, dataDir, id string, stdout, stderr io.Writer) int {
+	c, code := loadConfig(*of.config, "flush", stderr)
+	if c == nil {
+		return code
+	}
+	// once: the log level of a command (warnings), as scan's.
+	ov := runOverrides{set: map[string]bool{"data-dir": true}, dataDir: dataDir, once: true}
+	eff, err := ov.apply(c)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
+		return exitFailure
+	}
+	sink, err := sinkOptions(c)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprintln(stderr, "agentmap flush: no daemon is running; catching up and writing the maps in this process")
+	// A following daemon, as only one serves the control socket, with
+	// nothing scheduled: no exports, and the team database's queue takes
+	// the maps written (sent now, or by the next daemon or scan).
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: eff.level}))
+	d := daemon.New(daemon.Options{
+		DataDir: eff.dataDir, Idle: eff.live.Idle, MaxLine: eff.maxLine, Logger: logger, Roots: eff.live.Roots,
+		Rescan: eff.rescan, Debounce: eff.debounce, RetireAfter: eff.retireAfter, Producer: producer(),
+		Mapper: eff.live.Mapper, Exclude: eff.live.Exclude, ExcludeKey: eff.live.ExcludeKey, Control: true, Sink: sink,
+	})
+	dctx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- d.Run(dctx) }()
+	stopped := false
+	finish := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		stop()
+		return <-ran
+	}
+	defer finish()
+	cl, ended, err := awaitControl(ctx, dataDir, ran)
+	if err != nil {
+		stopped = ended
+		fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
+		return exitFailure
+	}
+	scan, err := cl.Scan(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprintf(stderr, "agentmap flush: caught up: %s checked, %s read, %s written\n",
+		counted(scan.Files, "log"), progressSize(scan.Bytes), counted(len(scan.Flush.Flushed), "map"))
+	var res daemon.FlushResult
+	if id == "" {
+		res, err = cl.Rewrite(ctx)
+	} else {
+		// Named as list and show name it: the store's sessions.
+		var es []daemon.Entry
+		var e daemon.Entry
+		if es, err = cl.List(ctx); err == nil {
+			if e, err = findEntry(es, id); err == nil {
+				res, err = cl.Flush(ctx, e.Key, false)
+			}
+		}
+	}
+	if err != nil {
+		if id != "" {
+			fmt.Fprintf(stderr, "agentmap flush: %s: %v\n", id, err)
+		} else {
+			fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
+		}
+		return exitFailure
+	}
+	if err := finish(); err != nil {
+		fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
+		return exitFailure
+	}
+	return printFlush(stdout, res, id == "", "the error is logged above; agentmap flush writes it again")
+}
+
+// awaitControl waits for the daemon of this process to answer on its
+// control socket, or for its Run to end (ran; ended is then true: a daemon
+// started on the data directory meanwhile holds its lock, or the state
+// cannot be opened).
+func awaitControl(ctx context.Context, dataDir string, ran <-chan error) (cl *daemon.Client, ended bool, err error) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if cl, err := daemon.Connect(dataDir); err == nil {
+			return cl, false, nil
+		}
+		select {
+		case err := <-ran:
+			if err == nil {
+				err = errors.New("the daemon of this process stopped before it answered")
+			}
+			return nil, true, err
+		case <-ctx.Done():
+			return nil, false, errInterrupted
+		case <-tick.C:
+		}
+	}
 }
 
 // rewriteLine says what flush --all --rewrite did: the maps written again

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -15,6 +20,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder/prices"
 	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/watchers"
 )
 
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -49,18 +55,115 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentmap list: %v\n", err)
 		return exitFailure
 	}
-	es = f.apply(es)
+	listed := f.apply(es)
+	parents := spawnedIn(b.store.Root, es, listed)
 	if *asJSON {
-		if es == nil {
-			es = []daemon.Entry{}
+		out := make([]listEntry, len(listed))
+		for i, e := range listed {
+			out[i] = listEntry{Entry: e, Parent: parents[e.Key]}
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(es)
+		enc.Encode(out)
 		return exitOK
 	}
-	writeList(stdout, es)
+	writeList(stdout, listed, parents)
+	writeRepriceNote(stdout, listed, configPrices(*of.config))
 	return exitOK
+}
+
+// listEntry is a session as list --json prints it: the entry, and the key
+// of the session that spawned it when its map is a lane of that session's
+// map too (a Codex agent's thread), whose tokens and cost hold its own.
+type listEntry struct {
+	daemon.Entry
+	Parent string `json:"parent,omitempty"`
+}
+
+// spawnedIn finds the sessions of listed that another session of the
+// store spawned, and whose own map is a lane of that session's map too (a
+// Codex agent's thread): child key → parent key. The parent's totals hold
+// the child's, which usage, the report and the team database's views
+// count once, in the parent (report.countedOnce); a listing that shows
+// both must not read as twice the tokens and cost. A child's lane in its
+// parent is watchers.LaneID of its id, and a map lists its lanes first
+// (its keys are sorted), so only the start of each map of the agents
+// listed is read.
+func spawnedIn(root string, all, listed []daemon.Entry) map[string]string {
+	agents := map[string]bool{}
+	for _, e := range listed {
+		// Claude Code starts no session into another's map (a subagent is
+		// a lane only, a fork's copied lines stay the parent's): the
+		// commonest maps are not opened.
+		agents[e.Agent] = e.Agent != watchers.LayoutClaude
+	}
+	// lane id → the sessions whose maps have a subagent lane of that id,
+	// per agent (a parent and its child are of one agent).
+	lanes := map[string][]string{}
+	for _, e := range all {
+		if !agents[e.Agent] {
+			continue
+		}
+		for _, id := range subagentLanes(filepath.Join(root, e.Path)) {
+			k := e.Agent + "\x00" + id
+			lanes[k] = append(lanes[k], e.Key)
+		}
+	}
+	var parents map[string]string
+	for _, e := range listed {
+		for _, p := range lanes[e.Agent+"\x00"+watchers.LaneID(e.ID)] {
+			if p != e.Key {
+				if parents == nil {
+					parents = map[string]string{}
+				}
+				parents[e.Key] = p
+				break
+			}
+		}
+	}
+	return parents
+}
+
+// subagentLanes reads the ids of the subagent lanes of a map from the
+// start of its file: "agents" is the first key of a map, as keys are
+// sorted. A map that does not start so, or cannot be read, has none here.
+func subagentLanes(path string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil
+		}
+		defer zr.Close()
+		r = zr
+	}
+	dec := json.NewDecoder(r)
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	if t, err := dec.Token(); err != nil || t != "agents" {
+		return nil
+	}
+	var lanes []struct {
+		ID   string `json:"id"`
+		Kind string `json:"kind"`
+	}
+	if dec.Decode(&lanes) != nil {
+		return nil
+	}
+	var ids []string
+	for _, a := range lanes {
+		if a.Kind == "subagent" {
+			ids = append(ids, a.ID)
+		}
+	}
+	return ids
 }
 
 // listFilter keeps the entries that match every filter set.
@@ -133,37 +236,118 @@ func parseWindow(s string, now time.Time) (time.Time, error) {
 	return now.Add(-d), nil
 }
 
-// writeList renders the table of `agentmap list`.
-func writeList(w io.Writer, es []daemon.Entry) {
+// writeList renders the table of `agentmap list`. A session another listed
+// session spawned (parents: child key → parent key) comes right under its
+// parent, marked ↳, as ccusage shows a row's parts under it: its tokens
+// and cost are part of the parent's, not more.
+func writeList(w io.Writer, es []daemon.Entry, parents map[string]string) {
 	if len(es) == 0 {
 		fmt.Fprintln(w, "no sessions")
 		return
 	}
+	listed := map[string]bool{}
+	for _, e := range es {
+		listed[e.Key] = true
+	}
+	children := map[string][]daemon.Entry{}
+	for _, e := range es {
+		if p := parents[e.Key]; p != "" && listed[p] {
+			children[p] = append(children[p], e)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tAGENT\tREPO\tSTART\tDURATION\tCALLS\tTOKENS\tCOST\tOUTCOME")
-	for _, e := range es {
-		repo := "-"
-		if len(e.Repos) > 0 {
-			repo = e.Repos[0]
-			if len(e.Repos) > 1 {
-				repo += fmt.Sprintf(" +%d", len(e.Repos)-1)
+	spawned := 0
+	shown := map[string]bool{}
+	var row func(e daemon.Entry, depth int)
+	row = func(e daemon.Entry, depth int) {
+		shown[e.Key] = true
+		writeListRow(tw, e, depth)
+		for _, c := range children[e.Key] {
+			if !shown[c.Key] {
+				spawned++
+				row(c, depth+1)
 			}
 		}
-		start := "-"
-		if !e.Start.IsZero() {
-			start = e.Start.Local().Format("2006-01-02 15:04 MST")
+	}
+	for _, e := range es {
+		if p := parents[e.Key]; p != "" && listed[p] {
+			continue // under its parent
 		}
-		outcome := e.Outcome
-		if outcome == "" {
-			outcome = "-"
+		row(e, 0)
+	}
+	for _, e := range es {
+		if !shown[e.Key] {
+			row(e, 0) // parents in a loop, which no log makes: listed all the same
 		}
-		if e.Live {
-			outcome += " (live)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.ID, e.Agent, repo, start,
-			formatDuration(e.DurationMs), e.Calls, formatTokens(e.Tokens), formatCost(e.CostUSD, e.Unpriced), outcome)
 	}
 	tw.Flush()
+	switch {
+	case spawned == 1:
+		fmt.Fprintln(w, "\n↳ a session spawned by the one above it: its tokens and cost are part of that session's, counted once by agentmap usage.")
+	case spawned > 1:
+		fmt.Fprintf(w, "\n↳ %d sessions spawned by the one above each: their tokens and cost are part of that session's, counted once by agentmap usage.\n", spawned)
+	}
+}
+
+func writeListRow(tw io.Writer, e daemon.Entry, depth int) {
+	repo := "-"
+	if len(e.Repos) > 0 {
+		repo = e.Repos[0]
+		if len(e.Repos) > 1 {
+			repo += fmt.Sprintf(" +%d", len(e.Repos)-1)
+		}
+	}
+	start := "-"
+	if !e.Start.IsZero() {
+		start = e.Start.Local().Format("2006-01-02 15:04 MST")
+	}
+	outcome := e.Outcome
+	if outcome == "" {
+		outcome = "-"
+	}
+	if e.Live {
+		outcome += " (live)"
+	}
+	id := e.ID
+	if depth > 0 {
+		id = strings.Repeat("  ", depth-1) + "↳ " + id
+	}
+	tokens, cost := formatTokens(e.Tokens), formatCost(e.CostUSD, e.Unpriced)
+	if e.Tokens == 0 && e.Requests > 0 {
+		// Its requests recorded no token usage (Cursor's): not 0, and
+		// not free, but not known.
+		tokens, cost = "-", "not recorded"
+	}
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", id, e.Agent, repo, start,
+		formatDuration(e.DurationMs), e.Calls, tokens, cost, outcome)
+}
+
+// writeRepriceNote names the models the listed costs leave out as unpriced
+// that the config prices now (priced; nil: none can be read): a map keeps
+// the costs it was written with.
+func writeRepriceNote(w io.Writer, es []daemon.Entry, priced func(model string) bool) {
+	if priced == nil {
+		return
+	}
+	var models []string
+	for _, e := range es {
+		for _, m := range e.Unpriced {
+			if priced(m) && !slices.Contains(models, m) {
+				models = append(models, m)
+			}
+		}
+	}
+	if len(models) == 0 {
+		return
+	}
+	slices.Sort(models)
+	verb, it := "is", "it"
+	if len(models) > 1 {
+		verb, it = "are", "them"
+	}
+	fmt.Fprintf(w, "\n%s %s priced in the config since the maps that leave %s out were written: agentmap flush --all --rewrite reprices them.\n",
+		strings.Join(models, ", "), verb, it)
 }
 
 func formatDuration(ms int64) string {

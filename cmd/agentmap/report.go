@@ -316,6 +316,13 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFailure
 	}
 	tab := report.UsageWithin(maps, period, time.Local, within)
+	if *mf.maps == "" && !mf.team.set() {
+		// The local store: a model its maps left unpriced that the config
+		// prices now is named with the flush that reprices it.
+		if priced := configPrices(*mf.ops.config); priced != nil {
+			tab.NotePrices(priced)
+		}
+	}
 	if *asJSON {
 		report.WriteUsageJSON(stdout, tab, *breakdown)
 	} else {

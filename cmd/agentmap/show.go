@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentmap/agentmap/builder/prices"
 	"github.com/agentmap/agentmap/daemon"
 	"github.com/agentmap/agentmap/export/mapfile"
 	"github.com/agentmap/agentmap/report"
@@ -82,6 +84,13 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	sum := summarize(doc.Map, *top)
 	sum.Path = filepath.Join(b.store.Root, e.Path)
 	sum.Live = e.Live
+	if priced := configPrices(*of.config); priced != nil {
+		for _, m := range sum.Unpriced {
+			if priced(m) {
+				sum.Repriceable = append(sum.Repriceable, m)
+			}
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -167,8 +176,26 @@ type summary struct {
 	// Unpriced names the models whose tokens have no price: the costs
 	// leave them out and say "unpriced".
 	Unpriced []string `json:"unpriced,omitempty"`
+	// Repriceable are the unpriced models the config prices now: its
+	// [prices] entry came after the map was written, which keeps its costs.
+	Repriceable []string `json:"pricedSinceWritten,omitempty"`
+	// NoUsage counts the model requests whose log recorded no token usage:
+	// the token counts and the cost leave them out.
+	NoUsage int `json:"requestsWithoutUsage,omitempty"`
+	// Fast counts, per model, the requests served in fast mode, which are
+	// billed at a multiple of the list price (report.ServedFast).
+	Fast []fastUse `json:"fastMode,omitempty"`
 
 	laneUnpriced map[string][]string
+	laneNoUsage  map[string]int
+}
+
+// fastUse is a model's requests served in fast mode, of all its requests.
+type fastUse struct {
+	Model      string  `json:"model"`
+	Requests   int     `json:"requests"`
+	Of         int     `json:"of"`
+	Multiplier float64 `json:"multiplier"`
 }
 
 type fileTouch struct {
@@ -194,6 +221,34 @@ func summarize(m *mapfile.Map, top int) summary {
 				s.laneUnpriced = map[string][]string{}
 			}
 			s.laneUnpriced[a.ID] = u
+		}
+	}
+	var fast []fastUse
+	for i := range m.Events {
+		e := &m.Events[i]
+		if e.Kind != "llm" {
+			continue
+		}
+		if report.NoUsage(e) {
+			s.NoUsage++
+			if s.laneNoUsage == nil {
+				s.laneNoUsage = map[string]int{}
+			}
+			s.laneNoUsage[e.Lane()]++
+		}
+		j := slices.IndexFunc(fast, func(f fastUse) bool { return f.Model == e.Model })
+		if j < 0 {
+			fast, j = append(fast, fastUse{Model: e.Model}), len(fast)
+		}
+		fast[j].Of++
+		if x, ok := report.ServedFast(e); ok {
+			fast[j].Requests++
+			fast[j].Multiplier = x
+		}
+	}
+	for _, f := range fast {
+		if f.Requests > 0 {
+			s.Fast = append(s.Fast, f)
 		}
 	}
 	repoName := map[string]string{}
@@ -272,7 +327,18 @@ func writeSummary(w io.Writer, s summary) {
 		fmt.Fprintf(w, "started   %s\n", start)
 	}
 	if len(s.Models) > 0 {
-		fmt.Fprintf(w, "models    %s\n", strings.Join(s.Models, ", "))
+		models := make([]string, len(s.Models))
+		for i, m := range s.Models {
+			models[i] = m
+			// Fast mode is billed at a multiple of the list price: said
+			// where the model is, as the cost alone hides it.
+			if j := slices.IndexFunc(s.Fast, func(f fastUse) bool { return f.Model == m }); j >= 0 {
+				f := s.Fast[j]
+				models[i] += fmt.Sprintf(" (fast mode: %d of %s, priced %sx)", f.Requests, counted(f.Of, "request"),
+					strconv.FormatFloat(f.Multiplier, 'f', -1, 64))
+			}
+		}
+		fmt.Fprintf(w, "models    %s\n", strings.Join(models, ", "))
 	}
 	outcome := s.Outcome
 	if s.Live {
@@ -288,7 +354,24 @@ func writeSummary(w io.Writer, s summary) {
 	fmt.Fprintln(w, "totals")
 	fmt.Fprintf(w, "  %s, %s, %s, %s, %s\n", counted(t.Calls, "call"), counted(t.Requests, "model request"),
 		counted(t.UserTurns, "user turn"), counted(s.Tasks, "task"), counted(t.Subagents, "subagent"))
-	fmt.Fprintf(w, "  %s tokens (%s output), cost %s\n", formatTokens(t.Tokens), formatTokens(t.OutputTokens), formatCost(t.CostUSD, s.Unpriced))
+	switch {
+	case t.Tokens == 0 && s.NoUsage > 0:
+		// Not "0 tokens": the requests used tokens; the log does not say how many.
+		fmt.Fprintf(w, "  %s, usage not recorded: tokens and cost unknown\n", counted(s.NoUsage, "model request"))
+	case s.NoUsage > 0:
+		fmt.Fprintf(w, "  %s tokens (%s output), cost %s; %s recorded no usage, which these leave out\n", formatTokens(t.Tokens),
+			formatTokens(t.OutputTokens), formatCost(t.CostUSD, s.Unpriced), counted(s.NoUsage, "model request"))
+	default:
+		fmt.Fprintf(w, "  %s tokens (%s output), cost %s\n", formatTokens(t.Tokens), formatTokens(t.OutputTokens), formatCost(t.CostUSD, s.Unpriced))
+	}
+	if len(s.Repriceable) > 0 {
+		verb := "is"
+		if len(s.Repriceable) > 1 {
+			verb = "are"
+		}
+		fmt.Fprintf(w, "  %s %s priced in the config since this map was written: agentmap flush %s reprices it\n",
+			strings.Join(s.Repriceable, ", "), verb, s.ID)
+	}
 	fmt.Fprintf(w, "  %s touched, %s, %s created, %s\n", counted(t.FilesTouched, "file"), counted(t.Commits, "commit"),
 		counted(t.PRsCreated, "PR"), counted(t.Errors, "error"))
 	if len(s.Lanes) > 0 {
@@ -297,8 +380,12 @@ func writeSummary(w io.Writer, s summary) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  LANE\tKIND\tTYPE\tMODEL\tCALLS\tREQUESTS\tTOKENS\tCOST\tOUTCOME")
 		for _, a := range s.Lanes {
+			tokens, cost := formatTokens(a.Tokens), formatCost(a.Cost, s.laneUnpriced[a.ID])
+			if a.Tokens == 0 && s.laneNoUsage[a.ID] > 0 {
+				tokens, cost = "-", "not recorded"
+			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", a.ID, dash(a.Kind), dash(a.SubagentType), dash(a.Model),
-				a.Calls, a.Requests, formatTokens(a.Tokens), formatCost(a.Cost, s.laneUnpriced[a.ID]), dash(a.Outcome))
+				a.Calls, a.Requests, tokens, cost, dash(a.Outcome))
 		}
 		tw.Flush()
 	}
@@ -332,4 +419,21 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// configPrices reports which models the prices of the config in effect
+// price (its [prices] over the embedded table), or is nil when the config
+// cannot be read: a map keeps the costs it was written with, so a model
+// unpriced in it may be priced now. The config's problems are for config
+// check to tell; here they only leave this out.
+func configPrices(flagValue string) func(model string) bool {
+	c, _ := loadConfig(flagValue, "show", io.Discard)
+	if c == nil || len(c.Prices) == 0 {
+		return nil
+	}
+	table := prices.Default().With(priceOverrides(c))
+	return func(model string) bool {
+		_, ok := table.Lookup(model)
+		return ok
+	}
 }

@@ -69,7 +69,7 @@ func TestListTimesHaveTheirZone(t *testing.T) {
 	time.Local = time.FixedZone("ZZT", 5*3600+1800)
 	defer func() { time.Local = old }()
 	var b bytes.Buffer
-	writeList(&b, []daemon.Entry{{ID: "s1", Agent: "claude", Start: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), Outcome: "completed"}})
+	writeList(&b, []daemon.Entry{{ID: "s1", Agent: "claude", Start: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), Outcome: "completed"}}, nil)
 	if !strings.Contains(b.String(), "  2026-05-01 17:30 ZZT  ") {
 		t.Errorf("list:\n%s", b.String())
 	}

@@ -155,13 +155,15 @@ func TestUsageWindowOnTheTeamDatabase(t *testing.T) {
 	time.Local = time.UTC
 	defer func() { time.Local = old }()
 	// The Claude session runs from 08:53:20 to 09:02:45 and the Codex one
-	// from 22:40:00 to 22:43:50 (UTC); the Cursor transcript has no tokens.
+	// from 22:40:00 to 22:43:50 (UTC); the Cursor transcript's requests
+	// recorded no tokens, a row of its own all the same (usage not
+	// recorded), later than both.
 	for _, w := range []struct {
 		since, until string
 		rows         int
 	}{
 		{"2025-10-09T09:00:00Z", "2025-10-09T09:05:00Z", 1},
-		{"2025-10-09T09:00:00Z", "", 2},
+		{"2025-10-09T09:00:00Z", "", 3},
 		{"2025-10-20T22:42:00Z", "2025-10-20", 1},
 		{"2025-10-09T09:03:00Z", "2025-10-10", 0},
 	} {

@@ -116,7 +116,7 @@ func Convert(m *mapfile.Map) Run {
 		Branch:    unknownBranch,
 		StartedAt: s.StartedAt,
 		Duration:  duration(s.DurationMs),
-		Cost:      prices.CostText(m.Totals.CostUSD, m.UnpricedModels(""), "$0.00"),
+		Cost:      cost(m),
 		Actions:   []Action{},
 	}
 	if run.StartedAt == "" {
@@ -150,6 +150,22 @@ func Convert(m *mapfile.Map) Run {
 	run.FilesChanged = len(edited)
 	run.Status, run.TrustScore = status(s.Outcome, run.Actions)
 	return run
+}
+
+// cost is the run's cost as AgentScope shows it, a free string: never
+// "$0.00" for tokens that were used, whether their model has no price
+// ("unpriced") or their log recorded no usage for any of the session's
+// requests ("usage not recorded", Cursor's sessions): the format has no way
+// to leave a run's cost out.
+func cost(m *mapfile.Map) string {
+	if m.Totals.Tokens == 0 && m.Totals.CostUSD == 0 {
+		for i := range m.Events {
+			if m.Events[i].Kind == "llm" {
+				return "usage not recorded"
+			}
+		}
+	}
+	return prices.CostText(m.Totals.CostUSD, m.UnpricedModels(""), "$0.00")
 }
 
 func title(m *mapfile.Map) string {
