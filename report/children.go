@@ -39,3 +39,8 @@ func countedOnce(maps []*Map) []*Map {
 	}
 	return out
 }
+
+// Sessions is how many sessions a report of maps shows: each spawned
+// agent counted once, in its parent (see countedOnce), so that what a
+// command says it wrote is what the page counts.
+func Sessions(maps []*Map) int { return len(countedOnce(maps)) }

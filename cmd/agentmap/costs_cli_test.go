@@ -224,6 +224,10 @@ func TestListShowsASpawnedSessionInItsParent(t *testing.T) {
 	if len(es) != 2 || parents[child] != "codex/"+parent || parents[parent] != "" {
 		t.Errorf("list --json: parents %q", parents)
 	}
+	// report, as the page counts, says one session.
+	if _, errOut := h.must("report", "-o", filepath.Join(h.t.TempDir(), "r.html")); !strings.Contains(errOut, "agentmap report: 1 session -> ") {
+		t.Errorf("report of a parent and the agent it spawned: %q", errOut)
+	}
 	// Alone in a listing, the spawned session is no part of another row.
 	out, _ = h.must("list", "--outcome", "completed", "--since", "2026-03-01T10:00:05Z")
 	if strings.Contains(out, "↳") || !strings.Contains(out, child) {

@@ -228,7 +228,10 @@ func TestMissingStoreIsAnEmptyStore(t *testing.T) {
 		}{
 			{[]string{"export", "--format", "jsonl"}, exitFailure,
 				"agentmap export: no session map matched: " + filepath.Join(data, "maps") + " holds no maps yet (agentmap scan writes them)"},
-			{[]string{"report", "-o", filepath.Join(t.TempDir(), "r.html")}, exitOK, "agentmap report: 0 sessions -> "},
+			{[]string{"report", "-o", filepath.Join(t.TempDir(), "r.html")}, exitOK, "agentmap report: no sessions in the local map store yet (agentmap scan maps the logs present)"},
+			{[]string{"report", "--agent", "codex", "-o", filepath.Join(t.TempDir(), "r.html")}, exitOK, "agentmap report: no session in the local map store matches"},
+			{[]string{"report", "-o", ""}, exitUsage, "agentmap report: -o is empty: give the file to write, or - for standard output"},
+			{[]string{"report", "-o", "-", "--open"}, exitUsage, "agentmap report: --open needs a file to open: -o - writes to standard output"},
 			{[]string{"usage"}, exitOK, "no model requests"},
 			{[]string{"list"}, exitOK, "no sessions"},
 		} {

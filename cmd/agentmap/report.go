@@ -156,6 +156,14 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	flt.Session = *session
+	switch {
+	case *out == "":
+		fmt.Fprintln(stderr, "agentmap report: -o is empty: give the file to write, or - for standard output")
+		return exitUsage
+	case *out == "-" && *open:
+		fmt.Fprintln(stderr, "agentmap report: --open needs a file to open: -o - writes to standard output")
+		return exitUsage
+	}
 	if *out != "-" {
 		if fi, err := os.Stat(*out); err == nil && fi.IsDir() {
 			fmt.Fprintf(stderr, "agentmap report: -o %s is a directory: give the file to write\n", *out)
@@ -181,7 +189,13 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		maps = []*report.Map{m}
 	}
-	opt := report.Options{Single: *session != "", Scope: describeScope(len(maps), where, flt)}
+	// A spawned agent is one session with its parent, on the page and in
+	// what is said of it.
+	shown := len(maps)
+	if *session == "" {
+		shown = report.Sessions(maps)
+	}
+	opt := report.Options{Single: *session != "", Scope: describeScope(shown, where, flt)}
 	if opt.Single {
 		opt.Title = "agentmap session " + maps[0].Session.NativeID()
 	}
@@ -201,7 +215,16 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "agentmap report: %v\n", err)
 		return exitFailure
 	}
-	fmt.Fprintf(stderr, "agentmap report: %s -> %s (%d KiB)\n", counted(len(maps), "session"), *out, buf.Len()/1024)
+	fmt.Fprintf(stderr, "agentmap report: %s -> %s (%d KiB)\n", counted(shown, "session"), *out, buf.Len()/1024)
+	if shown == 0 {
+		// A page of empty tables, said: a mistyped --data-dir or a store
+		// not yet filled reads the same.
+		if *mf.maps == "" && !mf.team.set() && flt == (report.Filter{}) {
+			fmt.Fprintf(stderr, "agentmap report: no sessions in %s yet (agentmap scan maps the logs present)\n", where)
+		} else {
+			fmt.Fprintf(stderr, "agentmap report: no session in %s matches\n", where)
+		}
+	}
 	code = exitOK
 	if !clean {
 		code = exitFailure
