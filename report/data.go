@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -46,7 +47,8 @@ func (s *strtab) ids(vs []string) []int {
 // overview is the data of the overview page.
 type overview struct {
 	Version   int      `json:"v"`
-	Generated string   `json:"generated"`
+	Generated string   `json:"generated"`        // RFC 3339, in the generating machine's zone
+	Zone      string   `json:"zone"`             // that zone, as zoneLabel names it
 	Single    bool     `json:"single,omitempty"` // a report of one session page
 	Strings   []string `json:"str"`
 	Sessions  [][]any  `json:"s"`      // sessionRow
@@ -357,7 +359,7 @@ func buildSessionPage(m *Map) sessionPage {
 			p.Lanes = append(p.Lanes, lane{ID: e.Lane()})
 		}
 		p.Lanes[l].Events++
-		ev := event{T: e.T, Kind: e.Kind, Lane: l, Label: eventLabel(e), Cat: e.Cat, Exit: e.ExitCode,
+		ev := event{T: e.T, Kind: e.Kind, Lane: l, Label: eventLabel(m, e), Cat: e.Cat, Exit: e.ExitCode,
 			Class: e.ErrClass, Source: e.Source, RetryOf: e.RetryOf, Attempt: e.Attempt, In: e.In, CW: e.CW,
 			CR: e.CR, Out: e.Out, Cost: e.Cost, Latency: e.Latency, Dur: e.Dur, Ms: e.Ms, OutBytes: e.OutBytes,
 			Pre: e.PreTokens, Post: e.PostTokens, Chars: e.Chars, Stop: e.Stop, Ref: e.Ref}
@@ -428,8 +430,11 @@ func (p *sessionPage) marshal() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// eventLabel is the one name a mark is known by: what ran, or whom.
-func eventLabel(e *mapfile.Event) string {
+// eventLabel is the one name a mark is known by: what ran, or whom. A
+// commit or a pull request is known by its repository's name (the event
+// holds the map's id of it, r0, which means nothing to a reader) and a pull
+// request by its number too.
+func eventLabel(m *Map, e *mapfile.Event) string {
 	switch e.Kind {
 	case "exec", "verify":
 		if e.Verb != "" {
@@ -459,11 +464,25 @@ func eventLabel(e *mapfile.Event) string {
 	case "model_switch":
 		return e.From + " → " + e.To
 	case "commit":
-		return e.Repo
+		return repoName(m, e.Repo)
 	case "pr_merge", "pr_close", "pr_comment":
-		return e.Repo
+		if e.Number > 0 {
+			return repoName(m, e.Repo) + " #" + strconv.Itoa(e.Number)
+		}
+		return repoName(m, e.Repo)
 	}
 	return e.Tool
+}
+
+// repoName is the name of the map's repository id, or the id when the map
+// names no such repository.
+func repoName(m *Map, id string) string {
+	for _, r := range m.Repos {
+		if r.ID == id && r.Name != "" {
+			return r.Name
+		}
+	}
+	return id
 }
 
 // gzips are reused: a new compressor allocates about a megabyte, more

@@ -32,7 +32,7 @@ func WriteEvents(w io.Writer, m *Map) {
 		if lane == "" {
 			lane = e.Lane()
 		}
-		what := eventLabel(e)
+		what := eventLabel(m, e)
 		if what == "" {
 			what = "-"
 		}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,7 +63,9 @@ func Write(w io.Writer, maps []*Map, opt Options) error {
 		return cmp.Or(cmp.Compare(b.Session.StartedAt, a.Session.StartedAt), cmp.Compare(a.Session.ID, b.Session.ID))
 	})
 	st := newStrtab()
-	ov := overview{Version: 1, Generated: opt.Generated.UTC().Format(time.RFC3339), Single: opt.Single}
+	// The page shows its times in the reader's zone, but the scope's dates
+	// (--since, --until) are the generating machine's: the page says both.
+	ov := overview{Version: 1, Generated: opt.Generated.Format(time.RFC3339), Zone: zoneLabel(opt.Generated), Single: opt.Single}
 	for _, m := range maps {
 		ov.Sessions = append(ov.Sessions, sessionRow(st, m, len(m.Events)))
 		ov.Aggs = append(ov.Aggs, sessionAgg(st, m))
@@ -98,6 +101,7 @@ func Write(w io.Writer, maps []*Map, opt Options) error {
 <input id="search" type="search" placeholder="Search sessions: id, repo, model" aria-label="Search sessions"></header>
 <div id="filters"></div>
 <main id="view"><p class="muted">Loading…</p></main>
+<footer id="foot"></footer>
 <div id="tip" role="tooltip"></div>
 <script type="application/x-agentmap" id="ov">%s</script>
 `, html.EscapeString(opt.Title), css, html.EscapeString(opt.Title), html.EscapeString(opt.Scope), packed)
@@ -112,6 +116,32 @@ func Write(w io.Writer, maps []*Map, opt Options) error {
 	}
 	fmt.Fprintf(bw, "</body></html>\n")
 	return bw.Flush()
+}
+
+// zoneLabel names the zone of t: its offset from UTC ("UTC+9", "UTC-3:30",
+// "UTC"), then the zone's name where one is known (an IANA name from TZ,
+// else its abbreviation): "UTC+9 (Asia/Tokyo)", "UTC+1 (CET)".
+func zoneLabel(t time.Time) string {
+	abbr, off := t.Zone()
+	s := "UTC"
+	if off != 0 {
+		sign := "+"
+		if off < 0 {
+			sign, off = "-", -off
+		}
+		s += sign + strconv.Itoa(off/3600)
+		if m := off % 3600 / 60; m != 0 {
+			s += fmt.Sprintf(":%02d", m)
+		}
+	}
+	name := t.Location().String()
+	if name == "Local" || name == "" || strings.HasPrefix(name, ":") {
+		name = abbr
+	}
+	if name == "" || name == "UTC" || strings.HasPrefix(name, "+") || strings.HasPrefix(name, "-") {
+		return s
+	}
+	return s + " (" + name + ")"
 }
 
 // chunkBytes is about how much session data (JSON) is gzipped together:

@@ -9,22 +9,38 @@ const S = {id:0, agent:1, repos:2, models:3, start:4, dur:5, outcome:6, in:7, cw
   events:22, trunc:23, turns:24, outTok:25, unpriced:26};
 const KINDS = ['read','search','edit','exec','verify','mcp','skill','subagent','web','tool','llm','user','error','delay','compaction'];
 const OUTPUT_KINDS = ['commit','pr_merge','pr_close','pr_comment','ticket','artifact','skill_write','model_switch'];
-const PALETTE = ['#4c8bf5','#e8890c','#2f9e44','#8e5bd8','#d6409f','#2bb3c0','#a0642b','#7d8794','#c9a400','#4f5bd5'];
+// Ten hues apart from one another and from the grey of "other" (#9aa0a8),
+// so that no two series of the chart over time look alike.
+const PALETTE = ['#4c8bf5','#e8890c','#2f9e44','#8e5bd8','#d6409f','#2bb3c0','#a0642b','#d93f3f','#c9a400','#84cc16'];
+const OTHER = '#9aa0a8';
 
 const $ = (s, el) => (el || document).querySelector(s);
 const esc = v => String(v).replace(/[&<>"']/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'}[c]));
 const int = n => Math.round(n).toLocaleString('en-US');
 const tok = n => n >= 1e9 ? (n/1e9).toFixed(2)+'G' : n >= 1e6 ? (n/1e6).toFixed(1)+'M' : n >= 1e4 ? (n/1e3).toFixed(0)+'k' : int(n);
+// fixed writes n with d decimals and a comma between thousands ($7,474.66)
+const fixed = (n, d) => { const [i, f] = Math.abs(n).toFixed(d).split('.'); return (n < 0 ? '-' : '') + i.replace(/\B(?=(\d{3})+$)/g, ',') + (f ? '.' + f : ''); };
 // a cost under a tenth of a cent that is not 0 reads "<$0.001", never "$0.000"
-const usd = n => n > 0 && n < 0.001 ? '<$0.001' : '$' + n.toFixed(n && n < 0.1 ? 3 : 2);
+const usd = n => n > 0 && n < 0.001 ? '<$0.001' : '$' + fixed(n, n && n < 0.1 ? 3 : 2);
+// A request whose log recorded no usage (a Cursor transcript never does)
+// has no tokens and no cost to show, not 0 of each: its figures read "not
+// recorded", as do those of a sum of nothing else (an agent, a repository,
+// a model); a card whose sums leave such sessions out says how many.
+const NR = 'not recorded';
+// noUsage: a session whose requests all recorded no usage.
+const noUsage = r => r[S.requests] > 0 && !r[S.tokens];
 // costOf says a cost that leaves out tokens of unpriced models: "unpriced"
 // when nothing of it had a price, "$X +unpriced" when part of it had (a 0
-// is never shown for tokens that were used, docs/costs.md).
-const costOf = (n, unpriced) => !unpriced ? usd(n) : n ? usd(n) + ' +unpriced' : 'unpriced';
-const rowCost = r => costOf(r[S.cost], r[S.unpriced].length);
+// is never shown for tokens that were used, docs/costs.md); and "not
+// recorded" when the sessions it sums include some that recorded no usage
+// (nr) and none that recorded any (tokens 0).
+const costOf = (n, unpriced, nr, tokens) => nr && !tokens ? NR : !unpriced ? usd(n) : n ? usd(n) + ' +unpriced' : 'unpriced';
+const tokOf = (n, nr) => nr && !n ? NR : tok(n);
+const rowCost = r => noUsage(r) ? NR : costOf(r[S.cost], r[S.unpriced].length);
+const rowTok = r => noUsage(r) ? NR : tok(r[S.tokens]);
 // html is a figure as HTML: escaped, its "+unpriced" set smaller, so that a
-// narrow table keeps room for its names.
-const html = s => esc(s).replace(' +unpriced', ' <small class="unp">+unpriced</small>');
+// narrow table keeps room for its names; "not recorded" muted.
+const html = s => s === NR ? '<span class="nr">' + NR + '</span>' : esc(s).replace(' +unpriced', ' <small class="unp">+unpriced</small>');
 // plural counts a noun: "1 session", "2 sessions".
 const plural = (n, one, many) => int(n) + ' ' + (n === 1 ? one : many || one + 's');
 const dur = ms => { if (!ms || ms < 0) return '-'; const s = ms/1000; if (s < 60) return s.toFixed(s < 10 ? 1 : 0)+'s';
@@ -34,6 +50,13 @@ const clock = ms => { const s = Math.max(0, ms)/1000, h = Math.floor(s/3600), m 
   return (h ? h+':'+String(m).padStart(2,'0') : String(m)) + ':' + (r < 10 ? '0' : '') + r.toFixed(ms % 1000 ? 1 : 0); };
 const dayOf = ms => { const d = new Date(ms); return d.getFullYear()+'-'+String(d.getMonth()+1).padStart(2,'0')+'-'+String(d.getDate()).padStart(2,'0'); };
 const when = ms => ms ? new Date(ms).toLocaleString(undefined, {year:'numeric', month:'short', day:'numeric', hour:'2-digit', minute:'2-digit'}) : '-';
+// Times are shown in the zone of the browser reading the page: utcOffset
+// names the offset at a moment ("UTC+9", "UTC-3:30"), ZONE the zone itself,
+// its IANA name where the browser gives one.
+const utcOffset = min => { if (!min) return 'UTC'; const a = Math.abs(min);
+  return 'UTC' + (min < 0 ? '-' : '+') + Math.floor(a / 60) + (a % 60 ? ':' + String(a % 60).padStart(2, '0') : ''); };
+const zoneAt = ms => utcOffset(-new Date(ms || Date.now()).getTimezoneOffset());
+const ZONE = (() => { try { return Intl.DateTimeFormat().resolvedOptions().timeZone || zoneAt(); } catch (e) { return zoneAt(); } })();
 const cssVar = n => getComputedStyle(document.documentElement).getPropertyValue(n).trim();
 
 window.agentmap = {ready: false};
@@ -94,7 +117,7 @@ function keep(i) {
   }
   return true;
 }
-function applyFilters() { shown = []; for (let i = 0; i < ROWS.length; i++) if (keep(i)) shown.push(i); page = 0; }
+function applyFilters() { shown = []; for (let i = 0; i < ROWS.length; i++) if (keep(i)) shown.push(i); page = 0; listOrder = null; }
 
 function buildFilters() {
   const vals = {agent: new Set(), repo: new Set(), model: new Set(), outcome: new Set()};
@@ -127,23 +150,26 @@ const runs = (list, n, f) => { if (list) for (let o = 0, j = 0; o < list.length;
 // aggregate sums the shown sessions. Maps are keyed by string-table
 // index (numbers hash faster than strings) and named when drawn (named).
 // A repository's and an agent's counters have a fifth: how many of their
-// sessions used a model without a price (their cost leaves it out).
+// sessions used a model without a price (their cost leaves it out), and a
+// sixth: how many recorded no usage at all (noUsage). A model's have, after
+// its tokens, cost and sessions, the sessions in which its requests recorded
+// no usage.
 function aggregate() {
   const A = {sessions: shown.length, tokens: 0, cost: 0, calls: 0, errors: 0, requests: 0, retries: 0, compactions: 0, delayMs: 0,
-    unpriced: 0, multiRepo: 0,
+    unpriced: 0, nr: 0, multiRepo: 0,
     repo: new Map(), agent: new Map(), model: new Map(), outcome: new Map(), es: new Map(), ec: new Map(), verb: new Map(),
     mcp: new Map(), file: new Map(), sa: new Map(), dc: new Map(), cat: new Map(), ctx: new Map()};
-  const add = (m, k, x, y, z, w, u) => { let v = m.get(k); if (!v) { v = [0, 0, 0, 0, 0]; m.set(k, v); } v[0] += x; v[1] += y || 0; v[2] += z || 0; v[3] += w || 0; v[4] += u || 0; };
+  const add = (m, k, x, y, z, w, u, q) => { let v = m.get(k); if (!v) { v = [0, 0, 0, 0, 0, 0]; m.set(k, v); } v[0] += x; v[1] += y || 0; v[2] += z || 0; v[3] += w || 0; v[4] += u || 0; v[5] += q || 0; };
   for (const i of shown) {
-    const r = ROWS[i], a = AGG[i], u = r[S.unpriced].length ? 1 : 0;
+    const r = ROWS[i], a = AGG[i], u = r[S.unpriced].length ? 1 : 0, nr = noUsage(r) ? 1 : 0;
     A.tokens += r[S.tokens]; A.cost += r[S.cost]; A.calls += r[S.calls]; A.errors += r[S.errors]; A.requests += r[S.requests];
-    A.retries += r[S.retries]; A.compactions += r[S.compactions]; A.delayMs += r[S.delayMs]; A.unpriced += u;
+    A.retries += r[S.retries]; A.compactions += r[S.compactions]; A.delayMs += r[S.delayMs]; A.unpriced += u; A.nr += nr;
     const repos = r[S.repos];
     // a session counts whole in each of its repositories (the card says so)
     if (repos.length > 1) A.multiRepo++;
-    if (!repos.length) add(A.repo, 0, 1, r[S.tokens], r[S.cost], r[S.errors], u);
-    for (const x of repos) add(A.repo, x, 1, r[S.tokens], r[S.cost], r[S.errors], u);
-    add(A.agent, r[S.agent], 1, r[S.tokens], r[S.cost], r[S.errors], u);
+    if (!repos.length) add(A.repo, 0, 1, r[S.tokens], r[S.cost], r[S.errors], u, nr);
+    for (const x of repos) add(A.repo, x, 1, r[S.tokens], r[S.cost], r[S.errors], u, nr);
+    add(A.agent, r[S.agent], 1, r[S.tokens], r[S.cost], r[S.errors], u, nr);
     add(A.outcome, r[S.outcome], 1);
     runs(a.es, 2, o => add(A.es, a.es[o], a.es[o + 1]));
     runs(a.ec, 2, o => add(A.ec, a.ec[o], a.ec[o + 1]));
@@ -153,7 +179,7 @@ function aggregate() {
     runs(a.sa, 2, o => add(A.sa, a.sa[o], a.sa[o + 1]));
     runs(a.dc, 3, o => add(A.dc, a.dc[o], a.dc[o + 1], a.dc[o + 2]));
     runs(a.cat, 3, o => add(A.cat, a.cat[o], a.cat[o + 1], a.cat[o + 2]));
-    runs(a.mt, 5, (o, j) => add(A.model, a.mt[o], a.mt[o + 1] + a.mt[o + 2] + a.mt[o + 3] + a.mt[o + 4], a.mc[j], 1));
+    runs(a.mt, 5, (o, j) => { const n = a.mt[o + 1] + a.mt[o + 2] + a.mt[o + 3] + a.mt[o + 4]; add(A.model, a.mt[o], n, a.mc[j], 1, n ? 0 : 1); });
     const c = r[S.maxCtx];
     let b = 0; while (b < CTX.length - 1 && !(c >= CTX[b][0] && c < CTX[b][1])) b++;
     add(A.ctx, b, 1, r[S.compactions]);
@@ -168,19 +194,40 @@ const CTX = [[0, 1, 'none recorded'], [1, 50e3, '< 50k'], [50e3, 100e3, '50k–1
 // ---- building blocks ----
 // table renders rows of [name, numbers...]; cols are [header, format]
 // (format gets the cell and its row, which may carry more than the columns);
-// bar is the column drawn as a bar (its share of the largest).
+// bar is the column drawn as a bar (its share of the largest). opts: err
+// draws the bar in the error colour; stack, a list of [column, colour,
+// label], draws the bar as those columns end to end instead (the sum a
+// table is ranked by), with a legend; path cuts a long name in the middle,
+// keeping the file name whole (a row marked plain is not a path); none is
+// what an empty table says.
 function table(cols, rows, bar, opts) {
   opts = opts || {};
-  const max = Math.max(1, ...rows.map(r => r[bar] || 0));
-  let s = '<div class="scroll"><table><thead><tr>' + cols.map((c, i) => '<th' + (i ? ' class="n"' : '') + '>' + esc(c[0]) + '</th>').join('') +
+  const st = opts.stack, size = r => st ? st.reduce((n, [c]) => n + (r[c] || 0), 0) : r[bar] || 0;
+  let max = 1; for (const r of rows) max = Math.max(max, size(r));
+  const w = v => (100 * (v || 0) / max).toFixed(1) + '%';
+  const barCell = r => !st ? '<div class="bar' + (opts.err ? ' err' : '') + '" style="width:' + w(r[bar]) + '"></div>' :
+    '<div class="bars">' + st.map(([c, col]) => r[c] ? '<div class="bar" style="width:' + w(r[c]) + ';background:' + col + '"></div>' : '').join('') + '</div>';
+  const name = r => '<td class="name" title="' + esc(r[0]) + '">' + (opts.path && !r.plain ? pathName(r[0]) : esc(r[0])) + '</td>';
+  let s = (st ? '<div class="legend">bar: ' + st.map(([, col, label]) => '<span><i class="sw" style="background:' + col + '"></i>' + esc(label) + '</span>').join(' + ') + '</div>' : '') +
+    '<div class="scroll"><table><thead><tr>' + cols.map((c, i) => '<th' + (i ? ' class="n"' : '') + '>' + esc(c[0]) + '</th>').join('') +
     '<th></th></tr></thead><tbody>';
   for (const r of rows) {
-    s += '<tr>' + cols.map((c, i) => i ? '<td class="n" data-v="' + r[i] + '">' + html(c[1](r[i], r)) + '</td>' : '<td class="name" title="' + esc(r[0]) + '">' + esc(r[0]) + '</td>').join('') +
-      '<td class="barcell"><div class="bar' + (opts.err ? ' err' : '') + '" style="width:' + (100 * (r[bar] || 0) / max).toFixed(1) + '%"></div></td></tr>';
+    s += '<tr>' + cols.map((c, i) => i ? '<td class="n" data-v="' + r[i] + '">' + html(c[1](r[i], r)) + '</td>' : name(r)).join('') +
+      '<td class="barcell">' + barCell(r) + '</td></tr>';
   }
-  if (!rows.length) s += '<tr><td class="muted" colspan="' + (cols.length + 1) + '">none</td></tr>';
+  if (!rows.length) s += '<tr><td class="muted" colspan="' + (cols.length + 1) + '">' + esc(opts.none || 'none') + '</td></tr>';
   return s + '</tbody></table></div>';
 }
+// pathName sets a path ("repo: dir/file") so that, where it is too long
+// for its cell, what is cut is its middle (an ellipsis at the end of its
+// repository and directories), never its file name: the part that tells
+// two files apart. The cell's title has it whole.
+const pathName = p => { const r = p.indexOf(': '), k = Math.max(p.lastIndexOf('/') + 1, r < 0 ? 0 : r + 2);
+  return '<span class="path"><span class="dir">' + esc(p.slice(0, k)) + '</span><span class="base">' + esc(p.slice(k)) + '</span></span>'; };
+// cutAt keeps the first n rows, and says when it left some out ("top 50
+// of 60"): a table that is cut says so.
+const cutAt = (rows, n) => ({rows: rows.slice(0, n), note: rows.length > n ? 'top ' + n + ' of ' + int(rows.length) : ''});
+const notes = (...n) => n.filter(x => x).join(' · ');
 const card = (title, body, note, wide) => '<section class="card' + (wide ? ' wide' : '') + '"><h2>' + esc(title) + (note ? '<small>' + esc(note) + '</small>' : '') + '</h2>' + body + '</section>';
 const entries = (m, by, n, none) => named(m, none).sort((a, b) => b[1][by] - a[1][by] || (a[0] < b[0] ? -1 : 1)).slice(0, n || 1e9);
 const pct = x => (100 * x).toFixed(1) + '%';
@@ -189,38 +236,50 @@ const pct = x => (100 * x).toFixed(1) + '%';
 const chartState = {metric: 'sessions', stack: 'model', unit: 'auto'};
 function overviewView() {
   document.body.dataset.view = 'overview';
+  if (!ROWS.length) return emptyView();
   const A = aggregate();
   if (window.agentmap.marks) window.agentmap.marks.aggregated = performance.now();
   $('#count').textContent = shown.length === ROWS.length ? plural(ROWS.length, 'session') : shown.length + ' of ' + plural(ROWS.length, 'session');
   // data-value is the figure as a number (the tests read it), whatever the text says
-  const kpi = (k, v, text, title, one, many) => '<div class="kpi" data-kpi="' + k + '" data-value="' + v + '"><b title="' + esc(title) + '">' +
-    html(text) + '</b><span>' + esc(v === 1 ? one : many || one + 's') + '</span></div>';
+  // sub is a line under the figure's name, saying what it leaves out
+  const kpi = (k, v, text, title, one, many, sub) => '<div class="kpi" data-kpi="' + k + '" data-value="' + v + '"><b title="' + esc(title + (sub ? '; ' + sub : '')) + '">' +
+    html(text) + '</b><span>' + esc(v === 1 ? one : many || one + 's') + '</span>' + (sub ? '<small class="sub">' + esc(sub) + '</small>' : '') + '</div>';
   const n = (k, v, one, many) => kpi(k, v, int(v), int(v), one, many), cost = Math.round(A.cost * 1e6) / 1e6;
-  let s = '<div class="kpis">' + n('sessions', A.sessions, 'session') + kpi('tokens', A.tokens, tok(A.tokens), int(A.tokens), 'token') +
-    kpi('cost', cost, costOf(cost, A.unpriced), '$' + cost.toFixed(6) + (A.unpriced ? '; ' + plural(A.unpriced, 'session') + ' used models without a price, whose tokens it leaves out' : ''), 'estimated cost (USD)', 'estimated cost (USD)') +
+  // sessions whose logs recorded no usage count in neither the tokens nor the cost: both cards say so
+  const nrNote = A.nr ? plural(A.nr, 'session') + ' recorded no usage, not counted' : '', tokText = tokOf(A.tokens, A.nr);
+  const nrSub = tokText === NR ? '' : nrNote;
+  let s = '<div class="kpis">' + n('sessions', A.sessions, 'session') + kpi('tokens', A.tokens, tokText, int(A.tokens), 'token', '', nrSub) +
+    kpi('cost', cost, costOf(cost, A.unpriced, A.nr, A.tokens), '$' + fixed(cost, 6) + (A.unpriced ? '; ' + plural(A.unpriced, 'session') + ' used models without a price, whose tokens it leaves out' : ''), 'estimated cost (USD)', 'estimated cost (USD)', nrSub) +
     n('calls', A.calls, 'tool call') + n('requests', A.requests, 'model request') + n('errors', A.errors, 'error') + n('retries', A.retries, 'retry', 'retries') + n('compactions', A.compactions, 'compaction') + '</div>';
   s += '<div class="grid">';
-  s += card('Over time', '<div class="controls"><b id="daytitle"></b><select id="metric"><option value="sessions">sessions</option><option value="tokens">tokens</option><option value="cost">cost</option></select>' +
-    ' stacked by <select id="stack"><option value="model">model</option><option value="agent">agent</option></select>' +
-    ' per <select id="unit"><option value="auto">day, week or month</option><option value="day">day</option><option value="week">week</option><option value="month">month</option></select>' +
+  s += card('Over time', '<div class="controls"><b id="daytitle"></b><select id="metric" aria-label="what the chart counts"><option value="sessions">sessions</option><option value="tokens">tokens</option><option value="cost">cost</option></select>' +
+    ' stacked by <select id="stack" aria-label="stacked by"><option value="model">model</option><option value="agent">agent</option></select>' +
+    ' per <select id="unit" aria-label="per"><option value="auto">day, week or month</option><option value="day">day</option><option value="week">week</option><option value="month">month</option></select>' +
     '<span class="muted" id="daynote"></span></div><div id="daychart"></div>', '', true);
-  // rows are [name, sessions, tokens, cost, errors, sessions with unpriced models]
-  const T = [['sessions', int], ['tokens', tok], ['cost', (x, r) => costOf(x, r[5])], ['errors', int]];
-  s += card('By repository', table([['repository', 0], ...T], entries(A.repo, 0, 50, '(no repository)').map(([k, v]) => [k, ...v]), 1),
-    A.multiRepo ? 'a session in several repositories counts in each' : '');
-  s += card('By agent', table([['agent', 0], ...T], entries(A.agent, 0).map(([k, v]) => [k, ...v]), 1));
+  // rows are [name, sessions, tokens, cost, errors, sessions with unpriced
+  // models, sessions that recorded no usage]
+  const T = [['sessions', int], ['tokens', (x, r) => tokOf(x, r[6])], ['cost', (x, r) => costOf(x, r[5], r[6], r[2])], ['errors', int]];
+  const repos = cutAt(entries(A.repo, 0, 0, '(no repository)').map(([k, v]) => [k, ...v]), 50);
+  s += card('By repository', table([['repository', 0], ...T], repos.rows, 1),
+    notes(repos.note, A.multiRepo ? 'a session in several repositories counts in each' : '', nrNote));
+  s += card('By agent', table([['agent', 0], ...T], entries(A.agent, 0).map(([k, v]) => [k, ...v]), 1), nrNote);
   const unpriced = new Set(); for (const i of shown) for (const x of ROWS[i][S.unpriced]) unpriced.add(STR[x]);
-  s += card('By model', table([['model', 0], ['tokens', tok], ['cost', (x, r) => costOf(x, r[4])], ['sessions', int]],
-    entries(A.model, 0).map(([k, v]) => [k, v[0], v[1], v[2], unpriced.has(k)]), 1), unpriced.size ? 'unpriced: no price known' : '');
+  // rows are [model, tokens, cost, sessions, unpriced, sessions in which its requests recorded no usage]
+  s += card('By model', table([['model', 0], ['tokens', (x, r) => tokOf(x, r[5])], ['cost', (x, r) => costOf(x, r[4], r[5], r[1])], ['sessions', int]],
+    entries(A.model, 0).map(([k, v]) => [k, v[0], v[1], v[2], unpriced.has(k), v[3]]), 1), notes(unpriced.size ? 'unpriced: no price known' : '', nrNote));
   s += card('Outcomes', table([['outcome', 0], ['sessions', int]], entries(A.outcome, 0).map(([k, v]) => [k, ...v]), 1));
   s += card('Errors by source', table([['source', 0], ['errors', int]], entries(A.es, 0).map(([k, v]) => [k, ...v]), 1, {err: 1}));
   s += card('Errors by class', table([['class', 0], ['errors', int]], entries(A.ec, 0).map(([k, v]) => [k, ...v]), 1, {err: 1}));
-  const verbs = named(A.verb).map(([k, v]) => [k, v[0], v[1], v[2], v[1] / v[0]]).sort((a, b) => (b[2] + b[3]) - (a[2] + a[3]) || b[1] - a[1]).slice(0, 40);
-  s += card('Shell verbs that fail or are retried', table([['verb', 0], ['runs', int], ['failed', int], ['retried', int], ['fail rate', pct]], verbs, 2, {err: 1}), 'top 40');
-  const mcp = named(A.mcp).map(([k, v]) => [k, v[0], v[1], v[1] / v[0]]).sort((a, b) => b[1] - a[1]).slice(0, 40);
-  s += card('MCP servers and tools', table([['server · tool', 0], ['calls', int], ['failed', int], ['fail rate', pct]], mcp, 1), 'top 40');
-  const files = named(A.file).map(([k, v]) => [k, v[0], v[1], v[2]]).sort((a, b) => (b[1] + b[2]) - (a[1] + a[2])).slice(0, 40);
-  s += card('Files read and edited most', table([['file', 0], ['reads', int], ['edits', int], ['sessions', int]], files, 1), 'top 40');
+  // only the verbs that failed or were retried at least once
+  const verbs = cutAt(named(A.verb).filter(([, v]) => v[1] + v[2] > 0).map(([k, v]) => [k, v[0], v[1], v[2], v[1] / v[0]]).sort((a, b) => (b[2] + b[3]) - (a[2] + a[3]) || b[1] - a[1]), 40);
+  s += card('Shell verbs that fail or are retried', table([['verb', 0], ['runs', int], ['failed', int], ['retried', int], ['fail rate', pct]], verbs.rows, 2,
+    {stack: [[2, 'var(--err)', 'failed'], [3, 'var(--warn)', 'retried']], none: A.verb.size ? 'no shell verb failed or was retried' : 'no shell command ran'}), verbs.note);
+  const mcp = cutAt(named(A.mcp).map(([k, v]) => [k, v[0], v[1], v[1] / v[0]]).sort((a, b) => b[1] - a[1]), 40);
+  s += card('MCP servers and tools', table([['server · tool', 0], ['calls', int], ['failed', int], ['fail rate', pct]], mcp.rows, 1), mcp.note);
+  // ranked by reads and edits, which the bar draws end to end
+  const files = cutAt(named(A.file).map(([k, v]) => [k, v[0], v[1], v[2]]).sort((a, b) => (b[1] + b[2]) - (a[1] + a[2])), 40);
+  s += card('Files read and edited most', table([['file', 0], ['reads', int], ['edits', int], ['sessions', int]], files.rows, 1,
+    {path: 1, stack: [[1, 'var(--k-read)', 'reads'], [2, 'var(--k-edit)', 'edits']]}), files.note);
   s += card('Subagent types', table([['type', 0], ['launches', int]], entries(A.sa, 0).map(([k, v]) => [k, ...v]), 1));
   s += card('Context fill (largest main-agent context)', table([['max context', 0], ['sessions', int], ['compactions', int]],
     CTX.map((c, i) => [c[2], ...(A.ctx.get(i) || [0, 0])]), 1), plural(A.compactions, 'compaction'));
@@ -234,6 +293,20 @@ function overviewView() {
   $('#unit').onchange = e => { chartState.unit = e.target.value; dayChart(); };
   dayChart();
   sessionList();
+}
+
+// emptyView is the page of a report that holds no session: what it would
+// show, and how sessions come to be there, rather than a dashboard of
+// empty tables.
+function emptyView() {
+  $('#filters').style.display = 'none'; $('#search').style.display = 'none';
+  const scope = $('.scope').textContent;
+  $('#view').innerHTML = '<section class="card empty" id="empty"><h2>No sessions yet</h2>' +
+    '<p>This report holds no session' + (scope ? ' (' + esc(scope) + ')' : '') + '.</p>' +
+    '<p>agentmap maps each session of your coding agents (Claude Code, Codex, Cursor…) from their logs. To map the sessions there are:</p>' +
+    '<pre><code>agentmap scan</code></pre><p>It reads every log once, writes the maps and exits (<code>agentmap install</code> sets up the service that maps them as you work). ' +
+    'Then write this report again: <code>agentmap report</code>.</p>' +
+    '<p class="muted">With sessions mapped, a <code>--since</code>, <code>--agent</code> or <code>--repo</code> that none of them matches leaves the report empty too: <code>agentmap list</code> shows the sessions there are.</p></section>';
 }
 
 // bucketOf names the bar a session start falls in: its day, or the Monday
@@ -260,6 +333,11 @@ function ticks(max, metric) {
   const label = metric === 'cost' ? v => '$' + fixed(v, k < 0 ? Math.max(2, -k) : 0) : v => v ? fixed(v / u, d) + suffix : '0';
   return {n, top, label, values: Array.from({length: n + 1}, (_, g) => g * step)};
 }
+// chartWidth is the width of the chart over time's card, as the browser
+// last laid it out, or a guess from the window's before it has: the card
+// spans the page's main column, less their paddings and borders.
+let laidOut = 0;
+const chartWidth = () => Math.max(280, laidOut || Math.min(innerWidth - 16, 1500) - (innerWidth <= 600 ? 20 : 40) - 30);
 function dayChart() {
   const {metric, stack} = chartState;
   const days = new Map(), keys = new Map();
@@ -267,18 +345,20 @@ function dayChart() {
   // tokens of models without a price: the chart draws what was priced, and
   // says so; the tooltip and the table mark those figures "+unpriced".
   const unp = new Set();
-  let lo = Infinity, hi = -Infinity;
+  let lo = Infinity, hi = -Infinity, nr = 0;
   for (const i of shown) { lo = Math.min(lo, ROWS[i][S.start]); hi = Math.max(hi, ROWS[i][S.start]); }
   // By default days, or weeks or months when the sessions span too long
   // for a readable bar a day; the select chooses.
   const spanDays = (hi - lo) / 864e5, unit = chartState.unit !== 'auto' ? chartState.unit : spanDays <= 92 ? 'day' : spanDays <= 730 ? 'week' : 'month';
   $('#daytitle').textContent = 'Per ' + unit;
   // a cost of 0 (an unpriced model's) is neither drawn nor in the legend,
-  // but opens its day, so that a day of unpriced usage has its row
-  const put = (day, k, v) => { let d = days.get(day); if (!d) { d = new Map(); days.set(day, d); } if (metric === 'cost' && !v) return;
+  // but opens its day, so that a day of unpriced usage has its row; nor are
+  // the tokens of requests that recorded none
+  const put = (day, k, v) => { let d = days.get(day); if (!d) { d = new Map(); days.set(day, d); } if (metric !== 'sessions' && !v) return;
     d.set(k, (d.get(k) || 0) + v); keys.set(k, (keys.get(k) || 0) + v); };
   for (const i of shown) {
     const r = ROWS[i], a = AGG[i], day = bucketOf(r[S.start], unit);
+    if (metric !== 'sessions' && noUsage(r)) nr++;
     if (metric === 'cost' && r[S.unpriced].length) { unp.add(day); if (stack === 'agent') unp.add(day + '\0' + STR[r[S.agent]]); }
     if (stack === 'agent') put(day, STR[r[S.agent]], metric === 'sessions' ? 1 : metric === 'tokens' ? r[S.tokens] : r[S.cost]);
     else if (metric === 'sessions') put(day, STR[r[S.models][0]], 1);
@@ -292,7 +372,7 @@ function dayChart() {
       put(day, STR[r[S.models][0]], r[S.cost] - known > 1e-9 ? r[S.cost] - known : 0);
     }
   }
-  $('#daynote').textContent = unp.size ? 'unpriced usage not included' : '';
+  $('#daynote').textContent = notes(unp.size ? 'unpriced usage not included' : '', nr ? plural(nr, 'session') + ' with no usage recorded not included' : '');
   const el = $('#daychart');
   if (!days.size) { el.innerHTML = '<p class="muted">no sessions</p>'; return; }
   // every day between the first and the last, so gaps show
@@ -307,9 +387,24 @@ function dayChart() {
     for (const [day, d] of days) { let o = 0; for (const [k, v] of [...d]) if (!top.has(k)) { o += v; d.delete(k); if (unp.has(day + '\0' + k)) unp.add(day + '\0other'); } if (o) d.set('other', o); }
     order = [...order.slice(0, 8), 'other'];
   }
-  const color = k => k === 'other' ? '#9aa0a8' : PALETTE[order.indexOf(k) % PALETTE.length];
-  // T and R keep the top label and the last date inside the picture
-  const W = 1000, H = 220, L = 54, B = 22, T = 12, R = 30, PH = H - B - T, n = list.length, bw = (W - L - R) / n;
+  const color = k => k === 'other' ? OTHER : PALETTE[order.indexOf(k) % PALETTE.length];
+  // The picture is as wide as its card, one unit a CSS pixel, so that its
+  // labels keep their size on a phone; T and R keep the top label and the
+  // last date inside it. The width is the card's as last laid out (at
+  // first a guess from the window's): reading it now would lay the whole
+  // page out before its time, tens of milliseconds on every filter. A
+  // ResizeObserver hears of the width once the browser has laid the card
+  // out anyway, and draws the chart again when it differs.
+  const W = chartWidth(), H = W < 600 ? 180 : 220, L = 54, B = 22, T = 12, R = 30, PH = H - B - T, n = list.length, bw = (W - L - R) / n;
+  el.dataset.w = W;
+  if (!el.sized) {
+    el.sized = new ResizeObserver(es => {
+      if (!el.isConnected) { el.sized.disconnect(); return; }
+      const w = es[es.length - 1].contentRect.width;
+      if (w > 0) { laidOut = Math.round(w); if (Math.abs(chartWidth() - el.dataset.w) > 1) dayChart(); }
+    });
+    el.sized.observe(el);
+  }
   const totals = list.map(d => [...(days.get(d) || new Map()).values()].reduce((a, b) => a + b, 0));
   const Y = ticks(Math.max(...totals), metric), f = metric === 'tokens' ? tok : int;
   // fmt writes a figure of the tooltip and the table: a cost says when it leaves out unpriced tokens
@@ -322,7 +417,7 @@ function dayChart() {
       svg += '<rect x="' + (L + i * bw + bw * 0.1).toFixed(2) + '" y="' + y.toFixed(2) + '" width="' + Math.max(0.8, bw * 0.8).toFixed(2) + '" height="' + Math.max(0.5, h).toFixed(2) + '" fill="' + color(k) + '" data-d="' + i + '"/>'; }
     svg += '<rect x="' + (L + i * bw) + '" y="0" width="' + bw + '" height="' + (T + PH) + '" fill="transparent" data-d="' + i + '"/>';
   });
-  const every = Math.ceil(n / 10);
+  const every = Math.ceil(n / Math.max(2, Math.min(10, Math.floor((W - L - R) / 64))));
   list.forEach((d, i) => { if (i % every === 0) svg += '<text x="' + (L + i * bw + bw / 2) + '" y="' + (H - 6) + '" text-anchor="middle">' + (unit === 'month' ? d : d.slice(2)) + '</text>'; });
   svg += '</svg>';
   const legend = '<div class="legend">' + order.map(k => '<span><i class="sw" style="background:' + color(k) + '"></i>' + esc(k) + '</span>').join('') + '</div>';
@@ -343,21 +438,48 @@ function dayChart() {
 }
 
 const PAGE = 50;
+// The session list is ranked by one of its columns (newest first by
+// default), a page at a time. listOrder is the shown sessions in that order,
+// made again when the filters or the ranking change.
+const SORTS = {started: S.start, duration: S.dur, calls: S.calls, tokens: S.tokens, cost: S.cost, errors: S.errors};
+const listSort = {key: 'started', desc: true};
+let listOrder = null;
+function listed() {
+  if (listOrder) return listOrder;
+  if (listSort.key === 'started' && listSort.desc) return listOrder = shown; // the page's sessions come newest first
+  const c = SORTS[listSort.key], d = listSort.desc ? -1 : 1;
+  // a session whose usage was not recorded ranks below every recorded figure
+  const v = c === S.tokens || c === S.cost ? i => noUsage(ROWS[i]) ? -1 : ROWS[i][c] : i => ROWS[i][c];
+  return listOrder = shown.slice().sort((a, b) => d * (v(a) - v(b)) || a - b);
+}
 function sessionList() {
-  const el = $('#sessions'), n = shown.length, pages = Math.max(1, Math.ceil(n / PAGE));
-  page = Math.min(page, pages - 1);
-  let s = '<div class="scroll-x"><table><thead><tr><th>started</th><th>session</th><th>agent</th><th>repository</th><th>models</th><th class="n">duration</th><th class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">errors</th><th>outcome</th></tr></thead><tbody>';
-  for (const i of shown.slice(page * PAGE, page * PAGE + PAGE)) {
+  const el = $('#sessions'), list = listed(), n = list.length, pages = Math.max(1, Math.ceil(n / PAGE));
+  page = Math.max(0, Math.min(page, pages - 1));
+  const th = (label, key, num) => {
+    const c = (num ? 'n ' : '') + 'sort', on = listSort.key === key, dir = on ? (listSort.desc ? 'descending' : 'ascending') : '';
+    return '<th class="' + c + '"' + (on ? ' aria-sort="' + dir + '"' : '') + '><button data-sort="' + key + '" title="rank by ' + label + (on ? ', ' + (listSort.desc ? 'ascending' : 'descending') + ' next' : '') + '">' +
+      label + (key === 'started' ? ' <small class="muted">' + esc(ZONE) + '</small>' : '') + '<span class="arrow">' + (on ? (listSort.desc ? '▾' : '▴') : '') + '</span></button></th>';
+  };
+  let s = '<div class="scroll-x"><table><thead><tr>' + th('started', 'started') + '<th>session</th><th>agent</th><th>repository</th><th>models</th>' + th('duration', 'duration', 1) + th('calls', 'calls', 1) +
+    th('tokens', 'tokens', 1) + th('cost', 'cost', 1) + th('errors', 'errors', 1) + '<th>outcome</th></tr></thead><tbody>';
+  for (const i of list.slice(page * PAGE, page * PAGE + PAGE)) {
     const r = ROWS[i], id = STR[r[S.id]];
     s += '<tr class="click" data-s="' + i + '"><td>' + esc(when(r[S.start])) + '</td><td class="name"><a href="#s/' + i + '" title="' + esc(id) + '">' + esc(id.length > 18 ? id.slice(0, 18) + '…' : id) + '</a></td><td>' + esc(STR[r[S.agent]]) +
       '</td><td class="name">' + esc(r[S.repos].map(x => STR[x]).join(', ') || '-') + '</td><td class="name">' + esc(r[S.models].map(x => STR[x]).join(', ')) + '</td><td class="n">' + dur(r[S.dur]) +
-      '</td><td class="n">' + int(r[S.calls]) + '</td><td class="n">' + tok(r[S.tokens]) + '</td><td class="n">' + html(rowCost(r)) + '</td><td class="n">' + int(r[S.errors]) + '</td><td>' + esc(STR[r[S.outcome]] || '-') + '</td></tr>';
+      '</td><td class="n">' + int(r[S.calls]) + '</td><td class="n">' + esc(rowTok(r)) + '</td><td class="n">' + html(rowCost(r)) + '</td><td class="n">' + int(r[S.errors]) + '</td><td>' + esc(STR[r[S.outcome]] || '-') + '</td></tr>';
   }
   if (!n) s += '<tr><td colspan="11" class="muted">no session matches</td></tr>';
-  s += '</tbody></table></div><div class="pager"><button id="prev"' + (page ? '' : ' disabled') + '>‹ newer</button><span class="muted">page ' + (page + 1) + ' of ' + pages + ' (' + plural(n, 'session') + ')</span><button id="next"' + (page < pages - 1 ? '' : ' disabled') + '>older ›</button></div>';
+  const btn = (id, label, on) => '<button id="' + id + '"' + (on ? '' : ' disabled') + '>' + label + '</button>';
+  s += '</tbody></table></div><div class="pager">' + btn('first', '« first', page) + btn('prev', '‹ previous', page) +
+    '<span class="muted">page ' + (page + 1) + ' of ' + pages + ' (' + plural(n, 'session') + ')</span>' + btn('next', 'next ›', page < pages - 1) + btn('last', 'last »', page < pages - 1) +
+    (pages > 1 ? '<label class="muted">go to page <input id="pagejump" type="number" min="1" max="' + pages + '" value="' + (page + 1) + '"></label>' : '') + '</div>';
   el.innerHTML = s;
-  $('#prev').onclick = () => { page--; sessionList(); };
-  $('#next').onclick = () => { page++; sessionList(); };
+  const go = p => { page = p; sessionList(); };
+  $('#first').onclick = () => go(0); $('#prev').onclick = () => go(page - 1); $('#next').onclick = () => go(page + 1); $('#last').onclick = () => go(pages - 1);
+  const jump = $('#pagejump'); if (jump) jump.onchange = () => { const p = Math.round(+jump.value); if (p >= 1) go(Math.min(p, pages) - 1); };
+  el.querySelector('thead').addEventListener('click', e => { const b = e.target.closest('button[data-sort]'); if (!b) return;
+    const k = b.dataset.sort; listSort.desc = listSort.key === k ? !listSort.desc : true; listSort.key = k; listOrder = null; page = 0; sessionList();
+    const again = $('#sessions button[data-sort="' + k + '"]'); if (again) again.focus(); });
   el.querySelector('tbody').addEventListener('click', e => { const tr = e.target.closest('tr[data-s]'); if (tr && e.target.tagName !== 'A') location.hash = '#s/' + tr.dataset.s; });
 }
 
@@ -376,18 +498,26 @@ async function sessionView(i) {
   const field = (k, v, attr) => '<div' + (attr ? ' data-field="' + attr + '" data-value="' + esc(v[1]) + '"' : '') + '><span>' + k + '</span><b>' + esc(v[0]) + '</b></div>';
   let s = (D.single ? '' : '<p><a href="#">‹ Overview</a></p>') + '<h1>' + esc(id) + '</h1>';
   s += '<div class="hdr">' + field('agent', [STR[r[S.agent]]]) + field('repository', [P.repos.join(', ') || '-']) + field('models', [r[S.models].map(x => STR[x]).join(', ')]) +
-    field('started', [when(r[S.start])]) + field('duration', [dur(r[S.dur])]) + field('outcome', [STR[r[S.outcome]] || '-']) +
-    field('input tokens', [int(r[S.in]), r[S.in]], 'in') + field('cache write', [int(r[S.cw]), r[S.cw]], 'cw') + field('cache read', [int(r[S.cr]), r[S.cr]], 'cr') +
-    field('output tokens', [int(r[S.out]), r[S.out]], 'out') + field('total tokens', [int(r[S.tokens]), r[S.tokens]], 'tokens') + field('cost', [rowCost(r), r[S.cost]], 'cost') +
+    field('started', [r[S.start] ? when(r[S.start]) + ' ' + zoneAt(r[S.start]) : '-']) + field('duration', [dur(r[S.dur])]) + field('outcome', [STR[r[S.outcome]] || '-']);
+  // the usage of a session whose log recorded none is not a row of zeros
+  const nr = noUsage(r), tk = k => nr ? NR : int(r[k]);
+  s += field('input tokens', [tk(S.in), r[S.in]], 'in') + field('cache write', [tk(S.cw), r[S.cw]], 'cw') + field('cache read', [tk(S.cr), r[S.cr]], 'cr') +
+    field('output tokens', [tk(S.out), r[S.out]], 'out') + field('total tokens', [tk(S.tokens), r[S.tokens]], 'tokens') + field('cost', [rowCost(r), r[S.cost]], 'cost') +
     field('calls / requests', [int(r[S.calls]) + ' / ' + int(r[S.requests])]) + field('errors / retries', [int(r[S.errors]) + ' / ' + int(r[S.retries])]) +
     field('delays', [int(r[S.delays]) + ' (' + dur(r[S.delayMs]) + ')']) + field('max context / compactions', [tok(r[S.maxCtx]) + ' / ' + r[S.compactions]]) + '</div>';
   if (r[S.trunc]) s += '<p class="tag bad">This map was cut at its event cap: the timeline shows the earliest ' + plural(P.ev.length, 'event') + '; the totals count the whole session.</p>';
   if (r[S.tokens] !== r[S.in] + r[S.cw] + r[S.cr] + r[S.out]) s += '<p class="muted">The split by kind counts the requests kept in the map; the total counts the whole session.</p>';
-  s += '<section class="card wide"><h2>Timeline<small>' + plural(P.ev.length, 'event') + ' on ' + plural(P.lanes.length, 'lane') + ' · wheel or +/− to zoom, drag to pan, point at a mark for its details</small></h2>' +
+  const reqs = P.ev.filter(e => e.k === 'llm'), bare = reqs.filter(e => !(e.i || e.cw || e.cr || e.o)).length;
+  if (nr) s += '<p class="muted" id="nousage">The log of this session recorded no token usage for its ' + plural(r[S.requests], 'model request') + ': its tokens and cost are not known.</p>';
+  else if (bare) s += '<p class="muted" id="nousage">' + int(bare) + ' of its ' + plural(reqs.length, 'model request') + ' recorded no token usage: the tokens and cost count the others.</p>';
+  s += '<section class="card wide"><h2>Timeline<small>' + plural(P.ev.length, 'event') + ' on ' + plural(P.lanes.length, 'lane') + ' · wheel, pinch or +/− to zoom, drag to pan, point at or tap a mark for its details</small></h2>' +
     '<div class="controls"><button id="zin" title="zoom in">+</button><button id="zout" title="zoom out">−</button><button id="zfit">Fit</button><span id="range" class="muted"></span></div>' +
     '<div class="legend">' + KINDS.map(k => '<span><i class="sw" style="background:var(--k-' + k + ')"></i>' + k + '</span>').join('') +
     '<span><i class="sw" style="background:var(--k-out)"></i>output</span><span>▲ error</span><span>● retry</span></div>' +
-    '<div class="tl"><div class="tlwrap"><canvas class="timeline" id="timeline" tabindex="0" aria-label="timeline of the session events"></canvas></div><div id="details"><span class="muted">Point at a mark.</span></div></div></section>';
+    '<div class="tl"><div class="tlwrap"><canvas class="timeline" id="timeline" tabindex="0" aria-label="timeline of the session events" aria-describedby="tlkeys" aria-controls="details"></canvas></div>' +
+    '<div id="details" aria-live="polite"><span class="muted">Point at a mark.</span></div></div>' +
+    '<p class="muted keys" id="tlkeys">Keys, on the timeline: ← → the previous or next mark of the lane, ↑ ↓ the lane above or below, Home End its first or last mark, ' +
+    'Shift+← → or Page Up Down to pan, + − to zoom, 0 to fit, Esc to clear.</p></section>';
   s += '<div class="grid" style="margin-top:14px">';
   // A lane's cost leaves out its requests to the session's unpriced models,
   // found on its events (and, where the map was cut at its event cap, by the
@@ -395,15 +525,18 @@ async function sessionView(i) {
   const unp = new Set(r[S.unpriced].map(x => STR[x])), laneUnp = P.lanes.map(l => !!(r[S.trunc] && l.tokens && unp.has(l.model)));
   if (unp.size) for (const e of P.ev) if (e.k === 'llm' && (e.i || e.cw || e.cr || e.o) && unp.has(e.n || 'unknown')) laneUnp[e.l] = true;
   P.unpriced = unp; // the details pane says it of a request too
+  const laneNr = l => l.requests > 0 && !l.tokens; // a lane whose requests recorded no usage
   s += card('Lanes', '<div class="scroll"><table><thead><tr><th>lane</th><th>kind</th><th>type</th><th>model</th><th class="n">events</th><th class="n">calls</th><th class="n">requests</th><th class="n">errors</th><th class="n">tokens</th><th class="n">cost</th><th>outcome</th></tr></thead><tbody>' +
     P.lanes.map((l, j) => '<tr><td class="name">' + esc(l.id) + '</td><td>' + esc(l.kind || '-') + '</td><td>' + esc(l.type || '-') + '</td><td>' + esc(l.model || '-') + '</td><td class="n">' + int(l.events) + '</td><td class="n">' + int(l.calls) +
-      '</td><td class="n">' + int(l.requests) + '</td><td class="n">' + int(l.errors) + '</td><td class="n">' + tok(l.tokens) + '</td><td class="n">' + html(costOf(l.cost, laneUnp[j])) + '</td><td>' + esc(l.outcome || '-') + '</td></tr>').join('') + '</tbody></table></div>', '', true);
+      '</td><td class="n">' + int(l.requests) + '</td><td class="n">' + int(l.errors) + '</td><td class="n">' + esc(laneNr(l) ? NR : tok(l.tokens)) + '</td><td class="n">' + html(laneNr(l) ? NR : costOf(l.cost, laneUnp[j])) + '</td><td>' + esc(l.outcome || '-') + '</td></tr>').join('') + '</tbody></table></div>', '', true);
   // Places outside any repository follow the files: a map keeps only their
   // bucket label (/tmp (scratch), ~), so they are counted by touches.
+  // Ranked by reads, edits and hits, which the bar draws end to end.
   const byUse = (a, b) => (b.ed + b.rd + b.h) - (a.ed + a.rd + a.h);
   const files = P.files.slice().sort(byUse), out = P.out.slice().sort(byUse);
   s += card('Files touched', table([['file', 0], ['reads', int], ['edits', int], ['hits', int], ['op', x => x || '-']],
-    files.map(f => [(f.r ? f.r + ': ' : '') + f.p, f.rd, f.ed, f.h, f.op]).concat(out.map(o => [o.p + ' (outside any repository)', o.rd, o.ed, o.h, ''])), 1),
+    files.map(f => [(f.r ? f.r + ': ' : '') + f.p, f.rd, f.ed, f.h, f.op]).concat(out.map(o => Object.assign([o.p + ' (outside any repository)', o.rd, o.ed, o.h, ''], {plain: 1}))), 1,
+    {path: 1, stack: [[1, 'var(--k-read)', 'reads'], [2, 'var(--k-edit)', 'edits'], [3, 'var(--k-search)', 'hits']]}),
     plural(files.length, 'file') + (out.length ? ', ' + plural(out.length, 'place') + ' outside any repository' : '') + ', path mode ' + (P.pathMode || 'relative'), true);
   $('#view').innerHTML = s + '</div>';
   marks.sessionHTML = performance.now();
@@ -439,18 +572,98 @@ class Timeline {
     this.fit();
     const ro = new ResizeObserver(() => this.draw()); ro.observe(canvas.parentElement);
     canvas.addEventListener('wheel', e => { e.preventDefault(); this.zoom(Math.exp(e.deltaY * 0.0015), this.timeAt(e.offsetX)); }, {passive: false});
-    canvas.addEventListener('mousedown', e => { this.drag = {x: e.clientX, t0: this.t0, t1: this.t1}; canvas.focus(); });
+    // Pointer events, so that a mouse, a pen and a finger all work: a drag
+    // pans, two fingers pinch to zoom around their middle, a mouse points
+    // at a mark for its details and a tap (or a click) selects one. The
+    // canvas keeps the pointers it was pressed with (setPointerCapture), so
+    // a drag that leaves it goes on.
+    const down = new Map(); let gesture = null, tap = null;
+    const local = e => { const r = canvas.getBoundingClientRect(); return {x: e.clientX - r.left, y: e.clientY - r.top}; };
+    const begin = () => { // the gesture of the pointers now down, from the view now shown
+      const p = [...down.values()];
+      gesture = p.length === 1 ? {x: p[0].x, t0: this.t0, t1: this.t1}
+        : p.length >= 2 ? {d: Math.max(8, Math.abs(p[0].x - p[1].x)), at: this.timeAt((p[0].x + p[1].x) / 2), span: this.t1 - this.t0} : null;
+    };
+    canvas.addEventListener('pointerdown', e => {
+      if (e.pointerType === 'mouse' && e.button !== 0) return;
+      canvas.setPointerCapture(e.pointerId); canvas.focus({preventScroll: true});
+      down.set(e.pointerId, local(e)); begin();
+      tap = down.size === 1 ? {id: e.pointerId, ...local(e)} : null;
+    });
+    canvas.addEventListener('pointermove', e => {
+      const p = local(e);
+      if (!down.has(e.pointerId)) { if (e.pointerType === 'mouse') this.point(this.hit(p.x, p.y)); return; }
+      down.set(e.pointerId, p);
+      if (tap && Math.hypot(p.x - tap.x, p.y - tap.y) > 6) tap = null;
+      const g = gesture, q = [...down.values()];
+      if (!g) return;
+      if (q.length === 1 && g.x !== undefined) { const dt = (p.x - g.x) / this.scale(); this.set(g.t0 - dt, g.t1 - dt); }
+      else if (q.length >= 2 && g.d) {
+        const span = g.span * g.d / Math.max(8, Math.abs(q[0].x - q[1].x)), mid = (q[0].x + q[1].x) / 2;
+        const t0 = g.at - (mid - this.gutter) * span / (this.width() - this.gutter - 8);
+        this.set(t0, t0 + span);
+      }
+    });
+    const up = e => {
+      if (!down.has(e.pointerId)) return;
+      const p = local(e);
+      down.delete(e.pointerId); begin();
+      if (e.type === 'pointerup' && tap && tap.id === e.pointerId) this.point(this.hit(p.x, p.y));
+      tap = null;
+    };
+    canvas.addEventListener('pointerup', up); canvas.addEventListener('pointercancel', up);
     // window-wide listeners go when the page leaves this session
     const mq = matchMedia('(prefers-color-scheme: dark)');
-    const onUp = () => { this.drag = null; if (!canvas.isConnected) release(); };
     const onTheme = () => { if (canvas.isConnected) this.draw(); else release(); };
-    const release = () => { removeEventListener('mouseup', onUp); mq.removeEventListener('change', onTheme); ro.disconnect(); };
-    addEventListener('mouseup', onUp); mq.addEventListener('change', onTheme);
-    canvas.addEventListener('mousemove', e => {
-      if (this.drag && e.buttons) { const dt = (e.clientX - this.drag.x) / this.scale(); this.set(this.drag.t0 - dt, this.drag.t1 - dt); return; }
-      this.point(this.hit(e.offsetX, e.offsetY));
-    });
-    canvas.addEventListener('keydown', e => { if (e.key === '+' || e.key === '=') this.zoom(0.5); if (e.key === '-') this.zoom(2); });
+    const release = () => { mq.removeEventListener('change', onTheme); ro.disconnect(); };
+    mq.addEventListener('change', onTheme);
+    canvas.addEventListener('keydown', e => { if (this.key(e)) e.preventDefault(); });
+  }
+  // key does what a key asks of the focused timeline (the page lists them,
+  // #tlkeys): it reports whether the key was the timeline's.
+  key(e) {
+    const k = e.key, span = this.t1 - this.t0;
+    if (e.ctrlKey || e.metaKey || e.altKey) return false;
+    if (k === '+' || k === '=') this.zoom(0.5);
+    else if (k === '-' || k === '_') this.zoom(2);
+    else if (k === '0') this.fit();
+    else if (k === 'PageUp' || (e.shiftKey && k === 'ArrowLeft')) this.set(this.t0 - span / 2, this.t1 - span / 2);
+    else if (k === 'PageDown' || (e.shiftKey && k === 'ArrowRight')) this.set(this.t0 + span / 2, this.t1 + span / 2);
+    else if (k === 'ArrowLeft' || k === 'ArrowRight') this.select(this.step(k === 'ArrowRight' ? 1 : -1));
+    else if (k === 'ArrowUp' || k === 'ArrowDown') this.select(this.laneStep(k === 'ArrowDown' ? 1 : -1));
+    else if (k === 'Home' || k === 'End') { const a = this.lanes[this.current()]; if (a.length) this.select(k === 'Home' ? a[0] : a[a.length - 1]); }
+    else if (k === 'Escape') this.point(-1);
+    else return false;
+    return true;
+  }
+  // current is the lane of the selected mark, else the first with any.
+  current() { return this.hover >= 0 ? this.ev[this.hover].l : Math.max(0, this.lanes.findIndex(a => a.length)); }
+  // step is the mark d places after the selected one on its lane (with
+  // none selected, the first mark in view, or the lane's first).
+  step(d) {
+    const a = this.lanes[this.current()]; if (!a.length) return -1;
+    if (this.hover < 0) { const j = a.findIndex(i => this.span[i][1] >= this.t0); return a[j < 0 ? 0 : j]; }
+    let lo = 0, hi = a.length - 1; while (lo < hi) { const m = (lo + hi) >> 1; if (a[m] < this.hover) lo = m + 1; else hi = m; }
+    return a[Math.max(0, Math.min(a.length - 1, lo + d))];
+  }
+  // laneStep is the mark of the next lane with any, d = 1 below or -1
+  // above, nearest in time to the selected one.
+  laneStep(d) {
+    const at = this.hover >= 0 ? this.at[this.hover] : (this.t0 + this.t1) / 2;
+    for (let l = this.current() + d; l >= 0 && l < this.lanes.length; l += d) {
+      const a = this.lanes[l]; if (!a.length) continue;
+      let lo = 0, hi = a.length - 1; while (lo < hi) { const m = (lo + hi) >> 1; if (this.at[a[m]] < at) lo = m + 1; else hi = m; }
+      return lo > 0 && at - this.at[a[lo - 1]] <= this.at[a[lo]] - at ? a[lo - 1] : a[lo];
+    }
+    return this.hover;
+  }
+  // select shows mark i's details, as pointing at it does, and brings it
+  // into view (the zoom kept) when it is out of it.
+  select(i) {
+    if (i < 0) return;
+    const [a, b] = this.span[i], span = this.t1 - this.t0;
+    if (b < this.t0 || a > this.t1) { const m = (a + b) / 2; this.set(m - span / 2, m + span / 2); }
+    this.point(i);
   }
   width() { return this.c.parentElement.clientWidth; }
   scale() { return (this.width() - this.gutter - 8) / (this.t1 - this.t0); }
@@ -531,41 +744,53 @@ class Timeline {
     const r = $('#range'); if (r) r.textContent = this.ordinal ? 'events #' + Math.max(0, Math.ceil(this.t0 / 1e3)) + ' – #' + Math.min(this.ev.length - 1, Math.floor(this.t1 / 1e3)) + ' shown (the log records no times: in order)'
       : clock(Math.max(0, this.t0)) + ' – ' + clock(this.t1) + ' shown';
   }
+  // hit is the mark at (x, y) on the canvas, or -1. Marks of one time can
+  // lie on one another (a delay has its tool call's span): the one drawn
+  // at y wins (a call or a request over the delay band behind it, whose
+  // top edge is its own), then the nearest, then the narrowest, then the
+  // one drawn last, on top.
   hit(x, y) {
     const l = Math.floor((y - this.axisH) / this.rowH); if (l < 0 || l >= this.lanes.length || x < this.gutter) return -1;
-    const t = this.timeAt(x), tol = 4 / this.scale(), idx = this.lanes[l];
-    let best = -1, bestD = Infinity;
+    const t = this.timeAt(x), tol = 4 / this.scale(), idx = this.lanes[l], dy = y - this.axisH - l * this.rowH, rh = this.rowH;
+    const band = k => k === 'delay' ? dy >= 1 && dy <= rh - 1 : k === 'llm' || k === 'user' ? dy >= rh - 9 : dy >= 5 && dy <= rh - 7;
+    let best = -1, bestD = Infinity, bestIn = false;
     for (let j = this.first(l, t - tol); j < idx.length; j++) {
       const i = idx[j]; if (this.at[i] > t + tol) break;
       const [a, b] = this.span[i], w = Math.max(b - a, 2 / this.scale());
       const d = t < a ? a - t : t > a + w ? t - a - w : -1 / Math.max(w, 1e-9); // inside: the narrowest wins
-      if (d <= tol && d < bestD) { best = i; bestD = d; }
+      if (d > tol) continue;
+      const k = this.ev[i].k, inBand = band(k);
+      if (best < 0 || (inBand && !bestIn) || (inBand === bestIn && (d < bestD || (d === bestD && (this.ev[best].k === 'delay' || k !== 'delay'))))) { best = i; bestD = d; bestIn = inBand; }
     }
     return best;
   }
-  // pointOf gives the page coordinates of event i's mark (for tests and links).
+  // pointOf gives the page coordinates of event i's mark (for tests and
+  // links): a delay's at its top edge, where no other mark is drawn.
   pointOf(i) {
     const e = this.ev[i], [a, b] = this.span[i], rect = this.c.getBoundingClientRect();
     const x0 = this.x(a), w = Math.max(2, this.x(b) - x0);
-    const dy = e.k === 'llm' || e.k === 'user' ? this.rowH - 6 : e.k === 'delay' ? this.rowH / 2 : this.rowH / 2;
+    const dy = e.k === 'llm' || e.k === 'user' ? this.rowH - 6 : e.k === 'delay' ? 3 : this.rowH / 2;
     return {x: rect.left + x0 + w / 2, y: rect.top + this.axisH + e.l * this.rowH + dy};
   }
   point(i) {
     if (i === this.hover) return;
     this.hover = i; this.draw();
     const el = $('#details');
-    if (i < 0) return;
+    if (i < 0) { el.innerHTML = '<span class="muted">Point at a mark.</span>'; return; }
     const e = this.ev[i], lane = this.P.lanes[e.l], rows = [];
     const add = (k, v) => { if (v !== undefined && v !== '' && v !== null) rows.push('<dt>' + k + '</dt><dd>' + esc(v) + '</dd>'); };
     add('event', '#' + i + ' ' + e.k + (e.e ? ' (failed)' : '')); add('lane', lane.id + (lane.type ? ' (' + lane.type + ')' : '')); add('at', this.ordinal ? 'no time recorded' : clock(e.t));
-    add(e.k === 'exec' || e.k === 'verify' ? 'verb' : e.k === 'llm' ? 'model' : e.k === 'mcp' ? 'server/tool' : e.k === 'web' ? 'host' : e.k === 'delay' ? 'cause' : 'name', e.n);
+    add(e.k === 'exec' || e.k === 'verify' ? 'verb' : e.k === 'llm' ? 'model' : e.k === 'mcp' ? 'server/tool' : e.k === 'web' ? 'host' : e.k === 'delay' ? 'cause' : e.k === 'commit' || e.k.startsWith('pr_') ? 'repository' : 'name', e.n);
     add('tool', e.tool); add('category', e.cat);
     const tg = (e.f || []).map((f, j) => { const x = this.P.files[f]; return (x.r ? x.r + ': ' : '') + x.p + (e.fu && e.fu[j] ? ' (' + e.fu[j] + ')' : ''); }).concat(e.tg || []);
     if (tg.length) add('targets', tg.join(', '));
     add('exit code', e.x); add('error class', e.c); add('error source', e.src);
     if (e.r !== undefined) add('retry of', '#' + e.r + (e.a ? ' (attempt ' + e.a + ')' : ''));
-    if (e.k === 'llm') { add('input', int(e.i || 0)); add('cache write', int(e.cw || 0)); add('cache read', int(e.cr || 0)); add('output', int(e.o || 0)); add('stop', e.stop); }
-    add('cost', e.$ ? usd(e.$) : e.k === 'llm' && (e.i || e.cw || e.cr || e.o) && this.P.unpriced && this.P.unpriced.has(e.n || 'unknown') ? 'unpriced' : undefined);
+    const used = e.i || e.cw || e.cr || e.o;
+    if (e.k === 'llm' && !used) add('tokens', NR); // the log recorded no usage for it
+    else if (e.k === 'llm') { add('input', int(e.i || 0)); add('cache write', int(e.cw || 0)); add('cache read', int(e.cr || 0)); add('output', int(e.o || 0)); }
+    if (e.k === 'llm') add('stop', e.stop);
+    add('cost', e.$ ? usd(e.$) : e.k !== 'llm' ? undefined : !used ? NR : this.P.unpriced && this.P.unpriced.has(e.n || 'unknown') ? 'unpriced' : undefined);
     if (e.lat !== undefined) add('latency', dur(e.lat));
     if (e.d !== undefined) add('duration', dur(e.d) === '-' ? '0s' : dur(e.d));
     if (e.ms) add(e.k === 'delay' ? 'delay' : 'time', dur(e.ms));
@@ -575,6 +800,19 @@ class Timeline {
     if (e.ref !== undefined) add('caused by', '#' + e.ref);
     el.innerHTML = '<dl data-seq="' + i + '">' + rows.join('') + '</dl>';
   }
+}
+
+// footer says when the page was made and in which zones its times are:
+// the scope's dates (--since, --until) are the generating machine's, the
+// page's times and days the reader's.
+function footer() {
+  const g = D.generated || '', at = Date.parse(g), el = $('#foot');
+  if (!el) return;
+  const genOff = /([+-])(\d\d):(\d\d)$/.exec(g), genMin = genOff ? (genOff[1] === '-' ? -1 : 1) * (genOff[2] * 60 + +genOff[3]) : 0;
+  const same = !isNaN(at) && genMin === -new Date(at).getTimezoneOffset();
+  el.innerHTML = (g ? 'Generated ' + esc(g.slice(0, 10) + ' ' + g.slice(11, 16)) + ' ' + esc(D.zone || utcOffset(genMin)) +
+    (D.single ? '. ' : ', the zone of the dates in the scope above. ') : '') +
+    'Times and days on this page are in ' + (same ? 'that zone too (this browser\'s: <span id="zone">' + esc(ZONE) + '</span>).' : 'this browser\'s zone: <span id="zone">' + esc(ZONE) + '</span>.');
 }
 
 // ---- routing ----
@@ -593,6 +831,7 @@ async function start() {
     marks.unpacked = performance.now();
     if (D.single) { $('#filters').style.display = 'none'; $('#search').style.display = 'none'; }
     else buildFilters();
+    footer();
     applyFilters();
     marks.filtered = performance.now();
     await route();
