@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -158,6 +159,25 @@ func ConnTarget(s string) string { return connstr.Target(s) }
 
 // HasPassword reports whether a connection string sets the login password.
 func HasPassword(s string) bool { return connstr.HasPassword(s) }
+
+// URLFileWarning is what to say when url_file can be read by its group or
+// by others: it holds the whole URL, password included, and is meant to be
+// its owner's alone (mode 0600). "" when it cannot, when there is no
+// url_file or it cannot be read (SinkURL says so), and on Windows, whose
+// permissions the mode bits do not tell. It names the file and its mode,
+// never what it holds. A warning, not a problem of the config: the file
+// works all the same, as it did before it was checked.
+func (s SinkPostgres) URLFileWarning() string {
+	if s.URLFile == "" || runtime.GOOS == "windows" {
+		return ""
+	}
+	fi, err := os.Stat(s.URLFile)
+	if err != nil || fi.Mode().Perm()&0o077 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("sink.postgres.url_file %s can be read by its group or by others (mode %04o), and it holds the team database's URL with its password: chmod 600 %s",
+		s.URLFile, fi.Mode().Perm(), s.URLFile)
+}
 
 // SinkURL returns the team database's URL from url or url_file, with the
 // password from password_env when the variable is set and the URL has none.

@@ -25,15 +25,25 @@ func (d *Daemon) startSink(ctx context.Context) (stop func()) {
 		return func() {}
 	}
 	d.sink = s
+	for _, w := range d.opt.Sink.Warnings {
+		d.log.Warn(w, "component", "sink")
+	}
 	if d.opt.Once {
 		return s.Close
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
+	senders.Store(d.db, s)
 	go func() { defer wg.Done(); s.Run(ctx) }()
-	return func() { cancel(); wg.Wait() }
+	return func() { cancel(); wg.Wait(); senders.Delete(d.db) }
 }
+
+// senders are the senders running beside a follower, by the state
+// database they send from: status says that a failed attempt is tried
+// again with back-off only while one runs. After a scan, or with the
+// daemon stopped, the queue waits for the next scan or start.
+var senders sync.Map // *state.DB → *postgres.Sender
 
 // drainSink sends what is queued, once (the end of `scan`). What cannot be
 // sent stays queued for the next run.
@@ -69,10 +79,15 @@ type SinkStatus struct {
 	// privacy.exclude covered them.
 	Retracted uint64 `json:"retracted,omitempty"`
 	// Attempt is the last attempt; LastError its error when it failed,
-	// Failures the failed attempts in a row (retried with back-off).
+	// Failures the failed attempts in a row.
 	Attempt   time.Time `json:"attempt,omitzero"`
 	LastError string    `json:"lastError,omitempty"`
 	Failures  int       `json:"failures,omitempty"`
+	// Sending is set while a daemon's sender runs, which tries a failed
+	// attempt again with back-off; without one (the daemon stopped, or
+	// what a scan could not send) nothing is tried before the next scan or
+	// start.
+	Sending bool `json:"sending,omitempty"`
 }
 
 // QueuedSession is one entry of the sink's queue.
@@ -95,8 +110,9 @@ func sinkStatus(db *state.DB) *SinkStatus {
 	if err != nil || !st.Enabled {
 		return nil
 	}
+	_, sending := senders.Load(db)
 	out := &SinkStatus{Name: postgres.Name, DeviceID: st.State.DeviceID, Queue: st.Len, Sent: st.State.Sent, Retracted: st.State.Retracted,
-		LastError: st.State.LastError, Failures: st.State.Failures}
+		LastError: st.State.LastError, Failures: st.State.Failures, Sending: sending}
 	if st.State.LastOkMs != 0 {
 		out.LastOk = time.UnixMilli(st.State.LastOkMs)
 	}

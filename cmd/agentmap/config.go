@@ -69,6 +69,10 @@ func cmdConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		} else {
 			fmt.Fprintf(stdout, "%s: ok\n", path)
 		}
+		// Valid, and worth a word: a password others can read.
+		if w := c.Sink.Postgres.URLFileWarning(); w != "" {
+			fmt.Fprintf(stderr, "agentmap config check: warning: %s\n", w)
+		}
 		return exitOK
 	case "show":
 		c, code := loadConfig(*file, "config show", stderr)

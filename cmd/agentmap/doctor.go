@@ -58,7 +58,7 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fl.Bool("json", false, "print the checks as JSON")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap doctor [--config FILE] [--data-dir DIR] [--json]")
-		fmt.Fprintln(stderr, "Checks the agent roots, the service, the data directory, Claude Code's and Gemini CLI's chat cleanup and free disk.")
+		fmt.Fprintln(stderr, "Checks the agent roots, the service, the data directory, Claude Code's and Gemini CLI's chat cleanup, the team database's url_file and free disk.")
 		fl.PrintDefaults()
 	}
 	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
@@ -104,6 +104,7 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		checks = append(checks, dataDirCheck(c.DataDir, runtime.GOOS))
 	}
+	checks = append(checks, sinkChecks(c)...)
 	home, _ := os.UserHomeDir()
 	checks = append(checks, cleanupCheck(claudeSettings(home, os.Getenv("CLAUDE_CONFIG_DIR")), c.Agents.Claude.Enabled))
 	checks = append(checks, geminiCleanupCheck(geminiSettings(home, os.Getenv("GEMINI_CLI_HOME")), c.Agents.Gemini.Enabled))

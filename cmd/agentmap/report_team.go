@@ -80,6 +80,10 @@ func (t teamFlags) source(cmd string, f mapFlags, stderr io.Writer) (report.Sour
 type sourceError struct{ err error }
 
 func (e sourceError) Error() string {
+	if errors.As(e.err, new(*postgres.UnknownDevicesError)) {
+		// Read, and found no such device: --device names one it has not.
+		return "--device: " + e.err.Error()
+	}
 	return "cannot read the team database: " + strings.TrimPrefix(e.err.Error(), "read the team database: ")
 }
 func (e sourceError) Unwrap() error { return e.err }

@@ -249,3 +249,31 @@ func TestTeamUsageCountsASessionSentTwiceOnce(t *testing.T) {
 		t.Fatalf("report --from: exit %d\n%s", code, errb)
 	}
 }
+
+// TestTeamUsageOfAnUnknownDevice: --device naming a device the team
+// database has none of (a label mistyped) is an error naming it and the
+// devices there are, exit 1, not a table that says nothing was used.
+func TestTeamUsageOfAnUnknownDevice(t *testing.T) {
+	_, url, pool := teamDB(t)
+	ctx := context.Background()
+	for _, dev := range []postgres.Device{{ID: "0a0a0a0a-0000-4000-8000-0000000000a1", Label: "alice-laptop"}, {ID: "0a0a0a0a-0000-4000-8000-0000000000b1", Label: "bob-desktop"}} {
+		if _, err := postgres.Push(ctx, pool, dev, builderMaps(t, t.TempDir(), "claude_session")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const want = `--device: no device "alice-laptpo" in the team database (its devices: alice-laptop, bob-desktop; a device id matches too)`
+	code, out, errb := run(t, "usage", "--from", url, "--device", "alice-laptpo")
+	if code != exitFailure || out != "" || !strings.Contains(errb, want) || strings.Contains(errb, "cannot read") {
+		t.Errorf("usage --device with a device there is none of: exit %d\n%s%s", code, out, errb)
+	}
+	html := filepath.Join(t.TempDir(), "team.html")
+	if code, _, errb := run(t, "report", "--from", url, "--device", "bob-desktop,alice-laptpo", "-o", html); code != exitFailure || !strings.Contains(errb, want) {
+		t.Errorf("report --device with a device there is none of: exit %d\n%s", code, errb)
+	}
+	if _, err := os.Stat(html); err == nil {
+		t.Error("report --device with a device there is none of wrote a report")
+	}
+	if code, out, errb := run(t, "usage", "--json", "--from", url, "--device", "alice-laptop"); code != exitOK || !strings.Contains(out, `"sessions": 1`) {
+		t.Errorf("usage --device with a device there is: exit %d\n%s%s", code, out, errb)
+	}
+}

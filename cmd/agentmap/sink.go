@@ -37,6 +37,9 @@ func sinkOptions(c *config.Config) (*postgres.Config, error) {
 	}
 	o := &postgres.Config{URL: url, Label: s.Device, Producer: producer(), PathMode: redact.Mode(mode),
 		Every: s.Every.Duration, Batch: s.Batch}
+	if w := s.URLFileWarning(); w != "" {
+		o.Warnings = append(o.Warnings, w)
+	}
 	if o.PathMode == redact.ModeHashed {
 		keyFile := s.HashKeyFile
 		if keyFile == "" {
@@ -109,23 +112,44 @@ func sinkStatus(ctx context.Context, of opsFlags, asJSON bool, stdout, stderr io
 		fmt.Fprintf(stderr, "agentmap sink status: %v\n", err)
 		return exitFailure
 	}
+	// Without a queue, the config says whether a team database is set
+	// up there that no daemon has started with yet (the daemon makes the
+	// queue when it starts with [sink.postgres]).
+	inConfig := false
+	if st.Sink == nil {
+		if c, _ := loadConfig(*of.config, "sink status", io.Discard); c != nil {
+			inConfig = c.Sink.Postgres.Enabled()
+		}
+	}
 	if asJSON {
 		// "configured" says whether there is a sink at all: without one
-		// the object holds nothing else (it was a bare null).
+		// the object holds nothing else (it was a bare null). "started"
+		// says whether a daemon set up its queue; the other fields are
+		// the queue's.
+		started := st.Sink != nil
+		out := struct {
+			Configured bool  `json:"configured"`
+			Started    *bool `json:"started,omitempty"`
+			*daemon.SinkStatus
+		}{Configured: started || inConfig, SinkStatus: st.Sink}
+		if out.Configured {
+			out.Started = &started
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(struct {
-			Configured bool `json:"configured"`
-			*daemon.SinkStatus
-		}{st.Sink != nil, st.Sink})
+		enc.Encode(out)
 		return exitOK
 	}
 	if st.Sink == nil {
-		if b.client == nil && b.db == nil && !b.locked {
+		switch {
+		case b.client == nil && b.db == nil && !b.locked:
 			fmt.Fprintf(stdout, "team database: nothing queued (no state in %s yet: the daemon has not run there)\n", b.dataDir)
-			return exitOK
+		case inConfig:
+			fmt.Fprintln(stdout, "team database: configured, but the daemon has not started with it yet "+
+				"(it sets up the queue when it starts with [sink.postgres]: agentmap restart, after a change of the config), nothing queued")
+		default:
+			fmt.Fprintln(stdout, "team database: not configured ([sink.postgres] in the config), nothing queued")
 		}
-		fmt.Fprintln(stdout, "team database: not configured ([sink.postgres] in the config), nothing queued")
 		return exitOK
 	}
 	writeSinkStatus(stdout, st.Sink)
@@ -159,7 +183,13 @@ func writeSinkStatus(w io.Writer, s *daemon.SinkStatus) {
 		if s.Failures != 1 {
 			attempts = fmt.Sprintf("%d failed attempts in a row", s.Failures)
 		}
-		fmt.Fprintf(w, "  error:    %s (%s; retrying with back-off)\n", s.LastError, attempts)
+		// Only a daemon's sender tries again: after a scan, or with the
+		// daemon stopped, the queue waits on disk for the next one.
+		next := "retrying with back-off"
+		if !s.Sending {
+			next = "no daemon is sending: tried again at the next agentmap scan, or when the daemon starts"
+		}
+		fmt.Fprintf(w, "  error:    %s (%s; %s)\n", s.LastError, attempts, next)
 	}
 }
 

@@ -56,13 +56,20 @@ func TestSinkStatusOfAMissingDataDir(t *testing.T) {
 	}
 }
 
-// TestSinkStatusCountsFailedAttempts: one failed attempt is singular.
+// TestSinkStatusCountsFailedAttempts: one failed attempt is singular; a
+// running daemon's sender retries, without one nothing does until the next
+// scan or start.
 func TestSinkStatusCountsFailedAttempts(t *testing.T) {
-	for n, want := range map[int]string{1: "(1 failed attempt; retrying", 2: "(2 failed attempts in a row; retrying"} {
+	for n, want := range map[int]string{1: "(1 failed attempt; retrying with back-off)", 2: "(2 failed attempts in a row; retrying with back-off)"} {
 		var b strings.Builder
-		writeSinkStatus(&b, &daemon.SinkStatus{DeviceID: "dev", LastError: "connect: refused", Failures: n})
+		writeSinkStatus(&b, &daemon.SinkStatus{DeviceID: "dev", LastError: "connect: refused", Failures: n, Sending: true})
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("%d failures: %q, want %q", n, b.String(), want)
 		}
+	}
+	var b strings.Builder
+	writeSinkStatus(&b, &daemon.SinkStatus{DeviceID: "dev", LastError: "connect: refused", Failures: 2})
+	if want := "(2 failed attempts in a row; no daemon is sending: tried again at the next agentmap scan, or when the daemon starts)"; !strings.Contains(b.String(), want) {
+		t.Errorf("failures with no daemon sending: %q, want %q", b.String(), want)
 	}
 }

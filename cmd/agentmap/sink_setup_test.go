@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/agentmap/agentmap/export/mapfile"
 	"github.com/agentmap/agentmap/sink/postgres"
 	"github.com/agentmap/agentmap/sink/postgres/pgtest"
@@ -46,9 +48,10 @@ func docsSetupSQL(t *testing.T) string {
 // TestDocumentedTeamDatabaseSetup follows "Setting it up" of
 // docs/team-database.md as written, with roles that are not superusers: the
 // administrator's SQL, `agentmap sink migrate` as the owner, the grants
-// file run as the owner, a push as agentmap_sink (as a daemon does: open,
-// check the schema, push) and `usage --from` and `report --from` as
-// agentmap_reader.
+// file run as the owner, pushes as agentmap_alice and agentmap_bob (as a
+// daemon does: open, check the schema, push), neither of which reads a map
+// or changes the other's rows, a resend and a retraction, and `usage
+// --from` and `report --from` as agentmap_reader.
 func TestDocumentedTeamDatabaseSetup(t *testing.T) {
 	srv := pgtest.New(t) // a server of its own: the roles' names are the docs'
 	setup := docsSetupSQL(t)
@@ -84,38 +87,81 @@ func TestDocumentedTeamDatabaseSetup(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	sink, err := postgres.Open(ctx, url("agentmap_sink"))
-	if err != nil {
-		t.Fatal(err)
+	machine := func(role string) *pgxpool.Pool {
+		t.Helper()
+		p, err := postgres.Open(ctx, url(role))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		if err := postgres.Migrate(ctx, p); err != nil {
+			t.Fatalf("%s's start-up check: %v", role, err)
+		}
+		return p
 	}
-	defer sink.Close()
-	if err := postgres.Migrate(ctx, sink); err != nil {
-		t.Fatalf("the sink role's start-up check: %v", err)
+	alice, bob := machine("agentmap_alice"), machine("agentmap_bob")
+	read := func(name string) *mapfile.Doc {
+		t.Helper()
+		raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "builder", name+".map.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := mapfile.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return doc
 	}
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "builder", "claude_session.map.json"))
-	if err != nil {
-		t.Fatal(err)
+	doc, other := read("claude_session"), read("codex_session")
+	devA := postgres.Device{ID: "0a0a0a0a-0000-4000-8000-0000000000d0", Label: "alice-laptop"}
+	devB := postgres.Device{ID: "0a0a0a0a-0000-4000-8000-0000000000d1", Label: "bob-desktop"}
+	t0 := time.Now()
+	if res, err := postgres.Push(ctx, alice, devA, []postgres.Upload{{Doc: doc, FlushedAt: t0}, {Doc: other, FlushedAt: t0}}); err != nil || res.Stored != 2 {
+		t.Fatalf("push as agentmap_alice: %+v %v", res, err)
 	}
-	doc, err := mapfile.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
+	if res, err := postgres.Push(ctx, bob, devB, []postgres.Upload{{Doc: other, FlushedAt: t0}}); err != nil || res.Stored != 1 {
+		t.Fatalf("push as agentmap_bob: %+v %v", res, err)
 	}
-	dev := postgres.Device{ID: "0a0a0a0a-0000-4000-8000-0000000000d0", Label: "alice-laptop"}
-	if res, err := postgres.Push(ctx, sink, dev, []postgres.Upload{{Doc: doc, FlushedAt: time.Now()}}); err != nil || res.Stored != 1 {
-		t.Fatalf("push as agentmap_sink: %+v %v", res, err)
+	if _, err := alice.Exec(ctx, "CREATE TABLE agentmap.x (i int)"); err == nil {
+		t.Fatal("a machine's role can create tables")
 	}
-	if _, err := sink.Exec(ctx, "CREATE TABLE agentmap.x (i int)"); err == nil {
-		t.Fatal("agentmap_sink can create tables")
+	// Bob reads no map, and changes and removes nothing of alice's.
+	if _, err := bob.Exec(ctx, "SELECT map FROM agentmap.sessions"); err == nil {
+		t.Fatal("agentmap_bob reads the maps")
+	}
+	if tag, err := bob.Exec(ctx, "UPDATE agentmap.sessions SET tokens = 0 WHERE device_id = $1", devA.ID); err != nil || tag.RowsAffected() != 0 {
+		t.Fatalf("agentmap_bob updates alice's sessions: %v %v", tag, err)
+	}
+	if n, err := postgres.Retract(ctx, bob, devA.ID, []string{doc.Map.Session.ID}); err != nil || n != 0 {
+		t.Fatalf("agentmap_bob removes alice's session: %d %v", n, err)
+	}
+	if _, err := postgres.Push(ctx, bob, devA, []postgres.Upload{{Doc: doc, FlushedAt: t0.Add(time.Minute)}}); err == nil {
+		t.Fatal("agentmap_bob pushes under alice's device")
+	}
+	if _, err := bob.Exec(ctx, "DELETE FROM agentmap.events"); err == nil {
+		t.Fatal("agentmap_bob deletes events")
+	}
+	// Alice's own: the same maps again (a resend), and a retraction.
+	if res, err := postgres.Push(ctx, alice, devA, []postgres.Upload{{Doc: doc, FlushedAt: t0}, {Doc: other, FlushedAt: t0}}); err != nil || res.Rewritten != 2 {
+		t.Fatalf("resend as agentmap_alice: %+v %v", res, err)
+	}
+	if n, err := postgres.Retract(ctx, alice, devA.ID, []string{other.Map.Session.ID}); err != nil || n != 1 {
+		t.Fatalf("retraction as agentmap_alice: %d %v", n, err)
 	}
 
 	code, out, errb = run(t, "usage", "session", "--json", "--from", url("agentmap_reader"))
 	var tab struct {
 		Totals struct {
-			Sessions int `json:"sessions"`
+			Sessions int   `json:"sessions"`
+			Tokens   int64 `json:"tokens"`
 		} `json:"totals"`
 	}
-	if code != exitOK || json.Unmarshal([]byte(out), &tab) != nil || tab.Totals.Sessions != 1 {
+	if code != exitOK || json.Unmarshal([]byte(out), &tab) != nil || tab.Totals.Sessions != 2 {
 		t.Fatalf("usage --from as agentmap_reader: exit %d\n%s%s", code, out, errb)
+	}
+	// A machine's role reads nothing of the kind.
+	if code, out, errb := run(t, "usage", "session", "--json", "--from", url("agentmap_alice")); code != exitFailure || out != "" || !strings.Contains(errb, "permission denied") {
+		t.Fatalf("usage --from as agentmap_alice: exit %d\n%s%s", code, out, errb)
 	}
 	html := filepath.Join(dir, "team.html")
 	if code, _, errb := run(t, "report", "--from", url("agentmap_reader"), "-o", html); code != exitOK {
@@ -132,7 +178,7 @@ func TestDocumentedTeamDatabaseSetup(t *testing.T) {
 	}
 	defer reader.Close()
 	var n int
-	if err := reader.QueryRow(ctx, "SELECT count(*) FROM agentmap.outcomes_per_agent").Scan(&n); err != nil || n != 1 {
+	if err := reader.QueryRow(ctx, "SELECT count(*) FROM agentmap.outcomes_per_agent").Scan(&n); err != nil || n != 2 {
 		t.Fatalf("a view as agentmap_reader: %d %v", n, err)
 	}
 	if _, err := reader.Exec(ctx, "DELETE FROM agentmap.sessions"); err == nil {

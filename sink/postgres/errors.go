@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"syscall"
@@ -40,8 +41,41 @@ func safeErr(err error) error {
 	if errors.As(err, &pe) {
 		return &ServerError{Code: pe.Code, Message: pe.Message}
 	}
+	if lost := lostConnection(err); lost != nil {
+		return lost
+	}
 	return err
 }
+
+// lostConnection says, in words of its own, how a connection that was
+// made went away under a statement: the server closed it or the network
+// cut it (pgx says "unexpected EOF", "conn closed" or the socket's error),
+// or it timed out; nil for any other error (a cancellation is the
+// caller's). Refused takes it for the database out of reach.
+func lostConnection(err error) error {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled):
+		return nil
+	case errors.Is(err, context.DeadlineExceeded), pgconn.Timeout(err), errors.As(err, &ne) && ne.Timeout():
+		return connLost{"the server did not answer in time: the connection timed out", err}
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, pgconn.ErrConnClosed),
+		errors.Is(err, net.ErrClosed), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, syscall.ECONNABORTED), errors.As(err, &ne):
+		return connLost{"the connection to the server was lost (the server closed it, or the network cut it)", err}
+	}
+	return nil
+}
+
+// connLost is a connection lost under a statement: its words, and the
+// error it was (for errors.Is), whose text it does not repeat.
+type connLost struct {
+	words string
+	cause error
+}
+
+func (e connLost) Error() string { return e.words }
+func (e connLost) Unwrap() error { return e.cause }
 
 // errConnect is a failure to connect that is not the server's answer: the
 // words say what kind, never which host, user or database.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,34 +39,52 @@ type PushResult struct {
 	Rewritten int
 }
 
-// upsertSession stores a session's row. The guard: a version older than
-// the one held (a late duplicate of an earlier send) never replaces it;
-// the same version again is written again, content and all, so that a
-// resend repairs a row whose events or files were lost (received_at stays
-// the first arrival of that content). It returns the row's id and whether
-// the row held this content before.
-const upsertSession = `
+// upsertSession is the statement that stores a session's row. The guard:
+// a version older than the one held (a late duplicate of an earlier send)
+// never replaces it; the same version again is written again, content and
+// all, so that a resend repairs a row whose events or files were lost
+// (received_at stays the first arrival of that content). It returns the
+// row's id and whether the row held this content before. Into a schema of
+// 5 or later it also writes unpriced_models ($31).
+//
+// The new values are the parameters, not EXCLUDED: reading a column of
+// EXCLUDED needs SELECT on it, and the machines' role may read only what
+// the guard reads (the id, the key, the content hash and the two times;
+// docs/team-database-grants.sql), never a map.
+func upsertSession(unpriced bool) string {
+	cols, vals, set := "", "", ""
+	if unpriced {
+		cols, vals, set = ", unpriced_models", ", $31", ", unpriced_models = $31"
+	}
+	return `
 WITH held AS (SELECT content_hash FROM agentmap.sessions WHERE device_id = $1 AND session_id = $2)
 INSERT INTO agentmap.sessions AS s (device_id, session_id, agent, repo, remote, repos, started_at, duration_ms,
 	models, tokens, input_tokens, cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, outcome,
 	calls, requests, errors, user_turns, subagents, files_touched, commits, prs_created, truncated, path_mode,
-	producer, content_hash, flushed_at, received_at, map)
+	producer, content_hash, flushed_at, received_at, map` + cols + `)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-	$23, $24, $25, $26, $27, $28, $29, now(), $30)
+	$23, $24, $25, $26, $27, $28, $29, now(), $30` + vals + `)
 ON CONFLICT (device_id, session_id) DO UPDATE SET
-	agent = EXCLUDED.agent, repo = EXCLUDED.repo, remote = EXCLUDED.remote, repos = EXCLUDED.repos,
-	started_at = EXCLUDED.started_at, duration_ms = EXCLUDED.duration_ms, models = EXCLUDED.models,
-	tokens = EXCLUDED.tokens, input_tokens = EXCLUDED.input_tokens,
-	cache_write_tokens = EXCLUDED.cache_write_tokens, cache_read_tokens = EXCLUDED.cache_read_tokens,
-	output_tokens = EXCLUDED.output_tokens, cost_usd = EXCLUDED.cost_usd, outcome = EXCLUDED.outcome,
-	calls = EXCLUDED.calls, requests = EXCLUDED.requests, errors = EXCLUDED.errors,
-	user_turns = EXCLUDED.user_turns, subagents = EXCLUDED.subagents, files_touched = EXCLUDED.files_touched,
-	commits = EXCLUDED.commits, prs_created = EXCLUDED.prs_created, truncated = EXCLUDED.truncated,
-	path_mode = EXCLUDED.path_mode, producer = EXCLUDED.producer, content_hash = EXCLUDED.content_hash,
-	flushed_at = EXCLUDED.flushed_at, map = EXCLUDED.map,
-	received_at = CASE WHEN s.content_hash = EXCLUDED.content_hash THEN s.received_at ELSE now() END
-WHERE s.flushed_at <= EXCLUDED.flushed_at
+	agent = $3, repo = $4, remote = $5, repos = $6, started_at = $7, duration_ms = $8, models = $9,
+	tokens = $10, input_tokens = $11, cache_write_tokens = $12, cache_read_tokens = $13, output_tokens = $14,
+	cost_usd = $15, outcome = $16, calls = $17, requests = $18, errors = $19, user_turns = $20,
+	subagents = $21, files_touched = $22, commits = $23, prs_created = $24, truncated = $25,
+	path_mode = $26, producer = $27, content_hash = $28, flushed_at = $29, map = $30` + set + `,
+	received_at = CASE WHEN s.content_hash = $28 THEN s.received_at ELSE now() END
+WHERE s.flushed_at <= $29
 RETURNING id, coalesce((SELECT h.content_hash = $28 FROM held h), false)`
+}
+
+// Schemas from which the server does part of a writer's work.
+const (
+	// unpricedSchema is the first schema with sessions.unpriced_models.
+	unpricedSchema = 5
+	// replacingSchema is the first schema whose sessions replace their
+	// events and files themselves when their map is updated (a trigger, as
+	// the table's owner): a writer there deletes none, and the machines'
+	// role needs no DELETE on them.
+	replacingSchema = 6
+)
 
 // Push stores one batch of maps in one transaction: the device, each
 // session's row (upserted under the guard) and, for the sessions stored or
@@ -89,21 +108,28 @@ func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (Pu
 	}
 	err := inTx(ctx, pool, "push", func(tx pgx.Tx) error {
 		res = PushResult{Unchanged: dropped}
-		if err := checkVersion(ctx, tx); err != nil {
+		v, err := checkVersion(ctx, tx)
+		if err != nil {
 			return err
 		}
+		// The parameters, not EXCLUDED (upsertSession says why).
 		if _, err := tx.Exec(ctx, `INSERT INTO agentmap.devices (device_id, label, producer) VALUES ($1, $2, $3)
-			ON CONFLICT (device_id) DO UPDATE SET label = EXCLUDED.label, producer = EXCLUDED.producer, last_seen = now()`,
+			ON CONFLICT (device_id) DO UPDATE SET label = $2, producer = $3, last_seen = now()`,
 			dev.ID, dev.Label, dev.Producer); err != nil {
-			return fmt.Errorf("store device: %w", withHint(safeErr(err)))
+			return fmt.Errorf("store device: %w", pushHint(safeErr(err)))
 		}
 		b := &pgx.Batch{}
+		upsert := upsertSession(v >= unpricedSchema)
 		for i, u := range ups {
 			r := rows[i]
-			b.Queue(upsertSession, dev.ID, r.sessionID, r.agent, r.repo, r.remote, r.repos, r.startedAt, r.durationMs,
+			args := []any{dev.ID, r.sessionID, r.agent, r.repo, r.remote, r.repos, r.startedAt, r.durationMs,
 				r.models, r.tokens, r.in, r.cw, r.cr, r.out, r.cost, r.outcome, r.calls, r.requests, r.errors,
 				r.userTurns, r.subagents, r.filesTouched, r.commits, r.prs, r.truncated, r.pathMode, r.producer,
-				r.contentHash, u.FlushedAt.UTC(), string(u.Doc.Canonical))
+				r.contentHash, u.FlushedAt.UTC(), string(u.Doc.Canonical)}
+			if v >= unpricedSchema {
+				args = append(args, r.unpriced)
+			}
+			b.Queue(upsert, args...)
 		}
 		br := tx.SendBatch(ctx, b)
 		var stored []int64
@@ -118,7 +144,7 @@ func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (Pu
 				continue
 			case err != nil:
 				br.Close()
-				return fmt.Errorf("store session: %w", withHint(safeErr(err)))
+				return fmt.Errorf("store session: %w", pushHint(safeErr(err)))
 			case held:
 				res.Unchanged++
 				res.Rewritten++
@@ -129,22 +155,25 @@ func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (Pu
 			storedRows = append(storedRows, &rows[i])
 		}
 		if err := br.Close(); err != nil {
-			return fmt.Errorf("store sessions: %w", withHint(safeErr(err)))
+			return fmt.Errorf("store sessions: %w", pushHint(safeErr(err)))
 		}
 		if len(stored) == 0 {
 			return nil
 		}
 		// The events and files held go (a replaced version's, or the same
-		// version's, written again); an inserted session has none.
-		if _, err := tx.Exec(ctx, "DELETE FROM agentmap.events WHERE session = ANY($1)", stored); err != nil {
-			return fmt.Errorf("replace events: %w", withHint(safeErr(err)))
-		}
-		if _, err := tx.Exec(ctx, "DELETE FROM agentmap.files WHERE session = ANY($1)", stored); err != nil {
-			return fmt.Errorf("replace files: %w", withHint(safeErr(err)))
+		// version's, written again); an inserted session has none. From
+		// replacingSchema on, the update of the session's row removed them.
+		if v < replacingSchema {
+			if _, err := tx.Exec(ctx, "DELETE FROM agentmap.events WHERE session = ANY($1)", stored); err != nil {
+				return fmt.Errorf("replace events: %w", withHint(safeErr(err)))
+			}
+			if _, err := tx.Exec(ctx, "DELETE FROM agentmap.files WHERE session = ANY($1)", stored); err != nil {
+				return fmt.Errorf("replace files: %w", withHint(safeErr(err)))
+			}
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"agentmap", "events"}, eventColumns,
 			&eventSource{ids: stored, rows: storedRows, i: 0, j: -1}); err != nil {
-			return fmt.Errorf("store events: %w", withHint(safeErr(err)))
+			return fmt.Errorf("store events: %w", pushHint(safeErr(err)))
 		}
 		var files [][]any
 		for k, r := range storedRows {
@@ -153,7 +182,7 @@ func Push(ctx context.Context, pool *pgxpool.Pool, dev Device, ups []Upload) (Pu
 			}
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"agentmap", "files"}, fileColumns, pgx.CopyFromRows(files)); err != nil {
-			return fmt.Errorf("store files: %w", withHint(safeErr(err)))
+			return fmt.Errorf("store files: %w", pushHint(safeErr(err)))
 		}
 		return nil
 	})
@@ -197,7 +226,7 @@ func lastOfEachSession(ups []Upload) ([]Upload, int) {
 func Retract(ctx context.Context, pool *pgxpool.Pool, deviceID string, sessionIDs []string) (int64, error) {
 	var tag pgconn.CommandTag
 	err := inTx(ctx, pool, "remove sessions privacy.exclude now covers", func(tx pgx.Tx) error {
-		if err := checkVersion(ctx, tx); err != nil {
+		if _, err := checkVersion(ctx, tx); err != nil {
 			return err
 		}
 		var err error
@@ -268,3 +297,20 @@ func nullable(s string) any {
 	}
 	return s
 }
+
+// pushHint adds what to do to a push's refusal. A row of a device another
+// role owns (row-level security, or the trigger that holds events and files
+// to their own sessions) is refused as a missing privilege is (42501), but
+// no grant lets it through: the device was first sent as another role.
+func pushHint(err error) error {
+	var se *ServerError
+	if errors.As(err, &se) && se.Code == "42501" &&
+		(strings.Contains(se.Message, "row-level security") || strings.Contains(se.Message, "does not own")) {
+		return fmt.Errorf("%w; %s", err, notOwnerHint)
+	}
+	return withHint(err)
+}
+
+const notOwnerHint = "this device's rows in the team database belong to another role (agentmap.devices.owner_role), " +
+	"and each machine's role writes only the devices it sent first: if this machine now connects as another role, " +
+	"the schema's owner gives it its device (docs/team-database.md, \"A login role per machine\")"

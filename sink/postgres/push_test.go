@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -356,16 +357,21 @@ func TestRestrictedRolePushes(t *testing.T) {
 		t.Fatal("the restricted role can drop tables")
 	}
 	// A role granted before retractions existed still pushes; a
-	// retraction fails with what to grant.
+	// retraction fails with what to grant. It is another role: the device
+	// the first one sent is not its to write.
 	op, err := Open(ctx, roleGrantedBeforeRetractions(t, srv, db))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer op.Close()
-	if _, err := Push(ctx, op, dev, []Upload{{Doc: d, FlushedAt: time.Now().Add(2 * time.Second)}}); err != nil {
+	if _, err := Push(ctx, op, dev, []Upload{{Doc: d, FlushedAt: time.Now().Add(2 * time.Second)}}); !Refused(err) || !strings.Contains(err.Error(), "belong to another role") {
+		t.Fatalf("push as another role into the first one's device: %v", err)
+	}
+	own := Device{ID: "7b6f3a4e-6667-4222-8333-444455556666"}
+	if _, err := Push(ctx, op, own, []Upload{{Doc: d, FlushedAt: time.Now().Add(2 * time.Second)}}); err != nil {
 		t.Fatalf("push as a role granted before: %v", err)
 	}
-	if _, err := Retract(ctx, op, dev.ID, []string{d.Map.Session.ID}); !errors.Is(err, ErrRetractRefused) || !strings.Contains(err.Error(), "grant DELETE ON agentmap.sessions") {
+	if _, err := Retract(ctx, op, own.ID, []string{d.Map.Session.ID}); !errors.Is(err, ErrRetractRefused) || !strings.Contains(err.Error(), "grant DELETE ON agentmap.sessions") {
 		t.Fatalf("retraction without DELETE on the sessions: %v", err)
 	}
 }
@@ -420,4 +426,37 @@ func roleGrantedBeforeRetractions(t *testing.T, srv *pgtest.Server, db string) s
 		t.Fatalf("grants: %v: %s", err, out)
 	}
 	return srv.URL(role, "pw-of-the-test", db)
+}
+
+// TestReadNamesUnknownDevices: a device filter naming a device the team
+// database has none of (a label mistyped) is an error naming it and the
+// labels there are, not a read that chooses no session; a device id
+// matches as a label does.
+func TestReadNamesUnknownDevices(t *testing.T) {
+	_, pool := newDB(t)
+	ctx := context.Background()
+	for _, dev := range []Device{{ID: "7b6f3a4e-d1d1-4222-8333-444455556666", Label: "alice-laptop"},
+		{ID: "7b6f3a4e-d2d2-4222-8333-444455556666", Label: "bob-desktop"}, {ID: "7b6f3a4e-d3d3-4222-8333-444455556666"}} {
+		if _, err := Push(ctx, pool, dev, []Upload{{Doc: fixture(t, "claude_session"), FlushedAt: time.Now()}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(devices ...string) (int, error) {
+		n := 0
+		err := ReadPool(ctx, pool, Filter{Devices: devices}, func(Stored) error { n++; return nil })
+		return n, err
+	}
+	n, err := read("alice-laptpo")
+	var ue *UnknownDevicesError
+	if !errors.As(err, &ue) || n != 0 || !slices.Equal(ue.Unknown, []string{"alice-laptpo"}) ||
+		err.Error() != `no device "alice-laptpo" in the team database (its devices: alice-laptop, bob-desktop; a device id matches too)` {
+		t.Fatalf("read of a device there is none of: %d maps, %v", n, err)
+	}
+	if _, err := read("bob-desktop", "carol", "alice-laptop", "dave"); !errors.As(err, &ue) || !slices.Equal(ue.Unknown, []string{"carol", "dave"}) ||
+		!strings.HasPrefix(err.Error(), `no devices "carol", "dave" in the team database`) {
+		t.Fatalf("read of two devices there are none of among two there are: %v", err)
+	}
+	if n, err := read("bob-desktop", "7b6f3a4e-d3d3-4222-8333-444455556666"); err != nil || n != 1 {
+		t.Fatalf("read of a label and an id: %d %v", n, err)
+	}
 }

@@ -66,8 +66,65 @@ func Read(ctx context.Context, url string, f Filter, fn func(Stored) error) erro
 	return ReadPool(ctx, pool, f, fn)
 }
 
-// ReadPool is Read on an open pool.
+// UnknownDevicesError is a Filter naming devices the team database has
+// none of (a label mistyped): read as it is, the filter would choose no
+// session, which is not what was asked. Known are the labels it has, some
+// of them at most.
+type UnknownDevicesError struct {
+	Unknown, Known []string
+	// More is how many labels Known leaves out.
+	More int
+}
+
+func (e *UnknownDevicesError) Error() string {
+	q := make([]string, len(e.Unknown))
+	for i, d := range e.Unknown {
+		q[i] = fmt.Sprintf("%q", d)
+	}
+	what := "no device " + strings.Join(q, ", ") + " in the team database"
+	if len(q) > 1 {
+		what = "no devices " + strings.Join(q, ", ") + " in the team database"
+	}
+	switch {
+	case len(e.Known) == 0:
+		return what + " (it has no device labels; a device id matches too)"
+	case e.More > 0:
+		return fmt.Sprintf("%s (its devices: %s and %d more; a device id matches too)", what, strings.Join(e.Known, ", "), e.More)
+	}
+	return what + " (its devices: " + strings.Join(e.Known, ", ") + "; a device id matches too)"
+}
+
+// knownLabels is how many device labels an UnknownDevicesError names.
+const knownLabels = 20
+
+// checkDevices fails with an UnknownDevicesError when a device the filter
+// names matches no device's id or label.
+func checkDevices(ctx context.Context, pool *pgxpool.Pool, devices []string) error {
+	var unknown, known []string
+	var labels int
+	if err := pool.QueryRow(ctx, `SELECT
+		coalesce((SELECT array_agg(x ORDER BY n) FROM unnest($1::text[]) WITH ORDINALITY AS u(x, n)
+			WHERE NOT EXISTS (SELECT 1 FROM agentmap.devices d WHERE d.device_id::text = x OR d.label = x)), '{}'),
+		coalesce((SELECT array_agg(label ORDER BY label) FROM (SELECT DISTINCT label FROM agentmap.devices
+			WHERE label <> '' ORDER BY label LIMIT $2) l), '{}'),
+		(SELECT count(DISTINCT label) FROM agentmap.devices WHERE label <> '')`, devices, knownLabels).
+		Scan(&unknown, &known, &labels); err != nil {
+		return fmt.Errorf("read the team database: %w", readHint(safeErr(err)))
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	return &UnknownDevicesError{Unknown: unknown, Known: known, More: labels - len(known)}
+}
+
+// ReadPool is Read on an open pool. A device the filter names that the
+// database has no device of is an error (UnknownDevicesError).
 func ReadPool(ctx context.Context, pool *pgxpool.Pool, f Filter, fn func(Stored) error) error {
+	if len(f.Devices) > 0 {
+		if err := checkDevices(ctx, pool, f.Devices); err != nil {
+			return err
+		}
+	}
 	var where []string
 	var args []any
 	arg := func(v any) string {

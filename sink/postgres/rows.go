@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"slices"
 	"time"
 
 	"github.com/agentmap/agentmap/export/mapfile"
@@ -11,7 +12,8 @@ type sessionRow struct {
 	sessionID, agent, outcome, pathMode, producer, contentHash string
 	repo, remote                                               any // NULL without a repo
 	repos, models                                              []string
-	startedAt                                                  any // NULL without a start
+	unpriced                                                   []string // models whose tokens have no price
+	startedAt                                                  any      // NULL without a start
 	durationMs, tokens, in, cw, cr, out                        int64
 	cost                                                       float64
 	calls, requests, errors, userTurns, subagents              int
@@ -31,6 +33,7 @@ func rowOf(m *mapfile.Map) sessionRow {
 		filesTouched: m.Totals.FilesTouched, commits: m.Totals.Commits, prs: m.Totals.PRsCreated,
 		truncated: s.Truncated, events: m.Events, files: m.Files, repos: []string{},
 	}
+	r.unpriced = unpricedModels(m)
 	for _, rp := range m.Repos {
 		r.repos = append(r.repos, rp.Name)
 	}
@@ -59,4 +62,22 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// unpricedModels names the models whose tokens have no price in the map,
+// as `agentmap usage` and the report name them (a request that names no
+// model is "unknown"): the views count a session whose cost leaves them
+// out as unpriced, never as a session that cost nothing. The price table
+// that decides is this machine's, which the server does not have.
+func unpricedModels(m *mapfile.Map) []string {
+	out := []string{}
+	for _, name := range m.UnpricedModels("") {
+		if name == "" {
+			name = "unknown"
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -4,7 +4,10 @@
 // state database (state.Outbox, in the flush's own transaction); a Sender
 // pushes the queue in batches with an upsert keyed by (device, session) and
 // guarded by the content hash, so duplicates, retries and crashes never
-// leave a session twice or an old version over a new one.
+// leave a session twice or an old version over a new one. A machine's role
+// reads no map: it may read only the keys the upsert's guard compares
+// (docs/team-database-grants.sql), and row-level security (migration 6)
+// keeps it to the rows of its own devices.
 package postgres
 
 import (
@@ -61,6 +64,15 @@ var history = map[int]struct {
 	// a view and the four views made to read it: writers of schemas 1 to 3
 	// write the same rows.
 	4: {[]string{"agentmap.counted_sessions"}, 1},
+	// A column a writer of this schema fills (which models had no price),
+	// and the views made to show it. A writer before it leaves the column
+	// NULL (not known), which the views count as priced: its rows are not
+	// wrong, they say less.
+	5: {nil, 1},
+	// Row-level security and triggers: a writing role writes only its own
+	// devices' rows. Writers before it write the same statements, which
+	// the policies let through for their own devices.
+	6: {nil, 1},
 }
 
 type migration struct {
@@ -491,6 +503,21 @@ func checkObjects(ctx context.Context, pool *pgxpool.Pool, v int) error {
 		return fmt.Errorf("%w: %s missing (dropped?): restore it from a backup, or drop the schema agentmap and run `agentmap sink migrate` again, then `agentmap sink resend` on every machine",
 			ErrSchemaDamaged, listed(missing))
 	}
+	if v < replacingSchema {
+		return nil
+	}
+	// From schema 6 a writer leaves the removal of a session's old events
+	// and files to the trigger: without it, a new version's COPY would meet
+	// the old rows (a duplicate key), and say nothing of why.
+	var trigger bool
+	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger
+		WHERE tgrelid = 'agentmap.sessions'::regclass AND tgname = 'replace_rows' AND NOT tgisinternal)`).Scan(&trigger); err != nil {
+		return fmt.Errorf("check the schema: %w", withHint(safeErr(err)))
+	}
+	if !trigger {
+		return fmt.Errorf("%w: the trigger replace_rows of agentmap.sessions is missing (dropped?): as the schema's owner, create it again as migration 6 (006_device_owners.sql) does, or restore the schema from a backup",
+			ErrSchemaDamaged)
+	}
 	return nil
 }
 
@@ -506,23 +533,24 @@ func listed(names []string) string {
 // now finishes first, and none starts before the push ends), then the
 // version. A daemon whose pool outlived a migration by a newer agentmap
 // that this build cannot write into refuses to write as it does at start.
-func checkVersion(ctx context.Context, tx pgx.Tx) error {
+// It returns the version, by which the push writes what that schema holds.
+func checkVersion(ctx context.Context, tx pgx.Tx) (int, error) {
 	b := &pgx.Batch{}
 	b.Queue("SELECT pg_advisory_xact_lock_shared($1)", migrationLock)
 	b.Queue(versionQuery, SchemaVersion())
 	br := tx.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
-		return fmt.Errorf("check the schema version: %w", withHint(safeErr(err)))
+		return 0, fmt.Errorf("check the schema version: %w", withHint(safeErr(err)))
 	}
 	var st schemaState
 	if err := br.QueryRow().Scan(&st.version, &st.newerFloor); err != nil {
-		return fmt.Errorf("check the schema version: %w", withHint(safeErr(err)))
+		return 0, fmt.Errorf("check the schema version: %w", withHint(safeErr(err)))
 	}
 	if err := writable(st); err != nil {
-		return err
+		return 0, err
 	}
-	return br.Close()
+	return st.version, br.Close()
 }
 
 // readSchema reads the schema's state, version 0 before the first

@@ -57,6 +57,10 @@ type Config struct {
 	// Batch the sessions per transaction.
 	Every time.Duration
 	Batch int
+	// Warnings are what the daemon logs when the sender starts: settings
+	// that work but should not be as they are (a url_file others can
+	// read). They name files and settings, never a secret.
+	Warnings []string
 	// Committed, if set, is told of every batch the database committed,
 	// with when (a seam for the load figures; the daemon leaves it nil).
 	Committed func(batch []state.Queued, at time.Time)

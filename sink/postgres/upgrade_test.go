@@ -40,11 +40,25 @@ func migrateTo(t *testing.T, pool *pgxpool.Pool, v int) {
 	}
 }
 
+// grantsBeforeDeviceOwners are the privileges the grants file gave before
+// schema 6 (which named columns that schema added): what a database set up
+// at an earlier schema was granted.
+const grantsBeforeDeviceOwners = `
+GRANT USAGE ON SCHEMA agentmap TO agentmap_sink;
+GRANT SELECT ON agentmap.schema_migrations TO agentmap_sink;
+GRANT SELECT, INSERT, UPDATE ON agentmap.devices, agentmap.sessions TO agentmap_sink;
+GRANT DELETE ON agentmap.sessions TO agentmap_sink;
+GRANT SELECT, INSERT, DELETE ON agentmap.events, agentmap.files TO agentmap_sink;
+GRANT USAGE ON SCHEMA agentmap TO agentmap_reader;
+GRANT SELECT ON ALL TABLES IN SCHEMA agentmap TO agentmap_reader;
+ALTER DEFAULT PRIVILEGES IN SCHEMA agentmap GRANT SELECT ON TABLES TO agentmap_reader;
+`
+
 // documentedRoles makes a database set up as docs/team-database.md says:
 // an owner that owns the schema (whose tables it makes, to version v, as
 // an older build would), a machines' role and a reporting role with the
-// grants file's privileges. It returns the owner's and the machines' pools
-// and the database's name.
+// grants file's privileges (those of the time, at a schema before 6). It
+// returns the owner's and the machines' pools and the database's name.
 func documentedRoles(t *testing.T, srv *pgtest.Server, v int) (owner, sink *pgxpool.Pool, db string) {
 	t.Helper()
 	db = pgtest.Database(srv.NewDatabase(t))
@@ -63,6 +77,9 @@ func documentedRoles(t *testing.T, srv *pgtest.Server, v int) (owner, sink *pgxp
 	grants, err := os.ReadFile(filepath.Join("..", "..", "docs", "team-database-grants.sql"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if v < replacingSchema {
+		grants = []byte(grantsBeforeDeviceOwners)
 	}
 	if out, err := srv.Script(o, db, strings.NewReplacer("agentmap_sink", s, "agentmap_reader", s+"_r").Replace(string(grants))); err != nil {
 		t.Fatalf("grants: %v: %s", err, out)
@@ -344,7 +361,7 @@ func TestUpgradeWithASubagentAndItsParent(t *testing.T) {
 	if got := countViews(t, pool); !sameCounts(got, want) {
 		t.Fatalf("after migration 4 the views count %+v, want the parent and the orphan once each: %+v", got, want)
 	}
-	if n := count(t, pool, "SELECT max(version) FROM agentmap.schema_migrations"); n != 4 {
+	if n := count(t, pool, "SELECT max(version) FROM agentmap.schema_migrations"); n != int64(SchemaVersion()) {
 		t.Fatalf("schema at %d", n)
 	}
 	// A new version of the child, pushed with the writer's own columns
@@ -481,5 +498,118 @@ func TestMigrationGivesUpOnALongQuery(t *testing.T) {
 	if err := pool.QueryRow(ctx, "SELECT indexdef FROM pg_indexes WHERE schemaname = 'agentmap' AND indexname = 'sessions_session'").Scan(&def); err != nil ||
 		!strings.Contains(def, "(session_id, flushed_at, received_at, id)") {
 		t.Fatalf("the index of a session id's newer rows: %q %v", def, err)
+	}
+}
+
+// upsertSessionOfSchema4 is the session's upsert of the builds of schemas 1
+// to 4, which read the new values from EXCLUDED.
+const upsertSessionOfSchema4 = `
+WITH held AS (SELECT content_hash FROM agentmap.sessions WHERE device_id = $1 AND session_id = $2)
+INSERT INTO agentmap.sessions AS s (device_id, session_id, agent, repo, remote, repos, started_at, duration_ms,
+	models, tokens, input_tokens, cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, outcome,
+	calls, requests, errors, user_turns, subagents, files_touched, commits, prs_created, truncated, path_mode,
+	producer, content_hash, flushed_at, received_at, map)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+	$23, $24, $25, $26, $27, $28, $29, now(), $30)
+ON CONFLICT (device_id, session_id) DO UPDATE SET
+	agent = EXCLUDED.agent, repo = EXCLUDED.repo, remote = EXCLUDED.remote, repos = EXCLUDED.repos,
+	started_at = EXCLUDED.started_at, duration_ms = EXCLUDED.duration_ms, models = EXCLUDED.models,
+	tokens = EXCLUDED.tokens, input_tokens = EXCLUDED.input_tokens,
+	cache_write_tokens = EXCLUDED.cache_write_tokens, cache_read_tokens = EXCLUDED.cache_read_tokens,
+	output_tokens = EXCLUDED.output_tokens, cost_usd = EXCLUDED.cost_usd, outcome = EXCLUDED.outcome,
+	calls = EXCLUDED.calls, requests = EXCLUDED.requests, errors = EXCLUDED.errors,
+	user_turns = EXCLUDED.user_turns, subagents = EXCLUDED.subagents, files_touched = EXCLUDED.files_touched,
+	commits = EXCLUDED.commits, prs_created = EXCLUDED.prs_created, truncated = EXCLUDED.truncated,
+	path_mode = EXCLUDED.path_mode, producer = EXCLUDED.producer, content_hash = EXCLUDED.content_hash,
+	flushed_at = EXCLUDED.flushed_at, map = EXCLUDED.map,
+	received_at = CASE WHEN s.content_hash = EXCLUDED.content_hash THEN s.received_at ELSE now() END
+WHERE s.flushed_at <= EXCLUDED.flushed_at
+RETURNING id, coalesce((SELECT h.content_hash = $28 FROM held h), false)`
+
+// pushAsSchema4Writer stores one map with the statements of a build of
+// schema 4: the device and the session from EXCLUDED, then DELETE of the
+// session's events and files and COPY of the new ones.
+func pushAsSchema4Writer(t *testing.T, pool *pgxpool.Pool, dev Device, u Upload) {
+	t.Helper()
+	ctx := context.Background()
+	r := rowOf(u.Doc.Map)
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO agentmap.devices (device_id, label, producer) VALUES ($1, $2, $3)
+			ON CONFLICT (device_id) DO UPDATE SET label = EXCLUDED.label, producer = EXCLUDED.producer, last_seen = now()`,
+			dev.ID, dev.Label, dev.Producer); err != nil {
+			return err
+		}
+		var id int64
+		var held bool
+		if err := tx.QueryRow(ctx, upsertSessionOfSchema4, dev.ID, r.sessionID, r.agent, r.repo, r.remote, r.repos, r.startedAt, r.durationMs,
+			r.models, r.tokens, r.in, r.cw, r.cr, r.out, r.cost, r.outcome, r.calls, r.requests, r.errors,
+			r.userTurns, r.subagents, r.filesTouched, r.commits, r.prs, r.truncated, r.pathMode, r.producer,
+			r.contentHash, u.FlushedAt.UTC(), string(u.Doc.Canonical)).Scan(&id, &held); err != nil {
+			return err
+		}
+		for _, table := range []string{"events", "files"} {
+			if _, err := tx.Exec(ctx, "DELETE FROM agentmap."+table+" WHERE session = ANY($1)", []int64{id}); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"agentmap", "events"}, eventColumns,
+			&eventSource{ids: []int64{id}, rows: []*sessionRow{&r}, i: 0, j: -1}); err != nil {
+			return err
+		}
+		var files [][]any
+		for _, f := range r.files {
+			files = append(files, []any{id, f.ID, nullable(f.Repo), f.Path, f.Reads, f.Edits, nullable(f.Op)})
+		}
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"agentmap", "files"}, fileColumns, pgx.CopyFromRows(files))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("push as a writer of schema 4: %v", err)
+	}
+}
+
+// TestWriterOfSchema4WritesIntoTheDeviceOwnersSchema: migrations 5 and 6
+// keep the writers before them (min_writer 1): a daemon of a schema 4 build,
+// as the machines' role with the grants of its time, writes into the
+// migrated schema, new versions of a device it sent before (which belongs
+// to no role) and a device of its own, with its events and files replaced
+// once; its rows say nothing of unpriced models (NULL), the rows it
+// updates keep what they said. This build writes into schema 4 as it is.
+func TestWriterOfSchema4WritesIntoTheDeviceOwnersSchema(t *testing.T) {
+	srv := pgtest.Shared(t)
+	owner, sink, _ := documentedRoles(t, srv, 4)
+	ctx := context.Background()
+	old := Device{ID: "7b6f3a4e-4444-4222-8333-000000000004", Label: "old-build"}
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	d := fixture(t, "claude_session")
+	pushAsSchema4Writer(t, sink, old, Upload{Doc: d, FlushedAt: t0})
+	// This build, into schema 4, as the same role.
+	this := Device{ID: "7b6f3a4e-4444-4222-8333-000000000005", Label: "this-build"}
+	if _, err := Push(ctx, sink, this, []Upload{{Doc: fixture(t, "codex_session"), FlushedAt: t0}}); err != nil {
+		t.Fatalf("this build into schema 4: %v", err)
+	}
+	if err := Migrate(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, owner, "SELECT count(*) FROM agentmap.devices WHERE owner_role IS NULL"); n != 2 {
+		t.Fatalf("%d devices of no role after the migration, want the two sent before", n)
+	}
+	newer := withMoreTokens(t, d, 3)
+	pushAsSchema4Writer(t, sink, old, Upload{Doc: newer, FlushedAt: t0.Add(time.Minute)})
+	other := Device{ID: "7b6f3a4e-4444-4222-8333-000000000006", Label: "old-build-2"}
+	pushAsSchema4Writer(t, sink, other, Upload{Doc: d, FlushedAt: t0})
+	for dev, want := range map[string]int{old.ID: len(d.Map.Events), other.ID: len(d.Map.Events)} {
+		if n := count(t, owner, "SELECT count(*) FROM agentmap.events e JOIN agentmap.sessions s ON s.id = e.session WHERE s.device_id = $1", dev); n != int64(want) {
+			t.Fatalf("device %s: %d events, want %d", dev, n, want)
+		}
+	}
+	if n := count(t, owner, "SELECT tokens FROM agentmap.sessions WHERE device_id = $1", old.ID); n != newer.Map.Totals.Tokens {
+		t.Fatalf("the new version holds %d tokens", n)
+	}
+	if n := count(t, owner, "SELECT count(*) FROM agentmap.sessions WHERE device_id = $1 AND unpriced_models IS NULL", other.ID); n != 1 {
+		t.Error("a row a writer of schema 4 inserted says which models had no price")
+	}
+	if n := count(t, owner, "SELECT count(*) FROM agentmap.devices WHERE device_id = $1 AND owner_role IS NOT NULL", other.ID); n != 1 {
+		t.Error("a device a writer of schema 4 sent after the migration has no role")
 	}
 }

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/state"
+)
+
+// nowhereSink is a [sink.postgres] table whose server is not there (a port
+// nothing listens on): every attempt fails at once.
+const nowhereSink = "[sink.postgres]\nurl = \"postgres://agentmap_sink@127.0.0.1:1/agentmap?sslmode=disable&connect_timeout=2\"\ndevice = \"here\"\n"
+
+// writeConfig writes a config file with data_dir and the lines given.
+func writeConfig(t *testing.T, dataDir, lines string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf("version = 1\ndata_dir = %q\n%s", dataDir, lines)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestSinkStatusBeforeTheDaemonStartedWithIt: a config with [sink.postgres]
+// in a data directory whose daemon has not started with it yet (the state
+// has no queue) is a team database configured and not started, not one
+// that is not configured.
+func TestSinkStatusBeforeTheDaemonStartedWithIt(t *testing.T) {
+	privateHome(t)
+	data := filepath.Join(t.TempDir(), "data")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	db, err := state.Open(daemon.StatePath(data), nil) // a daemon ran here without the sink
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	cfg := writeConfig(t, data, nowhereSink)
+	code, out, errb := run(t, "sink", "status", "--config", cfg)
+	if code != exitOK || !strings.Contains(out, "team database: configured, but the daemon has not started with it yet") || strings.Contains(out, "not configured") {
+		t.Errorf("sink status with [sink.postgres] before a daemon started with it: exit %d\n%s%s", code, out, errb)
+	}
+	code, out, errb = run(t, "sink", "status", "--json", "--config", cfg)
+	if code != exitOK || strings.Join(strings.Fields(out), "") != `{"configured":true,"started":false}` {
+		t.Errorf("sink status --json with [sink.postgres] before a daemon started with it: exit %d\n%s%s", code, out, errb)
+	}
+	code, out, errb = run(t, "sink", "status", "--config", writeConfig(t, data, ""))
+	if code != exitOK || !strings.Contains(out, "team database: not configured") {
+		t.Errorf("sink status without [sink.postgres]: exit %d\n%s%s", code, out, errb)
+	}
+}
+
+// TestSinkStatusAfterAScanThatCouldNotSend: what a one-shot scan could not
+// send waits for the next scan or the daemon's start: with no daemon
+// running, status says so, not that it is being retried.
+func TestSinkStatusAfterAScanThatCouldNotSend(t *testing.T) {
+	home := privateHome(t)
+	proj := filepath.Join(home, "logs", "projects", "-w-api")
+	os.MkdirAll(proj, 0o700)
+	log, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(proj, "session.jsonl"), log, 0o600)
+	cfg := writeConfig(t, filepath.Join(home, "data"), nowhereSink)
+	if code, _, errb := run(t, "scan", "--config", cfg, "--root", "claude="+filepath.Join(home, "logs")); code != exitOK {
+		t.Fatalf("scan: exit %d\n%s", code, errb)
+	}
+	code, out, errb := run(t, "sink", "status", "--config", cfg)
+	t.Logf("sink status after the scan:\n%s", out)
+	if code != exitOK || !strings.Contains(out, "1 queued") || !strings.Contains(out, "(1 failed attempt; no daemon is sending: tried again at the next agentmap scan, or when the daemon starts)") ||
+		strings.Contains(out, "retrying") {
+		t.Fatalf("sink status after a scan that could not send: exit %d\n%s%s", code, out, errb)
+	}
+	code, out, _ = run(t, "sink", "status", "--json", "--config", cfg)
+	var st struct {
+		Started  bool `json:"started"`
+		Failures int  `json:"failures"`
+		Sending  bool `json:"sending"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &st) != nil || !st.Started || st.Failures != 1 || st.Sending {
+		t.Fatalf("sink status --json after a scan that could not send: %s", out)
+	}
+}
