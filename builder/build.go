@@ -180,7 +180,7 @@ func newBuild(events []event.Event, opts Options) *build {
 		repoInfo: map[string]event.Repo{},
 	}
 	ids := []string{}
-	results, llms, calls := 0, 0, 0
+	results, llms, calls, relayed := 0, 0, 0, 0
 	for i := range events {
 		e := &events[i]
 		switch e.Kind {
@@ -190,6 +190,9 @@ func newBuild(events []event.Event, opts Options) *build {
 			results++
 		case event.KindLLM:
 			llms++
+			if e.LLM != nil && e.LLM.Relayed {
+				relayed++
+			}
 		case event.KindCall:
 			calls++
 		}
@@ -219,6 +222,9 @@ func newBuild(events []event.Event, opts Options) *build {
 	}
 	for r, l := range b.lanes {
 		l.rank = r
+	}
+	if relayed > 0 {
+		b.dropRelayed()
 	}
 	if len(b.lanes) > 1 {
 		b.dropReplays()
@@ -275,6 +281,44 @@ func (b *build) dropReplays() {
 				}
 			default:
 				replaying = false
+			}
+			kept = append(kept, i)
+		}
+		l.recs = kept
+	}
+}
+
+// dropRelayed leaves out the relayed copies of the responses that a log of
+// the session holds itself (event.LLM.Relayed). Claude Code writes a
+// subagent's responses into the subagent's own file and, in many versions,
+// into the parent's transcript as well (agent_progress lines), with the
+// same message and request ids. The copies count only where no log holds
+// the response itself: the parent's transcript is often all there is (a
+// copy of the main file, a subagent file deleted or never written), and a
+// daemon may read the parent before the subagent's file appears. The
+// lane's own records win because they are whole (the request's latency,
+// text and calls); a copy carries tokens, model, ids and time only.
+// Merging the copies into the lane's request by MsgID would count the
+// tokens once too, but take the time and latency of whichever record came
+// first. Decided here, over every log of the session, because no parser
+// sees both logs; so the map is the same whichever log was read first. A
+// response is compared by its response id (responseOf), as replays are.
+func (b *build) dropRelayed() {
+	held := map[string]bool{}
+	for i := range b.in {
+		if e := &b.in[i]; e.Kind == event.KindLLM && e.LLM != nil && !e.LLM.Relayed && e.LLM.MsgID != "" {
+			held[responseOf(e.LLM.MsgID)] = true
+		}
+	}
+	if len(held) == 0 {
+		return
+	}
+	for _, l := range b.lanes {
+		kept := l.recs[:0]
+		for _, i := range l.recs {
+			if e := &b.in[i]; e.Kind == event.KindLLM && e.LLM != nil && e.LLM.Relayed && held[responseOf(e.LLM.MsgID)] {
+				b.drop(i)
+				continue
 			}
 			kept = append(kept, i)
 		}

@@ -344,3 +344,76 @@ func TestCallIDsRepeatedAcrossLanes(t *testing.T) {
 		t.Errorf("totals: %d calls, %d errors; want 2 and 1", m.Totals.Calls, m.Totals.Errors)
 	}
 }
+
+// A subagent's response that the parent's log relays (Claude Code's
+// agent_progress lines) is a request of the subagent's lane when no log
+// holds it itself, and nothing when one does: the map of the parent with
+// the subagent's file is the map of the two without the copies, whichever
+// log comes first and whatever lane holds the response.
+func TestRelayedRequestsCountOnce(t *testing.T) {
+	relayed := func(sec float64, msgID string, cw, cr int64) event.Event {
+		return event.Event{Kind: event.KindLLM, T: at(sec), Agent: "sa-a1", Model: "claude-haiku-4-5",
+			LLM: &event.LLM{MsgID: msgID, CW: cw, CR: cr, Out: 1, Relayed: true}}
+	}
+	launch := event.Event{Kind: event.KindLane, T: at(2), Agent: "sa-a1", Lane: &event.Lane{LaunchCallID: "toolu_1"}}
+	parent := func(copies bool) []event.Event {
+		evs := []event.Event{sess("s"), userEv(0, 5), llmEv(1, "msg_01P/req_1", "claude-opus-4-6", 10, 5, 1, 0)}
+		c := callEv(1, "toolu_1", "Agent", "subagent")
+		c.Call.SubagentType = "Explore"
+		evs = append(evs, c)
+		if copies {
+			// Two lines of one response, then a second response.
+			evs = append(evs, launch, relayed(3, "msg_01S/req_2", 500, 0), launch, relayed(3.5, "msg_01S/req_2", 500, 0),
+				launch, relayed(5, "msg_01T/req_3", 20, 500))
+		}
+		r := resultEv(6, "toolu_1", false)
+		r.Result.Child = "sa-a1"
+		return append(evs, r, llmEv(7, "msg_01Q/req_4", "claude-opus-4-6", 10, 5, 0, 3))
+	}
+	lane := onLane("sa-a1",
+		event.Event{Kind: event.KindLane, T: at(2), Lane: &event.Lane{SubagentType: "Explore"}},
+		userEv(2, 3),
+		llmEv(2.5, "msg_01S/req_2", "claude-haiku-4-5", 0, 1, 1, 0),
+		callEv(2.5, "toolu_9", "Read", "read", file("", "/w/app/a.go", "read", "")),
+		resultEv(2.8, "toolu_9", false),
+		llmEv(5, "msg_01T/req_3", "claude-haiku-4-5", 0, 1, 0, 12))
+	lane[2].LLM.CW, lane[2].LLM.LatencyMs = 500, 400
+	lane[5].LLM.CW, lane[5].LLM.CR = 20, 500
+
+	// The parent's log alone: the copies are the lane's requests, once
+	// per response, linked to their launch.
+	m := mustBuild(t, parent(true), Options{})
+	if m.Totals.Requests != 4 || m.Totals.Subagents != 1 || m.Totals.Tokens != 30+501+521 {
+		t.Errorf("parent alone: %d requests, %d subagents, %d tokens; want 4, 1, %d",
+			m.Totals.Requests, m.Totals.Subagents, m.Totals.Tokens, 30+501+521)
+	}
+	if len(m.Agents) != 2 || m.Agents[1].Requests != 2 || m.Agents[1].SubagentType != "Explore" || m.Agents[1].LaunchSeq == nil {
+		t.Errorf("parent alone: agents %+v", m.Agents)
+	}
+	if sub := find(m, "subagent"); len(sub) != 1 || sub[0].Child != "sa-a1" || sub[0].Model != "claude-haiku-4-5" {
+		t.Errorf("parent alone: launch %+v", sub)
+	}
+
+	// With the subagent's own file, in either order, or its responses in
+	// another lane: the map without the copies.
+	want := mustBuild(t, stream(parent(false), lane), Options{}).ContentHash
+	for name, evs := range map[string][]event.Event{
+		"parent first": stream(parent(true), lane),
+		"file first":   stream(lane, parent(true)),
+	} {
+		if got := mustBuild(t, evs, Options{}); got.ContentHash != want || got.Totals.Tokens != 30+501+521 {
+			t.Errorf("%s: %d tokens, hash %s; want the map without the copies (%s)", name, got.Totals.Tokens, got.ContentHash, want)
+		}
+	}
+	other := onLane("sa-b2", lane...)
+	if got := mustBuild(t, stream(parent(true), other), Options{}); got.Totals.Requests != 4 || got.Totals.Tokens != 30+501+521 {
+		t.Errorf("file under another lane: %d requests, %d tokens; want 4 and %d", got.Totals.Requests, got.Totals.Tokens, 30+501+521)
+	}
+
+	// A file that holds the first response only (being written): the
+	// second still counts from its copy.
+	m = mustBuild(t, stream(parent(true), lane[:5]), Options{})
+	if m.Totals.Requests != 4 || m.Totals.Tokens != 30+501+521 {
+		t.Errorf("partial file: %d requests, %d tokens; want 4 and %d", m.Totals.Requests, m.Totals.Tokens, 30+501+521)
+	}
+}

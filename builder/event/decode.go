@@ -193,6 +193,8 @@ func memberLLM(d *jsondec.Decoder, v *LLM, k []byte) int {
 		return jsondec.Field(11, d.Int(&v.ToolCalls))
 	case "text":
 		return jsondec.Field(12, d.Int(&v.TextChars))
+	case "relay":
+		return jsondec.Field(13, d.Bool(&v.Relayed))
 	}
 	return -1
 }

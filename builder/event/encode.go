@@ -106,6 +106,7 @@ func appendLLM(b []byte, v *LLM) []byte {
 	o.int("cw1h", v.CW1h, omitEmpty)
 	o.bool("fast", v.Fast)
 	o.str("side", v.Side, omitEmpty)
+	o.bool("relay", v.Relayed)
 	o.int("lat", v.LatencyMs, omitEmpty)
 	o.str("stop", v.Stop, omitEmpty)
 	o.bool("think", v.Thinking)

@@ -152,6 +152,12 @@ type LLM struct {
 	// model switch, is no sign that the agent went on, and takes no part
 	// in stalls.
 	Side string `json:"side,omitempty"`
+	// Relayed marks a copy of a lane's response that another log relayed
+	// (Claude Code writes a subagent's responses into its parent's
+	// transcript as well as into the subagent's own file). It counts only
+	// when no log of the session holds the response itself: the copy
+	// stands in for a lane file that is gone or not written yet.
+	Relayed bool `json:"relay,omitempty"`
 	// LatencyMs is the response time minus the time of the input that
 	// triggered it; -1 when unknown.
 	LatencyMs int64  `json:"lat,omitempty"`

@@ -34,40 +34,57 @@ func (u *usageSum) add(model string, p prices.Usage) {
 // of the corpus with a tally made here, straight from the raw usage lines
 // and at list prices, by rules written down independently of the parsers:
 //
-//   - Claude: every assistant line with a usage, in every file of the
-//     session (subagent and compaction transcripts included), once per
-//     message id + request id (the line with the largest total wins: Claude
-//     Code repeats a response's usage on each of its lines); the 1-hour
-//     part of the cache writes and fast mode priced as such.
+//   - Claude: a file is the log of the session most of its lines name
+//     (sessionId); a subagent file names its parent's. Every assistant line
+//     with a usage, in every file of the session (subagent and compaction
+//     transcripts included), and every subagent's assistant line that the
+//     parent's transcript relays (an agent_progress line's data.message),
+//     count once per message id + request id: Claude Code repeats a
+//     response's usage on each of its lines, and relays the lines it also
+//     writes into the subagent's file, so the line with the largest total
+//     wins. The 1-hour part of the cache writes and fast mode are priced as
+//     such.
 //   - Codex: per rollout, the steps of token_count's cumulative total,
 //     skipping a total equal to the last one (Codex re-emits it); input
 //     less cached reads and cache writes is fresh input.
 //
-// Tokens (in, cw, cr, out) and cost must agree within 0.5% for each
-// session; the figure is printed.
+// Each map is matched to its tally by the session id the map names. Tokens
+// (in, cw, cr, out) and cost must agree within 0.5% for each session, every
+// session with usage must have a map to compare with, and a map with
+// tokens must have usage lines; the figure is printed.
 func TestCorpusCostsMatchRawUsage(t *testing.T) {
 	want := map[string]*usageSum{} // agent/native -> tally
-	for _, f := range corpusLogs(t, "claude") {
-		claudeTally(t, f, want)
-	}
+	claudeTally(t, corpusLogs(t, "claude"), want)
 	for _, f := range corpusLogs(t, "codex") {
 		codexTally(t, f, want)
 	}
-	compared, within := 0, 0
+	compared, within := map[string]int{}, map[string]int{}
+	seen := map[string]bool{}
 	for _, agent := range []string{"claude", "codex"} {
 		var stderr bytes.Buffer
 		sessions, _ := collect(context.Background(), corpusLogs(t, agent), "auto", &stderr)
 		for _, s := range sessions {
 			if len(s.children) > 0 || s.parent != "" {
-				continue // a Codex parent and its child rollouts: lanes of one map, tallied per file here
-			}
-			w := want[agent+"/"+s.native]
-			if w == nil {
-				continue // no usage line at all
+				// A Codex parent and its child rollouts: lanes of one map,
+				// tallied per file here.
+				seen[agent+"/"+s.native] = true
+				for _, c := range s.children {
+					seen[agent+"/"+c.native] = true
+				}
+				continue
 			}
 			m, err := buildMap(s, builder.Options{})
 			if err != nil {
 				t.Fatal(err)
+			}
+			key := agent + "/" + m.Session.ID[strings.LastIndexByte(m.Session.ID, ':')+1:]
+			seen[key] = true
+			w := want[key]
+			if w == nil {
+				if m.Totals.Tokens > 0 {
+					t.Errorf("%s: the map counts %d tokens, the raw lines none", key, m.Totals.Tokens)
+				}
+				continue // no usage line at all
 			}
 			var got usageSum
 			for _, e := range m.Events {
@@ -76,23 +93,29 @@ func TestCorpusCostsMatchRawUsage(t *testing.T) {
 				}
 			}
 			got.usd = m.Totals.CostUSD
-			compared++
+			compared[agent]++
 			ok := near(got.in, w.in) && near(got.cw, w.cw) && near(got.cr, w.cr) && near(got.out, w.out) &&
 				math.Abs(got.usd-w.usd) <= 0.005*w.usd+1e-6
 			if m.Session.Truncated {
 				ok = ok || m.Totals.Tokens == w.in+w.cw+w.cr+w.out // events cut at the cap; totals still whole
 			}
 			if ok {
-				within++
+				within[agent]++
 				continue
 			}
 			t.Errorf("%s %s: map in/cw/cr/out %d/%d/%d/%d $%.4f, raw usage %d/%d/%d/%d $%.4f",
 				agent, s.native, got.in, got.cw, got.cr, got.out, got.usd, w.in, w.cw, w.cr, w.out, w.usd)
 		}
 	}
-	t.Logf("corpus: %d of %d sessions agree with the raw usage lines within 0.5%% (tokens in, cw, cr, out and cost)", within, compared)
-	if compared < 20 {
-		t.Errorf("only %d sessions compared", compared)
+	for key := range want {
+		if !seen[key] {
+			t.Errorf("%s: usage lines, but no map of the session", key)
+		}
+	}
+	t.Logf("corpus: %d of %d Claude and %d of %d Codex sessions agree with the raw usage lines within 0.5%% (tokens in, cw, cr, out and cost)",
+		within["claude"], compared["claude"], within["codex"], compared["codex"])
+	if compared["claude"] < 25 || compared["codex"] < 13 {
+		t.Errorf("only %d Claude and %d Codex sessions compared", compared["claude"], compared["codex"])
 	}
 }
 
@@ -114,7 +137,9 @@ func scanLines(t *testing.T, path string, fn func([]byte)) {
 	}
 }
 
-func claudeTally(t *testing.T, path string, out map[string]*usageSum) {
+// claudeTally adds the requests of the Claude logs paths to out, by session
+// (see TestCorpusCostsMatchRawUsage for the rules).
+func claudeTally(t *testing.T, paths []string, out map[string]*usageSum) {
 	type usage struct {
 		In      int64  `json:"input_tokens"`
 		CW      int64  `json:"cache_creation_input_tokens"`
@@ -126,15 +151,23 @@ func claudeTally(t *testing.T, path string, out map[string]*usageSum) {
 			M5 int64 `json:"ephemeral_5m_input_tokens"`
 		} `json:"cache_creation"`
 	}
+	type message struct {
+		ID    string `json:"id"`
+		Model string `json:"model"`
+		Usage *usage `json:"usage"`
+	}
+	type assistant struct {
+		Type      string   `json:"type"`
+		RequestID string   `json:"requestId"`
+		Message   *message `json:"message"`
+	}
 	type line struct {
-		Type      string `json:"type"`
+		assistant
 		SessionID string `json:"sessionId"`
-		RequestID string `json:"requestId"`
-		Message   *struct {
-			ID    string `json:"id"`
-			Model string `json:"model"`
-			Usage *usage `json:"usage"`
-		} `json:"message"`
+		Data      *struct {
+			Type    string     `json:"type"`
+			Message *assistant `json:"message"`
+		} `json:"data"`
 	}
 	type req struct {
 		session, model string
@@ -143,35 +176,67 @@ func claudeTally(t *testing.T, path string, out map[string]*usageSum) {
 	best := map[string]req{}
 	var order []string
 	n := 0
-	scanLines(t, path, func(b []byte) {
-		var l line
-		if json.Unmarshal(b, &l) != nil || l.Type != "assistant" || l.Message == nil || l.Message.Usage == nil ||
-			l.Message.Model == "<synthetic>" || l.SessionID == "" {
-			return
+	total := func(x prices.Usage) int64 { return x.Prompt() + x.Out }
+	for _, path := range paths {
+		// The file's requests, keyed by message id + request id, and the
+		// session ids of its lines.
+		type fileReq struct {
+			key, model string
+			u          prices.Usage
 		}
-		u := l.Message.Usage
-		cw := u.CW
-		var h1 int64
-		if u.Creator != nil {
-			if cw == 0 {
-				cw = u.Creator.M5 + u.Creator.H1
+		var reqs []fileReq
+		ids := map[string]int{}
+		scanLines(t, path, func(b []byte) {
+			var l line
+			if json.Unmarshal(b, &l) != nil {
+				return
 			}
-			h1 = min(u.Creator.H1, cw)
-		}
-		p := prices.Usage{In: u.In, CW5m: cw - h1, CW1h: h1, CR: u.CR, Out: u.Out, Fast: u.Speed == "fast"}
-		key := l.SessionID + "|" + l.Message.ID + "|" + l.RequestID
-		if l.Message.ID == "" {
-			n++
-			key += "|" + strings.Repeat("#", n)
-		}
-		total := func(x prices.Usage) int64 { return x.Prompt() + x.Out }
-		if r, seen := best[key]; !seen || total(p) >= total(r.u) {
-			if !seen {
-				order = append(order, key)
+			if l.SessionID != "" {
+				ids[l.SessionID]++
 			}
-			best[key] = req{l.SessionID, l.Message.Model, p}
+			a := &l.assistant
+			if l.Type == "progress" && l.Data != nil && l.Data.Type == "agent_progress" && l.Data.Message != nil {
+				a = l.Data.Message // a subagent's line, relayed
+			}
+			if a.Type != "assistant" || a.Message == nil || a.Message.Usage == nil || a.Message.Model == "<synthetic>" {
+				return
+			}
+			u := a.Message.Usage
+			cw := u.CW
+			var h1 int64
+			if u.Creator != nil {
+				if cw == 0 {
+					cw = u.Creator.M5 + u.Creator.H1
+				}
+				h1 = min(u.Creator.H1, cw)
+			}
+			key := a.Message.ID + "|" + a.RequestID
+			if a.Message.ID == "" {
+				n++
+				key += "|" + strings.Repeat("#", n)
+			}
+			reqs = append(reqs, fileReq{key, a.Message.Model,
+				prices.Usage{In: u.In, CW5m: cw - h1, CW1h: h1, CR: u.CR, Out: u.Out, Fast: u.Speed == "fast"}})
+		})
+		session := ""
+		for id, c := range ids {
+			if session == "" || c > ids[session] || c == ids[session] && id < session {
+				session = id
+			}
 		}
-	})
+		if session == "" {
+			continue
+		}
+		for _, r := range reqs {
+			key := session + "|" + r.key
+			if prev, seen := best[key]; !seen || total(r.u) >= total(prev.u) {
+				if !seen {
+					order = append(order, key)
+				}
+				best[key] = req{session, r.model, r.u}
+			}
+		}
+	}
 	for _, k := range order {
 		r := best[k]
 		s := out["claude/"+r.session]

@@ -39,7 +39,9 @@ type usage struct {
 	// Speed is "fast" for a fast-mode response, billed at a multiple.
 	Speed string `json:"speed"`
 
-	bufs *lineBuffers // see envelope
+	// split, when set, is the buffer the cache split is read into (a
+	// line's own usage and a relayed one's each have theirs).
+	split *cacheSplit
 }
 
 // fill copies the token counts into l (nothing when u is nil).

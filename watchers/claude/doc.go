@@ -71,8 +71,7 @@
 //   - Subagents: a subagent file is lane sa-<agentId>, its first record a
 //     lane record with the type and launching call from meta.json when the
 //     caller passes them (ReadLaneMeta, SetLaneMeta); the parent's call
-//     links to the lane through its result either way. agent_progress lines
-//     in the parent are not read: the lane's own file has its records.
+//     links to the lane through its result either way.
 //     Sidechain lines inside a main file are skipped, and so are the lines
 //     a forked session copied from its parent (forkedFrom set): the
 //     parent's map holds them. A side question's subagent, which replays
@@ -81,11 +80,25 @@
 //     transcript (agent-acompact-*) yields only its billed request, as a
 //     side request of the main lane (LLM.Side "compaction"): the compaction
 //     itself is the main file's compact_boundary record.
+//   - Relayed subagent requests: an agent_progress line in the parent
+//     copies a line of the subagent's transcript. Of a copied assistant
+//     line with a usage, only the agent id, the message and request ids,
+//     the model, the usage and the line's time are read (the content,
+//     the prompt and any normalised conversation are stepped over): it
+//     becomes an llm record of lane sa-<agentId> marked Relayed, with
+//     unknown latency and no text or call counts, after a lane record
+//     naming the launching call (parentToolUseID), which links the lane
+//     to its call when the call's result does not name the agent (a
+//     refused or missing result). The builder counts a relayed copy
+//     only when no log of the session holds the response itself, so
+//     that a parent whose subagent files are gone (or not written yet)
+//     still bills the subagent's requests, and one with them bills them
+//     once.
 //   - cost-state lines (Claude Code's running total per process and model)
 //     become KindClientTotal records; the builder adds what they hold
 //     beyond the transcript's requests as auxiliary side requests.
 //   - Bookkeeping lines (titles, summaries, last prompt, modes, snapshots,
-//     queue operations, pr-link, …) are skipped, as are progress lines and
-//     informational attachments and system notices; types.go lists every
-//     type and subtype with its decision.
+//     queue operations, pr-link, …) are skipped, as are the other progress
+//     lines and informational attachments and system notices; types.go
+//     lists every type and subtype with its decision.
 package claude

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/agentmap/agentmap/builder/event"
@@ -23,4 +24,17 @@ func parseLines(t testing.TB, lines []string) []event.Event {
 		}
 	}
 	return out
+}
+
+// inFileLane reports whether event i of out belongs where the file's lane
+// says: every event does, but a subagent's relayed request, which goes to
+// the subagent's lane after the record naming that lane's launch.
+func inFileLane(out []event.Event, i int, src watchers.Source) bool {
+	e := &out[i]
+	if e.Agent == src.Lane {
+		return true
+	}
+	relayed := e.LLM != nil && e.LLM.Relayed ||
+		e.Kind == event.KindLane && i+1 < len(out) && out[i+1].LLM != nil && out[i+1].LLM.Relayed && out[i+1].Agent == e.Agent
+	return relayed && strings.HasPrefix(e.Agent, "sa-")
 }

@@ -32,6 +32,7 @@ type Parser struct {
 	// Members that repeat from line to line, decoded once while they do.
 	cwd, version, sessionID, model, msgID, requestID lastString
 	lastResponse                                     responseKey
+	relay                                            relayedCache
 	// declared is the cwd last declared a repository.
 	declared string
 }
@@ -47,6 +48,12 @@ type lineBuffers struct {
 	usage  usage
 	split  cacheSplit
 	blocks []block
+	// A progress line's data and the response it relays.
+	data         progressData
+	relayed      relayedLine
+	relayedMsg   relayedMessage
+	relayedUsage usage
+	relayedSplit cacheSplit
 }
 
 // release drops what the buffers hold of the last line: they alias it.
@@ -156,6 +163,10 @@ type envelope struct {
 
 	// attachment
 	Attachment json.RawMessage `json:"attachment"`
+
+	// progress
+	Data            *progressData   `json:"data"`
+	ParentToolUseID json.RawMessage `json:"parentToolUseID"`
 }
 
 // Line implements watchers.Parser.
@@ -241,8 +252,10 @@ func (p *Parser) Line(line []byte, out []event.Event) ([]event.Event, error) {
 	case "attachment":
 		out = p.attachment(env, out)
 	case "progress":
-		// Streaming progress of tools, hooks and subagents: the subagent's
-		// own file and the tool results carry what the map needs.
+		// Streaming progress of tools, hooks and subagents: the tool
+		// results and the subagent's own file carry what the map needs,
+		// but for the subagent's requests where that file is missing.
+		out = p.relayed(env, out)
 	}
 	return p.withRepos(out, start), nil
 }

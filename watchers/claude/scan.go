@@ -33,7 +33,7 @@ var words = func() jsonscan.Words {
 		"PowerShell", "Grep", "Glob", "LS", "Task", "Agent", "TaskOutput", "TaskStop", "KillShell",
 		"KillBash", "TodoWrite", "TodoRead", "WebFetch", "WebSearch", "web_search", "web_fetch",
 		"Skill", "SlashCommand", "AskUserQuestion", "ExitPlanMode", "EnterPlanMode", "ToolSearch"}
-	for _, m := range []map[string]bool{parsedTypes, ignoredTypes, systemSubtypes, attachmentTypes} {
+	for _, m := range []map[string]bool{parsedTypes, ignoredTypes, systemSubtypes, attachmentTypes, progressTypes} {
 		for k := range m {
 			w = append(w, k)
 		}
@@ -78,6 +78,16 @@ var envelopeFields = jsonscan.NewFields(
 	envField{Name: "hookLabel", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.HookLabel })},
 	envField{Name: "toolUseID", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.ToolUseID })},
 	envField{Name: "attachment", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.Attachment })},
+	envField{Name: "parentToolUseID", Set: jsonscan.Raw(func(e *envelope) *json.RawMessage { return &e.ParentToolUseID })},
+	// A progress line's data is walked in place: of a subagent's relayed
+	// response only its ids, model and usage are read (progress.go).
+	jsonscan.PointerIn("data", func(e *envelope) **progressData { return &e.Data }, func(e *envelope) *progressData {
+		if e.bufs == nil {
+			return nil
+		}
+		e.bufs.data = progressData{bufs: e.bufs}
+		return &e.bufs.data
+	}, progressFields),
 	jsonscan.PointerIn("message", func(e *envelope) **message { return &e.Message }, func(e *envelope) *message {
 		if e.bufs == nil {
 			return nil
@@ -109,7 +119,7 @@ var messageFields = jsonscan.NewFields(
 		if m.bufs == nil {
 			return nil
 		}
-		m.bufs.usage = usage{bufs: m.bufs}
+		m.bufs.usage = usage{split: &m.bufs.split}
 		return &m.bufs.usage
 	}, usageFields),
 	jsonscan.ElementsIn("content", func(m *message) *[]block { return &m.Blocks }, func(m *message) []block {
@@ -201,11 +211,11 @@ var usageFields = jsonscan.NewFields(
 	usageField{Name: "cache_read_input_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.CacheRead })},
 	usageField{Name: "output_tokens", Set: jsonscan.Raw(func(u *usage) *json.RawMessage { return &u.Output })},
 	jsonscan.PointerIn("cache_creation", func(u *usage) **cacheSplit { return &u.Split }, func(u *usage) *cacheSplit {
-		if u.bufs == nil {
+		if u.split == nil {
 			return nil
 		}
-		u.bufs.split = cacheSplit{}
-		return &u.bufs.split
+		*u.split = cacheSplit{}
+		return u.split
 	}, splitFields),
 	usageField{Name: "speed", Set: jsonscan.TextOf(words, func(u *usage) *string { return &u.Speed })},
 )

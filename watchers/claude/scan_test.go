@@ -37,18 +37,39 @@ func unbuffered(env envelope) envelope {
 	if env.Message != nil {
 		m := *env.Message
 		m.bufs = nil
-		if m.Usage != nil {
-			u := *m.Usage
-			u.bufs = nil
-			if u.Split != nil {
-				split := *u.Split
-				u.Split = &split
-			}
-			m.Usage = &u
-		}
+		m.Usage = unbufferedUsage(m.Usage)
 		env.Message = &m
 	}
+	if env.Data != nil {
+		d := *env.Data
+		d.bufs = nil
+		if d.Message != nil {
+			l := *d.Message
+			l.bufs = nil
+			if l.Message != nil {
+				m := *l.Message
+				m.bufs = nil
+				m.Usage = unbufferedUsage(m.Usage)
+				l.Message = &m
+			}
+			d.Message = &l
+		}
+		env.Data = &d
+	}
 	return env
+}
+
+func unbufferedUsage(in *usage) *usage {
+	if in == nil {
+		return nil
+	}
+	u := *in
+	u.split = nil
+	if u.Split != nil {
+		split := *u.Split
+		u.Split = &split
+	}
+	return &u
 }
 
 // unmeasured is env without the lengths the walk measured (which
@@ -169,6 +190,8 @@ func TestScanGivesUpOnWhatItDoesNotMirror(t *testing.T) {
 		`{"typ\u0065":"user"}`,                                 // escaped key
 		`{"type":"user","message":"text"}`,                     // message of another type
 		`{"type":"user","message":{"content":["a"]}}`,          // block of another type
+		`{"type":"progress","data":"text"}`,                    // progress data of another type
+		`{"type":"progress","data":{"message":[]}}`,            // a relayed line of another type
 		`{"type":"user","toolUseResult":{"durationMs":1,"DurationMs":2}}`,
 		`{"type":"user"`,                        // invalid JSON
 		`{"type":"user","x":"a` + "\x01" + `"}`, // control byte in a string
@@ -186,6 +209,14 @@ func TestScanGivesUpOnWhatItDoesNotMirror(t *testing.T) {
 		`{"type":"assistant","message":{"content":[null,{"type":"image","source":{"data":"AAAA"}}],"usage":{"input_tokens":"7"}}}`,
 		`{"type":5,"uuid":null,"toolUseResult":{"gitOperation":{"commit":{"sha":"abcdef1"}},"durationMs":"3"}}`,
 		"{\"type\":\"user\",\"bad\":\"\xff\xfe\"}",
+		`{"type":"progress","data":null}`,
+		`{"type":"progress","data":{"type":"hook_progress","hookName":"h","command":"x"}}`,
+		// A relayed response and the line's own message: each usage keeps
+		// its own cache split.
+		`{"type":"progress","parentToolUseID":"toolu_1","data":{"type":"agent_progress","agentId":"a1","prompt":"p","normalizedMessages":[{"a":1}],` +
+			`"message":{"type":"assistant","timestamp":"2026-01-01T00:00:00.000Z","requestId":"r","uuid":"u","message":{"id":"m","model":"x","role":"assistant",` +
+			`"content":[{"type":"text","text":"y"}],"usage":{"input_tokens":1,"cache_creation":{"ephemeral_1h_input_tokens":2}}}}},` +
+			`"message":{"usage":{"cache_creation":{"ephemeral_5m_input_tokens":3}}}}`,
 	} {
 		if !checkScan(t, cite.Own([]byte(line))) {
 			t.Errorf("walk gave up on %q", line)
@@ -261,6 +292,9 @@ func TestScanKeysAreAllTheStructs(t *testing.T) {
 		{usageFields.Names(), reflect.TypeFor[usage]()},
 		{splitFields.Names(), reflect.TypeFor[cacheSplit]()},
 		{attachmentFields.Names(), reflect.TypeFor[attachment]()},
+		{progressFields.Names(), reflect.TypeFor[progressData]()},
+		{relayedLineFields.Names(), reflect.TypeFor[relayedLine]()},
+		{relayedMessageFields.Names(), reflect.TypeFor[relayedMessage]()},
 		{originFields.Names(), reflect.TypeFor[origin]()},
 		{headFields.Names(), reflect.TypeFor[headLine]()},
 		{recordHeadFields.Names(), reflect.TypeFor[recordHead]()},

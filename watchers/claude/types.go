@@ -111,12 +111,15 @@ var attachmentTypes = map[string]bool{
 }
 
 // Progress lines stream what tools, hooks and subagents are doing; the
-// results and the subagent's own file carry what a map needs.
+// results and the subagent's own file carry what a map needs. A
+// subagent's progress relays its transcript's lines: its responses are
+// read for their requests (progress.go), which count where the subagent's
+// own file does not hold them.
 var progressTypes = map[string]bool{
 	"hook_progress":           false,
 	"bash_progress":           false,
 	"powershell_progress":     false,
-	"agent_progress":          false,
+	"agent_progress":          true,
 	"mcp_progress":            false,
 	"query_update":            false,
 	"search_results_received": false,
