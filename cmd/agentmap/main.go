@@ -54,6 +54,14 @@ func commands() []command {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first signal asks every command to stop (a daemon flushes
+		// and commits); a second one ends the process at once, as in the
+		// tools users know, whatever it waits in (an open of a FIFO no one
+		// reads cannot be interrupted). Crash-exactness makes that safe.
+		<-ctx.Done()
+		stop()
+	}()
 	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -5,6 +5,7 @@ package main
 import (
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -157,5 +158,34 @@ func TestOutputToAFullDevice(t *testing.T) {
 	// The failed attemptdb export did not use up its source_seq.
 	if _, err := os.Stat(filepath.Join(data, nextSeqFile)); err == nil {
 		t.Error("a failed export kept its next source_seq")
+	}
+}
+
+// An output FIFO no one reads holds the command in its open, which no
+// signal handler can end: the first Ctrl-C asks the command to stop, a
+// second one ends the process, as in the tools users know.
+func TestASecondInterruptEndsAWaitForAFIFOReader(t *testing.T) {
+	dir := t.TempDir()
+	bin := opsBinary(t, dir)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "report", "--maps", t.TempDir(), "-o", fifo)
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	time.Sleep(500 * time.Millisecond) // at the open by now
+	cmd.Process.Signal(os.Interrupt)
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("two interrupts did not end a command waiting for a FIFO's reader")
 	}
 }

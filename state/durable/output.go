@@ -26,13 +26,23 @@ const maxLinks = 40
 //     rename and no sync, which a device or a pipe cannot take. Its reader
 //     sees the data as it is written, and an error (a full device) is
 //     returned by Write or Commit; Abort cannot take back what was
-//     written. Opening a FIFO waits for its reader;
+//     written. Opening a FIFO waits for its reader (a first Ctrl-C
+//     cannot end that wait, a second one ends the process: see main);
+//   - /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N are
+//     written through the descriptor they name, never opened anew: a
+//     file the shell appends to (`>> log`) is appended to, not emptied
+//     or replaced;
 //   - a directory is an error.
 //
 // Create itself follows no link at the target: agentmap's files in its
 // data directory are replaced where they are, never written through a
 // link to somewhere else.
 func CreateOutput(target string, perm fs.FileMode) (*File, error) {
+	if fd, ok := inheritedFD(target); ok {
+		// /dev/stdout and its kin: the descriptor the shell handed over,
+		// not a file opened anew by its name (see inheritedFD).
+		return writeInherited(target, fd)
+	}
 	// The kernel follows the links first: the links of /proc (/dev/fd/N,
 	// /dev/stdout) name no file that a path could reach again, and only
 	// the kernel can open what they lead to.

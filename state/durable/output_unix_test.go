@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -141,5 +142,35 @@ func TestWriteOutputProcFDLink(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the pipe got nothing")
+	}
+}
+
+// A name of one of the process's own descriptors (/dev/fd/N, as
+// /dev/stdout is /dev/fd/1) is written through that descriptor: a file the
+// shell appends to is appended to, keeping what it held and its mode, not
+// emptied or replaced by a new file.
+func TestOutputToAnInheritedDescriptor(t *testing.T) {
+	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/"} {
+		log := filepath.Join(t.TempDir(), "log.txt")
+		if err := os.WriteFile(log, []byte("line1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := dir + strconv.Itoa(int(f.Fd()))
+		if err := WriteOutput(name, []byte("REPORT\n"), 0o600); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := f.Write([]byte("after\n")); err != nil { // the descriptor is still open
+			t.Fatalf("%s: the descriptor was closed: %v", name, err)
+		}
+		f.Close()
+		got, _ := os.ReadFile(log)
+		fi, _ := os.Stat(log)
+		if string(got) != "line1\nREPORT\nafter\n" || fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s: %q, mode %v; want the report appended and the mode kept", name, got, fi.Mode().Perm())
+		}
 	}
 }
