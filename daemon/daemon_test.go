@@ -828,4 +828,15 @@ func TestLongUnfinishedLineIsTold(t *testing.T) {
 	if b := grown.behind(nil, s, 400, 100); b != 392 || grown.longLines(100) != nil {
 		t.Errorf("grown since: %d behind, %+v", b, grown.longLines(100))
 	}
+	// Read part way (a catch-up commits the file's whole size with each
+	// chunk, the cursor at the chunk's end): lines are left, no long one.
+	mid := filepath.Join(t.TempDir(), "m.jsonl")
+	if err := os.WriteFile(mid, []byte(strings.Repeat("{\"a\":1}\n", 100)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	partWay := unfinishedTails{}
+	ms := &state.Source{ID: 2, Path: mid, Offset: 80, Size: 800}
+	if b := partWay.behind(nil, ms, 800, 100); b != 720 || partWay.longLines(100) != nil {
+		t.Errorf("read part way: %d behind, %+v", b, partWay.longLines(100))
+	}
 }

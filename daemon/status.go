@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -473,20 +474,46 @@ func (u unfinishedTails) behind(last unfinishedTails, s *state.Source, size int6
 	t, ok := last[s.ID]
 	if !ok || t.offset != s.Offset || t.size != size {
 		t = unfinishedTail{offset: s.Offset, size: size, unfinished: unfinishedAt(s.Path, s.Offset, size, maxLine)}
-		// Read to this very size with the cursor left where it is, the
-		// bytes after it hold no newline: past the cap, a line still
-		// being written, known without reading it again.
+		// Past the cap, a last line still being written: no newline
+		// from the cursor to the end. The record's size does not say it
+		// (a catch-up commits the whole file's size with each chunk, the
+		// cursor at the chunk's end), so the bytes are looked at: a log
+		// read part way has a newline in its first block.
 		capped := int64(maxLine)
 		if capped <= 0 {
 			capped = watchers.DefaultMaxLine
 		}
-		t.long = !t.unfinished && size-s.Offset > capped+1
+		t.long = !t.unfinished && size-s.Offset > capped+1 && !newlineIn(s.Path, s.Offset, size)
 	}
 	u[s.ID] = t
 	if t.unfinished {
 		return 0
 	}
 	return size - s.Offset
+}
+
+// newlineIn reports whether path holds a newline from offset to size (a
+// file it cannot read: true, nothing is claimed of it). It stops at the
+// first one; only a line longer than the cap is read to its end, once for
+// each size it has (the caller keeps what it found).
+func newlineIn(path string, offset, size int64) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	var block [64 << 10]byte
+	for at := offset; at < size; {
+		n, err := f.ReadAt(block[:min(int64(len(block)), size-at)], at)
+		if bytes.IndexByte(block[:n], '\n') >= 0 {
+			return true
+		}
+		at += int64(n)
+		if (err != nil || n == 0) && at < size {
+			return true
+		}
+	}
+	return false
 }
 
 // unfinishedAt opens path to look at its tail (see watchers.UnfinishedLine).
