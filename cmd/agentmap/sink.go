@@ -130,9 +130,12 @@ func sinkStatus(ctx context.Context, of opsFlags, asJSON bool, stdout, stderr io
 		out := struct {
 			Configured bool  `json:"configured"`
 			Started    *bool `json:"started,omitempty"`
+			// Locked: another process (a scan) holds the state, so whether
+			// a queue was set up is not known now.
+			Locked bool `json:"locked,omitempty"`
 			*daemon.SinkStatus
-		}{Configured: started || inConfig, SinkStatus: st.Sink}
-		if out.Configured {
+		}{Configured: started || inConfig, SinkStatus: st.Sink, Locked: st.Sink == nil && b.locked}
+		if out.Configured && !out.Locked {
 			out.Started = &started
 		}
 		enc := json.NewEncoder(stdout)
@@ -144,6 +147,11 @@ func sinkStatus(ctx context.Context, of opsFlags, asJSON bool, stdout, stderr io
 		switch {
 		case b.client == nil && b.db == nil && !b.locked:
 			fmt.Fprintf(stdout, "team database: nothing queued (no state in %s yet: the daemon has not run there)\n", b.dataDir)
+		case b.locked:
+			// A scan (or a daemon this command cannot ask) holds the
+			// state: its queue cannot be read now, which says nothing of
+			// whether it was set up.
+			fmt.Fprintf(stdout, "team database: not known now: another agentmap process (a scan) holds %s; try again when it ends\n", b.dataDir)
 		case inConfig:
 			fmt.Fprintln(stdout, "team database: configured, but the daemon has not started with it yet "+
 				"(it sets up the queue when it starts with [sink.postgres]: agentmap restart, after a change of the config), nothing queued")

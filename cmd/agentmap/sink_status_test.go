@@ -54,6 +54,21 @@ func TestSinkStatusBeforeTheDaemonStartedWithIt(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "team database: not configured") {
 		t.Errorf("sink status without [sink.postgres]: exit %d\n%s%s", code, out, errb)
 	}
+	// Held by another process (a scan): not known now, neither "not
+	// started" nor "not configured".
+	held, err := state.Open(daemon.StatePath(data), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	code, out, errb = run(t, "sink", "status", "--config", cfg)
+	if code != exitOK || !strings.Contains(out, "team database: not known now: another agentmap process (a scan) holds") {
+		t.Errorf("sink status while the state is held: exit %d\n%s%s", code, out, errb)
+	}
+	code, out, errb = run(t, "sink", "status", "--json", "--config", cfg)
+	if code != exitOK || strings.Join(strings.Fields(out), "") != `{"configured":true,"locked":true}` {
+		t.Errorf("sink status --json while the state is held: exit %d\n%s%s", code, out, errb)
+	}
 }
 
 // TestSinkStatusAfterAScanThatCouldNotSend: what a one-shot scan could not
