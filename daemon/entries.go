@@ -32,6 +32,12 @@ type Entry struct {
 	Flushed  time.Time `json:"flushed,omitzero"`
 	// Live is set when the session changed after its map was written.
 	Live bool `json:"live,omitempty"`
+	// Parent is the key of the session this one is also a lane of, as
+	// the state records it (a Codex agent's thread); Recorded says the
+	// entry comes from a state record, not from a map file alone, so
+	// that an empty Parent means none.
+	Parent   string `json:"parent,omitempty"`
+	Recorded bool   `json:"recorded,omitempty"`
 }
 
 // Entries lists the sessions of the store, newest first: from the flush
@@ -59,7 +65,7 @@ func Entries(db *state.DB, store *mapstore.Store) ([]Entry, error) {
 		e := Entry{Key: s.Key, Agent: s.Agent, ID: id, Path: f.Path, Repos: f.Sum.Repos,
 			DurationMs: f.Sum.DurationMs, Calls: f.Sum.Calls, Requests: f.Sum.Requests, Errors: f.Sum.Errors,
 			Tokens: f.Sum.Tokens, CostUSD: f.Sum.CostUSD, Unpriced: f.Sum.Unpriced, Outcome: f.Sum.Outcome, Flushed: time.UnixMilli(f.AtMs).UTC(),
-			Live: s.Dirty()}
+			Live: s.Dirty(), Parent: s.Parent, Recorded: true}
 		if t, err := time.Parse(time.RFC3339Nano, f.Sum.StartedAt); err == nil {
 			e.Start = t
 		} else if fromMap(store, &e) != nil {

@@ -78,6 +78,10 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 type listEntry struct {
 	daemon.Entry
 	Parent string `json:"parent,omitempty"`
+	// Recorded, always nil, hides the entry's own (where it came from,
+	// which only spawnedIn reads): the shallower name wins, and omitempty
+	// leaves it out.
+	Recorded *struct{} `json:"recorded,omitempty"`
 }
 
 // spawnedIn finds the sessions of listed that another session of the
@@ -97,11 +101,23 @@ func spawnedIn(root string, all, listed []daemon.Entry) map[string]string {
 		// commonest maps are not opened.
 		agents[e.Agent] = e.Agent != watchers.LayoutClaude
 	}
+	// Which maps may hold a listed session's lane: when every listed
+	// session comes from a state record, only those of the parents the
+	// records name, so that a listing opens no map but theirs; a map no
+	// record names (a state rebuilt from the logs, maps copied in) may be
+	// any session's child, and every map of its agent is looked at.
+	narrow, parentsNamed := true, map[string]bool{}
+	for _, e := range listed {
+		narrow = narrow && e.Recorded
+		if e.Parent != "" {
+			parentsNamed[e.Parent] = true
+		}
+	}
 	// lane id → the sessions whose maps have a subagent lane of that id,
 	// per agent (a parent and its child are of one agent).
 	lanes := map[string][]string{}
 	for _, e := range all {
-		if !agents[e.Agent] {
+		if !agents[e.Agent] || (narrow && !parentsNamed[e.Key]) {
 			continue
 		}
 		for _, id := range subagentLanes(filepath.Join(root, e.Path)) {
