@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/state"
 )
 
 func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -204,7 +205,9 @@ func flushInProcess(ctx context.Context, of opsFlags, dataDir, id string, stdout
 		}
 		return exitFailure
 	}
-	if err := finish(); err != nil {
+	if err := finish(); err != nil && !errors.Is(err, state.ErrLocked) {
+		// A lock error says another daemon took the data directory first,
+		// the one whose socket answered: the work asked of it is done.
 		fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
 		return exitFailure
 	}
