@@ -147,9 +147,10 @@ func (m *Map) FilePath(id int) (string, bool) {
 
 // UnpricedModels names the models that served requests with tokens and
 // cost nothing in the map: no request of theirs carries a cost, and the
-// embedded table has no price for them (a model the config priced has
-// costs in the map, bar a request too small to round to a cent's
-// ten-thousandth). lane "" means the whole session, else one agents[] id.
+// embedded table has no price for them, or has one that would put a cost
+// on those tokens (the map was written before it had; a model the config
+// priced has costs in the map, bar a request too small to round to a
+// cent's ten-thousandth). lane "" means the whole session, else one agents[] id.
 // Whatever shows a cost shows "unpriced" for them, never $0.
 func (m *Map) UnpricedModels(lane string) []string {
 	var out, costed []string
@@ -166,7 +167,13 @@ func (m *Map) UnpricedModels(lane string) []string {
 		if e.In+e.CW+e.CR+e.Out == 0 || slices.Contains(out, e.Model) {
 			continue
 		}
-		if _, ok := prices.Lookup(e.Model); !ok {
+		// No price now, or one that puts a thousandth of a cent or more on
+		// these tokens (a lower bound: the map keeps neither the cache
+		// writes' lifetime nor fast mode): the map was written when its
+		// model had none, in an older table. Only a request too small to
+		// round to a cost is priced at 0, and the margin keeps the
+		// rounding's edge out of it.
+		if p, ok := prices.Lookup(e.Model); !ok || p.Cost(prices.Usage{In: e.In, CW5m: e.CW, CR: e.CR, Out: e.Out}) >= 1e-5 {
 			out = append(out, e.Model)
 		}
 	}

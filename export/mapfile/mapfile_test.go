@@ -118,11 +118,14 @@ func TestUnpricedModels(t *testing.T) {
 		{Kind: "llm", Agent: "main", Model: "nobody-prices-this", In: 10},
 		{Kind: "llm", Agent: "a1", Model: "other-unpriced", Out: 5},
 		{Kind: "llm", Agent: "main", Model: "claude-opus-4-8", CR: 1},
+		// Priced by this table, yet no cost on 20,000 tokens: the map was
+		// written when the model had no price (an older table).
+		{Kind: "llm", Agent: "main", Model: "claude-sonnet-4-5", In: 20000, Out: 500},
 	}}
-	if got := m.UnpricedModels(""); !slices.Equal(got, []string{"nobody-prices-this", "other-unpriced"}) {
+	if got := m.UnpricedModels(""); !slices.Equal(got, []string{"nobody-prices-this", "other-unpriced", "claude-sonnet-4-5"}) {
 		t.Errorf("session: %q", got)
 	}
-	if got := m.UnpricedModels("main"); !slices.Equal(got, []string{"nobody-prices-this"}) {
+	if got := m.UnpricedModels("main"); !slices.Equal(got, []string{"nobody-prices-this", "claude-sonnet-4-5"}) {
 		t.Errorf("main lane: %q", got)
 	}
 }
