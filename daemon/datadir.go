@@ -2,8 +2,10 @@ package daemon
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
+	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/state/datadir"
 	"github.com/agentmap/agentmap/state/mapstore"
 
@@ -35,13 +37,31 @@ func DefaultDataDir(env watchers.Env) string {
 
 // prepareDataDir makes the data directory agentmap's (created 0700 with
 // its marker) and checks that it and every file in it are the user's
-// alone before any is used.
+// alone before any is used. A place that can never be a data directory
+// (the home directory, the config's) is refused however it was named: a
+// config's data_dir is checked when the config loads, a --data-dir here.
 func (d *Daemon) prepareDataDir() error {
+	if err := SafeDataDir(d.opt.DataDir); err != nil {
+		return err
+	}
 	if err := datadir.Claim(d.opt.DataDir); err != nil {
 		return err
 	}
 	if err := datadir.Check(d.opt.DataDir); err != nil {
 		return fmt.Errorf("data directory not safe to use: %w", err)
+	}
+	return nil
+}
+
+// SafeDataDir refuses dir when it can never be a data directory
+// (datadir.Unsafe): the root, the home directory or a parent of it, the
+// directory of the usual config file or a parent of it. It is the check a
+// config's data_dir gets, for a directory named otherwise (--data-dir).
+func SafeDataDir(dir string) error {
+	home, _ := os.UserHomeDir()
+	cfg, _ := config.Path("")
+	if why := datadir.Unsafe(dir, home, cfg); why != "" {
+		return fmt.Errorf("%s cannot be the data directory: %s", dir, why)
 	}
 	return nil
 }

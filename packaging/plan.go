@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -21,7 +22,7 @@ const (
 	Mkdir  Op = iota // create a directory (and its parents) with Mode
 	Write            // write Content to Path atomically with Mode
 	Remove           // remove the file at Path
-	Purge            // remove the directory tree at Path
+	Purge            // remove agentmap's entries in the data directory at Path, then it if left empty
 	Run              // run Args; MayFail steps are allowed to fail
 )
 
@@ -38,8 +39,8 @@ type Step struct {
 	// Retry marks commands that may fail for a moment after the previous
 	// one (launchd finishing a bootout before a bootstrap).
 	Retry bool
-	// Keep is, for Purge, the config file, which the directory removed
-	// must not hold.
+	// Keep is, for Purge, the config file in use, which stays even when
+	// it lies in the data directory.
 	Keep string
 }
 
@@ -108,7 +109,7 @@ func (p *Plan) Print(w io.Writer) {
 				fmt.Fprintf(w, "would refuse: %v\n", err)
 				continue
 			}
-			fmt.Fprintf(w, "would remove the directory %s and everything in it\n", s.Path)
+			printPurge(w, s)
 		case Run:
 			suffix := ""
 			if s.MayFail {
@@ -143,6 +144,74 @@ func (p *Plan) StopsFirst() bool {
 		}
 	}
 	return false
+}
+
+// printPurge says what a Purge step would remove and what it would leave.
+// Only agentmap's own entries go: whatever else the user put in the
+// directory stays, and with it the directory.
+func printPurge(w io.Writer, s Step) {
+	owned, kept, err := datadir.Contents(s.Path, s.Keep)
+	if err != nil {
+		fmt.Fprintf(w, "would refuse: %v\n", err)
+		return
+	}
+	dir := s.Path
+	target, _ := filepath.EvalSymlinks(s.Path)
+	link := target != "" && target != filepath.Clean(s.Path)
+	if link {
+		dir = target
+		if !filepath.IsAbs(dir) {
+			dir, _ = filepath.Abs(dir)
+		}
+	}
+	if len(owned) > 0 {
+		fmt.Fprintf(w, "would remove from %s: %s\n", dir, strings.Join(owned, ", "))
+	}
+	if len(kept) > 0 {
+		fmt.Fprintf(w, "would keep in %s: %s (not agentmap's%s); the directory stays\n", dir, strings.Join(kept, ", "), configNote(s.Keep, kept))
+		return
+	}
+	fmt.Fprintf(w, "would remove the directory %s, then empty\n", dir)
+	if link {
+		fmt.Fprintf(w, "would remove the symbolic link %s, which would lead nowhere\n", s.Path)
+	}
+}
+
+// reportPurge says what a Purge step removed and what it left.
+func reportPurge(w io.Writer, r datadir.Result, keep string) {
+	dir := r.Dir
+	if r.Target != "" {
+		dir = r.Target
+	}
+	if len(r.Owned) > 0 {
+		fmt.Fprintf(w, "removed from %s: %s\n", dir, strings.Join(r.Owned, ", "))
+	}
+	if len(r.Kept) > 0 {
+		fmt.Fprintf(w, "kept in %s: %s (not agentmap's%s); the directory stays\n", dir, strings.Join(r.Kept, ", "), configNote(keep, r.Kept))
+	}
+	if r.DirGone {
+		fmt.Fprintf(w, "removed %s\n", dir)
+	} else if len(r.Kept) == 0 && r.Owned != nil {
+		fmt.Fprintf(w, "kept %s: something was put in it meanwhile\n", dir)
+	}
+	if r.LinkGone {
+		fmt.Fprintf(w, "removed the symbolic link %s, which led to it\n", r.Dir)
+	} else if r.Target != "" && len(r.Kept) > 0 {
+		fmt.Fprintf(w, "kept the symbolic link %s, which leads to it\n", r.Dir)
+	}
+}
+
+// configNote names the config file among the entries kept.
+func configNote(keep string, kept []string) string {
+	if keep == "" {
+		return ""
+	}
+	for _, k := range kept {
+		if strings.TrimSuffix(k, "/") == filepath.Base(keep) {
+			return "; " + k + " is your config file"
+		}
+	}
+	return ""
 }
 
 func purgeable(s Step) error {
@@ -194,12 +263,12 @@ func (p *Plan) Apply(ctx context.Context, run Runner, w io.Writer) error {
 			if err != nil {
 				return err
 			}
-			err = os.RemoveAll(s.Path)
+			r, err := datadir.Purge(s.Path, s.Keep)
 			release()
+			reportPurge(w, r, s.Keep)
 			if err != nil {
-				return fmt.Errorf("remove %s: %w", s.Path, err)
+				return err
 			}
-			fmt.Fprintf(w, "removed %s\n", s.Path)
 		case Run:
 			out, err := run(ctx, s.Args...)
 			for i := 0; err != nil && s.Retry && i < retries; i++ {

@@ -36,6 +36,11 @@ func addOpsFlags(fl *flag.FlagSet) opsFlags {
 // run and scan, applies the same rule (runOverrides.apply).
 func (o opsFlags) resolve(what string, stderr io.Writer) (string, int) {
 	if *o.dataDir != "" {
+		// Checked as a config's data_dir is: export writes its key there.
+		if err := daemon.SafeDataDir(*o.dataDir); err != nil {
+			fmt.Fprintf(stderr, "agentmap %s: --data-dir: %v\n", what, err)
+			return "", exitUsage
+		}
 		dataDirSeen(*o.dataDir)
 		return *o.dataDir, exitOK
 	}

@@ -89,7 +89,7 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fl.SetOutput(stderr)
 	file := fl.String("config", "", "the config file (it names the data directory)")
 	dataDirFlag := fl.String("data-dir", "", "the data directory --purge removes (default: data_dir of the config)")
-	purge := fl.Bool("purge", false, "also remove the data directory: every map, the state and, on macOS, the service's log files (on Linux the log is in the systemd journal, which is left alone)")
+	purge := fl.Bool("purge", false, "also remove agentmap's entries in the data directory: every map, the state and, on macOS, the service's log files (on Linux the log is in the systemd journal, which is left alone); anything else in it stays, and with it the directory")
 	dryRun := fl.Bool("dry-run", false, "print what would be removed and run, and change nothing")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap uninstall [--purge] [--config FILE] [--dry-run]")
@@ -121,7 +121,15 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return code
 	}
 	dataDirSeen(dataDir)
-	spec, err := packaging.Current("", dataDir)
+	// The config file in use stays even when it lies in the data
+	// directory: the purge is told which it is, to keep and name it.
+	cfgFile := ""
+	if c != nil && c.File != "" {
+		cfgFile = c.File
+	} else if path, err := config.Path(*file); err == nil {
+		cfgFile = path
+	}
+	spec, err := packaging.Current(cfgFile, dataDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap uninstall: %v\n", err)
 		return exitFailure

@@ -23,7 +23,9 @@ const markerText = "This directory holds agentmap's state and maps; `agentmap un
 // Own names the entries agentmap keeps in a data directory. A directory
 // holding nothing else was made by agentmap even without a marker (one
 // made before markers existed), and is marked when first used.
-var Own = []string{Marker, "state.db", "maps", "hash.key", "exports", "agentmap.sock", "agentmap.lock", "device-id", "attemptdb-next-seq"}
+// logs is there because the service's log file (logs/agentmap.log) is
+// opened before the daemon claims the directory.
+var Own = []string{Marker, "state.db", "maps", "hash.key", "exports", "logs", "agentmap.sock", "agentmap.lock", "device-id", "attemptdb-next-seq"}
 
 // private are the entries no one else may even read.
 var private = map[string]bool{"state.db": true, "hash.key": true}
@@ -34,11 +36,12 @@ func own(name string) bool {
 			return true
 		}
 	}
-	// Damaged databases moved aside, temporary files of a write, and
-	// launchd's output files of the service.
+	// Damaged databases moved aside, temporary files of a write or of a
+	// scan's spilled sessions, and launchd's output files of the service.
 	return strings.HasSuffix(name, ".out.log") || strings.HasSuffix(name, ".err.log") ||
 		strings.HasPrefix(name, "state.db.corrupt-") || strings.HasPrefix(name, ".hash-key-") ||
-		strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
+		strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-") ||
+		strings.HasPrefix(name, ".retired-") && strings.HasSuffix(name, ".tmp")
 }
 
 // Unsafe says why dir can never be a data directory ("" when it can): the
@@ -119,10 +122,12 @@ func Claim(dir string) error {
 	return nil
 }
 
-// Purgeable says whether dir may be removed whole: it must be a safe
-// place and carry agentmap's marker.
+// Purgeable says whether agentmap's entries in dir may be removed: it
+// must be a safe place and carry agentmap's marker. The config file does
+// not make it unsafe: purge removes only agentmap's own entries (Contents),
+// and a config file among them stays.
 func Purgeable(dir, home, configFile string) error {
-	if why := Unsafe(dir, home, configFile); why != "" {
+	if why := Unsafe(dir, home, ""); why != "" {
 		return fmt.Errorf("will not remove %s: %s", dir, why)
 	}
 	fi, err := os.Lstat(filepath.Join(dir, Marker))
@@ -130,6 +135,97 @@ func Purgeable(dir, home, configFile string) error {
 		return fmt.Errorf("will not remove %s: agentmap did not make it (no %s in it); remove what you want by hand", dir, Marker)
 	}
 	return nil
+}
+
+// Contents sorts the entries of the data directory dir into those purge
+// removes (agentmap's own, the marker last) and those it leaves (anything
+// else: files the user put there, and an entry holding keep, the config
+// file). A directory's name ends in a slash. dir may be a symbolic link:
+// the entries are those of the directory it leads to.
+func Contents(dir, keep string) (owned, kept []string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	keep = clean(keep)
+	real := clean(dir)
+	marker := false
+	for _, e := range entries {
+		name := e.Name()
+		shown := name
+		if e.IsDir() {
+			shown += "/"
+		}
+		switch {
+		case !own(name) || keep != "" && within(keep, filepath.Join(real, name)):
+			kept = append(kept, shown)
+		case name == Marker:
+			marker = true
+		default:
+			owned = append(owned, shown)
+		}
+	}
+	if marker {
+		// Last, so that a purge stopped halfway can be run again.
+		owned = append(owned, Marker)
+	}
+	return owned, kept, nil
+}
+
+// Purge removes agentmap's own entries from the data directory dir (see
+// Contents), then the directory itself if nothing else is left in it.
+// When dir is a symbolic link, the directory it leads to is purged; the
+// link, which the user made, is removed only when that directory is gone
+// (it would lead nowhere). It returns what it removed and what it kept.
+// The caller checks Purgeable first.
+func Purge(dir, keep string) (r Result, err error) {
+	r.Dir = dir
+	if li, err := os.Lstat(dir); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		if r.Target, err = filepath.EvalSymlinks(dir); err != nil {
+			return r, fmt.Errorf("follow %s: %w", dir, err)
+		}
+	}
+	r.Owned, r.Kept, err = Contents(dir, keep)
+	if err != nil {
+		return r, err
+	}
+	real := dir
+	if r.Target != "" {
+		real = r.Target
+	}
+	for _, name := range r.Owned {
+		if err := os.RemoveAll(filepath.Join(real, strings.TrimSuffix(name, "/"))); err != nil {
+			return r, fmt.Errorf("remove %s: %w", filepath.Join(real, name), err)
+		}
+	}
+	if len(r.Kept) > 0 {
+		return r, nil
+	}
+	// Remove, not RemoveAll: anything that appeared meanwhile stays.
+	if err := os.Remove(real); err != nil {
+		if _, serr := os.Stat(real); serr == nil {
+			return r, nil // something appeared meanwhile: it stays
+		}
+		return r, fmt.Errorf("remove %s: %w", real, err)
+	}
+	r.DirGone = true
+	if r.Target != "" {
+		if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return r, fmt.Errorf("remove the link %s: %w", dir, err)
+		}
+		r.LinkGone = true
+	}
+	return r, nil
+}
+
+// Result is what Purge did.
+type Result struct {
+	Dir      string   // the data directory as named
+	Target   string   // where Dir leads, when it is a symbolic link
+	Owned    []string // the entries removed
+	Kept     []string // the entries left: not agentmap's
+	DirGone  bool     // the directory (Target for a link) was removed
+	LinkGone bool     // the link Dir was removed, leading nowhere once Target was
 }
 
 // Check verifies the data directory and every entry agentmap uses in it

@@ -120,3 +120,132 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+func write(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// A marked directory the user later put files in: purge removes only
+// agentmap's entries, and the directory stays with the user's.
+func TestPurgeKeepsTheUsersFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "work")
+	if err := Claim(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"state.db", "state.db.corrupt-1", "maps/a.json.gz", "logs/agentmap.log", "agentmap.lock", "thesis.tex", "photos/1.jpg"} {
+		write(t, filepath.Join(dir, name))
+	}
+	r, err := Purge(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"thesis.tex", "photos/1.jpg"} {
+		if !exists(filepath.Join(dir, name)) {
+			t.Errorf("%s was removed", name)
+		}
+	}
+	for _, name := range []string{"state.db", "state.db.corrupt-1", "maps", "logs", "agentmap.lock", Marker} {
+		if exists(filepath.Join(dir, name)) {
+			t.Errorf("%s stays", name)
+		}
+	}
+	if got := strings.Join(r.Kept, ","); got != "photos/,thesis.tex" || r.DirGone {
+		t.Errorf("kept %q, directory gone %v", got, r.DirGone)
+	}
+}
+
+// The config file in use stays even when it has an agentmap name or lies
+// in an entry agentmap owns; a directory holding only agentmap's goes.
+func TestPurgeKeepsTheConfigFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	if err := Claim(dir); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "exports", "config.toml")
+	write(t, cfg)
+	write(t, filepath.Join(dir, "state.db"))
+	if err := Purgeable(dir, t.TempDir(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Purge(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !exists(cfg) || exists(filepath.Join(dir, "state.db")) || r.DirGone {
+		t.Errorf("config kept %v, state.db removed %v, dir gone %v", exists(cfg), !exists(filepath.Join(dir, "state.db")), r.DirGone)
+	}
+	if err := os.Remove(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := Claim(dir); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := Purge(dir, ""); err != nil || !r.DirGone || exists(dir) {
+		t.Errorf("a directory of agentmap's alone stays: %+v %v", r, err)
+	}
+}
+
+// A data directory that is a symbolic link: the directory it leads to is
+// purged; the link goes only once it would lead nowhere.
+func TestPurgeThroughALink(t *testing.T) {
+	base := t.TempDir()
+	real, link := filepath.Join(base, "realdata"), filepath.Join(base, "linkdata")
+	if err := os.Mkdir(real, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Claim(link); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(link, "state.db"))
+	write(t, filepath.Join(real, "mine.txt"))
+	if err := Purgeable(link, t.TempDir(), ""); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Purge(link, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exists(filepath.Join(real, "state.db")) || !exists(filepath.Join(real, "mine.txt")) || !exists(link) || r.LinkGone {
+		t.Fatalf("with a file of the user's left: %+v", r)
+	}
+	os.Remove(filepath.Join(real, "mine.txt"))
+	if err := Claim(link); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(link, "state.db"))
+	r, err = Purge(link, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exists(real) || exists(link) || !r.DirGone || !r.LinkGone {
+		t.Errorf("with nothing else: real stays %v, link stays %v: %+v", exists(real), exists(link), r)
+	}
+}
+
+// The service's log file is opened (logs/ created) before the daemon
+// claims the directory: the directory is still agentmap's.
+func TestClaimAfterTheLogFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	write(t, filepath.Join(dir, "logs", "agentmap.log"))
+	write(t, filepath.Join(dir, "agentmap.err.log"))
+	if err := Claim(dir); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(filepath.Join(dir, Marker)) {
+		t.Error("not marked")
+	}
+}
