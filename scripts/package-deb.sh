@@ -15,11 +15,19 @@ NFPM=github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
 arch=${1:-$(go env GOARCH)}
 version=${AGENTMAP_VERSION:-$(scripts/version.sh)}
 dist=$PWD/dist/deb-$arch
+# The date of the man pages (and of what nfpm stamps) is the last commit's,
+# so that two builds of one commit are the same bytes.
+if [[ -z ${SOURCE_DATE_EPOCH:-} ]] && epoch=$(git log -1 --format=%ct 2>/dev/null); then
+  export SOURCE_DATE_EPOCH=$epoch
+fi
 rm -rf "$dist" && mkdir -p "$dist"
 CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build ${TRIMPATH--trimpath} \
   -ldflags "-s -w -X main.version=$version" -o "$dist/agentmap" ./cmd/agentmap
 # The files are made by a binary of the host (the target may not run here).
 go run -ldflags "-X main.version=$version" ./cmd/agentmap package-files --bin /usr/bin/agentmap "$dist/files" >/dev/null
+# Debian installs man pages compressed; -n leaves the name and time out, so
+# the bytes depend on the page alone.
+gzip -9n "$dist"/files/man/man1/*.1
 case $arch in
   amd64|arm64) deb_arch=$arch ;;
   arm) deb_arch=armhf ;;

@@ -9,14 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 
-	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/config"
-	"github.com/agentmap/agentmap/export"
 	"github.com/agentmap/agentmap/packaging"
 )
 
@@ -111,7 +111,12 @@ func filesCommand(stdout io.Writer) *cobra.Command {
 				return err
 			}
 		}
-		header := &doc.GenManHeader{Title: "AGENTMAP", Section: "1", Source: "agentmap " + currentBuild().short(),
+		date, err := manDate()
+		if err != nil {
+			return err
+		}
+		// No Title: GenMan titles each page by its command (AGENTMAP-LIST).
+		header := &doc.GenManHeader{Section: "1", Date: &date, Source: "agentmap " + currentBuild().short(),
 			Manual: "agentmap manual"}
 		if err := genManPages(root, header, man); err != nil {
 			return err
@@ -134,6 +139,22 @@ func filesCommand(stdout io.Writer) *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// manDate is the date the man pages carry: $SOURCE_DATE_EPOCH when set,
+// so that a package built twice from one commit has the same pages
+// (reproducible-builds.org), else now. In UTC, so that the month does not
+// depend on the zone of the machine that builds.
+func manDate() (time.Time, error) {
+	epoch := os.Getenv("SOURCE_DATE_EPOCH")
+	if epoch == "" {
+		return time.Now().UTC(), nil
+	}
+	secs, err := strconv.ParseInt(epoch, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH %q is not a number of seconds", epoch)
+	}
+	return time.Unix(secs, 0).UTC(), nil
 }
 
 // genManPages writes agentmap.1 and agentmap-COMMAND.1, as
@@ -234,61 +255,12 @@ func completionCommand(stdout io.Writer, code *int) *cobra.Command {
 	}
 }
 
-// completeArgs completes a command's flags and the values of the flags
-// whose values are known (agents from the registry, outcomes, formats).
-func completeArgs(c command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	p := probeCommand(c)
-	if strings.HasPrefix(toComplete, "-") {
-		var out []string
-		for _, f := range p.Flags {
-			out = append(out, flagSpelling(f.Name)+"\t"+f.Usage)
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
-	if n := len(args); n > 0 && strings.HasPrefix(args[n-1], "-") && !strings.Contains(args[n-1], "=") {
-		if f, ok := p.flag(strings.TrimLeft(args[n-1], "-")); ok && f.Type != "" {
-			if vals := flagValues(f.Name); vals != nil {
-				return vals, cobra.ShellCompDirectiveNoFileComp
-			}
-			return nil, cobra.ShellCompDirectiveDefault
-		}
-	}
-	if c.name == "config" && !slices.ContainsFunc(args, func(a string) bool { return !strings.HasPrefix(a, "-") }) {
-		return []string{"init", "check", "show"}, cobra.ShellCompDirectiveNoFileComp
-	}
-	if c.name == "completion" {
-		return completionShells, cobra.ShellCompDirectiveNoFileComp
-	}
-	return nil, cobra.ShellCompDirectiveDefault
-}
-
 // flagSpelling is a flag as help and completion show it: -o, --since.
 func flagSpelling(name string) string {
 	if len(name) == 1 {
 		return "-" + name
 	}
 	return "--" + name
-}
-
-// flagValues are the values a flag takes, when they are a known list.
-func flagValues(name string) []string {
-	switch name {
-	case "agent":
-		return agentNames()
-	case "outcome":
-		return builder.Outcomes
-	case "format":
-		var out []string
-		for _, f := range export.Formats() {
-			out = append(out, string(f))
-		}
-		return out
-	case "path-mode":
-		return config.PathModes
-	case "log-level":
-		return []string{"debug", "info", "warn", "error"}
-	}
-	return nil
 }
 
 // isHelp reports whether args ask for help (-h, -help, --help) before a "--".
@@ -613,6 +585,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		// Completion offers a command's flags through completeArgs alone,
 		// from its help: cobra adds no flag of its own to the list.
 		rest = append(globals, rest...)
+		if name != "package-files" {
+			rest = completionRequest(rest)
+		}
 	default:
 		return unknownCommand(root, name, stderr)
 	}

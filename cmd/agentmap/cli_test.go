@@ -279,13 +279,25 @@ func TestCompletionInTheShells(t *testing.T) {
 			ran++
 			script := `source /usr/share/bash-completion/bash_completion; source <(agentmap completion bash)
 complete() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}; COMPREPLY=(); __start_agentmap 2>/dev/null; echo "${COMPREPLY[*]}"; }
+line() { COMP_LINE="$1"; COMP_POINT=${#COMP_LINE}; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); __start_agentmap 2>/dev/null; echo "${COMPREPLY[*]}"; }
 complete agentmap li
-complete agentmap list --agent ""`
+complete agentmap list --agent ""
+line "agentmap list --agent=c" agentmap list --agent = c
+complete agentmap --data-dir /tmp li
+complete agentmap sink ""`
 			cmd := exec.Command("bash", "-c", script)
 			cmd.Env = append(os.Environ(), "PATH="+path)
 			out, err := cmd.Output()
-			if got := string(out); err != nil || got != "list\n"+agents+"\n" {
-				t.Errorf("bash completion: %v\n%q, want %q", err, got, "list\n"+agents+"\n")
+			// bash splits --agent=c at "=" and completes the word after it.
+			var cAgents []string
+			for _, a := range config.AgentNames {
+				if strings.HasPrefix(a, "c") {
+					cAgents = append(cAgents, a)
+				}
+			}
+			want := "list\n" + agents + "\n" + strings.Join(cAgents, " ") + "\nlist\nstatus resend forget migrate\n"
+			if got := string(out); err != nil || got != want {
+				t.Errorf("bash completion: %v\n%q, want %q", err, got, want)
 			}
 		} else {
 			t.Log("SKIP bash completion: the bash-completion package is not installed")
@@ -293,14 +305,20 @@ complete agentmap list --agent ""`
 	}
 	if _, err := exec.LookPath("fish"); err == nil {
 		ran++
-		cmd := exec.Command("fish", "-c", `agentmap completion fish | source; complete -C "agentmap lis"; complete -C "agentmap export --agent "`)
+		cmd := exec.Command("fish", "-c", `agentmap completion fish | source; complete -C "agentmap lis"; complete -C "agentmap export --agent "; echo; complete -C "agentmap list --agent=cl"; complete -C "agentmap --data-dir /tmp lis"`)
 		cmd.Env = append(os.Environ(), "PATH="+path)
 		out, err := cmd.Output()
 		// fish sorts the candidates and shows a command's summary after a tab.
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		first, second, _ := strings.Cut(strings.TrimSpace(string(out)), "\n\n")
+		lines := strings.Split(first, "\n")
 		want := slices.Sorted(slices.Values(config.AgentNames))
 		if err != nil || len(lines) != 1+len(want) || !strings.HasPrefix(lines[0], "list\t") || !slices.Equal(lines[1:], want) {
 			t.Errorf("fish completion: %v\n%q", err, out)
+		}
+		// --flag=value is completed as one word, and global flags before
+		// the command are skipped.
+		if lines := strings.Split(second, "\n"); len(lines) != 2 || lines[0] != "--agent=claude" || !strings.HasPrefix(lines[1], "list\t") {
+			t.Errorf("fish completion of --agent=cl and after --data-dir: %q", second)
 		}
 	}
 	if ran == 0 {

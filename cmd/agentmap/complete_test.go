@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentmap/agentmap/export"
+)
+
+// completions asks agentmap __complete for args, as the shell scripts do,
+// and returns the candidates (without their descriptions) and the
+// directive.
+func completions(t *testing.T, args ...string) ([]string, cobra.ShellCompDirective) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := dispatch(context.Background(), append([]string{"__complete"}, args...), &stdout, &stderr); code != exitOK {
+		t.Fatalf("__complete %q: exit %d %s", args, code, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	last := lines[len(lines)-1]
+	directive, err := strconv.Atoi(strings.TrimPrefix(last, ":"))
+	if err != nil || !strings.HasPrefix(last, ":") {
+		t.Fatalf("__complete %q: no directive in %q", args, stdout.String())
+	}
+	var out []string
+	for _, l := range lines[:len(lines)-1] {
+		cand, _, _ := strings.Cut(l, "\t")
+		out = append(out, cand)
+	}
+	return out, cobra.ShellCompDirective(directive)
+}
+
+// --flag=value completes the value after "=", bare, as cobra's own flag
+// completion does (the scripts put "--flag=" back): the flags of the
+// command in its place made fish offer "--agent=--agent".
+func TestCompletionOfAValueAfterEquals(t *testing.T) {
+	var cAgents []string
+	for _, a := range agentNames() {
+		if strings.HasPrefix(a, "c") {
+			cAgents = append(cAgents, a)
+		}
+	}
+	var formats []string
+	for _, f := range export.Formats() {
+		formats = append(formats, string(f))
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"list", "--agent=c"}, cAgents},
+		{[]string{"list", "-agent=c"}, cAgents},
+		{[]string{"list", "--agent", "c"}, cAgents},
+		{[]string{"export", "--format="}, formats},
+		{[]string{"export", "--format=js"}, []string{"jsonl"}},
+		{[]string{"list", "--json="}, []string{"true", "false"}},
+		{[]string{"run", "--log-level=w"}, []string{"warn"}},
+	} {
+		got, d := completions(t, tc.args...)
+		if !slices.Equal(got, tc.want) || d != cobra.ShellCompDirectiveNoFileComp {
+			t.Errorf("__complete %q: %q, directive %d; want %q and no files", tc.args, got, d, tc.want)
+		}
+	}
+	// A value that is a path is left to the shell.
+	if got, d := completions(t, "export", "--out="); len(got) != 0 || d != cobra.ShellCompDirectiveDefault {
+		t.Errorf("__complete export --out=: %q, directive %d; want the shell's file names", got, d)
+	}
+}
+
+// Global flags may come before the command: completion skips them, and
+// their values, to find it.
+func TestCompletionAfterGlobalFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"--data-dir", dir, "l"}, {"--data-dir=" + dir, "--json", "l"}, {"--config", filepath.Join(dir, "c.toml"), "l"}} {
+		got, d := completions(t, args...)
+		if !slices.Contains(got, "list") || !slices.Contains(got, "logs") || d != cobra.ShellCompDirectiveNoFileComp {
+			t.Errorf("__complete %q: %q, directive %d; want the commands list and logs", args, got, d)
+		}
+	}
+	if got, _ := completions(t, "--data-dir", dir, "list", "--agent", ""); !slices.Equal(got, agentNames()) {
+		t.Errorf("__complete --data-dir D list --agent '': %q, want the agents", got)
+	}
+	if got, _ := completions(t, "--data-dir", dir, "sink", ""); !slices.Equal(got, []string{"status", "resend", "forget", "migrate"}) {
+		t.Errorf("__complete --data-dir D sink '': %q, want its actions", got)
+	}
+	// The value of a global flag itself is a directory name, the shell's.
+	if _, d := completions(t, "--data-dir", ""); d != cobra.ShellCompDirectiveDefault {
+		t.Errorf("__complete --data-dir '': directive %d, want the shell's file names", d)
+	}
+}
+
+// A command that takes an action word first completes the words its
+// usage lists; show and flush take a session id, never a file name.
+func TestCompletionOfActionWords(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"usage", ""}, []string{"daily", "weekly", "monthly", "session", "model"}},
+		{[]string{"usage", "--since", "7d", ""}, []string{"daily", "weekly", "monthly", "session", "model"}},
+		{[]string{"sink", ""}, []string{"status", "resend", "forget", "migrate"}},
+		{[]string{"sink", "--json", ""}, []string{"status", "resend", "forget", "migrate"}},
+		{[]string{"config", ""}, []string{"init", "check", "show"}},
+		{[]string{"show", ""}, nil},
+		{[]string{"flush", ""}, nil},
+		{[]string{"show", "--json", ""}, nil},
+	} {
+		got, d := completions(t, tc.args...)
+		if !slices.Equal(got, tc.want) || d != cobra.ShellCompDirectiveNoFileComp {
+			t.Errorf("__complete %q: %q, directive %d; want %q and no files", tc.args, got, d, tc.want)
+		}
+	}
+	// After the action word, none again.
+	if got, _ := completions(t, "sink", "status", ""); len(got) != 0 {
+		t.Errorf("__complete sink status '': %q, want nothing", got)
+	}
+	// Only those three commands take an action word first.
+	for _, c := range commands() {
+		if w := actionWords(c.name, probeCommand(c)); w != nil && !slices.Contains([]string{"config", "usage", "sink"}, c.name) {
+			t.Errorf("%s takes an action word first, by its usage: %q", c.name, w)
+		}
+	}
+}
+
+// Each man page is titled by its command, dated by $SOURCE_DATE_EPOCH when
+// set, so that two builds of one commit write the same pages.
+func TestManPageHeaders(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "1700000000") // 2023-11-14 UTC
+	pages := func() string {
+		files := t.TempDir()
+		if code := dispatch(context.Background(), []string{"package-files", files}, &bytes.Buffer{}, &bytes.Buffer{}); code != exitOK {
+			t.Fatalf("package-files: exit %d", code)
+		}
+		return filepath.Join(files, "man", "man1")
+	}
+	first, second := pages(), pages()
+	for _, tc := range []struct{ file, title string }{{"agentmap.1", "AGENTMAP"}, {"agentmap-list.1", "AGENTMAP-LIST"}, {"agentmap-sink.1", "AGENTMAP-SINK"}} {
+		page, err := os.ReadFile(filepath.Join(first, tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		th := ""
+		for _, l := range strings.Split(string(page), "\n") {
+			if strings.HasPrefix(l, ".TH ") {
+				th = l
+				break
+			}
+		}
+		if !strings.HasPrefix(th, `.TH "`+tc.title+`" "1" "Nov 2023" `) {
+			t.Errorf("%s: header %q, want the title %s and the date Nov 2023", tc.file, th, tc.title)
+		}
+		again, _ := os.ReadFile(filepath.Join(second, tc.file))
+		if !bytes.Equal(page, again) {
+			t.Errorf("%s differs between two builds with one SOURCE_DATE_EPOCH", tc.file)
+		}
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
+	if code := dispatch(context.Background(), []string{"package-files", t.TempDir()}, &bytes.Buffer{}, &bytes.Buffer{}); code == exitOK {
+		t.Error("package-files with SOURCE_DATE_EPOCH=yesterday succeeded")
+	}
+}
