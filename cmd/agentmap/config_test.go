@@ -334,3 +334,38 @@ func TestConfigInitThroughALink(t *testing.T) {
 		t.Errorf("the link's target was not written: %q", body)
 	}
 }
+
+// install run again without --config (after an upgrade) keeps the config
+// file the installed service runs with, and says so; uninstall --purge
+// finds the data directory by it. A config file since gone is said, and
+// the usual one taken.
+func TestInstallAgainKeepsTheServicesConfig(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the unit read back here is the systemd one")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv(config.EnvConfig, "")
+	cfg := filepath.Join(home, "cfg", "agentmap.toml")
+	data := filepath.Join(home, "otherdata")
+	os.MkdirAll(filepath.Dir(cfg), 0o700)
+	os.WriteFile(cfg, []byte(fmt.Sprintf("version = 1\ndata_dir = %q\n", data)), 0o600)
+	unit := filepath.Join(home, ".config", "systemd", "user", "agentmap.service")
+	os.MkdirAll(filepath.Dir(unit), 0o700)
+	os.WriteFile(unit, []byte("[Service]\nExecStart=/opt/agentmap \"run\" \"--config\" \""+cfg+"\"\n"), 0o600)
+	code, out, errOut := runCmd(cmdInstall, "--dry-run")
+	if code != exitOK || !strings.Contains(out, `"--config" "`+cfg+`"`) ||
+		!strings.Contains(errOut, "agentmap install: the service keeps its config file "+cfg+" (--config names another)") {
+		t.Errorf("install --dry-run over a service with a config file: %d %q %q", code, out, errOut)
+	}
+	code, out, errOut = runCmd(cmdUninstall, "--purge", "--dry-run")
+	if code != exitOK || !strings.Contains(out+errOut, data) {
+		t.Errorf("uninstall --purge --dry-run over a service with a config file: %d %q %q", code, out, errOut)
+	}
+	os.Remove(cfg)
+	code, out, errOut = runCmd(cmdInstall, "--dry-run")
+	if code != exitOK || strings.Contains(out, `"--config"`) || !strings.Contains(errOut, "the service ran with "+cfg+", which is gone") {
+		t.Errorf("install --dry-run over a service whose config file is gone: %d %q %q", code, out, errOut)
+	}
+}

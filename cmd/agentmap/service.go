@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,19 @@ func cmdInstall(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if unexpectedArgs(fl, "install", stderr) {
 		return exitUsage
+	}
+	// Installed again without --config (after an upgrade), the service
+	// keeps the config file it runs with: on the default one it would map
+	// into another data directory, without the file's privacy.exclude.
+	if *file == "" && os.Getenv(config.EnvConfig) == "" {
+		if kept := installedConfig(); kept != "" {
+			if _, err := os.Stat(kept); err == nil {
+				*file = kept
+				fmt.Fprintf(stderr, "agentmap install: the service keeps its config file %s (--config names another)\n", kept)
+			} else {
+				fmt.Fprintf(stderr, "agentmap install: the service ran with %s, which is gone: it runs on the usual config from now on\n", kept)
+			}
+		}
 	}
 	// The service must not start with a config that does not load.
 	c, code := loadConfig(*file, "install", stderr)
@@ -67,6 +81,16 @@ func cmdInstall(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	fmt.Fprintln(stdout, "agentmap is installed and running; it catches up on existing logs in the background")
 	return exitOK
+}
+
+// installedConfig is the config file the installed service runs with, ""
+// when none is named or no service is installed (packaging.InstalledConfig).
+func installedConfig() string {
+	s, err := packaging.Current("", "")
+	if err != nil {
+		return ""
+	}
+	return packaging.InstalledConfig(s)
 }
 
 // serviceConfigFile is the config file named on the service's command
@@ -108,6 +132,15 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *purge {
 		problems = stderr
 	}
+	// The installed service's config file names its data directory, when
+	// none is given here (see installedConfig).
+	if *file == "" && os.Getenv(config.EnvConfig) == "" {
+		if kept := installedConfig(); kept != "" {
+			if _, err := os.Stat(kept); err == nil {
+				*file = kept
+			}
+		}
+	}
 	dataDir := config.Default().DataDir
 	c, code := loadConfig(*file, "uninstall", problems)
 	switch {
@@ -140,6 +173,12 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return exitFailure
 	}
 	plan.Busy = daemonOn
+	if *purge && dataDir != "" {
+		if _, err := os.Stat(dataDir); errors.Is(err, fs.ErrNotExist) {
+			// Not a silent purge of nothing: the data may be elsewhere.
+			plan.Notes = append(plan.Notes, fmt.Sprintf("nothing to purge: the data directory %s does not exist (--config or --data-dir names another)", dataDir))
+		}
+	}
 	if *dryRun {
 		// Asked once, let go at once: the plan's listing refuses the
 		// purge when nothing stops first, else a warning says it may.
