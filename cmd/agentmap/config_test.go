@@ -350,7 +350,9 @@ func TestInstallAgainKeepsTheServicesConfig(t *testing.T) {
 	cfg := filepath.Join(home, "cfg", "agentmap.toml")
 	data := filepath.Join(home, "otherdata")
 	os.MkdirAll(filepath.Dir(cfg), 0o700)
-	os.WriteFile(cfg, []byte(fmt.Sprintf("version = 1\ndata_dir = %q\n", data)), 0o600)
+	exports := filepath.Join(home, "exports-elsewhere")
+	os.MkdirAll(exports, 0o700)
+	os.WriteFile(cfg, []byte(fmt.Sprintf("version = 1\ndata_dir = %q\n[export]\ndir = %q\n", data, exports)), 0o600)
 	unit := filepath.Join(home, ".config", "systemd", "user", "agentmap.service")
 	os.MkdirAll(filepath.Dir(unit), 0o700)
 	os.WriteFile(unit, []byte("[Service]\nExecStart=/opt/agentmap \"run\" \"--config\" \""+cfg+"\"\n"), 0o600)
@@ -360,7 +362,8 @@ func TestInstallAgainKeepsTheServicesConfig(t *testing.T) {
 		t.Errorf("install --dry-run over a service with a config file: %d %q %q", code, out, errOut)
 	}
 	code, out, errOut = runCmd(cmdUninstall, "--purge", "--dry-run")
-	if code != exitOK || !strings.Contains(out+errOut, data) {
+	if code != exitOK || !strings.Contains(out+errOut, data) ||
+		!strings.Contains(out, "kept: the exports' directory (export.dir) "+exports+", outside the data directory") {
 		t.Errorf("uninstall --purge --dry-run over a service with a config file: %d %q %q", code, out, errOut)
 	}
 	os.Remove(cfg)

@@ -83,6 +83,30 @@ func cmdInstall(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return exitOK
 }
 
+// keptOutside names what agentmap wrote outside the data directory that a
+// purge leaves, as it removes nothing outside it: the exports' directory
+// and the hashed mode's key, when the config puts them elsewhere and they
+// exist. Said, not removed: they may be shared, or wanted.
+func keptOutside(dataDir string, c *config.Config) []string {
+	var out []string
+	inside := func(p string) bool {
+		rel, err := filepath.Rel(dataDir, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	for _, k := range []struct{ what, path string }{
+		{"the exports' directory (export.dir)", c.Export.Dir},
+		{"the hashed mode's key (maps.hash_key_file)", c.Maps.HashKeyFile},
+	} {
+		if k.path == "" || inside(k.path) {
+			continue
+		}
+		if _, err := os.Stat(k.path); err == nil {
+			out = append(out, fmt.Sprintf("kept: %s %s, outside the data directory: remove it by hand if you want it gone", k.what, k.path))
+		}
+	}
+	return out
+}
+
 // installedConfig is the config file the installed service runs with, ""
 // when none is named or no service is installed (packaging.InstalledConfig).
 func installedConfig() string {
@@ -177,6 +201,9 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if _, err := os.Stat(dataDir); errors.Is(err, fs.ErrNotExist) {
 			// Not a silent purge of nothing: the data may be elsewhere.
 			plan.Notes = append(plan.Notes, fmt.Sprintf("nothing to purge: the data directory %s does not exist (--config or --data-dir names another)", dataDir))
+		}
+		if c != nil {
+			plan.Notes = append(plan.Notes, keptOutside(dataDir, c)...)
 		}
 	}
 	if *dryRun {
