@@ -121,6 +121,21 @@ func statusOf(t *testing.T, cmd *exec.Cmd) Status {
 	return st
 }
 
+// waitingStatus asks the running daemon for its status until lines wait
+// to be committed again (the fault has been met), or 30 s have passed; it
+// returns the last answer either way, for the caller's checks to report.
+func waitingStatus(t *testing.T, sr *scanRig, data string) Status {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := daemonStatus(t, sr.bin, sr.home, data)
+		if st.Uncommitted > 0 || time.Now().After(deadline) {
+			return st
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // faultWhileFollowing runs one daemon: half of every log is mapped; then
 // the fault is injected and the rest of every log written; status must
 // show the fault (last error, logs waiting, sessions not flushed, bytes
@@ -139,15 +154,7 @@ func faultWhileFollowing(t *testing.T, data string, inject func() (clear func())
 	for _, f := range sr.feeds {
 		f.write(t, len(f.data))
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	var st Status
-	for {
-		st = daemonStatus(t, sr.bin, sr.home, data)
-		if st.Uncommitted > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	st := waitingStatus(t, sr, data)
 	var live int
 	var behind int64
 	for _, a := range st.Agents {
@@ -524,15 +531,7 @@ func TestNewSessionWaitingOnAFaultIsLive(t *testing.T) {
 	waitStore(t, data, expected(t, sr.bin, sr.paths), p)
 	filler := fillDisk(t, disk)
 	fresh.write(t, len(fresh.data))
-	deadline := time.Now().Add(30 * time.Second)
-	var st Status
-	for {
-		st = daemonStatus(t, sr.bin, sr.home, data)
-		if st.Uncommitted > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	st := waitingStatus(t, sr, data)
 	os.Remove(filler)
 	live := -1
 	for _, a := range st.Agents {

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -493,27 +492,16 @@ func (u unfinishedTails) behind(last unfinishedTails, s *state.Source, size int6
 }
 
 // newlineIn reports whether path holds a newline from offset to size (a
-// file it cannot read: true, nothing is claimed of it). It stops at the
-// first one; only a line longer than the cap is read to its end, once for
-// each size it has (the caller keeps what it found).
+// file it cannot open: true, nothing is claimed of it; see
+// watchers.NewlineIn). Only a line longer than the cap is read to its end,
+// once for each size it has (the caller keeps what it found).
 func newlineIn(path string, offset, size int64) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return true
 	}
 	defer f.Close()
-	var block [64 << 10]byte
-	for at := offset; at < size; {
-		n, err := f.ReadAt(block[:min(int64(len(block)), size-at)], at)
-		if bytes.IndexByte(block[:n], '\n') >= 0 {
-			return true
-		}
-		at += int64(n)
-		if (err != nil || n == 0) && at < size {
-			return true
-		}
-	}
-	return false
+	return watchers.NewlineIn(f, offset, size)
 }
 
 // unfinishedAt opens path to look at its tail (see watchers.UnfinishedLine).

@@ -386,18 +386,26 @@ func UnfinishedLine(f io.ReaderAt, offset, size int64, maxLine int) bool {
 	if size <= offset || size-offset > int64(maxLine)+1 {
 		return false
 	}
+	return !NewlineIn(f, offset, size)
+}
+
+// NewlineIn reports whether f holds a newline from offset to size; a read
+// that fails or ends early is true: nothing is claimed of bytes not read.
+// It stops at the first newline and reads a block at a time, so a long
+// line costs no memory.
+func NewlineIn(f io.ReaderAt, offset, size int64) bool {
 	var block [32 << 10]byte
 	for at := offset; at < size; {
 		n, err := f.ReadAt(block[:min(int64(len(block)), size-at)], at)
 		if bytes.IndexByte(block[:n], '\n') >= 0 {
-			return false
+			return true
 		}
 		at += int64(n)
 		if (err != nil || n == 0) && at < size {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // IdentifyOpen returns the identity of an open file.
