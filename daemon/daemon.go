@@ -158,9 +158,7 @@ func New(opt Options) *Daemon {
 	d.lastErr = &errTrap{}
 	d.clock = opt.Clock
 	d.log = slog.New(trapHandler{Handler: d.log.Handler(), trap: d.lastErr})
-	for _, a := range opt.Agents {
-		d.agents[a.Name] = a
-	}
+	d.agents = registry(opt.Agents)
 	return d
 }
 
@@ -213,6 +211,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.excludeChanged()
 	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),
 		"sessions", d.sessionCount(), "quiet", d.retiredOnLoad, "pieces", max(d.loadPieces, 1), "roots", len(d.roots))
+	d.noteRereads() // every such log is held: none is quiet (quietSource)
 	d.started = d.opt.Clock.Now()
 	defer d.startSink(ctx)()
 	if d.opt.Once {
@@ -246,7 +245,7 @@ func (d *Daemon) load() error {
 	var q *quietLoad
 	now := ms(d.opt.Clock.Now())
 	if retireOnLoad && (d.opt.Once || d.letsGo()) {
-		q = newQuietLoad(d.roots)
+		q = newQuietLoad(d.roots, d.agents)
 		q.follow, q.now, q.cutoff = !d.opt.Once, now, now-d.opt.RetireAfter.Milliseconds()
 	}
 	shared := newSharedStrings()

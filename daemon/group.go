@@ -77,6 +77,7 @@ func (d *Daemon) commitGroup() bool {
 // false when the group commit this triggered failed.
 func (d *Daemon) apply(s *state.Source, next state.Source, b state.Batch, events []event.Event, changed bool, mod, offset int64) bool {
 	prev := *s
+	d.stampParsed(s, &next, b.Reset)
 	if b.Reset {
 		// Every event the source committed is dropped: its batches count
 		// from the start again, so that a source with batches counted has

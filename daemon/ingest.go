@@ -499,7 +499,7 @@ func (d *Daemon) toCompressedCopy(s *state.Source, zst string) {
 }
 
 func (d *Daemon) newSource(f watchers.FileStat, route watchers.Source) *state.Source {
-	s := &state.Source{ID: d.nextID, Path: f.Path, Agent: f.Agent, Form: f.Form}
+	s := &state.Source{ID: d.nextID, Path: f.Path, Agent: f.Agent, Form: f.Form, Parsed: d.parserVersion(f.Agent)}
 	d.nextID++
 	d.route(s, route)
 	d.srcs[s.ID] = s

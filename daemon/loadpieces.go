@@ -353,7 +353,7 @@ func (d *Daemon) writeLoaded(l *state.Loader, q *quietLoad, w *loadedPieces) (lo
 		// As park judges it, but for the counts, which need the piece's
 		// sessions: a quiet source of a session that stays is read back.
 		ls := loadedSource{kind: loadedSrc, session: retiredKeyHash(src.Session), id: src.ID, missing: src.Missing}
-		if ls.quiet = src.ID != 0 && quietSource(src, q.roots); ls.quiet {
+		if ls.quiet = src.ID != 0 && quietSource(src, q.roots, q.agents); ls.quiet {
 			ls.file = watchers.FileID{Dev: src.Dev, Ino: src.Ino}
 			ls.path, ls.size, ls.modMs = quietPathHash(src.Path), src.Offset, src.ModMs
 		} else {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/agents"
 )
 
 // OfflineStatus is what the state database says when no daemon runs: the
@@ -31,6 +32,7 @@ func OfflineStatus(db *state.DB, dataDir string) (Status, error) {
 	}
 	fed := map[string]bool{}
 	tails := unfinishedTails{} // with the default cap on a line: no config is read here
+	reg := registry(agents.All)
 	for _, s := range srcs {
 		a := get(s.Agent)
 		a.Skipped += s.Skipped + s.Oversized
@@ -40,6 +42,11 @@ func OfflineStatus(db *state.DB, dataDir string) (Status, error) {
 		}
 		if s.Form != formConversation {
 			a.Files++
+			if !parsedCurrent(s, reg) {
+				if _, err := os.Stat(s.Path); err == nil {
+					st.Reread++
+				}
+			}
 		}
 		if s.Form == watchers.FormLines {
 			if fi, err := os.Stat(s.Path); err == nil && fi.Size() > s.Offset {

@@ -233,8 +233,11 @@ func (d *Daemon) startReadAhead(files []watchers.FileStat) *readAhead {
 	ra := &readAhead{files: files, maxN: workers * aheadMaxLogs}
 	ra.ready.L = &ra.mu
 	for i, f := range files {
-		if f.Gone || f.Form != watchers.FormLines || f.Size <= 0 || f.Size > aheadMaxBytes || d.byPath[f.Path] != nil {
+		if f.Gone || f.Form != watchers.FormLines || f.Size <= 0 || f.Size > aheadMaxBytes {
 			continue
+		}
+		if s := d.byPath[f.Path]; s != nil && !(s.Form == watchers.FormLines && d.toReread(s)) {
+			continue // read from its cursor by the loop; a log to read again is read from its start
 		}
 		if _, ok := d.agents[f.Agent]; !ok || d.isExcluded(f) {
 			continue
@@ -441,14 +444,23 @@ func (c chunk) encode() chunk {
 }
 
 // takeParsed returns the read-ahead result of the log the loop is
-// visiting, when it was read from what the loop sees: a fresh source
-// (no cursor, no parser, no reset) with the same routing, and the file
-// with the same identity, size and time.
+// visiting, when it was read from what the loop sees: a fresh source, or
+// one just rebased to its start (no cursor, no parser), with the same
+// routing, and the file with the same identity, size and time.
 func (d *Daemon) takeParsed(s *state.Source, reset bool, id watchers.FileID, fi os.FileInfo) *parsed {
 	res := d.aheadNext
 	d.aheadNext = nil
-	if res == nil || res.path != s.Path || reset || cursorOf(s) != (watchers.Cursor{}) || d.parsers[s.ID] != nil || res.route != routing(s) ||
+	c := cursorOf(s)
+	if c.ID == id {
+		c.ID = watchers.FileID{} // a rebased source keeps its file's identity
+	}
+	if res == nil || res.path != s.Path || c != (watchers.Cursor{}) || d.parsers[s.ID] != nil || res.route != routing(s) ||
 		res.id != id || res.size != fi.Size() || !res.mod.Equal(fi.ModTime()) {
+		return nil
+	}
+	if reset && len(res.chunks) == 0 {
+		// A source rebased to its start (a log read again: reread.go)
+		// drops its events in its first commit: none would come.
 		return nil
 	}
 	d.readAhead++

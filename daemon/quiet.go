@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
+	"github.com/agentmap/agentmap/watchers/agents"
 )
 
 // A `scan` over a data directory that has caught up before would load the
@@ -71,7 +72,8 @@ var retireOnLoad = true
 // quiet; and every source again, to place the ids and file identities of
 // the retired sessions' sources in the retired set and keep the others.
 type quietLoad struct {
-	roots []watchers.Root // where a walk meets the logs
+	roots  []watchers.Root         // where a walk meets the logs
+	agents map[string]agents.Agent // a log an earlier parser read is not quiet (reread.go)
 	// logs are the logs of the sessions retired on load, as they were
 	// found (see quietLogs).
 	logs []quietLog
@@ -126,8 +128,8 @@ var quietPathHash = func() func(string) uint64 {
 	return func(path string) uint64 { return maphash.String(seed, path) }
 }()
 
-func newQuietLoad(roots []watchers.Root) *quietLoad {
-	return &quietLoad{roots: roots, groups: map[uint64]quietGroup{}}
+func newQuietLoad(roots []watchers.Root, reg map[string]agents.Agent) *quietLoad {
+	return &quietLoad{roots: roots, agents: reg, groups: map[uint64]quietGroup{}}
 }
 
 // sessionKey notes a session's key's hash; a hash two keys share keeps
@@ -166,12 +168,12 @@ func (q *quietLoad) park(s *state.Source) bool {
 	switch {
 	case g.flags&groupShared != 0 || s.ID == 0:
 	case !q.follow:
-		quiet = quietSource(s, q.roots)
+		quiet = quietSource(s, q.roots, q.agents)
 	case s.Skipped > 0 || s.Oversized > 0:
 	case s.Missing:
 		quiet = goneQuietly(s)
 	default:
-		quiet = quietSource(s, q.roots)
+		quiet = quietSource(s, q.roots, q.agents)
 	}
 	if quiet {
 		g.quiet++
@@ -196,11 +198,12 @@ func (q *quietLoad) namedParent(h uint64) {
 
 // quietSource reports whether a visit of s's log would find nothing to do
 // (see tail): a log a walk of the roots meets where it was, as a line log
-// of the same agent, every byte of it consumed, untouched since. The file
-// is opened and checked as the tailer would.
-func quietSource(s *state.Source, roots []watchers.Root) bool {
+// of the same agent, every byte of it consumed, untouched since, read by
+// the version of its agent's parser reg has (reread.go). The file is
+// opened and checked as the tailer would.
+func quietSource(s *state.Source, roots []watchers.Root, reg map[string]agents.Agent) bool {
 	id := watchers.FileID{Dev: s.Dev, Ino: s.Ino}
-	return s.Form == watchers.FormLines && !s.Missing && s.ParentSession == "" && id.Known() &&
+	return s.Form == watchers.FormLines && !s.Missing && s.ParentSession == "" && id.Known() && parsedCurrent(s, reg) &&
 		s.HeadLen > 0 && s.Offset > 0 && s.Offset == s.Size && metAsLog(s, roots) &&
 		(s.Sidecar || !sidecarAppeared(s)) && unchangedOnDisk(s)
 }

@@ -24,7 +24,7 @@ const sqliteRetry = 5 * time.Second
 // conversation is a source of its own ("<db>#<id>") whose events are
 // replaced whenever they differ.
 func (d *Daemon) poll(ctx context.Context, s *state.Source, fst watchers.FileStat) {
-	if s.Digest == sqliteDigest(fst) {
+	if s.Digest == sqliteDigest(fst) && parsedCurrent(s, d.agents) {
 		return
 	}
 	d.readStore(ctx, s, fst)
@@ -73,7 +73,7 @@ func (d *Daemon) readStore(ctx context.Context, s *state.Source, fst watchers.Fi
 	if !d.commitGroup() {
 		return // read again with the conversations that failed
 	}
-	s.Digest, s.Size, s.ModMs = digest, fst.Size, mod
+	s.Digest, s.Size, s.ModMs, s.Parsed = digest, fst.Size, mod, d.parserVersion(s.Agent)
 	if err := d.db.PutSource(s); err != nil {
 		log.Error("cannot commit", "err", err)
 	}

@@ -46,6 +46,9 @@ type Status struct {
 	// LongLines is set when logs end in a line still being written that
 	// is longer than the cap (see LongLines).
 	LongLines *LongLines `json:"unfinishedLongLines,omitempty"`
+	// Reread counts the logs on disk an earlier build's parser read,
+	// which are read again from their start (reread.go).
+	Reread int `json:"rereadLogs,omitempty"`
 	// State is set when the state database was found damaged (recover.go).
 	State *StateRepair `json:"stateRepair,omitempty"`
 	// Export is the scheduled exports' last outcome (export.go).
@@ -254,6 +257,7 @@ func (d *Daemon) publishNow() {
 	st := Status{
 		Started: d.started, Uptime: now.Sub(d.started), DataDir: d.opt.DataDir,
 		LastFlush: d.lastFlush, Excluded: d.keptOutCount(), LongLines: tails.longLines(d.opt.MaxLine),
+		Reread: d.rereadCount(),
 		CatchUp: CatchUp{Running: d.catchUp.running, Done: d.progress.done, Total: d.progress.total,
 			Finished: d.catchUp.finished},
 	}

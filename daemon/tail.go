@@ -80,6 +80,16 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 		}
 		reset = true
 	}
+	if !reset && !parsedCurrent(s, d.agents) {
+		// Every byte read is still there (Verify): read again by this
+		// build's parser (reread.go).
+		log.Debug("log read by an earlier version of its parser; reading it again", "offset", s.Offset,
+			"parsed", s.Parsed, "parser", d.parserVersion(s.Agent))
+		if !d.rebase(s, id) {
+			return
+		}
+		reset = true
+	}
 	if !reset && s.Offset > 0 && !s.Sidecar && sidecarAppeared(s) {
 		// The lane was read before its meta.json existed: read it again
 		// so its type and launching call are the ones the file now has.

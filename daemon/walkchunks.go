@@ -144,6 +144,9 @@ func (d *Daemon) unread(f watchers.FileStat) int64 {
 	if s == nil || s.Missing && s.Form != watchers.FormSQLite {
 		return f.Size
 	}
+	if !parsedCurrent(s, d.agents) {
+		return f.Size // read again from its start (reread.go)
+	}
 	switch s.Form {
 	case watchers.FormLines:
 		return max(0, f.Size-s.Offset)

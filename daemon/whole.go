@@ -19,7 +19,7 @@ import (
 func (d *Daemon) readWhole(s *state.Source, fst watchers.FileStat) {
 	log := d.log.With("component", "tail", "agent", s.Agent, "path", s.Path, "session", s.Session)
 	digest := wholeDigest(fst)
-	if s.Digest == digest {
+	if s.Digest == digest && parsedCurrent(s, d.agents) {
 		return
 	}
 	f, err := os.Open(s.Path)

@@ -57,6 +57,11 @@ type Source struct {
 	// Missing is set when the file has gone (deleted or moved out of
 	// sight); what was captured is kept.
 	Missing bool `json:"missing,omitempty"`
+	// Parsed is the version of the agent's parser (agents.Agent.Version)
+	// whose events the source holds; 0 in records written before versions
+	// were kept. A log still on disk whose version is not the build's is
+	// read again from its start.
+	Parsed int `json:"parsed,omitempty"`
 }
 
 // Session is what the daemon keeps about one session besides its events.

@@ -86,6 +86,8 @@ func memberSource(d *jsondec.Decoder, v *Source, k []byte) int {
 		return jsondec.Field(23, d.Uint64(&v.NextSeq))
 	case "missing":
 		return jsondec.Field(24, d.Bool(&v.Missing))
+	case "parsed":
+		return jsondec.Field(25, d.Int(&v.Parsed))
 	}
 	return -1
 }

@@ -130,6 +130,17 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 		fmt.Fprintf(w, "waiting:    %s in a line still being written, %s so far, longer than the cap on a line (watch.max_line = \"%s\"): skipped and counted once it ends; BEHIND counts it until then\n",
 			logs, mb(l.Bytes), config.Size(l.Cap))
 	}
+	if n := st.Reread; n > 0 {
+		logs := fmt.Sprintf("%d logs", n)
+		if n == 1 {
+			logs = "1 log"
+		}
+		when := "being read again from their start"
+		if !running {
+			when = "read again from their start by the next scan or start of the service"
+		}
+		fmt.Fprintf(w, "reread:     %s read by an earlier version of agentmap's parsers, %s, so that their maps say what this version reads\n", logs, when)
+	}
 	writeExportStatus(w, st.Export)
 	writeSinkStatus(w, st.Sink)
 	if len(st.Agents) == 0 {

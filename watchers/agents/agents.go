@@ -49,12 +49,20 @@ type Agent struct {
 	// (the daemon finds every file by itself). seen carries what was read
 	// for other main logs of the same build (nil: nothing).
 	Companions func(mainPath string, src watchers.Source, seen *Beside) []string
+	// Version numbers what the agent's parsers make of a log: it is raised
+	// with every change that gives other events for lines already read (a
+	// field read that was not, a count fixed), so that a daemon of the new
+	// build reads again, from its start, every log an earlier build read
+	// and that is still on disk, instead of keeping what that build made
+	// of it (daemon/reread.go). TestParserVersions fails when the events
+	// of the fixtures or the corpus change under the same number.
+	Version int
 }
 
 // All lists the agents, in the order auto-detection tries them.
 var All = []Agent{
 	{
-		Name: "claude", Tool: "claude-code", Companions: claudeSubagentFiles,
+		Name: "claude", Tool: "claude-code", Companions: claudeSubagentFiles, Version: 1,
 		LooksLike: claude.LooksLike, Identify: unrotated(claude.Identify),
 		New: func(s watchers.Source) watchers.Parser { return claude.NewParser(s) },
 		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
@@ -62,7 +70,7 @@ var All = []Agent{
 		},
 	},
 	{
-		Name: "codex", Tool: "codex", Whole: true,
+		Name: "codex", Tool: "codex", Whole: true, Version: 1,
 		LooksLike: codex.LooksLike, Identify: unrotated(codex.Identify),
 		New: func(s watchers.Source) watchers.Parser { return codex.NewParser(s) },
 		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
@@ -70,16 +78,16 @@ var All = []Agent{
 		},
 	},
 	{
-		Name: "cursor", Tool: "cursor",
+		Name: "cursor", Tool: "cursor", Version: 1,
 		LooksLike: cursor.LooksLike, Identify: unrotated(cursor.Identify),
 		New: func(s watchers.Source) watchers.Parser { return cursor.NewParser(s) },
 		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
 			return cursor.Restore(s, st)
 		},
 	},
-	dbOnly("opencode", opencode.Tool, opencode.IsStore, opencode.ReadStore),
+	dbOnly("opencode", opencode.Tool, 1, opencode.IsStore, opencode.ReadStore),
 	{
-		Name: "copilot", Tool: copilot.Tool,
+		Name: "copilot", Tool: copilot.Tool, Version: 1,
 		LooksLike: copilot.LooksLike, Identify: unrotated(copilot.Identify),
 		New: func(s watchers.Source) watchers.Parser { return copilot.NewParser(s) },
 		Restore: func(s watchers.Source, st []byte) (watchers.Parser, error) {
@@ -87,7 +95,7 @@ var All = []Agent{
 		},
 	},
 	{
-		Name: gemini.Agent, Tool: gemini.Tool, Whole: true,
+		Name: gemini.Agent, Tool: gemini.Tool, Whole: true, Version: 1,
 		Companions: func(p string, s watchers.Source, _ *Beside) []string { return gemini.SubagentFiles(p, s.Session) },
 		LooksLike:  gemini.LooksLike, Identify: unrotated(gemini.Identify),
 		New: func(s watchers.Source) watchers.Parser { return gemini.NewParser(s) },
@@ -108,9 +116,9 @@ func unrotated(identify func(string, []byte) (watchers.Source, error)) func(stri
 
 // dbOnly is the entry of an agent whose sessions live in a database only:
 // no file of its is a line log.
-func dbOnly(name, tool string, is func(string) bool, read func(context.Context, string) ([]watchers.Conversation, error)) Agent {
+func dbOnly(name, tool string, version int, is func(string) bool, read func(context.Context, string) ([]watchers.Conversation, error)) Agent {
 	return Agent{
-		Name: name, Tool: tool, IsDB: is, ReadDB: read,
+		Name: name, Tool: tool, Version: version, IsDB: is, ReadDB: read,
 		LooksLike: func([]byte) bool { return false },
 		Identify: func(string, []byte) (watchers.Source, error) {
 			return watchers.Source{}, errNoLines
