@@ -212,6 +212,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.log.Info("started", "component", "daemon", "path", db.Path(), "sources", len(d.srcs),
 		"sessions", d.sessionCount(), "quiet", d.retiredOnLoad, "pieces", max(d.loadPieces, 1), "roots", len(d.roots))
 	d.noteRereads() // every such log is held: none is quiet (quietSource)
+	d.noteNewStore()
 	d.started = d.opt.Clock.Now()
 	defer d.startSink(ctx)()
 	if d.opt.Once {
@@ -401,6 +402,14 @@ func (d *Daemon) once(ctx context.Context) error {
 		case <-d.opt.Clock.After(time.Duration(1<<attempt) * time.Second):
 		}
 	}
+	// Maps written by an earlier build or with other options, whose
+	// sessions did not change: written again before the scan says done.
+	if res, ran := d.rewriteAllOnce(ctx); ran {
+		if ctx.Err() != nil {
+			return nil
+		}
+		failed = append(failed, res.Failed...)
+	}
 	if d.opt.Progress != nil {
 		// The last word counts sessions as status and list do.
 		d.opt.Progress(d.progress.done, d.progress.total, d.countSessions())
@@ -480,6 +489,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 				d.catchUpInPieces(ctx, u)
 				d.catchUp.finish(d.opt.Clock.Now(), d.progress.done, d.progress.total)
 				release = true
+				d.checkMapIdentity()
 			} else {
 				d.ingest(ctx, u)
 			}
@@ -492,6 +502,9 @@ func (d *Daemon) follow(ctx context.Context) error {
 				startWatcher()
 			}
 			d.readKeptOut(ctx)
+			if !d.catchUp.finished.IsZero() {
+				d.checkMapIdentity() // new map options: every map again
+			}
 		case r := <-d.flushReq:
 			if r.rewrite {
 				d.startRewrite(r)

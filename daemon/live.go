@@ -18,10 +18,13 @@ type Live struct {
 	TurnEndQuiet time.Duration
 	Roots        []watchers.Root
 	// Mapper carries the path mode, hash key, event cap and prices: a new
-	// one applies to the next map written; maps already written stay as
-	// they are until their session changes.
-	Mapper  Mapper
-	Exclude func(dir string) bool
+	// one applies to the next map written, and to every map already
+	// written when its MapIdentity is another (identity.go).
+	Mapper Mapper
+	// MapIdentity names Mapper's options: a change writes every map again
+	// (identity.go).
+	MapIdentity string
+	Exclude     func(dir string) bool
 	// ExcludeKey identifies Exclude's patterns (see Options.ExcludeKey).
 	ExcludeKey string
 }
@@ -48,6 +51,12 @@ func (d *Daemon) reconfigure(l Live) bool {
 	o := d.opt
 	prevKey := o.ExcludeKey
 	o.Idle, o.TurnEndQuiet, o.Exclude, o.Mapper, o.Roots = l.Idle, l.TurnEndQuiet, l.Exclude, l.Mapper, l.Roots
+	if d.rewrite != nil && o.MapIdentity != l.MapIdentity {
+		// Maps written so far were written with the options before: the
+		// rewrite records nothing, and its end starts one with these.
+		d.rewrite.identity = ""
+	}
+	o.MapIdentity = l.MapIdentity
 	o.ExcludeKey = l.ExcludeKey
 	o.fill()
 	d.opt = o

@@ -54,6 +54,10 @@ type Options struct {
 	Agents []agents.Agent
 	// Mapper builds a session's map (the builder with the default options).
 	Mapper Mapper
+	// MapIdentity names the options Mapper builds with
+	// (builder.Options.Identity); "" when not known, and no map is written
+	// again for a change of it (identity.go).
+	MapIdentity string
 	// Producer is session.cliVersion of the maps.
 	Producer string
 	// Progress, if set, is told how a catch-up advances: bytes read so far

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"github.com/agentmap/agentmap/state"
+	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/agents"
 )
 
@@ -56,15 +57,28 @@ func (d *Daemon) toReread(s *state.Source) bool {
 	return !s.Missing && s.Form != formConversation && !parsedCurrent(s, d.agents)
 }
 
-// rereadCount counts the sources of logs still to read again.
+// rereadCount counts the sources of logs still to read again: those the
+// roots hold (a log under a root no longer followed, or of an agent
+// turned off, is never visited, and would be counted for ever).
 func (d *Daemon) rereadCount() int {
 	n := 0
 	for _, s := range d.srcs {
-		if d.toReread(s) {
+		if d.toReread(s) && metByRoots(s, d.roots) {
 			n++
 		}
 	}
 	return n
+}
+
+// metByRoots reports whether the first root that meets s's path is one of
+// s's agent.
+func metByRoots(s *state.Source, roots []watchers.Root) bool {
+	for _, r := range roots {
+		if _, ok := r.Meets(s.Path); ok {
+			return r.Agent == s.Agent
+		}
+	}
+	return false
 }
 
 // noteRereads says once, after the load, how many logs an earlier build

@@ -70,7 +70,7 @@ func sourcesByName(t *testing.T, r *rig) map[string]*state.Source {
 // only once; a deleted log keeps what the earlier build made of it.
 func TestLogsReadByAnEarlierParserAreReadAgain(t *testing.T) {
 	r := newRig(t)
-	r.append("a.jsonl", line("a", "user"), line("a", "llm"))
+	r.append("a.jsonl", line("a", "user"), "not a line of the agent\n", line("a", "llm"))
 	r.append("a/subagents/agent-x.jsonl", line("a", "call"))
 	r.append("b.jsonl", line("b", "user"))
 	r.onceWith(fakeAgentVersion(1, false))
@@ -104,6 +104,9 @@ func TestLogsReadByAnEarlierParserAreReadAgain(t *testing.T) {
 		if s := srcs[name]; s.Parsed != 2 || s.Resets != 1 {
 			t.Fatalf("%s: parsed by %d, %d resets; want 2, 1", name, s.Parsed, s.Resets)
 		}
+	}
+	if s := srcs["a.jsonl"]; s.Lines != 3 || s.Skipped != 1 {
+		t.Fatalf("a.jsonl read again counts %d lines, %d skipped; want 3, 1 (not the first read's again)", s.Lines, s.Skipped)
 	}
 	if s := srcs["b.jsonl"]; s.Parsed != 1 || !s.Missing {
 		t.Fatalf("deleted log: %+v", s)

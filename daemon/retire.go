@@ -148,7 +148,7 @@ func (d *Daemon) retirable(key string) (srcs sourceList, ok, lasting bool) {
 		// A scan lets go of no deleted log: its sweep marks the logs of the
 		// records in memory. A daemon that follows hears of a log back at
 		// its path, or of its identity under another, as of any other.
-		if (src.Missing && d.opt.Once) || d.faults.waiting[src.ID] || d.reroute[src.ID] || d.unreadable[src.Path] != nil {
+		if (src.Missing && d.opt.Once) || d.faults.waiting[src.ID] || d.reroute[src.ID] || d.unreadable[src.Path] != nil || d.toReread(src) {
 			return nil, false, false
 		}
 		if _, held := d.held.srcs[src.ID]; held {

@@ -28,6 +28,13 @@ type rewriteJob struct {
 	retired []retiredSession
 	res     FlushResult
 	reply   chan FlushResult
+	// identity is that of the options the rewrite writes with, recorded
+	// when it has written every map (identity.go).
+	identity string
+	auto     bool // begun by the daemon (identity.go), not asked for
+	// unrestored counts the sessions let go of whose records could not be
+	// read back: their maps were not written.
+	unrestored int
 }
 
 type retiredSession struct {
@@ -38,6 +45,12 @@ type retiredSession struct {
 // startRewrite begins a rewrite; its answer comes when the last map is
 // written (rewriteSome).
 func (d *Daemon) startRewrite(r flushRequest) {
+	if d.rewrite != nil && d.rewrite.auto {
+		// The daemon's own rewrite (identity.go) gives way to the one
+		// asked for, which writes every map with the same options and
+		// answers for them all.
+		d.rewrite = nil
+	}
 	if d.rewrite != nil {
 		r.reply <- FlushResult{Error: "every map is being written again already"}
 		return
@@ -47,7 +60,7 @@ func (d *Daemon) startRewrite(r flushRequest) {
 		ctx = context.Background()
 	}
 	d.commitGroup()
-	j := &rewriteJob{ctx: ctx, live: d.sessionKeys(), reply: r.reply, res: FlushResult{Flushed: []string{}}}
+	j := &rewriteJob{ctx: ctx, live: d.sessionKeys(), reply: r.reply, res: FlushResult{Flushed: []string{}}, identity: d.opt.MapIdentity}
 	d.retired.each(func(h uint64, ids []uint64) { j.retired = append(j.retired, retiredSession{h, ids}) })
 	d.rewrite = j
 }
@@ -72,7 +85,9 @@ func (d *Daemon) rewriteSome(ctx context.Context) {
 			r := j.retired[0]
 			j.retired = j.retired[1:]
 			if ids, ok := d.retired.idsOf(r.h); ok {
-				key = d.restoreRetired(r.h, ids)
+				if key = d.restoreRetired(r.h, ids); key == "" {
+					j.unrestored++ // its records could not be read back: not written
+				}
 			}
 		}
 		s := d.sessions[key]
@@ -101,6 +116,7 @@ func (d *Daemon) rewriteSome(ctx context.Context) {
 			j.res.Rewritten++
 		}
 	}
+	complete := false
 	switch {
 	case ctx.Err() != nil:
 		j.res.Error = "the daemon stopped before every map was written again"
@@ -108,9 +124,12 @@ func (d *Daemon) rewriteSome(ctx context.Context) {
 		// The client gave up: nobody reads the answer.
 	case len(j.live) > 0 || len(j.retired) > 0:
 		return
+	default:
+		complete = j.unrestored == 0
 	}
 	j.reply <- j.res
 	d.rewrite = nil
+	d.rewroteAll(j, complete)
 }
 
 // mapAt is a session's flush record when its map is in the store, nil

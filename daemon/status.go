@@ -49,6 +49,8 @@ type Status struct {
 	// Reread counts the logs on disk an earlier build's parser read,
 	// which are read again from their start (reread.go).
 	Reread int `json:"rereadLogs,omitempty"`
+	// Rewrite is a rewrite of every map under way (identity.go).
+	Rewrite *RewriteStatus `json:"rewrite,omitempty"`
 	// State is set when the state database was found damaged (recover.go).
 	State *StateRepair `json:"stateRepair,omitempty"`
 	// Export is the scheduled exports' last outcome (export.go).
@@ -257,7 +259,7 @@ func (d *Daemon) publishNow() {
 	st := Status{
 		Started: d.started, Uptime: now.Sub(d.started), DataDir: d.opt.DataDir,
 		LastFlush: d.lastFlush, Excluded: d.keptOutCount(), LongLines: tails.longLines(d.opt.MaxLine),
-		Reread: d.rereadCount(),
+		Reread: d.rereadCount(), Rewrite: d.rewriteStatus(),
 		CatchUp: CatchUp{Running: d.catchUp.running, Done: d.progress.done, Total: d.progress.total,
 			Finished: d.catchUp.finished},
 	}

@@ -173,6 +173,12 @@ func (d *Daemon) tail(ctx context.Context, s *state.Source, fst watchers.FileSta
 	commit := func(c chunk) bool {
 		next := *s
 		setCursor(&next, c.cursor)
+		if reset {
+			// The source's events are replaced from its start: so are its
+			// counts of lines, or a log read again counts each skipped
+			// line twice (and one a new parser reads is still skipped).
+			next.Lines, next.Skipped, next.Oversized = 0, 0, 0
+		}
 		next.Lines += c.lines
 		next.Skipped += c.skipped
 		next.Oversized += int64(c.oversized)

@@ -46,7 +46,9 @@ func (d *Daemon) readWhole(s *state.Source, fst watchers.FileStat) {
 		}
 		if err != nil {
 			log.Warn("log not readable as a whole; skipped until it changes", "err", err)
-			next.Digest = digest
+			// Read by this build's parser, which cannot read it either:
+			// not tried again at every start (it keeps what it gave).
+			next.Digest, next.Parsed = digest, d.parserVersion(s.Agent)
 			*s = next
 			d.commitGroup()
 			d.db.PutSource(s)

@@ -470,7 +470,7 @@ func writeUnpricedNote(w io.Writer, t UsageTable) {
 		if len(t.Repriceable) > 1 {
 			verb, it = "are", "them"
 		}
-		fmt.Fprintf(w, "\n%s %s priced in the config since the maps that leave %s out were written: agentmap flush --all --rewrite reprices them.\n",
+		fmt.Fprintf(w, "\n%s %s priced in the config since the maps that leave %s out were written: the service reprices them once it has read the config, and so does the next agentmap scan (agentmap flush --all --rewrite: at once).\n",
 			strings.Join(t.Repriceable, ", "), verb, it)
 	}
 }

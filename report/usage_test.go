@@ -358,7 +358,7 @@ func TestUsageNoteOfPricesSetSince(t *testing.T) {
 	WriteUsageTable(&out, tab, false)
 	text := out.String()
 	if !strings.Contains(text, "no price known for mystery-9: ") || strings.Contains(text, "no price known for claude-zeta-1") ||
-		!strings.Contains(text, "claude-zeta-1 is priced in the config since the maps that leave it out were written: agentmap flush --all --rewrite reprices them") {
+		!strings.Contains(text, "claude-zeta-1 is priced in the config since the maps that leave it out were written: the service reprices them once it has read the config, and so does the next agentmap scan") {
 		t.Errorf("claude-zeta-1 priced in the config since:\n%s", text)
 	}
 }

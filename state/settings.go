@@ -36,6 +36,12 @@ const SettingSalt = "salt"
 // tells it.
 const SettingLastRepair = "lastRepair"
 
+// SettingMapIdentity is the identity of the map options (builder version,
+// path mode, hash key, event cap, prices: builder.Options.Identity, a
+// hash) every map was last written with: a daemon with options of another
+// identity writes every map again.
+const SettingMapIdentity = "mapIdentity"
+
 // Setting returns a setting, "" when it was never put.
 func (d *DB) Setting(name string) (string, error) {
 	var v string

@@ -156,7 +156,7 @@ func flushInProcess(ctx context.Context, of opsFlags, dataDir, id string, stdout
 	d := daemon.New(daemon.Options{
 		DataDir: eff.dataDir, Idle: eff.live.Idle, MaxLine: eff.maxLine, Logger: logger, Roots: eff.live.Roots,
 		Rescan: eff.rescan, Debounce: eff.debounce, RetireAfter: eff.retireAfter, Producer: producer(),
-		Mapper: eff.live.Mapper, Exclude: eff.live.Exclude, ExcludeKey: eff.live.ExcludeKey, Control: true, Sink: sink,
+		Mapper: eff.live.Mapper, MapIdentity: eff.live.MapIdentity, Exclude: eff.live.Exclude, ExcludeKey: eff.live.ExcludeKey, Control: true, Sink: sink,
 	})
 	dctx, stop := context.WithCancel(ctx)
 	ran := make(chan error, 1)

@@ -362,7 +362,7 @@ func writeRepriceNote(w io.Writer, es []daemon.Entry, priced func(model string) 
 	if len(models) > 1 {
 		verb, it = "are", "them"
 	}
-	fmt.Fprintf(w, "\n%s %s priced in the config since the maps that leave %s out were written: agentmap flush --all --rewrite reprices them.\n",
+	fmt.Fprintf(w, "\n%s %s priced in the config since the maps that leave %s out were written: the service reprices them once it has read the config, and so does the next agentmap scan (agentmap flush --all --rewrite: at once).\n",
 		strings.Join(models, ", "), verb, it)
 }
 

@@ -233,7 +233,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	opt := daemon.Options{
 		DataDir: eff.dataDir, Idle: eff.live.Idle, Once: *once, MaxLine: eff.maxLine, Logger: logger,
 		Roots: eff.live.Roots, Rescan: eff.rescan, Debounce: eff.debounce, RetireAfter: eff.retireAfter, Producer: producer(),
-		Mapper: eff.live.Mapper, Exclude: eff.live.Exclude, ExcludeKey: eff.live.ExcludeKey, Control: !*once,
+		Mapper: eff.live.Mapper, MapIdentity: eff.live.MapIdentity, Exclude: eff.live.Exclude, ExcludeKey: eff.live.ExcludeKey, Control: !*once,
 	}
 	opt.Export = daemon.ExportFromConfig(c.Export)
 	xf.apply(fl, &opt.Export, c.DataDir, eff.dataDir)
@@ -353,7 +353,7 @@ func (o runOverrides) apply(c *config.Config) (effective, error) {
 	if err != nil {
 		return e, err
 	}
-	e.live.Mapper = daemon.OptionsMapper(bopt)
+	e.live.Mapper, e.live.MapIdentity = daemon.OptionsMapper(bopt), bopt.Identity()
 	if len(c.Privacy.Exclude) > 0 {
 		e.live.Exclude, e.live.ExcludeKey = c.Excluded, c.ExcludeKey()
 	}

@@ -141,6 +141,13 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 		}
 		fmt.Fprintf(w, "reread:     %s read by an earlier version of agentmap's parsers, %s, so that their maps say what this version reads\n", logs, when)
 	}
+	if r := st.Rewrite; r != nil {
+		why := "flush --all --rewrite"
+		if r.Auto {
+			why = "maps written by an earlier version or with other map options"
+		}
+		fmt.Fprintf(w, "rewrite:    writing every map again (%s): %d sessions left\n", why, r.Left)
+	}
 	writeExportStatus(w, st.Export)
 	writeSinkStatus(w, st.Sink)
 	if len(st.Agents) == 0 {

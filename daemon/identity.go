@@ -1,0 +1,120 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/agentmap/agentmap/state"
+)
+
+// Maps written by an earlier build, or with other map options. A map is
+// written when its session changes; a session that no longer changes (most
+// of a long history) would keep, after an upgrade whose builder makes other
+// maps (builder.Version) or a change of the price table, the path mode,
+// the hash key or the event cap, the map an earlier build or configuration
+// made, and its costs and reports with it. So the state keeps the identity
+// of the options the maps were last all written with
+// (state.SettingMapIdentity, Options.MapIdentity: builder.Options.Identity),
+// and a daemon whose identity is another writes every map again, as
+// `flush --all --rewrite` does (rewrite.go): after its first catch-up, after
+// a reload that changes it, and `scan` before it returns. Maps whose bytes
+// are the same are left as they are. The identity is recorded only once a
+// rewrite has written every map with it: a daemon stopped half way, or a
+// map that could not be written, and the next start writes them all again.
+
+// checkMapIdentity starts writing every map again when the maps were last
+// all written with options of another identity, or records the identity
+// when there is no map to write. A rewrite already under way is left to
+// finish: its end checks again.
+func (d *Daemon) checkMapIdentity() {
+	id := d.opt.MapIdentity
+	if id == "" || d.rewrite != nil {
+		return
+	}
+	was, err := d.db.Setting(state.SettingMapIdentity)
+	if err != nil {
+		d.log.Warn("cannot read the identity of the maps' options; the maps are not checked", "component", "flush", "err", err)
+		return
+	}
+	if was == id {
+		return
+	}
+	if len(d.sessions) == 0 && d.retired.len() == 0 {
+		d.recordMapIdentity(id) // no map yet: every one to come is written with it
+		return
+	}
+	if was != "" {
+		d.log.Info("maps written by an earlier version or with other map options; writing every map again",
+			"component", "flush", "sessions", len(d.sessions)+d.retired.len())
+	} else {
+		d.log.Info("maps written by a version that did not record its map options; writing every map again",
+			"component", "flush", "sessions", len(d.sessions)+d.retired.len())
+	}
+	d.startRewrite(flushRequest{ctx: context.Background(), rewrite: true, all: true, reply: make(chan FlushResult, 1)})
+	d.rewrite.auto = true
+}
+
+// RewriteStatus is a rewrite of every map under way.
+type RewriteStatus struct {
+	// Auto is set when the daemon began it for maps of other options
+	// (an upgrade, a change of map options), not flush --all --rewrite.
+	Auto bool `json:"auto"`
+	// Left counts the sessions whose maps are still to write.
+	Left int `json:"sessionsLeft"`
+}
+
+func (d *Daemon) rewriteStatus() *RewriteStatus {
+	if d.rewrite == nil {
+		return nil
+	}
+	return &RewriteStatus{Auto: d.rewrite.auto, Left: len(d.rewrite.live) + len(d.rewrite.retired)}
+}
+
+// noteNewStore records the identity of the options in effect when the
+// state holds no session yet: every map to come is written with them (a
+// first scan is not followed by a rewrite of what it wrote).
+func (d *Daemon) noteNewStore() {
+	if d.opt.MapIdentity == "" || len(d.sessions) > 0 || d.retired.len() > 0 {
+		return
+	}
+	if was, err := d.db.Setting(state.SettingMapIdentity); err == nil && was != d.opt.MapIdentity {
+		d.recordMapIdentity(d.opt.MapIdentity)
+	}
+}
+
+// rewroteAll records, at the end of a rewrite that wrote every map, the
+// identity they were all written with. Options changed since it began
+// (a reload) start another; a rewrite that left maps unwritten (a full
+// disk, the daemon stopping, its client giving up) records nothing, and
+// the next start or reload writes them all again, not this run over and
+// over.
+func (d *Daemon) rewroteAll(j *rewriteJob, complete bool) {
+	switch {
+	case j.identity != d.opt.MapIdentity:
+		d.checkMapIdentity()
+	case complete && j.identity != "" && j.res.Error == "" && len(j.res.Failed) == 0:
+		d.recordMapIdentity(j.identity)
+	}
+}
+
+func (d *Daemon) recordMapIdentity(id string) {
+	if err := d.db.PutSetting(state.SettingMapIdentity, id); err != nil {
+		d.log.Warn("cannot record the identity of the maps' options; the next start writes every map again", "component", "flush", "err", err)
+	}
+}
+
+// rewriteAllOnce is checkMapIdentity for a one-shot catch-up: the rewrite,
+// if one is due, is done before it returns.
+func (d *Daemon) rewriteAllOnce(ctx context.Context) (FlushResult, bool) {
+	d.checkMapIdentity()
+	if d.rewrite == nil {
+		return FlushResult{}, false
+	}
+	j := d.rewrite
+	for d.rewrite == j && ctx.Err() == nil {
+		d.rewriteSome(ctx)
+	}
+	if d.rewrite == j {
+		d.rewriteSome(ctx) // answers: the rewrite stopped
+	}
+	return j.res, true
+}
