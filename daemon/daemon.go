@@ -369,7 +369,8 @@ func (d *Daemon) once(ctx context.Context) error {
 	// the catch-up's headroom, a second scan that finds nothing to read
 	// let it fill 128 MB.
 	d.ingestAsWalked(ctx)
-	defer paceGC(catchUpHeadroom)() // the final flush: see gcpace.go
+	stopPacing := paceGC(catchUpHeadroom) // the final flush: see gcpace.go
+	defer func() { stopPacing() }()
 	d.waitForLockedDBs(ctx)
 	d.giveUpDBs()
 	if err := d.retryOnce(ctx); err != nil {
@@ -403,7 +404,11 @@ func (d *Daemon) once(ctx context.Context) error {
 		}
 	}
 	// Maps written by an earlier build or with other options, whose
-	// sessions did not change: written again before the scan says done.
+	// sessions did not change: written again before the scan says done,
+	// one at a time (rewrite.go), with the least headroom: the sessions
+	// are taken up and let go of one by one, and little is live.
+	stopPacing()
+	stopPacing = paceGC(catchUpMinHeadroom)
 	if res, ran := d.rewriteAllOnce(ctx); ran {
 		if ctx.Err() != nil {
 			return nil

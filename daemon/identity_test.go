@@ -71,7 +71,15 @@ func TestScanWritesAgainTheMapsOfOtherOptions(t *testing.T) {
 		t.Fatal("a map of the same options was written again")
 	}
 
-	r.onceWithMapper(mapperWithHeader("B"), "B")
+	o := r.opts(true)
+	o.Mapper, o.MapIdentity = mapperWithHeader("B"), "B"
+	d := New(o)
+	if err := d.Run(t0ctx()); err != nil {
+		t.Fatal(err)
+	}
+	if d.sessions["claude/a"] != nil {
+		t.Error("the rewrite kept in memory a session it took up (a scan's rewrite holds one slice of them at a time)")
+	}
 	for _, id := range []string{"a", "b"} {
 		if m := r.mapOf(id); !strings.HasPrefix(m, "B\n") {
 			t.Fatalf("map of %s after the options changed:\n%s", id, m)

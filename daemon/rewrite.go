@@ -14,6 +14,13 @@ import (
 // minutes, and the logs that grow meanwhile are read between its slices.
 const rewriteSlice = 100 * time.Millisecond
 
+// rewriteWeight is what a session a rewrite writes counts towards letting
+// go of the state's mapped pages (releaseMapped): its records and events
+// are read back from pages spread over the database, some of them alone on
+// their pages, so that counting its events, as a catch-up's flush does,
+// let some 150 MB of pages be resident in a rewrite of 100,000 sessions.
+const rewriteWeight = releaseEvery / 250
+
 // rewriteJob writes every session's map again with the map options in
 // effect, up to date or not (flush --all --rewrite, after a change of path
 // mode). The sessions in memory and those let go of are listed when it
@@ -72,7 +79,15 @@ func (d *Daemon) rewriteSome(ctx context.Context) {
 	if j == nil {
 		return
 	}
-	defer d.recordFlushes()
+	// The sessions taken up for the slice are let go of again once their
+	// flushes are recorded: a daemon that follows does it as any flush
+	// does (retireWrittenIdle), a scan here, so that a scan's rewrite of
+	// every map holds one slice's sessions at a time, not all of them.
+	var taken []string
+	defer func() {
+		d.recordFlushes()
+		d.retireWritten(taken)
+	}()
 	until := time.Now().Add(rewriteSlice)
 	for time.Now().Before(until) && ctx.Err() == nil && j.ctx.Err() == nil && (len(j.live) > 0 || len(j.retired) > 0) {
 		var key string
@@ -87,6 +102,8 @@ func (d *Daemon) rewriteSome(ctx context.Context) {
 			if ids, ok := d.retired.idsOf(r.h); ok {
 				if key = d.restoreRetired(r.h, ids); key == "" {
 					j.unrestored++ // its records could not be read back: not written
+				} else {
+					taken = append(taken, key)
 				}
 			}
 		}
@@ -99,6 +116,9 @@ func (d *Daemon) rewriteSome(ctx context.Context) {
 		writes := d.mapWrites
 		err := d.flush(key)
 		d.checkMapBytes = false
+		// The state's pages its records and events were read from, let go
+		// of as a catch-up's are (releaseMapped): a rewrite reads them all.
+		d.releaseMapped(rewriteWeight)
 		if err != nil {
 			j.res.Failed = append(j.res.Failed, key)
 			continue
