@@ -213,6 +213,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		"sessions", d.sessionCount(), "quiet", d.retiredOnLoad, "pieces", max(d.loadPieces, 1), "roots", len(d.roots))
 	d.noteRereads() // every such log is held: none is quiet (quietSource)
 	d.noteNewStore()
+	d.identityInEffect()
 	d.started = d.opt.Clock.Now()
 	defer d.startSink(ctx)()
 	if d.opt.Once {

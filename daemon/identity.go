@@ -42,13 +42,8 @@ func (d *Daemon) checkMapIdentity() {
 		d.recordMapIdentity(id) // no map yet: every one to come is written with it
 		return
 	}
-	if was != "" {
-		d.log.Info("maps written by an earlier version or with other map options; writing every map again",
-			"component", "flush", "sessions", len(d.sessions)+d.retired.len())
-	} else {
-		d.log.Info("maps written by a version that did not record its map options; writing every map again",
-			"component", "flush", "sessions", len(d.sessions)+d.retired.len())
-	}
+	d.log.Info("maps written by an earlier version or with other map options; writing every map again",
+		"component", "flush", "sessions", len(d.sessions)+d.retired.len())
 	d.startRewrite(flushRequest{ctx: context.Background(), rewrite: true, all: true, reply: make(chan FlushResult, 1)})
 	d.rewrite.auto = true
 }
@@ -67,6 +62,26 @@ func (d *Daemon) rewriteStatus() *RewriteStatus {
 		return nil
 	}
 	return &RewriteStatus{Auto: d.rewrite.auto, Left: len(d.rewrite.live) + len(d.rewrite.retired)}
+}
+
+// identityInEffect forgets the recorded identity when the options in
+// effect are another's: from now on maps are written with these (by a
+// catch-up, a flush), so the record no longer holds for every map, and
+// only a rewrite's end records one again. Without this, options changed
+// and changed back before a rewrite ended (two reloads, a scan with
+// another config stopped half way) would find the old identity recorded
+// and leave the maps written in between.
+func (d *Daemon) identityInEffect() {
+	id := d.opt.MapIdentity
+	if id == "" {
+		return
+	}
+	if was, err := d.db.Setting(state.SettingMapIdentity); err != nil || was == "" || was == id {
+		return
+	}
+	if err := d.db.PutSetting(state.SettingMapIdentity, ""); err != nil {
+		d.log.Warn("cannot forget the identity of the maps' options", "component", "flush", "err", err)
+	}
 }
 
 // noteNewStore records the identity of the options in effect when the

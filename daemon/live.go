@@ -57,6 +57,7 @@ func (d *Daemon) reconfigure(l Live) bool {
 		d.rewrite.identity = ""
 	}
 	o.MapIdentity = l.MapIdentity
+	defer d.identityInEffect()
 	o.ExcludeKey = l.ExcludeKey
 	o.fill()
 	d.opt = o

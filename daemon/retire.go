@@ -199,7 +199,9 @@ func (d *Daemon) restoreRetired(h uint64, ids []uint64) (key string) {
 		return ""
 	}
 	key = srcs[0].Session
-	d.restoreFrom(key, h, srcs)
+	if d.restoreFrom(key, h, srcs) == nil {
+		return "" // its records could not be read (restoreFrom counted it)
+	}
 	return key
 }
 

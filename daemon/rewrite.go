@@ -49,6 +49,15 @@ type retiredSession struct {
 	ids []uint64
 }
 
+// firstID is the first of a retired session's source ids, 0 for none (no
+// source has id 0).
+func firstID(ids []uint64) uint64 {
+	if len(ids) == 0 {
+		return 0
+	}
+	return ids[0]
+}
+
 // startRewrite begins a rewrite; its answer comes when the last map is
 // written (rewriteSome).
 func (d *Daemon) startRewrite(r flushRequest) {
@@ -68,7 +77,10 @@ func (d *Daemon) startRewrite(r flushRequest) {
 	}
 	d.commitGroup()
 	j := &rewriteJob{ctx: ctx, live: d.sessionKeys(), reply: r.reply, res: FlushResult{Flushed: []string{}}, identity: d.opt.MapIdentity}
-	d.retired.each(func(h uint64, ids []uint64) { j.retired = append(j.retired, retiredSession{h, ids}) })
+	d.retired.each(func(h uint64, ids []uint64) {
+		// A copy: the set's own slices change as sessions come and go.
+		j.retired = append(j.retired, retiredSession{h, append([]uint64(nil), ids...)})
+	})
 	d.rewrite = j
 }
 
@@ -94,7 +106,10 @@ func (d *Daemon) rewriteSome(ctx context.Context) {
 		if len(j.live) > 0 {
 			key, j.live = j.live[0], j.live[1:]
 			if d.sessions[key] == nil {
-				d.restore(key) // let go of since the rewrite began
+				// Let go of since the rewrite began.
+				if s, retired := d.restore(key); s == nil && retired {
+					j.unrestored++ // its records could not be read back: not written
+				}
 			}
 		} else {
 			r := j.retired[0]
@@ -105,6 +120,11 @@ func (d *Daemon) rewriteSome(ctx context.Context) {
 				} else {
 					taken = append(taken, key)
 				}
+			} else if src := d.srcs[firstID(r.ids)]; src != nil && retiredKeyHash(src.Session) == r.h {
+				// Taken up since the rewrite began (a scan or a flush
+				// asked of the daemon, a log that changed): written here
+				// all the same.
+				key = src.Session
 			}
 		}
 		s := d.sessions[key]
