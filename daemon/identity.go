@@ -125,11 +125,43 @@ func (d *Daemon) rewriteAllOnce(ctx context.Context) (FlushResult, bool) {
 		return FlushResult{}, false
 	}
 	j := d.rewrite
-	for d.rewrite == j && ctx.Err() == nil {
-		d.rewriteSome(ctx)
+	for ctx.Err() == nil && j.left() {
+		d.rewriteChunk(ctx, j)
 	}
-	if d.rewrite == j {
-		d.rewriteSome(ctx) // answers: the rewrite stopped
-	}
+	d.endRewrite(ctx, j)
 	return j.res, true
 }
+
+// rewriteChunk is a scan's step of a rewrite: up to rewriteChunkSessions sessions
+// taken up, their maps built on every core and written in shared batches
+// (flushMany), recorded, and let go of again. The maps it counts are not
+// told apart into written and up to date: a scan prints neither.
+func (d *Daemon) rewriteChunk(ctx context.Context, j *rewriteJob) {
+	var keys, taken []string
+	for len(keys) < rewriteChunkSessions && j.left() {
+		key, fromRetired := d.nextToRewrite(j)
+		if key == "" || d.sessions[key] == nil {
+			continue
+		}
+		keys = append(keys, key)
+		if fromRetired {
+			taken = append(taken, key)
+		}
+	}
+	d.checkMapBytes = true // a map damaged on disk is written again too
+	failed := d.flushMany(ctx, keys)
+	d.checkMapBytes = false
+	for _, key := range keys {
+		if failed[key] != nil {
+			j.res.Failed = append(j.res.Failed, key)
+		} else {
+			j.res.Rewritten++
+		}
+	}
+	d.recordFlushes()
+	d.retireWritten(taken)
+	d.releaseMapped(len(keys) * rewriteWeight)
+}
+
+// rewriteChunkSessions is how many sessions a scan's rewrite takes up at a time.
+const rewriteChunkSessions = 256

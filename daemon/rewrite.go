@@ -101,31 +101,10 @@ func (d *Daemon) rewriteSome(ctx context.Context) {
 		d.retireWritten(taken)
 	}()
 	until := time.Now().Add(rewriteSlice)
-	for time.Now().Before(until) && ctx.Err() == nil && j.ctx.Err() == nil && (len(j.live) > 0 || len(j.retired) > 0) {
-		var key string
-		if len(j.live) > 0 {
-			key, j.live = j.live[0], j.live[1:]
-			if d.sessions[key] == nil {
-				// Let go of since the rewrite began.
-				if s, retired := d.restore(key); s == nil && retired {
-					j.unrestored++ // its records could not be read back: not written
-				}
-			}
-		} else {
-			r := j.retired[0]
-			j.retired = j.retired[1:]
-			if ids, ok := d.retired.idsOf(r.h); ok {
-				if key = d.restoreRetired(r.h, ids); key == "" {
-					j.unrestored++ // its records could not be read back: not written
-				} else {
-					taken = append(taken, key)
-				}
-			} else if src := d.srcs[firstID(r.ids)]; src != nil && retiredKeyHash(src.Session) == r.h {
-				// Taken up since the rewrite began (a scan or a flush
-				// asked of the daemon, a log that changed): written here
-				// all the same.
-				key = src.Session
-			}
+	for time.Now().Before(until) && ctx.Err() == nil && j.ctx.Err() == nil && j.left() {
+		key, fromRetired := d.nextToRewrite(j)
+		if fromRetired {
+			taken = append(taken, key)
 		}
 		s := d.sessions[key]
 		if key == "" || s == nil {
@@ -156,13 +135,54 @@ func (d *Daemon) rewriteSome(ctx context.Context) {
 			j.res.Rewritten++
 		}
 	}
+	d.endRewrite(ctx, j)
+}
+
+// left reports whether sessions are left for the rewrite to write.
+func (j *rewriteJob) left() bool { return len(j.live) > 0 || len(j.retired) > 0 }
+
+// nextToRewrite takes up the next session of a rewrite: its key ("" when
+// it is gone or its records could not be read back, counted), and whether
+// it was taken up from the sessions let go of (to be let go of again).
+func (d *Daemon) nextToRewrite(j *rewriteJob) (key string, fromRetired bool) {
+	if len(j.live) > 0 {
+		key, j.live = j.live[0], j.live[1:]
+		if d.sessions[key] == nil {
+			// Let go of since the rewrite began.
+			if s, retired := d.restore(key); s == nil && retired {
+				j.unrestored++ // its records could not be read back: not written
+			}
+		}
+		return key, false
+	}
+	r := j.retired[0]
+	j.retired = j.retired[1:]
+	if ids, ok := d.retired.idsOf(r.h); ok {
+		if key = d.restoreRetired(r.h, ids); key == "" {
+			j.unrestored++ // its records could not be read back: not written
+			return "", false
+		}
+		return key, true
+	}
+	if src := d.srcs[firstID(r.ids)]; src != nil && retiredKeyHash(src.Session) == r.h {
+		// Taken up since the rewrite began (a scan or a flush asked of the
+		// daemon, a log that changed): written here all the same.
+		return src.Session, false
+	}
+	return "", false
+}
+
+// endRewrite answers a rewrite once every map is written, or once it or
+// the daemon stops, and records the options' identity when it wrote them
+// all (identity.go); it leaves a rewrite with sessions left running.
+func (d *Daemon) endRewrite(ctx context.Context, j *rewriteJob) {
 	complete := false
 	switch {
 	case ctx.Err() != nil:
 		j.res.Error = "the daemon stopped before every map was written again"
 	case j.ctx.Err() != nil:
 		// The client gave up: nobody reads the answer.
-	case len(j.live) > 0 || len(j.retired) > 0:
+	case j.left():
 		return
 	default:
 		complete = j.unrestored == 0
