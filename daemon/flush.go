@@ -266,7 +266,7 @@ func (d *Daemon) gatherChunk(keys []string, budget int, ahead bool, failed map[s
 		}
 		if len(evs) == 0 {
 			d.dropVacated(s)
-			s.Flush = &state.Flush{Gen: s.Gen, AtMs: ms(d.opt.Clock.Now())}
+			s.Flush = &state.Flush{Gen: s.Gen, AtMs: ms(d.opt.Clock.Now()), Options: d.opt.MapIdentity}
 			d.flushed = append(d.flushed, s)
 			continue
 		}
@@ -349,7 +349,7 @@ func (d *Daemon) finishChunk(b *flushBatch, failed map[string]error) {
 				delete(d.vacated, s.Key)
 				d.removeMaps(log, s, "")
 			}
-			s.Flush = &state.Flush{Gen: j.gen, AtMs: ms(d.opt.Clock.Now())}
+			s.Flush = &state.Flush{Gen: j.gen, AtMs: ms(d.opt.Clock.Now()), Options: d.opt.MapIdentity}
 			// Settled, as a map written is: a retry left from a failed
 			// attempt before (a full disk) would be counted in status,
 			// and hold the session in memory, for as long as the daemon
@@ -370,7 +370,7 @@ func (d *Daemon) finishChunk(b *flushBatch, failed map[string]error) {
 		delete(d.retry, key)
 		d.lastFlush = d.opt.Clock.Now()
 		s.Flush = &state.Flush{Path: j.rel, SHA256: j.hash, Gen: j.gen, Events: len(j.events), AtMs: ms(d.opt.Clock.Now()),
-			Sum: j.built.Summary}
+			Sum: j.built.Summary, Options: d.opt.MapIdentity}
 		// Recorded with others in one transaction: a crash before it only
 		// means the same bytes are written again.
 		d.flushed = append(d.flushed, s)

@@ -140,13 +140,13 @@ func (d *Daemon) rewriteChunk(ctx context.Context, j *rewriteJob) {
 	var keys, taken []string
 	for len(keys) < rewriteChunkSessions && j.left() {
 		key, fromRetired := d.nextToRewrite(j)
-		if key == "" || d.sessions[key] == nil {
+		if fromRetired {
+			taken = append(taken, key) // let go of again, written or not
+		}
+		if s := d.sessions[key]; key == "" || s == nil || j.writtenWith(s) {
 			continue
 		}
 		keys = append(keys, key)
-		if fromRetired {
-			taken = append(taken, key)
-		}
 	}
 	d.checkMapBytes = true // a map damaged on disk is written again too
 	failed := d.flushMany(ctx, keys)

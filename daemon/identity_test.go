@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -180,5 +181,32 @@ func TestScanWithAMapItCannotWriteAgainEnds(t *testing.T) {
 	r.onceWithMapper(mapperWithHeader("A"), "A")
 	if m := r.mapOf("a"); !strings.HasPrefix(m, "A\n") || mapIdentityOf(t, r) != "A" {
 		t.Fatalf("after a scan back with the first options: identity %q, map of a:\n%s", mapIdentityOf(t, r), m)
+	}
+}
+
+// A rewrite for other options passes over a session whose map was written
+// with them already (read again after an upgrade, changed since): built
+// once, not twice.
+func TestRewritePassesOverMapsWrittenWithItsOptions(t *testing.T) {
+	r := newRig(t)
+	r.append("a.jsonl", line("a", "user"))
+	r.append("b.jsonl", line("b", "user"))
+	r.onceWithMapper(mapperWithHeader("A"), "A")
+	r.append("a.jsonl", line("a", "llm"))
+	var mu sync.Mutex
+	builds := map[string]int{}
+	counting := func(events []event.Event) (Built, error) {
+		b, err := mapperWithHeader("B")(events)
+		mu.Lock()
+		builds[b.NativeID]++
+		mu.Unlock()
+		return b, err
+	}
+	r.onceWithMapper(counting, "B")
+	if builds["a"] != 1 || builds["b"] != 1 {
+		t.Fatalf("maps built by the scan with other options: %v; want a once (it changed) and b once (the rewrite)", builds)
+	}
+	if !strings.HasPrefix(r.mapOf("a"), "B\n") || !strings.HasPrefix(r.mapOf("b"), "B\n") || mapIdentityOf(t, r) != "B" {
+		t.Fatalf("after the scan: identity %q, maps\n%s\n%s", mapIdentityOf(t, r), r.mapOf("a"), r.mapOf("b"))
 	}
 }

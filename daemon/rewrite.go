@@ -110,6 +110,11 @@ func (d *Daemon) rewriteSome(ctx context.Context) {
 		if key == "" || s == nil {
 			continue // gone since: forgotten, or its records lost
 		}
+		if j.writtenWith(s) {
+			j.res.Rewritten++
+			j.res.Current++
+			continue
+		}
 		before := mapAt(d.store.Root, s.Flush)
 		d.checkMapBytes = true // a map damaged on disk is written again too
 		writes := d.mapWrites
@@ -136,6 +141,15 @@ func (d *Daemon) rewriteSome(ctx context.Context) {
 		}
 	}
 	d.endRewrite(ctx, j)
+}
+
+// writtenWith reports whether the daemon's own rewrite may pass over a
+// session: its map was written, and nothing changed since, with the
+// options the rewrite writes with (a session read again after an upgrade,
+// one written before a crash stopped the rewrite half way). A rewrite
+// asked for writes every map, and checks its bytes on disk.
+func (j *rewriteJob) writtenWith(s *state.Session) bool {
+	return j.auto && j.identity != "" && s.Flush != nil && s.Flush.Options == j.identity && !s.Dirty()
 }
 
 // left reports whether sessions are left for the rewrite to write.

@@ -94,6 +94,11 @@ type Flush struct {
 	Events int     `json:"events"` // neutral events the map was built from
 	AtMs   int64   `json:"at"`
 	Sum    Summary `json:"summary"`
+	// Options is the identity of the map options the map was written with
+	// (a hash: builder.Options.Identity), "" in records written before it
+	// was kept: a rewrite for other options passes over a map already
+	// written with them.
+	Options string `json:"options,omitempty"`
 }
 
 // Summary is what a listing shows of a map without opening it.

@@ -130,6 +130,8 @@ func memberFlush(d *jsondec.Decoder, v *Flush, k []byte) int {
 		return jsondec.Field(4, d.Int64(&v.AtMs))
 	case "summary":
 		return jsondec.Field(5, jsondec.Object(d, &v.Sum, memberSummary))
+	case "options":
+		return jsondec.Field(6, d.Str(&v.Options))
 	}
 	return -1
 }
