@@ -72,7 +72,8 @@ Decisions, kept stable:
   - Reconfigure (a reloaded config file) swaps the idle times, the roots
     (the watcher is started again), the exclusions and the mapper (path
     mode, hash key, event cap, prices) in the loop: the next map written
-    uses them; maps already written stay until their session changes.
+    uses them, and a change of the maps' options has every map written
+    again (identity.go).
   - The control API (control.go) is HTTP/JSON on <data dir>/agentmap.sock,
     0600, serving the daemon's own uid only (SO_PEERCRED, LOCAL_PEERCRED);
     status answers from a snapshot the loop publishes, list reads the

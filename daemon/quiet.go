@@ -222,12 +222,19 @@ func goneQuietly(s *state.Source) bool {
 // log of s's agent, not archived: under the first root that meets it, as
 // the walk names it.
 func metAsLog(s *state.Source, roots []watchers.Root) bool {
+	r, form, ok := firstMeeting(s.Path, roots)
+	return ok && form == watchers.FormLines && r.Agent == s.Agent && !r.Archived(s.Path)
+}
+
+// firstMeeting is the first root a walk meets path under, and the form it
+// names it with.
+func firstMeeting(path string, roots []watchers.Root) (watchers.Root, string, bool) {
 	for _, r := range roots {
-		if form, ok := r.Meets(s.Path); ok {
-			return form == watchers.FormLines && r.Agent == s.Agent && !r.Archived(s.Path)
+		if form, ok := r.Meets(path); ok {
+			return r, form, true
 		}
 	}
-	return false
+	return watchers.Root{}, "", false
 }
 
 // unchangedOnDisk opens a source's log and checks it as tail does before

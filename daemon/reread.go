@@ -73,12 +73,8 @@ func (d *Daemon) rereadCount() int {
 // metByRoots reports whether the first root that meets s's path is one of
 // s's agent.
 func metByRoots(s *state.Source, roots []watchers.Root) bool {
-	for _, r := range roots {
-		if _, ok := r.Meets(s.Path); ok {
-			return r.Agent == s.Agent
-		}
-	}
-	return false
+	r, _, ok := firstMeeting(s.Path, roots)
+	return ok && r.Agent == s.Agent
 }
 
 // noteRereads says once, after the load, how many logs an earlier build

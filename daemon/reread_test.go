@@ -208,3 +208,22 @@ func TestOfflineStatusCountsTheLogsToReadAgain(t *testing.T) {
 		t.Fatalf("offline status counts %d logs to read again, want 1 (the one still on disk)", st.Reread)
 	}
 }
+
+// status counts the logs to read again that the roots hold: a log under a
+// root no longer followed is never visited, and would be counted for ever.
+func TestRereadCountsTheLogsTheRootsHold(t *testing.T) {
+	r := newRig(t)
+	o := r.opts(false)
+	o.Agents = []agents.Agent{fakeAgentVersion(2, false)}
+	d := New(o)
+	followed := &state.Source{ID: 1, Path: filepath.Join(r.proj, "a.jsonl"), Agent: "claude", Form: watchers.FormLines, Parsed: 1}
+	elsewhere := &state.Source{ID: 2, Path: filepath.Join(r.home, "old-root", "projects", "-w", "b.jsonl"), Agent: "claude", Form: watchers.FormLines, Parsed: 1}
+	current := &state.Source{ID: 3, Path: filepath.Join(r.proj, "c.jsonl"), Agent: "claude", Form: watchers.FormLines, Parsed: 2}
+	gone := &state.Source{ID: 4, Path: filepath.Join(r.proj, "d.jsonl"), Agent: "claude", Form: watchers.FormLines, Parsed: 1, Missing: true}
+	for _, s := range []*state.Source{followed, elsewhere, current, gone} {
+		d.srcs[s.ID] = s
+	}
+	if n := d.rereadCount(); n != 1 {
+		t.Fatalf("%d logs counted to read again, want 1 (the one under a root, read by another version, on disk)", n)
+	}
+}

@@ -453,7 +453,7 @@ func writeUnpricedNote(w io.Writer, t UsageTable) {
 	}
 	if !t.noted {
 		fmt.Fprintf(w, "\nunpriced in their maps: %s; their requests add no cost.\n", strings.Join(t.Totals.Unpriced, ", "))
-		fmt.Fprintln(w, "A price set in the config ([prices.\"MODEL\"]) after a map was written applies once it is written again: agentmap flush --all --rewrite.")
+		fmt.Fprintln(w, "A price set in the config ([prices.\"MODEL\"]) after a map was written applies once the maps are written again: the service and the next agentmap scan do it (agentmap flush --all --rewrite: at once).")
 		return
 	}
 	var unknown []string
