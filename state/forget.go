@@ -86,7 +86,7 @@ func (d *DB) Forget(sessions ...Forgotten) error {
 				kept = append(kept, e)
 			}
 		}
-		return putSessions(tx, kept)
+		return d.putSessions(tx, kept)
 	}); err != nil {
 		return fmt.Errorf("commit state: %w", err)
 	}

@@ -23,11 +23,19 @@ func mappedKB(t *testing.T, path string) int {
 	return kb
 }
 
-// commitSessions commits n sessions of one source and 40 events each.
+// commitSessions commits n sessions of one source and 40 events each, in
+// transactions of up to 500.
 func commitSessions(t *testing.T, d *DB, n int) {
 	t.Helper()
+	for from := 0; from < n; from += 500 {
+		commitSessionRange(t, d, from, min(from+500, n))
+	}
+}
+
+func commitSessionRange(t *testing.T, d *DB, from, to int) {
+	t.Helper()
 	var batches []Batch
-	for i := range n {
+	for i := from; i < to; i++ {
 		src := &Source{ID: uint64(i + 1), Path: fmt.Sprintf("/logs/%d.jsonl", i), Agent: "claude", Session: fmt.Sprintf("claude/s%d", i)}
 		evs := make([]event.Event, 40)
 		for j := range evs {
@@ -43,6 +51,8 @@ func commitSessions(t *testing.T, d *DB, n int) {
 // Pages read through the mapping leave the process's resident memory on
 // ReleaseMapped, and read back the same afterwards.
 func TestReleaseMappedDropsResidentPages(t *testing.T) {
+	defer func(n int64) { releaseLookups = n }(releaseLookups)
+	releaseLookups = 1 << 40
 	d, path := openTemp(t)
 	commitSessions(t, d, 400)
 	readAll := func() int {
@@ -100,5 +110,46 @@ func TestOpenCheckLetsGoOfThePagesItReads(t *testing.T) {
 	t.Logf("resident after the check: %d KiB letting go every 64 KiB, %d KiB keeping every page", released, kept)
 	if released > kept/4 {
 		t.Fatalf("%d KiB resident after a check that lets go every 64 KiB, %d without", released, kept)
+	}
+}
+
+// Records and events read back by key, session after session in no
+// order (a rewrite of every map, a flush of many), do not pile up in the
+// process's resident memory: the database lets go of the pages every
+// releaseLookups look-ups, without being asked.
+func TestLookupsLetGoOfThePagesTheyRead(t *testing.T) {
+	d, path := openTemp(t)
+	const sessions = 12000
+	commitSessions(t, d, sessions)
+	defer func(n int64) { releaseLookups = n }(releaseLookups)
+	readBack := func(every int64) int {
+		releaseLookups = every
+		d.lookups.Store(0)
+		if err := d.ReleaseMapped(); err != nil {
+			t.Fatal(err)
+		}
+		for n := range sessions {
+			i := n * 7919 % sessions // every session once, far from the last
+			key := fmt.Sprintf("claude/s%d", i)
+			if _, _, err := d.Records(key, []uint64{uint64(i + 1)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Events(key, func(uint64, []event.Event) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.HasSources([]uint64{uint64(i + 1)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return mappedKB(t, path)
+	}
+	kept := readBack(1 << 40)
+	released := readBack(16)
+	t.Logf("resident after reading back %d sessions: %d KiB letting go every 16 look-ups, %d KiB never", sessions, released, kept)
+	if kept < 2048 {
+		t.Fatalf("only %d KiB resident after reading back every session without letting go", kept)
+	}
+	if released > kept/4 {
+		t.Fatalf("%d KiB resident when letting go every 16 look-ups, %d without", released, kept)
 	}
 }

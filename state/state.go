@@ -44,6 +44,9 @@ type DB struct {
 	// fresh is set when the file held no schema when opened: a database
 	// this open made (of an empty file, or none).
 	fresh bool
+	// lookups counts the records looked up by key since the mapping's
+	// pages were last let go of (looked).
+	lookups atomic.Int64
 }
 
 // Writes is how many write transactions were begun on the records (the
@@ -333,7 +336,7 @@ func (d *DB) Sources(ids []uint64) ([]*Source, error) {
 	var srcs []*Source
 	err := d.view(func(tx *bolt.Tx) error {
 		var err error
-		srcs, err = sourcesIn(tx, ids)
+		srcs, err = d.sourcesIn(tx, ids)
 		return err
 	})
 	if err != nil {
@@ -359,8 +362,9 @@ func (d *DB) Records(key string, ids []uint64) (*Session, []*Source, error) {
 		if err := decodeRecord(bucketSessions, k, v, sess); err != nil {
 			return fmt.Errorf("session record: %w", err)
 		}
+		d.looked(tx, 1)
 		var err error
-		srcs, err = sourcesIn(tx, ids)
+		srcs, err = d.sourcesIn(tx, ids)
 		return err
 	})
 	if err != nil {
@@ -371,7 +375,7 @@ func (d *DB) Records(key string, ids []uint64) (*Session, []*Source, error) {
 
 // sourcesIn reads the records of the given sources, each of which must be
 // there.
-func sourcesIn(tx *bolt.Tx, ids []uint64) ([]*Source, error) {
+func (d *DB) sourcesIn(tx *bolt.Tx, ids []uint64) ([]*Source, error) {
 	b := tx.Bucket(bucketSources)
 	srcs := make([]*Source, 0, len(ids))
 	for _, id := range ids {
@@ -385,6 +389,7 @@ func sourcesIn(tx *bolt.Tx, ids []uint64) ([]*Source, error) {
 			return nil, fmt.Errorf("source record: %w", err)
 		}
 		srcs = append(srcs, s)
+		d.looked(tx, 1)
 	}
 	return srcs, nil
 }
@@ -398,6 +403,7 @@ func (d *DB) HasSources(ids []uint64) (map[uint64]bool, error) {
 			if b.Get(idKey(id)) != nil {
 				out[id] = true
 			}
+			d.looked(tx, 1)
 		}
 		return nil
 	})
@@ -500,7 +506,7 @@ func (d *DB) CommitAll(bs []Batch) error {
 			if err := commitOne(tx, b, encs[i].events, encs[i].source); err != nil {
 				return err
 			}
-			if err := putSessions(tx, encs[i].sessions); err != nil {
+			if err := d.putSessions(tx, encs[i].sessions); err != nil {
 				return err
 			}
 		}
@@ -596,12 +602,13 @@ func encodeSessions(ss []*Session) ([]encodedSession, error) {
 	return out, nil
 }
 
-func putSessions(tx *bolt.Tx, ss []encodedSession) error {
+func (d *DB) putSessions(tx *bolt.Tx, ss []encodedSession) error {
 	b := tx.Bucket(bucketSessions)
 	for _, s := range ss {
 		if err := b.Put(s.key, s.data); err != nil {
 			return err
 		}
+		d.looked(tx, 1)
 	}
 	return queueFlushes(tx, ss)
 }
@@ -612,7 +619,7 @@ func (d *DB) PutSessions(ss ...*Session) error {
 	if err != nil {
 		return err
 	}
-	if err := d.update(func(tx *bolt.Tx) error { return putSessions(tx, enc) }); err != nil {
+	if err := d.update(func(tx *bolt.Tx) error { return d.putSessions(tx, enc) }); err != nil {
 		return fmt.Errorf("commit state: %w", err)
 	}
 	return nil
@@ -665,7 +672,9 @@ func (d *DB) Events(session string, fn func(src uint64, events []event.Event) er
 		if eb == nil {
 			return nil
 		}
+		d.looked(tx, 1)
 		return eb.ForEach(func(k, v []byte) error {
+			d.looked(tx, len(v)>>16) // a batch's pages past the first
 			if len(k) != 16 {
 				return &DamagedError{Session: session}
 			}
