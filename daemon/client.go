@@ -43,9 +43,7 @@ func (c *Client) Status(ctx context.Context) (Status, error) {
 
 // List asks the daemon for the sessions in the store.
 func (c *Client) List(ctx context.Context) ([]Entry, error) {
-	var es []Entry
-	err := c.call(ctx, http.MethodGet, "/v1/list", time.Minute, &es)
-	return es, err
+	return watched[[]Entry](ctx, c, http.MethodGet, "/v1/list", time.Minute)
 }
 
 // Flush asks the daemon to write the map of one session (id), up to date
@@ -73,12 +71,72 @@ func (c *Client) flush(ctx context.Context, id string, all, rewrite bool) (Flush
 		q.Set("rewrite", "1")
 		wait = flushWait + time.Hour
 	}
-	var res FlushResult
-	err := c.call(ctx, http.MethodPost, "/v1/flush?"+q.Encode(), wait, &res)
+	res, err := watched[FlushResult](ctx, c, http.MethodPost, "/v1/flush?"+q.Encode(), wait)
 	if err == nil && res.Error != "" {
 		err = errors.New(res.Error)
 	}
 	return res, err
+}
+
+// scanProbe is how often a call that may take long (watched) asks the
+// daemon for its status meanwhile, and probeWait how long it waits for
+// the answer. The status is served apart from the loop, so a daemon busy
+// with the call answers at once; one stopped (SIGSTOP) or hung answers
+// nothing.
+var scanProbe, probeWait = 15 * time.Second, 10 * time.Second
+
+// watched makes a call of c whose answer may take long (a catch-up, a flush or
+// a rewrite of many maps, the list of a large store): up to wait, as long
+// as the daemon is alive. It asks for the status first, which a daemon that
+// is stopped or hung does not answer within probeWait, and every scanProbe
+// while it waits; one unanswered probe before the call, or two in a row
+// during it (a read of the state can wait briefly while the file grows),
+// end it with ErrNotAnswering, as status says of such a daemon, instead of
+// waiting out minutes.
+//
+// The answer is decoded into a value of the call's own, handed over only
+// when it is complete: a call given up on may still be decoding.
+func watched[T any](ctx context.Context, c *Client, method, path string, wait time.Duration) (T, error) {
+	var zero T
+	var st Status
+	if err := c.call(ctx, http.MethodGet, "/v1/status", probeWait, &st); err != nil {
+		return zero, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		v   T
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		var a answer
+		a.err = c.call(ctx, method, path, wait, &a.v)
+		done <- a
+	}()
+	probe := time.NewTicker(scanProbe)
+	defer probe.Stop()
+	missed := 0
+	for {
+		select {
+		case a := <-done:
+			return a.v, a.err
+		case <-probe.C:
+			err := c.call(ctx, http.MethodGet, "/v1/status", probeWait, &st)
+			if err == nil || ctx.Err() != nil {
+				missed = 0
+				continue
+			}
+			select {
+			case a := <-done: // it answered meanwhile
+				return a.v, a.err
+			default:
+			}
+			if missed++; missed == 2 {
+				return zero, err
+			}
+		}
+	}
 }
 
 func (c *Client) call(parent context.Context, method, path string, timeout time.Duration, out any) error {

@@ -32,26 +32,70 @@ func TestClosedWithoutAnswer(t *testing.T) {
 }
 
 // A daemon that takes the connection and says nothing (stopped with
-// SIGSTOP, or hung) stops a scan waiting on it with ErrNotAnswering once a
-// status probe goes unanswered, not after scanWait.
-func TestScanOfADaemonNotAnswering(t *testing.T) {
+// SIGSTOP, or hung) stops a scan, a list or a flush waiting on it with
+// ErrNotAnswering once a status probe goes unanswered, not after the
+// call's own wait (minutes).
+func TestCallsOfADaemonNotAnswering(t *testing.T) {
 	defer func(p, w time.Duration) { scanProbe, probeWait = p, w }(scanProbe, probeWait)
 	scanProbe, probeWait = 50*time.Millisecond, 100*time.Millisecond
+	cl := testDaemon(t, func(c net.Conn) {}) // held, never answered
+	for name, call := range map[string]func() error{
+		"scan":        func() error { _, err := cl.Scan(context.Background()); return err },
+		"list":        func() error { _, err := cl.List(context.Background()); return err },
+		"flush":       func() error { _, err := cl.Flush(context.Background(), "x", false); return err },
+		"flush --all": func() error { _, err := cl.Flush(context.Background(), "", true); return err },
+		"rewrite":     func() error { _, err := cl.Rewrite(context.Background()); return err },
+	} {
+		start := time.Now()
+		err := call()
+		if !errors.Is(err, ErrNotAnswering) {
+			t.Fatalf("%s of a daemon that does not answer: %v, want ErrNotAnswering", name, err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s gave up after %v", name, d)
+		}
+		if !strings.Contains(err.Error(), "stopped or hung") {
+			t.Errorf("%s: the error does not say what may be wrong: %v", name, err)
+		}
+	}
+}
+
+// A daemon that answers its status but takes long over a call (a flush of
+// many maps) is waited for: only probes unanswered end the wait.
+func TestSlowCallOfAnAnsweringDaemonIsWaitedFor(t *testing.T) {
+	defer func(p, w time.Duration) { scanProbe, probeWait = p, w }(scanProbe, probeWait)
+	scanProbe, probeWait = 20*time.Millisecond, 100*time.Millisecond
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, Status{}) })
+	mux.HandleFunc("/v1/flush", func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(500 * time.Millisecond) // 25 probes, each answered
+		writeJSON(w, http.StatusOK, FlushResult{Flushed: []string{"claude/x"}})
+	})
+	cl := testServer(t, mux)
+	res, err := cl.Flush(context.Background(), "", true)
+	if err != nil || len(res.Flushed) != 1 {
+		t.Fatalf("flush of a slow daemon that answers its status: %+v, %v", res, err)
+	}
+}
+
+// testDaemon is a client of a socket whose connections serve hands.
+func testDaemon(t *testing.T, serve func(net.Conn)) *Client {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.sock")
 	l, err := net.Listen("unix", path)
 	if err != nil {
 		t.Skipf("no unix socket here: %v", err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
 	var mu sync.Mutex
 	var conns []net.Conn
-	defer func() {
+	t.Cleanup(func() {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, c := range conns {
 			c.Close()
 		}
-	}()
+	})
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -59,22 +103,46 @@ func TestScanOfADaemonNotAnswering(t *testing.T) {
 				return
 			}
 			mu.Lock()
-			conns = append(conns, c) // held, never answered
+			conns = append(conns, c)
 			mu.Unlock()
+			serve(c)
 		}
 	}()
-	cl := &Client{hc: &http.Client{Transport: &http.Transport{
+	return &Client{hc: &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return net.Dial("unix", path) },
 	}}}
-	start := time.Now()
-	_, err = cl.Scan(context.Background())
-	if !errors.Is(err, ErrNotAnswering) {
-		t.Fatalf("scan of a daemon that does not answer: %v, want ErrNotAnswering", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("the scan gave up after %v", d)
-	}
-	if !strings.Contains(err.Error(), "stopped or hung") {
-		t.Errorf("the error does not say what may be wrong: %v", err)
+}
+
+// testServer is a client of a socket served by h.
+func testServer(t *testing.T, h http.Handler) *Client {
+	t.Helper()
+	srv := &http.Server{Handler: h}
+	ch := make(chan net.Conn, 16)
+	cl := testDaemon(t, func(c net.Conn) { ch <- c })
+	go func() { _ = srv.Serve(&chanListener{ch: ch, closed: make(chan struct{})}) }()
+	t.Cleanup(func() { srv.Close() })
+	return cl
+}
+
+// chanListener hands an http.Server the connections a testDaemon took.
+type chanListener struct {
+	ch     chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (l *chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ch:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
 	}
 }
+
+func (l *chanListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *chanListener) Addr() net.Addr { return &net.UnixAddr{Net: "unix"} }

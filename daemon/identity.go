@@ -27,7 +27,7 @@ import (
 // finish: its end checks again.
 func (d *Daemon) checkMapIdentity() {
 	id := d.opt.MapIdentity
-	if id == "" || d.rewrite != nil {
+	if id == "" || d.rewrite != nil || d.opt.NoAutoRewrite {
 		return
 	}
 	was, err := d.db.Setting(state.SettingMapIdentity)
@@ -42,8 +42,12 @@ func (d *Daemon) checkMapIdentity() {
 		d.recordMapIdentity(id) // no map yet: every one to come is written with it
 		return
 	}
+	n := len(d.sessions) + d.retired.len()
 	d.log.Info("maps written by an earlier version or with other map options; writing every map again",
-		"component", "flush", "sessions", len(d.sessions)+d.retired.len())
+		"component", "flush", "sessions", n)
+	if d.opt.Rewriting != nil {
+		d.opt.Rewriting(n)
+	}
 	d.startRewrite(flushRequest{ctx: context.Background(), rewrite: true, all: true, reply: make(chan FlushResult, 1)})
 	d.rewrite.auto = true
 }

@@ -63,6 +63,15 @@ type Options struct {
 	// Progress, if set, is told how a catch-up advances: bytes read so far
 	// and in all, sessions seen.
 	Progress func(done, total int64, sessions int)
+	// Rewriting, if set, is told when every map is to be written again,
+	// as they were written by an earlier builder or with other map
+	// options (identity.go), and how many sessions that is.
+	Rewriting func(sessions int)
+	// NoAutoRewrite leaves such maps to the next daemon or scan: for a
+	// daemon that stops once its own work is done (flush in the process
+	// of the command), which for --rewrite writes them all itself and
+	// says so.
+	NoAutoRewrite bool
 	// Export schedules exports of the map store (export.go).
 	Export ExportOptions
 	// Sink, if set, sends the maps to the team database (sink.go).

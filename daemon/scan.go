@@ -78,51 +78,8 @@ func (d *Daemon) serveScan(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// scanProbe is how often a waiting scan asks the daemon for its status,
-// and probeWait how long it waits for the answer. The status is served
-// apart from the loop, so a daemon busy with the scan answers at once;
-// one stopped (SIGSTOP) or hung answers nothing, and after two probes in
-// a row unanswered (a read of the state can wait briefly while the file
-// grows) the scan says so instead of waiting out scanWait.
-var scanProbe, probeWait = 15 * time.Second, 10 * time.Second
-
 // Scan asks the daemon to catch up on every log and write every map that
-// changed, and waits for it while it answers (scanProbe).
+// changed, and waits for it while it answers (watched).
 func (c *Client) Scan(ctx context.Context) (ScanResult, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type answer struct {
-		res ScanResult
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		var a answer
-		a.err = c.call(ctx, http.MethodPost, "/v1/scan", scanWait, &a.res)
-		done <- a
-	}()
-	probe := time.NewTicker(scanProbe)
-	defer probe.Stop()
-	missed := 0
-	for {
-		select {
-		case a := <-done:
-			return a.res, a.err
-		case <-probe.C:
-			var st Status
-			err := c.call(ctx, http.MethodGet, "/v1/status", probeWait, &st)
-			if err == nil || ctx.Err() != nil {
-				missed = 0
-				continue
-			}
-			select {
-			case a := <-done: // it answered meanwhile
-				return a.res, a.err
-			default:
-			}
-			if missed++; missed == 2 {
-				return ScanResult{}, err
-			}
-		}
-	}
+	return watched[ScanResult](ctx, c, http.MethodPost, "/v1/scan", scanWait)
 }

@@ -269,7 +269,9 @@ func TestScanRepricesTheMapsAfterAPriceChange(t *testing.T) {
 	h.write("projects/-w-syn/"+sid+".jsonl", claudeRequest(sid, 1, "claude-zeta-1", usage)...)
 	h.must("scan")
 	h.configure("[prices.\"claude-zeta\"]\ninput = 2.0\ncache_write = 2.5\ncache_read = 0.2\noutput = 10.0\n")
-	h.must("scan")
+	if _, errOut := h.must("scan"); !strings.Contains(errOut, "writing the maps of 1 session again") {
+		t.Errorf("the scan did not say it writes the maps again:\n%s", errOut)
+	}
 	out, _ := h.must("show", sid[:8], "--json")
 	var sum summary
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
@@ -280,5 +282,18 @@ func TestScanRepricesTheMapsAfterAPriceChange(t *testing.T) {
 	}
 	if out, _ := h.must("list"); strings.Contains(out, "priced in the config since") {
 		t.Errorf("list still says the maps leave the model out:\n%s", out)
+	}
+	// flush --all --rewrite without a daemon counts the maps it wrote
+	// again for the new prices, and none twice.
+	h.configure("[prices.\"claude-zeta\"]\ninput = 4.0\ncache_write = 5\ncache_read = 0.4\noutput = 20.0\n")
+	if out, _ := h.must("flush", "--all", "--rewrite"); !strings.Contains(out, "written again: 1 map\n") {
+		t.Errorf("flush --all --rewrite after a price change:\n%s", out)
+	}
+	out, _ = h.must("show", sid[:8], "--json")
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Totals.CostUSD != 0.01 {
+		t.Errorf("after flush --all --rewrite with the new price: $%v", sum.Totals.CostUSD)
 	}
 }

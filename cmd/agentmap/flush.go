@@ -157,6 +157,10 @@ func flushInProcess(ctx context.Context, of opsFlags, dataDir, id string, stdout
 		DataDir: eff.dataDir, Idle: eff.live.Idle, MaxLine: eff.maxLine, Logger: logger, Roots: eff.live.Roots,
 		Rescan: eff.rescan, Debounce: eff.debounce, RetireAfter: eff.retireAfter, Producer: producer(),
 		Mapper: eff.live.Mapper, MapIdentity: eff.live.MapIdentity, Exclude: eff.live.Exclude, ExcludeKey: eff.live.ExcludeKey, Control: true, Sink: sink,
+		// Maps of other options are written by --rewrite below, which
+		// counts them, or by the next daemon or scan: one begun here
+		// would be cut short when this process stops.
+		NoAutoRewrite: true,
 	})
 	dctx, stop := context.WithCancel(ctx)
 	ran := make(chan error, 1)

@@ -245,6 +245,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	if *once {
 		bar = newProgress(stderr)
 		opt.Progress = bar.update
+		opt.Rewriting = bar.rewriting
 	}
 	d := daemon.New(opt)
 	if !*once {
@@ -584,6 +585,19 @@ func (p *progress) update(done, total int64, sessions int) {
 		p.lastPct = pct
 		fmt.Fprintf(p.w, "scan: %d%% (%s of %s, %s)\n", pct, progressSize(done), progressSize(total), counted(sessions, "session"))
 	}
+}
+
+// rewriting says that the catch-up goes on with writing every map again
+// (their options changed: an upgrade, new prices), which over a large
+// history takes a while and would otherwise pass without a word.
+func (p *progress) rewriting(sessions int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn {
+		fmt.Fprintln(p.w)
+		p.drawn = false
+	}
+	fmt.Fprintf(p.w, "scan: the maps were written by an earlier version or with other map options (prices, path mode, event cap); writing the maps of %s again\n", counted(sessions, "session"))
 }
 
 // finish ends the progress with the scan's outcome: "done" when it
