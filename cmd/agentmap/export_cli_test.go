@@ -207,6 +207,17 @@ func TestBuildOutputChecks(t *testing.T) {
 			t.Errorf("-o %s was created", tc.out)
 		}
 	}
+	// A regular file that is not a map file is neither replaced nor
+	// taken for a directory.
+	notes := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notes, []byte("mine"), 0o600)
+	code, _, stderr := run(t, "build", "-o", notes, fixture)
+	if want := "agentmap build: -o " + notes + " is a regular file, and a map file ends in .json.gz: name a FILE.json.gz, a directory, or - for JSON on stdout\n"; code != exitUsage || stderr != want {
+		t.Errorf("-o notes.txt: exit %d %q; want %q", code, stderr, want)
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "mine" {
+		t.Errorf("-o notes.txt replaced the file: %q", b)
+	}
 	// A trailing slash asks for the directory.
 	if code, _, stderr := run(t, "build", "-o", filepath.Join(dir, "made")+"/", fixture); code != exitOK {
 		t.Errorf("-o made/: exit %d %q", code, stderr)
