@@ -653,6 +653,17 @@ func unexpectedArgs(fl *flag.FlagSet, name string, stderr io.Writer) bool {
 	return true
 }
 
+// extraArgument reports, in one line, an argument beyond the n a command
+// takes, naming it and what the command takes: its usage alone left the
+// user to guess which word was one too many.
+func extraArgument(fl *flag.FlagSet, name string, n int, takes string, stderr io.Writer) bool {
+	if fl.NArg() <= n {
+		return false
+	}
+	fmt.Fprintf(stderr, "agentmap %s: unexpected argument %q (%s takes %s; see agentmap help %s)\n", name, fl.Arg(n), name, takes, name)
+	return true
+}
+
 // outputDirExists checks that the directory an output file goes into is
 // there, and says so when it is not: build, export and report write a
 // named file only where the user has made room for it, so a typo in a

@@ -407,3 +407,32 @@ func TestFlagBadValueIsOneLine(t *testing.T) {
 		t.Fatalf("only %d typed flags tried: the probe found too few", tried)
 	}
 }
+
+// An argument missing, one too many, or given with a flag it does not go
+// with is one line that says what to give, not the usage alone: the user
+// had to guess which word was wrong.
+func TestArgumentErrorsSayWhatToGive(t *testing.T) {
+	home := t.TempDir() // nothing runs, but if it did it would read no one's data
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv(config.EnvConfig, "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"show"}, "agentmap show: name the session: its id, agent/id or a unique prefix (agentmap list shows them)\n"},
+		{[]string{"show", "a", "b"}, "agentmap show: unexpected argument \"b\" (show takes one session: its id, agent/id or a unique prefix; see agentmap help show)\n"},
+		{[]string{"flush"}, "agentmap flush: name the session by its id (agentmap list shows them), or give --all for every session\n"},
+		{[]string{"flush", "a", "b"}, "agentmap flush: unexpected argument \"b\" (flush takes one session id, or --all; see agentmap help flush)\n"},
+		{[]string{"flush", "--rewrite"}, "agentmap flush: --rewrite goes with --all: agentmap flush --all --rewrite (a session named by its id is always written)\n"},
+		{[]string{"flush", "ID", "--rewrite"}, "agentmap flush: --rewrite goes with --all: agentmap flush --all --rewrite (a session named by its id is always written)\n"},
+		{[]string{"flush", "ID", "--all"}, "agentmap flush: the id \"ID\" and --all do not go together: give one (--all flushes every session)\n"},
+		{[]string{"usage", "daily", "weekly"}, "agentmap usage: one grouping, not 2: daily, weekly, monthly, session or model (see agentmap help usage)\n"},
+		{[]string{"usage", "fortnightly"}, "agentmap usage: unknown grouping \"fortnightly\" (daily, weekly, monthly, session or model)\n"},
+	} {
+		code, stdout, stderr := run(t, tc.args...)
+		if code != exitUsage || stdout != "" || stderr != tc.want {
+			t.Errorf("%q: exit %d, stdout %.100q, stderr %.300q; want %d and %q", tc.args, code, stdout, stderr, exitUsage, tc.want)
+		}
+	}
+}

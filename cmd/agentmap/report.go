@@ -305,20 +305,20 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return flagExit(err)
 	}
 	period := report.Daily
+	var groupings []string
+	for _, p := range report.Periods() {
+		groupings = append(groupings, string(p))
+	}
 	switch fl.NArg() {
 	case 0:
 	case 1:
 		period = report.Period(fl.Arg(0))
-		valid := false
-		for _, p := range report.Periods() {
-			valid = valid || p == period
-		}
-		if !valid {
-			fmt.Fprintf(stderr, "agentmap usage: unknown grouping %q (daily, weekly, monthly, session or model)\n", fl.Arg(0))
+		if !slices.Contains(groupings, fl.Arg(0)) {
+			fmt.Fprintf(stderr, "agentmap usage: unknown grouping %q (%s)\n", fl.Arg(0), orList(groupings))
 			return exitUsage
 		}
 	default:
-		fl.Usage()
+		fmt.Fprintf(stderr, "agentmap usage: one grouping, not %d: %s (see agentmap help usage)\n", fl.NArg(), orList(groupings))
 		return exitUsage
 	}
 	flt, ok := mf.filter("usage", stderr)

@@ -37,8 +37,11 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return exitUsage
 	}
-	if fl.NArg() != 1 {
-		fl.Usage()
+	if extraArgument(fl, "show", 1, "one session: its id, agent/id or a unique prefix", stderr) {
+		return exitUsage
+	}
+	if fl.NArg() == 0 {
+		fmt.Fprintln(stderr, "agentmap show: name the session: its id, agent/id or a unique prefix (agentmap list shows them)")
 		return exitUsage
 	}
 	if *asJSON && *events {
