@@ -436,3 +436,28 @@ func TestArgumentErrorsSayWhatToGive(t *testing.T) {
 		}
 	}
 }
+
+// A path that starts with "-" (a Claude Code project directory) is read
+// as a flag: the error quotes it as typed and says how to give it; an
+// unknown flag is quoted as typed too, one dash or two.
+func TestAPathThatStartsWithADash(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.Mkdir("-w-app", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	see := "see agentmap build --help for the flags it takes\n"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"build", "-w-app000/x.jsonl"}, "agentmap build: unknown flag -w-app000/x.jsonl (a path that starts with -: give it after --, or as ./-w-app000/x.jsonl)\n" + see},
+		{[]string{"build", "-o", "maps/", "-w-app"}, "agentmap build: unknown flag -w-app (a path that starts with -: give it after --, or as ./-w-app)\n" + see},
+		{[]string{"build", "f", "-bogus=1"}, "agentmap build: unknown flag -bogus\n" + see},
+		{[]string{"build", "f", "--bogus=/x"}, "agentmap build: unknown flag --bogus\n" + see},
+	} {
+		code, stdout, stderr := run(t, tc.args...)
+		if code != exitUsage || stdout != "" || stderr != tc.want {
+			t.Errorf("%q: exit %d, stdout %.100q, stderr %q; want %d and %q", tc.args, code, stdout, stderr, exitUsage, tc.want)
+		}
+	}
+}
