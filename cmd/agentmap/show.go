@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -75,8 +76,14 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentmap show: %s: %v\n", e.Path, err)
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
 			// Damaged on disk after it was written: the state holds what
-			// makes it, and a flush asked for by name compares the file.
-			fmt.Fprintf(stderr, "agentmap show: the map file is damaged; agentmap flush %s/%s, with the daemon running (agentmap start, or agentmap run), writes it again\n", e.Agent, e.ID)
+			// makes it, and a flush asked for by name compares the file,
+			// in a running daemon or in its own process (flushInProcess).
+			// On Windows the latter is a catch-up, which trusts the record.
+			how := " writes it again (a daemon running or not)"
+			if runtime.GOOS == "windows" {
+				how = ", with the daemon running (agentmap start, or agentmap run), writes it again"
+			}
+			fmt.Fprintf(stderr, "agentmap show: the map file is damaged; agentmap flush %s/%s%s\n", e.Agent, e.ID, how)
 		}
 		return exitFailure
 	}
