@@ -232,7 +232,7 @@ func adoptFlags(root *cobra.Command) {
 func completionCommand(stdout io.Writer, code *int) *cobra.Command {
 	return &cobra.Command{
 		Use:       "completion bash|zsh|fish",
-		Short:     "print the shell completion script for bash, zsh or fish",
+		Short:     completionSummary,
 		Long:      "Prints a completion script. bash: agentmap completion bash > ~/.local/share/bash-completion/completions/agentmap\nzsh: agentmap completion zsh > \"${fpath[1]}/_agentmap\"\nfish: agentmap completion fish > ~/.config/fish/completions/agentmap.fish",
 		ValidArgs: completionShells,
 		Args:      cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),

@@ -461,3 +461,30 @@ func TestAPathThatStartsWithADash(t *testing.T) {
 		}
 	}
 }
+
+// agentmap help lists the commands, completion among them, with their
+// summaries in one column, at least two spaces after the longest name.
+func TestHelpListsTheCommandsInOneColumn(t *testing.T) {
+	_, stdout, _ := run(t, "help")
+	names := []string{"completion"}
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	column := -1
+	for _, name := range names {
+		i := strings.Index(stdout, "\n  "+name+" ")
+		if i < 0 {
+			t.Errorf("help does not list %s:\n%s", name, stdout)
+			continue
+		}
+		line, _, _ := strings.Cut(stdout[i+1:], "\n")
+		at := len(line) - len(strings.TrimLeft(line[2+len(name):], " "))
+		if at-2-len(name) < 2 {
+			t.Errorf("help: one space after %s: %q", name, line)
+		}
+		if column >= 0 && at != column {
+			t.Errorf("help: the summary of %s starts at column %d, the others' at %d: %q", name, at, column, line)
+		}
+		column = at
+	}
+}
