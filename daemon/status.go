@@ -13,16 +13,20 @@ import (
 	"github.com/agentmap/agentmap/watchers"
 )
 
-// Status is what `agentmap status` shows of a running daemon.
+// Status is what `agentmap status` shows of a running daemon. Without
+// one, status reads the state alone: what only a running daemon has (its
+// pid, start and uptime, its catch-up) is left out of the JSON, as of the
+// text, rather than given as zeros and year 1.
 type Status struct {
-	PID       int           `json:"pid"`
-	Started   time.Time     `json:"started"`
-	Uptime    time.Duration `json:"uptimeNs"`
+	PID       int           `json:"pid,omitempty"`
+	Started   time.Time     `json:"started,omitzero"`
+	Uptime    time.Duration `json:"uptimeNs,omitempty"`
 	DataDir   string        `json:"dataDir"`
 	Agents    []AgentStatus `json:"agents"`
 	LastFlush time.Time     `json:"lastFlush,omitzero"`
 	LastError *LoggedError  `json:"lastError,omitempty"`
-	CatchUp   CatchUp       `json:"catchUp"`
+	// CatchUp is left out before the first scan has begun, too.
+	CatchUp CatchUp `json:"catchUp,omitzero"`
 	// Excluded counts the logs privacy.exclude keeps out now: those it
 	// kept out since the start, and those of sessions it forgot, less the
 	// ones deleted since or let in again by a reload.

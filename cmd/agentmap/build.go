@@ -29,7 +29,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	agentFlag := fl.String("agent", "auto", "agent of the inputs: auto, claude, codex, cursor, opencode, copilot or gemini")
 	mode := fl.String("path-mode", "relative", "path mode: relative, dirs_only or hashed")
 	keyFile := fl.String("hash-key-file", "", "key for hashed mode (created with 32 random bytes, 0600, if missing)")
-	out := fl.String("o", ".", "output: a directory (one <native id>.json.gz per session), a .json.gz file (one session), or - for pretty JSON on stdout")
+	out := fl.String("o", ".", "output: a directory (one <native id>.json.gz per session), a .json.gz file, a device or a FIFO (/dev/stdout, /dev/null: one session), or - for pretty JSON on stdout")
 	session := fl.String("session", "", "build only the session with this native id, or the one whose id it is a unique prefix of")
 	eventCap := fl.Int("event-cap", builder.DefaultEventCap, "most events kept in a map")
 	inputs := fl.String("inputs", "", "read more inputs from this list, one path a line (- for standard input): log files or directories, after those given as arguments")
@@ -67,7 +67,11 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 
 	pl := &buildPlan{exclude: exclude}
-	toDir := *out != "-" && !strings.HasSuffix(*out, ".json.gz")
+	// A device or a FIFO is one file whatever its name (/dev/null, the
+	// /dev/fd/63 of the shell's >(...)), written through as report -o and
+	// export --out write it; only a name that may still become a
+	// directory is read by its ending.
+	toDir := *out != "-" && !strings.HasSuffix(*out, ".json.gz") && !durable.WritesThrough(*out)
 	if toDir {
 		// Many inputs are built in pieces (buildpieces.go).
 		pl.pieces = newInputPieces(*agentFlag)
@@ -472,7 +476,8 @@ func checkBuildOutput(out string, single bool, stderr io.Writer) int {
 	case err == nil && fi.IsDir():
 		return exitOK
 	case err == nil:
-		fmt.Fprintf(stderr, "agentmap build: -o %s is a file; a map file must end in .json.gz, and a directory must be one\n", out)
+		// A regular file: devices and FIFOs went to toFile.
+		fmt.Fprintf(stderr, "agentmap build: -o %s is a regular file, and a map file ends in .json.gz: name a FILE.json.gz, a directory, or - for JSON on stdout\n", out)
 		return exitUsage
 	case strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(filepath.Separator)):
 		if err := durable.MkdirAll(out); err != nil {

@@ -232,7 +232,7 @@ func adoptFlags(root *cobra.Command) {
 func completionCommand(stdout io.Writer, code *int) *cobra.Command {
 	return &cobra.Command{
 		Use:       "completion bash|zsh|fish",
-		Short:     "print the shell completion script for bash, zsh or fish",
+		Short:     completionSummary,
 		Long:      "Prints a completion script. bash: agentmap completion bash > ~/.local/share/bash-completion/completions/agentmap\nzsh: agentmap completion zsh > \"${fpath[1]}/_agentmap\"\nfish: agentmap completion fish > ~/.config/fish/completions/agentmap.fish",
 		ValidArgs: completionShells,
 		Args:      cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
@@ -405,6 +405,7 @@ func missingValue(c command, args []string) (string, bool) {
 // flagArg is one flag among a command's arguments, as the flag package
 // reads them: a value flag without "=" takes the next argument.
 type flagArg struct {
+	arg             string // as given: -bogus, --x=1, -home-me-app/x.jsonl
 	name            string
 	f               probedFlag
 	known, hasValue bool
@@ -425,7 +426,7 @@ func flagArgs(p probe, args []string) []flagArg {
 		}
 		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		f, ok := p.flag(name)
-		out = append(out, flagArg{name: name, f: f, known: ok, hasValue: hasValue, last: i+1 == len(args)})
+		out = append(out, flagArg{arg: a, name: name, f: f, known: ok, hasValue: hasValue, last: i+1 == len(args)})
 		if ok && f.Type != "" && !hasValue {
 			i++
 		}
@@ -472,16 +473,36 @@ func checkCompletion(args []string) error {
 
 // unknownFlag finds a flag, up to a "--", that c's help does not list,
 // reading the arguments as interspersed does (a value flag takes the next
-// one). The flag package would say "flag provided but not defined: -x"
-// and print every flag; this names the command and points at its help.
+// one), and returns the argument as it was given. The flag package would
+// say "flag provided but not defined: -x" and print every flag; this names
+// the command and points at its help (unknownFlagProblem).
 func unknownFlag(c command, args []string) (string, bool) {
 	// A command whose help lists no flags takes none.
 	for _, a := range flagArgs(probeCommand(c), args) {
 		if !a.known && !(c.name == "scan" && runOnlyFlag(a.name)) { // scan says itself that a flag is run's
-			return a.name, true
+			return a.arg, true
 		}
 	}
 	return "", false
+}
+
+// unknownFlagProblem says that arg is no flag of the command, in the
+// spelling the user typed (-bogus stays -bogus; a value after "=" is left
+// out). An argument that is a path starting with "-", as Claude Code's
+// project directories do (-home-me-app/x.jsonl), is read as a flag
+// wherever it stands: it is named whole, with the two ways to give it.
+func unknownFlagProblem(arg string) string {
+	name, _, _ := strings.Cut(arg, "=")
+	if strings.ContainsRune(name, '/') || strings.ContainsRune(name, filepath.Separator) || exists(arg) {
+		return fmt.Sprintf("unknown flag %s (a path that starts with -: give it after --, or as .%c%s)", arg, filepath.Separator, arg)
+	}
+	return "unknown flag " + name
+}
+
+// exists reports whether there is a file of that name, a link included.
+func exists(name string) bool {
+	_, err := os.Lstat(name)
+	return err == nil
 }
 
 // unknownCommand says a name is no command, with the nearest ones.
@@ -568,7 +589,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return exitUsage
 		}
 		if f, ok := unknownFlag(c, rest); ok {
-			fmt.Fprintf(stderr, "agentmap %s: unknown flag %s\nsee agentmap %s --help for the flags it takes\n", name, flagSpelling(f), name)
+			fmt.Fprintf(stderr, "agentmap %s: %s\nsee agentmap %s --help for the flags it takes\n", name, unknownFlagProblem(f), name)
 			return exitUsage
 		}
 		if f, ok := missingValue(c, rest); ok {
@@ -650,6 +671,17 @@ func unexpectedArgs(fl *flag.FlagSet, name string, stderr io.Writer) bool {
 	}
 	fmt.Fprintf(stderr, "agentmap %s: unexpected argument %q (%s takes no arguments, only flags)\n", name, fl.Arg(0), name)
 	fl.Usage()
+	return true
+}
+
+// extraArgument reports, in one line, an argument beyond the n a command
+// takes, naming it and what the command takes: its usage alone left the
+// user to guess which word was one too many.
+func extraArgument(fl *flag.FlagSet, name string, n int, takes string, stderr io.Writer) bool {
+	if fl.NArg() <= n {
+		return false
+	}
+	fmt.Fprintf(stderr, "agentmap %s: unexpected argument %q (%s takes %s; see agentmap help %s)\n", name, fl.Arg(n), name, takes, name)
 	return true
 }
 

@@ -407,3 +407,84 @@ func TestFlagBadValueIsOneLine(t *testing.T) {
 		t.Fatalf("only %d typed flags tried: the probe found too few", tried)
 	}
 }
+
+// An argument missing, one too many, or given with a flag it does not go
+// with is one line that says what to give, not the usage alone: the user
+// had to guess which word was wrong.
+func TestArgumentErrorsSayWhatToGive(t *testing.T) {
+	home := t.TempDir() // nothing runs, but if it did it would read no one's data
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv(config.EnvConfig, "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"show"}, "agentmap show: name the session: its id, agent/id or a unique prefix (agentmap list shows them)\n"},
+		{[]string{"show", "a", "b"}, "agentmap show: unexpected argument \"b\" (show takes one session: its id, agent/id or a unique prefix; see agentmap help show)\n"},
+		{[]string{"flush"}, "agentmap flush: name the session by its id (agentmap list shows them), or give --all for every session\n"},
+		{[]string{"flush", "a", "b"}, "agentmap flush: unexpected argument \"b\" (flush takes one session id, or --all; see agentmap help flush)\n"},
+		{[]string{"flush", "--rewrite"}, "agentmap flush: --rewrite goes with --all: agentmap flush --all --rewrite (a session named by its id is always written)\n"},
+		{[]string{"flush", "ID", "--rewrite"}, "agentmap flush: --rewrite goes with --all: agentmap flush --all --rewrite (a session named by its id is always written)\n"},
+		{[]string{"flush", "ID", "--all"}, "agentmap flush: the id \"ID\" and --all do not go together: give one (--all flushes every session)\n"},
+		{[]string{"usage", "daily", "weekly"}, "agentmap usage: one grouping, not 2: daily, weekly, monthly, session or model (see agentmap help usage)\n"},
+		{[]string{"usage", "fortnightly"}, "agentmap usage: unknown grouping \"fortnightly\" (daily, weekly, monthly, session or model)\n"},
+	} {
+		code, stdout, stderr := run(t, tc.args...)
+		if code != exitUsage || stdout != "" || stderr != tc.want {
+			t.Errorf("%q: exit %d, stdout %.100q, stderr %.300q; want %d and %q", tc.args, code, stdout, stderr, exitUsage, tc.want)
+		}
+	}
+}
+
+// A path that starts with "-" (a Claude Code project directory) is read
+// as a flag: the error quotes it as typed and says how to give it; an
+// unknown flag is quoted as typed too, one dash or two.
+func TestAPathThatStartsWithADash(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.Mkdir("-w-app", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	see := "see agentmap build --help for the flags it takes\n"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"build", "-w-app000/x.jsonl"}, "agentmap build: unknown flag -w-app000/x.jsonl (a path that starts with -: give it after --, or as ./-w-app000/x.jsonl)\n" + see},
+		{[]string{"build", "-o", "maps/", "-w-app"}, "agentmap build: unknown flag -w-app (a path that starts with -: give it after --, or as ./-w-app)\n" + see},
+		{[]string{"build", "f", "-bogus=1"}, "agentmap build: unknown flag -bogus\n" + see},
+		{[]string{"build", "f", "--bogus=/x"}, "agentmap build: unknown flag --bogus\n" + see},
+	} {
+		code, stdout, stderr := run(t, tc.args...)
+		if code != exitUsage || stdout != "" || stderr != tc.want {
+			t.Errorf("%q: exit %d, stdout %.100q, stderr %q; want %d and %q", tc.args, code, stdout, stderr, exitUsage, tc.want)
+		}
+	}
+}
+
+// agentmap help lists the commands, completion among them, with their
+// summaries in one column, at least two spaces after the longest name.
+func TestHelpListsTheCommandsInOneColumn(t *testing.T) {
+	_, stdout, _ := run(t, "help")
+	names := []string{"completion"}
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	column := -1
+	for _, name := range names {
+		i := strings.Index(stdout, "\n  "+name+" ")
+		if i < 0 {
+			t.Errorf("help does not list %s:\n%s", name, stdout)
+			continue
+		}
+		line, _, _ := strings.Cut(stdout[i+1:], "\n")
+		at := len(line) - len(strings.TrimLeft(line[2+len(name):], " "))
+		if at-2-len(name) < 2 {
+			t.Errorf("help: one space after %s: %q", name, line)
+		}
+		if column >= 0 && at != column {
+			t.Errorf("help: the summary of %s starts at column %d, the others' at %d: %q", name, at, column, line)
+		}
+		column = at
+	}
+}

@@ -149,6 +149,8 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"run", "--retire-after", "5s"}, exitUsage, "err", "agentmap run: --retire-after must be between 1m and 30d"},
 		{[]string{"run", "--idle", "0s"}, exitUsage, "err", "agentmap run: --idle must be a duration above 0"},
 		{[]string{"scan", "--rescan", "-1s"}, exitUsage, "err", "agentmap scan: --rescan must be a duration above 0"},
+		{[]string{"run", "--log-level", "loud"}, exitUsage, "err", "agentmap run: unknown log level \"loud\" (debug, info, warn or error)\n"},
+		{[]string{"--log-level=loud", "scan"}, exitUsage, "err", "agentmap scan: unknown log level \"loud\" (debug, info, warn or error)\n"},
 		{[]string{"run", "--debounce", "-1s"}, exitUsage, "err", "agentmap run: --debounce must be 0 or more"},
 		{[]string{"run", "--max-line", "0"}, exitUsage, "err", "agentmap run: --max-line must be a size in bytes above 0"},
 		{[]string{"build", "--event-cap", "-5", "f"}, exitUsage, "err", "agentmap build: --event-cap must be between 1 and 1000000"},

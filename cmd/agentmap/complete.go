@@ -179,7 +179,7 @@ func flagValues(name string) []string {
 	case "path-mode":
 		return config.PathModes
 	case "log-level":
-		return []string{"debug", "info", "warn", "error"}
+		return config.LogLevels
 	}
 	return nil
 }

@@ -122,21 +122,15 @@ func loadConfig(flagValue, what string, stderr io.Writer) (*config.Config, int) 
 		// they would put under the home (homeless). Said, as a file the
 		// user keeps there is not applied (its prices, privacy.exclude).
 		fmt.Fprintf(stderr, "agentmap %s: %s is not set, so there is no user config directory: no config file is read, the defaults are in effect\n", what, configDirVar())
-		c := config.Default()
-		if noHome() {
-			c = homeless(c)
-		}
-		return c, exitOK
+		return defaults(), exitOK
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap %s: %v\n", what, err)
 		return nil, exitFailure
 	}
-	if asked {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			fmt.Fprintf(stderr, "agentmap %s: no config file at %s (agentmap config init writes one)\n", what, path)
-			return nil, exitFailure
-		}
+	if _, missing := missingConfig(flagValue); missing {
+		fmt.Fprintf(stderr, "agentmap %s: %s\n", what, noConfigFile(path))
+		return nil, exitFailure
 	}
 	c, err := config.Load(path)
 	if err != nil {
@@ -155,6 +149,36 @@ func loadConfig(flagValue, what string, stderr io.Writer) (*config.Config, int) 
 		c = homeless(c)
 	}
 	return c, exitOK
+}
+
+// defaults is the config in effect without a file: the defaults, less
+// what they would put under a home there is not (homeless).
+func defaults() *config.Config {
+	c := config.Default()
+	if noHome() {
+		c = homeless(c)
+	}
+	return c
+}
+
+// missingConfig returns the path of the config file asked for by name
+// (--config or $AGENTMAP_CONFIG), and whether there is no file there: a
+// file not found where it was asked for is an error, not the defaults.
+func missingConfig(flagValue string) (string, bool) {
+	if flagValue == "" && os.Getenv(config.EnvConfig) == "" {
+		return "", false
+	}
+	path, err := config.Path(flagValue)
+	if err != nil {
+		return "", false
+	}
+	_, err = os.Stat(path)
+	return path, errors.Is(err, fs.ErrNotExist)
+}
+
+// noConfigFile says that the config file asked for is not at path.
+func noConfigFile(path string) string {
+	return fmt.Sprintf("no config file at %s (agentmap config init writes one)", path)
 }
 
 // noHome reports whether the user has no home directory ($HOME unset, or

@@ -165,6 +165,34 @@ func TestInstallRefusesATemporaryBinary(t *testing.T) {
 	}
 }
 
+// install --dry-run of a config file that is not there yet plans with the
+// defaults and warns, exit 0, as for whatever else would stop the install;
+// the install itself refuses it.
+func TestInstallDryRunOfAMissingConfig(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		t.Skip("no per-user service here")
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv(config.EnvConfig, "")
+	missing := filepath.Join(t.TempDir(), "missing.toml")
+	warning := "agentmap install: warning: install would stop here: no config file at " + missing + " (agentmap config init writes one)\n"
+	code, out, errOut := runCmd(cmdInstall, "--dry-run", "--config", missing)
+	if code != exitOK || !strings.Contains(out, "would write") || !strings.Contains(out, missing) || !strings.Contains(errOut, warning) {
+		t.Errorf("install --dry-run --config MISSING: %d %q %q", code, out, errOut)
+	}
+	t.Setenv(config.EnvConfig, missing)
+	if code, _, errOut := runCmd(cmdInstall, "--dry-run"); code != exitOK || !strings.Contains(errOut, warning) {
+		t.Errorf("install --dry-run with $%s MISSING: %d %q", config.EnvConfig, code, errOut)
+	}
+	code, _, errOut = runCmd(cmdInstall, "--config", missing)
+	if want := "agentmap install: no config file at " + missing + " (agentmap config init writes one)\n"; code != exitFailure || errOut != want {
+		t.Errorf("install --config MISSING: %d %q; want %q", code, errOut, want)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Error("the dry run wrote the config file")
+	}
+}
+
 // TestServiceBinary runs the real binary: config init, check, an invalid
 // file rejected with key and line, and install --dry-run, in a temporary
 // HOME.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -159,7 +160,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		res, err = export.WriteFile(*out, f, opts, sel, files, bad)
 	}
 	if errors.Is(err, export.ErrEmpty) {
-		fmt.Fprintln(stderr, "agentmap export: no session map matched")
+		fmt.Fprintf(stderr, "agentmap export: %s\n", noMapMatched(sf.given(), fl.NArg(), daemon.MapsDir(dataDir)))
 		return exitFailure
 	}
 	if err != nil {
@@ -182,6 +183,33 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitFailure
 	}
 	return exitOK
+}
+
+// noMapMatched says that an export found no map to write, and, when
+// selectors were given, which ones kept every map out and what to try: a
+// bare "no session map matched" left the user to wonder whether the
+// store was empty or the window too narrow. files is the number of map
+// files given (0: the store in maps).
+func noMapMatched(selectors []string, files int, maps string) string {
+	if len(selectors) == 0 {
+		return "no session map matched"
+	}
+	them, it := "the filter", "it"
+	if len(selectors) > 1 {
+		them, it = "the filters", "them"
+	}
+	what := "no session map in " + maps + " matched"
+	switch {
+	case files == 1:
+		what = "the map file given did not match"
+	case files > 1:
+		what = fmt.Sprintf("none of the %d map files given matched", files)
+	}
+	s := fmt.Sprintf("%s %s: change %s or leave %s out", what, strings.Join(selectors, " "), them, it)
+	if files == 0 {
+		s += " (agentmap list shows the sessions there and when each started)"
+	}
+	return s
 }
 
 // isTerminal reports whether w is a terminal; tests replace it.

@@ -47,6 +47,9 @@ func TestExportCommand(t *testing.T) {
 	data, file := smallStore(t)
 	garbage := filepath.Join(t.TempDir(), "bad.json.gz")
 	os.WriteFile(garbage, []byte("SECRET not a map"), 0o600)
+	// Nothing matched: the filters in effect are named, with what to try.
+	noneIn := "agentmap export: no session map in " + filepath.Join(data, "maps") + " matched "
+	listThem := " (agentmap list shows the sessions there and when each started)\n"
 	tests := []struct {
 		name   string
 		args   []string
@@ -61,11 +64,17 @@ func TestExportCommand(t *testing.T) {
 		{"bad since", []string{"--format", "jsonl", "--since", "soon", "--data-dir", data}, exitUsage, "", "--since"},
 		{"agent with files", []string{"--format", "jsonl", "--agent", "codex", file}, exitUsage, "", "--agent"},
 		{"store", []string{"--format", "jsonl", "--data-dir", data}, exitOK, `"id":"local:codex:small-1"`, ""},
-		{"agent filter", []string{"--format", "jsonl", "--agent", "claude", "--data-dir", data}, exitFailure, "", "no session map matched"},
-		{"agent by its maps' name", []string{"--format", "jsonl", "--agent", "Claude-Code", "--data-dir", data}, exitFailure, "", "no session map matched"},
+		{"agent filter", []string{"--format", "jsonl", "--agent", "claude", "--data-dir", data}, exitFailure, "", noneIn + `--agent "claude": change the filter or leave it out` + listThem},
+		{"agent by its maps' name", []string{"--format", "jsonl", "--agent", "Claude-Code", "--data-dir", data}, exitFailure, "", noneIn + `--agent "Claude-Code": change the filter or leave it out` + listThem},
 		{"agent kept", []string{"--format", "jsonl", "--agent", "codex", "--data-dir", data}, exitOK, `small-1`, ""},
 		{"since keeps", []string{"--format", "agentscope", "--since", "2026-03-01", "--data-dir", data}, exitOK, `"schemaVersion":"1.0.0"`, ""},
-		{"since drops", []string{"--format", "sentience", "--since", "2026-03-05", "--data-dir", data}, exitFailure, "", "no session map matched"},
+		{"since drops", []string{"--format", "sentience", "--since", "2026-03-05", "--data-dir", data}, exitFailure, "", noneIn + `--since "2026-03-05": change the filter or leave it out` + listThem},
+		{"filters drop", []string{"--format", "attemptdb", "--since", "2026-03-05", "--repo", "api*", "--out", filepath.Join(t.TempDir(), "f"), "--data-dir", data}, exitFailure, "",
+			noneIn + `--since "2026-03-05" --repo "api*": change the filters or leave them out` + listThem},
+		{"since drops the files given", []string{"--format", "jsonl", "--since", "2026-03-05", file}, exitFailure, "",
+			"agentmap export: the map file given did not match --since \"2026-03-05\": change the filter or leave it out\n"},
+		{"since drops the files given", []string{"--format", "jsonl", "--until", "2026-03-01", file, file}, exitFailure, "",
+			"agentmap export: none of the 2 map files given matched --until \"2026-03-01\": change the filter or leave it out\n"},
 		{"files", []string{"--format", "jsonl", "--data-dir", data, file}, exitOK, `small-1`, ""},
 		{"a bad file among good", []string{"--format", "jsonl", "--data-dir", data, file, garbage}, exitFailure, `small-1`, "bad.json.gz"},
 		{"no store", []string{"--format", "jsonl", "--data-dir", t.TempDir()}, exitFailure, "", "no maps yet (agentmap scan writes them)"},
@@ -206,6 +215,17 @@ func TestBuildOutputChecks(t *testing.T) {
 		if _, err := os.Stat(tc.out); !os.IsNotExist(err) {
 			t.Errorf("-o %s was created", tc.out)
 		}
+	}
+	// A regular file that is not a map file is neither replaced nor
+	// taken for a directory.
+	notes := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notes, []byte("mine"), 0o600)
+	code, _, stderr := run(t, "build", "-o", notes, fixture)
+	if want := "agentmap build: -o " + notes + " is a regular file, and a map file ends in .json.gz: name a FILE.json.gz, a directory, or - for JSON on stdout\n"; code != exitUsage || stderr != want {
+		t.Errorf("-o notes.txt: exit %d %q; want %q", code, stderr, want)
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "mine" {
+		t.Errorf("-o notes.txt replaced the file: %q", b)
 	}
 	// A trailing slash asks for the directory.
 	if code, _, stderr := run(t, "build", "-o", filepath.Join(dir, "made")+"/", fixture); code != exitOK {

@@ -29,12 +29,20 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return exitUsage
 	}
-	if *all == (fl.NArg() == 1) || fl.NArg() > 1 {
-		fl.Usage()
+	// One line that says what to give, not the usage: each of these left
+	// the user to find the word that was wrong or missing.
+	if extraArgument(fl, "flush", 1, "one session id, or --all", stderr) {
 		return exitUsage
 	}
-	if *rewrite && !*all {
-		fmt.Fprintln(stderr, "agentmap flush: --rewrite goes with --all (a session named by its id is always written)")
+	switch {
+	case *all && fl.NArg() == 1:
+		fmt.Fprintf(stderr, "agentmap flush: the id %q and --all do not go together: give one (--all flushes every session)\n", fl.Arg(0))
+		return exitUsage
+	case *rewrite && !*all:
+		fmt.Fprintln(stderr, "agentmap flush: --rewrite goes with --all: agentmap flush --all --rewrite (a session named by its id is always written)")
+		return exitUsage
+	case !*all && fl.NArg() == 0:
+		fmt.Fprintln(stderr, "agentmap flush: name the session by its id (agentmap list shows them), or give --all for every session")
 		return exitUsage
 	}
 	dataDir, code := of.resolve("flush", stderr)

@@ -71,14 +71,24 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return runCLI(ctx, args, stdout, stderr)
 }
 
+// completionSummary is completion's line in the usage: cobra's command,
+// not one of commands().
+const completionSummary = "print the shell completion script (bash, zsh or fish)"
+
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: agentmap <command> [flags]")
 	fmt.Fprintln(w)
+	// One column for the summaries, two spaces after the longest name,
+	// whichever command it is.
+	width := len("completion")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "  completion print the shell completion script (bash, zsh or fish)")
+	fmt.Fprintf(w, "  %-*s  %s\n", width, "completion", completionSummary)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Global flags, before or after the command, for the commands that take them:")
 	for _, g := range globalFlags {

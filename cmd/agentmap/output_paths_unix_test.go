@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,6 +44,21 @@ func TestOutputToAFIFO(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("export to stdout: exit %d %s", code, stderr)
 	}
+	fifo, got := readFIFO(t)
+	if code, _, stderr := run(t, "export", "--format", "jsonl", "--data-dir", data, "--out", fifo); code != exitOK {
+		t.Fatalf("export to a FIFO: exit %d %s", code, stderr)
+	}
+	if s := received(t, got); s != want {
+		t.Errorf("the reader got %.100q, want %.100q", s, want)
+	}
+	stillA(t, fifo, os.ModeNamedPipe)
+}
+
+// readFIFO makes a FIFO and a reader that reads it whole once a writer
+// has opened it: what it read comes on the channel ("open: …" when it
+// could not open it).
+func readFIFO(t *testing.T) (string, <-chan string) {
+	t.Helper()
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
@@ -58,18 +74,19 @@ func TestOutputToAFIFO(t *testing.T) {
 		b, _ := io.ReadAll(r)
 		got <- string(b)
 	}()
-	if code, _, stderr := run(t, "export", "--format", "jsonl", "--data-dir", data, "--out", fifo); code != exitOK {
-		t.Fatalf("export to a FIFO: exit %d %s", code, stderr)
-	}
+	return fifo, got
+}
+
+// received is what the reader of readFIFO got.
+func received(t *testing.T, got <-chan string) string {
+	t.Helper()
 	select {
 	case s := <-got:
-		if s != want {
-			t.Errorf("the reader got %.100q, want %.100q", s, want)
-		}
+		return s
 	case <-time.After(30 * time.Second):
 		t.Fatal("the reader of the FIFO got nothing")
+		return ""
 	}
-	stillA(t, fifo, os.ModeNamedPipe)
 }
 
 // An output that is a link is followed: the file it leads to gets the
@@ -187,5 +204,46 @@ func TestASecondInterruptEndsAWaitForAFIFOReader(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		cmd.Process.Kill()
 		t.Fatal("two interrupts did not end a command waiting for a FIFO's reader")
+	}
+}
+
+// build -o takes a device, a FIFO or a name of one of its descriptors for
+// one map file, whatever the name: /dev/null, the /dev/fd/63 of the
+// shell's >(...), /dev/stdout, as report -o and export --out take them.
+func TestBuildToADeviceOrFIFO(t *testing.T) {
+	if code, _, stderr := run(t, "build", "-o", "/dev/null", fixture); code != exitOK {
+		t.Errorf("build -o /dev/null: exit %d %q", code, stderr)
+	}
+	stillA(t, "/dev/null", os.ModeDevice|os.ModeCharDevice)
+
+	fifo, got := readFIFO(t)
+	if code, _, stderr := run(t, "build", "-o", fifo, fixture); code != exitOK {
+		t.Fatalf("build -o FIFO: exit %d %q", code, stderr)
+	}
+	if s := received(t, got); !strings.HasPrefix(s, "\x1f\x8b") {
+		t.Errorf("the FIFO's reader got %.20q, want a gzipped map", s)
+	}
+	stillA(t, fifo, os.ModeNamedPipe)
+
+	// A descriptor's name writes through it, at its offset: what the
+	// file held stays.
+	f, err := os.CreateTemp(t.TempDir(), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("before\n")
+	name := "/dev/fd/" + strconv.Itoa(int(f.Fd()))
+	if code, _, stderr := run(t, "build", "-o", name, fixture); code != exitOK {
+		t.Fatalf("build -o %s: exit %d %q", name, code, stderr)
+	}
+	if b, _ := os.ReadFile(f.Name()); !strings.HasPrefix(string(b), "before\n\x1f\x8b") {
+		t.Errorf("build -o %s: the file holds %.20q", name, b)
+	}
+
+	// Several sessions to one file are refused as for a FILE.json.gz.
+	code, _, stderr := run(t, "build", "-o", "/dev/null", fixture, "../../testdata/claude/coststate.jsonl")
+	if code != exitUsage || !strings.Contains(stderr, "agentmap build: 2 sessions in the inputs; give a directory to -o, or pick one with --session") {
+		t.Errorf("two sessions to /dev/null: exit %d %q", code, stderr)
 	}
 }

@@ -243,3 +243,39 @@ func TestReportOpen(t *testing.T) {
 		}
 	}
 }
+
+// A map that cannot be read is left out of usage's table, as of the
+// report: the table is printed, the warning says its totals are short, and
+// the exit is 1, as report's, not 0 as for a whole count.
+func TestUsageOfAnUnreadableMap(t *testing.T) {
+	data := t.TempDir()
+	store := filepath.Join(data, "maps", "claude", "2026", "05") + "/"
+	for _, log := range []string{fixture, "../../testdata/claude/coststate.jsonl"} {
+		if code, _, stderr := run(t, "build", "-o", store, log); code != exitOK {
+			t.Fatalf("build %s: exit %d %s", log, code, stderr)
+		}
+	}
+	damaged := filepath.Join(store, "0a1b2c3d-0000-4000-8000-0000000000dd.json.gz")
+	if err := os.WriteFile(damaged, []byte("damaged"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	skipped := "agentmap usage: skipped: " + damaged + ": "
+	short := "agentmap usage: the table leaves out 1 map that could not be read (skipped above)"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"usage", "--data-dir", data}, short + ": agentmap flush --all --rewrite writes the store's maps again\n"},
+		{[]string{"usage", "model", "--json", "--data-dir", data}, short + ": agentmap flush --all --rewrite writes the store's maps again\n"},
+		{[]string{"usage", "--maps", filepath.Join(data, "maps")}, short + "\n"},
+	} {
+		code, stdout, stderr := run(t, tc.args...)
+		if code != exitFailure || !strings.Contains(stdout, "claude-sonnet-4-6") || strings.Contains(stdout, "claude-haiku") ||
+			!strings.Contains(stderr, skipped) || !strings.HasSuffix(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stdout %.300q, stderr %q; want %d, the table without the damaged map, and %q", tc.args, code, stdout, stderr, exitFailure, tc.want)
+		}
+	}
+	if code, _, stderr := run(t, "report", "--data-dir", data, "-o", filepath.Join(t.TempDir(), "r.html")); code != exitFailure {
+		t.Errorf("report: exit %d %q", code, stderr)
+	}
+}

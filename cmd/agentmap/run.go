@@ -157,7 +157,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 		rescan: *rescan, debounce: *debounce, retireAfter: *retireAfter, pathMode: *pathMode, roots: roots, once: *once}
 	if set["log-level"] {
 		if _, err := parseLevel(*level); err != nil {
-			fmt.Fprintf(stderr, "agentmap %s: unknown log level %q\n", name, *level)
+			fmt.Fprintf(stderr, "agentmap %s: unknown log level %q (%s)\n", name, *level, orList(config.LogLevels))
 			return exitUsage
 		}
 	}

@@ -86,6 +86,21 @@ func addSelectorFlags(fl *flag.FlagSet) selectorFlags {
 	}
 }
 
+// given lists the selectors set, as a command line gives them
+// (--since "7d"), for a message that says what kept every session out.
+func (s selectorFlags) given() []string {
+	var out []string
+	for _, f := range []struct {
+		name  string
+		value *string
+	}{{"agent", s.agent}, {"since", s.since}, {"until", s.until}, {"repo", s.repo}, {"outcome", s.outcome}} {
+		if *f.value != "" {
+			out = append(out, fmt.Sprintf("--%s %q", f.name, *f.value))
+		}
+	}
+	return out
+}
+
 // The values --since and --until take, the same for every command.
 const (
 	sinceValues = "a window back from now (30m, 12h, 7d, 2w), a date (2006-01-02, local midnight) or an RFC 3339 time"

@@ -48,9 +48,15 @@ func cmdInstall(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			}
 		}
 	}
-	// The service must not start with a config that does not load.
-	c, code := loadConfig(*file, "install", stderr)
-	if c == nil {
+	// The service must not start with a config that does not load. A dry
+	// run plans with the defaults in place of a file that is not there yet
+	// (config init may be the next step) and says the install would stop.
+	var c *config.Config
+	var code int
+	if path, missing := missingConfig(*file); missing && *dryRun {
+		fmt.Fprintf(stderr, "agentmap install: warning: install would stop here: %s\n", noConfigFile(path))
+		c = defaults()
+	} else if c, code = loadConfig(*file, "install", stderr); c == nil {
 		return code
 	}
 	dataDirSeen(c.DataDir)

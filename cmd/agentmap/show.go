@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -37,8 +38,11 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return exitUsage
 	}
-	if fl.NArg() != 1 {
-		fl.Usage()
+	if extraArgument(fl, "show", 1, "one session: its id, agent/id or a unique prefix", stderr) {
+		return exitUsage
+	}
+	if fl.NArg() == 0 {
+		fmt.Fprintln(stderr, "agentmap show: name the session: its id, agent/id or a unique prefix (agentmap list shows them)")
 		return exitUsage
 	}
 	if *asJSON && *events {
@@ -72,8 +76,14 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentmap show: %s: %v\n", e.Path, err)
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
 			// Damaged on disk after it was written: the state holds what
-			// makes it, and a flush asked for by name compares the file.
-			fmt.Fprintf(stderr, "agentmap show: the map file is damaged; agentmap flush %s/%s, with the daemon running (agentmap start, or agentmap run), writes it again\n", e.Agent, e.ID)
+			// makes it, and a flush asked for by name compares the file,
+			// in a running daemon or in its own process (flushInProcess).
+			// On Windows the latter is a catch-up, which trusts the record.
+			how := " writes it again (a daemon running or not)"
+			if runtime.GOOS == "windows" {
+				how = ", with the daemon running (agentmap start, or agentmap run), writes it again"
+			}
+			fmt.Fprintf(stderr, "agentmap show: the map file is damaged; agentmap flush %s/%s%s\n", e.Agent, e.ID, how)
 		}
 		return exitFailure
 	}

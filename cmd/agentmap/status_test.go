@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -72,5 +73,33 @@ func TestListTimesHaveTheirZone(t *testing.T) {
 	writeList(&b, []daemon.Entry{{ID: "s1", Agent: "claude", Start: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), Outcome: "completed"}}, nil)
 	if !strings.Contains(b.String(), "  2026-05-01 17:30 ZZT  ") {
 		t.Errorf("list:\n%s", b.String())
+	}
+}
+
+// status --json without a daemon leaves out what only a running daemon
+// has, as the text does, rather than a start in year 1 and a zeroed
+// catch-up; a running daemon's status keeps them.
+func TestStatusJSONWithoutADaemon(t *testing.T) {
+	code, stdout, stderr := run(t, "status", "--json", "--no-service", "--data-dir", t.TempDir())
+	var got map[string]any
+	if err := json.Unmarshal([]byte(stdout), &got); code != exitOK || err != nil {
+		t.Fatalf("status --json: exit %d, %v, %q %q", code, err, stdout, stderr)
+	}
+	for _, key := range []string{"pid", "started", "uptimeNs", "catchUp"} {
+		if v, ok := got[key]; ok {
+			t.Errorf("status --json without a daemon has %s: %v", key, v)
+		}
+	}
+	if got["running"] != false {
+		t.Errorf("status --json without a daemon: running %v", got["running"])
+	}
+	b, err := json.Marshal(daemon.Status{PID: 42, Started: time.Unix(1e9, 0), Uptime: time.Second, CatchUp: daemon.CatchUp{Running: true, Total: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"pid":42`, `"started":"`, `"uptimeNs":1000000000`, `"catchUp":{"running":true,"bytesDone":0,"bytesTotal":10}`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("a running daemon's status lacks %s: %s", key, b)
+		}
 	}
 }

@@ -73,6 +73,21 @@ func CreateOutput(target string, perm fs.FileMode) (*File, error) {
 	return f, nil
 }
 
+// WritesThrough reports whether CreateOutput writes target through rather
+// than making or replacing a regular file there: a name of one of the
+// process's own descriptors (/dev/stdout, /dev/fd/N), or an existing file
+// that is neither a regular file nor a directory (a device, a FIFO). A
+// command that reads a kind of output from its name (build -o: a map file
+// by .json.gz, else a directory) takes such a target for one file,
+// whatever it is called.
+func WritesThrough(target string) bool {
+	if _, ok := inheritedFD(target); ok {
+		return true
+	}
+	fi, err := os.Stat(target)
+	return err == nil && !fi.IsDir() && !fi.Mode().IsRegular()
+}
+
 // writeThrough opens an existing file for writing, as the shell's `>`
 // does: without O_CREATE, and with no O_TRUNC, which a device or a FIFO
 // takes in ways of its own; a regular file (one that took the place of a

@@ -174,3 +174,29 @@ func TestOutputToAnInheritedDescriptor(t *testing.T) {
 		}
 	}
 }
+
+// WritesThrough tells the outputs CreateOutput writes through from those
+// it makes or replaces.
+func TestWritesThrough(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(fifo, link); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{
+		"/dev/null": true, "/dev/stdout": true, "/dev/fd/1": true, "/proc/self/fd/2": true, fifo: true, link: true,
+		file: false, dir: false, filepath.Join(dir, "none"): false,
+	} {
+		if got := WritesThrough(name); got != want {
+			t.Errorf("WritesThrough(%s) = %v, want %v", name, got, want)
+		}
+	}
+}
