@@ -219,6 +219,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.opt.Once {
 		err := d.once(ctx)
 		d.drainSink(ctx)
+		if cause := db.Unusable(); cause != nil {
+			return d.stopUnusable(cause)
+		}
 		return err
 	}
 	d.publish()
@@ -237,10 +240,22 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer d.startExports(ctx)()
 	err = d.follow(ctx)
 	if cause := context.Cause(ctx); err == nil && parent.Err() == nil && cause != nil && cause != context.Canceled {
+		if errors.Is(cause, state.ErrUnusable) {
+			return d.stopUnusable(cause)
+		}
 		d.log.Error("stopping: the state database is not the file this daemon opened", "component", "daemon", "err", cause)
 		return fmt.Errorf("%w; stopped, so that the next start opens the database at that path (a new one is rebuilt from the logs)", cause)
 	}
 	return err
+}
+
+// stopUnusable is the error a daemon or a scan stops with once its state
+// database became unusable (damaged under it): the next start's open
+// checks the file and moves a damaged one aside, and a service is started
+// again by its manager (it stops on a failure).
+func (d *Daemon) stopUnusable(cause error) error {
+	d.log.Error("stopping: the state database was damaged while in use", "component", "daemon", "err", cause)
+	return fmt.Errorf("%w; stopped, so that the next start checks it (a damaged database is moved aside and every log read again)", cause)
 }
 
 func (d *Daemon) load() error {

@@ -444,22 +444,49 @@ func TestCrashEquivalenceUnderFaults(t *testing.T) {
 	t.Logf("%d maps identical to agentmap build", len(want))
 }
 
+// exitsWithFailure waits up to within for p to exit 1, which it should
+// after what happened; one still running then is dumped (SIGQUIT) and
+// the test fails.
+func exitsWithFailure(t *testing.T, p *proc, within time.Duration, what string) {
+	t.Helper()
+	exited := make(chan error, 1)
+	go func() { exited <- p.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("the daemon stopped with %v, want exit 1\n%s", err, p.log)
+		}
+	case <-time.After(within):
+		p.cmd.Process.Signal(syscall.SIGQUIT)
+		<-exited
+		t.Fatalf("the daemon still runs %s after %s\n%s", within, what, tailOf(p.log.String(), 6000))
+	}
+}
+
+// followedRig is a scan rig followed by a daemon (killed at the end of the
+// test if still running) that has written every map.
+func followedRig(t *testing.T) (*scanRig, string, *proc) {
+	t.Helper()
+	sr := newScanRig(t, 1)
+	data := filepath.Join(t.TempDir(), "data")
+	first := startDaemon(t, sr.bin, sr.home, data)
+	t.Cleanup(func() {
+		if first.cmd.ProcessState == nil {
+			first.kill()
+		}
+	})
+	waitStore(t, data, expected(t, sr.bin, sr.paths), first)
+	return sr, data, first
+}
+
 // A state database removed under a following daemon stops it with the
 // reason, within a check's period, instead of its going on writing to a
 // file nobody reads; a second daemon started meanwhile on the same data
 // directory is refused (the data directory's lock is not the state's), and
 // one started after the first stopped rebuilds the maps from the logs.
 func TestStateRemovedWhileFollowing(t *testing.T) {
-	sr := newScanRig(t, 1)
-	data := filepath.Join(t.TempDir(), "data")
-	first := startDaemon(t, sr.bin, sr.home, data)
-	defer func() {
-		if first.cmd.ProcessState == nil {
-			first.kill()
-		}
-	}()
-	want := expected(t, sr.bin, sr.paths)
-	waitStore(t, data, want, first)
+	sr, data, first := followedRig(t)
 	if err := os.Remove(StatePath(data)); err != nil {
 		t.Fatal(err)
 	}
@@ -470,17 +497,7 @@ func TestStateRemovedWhileFollowing(t *testing.T) {
 	if out, err := second.CombinedOutput(); err == nil || !strings.Contains(string(out), "agentmap is already running ("+filepath.Join(data, LockName)+" is locked)") {
 		t.Fatalf("a second daemon with the state removed: %v\n%s", err, out)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- first.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-			t.Errorf("the first daemon stopped with %v, want exit 1\n%s", err, first.log)
-		}
-	case <-time.After(3 * stateCheckEvery):
-		t.Fatalf("the first daemon still runs %s after its state database was removed\n%s", 3*stateCheckEvery, first.log)
-	}
+	exitsWithFailure(t, first, 3*stateCheckEvery, "its state database was removed")
 	if log := first.log.String(); !strings.Contains(log, "the state database "+StatePath(data)+" was removed while agentmap ran") {
 		t.Errorf("the first daemon's log does not say why it stopped:\n%s", tailOf(log, 3000))
 	}
@@ -498,8 +515,53 @@ func TestStateRemovedWhileFollowing(t *testing.T) {
 	if st.PID != third.cmd.Process.Pid || st.CatchUp.Finished.IsZero() {
 		t.Fatalf("the new daemon has not caught up: %+v\n%s", st, third.log)
 	}
-	waitStore(t, data, want, third)
+	waitStore(t, data, expected(t, sr.bin, sr.paths), third)
 	third.stop(t)
+}
+
+// A state database damaged under a following daemon so that bbolt panics
+// (both meta pages overwritten) stops it with the reason, exit 1, instead
+// of its next transaction waiting for ever on a lock the panic left held
+// (it then ignored SIGTERM, and a scan asked of it never returned); the
+// next start moves the file aside and rebuilds the maps from the logs.
+func TestStateDamagedWhileFollowing(t *testing.T) {
+	sr, data, first := followedRig(t)
+	f, err := os.OpenFile(StatePath(data), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noise := make([]byte, 2*4096)
+	for i := range noise {
+		noise[i] = byte(i*7 + 13)
+	}
+	if _, err := f.WriteAt(noise, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	// A line more in one log: its commit meets the damage.
+	from := sr.feeds[0]
+	first1 := from.data[:bytes.IndexByte(from.data, '\n')+1]
+	lf, err := os.OpenFile(from.to, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf.Write(first1)
+	lf.Close()
+	exitsWithFailure(t, first, 30*time.Second, "its state database was damaged")
+	if log := first.log.String(); !strings.Contains(log, "the state database was damaged while in use") {
+		t.Errorf("the daemon's log does not say why it stopped:\n%s", tailOf(log, 3000))
+	}
+	second := startDaemon(t, sr.bin, sr.home, data)
+	defer func() {
+		if second.cmd.ProcessState == nil {
+			second.kill()
+		}
+	}()
+	waitStore(t, data, expected(t, sr.bin, sr.paths), second)
+	second.stop(t)
+	if log := second.log.String(); !strings.Contains(log, "moved it aside") {
+		t.Errorf("the next start did not move the damaged database aside:\n%s", tailOf(log, 3000))
+	}
 }
 
 // A session that appears while the disk is full (its first lines wait on

@@ -12,7 +12,8 @@ import (
 const stateCheckEvery = 10 * time.Second
 
 // watchStateFile stops the daemon when its state database is removed or
-// replaced under it (state.DB.Replaced). Going on would write every cursor
+// replaced under it (state.DB.Replaced), or damaged under it so that bbolt
+// panicked (state.DB.Unusable: every later transaction would fail). Going on would write every cursor
 // to a file nobody reads again, and, the lock being on that file, let a
 // second daemon start on the same data directory. Stopping with the reason
 // lets the service manager start it again, on a new database that is
@@ -29,6 +30,9 @@ func watchStateFile(ctx context.Context, db *state.DB, every time.Duration) (con
 			case <-done:
 				return
 			case <-ctx.Done():
+				return
+			case <-db.Failed():
+				cancel(db.Unusable())
 				return
 			case <-t.C:
 				if err := db.Replaced(); err != nil {

@@ -113,7 +113,7 @@ func TestPageWalkCoversBoltCheck(t *testing.T) {
 			t.Fatal(err)
 		}
 		func() {
-			db, err := boltOpen(path)
+			db, file, err := boltOpen(path)
 			if err != nil {
 				if errors.Is(err, bolt.ErrTimeout) {
 					t.Fatalf("byte %d flipped: %v", off, err)
@@ -121,8 +121,8 @@ func TestPageWalkCoversBoltCheck(t *testing.T) {
 				refused++
 				return
 			}
-			defer closeQuietly(db)
-			d := &DB{db: db, path: path}
+			d := newDB(db, file, path)
+			defer d.closeQuietly()
 			if err := d.checkStructure(); err != nil {
 				caught++
 				return
@@ -137,7 +137,7 @@ func TestPageWalkCoversBoltCheck(t *testing.T) {
 				t.Errorf("byte %d flipped: the page walk passed, yet %v", off, err)
 			}
 			if i%5 == 1 {
-				closeQuietly(db)
+				d.closeQuietly()
 				if err := churnsSoundly(t, path); err != nil {
 					t.Errorf("byte %d flipped: the page walk passed, yet after writing: %v", off, err)
 				}
@@ -309,12 +309,12 @@ func BenchmarkStructureCheck(b *testing.B) {
 	d.Close()
 	fi, _ := os.Stat(path)
 	b.Logf("state.db of %.1f MB", float64(fi.Size())/1e6)
-	db, err := boltOpen(path)
+	db, file, err := boltOpen(path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	d = &DB{db: db, path: path}
+	d = newDB(db, file, path)
 	b.Run("page-walk", func(b *testing.B) {
 		b.SetBytes(fi.Size())
 		for b.Loop() {

@@ -14,10 +14,17 @@ import (
 // OpenTimeout while one runs. A missing database is fs.ErrNotExist. Nothing
 // is migrated or moved aside; a damaged database is an error.
 func OpenReadOnly(path string) (*DB, error) {
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		return nil, err
 	}
-	db, err := boltOpenWith(path, &bolt.Options{ReadOnly: true, Timeout: OpenTimeout})
+	if fi.Size() == 0 {
+		// bbolt would write a new database into it, and, opened for
+		// reading, fail with the descriptor's error: a read-only open
+		// says what it found.
+		return nil, fmt.Errorf("open state %s: %w", path, damagedHint(errors.New("the file is empty")))
+	}
+	db, file, err := boltOpenWith(path, &bolt.Options{ReadOnly: true, Timeout: OpenTimeout})
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("%w (state %s is locked)", ErrLocked, path)
 	}
@@ -29,7 +36,7 @@ func OpenReadOnly(path string) (*DB, error) {
 		// a reader alongside no daemon is not left with bbolt's words.
 		return nil, fmt.Errorf("open state %s: %w", path, damagedHint(err))
 	}
-	d := &DB{db: db, path: path}
+	d := newDB(db, file, path)
 	// Walked first, as the daemon does at open: a damaged tree could
 	// send a reader past the file or round a loop.
 	if err := d.checkStructure(); err != nil {

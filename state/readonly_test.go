@@ -43,18 +43,27 @@ func TestOpenReadOnly(t *testing.T) {
 
 // A damaged database read alongside no daemon is an error that says it is
 // damaged and what mends it, not bbolt's words alone; it is left in place.
+// An emptied file says it is empty, not what bbolt's attempt to write a
+// new database into a file opened for reading gave.
 func TestOpenReadOnlyNamesDamage(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "state.db")
-	if err := os.WriteFile(path, bytes.Repeat([]byte("not a database "), 4096), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, err := OpenReadOnly(path)
-	if err == nil || !strings.Contains(err.Error(), "damaged") || !strings.Contains(err.Error(), "agentmap scan") {
-		t.Fatalf("damaged database: %v", err)
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("a read-only open moved the database: %v", err)
+	for name, body := range map[string][]byte{
+		"garbage": bytes.Repeat([]byte("not a database "), 4096),
+		"empty":   nil,
+	} {
+		path := filepath.Join(t.TempDir(), "state.db")
+		if err := os.WriteFile(path, body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := OpenReadOnly(path)
+		if err == nil || !strings.Contains(err.Error(), "damaged") || !strings.Contains(err.Error(), "agentmap scan") {
+			t.Fatalf("%s database: %v", name, err)
+		}
+		if name == "empty" && (!strings.Contains(err.Error(), "the file is empty") || strings.Contains(err.Error(), "descriptor")) {
+			t.Errorf("empty database: %v", err)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Size() != int64(len(body)) {
+			t.Fatalf("a read-only open moved or changed the database: %v", err)
+		}
 	}
 }
 

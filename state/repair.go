@@ -83,19 +83,60 @@ func decodeRecord(scope, key, v []byte, into any) error {
 }
 
 // view and update run a transaction with bbolt's panics, and memory
-// faults on a damaged mapping, turned into ErrDamaged.
+// faults on a damaged mapping, turned into ErrDamaged. Such a panic leaves
+// the database unusable (Unusable): every later transaction fails at once.
 func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
+	if err := d.Unusable(); err != nil {
+		return err
+	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer recoverDamage(&err)
+	defer d.recoverDamage(&err)
 	return d.db.View(fn)
 }
 
 func (d *DB) update(fn func(*bolt.Tx) error) (err error) {
+	if err := d.Unusable(); err != nil {
+		return err
+	}
 	d.writes.Add(1)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer recoverDamage(&err)
+	defer d.recoverDamage(&err)
 	return d.db.Update(fn)
 }
+
+// ErrUnusable means that bbolt panicked in a transaction on this open
+// database (the file was damaged under it, by a disk or by another
+// writer): bbolt may hold its locks still, and its pages and freelist are
+// not to be trusted, so no transaction is begun on it again (the next one
+// would wait for ever on a lock). Opening the file again checks and
+// repairs it (Open moves a damaged one aside).
+var ErrUnusable = errors.New("the state database failed while in use")
+
+// recoverDamage turns a panic of a transaction into ErrDamaged and marks
+// the database unusable.
+func (d *DB) recoverDamage(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%w: %v", ErrDamaged, r)
+		d.failOnce.Do(func() {
+			d.failure.Store(err2ptr(fmt.Errorf("%w (%w)", ErrUnusable, *err)))
+			close(d.failed)
+		})
+	}
+}
+
+func err2ptr(err error) *error { return &err }
+
+// Unusable is ErrUnusable, with the panic that made the database so, once
+// a transaction panicked; nil until then.
+func (d *DB) Unusable() error {
+	if p := d.failure.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Failed is closed when the database becomes unusable.
+func (d *DB) Failed() <-chan struct{} { return d.failed }
 
 func recoverDamage(err *error) {
 	if r := recover(); r != nil {
@@ -130,22 +171,22 @@ func moveAside(path string) (string, error) {
 	return aside, os.Rename(path, aside)
 }
 
-func boltOpen(path string) (*bolt.DB, error) {
-	db, err := boltOpenWith(path, &bolt.Options{Timeout: OpenTimeout, InitialMmapSize: mmapReserve()})
+func boltOpen(path string) (*bolt.DB, *os.File, error) {
+	db, file, err := boltOpenWith(path, &bolt.Options{Timeout: OpenTimeout, InitialMmapSize: mmapReserve()})
 	if errors.Is(err, syscall.ENOMEM) && mmapReserve() > 0 {
 		// An address-space limit (ulimit -v) too tight for the reserve:
 		// bbolt's own growth, remaps and all, still works within it.
-		db, err = boltOpenWith(path, &bolt.Options{Timeout: OpenTimeout})
+		db, file, err = boltOpenWith(path, &bolt.Options{Timeout: OpenTimeout})
 	}
-	return db, err
+	return db, file, err
 }
 
 // boltOpenWith opens with bbolt's panics and faults turned into
 // ErrDamaged. bbolt locks the file before it reads it; when it panics it
 // forgets the file without closing it, so the lock is dropped here (a
-// second open of the same file must not wait for it).
-func boltOpenWith(path string, opt *bolt.Options) (db *bolt.DB, err error) {
-	var file *os.File
+// second open of the same file must not wait for it). The file is
+// returned too, for the same reason (DB.Close of an unusable database).
+func boltOpenWith(path string, opt *bolt.Options) (db *bolt.DB, file *os.File, err error) {
 	o := *opt
 	o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
 		f, err := os.OpenFile(name, flag, perm)
@@ -159,14 +200,15 @@ func boltOpenWith(path string, opt *bolt.Options) (db *bolt.DB, err error) {
 	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverDamage(&err)
-	return bolt.Open(path, 0o600, &o)
+	db, err = bolt.Open(path, 0o600, &o)
+	return db, file, err
 }
 
 // open opens one file, checks its structure, migrates it and repairs its
 // records. Any error but a lock or a newer schema means the file is to be
 // moved aside.
 func open(path string, log *slog.Logger) (d *DB, err error) {
-	db, err := boltOpen(path)
+	db, file, err := boltOpen(path)
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("%w (state %s is locked)", ErrLocked, path)
 	}
@@ -178,11 +220,11 @@ func open(path string, log *slog.Logger) (d *DB, err error) {
 		}
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
-	d = &DB{db: db, path: path}
+	d = newDB(db, file, path)
 	d.opened, _ = os.Stat(path) // just after the open: a swap in between is not told
 	defer func() {
 		if err != nil {
-			closeQuietly(db)
+			d.closeQuietly()
 			d = nil
 		}
 	}()
@@ -227,9 +269,9 @@ func open(path string, log *slog.Logger) (d *DB, err error) {
 	return d, nil
 }
 
-func closeQuietly(db *bolt.DB) {
+func (d *DB) closeQuietly() {
 	defer func() { _ = recover() }()
-	db.Close()
+	d.Close()
 }
 
 // checkStructure compares the size the database claims with the file's

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,6 +48,14 @@ type DB struct {
 	// lookups counts the records looked up by key since the mapping's
 	// pages were last let go of (looked).
 	lookups atomic.Int64
+	// file is the database file bbolt opened (Close of an unusable
+	// database lets go of its lock).
+	file *os.File
+	// failure is ErrUnusable once a transaction panicked (recoverDamage),
+	// when failed is closed.
+	failure  atomic.Pointer[error]
+	failed   chan struct{}
+	failOnce sync.Once
 }
 
 // Writes is how many write transactions were begun on the records (the
@@ -128,8 +137,21 @@ func (d *DB) Replaced() error {
 	return nil
 }
 
-// Close releases the database and its lock.
-func (d *DB) Close() error { return d.db.Close() }
+// Close releases the database and its lock. Of an unusable database, only
+// the lock and the file are let go of: bbolt's Close would wait for the
+// locks a panicked transaction may hold (its mapping stays until the
+// process ends).
+func (d *DB) Close() error {
+	if d.Unusable() != nil && d.file != nil {
+		dropLock(d.file)
+		return nil
+	}
+	return d.db.Close()
+}
+
+func newDB(db *bolt.DB, file *os.File, path string) *DB {
+	return &DB{db: db, file: file, path: path, failed: make(chan struct{})}
+}
 
 // Version returns the schema version recorded in the database.
 func (d *DB) Version() (int, error) {
