@@ -375,8 +375,9 @@ func (p *panicky) Line(line []byte, out []event.Event) ([]event.Event, error) {
 	return p.fakeParser.Line(line, out)
 }
 
-// A map deleted by hand is written again by the next scan.
-func TestDeletedMapWrittenAgain(t *testing.T) {
+// A map deleted by hand, cut short, emptied or written over with other
+// bytes (of another size) is written again by the next scan.
+func TestDeletedOrDamagedMapWrittenAgain(t *testing.T) {
 	r := newRig(t)
 	r.append("d.jsonl", line("d", "user"), line("d", "llm"))
 	r.once()
@@ -384,13 +385,20 @@ func TestDeletedMapWrittenAgain(t *testing.T) {
 	if want == "" {
 		t.Fatal("no map")
 	}
-	rel := mapstore.RelPath("claude", "d", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
-	if err := r.store.Remove(rel); err != nil {
-		t.Fatal(err)
-	}
-	r.once()
-	if got := r.mapOf("d"); got != want {
-		t.Fatalf("map after deletion and scan:\n%s\nwant:\n%s", got, want)
+	path := filepath.Join(r.store.Root, mapstore.RelPath("claude", "d", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)))
+	for name, damage := range map[string]func() error{
+		"deleted":      func() error { return os.Remove(path) },
+		"cut short":    func() error { return os.Truncate(path, 10) },
+		"emptied":      func() error { return os.Truncate(path, 0) },
+		"written over": func() error { return os.WriteFile(path, []byte("garbage, and not a gzip stream either"), 0o600) },
+	} {
+		if err := damage(); err != nil {
+			t.Fatal(err)
+		}
+		r.once()
+		if got := r.mapOf("d"); got != want {
+			t.Fatalf("map %s, after a scan:\n%s\nwant:\n%s", name, got, want)
+		}
 	}
 }
 

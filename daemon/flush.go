@@ -370,7 +370,7 @@ func (d *Daemon) finishChunk(b *flushBatch, failed map[string]error) {
 		delete(d.retry, key)
 		d.lastFlush = d.opt.Clock.Now()
 		s.Flush = &state.Flush{Path: j.rel, SHA256: j.hash, Gen: j.gen, Events: len(j.events), AtMs: ms(d.opt.Clock.Now()),
-			Sum: j.built.Summary, Options: d.opt.MapIdentity}
+			Sum: j.built.Summary, Options: d.opt.MapIdentity, Size: int64(len(j.built.Gzip))}
 		// Recorded with others in one transaction: a crash before it only
 		// means the same bytes are written again.
 		d.flushed = append(d.flushed, s)
@@ -730,8 +730,10 @@ func (d *Daemon) copyOfGone(s *state.Source) bool {
 // the record of a map up to date, and only such an ask reads it back.
 func (d *Daemon) onDisk(path string, built []byte) bool {
 	if !d.checkMapBytes {
-		_, err := os.Stat(path)
-		return err == nil
+		// Its size tells a map cut short, emptied or written over,
+		// without reading it.
+		fi, err := os.Stat(path)
+		return err == nil && fi.Size() == int64(len(built))
 	}
 	b, err := os.ReadFile(path)
 	return err == nil && bytes.Equal(b, built)

@@ -233,12 +233,18 @@ func (d *Daemon) revisit(path, agent, form string) {
 }
 
 // mapMissing reports whether a session's last map was written and is no
-// longer in the store (deleted by hand): `scan` and `flush --all` write it
-// again rather than calling it up to date.
+// longer in the store as written (deleted by hand, or another size):
+// `scan` and `flush --all` write it again rather than calling it up to
+// date.
 func (d *Daemon) mapMissing(s *state.Session) bool {
 	if s.Flush == nil || s.Flush.Path == "" {
 		return false
 	}
-	_, err := os.Stat(filepath.Join(d.store.Root, s.Flush.Path))
-	return errors.Is(err, fs.ErrNotExist)
+	fi, err := os.Stat(filepath.Join(d.store.Root, s.Flush.Path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	// Not the size it was written at: cut short, emptied or written
+	// over (by a disk, a tool, a hand), and as good as missing.
+	return err == nil && s.Flush.Size > 0 && fi.Size() != s.Flush.Size
 }

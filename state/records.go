@@ -99,6 +99,10 @@ type Flush struct {
 	// was kept: a rewrite for other options passes over a map already
 	// written with them.
 	Options string `json:"options,omitempty"`
+	// Size is the map file's size in bytes, 0 in records written before
+	// it was kept: a map found at another size (cut short, emptied,
+	// written over) is written again without reading it.
+	Size int64 `json:"size,omitempty"`
 }
 
 // Summary is what a listing shows of a map without opening it.

@@ -132,6 +132,8 @@ func memberFlush(d *jsondec.Decoder, v *Flush, k []byte) int {
 		return jsondec.Field(5, jsondec.Object(d, &v.Sum, memberSummary))
 	case "options":
 		return jsondec.Field(6, d.Str(&v.Options))
+	case "size":
+		return jsondec.Field(7, d.Int64(&v.Size))
 	}
 	return -1
 }
