@@ -78,6 +78,45 @@ func TestSlowCallOfAnAnsweringDaemonIsWaitedFor(t *testing.T) {
 	}
 }
 
+// A daemon that answers the status asked before a call, then stops
+// answering anything (stopped with SIGSTOP during a long flush), ends the
+// call after two status probes in a row go unanswered.
+func TestDaemonThatStopsAnsweringDuringACall(t *testing.T) {
+	defer func(p, w time.Duration) { scanProbe, probeWait = p, w }(scanProbe, probeWait)
+	scanProbe, probeWait = 20*time.Millisecond, 100*time.Millisecond
+	stopped := make(chan struct{})
+	defer close(stopped)
+	var mu sync.Mutex
+	answered := 0
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/status", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		answered++
+		first := answered == 1
+		mu.Unlock()
+		if !first {
+			<-stopped
+			return
+		}
+		writeJSON(w, http.StatusOK, Status{})
+	})
+	mux.HandleFunc("/v1/flush", func(w http.ResponseWriter, r *http.Request) { <-stopped })
+	cl := testServer(t, mux)
+	start := time.Now()
+	_, err := cl.Flush(context.Background(), "", true)
+	if !errors.Is(err, ErrNotAnswering) {
+		t.Fatalf("flush of a daemon that stopped answering: %v, want ErrNotAnswering", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the flush gave up after %v", d)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if answered < 3 {
+		t.Errorf("%d status requests: want the one before the call and two probes during it", answered)
+	}
+}
+
 // testDaemon is a client of a socket whose connections serve hands.
 func testDaemon(t *testing.T, serve func(net.Conn)) *Client {
 	t.Helper()

@@ -217,11 +217,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.started = d.opt.Clock.Now()
 	defer d.startSink(ctx)()
 	if d.opt.Once {
-		err := d.once(ctx)
-		d.drainSink(ctx)
+		octx, stop := stopOnFailure(ctx, db)
+		err := d.once(octx)
+		stop()
 		if cause := db.Unusable(); cause != nil {
 			return d.stopUnusable(cause)
 		}
+		d.drainSink(ctx)
 		return err
 	}
 	d.publish()

@@ -65,7 +65,8 @@ type Options struct {
 	Progress func(done, total int64, sessions int)
 	// Rewriting, if set, is told when every map is to be written again,
 	// as they were written by an earlier builder or with other map
-	// options (identity.go), and how many sessions that is.
+	// options (identity.go), and how many sessions it goes through (some
+	// make no map, or one written with these options already).
 	Rewriting func(sessions int)
 	// NoAutoRewrite leaves such maps to the next daemon or scan: for a
 	// daemon that stops once its own work is done (flush in the process

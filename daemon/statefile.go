@@ -47,3 +47,18 @@ func watchStateFile(ctx context.Context, db *state.DB, every time.Duration) (con
 		cancel(nil)
 	}
 }
+
+// stopOnFailure is ctx, ended when db becomes unusable (a scan's: it then
+// stops at once instead of retrying commits and flushes that cannot
+// succeed, and says why); stop ends the watch.
+func stopOnFailure(ctx context.Context, db *state.DB) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-db.Failed():
+			cancel()
+		}
+	}()
+	return ctx, cancel
+}

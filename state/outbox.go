@@ -121,7 +121,7 @@ func (o *Outbox) bucket(tx *bolt.Tx) *bolt.Bucket {
 // made while it was forgotten. It returns the sink's state.
 func (o *Outbox) Enable(now time.Time) (SinkState, error) {
 	var st SinkState
-	err := o.db.db.Update(func(tx *bolt.Tx) error {
+	err := o.db.updateQueue(func(tx *bolt.Tx) error {
 		ob, err := tx.CreateBucketIfNotExists(bucketOutbox)
 		if err != nil {
 			return err
@@ -156,7 +156,7 @@ func (o *Outbox) Enable(now time.Time) (SinkState, error) {
 // again (after the team database was rebuilt). It returns the queue length.
 func (o *Outbox) Resend(now time.Time) (int, error) {
 	n := 0
-	err := o.db.db.Update(func(tx *bolt.Tx) error {
+	err := o.db.updateQueue(func(tx *bolt.Tx) error {
 		sb := o.bucket(tx)
 		if sb == nil {
 			return errors.New("the sink is not enabled")
@@ -180,7 +180,7 @@ func (o *Outbox) Resend(now time.Time) (int, error) {
 // privacy.exclude covers. It returns how many entries were dropped.
 func (o *Outbox) Forget() (int, error) {
 	n := 0
-	err := o.db.db.Update(func(tx *bolt.Tx) error {
+	err := o.db.updateQueue(func(tx *bolt.Tx) error {
 		sb := o.bucket(tx)
 		if sb == nil {
 			return nil
@@ -221,7 +221,7 @@ func (o *Outbox) Forget() (int, error) {
 // only Ack removes them, so a crash mid-send sends them again.
 func (o *Outbox) Take(n int) ([]Queued, error) {
 	var out []Queued
-	err := o.db.db.View(func(tx *bolt.Tx) error {
+	err := o.db.view(func(tx *bolt.Tx) error {
 		sb := o.bucket(tx)
 		if sb == nil {
 			return nil
@@ -247,7 +247,7 @@ func (o *Outbox) Take(n int) ([]Queued, error) {
 // taken first next time. An entry queued again since it was taken stays
 // as it is.
 func (o *Outbox) Requeue(qs []Queued) error {
-	return o.db.db.Update(func(tx *bolt.Tx) error {
+	return o.db.updateQueue(func(tx *bolt.Tx) error {
 		sb := o.bucket(tx)
 		if sb == nil {
 			return nil
@@ -273,7 +273,7 @@ func (o *Outbox) Requeue(qs []Queued) error {
 // unless the session was queued again since it was taken with content
 // other than what was sent.
 func (o *Outbox) Ack(done []Delivered, st SinkState) error {
-	return o.db.db.Update(func(tx *bolt.Tx) error {
+	return o.db.updateQueue(func(tx *bolt.Tx) error {
 		sb := o.bucket(tx)
 		if sb == nil {
 			return nil // forgotten meanwhile
@@ -323,7 +323,7 @@ func (o *Outbox) Ack(done []Delivered, st SinkState) error {
 // State reads the sink's state (the zero value when it is not enabled).
 func (o *Outbox) State() (SinkState, error) {
 	var st SinkState
-	err := o.db.db.View(func(tx *bolt.Tx) error {
+	err := o.db.view(func(tx *bolt.Tx) error {
 		sb := o.bucket(tx)
 		if sb == nil {
 			return nil
@@ -337,7 +337,7 @@ func (o *Outbox) State() (SinkState, error) {
 
 // PutState records the sink's state alone (a failed attempt).
 func (o *Outbox) PutState(st SinkState) error {
-	return o.db.db.Update(func(tx *bolt.Tx) error {
+	return o.db.updateQueue(func(tx *bolt.Tx) error {
 		sb := o.bucket(tx)
 		if sb == nil {
 			return nil
@@ -349,7 +349,7 @@ func (o *Outbox) PutState(st SinkState) error {
 // Stats reads the queue's length, its oldest entry and the sink's state.
 func (o *Outbox) Stats() (OutboxStats, error) {
 	var out OutboxStats
-	err := o.db.db.View(func(tx *bolt.Tx) error {
+	err := o.db.view(func(tx *bolt.Tx) error {
 		sb := o.bucket(tx)
 		if sb == nil {
 			return nil

@@ -40,21 +40,21 @@ func OpenReadOnly(path string) (*DB, error) {
 	// Walked first, as the daemon does at open: a damaged tree could
 	// send a reader past the file or round a loop.
 	if err := d.checkStructure(); err != nil {
-		db.Close()
+		d.Close()
 		return nil, fmt.Errorf("open state %s: %w", path, damagedHint(err))
 	}
 	v, err := d.Version()
 	switch {
 	case err != nil:
-		db.Close()
+		d.Close()
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	case v > SchemaVersion:
-		db.Close()
+		d.Close()
 		return nil, fmt.Errorf("%w (schema %d, this build reads up to %d)", ErrTooNew, v, SchemaVersion)
 	case v < oldestReadable:
 		// Buckets of an older layout may be missing; the next daemon
 		// start migrates it.
-		db.Close()
+		d.Close()
 		return nil, fmt.Errorf("open state %s: schema %d is older than %d (start the daemon once to migrate it): %w",
 			path, v, oldestReadable, fs.ErrNotExist)
 	}

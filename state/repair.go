@@ -83,38 +83,46 @@ func decodeRecord(scope, key, v []byte, into any) error {
 }
 
 // view and update run a transaction with bbolt's panics, and memory
-// faults on a damaged mapping, turned into ErrDamaged. Such a panic leaves
-// the database unusable (Unusable): every later transaction fails at once.
-func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
-	if err := d.Unusable(); err != nil {
-		return err
-	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer d.recoverDamage(&err)
-	return d.db.View(fn)
-}
+// faults on a damaged mapping, turned into ErrDamaged. A panic of bbolt's
+// own, outside fn (beginning, committing or rolling back the transaction),
+// leaves the database unusable (Unusable): bbolt may hold its locks, and
+// every later transaction fails at once. One inside fn (a fault reading a
+// damaged page, a bug of ours) is rolled back by bbolt, which lets go of
+// its locks: the error is the transaction's alone.
+func (d *DB) view(fn func(*bolt.Tx) error) error { return d.guarded(d.db.View, fn) }
 
-func (d *DB) update(fn func(*bolt.Tx) error) (err error) {
-	if err := d.Unusable(); err != nil {
-		return err
-	}
+func (d *DB) update(fn func(*bolt.Tx) error) error {
 	d.writes.Add(1)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer d.recoverDamage(&err)
-	return d.db.Update(fn)
+	return d.guarded(d.db.Update, fn)
 }
 
-// ErrUnusable means that bbolt panicked in a transaction on this open
-// database (the file was damaged under it, by a disk or by another
+// updateQueue is update for the sinks' queue (outbox.go), which Writes
+// does not count.
+func (d *DB) updateQueue(fn func(*bolt.Tx) error) error { return d.guarded(d.db.Update, fn) }
+
+func (d *DB) guarded(run func(func(*bolt.Tx) error) error, fn func(*bolt.Tx) error) (err error) {
+	if err := d.Unusable(); err != nil {
+		return err
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer d.recoverUnusable(&err)
+	return run(func(tx *bolt.Tx) (err error) {
+		defer recoverDamage(&err)
+		return fn(tx)
+	})
+}
+
+// ErrUnusable means that bbolt panicked beginning, committing or rolling
+// back a transaction on this open database (the file was damaged under it, by a disk or by another
 // writer): bbolt may hold its locks still, and its pages and freelist are
 // not to be trusted, so no transaction is begun on it again (the next one
 // would wait for ever on a lock). Opening the file again checks and
 // repairs it (Open moves a damaged one aside).
 var ErrUnusable = errors.New("the state database failed while in use")
 
-// recoverDamage turns a panic of a transaction into ErrDamaged and marks
+// recoverUnusable turns a panic of bbolt's own into ErrDamaged and marks
 // the database unusable.
-func (d *DB) recoverDamage(err *error) {
+func (d *DB) recoverUnusable(err *error) {
 	if r := recover(); r != nil {
 		*err = fmt.Errorf("%w: %v", ErrDamaged, r)
 		d.failOnce.Do(func() {

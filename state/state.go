@@ -51,8 +51,8 @@ type DB struct {
 	// file is the database file bbolt opened (Close of an unusable
 	// database lets go of its lock).
 	file *os.File
-	// failure is ErrUnusable once a transaction panicked (recoverDamage),
-	// when failed is closed.
+	// failure is ErrUnusable once bbolt panicked in a transaction of its
+	// own accord (recoverUnusable), when failed is closed.
 	failure  atomic.Pointer[error]
 	failed   chan struct{}
 	failOnce sync.Once

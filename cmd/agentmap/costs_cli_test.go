@@ -269,7 +269,7 @@ func TestScanRepricesTheMapsAfterAPriceChange(t *testing.T) {
 	h.write("projects/-w-syn/"+sid+".jsonl", claudeRequest(sid, 1, "claude-zeta-1", usage)...)
 	h.must("scan")
 	h.configure("[prices.\"claude-zeta\"]\ninput = 2.0\ncache_write = 2.5\ncache_read = 0.2\noutput = 10.0\n")
-	if _, errOut := h.must("scan"); !strings.Contains(errOut, "writing the maps of 1 session again") {
+	if _, errOut := h.must("scan"); !strings.Contains(errOut, "writing the maps again (1 session to go through)") {
 		t.Errorf("the scan did not say it writes the maps again:\n%s", errOut)
 	}
 	out, _ := h.must("show", sid[:8], "--json")

@@ -597,7 +597,7 @@ func (p *progress) rewriting(sessions int) {
 		fmt.Fprintln(p.w)
 		p.drawn = false
 	}
-	fmt.Fprintf(p.w, "scan: the maps were written by an earlier version or with other map options (prices, path mode, event cap); writing the maps of %s again\n", counted(sessions, "session"))
+	fmt.Fprintf(p.w, "scan: the maps were written by an earlier version or with other map options (prices, path mode, event cap); writing the maps again (%s to go through)\n", counted(sessions, "session"))
 }
 
 // finish ends the progress with the scan's outcome: "done" when it

@@ -1,0 +1,76 @@
+package state
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// A panic in a transaction's own function (a fault reading a damaged page,
+// a bug of ours) is that transaction's error alone; one of bbolt's own,
+// beginning a transaction on meta pages damaged under the open database,
+// makes it unusable: every later transaction, the sinks' queue's too,
+// fails at once instead of waiting for ever on the locks bbolt kept, and
+// Close returns.
+func TestPanicOfBboltMakesTheDatabaseUnusable(t *testing.T) {
+	d, path := openTemp(t)
+	commitSessions(t, d, 10)
+	err := d.view(func(*bolt.Tx) error {
+		var m map[string]int
+		m["x"]++ // a bug in the function: a nil map write
+		return nil
+	})
+	if !errors.Is(err, ErrDamaged) || d.Unusable() != nil {
+		t.Fatalf("a panic in the function: %v, unusable %v", err, d.Unusable())
+	}
+	if _, err := d.Sources([]uint64{1}); err != nil {
+		t.Fatalf("a read after a panic in a function: %v", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noise := make([]byte, 2*4096)
+	for i := range noise {
+		noise[i] = byte(i*7 + 13)
+	}
+	if _, err := f.WriteAt(noise, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := d.Sources([]uint64{1}); !errors.Is(err, ErrDamaged) {
+			t.Errorf("a read on damaged meta pages: %v", err)
+		}
+		select {
+		case <-d.Failed():
+		default:
+			t.Error("Failed not closed")
+		}
+		if err := d.Unusable(); !errors.Is(err, ErrUnusable) {
+			t.Errorf("Unusable: %v", err)
+		}
+		if _, err := d.Sources([]uint64{1}); !errors.Is(err, ErrUnusable) {
+			t.Errorf("a read after: %v", err)
+		}
+		if err := d.PutSessions(&Session{Key: "claude/x", Agent: "claude"}); !errors.Is(err, ErrUnusable) {
+			t.Errorf("a write after: %v", err)
+		}
+		if _, err := d.Outbox("postgres").Stats(); !errors.Is(err, ErrUnusable) {
+			t.Errorf("the queue after: %v", err)
+		}
+		if err := d.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a transaction on the unusable database waits")
+	}
+}
