@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentmap/agentmap/internal/scribble"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -526,18 +527,9 @@ func TestStateRemovedWhileFollowing(t *testing.T) {
 // next start moves the file aside and rebuilds the maps from the logs.
 func TestStateDamagedWhileFollowing(t *testing.T) {
 	sr, data, first := followedRig(t)
-	f, err := os.OpenFile(StatePath(data), os.O_WRONLY, 0)
-	if err != nil {
+	if err := scribble.Over(StatePath(data), 0, 2*4096); err != nil { // both meta pages
 		t.Fatal(err)
 	}
-	noise := make([]byte, 2*4096)
-	for i := range noise {
-		noise[i] = byte(i*7 + 13)
-	}
-	if _, err := f.WriteAt(noise, 0); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	// A line more in one log: its commit meets the damage.
 	from := sr.feeds[0]
 	first1 := from.data[:bytes.IndexByte(from.data, '\n')+1]

@@ -2,10 +2,10 @@ package state
 
 import (
 	"errors"
-	"os"
 	"testing"
 	"time"
 
+	"github.com/agentmap/agentmap/internal/scribble"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -29,18 +29,9 @@ func TestPanicOfBboltMakesTheDatabaseUnusable(t *testing.T) {
 	if _, err := d.Sources([]uint64{1}); err != nil {
 		t.Fatalf("a read after a panic in a function: %v", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
+	if err := scribble.Over(path, 0, 2*4096); err != nil { // both meta pages
 		t.Fatal(err)
 	}
-	noise := make([]byte, 2*4096)
-	for i := range noise {
-		noise[i] = byte(i*7 + 13)
-	}
-	if _, err := f.WriteAt(noise, 0); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
