@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentmap/agentmap/internal/scribble"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentmap/agentmap/internal/scribble"
 )
 
 // Faults of the disk under the data directory, injected for real: a small
