@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -117,7 +118,7 @@ func mayMoveDataDir(p *Problem) bool {
 
 // parseWith decodes doc over the defaults; on problems it returns them
 // with the config as decoded (a section that failed to decode keeps its
-// defaults), or nil on a syntax error.
+// defaults for the keys that did not decode), or nil on a syntax error.
 func parseWith(name, doc string, p platform) (*Config, error) {
 	c := defaultsFor(p)
 	var raw file
@@ -156,7 +157,15 @@ func parseWith(name, doc string, p platform) (*Config, error) {
 		}
 		if err := md.PrimitiveDecode(s.prim, s.dst); err != nil {
 			failed[s.key] = true
-			probs = append(probs, decodeProblem(name, s.key, err, lines))
+			first := decodeProblem(name, s.key, err, lines)
+			probs = append(probs, first)
+			// Then key by key, so that every other key of a wrong type is
+			// named too, not the first alone.
+			decodeKeys(md, s.prim, reflect.ValueOf(s.dst).Elem(), func(err error) {
+				if p := decodeProblem(name, s.key, err, lines); p.Key != first.Key {
+					probs = append(probs, p)
+				}
+			})
 		}
 	}
 	// An unknown table comes with each of its keys: it is reported once,
@@ -205,6 +214,65 @@ func parseWith(name, doc string, p platform) (*Config, error) {
 		return c, errors.Join(probs...)
 	}
 	return c, nil
+}
+
+// decodeKeys decodes a table that failed to decode whole into dst (a
+// struct or a map of them) key by key, and reports the error of each key
+// that does not decode, going down into the tables within. A value that
+// is not a table at all is reported as it is.
+func decodeKeys(md toml.MetaData, prim toml.Primitive, dst reflect.Value, report func(error)) {
+	if err := md.PrimitiveDecode(prim, dst.Addr().Interface()); err == nil {
+		return
+	} else if k := dst.Kind(); k != reflect.Struct && k != reflect.Map {
+		report(err)
+		return
+	}
+	var keys map[string]toml.Primitive
+	if err := md.PrimitiveDecode(prim, &keys); err != nil {
+		report(err)
+		return
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		switch dst.Kind() {
+		case reflect.Struct:
+			if f := fieldOf(dst, k); f.IsValid() {
+				decodeKeys(md, keys[k], f, report)
+			}
+		case reflect.Map:
+			if dst.IsNil() {
+				dst.Set(reflect.MakeMap(dst.Type()))
+			}
+			elem := reflect.New(dst.Type().Elem()).Elem()
+			if old := dst.MapIndex(reflect.ValueOf(k)); old.IsValid() {
+				elem.Set(old)
+			}
+			decodeKeys(md, keys[k], elem, report)
+			dst.SetMapIndex(reflect.ValueOf(k), elem)
+		}
+	}
+}
+
+// fieldOf is the field of struct v that the TOML key k decodes into.
+func fieldOf(v reflect.Value, k string) reflect.Value {
+	t := v.Type()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ",")
+		if !t.Field(i).IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = t.Field(i).Name
+		}
+		if name == k || strings.EqualFold(name, k) {
+			return v.Field(i)
+		}
+	}
+	return reflect.Value{}
 }
 
 func decodeProblem(name, section string, err error, lines keyLines) *Problem {

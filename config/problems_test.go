@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -305,5 +307,21 @@ func TestPriceRatesRequired(t *testing.T) {
 	}
 	if p := c.Prices["unknown"]; p.Input != 1.25 || p.CacheRead != 0.125 || len(c.Prices) != 2 {
 		t.Errorf("prices = %+v", c.Prices)
+	}
+}
+
+// Every key of a wrong type in a table is named, with its line, not the
+// first alone (the table is decoded key by key once it fails whole), in
+// the tables within too.
+func TestEveryWrongTypeInATableIsNamed(t *testing.T) {
+	doc := "version = 1\n[maps]\nevent_cap = \"lots\"\npath_mode = 7\n[agents.claude]\nenabled = \"yes\"\nroots = 5\n[agents.codex]\nenabled = false\n"
+	_, err := parse("c.toml", doc, linux(nil))
+	var got []string
+	for _, p := range Problems(err) {
+		got = append(got, fmt.Sprintf("%d %s", p.Line, p.Key))
+	}
+	want := []string{"3 maps.event_cap", "4 maps.path_mode", "6 agents.claude.enabled", "7 agents.claude.roots"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("problems %q, want %q\n%v", got, want, err)
 	}
 }
