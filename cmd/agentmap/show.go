@@ -391,8 +391,11 @@ func writeSummary(w io.Writer, s summary) {
 		fmt.Fprintln(tw, "  LANE\tKIND\tTYPE\tMODEL\tCALLS\tREQUESTS\tTOKENS\tCOST\tOUTCOME")
 		for _, a := range s.Lanes {
 			tokens, cost := formatTokens(a.Tokens), formatCost(a.Cost, s.laneUnpriced[a.ID])
-			if a.Tokens == 0 && s.laneNoUsage[a.ID] > 0 {
+			switch {
+			case a.Tokens == 0 && s.laneNoUsage[a.ID] > 0:
 				tokens, cost = "-", "not recorded"
+			case a.Tokens == 0 && a.Requests == 0:
+				tokens, cost = "-", "-" // no model request in the lane (a Cursor subagent's), as its cost says
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", a.ID, dash(a.Kind), dash(a.SubagentType), dash(a.Model),
 				a.Calls, a.Requests, tokens, cost, dash(a.Outcome))

@@ -13,6 +13,7 @@ import (
 	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/export/mapfile"
 	"github.com/agentmap/agentmap/state/mapstore"
 )
 
@@ -113,5 +114,36 @@ func TestShowOfADamagedMap(t *testing.T) {
 	stderr.Reset()
 	if code := dispatch(context.Background(), []string{"show", "--data-dir", data, "0a1b2c3d"}, &stdout, &stderr); code != exitOK {
 		t.Errorf("show after the flush: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// A lane with no model request (a Cursor subagent's, whose requests the
+// log does not record) shows no tokens, as it shows no cost, not 0 beside
+// "-"; one whose requests recorded no usage says so.
+func TestShowLaneWithoutRequests(t *testing.T) {
+	var b strings.Builder
+	writeSummary(&b, summary{ID: "x", Lanes: []mapfile.Agent{
+		{ID: "main", Requests: 3, Tokens: 1200, Cost: 0.01},
+		{ID: "sa-1", Kind: "subagent", Calls: 2},
+		{ID: "sa-2", Kind: "subagent", Requests: 1},
+	}, laneNoUsage: map[string]int{"sa-2": 1}})
+	seen := 0
+	for _, l := range strings.Split(b.String(), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 9 && f[0] == "sa-1":
+			seen++
+			if f[6] != "-" || f[7] != "-" { // TOKENS, COST
+				t.Errorf("a lane with no request: %q", l)
+			}
+		case len(f) > 0 && f[0] == "sa-2":
+			seen++
+			if !strings.Contains(l, "not recorded") {
+				t.Errorf("a lane whose request recorded no usage: %q", l)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Errorf("lanes not found:\n%s", b.String())
 	}
 }
