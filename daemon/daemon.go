@@ -127,7 +127,7 @@ func New(opt Options) *Daemon {
 	opt.fill()
 	d := &Daemon{
 		opt: opt, log: opt.Logger, roots: opt.Roots,
-		store:        mapstore.New(MapsDir(opt.DataDir)),
+		store:        &mapstore.Store{Root: MapsDir(opt.DataDir), Within: true},
 		agents:       map[string]agents.Agent{},
 		srcs:         map[uint64]*state.Source{},
 		byPath:       map[string]*state.Source{},

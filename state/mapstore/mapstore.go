@@ -20,6 +20,11 @@ import (
 // Store is a map directory.
 type Store struct {
 	Root string
+	// Within, when set, never makes the directory the root is in (a
+	// daemon's data directory): a data directory removed under a running
+	// daemon is not made again, without its marker, by the next map
+	// write; the write fails, and the daemon's state check stops it.
+	Within bool
 }
 
 // New returns the store rooted at dir (created on first write).
@@ -176,6 +181,12 @@ func (s *Store) checkDir(p string, create bool, checked map[string]error) error 
 	}
 	fi, err := os.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) && create {
+		if parent := filepath.Dir(s.Root); p == s.Root && s.Within {
+			if _, perr := os.Stat(parent); perr != nil {
+				checked[p] = fmt.Errorf("the data directory %s is not there (removed?): no map is written until it is", parent)
+				return checked[p]
+			}
+		}
 		// What is above the root is the data directory, which may be a
 		// link the user made (datadir.Check): MkdirAll may follow it.
 		if err = durable.MkdirAll(p); err == nil {

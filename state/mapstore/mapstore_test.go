@@ -2,6 +2,8 @@ package mapstore
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,5 +125,34 @@ func TestFileNamesAreReversible(t *testing.T) {
 		if _, err := DecodeID(bad); err == nil {
 			t.Errorf("DecodeID(%q) accepted", bad)
 		}
+	}
+}
+
+// A store Within its data directory does not make that directory again
+// once it is gone (removed under a running daemon): the write fails and
+// nothing is made; the maps directory itself is made when missing.
+func TestStoreWithinDoesNotMakeItsDataDirectory(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := &Store{Root: filepath.Join(data, "maps"), Within: true}
+	rel := RelPath("claude", "abc", time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC))
+	if err := s.Write(rel, []byte("one")); err != nil {
+		t.Fatalf("a write with the data directory there: %v", err)
+	}
+	if err := os.RemoveAll(data); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Write(rel, []byte("two"))
+	if err == nil || !strings.Contains(err.Error(), "is not there") {
+		t.Fatalf("a write with the data directory gone: %v", err)
+	}
+	if _, err := os.Stat(data); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the data directory was made again: %v", err)
+	}
+	// A store of its own (build -o DIR/) makes what it needs.
+	if err := New(filepath.Join(data, "maps")).Write(rel, []byte("three")); err != nil {
+		t.Fatalf("a store not Within: %v", err)
 	}
 }
