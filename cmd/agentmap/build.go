@@ -45,7 +45,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitUsage
 	}
 	if fl.NArg() == 0 && *inputs == "" {
-		fl.Usage()
+		fmt.Fprintln(stderr, "agentmap build: name the logs to build: files or directories, or --inputs LIST (see agentmap help build)")
 		return exitUsage
 	}
 	if *eventCap < 1 || *eventCap > config.MaxEventCap {

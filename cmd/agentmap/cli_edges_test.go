@@ -429,6 +429,12 @@ func TestArgumentErrorsSayWhatToGive(t *testing.T) {
 		{[]string{"flush", "ID", "--all"}, "agentmap flush: the id \"ID\" and --all do not go together: give one (--all flushes every session)\n"},
 		{[]string{"usage", "daily", "weekly"}, "agentmap usage: one grouping, not 2: daily, weekly, monthly, session or model (see agentmap help usage)\n"},
 		{[]string{"usage", "fortnightly"}, "agentmap usage: unknown grouping \"fortnightly\" (daily, weekly, monthly, session or model)\n"},
+		{[]string{"config"}, "agentmap config: name what to do: init, check or show (see agentmap help config)\n"},
+		{[]string{"config", "check", "x"}, "agentmap config check: unexpected argument \"x\" (config check takes no argument; --config FILE names the file)\n"},
+		{[]string{"sink"}, "agentmap sink: name what to do: status, resend, forget or migrate (see agentmap help sink)\n"},
+		{[]string{"sink", "status", "x"}, "agentmap sink status: unexpected argument \"x\" (sink status takes no argument; see agentmap help sink)\n"},
+		{[]string{"validate"}, "agentmap validate: name the map files to check (FILE.json.gz or FILE.json; see agentmap help validate)\n"},
+		{[]string{"build"}, "agentmap build: name the logs to build: files or directories, or --inputs LIST (see agentmap help build)\n"},
 	} {
 		code, stdout, stderr := run(t, tc.args...)
 		if code != exitUsage || stdout != "" || stderr != tc.want {

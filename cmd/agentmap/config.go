@@ -35,7 +35,7 @@ func cmdConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if fl.NArg() == 0 {
-		fl.Usage()
+		fmt.Fprintln(stderr, "agentmap config: name what to do: init, check or show (see agentmap help config)")
 		return exitUsage
 	}
 	action := fl.Arg(0)
@@ -43,7 +43,7 @@ func cmdConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "agentmap config %s: unexpected argument %q\n", action, fl.Arg(0))
+		fmt.Fprintf(stderr, "agentmap config %s: unexpected argument %q (config %s takes no argument; --config FILE names the file)\n", action, fl.Arg(0), action)
 		return exitUsage
 	}
 	path, err := config.Path(*file)

@@ -71,7 +71,7 @@ func cmdSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if fl.NArg() == 0 {
-		fl.Usage()
+		fmt.Fprintln(stderr, "agentmap sink: name what to do: status, resend, forget or migrate (see agentmap help sink)")
 		return exitUsage
 	}
 	sub := fl.Arg(0)
@@ -79,7 +79,7 @@ func cmdSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if fl.NArg() > 0 {
-		fl.Usage()
+		fmt.Fprintf(stderr, "agentmap sink %s: unexpected argument %q (sink %s takes no argument; see agentmap help sink)\n", sub, fl.Arg(0), sub)
 		return exitUsage
 	}
 	switch sub {

@@ -24,7 +24,7 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	if fl.NArg() == 0 {
-		fl.Usage()
+		fmt.Fprintln(stderr, "agentmap validate: name the map files to check (FILE.json.gz or FILE.json; see agentmap help validate)")
 		return exitUsage
 	}
 	bad := 0
