@@ -528,19 +528,35 @@ func TestStateRemovedWhileFollowing(t *testing.T) {
 // next start moves the file aside and rebuilds the maps from the logs.
 func TestStateDamagedWhileFollowing(t *testing.T) {
 	sr, data, first := followedRig(t)
-	if err := scribble.Over(StatePath(data), 0, 2*4096); err != nil { // both meta pages
-		t.Fatal(err)
-	}
-	// A line more in one log: its commit meets the damage.
+	// Both meta pages overwritten, again and again as a failing disk
+	// would (a commit under way when they are first overwritten writes
+	// one of them back), and a line more in one log every time: a
+	// transaction meets the damage.
 	from := sr.feeds[0]
 	first1 := from.data[:bytes.IndexByte(from.data, '\n')+1]
-	lf, err := os.OpenFile(from.to, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lf.Write(first1)
-	lf.Close()
+	stop := make(chan struct{})
+	damaged := make(chan struct{})
+	go func() {
+		defer close(damaged)
+		for {
+			if err := scribble.Over(StatePath(data), 0, 2*4096); err != nil {
+				t.Error(err)
+				return
+			}
+			if lf, err := os.OpenFile(from.to, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+				lf.Write(first1)
+				lf.Close()
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
 	exitsWithFailure(t, first, 30*time.Second, "its state database was damaged")
+	close(stop)
+	<-damaged
 	if log := first.log.String(); !strings.Contains(log, "the state database was damaged while in use") {
 		t.Errorf("the daemon's log does not say why it stopped:\n%s", tailOf(log, 3000))
 	}

@@ -86,28 +86,36 @@ func decodeRecord(scope, key, v []byte, into any) error {
 // faults on a damaged mapping, turned into ErrDamaged. A panic of bbolt's
 // own, outside fn (beginning, committing or rolling back the transaction),
 // leaves the database unusable (Unusable): bbolt may hold its locks, and
-// every later transaction fails at once. One inside fn (a fault reading a
-// damaged page, a bug of ours) is rolled back by bbolt, which lets go of
-// its locks: the error is the transaction's alone.
-func (d *DB) view(fn func(*bolt.Tx) error) error { return d.guarded(d.db.View, fn) }
+// every later transaction fails at once. So does one inside a write's fn:
+// the tree it writes to is damaged (bbolt asserts on a page that does not
+// name itself, faults past the file), and a repair of the records, itself
+// a write, would meet it again; only opening the file again checks it. One
+// inside a read's fn (a fault reading a damaged record, a bug of ours) is
+// rolled back by bbolt, which lets go of its locks: the error is that
+// read's alone, and the record repairs take over.
+func (d *DB) view(fn func(*bolt.Tx) error) error { return d.guarded(d.db.View, fn, false) }
 
 func (d *DB) update(fn func(*bolt.Tx) error) error {
 	d.writes.Add(1)
-	return d.guarded(d.db.Update, fn)
+	return d.guarded(d.db.Update, fn, true)
 }
 
 // updateQueue is update for the sinks' queue (outbox.go), which Writes
 // does not count.
-func (d *DB) updateQueue(fn func(*bolt.Tx) error) error { return d.guarded(d.db.Update, fn) }
+func (d *DB) updateQueue(fn func(*bolt.Tx) error) error { return d.guarded(d.db.Update, fn, true) }
 
-func (d *DB) guarded(run func(func(*bolt.Tx) error) error, fn func(*bolt.Tx) error) (err error) {
+func (d *DB) guarded(run func(func(*bolt.Tx) error) error, fn func(*bolt.Tx) error, write bool) (err error) {
 	if err := d.Unusable(); err != nil {
 		return err
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer d.recoverUnusable(&err)
 	return run(func(tx *bolt.Tx) (err error) {
-		defer recoverDamage(&err)
+		if write {
+			defer d.recoverUnusable(&err)
+		} else {
+			defer recoverDamage(&err)
+		}
 		return fn(tx)
 	})
 }

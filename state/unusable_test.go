@@ -9,8 +9,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// A panic in a transaction's own function (a fault reading a damaged page,
-// a bug of ours) is that transaction's error alone; one of bbolt's own,
+// A panic in a read's own function (a fault reading a damaged record, a
+// bug of ours) is that read's error alone; one in a write's function, or
+// one of bbolt's own,
 // beginning a transaction on meta pages damaged under the open database,
 // makes it unusable: every later transaction, the sinks' queue's too,
 // fails at once instead of waiting for ever on the locks bbolt kept, and
@@ -28,6 +29,16 @@ func TestPanicOfBboltMakesTheDatabaseUnusable(t *testing.T) {
 	}
 	if _, err := d.Sources([]uint64{1}); err != nil {
 		t.Fatalf("a read after a panic in a function: %v", err)
+	}
+	// In a write's function: the tree written to is damaged, and a
+	// repair (a write) would meet it again.
+	w, _ := openTemp(t)
+	err = w.update(func(*bolt.Tx) error { panic("assertion failed: Page expected to be: 120") })
+	if !errors.Is(err, ErrDamaged) || !errors.Is(w.Unusable(), ErrUnusable) {
+		t.Fatalf("a panic in a write's function: %v, unusable %v", err, w.Unusable())
+	}
+	if err := w.PutSessions(&Session{Key: "claude/x", Agent: "claude"}); !errors.Is(err, ErrUnusable) {
+		t.Errorf("a write after: %v", err)
 	}
 	if err := scribble.Over(path, 0, 2*4096); err != nil { // both meta pages
 		t.Fatal(err)
