@@ -48,3 +48,20 @@ func lockDataDir(dir string) (unlock func(), err error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Held reports whether a daemon or a scan holds dir's lock now: a look,
+// without waiting. A command that finds no control socket answering asks
+// it before it takes the data directory itself.
+func Held(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, LockName))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return false
+	}
+	return errors.Is(err, syscall.EWOULDBLOCK)
+}
