@@ -3,14 +3,12 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/agentmap/agentmap/daemon"
-	"github.com/agentmap/agentmap/state/datadir"
 )
 
 // A data directory held by agentmap with no control socket answering (a
@@ -20,17 +18,7 @@ import (
 func TestFlushOfADataDirectoryHeldWithoutASocket(t *testing.T) {
 	home := purgeHome(t)
 	data := filepath.Join(home, "data")
-	if err := datadir.Claim(data); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(filepath.Join(data, daemon.LockName), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		t.Fatal(err)
-	}
+	f := heldDataDir(t, data)
 	if !daemon.Held(data) {
 		t.Fatal("Held: false with the lock held")
 	}

@@ -28,17 +28,7 @@ func TestPurgeRefusesADirectoryInUse(t *testing.T) {
 	}
 	t.Setenv("AGENTMAP_CONFIG", conf)
 	data := filepath.Join(t.TempDir(), "data")
-	if err := datadir.Claim(data); err != nil {
-		t.Fatal(err)
-	}
-	lock, err := os.OpenFile(filepath.Join(data, daemon.LockName), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		t.Fatal(err)
-	}
+	lock := heldDataDir(t, data)
 	uninstall := func(args ...string) (int, string, string) {
 		var stdout, stderr bytes.Buffer
 		code := dispatch(context.Background(), append([]string{"uninstall", "--purge", "--data-dir", data}, args...), &stdout, &stderr)
@@ -71,4 +61,23 @@ func TestPurgeRefusesADirectoryInUse(t *testing.T) {
 	if _, err := os.Stat(data); !os.IsNotExist(err) {
 		t.Errorf("the data directory is still there: %v", err)
 	}
+}
+
+// heldDataDir makes data a data directory and holds its lock, as a
+// running daemon or scan does, until the test ends; it returns the
+// locked file.
+func heldDataDir(t *testing.T, data string) *os.File {
+	t.Helper()
+	if err := datadir.Claim(data); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.OpenFile(filepath.Join(data, daemon.LockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() })
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	return lock
 }
