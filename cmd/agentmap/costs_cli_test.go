@@ -59,6 +59,17 @@ func (h *costHome) write(rel string, lines ...string) {
 }
 
 // must runs a command with the config and fails the test unless it exits 0.
+// show is show --json of the session id names, decoded.
+func (h *costHome) show(id string) summary {
+	h.t.Helper()
+	out, _ := h.must("show", id, "--json")
+	var sum summary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		h.t.Fatal(err)
+	}
+	return sum
+}
+
 func (h *costHome) must(args ...string) (string, string) {
 	h.t.Helper()
 	code, out, errOut := run(h.t, append(args, "--config", h.cfg)...)
@@ -113,11 +124,7 @@ func TestFlushWithoutADaemonRepricesTheMaps(t *testing.T) {
 	if !strings.Contains(out, "written again: 1 map") && !strings.Contains(out, "up to date already: 1") || !strings.Contains(errOut, "no daemon is running") {
 		t.Errorf("flush --all --rewrite without a daemon:\n%s%s", out, errOut)
 	}
-	out, _ = h.must("show", sid[:8], "--json")
-	var sum summary
-	if err := json.Unmarshal([]byte(out), &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := h.show(sid[:8])
 	// 1,000 input at $2, 10,000 cache reads at $0.20, 100 output at $10.
 	if len(sum.Unpriced) != 0 || sum.Totals.CostUSD != 0.005 {
 		t.Errorf("after flush --all --rewrite: unpriced %q, cost $%v", sum.Unpriced, sum.Totals.CostUSD)
@@ -131,10 +138,7 @@ func TestFlushWithoutADaemonRepricesTheMaps(t *testing.T) {
 	if out, _ := h.must("flush", sid[:8]); !strings.Contains(out, "flushed claude/"+sid) {
 		t.Errorf("flush ID without a daemon:\n%s", out)
 	}
-	out, _ = h.must("show", sid[:8], "--json")
-	if err := json.Unmarshal([]byte(out), &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum = h.show(sid[:8])
 	if sum.Totals.CostUSD != 0.05 {
 		t.Errorf("after flush ID: cost $%v, want $0.05", sum.Totals.CostUSD)
 	}
@@ -272,11 +276,7 @@ func TestScanRepricesTheMapsAfterAPriceChange(t *testing.T) {
 	if _, errOut := h.must("scan"); !strings.Contains(errOut, "writing the maps again (1 session to go through)") {
 		t.Errorf("the scan did not say it writes the maps again:\n%s", errOut)
 	}
-	out, _ := h.must("show", sid[:8], "--json")
-	var sum summary
-	if err := json.Unmarshal([]byte(out), &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := h.show(sid[:8])
 	if len(sum.Unpriced) != 0 || sum.Totals.CostUSD != 0.005 {
 		t.Errorf("after a scan with the new price: unpriced %q, cost $%v", sum.Unpriced, sum.Totals.CostUSD)
 	}
@@ -289,10 +289,7 @@ func TestScanRepricesTheMapsAfterAPriceChange(t *testing.T) {
 	if out, _ := h.must("flush", "--all", "--rewrite"); !strings.Contains(out, "written again: 1 map\n") {
 		t.Errorf("flush --all --rewrite after a price change:\n%s", out)
 	}
-	out, _ = h.must("show", sid[:8], "--json")
-	if err := json.Unmarshal([]byte(out), &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum = h.show(sid[:8])
 	if sum.Totals.CostUSD != 0.01 {
 		t.Errorf("after flush --all --rewrite with the new price: $%v", sum.Totals.CostUSD)
 	}
