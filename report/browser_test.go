@@ -242,12 +242,25 @@ func corpusMaps(t *testing.T, bin string) string {
 	return dir
 }
 
+// binaryDir holds the command agentmapBinary builds; TestMain removes it
+// when the tests end, as t.TempDir does for a single test's files.
+var binaryDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binaryDir != "" {
+		os.RemoveAll(binaryDir)
+	}
+	os.Exit(code)
+}
+
 // agentmapBinary builds the command once per test binary.
 var agentmapBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "agentmap-report-test")
 	if err != nil {
 		return "", err
 	}
+	binaryDir = dir
 	bin := filepath.Join(dir, "agentmap")
 	out, err := exec.Command("go", "build", "-o", bin, "../cmd/agentmap").CombinedOutput()
 	if err != nil {
