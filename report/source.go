@@ -92,11 +92,17 @@ func SessionMatches(m *Map, id string) bool {
 }
 
 func agentMatches(tool, want string) bool {
-	if strings.EqualFold(tool, want) {
-		return true
-	}
+	return strings.EqualFold(tool, want) || strings.EqualFold(AgentName(tool), want)
+}
+
+// AgentName is the name the command line gives the agent of a map's
+// agentTool, and takes in --agent: its first word (claude for
+// claude-code, gemini for gemini-cli, codex for codex). list and show
+// name agents so, and the usage table's rows do too, so that a session
+// reads the same in every command.
+func AgentName(tool string) string {
 	first, _, _ := strings.Cut(tool, "-")
-	return strings.EqualFold(first, want)
+	return first
 }
 
 // Decode reads one map, gzipped or plain JSON. Unlike mapfile.Read it

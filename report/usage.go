@@ -35,7 +35,7 @@ type UsageRow struct {
 	// Key is the date (2006-01-02), week (its Monday), month (2006-01),
 	// session id or model of the row; "Total" for the totals row.
 	Key         string   `json:"key"`
-	Agent       string   `json:"agent,omitempty"`     // session rows
+	Agent       string   `json:"agent,omitempty"`     // session rows: AgentName of the map's agentTool
 	Start       string   `json:"startedAt,omitempty"` // session rows
 	Models      []string `json:"models"`
 	Sessions    int      `json:"sessions"`
@@ -82,7 +82,8 @@ type UsageTable struct {
 }
 
 // NotRecorded counts the model requests of a table whose log recorded no
-// token usage, the sessions that hold them and those sessions' agents.
+// token usage, the sessions that hold them and those sessions' agents
+// (their AgentName).
 type NotRecorded struct {
 	Requests int      `json:"requests"`
 	Sessions int      `json:"sessions"`
@@ -171,7 +172,7 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 			if r == nil {
 				r = &UsageRow{Key: k}
 				if p == BySess {
-					r.Agent, r.Start = m.Session.AgentTool, start.Format(time.RFC3339)
+					r.Agent, r.Start = AgentName(m.Session.AgentTool), start.Format(time.RFC3339)
 				}
 				rows[k] = r
 			}
@@ -213,7 +214,7 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 		}
 		if sessionNone {
 			none.Sessions++
-			noneAgents[m.Session.AgentTool] = true
+			noneAgents[AgentName(m.Session.AgentTool)] = true
 		}
 		// What the totals count beyond the kept events (a map cut at the
 		// event cap): on the last request's row and model, so in the
@@ -426,8 +427,11 @@ func WriteUsageTable(w io.Writer, t UsageTable, breakdown bool) {
 	for _, r := range t.Rows {
 		add(r.Key, r.Agent, r.Models, r)
 		if breakdown && len(r.Breakdown) > 1 {
+			// A model's line under its row: the model in the MODELS
+			// column, so that the first column keeps the width of a
+			// date (a model's name there widened it for every row).
 			for _, b := range r.Breakdown {
-				add("  - "+b.Key, "", nil, b)
+				add("", "", []string{"  - " + b.Key}, b)
 			}
 		}
 	}

@@ -104,6 +104,11 @@ func TestUsageGrouping(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, text)
 		}
 	}
+	// A model's line sits in the MODELS column: the dates' column is as
+	// wide as a date, with or without the breakdown.
+	if !strings.HasPrefix(text, "DATE        MODELS") {
+		t.Errorf("the breakdown widened the date column:\n%s", text)
+	}
 	out.Reset()
 	if err := WriteUsageJSON(&out, Usage([]*Map{a, b}, ByModel, time.UTC), false); err != nil {
 		t.Fatal(err)
@@ -239,7 +244,7 @@ func TestUsageCountsRequestsThatRecordedNoUsage(t *testing.T) {
 	for _, p := range Periods() {
 		tab := Usage(maps, p, time.UTC)
 		if tab.Totals.NoUsage != 5 || tab.NotRecorded == nil || tab.NotRecorded.Requests != 5 || tab.NotRecorded.Sessions != 3 ||
-			!slices.Equal(tab.NotRecorded.Agents, []string{"claude-code", "cursor"}) {
+			!slices.Equal(tab.NotRecorded.Agents, []string{"claude", "cursor"}) {
 			t.Errorf("%s: totals count %d requests without usage, note %+v", p, tab.Totals.NoUsage, tab.NotRecorded)
 		}
 		var none, sessions int
@@ -288,7 +293,7 @@ func TestUsageCountsRequestsThatRecordedNoUsage(t *testing.T) {
 	// A row with tokens keeps its figures; the note says what they leave out.
 	out.Reset()
 	WriteUsageTable(&out, Usage(maps[2:], BySess, time.UTC), false)
-	if text := out.String(); strings.Contains(text, "usage not recorded") || !strings.Contains(text, "1 model request in 1 session (claude-code) recorded no token usage") {
+	if text := out.String(); strings.Contains(text, "usage not recorded") || !strings.Contains(text, "1 model request in 1 session (claude) recorded no token usage") {
 		t.Errorf("a session with one request without usage:\n%s", text)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/agentmap/agentmap/config"
+	"github.com/agentmap/agentmap/report"
+	"github.com/agentmap/agentmap/watchers/agents"
 )
 
 // costHome is a home of its own for the cost tests: HOME and the agents'
@@ -292,5 +294,36 @@ func TestScanRepricesTheMapsAfterAPriceChange(t *testing.T) {
 	sum = h.show(sid[:8])
 	if sum.Totals.CostUSD != 0.01 {
 		t.Errorf("after flush --all --rewrite with the new price: $%v", sum.Totals.CostUSD)
+	}
+}
+
+// A session's agent reads the same in list, show and usage (claude, as
+// --agent takes it, not the map's claude-code), in text and JSON.
+func TestAgentNamedAlikeByEveryCommand(t *testing.T) {
+	for _, a := range agents.All {
+		if got := report.AgentName(a.Tool); got != a.Name {
+			t.Errorf("agent tool %q is named %q by usage, %q by list", a.Tool, got, a.Name)
+		}
+	}
+	h := newCostHome(t, "claude")
+	const sid = "7f3e1c2a-4b5d-5e6f-8a9b-0c1d2e3f4a5b"
+	usage := `{"input_tokens":1000,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":100}`
+	h.write("projects/-w-syn/"+sid+".jsonl", claudeRequest(sid, 1, "claude-sonnet-4-5", usage)...)
+	h.must("scan")
+	var listed []struct{ Agent string }
+	out, _ := h.must("list", "--json")
+	if err := json.Unmarshal([]byte(out), &listed); err != nil || len(listed) != 1 {
+		t.Fatalf("list --json: %v\n%s", err, out)
+	}
+	var tab struct{ Rows []struct{ Agent string } }
+	out, _ = h.must("usage", "session", "--json")
+	if err := json.Unmarshal([]byte(out), &tab); err != nil || len(tab.Rows) == 0 {
+		t.Fatalf("usage session --json: %v\n%s", err, out)
+	}
+	if listed[0].Agent != "claude" || tab.Rows[0].Agent != "claude" || h.show(sid[:8]).Agent != "claude-code" {
+		t.Errorf("agent in list %q, usage %q; want claude in both", listed[0].Agent, tab.Rows[0].Agent)
+	}
+	if out, _ = h.must("usage", "session"); strings.Contains(out, "claude-code") || !strings.Contains(out, " claude ") {
+		t.Errorf("usage session names the agent otherwise than list:\n%s", out)
 	}
 }
