@@ -327,3 +327,22 @@ func TestAgentNamedAlikeByEveryCommand(t *testing.T) {
 		t.Errorf("usage session names the agent otherwise than list:\n%s", out)
 	}
 }
+
+// A log with nothing to map counts in the scan's progress (a session met)
+// but not in its last line (sessions with a map, as status and list count
+// them): the last line says how many more it met, so that the two numbers
+// do not disagree unexplained.
+func TestScanSaysWhichSessionsHadNothingToMap(t *testing.T) {
+	h := newCostHome(t, "claude")
+	const sid = "0d6c2f4e-8a1b-5c3d-9e7f-1a2b3c4d5e6f"
+	usage := `{"input_tokens":10,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}`
+	h.write("projects/-w-syn/"+sid+".jsonl", claudeRequest(sid, 1, "claude-sonnet-4-5", usage)...)
+	h.write("projects/-w-syn/5e1f0a3b-7c2d-4e6f-8a9b-0c1d2e3f4a5b.jsonl", `{"type":"summary","summary":"s","leafUuid":"u"}`)
+	_, errOut := h.must("scan")
+	if !strings.Contains(errOut, "2 sessions)\n") || !strings.Contains(errOut, "read, 1 session (1 more had nothing to map)\n") {
+		t.Errorf("scan of a log with nothing to map beside one with a session:\n%s", errOut)
+	}
+	if _, errOut = h.must("scan"); !strings.Contains(errOut, "read, 1 session\n") {
+		t.Errorf("second scan:\n%s", errOut)
+	}
+}

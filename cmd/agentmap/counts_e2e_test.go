@@ -40,7 +40,7 @@ func TestSessionCountsAgree(t *testing.T) {
 	data := h.path(".local/share/agentmap")
 	const want = 3 // two Claude sessions and the Codex child
 
-	scanSessions := regexp.MustCompile(`scan: done.*?(\d+) sessions?\n`)
+	scanSessions := regexp.MustCompile(`scan: done.*?(\d+) sessions?(?: \(\d+ more had nothing to map\))?\n`)
 	counts := func(scanErr string) (scan, status, list, maps int) {
 		t.Helper()
 		m := scanSessions.FindStringSubmatch(scanErr)

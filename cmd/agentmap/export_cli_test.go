@@ -294,7 +294,7 @@ func TestScanOfALogWithoutASession(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	code, stdout, stderr := run(t, "scan", "--data-dir", data)
 	want := "no maps yet: 1 log found, holding no session (agentmap status counts their skipped lines); maps go in " + filepath.Join(data, "maps")
-	if code != exitOK || !strings.Contains(stdout, want) || !strings.Contains(stderr, "scan: done, 1.9 kB read, 0 sessions\n") {
+	if code != exitOK || !strings.Contains(stdout, want) || !strings.Contains(stderr, "scan: done, 1.9 kB read, 0 sessions (1 more had nothing to map)\n") {
 		t.Errorf("scan of a stray log: exit %d, %q %q; want %q", code, stdout, stderr, want)
 	}
 	// A second scan reads nothing new, and says the same.

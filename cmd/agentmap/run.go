@@ -550,7 +550,13 @@ type progress struct {
 	done     int64
 	total    int64
 	sessions int
-	drawn    bool
+	// seen is the most sessions a progress line counted: the sessions
+	// met so far. The last word counts those with a map, as status and
+	// list do, so that a log with nothing to map (a summary alone, a
+	// rollout with no turn) counts in the first and not in the second;
+	// finish says how many, where the numbers would disagree unexplained.
+	seen  int
+	drawn bool
 }
 
 func newProgress(w io.Writer) *progress {
@@ -565,6 +571,7 @@ func (p *progress) update(done, total int64, sessions int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done, p.total, p.sessions = done, total, sessions
+	p.seen = max(p.seen, sessions)
 	pct := 100
 	if total > 0 {
 		pct = int(min(done, total) * 100 / total)
@@ -614,7 +621,7 @@ func (p *progress) finish(err error) {
 	started := p.lastPct >= 0 || p.drawn
 	switch {
 	case err == nil:
-		fmt.Fprintf(p.w, "scan: done, %s read, %s\n", progressSize(p.done), counted(p.sessions, "session"))
+		fmt.Fprintf(p.w, "scan: done, %s read, %s%s\n", progressSize(p.done), counted(p.sessions, "session"), p.unmapped())
 	case !started:
 	case errors.Is(err, errInterrupted):
 		// Whatever it had read: the maps were not all written.
@@ -627,6 +634,14 @@ func (p *progress) finish(err error) {
 	default:
 		fmt.Fprintf(p.w, "scan: stopped, %s read, %s\n", progressSize(p.done), counted(p.sessions, "session"))
 	}
+}
+
+// unmapped tells the sessions met that made no map, when there are some.
+func (p *progress) unmapped() string {
+	if n := p.seen - p.sessions; n > 0 {
+		return fmt.Sprintf(" (%d more had nothing to map)", n)
+	}
+	return ""
 }
 
 // logsFollowed is how many logs a status counts, of every agent.
