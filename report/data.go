@@ -86,10 +86,7 @@ func sessionRow(st *strtab, m *Map, events int) []any {
 	for _, r := range m.Repos {
 		repos = append(repos, r.Name)
 	}
-	models := m.Session.Models
-	if len(models) == 0 {
-		models = []string{"unknown"}
-	}
+	models := modelLabels(m)
 	t := m.Totals
 	trunc := 0
 	if m.Session.Truncated {
@@ -164,7 +161,7 @@ func sessionAgg(st *strtab, m *Map) agg {
 			v := delays.at(e.Cause)
 			v[0], v[1] = v[0]+1, v[1]+e.Ms
 		case "llm":
-			v := models.at(modelName(e.Model))
+			v := models.at(modelLabel(e))
 			v[0], v[1], v[2], v[3], v[4] = v[0]+float64(e.In), v[1]+float64(e.CW), v[2]+float64(e.CR), v[3]+float64(e.Out), v[4]+e.Cost
 		}
 		if e.IsCall() {

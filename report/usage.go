@@ -197,13 +197,7 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 				continue
 			}
 			unp := slices.Contains(unpriced, model)
-			label := model
-			if _, fast := ServedFast(e); fast {
-				// Fast mode bills the same tokens at a multiple: a row of
-				// its own, as ccusage shows a -fast model, so that the
-				// price per token of neither row is a blend.
-				label += FastSuffix
-			}
+			label := modelLabel(e)
 			n := 0
 			if NoUsage(e) {
 				n, sessionNone = 1, true
@@ -250,8 +244,54 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 }
 
 // FastSuffix marks a model's requests served in fast mode in a usage
-// table's model names.
+// table's model names, and the report's.
 const FastSuffix = " (fast)"
+
+// modelLabel names a request's model as a usage table and the report do:
+// fast mode bills the same tokens at a multiple, so its requests are a
+// model of their own ("claude-opus-4-8 (fast)", as ccusage shows a -fast
+// model), and the price per token of neither row is a blend.
+func modelLabel(e *mapfile.Event) string {
+	if _, fast := ServedFast(e); fast {
+		return modelName(e.Model) + FastSuffix
+	}
+	return modelName(e.Model)
+}
+
+// modelLabels are a session's models as modelLabel names its requests, in
+// the map's order: a model whose requests were all served fast under its
+// fast name, one with some fast requests under both names.
+func modelLabels(m *Map) []string {
+	var all, fast map[string]int
+	for i := range m.Events {
+		e := &m.Events[i]
+		if e.Kind != "llm" {
+			continue
+		}
+		if all == nil {
+			all, fast = map[string]int{}, map[string]int{}
+		}
+		name := modelName(e.Model)
+		all[name]++
+		if modelLabel(e) != name {
+			fast[name]++
+		}
+	}
+	if len(m.Session.Models) == 0 {
+		return []string{"unknown"}
+	}
+	out := make([]string, 0, len(m.Session.Models))
+	for _, name := range m.Session.Models {
+		name = modelName(name)
+		if fast[name] == 0 || fast[name] < all[name] {
+			out = append(out, name)
+		}
+		if fast[name] > 0 {
+			out = append(out, name+FastSuffix)
+		}
+	}
+	return out
+}
 
 // NoUsage reports whether a model request recorded no token usage: its log
 // gave none (Cursor writes none; a Codex response no token_count measured),

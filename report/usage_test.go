@@ -335,6 +335,30 @@ func TestUsageShowsFastMode(t *testing.T) {
 	if rows := Usage([]*Map{dear}, ByModel, time.UTC).Rows; len(rows) != 1 || rows[0].Key != "claude-opus-4-8" {
 		t.Errorf("requests priced at 1.5 times the list price by the config: %+v", rows)
 	}
+
+	// The report names them so too: the session's models (its header, the
+	// model filter) and its tokens and cost by model (the By model table),
+	// whose rows are the usage table's.
+	allFast := builtMap(t, "allfast", "claude-code", nil, req(true, 0))
+	for m, want := range map[*Map][]string{m: {"claude-opus-4-8", "claude-opus-4-8 (fast)"}, allFast: {"claude-opus-4-8 (fast)"}, dear: {"claude-opus-4-8"}} {
+		st := newStrtab()
+		var names []string
+		for _, id := range sessionRow(st, m, len(m.Events))[3].([]int) {
+			names = append(names, st.list[id])
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("report: models of session %s %q, want %q", m.Session.NativeID(), names, want)
+		}
+	}
+	st := newStrtab()
+	a := sessionAgg(st, m)
+	byModel := map[string]float64{}
+	for i := 0; i < len(a.Models); i += 5 {
+		byModel[st.list[a.Models[i]]] = a.ModelCost[i/5]
+	}
+	if len(byModel) != 2 || math.Abs(byModel["claude-opus-4-8 (fast)"]-fast.CostUSD) > 1e-6 || math.Abs(byModel["claude-opus-4-8"]-std.CostUSD) > 1e-6 {
+		t.Errorf("report: cost by model %v, want the usage rows' %v and %v", byModel, fast.CostUSD, std.CostUSD)
+	}
 }
 
 func firstLLM(m *Map) int {
