@@ -85,8 +85,12 @@ type UsageTable struct {
 // token usage, the sessions that hold them and those sessions' agents
 // (their AgentName).
 type NotRecorded struct {
-	Requests int      `json:"requests"`
-	Sessions int      `json:"sessions"`
+	Requests int `json:"requests"`
+	Sessions int `json:"sessions"`
+	// Entirely counts those sessions none of whose requests (in the
+	// table's window) recorded usage: the report's "N sessions recorded
+	// no usage" counts these, where Sessions counts any such request.
+	Entirely int      `json:"sessionsWithNone"`
 	Agents   []string `json:"agents"`
 }
 
@@ -182,7 +186,7 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 		var sumTok, sumOut int64
 		var sumCost float64
 		lastT, lastModel := int64(0), firstModel(m)
-		sessionNone := false
+		sessionNone, sessionSome := false, false
 		for i := range m.Events {
 			e := &m.Events[i]
 			if e.Kind != "llm" {
@@ -201,6 +205,8 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 			n := 0
 			if NoUsage(e) {
 				n, sessionNone = 1, true
+			} else {
+				sessionSome = true
 			}
 			r := row(key(e.T, label))
 			r.add(m.Session.ID, label, unp, n, e.In, e.CW, e.CR, e.Out, 0, e.Cost)
@@ -208,6 +214,9 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 		}
 		if sessionNone {
 			none.Sessions++
+			if !sessionSome {
+				none.Entirely++
+			}
 			noneAgents[AgentName(m.Session.AgentTool)] = true
 		}
 		// What the totals count beyond the kept events (a map cut at the
@@ -481,8 +490,13 @@ func WriteUsageTable(w io.Writer, t UsageTable, breakdown bool) {
 		fmt.Fprintf(w, "\n%d session(s) were cut at the event cap: their tokens beyond it count in TOTAL TOKENS only.\n", t.Truncated)
 	}
 	if n := t.NotRecorded; n != nil {
-		fmt.Fprintf(w, "\n%s in %s (%s) recorded no token usage: their logs give none, so they add nothing to the tokens and cost above.\n",
-			plural(n.Requests, "model request"), plural(n.Sessions, "session"), strings.Join(n.Agents, ", "))
+		whole := ""
+		if n.Entirely > 0 && n.Entirely < n.Sessions {
+			// Said apart, as the report counts only these.
+			whole = fmt.Sprintf(" (%d of these sessions recorded none at all)", n.Entirely)
+		}
+		fmt.Fprintf(w, "\n%s in %s (%s) recorded no token usage%s: their logs give none, so they add nothing to the tokens and cost above.\n",
+			plural(n.Requests, "model request"), plural(n.Sessions, "session"), strings.Join(n.Agents, ", "), whole)
 	}
 	writeUnpricedNote(w, t)
 }

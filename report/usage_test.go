@@ -243,7 +243,7 @@ func TestUsageCountsRequestsThatRecordedNoUsage(t *testing.T) {
 	}
 	for _, p := range Periods() {
 		tab := Usage(maps, p, time.UTC)
-		if tab.Totals.NoUsage != 5 || tab.NotRecorded == nil || tab.NotRecorded.Requests != 5 || tab.NotRecorded.Sessions != 3 ||
+		if tab.Totals.NoUsage != 5 || tab.NotRecorded == nil || tab.NotRecorded.Requests != 5 || tab.NotRecorded.Sessions != 3 || tab.NotRecorded.Entirely != 2 ||
 			!slices.Equal(tab.NotRecorded.Agents, []string{"claude", "cursor"}) {
 			t.Errorf("%s: totals count %d requests without usage, note %+v", p, tab.Totals.NoUsage, tab.NotRecorded)
 		}
@@ -293,8 +293,15 @@ func TestUsageCountsRequestsThatRecordedNoUsage(t *testing.T) {
 	// A row with tokens keeps its figures; the note says what they leave out.
 	out.Reset()
 	WriteUsageTable(&out, Usage(maps[2:], BySess, time.UTC), false)
-	if text := out.String(); strings.Contains(text, "usage not recorded") || !strings.Contains(text, "1 model request in 1 session (claude) recorded no token usage") {
+	if text := out.String(); strings.Contains(text, "usage not recorded") || !strings.Contains(text, "1 model request in 1 session (claude) recorded no token usage:") {
 		t.Errorf("a session with one request without usage:\n%s", text)
+	}
+	// All three: the sessions that recorded none at all (the report's
+	// count) are said apart from those with some requests without usage.
+	out.Reset()
+	WriteUsageTable(&out, Usage(maps, BySess, time.UTC), false)
+	if text := out.String(); !strings.Contains(text, "5 model requests in 3 sessions (claude, cursor) recorded no token usage (2 of these sessions recorded none at all)") {
+		t.Errorf("sessions with and without usage:\n%s", text)
 	}
 }
 
