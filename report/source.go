@@ -250,6 +250,119 @@ func (b Bundle) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
 	})
 }
 
+// Lines is a file of maps one a line, as `agentmap export --format jsonl`
+// writes it, gzipped or not: a file someone may send as well as a bundle.
+type Lines string
+
+// Maps implements Source. A file whose first line is not a map (another
+// export's lines: AttemptDB events, a Sentience trace) ends at once with
+// one error that says so, not one per line.
+func (l Lines) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
+	return decodeAll(ctx, f, false, func(emit func(name string, open func() (io.ReadCloser, error)) bool) error {
+		file, err := os.Open(string(l))
+		if err != nil {
+			return fmt.Errorf("open: %w", err)
+		}
+		defer file.Close()
+		lines, err := lineReader(file)
+		if err != nil {
+			return fmt.Errorf("%s: %w", l, err)
+		}
+		first := true
+		for n := 1; ; n++ {
+			line, err := readMapLine(lines)
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("%s: line %d: %w", l, n, err)
+			}
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			if first {
+				first = false
+				var head struct {
+					Schema string `json:"schema"`
+				}
+				if json.Unmarshal(line, &head) != nil || head.Schema != "agentplay/v1" && head.Schema != "entelligence.session-map/v1" {
+					return fmt.Errorf("%s: line %d is not a session map (an AttemptDB, AgentScope or Sentience export?): maps are read from a directory, a map file, a bundle or a jsonl export", l, n)
+				}
+			}
+			if !emit(fmt.Sprintf("%s:%d", l, n), func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(line)), nil }) {
+				return nil
+			}
+		}
+	})
+}
+
+// lineReader reads r, inflated when it is gzipped.
+func lineReader(r io.Reader) (*bufio.Reader, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("not gzip: %w", err)
+		}
+		return bufio.NewReaderSize(zr, 1<<16), nil
+	}
+	return br, nil
+}
+
+// maxMapLine is the longest line a map may be (a variable for the tests).
+var maxMapLine = mapfile.MaxMapBytes
+
+// readMapLine returns the next line of r, without its newline, in a slice
+// of its own; a line longer than a map may be is an error, read no
+// further, so that a file with no newline cannot fill the memory.
+func readMapLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		part, err := r.ReadSlice('\n')
+		line = append(line, part...)
+		if len(line) > maxMapLine+1 {
+			return nil, fmt.Errorf("longer than %d bytes", maxMapLine)
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && len(line) > 0:
+			return line, nil
+		case err != nil:
+			return nil, err
+		}
+		return bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r")), nil
+	}
+}
+
+// IsLines reports whether the file at p holds maps one a line: its first
+// line a JSON value and more after it (a single map file is one value,
+// with at most a newline after it).
+func IsLines(p string) bool {
+	file, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer file.Close()
+	r, err := lineReader(file)
+	if err != nil {
+		return false
+	}
+	first, err := readMapLine(r)
+	if err != nil || !json.Valid(first) {
+		return false
+	}
+	for {
+		next, err := readMapLine(r)
+		if err != nil {
+			return false
+		}
+		if len(bytes.TrimSpace(next)) > 0 {
+			return true
+		}
+	}
+}
+
 type decoded struct {
 	m   *Map
 	err error

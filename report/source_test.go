@@ -119,6 +119,53 @@ func TestSources(t *testing.T) {
 	}
 }
 
+// TestLinesSource: maps one a line (a jsonl export), gzipped or not, yield
+// the maps; a blank line is passed over, a damaged line is its own error;
+// a file whose first line is not a map (another export's events) is one
+// error, not one per line; a line longer than a map may be is refused.
+func TestLinesSource(t *testing.T) {
+	a, b := synthMap(1, 30), synthMap(2, 40)
+	a.Session.AgentTool, b.Session.AgentTool = "claude-code", "codex"
+	dir := t.TempDir()
+	lines := append(append(append(mapJSON(t, a), "\n\n"...), mapJSON(t, b)...), '\n')
+	for name, body := range map[string][]byte{"maps.jsonl": lines, "maps.jsonl.gz": gzipped(lines), "maps.json": lines} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, body, 0o600)
+		maps, errs := Collect(t.Context(), Lines(p), Filter{Agent: "codex"})
+		if len(maps) != 1 || len(errs) != 0 || maps[0].Session.ID != b.Session.ID {
+			t.Errorf("%s: %d maps, errors %v", name, len(maps), errs)
+		}
+		if !IsLines(p) {
+			t.Errorf("%s is not taken for maps one a line", name)
+		}
+	}
+	single := filepath.Join(dir, "one.json")
+	os.WriteFile(single, append(mapJSON(t, a), '\n'), 0o600)
+	if IsLines(single) {
+		t.Error("a single map file is taken for maps one a line")
+	}
+
+	damaged := filepath.Join(dir, "damaged.jsonl")
+	os.WriteFile(damaged, append(append(mapJSON(t, a), "\n{\"schema\":\"agentplay/v1\",\"sess\n"...), mapJSON(t, b)...), 0o600)
+	if maps, errs := Collect(t.Context(), Lines(damaged), Filter{}); len(maps) != 2 || len(errs) != 1 || !strings.Contains(errs[0].Error(), "damaged.jsonl:2") {
+		t.Errorf("a damaged line: %d maps, errors %v", len(maps), errs)
+	}
+
+	events := filepath.Join(dir, "events.jsonl")
+	os.WriteFile(events, []byte(strings.Repeat(`{"event_type":"tool_call_started","session_id":"x"}`+"\n", 500)), 0o600)
+	if maps, errs := Collect(t.Context(), Lines(events), Filter{}); len(maps) != 0 || len(errs) != 1 || !strings.Contains(errs[0].Error(), "line 1 is not a session map") {
+		t.Errorf("another export's lines: %d maps, errors %v", len(maps), errs)
+	}
+
+	defer func(n int) { maxMapLine = n }(maxMapLine)
+	maxMapLine = 1 << 16
+	long := filepath.Join(dir, "long.jsonl")
+	os.WriteFile(long, append(mapJSON(t, a)[:20], bytes.Repeat([]byte("x"), maxMapLine+10)...), 0o600)
+	if maps, errs := Collect(t.Context(), Lines(long), Filter{}); len(maps) != 0 || len(errs) != 1 || !strings.Contains(errs[0].Error(), "longer than") {
+		t.Errorf("a line longer than a map: %d maps, errors %v", len(maps), errs)
+	}
+}
+
 // FuzzDecode: any input is a map or an error, never a panic.
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"schema":"agentplay/v1","session":{"id":"local:codex:x"},"events":[{"seq":0,"t":0,"kind":"llm"}]}`))

@@ -27,6 +27,7 @@ func smallStore(t *testing.T) (string, string) {
 		{Kind: event.KindUser, T: t0, User: &event.User{Chars: 5}},
 		{Kind: event.KindCall, T: t0 + 5, Call: &event.Call{ID: "c", Tool: "shell", Kind: "exec", Cat: "shell", Verb: "ls"}},
 		{Kind: event.KindResult, T: t0 + 9, Result: &event.Result{CallID: "c", OutBytes: 3}},
+		{Kind: event.KindLLM, T: t0 + 12, Model: "gpt-5.5", LLM: &event.LLM{In: 1200, CR: 800, Out: 90, LatencyMs: -1}},
 	}, builder.Options{Producer: "agentmap test"})
 	if err != nil {
 		t.Fatal(err)
@@ -300,5 +301,38 @@ func TestScanOfALogWithoutASession(t *testing.T) {
 	// A second scan reads nothing new, and says the same.
 	if code, stdout, stderr = run(t, "scan", "--data-dir", data); code != exitOK || !strings.Contains(stdout, want) {
 		t.Errorf("second scan of a stray log: exit %d, %q %q; want %q", code, stdout, stderr, want)
+	}
+}
+
+// What export writes, the commands that read maps read back: a jsonl
+// export (gzipped or not, under any name) given to --maps reads as the
+// store it came from; another export's lines are refused in one line, and
+// the report says no map could be read rather than that none matched.
+func TestMapsFromAJSONLinesExport(t *testing.T) {
+	data, _ := smallStore(t)
+	dir := t.TempDir()
+	for _, name := range []string{"maps.jsonl", "maps.jsonl.gz", "maps.txt"} {
+		if code, _, stderr := run(t, "export", "--format", "jsonl", "--data-dir", data, "--out", filepath.Join(dir, name)); code != exitOK {
+			t.Fatalf("export to %s: exit %d\n%s", name, code, stderr)
+		}
+	}
+	_, want, _ := run(t, "usage", "session", "--data-dir", data)
+	if !strings.Contains(want, "small-1") {
+		t.Fatalf("usage session of the store:\n%s", want)
+	}
+	for _, name := range []string{"maps.jsonl", "maps.jsonl.gz", "maps.txt"} {
+		code, got, stderr := run(t, "usage", "session", "--maps", filepath.Join(dir, name))
+		if code != exitOK || got != want {
+			t.Errorf("usage --maps %s: exit %d\n%s%s\nwant\n%s", name, code, got, stderr, want)
+		}
+	}
+	events := filepath.Join(dir, "events.attemptdb.jsonl")
+	if code, _, stderr := run(t, "export", "--format", "attemptdb", "--data-dir", data, "--out", events); code != exitOK {
+		t.Fatalf("attemptdb export: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr := run(t, "report", "--maps", events, "-o", filepath.Join(dir, "r.html"))
+	if code != exitFailure || strings.Count(stderr, "is not a session map") != 1 || !strings.Contains(stderr, "no map of events.attemptdb.jsonl could be read") ||
+		strings.Contains(stderr, "matches") {
+		t.Errorf("report of an AttemptDB export: exit %d\n%s", code, stderr)
 	}
 }

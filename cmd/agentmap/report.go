@@ -29,7 +29,7 @@ type mapFlags struct {
 func addMapFlags(fl *flag.FlagSet) mapFlags {
 	return mapFlags{
 		ops:  addOpsFlags(fl),
-		maps: fl.String("maps", "", "read the maps of this directory or bundle (a gzipped tar, as export --format bundle writes) instead of the local store"),
+		maps: fl.String("maps", "", "read the maps of this directory, map file, bundle (export --format bundle) or jsonl export instead of the local store"),
 		sel:  addSelectorFlags(fl),
 		team: addTeamFlags(fl),
 	}
@@ -63,6 +63,8 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 			return report.Dir(p), filepath.Base(p), exitOK
 		case strings.HasSuffix(p, ".tar.gz") || strings.HasSuffix(p, ".tgz") || isBundle(p):
 			return report.Bundle(p), filepath.Base(p), exitOK
+		case strings.HasSuffix(p, ".jsonl") || strings.HasSuffix(p, ".jsonl.gz") || report.IsLines(p):
+			return report.Lines(p), filepath.Base(p), exitOK
 		}
 		return report.Files{Root: filepath.Dir(p), Paths: []string{filepath.Base(p)}}, filepath.Base(p), exitOK
 	}
@@ -141,7 +143,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	open := fl.Bool("open", false, "open the report in the default browser")
 	session := fl.String("session", "", "only this session's page (its id or a unique prefix)")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentmap report [--since 30d] [--agent A] [--repo R] [--session ID] [--maps DIR|bundle.tar.gz] [-o report.html] [--open]")
+		fmt.Fprintln(stderr, "usage: agentmap report [--since 30d] [--agent A] [--repo R] [--session ID] [--maps DIR|bundle.tar.gz|maps.jsonl] [-o report.html] [--open]")
 		fmt.Fprintln(stderr, "Writes one self-contained HTML file (no network, no external file) with an overview of the sessions and a page per session.")
 		fl.PrintDefaults()
 	}
@@ -219,7 +221,10 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if shown == 0 {
 		// A page of empty tables, said: a mistyped --data-dir or a store
 		// not yet filled reads the same.
-		if *mf.maps == "" && !mf.team.set() && flt == (report.Filter{}) {
+		if skipped > 0 && len(maps) == 0 {
+			// Nothing was read: that no session matches would mislead.
+			fmt.Fprintf(stderr, "agentmap report: no map of %s could be read (skipped above)\n", where)
+		} else if *mf.maps == "" && !mf.team.set() && flt == (report.Filter{}) {
 			fmt.Fprintf(stderr, "agentmap report: no sessions in %s yet (agentmap scan maps the logs present)\n", where)
 		} else {
 			fmt.Fprintf(stderr, "agentmap report: no session in %s matches\n", where)
