@@ -432,3 +432,75 @@ exclude = ["~/secret"]
 		t.Fatal("the state file holds the excluded session")
 	}
 }
+
+// A config file removed under a running daemon is not taken for the
+// defaults, which would drop privacy.exclude and map the sessions it keeps
+// out: the config in effect stays, the daemon says so in its log and in
+// status, and a file put back is read again.
+func TestConfigFileRemovedKeepsTheConfigInEffect(t *testing.T) {
+	bin := opsBinary(t, t.TempDir())
+	h := newOpsHome(t, bin)
+	cfg := h.path(".config/agentmap/config.toml")
+	secret := h.path("secret/client")
+	os.MkdirAll(secret+"/.git", 0o700)
+	const hidden = "0a1b2c3d-0000-4000-8000-00000000e2f1"
+	hiddenLog := h.path(".claude/projects/-secret/" + hidden + ".jsonl")
+	appendFile(t, hiddenLog, claudeTurn(hidden, secret, 0))
+	appendFile(t, cfg, "version = 1\n[flush]\nidle = \"1h\"\n[watch]\ndebounce = \"20ms\"\nrescan = \"1s\"\n[agents.codex]\nenabled = false\n[agents.cursor]\nenabled = false\n[privacy]\nexclude = [\"~/secret\"]\n")
+	d := exec.Command(bin, "run", "--config-poll", "50ms")
+	d.Env = h.env
+	var dlog lockedBuffer
+	d.Stdout, d.Stderr = &dlog, &dlog
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		d.Process.Kill()
+		d.Wait()
+	}()
+	status := func() (out struct {
+		Running bool `json:"running"`
+		daemon.Status
+	}) {
+		t.Helper()
+		if code, stdout, _ := h.run("status", "--json", "--no-service"); code == 0 {
+			json.Unmarshal([]byte(stdout), &out)
+		}
+		return out
+	}
+	waitFor(t, "the daemon to keep the log out", &dlog, func() bool {
+		st := status()
+		return st.Running && st.Excluded == 1 && !st.CatchUp.Finished.IsZero()
+	})
+
+	moved := cfg + ".bak"
+	if err := os.Rename(cfg, moved); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the removal to be reported", &dlog, func() bool {
+		st := status()
+		return st.ConfigError != nil && strings.Contains(strings.Join(st.ConfigError.Problems, " "), "config file is gone")
+	})
+	// The log grows; were the defaults in effect, the rescan would follow
+	// it and flush --all would map it.
+	appendFile(t, hiddenLog, claudeTurn(hidden, secret, 5))
+	time.Sleep(3 * time.Second)
+	h.must("flush", "--all")
+	if st := status(); st.Excluded != 1 {
+		t.Errorf("excluded logs %d after the config file was removed, want 1", st.Excluded)
+	}
+	if out := h.must("list"); strings.Contains(out, hidden) {
+		t.Fatalf("the excluded session was mapped after the config file was removed:\n%s\ndaemon log:\n%s", out, dlog.String())
+	}
+	if !strings.Contains(dlog.String(), "config file removed; keeping the one in effect") {
+		t.Errorf("the daemon's log does not say the file was removed:\n%s", dlog.String())
+	}
+	if out := h.must("status", "--no-service"); !strings.Contains(out, "config file is gone") {
+		t.Errorf("status does not say the config file is gone:\n%s", out)
+	}
+
+	if err := os.Rename(moved, cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the file put back to be read again", &dlog, func() bool { return status().ConfigError == nil })
+}

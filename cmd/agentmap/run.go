@@ -403,6 +403,9 @@ func reloadLoop(ctx context.Context, flagValue string, poll time.Duration, ov ru
 		return
 	}
 	w := settledFile{loaded: fileStamp(path)}
+	// fromFile: the config in effect was read from the file, not the
+	// defaults of a missing one.
+	fromFile := w.loaded != stampAbsent
 	t := time.NewTicker(max(poll, 10*time.Millisecond))
 	defer t.Stop()
 	for {
@@ -415,7 +418,18 @@ func reloadLoop(ctx context.Context, flagValue string, poll time.Duration, ov ru
 				continue
 			}
 		}
-		w.load(fileStamp(path))
+		stamp := fileStamp(path)
+		w.load(stamp)
+		if stamp == stampAbsent && fromFile {
+			// A config file gone (deleted, moved, a mount gone) is not a
+			// wish for the defaults: they would drop privacy.exclude and
+			// map what it keeps out. The config in effect stays until the
+			// file is back or agentmap restarts, as for a file with
+			// problems; a config file missing at the start is refused.
+			log.Error("config file removed; keeping the one in effect (put it back, or restart agentmap to run on the defaults)", "component", "config", "path", path)
+			d.ConfigRejected(path, []string{"the config file is gone: the one in effect is kept until it is back or agentmap restarts"})
+			continue
+		}
 		c, err := config.Load(path)
 		if err != nil {
 			probs := config.Problems(err)
@@ -436,6 +450,7 @@ func reloadLoop(ctx context.Context, flagValue string, poll time.Duration, ov ru
 			continue
 		}
 		d.ConfigAccepted()
+		fromFile = stamp != stampAbsent
 		if next.dataDir != eff.dataDir {
 			log.Warn("data_dir changed; it takes effect at the next start", "component", "config")
 		}
@@ -489,11 +504,15 @@ func (w *settledFile) changed(st string) bool {
 // load records that the version stamped st is being loaded.
 func (w *settledFile) load(st string) { w.loaded, w.seen = st, "" }
 
+// stampAbsent is the stamp of a config file that is not there (or cannot
+// be looked at).
+const stampAbsent = "absent"
+
 // fileStamp identifies a version of the config file cheaply.
 func fileStamp(path string) string {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return "absent"
+		return stampAbsent
 	}
 	return fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano())
 }
