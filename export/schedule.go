@@ -35,8 +35,6 @@ func FileName(f Format, stamp time.Time) string {
 type Batch struct {
 	Dir     string
 	Formats []Format
-	// Keep is how many exports of each format stay in Dir; 0 keeps all.
-	Keep    int
 	Options Options
 	Stamp   time.Time
 }
@@ -149,13 +147,6 @@ func (b Batch) Write(sel Selection, files []string, bad func(string, error)) (Ba
 			res.NextSeq = r.NextSeq
 		}
 	}
-	if b.Keep > 0 {
-		for _, f := range b.Formats {
-			if err := Prune(b.Dir, f, b.Keep); err != nil {
-				return res, err
-			}
-		}
-	}
 	return res, nil
 }
 
@@ -185,29 +176,80 @@ func (b Batch) remove(files []string) {
 	}
 }
 
-// Prune removes all but the newest keep scheduled exports of format f in
-// dir. Files that are not scheduled exports are left alone.
-func Prune(dir string, f Format, keep int) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("prune exports in %s: %w", dir, err)
+// OwnedFile is a scheduled export as its writer found it once written:
+// pruning deletes only files that are still that, so that a file of the
+// same name someone else put there (another data directory exporting into
+// the same directory, a copy kept by hand) is never deleted.
+type OwnedFile struct {
+	Name  string `json:"name"`
+	Size  int64  `json:"size"`
+	ModNs int64  `json:"modNs"`
+}
+
+// Own describes the files a batch wrote, to be recorded as its writer's. A
+// file it cannot look at is left out: never pruned.
+func Own(files []string) []OwnedFile {
+	var out []OwnedFile
+	for _, f := range files {
+		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
+			out = append(out, OwnedFile{Name: filepath.Base(f), Size: fi.Size(), ModNs: fi.ModTime().UnixNano()})
+		}
 	}
-	var stamps []string
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), filePrefix)
-		if !ok || len(rest) < len(stampLayout) || rest[len(stampLayout):] != f.Ext() {
+	return out
+}
+
+// PruneOwned removes, of the owned exports in dir, all but the newest keep
+// of each of formats (keep > 0), and returns what is still owned. A file
+// gone, or another file now (its size or time changed, a link or a
+// directory in its place), is left alone and owned no more; files of other
+// formats stay owned, and any file not owned is never looked at.
+func PruneOwned(dir string, formats []Format, keep int, owned []OwnedFile) ([]OwnedFile, error) {
+	var still []OwnedFile
+	byFormat := map[Format][]OwnedFile{}
+	for _, o := range owned {
+		fi, err := os.Lstat(filepath.Join(dir, o.Name))
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != o.Size || fi.ModTime().UnixNano() != o.ModNs {
 			continue
 		}
-		if _, err := time.Parse(stampLayout, rest[:len(stampLayout)]); err == nil {
-			stamps = append(stamps, e.Name())
+		f, ok := formatOf(o.Name, formats)
+		if !ok {
+			still = append(still, o)
+			continue
+		}
+		byFormat[f] = append(byFormat[f], o)
+	}
+	var firstErr error
+	for _, f := range formats {
+		files := byFormat[f]
+		sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name }) // stamps sort by time
+		for len(files) > keep {
+			if err := os.Remove(filepath.Join(dir, files[0].Name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				if firstErr == nil {
+					firstErr = fmt.Errorf("prune exports in %s: %w", dir, err)
+				}
+				still = append(still, files[0]) // still there: tried again next time
+			}
+			files = files[1:]
+		}
+		still = append(still, files...)
+	}
+	sort.Slice(still, func(i, j int) bool { return still[i].Name < still[j].Name })
+	return still, firstErr
+}
+
+// formatOf is the format of a scheduled export's name, of those given.
+func formatOf(name string, formats []Format) (Format, bool) {
+	rest, ok := strings.CutPrefix(name, filePrefix)
+	if !ok || len(rest) < len(stampLayout) {
+		return "", false
+	}
+	if _, err := time.Parse(stampLayout, rest[:len(stampLayout)]); err != nil {
+		return "", false
+	}
+	for _, f := range formats {
+		if rest[len(stampLayout):] == f.Ext() {
+			return f, true
 		}
 	}
-	sort.Strings(stamps)
-	for len(stamps) > keep {
-		if err := os.Remove(filepath.Join(dir, stamps[0])); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("prune exports in %s: %w", dir, err)
-		}
-		stamps = stamps[1:]
-	}
-	return nil
+	return "", false
 }

@@ -40,14 +40,21 @@ func names(t *testing.T, dir string) []string {
 	return out
 }
 
-func TestBatchKeepsNewest(t *testing.T) {
+// Batches under successive stamps: the newest keep of each format that
+// were written (owned) stay; a file named as an export that was not
+// written by them (another data directory's, a copy by hand), an owned
+// file replaced since, and any other file are left alone.
+func TestPruneOwnedKeepsNewest(t *testing.T) {
 	maps := writeMapFile(t, t.TempDir())
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o600)
+	theirs := filepath.Join(dir, "agentmap-20200101T000000Z.jsonl")
+	os.WriteFile(theirs, []byte("another writer's export"), 0o600)
 	o := testOptions("")
 	var seqs []uint64
+	var owned []OwnedFile
 	for i := range 3 {
-		b := Batch{Dir: dir, Formats: Formats(), Keep: 2, Options: o, Stamp: testNow.Add(time.Duration(i) * time.Hour)}
+		b := Batch{Dir: dir, Formats: Formats(), Options: o, Stamp: testNow.Add(time.Duration(i) * time.Hour)}
 		res, err := b.Write(Selection{}, []string{maps}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -61,18 +68,41 @@ func TestBatchKeepsNewest(t *testing.T) {
 		}
 		seqs = append(seqs, res.NextSeq)
 		o.FirstSeq = res.NextSeq
-	}
-	got := names(t, dir)
-	if len(got) != 2*len(Formats())+1 {
-		t.Fatalf("files after pruning: %v", got)
-	}
-	for _, n := range got {
-		if n != "notes.txt" && filepath.Base(n) < "agentmap-20260203T050506Z" {
-			t.Errorf("an old export survived: %s", n)
-		}
+		owned = append(owned, Own(res.Files)...)
 	}
 	if !(seqs[0] < seqs[1] && seqs[1] < seqs[2]) {
 		t.Errorf("source_seq did not advance across batches: %v", seqs)
+	}
+	// The first batch's bundle is replaced by someone: no longer owned.
+	replaced := filepath.Join(dir, FileName(Bundle, testNow))
+	os.WriteFile(replaced, []byte("a file of someone else's now"), 0o600)
+
+	still, err := PruneOwned(dir, Formats(), 2, owned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := names(t, dir)
+	if len(got) != 2*len(Formats())+3 {
+		t.Fatalf("files after pruning: %v", got)
+	}
+	for _, n := range got {
+		base := filepath.Base(n)
+		if base < "agentmap-20260203T050506Z" && base != filepath.Base(theirs) && base != filepath.Base(replaced) && base != "notes.txt" {
+			t.Errorf("an old export survived: %s", n)
+		}
+	}
+	for _, p := range []string{theirs, replaced} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("a file not written by the batches was pruned: %s", p)
+		}
+	}
+	if len(still) != 2*len(Formats()) {
+		t.Errorf("%d files still owned, want the %d kept", len(still), 2*len(Formats()))
+	}
+	for _, o := range still {
+		if o.Name == filepath.Base(replaced) {
+			t.Error("the replaced file is still owned")
+		}
 	}
 }
 

@@ -33,6 +33,11 @@ type ExportState struct {
 	LastMs       int64    `json:"lastMs,omitempty"`
 	LastFiles    []string `json:"lastFiles,omitempty"`
 	LastSessions int      `json:"lastSessions,omitempty"`
+	// Owned are the export files this data directory wrote and may prune
+	// (export keep), each as it was once written: a file of the same
+	// name that is not that is someone else's. Recorded only while keep
+	// prunes; exports written before it was recorded are never pruned.
+	Owned []OwnedExport `json:"owned,omitempty"`
 	// AttemptMs is when an export was last attempted (written, found
 	// empty, or failed).
 	AttemptMs int64 `json:"attemptMs,omitempty"`
@@ -44,6 +49,13 @@ type ExportState struct {
 	// crash it is written again under the same stamp with the same
 	// sessions and first source_seq, so the retry is the same export.
 	Pending *PendingExport `json:"pending,omitempty"`
+}
+
+// OwnedExport is an export file as its writer found it once written.
+type OwnedExport struct {
+	Name  string `json:"name"`
+	Size  int64  `json:"size"`
+	ModNs int64  `json:"modNs"`
 }
 
 // PendingExport is the selection of an export in progress.

@@ -268,7 +268,7 @@ func (s *Scheduler) export(now time.Time, st *state.ExportState) (Outcome, error
 	if c.Policy == Window {
 		sel.Since = stamp.Add(-c.Window)
 	}
-	b := export.Batch{Dir: c.Dir, Formats: c.Formats, Keep: c.Keep, Stamp: stamp,
+	b := export.Batch{Dir: c.Dir, Formats: c.Formats, Stamp: stamp,
 		Options: export.Options{DeviceID: st.DeviceID, FirstSeq: p.FirstSeq, Producer: s.o.Producer, Now: stamp}}
 	res, err := b.Write(sel, files, func(file string, err error) {
 		if !bad[file] {
@@ -314,17 +314,48 @@ func (s *Scheduler) export(now time.Time, st *state.ExportState) (Outcome, error
 	}
 	st.LastSessions = res.Sessions
 	st.LastError, st.Failures = "", 0
+	if c.Keep > 0 {
+		// Recorded with the export, before any file is pruned: only
+		// what the state says this directory wrote is ever deleted.
+		for _, o := range export.Own(res.Files) {
+			st.Owned = append(st.Owned, state.OwnedExport(o))
+		}
+	}
 	if err := s.o.Store.CommitExport(*st, done); err != nil {
 		// The files stay: the pending export is written again under the
 		// same name at the next attempt.
 		st.Pending = p
 		return Outcome{}, fmt.Errorf("record export: %w", err)
 	}
+	if c.Keep > 0 {
+		s.prune(st, c)
+	}
 	if err := export.SaveNextSeq(filepath.Join(s.o.DataDir, NextSeqFile), st.NextSeq); err != nil {
 		s.o.Logger.Warn("cannot keep the next source_seq for agentmap export", "err", err)
 	}
 	s.o.Logger.Info("exported", "files", len(res.Files), "sessions", res.Sessions, "dir", c.Dir)
 	return Outcome{Files: res.Files, Sessions: res.Sessions}, nil
+}
+
+// prune deletes the oldest exports this data directory wrote beyond keep,
+// and records what it still owns. A failure is logged and the export
+// stands: the files left are tried again after the next export.
+func (s *Scheduler) prune(st *state.ExportState, c Config) {
+	owned := make([]export.OwnedFile, len(st.Owned))
+	for i, o := range st.Owned {
+		owned[i] = export.OwnedFile(o)
+	}
+	still, err := export.PruneOwned(c.Dir, c.Formats, c.Keep, owned)
+	if err != nil {
+		s.o.Logger.Warn("old exports not pruned", "err", err)
+	}
+	st.Owned = st.Owned[:0]
+	for _, o := range still {
+		st.Owned = append(st.Owned, state.OwnedExport(o))
+	}
+	if err := s.o.Store.PutExportState(*st); err != nil {
+		s.o.Logger.Warn("cannot record the exports kept", "err", err)
+	}
 }
 
 // selectSessions lists the sessions of the next export, by policy.

@@ -239,9 +239,19 @@ func TestSnapshotLeavesIncrementalRecordAlone(t *testing.T) {
 	}
 }
 
+// keep prunes the oldest exports the scheduler wrote, and nothing else:
+// files named as exports in the same directory that it did not write
+// (another data directory's, the user's) stay.
 func TestKeepPrunesOldExports(t *testing.T) {
 	f := newFixture(t)
 	s := f.scheduler(nil, Config{Keep: 2})
+	theirs := []string{filepath.Join(f.out, "agentmap-20000101T000000Z.jsonl"), filepath.Join(f.out, "agentmap-20000101T000000Z.attemptdb.jsonl")}
+	os.MkdirAll(f.out, 0o700)
+	for _, p := range theirs {
+		if err := os.WriteFile(p, []byte("not written by this scheduler\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, id := range []string{"a", "b", "c"} {
 		f.flush(id)
 		if _, err := s.Export(f.clock.Now()); err != nil {
@@ -258,9 +268,18 @@ func TestKeepPrunesOldExports(t *testing.T) {
 			}
 			n++
 		}
-		if n != 2 {
-			t.Fatalf("%s: %d exports kept, want 2 (%v)", format, n, m)
+		if n != 3 {
+			t.Fatalf("%s: %d exports kept, want 2 and the one it did not write (%v)", format, n, m)
 		}
+	}
+	for _, p := range theirs {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("an export it did not write was pruned: %v", err)
+		}
+	}
+	st, err := f.db.ExportState()
+	if err != nil || len(st.Owned) != 2*2 {
+		t.Errorf("owned exports recorded: %+v, %v", st.Owned, err)
 	}
 }
 
