@@ -13,11 +13,24 @@ import (
 	"syscall"
 )
 
-// listenControl creates the socket 0600 in the data dir (itself 0700). A
+// shortSocketDir holds the control socket of a data directory whose own
+// path is too long for one (ControlPath): a directory of this user's in
+// /tmp, not os.TempDir, whose $TMPDIR a service and a shell may set apart.
+var shortSocketDir = fmt.Sprintf("/tmp/agentmap-%d", os.Getuid())
+
+// listenControl creates the socket 0600 in the data dir (itself 0700), or
+// in shortSocketDir, made 0700 and checked to be this user's alone. A
 // socket left by a daemon that died is removed: this process holds the
 // state lock, so no other daemon can be serving it.
 func listenControl(path string, log *slog.Logger) (net.Listener, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if dir := filepath.Dir(path); dir == shortSocketDir {
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+		if err := privateDir(dir); err != nil {
+			return nil, err
+		}
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -61,7 +74,31 @@ func (s ownSocket) Close() error {
 	return err
 }
 
+// privateDir checks that the shared directory of short socket paths is
+// this user's alone: a directory (not a link), owned by this user, that no
+// one else may enter. In /tmp anyone may make it first; a socket there
+// that another user could replace would take this user's commands.
+func privateDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("the control socket's directory %s is not this user's alone (it must be a directory of uid %d, mode 0700): remove it, or use a data directory of a shorter path", dir, os.Getuid())
+	}
+	return nil
+}
+
 func dialControl(path string) (net.Conn, error) {
+	if dir := filepath.Dir(path); dir == shortSocketDir {
+		if err := privateDir(dir); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, ErrNoDaemon
+			}
+			return nil, err
+		}
+	}
 	c, err := net.Dial("unix", path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {

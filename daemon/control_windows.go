@@ -12,4 +12,7 @@ func listenControl(string, *slog.Logger) (net.Listener, error) { return nil, nil
 
 func dialControl(string) (net.Conn, error) { return nil, ErrNoDaemon }
 
+// shortSocketDir is unused: no socket on Windows.
+var shortSocketDir = ""
+
 func peerUID(net.Conn) (int, error) { return -1, nil }

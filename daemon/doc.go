@@ -74,7 +74,8 @@ Decisions, kept stable:
     mode, hash key, event cap, prices) in the loop: the next map written
     uses them, and a change of the maps' options has every map written
     again (identity.go).
-  - The control API (control.go) is HTTP/JSON on <data dir>/agentmap.sock,
+  - The control API (control.go) is HTTP/JSON on <data dir>/agentmap.sock
+    (a short path in /tmp when that one is too long: ControlPath),
     0600, serving the daemon's own uid only (SO_PEERCRED, LOCAL_PEERCRED);
     status answers from a snapshot the loop publishes, list reads the
     state in its own read transaction, flush is run by the loop. Windows

@@ -3,6 +3,8 @@
 package daemon
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
 	"path/filepath"
 	"time"
@@ -132,8 +134,29 @@ func (o *Options) fill() {
 // StatePath is the state database inside a data dir.
 func StatePath(dataDir string) string { return filepath.Join(dataDir, "state.db") }
 
-// ControlPath is the control socket inside a data dir.
-func ControlPath(dataDir string) string { return filepath.Join(dataDir, "agentmap.sock") }
+// ControlPath is the control socket of a data dir: <data dir>/agentmap.sock,
+// or, when that path is too long for a unix socket (a data directory deep
+// in a tree), <shortSocketDir>/<hash>.sock, named by a hash of the data
+// directory's absolute path so that the daemon and every command find the
+// same socket without reading anything. A socket path is bounded by
+// sun_path: 104 bytes on macOS and the BSDs, 108 on Linux, its NUL
+// included; past it the daemon could not serve its socket and every
+// command that asks it would fail.
+func ControlPath(dataDir string) string {
+	p := filepath.Join(dataDir, "agentmap.sock")
+	if len(p) <= maxSocketPath || shortSocketDir == "" {
+		return p
+	}
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		abs = dataDir
+	}
+	sum := sha256.Sum256([]byte(filepath.Clean(abs)))
+	return filepath.Join(shortSocketDir, hex.EncodeToString(sum[:8])+".sock")
+}
+
+// maxSocketPath is the longest socket path every system takes.
+const maxSocketPath = 103
 
 // MapsDir is the map store inside a data dir.
 func MapsDir(dataDir string) string { return filepath.Join(dataDir, "maps") }
