@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -16,8 +17,11 @@ import (
 	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/builder/redact"
 	"github.com/agentmap/agentmap/export"
+	"github.com/agentmap/agentmap/export/agentscope"
+	"github.com/agentmap/agentmap/export/attemptdb"
 	"github.com/agentmap/agentmap/export/exportcheck"
 	"github.com/agentmap/agentmap/export/mapfile"
+	"github.com/agentmap/agentmap/export/sentience"
 	"github.com/agentmap/agentmap/state/mapstore"
 )
 
@@ -167,4 +171,153 @@ func TestExportAttemptDBSequence(t *testing.T) {
 	if c := bytes.Count(both, []byte(`"device_id":"`+strings.TrimSpace(string(id))+`"`)); c != bytes.Count(both, []byte("\n")) {
 		t.Errorf("%d of %d lines carry the kept device id", c, bytes.Count(both, []byte("\n")))
 	}
+}
+
+// TestExportCorpusCallsPaired: over the whole corpus, each export has
+// every tool call of every map once, as docs/exports.md says. AttemptDB:
+// each call has exactly one tool_call_started and, after it, exactly one
+// tool_call_finished or tool_call_failed (AttemptDB pairs them by session_id
+// and tool.call_id), subagent launches, denied calls and calls that never
+// returned alike. Sentience: one action per call, unsuccessful for a failed
+// one. AgentScope: one action per call besides the summaries.
+func TestExportCorpusCallsPaired(t *testing.T) {
+	data, built := corpusStore(t, builder.Options{Producer: "agentmap test"})
+	type counts struct{ calls, failed int }
+	want := map[string]counts{}      // by session.id
+	callIDs := map[string][]string{} // AttemptDB session_id → call ids
+	sessionOf := map[string]string{} // AttemptDB session_id and Sentience run_id → session.id
+	for id, bm := range built {
+		d, err := mapfile.FromMap(bm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := d.Map
+		sid := attemptdb.SessionID(attemptdb.ProviderOf(m.Session.AgentTool), m.Session.NativeID())
+		sessionOf[sid], sessionOf[sentience.RunID(m)] = id, id
+		var c counts
+		for _, e := range m.Events {
+			if e.IsCall() {
+				c.calls++
+				callIDs[sid] = append(callIDs[sid], strconv.Itoa(e.Seq))
+				if e.Err {
+					c.failed++
+				}
+			}
+		}
+		want[id] = c
+	}
+	exported := func(f export.Format) []byte {
+		t.Helper()
+		target := filepath.Join(t.TempDir(), "out"+f.Ext())
+		var stdout, stderr bytes.Buffer
+		args := []string{"--format", string(f), "--data-dir", data, "--out", target}
+		if code := cmdExport(context.Background(), args, &stdout, &stderr); code != exitOK {
+			t.Fatalf("%s: exit %d: %s", f, code, stderr.String())
+		}
+		body, err := os.ReadFile(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return body
+	}
+
+	t.Run("attemptdb", func(t *testing.T) {
+		type call struct{ started, ended int }
+		calls := map[[2]string]*call{}
+		for i, line := range bytes.Split(bytes.TrimSpace(exported(export.AttemptDB)), []byte("\n")) {
+			var ev struct {
+				Kind      string `json:"kind"`
+				SessionID string `json:"session_id"`
+				Tool      *struct {
+					CallID string `json:"call_id"`
+				} `json:"tool"`
+			}
+			if err := json.Unmarshal(line, &ev); err != nil {
+				t.Fatalf("line %d: %v", i+1, err)
+			}
+			if !strings.HasPrefix(ev.Kind, "tool_call_") {
+				continue
+			}
+			if ev.Tool == nil {
+				t.Fatalf("line %d: %s without a tool", i+1, ev.Kind)
+			}
+			key := [2]string{ev.SessionID, ev.Tool.CallID}
+			c := calls[key]
+			if c == nil {
+				c = &call{}
+				calls[key] = c
+			}
+			if ev.Kind == "tool_call_started" {
+				c.started++
+			} else if c.ended++; c.started == 0 {
+				t.Errorf("line %d: %s of call %s in session %s before any tool_call_started", i+1, ev.Kind, key[1], sessionOf[key[0]])
+			}
+		}
+		for key, c := range calls {
+			if c.started != 1 || c.ended != 1 {
+				t.Errorf("session %s call %s: %d tool_call_started, %d finished or failed, want 1 and 1", sessionOf[key[0]], key[1], c.started, c.ended)
+			}
+		}
+		for sid, ids := range callIDs {
+			for _, id := range ids {
+				if calls[[2]string{sid, id}] == nil {
+					t.Errorf("session %s call %s: no event", sessionOf[sid], id)
+				}
+			}
+		}
+		t.Logf("%d calls in %d sessions", len(calls), len(built))
+	})
+
+	t.Run("sentience", func(t *testing.T) {
+		got := map[string]counts{}
+		for i, line := range bytes.Split(bytes.TrimSpace(exported(export.Sentience)), []byte("\n")) {
+			var l struct {
+				Type  string `json:"type"`
+				RunID string `json:"run_id"`
+				Data  struct {
+					Success *bool `json:"success"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal(line, &l); err != nil {
+				t.Fatalf("line %d: %v", i+1, err)
+			}
+			if l.Type != "action" {
+				continue
+			}
+			c := got[sessionOf[l.RunID]]
+			c.calls++
+			if l.Data.Success != nil && !*l.Data.Success {
+				c.failed++
+			}
+			got[sessionOf[l.RunID]] = c
+		}
+		for id, w := range want {
+			if got[id] != w {
+				t.Errorf("%s: %d actions, %d unsuccessful; the map has %d calls, %d failed", id, got[id].calls, got[id].failed, w.calls, w.failed)
+			}
+		}
+	})
+
+	t.Run("agentscope", func(t *testing.T) {
+		var doc struct {
+			Runs []agentscope.Run `json:"runs"`
+		}
+		if err := json.Unmarshal(exported(export.AgentScope), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range doc.Runs {
+			n := 0
+			for _, a := range r.Actions {
+				if a.Type != "generate_summary" {
+					n++
+				}
+			}
+			if n != want[r.ID].calls {
+				t.Errorf("%s: %d actions besides summaries; the map has %d calls", r.ID, n, want[r.ID].calls)
+			}
+		}
+		if len(doc.Runs) != len(want) {
+			t.Errorf("%d runs, %d maps", len(doc.Runs), len(want))
+		}
+	})
 }
