@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -320,4 +323,85 @@ func TestExportCorpusCallsPaired(t *testing.T) {
 			t.Errorf("%d runs, %d maps", len(doc.Runs), len(want))
 		}
 	})
+}
+
+// TestExportJSONLContentHash pins what docs/exports.md says of the jsonl
+// format: contentHash is the SHA-256 of the line's map without contentHash
+// and session.cliVersion, in canonical JSON (not of the line itself), in
+// every path mode, and the check the page gives (run when python3 is
+// installed) finds every line of the corpus's export correct.
+func TestExportJSONLContentHash(t *testing.T) {
+	data, built := corpusStore(t, builder.Options{Producer: "agentmap test"})
+	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "exports.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := docBlock(t, string(page), "## jsonl", "```sh")
+	for _, mode := range []string{"relative", "hashed"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			target := filepath.Join(dir, "maps.jsonl")
+			var stdout, stderr bytes.Buffer
+			args := []string{"--format", "jsonl", "--data-dir", data, "--out", target, "--path-mode", mode}
+			if code := cmdExport(context.Background(), args, &stdout, &stderr); code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			body, err := os.ReadFile(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := bytes.Split(bytes.TrimSuffix(body, []byte("\n")), []byte("\n"))
+			if len(lines) != len(built) {
+				t.Fatalf("%d lines, %d maps", len(lines), len(built))
+			}
+			for i, line := range lines {
+				dec := json.NewDecoder(bytes.NewReader(line))
+				dec.UseNumber()
+				var m map[string]any
+				if err := dec.Decode(&m); err != nil {
+					t.Fatalf("line %d: %v", i+1, err)
+				}
+				want, _ := m["contentHash"].(string)
+				delete(m, "contentHash")
+				delete(m["session"].(map[string]any), "cliVersion")
+				canon, err := builder.CanonicalJSON(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sum := sha256.Sum256(canon); hex.EncodeToString(sum[:]) != want {
+					t.Errorf("line %d: contentHash %s is not the SHA-256 of the map without contentHash and session.cliVersion", i+1, want)
+				}
+			}
+			if _, err := exec.LookPath("python3"); err != nil {
+				t.Skip("python3 not installed: the page's check is not run")
+			}
+			cmd := exec.Command("sh", "-c", check)
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("the page's check: %v\n%s", err, out)
+			}
+			if got := strings.Count(string(out), " ok\n"); got != len(built) || strings.Contains(string(out), "MISMATCH") {
+				t.Errorf("the page's check: %d of %d maps ok:\n%s", got, len(built), out)
+			}
+		})
+	}
+}
+
+// docBlock is the first fenced block opened by fence in the section of a
+// Markdown page under heading.
+func docBlock(t *testing.T, page, heading, fence string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(page, "\n"+heading)
+	if ok {
+		rest, _, _ = strings.Cut(rest, "\n## ")
+		_, rest, ok = strings.Cut(rest, "\n"+fence+"\n")
+	}
+	if ok {
+		rest, _, ok = strings.Cut(rest, "\n```\n")
+	}
+	if !ok {
+		t.Fatalf("no %s block under %q", fence, heading)
+	}
+	return rest
 }
