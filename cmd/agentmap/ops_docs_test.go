@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -59,6 +61,52 @@ func TestOperationsDocListsEveryKey(t *testing.T) {
 			if !strings.Contains(text, "agentmap "+c.name) {
 				t.Errorf("README.md does not describe agentmap %s", c.name)
 			}
+		}
+	}
+}
+
+// TestExportSynopsesNameEveryFlag: the synopses of export, in
+// docs/exports.md and in README.md's table of commands, name exactly the
+// flags `agentmap export --help` lists, so a flag added to the command
+// cannot be left out of them (--repo and --outcome were).
+func TestExportSynopsesNameEveryFlag(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := cmdExport(context.Background(), []string{"--help"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("export --help: exit %d: %s", code, stderr.String())
+	}
+	want := regexp.MustCompile(`(?m)^  -([a-z][a-z-]*)`).FindAllStringSubmatch(stderr.String(), -1)
+	if len(want) < 10 {
+		t.Fatalf("only %d flags in export --help:\n%s", len(want), stderr.String())
+	}
+	read := func(name ...string) string {
+		b, err := os.ReadFile(filepath.Join(append([]string{"..", ".."}, name...)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	// docs/exports.md: the first fenced block of the page.
+	_, page, _ := strings.Cut(read("docs", "exports.md"), "\n```\n")
+	page, _, _ = strings.Cut(page, "\n```\n")
+	// README.md: the row of export in the table of commands.
+	row := regexp.MustCompile("(?m)^\\| `agentmap export [^`]*`").FindString(read("README.md"))
+	for name, synopsis := range map[string]string{"docs/exports.md": page, "README.md": row} {
+		if !strings.HasPrefix(strings.TrimPrefix(synopsis, "| `"), "agentmap export") {
+			t.Errorf("%s: no synopsis of agentmap export found", name)
+			continue
+		}
+		named := map[string]bool{}
+		for _, m := range regexp.MustCompile(`--([a-z][a-z-]*)`).FindAllStringSubmatch(synopsis, -1) {
+			named[m[1]] = true
+		}
+		for _, m := range want {
+			if !named[m[1]] {
+				t.Errorf("%s: the synopsis of export leaves out --%s", name, m[1])
+			}
+			delete(named, m[1])
+		}
+		for f := range named {
+			t.Errorf("%s: the synopsis of export names --%s, which the command does not take", name, f)
 		}
 	}
 }

@@ -299,10 +299,15 @@ func (c *conversion) convert(e *mapfile.Event) {
 	lane := e.Lane()
 	switch {
 	case e.Kind == "subagent" && e.Child != "" && !c.started[e.Child]:
+		// A call that launches a lane is a tool call like any other:
+		// AttemptDB pairs tool_call_started with its finished or failed
+		// event by call_id, and a denied launch still fails. Its lane's
+		// subagent_started keeps the id "call.<fact>" it has always had,
+		// so exports made before the call had a start of its own still
+		// deduplicate with this one; the start takes a key of its own.
+		c.callStartedAs("subagent_call."+factKey(e), e, seq, lane)
 		c.laneStarted(e.Child, c.laneSpan(lane), "call."+factKey(e), e.T, e.Tool, e)
-		if e.Err {
-			c.callFinished(e, seq, lane)
-		}
+		c.callFinished(e, seq, lane)
 	case e.IsCall():
 		c.callStarted(e, seq, lane)
 		c.callFinished(e, seq, lane)
@@ -395,7 +400,12 @@ func (c *conversion) outputAttrs(ev *Event, e *mapfile.Event) {
 }
 
 func (c *conversion) callStarted(e *mapfile.Event, seq, lane string) {
-	ev := c.event("tool_call_started", e.Kind, "call."+factKey(e), e.T)
+	c.callStartedAs("call."+factKey(e), e, seq, lane)
+}
+
+// callStartedAs is callStarted under the event id key id.
+func (c *conversion) callStartedAs(id string, e *mapfile.Event, seq, lane string) {
+	ev := c.event("tool_call_started", e.Kind, id, e.T)
 	ev.SpanID = Derive(prefixSpan, c.sid, "call", factKey(e))
 	ev.ParentSpanID = c.laneSpan(lane)
 	ev.Agent = c.laneAgent(lane)
@@ -472,10 +482,9 @@ func (c *conversion) callFinished(e *mapfile.Event, seq, lane string) {
 		kind = "tool_call_failed"
 	}
 	ev := c.event(kind, e.Kind+"_result", "result."+factKey(e), e.T+dur)
+	// The call's span, as its start's: the lane it launched has a span
+	// of its own, opened and closed by subagent_started and _stopped.
 	ev.SpanID = Derive(prefixSpan, c.sid, "call", factKey(e))
-	if e.Kind == "subagent" && e.Child != "" {
-		ev.SpanID = c.laneSpan(e.Child)
-	}
 	ev.ParentSpanID = c.laneSpan(lane)
 	ev.Agent = c.laneAgent(lane)
 	ev.ProviderTurnID = turnID(e.Task)
