@@ -567,3 +567,39 @@ func TestBrowserTimelineInput(t *testing.T) {
 	w.shot(t, ctx, "timeline-input.png", false)
 	w.checkQuiet(t, page)
 }
+
+// TestBrowserSessionWithNoStartTime: a session whose log gave no start
+// time reads "-" where its start would be, and the chart over time leaves
+// it out and says so, rather than stretch its axis to the year 1 (or
+// 1970) and cut the real days off at its bucket cap.
+func TestBrowserSessionWithNoStartTime(t *testing.T) {
+	b := browser(t)
+	dated, undated := synthMap(1, 30), synthMap(2, 40)
+	dated.Session.StartedAt = "2026-03-02T10:00:00Z"
+	undated.Session.StartedAt = ""
+	page := writePage(t, t.TempDir(), "undated.html", []*Map{dated, undated}, Options{Scope: "2 sessions"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w := openPage(t, ctx, b, 1200, 900)
+	w.load(t, ctx, page)
+	var got struct {
+		Note   string
+		Days   []string
+		Starts []string
+	}
+	if err := w.Eval(ctx, `({note: document.querySelector('#daynote').textContent,
+		days: [...document.querySelectorAll('#daychart details tbody tr')].map(tr => tr.children[0].textContent),
+		starts: [...document.querySelectorAll('tr.click')].map(tr => tr.children[0].textContent)})`, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.Note, "1 session with no start time not included") {
+		t.Errorf("the chart's note reads %q", got.Note)
+	}
+	if len(got.Days) == 0 || len(got.Days) > 3 || !strings.Contains(strings.Join(got.Days, " "), "2026") {
+		t.Errorf("the chart's days: %q, want the dated session's alone", got.Days)
+	}
+	if !slices.Contains(got.Starts, "-") || len(got.Starts) != 2 {
+		t.Errorf("the sessions' starts: %q, want one \"-\"", got.Starts)
+	}
+	w.checkQuiet(t, page)
+}

@@ -75,7 +75,11 @@ type agg struct {
 
 // sessionRow lays out one session, in the order of report.js's S.
 func sessionRow(st *strtab, m *Map, events int) []any {
-	start, _ := m.Start()
+	start, dated := m.Start()
+	startMs := int64(0) // no start time: report.js shows "-" and charts no day
+	if dated {
+		startMs = start.UnixMilli()
+	}
 	var in, cw, cr, out int64
 	for i := range m.Events {
 		if e := &m.Events[i]; e.Kind == "llm" {
@@ -94,7 +98,7 @@ func sessionRow(st *strtab, m *Map, events int) []any {
 	}
 	unpriced := st.ids(unpricedModels(m))
 	return []any{st.id(m.Session.NativeID()), st.id(m.Session.AgentTool), st.ids(repos), st.ids(models),
-		start.UnixMilli(), m.Session.DurationMs, st.id(m.Session.Outcome),
+		startMs, m.Session.DurationMs, st.id(m.Session.Outcome),
 		in, cw, cr, out, t.Tokens, t.CostUSD, t.Calls, t.Requests, t.Errors, t.Retries,
 		t.Delays, t.DelayMs, t.MaxContext, t.Compactions, t.Subagents, events, trunc, t.UserTurns, t.OutputTokens, unpriced}
 }

@@ -157,6 +157,12 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 		start, dated := m.Start()
 		at := func(t int64) time.Time { return start.Add(time.Duration(t) * time.Millisecond) }
 		key := func(t int64, model string) string {
+			if !dated && p != BySess && p != ByModel {
+				// A map with no start time (its log gave none) has
+				// requests of no known day: a row of their own, not
+				// year 1.
+				return Undated
+			}
 			at := at(t).In(loc)
 			switch p {
 			case Weekly:
@@ -176,7 +182,10 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 			if r == nil {
 				r = &UsageRow{Key: k}
 				if p == BySess {
-					r.Agent, r.Start = AgentName(m.Session.AgentTool), start.Format(time.RFC3339)
+					r.Agent = AgentName(m.Session.AgentTool)
+					if dated {
+						r.Start = start.Format(time.RFC3339)
+					}
 				}
 				rows[k] = r
 			}
@@ -251,6 +260,10 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 	}
 	return tab
 }
+
+// Undated is the key of the day, week or month row of the requests of
+// maps with no start time; it sorts after every date.
+const Undated = "undated"
 
 // FastSuffix marks a model's requests served in fast mode in a usage
 // table's model names, and the report's.

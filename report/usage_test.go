@@ -398,3 +398,28 @@ func TestUsageNoteOfPricesSetSince(t *testing.T) {
 		t.Errorf("claude-zeta-1 priced in the config since:\n%s", text)
 	}
 }
+
+// A map with no start time (its log gave none) has its requests in a row
+// of their own, "undated", after the dates: not in a row of year 1.
+func TestUsageOfAMapWithNoStartTime(t *testing.T) {
+	req := bev.Event{Model: "claude-sonnet-4-5", LLM: &bev.LLM{In: 1000, Out: 100, LatencyMs: -1}}
+	dated := builtMap(t, "dated", "claude-code", nil, req)
+	undated := builtMap(t, "undated", "claude-code", nil, req)
+	undated.Session.StartedAt = ""
+	for _, p := range []Period{Daily, Weekly, Monthly} {
+		tab := Usage([]*Map{undated, dated}, p, time.UTC)
+		if len(tab.Rows) != 2 || tab.Rows[1].Key != Undated || strings.HasPrefix(tab.Rows[0].Key, "0001") || tab.Rows[1].Total != 1100 {
+			t.Errorf("%s: rows %+v", p, tab.Rows)
+		}
+	}
+	for _, r := range Usage([]*Map{undated}, BySess, time.UTC).Rows {
+		if r.Start != "" {
+			t.Errorf("session row of a map with no start time: startedAt %q", r.Start)
+		}
+	}
+	var out bytes.Buffer
+	WriteUsageTable(&out, Usage([]*Map{undated}, Daily, time.UTC), false)
+	if text := out.String(); strings.Contains(text, "0001-01-01") || !strings.Contains(text, "\nundated ") {
+		t.Errorf("table of a map with no start time:\n%s", text)
+	}
+}

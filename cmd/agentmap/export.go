@@ -39,7 +39,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	of := addOpsFlags(fl)
 	firstSeq := fl.Uint64("first-seq", 0, "attemptdb: first source_seq (default: the one after the previous export)")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentmap export --format F [flags] [MAP-FILES...]")
+		fmt.Fprintln(stderr, "usage: agentmap export --format bundle|jsonl|attemptdb|agentscope|sentience [--since D] [--until D] [--agent A] [--repo R] [--outcome O] [--path-mode M] [--hash-key-file F] [--out PATH] [--config F | --data-dir D] [--first-seq N] [MAP-FILES...]")
 		fmt.Fprintln(stderr, "Exports session maps (the store's, or the files given) for other tools.")
 		fl.PrintDefaults()
 	}

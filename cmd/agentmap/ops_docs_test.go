@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -65,19 +66,13 @@ func TestOperationsDocListsEveryKey(t *testing.T) {
 	}
 }
 
-// TestExportSynopsesNameEveryFlag: the synopses of export, in
-// docs/exports.md and in README.md's table of commands, name exactly the
-// flags `agentmap export --help` lists, so a flag added to the command
-// cannot be left out of them (--repo and --outcome were).
-func TestExportSynopsesNameEveryFlag(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	if code := cmdExport(context.Background(), []string{"--help"}, &stdout, &stderr); code != exitOK {
-		t.Fatalf("export --help: exit %d: %s", code, stderr.String())
-	}
-	want := regexp.MustCompile(`(?m)^  -([a-z][a-z-]*)`).FindAllStringSubmatch(stderr.String(), -1)
-	if len(want) < 10 {
-		t.Fatalf("only %d flags in export --help:\n%s", len(want), stderr.String())
-	}
+// TestSynopsesNameEveryFlag: the synopses of export, report and usage (the
+// usage line of their --help, the first fenced block of their page in
+// docs/, their row in README.md's table of commands) name exactly the flags
+// their --help lists, so that a flag added to a command cannot be left out
+// of them (export's --repo and --outcome, usage's --outcome, --maps,
+// --from and --device were).
+func TestSynopsesNameEveryFlag(t *testing.T) {
 	read := func(name ...string) string {
 		b, err := os.ReadFile(filepath.Join(append([]string{"..", ".."}, name...)...))
 		if err != nil {
@@ -85,28 +80,51 @@ func TestExportSynopsesNameEveryFlag(t *testing.T) {
 		}
 		return string(b)
 	}
-	// docs/exports.md: the first fenced block of the page.
-	_, page, _ := strings.Cut(read("docs", "exports.md"), "\n```\n")
-	page, _, _ = strings.Cut(page, "\n```\n")
-	// README.md: the row of export in the table of commands.
-	row := regexp.MustCompile("(?m)^\\| `agentmap export [^`]*`").FindString(read("README.md"))
-	for name, synopsis := range map[string]string{"docs/exports.md": page, "README.md": row} {
-		if !strings.HasPrefix(strings.TrimPrefix(synopsis, "| `"), "agentmap export") {
-			t.Errorf("%s: no synopsis of agentmap export found", name)
-			continue
-		}
-		named := map[string]bool{}
-		for _, m := range regexp.MustCompile(`--([a-z][a-z-]*)`).FindAllStringSubmatch(synopsis, -1) {
-			named[m[1]] = true
-		}
-		for _, m := range want {
-			if !named[m[1]] {
-				t.Errorf("%s: the synopsis of export leaves out --%s", name, m[1])
+	// block is the fenced block of page that starts with the command.
+	block := func(page, command string) string {
+		for _, b := range strings.Split(read("docs", page), "```")[1:] {
+			if b = strings.TrimPrefix(strings.TrimPrefix(b, "sh"), "\n"); strings.HasPrefix(b, command+" ") {
+				return b
 			}
-			delete(named, m[1])
 		}
-		for f := range named {
-			t.Errorf("%s: the synopsis of export names --%s, which the command does not take", name, f)
+		return ""
+	}
+	flagsIn := regexp.MustCompile(`(?:^|[\s\[|])--?([a-z][a-z-]*)`)
+	for _, c := range []struct {
+		name string
+		run  func(context.Context, []string, io.Writer, io.Writer) int
+		page string
+	}{{"export", cmdExport, "exports.md"}, {"report", cmdReport, "report.md"}, {"usage", cmdUsage, "report.md"}} {
+		var stdout, stderr bytes.Buffer
+		if code := c.run(context.Background(), []string{"--help"}, &stdout, &stderr); code != exitOK {
+			t.Fatalf("%s --help: exit %d: %s", c.name, code, stderr.String())
+		}
+		help := stderr.String()
+		want := regexp.MustCompile(`(?m)^  -([a-z][a-z-]*)`).FindAllStringSubmatch(help, -1)
+		if len(want) < 8 {
+			t.Fatalf("only %d flags in %s --help:\n%s", len(want), c.name, help)
+		}
+		command := "agentmap " + c.name
+		usageLine, _, _ := strings.Cut(help, "\n")
+		row := regexp.MustCompile("(?m)^\\| `" + command + " [^`]*`").FindString(read("README.md"))
+		for where, synopsis := range map[string]string{"docs/" + c.page: block(c.page, command), "README.md": row, "--help": usageLine} {
+			if !strings.Contains(synopsis, command+" ") {
+				t.Errorf("%s: no synopsis of %s found", where, command)
+				continue
+			}
+			named := map[string]bool{}
+			for _, m := range flagsIn.FindAllStringSubmatch(strings.ReplaceAll(synopsis, "\\|", "|"), -1) {
+				named[m[1]] = true
+			}
+			for _, m := range want {
+				if !named[m[1]] {
+					t.Errorf("%s: the synopsis of %s leaves out --%s", where, c.name, m[1])
+				}
+				delete(named, m[1])
+			}
+			for f := range named {
+				t.Errorf("%s: the synopsis of %s names --%s, which the command does not take", where, c.name, f)
+			}
 		}
 	}
 }

@@ -143,7 +143,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	open := fl.Bool("open", false, "open the report in the default browser")
 	session := fl.String("session", "", "only this session's page (its id or a unique prefix)")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentmap report [--since 30d] [--agent A] [--repo R] [--session ID] [--maps DIR|bundle.tar.gz|maps.jsonl] [-o report.html] [--open]")
+		fmt.Fprintln(stderr, "usage: agentmap report [--since 30d] [--until D] [--agent A] [--repo R] [--outcome O] [--session ID] [--maps DIR|bundle.tar.gz|maps.jsonl | --from URL|team [--device D]] [--config F | --data-dir D] [-o report.html] [--open]")
 		fmt.Fprintln(stderr, "Writes one self-contained HTML file (no network, no external file) with an overview of the sessions and a page per session.")
 		fl.PrintDefaults()
 	}
@@ -301,7 +301,7 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	breakdown := fl.Bool("breakdown", false, "a line per model under each row")
 	asJSON := fl.Bool("json", false, "print the table as JSON")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentmap usage [daily|weekly|monthly|session|model] [--since D] [--until D] [--agent A] [--repo R] [--breakdown] [--json]")
+		fmt.Fprintln(stderr, "usage: agentmap usage [daily|weekly|monthly|session|model] [--since D] [--until D] [--agent A] [--repo R] [--outcome O] [--breakdown] [--json] [--maps DIR|bundle.tar.gz|maps.jsonl | --from URL|team [--device D]] [--config F | --data-dir D]")
 		fmt.Fprintln(stderr, "Prints tokens (input, output, cache create, cache read) and cost per day, week, month, session or model.")
 		fmt.Fprintln(stderr, "Each model request counts at its own time, in the local zone: the time the rows are grouped by and the time --since and --until select, so a session that straddles a bound counts only its requests inside. --agent, --repo and --outcome select sessions.")
 		fl.PrintDefaults()

@@ -109,7 +109,7 @@ function keep(i) {
   if (F.outcome && STR[r[S.outcome]] !== F.outcome) return false;
   if (F.repo && !r[S.repos].some(x => STR[x] === F.repo)) return false;
   if (F.model && !r[S.models].some(x => STR[x] === F.model)) return false;
-  if (F.from || F.to) { const d = dayOf(r[S.start]); if ((F.from && d < F.from) || (F.to && d > F.to)) return false; }
+  if (F.from || F.to) { if (!r[S.start]) return false; const d = dayOf(r[S.start]); if ((F.from && d < F.from) || (F.to && d > F.to)) return false; }
   if (F.q) {
     const q = F.q.toLowerCase();
     const hay = [STR[r[S.id]], STR[r[S.agent]], ...r[S.repos].map(x => STR[x]), ...r[S.models].map(x => STR[x])].join(' ').toLowerCase();
@@ -345,8 +345,11 @@ function dayChart() {
   // tokens of models without a price: the chart draws what was priced, and
   // says so; the tooltip and the table mark those figures "+unpriced".
   const unp = new Set();
-  let lo = Infinity, hi = -Infinity, nr = 0;
-  for (const i of shown) { lo = Math.min(lo, ROWS[i][S.start]); hi = Math.max(hi, ROWS[i][S.start]); }
+  // A session with no start time (its log gave none; 0) has no day: it
+  // is left out of the chart and said so, rather than stretch its axis
+  // back to 1970.
+  let lo = Infinity, hi = -Infinity, nr = 0, undated = 0;
+  for (const i of shown) if (ROWS[i][S.start]) { lo = Math.min(lo, ROWS[i][S.start]); hi = Math.max(hi, ROWS[i][S.start]); }
   // By default days, or weeks or months when the sessions span too long
   // for a readable bar a day; the select chooses.
   const spanDays = (hi - lo) / 864e5, unit = chartState.unit !== 'auto' ? chartState.unit : spanDays <= 92 ? 'day' : spanDays <= 730 ? 'week' : 'month';
@@ -357,6 +360,7 @@ function dayChart() {
   const put = (day, k, v) => { let d = days.get(day); if (!d) { d = new Map(); days.set(day, d); } if (metric !== 'sessions' && !v) return;
     d.set(k, (d.get(k) || 0) + v); keys.set(k, (keys.get(k) || 0) + v); };
   for (const i of shown) {
+    if (!ROWS[i][S.start]) { undated++; continue; }
     const r = ROWS[i], a = AGG[i], day = bucketOf(r[S.start], unit);
     if (metric !== 'sessions' && noUsage(r)) nr++;
     if (metric === 'cost' && r[S.unpriced].length) { unp.add(day); if (stack === 'agent') unp.add(day + '\0' + STR[r[S.agent]]); }
@@ -372,7 +376,7 @@ function dayChart() {
       put(day, STR[r[S.models][0]], r[S.cost] - known > 1e-9 ? r[S.cost] - known : 0);
     }
   }
-  $('#daynote').textContent = notes(unp.size ? 'unpriced usage not included' : '', nr ? plural(nr, 'session') + ' with no usage recorded not included' : '');
+  $('#daynote').textContent = notes(unp.size ? 'unpriced usage not included' : '', nr ? plural(nr, 'session') + ' with no usage recorded not included' : '', undated ? plural(undated, 'session') + ' with no start time not included' : '');
   const el = $('#daychart');
   if (!days.size) { el.innerHTML = '<p class="muted">no sessions</p>'; return; }
   // every day between the first and the last, so gaps show
