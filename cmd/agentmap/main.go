@@ -62,7 +62,7 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := dispatch(ctx, os.Args[1:], os.Stdout, terminalSafe{os.Stderr})
 	stop()
 	os.Exit(code)
 }

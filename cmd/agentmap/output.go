@@ -97,3 +97,55 @@ func outputFailed(stdout io.Writer, name string, code int, stderr io.Writer) int
 	}
 	return code
 }
+
+// terminalSafe is stderr as the commands write it: what they say names
+// files, and a file name may hold control sequences (an escape that
+// recolours the terminal, sets its title or moves its cursor) that a
+// message must not play on the user's terminal. Control bytes other than
+// newline, tab and the carriage return a progress bar redraws with, and
+// the C1 controls of UTF-8, are written as \xNN; everything else passes
+// as it is. Fd lets a command still see a terminal behind it.
+type terminalSafe struct{ f *os.File }
+
+func (t terminalSafe) Fd() uintptr { return t.f.Fd() }
+
+func (t terminalSafe) Write(p []byte) (int, error) {
+	if !needsEscape(p) {
+		return t.f.Write(p)
+	}
+	out := make([]byte, 0, len(p)+16)
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == 0xc2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f: // U+0080..U+009F
+			out = fmt.Appendf(out, `\u%04x`, p[i+1])
+			i++
+		case c < 0x20 && c != '\n' && c != '\t' && c != '\r' || c == 0x7f:
+			out = fmt.Appendf(out, `\x%02x`, c)
+		default:
+			out = append(out, c)
+		}
+	}
+	if _, err := t.f.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func needsEscape(p []byte) bool {
+	for i, c := range p {
+		if c < 0x20 && c != '\n' && c != '\t' && c != '\r' || c == 0x7f || c == 0xc2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f {
+			return true
+		}
+	}
+	return false
+}
+
+// fdOf is the file descriptor behind w, if there is one (a file, or
+// terminalSafe's).
+func fdOf(w io.Writer) (uintptr, bool) {
+	if f, ok := w.(interface{ Fd() uintptr }); ok {
+		return f.Fd(), true
+	}
+	return 0, false
+}

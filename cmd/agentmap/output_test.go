@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,5 +146,40 @@ func TestWriteToDevFull(t *testing.T) {
 	}
 	if got := stderr.String(); !strings.HasPrefix(got, "agentmap list: writing output: write /dev/stdout: ") || strings.Count(got, "\n") != 1 {
 		t.Errorf("stderr %q", got)
+	}
+}
+
+// What the commands say on stderr names files, whose names may hold
+// control sequences: the escapes are written as \xNN, never played on the
+// terminal, while newlines, tabs, a progress bar's carriage return and
+// any printable text, UTF-8 included, pass as they are.
+func TestStderrShowsControlBytesEscaped(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := terminalSafe{f}
+	in := "agentmap build: /tmp/ev\x1b[31mRED\x1b]0;title\x07\x7f\u009b.jsonl: naïve ✓\tok\r\n"
+	if n, err := fmt.Fprint(w, in); err != nil || n != len(in) {
+		t.Fatalf("write: %d, %v", n, err)
+	}
+	f.Close()
+	got, _ := os.ReadFile(f.Name())
+	want := `agentmap build: /tmp/ev\x1b[31mRED\x1b]0;title\x07\x7f\u009b.jsonl: naïve ✓` + "\tok\r\n"
+	if string(got) != want {
+		t.Errorf("written %q, want %q", got, want)
+	}
+	if fd, ok := fdOf(w); !ok || fd != f.Fd() {
+		t.Error("the descriptor behind stderr is hidden: a progress bar would not see its terminal")
+	}
+
+	// The real binary, a build of a file so named.
+	bin := opsBinary(t, t.TempDir())
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "ev\x1b[31mRED\x1b]0;T\x07.jsonl")
+	os.WriteFile(bad, []byte("not a log\n"), 0o600)
+	out, _ := exec.Command(bin, "build", "-o", filepath.Join(dir, "out")+"/", bad).CombinedOutput()
+	if bytes.ContainsAny(out, "\x1b\x07") || !bytes.Contains(out, []byte(`ev\x1b[31mRED\x1b]0;T\x07.jsonl`)) {
+		t.Errorf("agentmap build of a file named with escapes says %q", out)
 	}
 }

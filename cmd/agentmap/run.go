@@ -580,8 +580,8 @@ type progress struct {
 
 func newProgress(w io.Writer) *progress {
 	p := &progress{w: w, lastPct: -10}
-	if f, ok := w.(*os.File); ok {
-		p.tty = isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+	if fd, ok := fdOf(w); ok {
+		p.tty = isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
 	}
 	return p
 }
