@@ -366,13 +366,18 @@ func writeRepriceNote(w io.Writer, es []daemon.Entry, priced func(model string) 
 		strings.Join(models, ", "), verb, it)
 }
 
+// formatDuration writes a duration as the report does (report.js dur): a
+// tenth of a second under ten seconds, so that 2.8 s is not 2s here and
+// 2.8s there, and a 68 ms session not 0s.
 func formatDuration(ms int64) string {
 	d := time.Duration(ms) * time.Millisecond
 	switch {
 	case ms <= 0:
 		return "-"
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.1fs", d.Seconds())
 	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
+		return fmt.Sprintf("%.0fs", d.Seconds())
 	case d < time.Hour:
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 	}
@@ -387,6 +392,8 @@ func formatTokens(n int64) string {
 		return fmt.Sprintf("%.1fM", float64(n)/1e6)
 	case n >= 1e4:
 		return fmt.Sprintf("%.0fk", float64(n)/1e3)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3) // 4.1k, as 16k beside it; not 4124
 	}
 	return strconv.FormatInt(n, 10)
 }

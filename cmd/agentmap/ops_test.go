@@ -352,3 +352,19 @@ func TestRunOverrides(t *testing.T) {
 		t.Fatalf("effective %+v", e)
 	}
 }
+
+// list and show write durations and token counts as the report does: a
+// tenth of a second under ten seconds (a 68 ms session is not 0s, 2.8 s
+// not 2s), and thousands as 4.1k beside 16k, not 4124.
+func TestDurationsAndTokensAsTheReportWritesThem(t *testing.T) {
+	for ms, want := range map[int64]string{0: "-", 68: "0.1s", 2800: "2.8s", 9940: "9.9s", 12_400: "12s", 61_000: "1m01s", 3_720_000: "1h02m"} {
+		if got := formatDuration(ms); got != want {
+			t.Errorf("formatDuration(%d) = %q, want %q", ms, got, want)
+		}
+	}
+	for n, want := range map[int64]string{0: "0", 999: "999", 4124: "4.1k", 16_422: "16k", 2_800_000: "2.8M"} {
+		if got := formatTokens(n); got != want {
+			t.Errorf("formatTokens(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
