@@ -31,7 +31,7 @@ var globalFlags = []struct{ name, usage string }{
 	{"config", "the config file (default $" + config.EnvConfig + ", else the user config directory's agentmap/config.toml)"},
 	{"data-dir", "where state.db and maps/ live (default: data_dir of the config)"},
 	{"log-level", "debug, info, warn or error"},
-	{"json", "print JSON (commands that print tables or reports)"},
+	{"json", "print JSON (status, list, show, usage, prices, sink status, doctor, version)"},
 }
 
 func findCommand(name string) command {

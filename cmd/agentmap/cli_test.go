@@ -158,6 +158,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"build", "f", "-o"}, exitUsage, "err", "agentmap build: -o needs a value (see agentmap help build)\n"},
 		{[]string{"list", "--data-dir"}, exitUsage, "err", "agentmap list: --data-dir needs a value (see agentmap help list)\n"},
 		{[]string{"status", "extra"}, exitUsage, "err", `agentmap status: unexpected argument "extra" (status takes no arguments, only flags)`},
+		{[]string{"show", "--files", "-1", "x"}, exitUsage, "err", "agentmap show: --files -1: give how many files to show (0 for none)"},
 		{[]string{"scan", "--data-dir", "/nonexistent/x", "extra"}, exitUsage, "err", `agentmap scan: unexpected argument "extra"`},
 		{[]string{"export", "--format", "jsonl", "--first-seq", "5"}, exitUsage, "err", "agentmap export: --first-seq applies to --format attemptdb only"},
 		{[]string{"export", "--format", "jsonl", "--out", "/", "--data-dir", "/nonexistent/x"}, exitUsage, "err", "agentmap export: --out / is a directory: give the file to write"},

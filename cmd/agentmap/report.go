@@ -121,7 +121,11 @@ func collectMaps(ctx context.Context, cmd string, src report.Source, flt report.
 	maps, errs := report.Collect(ctx, src, flt)
 	for _, err := range errs {
 		if errors.As(err, new(sourceError)) {
-			fmt.Fprintf(stderr, "agentmap %s: %v; nothing written\n", cmd, err)
+			if cmd == "report" {
+				fmt.Fprintf(stderr, "agentmap %s: %v; nothing written\n", cmd, err)
+			} else {
+				fmt.Fprintf(stderr, "agentmap %s: %v\n", cmd, err)
+			}
 			return nil, 0, false
 		}
 	}

@@ -45,6 +45,10 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentmap show: name the session: its id, agent/id or a unique prefix (agentmap list shows them)")
 		return exitUsage
 	}
+	if *top < 0 {
+		fmt.Fprintf(stderr, "agentmap show: --files %d: give how many files to show (0 for none)\n", *top)
+		return exitUsage
+	}
 	if *asJSON && *events {
 		// The events are lines of text, not JSON: one of the two would
 		// be dropped without a word.
