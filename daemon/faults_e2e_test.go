@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmap/agentmap/internal/fulldisk"
 	"github.com/agentmap/agentmap/internal/scribble"
 )
 
@@ -26,47 +27,11 @@ import (
 // it, or where the file system refuses, the tests skip and say why.
 
 // smallDisk mounts a tmpfs of size bytes at a new directory.
-func smallDisk(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("disk-full injection mounts a tmpfs: needs root")
-	}
-	dir := filepath.Join(t.TempDir(), "disk")
-	os.MkdirAll(dir, 0o700)
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs (%v: %s)", err, strings.TrimSpace(string(out)))
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
-	return dir
-}
+func smallDisk(t *testing.T, size string) string { return fulldisk.Mount(t, size) }
 
 // fillDisk writes a file until the disk is full; removing it clears the
 // fault.
-func fillDisk(t *testing.T, dir string) string {
-	t.Helper()
-	path := filepath.Join(dir, "filler")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 64<<10)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			break
-		}
-	}
-	small := make([]byte, 512)
-	for {
-		if _, err := f.Write(small); err != nil {
-			break
-		}
-	}
-	return path
-}
+func fillDisk(t *testing.T, dir string) string { return fulldisk.Fill(t, dir) }
 
 // immutable sets or clears the immutable attribute of a file.
 func immutable(t *testing.T, path string, on bool) {

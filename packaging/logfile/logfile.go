@@ -31,6 +31,14 @@ type Writer struct {
 	keep int
 	f    *os.File
 	size int64
+	// closed: Close was called. A file lost otherwise (a rotation whose
+	// open failed on a full disk) is opened again at the next write.
+	closed bool
+	// lost counts the writes that failed (a full disk), lostErr the last
+	// error: the next write that succeeds says so first, so that a gap in
+	// the log is never silent.
+	lost    int
+	lostErr error
 }
 
 // Open opens (or creates, 0600, in a 0700 directory) the log at path.
@@ -62,21 +70,58 @@ func (w *Writer) open() error {
 	return nil
 }
 
-// Write appends p, rotating first when p would not fit.
+// Write appends p, rotating first when p would not fit. A write that
+// fails is counted, and the first one to succeed after it is preceded by a
+// line that says how many were lost and why.
 func (w *Writer) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.f == nil {
+	if w.closed {
 		return 0, errors.New("log file: closed")
 	}
-	if w.size > 0 && w.size+int64(len(p)) > w.max {
-		if err := w.rotate(); err != nil {
+	n, err := w.write(p)
+	if err != nil {
+		w.lost++
+		w.lostErr = err
+		if w.f != nil {
+			// Opened again at the next write: a descriptor gone bad
+			// (a file system remounted) must not lose the log for good.
+			w.f.Close()
+			w.f = nil
+		}
+	}
+	return n, err
+}
+
+func (w *Writer) write(p []byte) (int, error) {
+	if w.f == nil {
+		if err := w.open(); err != nil {
 			return 0, err
 		}
 	}
-	n, err := w.f.Write(p)
+	if w.lost > 0 {
+		note := fmt.Appendf(nil, "agentmap: %d log line(s) lost while the log file could not be written (%v)\n", w.lost, w.lostErr)
+		if err := w.append(note); err != nil {
+			return 0, err
+		}
+		w.lost, w.lostErr = 0, nil
+	}
+	if err := w.append(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// append writes b whole, rotating first when it would not fit.
+func (w *Writer) append(b []byte) error {
+	if w.size > 0 && w.size+int64(len(b)) > w.max {
+		if err := w.rotate(); err != nil {
+			return err
+		}
+	}
+	n, err := w.f.Write(b)
 	w.size += int64(n)
-	return n, err
+	return err
 }
 
 func (w *Writer) rotate() error {
@@ -104,6 +149,7 @@ func (w *Writer) rotate() error {
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.closed = true
 	if w.f == nil {
 		return nil
 	}
