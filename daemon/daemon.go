@@ -104,10 +104,14 @@ type Daemon struct {
 	mapsPeak                    int // the most sources held since the maps were last rebuilt (compactMaps)
 	// keptInMemory notes, with their generation, the sessions a following
 	// daemon may not let go of until they change (retireIdleOf).
-	keptInMemory  map[string]uint64
-	holdRetire    bool // a command is taking every session up: none is let go of meanwhile
-	restoreFailed int  // and those whose records could not be read back
-	retiredOnLoad int  // sessions retired as they were loaded, quiet (quiet.go)
+	keptInMemory map[string]uint64
+	holdRetire   bool // a command is taking every session up: none is let go of meanwhile
+	// asked is set while the loop answers a command's flush or scan: a
+	// write that fails then is no attempt of the retry schedule, and
+	// leaves its back-off as it is (fail, commitFailed).
+	asked         bool
+	restoreFailed int // and those whose records could not be read back
+	retiredOnLoad int // sessions retired as they were loaded, quiet (quiet.go)
 	// quietLogs are, in a one-shot catch-up, the logs of the sessions
 	// retired on load, which its walk leaves out (quiet.go).
 	quietLogs *quietTable
@@ -532,10 +536,14 @@ func (d *Daemon) follow(ctx context.Context) error {
 			if r.rewrite {
 				d.startRewrite(r)
 			} else {
+				d.asked = true
 				r.reply <- d.flushNow(ctx, r)
+				d.asked = false
 			}
 		case reply := <-d.scanReq:
+			d.asked = true
 			reply <- d.scanNow(ctx)
+			d.asked = false
 		case <-wake:
 		}
 		d.pollRetries(ctx)

@@ -22,7 +22,9 @@ type commitFaults struct {
 }
 
 // commitFailed notes the sources of a failed commit. Several failures in
-// one round count as one for the back-off.
+// one round count as one for the back-off, and a failure while a command's
+// request is answered counts for none once a back-off runs: a scan or a
+// flush asked for during the fault must not put off the retry.
 func (d *Daemon) commitFailed(ids []uint64) {
 	f := &d.faults
 	if f.waiting == nil {
@@ -32,7 +34,7 @@ func (d *Daemon) commitFailed(ids []uint64) {
 		f.waiting[id] = true
 	}
 	now := d.opt.Clock.Now()
-	if f.delay > 0 && now.Before(f.at) {
+	if f.delay > 0 && (now.Before(f.at) || d.asked) {
 		return
 	}
 	if f.delay == 0 {
