@@ -679,3 +679,31 @@ func TestRequestsWhileCommitsFail(t *testing.T) {
 	waitStore(t, data, expected(t, sr.bin, sr.paths), p)
 	p.stop(t)
 }
+
+// A first scan on a full disk fails as it creates state.db; the file it
+// began holds nothing and is removed, so the next scan, with room, starts
+// clean: no damage moved aside, and no repair for status to tell.
+func TestFirstScanOnAFullDisk(t *testing.T) {
+	disk := smallDisk(t, "8m")
+	sr := newScanRig(t, 1)
+	filler := fillDisk(t, disk)
+	if out, err := sr.scan(disk); err == nil || !strings.Contains(out, "no space") {
+		t.Fatalf("a first scan on a full disk: %v, want no space\n%s", err, tailOf(out, 2000))
+	}
+	if fi, err := os.Lstat(StatePath(disk)); err == nil {
+		t.Errorf("the failed scan left %s (%d bytes)", StatePath(disk), fi.Size())
+	}
+	os.Remove(filler)
+	out, err := sr.scan(disk)
+	if err != nil || strings.Contains(out, "corrupt") || strings.Contains(out, "was empty") {
+		t.Fatalf("the scan after the disk has room: %v\n%s", err, tailOf(out, 2000))
+	}
+	if m, _ := filepath.Glob(StatePath(disk) + ".corrupt-*"); len(m) > 0 {
+		t.Errorf("moved aside: %v", m)
+	}
+	cmd := exec.Command(sr.bin, "status", "--no-service", "--data-dir", disk)
+	cmd.Env = testEnv(sr.home)
+	if st, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(st), "state:") {
+		t.Errorf("status after a clean start: %v\n%s", err, st)
+	}
+}
