@@ -59,7 +59,7 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			// Not "no daemon": a scan, or a daemon that could not serve
 			// its socket (a read-only data directory), which a flush here
 			// would only find in its way after saying there was none.
-			fmt.Fprintf(stderr, "agentmap flush: agentmap is running on %s without a control socket that answers (a scan, or a daemon that could not serve it: see its log); wait for the scan to end, or restart the service (agentmap restart), and flush again\n", dataDir)
+			fmt.Fprintln(stderr, heldMessage("flush", dataDir))
 			return exitFailure
 		}
 		if (*rewrite || !*all) && runtime.GOOS != "windows" {

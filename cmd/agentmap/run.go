@@ -263,6 +263,11 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 		bar.finish(err)
 	}
 	switch {
+	case errors.Is(err, state.ErrLocked) && *once && daemon.Held(eff.dataDir):
+		// No socket answered above: a scan, or a daemon that could not
+		// serve it, which flush tells apart in the same words.
+		fmt.Fprintln(stderr, heldMessage(name, eff.dataDir))
+		return exitFailure
 	case errors.Is(err, state.ErrLocked):
 		fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 		return exitFailure

@@ -34,7 +34,7 @@ func TestStatusLinesAndTheirZones(t *testing.T) {
 		},
 	}
 	var b bytes.Buffer
-	writeStatus(&b, "running", "running", true, st)
+	writeStatus(&b, "running", "running", true, st, false, time.Time{})
 	out := b.String()
 	for _, want := range []string{
 		"config:     reload of /c.toml rejected at 2026-05-01 17:30:00 ZZT; the previous config stays in effect:\n            /c.toml:3: maps.path_mode",
