@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/internal/words"
 	"github.com/agentmap/agentmap/sink/postgres"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/state/mapstore"
@@ -442,10 +443,10 @@ func (d *Daemon) once(ctx context.Context) error {
 		d.opt.Progress(d.progress.done, d.progress.total, d.countSessions())
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d maps could not be written (see the log)", len(failed))
+		return fmt.Errorf("%s could not be written (see the log)", words.Counted(len(failed), "map"))
 	}
 	if d.restoreFailed > 0 {
-		return fmt.Errorf("the records of %d sessions written earlier in this scan could not be read back from the state database (see the log); their logs are read again at the next run", d.restoreFailed)
+		return fmt.Errorf("the records of %s written earlier in this scan could not be read back from the state database (see the log); their logs are read again at the next run", words.Counted(d.restoreFailed, "session"))
 	}
 	// One line, as the command prints it after its name.
 	var errs []string

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentmap/agentmap/internal/words"
 )
 
 // A commit that fails (the disk is full, state.db cannot be written) undoes
@@ -113,7 +115,7 @@ func (d *Daemon) retryOnce(ctx context.Context) error {
 		d.retryCommits(ctx)
 	}
 	if n := len(d.faults.waiting); n > 0 {
-		return fmt.Errorf("the lines of %d logs could not be committed to the state database (see the log); they are read again at the next run", n)
+		return fmt.Errorf("the lines of %s could not be committed to the state database (see the log); they are read again at the next run", words.Counted(n, "log"))
 	}
 	return nil
 }

@@ -127,6 +127,18 @@ func (d *Daemon) recordFlushes() {
 	d.retireWrittenIdle(written)
 }
 
+// flushRetryDue is the next attempt to write a map that failed (zero when
+// none waits), which status shows beside the count.
+func (d *Daemon) flushRetryDue() time.Time {
+	var next time.Time
+	for _, r := range d.retry {
+		if next.IsZero() || r.at.Before(next) {
+			next = r.at
+		}
+	}
+	return next
+}
+
 // fail schedules another attempt with exponential back-off (1 s doubling,
 // capped at maxBackoff). A failure while a command's request is answered
 // keeps a schedule already there as it is: the user asking again while

@@ -118,7 +118,7 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 			fmt.Fprintln(w, "last error: none")
 		}
 		if st.Excluded > 0 {
-			fmt.Fprintf(w, "excluded:   %d logs kept out by privacy.exclude\n", st.Excluded)
+			fmt.Fprintf(w, "excluded:   %s kept out by privacy.exclude\n", counted(st.Excluded, "log"))
 		}
 		writeFaultStatus(w, st)
 	} else {
@@ -161,7 +161,7 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 		if r.Auto {
 			why = "maps written by an earlier version or with other map options"
 		}
-		fmt.Fprintf(w, "rewrite:    writing every map again (%s): %d sessions left\n", why, r.Left)
+		fmt.Fprintf(w, "rewrite:    writing every map again (%s): %s left\n", why, counted(r.Left, "session"))
 	}
 	writeExportStatus(w, st.Export)
 	writeSinkStatus(w, st.Sink)

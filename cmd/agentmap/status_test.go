@@ -103,3 +103,26 @@ func TestStatusJSONWithoutADaemon(t *testing.T) {
 		}
 	}
 }
+
+// The counts of status's fault lines agree with their number, and the
+// line of maps waiting tells the next try, as the commit line does.
+func TestStatusFaultLinesCountInTheSingular(t *testing.T) {
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.Local)
+	var b bytes.Buffer
+	writeFaultStatus(&b, daemon.Status{
+		Uncommitted: 1, RetryAt: at, FlushRetries: 1, FlushRetryAt: at,
+		Unreadable: &daemon.UnreadableLogs{Count: 1, Reason: "permission denied", RetryAt: at},
+		State:      &daemon.StateRepair{At: at, Records: 1, Sources: 1},
+	})
+	when := formatTime(at)
+	for _, want := range []string{
+		"retrying:   the lines of 1 log wait to be committed again (next try " + when + ")\n",
+		"retrying:   1 log cannot be read (permission denied; next try " + when + ")\n",
+		"retrying:   1 map waits to be written again (next try " + when + ")\n",
+		"state:      1 damaged record dropped at " + when + "; 1 log read again from the start\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, b.String())
+		}
+	}
+}
