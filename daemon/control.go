@@ -48,8 +48,15 @@ type FlushResult struct {
 	Failed []string `json:"failed,omitempty"`
 	// Rewritten counts the maps a rewrite of every map wrote (which does
 	// not list them in Flushed: they are every session).
-	Rewritten int    `json:"rewritten,omitempty"`
-	Error     string `json:"error,omitempty"`
+	Rewritten int `json:"rewritten,omitempty"`
+	// Uncommitted counts the logs whose lines wait to be committed to the
+	// state database when the flush ended (a full disk): the maps written
+	// do not hold those lines, and Current does not mean up to date.
+	Uncommitted int `json:"uncommittedLogs,omitempty"`
+	// Behind are the keys asked for by name whose own lines wait so: the
+	// map could not be written with them (they are not in Flushed).
+	Behind []string `json:"behind,omitempty"`
+	Error  string   `json:"error,omitempty"`
 }
 
 type flushRequest struct {
@@ -157,6 +164,21 @@ func (d *Daemon) flushNow(ctx context.Context, r flushRequest) FlushResult {
 		res.Flushed = append(res.Flushed, key)
 	}
 	d.recordFlushes()
+	// A map written from the committed events is not the one asked for
+	// while lines of its logs wait on a failed commit: said, not passed
+	// off as flushed or up to date.
+	if res.Uncommitted = len(d.faults.waiting); res.Uncommitted > 0 && !r.all {
+		waiting := d.waitingSessions()
+		flushed := res.Flushed[:0]
+		for _, key := range res.Flushed {
+			if waiting[key] {
+				res.Behind = append(res.Behind, key)
+			} else {
+				flushed = append(flushed, key)
+			}
+		}
+		res.Flushed = flushed
+	}
 	return res
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/internal/words"
 	"github.com/agentmap/agentmap/sink/postgres"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/state/mapstore"
@@ -104,10 +105,14 @@ type Daemon struct {
 	mapsPeak                    int // the most sources held since the maps were last rebuilt (compactMaps)
 	// keptInMemory notes, with their generation, the sessions a following
 	// daemon may not let go of until they change (retireIdleOf).
-	keptInMemory  map[string]uint64
-	holdRetire    bool // a command is taking every session up: none is let go of meanwhile
-	restoreFailed int  // and those whose records could not be read back
-	retiredOnLoad int  // sessions retired as they were loaded, quiet (quiet.go)
+	keptInMemory map[string]uint64
+	holdRetire   bool // a command is taking every session up: none is let go of meanwhile
+	// asked is set while the loop answers a command's flush or scan: a
+	// write that fails then is no attempt of the retry schedule, and
+	// leaves its back-off as it is (fail, commitFailed).
+	asked         bool
+	restoreFailed int // and those whose records could not be read back
+	retiredOnLoad int // sessions retired as they were loaded, quiet (quiet.go)
 	// quietLogs are, in a one-shot catch-up, the logs of the sessions
 	// retired on load, which its walk leaves out (quiet.go).
 	quietLogs *quietTable
@@ -438,10 +443,10 @@ func (d *Daemon) once(ctx context.Context) error {
 		d.opt.Progress(d.progress.done, d.progress.total, d.countSessions())
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d maps could not be written (see the log)", len(failed))
+		return fmt.Errorf("%s could not be written (see the log)", words.Counted(len(failed), "map"))
 	}
 	if d.restoreFailed > 0 {
-		return fmt.Errorf("the records of %d sessions written earlier in this scan could not be read back from the state database (see the log); their logs are read again at the next run", d.restoreFailed)
+		return fmt.Errorf("the records of %s written earlier in this scan could not be read back from the state database (see the log); their logs are read again at the next run", words.Counted(d.restoreFailed, "session"))
 	}
 	// One line, as the command prints it after its name.
 	var errs []string
@@ -532,10 +537,14 @@ func (d *Daemon) follow(ctx context.Context) error {
 			if r.rewrite {
 				d.startRewrite(r)
 			} else {
+				d.asked = true
 				r.reply <- d.flushNow(ctx, r)
+				d.asked = false
 			}
 		case reply := <-d.scanReq:
+			d.asked = true
 			reply <- d.scanNow(ctx)
+			d.asked = false
 		case <-wake:
 		}
 		d.pollRetries(ctx)

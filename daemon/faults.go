@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentmap/agentmap/internal/words"
 )
 
 // A commit that fails (the disk is full, state.db cannot be written) undoes
@@ -22,7 +24,9 @@ type commitFaults struct {
 }
 
 // commitFailed notes the sources of a failed commit. Several failures in
-// one round count as one for the back-off.
+// one round count as one for the back-off, and a failure while a command's
+// request is answered counts for none once a back-off runs: a scan or a
+// flush asked for during the fault must not put off the retry.
 func (d *Daemon) commitFailed(ids []uint64) {
 	f := &d.faults
 	if f.waiting == nil {
@@ -32,7 +36,7 @@ func (d *Daemon) commitFailed(ids []uint64) {
 		f.waiting[id] = true
 	}
 	now := d.opt.Clock.Now()
-	if f.delay > 0 && now.Before(f.at) {
+	if f.delay > 0 && (now.Before(f.at) || d.asked) {
 		return
 	}
 	if f.delay == 0 {
@@ -111,7 +115,7 @@ func (d *Daemon) retryOnce(ctx context.Context) error {
 		d.retryCommits(ctx)
 	}
 	if n := len(d.faults.waiting); n > 0 {
-		return fmt.Errorf("the lines of %d logs could not be committed to the state database (see the log); they are read again at the next run", n)
+		return fmt.Errorf("the lines of %s could not be committed to the state database (see the log); they are read again at the next run", words.Counted(n, "log"))
 	}
 	return nil
 }

@@ -581,3 +581,94 @@ func TestNewSessionWaitingOnAFaultIsLive(t *testing.T) {
 	waitStore(t, data, expected(t, sr.bin, append(sr.paths, fresh.to)), p)
 	p.stop(t)
 }
+
+// A scan or a flush asked of a daemon whose commits fail must not report
+// success: the maps it writes do not hold the lines that wait. Each says
+// how many logs wait and exits 1; flush ID says its session's map could
+// not be written with its latest lines. Once the state can be written,
+// the maps come as ever.
+func TestRequestsWhileCommitsFail(t *testing.T) {
+	sr := newScanRig(t, 2)
+	data := filepath.Join(t.TempDir(), "data")
+	p := startDaemon(t, sr.bin, sr.home, data)
+	defer func() {
+		if p.cmd.ProcessState == nil {
+			p.kill()
+		}
+	}()
+	waitStore(t, data, expected(t, sr.bin, sr.paths), p)
+	immutable(t, StatePath(data), true)
+	cleared := false
+	clear := func() {
+		if !cleared {
+			cleared = true
+			immutable(t, StatePath(data), false)
+		}
+	}
+	defer clear()
+	for _, f := range sr.feeds {
+		f.write(t, len(f.data))
+	}
+	if st := waitingStatus(t, sr, data); st.Uncommitted == 0 {
+		t.Fatalf("no lines wait to be committed: %+v\n%s", st, tailOf(p.log.String(), 3000))
+	}
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(sr.bin, append(args, "--data-dir", data)...)
+		cmd.Env = testEnv(sr.home)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	// A Claude session: every log of the rig has more lines now, and a
+	// Claude session's own log is one of them.
+	list, err := run("list", "--agent", "claude", "--json")
+	var entries []Entry
+	if err != nil || json.Unmarshal([]byte(list), &entries) != nil || len(entries) == 0 {
+		t.Fatalf("list: %v\n%s", err, list)
+	}
+	id := entries[0].ID
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scan"}, "wait to be committed to the state database"},
+		{[]string{"flush", "--all"}, "wait to be committed to the state database"},
+		{[]string{"flush", id}, "could not be written with its latest lines"},
+	} {
+		out, err := run(c.args...)
+		t.Logf("agentmap %s: %v\n%s", strings.Join(c.args, " "), err, out)
+		if err == nil || !strings.Contains(out, c.want) || strings.Contains(out, "up to date") || strings.Contains(out, "flushed ") {
+			t.Errorf("agentmap %s while commits fail: %v, want exit 1 saying %q\n%s", strings.Join(c.args, " "), err, c.want, out)
+		}
+	}
+	clear()
+	waitStore(t, data, expected(t, sr.bin, sr.paths), p)
+	p.stop(t)
+}
+
+// A first scan on a full disk fails as it creates state.db; the file it
+// began holds nothing and is removed, so the next scan, with room, starts
+// clean: no damage moved aside, and no repair for status to tell.
+func TestFirstScanOnAFullDisk(t *testing.T) {
+	disk := smallDisk(t, "8m")
+	sr := newScanRig(t, 1)
+	filler := fillDisk(t, disk)
+	if out, err := sr.scan(disk); err == nil || !strings.Contains(out, "no space") {
+		t.Fatalf("a first scan on a full disk: %v, want no space\n%s", err, tailOf(out, 2000))
+	}
+	if fi, err := os.Lstat(StatePath(disk)); err == nil {
+		t.Errorf("the failed scan left %s (%d bytes)", StatePath(disk), fi.Size())
+	}
+	os.Remove(filler)
+	out, err := sr.scan(disk)
+	if err != nil || strings.Contains(out, "corrupt") || strings.Contains(out, "was empty") {
+		t.Fatalf("the scan after the disk has room: %v\n%s", err, tailOf(out, 2000))
+	}
+	if m, _ := filepath.Glob(StatePath(disk) + ".corrupt-*"); len(m) > 0 {
+		t.Errorf("moved aside: %v", m)
+	}
+	cmd := exec.Command(sr.bin, "status", "--no-service", "--data-dir", disk)
+	cmd.Env = testEnv(sr.home)
+	if st, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(st), "state:") {
+		t.Errorf("status after a clean start: %v\n%s", err, st)
+	}
+}

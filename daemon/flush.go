@@ -127,10 +127,28 @@ func (d *Daemon) recordFlushes() {
 	d.retireWrittenIdle(written)
 }
 
+// flushRetryDue is the next attempt to write a map that failed (zero when
+// none waits), which status shows beside the count.
+func (d *Daemon) flushRetryDue() time.Time {
+	var next time.Time
+	for _, r := range d.retry {
+		if next.IsZero() || r.at.Before(next) {
+			next = r.at
+		}
+	}
+	return next
+}
+
 // fail schedules another attempt with exponential back-off (1 s doubling,
-// capped at maxBackoff).
+// capped at maxBackoff). A failure while a command's request is answered
+// keeps a schedule already there as it is: the user asking again while
+// the disk is full must not put off the write once it has room.
 func (d *Daemon) fail(key string) {
 	r := d.retry[key]
+	if r != nil && d.asked {
+		d.mark(key)
+		return
+	}
 	if r == nil {
 		r = &backoff{delay: time.Second}
 		d.retry[key] = r

@@ -426,7 +426,7 @@ func TestUnreadableLogRetried(t *testing.T) {
 		t.Fatalf("status of the unreadable log: %+v", *st.Unreadable)
 	}
 	text, _ := u.command(home, "status", "--no-service", "--data-dir", data).CombinedOutput()
-	if !strings.Contains(string(text), "retrying:   1 logs cannot be read (permission denied; next try ") {
+	if !strings.Contains(string(text), "retrying:   1 log cannot be read (permission denied; next try ") {
 		t.Fatalf("status text lacks the unreadable log:\n%s", text)
 	}
 	time.Sleep(3 * time.Second) // a retry or two fail first

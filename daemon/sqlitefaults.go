@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentmap/agentmap/internal/words"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/cursor"
@@ -192,7 +193,7 @@ func (d *Daemon) unreadableDBError() error {
 	case 1:
 		return errors.New("1 database could not be read (see the log); its sessions are mapped by a later scan once it can be")
 	default:
-		return fmt.Errorf("%d databases could not be read (see the log); their sessions are mapped by a later scan once they can be", n)
+		return fmt.Errorf("%s could not be read (see the log); their sessions are mapped by a later scan once they can be", words.Counted(n, "database"))
 	}
 	return nil
 }

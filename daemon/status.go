@@ -38,6 +38,8 @@ type Status struct {
 	// FlushRetries counts the sessions whose map write failed and waits
 	// for another attempt.
 	FlushRetries int `json:"flushRetries,omitempty"`
+	// FlushRetryAt is the next of those attempts.
+	FlushRetryAt time.Time `json:"flushRetryAt,omitzero"`
 	// Unreadable counts the logs that could not be read when found and
 	// are tried again on a schedule (unreadable.go).
 	Unreadable *UnreadableLogs `json:"unreadableLogs,omitempty"`
@@ -171,6 +173,7 @@ type statusMark struct {
 	progress                 struct{ done, total int64 }
 	uncommitted, retries     int
 	retryAt                  time.Time
+	flushRetryAt             time.Time
 	unreadable, unlisted     int
 	badDBs                   int
 	dbRetryAt                time.Time
@@ -182,7 +185,7 @@ func (d *Daemon) statusInputs() statusMark {
 		marks: d.marks, filesSeen: d.filesSeen,
 		sources: len(d.srcs), sessions: len(d.sessions), agents: len(d.opt.Agents), excluded: d.keptOutCount(),
 		lastFlush: d.lastFlush, catchUp: d.catchUp, progress: d.progress,
-		uncommitted: len(d.faults.waiting), retries: len(d.retry), retryAt: d.faults.at,
+		uncommitted: len(d.faults.waiting), retries: len(d.retry), retryAt: d.faults.at, flushRetryAt: d.flushRetryDue(),
 		unreadable: len(d.unreadable), unlisted: len(d.unlisted), repair: d.repair,
 	}
 	if d.db != nil {
@@ -284,6 +287,7 @@ func (d *Daemon) publishNow() {
 		st.Uncommitted, st.RetryAt = n, d.faults.at
 	}
 	st.FlushRetries = len(d.retry)
+	st.FlushRetryAt = d.flushRetryDue()
 	d.unreadableStatus(&st)
 	d.unreadableDBStatus(&st)
 	d.unlistedStatus(&st)

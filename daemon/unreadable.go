@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentmap/agentmap/internal/words"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -148,7 +149,7 @@ func (d *Daemon) unreadableError() error {
 	case 1:
 		return errors.New("1 log could not be read (see the log); its session is mapped by a later scan once it can be")
 	default:
-		return fmt.Errorf("%d logs could not be read (see the log); their sessions are mapped by a later scan once they can be", n)
+		return fmt.Errorf("%s could not be read (see the log); their sessions are mapped by a later scan once they can be", words.Counted(n, "log"))
 	}
 	return nil
 }

@@ -18,6 +18,9 @@ func OpenReadOnly(path string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := notAFile(path); err != nil {
+		return nil, err // not damage, which scan would move aside: refused there too
+	}
 	if fi.Size() == 0 {
 		// bbolt would write a new database into it, and, opened for
 		// reading, fail with the descriptor's error: a read-only open

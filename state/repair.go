@@ -176,6 +176,9 @@ func IsFault(err error) bool {
 // moveAside renames a damaged database to <path>.corrupt-<UTC time>,
 // never over an earlier one: it is kept for whoever wants to look.
 func moveAside(path string) (string, error) {
+	if err := notAFile(path); err != nil {
+		return "", err // checked at open too; one put there since is not moved either
+	}
 	base := fmt.Sprintf("%s.corrupt-%s", path, time.Now().UTC().Format("20060102T150405Z"))
 	aside := base
 	for i := 2; ; i++ {
@@ -224,6 +227,17 @@ func boltOpenWith(path string, opt *bolt.Options) (db *bolt.DB, file *os.File, e
 // records. Any error but a lock or a newer schema means the file is to be
 // moved aside.
 func open(path string, log *slog.Logger) (d *DB, err error) {
+	created, err := create(path)
+	if err != nil {
+		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
+	if created != nil {
+		defer func() {
+			if err != nil && !errors.Is(err, ErrLocked) {
+				removeCreated(path, created, log)
+			}
+		}()
+	}
 	db, file, err := boltOpen(path)
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("%w (state %s is locked)", ErrLocked, path)
@@ -283,6 +297,43 @@ func open(path string, log *slog.Logger) (d *DB, err error) {
 			"component", "state", "path", path, "records", rep.Records, "sources", rep.Sources)
 	}
 	return d, nil
+}
+
+// create makes the file of a database that is not there yet, empty (bbolt
+// makes a new database of it), and returns what it made, or nil when a
+// file was there. A first open that fails (a full disk as bbolt writes
+// its first pages, or the first commit) leaves a file cut short or
+// empty, which holds nothing, and which the next open would report as
+// damage and move aside: it is removed instead (removeCreated). Made
+// here, with O_EXCL, so that only a file this open made is ever removed.
+func create(path string) (os.FileInfo, error) {
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // there (bbolt says what it is), or not to be told
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, nil // made meanwhile by another: not this open's
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Stat()
+}
+
+// removeCreated removes the file create made, if it is still that file.
+// The process's data directory lock keeps another daemon or scan from
+// opening it meanwhile; a lock error is never passed here.
+func removeCreated(path string, created os.FileInfo, log *slog.Logger) {
+	fi, err := os.Lstat(path)
+	if err != nil || !os.SameFile(fi, created) {
+		return
+	}
+	if err := os.Remove(path); err != nil {
+		log.Warn("cannot remove the state database this failed start made", "component", "state", "path", path, "err", err)
+		return
+	}
+	log.Info("removed the state database this failed start made; nothing was stored in it", "component", "state", "path", path)
 }
 
 func (d *DB) closeQuietly() {

@@ -79,6 +79,9 @@ func Open(path string, log *slog.Logger) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
+	if err := notAFile(path); err != nil {
+		return nil, err
+	}
 	// A file of no bytes bbolt makes a new database of, in silence: it
 	// was one that lost everything (cut to nothing, or a crash as it was
 	// made). Nothing in it is worth keeping aside; what is said is why
@@ -109,6 +112,37 @@ func Open(path string, log *slog.Logger) (*DB, error) {
 	}
 	d.repair = Repair{At: time.Now(), Aside: aside, Reason: cause.Error()}
 	return d, nil
+}
+
+// ErrNotAFile means something that is not a regular file (a directory, a
+// device, a FIFO) is where the state database is kept. agentmap did not
+// write it, so it is refused, never moved aside as a damaged database.
+var ErrNotAFile = errors.New("not a regular file, so not a state database agentmap wrote")
+
+// notAFile refuses a path that holds something other than a regular file
+// (followed through a link, which the data directory's checks refuse on
+// their own).
+func notAFile(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil // missing (made), or the open says what is wrong
+	}
+	return fmt.Errorf("open state %s: %w: it is a %s; agentmap does not move or remove what it did not write: move it out of the way yourself and start again", path, ErrNotAFile, fileKind(fi.Mode()))
+}
+
+// fileKind names the kind of a file that is not a regular one.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }
 
 // errEmptyFile is what a state database of no bytes is said to be.

@@ -424,3 +424,28 @@ func TestSettings(t *testing.T) {
 		t.Fatalf("settings taken for damage: %+v", r)
 	}
 }
+
+// Something other than a file where the database is kept is no database
+// agentmap wrote: refused with what it is, never moved aside.
+func TestNotAFileIsRefusedNotMoved(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(path, nil)
+	if !errors.Is(err, ErrNotAFile) || !strings.Contains(err.Error(), "it is a directory") || !strings.Contains(err.Error(), path) {
+		t.Fatalf("open of a directory: %v", err)
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		t.Errorf("the directory is not where it was: %v", err)
+	}
+	if m, _ := filepath.Glob(path + ".corrupt-*"); len(m) > 0 {
+		t.Errorf("moved aside: %v", m)
+	}
+	if _, err := OpenReadOnly(path); !errors.Is(err, ErrNotAFile) {
+		t.Errorf("read-only open of a directory: %v", err)
+	}
+	if _, err := moveAside(path); !errors.Is(err, ErrNotAFile) {
+		t.Errorf("moveAside of a directory: %v", err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/agentmap/agentmap/config"
+	"github.com/agentmap/agentmap/internal/words"
 	"github.com/agentmap/agentmap/packaging"
 )
 
@@ -699,9 +700,4 @@ func outputDirExists(cmd, flagName, out string, stderr io.Writer) bool {
 }
 
 // counted writes n and its noun, singular for one: "1 session", "2 sessions".
-func counted(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+func counted(n int, noun string) string { return words.Counted(n, noun) }

@@ -9,6 +9,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon"
@@ -134,6 +136,13 @@ func openBackend(dataDir string) (*backend, error) {
 	if !errors.Is(err, daemon.ErrNoDaemon) {
 		return nil, err
 	}
+	if daemon.Held(dataDir) {
+		// A scan, or a daemon without its socket: it holds state.db
+		// locked, and bbolt's pages are not to be read without the lock
+		// while another process commits. The store alone is read.
+		b.locked = true
+		return b, nil
+	}
 	db, err := state.OpenReadOnly(daemon.StatePath(dataDir))
 	switch {
 	case err == nil:
@@ -202,9 +211,35 @@ func (b *backend) describe() string {
 	case b.client != nil:
 		return "running (answering on " + daemon.ControlPath(b.dataDir) + ")"
 	case b.locked:
-		return "running (its control socket does not answer; reading the map store only)"
+		return "running " + heldWithoutSocket + "; reading the map store only"
 	case b.db != nil:
 		return "not running (read from " + daemon.StatePath(b.dataDir) + ")"
 	}
 	return fmt.Sprintf("not running, and no state in %s yet", b.dataDir)
+}
+
+// heldWithoutSocket says what runs on a data directory whose lock is held
+// while no control socket answers there: flush, scan and status say it in
+// the same words.
+const heldWithoutSocket = "without a control socket that answers (a scan, or a daemon that could not serve it: see its log)"
+
+// heldMessage is the error of a command that finds the data directory so
+// held: what runs there, and what to do before doing it again.
+func heldMessage(cmd, dataDir string) string {
+	return fmt.Sprintf("agentmap %s: agentmap is running on %s %s; wait for the scan to end, or restart the service (agentmap restart), and %s again",
+		cmd, dataDir, heldWithoutSocket, cmd)
+}
+
+// newestMap is when the newest map in the store was written (zero when
+// there is none): what a status can tell of the last flush while the
+// state that records it is held by another process.
+func (b *backend) newestMap() time.Time {
+	var newest time.Time
+	rels, _ := b.store.List()
+	for _, rel := range rels {
+		if fi, err := os.Stat(filepath.Join(b.store.Root, rel)); err == nil && fi.ModTime().After(newest) {
+			newest = fi.ModTime()
+		}
+	}
+	return newest
 }

@@ -59,7 +59,7 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			// Not "no daemon": a scan, or a daemon that could not serve
 			// its socket (a read-only data directory), which a flush here
 			// would only find in its way after saying there was none.
-			fmt.Fprintf(stderr, "agentmap flush: agentmap is running on %s without a control socket that answers (a scan, or a daemon that could not serve it: see its log); wait for the scan to end, or restart the service (agentmap restart), and flush again\n", dataDir)
+			fmt.Fprintln(stderr, heldMessage("flush", dataDir))
 			return exitFailure
 		}
 		if (*rewrite || !*all) && runtime.GOOS != "windows" {
@@ -109,12 +109,13 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return exitFailure
 	}
-	return printFlush(stdout, res, *rewrite, "the daemon retries it; agentmap status shows the error")
+	return printFlush(stdout, stderr, res, *rewrite, *all, "the daemon retries it; agentmap status shows the error",
+		"see the daemon's log; the daemon tries them again, and agentmap status counts them")
 }
 
 // printFlush says what a flush wrote; retry says what becomes of a map
-// that could not be written.
-func printFlush(stdout io.Writer, res daemon.FlushResult, rewrite bool, retry string) int {
+// that could not be written, wait of lines that wait to be committed.
+func printFlush(stdout, stderr io.Writer, res daemon.FlushResult, rewrite, all bool, retry, wait string) int {
 	for _, k := range res.Flushed {
 		fmt.Fprintf(stdout, "flushed %s\n", k)
 	}
@@ -124,14 +125,25 @@ func printFlush(stdout io.Writer, res daemon.FlushResult, rewrite bool, retry st
 	for _, k := range res.Failed {
 		fmt.Fprintf(stdout, "failed %s (%s)\n", k, retry)
 	}
+	lines := "the lines of " + counted(res.Uncommitted, "log")
+	for _, k := range res.Behind {
+		fmt.Fprintf(stderr, "agentmap flush: the map of %s could not be written with its latest lines: they wait to be committed to the state database, with %s in all (%s)\n",
+			k, lines, wait)
+	}
+	// A flush of every session while lines wait on a failed commit (a
+	// full disk) has not made the maps up to date, whatever it wrote.
+	waiting := all && res.Uncommitted > 0
+	if waiting {
+		fmt.Fprintf(stderr, "agentmap flush: %s wait to be committed to the state database (%s); their maps are written once they are\n", lines, wait)
+	}
 	switch {
-	case rewrite: // said above
-	case len(res.Flushed) == 0 && len(res.Failed) == 0 && res.Current > 0:
+	case rewrite, waiting: // said above
+	case len(res.Flushed) == 0 && len(res.Failed) == 0 && len(res.Behind) == 0 && res.Current > 0:
 		fmt.Fprintln(stdout, "up to date: nothing to flush")
-	case len(res.Flushed) == 0 && len(res.Failed) == 0:
+	case len(res.Flushed) == 0 && len(res.Failed) == 0 && len(res.Behind) == 0:
 		fmt.Fprintln(stdout, "no sessions")
 	}
-	if len(res.Failed) > 0 {
+	if len(res.Failed) > 0 || len(res.Behind) > 0 || waiting {
 		return exitFailure
 	}
 	return exitOK
@@ -230,7 +242,8 @@ func flushInProcess(ctx context.Context, of opsFlags, dataDir, id string, stdout
 		fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
 		return exitFailure
 	}
-	return printFlush(stdout, res, id == "", "the error is logged above; agentmap flush writes it again")
+	return printFlush(stdout, stderr, res, id == "", id == "", "the error is logged above; agentmap flush writes it again",
+		"see the log above; they are read again at the next run")
 }
 
 // awaitControl waits for the daemon of this process to answer on its

@@ -3,12 +3,15 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/state"
 )
 
 // A data directory held by agentmap with no control socket answering (a
@@ -32,5 +35,41 @@ func TestFlushOfADataDirectoryHeldWithoutASocket(t *testing.T) {
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	if daemon.Held(data) {
 		t.Fatal("Held: true with the lock let go of")
+	}
+}
+
+// status and a second scan say what flush says of a data directory held
+// without a socket answering, and status reads what it can: the state is
+// locked by the process that holds it, so the last flush is unknown, not
+// "never", and the newest map in the store is told.
+func TestStatusAndScanOfADataDirectoryHeldWithoutASocket(t *testing.T) {
+	home := purgeHome(t)
+	data := filepath.Join(home, "data")
+	heldDataDir(t, data)
+	db, err := state.Open(daemon.StatePath(data), nil) // locked, as a scan holds it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const held = "without a control socket that answers (a scan, or a daemon that could not serve it: see its log)"
+	code, stdout, stderr := run(t, "status", "--no-service", "--data-dir", data)
+	if code != exitOK || !strings.Contains(stdout, "daemon:     running "+held+"; reading the map store only") ||
+		!strings.Contains(stdout, "last flush: unknown while a scan or a daemon without a socket holds the state\n") {
+		t.Errorf("status with no map: exit %d\n%s%s", code, stdout, stderr)
+	}
+	written := time.Date(2026, 5, 1, 12, 0, 0, 0, time.Local)
+	m := filepath.Join(daemon.MapsDir(data), "claude", "2026", "05", "abc.json.gz")
+	os.MkdirAll(filepath.Dir(m), 0o700)
+	if err := os.WriteFile(m, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(m, written, written)
+	code, stdout, stderr = run(t, "status", "--no-service", "--data-dir", data)
+	if want := "; the newest map in the store was written at " + formatTime(written); code != exitOK || !strings.Contains(stdout, want) {
+		t.Errorf("status with a map: exit %d, want %q\n%s%s", code, want, stdout, stderr)
+	}
+	code, stdout, stderr = run(t, "scan", "--data-dir", data)
+	if want := "agentmap scan: agentmap is running on " + data + " " + held + "; wait for the scan to end, or restart the service (agentmap restart), and scan again"; code != exitFailure || !strings.Contains(stderr, want) {
+		t.Errorf("a second scan: exit %d, want %q\n%s%s", code, want, stdout, stderr)
 	}
 }

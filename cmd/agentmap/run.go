@@ -263,6 +263,11 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 		bar.finish(err)
 	}
 	switch {
+	case errors.Is(err, state.ErrLocked) && *once && daemon.Held(eff.dataDir):
+		// No socket answered above: a scan, or a daemon that could not
+		// serve it, which flush tells apart in the same words.
+		fmt.Fprintln(stderr, heldMessage(name, eff.dataDir))
+		return exitFailure
 	case errors.Is(err, state.ErrLocked):
 		fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
 		return exitFailure
@@ -527,14 +532,20 @@ func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, s
 		return exitFailure
 	}
 	f := res.Flush
+	failed := len(f.Failed) > 0 || f.Uncommitted > 0 || res.Unlisted > 0 || res.Unreadable > 0 || res.UnreadableDBs > 0
 	outcome := "done by the daemon"
-	if len(f.Failed) > 0 || res.Unlisted > 0 || res.Unreadable > 0 || res.UnreadableDBs > 0 {
+	if failed {
 		outcome = "done by the daemon, with errors"
 	}
 	fmt.Fprintf(stderr, "scan: %s: %s checked, %s read, %s written, %s\n",
 		outcome, counted(res.Files, "log"), progressSize(res.Bytes), counted(len(f.Flushed), "map"), counted(res.Sessions, "session"))
 	for _, k := range f.Failed {
 		fmt.Fprintf(stderr, "agentmap scan: the map of %s could not be written (the daemon retries it; agentmap status shows the error)\n", k)
+	}
+	if n := f.Uncommitted; n > 0 {
+		// As a scan without a daemon says it, the maps of those lines
+		// being written only once the commit succeeds.
+		fmt.Fprintf(stderr, "agentmap scan: the lines of %s wait to be committed to the state database (see the daemon's log); the daemon tries them again and then writes their maps, and agentmap status counts them\n", counted(n, "log"))
 	}
 	switch n := res.Unlisted; {
 	case n == 1:
@@ -552,7 +563,7 @@ func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, s
 		fmt.Fprintf(stderr, "agentmap scan: %d databases could not be read (see the daemon's log); the daemon tries them again on a schedule, and agentmap status counts them\n", n)
 	}
 	printMapsDir(stdout, dataDir, res.Files)
-	if len(f.Failed) > 0 || res.Unlisted > 0 || res.Unreadable > 0 || res.UnreadableDBs > 0 {
+	if failed {
 		return exitFailure
 	}
 	return exitOK

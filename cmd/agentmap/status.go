@@ -47,23 +47,33 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			service = "unknown (" + err.Error() + ")"
 		}
 	}
+	var newest time.Time
+	if b.locked {
+		newest = b.newestMap()
+	}
 	if *asJSON {
 		out := struct {
 			Service string `json:"service,omitempty"`
 			Running bool   `json:"running"`
+			// Held: a scan, or a daemon without a socket, holds the
+			// state; NewestMap is then the newest map in the store.
+			Held      bool      `json:"heldWithoutSocket,omitempty"`
+			NewestMap time.Time `json:"newestMap,omitzero"`
 			daemon.Status
-		}{service, running, st}
+		}{service, running, b.locked, newest, st}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(out)
 		return exitOK
 	}
-	writeStatus(stdout, service, b.describe(), running, st)
+	writeStatus(stdout, service, b.describe(), running, st, b.locked, newest)
 	return exitOK
 }
 
-// writeStatus renders a status for people.
-func writeStatus(w io.Writer, service, daemonState string, running bool, st daemon.Status) {
+// writeStatus renders a status for people. held says a scan, or a daemon
+// without a socket, holds the state, which cannot be read then; newest is
+// the newest map in the store.
+func writeStatus(w io.Writer, service, daemonState string, running bool, st daemon.Status, held bool, newest time.Time) {
 	if service != "" {
 		fmt.Fprintf(w, "service:    %s\n", service)
 	}
@@ -87,9 +97,14 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 			fmt.Fprintln(w, "catch-up:   waiting for the first scan")
 		}
 	}
-	if st.LastFlush.IsZero() {
+	switch {
+	case held && newest.IsZero():
+		fmt.Fprintln(w, "last flush: unknown while a scan or a daemon without a socket holds the state")
+	case held:
+		fmt.Fprintf(w, "last flush: unknown while a scan or a daemon without a socket holds the state; the newest map in the store was written at %s\n", formatTime(newest))
+	case st.LastFlush.IsZero():
 		fmt.Fprintln(w, "last flush: never")
-	} else {
+	default:
 		fmt.Fprintf(w, "last flush: %s\n", formatTime(st.LastFlush))
 	}
 	if running {
@@ -103,7 +118,7 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 			fmt.Fprintln(w, "last error: none")
 		}
 		if st.Excluded > 0 {
-			fmt.Fprintf(w, "excluded:   %d logs kept out by privacy.exclude\n", st.Excluded)
+			fmt.Fprintf(w, "excluded:   %s kept out by privacy.exclude\n", counted(st.Excluded, "log"))
 		}
 		writeFaultStatus(w, st)
 	} else {
@@ -146,7 +161,7 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 		if r.Auto {
 			why = "maps written by an earlier version or with other map options"
 		}
-		fmt.Fprintf(w, "rewrite:    writing every map again (%s): %d sessions left\n", why, r.Left)
+		fmt.Fprintf(w, "rewrite:    writing every map again (%s): %s left\n", why, counted(r.Left, "session"))
 	}
 	writeExportStatus(w, st.Export)
 	writeSinkStatus(w, st.Sink)

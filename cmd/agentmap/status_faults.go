@@ -12,12 +12,12 @@ import (
 // damaged state database it repaired.
 func writeFaultStatus(w io.Writer, st daemon.Status) {
 	if st.Uncommitted > 0 {
-		fmt.Fprintf(w, "retrying:   the lines of %d logs wait to be committed again (next try %s)\n",
-			st.Uncommitted, formatTime(st.RetryAt))
+		fmt.Fprintf(w, "retrying:   the lines of %s wait to be committed again (next try %s)\n",
+			counted(st.Uncommitted, "log"), formatTime(st.RetryAt))
 	}
 	if u := st.Unreadable; u != nil {
-		fmt.Fprintf(w, "retrying:   %d logs cannot be read (%s; next try %s)\n",
-			u.Count, u.Reason, formatTime(u.RetryAt))
+		fmt.Fprintf(w, "retrying:   %s cannot be read (%s; next try %s)\n",
+			counted(u.Count, "log"), u.Reason, formatTime(u.RetryAt))
 	}
 	if u := st.UnreadableDBs; u != nil {
 		what := fmt.Sprintf("%d databases cannot", u.Count)
@@ -35,7 +35,15 @@ func writeFaultStatus(w io.Writer, st daemon.Status) {
 		fmt.Fprintf(w, "retrying:   %s be listed (%s; tried again at each rescan): their logs are not read\n", what, u.Reason)
 	}
 	if st.FlushRetries > 0 {
-		fmt.Fprintf(w, "retrying:   %d maps wait to be written again\n", st.FlushRetries)
+		what := counted(st.FlushRetries, "map") + " wait"
+		if st.FlushRetries == 1 {
+			what = "1 map waits"
+		}
+		if st.FlushRetryAt.IsZero() { // a daemon from before the time was told
+			fmt.Fprintf(w, "retrying:   %s to be written again\n", what)
+		} else {
+			fmt.Fprintf(w, "retrying:   %s to be written again (next try %s)\n", what, formatTime(st.FlushRetryAt))
+		}
 	}
 	writeStateRepair(w, st.State)
 }
@@ -65,8 +73,8 @@ func writeStateRepair(w io.Writer, r *daemon.StateRepair) {
 		case r.Records == 0 && r.Reason != "":
 			fmt.Fprintf(w, "state:      %s %s; rebuilt from the logs at %s\n", r.Reason, start, at)
 		default:
-			fmt.Fprintf(w, "state:      %d damaged records dropped at %s%s; %d logs read again from the start\n",
-				r.Records, at, by, r.Sources)
+			fmt.Fprintf(w, "state:      %s dropped at %s%s; %s read again from the start\n",
+				counted(r.Records, "damaged record"), at, by, counted(r.Sources, "log"))
 		}
 	}
 }

@@ -34,7 +34,7 @@ func TestStatusLinesAndTheirZones(t *testing.T) {
 		},
 	}
 	var b bytes.Buffer
-	writeStatus(&b, "running", "running", true, st)
+	writeStatus(&b, "running", "running", true, st, false, time.Time{})
 	out := b.String()
 	for _, want := range []string{
 		"config:     reload of /c.toml rejected at 2026-05-01 17:30:00 ZZT; the previous config stays in effect:\n            /c.toml:3: maps.path_mode",
@@ -100,6 +100,29 @@ func TestStatusJSONWithoutADaemon(t *testing.T) {
 	for _, key := range []string{`"pid":42`, `"started":"`, `"uptimeNs":1000000000`, `"catchUp":{"running":true,"bytesDone":0,"bytesTotal":10}`} {
 		if !strings.Contains(string(b), key) {
 			t.Errorf("a running daemon's status lacks %s: %s", key, b)
+		}
+	}
+}
+
+// The counts of status's fault lines agree with their number, and the
+// line of maps waiting tells the next try, as the commit line does.
+func TestStatusFaultLinesCountInTheSingular(t *testing.T) {
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.Local)
+	var b bytes.Buffer
+	writeFaultStatus(&b, daemon.Status{
+		Uncommitted: 1, RetryAt: at, FlushRetries: 1, FlushRetryAt: at,
+		Unreadable: &daemon.UnreadableLogs{Count: 1, Reason: "permission denied", RetryAt: at},
+		State:      &daemon.StateRepair{At: at, Records: 1, Sources: 1},
+	})
+	when := formatTime(at)
+	for _, want := range []string{
+		"retrying:   the lines of 1 log wait to be committed again (next try " + when + ")\n",
+		"retrying:   1 log cannot be read (permission denied; next try " + when + ")\n",
+		"retrying:   1 map waits to be written again (next try " + when + ")\n",
+		"state:      1 damaged record dropped at " + when + "; 1 log read again from the start\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, b.String())
 		}
 	}
 }

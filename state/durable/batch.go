@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -50,12 +51,12 @@ func WriteFiles(files []Pending, perm fs.FileMode) []error {
 		}
 		t, err := createTemp(dir, filepath.Base(p.Target), perm, p.Replaces)
 		if err != nil {
-			errs[i] = fmt.Errorf("write %s: %w", p.Target, err)
+			errs[i] = writeError(p.Target, err)
 			continue
 		}
 		if err := t.write(p.Data); err != nil {
 			t.discard()
-			errs[i] = fmt.Errorf("write %s: %w", p.Target, err)
+			errs[i] = writeError(p.Target, err)
 			continue
 		}
 		tmps[i] = t
@@ -74,7 +75,7 @@ func WriteFiles(files []Pending, perm fs.FileMode) []error {
 			t.discard()
 		}
 		if err != nil {
-			errs[i] = fmt.Errorf("write %s: %w", target, err)
+			errs[i] = writeError(target, err)
 			continue
 		}
 		d := byDir[filepath.Dir(target)]
@@ -104,6 +105,20 @@ type batchDir struct {
 }
 
 // fsyncEach is the portable syncMany: one fsync per file.
+// writeError names the target of a failed write once: the temporary
+// file's errors name it too when it is unnamed (O_TMPFILE), and "write P:
+// write P: no space left on device" said the path twice.
+func writeError(target string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == target {
+		if pe.Op == "write" {
+			return fmt.Errorf("write %s: %w", target, pe.Err)
+		}
+		return fmt.Errorf("write %s: %s: %w", target, pe.Op, pe.Err)
+	}
+	return fmt.Errorf("write %s: %w", target, err)
+}
+
 func fsyncEach(tmps []*tempFile, out map[*tempFile]error) {
 	for _, t := range tmps {
 		if err := t.sync(); err != nil {

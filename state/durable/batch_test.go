@@ -1,6 +1,8 @@
 package durable
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -107,6 +109,25 @@ func TestWriteFilesReplacesAndKeepsModes(t *testing.T) {
 			if strings.HasPrefix(e.Name(), ".") {
 				t.Errorf("temporary file left in %s: %s", d, e.Name())
 			}
+		}
+	}
+}
+
+// A failed write names its target once, whatever names the temporary file.
+func TestWriteErrorNamesTheTargetOnce(t *testing.T) {
+	errNoSpace, errIO, errDenied := errors.New("no space left on device"), errors.New("input/output error"), errors.New("permission denied")
+	const target = "/d/maps/x.json.gz"
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&fs.PathError{Op: "write", Path: target, Err: errNoSpace}, "write " + target + ": no space left on device"},
+		{&fs.PathError{Op: "sync", Path: target, Err: errIO}, "write " + target + ": sync: input/output error"},
+		{&fs.PathError{Op: "open", Path: "/d/maps", Err: errDenied}, "write " + target + ": open /d/maps: permission denied"},
+	} {
+		err := writeError(target, c.err)
+		if err.Error() != c.want || !errors.Is(err, c.err.(*fs.PathError).Err) {
+			t.Errorf("%v: %q, want %q", c.err, err, c.want)
 		}
 	}
 }
