@@ -100,10 +100,10 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	planBuild(ctx, pl, *agentFlag, stderr)
 	gc.planned()
 	if pl.skipped > 0 {
-		fmt.Fprintf(stderr, "agentmap build: %d files found in the directories are logs of no agent: skipped\n", pl.skipped)
+		fmt.Fprintf(stderr, "agentmap build: %s found in the directories %s of no agent: skipped\n", counted(pl.skipped, "file"), isAre(pl.skipped, "a log", "logs"))
 	}
 	if pl.keptOut > 0 {
-		fmt.Fprintf(stderr, "agentmap build: %d logs kept out by the config's privacy.exclude\n", pl.keptOut)
+		fmt.Fprintf(stderr, "agentmap build: %s kept out by the config's privacy.exclude\n", counted(pl.keptOut, "log"))
 	}
 	if *session != "" {
 		m := newSessionMatch(*session)

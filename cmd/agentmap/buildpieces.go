@@ -437,10 +437,10 @@ func buildInPieces(ctx context.Context, p *inputPieces, b *streamBuild, gc *buil
 		}
 	}
 	if skipped > 0 {
-		fmt.Fprintf(b.stderr, "agentmap build: %d files found in the directories are logs of no agent: skipped\n", skipped)
+		fmt.Fprintf(b.stderr, "agentmap build: %s found in the directories %s of no agent: skipped\n", counted(skipped, "file"), isAre(skipped, "a log", "logs"))
 	}
 	if keptOut > 0 {
-		fmt.Fprintf(b.stderr, "agentmap build: %d logs kept out by the config's privacy.exclude\n", keptOut)
+		fmt.Fprintf(b.stderr, "agentmap build: %s kept out by the config's privacy.exclude\n", counted(keptOut, "log"))
 	}
 	return b.end(read)
 }

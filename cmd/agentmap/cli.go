@@ -701,3 +701,12 @@ func outputDirExists(cmd, flagName, out string, stderr io.Writer) bool {
 
 // counted writes n and its noun, singular for one: "1 session", "2 sessions".
 func counted(n int, noun string) string { return words.Counted(n, noun) }
+
+// isAre is "is one" for one, "are many" otherwise: "1 file … is a log",
+// "3 files … are logs".
+func isAre(n int, one, many string) string {
+	if n == 1 {
+		return "is " + one
+	}
+	return "are " + many
+}

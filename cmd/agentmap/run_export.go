@@ -67,8 +67,8 @@ func writeExportStatus(w io.Writer, e *daemon.ExportStatus) {
 	if e.Last.IsZero() {
 		fmt.Fprintln(w, "export:     none written yet")
 	} else {
-		fmt.Fprintf(w, "export:     %d written, last %s (%d sessions, %d files)\n", e.Exports,
-			formatTime(e.Last), e.LastSessions, len(e.LastFiles))
+		fmt.Fprintf(w, "export:     %d written, last %s (%s, %s)\n", e.Exports,
+			formatTime(e.Last), counted(e.LastSessions, "session"), counted(len(e.LastFiles), "file"))
 	}
 	if e.LastError != "" {
 		attempts := "1 failed attempt"

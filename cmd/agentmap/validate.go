@@ -50,7 +50,7 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	if bad > 0 {
-		fmt.Fprintf(stderr, "agentmap validate: %d of %d files failed\n", bad, fl.NArg())
+		fmt.Fprintf(stderr, "agentmap validate: %d of %s failed\n", bad, counted(fl.NArg(), "file"))
 		return exitFailure
 	}
 	return exitOK
