@@ -73,6 +73,9 @@ var history = map[int]struct {
 	// devices' rows. Writers before it write the same statements, which
 	// the policies let through for their own devices.
 	6: {nil, 1},
+	// failing_verbs made to count test and build commands (kind verify)
+	// as the report does: a view, the rows written stay the same.
+	7: {nil, 1},
 }
 
 type migration struct {

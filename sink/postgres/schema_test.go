@@ -436,13 +436,13 @@ func TestOneSessionIDIsOneSession(t *testing.T) {
 	if err := pool.QueryRow(ctx, "SELECT sum(sessions), sum(tokens), sum(cost_usd) FROM agentmap.cost_per_repo_week").Scan(&sessions, &tokens, &cost); err != nil {
 		t.Fatal(err)
 	}
-	execs, mcps := 0, 0
+	shell, mcps := 0, 0
 	for _, u := range all {
-		for _, e := range u.Doc.Map.Events {
-			switch e.Kind {
-			case "exec":
-				execs++
-			case "mcp":
+		for i, e := range u.Doc.Map.Events {
+			if shellCommand(&u.Doc.Map.Events[i]) {
+				shell++
+			}
+			if e.Kind == "mcp" {
 				mcps++
 			}
 		}
@@ -453,8 +453,8 @@ func TestOneSessionIDIsOneSession(t *testing.T) {
 	if n := count(t, pool, "SELECT sum(sessions) FROM agentmap.outcomes_per_agent"); n != 3 {
 		t.Fatalf("outcomes_per_agent counts %d sessions", n)
 	}
-	if n := count(t, pool, "SELECT coalesce(sum(calls), 0) FROM agentmap.failing_verbs"); n != int64(execs) {
-		t.Fatalf("failing_verbs counts %d calls, want %d", n, execs)
+	if n := count(t, pool, "SELECT coalesce(sum(calls), 0) FROM agentmap.failing_verbs"); n != int64(shell) {
+		t.Fatalf("failing_verbs counts %d calls, want %d", n, shell)
 	}
 	if n := count(t, pool, "SELECT coalesce(sum(calls), 0) FROM agentmap.mcp_failure_rates"); n != int64(mcps) {
 		t.Fatalf("mcp_failure_rates counts %d calls, want %d", n, mcps)
