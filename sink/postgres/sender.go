@@ -278,7 +278,6 @@ func (s *Sender) sendBatch(ctx context.Context) (int, error) {
 	}
 	s.mu.Lock()
 	now := time.Now().UnixMilli()
-	s.st.Sent += uint64(res.Stored)
 	s.st.Retracted += uint64(removed)
 	s.st.AttemptMs = now
 	if len(ups) > 0 || (len(retract) > 0 && rerr == nil) {

@@ -196,7 +196,7 @@ func TestSenderAsTheMachinesRoleOnTheSchemaBefore(t *testing.T) {
 	if err := s.Drain(context.Background()); err != nil {
 		t.Fatalf("drain into schema 2: %v", err)
 	}
-	if st, _ := sdb.Outbox(Name).Stats(); st.Len != 0 || st.State.Sent != 3 || st.State.LastError != "" {
+	if st, _ := sdb.Outbox(Name).Stats(); st.Len != 0 || st.Sent != 3 || st.State.LastError != "" {
 		t.Fatalf("after the drain: %+v", st)
 	}
 	if !strings.Contains(logs.String(), "schema=2") || !strings.Contains(logs.String(), "sink migrate") {
