@@ -170,6 +170,30 @@ func TestTeamSourceThatCannotBeReadWritesNothing(t *testing.T) {
 		if code != exitFailure || stdout != "" || !strings.Contains(errb, "cannot read the team database") || strings.Contains(errb, "skipped") {
 			t.Errorf("usage --from (%s): exit %d\n%s%s", name, code, stdout, errb)
 		}
+		// A role without grants is told a way to the grants that a
+		// package has too: the command that prints them, not a file of
+		// the source.
+		if name == "no grants" && (!strings.Contains(errb, "`agentmap sink grants` prints the grants") || strings.Contains(errb, "docs/")) {
+			t.Errorf("usage --from (%s) names no way to the grants a package has:\n%s", name, errb)
+		}
+	}
+}
+
+// TestSinkGrantsPrintsTheGrantsFile: `agentmap sink grants` prints the
+// grants file this build carries, byte for byte, without a config or a
+// data directory, and connects nowhere.
+func TestSinkGrantsPrintsTheGrantsFile(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "..", "docs", "team-database-grants.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AGENTMAP_CONFIG", filepath.Join(t.TempDir(), "none.toml"))
+	code, stdout, stderr := run(t, "sink", "grants")
+	if code != exitOK || stdout != string(want) || stderr != "" {
+		t.Fatalf("sink grants: exit %d, %d bytes (the file has %d), stderr %q", code, len(stdout), len(want), stderr)
+	}
+	if code, _, stderr := run(t, "sink", "grants", "x"); code != exitUsage || !strings.Contains(stderr, "unexpected argument") {
+		t.Errorf("sink grants x: exit %d %q", code, stderr)
 	}
 }
 

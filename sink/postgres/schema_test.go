@@ -113,7 +113,7 @@ func TestSinkRoleBeforeTheSchemaIsToldWhatToDo(t *testing.T) {
 		for _, err := range []error{Migrate(ctx, pool), perr} {
 			t.Logf("the sink role before the schema (%q) is told: %v", setup, err)
 			if err == nil || !strings.Contains(err.Error(), "run `agentmap sink migrate` as the schema's owner") ||
-				!strings.Contains(err.Error(), "team-database-grants.sql") || !Refused(err) {
+				!strings.Contains(err.Error(), "`agentmap sink grants` prints them") || !Refused(err) {
 				t.Errorf("the sink role before the schema (%q): %v", setup, err)
 			}
 			if err != nil && strings.Contains(err.Error(), "pw-of-the-sink") {
