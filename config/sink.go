@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmap/agentmap/docs"
 	"github.com/agentmap/agentmap/sink/connstr"
 )
 
@@ -113,7 +114,10 @@ func renderSink(w *writer, c *Config, str, pathStr func(string) string) {
 	w.table("sink.postgres")
 	w.comment(
 		"The team database: each machine's daemon sends its maps to one PostgreSQL",
-		"database, each session once, in its latest version (docs/team-database.md).",
+		"database, each session once, in its latest version. The setup, schema and",
+		// Where the document is on the machine that writes the file: a
+		// package has no docs/ folder.
+		"views: "+docs.Path(docs.TeamDatabase),
 		`Off while url and url_file are both empty. Example: "postgres://agentmap@db.example/agentmap"`,
 		"Leave the password out of url: password_env, PGPASSWORD or ~/.pgpass supply it,",
 		"and `config show` never prints one.",

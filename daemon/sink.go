@@ -72,7 +72,10 @@ type SinkStatus struct {
 	// longest.
 	Queue  int            `json:"queue"`
 	Oldest *QueuedSession `json:"oldest,omitempty"`
-	// Sent counts the sessions stored; LastOk is the last batch stored.
+	// Sent is how many sessions the team database holds from this
+	// machine, as far as it knows: each session delivered counts once,
+	// whatever its versions and resends, until it is removed
+	// (state.OutboxStats.Sent). LastOk is the last batch stored.
 	Sent   uint64    `json:"sent"`
 	LastOk time.Time `json:"lastOk,omitzero"`
 	// Retracted counts the sessions removed from the team database once
@@ -111,7 +114,7 @@ func sinkStatus(db *state.DB) *SinkStatus {
 		return nil
 	}
 	_, sending := senders.Load(db)
-	out := &SinkStatus{Name: postgres.Name, DeviceID: st.State.DeviceID, Queue: st.Len, Sent: st.State.Sent, Retracted: st.State.Retracted,
+	out := &SinkStatus{Name: postgres.Name, DeviceID: st.State.DeviceID, Queue: st.Len, Sent: uint64(st.Sent), Retracted: st.State.Retracted,
 		LastError: st.State.LastError, Failures: st.State.Failures, Sending: sending}
 	if st.State.LastOkMs != 0 {
 		out.LastOk = time.UnixMilli(st.State.LastOkMs)

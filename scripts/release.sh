@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Release archives: dist/release/agentmap_<version>_<os>_<arch>.tar.gz (zip
 # for Windows) for linux, darwin and windows on amd64 and arm64, each with
-# the binary, LICENSE, README.md, CHANGELOG.md, the man pages and the
-# completions; and SHA256SUMS over them. CI runs it.
+# the binary, LICENSE, README.md, CHANGELOG.md, the man pages, the
+# completions and, in docs/, the documents agentmap's messages name
+# (docs.Shipped); and SHA256SUMS over them. CI runs it.
 #
 #   scripts/release.sh            all six
 #   scripts/release.sh linux/amd64 ...
@@ -30,6 +31,9 @@ for t in "${targets[@]}"; do
   CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build ${TRIMPATH--trimpath} \
     -ldflags "-s -w -X main.version=$version" -o "$stage/$exe" ./cmd/agentmap
   cp LICENSE README.md CHANGELOG.md "$stage/"
+  # Beside the binary, where its messages look for them (docs.Path).
+  mkdir -p "$stage/docs"
+  cp docs/team-database.md docs/team-database-grants.sql "$stage/docs/"
   cp -r "$files/man" "$files/completions" "$stage/"
   if [ "$os" = windows ]; then
     (cd "$files/stage" && zip -qr "$OLDPWD/$out/$name.zip" "$name")

@@ -77,12 +77,14 @@ type SinkState struct {
 	// DeviceID identifies this machine in the team database: random,
 	// made when the sink is first enabled, kept for ever.
 	DeviceID string `json:"deviceId"`
-	// Sent counts sessions stored; LastOkMs is the last batch stored.
-	Sent uint64 `json:"sent,omitempty"`
 	// Retracted counts sessions whose rows were removed (privacy.exclude
 	// covered them after they were sent).
 	Retracted uint64 `json:"retracted,omitempty"`
-	LastOkMs  int64  `json:"lastOkMs,omitempty"`
+	// LastOkMs is the last batch stored. (Earlier builds also kept "sent"
+	// here, a count of the versions stored, which counted a session again
+	// at each new version; it is no longer read: OutboxStats.Sent counts
+	// the sessions themselves.)
+	LastOkMs int64 `json:"lastOkMs,omitempty"`
 	// AttemptMs is the last attempt; LastError its error when it failed,
 	// Failures the failed attempts in a row.
 	AttemptMs int64  `json:"attemptMs,omitempty"`
@@ -95,7 +97,12 @@ type OutboxStats struct {
 	Enabled bool
 	Len     int
 	Oldest  *Queued // nil when the queue is empty
-	State   SinkState
+	// Sent is how many sessions the sink holds from this machine, as far
+	// as it knows: the sessions delivered (bucketSentIDs) and not removed
+	// or queued for removal since. Each session counts once, however many
+	// versions of it went and however often it was sent again.
+	Sent  int
+	State SinkState
 }
 
 // Outbox is one sink's queue in the state database.
@@ -358,6 +365,9 @@ func (o *Outbox) Stats() (OutboxStats, error) {
 		var err error
 		if out.State, err = sinkState(sb); err != nil {
 			return err
+		}
+		if ids := sb.Bucket(bucketSentIDs); ids != nil {
+			out.Sent = countKeys(ids)
 		}
 		pending := sb.Bucket(bucketPending)
 		out.Len = countKeys(pending)

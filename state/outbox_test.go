@@ -56,7 +56,7 @@ func TestOutboxQueuesFlushesWithTheirRecord(t *testing.T) {
 	if err := d.PutSessions(flushed("a", "a.json.gz", "h3", 50)); err != nil {
 		t.Fatal(err)
 	}
-	st.Sent = 2
+	st.Retracted = 2
 	if err := ob.Ack([]Delivered{{Key: taken[0].Key, Seq: taken[0].Seq, SHA256: "h1"}, {Key: taken[1].Key, Seq: taken[1].Seq, SHA256: "h2"}}, st); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestOutboxQueuesFlushesWithTheirRecord(t *testing.T) {
 	}
 	d.PutSessions(flushed("b", "b.json.gz", "h1", 60))
 	st2, _ := ob.Enable(time.Now())
-	if st2.DeviceID != st.DeviceID || st2.Sent != 2 {
+	if st2.DeviceID != st.DeviceID || st2.Retracted != 2 {
 		t.Fatalf("state not kept: %+v", st2)
 	}
 	if qs, _ = ob.Take(10); len(qs) != 0 {

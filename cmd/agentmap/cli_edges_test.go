@@ -226,7 +226,7 @@ func TestSinkResendWithoutATeamDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	none := "no team database is configured ([sink.postgres] in the config file has no url or url_file; see docs/team-database.md)\n"
+	none := "no team database is configured ([sink.postgres] in the config file has no url or url_file; see docs/team-database.md in agentmap's source)\n"
 	code, stdout, stderr := run(t, "sink", "resend", "--data-dir", data)
 	if code != exitFailure || stdout != "" || stderr != "agentmap sink resend: "+none {
 		t.Errorf("resend: exit %d, stdout %q, stderr %q", code, stdout, stderr)
@@ -431,7 +431,7 @@ func TestArgumentErrorsSayWhatToGive(t *testing.T) {
 		{[]string{"usage", "fortnightly"}, "agentmap usage: unknown grouping \"fortnightly\" (daily, weekly, monthly, session or model)\n"},
 		{[]string{"config"}, "agentmap config: name what to do: init, check or show (see agentmap help config)\n"},
 		{[]string{"config", "check", "x"}, "agentmap config check: unexpected argument \"x\" (config check takes no argument; --config FILE names the file)\n"},
-		{[]string{"sink"}, "agentmap sink: name what to do: status, resend, forget or migrate (see agentmap help sink)\n"},
+		{[]string{"sink"}, "agentmap sink: name what to do: status, resend, forget, migrate or grants (see agentmap help sink)\n"},
 		{[]string{"sink", "status", "x"}, "agentmap sink status: unexpected argument \"x\" (sink status takes no argument; see agentmap help sink)\n"},
 		{[]string{"validate"}, "agentmap validate: name the map files to check (FILE.json.gz or FILE.json; see agentmap help validate)\n"},
 		{[]string{"build"}, "agentmap build: name the logs to build: files or directories, or --inputs LIST (see agentmap help build)\n"},

@@ -298,7 +298,7 @@ complete agentmap sink ""`
 					cAgents = append(cAgents, a)
 				}
 			}
-			want := "list\n" + agents + "\n" + strings.Join(cAgents, " ") + "\nlist\nstatus resend forget migrate\n"
+			want := "list\n" + agents + "\n" + strings.Join(cAgents, " ") + "\nlist\nstatus resend forget migrate grants\n"
 			if got := string(out); err != nil || got != want {
 				t.Errorf("bash completion: %v\n%q, want %q", err, got, want)
 			}

@@ -88,7 +88,7 @@ func TestCompletionAfterGlobalFlags(t *testing.T) {
 	if got, _ := completions(t, "--data-dir", dir, "list", "--agent", ""); !slices.Equal(got, agentNames()) {
 		t.Errorf("__complete --data-dir D list --agent '': %q, want the agents", got)
 	}
-	if got, _ := completions(t, "--data-dir", dir, "sink", ""); !slices.Equal(got, []string{"status", "resend", "forget", "migrate"}) {
+	if got, _ := completions(t, "--data-dir", dir, "sink", ""); !slices.Equal(got, []string{"status", "resend", "forget", "migrate", "grants"}) {
 		t.Errorf("__complete --data-dir D sink '': %q, want its actions", got)
 	}
 	// The value of a global flag itself is a directory name, the shell's.
@@ -106,8 +106,8 @@ func TestCompletionOfActionWords(t *testing.T) {
 	}{
 		{[]string{"usage", ""}, []string{"daily", "weekly", "monthly", "session", "model"}},
 		{[]string{"usage", "--since", "7d", ""}, []string{"daily", "weekly", "monthly", "session", "model"}},
-		{[]string{"sink", ""}, []string{"status", "resend", "forget", "migrate"}},
-		{[]string{"sink", "--json", ""}, []string{"status", "resend", "forget", "migrate"}},
+		{[]string{"sink", ""}, []string{"status", "resend", "forget", "migrate", "grants"}},
+		{[]string{"sink", "--json", ""}, []string{"status", "resend", "forget", "migrate", "grants"}},
 		{[]string{"config", ""}, []string{"init", "check", "show"}},
 		{[]string{"show", ""}, nil},
 		{[]string{"flush", ""}, nil},

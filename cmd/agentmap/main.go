@@ -45,7 +45,7 @@ func commands() []command {
 		{"report", "write a self-contained HTML report of the sessions (overview and a page per session)", cmdReport},
 		{"usage", "token and cost tables per day, week, month, session or model", cmdUsage},
 		{"flush", "write the maps of live sessions now (ID or --all)", cmdFlush},
-		{"sink", "the team database: queue status, resend everything, forget the queue, migrate (status|resend|forget|migrate)", cmdSink},
+		{"sink", "the team database: queue status, resend everything, forget the queue, migrate, print the grants (status|resend|forget|migrate|grants)", cmdSink},
 		{"doctor", "check the agent roots, the service, the data dir and the disk", cmdDoctor},
 		{"logs", "print the service's log (-f follows it): the journal on Linux, rotated files on macOS", cmdLogs},
 		{"version", "print the version", cmdVersion},

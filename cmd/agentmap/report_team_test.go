@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/export/mapfile"
+	"github.com/agentmap/agentmap/report"
 	"github.com/agentmap/agentmap/sink/postgres"
 	"github.com/agentmap/agentmap/sink/postgres/pgtest"
 )
@@ -85,6 +88,7 @@ func TestReportAndUsageFromTeamDatabase(t *testing.T) {
 	if strings.Contains(string(html), srv.Password()) || strings.Contains(errb, srv.Password()) {
 		t.Fatal("the report shows the database password")
 	}
+	checkFailingVerbsEqualReport(t, url, pool)
 	if code, _, errb := run(t, "usage", "--device", "bob"); code != exitUsage {
 		t.Fatalf("--device without --from: exit %d %s", code, errb)
 	}
@@ -166,6 +170,30 @@ func TestTeamSourceThatCannotBeReadWritesNothing(t *testing.T) {
 		if code != exitFailure || stdout != "" || !strings.Contains(errb, "cannot read the team database") || strings.Contains(errb, "skipped") {
 			t.Errorf("usage --from (%s): exit %d\n%s%s", name, code, stdout, errb)
 		}
+		// A role without grants is told a way to the grants that a
+		// package has too: the command that prints them, not a file of
+		// the source.
+		if name == "no grants" && (!strings.Contains(errb, "`agentmap sink grants` prints the grants") || strings.Contains(errb, "docs/")) {
+			t.Errorf("usage --from (%s) names no way to the grants a package has:\n%s", name, errb)
+		}
+	}
+}
+
+// TestSinkGrantsPrintsTheGrantsFile: `agentmap sink grants` prints the
+// grants file this build carries, byte for byte, without a config or a
+// data directory, and connects nowhere.
+func TestSinkGrantsPrintsTheGrantsFile(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "..", "docs", "team-database-grants.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AGENTMAP_CONFIG", filepath.Join(t.TempDir(), "none.toml"))
+	code, stdout, stderr := run(t, "sink", "grants")
+	if code != exitOK || stdout != string(want) || stderr != "" {
+		t.Fatalf("sink grants: exit %d, %d bytes (the file has %d), stderr %q", code, len(stdout), len(want), stderr)
+	}
+	if code, _, stderr := run(t, "sink", "grants", "x"); code != exitUsage || !strings.Contains(stderr, "unexpected argument") {
+		t.Errorf("sink grants x: exit %d %q", code, stderr)
 	}
 }
 
@@ -276,4 +304,78 @@ func TestTeamUsageOfAnUnknownDevice(t *testing.T) {
 	if code, out, errb := run(t, "usage", "--json", "--from", url, "--device", "alice-laptop"); code != exitOK || !strings.Contains(out, `"sessions": 1`) {
 		t.Errorf("usage --device with a device there is: exit %d\n%s%s", code, out, errb)
 	}
+}
+
+// checkFailingVerbsEqualReport: the team database's failing_verbs view
+// counts the shell verbs the report over the same database counts in its
+// "Shell verbs that fail or are retried" (every verb's runs, failures and
+// retries, and the sessions that ran it), the report read with --from url.
+func checkFailingVerbsEqualReport(t *testing.T, url string, pool *pgxpool.Pool) {
+	t.Helper()
+	type counts struct{ calls, failures, retries, sessions int64 }
+	out := filepath.Join(t.TempDir(), "verbs.html")
+	if code, _, errb := run(t, "report", "--from", url, "-o", out); code != exitOK {
+		t.Fatalf("report --from: exit %d\n%s", code, errb)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := report.Unpack(page)
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("the report's data: %d documents, %v", len(docs), err)
+	}
+	var overview struct {
+		Str  []string `json:"str"`
+		Aggs []struct {
+			Verbs []int64 `json:"v"` // verb, runs, failed, retried
+		} `json:"a"`
+	}
+	if err := json.Unmarshal(docs[0], &overview); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]counts{}
+	for _, a := range overview.Aggs {
+		for i := 0; i+3 < len(a.Verbs); i += 4 {
+			v := overview.Str[a.Verbs[i]]
+			c := want[v]
+			c.calls, c.failures, c.retries, c.sessions = c.calls+a.Verbs[i+1], c.failures+a.Verbs[i+2], c.retries+a.Verbs[i+3], c.sessions+1
+			want[v] = c
+		}
+	}
+	got := map[string]counts{}
+	rows, err := pool.Query(context.Background(), "SELECT verb, calls, failures, retries, sessions FROM agentmap.failing_verbs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var v string
+		var c counts
+		if err := rows.Scan(&v, &c.calls, &c.failures, &c.retries, &c.sessions); err != nil {
+			t.Fatal(err)
+		}
+		got[v] = c
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 {
+		t.Fatal("the report counts no shell verb")
+	}
+	var differ []string
+	for v, w := range want {
+		if got[v] != w {
+			differ = append(differ, fmt.Sprintf("%q: view %+v, report %+v", v, got[v], w))
+		}
+	}
+	for v, g := range got {
+		if _, ok := want[v]; !ok {
+			differ = append(differ, fmt.Sprintf("%q: view %+v, not in the report", v, g))
+		}
+	}
+	sort.Strings(differ)
+	if len(differ) > 0 {
+		t.Fatalf("failing_verbs differs from the report's shell verbs in %d verbs of %d: %v", len(differ), len(want), head(differ))
+	}
+	t.Logf("failing_verbs equals the report's shell verbs: %d verbs", len(want))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentmap/agentmap/builder/redact"
 	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/docs"
 	"github.com/agentmap/agentmap/sink/postgres"
 	"github.com/agentmap/agentmap/state"
 )
@@ -54,11 +55,13 @@ func sinkOptions(c *config.Config) (*postgres.Config, error) {
 
 func cmdSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	usage := func() {
-		fmt.Fprintln(stderr, "usage: agentmap sink status|resend|forget|migrate [--json] [--config FILE | --data-dir DIR]")
+		fmt.Fprintln(stderr, "usage: agentmap sink status|resend|forget|migrate|grants [--json] [--config FILE | --data-dir DIR]")
 		fmt.Fprintln(stderr, "  status   the team database's queue: its length, the oldest session, the last error")
 		fmt.Fprintln(stderr, "  resend   queue every map of the store again (after the team database was rebuilt)")
 		fmt.Fprintln(stderr, "  forget   drop the queue: what is queued now is never sent (a later change of it is)")
 		fmt.Fprintln(stderr, "  migrate  create or update the team database's schema with the configured URL")
+		fmt.Fprintln(stderr, "  grants   print the SQL that gives the machines' role and the reporting role their privileges,")
+		fmt.Fprintln(stderr, "           for the schema's owner to run (psql -f -; rename agentmap_sink and agentmap_reader as needed)")
 	}
 	fl := flag.NewFlagSet("sink", flag.ContinueOnError)
 	fl.SetOutput(stderr)
@@ -71,7 +74,7 @@ func cmdSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if fl.NArg() == 0 {
-		fmt.Fprintln(stderr, "agentmap sink: name what to do: status, resend, forget or migrate (see agentmap help sink)")
+		fmt.Fprintln(stderr, "agentmap sink: name what to do: status, resend, forget, migrate or grants (see agentmap help sink)")
 		return exitUsage
 	}
 	sub := fl.Arg(0)
@@ -89,6 +92,12 @@ func cmdSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return sinkQueueOp(ctx, of, sub, stdout, stderr)
 	case "migrate":
 		return sinkMigrate(ctx, of, stdout, stderr)
+	case "grants":
+		// The grants file as this build carries it: a package installs
+		// no docs/ folder, and the file must match the schema this build
+		// migrates to. It reads no config and connects nowhere.
+		io.WriteString(stdout, docs.Grants)
+		return exitOK
 	}
 	fmt.Fprintf(stderr, "agentmap sink: unknown subcommand %q\n", sub)
 	usage()
@@ -271,7 +280,7 @@ var errSinkNotSetUp = errors.New("the team database's queue is not set up")
 
 // errNoTeamDatabase is the error of the sink commands without a team
 // database to work on, in the words of the config file and its docs.
-var errNoTeamDatabase = errors.New("no team database is configured ([sink.postgres] in the config file has no url or url_file; see docs/team-database.md)")
+var errNoTeamDatabase = errors.New("no team database is configured ([sink.postgres] in the config file has no url or url_file; see " + docs.Path(docs.TeamDatabase) + ")")
 
 // sinkNotSetUp says why there is no queue to resend: no team database is
 // configured, or the daemon has not started with it since it was (the

@@ -56,6 +56,7 @@ func TestCorpusTeamDatabase(t *testing.T) {
 	}
 	pool := openTeam(t, srv, db)
 	checkTeamEqualsLocal(t, pool, ms)
+	checkFailingVerbsEqualReport(t, srv.AdminURL(db), pool)
 	var modes []string
 	if err := pool.QueryRow(context.Background(), "SELECT array_agg(DISTINCT path_mode ORDER BY path_mode) FROM agentmap.sessions").Scan(&modes); err != nil {
 		t.Fatal(err)

@@ -184,6 +184,18 @@ func checkTeamEqualsLocal(t *testing.T, pool *pgxpool.Pool, ms []*machine) {
 		math.Abs(dbSum.cost-sum.cost) > 1e-6 {
 		t.Fatalf("team totals %d sessions %+v, local %d sessions %+v", n, dbSum, len(want), sum)
 	}
+	// Each machine's sink status counts the sessions the database holds
+	// of it, each once, not the versions it sent.
+	for _, m := range ms {
+		st := m.deviceID(t)
+		var held int64
+		if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM agentmap.sessions WHERE device_id = $1", st.DeviceID).Scan(&held); err != nil {
+			t.Fatal(err)
+		}
+		if st.Sent != uint64(held) {
+			t.Fatalf("sink status of %s: %d sessions sent, the database holds %d of it", m.name, st.Sent, held)
+		}
+	}
 	t.Logf("team database equals the local stores: %d sessions, %d tokens, %d events, %d files, $%.4f",
 		n, sum.tokens, sum.events, sum.files, sum.cost)
 }

@@ -111,7 +111,7 @@ func (f family) push(t *testing.T, pool *pgxpool.Pool, at time.Time) {
 
 // viewCounts is what the four views count.
 type viewCounts struct {
-	sessions, tokens, execs, mcps, outcomes int64
+	sessions, tokens, shell, mcps, outcomes int64
 	cost                                    float64
 }
 
@@ -125,7 +125,7 @@ func countViews(t *testing.T, pool *pgxpool.Pool) viewCounts {
 		(SELECT coalesce(sum(calls), 0) FROM agentmap.failing_verbs),
 		(SELECT coalesce(sum(calls), 0) FROM agentmap.mcp_failure_rates),
 		(SELECT coalesce(sum(sessions), 0) FROM agentmap.outcomes_per_agent)`).
-		Scan(&c.sessions, &c.tokens, &c.cost, &c.execs, &c.mcps, &c.outcomes); err != nil {
+		Scan(&c.sessions, &c.tokens, &c.cost, &c.shell, &c.mcps, &c.outcomes); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -139,11 +139,11 @@ func counted(maps ...*mapfile.Doc) viewCounts {
 		c.outcomes++
 		c.tokens += d.Map.Totals.Tokens
 		c.cost += d.Map.Totals.CostUSD
-		for _, e := range d.Map.Events {
-			switch e.Kind {
-			case "exec":
-				c.execs++
-			case "mcp":
+		for i, e := range d.Map.Events {
+			if shellCommand(&d.Map.Events[i]) {
+				c.shell++
+			}
+			if e.Kind == "mcp" {
 				c.mcps++
 			}
 		}

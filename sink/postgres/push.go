@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/agentmap/agentmap/docs"
 	"github.com/agentmap/agentmap/export/mapfile"
 )
 
@@ -238,7 +239,7 @@ func Retract(ctx context.Context, pool *pgxpool.Pool, deviceID string, sessionID
 		err = safeErr(err)
 		var se *ServerError
 		if errors.As(err, &se) && se.Code == "42501" /* insufficient_privilege */ {
-			return fmt.Errorf("remove sessions privacy.exclude now covers: %w; grant DELETE ON agentmap.sessions to this role (docs/team-database-grants.sql): %w", ErrRetractRefused, err)
+			return fmt.Errorf("remove sessions privacy.exclude now covers: %w; grant DELETE ON agentmap.sessions to this role (`agentmap sink grants` prints the grants): %w", ErrRetractRefused, err)
 		}
 		return fmt.Errorf("remove sessions privacy.exclude now covers: %w", err)
 	})
@@ -306,11 +307,14 @@ func pushHint(err error) error {
 	var se *ServerError
 	if errors.As(err, &se) && se.Code == "42501" &&
 		(strings.Contains(se.Message, "row-level security") || strings.Contains(se.Message, "does not own")) {
-		return fmt.Errorf("%w; %s", err, notOwnerHint)
+		return fmt.Errorf("%w; %s", err, notOwnerHint())
 	}
 	return withHint(err)
 }
 
-const notOwnerHint = "this device's rows in the team database belong to another role (agentmap.devices.owner_role), " +
-	"and each machine's role writes only the devices it sent first: if this machine now connects as another role, " +
-	"the schema's owner gives it its device (docs/team-database.md, \"A login role per machine\")"
+// notOwnerHint names the setup where it is on this machine (docs.Path).
+func notOwnerHint() string {
+	return "this device's rows in the team database belong to another role (agentmap.devices.owner_role), " +
+		"and each machine's role writes only the devices it sent first: if this machine now connects as another role, " +
+		"the schema's owner gives it its device (" + docs.Path(docs.TeamDatabase) + ", \"A login role per machine\")"
+}

@@ -233,16 +233,17 @@ func TestViewsAnswer(t *testing.T) {
 	if diff := cost - want; diff > 1e-9 || diff < -1e-9 {
 		t.Fatalf("cost per repo per week sums to %v, want %v", cost, want)
 	}
-	execs := 0
+	// Shell commands as the report counts them: test commands too.
+	shell := 0
 	for _, u := range ups {
-		for _, e := range u.Doc.Map.Events {
-			if e.Kind == "exec" {
-				execs++
+		for i := range u.Doc.Map.Events {
+			if shellCommand(&u.Doc.Map.Events[i]) {
+				shell++
 			}
 		}
 	}
-	if n := count(t, pool, "SELECT coalesce(sum(calls), 0) FROM agentmap.failing_verbs"); n != int64(execs) {
-		t.Fatalf("failing_verbs counts %d calls, want %d", n, execs)
+	if n := count(t, pool, "SELECT coalesce(sum(calls), 0) FROM agentmap.failing_verbs"); n != int64(shell) {
+		t.Fatalf("failing_verbs counts %d calls, want %d", n, shell)
 	}
 	if n := count(t, pool, "SELECT sum(sessions) FROM agentmap.outcomes_per_agent"); n != 3 {
 		t.Fatalf("outcomes_per_agent counts %d sessions", n)

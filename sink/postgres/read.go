@@ -188,7 +188,7 @@ func ReadPool(ctx context.Context, pool *pgxpool.Pool, f Filter, fn func(Stored)
 func readHint(err error) error {
 	var se *ServerError
 	if errors.As(err, &se) && se.Code == "42501" {
-		return fmt.Errorf("%w; a reporting role needs USAGE on the schema agentmap and SELECT on its tables and views (docs/team-database-grants.sql)", err)
+		return fmt.Errorf("%w; a reporting role needs USAGE on the schema agentmap and SELECT on its tables and views (`agentmap sink grants` prints the grants)", err)
 	}
 	return err
 }

@@ -6,8 +6,9 @@
 // guarded by the content hash, so duplicates, retries and crashes never
 // leave a session twice or an old version over a new one. A machine's role
 // reads no map: it may read only the keys the upsert's guard compares
-// (docs/team-database-grants.sql), and row-level security (migration 6)
-// keeps it to the rows of its own devices.
+// (docs/team-database-grants.sql, which `agentmap sink grants` prints),
+// and row-level security (migration 6) keeps it to the rows of its own
+// devices.
 package postgres
 
 import (
@@ -23,6 +24,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentmap/agentmap/docs"
 )
 
 //go:embed migrations/*.sql
@@ -73,6 +76,9 @@ var history = map[int]struct {
 	// devices' rows. Writers before it write the same statements, which
 	// the policies let through for their own devices.
 	6: {nil, 1},
+	// failing_verbs made to count test and build commands (kind verify)
+	// as the report does: a view, the rows written stay the same.
+	7: {nil, 1},
 }
 
 type migration struct {
@@ -145,8 +151,13 @@ var ErrSchemaDamaged = errors.New("the team database's schema is damaged")
 // tables and views, or, without the schema, may not create it.
 var ErrNotOwner = errors.New("this role may not migrate the team database's schema")
 
-// ownerHint is what a role that may not create or read the schema is told.
-const ownerHint = "run `agentmap sink migrate` as the schema's owner and apply docs/team-database-grants.sql to this role (docs/team-database.md)"
+// ownerHint is what a role that may not create or read the schema is
+// told. It names the grants by the command that prints them and the setup
+// where it is on this machine: a package has no docs/ folder.
+func ownerHint() string {
+	return "run `agentmap sink migrate` as the schema's owner and apply the grants to this role (`agentmap sink grants` prints them; " +
+		docs.Path(docs.TeamDatabase) + ", \"Setting it up\")"
+}
 
 // errNewerMeanwhile is migrate's finding that a newer build migrated the
 // schema between Prepare's look and the migrations' lock.
@@ -162,7 +173,7 @@ func tooNew(v, known int) error {
 // write into.
 func tooOld(v, known int) error {
 	if v == 0 {
-		return fmt.Errorf("%w: the database has no agentmap schema yet; %s", ErrSchemaOld, ownerHint)
+		return fmt.Errorf("%w: the database has no agentmap schema yet; %s", ErrSchemaOld, ownerHint())
 	}
 	return fmt.Errorf("%w (schema %d, this build writes %d): run `agentmap sink migrate` as the schema's owner", ErrSchemaOld, v, known)
 }
@@ -362,18 +373,18 @@ func mayMigrate(ctx context.Context, pool *pgxpool.Pool) (err error, ownsSchema 
 	switch {
 	case !exists && !mayCreate:
 		return fmt.Errorf("%w: the schema agentmap does not exist and this role (%s) may not create it: as the database's administrator, CREATE SCHEMA agentmap AUTHORIZATION <the owner's role>, then %s",
-			ErrNotOwner, me, ownerHint), false
+			ErrNotOwner, me, ownerHint()), false
 	case exists && !owns:
-		return fmt.Errorf("%w: the schema agentmap belongs to %s, not to this role (%s): run `agentmap sink migrate` as %s, the schema's owner (docs/team-database.md)",
-			ErrNotOwner, owner, me, owner), false
+		return fmt.Errorf("%w: the schema agentmap belongs to %s, not to this role (%s): run `agentmap sink migrate` as %s, the schema's owner (%s)",
+			ErrNotOwner, owner, me, owner, docs.Path(docs.TeamDatabase)), false
 	case len(others) > 0:
 		reassign := ""
 		if !bootstrap && len(others) == 1 {
 			// The bootstrap superuser's objects REASSIGN OWNED refuses.
 			reassign = fmt.Sprintf(", or REASSIGN OWNED BY %s TO %s where %s owns nothing else", others[0], me, others[0])
 		}
-		return fmt.Errorf("%w: tables or views of the schema agentmap belong to %s, not to %s, the schema's owner this migrate connects as (an earlier `agentmap sink migrate` ran as %s?): as a superuser, ALTER TABLE/VIEW … OWNER TO %s for each of them%s; then run `agentmap sink migrate` again (docs/team-database.md, \"Tables another role owns\")",
-			ErrNotOwner, strings.Join(others, " and "), me, others[0], me, reassign), true
+		return fmt.Errorf("%w: tables or views of the schema agentmap belong to %s, not to %s, the schema's owner this migrate connects as (an earlier `agentmap sink migrate` ran as %s?): as a superuser, ALTER TABLE/VIEW … OWNER TO %s for each of them%s; then run `agentmap sink migrate` again (%s, \"Tables another role owns\")",
+			ErrNotOwner, strings.Join(others, " and "), me, others[0], me, reassign, docs.Path(docs.TeamDatabase)), true
 	}
 	return nil, owns
 }
@@ -418,7 +429,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, ms []migration) error {
 				err = safeErr(err)
 				var se *ServerError
 				if errors.As(err, &se) && se.Code == "42501" {
-					return fmt.Errorf("migrate: the schema agentmap does not exist and this role may not create it: %w; as the database's administrator, CREATE SCHEMA agentmap AUTHORIZATION <the owner's role>, then %s", err, ownerHint)
+					return fmt.Errorf("migrate: the schema agentmap does not exist and this role may not create it: %w; as the database's administrator, CREATE SCHEMA agentmap AUTHORIZATION <the owner's role>, then %s", err, ownerHint())
 				}
 				return fmt.Errorf("migrate: create the schema agentmap: %w", err)
 			}
@@ -576,7 +587,7 @@ func readSchema(ctx context.Context, pool *pgxpool.Pool) (schemaState, error) {
 func withHint(err error) error {
 	var se *ServerError
 	if errors.As(err, &se) && se.Code == "42501" {
-		return fmt.Errorf("%w; %s", err, ownerHint)
+		return fmt.Errorf("%w; %s", err, ownerHint())
 	}
 	return err
 }

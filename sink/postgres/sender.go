@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/docs"
 	"github.com/agentmap/agentmap/export/mapfile"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers/agents"
@@ -278,7 +279,6 @@ func (s *Sender) sendBatch(ctx context.Context) (int, error) {
 	}
 	s.mu.Lock()
 	now := time.Now().UnixMilli()
-	s.st.Sent += uint64(res.Stored)
 	s.st.Retracted += uint64(removed)
 	s.st.AttemptMs = now
 	if len(ups) > 0 || (len(retract) > 0 && rerr == nil) {
@@ -396,7 +396,7 @@ func (s *Sender) connect(ctx context.Context) (*pgxpool.Pool, error) {
 		case v < known:
 			s.log.Info("the team database's schema is behind this agentmap's; this agentmap writes into it as it is",
 				"schema", v, "this_build", known,
-				"next", "once every machine runs this agentmap, run `agentmap sink migrate` as the schema's owner (docs/team-database.md, Upgrading)")
+				"next", "once every machine runs this agentmap, run `agentmap sink migrate` as the schema's owner ("+docs.Path(docs.TeamDatabase)+", Upgrading)")
 		case v > known:
 			s.log.Info("the team database's schema is newer than this agentmap's, and its migrations keep this agentmap's writes; this agentmap writes into it",
 				"schema", v, "this_build", known, "next", "upgrade agentmap on this machine")

@@ -65,7 +65,7 @@ func TestSenderDeliversInTheSinksPathMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _ := db.Outbox(Name).Stats()
-	if st.Len != 0 || st.State.Sent != 2 || st.State.LastError != "" || st.State.LastOkMs == 0 {
+	if st.Len != 0 || st.Sent != 2 || st.State.LastError != "" || st.State.LastOkMs == 0 {
 		t.Fatalf("after the drain: %+v", st)
 	}
 	if n := count(t, pool, "SELECT count(*) FROM agentmap.sessions WHERE path_mode = 'dirs_only'"); n != 2 {
@@ -93,7 +93,7 @@ func TestSenderKeepsTheQueueWhenTheServerIsUnreachable(t *testing.T) {
 		}
 	}
 	st, _ := db.Outbox(Name).Stats()
-	if st.Len != 3 || st.Oldest == nil || st.State.Failures != 2 || st.State.LastError == "" || st.State.Sent != 0 {
+	if st.Len != 3 || st.Oldest == nil || st.State.Failures != 2 || st.State.LastError == "" || st.Sent != 0 {
 		t.Fatalf("after failed drains: %+v", st)
 	}
 	if strings.Contains(st.State.LastError, "secret-pw") {
@@ -220,4 +220,62 @@ func drainedFixtures(t *testing.T) (*pgtest.Server, *pgxpool.Pool, *state.DB, st
 		t.Fatal(err)
 	}
 	return srv, pool, db, maps, s
+}
+
+// TestSinkCountsEachSessionOnce: what the sink says it sent is the
+// sessions the database holds from this device, each once: a new version
+// of a session sent again, and `agentmap sink resend` writing every
+// session again, leave the count as it was; a session removed from the
+// database (privacy.exclude) leaves it.
+func TestSinkCountsEachSessionOnce(t *testing.T) {
+	_, pool, db, maps, s := drainedFixtures(t)
+	ctx := context.Background()
+	ob := db.Outbox(Name)
+	check := func(when string, want int) {
+		t.Helper()
+		if err := s.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		st, err := ob.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := count(t, pool, "SELECT count(*) FROM agentmap.sessions WHERE device_id = $1", st.State.DeviceID)
+		if st.Sent != want || held != int64(want) || st.Len != 0 {
+			t.Fatalf("%s: %d sessions sent, the database holds %d of this device, want %d (queue %d)", when, st.Sent, held, want, st.Len)
+		}
+	}
+	check("after the first drain", len(fixtures))
+
+	// A new version of a session is flushed and stored in place of the
+	// one held: still one session.
+	f := fixtures[1]
+	later := withMoreTokens(t, fixture(t, f), 100)
+	if err := os.WriteFile(filepath.Join(maps, f+".json"), later.Canonical, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(later.Canonical)
+	if err := db.PutSessions(&state.Session{Key: "x/" + f, Agent: "x", NativeID: f, Gen: 2,
+		Flush: &state.Flush{Path: f + ".json", SHA256: hex.EncodeToString(sum[:]), Gen: 2, AtMs: time.Now().UnixMilli()}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := ob.Stats(); st.Len != 1 {
+		t.Fatalf("the new version is not queued: %+v", st)
+	}
+	check("after a new version of a session", len(fixtures))
+	if n := count(t, pool, "SELECT tokens FROM agentmap.sessions WHERE session_id = $1", later.Map.Session.ID); n != later.Map.Totals.Tokens {
+		t.Fatalf("the database holds %d tokens of the session, not its new version's %d", n, later.Map.Totals.Tokens)
+	}
+
+	// `agentmap sink resend`: every session written again.
+	if _, err := ob.Resend(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	check("after a resend", len(fixtures))
+
+	// privacy.exclude covers a session: its rows go, and it no longer counts.
+	if err := db.Forget(state.Forgotten{Session: "x/" + fixtures[0]}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a retraction", len(fixtures)-1)
 }

@@ -196,7 +196,7 @@ func TestSenderAsTheMachinesRoleOnTheSchemaBefore(t *testing.T) {
 	if err := s.Drain(context.Background()); err != nil {
 		t.Fatalf("drain into schema 2: %v", err)
 	}
-	if st, _ := sdb.Outbox(Name).Stats(); st.Len != 0 || st.State.Sent != 3 || st.State.LastError != "" {
+	if st, _ := sdb.Outbox(Name).Stats(); st.Len != 0 || st.Sent != 3 || st.State.LastError != "" {
 		t.Fatalf("after the drain: %+v", st)
 	}
 	if !strings.Contains(logs.String(), "schema=2") || !strings.Contains(logs.String(), "sink migrate") {
@@ -351,7 +351,15 @@ func TestUpgradeWithASubagentAndItsParent(t *testing.T) {
 	f := newFamily(t)
 	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	f.push(t, pool, t0)
-	if got, twice := countViews(t, pool), counted(f.parent, f.child, f.orphan); !sameCounts(got, twice) {
+	twice := counted(f.parent, f.child, f.orphan)
+	for _, d := range []*mapfile.Doc{f.parent, f.child, f.orphan} {
+		for _, e := range d.Map.Events {
+			if e.Kind == "verify" {
+				twice.shell-- // failing_verbs counts test commands from migration 7 on
+			}
+		}
+	}
+	if got := countViews(t, pool); !sameCounts(got, twice) {
 		t.Fatalf("schema 3 counts %+v, want the child twice: %+v", got, twice)
 	}
 	if err := Migrate(ctx, pool); err != nil {
