@@ -85,7 +85,7 @@ var All = []Agent{
 			return cursor.Restore(s, st)
 		},
 	},
-	dbOnly("opencode", opencode.Tool, 1, opencode.IsStore, opencode.ReadStore),
+	dbOnly("opencode", opencode.Tool, 2, opencode.IsStore, opencode.ReadStore),
 	{
 		Name: "copilot", Tool: copilot.Tool, Version: 1,
 		LooksLike: copilot.LooksLike, Identify: unrotated(copilot.Identify),

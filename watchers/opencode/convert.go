@@ -122,6 +122,9 @@ func (c *conv) session(s *sessionRec, lane string) {
 	c.setCWD(s.Dir, c.recordedRoot(s.ID))
 	c.flushRepos(s.Time.Created)
 	for _, m := range c.msgs[s.ID] {
+		if copied(m, s) {
+			continue
+		}
 		c.message(m)
 	}
 	for _, ch := range c.children[s.ID] {
@@ -132,6 +135,17 @@ func (c *conv) session(s *sessionRec, lane string) {
 			SubagentType: l.subagentType, LaunchCallID: l.call}})
 		c.session(ch, id)
 	}
+}
+
+// copied reports whether a message of a session was made before the
+// session: a fork (opencode run --session ID --fork) begins with a copy of
+// its parent's messages, each keeping its original time. The copies stay
+// the parent's, as a forked Claude Code session's copied lines do: counted
+// in the fork too, they would bill the parent's requests twice (OpenCode's
+// own session totals count them in both). A session keeps no mark of
+// being a fork; a message older than its session is one.
+func copied(m messageRec, s *sessionRec) bool {
+	return s.Time.Created > 0 && m.Created > 0 && m.Created < s.Time.Created
 }
 
 // setCWD sets the working directory with the root OpenCode recorded for

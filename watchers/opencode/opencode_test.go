@@ -293,3 +293,52 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestForkCountsOnlyItsOwnRequests reads a store the real OpenCode 1.18.33
+// wrote for a prompt, a second one in the same session, and a third in a
+// fork of it (run --session ID --fork) against a scripted model server
+// that answered 2000, 3000 and 4000 input tokens: the fork begins with a
+// copy of its parent's messages, which stay the parent's. Each request
+// counts once: the parent's map holds the first two, the fork's the third
+// alone, and the fork starts when it was made, not with the copies.
+func TestForkCountsOnlyItsOwnRequests(t *testing.T) {
+	db := filepath.Join("testdata", "fork", "opencode-1.18.33-fork.db")
+	convs, err := ReadDB(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(convs) != 2 {
+		t.Fatalf("%d conversations, want the session and its fork", len(convs))
+	}
+	type seen struct {
+		requests, turns int
+		input           int64
+		start, first    int64
+	}
+	got := map[string]seen{}
+	for _, c := range convs {
+		var s seen
+		for _, e := range c.Events {
+			switch e.Kind {
+			case event.KindSession:
+				s.start = e.T
+			case event.KindLLM:
+				s.requests++
+				s.input += e.LLM.In + e.LLM.CR + e.LLM.CW
+			case event.KindUser:
+				s.turns++
+				if s.first == 0 {
+					s.first = e.T
+				}
+			}
+		}
+		got[c.Events[0].Session.NativeID] = s
+	}
+	parent, fork := got["ses_db03d94fcffeEkuumda84LsdFO"], got["ses_db03d72e7ffeHTUaCDt9oSbXPu"]
+	if parent.requests != 2 || parent.input != 5000 || parent.turns != 2 {
+		t.Errorf("the parent: %+v, want 2 requests of 5000 input tokens in 2 turns", parent)
+	}
+	if fork.requests != 1 || fork.input != 4000 || fork.turns != 1 || fork.first < fork.start {
+		t.Errorf("the fork: %+v, want its own request alone (4000 input tokens), in 1 turn after its start", fork)
+	}
+}
