@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/agentmap/agentmap/state/mapstore"
 	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/agents"
+	"github.com/agentmap/agentmap/watchers/gemini"
 )
 
 // dueAt says when a session's map is to be written: at once after an
@@ -659,6 +661,10 @@ func supersededCopies(srcs []*state.Source, stored map[uint64][]event.Event) map
 		return s.Offset
 	}
 	for _, m := range srcs {
+		if twinned(m, srcs) {
+			drop(m)
+			continue
+		}
 		if !m.Missing || !copyable(m) {
 			continue
 		}
@@ -675,6 +681,25 @@ func supersededCopies(srcs []*state.Source, stored map[uint64][]event.Event) map
 		}
 	}
 	return out
+}
+
+// twinned reports whether a source is a Gemini CLI chat of the older
+// whole-document form (name.json) whose session has the JSONL copy a
+// current client writes beside it when it resumes the chat (name.jsonl):
+// the copy holds the whole conversation again, and is read instead of the
+// document, as agentmap build reads it (gemini.ErrSuperseded). A daemon
+// that read the document before the copy appeared keeps its events in the
+// state, and leaves them out of the map.
+func twinned(s *state.Source, srcs []*state.Source) bool {
+	if s.Agent != gemini.Agent || s.Form != watchers.FormWhole || !strings.HasSuffix(s.Path, ".json") {
+		return false
+	}
+	for _, p := range srcs {
+		if p.Path == s.Path+"l" && p.Form == watchers.FormLines && !p.Missing {
+			return true
+		}
+	}
+	return false
 }
 
 // copyable reports whether a source's log can be told in a copy of it: a

@@ -92,20 +92,9 @@ func TestGeminiCrashEquivalence(t *testing.T) {
 // it grows and is rewritten, with a kill in between: the map equals
 // `agentmap build` of the last version.
 func TestGeminiWholeDocumentRewritten(t *testing.T) {
-	bin := buildBinary(t)
-	home := t.TempDir()
-	data := filepath.Join(t.TempDir(), "data")
-	chats := filepath.Join(home, ".gemini", "tmp", "old-project", "chats")
-	if err := os.MkdirAll(chats, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	bin, home, data, chats := geminiHome(t)
 	path := filepath.Join(chats, "session-2025-08-01T10-00-5e55a0e0.json")
-	msg := func(i int) string {
-		return `{"id":"g` + itoa(i) + `","timestamp":"2025-08-01T10:00:0` + itoa(i) + `.000Z","type":"gemini","content":"step","model":"gemini-2.5-pro",` +
-			`"tokens":{"input":` + itoa(1000+i) + `,"output":10,"cached":0,"thoughts":0,"tool":0,"total":` + itoa(1010+i) + `},` +
-			`"toolCalls":[{"id":"run_shell_command-` + itoa(i) + `","name":"run_shell_command","args":{"command":"go test ./..."},"status":"success",` +
-			`"timestamp":"2025-08-01T10:00:0` + itoa(i) + `.500Z","result":[{"functionResponse":{"id":"x","name":"run_shell_command","response":{"output":"ok"}}}]}]}`
-	}
+	msg := geminiStep
 	write := func(n int) {
 		var b strings.Builder
 		b.WriteString("{\n  \"sessionId\": \"5e55a0e0-2222-4222-8222-222222222222\",\n  \"projectHash\": \"ef56\",\n  \"startTime\": \"2025-08-01T10:00:00.000Z\",\n  \"messages\": [\n")
@@ -136,3 +125,51 @@ func TestGeminiWholeDocumentRewritten(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// geminiHome is the binary, a HOME with a Gemini CLI chats directory, and
+// a data directory.
+func geminiHome(t *testing.T) (bin, home, data, chats string) {
+	bin, home, data = buildBinary(t), t.TempDir(), filepath.Join(t.TempDir(), "data")
+	chats = filepath.Join(home, ".gemini", "tmp", "old-project", "chats")
+	if err := os.MkdirAll(chats, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return bin, home, data, chats
+}
+
+// geminiStep is message i of a chat: a model response that ran the tests.
+func geminiStep(i int) string {
+	return `{"id":"g` + itoa(i) + `","timestamp":"2025-08-01T10:00:0` + itoa(i) + `.000Z","type":"gemini","content":"step","model":"gemini-2.5-pro",` +
+		`"tokens":{"input":` + itoa(1000+i) + `,"output":10,"cached":0,"thoughts":0,"tool":0,"total":` + itoa(1010+i) + `},` +
+		`"toolCalls":[{"id":"run_shell_command-` + itoa(i) + `","name":"run_shell_command","args":{"command":"go test ./..."},"status":"success",` +
+		`"timestamp":"2025-08-01T10:00:0` + itoa(i) + `.500Z","result":[{"functionResponse":{"id":"x","name":"run_shell_command","response":{"output":"ok"}}}]}]}`
+}
+
+// TestGeminiWholeDocumentTwinned follows a chat of the older form (one
+// JSON document) that a current client resumes: it writes the whole
+// conversation again as a .jsonl beside it, and goes on there. The daemon
+// read the document first; the map then equals `agentmap build` of the
+// copy (which build reads instead of the document), not both counted.
+func TestGeminiWholeDocumentTwinned(t *testing.T) {
+	bin, home, data, chats := geminiHome(t)
+	path := filepath.Join(chats, "session-2025-08-01T10-00-5e55a0e1.json")
+	const sid = "5e55a0e1-2222-4222-8222-222222222222"
+	user := `{"id":"u1","timestamp":"2025-08-01T10:00:00.500Z","type":"user","content":"run the tests"}`
+	msg := geminiStep
+	doc := "{\n  \"sessionId\": \"" + sid + "\",\n  \"projectHash\": \"ef56\",\n  \"startTime\": \"2025-08-01T10:00:00.000Z\",\n  \"messages\": [\n    " +
+		user + ",\n    " + msg(1) + ",\n    " + msg(2) + "\n  ]\n}\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startDaemon(t, bin, home, data)
+	waitStore(t, data, expected(t, bin, []string{path}), p)
+
+	// Resumed by a current client: the conversation again, and a step more.
+	twin := strings.Join([]string{`{"sessionId":"` + sid + `","projectHash":"ef56","startTime":"2025-08-01T10:00:00.000Z","kind":"main"}`,
+		user, msg(1), msg(2), msg(3)}, "\n") + "\n"
+	if err := os.WriteFile(path+"l", []byte(twin), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitStore(t, data, expected(t, bin, []string{path + "l"}), p)
+	p.stop(t)
+}

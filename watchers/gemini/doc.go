@@ -66,8 +66,8 @@
 // whole at each change and replaces what it gave before; once a .jsonl
 // copy of it is beside it (a current client resumed it), only the copy is
 // read. A daemon that had read the .json before the copy appeared keeps
-// what it gave as well, so that session counts its earlier messages twice
-// until its state is rebuilt from the logs (a new data directory).
+// what it gave in its state, and leaves it out of the session's map once
+// the copy is there (daemon.twinned), as agentmap build would.
 //
 // Tools: read_file, read_many_files (read); list_directory, glob,
 // grep_search (search, with their directory as a hit); write_file, replace
