@@ -95,7 +95,7 @@ var All = []Agent{
 		},
 	},
 	{
-		Name: gemini.Agent, Tool: gemini.Tool, Whole: true, Version: 1,
+		Name: gemini.Agent, Tool: gemini.Tool, Whole: true, Version: 2,
 		Companions: func(p string, s watchers.Source, _ *Beside) []string { return gemini.SubagentFiles(p, s.Session) },
 		LooksLike:  gemini.LooksLike, Identify: unrotated(gemini.Identify),
 		New: func(s watchers.Source) watchers.Parser { return gemini.NewParser(s) },

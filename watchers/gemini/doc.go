@@ -42,7 +42,9 @@
 //     conversation (kind "subagent", directories set; the parent's
 //     invoke_agent call has its agentId). Its first user message is the
 //     parent's instruction; the client adds a user message of its own
-//     when the subagent stops without calling complete_task.
+//     when the subagent stops without calling complete_task. The result
+//     it gives complete_task is its answer: counted as text it wrote
+//     (textChars), so that a subagent that finished reads completed.
 //   - chats/session-*.json: the form clients before the JSONL move wrote:
 //     one JSON document {sessionId, projectHash, startTime, lastUpdated,
 //     messages: [...]} rewritten whole at every change. A current client

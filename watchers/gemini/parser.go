@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
@@ -349,6 +350,17 @@ func (p *Parser) gemini(r *record, m *msg, fresh bool) {
 	if sh.Chars > m.Text {
 		l.TextChars = sh.Chars - m.Text
 	}
+	if p.src.Lane != "" {
+		// A subagent answers its parent in complete_task's result, not in
+		// text of its own: that answer is the text it wrote, so that a
+		// subagent that finished is not read as one that stopped short
+		// (outcome incomplete: no text after its last call).
+		for _, tc := range calls {
+			if ident(tc.Name) == "complete_task" {
+				l.TextChars += resultChars(tc.Args)
+			}
+		}
+	}
 	if fresh || tok > m.Tok || l.TextChars > 0 || len(calls) > 0 || l.Thinking {
 		if tok < m.Tok {
 			l.In, l.CR, l.Out = 0, 0, 0 // a smaller snapshot never replaces the larger one
@@ -364,6 +376,22 @@ func (p *Parser) gemini(r *record, m *msg, fresh bool) {
 		m.Calls = append(m.Calls, id)
 		p.toolCall(tc, id, m.T)
 	}
+}
+
+// resultChars is the length in characters of complete_task's result: a
+// string's characters, or the JSON of any other value.
+func resultChars(raw json.RawMessage) int {
+	var a struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal(raw, &a) != nil || len(a.Result) == 0 || string(a.Result) == "null" {
+		return 0
+	}
+	var s string
+	if json.Unmarshal(a.Result, &s) == nil {
+		return utf8.RuneCountInString(s)
+	}
+	return utf8.RuneCount(a.Result)
 }
 
 func contains(list []string, s string) bool {

@@ -112,6 +112,11 @@ func TestRealClientSubagent(t *testing.T) {
 		if a.Kind == "subagent" && (a.SubagentType != "generalist" || a.Requests != 2 || a.Calls != 3) {
 			t.Errorf("lane %+v", a)
 		}
+		// The subagent answered in complete_task's result: it completed,
+		// it did not stop short.
+		if a.Kind == "subagent" && a.Outcome != "completed" {
+			t.Errorf("the subagent that called complete_task: outcome %q, want completed", a.Outcome)
+		}
 	}
 }
 
