@@ -85,18 +85,18 @@ func privateDir(dir string) error {
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("the control socket's directory %s is not this user's alone (it must be a directory of uid %d, mode 0700): remove it, or use a data directory of a shorter path", dir, os.Getuid())
+		return fmt.Errorf("the control socket's directory %s is not this user's alone (it must be a directory of uid %d, mode 0700): have it removed (in /tmp only its owner or root can), or use a data directory of a shorter path", dir, os.Getuid())
 	}
 	return nil
 }
 
 func dialControl(path string) (net.Conn, error) {
 	if dir := filepath.Dir(path); dir == shortSocketDir {
-		if err := privateDir(dir); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil, ErrNoDaemon
-			}
-			return nil, err
+		// No daemon can serve a socket there (it refuses a directory
+		// that is not private, as listenControl does): the commands read
+		// the state and the maps as with no daemon, rather than fail.
+		if privateDir(dir) != nil {
+			return nil, ErrNoDaemon
 		}
 	}
 	c, err := net.Dial("unix", path)

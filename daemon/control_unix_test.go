@@ -50,6 +50,20 @@ func TestControlSocketOfADeepDataDirectory(t *testing.T) {
 	if other := ControlPath(deep + "2"); other == path {
 		t.Fatal("two data directories share a socket")
 	}
+	// The same directory spelled otherwise: relative, through a link.
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path = ControlPath(deep) // its links resolved now that it exists
+	link := filepath.Join(t.TempDir(), "d")
+	os.Symlink(deep, link)
+	if got := ControlPath(link); got != path {
+		t.Errorf("through a link: %s, want %s", got, path)
+	}
+	t.Chdir(deep)
+	if got := ControlPath("."); got != path {
+		t.Errorf("as \".\" from inside it: %s, want %s", got, path)
+	}
 	if short := filepath.Join(t.TempDir(), "data"); ControlPath(short) != filepath.Join(short, "agentmap.sock") {
 		t.Fatalf("a short data directory's socket moved: %s", ControlPath(short))
 	}
@@ -79,8 +93,8 @@ func TestControlSocketOfADeepDataDirectory(t *testing.T) {
 	if _, err := listenControl(path, nil); err == nil || !strings.Contains(err.Error(), "not this user's alone") {
 		t.Errorf("listen in a directory others may enter: %v", err)
 	}
-	if _, err := dialControl(path); err == nil || errors.Is(err, ErrNoDaemon) {
-		t.Errorf("dial in a directory others may enter: %v", err)
+	if _, err := dialControl(path); !errors.Is(err, ErrNoDaemon) {
+		t.Errorf("dial in a directory others may enter: %v, want ErrNoDaemon (no daemon can serve there)", err)
 	}
 	os.Chmod(shortSocketDir, 0o700)
 	os.Rename(shortSocketDir, shortSocketDir+".real")

@@ -661,7 +661,7 @@ func supersededCopies(srcs []*state.Source, stored map[uint64][]event.Event) map
 		return s.Offset
 	}
 	for _, m := range srcs {
-		if twinned(m, srcs) {
+		if twinned(m, srcs, stored) {
 			drop(m)
 			continue
 		}
@@ -689,13 +689,15 @@ func supersededCopies(srcs []*state.Source, stored map[uint64][]event.Event) map
 // the copy holds the whole conversation again, and is read instead of the
 // document, as agentmap build reads it (gemini.ErrSuperseded). A daemon
 // that read the document before the copy appeared keeps its events in the
-// state, and leaves them out of the map.
-func twinned(s *state.Source, srcs []*state.Source) bool {
+// state, and leaves them out of the map once the copy has given as many
+// events (read that far: a copy still being written, or read in part,
+// leaves the document's in the map meanwhile).
+func twinned(s *state.Source, srcs []*state.Source, stored map[uint64][]event.Event) bool {
 	if s.Agent != gemini.Agent || s.Form != watchers.FormWhole || !strings.HasSuffix(s.Path, ".json") {
 		return false
 	}
 	for _, p := range srcs {
-		if p.Path == s.Path+"l" && p.Form == watchers.FormLines && !p.Missing {
+		if p.Path == s.Path+"l" && p.Form == watchers.FormLines && !p.Missing && len(stored[p.ID]) >= len(stored[s.ID]) {
 			return true
 		}
 	}

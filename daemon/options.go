@@ -144,15 +144,27 @@ func StatePath(dataDir string) string { return filepath.Join(dataDir, "state.db"
 // command that asks it would fail.
 func ControlPath(dataDir string) string {
 	p := filepath.Join(dataDir, "agentmap.sock")
-	if len(p) <= maxSocketPath || shortSocketDir == "" {
+	if shortSocketDir == "" {
 		return p
 	}
-	abs, err := filepath.Abs(dataDir)
-	if err != nil {
-		abs = dataDir
+	// Decided on the directory itself, not its spelling: a daemon given
+	// the absolute path and a command given "." (or a link to it) must
+	// find the same socket.
+	real := dataDir
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		real = abs
 	}
-	sum := sha256.Sum256([]byte(filepath.Clean(abs)))
-	return filepath.Join(shortSocketDir, hex.EncodeToString(sum[:8])+".sock")
+	if r, err := filepath.EvalSymlinks(real); err == nil {
+		real = r
+	}
+	if q := filepath.Join(real, "agentmap.sock"); len(q) > maxSocketPath {
+		sum := sha256.Sum256([]byte(filepath.Clean(real)))
+		return filepath.Join(shortSocketDir, hex.EncodeToString(sum[:8])+".sock")
+	}
+	if len(p) > maxSocketPath {
+		return filepath.Join(real, "agentmap.sock") // a long spelling of a short path
+	}
+	return p
 }
 
 // maxSocketPath is the longest socket path every system takes.

@@ -36,6 +36,10 @@ type Batch struct {
 	Dir     string
 	Formats []Format
 	Options Options
+	// Written, if set, is told of each file as soon as it is in place,
+	// before the next one is: what an attempt cut short left is then
+	// known to be its own.
+	Written func(path string)
 	Stamp   time.Time
 }
 
@@ -60,8 +64,8 @@ type BatchResult struct {
 // cannot be read is passed to bad and left out of every format; one a
 // format's writer refuses is passed to bad and left out of that format
 // only (it is in Exported when another format holds it). A batch that
-// selects no map writes nothing and is not an error. Older exports beyond
-// Keep are removed after a batch succeeds.
+// selects no map writes nothing and is not an error. Pruning older
+// exports is PruneOwned's, of the files their writer recorded.
 func (b Batch) Write(sel Selection, files []string, bad func(string, error)) (BatchResult, error) {
 	type output struct {
 		target string
@@ -135,6 +139,8 @@ func (b Batch) Write(sel Selection, files []string, bad func(string, error)) (Ba
 			err = o.out.Commit()
 			if err != nil {
 				os.Remove(o.target) // a failed directory sync comes after the rename; it did not exist before
+			} else if b.Written != nil {
+				b.Written(o.target)
 			}
 		}
 		if err != nil {
@@ -181,6 +187,7 @@ func (b Batch) remove(files []string) {
 // same name someone else put there (another data directory exporting into
 // the same directory, a copy kept by hand) is never deleted.
 type OwnedFile struct {
+	Dir   string `json:"dir"` // absolute: a file of the name in another directory is not it
 	Name  string `json:"name"`
 	Size  int64  `json:"size"`
 	ModNs int64  `json:"modNs"`
@@ -192,7 +199,7 @@ func Own(files []string) []OwnedFile {
 	var out []OwnedFile
 	for _, f := range files {
 		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
-			out = append(out, OwnedFile{Name: filepath.Base(f), Size: fi.Size(), ModNs: fi.ModTime().UnixNano()})
+			out = append(out, OwnedFile{Dir: absDir(filepath.Dir(f)), Name: filepath.Base(f), Size: fi.Size(), ModNs: fi.ModTime().UnixNano()})
 		}
 	}
 	return out
@@ -206,7 +213,21 @@ func Own(files []string) []OwnedFile {
 func PruneOwned(dir string, formats []Format, keep int, owned []OwnedFile) ([]OwnedFile, error) {
 	var still []OwnedFile
 	byFormat := map[Format][]OwnedFile{}
-	for _, o := range owned {
+	dir = absDir(dir)
+	last := map[string]int{} // a name recorded twice (a retried record) counts once: its last record
+	for i, o := range owned {
+		last[o.Dir+"\x00"+o.Name] = i
+	}
+	for i, o := range owned {
+		if last[o.Dir+"\x00"+o.Name] != i {
+			continue
+		}
+		if o.Dir != dir {
+			// Written into another directory (export.dir changed): a
+			// file of its name here is not it, and it is not looked at.
+			still = append(still, o)
+			continue
+		}
 		fi, err := os.Lstat(filepath.Join(dir, o.Name))
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() != o.Size || fi.ModTime().UnixNano() != o.ModNs {
 			continue
@@ -235,6 +256,31 @@ func PruneOwned(dir string, formats []Format, keep int, owned []OwnedFile) ([]Ow
 	}
 	sort.Slice(still, func(i, j int) bool { return still[i].Name < still[j].Name })
 	return still, firstErr
+}
+
+// RemoveOwned removes the owned files in dir that are still as they were
+// written; any other file is left alone.
+func RemoveOwned(dir string, owned []OwnedFile) error {
+	dir = absDir(dir)
+	for _, o := range owned {
+		p := filepath.Join(dir, o.Name)
+		fi, err := os.Lstat(p)
+		if o.Dir != dir || err != nil || !fi.Mode().IsRegular() || fi.Size() != o.Size || fi.ModTime().UnixNano() != o.ModNs {
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// absDir is dir made absolute, as owned files record it.
+func absDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
 }
 
 // formatOf is the format of a scheduled export's name, of those given.

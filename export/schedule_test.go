@@ -130,3 +130,42 @@ func TestBatchAllOrNothing(t *testing.T) {
 		t.Errorf("files left by an empty batch: %v", got)
 	}
 }
+
+// An owned record names its directory: after export.dir changed, a file of
+// the same name, size and time in the new directory (old exports copied
+// over with their times) is not taken for it; and a name recorded twice
+// (a record retried) counts once, so that keep = 1 keeps the newest.
+func TestPruneOwnedByDirectoryAndOnce(t *testing.T) {
+	maps := writeMapFile(t, t.TempDir())
+	old, now := t.TempDir(), t.TempDir()
+	var owned []OwnedFile
+	for i := range 2 {
+		b := Batch{Dir: old, Formats: []Format{JSONL}, Options: testOptions(""), Stamp: testNow.Add(time.Duration(i) * time.Hour)}
+		res, err := b.Write(Selection{}, []string{maps}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		owned = append(owned, Own(res.Files)...)
+		owned = append(owned, Own(res.Files)...) // recorded twice
+	}
+	// The old directory's exports copied into the new one, times kept.
+	for _, o := range owned {
+		raw, _ := os.ReadFile(filepath.Join(old, o.Name))
+		p := filepath.Join(now, o.Name)
+		os.WriteFile(p, raw, 0o600)
+		os.Chtimes(p, time.Unix(0, o.ModNs), time.Unix(0, o.ModNs))
+	}
+	if _, err := PruneOwned(now, []Format{JSONL}, 1, owned); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, now); len(got) != 2 {
+		t.Errorf("copies in the new directory pruned by the old one's records: %v", got)
+	}
+	still, err := PruneOwned(old, []Format{JSONL}, 1, owned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, old); len(got) != 1 || len(still) != 1 || filepath.Base(got[0]) != FileName(JSONL, testNow.Add(time.Hour)) {
+		t.Errorf("keep 1 of two exports each recorded twice: left %v, owned %v", got, still)
+	}
+}

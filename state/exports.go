@@ -53,6 +53,7 @@ type ExportState struct {
 
 // OwnedExport is an export file as its writer found it once written.
 type OwnedExport struct {
+	Dir   string `json:"dir"`
 	Name  string `json:"name"`
 	Size  int64  `json:"size"`
 	ModNs int64  `json:"modNs"`
@@ -63,6 +64,10 @@ type PendingExport struct {
 	StampMs  int64      `json:"stampMs"`
 	FirstSeq uint64     `json:"firstSeq"`
 	Sessions []Exported `json:"sessions"`
+	// Written are the files of this export written so far, each as it
+	// was once written: a retry removes those, and no other file of the
+	// stamp's names (another data directory's export of the same second).
+	Written []OwnedExport `json:"written,omitempty"`
 }
 
 // Exported is one session's map as chosen for (or written by) an export.

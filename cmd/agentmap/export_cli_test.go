@@ -335,4 +335,8 @@ func TestMapsFromAJSONLinesExport(t *testing.T) {
 		strings.Contains(stderr, "matches") {
 		t.Errorf("report of an AttemptDB export: exit %d\n%s", code, stderr)
 	}
+	// On stdout too, a page that leaves maps out exits 1.
+	if code, _, stderr := run(t, "report", "--maps", events, "-o", "-"); code != exitFailure {
+		t.Errorf("report -o - of an AttemptDB export: exit %d\n%s", code, stderr)
+	}
 }

@@ -210,6 +210,9 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintf(stderr, "agentmap report: %v\n", err)
 			return exitFailure
 		}
+		if skipped > 0 {
+			return exitFailure // the page leaves out maps it could not read, said above
+		}
 		return exitOK
 	}
 	var buf strings.Builder
@@ -225,8 +228,9 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if shown == 0 {
 		// A page of empty tables, said: a mistyped --data-dir or a store
 		// not yet filled reads the same.
-		if skipped > 0 && len(maps) == 0 {
-			// Nothing was read: that no session matches would mislead.
+		if skipped > 0 && len(maps) == 0 && flt == (report.Filter{}) && *session == "" {
+			// Nothing was read: that no session matches would mislead
+			// (with a filter, maps read may all have been left out).
 			fmt.Fprintf(stderr, "agentmap report: no map of %s could be read (skipped above)\n", where)
 		} else if *mf.maps == "" && !mf.team.set() && flt == (report.Filter{}) {
 			fmt.Fprintf(stderr, "agentmap report: no sessions in %s yet (agentmap scan maps the logs present)\n", where)

@@ -178,7 +178,7 @@ func writeSinkStatus(w io.Writer, s *daemon.SinkStatus) {
 	if s == nil {
 		return
 	}
-	fmt.Fprintf(w, "team db:    %d sessions sent, %d queued (device %s)\n", s.Sent, s.Queue, s.DeviceID)
+	fmt.Fprintf(w, "team db:    %s sent, %d queued (device %s)\n", counted(int(s.Sent), "session"), s.Queue, s.DeviceID)
 	if s.Retracted > 0 {
 		fmt.Fprintf(w, "            %d removed since privacy.exclude covered them\n", s.Retracted)
 	}
@@ -248,7 +248,7 @@ func sinkQueueOp(ctx context.Context, of opsFlags, op string, stdout, stderr io.
 		return exitFailure
 	}
 	if op == "resend" {
-		fmt.Fprintf(stdout, "%d sessions queued for the team database\n", n)
+		fmt.Fprintf(stdout, "%s queued for the team database\n", counted(n, "session"))
 	} else {
 		fmt.Fprintf(stdout, "%d queued sessions dropped\n", n)
 	}

@@ -218,19 +218,35 @@ func (s *Scheduler) export(now time.Time, st *state.ExportState) (Outcome, error
 	}
 	p := st.Pending
 	if p != nil {
-		// A crash (or failure) came after the selection was recorded: any
-		// file of its stamp is from that attempt and is written again.
+		// A crash (or failure) came after the selection was recorded: the
+		// files of its stamp that attempt wrote are written again. A file
+		// of those names it did not write (another data directory
+		// exporting into the same directory in the same second) stays,
+		// and this export takes the next free stamp.
 		stamp := time.UnixMilli(p.StampMs)
+		written := make([]export.OwnedFile, len(p.Written))
+		for i, o := range p.Written {
+			written[i] = export.OwnedFile(o)
+		}
+		if err := export.RemoveOwned(c.Dir, written); err != nil {
+			return Outcome{}, fmt.Errorf("remove unfinished export: %w", err)
+		}
 		for _, f := range c.Formats {
-			name := filepath.Join(c.Dir, export.FileName(f, stamp))
-			if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return Outcome{}, fmt.Errorf("remove unfinished export: %w", err)
-			}
-			// A kill mid-write leaves the temporary file WriteFile made.
+			// A kill mid-write leaves the temporary file it wrote; one
+			// still being written (another writer's) is fresh.
 			tmps, _ := filepath.Glob(filepath.Join(c.Dir, "."+export.FileName(f, stamp)+".tmp-*"))
 			for _, tmp := range tmps {
-				os.Remove(tmp)
+				if fi, err := os.Lstat(tmp); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > staleTemp {
+					os.Remove(tmp)
+				}
 			}
+		}
+		p.Written = nil
+		if free := freeStamp(c.Dir, c.Formats, stamp); !free.Equal(stamp) {
+			p.StampMs = free.UnixMilli()
+		}
+		if err := s.o.Store.PutExportState(*st); err != nil {
+			return Outcome{}, fmt.Errorf("record pending export: %w", err)
 		}
 		s.o.Logger.Info("writing an unfinished export again", "sessions", len(p.Sessions))
 	} else {
@@ -251,6 +267,7 @@ func (s *Scheduler) export(now time.Time, st *state.ExportState) (Outcome, error
 		if last := time.UnixMilli(st.LastMs); st.LastMs != 0 && !stamp.After(last) {
 			stamp = last.Add(time.Second) // export names must not repeat
 		}
+		stamp = freeStamp(c.Dir, c.Formats, stamp)
 		p = &state.PendingExport{StampMs: stamp.UnixMilli(), FirstSeq: first, Sessions: sel}
 		st.Pending = p
 		if err := s.o.Store.PutExportState(*st); err != nil {
@@ -269,6 +286,16 @@ func (s *Scheduler) export(now time.Time, st *state.ExportState) (Outcome, error
 		sel.Since = stamp.Add(-c.Window)
 	}
 	b := export.Batch{Dir: c.Dir, Formats: c.Formats, Stamp: stamp,
+		Written: func(path string) {
+			// Recorded before the next file is written: a retry removes
+			// exactly what this attempt left.
+			for _, o := range export.Own([]string{path}) {
+				p.Written = append(p.Written, state.OwnedExport(o))
+			}
+			if err := s.o.Store.PutExportState(*st); err != nil {
+				s.o.Logger.Warn("cannot record an export file written", "err", err)
+			}
+		},
 		Options: export.Options{DeviceID: st.DeviceID, FirstSeq: p.FirstSeq, Producer: s.o.Producer, Now: stamp}}
 	res, err := b.Write(sel, files, func(file string, err error) {
 		if !bad[file] {
@@ -335,6 +362,30 @@ func (s *Scheduler) export(now time.Time, st *state.ExportState) (Outcome, error
 	}
 	s.o.Logger.Info("exported", "files", len(res.Files), "sessions", res.Sessions, "dir", c.Dir)
 	return Outcome{Files: res.Files, Sessions: res.Sessions}, nil
+}
+
+// staleTemp is how old a temporary file of an unfinished export's names
+// must be to be taken for one a killed attempt left, not one being
+// written.
+const staleTemp = 10 * time.Minute
+
+// freeStamp is stamp, or the first second after it, at which no file of
+// the formats' names is in dir: an export never writes over, nor waits on,
+// a file it did not write.
+func freeStamp(dir string, formats []export.Format, stamp time.Time) time.Time {
+	for {
+		taken := false
+		for _, f := range formats {
+			if _, err := os.Lstat(filepath.Join(dir, export.FileName(f, stamp))); err == nil {
+				taken = true
+				break
+			}
+		}
+		if !taken {
+			return stamp
+		}
+		stamp = stamp.Add(time.Second)
+	}
 }
 
 // prune deletes the oldest exports this data directory wrote beyond keep,

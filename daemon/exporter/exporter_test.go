@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -317,6 +318,7 @@ func TestUnrecordedExportIsWrittenAgainUnderTheSameName(t *testing.T) {
 	// A kill mid-write would have left a temporary file of that stamp.
 	leftover := filepath.Join(f.out, "."+filepath.Base(first[0])+".tmp-123")
 	os.WriteFile(leftover, []byte("partial"), 0o600)
+	os.Chtimes(leftover, f.clock.Now(), f.clock.Now()) // left when the attempt was killed
 	// Later, after a restart: a new session arrived meanwhile.
 	f.clock.Advance(2 * time.Hour)
 	f.flush("c")
@@ -515,5 +517,58 @@ func TestFirstDue(t *testing.T) {
 	f.db.PutExportState(state.ExportState{AttemptMs: start.Add(48 * time.Hour).UnixMilli()})
 	if got := s.firstDue(); !got.Equal(start.Add(time.Hour)) {
 		t.Fatalf("attempt in the future (clock set back): due %v, want one period from now", got)
+	}
+}
+
+// A file of the pending export's names that its attempt did not write
+// (another data directory exporting into the same directory in the same
+// second) is never removed by the retry: the retry takes the next free
+// stamp; and a first attempt whose stamp is taken does the same.
+func TestRetryLeavesAnotherWritersFileOfItsName(t *testing.T) {
+	f := newFixture(t)
+	cs := &crashStore{DB: f.db, fail: true}
+	s := f.scheduler(cs, Config{})
+	f.flush("a")
+	if _, err := s.Export(f.clock.Now()); err == nil {
+		t.Fatal("a failed commit was not reported")
+	}
+	mine, _ := filepath.Glob(filepath.Join(f.out, "agentmap-*"))
+	if len(mine) != 2 {
+		t.Fatalf("files of the unrecorded export: %v", mine)
+	}
+	// Another writer's export of the same names, in place of this one's.
+	for _, p := range mine {
+		os.Remove(p)
+		if err := os.WriteFile(p, []byte("another data directory's export\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs.fail = false
+	o, err := s.Export(f.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range mine {
+		if b, err := os.ReadFile(p); err != nil || string(b) != "another data directory's export\n" {
+			t.Errorf("the retry removed or wrote over %s, which it did not write: %q %v", p, b, err)
+		}
+		if slices.Contains(o.Files, p) {
+			t.Errorf("the retry wrote %s again", p)
+		}
+	}
+	if got := sessionsIn(t, jsonlOf(o)); fmt.Sprint(got) != "[a]" || len(o.Files) != 2 {
+		t.Fatalf("retry wrote %v holding %v", o.Files, got)
+	}
+
+	// A first attempt whose stamp is taken writes under the next one.
+	f.clock.Advance(time.Hour)
+	f.flush("b")
+	taken := filepath.Join(f.out, export.FileName(export.JSONL, f.clock.Now().UTC().Truncate(time.Second)))
+	os.WriteFile(taken, []byte("theirs\n"), 0o600)
+	if o, err = s.Export(f.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(taken); string(b) != "theirs\n" || slices.Contains(o.Files, taken) {
+		t.Errorf("an export wrote over or removed a file of its stamp it did not write: %q, wrote %v", b, o.Files)
 	}
 }

@@ -44,7 +44,7 @@ func TestLinesLostOnAFullDiskAreSaid(t *testing.T) {
 	}
 	w.Close()
 	got, _ := os.ReadFile(path)
-	note := regexp.MustCompile(`agentmap: (\d+) log line\(s\) lost while the log file could not be written \(.*no space left on device.*\)\n`)
+	note := regexp.MustCompile(`(?m)^agentmap: (\d+) log line\(s\) lost while the log file could not be written \(.*no space left on device.*\)\n`)
 	m := note.FindSubmatch(got)
 	if m == nil || !strings.HasSuffix(string(got), "after\n") {
 		t.Fatalf("the log after the disk filled and emptied:\n%s", got)

@@ -39,6 +39,9 @@ type Writer struct {
 	// the log is never silent.
 	lost    int
 	lostErr error
+	// cut: the file ends inside a line (a write cut short by the full
+	// disk), so that what is written next starts on a line of its own.
+	cut bool
 }
 
 // Open opens (or creates, 0600, in a 0700 directory) the log at path.
@@ -101,6 +104,9 @@ func (w *Writer) write(p []byte) (int, error) {
 	}
 	if w.lost > 0 {
 		note := fmt.Appendf(nil, "agentmap: %d log line(s) lost while the log file could not be written (%v)\n", w.lost, w.lostErr)
+		if w.cut {
+			note = append([]byte("\n"), note...)
+		}
 		if err := w.append(note); err != nil {
 			return 0, err
 		}
@@ -121,6 +127,11 @@ func (w *Writer) append(b []byte) error {
 	}
 	n, err := w.f.Write(b)
 	w.size += int64(n)
+	if err != nil && n > 0 {
+		w.cut = b[n-1] != '\n'
+	} else if n > 0 {
+		w.cut = false
+	}
 	return err
 }
 

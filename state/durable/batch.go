@@ -104,7 +104,6 @@ type batchDir struct {
 	renamed []int
 }
 
-// fsyncEach is the portable syncMany: one fsync per file.
 // writeError names the target of a failed write once: the temporary
 // file's errors name it too when it is unnamed (O_TMPFILE), and "write P:
 // write P: no space left on device" said the path twice.
@@ -119,6 +118,7 @@ func writeError(target string, err error) error {
 	return fmt.Errorf("write %s: %w", target, err)
 }
 
+// fsyncEach is the portable syncMany: one fsync per file.
 func fsyncEach(tmps []*tempFile, out map[*tempFile]error) {
 	for _, t := range tmps {
 		if err := t.sync(); err != nil {
