@@ -121,8 +121,9 @@ func (c *conv) session(s *sessionRec, lane string) {
 	c.updated = max(c.updated, s.Time.Updated, s.Time.Created)
 	c.setCWD(s.Dir, c.recordedRoot(s.ID))
 	c.flushRepos(s.Time.Created)
+	forked := forkOf(c.msgs[s.ID], s)
 	for _, m := range c.msgs[s.ID] {
-		if copied(m, s) {
+		if forked && copied(m, s) {
 			continue
 		}
 		c.message(m)
@@ -146,6 +147,24 @@ func (c *conv) session(s *sessionRec, lane string) {
 // being a fork; a message older than its session is one.
 func copied(m messageRec, s *sessionRec) bool {
 	return s.Time.Created > 0 && m.Created > 0 && m.Created < s.Time.Created
+}
+
+// forkOf reports whether a session is a fork that went on: it holds
+// messages older than itself (copies) and at least one of its own. A
+// session all of whose messages are older than itself is read whole: one
+// imported from elsewhere may keep its messages' times and take a new
+// creation time, and a fork with no message of its own yet is its
+// parent's conversation alone until it has one.
+func forkOf(msgs []messageRec, s *sessionRec) bool {
+	copies, own := false, false
+	for _, m := range msgs {
+		if copied(m, s) {
+			copies = true
+		} else {
+			own = true
+		}
+	}
+	return copies && own
 }
 
 // setCWD sets the working directory with the root OpenCode recorded for

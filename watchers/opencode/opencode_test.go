@@ -342,3 +342,32 @@ func TestForkCountsOnlyItsOwnRequests(t *testing.T) {
 		t.Errorf("the fork: %+v, want its own request alone (4000 input tokens), in 1 turn after its start", fork)
 	}
 }
+
+// A session all of whose messages are older than itself (imported from
+// elsewhere with a new creation time) is read whole: only a session with
+// messages of its own as well is a fork whose older messages are copies.
+func TestSessionOfOlderMessagesAloneIsReadWhole(t *testing.T) {
+	s := &sessionRec{ID: "ses_imported", Dir: t.TempDir()}
+	s.Time.Created = 5000
+	user := func(id string, at int64) messageRec {
+		return messageRec{ID: id, Created: at, Data: []byte(fmt.Sprintf(`{"role":"user","time":{"created":%d}}`, at)),
+			Parts: [][]byte{[]byte(`{"type":"text","text":"x"}`)}}
+	}
+	msgs := map[string][]messageRec{s.ID: {user("msg_1", 1000), user("msg_2", 2000)}}
+	turns := func() int {
+		n := 0
+		for _, e := range convert([]*sessionRec{s}, msgs)[0].Events {
+			if e.Kind == event.KindUser {
+				n++
+			}
+		}
+		return n
+	}
+	if got := turns(); got != 2 {
+		t.Errorf("a session of older messages alone: %d user turns, want 2", got)
+	}
+	msgs[s.ID] = append(msgs[s.ID], user("msg_3", 6000))
+	if got := turns(); got != 1 {
+		t.Errorf("a fork with a message of its own: %d user turns, want its own 1", got)
+	}
+}
