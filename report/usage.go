@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -336,7 +337,7 @@ func ServedFast(e *mapfile.Event) (float64, bool) {
 	if e.Kind != "llm" || e.Cost <= 0 {
 		return 0, false
 	}
-	p, ok := prices.Lookup(e.Model)
+	p, ok := listPrice(e.Model)
 	if !ok || p.Fast <= 1 {
 		return 0, false
 	}
@@ -351,6 +352,27 @@ func ServedFast(e *mapfile.Event) (float64, bool) {
 		return 0, false
 	}
 	return p.Fast, near(e.Cost, low*p.Fast, high*p.Fast)
+}
+
+// listPrices caches prices.Lookup by model name: the built-in table does
+// not change while the process runs, and the report asks it of every
+// request of ten thousand sessions twice (a session's models, its tokens by
+// model), where a map holds a handful of models.
+var listPrices sync.Map // model -> priceFound
+
+type priceFound struct {
+	p  prices.Price
+	ok bool
+}
+
+func listPrice(model string) (prices.Price, bool) {
+	if v, ok := listPrices.Load(model); ok {
+		f := v.(priceFound)
+		return f.p, f.ok
+	}
+	p, ok := prices.Lookup(model)
+	listPrices.Store(model, priceFound{p, ok})
+	return p, ok
 }
 
 func firstModel(m *Map) string {
