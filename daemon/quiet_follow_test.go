@@ -163,11 +163,20 @@ func TestOwnLogMovedOntoItsMainLogAcrossARestart(t *testing.T) {
 		return end, d.retiredOnLoad, d.restored
 	}
 	kept, _, _ := play("keeps all", -1)
-	retiring, loaded, restored := play("lets go", time.Nanosecond)
-	if loaded != 1 || restored != 1 {
-		t.Errorf("%d sessions let go of on load and %d taken up again, want 1 and 1", loaded, restored)
+	// Whether the session is let go of on load, and taken up again once,
+	// depends on when the rescan comes on a busy machine: every run must
+	// end as the daemon that keeps all, and one of a few must have gone
+	// the way under test.
+	var loaded, restored int
+	for try := 1; try <= 5; try++ {
+		var retiring string
+		retiring, loaded, restored = play(fmt.Sprintf("lets go, try %d", try), time.Nanosecond)
+		endedAlike(t, kept, retiring)
+		if loaded == 1 && restored == 1 {
+			return
+		}
 	}
-	endedAlike(t, kept, retiring)
+	t.Errorf("%d sessions let go of on load and %d taken up again, want 1 and 1", loaded, restored)
 }
 
 // endedAlike fails the test unless the daemon that lets go of sessions
