@@ -102,9 +102,11 @@ func outputFailed(stdout io.Writer, name string, code int, stderr io.Writer) int
 // files, and a file name may hold control sequences (an escape that
 // recolours the terminal, sets its title or moves its cursor) that a
 // message must not play on the user's terminal. Control bytes other than
-// newline, tab and the carriage return a progress bar redraws with, and
-// the C1 controls of UTF-8, are written as \xNN; everything else passes
-// as it is. Fd lets a command still see a terminal behind it.
+// newline and tab, and the C1 controls of UTF-8, are written as \xNN; a
+// carriage return passes only where a progress bar redraws with it (the
+// first byte of a write) or before a newline, so that a name holding one
+// cannot overwrite what its line said; everything else passes as it is.
+// Fd lets a command still see a terminal behind it.
 type terminalSafe struct{ f *os.File }
 
 func (t terminalSafe) Fd() uintptr { return t.f.Fd() }
@@ -120,7 +122,7 @@ func (t terminalSafe) Write(p []byte) (int, error) {
 		case c == 0xc2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f: // U+0080..U+009F
 			out = fmt.Appendf(out, `\u%04x`, p[i+1])
 			i++
-		case c < 0x20 && c != '\n' && c != '\t' && c != '\r' || c == 0x7f:
+		case c < 0x20 && c != '\n' && c != '\t' && !(c == '\r' && carriageReturnAllowed(p, i)) || c == 0x7f:
 			out = fmt.Appendf(out, `\x%02x`, c)
 		default:
 			out = append(out, c)
@@ -134,11 +136,17 @@ func (t terminalSafe) Write(p []byte) (int, error) {
 
 func needsEscape(p []byte) bool {
 	for i, c := range p {
-		if c < 0x20 && c != '\n' && c != '\t' && c != '\r' || c == 0x7f || c == 0xc2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f {
+		if c < 0x20 && c != '\n' && c != '\t' && !(c == '\r' && carriageReturnAllowed(p, i)) || c == 0x7f || c == 0xc2 && i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] <= 0x9f {
 			return true
 		}
 	}
 	return false
+}
+
+// carriageReturnAllowed: the carriage return at p[i] opens the write (a
+// progress bar going back to the start of its line) or ends a line.
+func carriageReturnAllowed(p []byte, i int) bool {
+	return i == 0 || i+1 < len(p) && p[i+1] == '\n'
 }
 
 // fdOf is the file descriptor behind w, if there is one (a file, or

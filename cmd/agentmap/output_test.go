@@ -151,7 +151,8 @@ func TestWriteToDevFull(t *testing.T) {
 
 // What the commands say on stderr names files, whose names may hold
 // control sequences: the escapes are written as \xNN, never played on the
-// terminal, while newlines, tabs, a progress bar's carriage return and
+// terminal (a carriage return inside a name too, which would overwrite
+// the line), while newlines, tabs, a progress bar's carriage return and
 // any printable text, UTF-8 included, pass as they are.
 func TestStderrShowsControlBytesEscaped(t *testing.T) {
 	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
@@ -159,13 +160,13 @@ func TestStderrShowsControlBytesEscaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := terminalSafe{f}
-	in := "agentmap build: /tmp/ev\x1b[31mRED\x1b]0;title\x07\x7f\u009b.jsonl: naïve ✓\tok\r\n"
+	in := "\ragentmap build: /tmp/ev\x1b[31mRED\x1b]0;title\x07\x7f\u009b\rOK.jsonl: naïve ✓\tok\r\n"
 	if n, err := fmt.Fprint(w, in); err != nil || n != len(in) {
 		t.Fatalf("write: %d, %v", n, err)
 	}
 	f.Close()
 	got, _ := os.ReadFile(f.Name())
-	want := `agentmap build: /tmp/ev\x1b[31mRED\x1b]0;title\x07\x7f\u009b.jsonl: naïve ✓` + "\tok\r\n"
+	want := "\r" + `agentmap build: /tmp/ev\x1b[31mRED\x1b]0;title\x07\x7f\u009b\x0dOK.jsonl: naïve ✓` + "\tok\r\n"
 	if string(got) != want {
 		t.Errorf("written %q, want %q", got, want)
 	}
