@@ -5,42 +5,24 @@ package state
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/agentmap/agentmap/internal/fulldisk"
 )
 
 // fullDisk mounts a tmpfs of 1 MiB and fills it but for free bytes.
 func fullDisk(t *testing.T, free int) (dir, filler string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("a full disk is a tmpfs: mounting one needs root")
-	}
-	dir = filepath.Join(t.TempDir(), "disk")
-	os.MkdirAll(dir, 0o700)
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs (%v: %s)", err, strings.TrimSpace(string(out)))
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
-	filler = filepath.Join(dir, "filler")
-	f, err := os.Create(filler)
+	dir = fulldisk.Mount(t, "1m")
+	filler = fulldisk.Fill(t, dir)
+	fi, err := os.Stat(filler)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	for _, n := range []int{64 << 10, 4 << 10, 512} {
-		buf := make([]byte, n)
-		for {
-			if _, err := f.Write(buf); err != nil {
-				break
-			}
-		}
-	}
 	// Room made again, as free as asked.
-	fi, _ := f.Stat()
-	if err := f.Truncate(max(0, fi.Size()-int64(free))); err != nil {
+	if err := os.Truncate(filler, max(0, fi.Size()-int64(free))); err != nil {
 		t.Fatal(err)
 	}
 	return dir, filler

@@ -86,6 +86,21 @@ func (h *opsHome) must(args ...string) string {
 	return out
 }
 
+// daemonStatus is `status --json` of the home's data directory, decoded
+// (the zero value when the command fails).
+type daemonStatus struct {
+	Running bool `json:"running"`
+	daemon.Status
+}
+
+func (h *opsHome) status() (out daemonStatus) {
+	h.t.Helper()
+	if code, stdout, _ := h.run("status", "--json", "--no-service"); code == 0 {
+		json.Unmarshal([]byte(stdout), &out)
+	}
+	return out
+}
+
 // claudeTurn is one user prompt and one Read of src/app.go, in Claude
 // Code's log shape, for a session working in cwd.
 func claudeTurn(session, cwd string, n int) string {
@@ -229,17 +244,7 @@ exclude = ["~/secret"]
 		}
 	}()
 
-	status := func() (out struct {
-		Running bool `json:"running"`
-		daemon.Status
-	}) {
-		t.Helper()
-		code, stdout, _ := h.run("status", "--json", "--no-service")
-		if code == 0 {
-			json.Unmarshal([]byte(stdout), &out)
-		}
-		return out
-	}
+	status := h.status
 	waitFor(t, "the daemon to follow the log", &dlog, func() bool {
 		st := status()
 		for _, a := range st.Agents {
@@ -458,16 +463,7 @@ func TestConfigFileRemovedKeepsTheConfigInEffect(t *testing.T) {
 		d.Process.Kill()
 		d.Wait()
 	}()
-	status := func() (out struct {
-		Running bool `json:"running"`
-		daemon.Status
-	}) {
-		t.Helper()
-		if code, stdout, _ := h.run("status", "--json", "--no-service"); code == 0 {
-			json.Unmarshal([]byte(stdout), &out)
-		}
-		return out
-	}
+	status := h.status
 	waitFor(t, "the daemon to keep the log out", &dlog, func() bool {
 		st := status()
 		return st.Running && st.Excluded == 1 && !st.CatchUp.Finished.IsZero()
