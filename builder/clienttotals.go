@@ -2,6 +2,7 @@ package builder
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/prices"
@@ -19,6 +20,15 @@ import (
 // exactly what the client billed beyond the transcript. Each record whose
 // share is above 0 gets one side request ("auxiliary") per model in the
 // main lane, at the record's time. Requests are never taken away.
+//
+// A total names its models as the client asked for them, which is not
+// always as the responses name them: Claude Code writes a 1M-context
+// model as claude-opus-4-6[1m] and a Bedrock one with its provider's
+// prefix, where each assistant line says claude-opus-4-6. Totals and
+// requests are matched by sameModel, and a side request takes the name
+// the session's requests of that model carry (the client's name only
+// when none has it), so that such a session neither counts its requests
+// twice nor shows one model as two.
 func (b *build) clientTotals() {
 	byProc := map[int64][]int{}
 	for i := range b.in {
@@ -42,10 +52,21 @@ func (b *build) clientTotals() {
 			}
 		}
 	}
+	// The name a model's side requests take: the one the session's
+	// requests of that model carry (the first in order when several
+	// spellings are the same model), else the client's.
+	names := map[string]string{}
+	for _, n := range reqs {
+		key := sameModel(n.ev.Model)
+		if name, ok := names[key]; !ok || n.ev.Model < name {
+			names[key] = n.ev.Model
+		}
+	}
 	main := b.laneIdx[""]
 	for _, proc := range procs {
 		recs := byProc[proc]
-		// shortfall[k][model] at each record, in input order.
+		// shortfall[k][model] at each record, in input order, keyed by
+		// sameModel; names gives each key the name its requests carry.
 		short := make([]map[string]tokens, len(recs))
 		for k, i := range recs {
 			at := b.t(i)
@@ -54,11 +75,20 @@ func (b *build) clientTotals() {
 				if b.timed && (n.ev.T < proc || n.ev.T > at) {
 					continue
 				}
-				seen[n.ev.Model] = seen[n.ev.Model].add(tokensOf(n.priced))
+				key := sameModel(n.ev.Model)
+				seen[key] = seen[key].add(tokensOf(n.priced))
+			}
+			total := map[string]tokens{}
+			for _, m := range b.in[i].Total.Models {
+				key := sameModel(m.Model)
+				total[key] = total[key].add(tokens{m.In, m.CW, m.CW1h, m.CR, m.Out})
+				if _, ok := names[key]; !ok {
+					names[key] = m.Model
+				}
 			}
 			short[k] = map[string]tokens{}
-			for _, m := range b.in[i].Total.Models {
-				short[k][m.Model] = tokens{m.In, m.CW, m.CW1h, m.CR, m.Out}.minus(seen[m.Model])
+			for key, t := range total {
+				short[k][key] = t.minus(seen[key])
 			}
 		}
 		// The lower envelope from the right: env[k] = min over j >= k.
@@ -89,10 +119,33 @@ func (b *build) clientTotals() {
 				aux := &event.LLM{In: share[0], CW: share[1], CW1h: share[2], CR: share[3], Out: share[4],
 					Side: "auxiliary"}
 				main.nodes = append(main.nodes, &node{idx: i, lane: main, seq: -1, side: true, priced: requestUsage(aux),
-					ev: Event{Kind: "llm", T: b.t(i), Model: m, In: aux.In, CW: aux.CW, CR: aux.CR, Out: aux.Out}})
+					ev: Event{Kind: "llm", T: b.t(i), Model: names[m], In: aux.In, CW: aux.CW, CR: aux.CR, Out: aux.Out}})
 			}
 		}
 	}
+}
+
+// sameModel is the name under which a client total's model and a
+// request's are the same model: as the price table normalises it (no
+// provider prefix, no context suffix such as [1m], no Bedrock version
+// tail), with Vertex's @date written as the API's -date and a trailing
+// date left out, so that an alias (claude-opus-4-5) and its dated id
+// (claude-opus-4-5-20251101) match.
+func sameModel(model string) string {
+	m := strings.ReplaceAll(prices.Normalise(model), "@", "-")
+	if i := len(m) - 9; i > 0 && m[i] == '-' && allDigits(m[i+1:]) {
+		m = m[:i]
+	}
+	return m
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // tokens is a usage split: in, cache writes, the 1-hour part of those

@@ -2,9 +2,11 @@ package claude_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,11 +100,54 @@ func TestBuilderCostState(t *testing.T) {
 	}
 }
 
+// A cost-state total names a model as Claude Code asked for it: a
+// 1M-context Opus as claude-opus-4-6[1m], a Bedrock one with its
+// provider's prefix and version tail, a Vertex one with its @date, where
+// the assistant lines say claude-opus-4-6. The total is still the same
+// model's: the session's tokens and cost are those of the plain fixture,
+// not twice its requests, and it has no second Opus model.
+func TestBuilderCostStateModelSpellings(t *testing.T) {
+	plain := buildFixture(t, "coststate.jsonl")
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "claude", "coststate.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"claude-opus-4-6[1m]", "us.anthropic.claude-opus-4-6-v1:0", "claude-opus-4-6@20260101", "Claude-Opus-4-6"} {
+		spelled := bytes.Replace(raw, []byte(`"modelUsage":{"claude-opus-4-6":`), []byte(`"modelUsage":{"`+name+`":`), 1)
+		if bytes.Equal(spelled, raw) {
+			t.Fatal("the fixture's cost-state line has no claude-opus-4-6 total")
+		}
+		path := filepath.Join(t.TempDir(), "0a1b2c3d-0000-4000-8000-0000000000dd.jsonl")
+		if err := os.WriteFile(path, spelled, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		m := buildFile(t, path)
+		if m.Totals.Tokens != plain.Totals.Tokens || m.Totals.Requests != plain.Totals.Requests || m.Totals.CostUSD != plain.Totals.CostUSD {
+			t.Errorf("%s: tokens %d, requests %d, cost %v; want %d, %d, %v", name, m.Totals.Tokens, m.Totals.Requests, m.Totals.CostUSD,
+				plain.Totals.Tokens, plain.Totals.Requests, plain.Totals.CostUSD)
+		}
+		if !slices.Equal(m.Session.Models, plain.Session.Models) {
+			t.Errorf("%s: models %v, want %v", name, m.Session.Models, plain.Session.Models)
+		}
+	}
+	// A total of a model no request names keeps the client's name: the
+	// side request of the haiku summary.
+	if !slices.Contains(plain.Session.Models, "claude-haiku-4-5-20251001") {
+		t.Errorf("models %v", plain.Session.Models)
+	}
+}
+
 // buildFixture parses a testdata/claude transcript line by line and builds
 // its map.
 func buildFixture(t *testing.T, name string) *builder.Map {
 	t.Helper()
-	path := filepath.Join("..", "..", "testdata", "claude", name)
+	return buildFile(t, filepath.Join("..", "..", "testdata", "claude", name))
+}
+
+// buildFile parses a Claude Code transcript line by line and builds its
+// map.
+func buildFile(t *testing.T, path string) *builder.Map {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
