@@ -179,8 +179,14 @@ func runClaude(t *testing.T, w *world) *claudeRun {
 		t.Errorf("/compact asked the model nothing")
 	}
 	run.mainSide = srv.Unscripted()
+	// The long session asks for the 1M context: Claude Code's cost-state
+	// then names the model claude-sonnet-4-5[1m] where the requests (and
+	// the API's answers) say claude-sonnet-4-5; the map must count its
+	// requests once, under one model.
+	long1M := slices.Clone(common)
+	long1M[slices.Index(long1M, claudeModel)] = claudeModel + "[1m]"
 	w.client(t, w.repo, "claude-long", env, append([]string{"claude", "-p", "[[script:clong]] " + canary + "-prompt long",
-		"--session-id", claudeLongID}, common...)...)
+		"--session-id", claudeLongID}, long1M...)...)
 	run.longSide = srv.Unscripted() - run.mainSide
 	t.Logf("claude: %d scripted requests, %d side requests; tools offered: %v", len(srv.Served()), srv.Unscripted(), srv.Offered())
 	return run

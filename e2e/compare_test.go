@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -69,6 +70,11 @@ func check(t *testing.T, s session, m *agentMap) {
 	}
 	if !slices.Contains(m.Session.Models, s.model) {
 		errf("session.models = %v, want %s among them", m.Session.Models, s.model)
+	}
+	for _, other := range m.Session.Models {
+		if other != s.model && strings.HasPrefix(other, s.model) {
+			errf("session.models = %v: %s a second time, as %s", m.Session.Models, s.model, other)
+		}
 	}
 	if s.role != "" && m.Session.Role != s.role {
 		errf("session.role = %q, want %q", m.Session.Role, s.role)
