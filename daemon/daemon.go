@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentmap/agentmap/builder/event"
@@ -28,6 +29,9 @@ type Daemon struct {
 
 	agents map[string]agents.Agent
 	roots  []watchers.Root
+	// watcher is the file watcher of the running follow loop, read by
+	// Status from other goroutines (its Problem).
+	watcher atomic.Pointer[watchers.Watcher]
 
 	// Owned by the goroutine in Run.
 	srcs     map[uint64]*state.Source
@@ -474,6 +478,7 @@ func (d *Daemon) follow(ctx context.Context) error {
 			Debounce: d.opt.Debounce, Rescan: d.opt.Rescan, MaxWatches: d.opt.MaxWatches,
 			Clock: d.opt.Clock, Logger: d.log,
 		})
+		d.watcher.Store(w)
 		var wctx context.Context
 		wctx, cancel = context.WithCancel(ctx)
 		wg.Add(1)

@@ -66,6 +66,10 @@ type Status struct {
 	// ConfigError is the last rejected reload of the config file, while
 	// no later reload succeeded (problems.go).
 	ConfigError *ConfigReloadError `json:"configReloadError,omitempty"`
+	// Notifications says why file notifications do not cover every
+	// directory followed (a limit reached: new logs there wait for the
+	// next rescan), empty while they do.
+	Notifications string `json:"notifications,omitempty"`
 	// SkippedSessions are the sessions with skipped lines, worst first.
 	SkippedSessions []SkippedSession `json:"skippedSessions,omitempty"`
 }
@@ -332,6 +336,9 @@ func (d *Daemon) Status() Status {
 	st.ConfigError = d.lastConfigError()
 	st.Export = exportStatus(db)
 	st.Sink = sinkStatus(db)
+	if w := d.watcher.Load(); w != nil {
+		st.Notifications = w.Problem()
+	}
 	if !st.Started.IsZero() {
 		st.Uptime = d.clock.Now().Sub(st.Started)
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"io/fs"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -114,6 +116,7 @@ type Watcher struct {
 	perFile   bool // kqueue: every entry of a watched directory costs a descriptor
 	capped    bool
 	failed    bool
+	problem   atomic.Pointer[string] // Problem's answer
 	fsw       *fsnotify.Watcher
 	pending   map[string]FileStat
 	full      bool
@@ -205,11 +208,36 @@ func NewWatcher(roots []Root, opt WatchOptions) *Watcher {
 // Updates is where changes arrive.
 func (w *Watcher) Updates() <-chan Update { return w.out }
 
+// Problem says why file notifications do not cover every directory
+// followed (a limit reached), "" while they do: a new log there is found
+// by the next rescan instead of at once. Safe from any goroutine.
+func (w *Watcher) Problem() string {
+	if p := w.problem.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+func (w *Watcher) setProblem(p string) { w.problem.Store(&p) }
+
+// degrade records and logs, once, that watching failed with err and what
+// is left unwatched, naming the limit reached when it is one.
+func (w *Watcher) degrade(err error, unwatched string) {
+	why := watchLimit(err)
+	if why == "" {
+		w.log.Warn("file notifications failed; relying on rescans", "unwatched", unwatched, "err", err)
+		why = "file notifications failed"
+	} else {
+		w.log.Warn("file notifications limited; relying on rescans", "limit", why, "unwatched", unwatched)
+	}
+	w.setProblem(why + ": new logs in the directories not watched are found by the rescans")
+}
+
 // Run watches until ctx is done.
 func (w *Watcher) Run(ctx context.Context) error {
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
-		w.log.Warn("file notifications unavailable; relying on rescans", "err", err)
+		w.degrade(err, "no directory is watched")
 	} else {
 		w.fsw = fsw
 		defer fsw.Close()
@@ -1069,15 +1097,17 @@ func (w *Watcher) watchAt(dir, real string) {
 		if !w.capped {
 			w.capped = true
 			w.log.Warn("directory watch cap reached; the rest is covered by rescans", "cap", w.opt.MaxWatches)
+			w.setProblem(fmt.Sprintf("agentmap's cap on directory watches (%d) is reached: new logs in the directories past it are found by the rescans", w.opt.MaxWatches))
 		}
 		return
 	}
 	if err := w.fsw.Add(real); err != nil {
 		// Out of watches (inotify's max_user_watches, descriptors): say
-		// it once; the rescans cover what is not watched.
+		// it once, naming the limit (inotify's ENOSPC reads as a full
+		// disk); the rescans cover what is not watched.
 		if !errors.Is(err, fs.ErrNotExist) && !w.failed {
 			w.failed = true
-			w.log.Warn("cannot watch directory; relying on rescans", "path", dir, "err", err)
+			w.degrade(err, "directories past "+dir+" are not watched")
 		}
 		return
 	}

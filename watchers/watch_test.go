@@ -111,6 +111,23 @@ func TestWatcherRescanIsTheTruth(t *testing.T) {
 	if n := r.w.Watches(); n > 1 {
 		t.Fatalf("%d watches over a cap of 1", n)
 	}
+	// What is not watched is said, for status and doctor.
+	if p := r.w.Problem(); !strings.Contains(p, "cap on directory watches (1)") {
+		t.Errorf("Problem() = %q, want the cap named", p)
+	}
+}
+
+// A watcher within its limits has no problem to tell.
+func TestWatcherWithinItsLimitsHasNoProblem(t *testing.T) {
+	home := t.TempDir()
+	codex := Root{Agent: "codex", Layout: LayoutCodex, Dir: filepath.Join(home, ".codex")}
+	r := startWatcher(t, []Root{codex}, WatchOptions{})
+	roll := filepath.Join(codex.Dir, "sessions", "2026", "01", "02", "rollout-y.jsonl")
+	write(t, roll, "{}\n")
+	r.waitFor("the new log", func(m map[string]FileStat) bool { return m[roll].Size == 3 })
+	if p := r.w.Problem(); p != "" {
+		t.Errorf("Problem() = %q", p)
+	}
 }
 
 func TestScan(t *testing.T) {

@@ -99,6 +99,9 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	st, err := serviceStatus()
 	checks = append(checks, serviceCheck(st, err, c.DataDir != "" && daemonAnswers(c.DataDir), userManager()))
+	if ch, ok := watchingCheck(c.DataDir); ok {
+		checks = append(checks, ch)
+	}
 	if c.DataDir == "" { // the defaults without a home (homeless)
 		checks = append(checks, check{levelFail, "data", errNoDataDir().Error()})
 	} else {
@@ -180,6 +183,27 @@ func verdict(checks []check) string {
 func daemonAnswers(dataDir string) bool {
 	_, err := daemon.Connect(dataDir)
 	return err == nil
+}
+
+// watchingCheck asks a running daemon whether file notifications cover
+// every directory it follows: a limit reached (inotify's watch limit, most
+// often) leaves new logs to the rescans, minutes late, which nothing else
+// shows. ok is false when no daemon answers or it watches everything.
+func watchingCheck(dataDir string) (check, bool) {
+	if dataDir == "" {
+		return check{}, false
+	}
+	cl, err := daemon.Connect(dataDir)
+	if err != nil {
+		return check{}, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := cl.Status(ctx)
+	if err != nil || st.Notifications == "" {
+		return check{}, false
+	}
+	return check{levelWarn, "watching", st.Notifications + "; once the limit is raised, a restart of the daemon watches them all"}, true
 }
 
 // userManager is nil when the user's service manager can run the service,

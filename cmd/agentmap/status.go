@@ -121,6 +121,9 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 			fmt.Fprintf(w, "excluded:   %s kept out by privacy.exclude\n", counted(st.Excluded, "log"))
 		}
 		writeFaultStatus(w, st)
+		if st.Notifications != "" {
+			fmt.Fprintf(w, "watching:   %s\n", st.Notifications)
+		}
 	} else {
 		writeStateRepair(w, st.State)
 	}
