@@ -471,7 +471,8 @@ func TestInstallRefusesABinaryThatWillNotStay(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("GOCACHE", cache)
 	t.Setenv("GOBIN", "/opt/go/bin")
-	home := t.TempDir()
+	// A home that stays (only its name is used).
+	home := "/home/agentmap-user"
 	t.Setenv("HOME", home)
 	for bin, want := range map[string]string{
 		filepath.Join(cache, "1f", "exe", "agentmap"):          "in the Go build cache (" + cache + ")",
@@ -492,5 +493,26 @@ func TestInstallRefusesABinaryThatWillNotStay(t *testing.T) {
 		case strings.Contains(bin, "downloaded") && !strings.Contains(err.Error(), "&& cp "+bin+" "+filepath.Join(home, ".local", "bin", "agentmap")+" && "+filepath.Join(home, ".local", "bin", "agentmap")+" install"):
 			t.Errorf("%s: %v", bin, err)
 		}
+	}
+}
+
+// In a home that is itself temporary (a sandbox, a test account) the
+// advice must not name ~/.local/bin, which is cleaned away too (and the
+// binary may already be there: cp would copy it onto itself); and a go
+// install into a temporary GOBIN would be refused in turn.
+func TestInstallAdviceLeavesTemporaryHomesOut(t *testing.T) {
+	t.Setenv("GOCACHE", t.TempDir())
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("GOBIN", filepath.Join(home, "go", "bin"))
+	for _, bin := range []string{filepath.Join(home, ".local", "bin", "agentmap"), filepath.Join(os.TempDir(), "downloaded", "agentmap")} {
+		err := Spec{Binary: bin}.stays()
+		if !errors.Is(err, ErrTemporaryBinary) || strings.Contains(err.Error(), "cp ") || !strings.Contains(err.Error(), "the home directory "+home) {
+			t.Errorf("%s: %v", bin, err)
+		}
+	}
+	err := Spec{Binary: filepath.Join(os.TempDir(), "go-build123", "agentmap")}.stays()
+	if !errors.Is(err, ErrTemporaryBinary) || strings.Contains(err.Error(), "go install ./cmd/agentmap &&") || !strings.Contains(err.Error(), "set GOBIN") {
+		t.Errorf("go run build with a temporary GOBIN: %v", err)
 	}
 }

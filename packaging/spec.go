@@ -194,12 +194,23 @@ func (s Spec) stays() error {
 		// copy in a directory that stays serves.
 		home, _ := os.UserHomeDir()
 		stay := filepath.Join(home, ".local", "bin", "agentmap")
+		if under(stay, tempDirs()...) {
+			// The home itself is temporary (a test account, a sandbox):
+			// ~/.local/bin would be cleaned away as well, and the copy
+			// would be refused in turn.
+			return fmt.Errorf("%w: %s lives in a temporary directory, which is cleaned away, and so does the home directory %s: copy it to a directory outside them that stays (such as /usr/local/bin), then install the service from there",
+				ErrTemporaryBinary, s.Binary, home)
+		}
 		return fmt.Errorf("%w: %s lives in a temporary directory, which is cleaned away. Copy it to a directory that stays, then install the service from there:\n"+
 			"  mkdir -p %s && cp %s %s && %s install",
 			ErrTemporaryBinary, s.Binary, shellJoin([]string{filepath.Dir(stay)}), shellJoin([]string{s.Binary}),
 			shellJoin([]string{stay}), shellJoin([]string{stay}))
 	default:
 		return nil
+	}
+	if installed := filepath.Join(goBin(), "agentmap"); under(installed, tempDirs()...) {
+		return fmt.Errorf("%w: %s lives %s, and go install would put it in %s, a temporary directory too: set GOBIN to a directory that stays (GOBIN=DIR go install ./cmd/agentmap), then install the service from the binary there",
+			ErrTemporaryBinary, s.Binary, where, goBin())
 	}
 	return fmt.Errorf("%w: %s lives %s. Install it first, then install the service from the installed binary:\n"+
 		"  go install ./cmd/agentmap && %s install",
