@@ -151,6 +151,9 @@ func TestInstallRefusesATemporaryBinary(t *testing.T) {
 		t.Skip("the test binary is not in a go-build directory")
 	}
 	t.Setenv("HOME", t.TempDir())
+	// go install's destination stays (a temporary one is advised against
+	// otherwise: packaging TestInstallAdviceLeavesTemporaryHomesOut).
+	t.Setenv("GOBIN", "/opt/go/bin")
 	t.Setenv(config.EnvConfig, "")
 	code, out, errOut := runCmd(cmdInstall, "--dry-run")
 	if code != exitOK || !strings.Contains(out, "would write") ||
