@@ -1209,6 +1209,106 @@ func TestBrowserCostsAndCounts(t *testing.T) {
 	narrow.checkQuiet(t, page)
 }
 
+// repoRows is the report's rule for its table by repository, as sessions
+// and tokens per repository name: a session counts whole in each name its
+// repositories have, once however many of them have that name, and under
+// "" when it has none.
+func repoRows(maps []*Map) map[string][2]int64 {
+	out := map[string][2]int64{}
+	for _, m := range maps {
+		names := map[string]bool{}
+		for _, r := range m.Repos {
+			names[r.Name] = true
+		}
+		if len(names) == 0 {
+			names[""] = true
+		}
+		for n := range names {
+			c := out[n]
+			out[n] = [2]int64{c[0] + 1, c[1] + m.Totals.Tokens}
+		}
+	}
+	return out
+}
+
+// TestBrowserRepositoriesCountEachSessionOnce opens a report of a session
+// in two repositories, one in none, one in two checkouts that share a name
+// (two repositories both named api) and one in a single repository: the
+// table by repository counts each session whole in each of its
+// repositories, the one without under "(no repository)", and the one whose
+// two repositories share a name once in that name, not twice; the card's
+// note that a session counts in each of its repositories shows for the
+// first and not for the third alone.
+func TestBrowserRepositoriesCountEachSessionOnce(t *testing.T) {
+	b := browser(t)
+	two, none, checkouts, one := synthMap(11, 60), synthMap(12, 60), synthMap(13, 60), synthMap(14, 60)
+	two.Repos = []mapfile.Repo{{ID: "r0", Name: "api"}, {ID: "r1", Name: "lib"}}
+	none.Repos = []mapfile.Repo{}
+	checkouts.Repos = []mapfile.Repo{{ID: "r0", Name: "api", Remote: "github.com/acme/api"}, {ID: "r1", Name: "api", Remote: "github.com/acme/api"}}
+	one.Repos = []mapfile.Repo{{ID: "r0", Name: "lib"}}
+	maps := []*Map{two, none, checkouts, one}
+	want := repoRows(maps)
+	if len(want) != 3 || want["api"][0] != 2 || want["lib"][0] != 2 || want[""][0] != 1 {
+		t.Fatalf("the rule counts %v", want)
+	}
+	page := filepath.Join(t.TempDir(), "report.html")
+	f, err := os.Create(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(f, maps, Options{Scope: "4 sessions"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	w := openPage(t, ctx, b, 1400, 1000)
+	w.load(t, ctx, page)
+	type table struct {
+		Rows map[string][2]int64
+		Note string
+	}
+	read := func(search string) table {
+		t.Helper()
+		var got table
+		if err := w.Eval(ctx, `(q => { const s = document.querySelector('#search'); s.value = q; s.dispatchEvent(new Event('input'));
+			const c = [...document.querySelectorAll('.card')].find(c => c.querySelector('h2').firstChild.textContent === 'By repository');
+			const rows = Object.fromEntries([...c.querySelectorAll('tbody tr')].filter(tr => tr.children.length > 2)
+				.map(tr => [tr.children[0].textContent, [+tr.children[1].dataset.v, +tr.children[2].dataset.v]]));
+			const note = c.querySelector('h2 small'); return {rows, note: note ? note.textContent : ''}; })(`+jsString(search)+`)`, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	all := read("")
+	if len(all.Rows) != len(want) {
+		t.Errorf("the table by repository has the rows %v, want %v", all.Rows, want)
+	}
+	for name, w := range want {
+		label := name
+		if name == "" {
+			label = "(no repository)"
+		}
+		if all.Rows[label] != w {
+			t.Errorf("the table by repository's row %q: %v sessions and tokens, want %v", label, all.Rows[label], w)
+		}
+	}
+	if !strings.Contains(all.Note, "counts in each") {
+		t.Errorf("a session in two repositories is shown, the card's note reads %q", all.Note)
+	}
+	alone := read(checkouts.Session.NativeID())
+	if alone.Rows["api"] != [2]int64{1, checkouts.Totals.Tokens} || len(alone.Rows) != 1 {
+		t.Errorf("the session of two checkouts named api alone: the table by repository has %v", alone.Rows)
+	}
+	if strings.Contains(alone.Note, "counts in each") {
+		t.Errorf("the session of two checkouts named api alone: the card's note reads %q", alone.Note)
+	}
+	read("")
+	w.checkQuiet(t, page)
+}
+
 // chartAxis checks the chart over time for each unit and metric given: the
 // y labels are distinct, 0 and then a round step (1, 2 or 5 × 10^k, whole
 // for counts) apart, each at the height of its value, the bars scaled to

@@ -164,8 +164,10 @@ function aggregate() {
     const r = ROWS[i], a = AGG[i], u = r[S.unpriced].length ? 1 : 0, nr = noUsage(r) ? 1 : 0;
     A.tokens += r[S.tokens]; A.cost += r[S.cost]; A.calls += r[S.calls]; A.errors += r[S.errors]; A.requests += r[S.requests];
     A.retries += r[S.retries]; A.compactions += r[S.compactions]; A.delayMs += r[S.delayMs]; A.unpriced += u; A.nr += nr;
-    const repos = r[S.repos];
-    // a session counts whole in each of its repositories (the card says so)
+    // a session counts whole in each of its repositories (the card says so),
+    // once in a repository name two of its repositories share (two
+    // checkouts of one project, both named after it)
+    const repos = r[S.repos].length > 1 ? [...new Set(r[S.repos])] : r[S.repos];
     if (repos.length > 1) A.multiRepo++;
     if (!repos.length) add(A.repo, 0, 1, r[S.tokens], r[S.cost], r[S.errors], u, nr);
     for (const x of repos) add(A.repo, x, 1, r[S.tokens], r[S.cost], r[S.errors], u, nr);
