@@ -73,7 +73,7 @@ const (
 	minIdle     = 10 * time.Second
 	maxIdle     = 7 * 24 * time.Hour
 	minMaxLine  = 1 << 20
-	maxMaxLine  = 1 << 30
+	maxMaxLine  = 1 << 30 // watchers.MaxMaxLine
 	MaxEventCap = 1_000_000
 	minEvery    = time.Minute
 	maxPrice    = 100_000

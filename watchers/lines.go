@@ -13,6 +13,21 @@ import (
 // healthy log holds; beyond it a line is skipped and counted.
 const DefaultMaxLine = 64 << 20
 
+// MaxMaxLine is the largest cap on a line the readers take (config's
+// watch.max_line ceiling): a larger one would hold that much of a single
+// line in memory, and one near the int64 range overflows the comparisons
+// (every line then reads as too long, and is skipped for good).
+const MaxMaxLine = 1 << 30
+
+// lineCap is the cap on a line in effect for maxLine: the default for 0
+// or less, never above MaxMaxLine.
+func lineCap(maxLine int) int {
+	if maxLine <= 0 {
+		return DefaultMaxLine
+	}
+	return min(maxLine, MaxMaxLine)
+}
+
 // ErrLineTooLong is reported (once per skipped line) by ReadLines.
 var ErrLineTooLong = errors.New("line longer than the cap")
 
@@ -33,9 +48,7 @@ type LineStats struct {
 // never buffered whole. The slice passed to fn is only valid during the call.
 // If final is true, a last line without newline is also passed to fn.
 func ReadLines(r io.Reader, maxLine int, final bool, fn func(line []byte) error) (LineStats, error) {
-	if maxLine <= 0 {
-		maxLine = DefaultMaxLine
-	}
+	maxLine = lineCap(maxLine)
 	br := getReader(r)
 	defer putReader(br)
 	var st LineStats

@@ -1,6 +1,7 @@
 package watchers
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -41,6 +42,28 @@ func TestReadLines(t *testing.T) {
 				t.Errorf("stats = %+v, want oversized %d bytes %d partial %d", st, tc.oversized, tc.bytes, tc.partial)
 			}
 		})
+	}
+}
+
+// A cap near the int64 range is the largest the readers take, not an
+// overflow that reads every line as too long (and skips it for good).
+func TestLineCapAtTheIntRange(t *testing.T) {
+	in := "a\nbb\n"
+	var got []string
+	st, err := ReadLines(strings.NewReader(in), math.MaxInt, false, func(l []byte) error {
+		got = append(got, string(l))
+		return nil
+	})
+	if err != nil || st.Oversized != 0 || strings.Join(got, "|") != "a|bb" {
+		t.Errorf("ReadLines with a cap of MaxInt: %q %+v %v", got, st, err)
+	}
+	got = nil
+	ts, err := TailLines(strings.NewReader(in), 0, int64(len(in)), math.MaxInt, func(l []byte, _ int64) error {
+		got = append(got, string(l))
+		return nil
+	})
+	if err != nil || ts.Oversized != 0 || strings.Join(got, "|") != "a|bb" {
+		t.Errorf("TailLines with a cap of MaxInt: %q %+v %v", got, ts, err)
 	}
 }
 

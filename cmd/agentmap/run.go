@@ -172,7 +172,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 		{"idle", *idle <= 0, "a duration above 0"},
 		{"rescan", *rescan <= 0, "a duration above 0"},
 		{"debounce", *debounce < 0, "0 or more"},
-		{"max-line", *maxLine <= 0, "a size in bytes above 0"},
+		{"max-line", *maxLine <= 0 || *maxLine > watchers.MaxMaxLine, "a size in bytes above 0, at most 1 GiB (1073741824)"},
 	} {
 		if set[f.name] && f.bad {
 			fmt.Fprintf(stderr, "agentmap %s: --%s must be %s\n", name, f.name, f.want)
