@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -36,13 +37,23 @@ func own(name string) bool {
 			return true
 		}
 	}
-	// Damaged databases moved aside, temporary files of a write or of a
-	// scan's spilled sessions, and launchd's output files of the service.
-	return strings.HasSuffix(name, ".out.log") || strings.HasSuffix(name, ".err.log") ||
-		strings.HasPrefix(name, "state.db.corrupt-") || strings.HasPrefix(name, ".hash-key-") ||
+	// Damaged databases moved aside (by the name state.moveAside gives
+	// them: a copy the user made beside them, state.db.corrupt-mine, is
+	// theirs), temporary files of a write or of a scan's spilled sessions,
+	// and launchd's output files of the service.
+	return name == launchdLabel+".out.log" || name == launchdLabel+".err.log" ||
+		movedAside.MatchString(name) || strings.HasPrefix(name, ".hash-key-") ||
 		strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-") ||
 		strings.HasPrefix(name, ".retired-") && strings.HasSuffix(name, ".tmp")
 }
+
+// movedAside matches the names of damaged databases moved aside:
+// state.db.corrupt-<UTC time>, and -2, -3… after it when that is taken.
+var movedAside = regexp.MustCompile(`^state\.db\.corrupt-[0-9]{8}T[0-9]{6}Z(-[0-9]+)?$`)
+
+// launchdLabel is the macOS service's label (packaging.LaunchdLabel),
+// which names its output files in the data directory.
+const launchdLabel = "com.github.agentmap.agentmap"
 
 // Unsafe says why dir can never be a data directory ("" when it can): the
 // root of a file system, the home directory or one of its parents, or the

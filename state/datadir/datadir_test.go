@@ -3,6 +3,7 @@ package datadir
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -143,24 +144,30 @@ func TestPurgeKeepsTheUsersFiles(t *testing.T) {
 	if err := Claim(dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"state.db", "state.db.corrupt-1", "maps/a.json.gz", "logs/agentmap.log", "agentmap.lock", "thesis.tex", "photos/1.jpg"} {
+	// Files named like agentmap's but not by agentmap (a copy of a
+	// damaged database made by hand, a log of another launchd job) are the
+	// user's.
+	users := []string{"thesis.tex", "photos/1.jpg", "state.db.corrupt-backup-mine", "other.job.out.log"}
+	ours := []string{"state.db", "state.db.corrupt-20261207T104811Z", "state.db.corrupt-20261207T104811Z-2",
+		"com.github.agentmap.agentmap.err.log", "maps/a.json.gz", "logs/agentmap.log", "agentmap.lock"}
+	for _, name := range append(slices.Clone(users), ours...) {
 		write(t, filepath.Join(dir, name))
 	}
 	r, err := Purge(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"thesis.tex", "photos/1.jpg"} {
+	for _, name := range users {
 		if !exists(filepath.Join(dir, name)) {
 			t.Errorf("%s was removed", name)
 		}
 	}
-	for _, name := range []string{"state.db", "state.db.corrupt-1", "maps", "logs", "agentmap.lock", Marker} {
+	for _, name := range append(ours, "maps", "logs", Marker) {
 		if exists(filepath.Join(dir, name)) {
 			t.Errorf("%s stays", name)
 		}
 	}
-	if got := strings.Join(r.Kept, ","); got != "photos/,thesis.tex" || r.DirGone {
+	if got := strings.Join(r.Kept, ","); got != "other.job.out.log,photos/,state.db.corrupt-backup-mine,thesis.tex" || r.DirGone {
 		t.Errorf("kept %q, directory gone %v", got, r.DirGone)
 	}
 }
@@ -241,7 +248,7 @@ func TestPurgeThroughALink(t *testing.T) {
 func TestClaimAfterTheLogFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "d")
 	write(t, filepath.Join(dir, "logs", "agentmap.log"))
-	write(t, filepath.Join(dir, "agentmap.err.log"))
+	write(t, filepath.Join(dir, launchdLabel+".err.log"))
 	if err := Claim(dir); err != nil {
 		t.Fatal(err)
 	}
