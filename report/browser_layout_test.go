@@ -44,6 +44,9 @@ const shownText = `(cell => {
   return out;
 })`
 
+// mcpTools are tools of one MCP server whose names begin alike.
+var mcpTools = []string{"create_entities", "create_relations", "delete_entities", "search_nodes"}
+
 // layoutMaps are sessions of three agents (one of them Gemini's CLI) whose
 // most read and edited files have the paths of real projects, some long,
 // some at the top of their repository; Codex sessions with part of their
@@ -67,6 +70,16 @@ func layoutMaps() (maps []*Map, files [][2]string) {
 		m.Files = append(m.Files, mapfile.File{ID: len(m.Files), Repo: "rx", Path: f[1], Reads: 900 - 10*i, Edits: 100})
 	}
 	maps[50].Session.AgentTool = "gemini-cli"
+	// MCP tools of long names, on one server: what tells them apart is the tool
+	last := maps[47].Events[len(maps[47].Events)-1]
+	for i, tool := range mcpTools {
+		for range 300 - i {
+			last.Seq++
+			last.T += 100
+			maps[47].Events = append(maps[47].Events, mapfile.Event{Seq: last.Seq, T: last.T, Kind: "mcp", Tool: tool, Server: "graph-memory", Cat: "mcp"})
+			maps[47].Totals.Calls++
+		}
+	}
 	for _, m := range maps {
 		if m.Session.AgentTool != "codex" {
 			continue
@@ -84,9 +97,10 @@ func layoutMaps() (maps []*Map, files [][2]string) {
 // TestBrowserFileNamesReadable: at 1400 px, the table of the files read
 // and edited most is read without hovering: each row shows its repository
 // and its file's name whole, and a long path loses its outer directories,
-// not the nearest one; and a file at the top of its repository is written
-// "repo: AGENTS.md" on a session's page, the space kept. A table that
-// needs its tooltips to tell two files apart is no use on a dashboard.
+// not the nearest one; the MCP card shows each tool's name whole; and a
+// file at the top of its repository is written "repo: AGENTS.md" on a
+// session's page, the space kept. A table that needs its tooltips to tell
+// two rows apart is no use on a dashboard.
 func TestBrowserFileNamesReadable(t *testing.T) {
 	b := browser(t)
 	maps, files := layoutMaps()
@@ -118,6 +132,19 @@ func TestBrowserFileNamesReadable(t *testing.T) {
 		}
 		if !strings.Contains(r.Shown, f[0]) || !strings.Contains(r.Shown, base) || (dir != "" && !strings.Contains(r.Shown, near+"/")) {
 			t.Errorf("at 1400 px, row %d (%s: %s) shows %q: want its repository, its file's name and its nearest directory whole", i, f[0], f[1], r.Shown)
+		}
+	}
+	// The MCP tools of one server: each row shows its tool's name whole
+	// (the server may lose its end), or rows read alike.
+	var tools []string
+	if err := w.Eval(ctx, `(() => { const shown = `+shownText+`;
+		const c = [...document.querySelectorAll('.card')].find(c => c.querySelector('h2').firstChild.textContent === 'MCP servers and tools');
+		return [...c.querySelectorAll('tbody tr')].slice(0, `+fmt.Sprint(len(mcpTools))+`).map(tr => shown(tr.children[0])); })()`, &tools); err != nil {
+		t.Fatal(err)
+	}
+	for i, tool := range mcpTools {
+		if i >= len(tools) || !strings.HasSuffix(tools[i], " · "+tool) || !strings.HasPrefix(tools[i], "gr") {
+			t.Errorf("at 1400 px, the MCP card's row of graph-memory · %s shows %q: want the tool's name whole", tool, tools[min(i, len(tools)-1)])
 		}
 	}
 	w.checkQuiet(t, page)

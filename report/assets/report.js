@@ -198,7 +198,8 @@ const CTX = [[0, 1, 'none recorded'], [1, 50e3, '< 50k'], [50e3, 100e3, '50k–1
 // draws the bar in the error colour; stack, a list of [column, colour,
 // label], draws the bar as those columns end to end instead (the sum a
 // table is ranked by), with a legend; path cuts a long name's directories,
-// keeping the file name whole (pathName; a row marked plain is not a path); repo
+// keeping the file name whole (pathName; a row marked plain is not a path);
+// tail keeps whole what follows a name's " · " (an MCP tool, tailName); repo
 // writes the repository of a "repo: path" name in a column of its own,
 // before the path; none is what an empty table says.
 function table(cols, rows, bar, opts) {
@@ -208,7 +209,7 @@ function table(cols, rows, bar, opts) {
   const w = v => (100 * (v || 0) / max).toFixed(1) + '%';
   const barCell = r => !st ? '<div class="bar' + (opts.err ? ' err' : '') + '" style="width:' + w(r[bar]) + '"></div>' :
     '<div class="bars">' + st.map(([c, col]) => r[c] ? '<div class="bar" style="width:' + w(r[c]) + ';background:' + col + '"></div>' : '').join('') + '</div>';
-  const name = r => { if (!opts.repo) return '<td class="name" title="' + esc(r[0]) + '">' + (opts.path && !r.plain ? pathName(r[0]) : esc(r[0])) + '</td>';
+  const name = r => { if (!opts.repo) return '<td class="name" title="' + esc(r[0]) + '">' + (opts.path && !r.plain ? pathName(r[0]) : opts.tail ? tailName(r[0]) : esc(r[0])) + '</td>';
     const k = r[0].indexOf(': '), repo = k < 0 ? '' : r[0].slice(0, k), p = k < 0 ? r[0] : r[0].slice(k + 2);
     return '<td class="name repo" title="' + esc(repo) + '">' + (repo ? esc(repo) : '<span class="muted">-</span>') + '</td><td class="name file" title="' + esc(r[0]) + '">' + pathName(p) + '</td>'; };
   let s = (st ? '<div class="legend">bar: ' + st.map(([, col, label]) => '<span><i class="sw" style="background:' + col + '"></i>' + esc(label) + '</span>').join(' + ') + '</div>' : '') +
@@ -232,6 +233,12 @@ function table(cols, rows, bar, opts) {
 const pathName = p => { const r = p.indexOf(': '), repo = r < 0 ? '' : p.slice(0, r + 2), rest = p.slice(repo.length), k = rest.lastIndexOf('/') + 1;
   return '<span class="path">' + (repo ? '<span class="repo">' + esc(repo) + '</span>' : '') + (k ? '<span class="dir"><bdi>' + esc(rest.slice(0, k)) + '</bdi></span>' : '') +
     '<span class="base">' + esc(rest.slice(k)) + '</span></span>'; };
+// tailName sets "server · tool" so that, where it is too long for its cell,
+// the server loses its end and the tool stays whole: the tools of one server
+// often begin alike (create_entities, create_relations), and cut at their
+// end their rows would read the same. The cell's title has it whole.
+const tailName = p => { const k = p.indexOf(' · ');
+  return k < 0 ? esc(p) : '<span class="path"><span class="head">' + esc(p.slice(0, k)) + '</span><span class="base tail">' + esc(p.slice(k)) + '</span></span>'; };
 // cutAt keeps the first n rows, and says when it left some out ("top 50
 // of 60"): a table that is cut says so.
 const cutAt = (rows, n) => ({rows: rows.slice(0, n), note: rows.length > n ? 'top ' + n + ' of ' + int(rows.length) : ''});
@@ -283,7 +290,7 @@ function overviewView() {
   s += card('Shell verbs that fail or are retried', table([['verb', 0], ['runs', int], ['failed', int], ['retried', int], ['fail rate', pct]], verbs.rows, 2,
     {stack: [[2, 'var(--err)', 'failed'], [3, 'var(--warn)', 'retried']], none: A.verb.size ? 'no shell verb failed or was retried' : 'no shell command ran'}), verbs.note);
   const mcp = cutAt(named(A.mcp).map(([k, v]) => [k, v[0], v[1], v[1] / v[0]]).sort((a, b) => b[1] - a[1]), 40);
-  s += card('MCP servers and tools', table([['server · tool', 0], ['calls', int], ['failed', int], ['fail rate', pct]], mcp.rows, 1), mcp.note);
+  s += card('MCP servers and tools', table([['server · tool', 0], ['calls', int], ['failed', int], ['fail rate', pct]], mcp.rows, 1, {tail: 1}), mcp.note);
   s += card('Subagent types', table([['type', 0], ['launches', int]], entries(A.sa, 0).map(([k, v]) => [k, ...v]), 1));
   s += card('Context fill (largest main-agent context)', table([['max context', 0], ['sessions', int], ['compactions', int]],
     CTX.map((c, i) => [c[2], ...(A.ctx.get(i) || [0, 0])]), 1), plural(A.compactions, 'compaction'));
