@@ -329,9 +329,9 @@ func TestBrowserCorpusReport(t *testing.T) {
 		t.Errorf("the overview has %d cards", cards)
 	}
 	// The agent filter narrows the figures to that agent's sessions.
-	agent, n := maps[0].Session.AgentTool, 0
+	agent, n := AgentName(maps[0].Session.AgentTool), 0 // named as the command line names it
 	for _, m := range maps {
-		if m.Session.AgentTool == agent {
+		if AgentName(m.Session.AgentTool) == agent {
 			n++
 		}
 	}
@@ -449,7 +449,7 @@ func TestBrowserCorpusReport(t *testing.T) {
 	if sp.Lanes != len(m.Agents) || sp.Files != max(1, len(m.Files)+len(places)) {
 		t.Errorf("the page lists %d lanes and %d rows of files, the map has %d lanes, %d files and %d places outside a repository", sp.Lanes, sp.Files, len(m.Agents), len(m.Files), len(places))
 	}
-	for _, f := range []string{"agent", "repository", "models", "started", "duration", "outcome", "input tokens", "cache write", "cache read", "output tokens", "cost", m.Session.AgentTool, m.Session.Outcome} {
+	for _, f := range []string{"agent", "repository", "models", "started", "duration", "outcome", "input tokens", "cache write", "cache read", "output tokens", "cost", AgentName(m.Session.AgentTool), m.Session.Outcome} {
 		if !strings.Contains(sp.Header, f) {
 			t.Errorf("the session header lacks %q: %s", f, sp.Header)
 		}
@@ -1003,7 +1003,7 @@ func TestBrowserCostsAndCounts(t *testing.T) {
 		Columns                 []string
 	}
 	views := map[string]view{}
-	for _, agent := range []string{"", "cursor", "codex", "claude-code"} {
+	for _, agent := range []string{"", "cursor", "codex", "claude"} {
 		var v view
 		if err := w.Eval(ctx, `(agent => { const set = (el, v) => { el.value = v; el.dispatchEvent(new Event('change', {bubbles: true})); };
 			set(document.querySelector('[data-f=agent]'), agent); set(document.querySelector('#metric'), 'cost'); set(document.querySelector('#stack'), 'agent');
@@ -1039,12 +1039,12 @@ func TestBrowserCostsAndCounts(t *testing.T) {
 	check("the cost card of every session (some unpriced)", views[""].Text, partly)
 	check("the cost card of the Cursor sessions (all unpriced)", views["cursor"].Text, "unpriced")
 	check("the cost card of the Codex sessions (one partly unpriced)", views["codex"].Text, partly)
-	check("the cost card of the Claude Code sessions (all priced)", views["claude-code"].Text, priced)
+	check("the cost card of the Claude Code sessions (all priced)", views["claude"].Text, priced)
 	if views["cursor"].Value != 0 {
 		t.Errorf("the cost card's value of the Cursor sessions is %v, want 0", views["cursor"].Value)
 	}
 	// 1. The tables by agent and by repository.
-	for name, want := range map[string]any{"cursor": "unpriced", "codex": partly, "claude-code": priced} {
+	for name, want := range map[string]any{"cursor": "unpriced", "codex": partly, "claude": priced} {
 		check("the By agent row of "+name, views[""].Agents[name], want)
 	}
 	for name, want := range map[string]any{"cursor-app": "unpriced", "codex-app": partly, "claude-app-0": priced, "shared-lib": priced} {
@@ -1052,7 +1052,7 @@ func TestBrowserCostsAndCounts(t *testing.T) {
 	}
 	// 4. A session counts in each of its repositories, and the card says so
 	// while such a session is shown.
-	if !strings.Contains(views[""].RepoNote, "counts in each") || !strings.Contains(views["claude-code"].RepoNote, "counts in each") {
+	if !strings.Contains(views[""].RepoNote, "counts in each") || !strings.Contains(views["claude"].RepoNote, "counts in each") {
 		t.Errorf("a session in two repositories is shown, the By repository card's note reads %q", views[""].RepoNote)
 	}
 	if views["cursor"].RepoNote != "" {
@@ -1060,7 +1060,7 @@ func TestBrowserCostsAndCounts(t *testing.T) {
 	}
 	// 1. The chart over time as cost: the note; no column for an agent
 	// whose cost is all unpriced; each day with unpriced usage marked.
-	for agent, want := range map[string]string{"": "unpriced usage not included", "cursor": "unpriced usage not included", "claude-code": ""} {
+	for agent, want := range map[string]string{"": "unpriced usage not included", "cursor": "unpriced usage not included", "claude": ""} {
 		if got := views[agent].DayNote; got != want {
 			t.Errorf("agent filter %q: the chart over time as cost notes %q, want %q", agent, got, want)
 		}

@@ -169,9 +169,9 @@ func TestBrowserOverviewTables(t *testing.T) {
 	}
 	if err := w.Eval(ctx, `(() => { `+cards+`
 		const c = card('Files read and edited most'), trs = [...c.querySelectorAll('tbody tr')];
-		return {legend: (c.querySelector('.legend') || {}).textContent || '', title: trs[0].querySelector('td.name').title,
-			bars: trs.map(tr => { const segs = [...tr.querySelectorAll('.barcell .bar')].map(b => b.getBoundingClientRect().width);
-				return [+tr.children[1].dataset.v, +tr.children[2].dataset.v, ...segs]; })}; })()`, &fb); err != nil {
+		return {legend: (c.querySelector('.legend') || {}).textContent || '', title: trs[0].querySelector('td.file').title,
+			bars: trs.map(tr => { const segs = [...tr.querySelectorAll('.barcell .bar')].map(b => b.getBoundingClientRect().width), n = tr.querySelectorAll('td.n');
+				return [+n[0].dataset.v, +n[1].dataset.v, ...segs]; })}; })()`, &fb); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(fb.Legend, "reads") || !strings.Contains(fb.Legend, "edits") {

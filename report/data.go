@@ -97,7 +97,9 @@ func sessionRow(st *strtab, m *Map, events int) []any {
 		trunc = 1
 	}
 	unpriced := st.ids(unpricedModels(m))
-	return []any{st.id(m.Session.NativeID()), st.id(m.Session.AgentTool), st.ids(repos), st.ids(models),
+	// the agent as every command names it (claude, not claude-code), so
+	// that the page's filter and tables read as `list` and `--agent` do
+	return []any{st.id(m.Session.NativeID()), st.id(AgentName(m.Session.AgentTool)), st.ids(repos), st.ids(models),
 		startMs, m.Session.DurationMs, st.id(m.Session.Outcome),
 		in, cw, cr, out, t.Tokens, t.CostUSD, t.Calls, t.Requests, t.Errors, t.Retries,
 		t.Delays, t.DelayMs, t.MaxContext, t.Compactions, t.Subagents, events, trunc, t.UserTurns, t.OutputTokens, unpriced}
@@ -264,7 +266,7 @@ type lane struct {
 	ID       string  `json:"id"`
 	Kind     string  `json:"kind,omitempty"`
 	Type     string  `json:"type,omitempty"`
-	Model    string  `json:"model,omitempty"`
+	Model    string  `json:"model,omitempty"` // the map's, else the models of its requests (buildSessionPage)
 	Calls    int     `json:"calls"`
 	Requests int     `json:"requests"`
 	Tokens   int64   `json:"tokens"`
@@ -351,6 +353,10 @@ func buildSessionPage(m *Map) sessionPage {
 	}
 	p.events = make([]event, len(m.Events))
 	outsideIdx := map[string]int{}
+	// A lane whose map entry names no model (a main agent's often does not)
+	// shows the models its requests used, in the order it first used them,
+	// as `agentmap show` does.
+	used := make([][]string, len(p.Lanes))
 	for i := range m.Events {
 		e := &m.Events[i]
 		l, ok := laneIdx[e.Lane()]
@@ -358,8 +364,12 @@ func buildSessionPage(m *Map) sessionPage {
 			l = len(p.Lanes)
 			laneIdx[e.Lane()] = l
 			p.Lanes = append(p.Lanes, lane{ID: e.Lane()})
+			used = append(used, nil)
 		}
 		p.Lanes[l].Events++
+		if e.Kind == "llm" && e.Model != "" && !slices.Contains(used[l], e.Model) {
+			used[l] = append(used[l], e.Model)
+		}
 		ev := event{T: e.T, Kind: e.Kind, Lane: l, Label: eventLabel(m, e), Cat: e.Cat, Exit: e.ExitCode,
 			Class: e.ErrClass, Source: e.Source, RetryOf: e.RetryOf, Attempt: e.Attempt, In: e.In, CW: e.CW,
 			CR: e.CR, Out: e.Out, Cost: e.Cost, Latency: e.Latency, Dur: e.Dur, Ms: e.Ms, OutBytes: e.OutBytes,
@@ -402,6 +412,11 @@ func buildSessionPage(m *Map) sessionPage {
 			ev.Touch = append(ev.Touch, tg.Touch)
 		}
 		p.events[i] = ev
+	}
+	for l := range p.Lanes {
+		if p.Lanes[l].Model == "" {
+			p.Lanes[l].Model = strings.Join(used[l], ", ")
+		}
 	}
 	st := newStrtab()
 	p.Columns = columnize(p.events, st)

@@ -199,9 +199,11 @@ const CTX = [[0, 1, 'none recorded'], [1, 50e3, '< 50k'], [50e3, 100e3, '50k–1
 // bar is the column drawn as a bar (its share of the largest). opts: err
 // draws the bar in the error colour; stack, a list of [column, colour,
 // label], draws the bar as those columns end to end instead (the sum a
-// table is ranked by), with a legend; path cuts a long name in the middle,
-// keeping the file name whole (a row marked plain is not a path); none is
-// what an empty table says.
+// table is ranked by), with a legend; path cuts a long name's directories,
+// keeping the file name whole (pathName; a row marked plain is not a path);
+// tail keeps whole what follows a name's " · " (an MCP tool, tailName); repo
+// writes the repository of a "repo: path" name in a column of its own,
+// before the path; none is what an empty table says.
 function table(cols, rows, bar, opts) {
   opts = opts || {};
   const st = opts.stack, size = r => st ? st.reduce((n, [c]) => n + (r[c] || 0), 0) : r[bar] || 0;
@@ -209,23 +211,36 @@ function table(cols, rows, bar, opts) {
   const w = v => (100 * (v || 0) / max).toFixed(1) + '%';
   const barCell = r => !st ? '<div class="bar' + (opts.err ? ' err' : '') + '" style="width:' + w(r[bar]) + '"></div>' :
     '<div class="bars">' + st.map(([c, col]) => r[c] ? '<div class="bar" style="width:' + w(r[c]) + ';background:' + col + '"></div>' : '').join('') + '</div>';
-  const name = r => '<td class="name" title="' + esc(r[0]) + '">' + (opts.path && !r.plain ? pathName(r[0]) : esc(r[0])) + '</td>';
+  const name = r => { if (!opts.repo) return '<td class="name" title="' + esc(r[0]) + '">' + (opts.path && !r.plain ? pathName(r[0]) : opts.tail ? tailName(r[0]) : esc(r[0])) + '</td>';
+    const k = r[0].indexOf(': '), repo = k < 0 ? '' : r[0].slice(0, k), p = k < 0 ? r[0] : r[0].slice(k + 2);
+    return '<td class="name repo" title="' + esc(repo) + '">' + (repo ? esc(repo) : '<span class="muted">-</span>') + '</td><td class="name file" title="' + esc(r[0]) + '">' + pathName(p) + '</td>'; };
   let s = (st ? '<div class="legend">bar: ' + st.map(([, col, label]) => '<span><i class="sw" style="background:' + col + '"></i>' + esc(label) + '</span>').join(' + ') + '</div>' : '') +
-    '<div class="scroll"><table><thead><tr>' + cols.map((c, i) => '<th' + (i ? ' class="n"' : '') + '>' + esc(c[0]) + '</th>').join('') +
+    '<div class="scroll"><table' + (opts.repo ? ' class="files"' : '') + '><thead><tr>' + (opts.repo ? '<th>repository</th>' : '') + cols.map((c, i) => '<th' + (i ? ' class="n"' : '') + '>' + esc(c[0]) + '</th>').join('') +
     '<th></th></tr></thead><tbody>';
   for (const r of rows) {
     s += '<tr>' + cols.map((c, i) => i ? '<td class="n" data-v="' + r[i] + '">' + html(c[1](r[i], r)) + '</td>' : name(r)).join('') +
       '<td class="barcell">' + barCell(r) + '</td></tr>';
   }
-  if (!rows.length) s += '<tr><td class="muted" colspan="' + (cols.length + 1) + '">' + esc(opts.none || 'none') + '</td></tr>';
+  if (!rows.length) s += '<tr><td class="muted" colspan="' + (cols.length + (opts.repo ? 2 : 1)) + '">' + esc(opts.none || 'none') + '</td></tr>';
   return s + '</tbody></table></div>';
 }
 // pathName sets a path ("repo: dir/file") so that, where it is too long
-// for its cell, what is cut is its middle (an ellipsis at the end of its
-// repository and directories), never its file name: the part that tells
-// two files apart. The cell's title has it whole.
-const pathName = p => { const r = p.indexOf(': '), k = Math.max(p.lastIndexOf('/') + 1, r < 0 ? 0 : r + 2);
-  return '<span class="path"><span class="dir">' + esc(p.slice(0, k)) + '</span><span class="base">' + esc(p.slice(k)) + '</span></span>'; };
+// for its cell, what is cut is its directories, from the outermost (an
+// ellipsis at their start: "…/stages/"), then the end of its repository,
+// never its file name: the nearest directory and the name are what tell
+// two files apart. The cell's title has it whole. The directories are
+// laid out right to left, so that they overflow at their start; the bdi
+// keeps their text in its order (a leading "." or trailing "/" would
+// otherwise move to the other end).
+const pathName = p => { const r = p.indexOf(': '), repo = r < 0 ? '' : p.slice(0, r + 2), rest = p.slice(repo.length), k = rest.lastIndexOf('/') + 1;
+  return '<span class="path">' + (repo ? '<span class="repo">' + esc(repo) + '</span>' : '') + (k ? '<span class="dir"><bdi>' + esc(rest.slice(0, k)) + '</bdi></span>' : '') +
+    '<span class="base">' + esc(rest.slice(k)) + '</span></span>'; };
+// tailName sets "server · tool" so that, where it is too long for its cell,
+// the server loses its end and the tool stays whole: the tools of one server
+// often begin alike (create_entities, create_relations), and cut at their
+// end their rows would read the same. The cell's title has it whole.
+const tailName = p => { const k = p.indexOf(' · ');
+  return k < 0 ? esc(p) : '<span class="path"><span class="head">' + esc(p.slice(0, k)) + '</span><span class="base tail">' + esc(p.slice(k)) + '</span></span>'; };
 // cutAt keeps the first n rows, and says when it left some out ("top 50
 // of 60"): a table that is cut says so.
 const cutAt = (rows, n) => ({rows: rows.slice(0, n), note: rows.length > n ? 'top ' + n + ' of ' + int(rows.length) : ''});
@@ -277,16 +292,18 @@ function overviewView() {
   s += card('Shell verbs that fail or are retried', table([['verb', 0], ['runs', int], ['failed', int], ['retried', int], ['fail rate', pct]], verbs.rows, 2,
     {stack: [[2, 'var(--err)', 'failed'], [3, 'var(--warn)', 'retried']], none: A.verb.size ? 'no shell verb failed or was retried' : 'no shell command ran'}), verbs.note);
   const mcp = cutAt(named(A.mcp).map(([k, v]) => [k, v[0], v[1], v[1] / v[0]]).sort((a, b) => b[1] - a[1]), 40);
-  s += card('MCP servers and tools', table([['server · tool', 0], ['calls', int], ['failed', int], ['fail rate', pct]], mcp.rows, 1), mcp.note);
-  // ranked by reads and edits, which the bar draws end to end
-  const files = cutAt(named(A.file).map(([k, v]) => [k, v[0], v[1], v[2]]).sort((a, b) => (b[1] + b[2]) - (a[1] + a[2])), 40);
-  s += card('Files read and edited most', table([['file', 0], ['reads', int], ['edits', int], ['sessions', int]], files.rows, 1,
-    {path: 1, stack: [[1, 'var(--k-read)', 'reads'], [2, 'var(--k-edit)', 'edits']]}), files.note);
+  s += card('MCP servers and tools', table([['server · tool', 0], ['calls', int], ['failed', int], ['fail rate', pct]], mcp.rows, 1, {tail: 1}), mcp.note);
   s += card('Subagent types', table([['type', 0], ['launches', int]], entries(A.sa, 0).map(([k, v]) => [k, ...v]), 1));
   s += card('Context fill (largest main-agent context)', table([['max context', 0], ['sessions', int], ['compactions', int]],
     CTX.map((c, i) => [c[2], ...(A.ctx.get(i) || [0, 0])]), 1), plural(A.compactions, 'compaction'));
   s += card('Delays', table([['cause', 0], ['delays', int], ['time', dur]], entries(A.dc, 1).map(([k, v]) => [k, ...v]), 2), 'total ' + dur(A.delayMs));
   s += card('Where tool time went', table([['category', 0], ['calls', int], ['time', dur]], entries(A.cat, 1).map(([k, v]) => [k, ...v]), 2));
+  // Ranked by reads and edits, which the bar draws end to end. The card
+  // spans the page, the repository in a column of its own, so that a row
+  // is read without its tooltip: the repository and the file name whole.
+  const files = cutAt(named(A.file).map(([k, v]) => [k, v[0], v[1], v[2]]).sort((a, b) => (b[1] + b[2]) - (a[1] + a[2])), 40);
+  s += card('Files read and edited most', table([['file', 0], ['reads', int], ['edits', int], ['sessions', int]], files.rows, 1,
+    {path: 1, repo: 1, stack: [[1, 'var(--k-read)', 'reads'], [2, 'var(--k-edit)', 'edits']]}), files.note, true);
   s += card('Sessions', '<div id="sessions"></div>', '', true);
   $('#view').innerHTML = s + '</div>';
   $('#metric').value = chartState.metric; $('#stack').value = chartState.stack; $('#unit').value = chartState.unit;
@@ -501,9 +518,12 @@ async function sessionView(i) {
   const asked = /^#s\/(\d+)$/.exec(location.hash);
   if (!D.single && (!asked || +asked[1] !== i)) return; // another view was asked for meanwhile
   const id = STR[r[S.id]];
-  const field = (k, v, attr) => '<div' + (attr ? ' data-field="' + attr + '" data-value="' + esc(v[1]) + '"' : '') + '><span>' + k + '</span><b>' + esc(v[0]) + '</b></div>';
+  // a list (of models, of repositories) wraps between its names, a name
+  // inside itself only when it is wider than the field
+  const field = (k, v, attr) => '<div' + (attr ? ' data-field="' + attr + '" data-value="' + esc(v[1]) + '"' : '') + '><span>' + k + '</span><b>' +
+    (Array.isArray(v[0]) ? v[0].map(x => '<span class="one">' + esc(x) + '</span>').join(', ') || '-' : esc(v[0])) + '</b></div>';
   let s = (D.single ? '' : '<p><a href="#">‹ Overview</a></p>') + '<h1>' + esc(id) + '</h1>';
-  s += '<div class="hdr">' + field('agent', [STR[r[S.agent]]]) + field('repository', [P.repos.join(', ') || '-']) + field('models', [r[S.models].map(x => STR[x]).join(', ')]) +
+  s += '<div class="hdr">' + field('agent', [STR[r[S.agent]]]) + field('repository', [P.repos]) + field('models', [r[S.models].map(x => STR[x])]) +
     field('started', [r[S.start] ? when(r[S.start]) + ' ' + zoneAt(r[S.start]) : '-']) + field('duration', [dur(r[S.dur])]) + field('outcome', [STR[r[S.outcome]] || '-']);
   // the usage of a session whose log recorded none is not a row of zeros
   const nr = noUsage(r), tk = k => nr ? NR : int(r[k]);
