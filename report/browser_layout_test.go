@@ -368,5 +368,18 @@ func TestBrowserSessionHeaderWraps(t *testing.T) {
 	if len(got.Broken) > 0 {
 		t.Errorf("at 420 px the header breaks the model names %q across lines", got.Broken)
 	}
+	// A comma stays on the line of the name before it: none begins a line.
+	var stray int
+	if err := w.Eval(ctx, `(() => { const b = [...document.querySelectorAll('.hdr div')].find(d => d.querySelector('span').textContent === 'models').querySelector('b');
+		const chars = []; const tw = document.createTreeWalker(b, NodeFilter.SHOW_TEXT);
+		for (let n = tw.nextNode(); n; n = tw.nextNode()) for (let i = 0; i < n.data.length; i++) if (n.data[i] !== ' ') chars.push([n, i]);
+		const top = ([n, i]) => { const r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + 1); return Math.round(r.getBoundingClientRect().top); };
+		let stray = 0; for (let k = 1; k < chars.length; k++) if (chars[k][0].data[chars[k][1]] === ',' && top(chars[k]) !== top(chars[k - 1])) stray++;
+		return stray; })()`, &stray); err != nil {
+		t.Fatal(err)
+	}
+	if stray > 0 {
+		t.Errorf("at 420 px %d of the header's commas begin a line", stray)
+	}
 	w.checkQuiet(t, page)
 }

@@ -521,7 +521,8 @@ async function sessionView(i) {
   // a list (of models, of repositories) wraps between its names, a name
   // inside itself only when it is wider than the field
   const field = (k, v, attr) => '<div' + (attr ? ' data-field="' + attr + '" data-value="' + esc(v[1]) + '"' : '') + '><span>' + k + '</span><b>' +
-    (Array.isArray(v[0]) ? v[0].map(x => '<span class="one">' + esc(x) + '</span>').join(', ') || '-' : esc(v[0])) + '</b></div>';
+    // each name keeps its comma, so that a line never begins with one
+    (Array.isArray(v[0]) ? v[0].map((x, i, a) => '<span class="one">' + esc(x) + (i < a.length - 1 ? ',' : '') + '</span>').join(' ') || '-' : esc(v[0])) + '</b></div>';
   let s = (D.single ? '' : '<p><a href="#">‹ Overview</a></p>') + '<h1>' + esc(id) + '</h1>';
   s += '<div class="hdr">' + field('agent', [STR[r[S.agent]]]) + field('repository', [P.repos]) + field('models', [r[S.models].map(x => STR[x])]) +
     field('started', [r[S.start] ? when(r[S.start]) + ' ' + zoneAt(r[S.start]) : '-']) + field('duration', [dur(r[S.dur])]) + field('outcome', [STR[r[S.outcome]] || '-']);
