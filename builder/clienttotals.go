@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 
@@ -53,8 +54,8 @@ func (b *build) clientTotals() {
 		}
 	}
 	// The name a model's side requests take: the one the session's
-	// requests of that model carry (the first in order when several
-	// spellings are the same model), else the client's.
+	// requests of that model carry (the smallest when several spellings
+	// are the same model), else the client's.
 	names := map[string]string{}
 	for _, n := range reqs {
 		key := sameModel(n.ev.Model)
@@ -127,17 +128,24 @@ func (b *build) clientTotals() {
 
 // sameModel is the name under which a client total's model and a
 // request's are the same model: as the price table normalises it (no
-// provider prefix, no context suffix such as [1m], no Bedrock version
-// tail), with Vertex's @date written as the API's -date and a trailing
-// date left out, so that an alias (claude-opus-4-5) and its dated id
-// (claude-opus-4-5-20251101) match.
+// provider prefix, no context suffix such as [1m]), without a Bedrock
+// version tail (-v1:0, -v2:0, -v1), with Vertex's @date written as the
+// API's -date and a trailing date left out, so that an alias
+// (claude-opus-4-5) and its dated id (claude-opus-4-5-20251101) match.
+// Two dated snapshots of one model (-20240620, -20241022) are one then:
+// a client's total never holds both in practice, and they cost alike.
 func sameModel(model string) string {
 	m := strings.ReplaceAll(prices.Normalise(model), "@", "-")
+	m = bedrockTail.ReplaceAllString(m, "")
 	if i := len(m) - 9; i > 0 && m[i] == '-' && allDigits(m[i+1:]) {
 		m = m[:i]
 	}
 	return m
 }
+
+// bedrockTail is a Bedrock model id's version tail (-v2:0, -v1), which
+// the price table's normalisation leaves when it is not -v1:.
+var bedrockTail = regexp.MustCompile(`-v[0-9]+(:[0-9]+)?$`)
 
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {

@@ -112,7 +112,8 @@ func TestBuilderCostStateModelSpellings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"claude-opus-4-6[1m]", "us.anthropic.claude-opus-4-6-v1:0", "claude-opus-4-6@20260101", "Claude-Opus-4-6"} {
+	for _, name := range []string{"claude-opus-4-6[1m]", "us.anthropic.claude-opus-4-6-v1:0",
+		"anthropic.claude-opus-4-6-v2:0", "global.anthropic.claude-opus-4-6-v1", "claude-opus-4-6@20260101", "Claude-Opus-4-6"} {
 		spelled := bytes.Replace(raw, []byte(`"modelUsage":{"claude-opus-4-6":`), []byte(`"modelUsage":{"`+name+`":`), 1)
 		if bytes.Equal(spelled, raw) {
 			t.Fatal("the fixture's cost-state line has no claude-opus-4-6 total")
