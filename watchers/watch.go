@@ -114,13 +114,20 @@ type Watcher struct {
 	dirs      map[dirKey]string // resolved directory, layout → the one name it is walked under
 	used      int
 	perFile   bool // kqueue: every entry of a watched directory costs a descriptor
-	capped    bool
-	failed    bool
-	problem   atomic.Pointer[string] // Problem's answer
-	fsw       *fsnotify.Watcher
-	pending   map[string]FileStat
-	full      bool
-	warned    map[string]bool // roots and loops said once already
+	capped    bool // this walk met the watch cap
+	failed    bool // this walk failed to watch a directory
+	// missed counts the directories this walk could not watch, missedWhy
+	// (of rank missedRank) says the main reason; problem is Problem's
+	// answer, notifyErr why no notifier could be made at all.
+	missed     int
+	missedWhy  string
+	missedRank int
+	problem    atomic.Pointer[string]
+	notifyErr  error
+	fsw        *fsnotify.Watcher
+	pending    map[string]FileStat
+	full       bool
+	warned     map[string]bool // roots and loops said once already
 	// listings are the directories' entries as the rescans last read
 	// them, for each layout that walks them (a form is a layout's: one
 	// directory given as the roots of two agents has a listing for each);
@@ -210,7 +217,9 @@ func (w *Watcher) Updates() <-chan Update { return w.out }
 
 // Problem says why file notifications do not cover every directory
 // followed (a limit reached), "" while they do: a new log there is found
-// by the next rescan instead of at once. Safe from any goroutine.
+// by the next rescan instead of at once. Every rescan tries the
+// directories not watched again, and the problem clears once all are
+// watched. Safe from any goroutine.
 func (w *Watcher) Problem() string {
 	if p := w.problem.Load(); p != nil {
 		return *p
@@ -218,26 +227,61 @@ func (w *Watcher) Problem() string {
 	return ""
 }
 
-func (w *Watcher) setProblem(p string) { w.problem.Store(&p) }
-
-// degrade records and logs, once, that watching failed with err and what
-// is left unwatched, naming the limit reached when it is one.
-func (w *Watcher) degrade(err error, unwatched string) {
-	why := watchLimit(err)
-	if why == "" {
-		w.log.Warn("file notifications failed; relying on rescans", "unwatched", unwatched, "err", err)
-		why = "file notifications failed"
-	} else {
-		w.log.Warn("file notifications limited; relying on rescans", "limit", why, "unwatched", unwatched)
+// unwatched notes a directory this walk could not watch and why (err nil:
+// agentmap's own cap). A limit named outranks the cap, which outranks a
+// failure of another kind, so that the problem names what to raise.
+func (w *Watcher) unwatched(err error) {
+	w.missed++
+	why, rank := "", 0
+	switch limit := watchLimit(err); {
+	case err == nil:
+		why, rank = fmt.Sprintf("agentmap's cap on directory watches (%d) is reached", w.opt.MaxWatches), 2
+	case limit != "":
+		why, rank = limit, 3
+	default:
+		why, rank = "a directory could not be watched ("+err.Error()+")", 1
 	}
-	w.setProblem(why + ": new logs in the directories not watched are found by the rescans")
+	if rank > w.missedRank {
+		w.missedWhy, w.missedRank = why, rank
+	}
+	if w.Problem() == "" {
+		w.tellProblem() // at once, not at the end of the walk
+	}
+}
+
+// tellProblem publishes (and logs when it changes) what the directories
+// not watched so far come to; with none, that notifications cover every
+// directory again.
+func (w *Watcher) tellProblem() {
+	p := ""
+	if w.missed > 0 {
+		p = fmt.Sprintf("%s: %s not watched; new logs there are found by the rescans", w.missedWhy, plural(w.missed, "directory", "directories"))
+		if w.fsw == nil {
+			p = w.missedWhy + ": no directory is watched until the daemon starts again; new logs are found by the rescans"
+		}
+	}
+	old := w.Problem()
+	if limit, _, _ := strings.Cut(p, ":"); p != "" && !strings.HasPrefix(old, limit) {
+		w.log.Warn("file notifications limited; relying on rescans", "why", w.missedWhy, "unwatched", w.missed)
+	} else if p == "" && old != "" {
+		w.log.Info("file notifications cover every directory followed again")
+	}
+	w.problem.Store(&p)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // Run watches until ctx is done.
 func (w *Watcher) Run(ctx context.Context) error {
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
-		w.degrade(err, "no directory is watched")
+		// Not even one notifier (the instance limit): the rescans do all.
+		w.notifyErr = err
 	} else {
 		w.fsw = fsw
 		defer fsw.Close()
@@ -433,6 +477,12 @@ func (w *Watcher) note(fs FileStat) {
 func (w *Watcher) fullScan() {
 	w.sweeps++
 	w.stamped = 0
+	// What this walk cannot watch is counted afresh: a limit raised, or
+	// watches freed, since the last one are used now.
+	w.missed, w.missedWhy, w.missedRank, w.capped, w.failed = 0, "", 0, false, false
+	if w.notifyErr != nil && w.emit == nil {
+		w.unwatched(w.notifyErr)
+	}
 	clear(w.dirs) // every directory is claimed afresh, in walk order
 	for _, r := range w.roots {
 		w.walk(r, r.Dir, true)
@@ -462,6 +512,9 @@ func (w *Watcher) fullScan() {
 		}
 	}
 	w.full = true
+	if w.emit == nil {
+		w.tellProblem()
+	}
 }
 
 // walk scans dir (inside root r) recursively. Symbolic links to
@@ -1094,20 +1147,17 @@ func (w *Watcher) watchAt(dir, real string) {
 		}
 	}
 	if w.used+cost > w.opt.MaxWatches {
-		if !w.capped {
-			w.capped = true
-			w.log.Warn("directory watch cap reached; the rest is covered by rescans", "cap", w.opt.MaxWatches)
-			w.setProblem(fmt.Sprintf("agentmap's cap on directory watches (%d) is reached: new logs in the directories past it are found by the rescans", w.opt.MaxWatches))
-		}
+		w.capped = true
+		w.unwatched(nil)
 		return
 	}
 	if err := w.fsw.Add(real); err != nil {
-		// Out of watches (inotify's max_user_watches, descriptors): say
-		// it once, naming the limit (inotify's ENOSPC reads as a full
-		// disk); the rescans cover what is not watched.
-		if !errors.Is(err, fs.ErrNotExist) && !w.failed {
+		// Out of watches (inotify's max_user_watches, descriptors): the
+		// walk counts it and names the limit (inotify's ENOSPC reads as a
+		// full disk); the rescans cover what is not watched.
+		if !errors.Is(err, fs.ErrNotExist) {
 			w.failed = true
-			w.degrade(err, "directories past "+dir+" are not watched")
+			w.unwatched(err)
 		}
 		return
 	}

@@ -117,6 +117,38 @@ func TestWatcherRescanIsTheTruth(t *testing.T) {
 	}
 }
 
+// The directories a walk could not watch are tried again by every
+// rescan: once they fit (here, fewer directories under the cap; for real,
+// a limit raised or watches freed), they are watched and the problem goes.
+func TestWatcherProblemClearsOnceEveryDirectoryIsWatched(t *testing.T) {
+	home := t.TempDir()
+	codex := Root{Agent: "codex", Layout: LayoutCodex, Dir: filepath.Join(home, ".codex")}
+	days := filepath.Join(codex.Dir, "sessions", "2026", "01")
+	for _, d := range []string{"01", "02", "03", "04", "05", "06"} {
+		write(t, filepath.Join(days, d, "rollout-"+d+".jsonl"), "{}\n")
+	}
+	r := startWatcher(t, []Root{codex}, WatchOptions{MaxWatches: 5, Rescan: 30 * time.Millisecond})
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(r.w.Problem(), "cap on directory watches (5)") {
+		if time.Now().After(deadline) {
+			t.Fatalf("Problem() = %q with 9 directories under a cap of 5", r.w.Problem())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if p := r.w.Problem(); !strings.Contains(p, "directories not watched") {
+		t.Errorf("Problem() = %q, want how many directories are not watched", p)
+	}
+	for _, d := range []string{"02", "03", "04", "05", "06"} {
+		os.RemoveAll(filepath.Join(days, d))
+	}
+	for r.w.Problem() != "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("Problem() = %q with 4 directories under a cap of 5", r.w.Problem())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // A watcher within its limits has no problem to tell.
 func TestWatcherWithinItsLimitsHasNoProblem(t *testing.T) {
 	home := t.TempDir()

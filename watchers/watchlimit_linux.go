@@ -16,7 +16,8 @@ func watchLimit(err error) string {
 	case errors.Is(err, syscall.ENOSPC):
 		return "the user's inotify watch limit is reached (fs.inotify.max_user_watches" + sysctlValue("max_user_watches") + ")"
 	case errors.Is(err, syscall.EMFILE):
-		return "the user's inotify instance limit is reached (fs.inotify.max_user_instances" + sysctlValue("max_user_instances") + ")"
+		// EMFILE is also the process's own descriptor limit.
+		return "the user's inotify instance limit (fs.inotify.max_user_instances" + sysctlValue("max_user_instances") + ") or the open file limit (ulimit -n) is reached"
 	}
 	return ""
 }

@@ -203,7 +203,7 @@ func watchingCheck(dataDir string) (check, bool) {
 	if err != nil || st.Notifications == "" {
 		return check{}, false
 	}
-	return check{levelWarn, "watching", st.Notifications + "; once the limit is raised, a restart of the daemon watches them all"}, true
+	return check{levelWarn, "watching", st.Notifications}, true
 }
 
 // userManager is nil when the user's service manager can run the service,
