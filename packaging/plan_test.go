@@ -507,12 +507,22 @@ func TestInstallAdviceLeavesTemporaryHomesOut(t *testing.T) {
 	t.Setenv("GOBIN", filepath.Join(home, "go", "bin"))
 	for _, bin := range []string{filepath.Join(home, ".local", "bin", "agentmap"), filepath.Join(os.TempDir(), "downloaded", "agentmap")} {
 		err := Spec{Binary: bin}.stays()
-		if !errors.Is(err, ErrTemporaryBinary) || strings.Contains(err.Error(), "cp ") || !strings.Contains(err.Error(), "the home directory "+home) {
+		if !errors.Is(err, ErrTemporaryBinary) || strings.Contains(err.Error(), "cp ") || !strings.Contains(err.Error(), "so is the home directory "+home) {
 			t.Errorf("%s: %v", bin, err)
 		}
 	}
 	err := Spec{Binary: filepath.Join(os.TempDir(), "go-build123", "agentmap")}.stays()
 	if !errors.Is(err, ErrTemporaryBinary) || strings.Contains(err.Error(), "go install ./cmd/agentmap &&") || !strings.Contains(err.Error(), "set GOBIN") {
 		t.Errorf("go run build with a temporary GOBIN: %v", err)
+	}
+	// A home reached through a link into a temporary directory (macOS's
+	// /var/folders is /private/var/folders) is temporary all the same.
+	link := filepath.Join(t.TempDir(), "home-link")
+	if err := os.Symlink(home, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", link)
+	if !under(filepath.Join(link, ".local", "bin", "agentmap"), home) {
+		t.Errorf("%s/.local/bin is not seen under %s, where it leads", link, home)
 	}
 }

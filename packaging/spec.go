@@ -198,7 +198,7 @@ func (s Spec) stays() error {
 			// The home itself is temporary (a test account, a sandbox):
 			// ~/.local/bin would be cleaned away as well, and the copy
 			// would be refused in turn.
-			return fmt.Errorf("%w: %s lives in a temporary directory, which is cleaned away, and so does the home directory %s: copy it to a directory outside them that stays (such as /usr/local/bin), then install the service from there",
+			return fmt.Errorf("%w: %s lives in a temporary directory, which is cleaned away, and so is the home directory %s: copy it to a directory outside them that stays (such as /usr/local/bin), then install the service from there",
 				ErrTemporaryBinary, s.Binary, home)
 		}
 		return fmt.Errorf("%w: %s lives in a temporary directory, which is cleaned away. Copy it to a directory that stays, then install the service from there:\n"+
@@ -231,19 +231,43 @@ func goBuildDir(path string) bool {
 // under reports whether path is inside one of dirs (compared after
 // resolving symbolic links, as /tmp and /var are on macOS).
 func under(path string, dirs ...string) bool {
+	paths := []string{path}
+	if r := resolved(path); r != path {
+		paths = append(paths, r) // /var/folders/… is /private/var/folders/… on macOS
+	}
 	for _, d := range dirs {
 		if d == "" {
 			continue
 		}
-		if r, err := filepath.EvalSymlinks(d); err == nil {
-			d = r
+		ds := []string{d}
+		if r, err := filepath.EvalSymlinks(d); err == nil && r != d {
+			ds = append(ds, r)
 		}
-		rel, err := filepath.Rel(d, path)
-		if err == nil && rel != "." && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel) {
-			return true
+		for _, p := range paths {
+			for _, d := range ds {
+				rel, err := filepath.Rel(d, p)
+				if err == nil && rel != "." && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel) {
+					return true
+				}
+			}
 		}
 	}
 	return false
+}
+
+// resolved is path with the symbolic links of its nearest existing
+// ancestor resolved (the rest of it need not exist yet: ~/.local/bin).
+func resolved(path string) string {
+	rest := ""
+	for dir := filepath.Clean(path); ; dir = filepath.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if filepath.Dir(dir) == dir {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
 }
 
 func tempDirs() []string {
