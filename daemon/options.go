@@ -108,9 +108,7 @@ func (o *Options) fill() {
 	if o.TurnEndQuiet <= 0 {
 		o.TurnEndQuiet = o.Idle / 3
 	}
-	if o.MaxLine <= 0 {
-		o.MaxLine = watchers.DefaultMaxLine
-	}
+	o.MaxLine = watchers.LineCap(o.MaxLine) // the readers' cap, which status reports
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -19,9 +19,9 @@ const DefaultMaxLine = 64 << 20
 // (every line then reads as too long, and is skipped for good).
 const MaxMaxLine = 1 << 30
 
-// lineCap is the cap on a line in effect for maxLine: the default for 0
+// LineCap is the cap on a line in effect for maxLine: the default for 0
 // or less, never above MaxMaxLine.
-func lineCap(maxLine int) int {
+func LineCap(maxLine int) int {
 	if maxLine <= 0 {
 		return DefaultMaxLine
 	}
@@ -48,7 +48,7 @@ type LineStats struct {
 // never buffered whole. The slice passed to fn is only valid during the call.
 // If final is true, a last line without newline is also passed to fn.
 func ReadLines(r io.Reader, maxLine int, final bool, fn func(line []byte) error) (LineStats, error) {
-	maxLine = lineCap(maxLine)
+	maxLine = LineCap(maxLine)
 	br := getReader(r)
 	defer putReader(br)
 	var st LineStats

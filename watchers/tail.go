@@ -295,7 +295,7 @@ func TailSummed(f io.ReaderAt, c Cursor, size int64, maxLine int, fn func(line [
 // tailLines is TailLines extending sum (the checksum at start, when
 // Known) over the bytes read, and taking the head fingerprint if needHead.
 func tailLines(f io.ReaderAt, start, size int64, maxLine int, sum PrefixSum, needHead bool, fn func(line []byte, end int64, prefix func() Prefix) error) (TailStats, Prefix, error) {
-	maxLine = lineCap(maxLine)
+	maxLine = LineCap(maxLine)
 	st := TailStats{End: start}
 	if size <= start {
 		return st, Prefix{Sum: sum}, nil
@@ -355,7 +355,7 @@ func tailLines(f io.ReaderAt, start, size int64, maxLine int, sum PrefixSum, nee
 // are not blank. A tailer hands it to the parser only when a session is
 // flushed, and never moves its cursor over it.
 func PartialLine(f io.ReaderAt, offset, size int64, maxLine int) ([]byte, bool) {
-	maxLine = lineCap(maxLine)
+	maxLine = LineCap(maxLine)
 	n := size - offset
 	if n <= 0 || n > int64(maxLine)+1 {
 		return nil, false
@@ -376,7 +376,7 @@ func PartialLine(f io.ReaderAt, offset, size int64, maxLine int) ([]byte, bool) 
 // the cap allows (PartialLine's reading, without holding the line). It
 // reads them a block at a time, so a long line costs no memory.
 func UnfinishedLine(f io.ReaderAt, offset, size int64, maxLine int) bool {
-	maxLine = lineCap(maxLine)
+	maxLine = LineCap(maxLine)
 	if size <= offset || size-offset > int64(maxLine)+1 {
 		return false
 	}
