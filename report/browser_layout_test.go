@@ -63,6 +63,9 @@ func layoutMaps() (maps []*Map, files [][2]string) {
 		{"local-voice-assistant-codex", "specs/001-project-scaffold/spec.md"},
 		{"agent-tail", "tests/pick/arg-passthrough.test.ts"},
 		{"observability", longPath},
+		// A ": " in a repository's name and in a path: neither is where
+		// the one ends and the other begins.
+		{"notes: 2026", "drafts: old/plan.md"},
 	}
 	for i, f := range files {
 		m := maps[40+i]

@@ -211,9 +211,9 @@ function table(cols, rows, bar, opts) {
   const w = v => (100 * (v || 0) / max).toFixed(1) + '%';
   const barCell = r => !st ? '<div class="bar' + (opts.err ? ' err' : '') + '" style="width:' + w(r[bar]) + '"></div>' :
     '<div class="bars">' + st.map(([c, col]) => r[c] ? '<div class="bar" style="width:' + w(r[c]) + ';background:' + col + '"></div>' : '').join('') + '</div>';
-  const name = r => { if (!opts.repo) return '<td class="name" title="' + esc(r[0]) + '">' + (opts.path && !r.plain ? pathName(r[0]) : opts.tail ? tailName(r[0]) : esc(r[0])) + '</td>';
-    const k = r[0].indexOf(': '), repo = k < 0 ? '' : r[0].slice(0, k), p = k < 0 ? r[0] : r[0].slice(k + 2);
-    return '<td class="name repo" title="' + esc(repo) + '">' + (repo ? esc(repo) : '<span class="muted">-</span>') + '</td><td class="name file" title="' + esc(r[0]) + '">' + pathName(p) + '</td>'; };
+  const name = r => { if (!opts.repo) return '<td class="name" title="' + esc(joined(r[0])) + '">' + (opts.path && !r.plain ? pathName(r[0]) : opts.tail ? tailName(r[0]) : esc(r[0])) + '</td>';
+    const k = r[0].indexOf(SEP), repo = k < 0 ? '' : r[0].slice(0, k), p = k < 0 ? r[0] : r[0].slice(k + 1);
+    return '<td class="name repo" title="' + esc(repo) + '">' + (repo ? esc(repo) : '<span class="muted">-</span>') + '</td><td class="name file" title="' + esc(joined(r[0])) + '">' + pathName(p) + '</td>'; };
   let s = (st ? '<div class="legend">bar: ' + st.map(([, col, label]) => '<span><i class="sw" style="background:' + col + '"></i>' + esc(label) + '</span>').join(' + ') + '</div>' : '') +
     '<div class="scroll"><table' + (opts.repo ? ' class="files"' : '') + '><thead><tr>' + (opts.repo ? '<th>repository</th>' : '') + cols.map((c, i) => '<th' + (i ? ' class="n"' : '') + '>' + esc(c[0]) + '</th>').join('') +
     '<th></th></tr></thead><tbody>';
@@ -232,7 +232,10 @@ function table(cols, rows, bar, opts) {
 // laid out right to left, so that they overflow at their start; the bdi
 // keeps their text in its order (a leading "." or trailing "/" would
 // otherwise move to the other end).
-const pathName = p => { const r = p.indexOf(': '), repo = r < 0 ? '' : p.slice(0, r + 2), rest = p.slice(repo.length), k = rest.lastIndexOf('/') + 1;
+// SEP joins a repository's name and a path in a file's label (a NUL, which
+// neither holds; report/data.go's repoSep); joined writes it as ": ".
+const SEP = '\u0000', joined = p => p.replace(SEP, ': ');
+const pathName = p => { const r = p.indexOf(SEP), repo = r < 0 ? '' : p.slice(0, r) + ': ', rest = r < 0 ? p : p.slice(r + 1), k = rest.lastIndexOf('/') + 1;
   return '<span class="path">' + (repo ? '<span class="repo">' + esc(repo) + '</span>' : '') + (k ? '<span class="dir"><bdi>' + esc(rest.slice(0, k)) + '</bdi></span>' : '') +
     '<span class="base">' + esc(rest.slice(k)) + '</span></span>'; };
 // tailName sets "server · tool" so that, where it is too long for its cell,
@@ -562,7 +565,7 @@ async function sessionView(i) {
   const byUse = (a, b) => (b.ed + b.rd + b.h) - (a.ed + a.rd + a.h);
   const files = P.files.slice().sort(byUse), out = P.out.slice().sort(byUse);
   s += card('Files touched', table([['file', 0], ['reads', int], ['edits', int], ['hits', int], ['op', x => x || '-']],
-    files.map(f => [(f.r ? f.r + ': ' : '') + f.p, f.rd, f.ed, f.h, f.op]).concat(out.map(o => Object.assign([o.p + ' (outside any repository)', o.rd, o.ed, o.h, ''], {plain: 1}))), 1,
+    files.map(f => [(f.r ? f.r + SEP : '') + f.p, f.rd, f.ed, f.h, f.op]).concat(out.map(o => Object.assign([o.p + ' (outside any repository)', o.rd, o.ed, o.h, ''], {plain: 1}))), 1,
     {path: 1, stack: [[1, 'var(--k-read)', 'reads'], [2, 'var(--k-edit)', 'edits'], [3, 'var(--k-search)', 'hits']]}),
     plural(files.length, 'file') + (out.length ? ', ' + plural(out.length, 'place') + ' outside any repository' : '') + ', path mode ' + (P.pathMode || 'relative'), true);
   $('#view').innerHTML = s + '</div>';
