@@ -18,7 +18,7 @@ import (
 // an earlier build made of it. TestBuilderVersion fails when the maps of
 // the fixtures or the corpus's content hashes change under the same
 // number.
-const Version = 2
+const Version = 3
 
 // Identity names everything a map depends on besides its events: the
 // builder's version, the path mode, the hash key (hashed, never kept),

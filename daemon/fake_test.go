@@ -96,6 +96,11 @@ func fakeMap(lanes map[string][]string) string {
 		names = append(names, l)
 	}
 	sortStrings(names)
+	if _, main := lanes[""]; !main && len(names) > 0 {
+		// Only lanes: the session's record is the one the daemon adds,
+		// as `agentmap build` does (agents.EnsureSession).
+		fmt.Fprintf(&buf, " session 0\n")
+	}
 	for _, lane := range names {
 		n := 0
 		for _, k := range lanes[lane] {

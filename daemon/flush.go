@@ -576,6 +576,13 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 	if !withChildren {
 		return out, nil
 	}
+	if len(out) > 0 {
+		// A session whose lines name no id that passes the gate (a
+		// sessionId that could be text) is the session its log was
+		// routed to, by its file name: `agentmap build` maps it so.
+		agent, native, _ := strings.Cut(key, "/")
+		out = agents.EnsureSession(agent, native, out)
+	}
 	for _, ck := range d.childrenOf(key) {
 		c := d.sessions[ck]
 		evs, err := d.sessionEvents(ck, false)

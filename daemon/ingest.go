@@ -36,6 +36,8 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 		if f.Gone {
 			delete(d.sizes, f.Path)
 			delete(d.excluded, f.Path) // a log kept out and deleted is kept out no more
+			delete(d.ignored, f.Path)  // nor is one passed over (status counts those)
+			delete(d.unrouted, f.Path)
 		} else {
 			d.sizes[f.Path] = f.Size
 		}

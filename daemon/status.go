@@ -31,6 +31,11 @@ type Status struct {
 	// kept out since the start, and those of sessions it forgot, less the
 	// ones deleted since or let in again by a reload.
 	Excluded int `json:"excluded"`
+	// Unrecognised counts the logs found that no map is made of because
+	// they could not be routed (not recognised as their agent's, or
+	// naming no session by their lines or their file name): each is said
+	// in the log when found, and passed over until it changes.
+	Unrecognised int `json:"unrecognisedLogs,omitempty"`
 	// Uncommitted counts the logs whose lines wait to be read again
 	// because their commit failed; RetryAt is the next attempt (faults.go).
 	Uncommitted int       `json:"uncommittedLogs,omitempty"`
@@ -172,6 +177,7 @@ type statusMark struct {
 	writes, marks, filesSeen uint64
 	sources, sessions        int
 	agents, excluded         int
+	unrecognised             int
 	lastFlush                time.Time
 	catchUp                  catchUp
 	progress                 struct{ done, total int64 }
@@ -188,7 +194,8 @@ func (d *Daemon) statusInputs() statusMark {
 	m := statusMark{
 		marks: d.marks, filesSeen: d.filesSeen,
 		sources: len(d.srcs), sessions: len(d.sessions), agents: len(d.opt.Agents), excluded: d.keptOutCount(),
-		lastFlush: d.lastFlush, catchUp: d.catchUp, progress: d.progress,
+		unrecognised: d.unrecognisedCount(),
+		lastFlush:    d.lastFlush, catchUp: d.catchUp, progress: d.progress,
 		uncommitted: len(d.faults.waiting), retries: len(d.retry), retryAt: d.faults.at, flushRetryAt: d.flushRetryDue(),
 		unreadable: len(d.unreadable), unlisted: len(d.unlisted), repair: d.repair,
 	}
@@ -269,8 +276,9 @@ func (d *Daemon) publishNow() {
 	}
 	st := Status{
 		Started: d.started, Uptime: now.Sub(d.started), DataDir: d.opt.DataDir,
-		LastFlush: d.lastFlush, Excluded: d.keptOutCount(), LongLines: tails.longLines(d.opt.MaxLine),
-		Reread: d.rereadCount(), Rewrite: d.rewriteStatus(),
+		LastFlush: d.lastFlush, Excluded: d.keptOutCount(), Unrecognised: d.unrecognisedCount(),
+		LongLines: tails.longLines(d.opt.MaxLine),
+		Reread:    d.rereadCount(), Rewrite: d.rewriteStatus(),
 		CatchUp: CatchUp{Running: d.catchUp.running, Done: d.progress.done, Total: d.progress.total,
 			Finished: d.catchUp.finished},
 	}
@@ -533,4 +541,17 @@ func unfinishedAt(path string, offset, size int64, maxLine int) bool {
 	}
 	defer f.Close()
 	return watchers.UnfinishedLine(f, offset, size, maxLine)
+}
+
+// unrecognisedCount is how many logs adopt could not route and passes
+// over until they change (unrouted, and ignored still: a change read
+// again, a reload or a deletion takes a log off).
+func (d *Daemon) unrecognisedCount() int {
+	n := 0
+	for path := range d.unrouted {
+		if _, ok := d.ignored[path]; ok {
+			n++
+		}
+	}
+	return n
 }

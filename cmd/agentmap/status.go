@@ -120,6 +120,10 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 		if st.Excluded > 0 {
 			fmt.Fprintf(w, "excluded:   %s kept out by privacy.exclude\n", counted(st.Excluded, "log"))
 		}
+		if n := st.Unrecognised; n > 0 {
+			fmt.Fprintf(w, "unmapped:   %s routed to no session (not recognised, or no session id in the lines or the file name; the log names each), passed over until changed\n",
+				counted(n, "log"))
+		}
 		writeFaultStatus(w, st)
 		if st.Notifications != "" {
 			fmt.Fprintf(w, "watching:   %s\n", st.Notifications)

@@ -16,6 +16,7 @@ import (
 	"github.com/agentmap/agentmap/watchers/codex"
 	"github.com/agentmap/agentmap/watchers/cursor"
 	"github.com/agentmap/agentmap/watchers/gemini"
+	"github.com/agentmap/agentmap/watchers/jsonscan"
 )
 
 // FileStats counts what reading one file produced.
@@ -37,8 +38,13 @@ func Open(path string) (io.ReadCloser, error) {
 	return os.Open(path)
 }
 
-// FirstLine returns the first line of a log (at most 4 MiB of it, enough to
-// recognise the agent), without its newline.
+// FirstLineCap bounds what is read of a log's first line to recognise its
+// agent and route it: a first prompt with a pasted image makes a line of
+// megabytes, whose leading keys name all that routing needs.
+const FirstLineCap = 4 << 20
+
+// FirstLine returns the first line of a log without its newline, or its
+// head when the line is longer than FirstLineCap (see ReadFirstLine).
 func FirstLine(path string) ([]byte, error) {
 	f, err := Open(path)
 	if err != nil {
@@ -50,9 +56,16 @@ func FirstLine(path string) ([]byte, error) {
 }
 
 // ReadFirstLine is FirstLine over an open log, and also says whether the
-// line ended (its newline came within the 4 MiB): a log still being
-// written may not have a whole first line yet. A read error is returned
-// with ended false.
+// line is final: it ended (its newline came within the cap), or it is as
+// long as the cap or longer. A log still being written may not have a whole
+// first line yet, and waits for one; a line past the cap is final as far
+// as it is read, as bytes written stay as they are, so the routing it
+// gives cannot change as it goes on (nor between `agentmap build`, `scan`
+// and a daemon that met it at another length). Its head is returned in
+// its place: the object of the members whole within the cap
+// (jsonscan.Leading), which every agent's recogniser and router read as
+// they read a whole line; or the bytes within the cap, when they open no
+// object. A read error is returned with ended false.
 func ReadFirstLine(r io.Reader) (line []byte, ended bool, err error) {
 	br := firstLineReaders.Get().(*bufio.Reader)
 	br.Reset(r)
@@ -60,7 +73,7 @@ func ReadFirstLine(r io.Reader) (line []byte, ended bool, err error) {
 		br.Reset(nil)
 		firstLineReaders.Put(br)
 	}()
-	for len(line) < 4<<20 {
+	for len(line) < FirstLineCap {
 		chunk, err := br.ReadSlice('\n')
 		line = append(line, chunk...)
 		if err == nil {
@@ -75,10 +88,26 @@ func ReadFirstLine(r io.Reader) (line []byte, ended bool, err error) {
 		}
 	}
 	line = bytes.TrimRight(line, "\r\n")
+	if len(line) >= FirstLineCap {
+		// Its length alone decides, ended or not, so that it routes the
+		// same half written and whole.
+		return lineHead(line[:FirstLineCap]), true, nil
+	}
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil, ended, ErrEmpty
 	}
 	return line, ended, nil
+}
+
+// lineHead is the head of a first line cut at the cap: its leading
+// members when it opens an object, else the bytes read (which no agent
+// recognises; the daemon routes them by the log's path, as any garbage
+// first line).
+func lineHead(cut []byte) []byte {
+	if head, ok := jsonscan.Leading(cut); ok {
+		return head
+	}
+	return cut
 }
 
 // firstLineReaders are ReadFirstLine's buffers (a longer line is read in
@@ -86,12 +115,18 @@ func ReadFirstLine(r io.Reader) (line []byte, ended bool, err error) {
 // a fresh buffer each time was a good part of its allocation.
 var firstLineReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 8<<10) }}
 
-// detectLines bounds how far DetectFile looks for a recognisable line.
-const detectLines = 64
+// detectLines and detectBytes bound how far DetectFile looks for a
+// recognisable line: past a first line as long as the tailer reads
+// (watchers.DefaultMaxLine), and 4 MiB more.
+const (
+	detectLines = 64
+	detectBytes = watchers.DefaultMaxLine + FirstLineCap
+)
 
 // DetectFile returns the agent of a log whose first line is not
 // recognised (a torn or garbage line at the top): the first agent that
-// recognises one of its next lines. The daemon knows a file's agent from
+// recognises one of its next lines (a line too long for its head to
+// tell, too: see ReadFirstLine). The daemon knows a file's agent from
 // the directory it sits in, routes it with its literal first line and
 // counts the bad line as skipped; `agentmap build` finds the agent here
 // and then does the same, so both map the valid lines.
@@ -105,7 +140,10 @@ func DetectFile(path string) (Agent, bool) {
 	var ok bool
 	n := 0
 	stop := errors.New("stop")
-	watchers.ReadLines(io.LimitReader(f, 4<<20), watchers.DefaultMaxLine, true, func(line []byte) error {
+	// Lines past FirstLineCap are stepped over unread: a first line
+	// whose head says too little is no reason to refuse a log whose
+	// next lines are its agent's.
+	watchers.ReadLines(io.LimitReader(f, detectBytes), FirstLineCap, true, func(line []byte) error {
 		if n++; n > detectLines {
 			return stop
 		}

@@ -1003,3 +1003,45 @@ func pointer[T, V any](name string, dst func(*T) **V, buf func(*T) *V, f *Fields
 		return end, ok && other(t, b[i:end])
 	}}
 }
+
+// Leading returns the members of the object that raw begins, when raw is
+// cut short (the first bytes of a line too long to read whole): raw up to
+// the end of the last member followed by a comma or the closing brace,
+// closed with '}', a valid object. A member cut short, or one whose end
+// cannot be told (a number at the cut), is left out with all after it.
+// ok is false when raw opens no object or holds no whole member.
+func Leading(raw []byte) (obj []byte, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(raw, i+1)
+	last := -1 // the index of the comma or brace after the last whole member
+	for i < len(raw) && raw[i] == '"' {
+		j, ok := stringEnd(raw, i+1, false)
+		if !ok {
+			break
+		}
+		if j = skipSpace(raw, j); j >= len(raw) || raw[j] != ':' {
+			break
+		}
+		if j, ok = value(raw, skipSpace(raw, j+1), 1, false); !ok {
+			break
+		}
+		if j = skipSpace(raw, j); j >= len(raw) || raw[j] != ',' && raw[j] != '}' {
+			break
+		}
+		last = j
+		if raw[j] == '}' {
+			break
+		}
+		i = skipSpace(raw, j+1)
+	}
+	if last < 0 {
+		return nil, false
+	}
+	obj = make([]byte, last+1)
+	copy(obj, raw[:last])
+	obj[last] = '}'
+	return obj, true
+}

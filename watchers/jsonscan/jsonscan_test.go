@@ -584,3 +584,28 @@ func TestEscapesAtWordEdges(t *testing.T) {
 		}
 	}
 }
+
+// A line cut at a read bound keeps the members whole before the cut, and
+// only those: what it gives is valid JSON and never says more than the
+// whole line (a number at the cut may be longer in it).
+func TestLeadingKeepsWholeMembers(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`{"type":"user","sessionId":"s1","message":{"content":"AAAA`, `{"type":"user","sessionId":"s1"}`},
+		{`{"a":1,"b":[1,2],"c":{"d":"e"},"f":"g`, `{"a":1,"b":[1,2],"c":{"d":"e"}}`},
+		{`{"a":1,"n":12`, `{"a":1}`},
+		{`{"a" : "x" , "b":tr`, `{"a" : "x" }`},
+		{`{"a":"x"}`, `{"a":"x"}`},
+		{`{"k\"ey":"v",`, `{"k\"ey":"v"}`},
+	}
+	for _, c := range cases {
+		got, ok := Leading([]byte(c.in))
+		if !ok || string(got) != c.want || !json.Valid(got) {
+			t.Errorf("Leading(%q) = %q, %v; want %q", c.in, got, ok, c.want)
+		}
+	}
+	for _, in := range []string{``, `[1,2`, `{"a":"AAA`, `{"n":1`, `{`, `garbage`} {
+		if got, ok := Leading([]byte(in)); ok {
+			t.Errorf("Leading(%q) = %q, want none", in, got)
+		}
+	}
+}
