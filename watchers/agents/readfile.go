@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 
@@ -34,7 +33,7 @@ func Open(path string) (io.ReadCloser, error) {
 	if strings.HasSuffix(path, ".zst") {
 		return codex.OpenMaybeZstd(path)
 	}
-	return os.Open(path)
+	return watchers.OpenLog(path)
 }
 
 // FirstLine returns the first line of a log (at most 4 MiB of it, enough to
