@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/agentmap/agentmap/internal/regular"
 )
 
 // maxFileSize bounds the config file read into memory: a config is a few
@@ -41,10 +41,15 @@ type file struct {
 // problem (syntax, unknown key, wrong type, invalid value) makes Load return
 // nil and every problem found, joined, each naming the key and line.
 func Load(path string) (*Config, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		c := Default()
 		return c, nil
+	}
+	if kind := regular.KindOf(err); kind != "" {
+		// A named pipe would be waited on (a daemon's reloads with it,
+		// for good), a directory read as nothing.
+		return nil, fmt.Errorf("config %s is not a regular file (a %s)", path, kind)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open config: %w", err)
@@ -87,7 +92,7 @@ func DataDirOf(path string) (dir string, ok bool, err error) {
 	if len(probs) == 0 || slices.ContainsFunc(probs, mayMoveDataDir) {
 		return "", false, err
 	}
-	data, rerr := os.ReadFile(path)
+	data, rerr := regular.ReadFile(path)
 	if rerr != nil {
 		return "", false, err
 	}

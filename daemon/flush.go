@@ -603,7 +603,7 @@ func (d *Daemon) partial(s *state.Source, out []event.Event) []event.Event {
 	if fi, err := os.Stat(s.Path); err != nil || fi.Size() <= s.Offset {
 		return out
 	}
-	f, err := os.Open(s.Path)
+	f, err := watchers.OpenLog(s.Path)
 	if err != nil {
 		return out
 	}
@@ -749,7 +749,7 @@ func sameHead(m, p *state.Source) bool {
 	case p.HeadLen < m.HeadLen:
 		return false
 	}
-	f, err := os.Open(p.Path)
+	f, err := watchers.OpenLog(p.Path)
 	if err != nil {
 		return false
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/internal/regular"
 	"github.com/agentmap/agentmap/state"
 	"github.com/agentmap/agentmap/watchers"
 	"github.com/agentmap/agentmap/watchers/agents"
@@ -132,9 +133,16 @@ func (d *Daemon) gone(path string) {
 	if s == nil || s.Missing {
 		return
 	}
-	if _, err := os.Stat(path); err == nil {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.Mode().IsRegular():
 		return // back already (replaced under the same name)
-	} else if !watchers.Missing(err) {
+	case err == nil:
+		// A directory or a named pipe put in its place: no log is there,
+		// as when it is deleted (a regular file put back is met anew).
+		d.lose(s, "file gone: not a regular file now; keeping what was captured", "kind", regular.Kind(fi.Mode()))
+		return
+	case !watchers.Missing(err):
 		// Not known to be gone (its directory cannot be listed or
 		// searched): unreadable, tried again and counted, its record
 		// and map kept as they are.
@@ -148,14 +156,14 @@ func (d *Daemon) gone(path string) {
 
 // lose marks a source's file deleted, keeping what it gave, and ends its
 // session (a SQLite database's conversations stay as they are). It
-// reports whether the session was ended.
-func (d *Daemon) lose(s *state.Source, why string) bool {
+// reports whether the session was ended. attrs add to the line logged.
+func (d *Daemon) lose(s *state.Source, why string, attrs ...any) bool {
 	d.commitGroup()
 	s.Missing = true
 	if err := d.db.PutSource(s); err != nil {
 		d.log.Error("cannot record a vanished file", "component", "daemon", "path", s.Path, "err", err)
 	}
-	d.log.Info(why, "component", "daemon", "agent", s.Agent, "path", s.Path, "session", s.Session)
+	d.log.Info(why, append([]any{"component", "daemon", "agent", s.Agent, "path", s.Path, "session", s.Session}, attrs...)...)
 	if s.Form == watchers.FormSQLite {
 		d.forgetDB(s.Path) // no longer tried again, nor counted unreadable
 		return false
@@ -590,7 +598,7 @@ func (d *Daemon) moved(f watchers.FileStat) *state.Source {
 		}
 		if file == nil {
 			var err error
-			if file, err = os.Open(f.Path); err != nil {
+			if file, err = watchers.OpenLog(f.Path); err != nil {
 				return nil
 			}
 		}

@@ -100,7 +100,7 @@ func dbErrorKind(path string, err error) (kind string, transient bool) {
 	}
 	// SQLite says "unable to open" of a file it may not read: the file
 	// itself says why.
-	f, oerr := os.Open(path)
+	f, oerr := watchers.OpenLog(path)
 	if oerr != nil {
 		return errorKind(oerr), false
 	}

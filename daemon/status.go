@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"log/slog"
-	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -525,7 +524,7 @@ func (u unfinishedTails) behind(last unfinishedTails, s *state.Source, size int6
 // watchers.NewlineIn). Only a line longer than the cap is read to its end,
 // once for each size it has (the caller keeps what it found).
 func newlineIn(path string, offset, size int64) bool {
-	f, err := os.Open(path)
+	f, err := watchers.OpenLog(path)
 	if err != nil {
 		return true
 	}
@@ -535,7 +534,7 @@ func newlineIn(path string, offset, size int64) bool {
 
 // unfinishedAt opens path to look at its tail (see watchers.UnfinishedLine).
 func unfinishedAt(path string, offset, size int64, maxLine int) bool {
-	f, err := os.Open(path)
+	f, err := watchers.OpenLog(path)
 	if err != nil {
 		return false
 	}

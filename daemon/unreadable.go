@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentmap/agentmap/internal/regular"
 	"github.com/agentmap/agentmap/internal/words"
 	"github.com/agentmap/agentmap/watchers"
 )
@@ -67,6 +68,8 @@ func errorKind(err error) string {
 		return "permission denied"
 	case errors.Is(err, fs.ErrNotExist):
 		return "gone"
+	case errors.Is(err, regular.ErrNotRegular):
+		return "not a regular file"
 	}
 	return "read error"
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/agentmap/agentmap/builder/event"
@@ -22,7 +21,7 @@ func (d *Daemon) readWhole(s *state.Source, fst watchers.FileStat) {
 	if s.Digest == digest && parsedCurrent(s, d.agents) {
 		return
 	}
-	f, err := os.Open(s.Path)
+	f, err := watchers.OpenLog(s.Path)
 	if err != nil {
 		d.cannotRead(fst, err)
 		return

@@ -5,6 +5,8 @@ package watchers
 import (
 	"os"
 	"syscall"
+
+	"github.com/agentmap/agentmap/internal/regular"
 )
 
 // StatID returns the identity from a stat result.
@@ -17,18 +19,8 @@ func StatID(fi os.FileInfo) FileID {
 
 func openID(_ *os.File, fi os.FileInfo) (FileID, error) { return StatID(fi), nil }
 
-// OpenLog opens a log for reading, as os.Open does, without what os.Open
-// spends on every file in case it can be polled (a regular file cannot):
-// two fcntl calls, a failed epoll registration and two more fcntl calls to
-// undo it. A catch-up opens every log there is, each more than once.
-func OpenLog(path string) (*os.File, error) {
-	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-		if err == nil {
-			return os.NewFile(uintptr(fd), path), nil
-		}
-		if err != syscall.EINTR {
-			return nil, &os.PathError{Op: "open", Path: path, Err: err}
-		}
-	}
-}
+// OpenLog opens a log for reading. A path that holds no regular file (a
+// named pipe, a directory, a device) is refused at once, never waited on:
+// the error wraps regular.ErrNotRegular, and Missing takes it for a log
+// gone. See regular.Open, also for why it costs less than os.Open.
+func OpenLog(path string) (*os.File, error) { return regular.Open(path) }

@@ -5,6 +5,8 @@ package watchers
 import (
 	"os"
 	"syscall"
+
+	"github.com/agentmap/agentmap/internal/regular"
 )
 
 // StatID returns the identity from a stat result. Windows does not expose
@@ -23,5 +25,6 @@ func openID(f *os.File, _ os.FileInfo) (FileID, error) {
 	}, nil
 }
 
-// OpenLog opens a log for reading.
-func OpenLog(path string) (*os.File, error) { return os.Open(path) }
+// OpenLog opens a log for reading; what is not a regular file is refused
+// (see regular.Open).
+func OpenLog(path string) (*os.File, error) { return regular.Open(path) }

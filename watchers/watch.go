@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmap/agentmap/internal/regular"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -634,7 +635,7 @@ func (w *Watcher) walkDir(r Root, dir, real string, sweep, viaLink bool, chain [
 		if e.link {
 			form = r.Form(p)
 		}
-		if form == "" {
+		if form == "" || e.irregular {
 			continue
 		}
 		if !statAll && form != FormSQLite && r.Layout != LayoutOpenCode {
@@ -688,7 +689,12 @@ const listingSlack = 2 * time.Second
 type dirEntry struct {
 	name, path string // path: under the root, kept so a rescan builds none
 	dir, link  bool
-	form       string // its form under the root, for a file that is not a link
+	// irregular marks what is neither a regular file, a directory nor a
+	// link (a named pipe, a device) under a log's name: never stat'ed nor
+	// read, and a known log's record there is not stamped, so a rescan
+	// reports the log gone.
+	irregular bool
+	form      string // its form under the root, for a file that is not a link
 	// known is the log's record as a rescan last found it, so the next
 	// one stamps it without a look-up (checked: it may have been dropped).
 	known *knownFile
@@ -777,11 +783,11 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool, error)
 	}
 	entries := make([]dirEntry, 0, len(raw))
 	for _, e := range raw {
-		de := dirEntry{name: e.Name(), dir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0}
+		de := dirEntry{name: e.Name(), dir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0, irregular: irregular(e)}
 		old := before[de.name]
-		if old != nil && old.dir == de.dir && old.link == de.link {
+		if old != nil && old.dir == de.dir && old.link == de.link && old.irregular == de.irregular {
 			de.name, de.path, de.form, de.known = old.name, old.path, old.form, old.known
-			if de.form == "" && !de.dir && !de.link && !e.Type().IsRegular() {
+			if de.form == "" && de.irregular {
 				continue
 			}
 			entries = append(entries, de)
@@ -795,7 +801,7 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool, error)
 		}
 		if !de.dir && !de.link {
 			de.form = r.Form(de.path)
-			if de.form == "" && !e.Type().IsRegular() {
+			if de.form == "" && de.irregular {
 				continue // a socket, a device: never a log
 			}
 		}
@@ -805,6 +811,12 @@ func (w *Watcher) list(r Root, dir string, reuse bool) ([]dirEntry, bool, error)
 		w.listings[key] = &listing{id: id, mod: fi.ModTime(), at: at, entries: entries, swept: w.sweeps}
 	}
 	return entries, true, nil
+}
+
+// irregular reports whether a directory entry is neither a regular file,
+// a directory nor a link.
+func irregular(e fs.DirEntry) bool {
+	return !e.Type().IsRegular() && !e.IsDir() && e.Type()&fs.ModeSymlink == 0
 }
 
 // notGone is err unless it says the directory is not there (a directory
@@ -819,11 +831,12 @@ func notGone(err error) error {
 
 // Missing reports whether err says a file or directory is not there: not
 // found, or a directory on its path replaced by a file (ENOTDIR), which is
-// as gone. A permission error says nothing either way: the walk reports
+// as gone, or (from OpenLog) a log's path holding no regular file now: a
+// named pipe or a directory put in its place is no log. A permission error says nothing either way: the walk reports
 // such a directory (FileStat.Unlisted) and the daemon keeps trying a log
 // it cannot stat.
 func Missing(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, regular.ErrNotRegular)
 }
 
 // sameEntries reports whether a directory read now (raw, in name order)
@@ -836,7 +849,8 @@ func sameEntries(raw []fs.DirEntry, entries []dirEntry) bool {
 	}
 	for i, e := range raw {
 		de := &entries[i]
-		if de.name != e.Name() || de.dir != e.IsDir() || de.link != (e.Type()&fs.ModeSymlink != 0) {
+		if de.name != e.Name() || de.dir != e.IsDir() || de.link != (e.Type()&fs.ModeSymlink != 0) ||
+			de.irregular != irregular(e) {
 			return false
 		}
 	}
@@ -1010,6 +1024,9 @@ func (w *Watcher) scanPaths(paths map[string]bool) {
 				continue
 			}
 			fi, err := os.Stat(p)
+			if err == nil && !fi.Mode().IsRegular() {
+				w.notLogNow(p)
+			}
 			switch {
 			case err != nil:
 				w.vanished(p)
@@ -1075,6 +1092,15 @@ func (w *Watcher) vanished(p string) {
 		if d == p || isUnder(p, d) {
 			w.unwatch(d)
 		}
+	}
+}
+
+// notLogNow reports the known log at p gone when p holds something else
+// now (a directory, a named pipe): no log is there, as when it is deleted,
+// and a regular file put back is a log met anew.
+func (w *Watcher) notLogNow(p string) {
+	if k, ok := w.known[p]; ok {
+		w.note(w.gone(k))
 	}
 }
 

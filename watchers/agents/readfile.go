@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 
@@ -35,7 +34,7 @@ func Open(path string) (io.ReadCloser, error) {
 	if strings.HasSuffix(path, ".zst") {
 		return codex.OpenMaybeZstd(path)
 	}
-	return os.Open(path)
+	return watchers.OpenLog(path)
 }
 
 // FirstLineCap bounds what is read of a log's first line to recognise its

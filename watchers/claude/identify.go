@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -190,7 +189,7 @@ func ReadLaneMeta(path string) (LaneMeta, bool) {
 	if !strings.HasSuffix(path, ".meta.json") {
 		metaPath = strings.TrimSuffix(path, ".jsonl") + ".meta.json"
 	}
-	f, err := os.Open(metaPath)
+	f, err := watchers.OpenLog(metaPath)
 	if err != nil {
 		return LaneMeta{}, false
 	}

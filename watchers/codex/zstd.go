@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 
+	"github.com/agentmap/agentmap/watchers"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -23,9 +23,9 @@ var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 // still reads. The decoder runs single-threaded in low-memory mode: memory
 // stays bounded by the window, never by the file.
 func OpenMaybeZstd(path string) (io.ReadCloser, error) {
-	f, err := os.Open(path)
+	f, err := watchers.OpenLog(path)
 	if errors.Is(err, fs.ErrNotExist) && !strings.HasSuffix(path, ".zst") {
-		f, err = os.Open(path + ".zst")
+		f, err = watchers.OpenLog(path + ".zst")
 	}
 	if err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentmap/agentmap/internal/regular"
 )
 
 // ReadVSCDB reads every conversation of a Cursor state.vscdb, read-only,
@@ -245,7 +247,7 @@ func chatConvos(raw []byte, cwd string) []convo {
 // workspaceFolder reads workspace.json beside a workspace database
 // ({"folder":"file:///…"}); "" for the global database or when absent.
 func workspaceFolder(dbPath string) string {
-	raw, err := os.ReadFile(filepath.Join(filepath.Dir(dbPath), "workspace.json"))
+	raw, err := regular.ReadFile(filepath.Join(filepath.Dir(dbPath), "workspace.json"))
 	if err != nil || len(raw) > 1<<20 {
 		return ""
 	}

@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/internal/regular"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -113,7 +113,7 @@ func (p *Parser) SetPath(path string) {
 	dir := filepath.Dir(path)
 	for i := 0; i < 3; i++ {
 		if filepath.Base(dir) == "chats" {
-			if b, err := os.ReadFile(filepath.Join(filepath.Dir(dir), ".project_root")); err == nil {
+			if b, err := regular.ReadFile(filepath.Join(filepath.Dir(dir), ".project_root")); err == nil {
 				if root := strings.TrimSpace(string(b)); filepath.IsAbs(root) {
 					p.paths.SetCWD(root)
 				}

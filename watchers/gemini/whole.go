@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/agentmap/agentmap/builder/event"
@@ -17,7 +16,7 @@ const maxWhole = 512 << 20
 
 // wholeSession reads the sessionId of a whole-document chat file, or "".
 func wholeSession(path string) string {
-	f, err := os.Open(path)
+	f, err := watchers.OpenLog(path)
 	if err != nil {
 		return ""
 	}
@@ -43,7 +42,7 @@ func LooksLikeDocument(b []byte) bool {
 // before it moved to JSONL, rewritten whole at every change) with a fresh
 // parser: its messages in order, as the JSONL form gives them.
 func ParseWhole(path string, src watchers.Source) ([]event.Event, error) {
-	f, err := os.Open(path)
+	f, err := watchers.OpenLog(path)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +69,7 @@ func IsWholeChat(path string) bool {
 	if filepath.Ext(path) != ".json" {
 		return false
 	}
-	f, err := os.Open(path)
+	f, err := watchers.OpenLog(path)
 	if err != nil {
 		return false
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentmap/agentmap/internal/regular"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -89,7 +90,7 @@ func descends(byID map[string]*sessionRec, s *sessionRec, root string) bool {
 }
 
 func readSessionFile(path string) (*sessionRec, error) {
-	b, err := os.ReadFile(path)
+	b, err := regular.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("opencode: read session: %w", err)
 	}
@@ -109,7 +110,7 @@ func readStoredMessages(storage, session string) ([]messageRec, error) {
 	}
 	var out []messageRec
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := regular.ReadFile(f)
 		if err != nil {
 			continue // removed meanwhile
 		}
@@ -128,7 +129,7 @@ func readStoredMessages(storage, session string) ([]messageRec, error) {
 			return nil, err
 		}
 		for _, p := range parts {
-			if pb, err := os.ReadFile(p); err == nil {
+			if pb, err := regular.ReadFile(p); err == nil {
 				m.Parts = append(m.Parts, pb)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agentmap/agentmap/internal/regular"
 	"modernc.org/sqlite"
 )
 
@@ -20,7 +21,7 @@ const header = "SQLite format 3\x00"
 // It is checked before a file is handed to SQLite, so that a log or a
 // half-written file is never opened as a database.
 func IsSQLite(path string) bool {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return false
 	}
@@ -35,7 +36,7 @@ func IsSQLite(path string) bool {
 // any write from this connection. One connection, pinged, so that a file
 // that is missing or no database fails here and not at the first query.
 func Open(ctx context.Context, path string) (*sql.DB, error) {
-	if _, err := os.Stat(path); err != nil {
+	if err := regularFiles(path); err != nil {
 		return nil, err
 	}
 	dsn := "file:" + uriEscape(path) + "?mode=ro&_pragma=busy_timeout(2000)&_pragma=query_only(1)"
@@ -49,6 +50,25 @@ func Open(ctx context.Context, path string) (*sql.DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// regularFiles reports an error unless the store at path is a regular
+// file, and its -wal one too if there is one: SQLite opens both blocking,
+// and the open of a named pipe put in their place waits for a writer that
+// may never come.
+func regularFiles(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return &os.PathError{Op: "open", Path: path, Err: &regular.NotRegularError{Kind: regular.Kind(fi.Mode())}}
+	}
+	wal := path + "-wal"
+	if fi, err := os.Stat(wal); err == nil && !fi.Mode().IsRegular() {
+		return &os.PathError{Op: "open", Path: wal, Err: &regular.NotRegularError{Kind: regular.Kind(fi.Mode())}}
+	}
+	return nil
 }
 
 // uriEscape escapes what an SQLite URI filename may not hold literally.

@@ -1,0 +1,46 @@
+//go:build unix
+
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A config path that holds a named pipe or a directory is an error saying
+// so, at once: the open of a pipe does not wait for a writer.
+func TestLoadRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe.toml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	sub := filepath.Join(dir, "dir.toml")
+	os.Mkdir(sub, 0o700)
+	for path, kind := range map[string]string{fifo: "named pipe", sub: "directory"} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := Load(path)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			want := path + " is not a regular file (a " + kind + ")"
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Load(%s): %v, want %q", filepath.Base(path), err, want)
+			}
+			if _, ok, derr := DataDirOf(path); ok || derr == nil {
+				t.Errorf("DataDirOf(%s): ok %v, %v", filepath.Base(path), ok, derr)
+			}
+		case <-time.After(5 * time.Second):
+			if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				w.Close() // lets the open return
+			}
+			t.Fatalf("Load(%s) blocked", filepath.Base(path))
+		}
+	}
+}
