@@ -44,3 +44,28 @@ func TestLoadRefusesWhatIsNotARegularFile(t *testing.T) {
 		}
 	}
 }
+
+// sink.postgres.url_file holding a named pipe is an error, not a wait: the
+// daemon reads it at every start and reload.
+func TestSinkURLFileThatIsAPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "url")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := SinkPostgres{URLFile: fifo}.SinkURL()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file (a named pipe)") {
+			t.Errorf("SinkURL: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close() // let the stuck read end
+		}
+		t.Fatal("SinkURL waited on the named pipe")
+	}
+}

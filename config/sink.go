@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentmap/agentmap/docs"
+	"github.com/agentmap/agentmap/internal/regular"
 	"github.com/agentmap/agentmap/sink/connstr"
 )
 
@@ -188,7 +189,9 @@ func (s SinkPostgres) URLFileWarning() string {
 func (s SinkPostgres) SinkURL() (string, error) {
 	raw := s.URL
 	if s.URLFile != "" {
-		b, err := os.ReadFile(s.URLFile)
+		// Not waited on when it is a named pipe: the daemon reads it at
+		// every start and reload.
+		b, err := regular.ReadFile(s.URLFile)
 		if err != nil {
 			return "", fmt.Errorf("sink.postgres.url_file: %w", err)
 		}
