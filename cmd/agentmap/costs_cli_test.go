@@ -266,6 +266,55 @@ func TestRequestsWithoutUsageAreShown(t *testing.T) {
 	}
 }
 
+// list --json tells the requests that recorded no usage from a session
+// that used no tokens, with the name show --json and usage --json give
+// them: from the state's records, and from the map files alone (a store
+// copied in, no record naming them).
+func TestListJSONCountsRequestsWithoutUsage(t *testing.T) {
+	h := newCostHome(t, "codex")
+	const none, some = "019c0000-0000-7000-8000-00000000dddd", "019c0000-0000-7000-8000-00000000eeee"
+	h.write("sessions/2026/03/01/rollout-2026-03-01T10-00-00-"+none+".jsonl", codexRollout(none, "", "", 0, nil)...)
+	// Two requests, the second with no token_count after it.
+	partial := codexRollout(some, "", "", 1, []int{1000, 0, 10})
+	partial = append(partial,
+		`{"timestamp":"2026-03-01T10:01:20.000Z","type":"event_msg","payload":{"type":"user_message","message":"again"}}`,
+		`{"timestamp":"2026-03-01T10:01:30.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}}`)
+	h.write("sessions/2026/03/01/rollout-2026-03-01T10-01-00-"+some+".jsonl", partial...)
+	h.must("scan")
+	want := map[string]int{none: 1, some: 1}
+	check := func(how string, out string) {
+		t.Helper()
+		var es []struct {
+			ID       string `json:"id"`
+			Requests int    `json:"requests"`
+			Tokens   int64  `json:"tokens"`
+			NoUsage  *int   `json:"requestsWithoutUsage"`
+		}
+		if err := json.Unmarshal([]byte(out), &es); err != nil || len(es) != 2 {
+			t.Fatalf("%s: %v\n%s", how, err, out)
+		}
+		for _, e := range es {
+			if e.NoUsage == nil || *e.NoUsage != want[e.ID] {
+				t.Errorf("%s: %s (%d requests, %d tokens): requestsWithoutUsage %v, want %d", how, e.ID, e.Requests, e.Tokens, e.NoUsage, want[e.ID])
+			}
+		}
+	}
+	out, _ := h.must("list", "--json")
+	check("list --json", out)
+	if sum := h.show(some); sum.NoUsage != 1 || sum.Totals.Requests != 2 {
+		t.Fatalf("show of the session with some usage: %d of %d requests without usage", sum.NoUsage, sum.Totals.Requests)
+	}
+	copied := filepath.Join(t.TempDir(), "data")
+	if err := os.CopyFS(filepath.Join(copied, "maps"), os.DirFS(filepath.Join(h.data, "maps"))); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "list", "--json", "--data-dir", copied)
+	if code != exitOK {
+		t.Fatalf("list --json of maps alone: exit %d %s", code, errOut)
+	}
+	check("list --json of maps alone", out)
+}
+
 // A price set in the config after the maps were written reprices them at
 // the next scan, with no flush: the maps' options changed.
 func TestScanRepricesTheMapsAfterAPriceChange(t *testing.T) {
