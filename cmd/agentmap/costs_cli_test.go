@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -393,5 +394,27 @@ func TestScanSaysWhichSessionsHadNothingToMap(t *testing.T) {
 	}
 	if _, errOut = h.must("scan"); !strings.Contains(errOut, "read, 1 session\n") {
 		t.Errorf("second scan:\n%s", errOut)
+	}
+}
+
+// show names the models of the main lane, which a map leaves without a
+// model field: its requests' models in the order of their first use.
+func TestShowNamesTheModelsOfTheMainLane(t *testing.T) {
+	h := newCostHome(t, "claude")
+	const sid = "5b0a8f54-2f7e-5b8c-8f0e-3c1d2a4b5c7e"
+	usage := `{"input_tokens":10,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}`
+	var lines []string
+	for i, model := range []string{"claude-zeta-2", "claude-eta-1", "claude-zeta-2"} {
+		lines = append(lines, claudeRequest(sid, i+1, model, usage)...)
+	}
+	h.write("projects/-w-syn/"+sid+".jsonl", lines...)
+	h.must("scan")
+	sum := h.show(sid)
+	if len(sum.Lanes) != 1 || sum.Lanes[0].ID != "main" || sum.Lanes[0].Model != "claude-zeta-2, claude-eta-1" {
+		t.Errorf("show --json lanes: %+v", sum.Lanes)
+	}
+	out, _ := h.must("show", sid)
+	if !regexp.MustCompile(`\n  main +main +- +claude-zeta-2, claude-eta-1 +`).MatchString(out) {
+		t.Errorf("show's lanes do not name the main lane's models:\n%s", out)
 	}
 }
