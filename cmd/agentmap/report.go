@@ -24,6 +24,8 @@ type mapFlags struct {
 	maps *string
 	sel  selectorFlags
 	team teamFlags
+	// noMaps is set by source when the local store holds no map at all.
+	noMaps *bool
 }
 
 func addMapFlags(fl *flag.FlagSet) mapFlags {
@@ -32,6 +34,8 @@ func addMapFlags(fl *flag.FlagSet) mapFlags {
 		maps: fl.String("maps", "", "read the maps of this directory, map file, bundle (export --format bundle) or jsonl export instead of the local store"),
 		sel:  addSelectorFlags(fl),
 		team: addTeamFlags(fl),
+
+		noMaps: new(bool),
 	}
 }
 
@@ -76,6 +80,8 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 	if b.client == nil && b.db == nil {
 		// No state to list from (a daemon that holds it without a socket,
 		// or a store filled by other means): the store's files.
+		rels, _ := b.store.List()
+		*f.noMaps = len(rels) == 0
 		return report.Dir(b.store.Root), localStore, exitOK
 	}
 	es, err := b.entries(ctx)
@@ -83,6 +89,7 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 		fmt.Fprintf(stderr, "agentmap %s: %v\n", cmd, err)
 		return nil, "", exitFailure
 	}
+	*f.noMaps = len(es) == 0
 	src := report.Files{Root: b.store.Root}
 	for _, e := range es {
 		src.Paths = append(src.Paths, e.Path)
@@ -359,9 +366,13 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			tab.NotePrices(priced)
 		}
 	}
-	if *asJSON {
+	switch {
+	case *asJSON:
 		report.WriteUsageJSON(stdout, tab, *breakdown)
-	} else {
+	case *mf.noMaps:
+		// Not "no model requests", which a window with none says too.
+		fmt.Fprintln(stdout, noMapsYet)
+	default:
 		report.WriteUsageTable(stdout, tab, *breakdown)
 	}
 	if skipped > 0 {
