@@ -368,13 +368,26 @@ func TestMapsFromAJSONLinesExport(t *testing.T) {
 	if code, _, stderr := run(t, "export", "--format", "attemptdb", "--data-dir", data, "--out", events); code != exitOK {
 		t.Fatalf("attemptdb export: exit %d\n%s", code, stderr)
 	}
-	code, _, stderr := run(t, "report", "--maps", events, "-o", filepath.Join(dir, "r.html"))
-	if code != exitFailure || strings.Count(stderr, "is not a session map") != 1 || !strings.Contains(stderr, "no map of events.attemptdb.jsonl could be read") ||
-		strings.Contains(stderr, "matches") {
+	// No page is written of nothing but maps that could not be read: a
+	// report there before stays as it was, and none is made.
+	page := filepath.Join(dir, "r.html")
+	os.WriteFile(page, []byte("the report before"), 0o600)
+	code, _, stderr := run(t, "report", "--maps", events, "-o", page)
+	if code != exitFailure || strings.Count(stderr, "is not a session map") != 1 ||
+		!strings.Contains(stderr, "no map of events.attemptdb.jsonl could be read (skipped above); nothing written\n") ||
+		strings.Contains(stderr, "matches") || strings.Contains(stderr, "->") {
 		t.Errorf("report of an AttemptDB export: exit %d\n%s", code, stderr)
 	}
-	// On stdout too, a page that leaves maps out exits 1.
-	if code, _, stderr := run(t, "report", "--maps", events, "-o", "-"); code != exitFailure {
-		t.Errorf("report -o - of an AttemptDB export: exit %d\n%s", code, stderr)
+	if b, _ := os.ReadFile(page); string(b) != "the report before" {
+		t.Errorf("a failed report wrote %d bytes over the one there", len(b))
+	}
+	fresh := filepath.Join(dir, "fresh.html")
+	if code, _, stderr := run(t, "report", "--maps", events, "--agent", "codex", "-o", fresh); code != exitFailure ||
+		!strings.Contains(stderr, "no session in events.attemptdb.jsonl matches, and 1 map could not be read (skipped above); nothing written\n") || exists(fresh) {
+		t.Errorf("report --agent of an AttemptDB export: exit %d, written %v\n%s", code, exists(fresh), stderr)
+	}
+	// On stdout too: exit 1, and no page.
+	if code, stdout, stderr := run(t, "report", "--maps", events, "-o", "-"); code != exitFailure || stdout != "" {
+		t.Errorf("report -o - of an AttemptDB export: exit %d, %d bytes\n%s", code, len(stdout), stderr)
 	}
 }

@@ -202,6 +202,17 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		maps = []*report.Map{m}
 	}
+	if skipped > 0 && len(maps) == 0 {
+		// Nothing to show but maps that could not be read: a page of no
+		// session would pass for a report, and replace one there before.
+		if flt == (report.Filter{}) && *session == "" {
+			fmt.Fprintf(stderr, "agentmap report: no map of %s could be read (skipped above); nothing written\n", where)
+		} else {
+			fmt.Fprintf(stderr, "agentmap report: no session in %s matches, and %s could not be read (skipped above); nothing written\n",
+				where, counted(skipped, "map"))
+		}
+		return exitFailure
+	}
 	// A spawned agent is one session with its parent, on the page and in
 	// what is said of it.
 	shown := len(maps)
@@ -233,13 +244,9 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	fmt.Fprintf(stderr, "agentmap report: %s -> %s (%d KiB)\n", counted(shown, "session"), *out, buf.Len()/1024)
 	if shown == 0 {
-		// A page of empty tables, said: a mistyped --data-dir or a store
-		// not yet filled reads the same.
-		if skipped > 0 && len(maps) == 0 && flt == (report.Filter{}) && *session == "" {
-			// Nothing was read: that no session matches would mislead
-			// (with a filter, maps read may all have been left out).
-			fmt.Fprintf(stderr, "agentmap report: no map of %s could be read (skipped above)\n", where)
-		} else if *mf.maps == "" && !mf.team.set() && flt == (report.Filter{}) {
+		// A page of empty tables, said: a store not yet filled, or a
+		// filter that keeps no session.
+		if *mf.maps == "" && !mf.team.set() && flt == (report.Filter{}) {
 			fmt.Fprintf(stderr, "agentmap report: no sessions in %s yet (agentmap scan maps the logs present)\n", where)
 		} else {
 			fmt.Fprintf(stderr, "agentmap report: no session in %s matches\n", where)
