@@ -152,6 +152,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"run", "--log-level", "loud"}, exitUsage, "err", "agentmap run: unknown log level \"loud\" (debug, info, warn or error)\n"},
 		{[]string{"--log-level=loud", "scan"}, exitUsage, "err", "agentmap scan: unknown log level \"loud\" (debug, info, warn or error)\n"},
 		{[]string{"run", "--debounce", "-1s"}, exitUsage, "err", "agentmap run: --debounce must be 0 or more"},
+		{[]string{"usage", "model", "--breakdown", "--data-dir", "/nonexistent/x"}, exitUsage, "err", "agentmap usage: --breakdown splits the rows of daily, weekly, monthly or session by model; the rows of model are models already\n"},
 		{[]string{"run", "--max-line", "0"}, exitUsage, "err", "agentmap run: --max-line must be a size in bytes above 0"},
 		{[]string{"run", "--once", "--data-dir", "/nonexistent/x", "--export-every", "1s", "--export-formats", "jsonl,bogus"}, exitUsage, "err", `agentmap run: --export-formats "jsonl,bogus": "bogus" is not a format (bundle, jsonl, attemptdb, agentscope or sentience)`},
 		{[]string{"run", "--once", "--data-dir", "/nonexistent/x", "--export-formats", "jsonl,jsonl"}, exitUsage, "err", `agentmap run: --export-formats "jsonl,jsonl": "jsonl" is listed twice`},

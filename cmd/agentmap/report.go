@@ -320,7 +320,7 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fl.SetOutput(stderr)
 	mf := addMapFlags(fl)
 	windowOfRequests(fl)
-	breakdown := fl.Bool("breakdown", false, "a line per model under each row")
+	breakdown := fl.Bool("breakdown", false, "a line per model under each row (daily, weekly, monthly, session)")
 	asJSON := fl.Bool("json", false, "print the table as JSON")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap usage [daily|weekly|monthly|session|model] [--since D] [--until D] [--agent A] [--repo R] [--outcome O] [--breakdown] [--json] [--maps DIR|bundle.tar.gz|maps.jsonl | --from URL|team [--device D]] [--config F | --data-dir D]")
@@ -346,6 +346,12 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	default:
 		fmt.Fprintf(stderr, "agentmap usage: one grouping, not %d: %s (see agentmap help usage)\n", fl.NArg(), orList(groupings))
+		return exitUsage
+	}
+	if *breakdown && period == report.ByModel {
+		// A row of usage model is one model already: a line per model
+		// under it would be the row again.
+		fmt.Fprintln(stderr, "agentmap usage: --breakdown splits the rows of daily, weekly, monthly or session by model; the rows of model are models already")
 		return exitUsage
 	}
 	flt, ok := mf.filter("usage", stderr)
