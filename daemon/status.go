@@ -332,6 +332,9 @@ func (d *Daemon) Status() Status {
 	st.ConfigError = d.lastConfigError()
 	st.Export = exportStatus(db)
 	st.Sink = sinkStatus(db)
+	if st.Sink != nil && d.opt.Sink == nil {
+		st.Sink.Off = true
+	}
 	if !st.Started.IsZero() {
 		st.Uptime = d.clock.Now().Sub(st.Started)
 	}

@@ -102,4 +102,33 @@ func TestSinkStatusAfterAScanThatCouldNotSend(t *testing.T) {
 	if code != exitOK || json.Unmarshal([]byte(out), &st) != nil || !st.Started || st.Failures != 1 || st.Sending {
 		t.Fatalf("sink status --json after a scan that could not send: %s", out)
 	}
+	// The config loses its [sink.postgres]: the queue stays in the state,
+	// but nothing will send it; status says so rather than "1 queued" as
+	// if it were on its way.
+	off := writeConfig(t, filepath.Join(home, "data"), "")
+	const says = "team db:    not configured ([sink.postgres] in the config has no url or url_file): 1 session queued, not sent until one is (0 sessions sent before)\n"
+	for _, cmd := range [][]string{{"status", "--no-service"}, {"sink", "status"}} {
+		code, out, errb := run(t, append(cmd, "--config", off)...)
+		if code != exitOK || !strings.Contains(out, says) || strings.Contains(out, "failed attempt") {
+			t.Errorf("%v without [sink.postgres]: exit %d\n%s%s", cmd, code, out, errb)
+		}
+	}
+	var offSt struct {
+		Configured bool `json:"configured"`
+		Off        bool `json:"off"`
+		Queue      int  `json:"queue"`
+	}
+	code, out, _ = run(t, "sink", "status", "--json", "--config", off)
+	if code != exitOK || json.Unmarshal([]byte(out), &offSt) != nil || offSt.Configured || !offSt.Off || offSt.Queue != 1 {
+		t.Errorf("sink status --json without [sink.postgres]: %s", out)
+	}
+	var full struct {
+		Sink struct {
+			Off bool `json:"off"`
+		} `json:"sink"`
+	}
+	code, out, _ = run(t, "status", "--json", "--no-service", "--config", off)
+	if code != exitOK || json.Unmarshal([]byte(out), &full) != nil || !full.Sink.Off {
+		t.Errorf("status --json without [sink.postgres]: %s", out)
+	}
 }

@@ -41,6 +41,9 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "agentmap status: %v\n", err)
 		return exitFailure
 	}
+	if !running {
+		sinkOffInConfig(st.Sink, *of.config)
+	}
 	service := ""
 	if !*noService {
 		if service, err = serviceStatus(); err != nil {
@@ -60,7 +63,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			Held      bool      `json:"heldWithoutSocket,omitempty"`
 			NewestMap time.Time `json:"newestMap,omitzero"`
 			daemon.Status
-		}{service, running, b.locked, newest, st}
+		}{Service: service, Running: running, Held: b.locked, NewestMap: newest, Status: st}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(out)
