@@ -132,3 +132,35 @@ func TestSinkStatusAfterAScanThatCouldNotSend(t *testing.T) {
 		t.Errorf("status --json without [sink.postgres]: %s", out)
 	}
 }
+
+// Without a running daemon, status does not know how many logs
+// privacy.exclude keeps out (a daemon counts them as it reads their first
+// records; the state keeps nothing of them): --json leaves the count out
+// rather than say 0 after a scan that forgot the sessions it covers.
+func TestStatusWithoutADaemonLeavesExcludedOut(t *testing.T) {
+	home := privateHome(t)
+	proj := filepath.Join(home, "logs", "projects", "-w-api")
+	os.MkdirAll(proj, 0o700)
+	log, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(proj, "session.jsonl"), log, 0o600)
+	root := "claude=" + filepath.Join(home, "logs")
+	data := filepath.Join(home, "data")
+	if code, _, errb := run(t, "scan", "--config", writeConfig(t, data, ""), "--root", root); code != exitOK {
+		t.Fatalf("scan: exit %d\n%s", code, errb)
+	}
+	cfg := writeConfig(t, data, "[privacy]\nexclude = [\"**\"]\n")
+	if code, _, errb := run(t, "scan", "--config", cfg, "--root", root); code != exitOK {
+		t.Fatalf("scan with privacy.exclude: exit %d\n%s", code, errb)
+	}
+	code, out, errb := run(t, "status", "--json", "--no-service", "--config", cfg)
+	var st map[string]any
+	if code != exitOK || json.Unmarshal([]byte(out), &st) != nil {
+		t.Fatalf("status --json: exit %d\n%s%s", code, out, errb)
+	}
+	if n, ok := st["excluded"]; ok {
+		t.Errorf("status --json without a daemon says excluded %v, which it cannot know", n)
+	}
+}
