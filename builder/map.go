@@ -135,6 +135,20 @@ type Agent struct {
 	Outcome      string
 }
 
+// RequestsWithoutUsage counts the model requests that recorded no token
+// usage, as mapfile.Event.NoUsage judges one in a map read back: the
+// token totals and the cost leave them out.
+func (m *Map) RequestsWithoutUsage() int {
+	n := 0
+	for i := range m.Events {
+		e := &m.Events[i]
+		if e.Kind == "llm" && e.In == 0 && e.CW == 0 && e.CR == 0 && e.Out == 0 && e.Cost == 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // Task is one tasks[] entry.
 type Task struct {
 	N                   int

@@ -27,9 +27,14 @@ type Entry struct {
 	CostUSD    float64   `json:"costUsd"`
 	// Unpriced names the models whose tokens have no price (CostUSD
 	// leaves them out).
-	Unpriced []string  `json:"unpriced,omitempty"`
-	Outcome  string    `json:"outcome,omitempty"`
-	Flushed  time.Time `json:"flushed,omitzero"`
+	Unpriced []string `json:"unpriced,omitempty"`
+	// NoUsage counts the requests whose log recorded no token usage
+	// (every Cursor request): Tokens and CostUSD leave them out, so that
+	// 0 tokens with NoUsage == Requests is "not recorded", not free. It
+	// has the name show --json and usage --json give it.
+	NoUsage int       `json:"requestsWithoutUsage,omitempty"`
+	Outcome string    `json:"outcome,omitempty"`
+	Flushed time.Time `json:"flushed,omitzero"`
 	// Live is set when the session changed after its map was written.
 	Live bool `json:"live,omitempty"`
 	// Parent is the key of the session this one is also a lane of, as
@@ -64,8 +69,14 @@ func Entries(db *state.DB, store *mapstore.Store) ([]Entry, error) {
 		id := strings.TrimSuffix(filepath.Base(f.Path), ".json.gz")
 		e := Entry{Key: s.Key, Agent: s.Agent, ID: id, Path: f.Path, Repos: f.Sum.Repos,
 			DurationMs: f.Sum.DurationMs, Calls: f.Sum.Calls, Requests: f.Sum.Requests, Errors: f.Sum.Errors,
-			Tokens: f.Sum.Tokens, CostUSD: f.Sum.CostUSD, Unpriced: f.Sum.Unpriced, Outcome: f.Sum.Outcome, Flushed: time.UnixMilli(f.AtMs).UTC(),
+			Tokens: f.Sum.Tokens, CostUSD: f.Sum.CostUSD, Unpriced: f.Sum.Unpriced, NoUsage: f.Sum.NoUsage, Outcome: f.Sum.Outcome, Flushed: time.UnixMilli(f.AtMs).UTC(),
 			Live: s.Dirty(), Parent: s.Parent, Recorded: true}
+		if e.NoUsage == 0 && e.Tokens == 0 && e.Requests > 0 {
+			// A record written before the summary counted them: with no
+			// token at all, every request recorded none (a session with
+			// some usage is told apart once its map is written again).
+			e.NoUsage = e.Requests
+		}
 		if t, err := time.Parse(time.RFC3339Nano, f.Sum.StartedAt); err == nil {
 			e.Start = t
 		} else if fromMap(store, &e) != nil {
@@ -115,6 +126,7 @@ func fromMap(store *mapstore.Store, e *Entry) error {
 		e.Calls, e.Requests, e.Errors = m.Totals.Calls, m.Totals.Requests, m.Totals.Errors
 		e.Tokens, e.CostUSD, e.Outcome = m.Totals.Tokens, m.Totals.CostUSD, m.Session.Outcome
 		e.Unpriced = m.UnpricedModels("")
+		e.NoUsage = m.RequestsWithoutUsage()
 	}
 	if t, ok := m.Start(); ok {
 		e.Start = t

@@ -391,6 +391,14 @@ func (u asUser) startDaemon(t *testing.T, home, data, rescan string) *proc {
 
 func (u asUser) status(t *testing.T, home, data string) Status {
 	t.Helper()
+	// A daemon just started makes its data directory a moment later, and
+	// status refuses a --data-dir that is not there: asked before, it
+	// would fail rather than say what the daemon is doing.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(data); err == nil {
+			break
+		}
+	}
 	return statusOf(t, u.command(home, "status", "--json", "--no-service", "--data-dir", data))
 }
 

@@ -45,7 +45,7 @@ func OptionsMapper(opt builder.Options) Mapper {
 		b := Built{NativeID: m.NativeID(), Gzip: gz, Summary: state.Summary{
 			Events: len(m.Events), Calls: m.Totals.Calls, Requests: m.Totals.Requests,
 			Errors: m.Totals.Errors, Tokens: m.Totals.Tokens, CostUSD: m.Totals.CostUSD, Unpriced: m.Unpriced,
-			Outcome: m.Session.Outcome, StartedAt: m.Session.StartedAt, DurationMs: m.Session.DurationMs,
+			NoUsage: m.RequestsWithoutUsage(), Outcome: m.Session.Outcome, StartedAt: m.Session.StartedAt, DurationMs: m.Session.DurationMs,
 			Repos: repoNames(m.Repos),
 		}}
 		if t, err := time.Parse(time.RFC3339Nano, m.Session.StartedAt); err == nil {

@@ -91,6 +91,12 @@ type SinkStatus struct {
 	// what a scan could not send) nothing is tried before the next scan or
 	// start.
 	Sending bool `json:"sending,omitempty"`
+	// Off is set when the config in effect names no team database (no
+	// [sink.postgres] url): the queue set up by a daemon that had one
+	// stays, and nothing of it is sent until one is configured again. A
+	// running daemon says it of the config it runs with; status without
+	// one, of the config file.
+	Off bool `json:"off,omitempty"`
 }
 
 // QueuedSession is one entry of the sink's queue.

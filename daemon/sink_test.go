@@ -64,8 +64,20 @@ func TestSinkStatusSaysWhetherASenderRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	db = openState(t, r)
-	defer db.Close()
-	if st := sinkStatus(db); st == nil || st.Sending {
+	if st := sinkStatus(db); st == nil || st.Sending || st.Off {
 		t.Fatalf("after a scan: %+v", st)
+	}
+	db.Close()
+	// A daemon whose config names no team database keeps the queue
+	// another set up, and says it is off: nothing will send it.
+	d = New(r.opts(false))
+	stop = follow(t, d)
+	defer stop()
+	deadline = time.Now().Add(10 * time.Second)
+	for st := d.Status().Sink; st == nil || !st.Off || st.Sending; st = d.Status().Sink {
+		if time.Now().After(deadline) {
+			t.Fatalf("the status of a daemon without a sink: %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

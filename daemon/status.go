@@ -346,6 +346,9 @@ func (d *Daemon) Status() Status {
 	if w := d.watcher.Load(); w != nil {
 		st.Notifications = w.Problem()
 	}
+	if st.Sink != nil && d.opt.Sink == nil {
+		st.Sink.Off = true
+	}
 	if !st.Started.IsZero() {
 		st.Uptime = d.clock.Now().Sub(st.Started)
 	}

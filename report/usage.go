@@ -319,9 +319,7 @@ func modelLabels(m *Map) []string {
 // NoUsage reports whether a model request recorded no token usage: its log
 // gave none (Cursor writes none; a Codex response no token_count measured),
 // as a request always reads a prompt.
-func NoUsage(e *mapfile.Event) bool {
-	return e.Kind == "llm" && e.In == 0 && e.CW == 0 && e.CR == 0 && e.Out == 0 && e.Cost == 0
-}
+func NoUsage(e *mapfile.Event) bool { return e.NoUsage() }
 
 // ServedFast reports whether a request was served in fast mode, and the
 // multiplier it was billed at. A map keeps the request's cost, not the

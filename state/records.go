@@ -116,7 +116,12 @@ type Summary struct {
 	// Unpriced names the models that served tokens with no price: CostUSD
 	// leaves them out, and a listing says so.
 	Unpriced []string `json:"unpriced,omitempty"`
-	Outcome  string   `json:"outcome,omitempty"`
+	// NoUsage counts the model requests whose log recorded no token usage
+	// (Cursor's): Tokens and CostUSD leave them out, so that a listing
+	// tells them from a session that used none. Records written before it
+	// was kept leave it 0 (see daemon.Entries).
+	NoUsage int    `json:"noUsage,omitempty"`
+	Outcome string `json:"outcome,omitempty"`
 	// StartedAt, DurationMs and Repos (names only, as the map has them)
 	// let a listing filter and sort without opening the map; flushes
 	// recorded before they existed leave them empty.

@@ -162,6 +162,8 @@ func memberSummary(d *jsondec.Decoder, v *Summary, k []byte) int {
 		return jsondec.Field(9, d.Int64(&v.DurationMs))
 	case "repos":
 		return jsondec.Field(10, jsondec.Strings(d, &v.Repos))
+	case "noUsage":
+		return jsondec.Field(11, d.Int(&v.NoUsage))
 	}
 	return -1
 }

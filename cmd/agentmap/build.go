@@ -99,6 +99,7 @@ func cmdBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	planBuild(ctx, pl, *agentFlag, stderr)
 	gc.planned()
+	sayLeftOut(stderr, pl.unnamed)
 	if pl.skipped > 0 {
 		fmt.Fprintf(stderr, "agentmap build: %s found in the directories %s of no agent: skipped\n", counted(pl.skipped, "file"), isAre(pl.skipped, "a log", "logs"))
 	}

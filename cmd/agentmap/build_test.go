@@ -127,6 +127,29 @@ func TestBuildOutputs(t *testing.T) {
 	if code, stdout, _ := run(t, "validate", bad); code != exitFailure || !strings.Contains(stdout, "/schema") {
 		t.Errorf("validate of a broken map: exit %d, %q", code, stdout)
 	}
+	// A directory is every map file in it and below, as build -o DIR and
+	// the store keep them; other files are not maps, and not read.
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "codex", "2026", "03")
+	os.MkdirAll(sub, 0o700)
+	good, _ := os.ReadFile(out)
+	os.WriteFile(filepath.Join(sub, "a.json.gz"), good, 0o600)
+	os.WriteFile(filepath.Join(dir, "b.json"), raw, 0o600)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a map"), 0o600)
+	code, stdout, stderr = run(t, "validate", dir)
+	if code != exitOK || strings.Count(stdout, ": ok\n") != 2 || strings.Contains(stdout+stderr, "notes.txt") {
+		t.Errorf("validate of a directory of maps: exit %d, %q %q", code, stdout, stderr)
+	}
+	os.WriteFile(filepath.Join(sub, "c.json"), []byte(broken), 0o600)
+	if code, stdout, stderr := run(t, "validate", "-q", dir); code != exitFailure || !strings.Contains(stdout, "c.json: /schema") ||
+		!strings.Contains(stderr, "agentmap validate: 1 of 3 files failed") {
+		t.Errorf("validate of a directory with a broken map: exit %d, %q %q", code, stdout, stderr)
+	}
+	empty := t.TempDir()
+	if code, _, stderr := run(t, "validate", empty); code != exitFailure ||
+		stderr != empty+": a directory with no map file (.json.gz or .json) in it\nagentmap validate: 1 of 1 file failed\n" {
+		t.Errorf("validate of a directory with no map: exit %d, %q", code, stderr)
+	}
 }
 
 func TestBuildFlags(t *testing.T) {

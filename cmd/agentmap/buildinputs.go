@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentmap/agentmap/watchers"
@@ -132,8 +133,9 @@ func (pl *buildPlan) readInputList(name string, null bool, stderr io.Writer) err
 // before the subagent files in the directory named after it). Symbolic
 // links to directories are not followed, as the daemon does not: no walk
 // loops. A file is taken when its name is one an agent gives its logs
-// (logName); one that turns out to be no agent's log is counted, not an
-// error. A directory that cannot be read is.
+// (logName), and the others are counted (sayLeftOut); one taken that
+// turns out to be no agent's log is counted, not an error. A directory
+// that cannot be read is.
 func (pl *buildPlan) walk(dir string, stderr io.Writer) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -155,6 +157,8 @@ func (pl *buildPlan) walk(dir string, stderr io.Writer) {
 			// in pieces may have taken the queue and its table since.)
 			pl.queue = append(pl.queue, queued{path: pl.addIn(pl.dir(prefix), e.Name()), walked: true})
 			pl.added()
+		case !sidecar(e.Name(), entries):
+			pl.unnamed++
 		}
 	}
 	for _, s := range subdirs {
@@ -185,6 +189,34 @@ func logName(dir, name string) bool {
 		return true
 	}
 	return false
+}
+
+// sidecar reports whether a file is read along with a log beside it, and
+// so not left out: a Claude subagent's agent-ID.meta.json beside its
+// agent-ID.jsonl (entries are its directory's, sorted by name).
+func sidecar(name string, entries []os.DirEntry) bool {
+	base, ok := strings.CutSuffix(name, ".meta.json")
+	if !ok {
+		return false
+	}
+	_, found := slices.BinarySearchFunc(entries, base+".jsonl", func(e os.DirEntry, n string) int { return strings.Compare(e.Name(), n) })
+	return found
+}
+
+// sayLeftOut says, in one line, how many files found in the directories
+// given were left out by their names: a copy of logs renamed (Cursor's
+// databases as PROJECT__state.vscdb) would otherwise build fewer maps than
+// its files named one by one, in silence. Counts only: no file is named.
+func sayLeftOut(stderr io.Writer, unnamed int) {
+	if unnamed == 0 {
+		return
+	}
+	names := "their names are"
+	if unnamed == 1 {
+		names = "its name is"
+	}
+	fmt.Fprintf(stderr, "agentmap build: %s found in the directories left out: %s none an agent gives its logs (give such a file as an argument to build it)\n",
+		counted(unnamed, "file"), names)
 }
 
 // plainError is an error of the file system without the path it names

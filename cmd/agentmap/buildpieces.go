@@ -436,6 +436,7 @@ func buildInPieces(ctx context.Context, p *inputPieces, b *streamBuild, gc *buil
 			return exitFailure
 		}
 	}
+	sayLeftOut(b.stderr, given.unnamed)
 	if skipped > 0 {
 		fmt.Fprintf(b.stderr, "agentmap build: %s found in the directories %s of no agent: skipped\n", counted(skipped, "file"), isAre(skipped, "a log", "logs"))
 	}

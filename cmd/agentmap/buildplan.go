@@ -57,6 +57,9 @@ type buildPlan struct {
 	agents   []string // the agent names the sessions refer to by index
 	failed   bool
 	skipped  int // files found in directories that no agent wrote
+	// unnamed counts the files a walk left out by their names, which are
+	// none an agent gives its logs (logName).
+	unnamed int
 	// exclude is privacy.exclude of the build's config (nil: none);
 	// keptOut counts the logs it kept out.
 	exclude func(string) bool

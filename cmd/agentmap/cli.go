@@ -508,13 +508,58 @@ func exists(name string) bool {
 
 // unknownCommand says a name is no command, with the nearest ones.
 func unknownCommand(root *cobra.Command, name string, stderr io.Writer) int {
-	root.SuggestionsMinimumDistance = 2
-	if s := root.SuggestionsFor(name); len(s) > 0 {
+	if s := nearCommands(root, name); len(s) > 0 {
 		fmt.Fprintf(stderr, "agentmap: unknown command %q (did you mean %s? see agentmap help)\n", name, strings.Join(s, " or "))
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "agentmap: unknown command %q (see agentmap help)\n", name)
 	return exitUsage
+}
+
+// nearCommands are the commands a mistyped name may have meant, as git
+// suggests them: one edit away (a letter wrong, missing, extra, or two
+// side by side swapped: lsit), or the start of a name (stat, for status).
+// Two edits make most short names near one another: bogus is no typo of
+// logs.
+func nearCommands(root *cobra.Command, name string) []string {
+	typed := strings.ToLower(name)
+	var out []string
+	for _, c := range root.Commands() {
+		if !c.IsAvailableCommand() {
+			continue
+		}
+		if osaDistance(typed, c.Name()) <= 1 || (len(typed) >= 2 && strings.HasPrefix(c.Name(), typed)) {
+			out = append(out, c.Name())
+		}
+	}
+	return out
+}
+
+// osaDistance is the edit distance of a and b counting a swap of two
+// adjacent letters as one edit (optimal string alignment).
+func osaDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
 }
 
 // helpOfHelp is what agentmap help --help and help help print.

@@ -433,7 +433,7 @@ func TestArgumentErrorsSayWhatToGive(t *testing.T) {
 		{[]string{"config", "check", "x"}, "agentmap config check: unexpected argument \"x\" (config check takes no argument; --config FILE names the file)\n"},
 		{[]string{"sink"}, "agentmap sink: name what to do: status, resend, forget, migrate or grants (see agentmap help sink)\n"},
 		{[]string{"sink", "status", "x"}, "agentmap sink status: unexpected argument \"x\" (sink status takes no argument; see agentmap help sink)\n"},
-		{[]string{"validate"}, "agentmap validate: name the map files to check (FILE.json.gz or FILE.json; see agentmap help validate)\n"},
+		{[]string{"validate"}, "agentmap validate: name the map files to check (FILE.json.gz or FILE.json, or a directory of them; see agentmap help validate)\n"},
 		{[]string{"build"}, "agentmap build: name the logs to build: files or directories, or --inputs LIST (see agentmap help build)\n"},
 	} {
 		code, stdout, stderr := run(t, tc.args...)

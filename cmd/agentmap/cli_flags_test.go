@@ -155,6 +155,16 @@ func TestCommandLineEdges(t *testing.T) {
 		{[]string{"build", "f", "-z"}, exitUsage, "err", "agentmap build: unknown flag -z\nsee agentmap build --help for the flags it takes\n"},
 		{[]string{"lsit"}, exitUsage, "err", `agentmap: unknown command "lsit" (did you mean list? see agentmap help)`},
 		{[]string{"help", "lsit"}, exitUsage, "err", `agentmap: unknown command "lsit" (did you mean list? see agentmap help)`},
+		{[]string{"bogus"}, exitUsage, "err", "agentmap: unknown command \"bogus\" (see agentmap help)\n"},
+		{[]string{"lgs"}, exitUsage, "err", `agentmap: unknown command "lgs" (did you mean logs? see agentmap help)`},
+		{[]string{"shw"}, exitUsage, "err", `agentmap: unknown command "shw" (did you mean show? see agentmap help)`},
+		{[]string{"stat"}, exitUsage, "err", `agentmap: unknown command "stat" (did you mean start or status? see agentmap help)`},
+		{[]string{"expor"}, exitUsage, "err", `agentmap: unknown command "expor" (did you mean export? see agentmap help)`},
+		{[]string{"sto"}, exitUsage, "err", `agentmap: unknown command "sto" (did you mean stop? see agentmap help)`},
+		{[]string{"lost"}, exitUsage, "err", `agentmap: unknown command "lost" (did you mean list? see agentmap help)`},
+		{[]string{"flus"}, exitUsage, "err", `agentmap: unknown command "flus" (did you mean flush? see agentmap help)`},
+		{[]string{"usage2"}, exitUsage, "err", `agentmap: unknown command "usage2" (did you mean usage? see agentmap help)`},
+		{[]string{"plot"}, exitUsage, "err", "agentmap: unknown command \"plot\" (see agentmap help)\n"},
 		{[]string{"logs", "-n", "-1"}, exitUsage, "err", "agentmap logs: -n -1: want a number of lines, 0 or more (0: the whole log)"},
 	} {
 		code, stdout, stderr := run(t, tc.args...)

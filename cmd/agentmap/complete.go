@@ -40,14 +40,19 @@ func completeArgs(c command, args []string, toComplete string) ([]string, cobra.
 	switch c.name {
 	case "completion":
 		return completionShells, cobra.ShellCompDirectiveNoFileComp
-	case "show", "flush":
-		// They take a session id, never a file: file names would be
-		// wrong candidates, and reading the store to list ids would mean
-		// loading the config here.
-		return nil, cobra.ShellCompDirectiveNoFileComp
+	case "build", "validate", "export":
+		return nil, cobra.ShellCompDirectiveDefault // logs, maps: files
 	}
-	return nil, cobra.ShellCompDirectiveDefault
+	// No other command takes a file: show and flush take a session id
+	// (reading the store to list ids would mean loading the config
+	// here), the others an action word or nothing.
+	return nil, cobra.ShellCompDirectiveNoFileComp
 }
+
+// fileFlags are the flags whose value is a file or a directory, which the
+// shell's own completion offers; the value of any other flag (a window, a
+// repo, a session id, a number) is no file name, and none is offered.
+var fileFlags = []string{"config", "data-dir", "o", "out", "maps", "inputs", "log-file", "hash-key-file", "export-dir", "root"}
 
 // completeFlagValue completes the value of c's flag name, given as
 // prefix so far. The candidates are the values alone, as cobra's own flag
@@ -64,7 +69,10 @@ func completeFlagValue(p probe, name, prefix string) ([]string, cobra.ShellCompD
 		vals = []string{"true", "false"}
 	}
 	if vals == nil {
-		return nil, cobra.ShellCompDirectiveDefault // a path, a window, a name: the shell's own completion
+		if slices.Contains(fileFlags, f.Name) {
+			return nil, cobra.ShellCompDirectiveDefault // the shell's own file names
+		}
+		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	var out []string
 	for _, v := range vals {

@@ -167,3 +167,46 @@ func TestManPageHeaders(t *testing.T) {
 		t.Error("package-files with SOURCE_DATE_EPOCH=yesterday succeeded")
 	}
 }
+
+// The shell offers file names only where a file is meant: the value of a
+// flag that names one (--config, --data-dir, -o, --maps…) and the
+// arguments of build, validate and export. A window, a repo, a session id
+// or a number is completed with nothing rather than the files here.
+func TestCompletionOffersFilesOnlyForFiles(t *testing.T) {
+	for _, c := range commands() {
+		p := probeCommand(c)
+		for _, f := range p.Flags {
+			if f.Type == "" || flagValues(f.Name) != nil {
+				continue // a boolean, or a flag with a list of values
+			}
+			want := cobra.ShellCompDirectiveNoFileComp
+			if slices.Contains(fileFlags, f.Name) {
+				want = cobra.ShellCompDirectiveDefault
+			}
+			for _, args := range [][]string{{c.name, flagSpelling(f.Name), ""}, {c.name, flagSpelling(f.Name) + "="}} {
+				if got, d := completions(t, args...); len(got) != 0 || d != want {
+					t.Errorf("__complete %q: %q, directive %d; want %d", args, got, d, want)
+				}
+			}
+		}
+		want := cobra.ShellCompDirectiveNoFileComp
+		if slices.Contains([]string{"build", "validate", "export"}, c.name) {
+			want = cobra.ShellCompDirectiveDefault
+		}
+		args := []string{c.name, ""}
+		if actionWords(c.name, p) != nil {
+			args = []string{c.name, actionWords(c.name, p)[0], ""}
+		}
+		if c.name == "completion" {
+			continue // the shells
+		}
+		if _, d := completions(t, args...); d != want {
+			t.Errorf("__complete %q: directive %d; want %d", args, d, want)
+		}
+	}
+	for _, args := range [][]string{{"list", "--repo", ""}, {"report", "--session", ""}, {"usage", "--since", ""}} {
+		if got, d := completions(t, args...); len(got) != 0 || d != cobra.ShellCompDirectiveNoFileComp {
+			t.Errorf("__complete %q: %q, directive %d; want no file names", args, got, d)
+		}
+	}
+}

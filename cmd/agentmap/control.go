@@ -90,6 +90,34 @@ func dataDirDespiteProblems(flagValue, what string, stderr io.Writer) (string, b
 	return dir, true
 }
 
+// givenDirMissing reports, having said so, that the data directory named
+// by --data-dir is not there (or is no directory): a mistyped name would
+// read as an empty store, "no sessions" and exit 0. The data directory of
+// the config, or the default one, not there yet is a machine where no
+// daemon or scan has run: an empty store, which each command says in its
+// own words.
+func (o opsFlags) givenDirMissing(cmd, dataDir string, stderr io.Writer) bool {
+	if *o.dataDir == "" {
+		return false
+	}
+	fi, err := os.Stat(dataDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		fmt.Fprintf(stderr, "agentmap %s: --data-dir %s: no such directory\n", cmd, dataDir)
+	case err != nil:
+		fmt.Fprintf(stderr, "agentmap %s: --data-dir %s: %v\n", cmd, dataDir, describeOpenError(err))
+	case !fi.IsDir():
+		fmt.Fprintf(stderr, "agentmap %s: --data-dir %s: not a directory\n", cmd, dataDir)
+	default:
+		return false
+	}
+	return true
+}
+
+// noMapsYet is what the commands that list the store say of a store with
+// no map at all.
+const noMapsYet = "no maps yet: agentmap scan makes them"
+
 // dataDirSeen is told each data directory a command settles on; tests
 // replace it to check that every command settles on the same one.
 var dataDirSeen = func(string) {}
@@ -163,6 +191,9 @@ func (o opsFlags) open(cmd string, stderr io.Writer) (*backend, int) {
 	dataDir, code := o.resolve(cmd, stderr)
 	if dataDir == "" {
 		return nil, code
+	}
+	if o.givenDirMissing(cmd, dataDir, stderr) {
+		return nil, exitFailure
 	}
 	if _, err := os.Stat(dataDir); err == nil {
 		if err := datadir.Check(dataDir); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -266,6 +267,55 @@ func TestRequestsWithoutUsageAreShown(t *testing.T) {
 	}
 }
 
+// list --json tells the requests that recorded no usage from a session
+// that used no tokens, with the name show --json and usage --json give
+// them: from the state's records, and from the map files alone (a store
+// copied in, no record naming them).
+func TestListJSONCountsRequestsWithoutUsage(t *testing.T) {
+	h := newCostHome(t, "codex")
+	const none, some = "019c0000-0000-7000-8000-00000000dddd", "019c0000-0000-7000-8000-00000000eeee"
+	h.write("sessions/2026/03/01/rollout-2026-03-01T10-00-00-"+none+".jsonl", codexRollout(none, "", "", 0, nil)...)
+	// Two requests, the second with no token_count after it.
+	partial := codexRollout(some, "", "", 1, []int{1000, 0, 10})
+	partial = append(partial,
+		`{"timestamp":"2026-03-01T10:01:20.000Z","type":"event_msg","payload":{"type":"user_message","message":"again"}}`,
+		`{"timestamp":"2026-03-01T10:01:30.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}}`)
+	h.write("sessions/2026/03/01/rollout-2026-03-01T10-01-00-"+some+".jsonl", partial...)
+	h.must("scan")
+	want := map[string]int{none: 1, some: 1}
+	check := func(how string, out string) {
+		t.Helper()
+		var es []struct {
+			ID       string `json:"id"`
+			Requests int    `json:"requests"`
+			Tokens   int64  `json:"tokens"`
+			NoUsage  *int   `json:"requestsWithoutUsage"`
+		}
+		if err := json.Unmarshal([]byte(out), &es); err != nil || len(es) != 2 {
+			t.Fatalf("%s: %v\n%s", how, err, out)
+		}
+		for _, e := range es {
+			if e.NoUsage == nil || *e.NoUsage != want[e.ID] {
+				t.Errorf("%s: %s (%d requests, %d tokens): requestsWithoutUsage %v, want %d", how, e.ID, e.Requests, e.Tokens, e.NoUsage, want[e.ID])
+			}
+		}
+	}
+	out, _ := h.must("list", "--json")
+	check("list --json", out)
+	if sum := h.show(some); sum.NoUsage != 1 || sum.Totals.Requests != 2 {
+		t.Fatalf("show of the session with some usage: %d of %d requests without usage", sum.NoUsage, sum.Totals.Requests)
+	}
+	copied := filepath.Join(t.TempDir(), "data")
+	if err := os.CopyFS(filepath.Join(copied, "maps"), os.DirFS(filepath.Join(h.data, "maps"))); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "list", "--json", "--data-dir", copied)
+	if code != exitOK {
+		t.Fatalf("list --json of maps alone: exit %d %s", code, errOut)
+	}
+	check("list --json of maps alone", out)
+}
+
 // A price set in the config after the maps were written reprices them at
 // the next scan, with no flush: the maps' options changed.
 func TestScanRepricesTheMapsAfterAPriceChange(t *testing.T) {
@@ -344,5 +394,27 @@ func TestScanSaysWhichSessionsHadNothingToMap(t *testing.T) {
 	}
 	if _, errOut = h.must("scan"); !strings.Contains(errOut, "read, 1 session\n") {
 		t.Errorf("second scan:\n%s", errOut)
+	}
+}
+
+// show names the models of the main lane, which a map leaves without a
+// model field: its requests' models in the order of their first use.
+func TestShowNamesTheModelsOfTheMainLane(t *testing.T) {
+	h := newCostHome(t, "claude")
+	const sid = "5b0a8f54-2f7e-5b8c-8f0e-3c1d2a4b5c7e"
+	usage := `{"input_tokens":10,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}`
+	var lines []string
+	for i, model := range []string{"claude-zeta-2", "claude-eta-1", "claude-zeta-2"} {
+		lines = append(lines, claudeRequest(sid, i+1, model, usage)...)
+	}
+	h.write("projects/-w-syn/"+sid+".jsonl", lines...)
+	h.must("scan")
+	sum := h.show(sid)
+	if len(sum.Lanes) != 1 || sum.Lanes[0].ID != "main" || sum.Lanes[0].Model != "claude-zeta-2, claude-eta-1" {
+		t.Errorf("show --json lanes: %+v", sum.Lanes)
+	}
+	out, _ := h.must("show", sid)
+	if !regexp.MustCompile(`\n  main +main +- +claude-zeta-2, claude-eta-1 +`).MatchString(out) {
+		t.Errorf("show's lanes do not name the main lane's models:\n%s", out)
 	}
 }

@@ -75,6 +75,9 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if dataDir == "" {
 		return code
 	}
+	if of.givenDirMissing("export", dataDir, stderr) {
+		return exitFailure
+	}
 	opts := export.Options{PathMode: redact.Mode(*mode), Producer: producer(), Now: time.Now()}
 	switch opts.PathMode {
 	case "", redact.ModeRelative, redact.ModeDirsOnly:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -238,7 +239,18 @@ func TestBuildOutputChecks(t *testing.T) {
 // an empty one, as list does, not a file-system error.
 func TestMissingStoreIsAnEmptyStore(t *testing.T) {
 	for _, name := range []string{"none", "empty"} {
-		data := filepath.Join(t.TempDir(), "data")
+		// The default data directory, not there yet on a machine where
+		// nothing ran, or there with an empty store.
+		home := t.TempDir()
+		t.Setenv("HOME", home)
+		t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+		t.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
+		t.Setenv(config.EnvConfig, "")
+		c, err := config.Load("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := c.DataDir
 		if name == "empty" {
 			os.MkdirAll(filepath.Join(data, "maps"), 0o700)
 		}
@@ -253,12 +265,38 @@ func TestMissingStoreIsAnEmptyStore(t *testing.T) {
 			{[]string{"report", "--agent", "codex", "-o", filepath.Join(t.TempDir(), "r.html")}, exitOK, "agentmap report: no session in the local map store matches"},
 			{[]string{"report", "-o", ""}, exitUsage, "agentmap report: -o is empty: give the file to write, or - for standard output"},
 			{[]string{"report", "-o", "-", "--open"}, exitUsage, "agentmap report: --open needs a file to open: -o - writes to standard output"},
-			{[]string{"usage"}, exitOK, "no model requests"},
-			{[]string{"list"}, exitOK, "no sessions"},
+			{[]string{"usage"}, exitOK, "no maps yet: agentmap scan makes them\n"},
+			{[]string{"usage", "--since", "7d"}, exitOK, "no maps yet: agentmap scan makes them\n"},
+			{[]string{"list"}, exitOK, "no maps yet: agentmap scan makes them\n"},
+			{[]string{"list", "--agent", "codex"}, exitOK, "no maps yet: agentmap scan makes them\n"},
+			{[]string{"list", "--json"}, exitOK, "[]\n"},
 		} {
-			code, stdout, stderr := run(t, append(tc.args, "--data-dir", data)...)
+			code, stdout, stderr := run(t, tc.args...)
 			if code != tc.code || !strings.Contains(stdout+stderr, tc.want) || strings.Contains(stderr, "no such file") {
 				t.Errorf("%s store: %v: exit %d, %q %q; want %d and %q", name, tc.args, code, stdout, stderr, tc.code, tc.want)
+			}
+		}
+	}
+}
+
+// A data directory named by --data-dir that is not there is a mistyped
+// name, not an empty store: every command that reads the store says so,
+// exit 1, rather than "no sessions" and exit 0.
+func TestMissingGivenDataDirIsAnError(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nonexist")
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	for _, tc := range []struct {
+		dir, says string
+	}{{missing, "no such directory"}, {file, "not a directory"}} {
+		for _, args := range [][]string{
+			{"list"}, {"list", "--json"}, {"show", "abc"}, {"usage"}, {"usage", "--json"}, {"status"}, {"status", "--json"},
+			{"report", "-o", filepath.Join(t.TempDir(), "r.html")}, {"export", "--format", "jsonl"},
+		} {
+			code, stdout, stderr := run(t, append(args, "--data-dir", tc.dir)...)
+			want := fmt.Sprintf("agentmap %s: --data-dir %s: %s\n", args[0], tc.dir, tc.says)
+			if code != exitFailure || stderr != want || stdout != "" {
+				t.Errorf("%v --data-dir %s: exit %d, %q %q; want 1 and %q", args, tc.dir, code, stdout, stderr, want)
 			}
 		}
 	}
@@ -330,13 +368,26 @@ func TestMapsFromAJSONLinesExport(t *testing.T) {
 	if code, _, stderr := run(t, "export", "--format", "attemptdb", "--data-dir", data, "--out", events); code != exitOK {
 		t.Fatalf("attemptdb export: exit %d\n%s", code, stderr)
 	}
-	code, _, stderr := run(t, "report", "--maps", events, "-o", filepath.Join(dir, "r.html"))
-	if code != exitFailure || strings.Count(stderr, "is not a session map") != 1 || !strings.Contains(stderr, "no map of events.attemptdb.jsonl could be read") ||
-		strings.Contains(stderr, "matches") {
+	// No page is written of nothing but maps that could not be read: a
+	// report there before stays as it was, and none is made.
+	page := filepath.Join(dir, "r.html")
+	os.WriteFile(page, []byte("the report before"), 0o600)
+	code, _, stderr := run(t, "report", "--maps", events, "-o", page)
+	if code != exitFailure || strings.Count(stderr, "is not a session map") != 1 ||
+		!strings.Contains(stderr, "no map of events.attemptdb.jsonl could be read (skipped above); nothing written\n") ||
+		strings.Contains(stderr, "matches") || strings.Contains(stderr, "->") {
 		t.Errorf("report of an AttemptDB export: exit %d\n%s", code, stderr)
 	}
-	// On stdout too, a page that leaves maps out exits 1.
-	if code, _, stderr := run(t, "report", "--maps", events, "-o", "-"); code != exitFailure {
-		t.Errorf("report -o - of an AttemptDB export: exit %d\n%s", code, stderr)
+	if b, _ := os.ReadFile(page); string(b) != "the report before" {
+		t.Errorf("a failed report wrote %d bytes over the one there", len(b))
+	}
+	fresh := filepath.Join(dir, "fresh.html")
+	if code, _, stderr := run(t, "report", "--maps", events, "--agent", "codex", "-o", fresh); code != exitFailure ||
+		!strings.Contains(stderr, "no session in events.attemptdb.jsonl matches, and 1 map could not be read (skipped above); nothing written\n") || exists(fresh) {
+		t.Errorf("report --agent of an AttemptDB export: exit %d, written %v\n%s", code, exists(fresh), stderr)
+	}
+	// On stdout too: exit 1, and no page.
+	if code, stdout, stderr := run(t, "report", "--maps", events, "-o", "-"); code != exitFailure || stdout != "" {
+		t.Errorf("report -o - of an AttemptDB export: exit %d, %d bytes\n%s", code, len(stdout), stderr)
 	}
 }

@@ -67,6 +67,11 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		enc.Encode(out)
 		return exitOK
 	}
+	if len(es) == 0 {
+		// Not "no sessions", which a filter that keeps none says too.
+		fmt.Fprintln(stdout, noMapsYet)
+		return exitOK
+	}
 	writeList(stdout, listed, parents)
 	writeRepriceNote(stdout, listed, configPrices(*of.config))
 	return exitOK

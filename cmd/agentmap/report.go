@@ -24,6 +24,8 @@ type mapFlags struct {
 	maps *string
 	sel  selectorFlags
 	team teamFlags
+	// noMaps is set by source when the local store holds no map at all.
+	noMaps *bool
 }
 
 func addMapFlags(fl *flag.FlagSet) mapFlags {
@@ -32,6 +34,8 @@ func addMapFlags(fl *flag.FlagSet) mapFlags {
 		maps: fl.String("maps", "", "read the maps of this directory, map file, bundle (export --format bundle) or jsonl export instead of the local store"),
 		sel:  addSelectorFlags(fl),
 		team: addTeamFlags(fl),
+
+		noMaps: new(bool),
 	}
 }
 
@@ -76,6 +80,8 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 	if b.client == nil && b.db == nil {
 		// No state to list from (a daemon that holds it without a socket,
 		// or a store filled by other means): the store's files.
+		rels, _ := b.store.List()
+		*f.noMaps = len(rels) == 0
 		return report.Dir(b.store.Root), localStore, exitOK
 	}
 	es, err := b.entries(ctx)
@@ -83,6 +89,7 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 		fmt.Fprintf(stderr, "agentmap %s: %v\n", cmd, err)
 		return nil, "", exitFailure
 	}
+	*f.noMaps = len(es) == 0
 	src := report.Files{Root: b.store.Root}
 	for _, e := range es {
 		src.Paths = append(src.Paths, e.Path)
@@ -195,6 +202,17 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		maps = []*report.Map{m}
 	}
+	if skipped > 0 && len(maps) == 0 {
+		// Nothing to show but maps that could not be read: a page of no
+		// session would pass for a report, and replace one there before.
+		if flt == (report.Filter{}) && *session == "" {
+			fmt.Fprintf(stderr, "agentmap report: no map of %s could be read (skipped above); nothing written\n", where)
+		} else {
+			fmt.Fprintf(stderr, "agentmap report: no session in %s matches, and %s could not be read (skipped above); nothing written\n",
+				where, counted(skipped, "map"))
+		}
+		return exitFailure
+	}
 	// A spawned agent is one session with its parent, on the page and in
 	// what is said of it.
 	shown := len(maps)
@@ -226,13 +244,9 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	fmt.Fprintf(stderr, "agentmap report: %s -> %s (%d KiB)\n", counted(shown, "session"), *out, buf.Len()/1024)
 	if shown == 0 {
-		// A page of empty tables, said: a mistyped --data-dir or a store
-		// not yet filled reads the same.
-		if skipped > 0 && len(maps) == 0 && flt == (report.Filter{}) && *session == "" {
-			// Nothing was read: that no session matches would mislead
-			// (with a filter, maps read may all have been left out).
-			fmt.Fprintf(stderr, "agentmap report: no map of %s could be read (skipped above)\n", where)
-		} else if *mf.maps == "" && !mf.team.set() && flt == (report.Filter{}) {
+		// A page of empty tables, said: a store not yet filled, or a
+		// filter that keeps no session.
+		if *mf.maps == "" && !mf.team.set() && flt == (report.Filter{}) {
 			fmt.Fprintf(stderr, "agentmap report: no sessions in %s yet (agentmap scan maps the logs present)\n", where)
 		} else {
 			fmt.Fprintf(stderr, "agentmap report: no session in %s matches\n", where)
@@ -306,7 +320,7 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fl.SetOutput(stderr)
 	mf := addMapFlags(fl)
 	windowOfRequests(fl)
-	breakdown := fl.Bool("breakdown", false, "a line per model under each row")
+	breakdown := fl.Bool("breakdown", false, "a line per model under each row (daily, weekly, monthly, session)")
 	asJSON := fl.Bool("json", false, "print the table as JSON")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap usage [daily|weekly|monthly|session|model] [--since D] [--until D] [--agent A] [--repo R] [--outcome O] [--breakdown] [--json] [--maps DIR|bundle.tar.gz|maps.jsonl | --from URL|team [--device D]] [--config F | --data-dir D]")
@@ -334,6 +348,12 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "agentmap usage: one grouping, not %d: %s (see agentmap help usage)\n", fl.NArg(), orList(groupings))
 		return exitUsage
 	}
+	if *breakdown && period == report.ByModel {
+		// A row of usage model is one model already: a line per model
+		// under it would be the row again.
+		fmt.Fprintln(stderr, "agentmap usage: --breakdown splits the rows of daily, weekly, monthly or session by model; the rows of model are models already")
+		return exitUsage
+	}
 	flt, ok := mf.filter("usage", stderr)
 	if !ok {
 		return exitUsage
@@ -359,9 +379,13 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			tab.NotePrices(priced)
 		}
 	}
-	if *asJSON {
+	switch {
+	case *asJSON:
 		report.WriteUsageJSON(stdout, tab, *breakdown)
-	} else {
+	case *mf.noMaps:
+		// Not "no model requests", which a window with none says too.
+		fmt.Fprintln(stdout, noMapsYet)
+	default:
 		report.WriteUsageTable(stdout, tab, *breakdown)
 	}
 	if skipped > 0 {

@@ -188,6 +188,10 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 		fmt.Fprintf(stderr, "agentmap %s: unknown path mode %q (relative, dirs_only or hashed)\n", name, *pathMode)
 		return exitUsage
 	}
+	if msg := xf.check(set); msg != "" {
+		fmt.Fprintf(stderr, "agentmap %s: %s\n", name, msg)
+		return exitUsage
+	}
 	var said bytes.Buffer
 	c, code := loadConfig(*cfgFile, name, &said)
 	if c != nil && c.DataDir == "" && !set["data-dir"] {

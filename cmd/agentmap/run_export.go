@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon"
 )
 
@@ -29,6 +31,37 @@ func addExportFlags(fl *flag.FlagSet) *exportFlags {
 		keep:    fl.Int("export-keep", 0, "how many scheduled exports of each format to keep, 0 for all (default: keep of [export])"),
 		since:   fl.String("export-since", "", "sessions of each scheduled export: incremental, all, or a window such as 7d (default: since of [export])"),
 	}
+}
+
+// check says what is wrong with the values of the flags given (set), ""
+// when nothing is: a value that means nothing is a usage error at the
+// start, as the config file's are problems, where the daemon would log
+// "scheduled exports are off" and follow the logs without them.
+func (x *exportFlags) check(set map[string]bool) string {
+	if set["export-every"] && *x.every < 0 {
+		return fmt.Sprintf("--export-every %s: want 0 (off) or a period such as 1h", *x.every)
+	}
+	if set["export-formats"] {
+		var seen []string
+		for _, f := range strings.Split(*x.formats, ",") {
+			switch {
+			case !slices.Contains(config.ExportFormats, f):
+				return fmt.Sprintf("--export-formats %q: %q is not a format (%s)", *x.formats, f, orList(config.ExportFormats))
+			case slices.Contains(seen, f):
+				return fmt.Sprintf("--export-formats %q: %q is listed twice", *x.formats, f)
+			}
+			seen = append(seen, f)
+		}
+	}
+	if set["export-keep"] && *x.keep < 0 {
+		return fmt.Sprintf("--export-keep %d: want how many exports of each format to keep, 0 for all", *x.keep)
+	}
+	if s := *x.since; set["export-since"] && s != config.SinceIncremental && s != config.SinceAll {
+		if _, ok := (config.Export{Since: s}).SinceWindow(); !ok {
+			return fmt.Sprintf("--export-since %q: want incremental, all or a window such as 7d", s)
+		}
+	}
+	return ""
 }
 
 // apply lays the flags given over o (the config's schedule). An export

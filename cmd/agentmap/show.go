@@ -228,7 +228,7 @@ func summarize(m *mapfile.Map, top int) summary {
 	s := summary{ID: m.Session.NativeID(), Agent: m.Session.AgentTool, Start: m.Session.StartedAt,
 		DurationMs: m.Session.DurationMs, Models: m.Session.Models, PathMode: m.Session.PathMode,
 		Outcome: m.Session.Outcome, Truncated: m.Session.Truncated, Totals: m.Totals, Tasks: len(m.Tasks),
-		Lanes: m.Agents, Unpriced: m.UnpricedModels("")}
+		Lanes: laneModels(m), Unpriced: m.UnpricedModels("")}
 	for _, a := range m.Agents {
 		if u := m.UnpricedModels(a.ID); len(u) > 0 {
 			if s.laneUnpriced == nil {
@@ -313,6 +313,28 @@ func summarize(m *mapfile.Map, top int) summary {
 		s.Lanes = []mapfile.Agent{}
 	}
 	return s
+}
+
+// laneModels is the map's lanes, each with its model: the lane's own
+// model field, else the distinct models of its requests in the order of
+// their first use, comma-separated (the report's lanes say the same). A
+// map names no model for its main agent, which may switch models; "-"
+// would read as none. The map's own lanes are left as they are.
+func laneModels(m *mapfile.Map) []mapfile.Agent {
+	lanes := slices.Clone(m.Agents)
+	used := map[string][]string{}
+	for i := range m.Events {
+		e := &m.Events[i]
+		if e.Kind == "llm" && e.Model != "" && !slices.Contains(used[e.Lane()], e.Model) {
+			used[e.Lane()] = append(used[e.Lane()], e.Model)
+		}
+	}
+	for i := range lanes {
+		if lanes[i].Model == "" {
+			lanes[i].Model = strings.Join(used[lanes[i].ID], ", ")
+		}
+	}
+	return lanes
 }
 
 func writeSummary(w io.Writer, s summary) {

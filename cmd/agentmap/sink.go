@@ -116,10 +116,13 @@ func sinkStatus(ctx context.Context, of opsFlags, asJSON bool, stdout, stderr io
 		fmt.Fprintf(stderr, "agentmap sink status: the data directory %s does not exist\n", b.dataDir)
 		return exitFailure
 	}
-	st, _, err := b.status(ctx)
+	st, running, err := b.status(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap sink status: %v\n", err)
 		return exitFailure
+	}
+	if !running {
+		sinkOffInConfig(st.Sink, *of.config)
 	}
 	// Without a queue, the config says whether a team database is set
 	// up there that no daemon has started with yet (the daemon makes the
@@ -143,7 +146,7 @@ func sinkStatus(ctx context.Context, of opsFlags, asJSON bool, stdout, stderr io
 			// a queue was set up is not known now.
 			Locked bool `json:"locked,omitempty"`
 			*daemon.SinkStatus
-		}{Configured: started || inConfig, SinkStatus: st.Sink, Locked: st.Sink == nil && b.locked}
+		}{Configured: (started && !st.Sink.Off) || inConfig, SinkStatus: st.Sink, Locked: st.Sink == nil && b.locked}
 		if out.Configured && !out.Locked {
 			out.Started = &started
 		}
@@ -173,9 +176,27 @@ func sinkStatus(ctx context.Context, of opsFlags, asJSON bool, stdout, stderr io
 	return exitOK
 }
 
+// sinkOffInConfig marks a queue that no daemon answers for as off when the
+// config file names no team database: the state keeps the queue a daemon
+// set up when it had one, and "N queued" would read as on its way. A
+// config that cannot be read leaves it as it is.
+func sinkOffInConfig(s *daemon.SinkStatus, configFlag string) {
+	if s == nil {
+		return
+	}
+	if c, _ := loadConfig(configFlag, "status", io.Discard); c != nil && !c.Sink.Postgres.Enabled() {
+		s.Off = true
+	}
+}
+
 // writeSinkStatus renders the sink's part of status for people.
 func writeSinkStatus(w io.Writer, s *daemon.SinkStatus) {
 	if s == nil {
+		return
+	}
+	if s.Off {
+		fmt.Fprintf(w, "team db:    not configured ([sink.postgres] in the config has no url or url_file): %s queued, not sent until one is (%s sent before)\n",
+			counted(s.Queue, "session"), counted(int(s.Sent), "session"))
 		return
 	}
 	fmt.Fprintf(w, "team db:    %s sent, %d queued (device %s)\n", counted(int(s.Sent), "session"), s.Queue, s.DeviceID)

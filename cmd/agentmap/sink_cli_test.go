@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,10 +37,19 @@ func TestSinkMigrateFindsADamagedSchema(t *testing.T) {
 }
 
 // TestSinkStatusOfAMissingDataDir: a data directory that does not exist is
-// an error, not a sink with nothing queued.
+// an error, not a sink with nothing queued: named by --data-dir, as every
+// command that reads the store says it, or by the config's data_dir.
 func TestSinkStatusOfAMissingDataDir(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nonexistent")
 	for _, args := range [][]string{{"sink", "status", "--data-dir", missing}, {"sink", "status", "--json", "--data-dir", missing}} {
+		code, out, errb := run(t, args...)
+		if code != exitFailure || out != "" || !strings.Contains(errb, "agentmap sink status: --data-dir "+missing+": no such directory") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errb)
+		}
+	}
+	cfg := filepath.Join(t.TempDir(), "agentmap.toml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("version = 1\ndata_dir = %q\n", filepath.ToSlash(missing))), 0o600)
+	for _, args := range [][]string{{"sink", "status", "--config", cfg}, {"sink", "status", "--json", "--config", cfg}} {
 		code, out, errb := run(t, args...)
 		if code != exitFailure || out != "" || !strings.Contains(errb, "the data directory "+missing+" does not exist") {
 			t.Errorf("%v: exit %d\n%s%s", args, code, out, errb)

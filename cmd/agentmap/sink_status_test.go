@@ -102,4 +102,65 @@ func TestSinkStatusAfterAScanThatCouldNotSend(t *testing.T) {
 	if code != exitOK || json.Unmarshal([]byte(out), &st) != nil || !st.Started || st.Failures != 1 || st.Sending {
 		t.Fatalf("sink status --json after a scan that could not send: %s", out)
 	}
+	// The config loses its [sink.postgres]: the queue stays in the state,
+	// but nothing will send it; status says so rather than "1 queued" as
+	// if it were on its way.
+	off := writeConfig(t, filepath.Join(home, "data"), "")
+	const says = "team db:    not configured ([sink.postgres] in the config has no url or url_file): 1 session queued, not sent until one is (0 sessions sent before)\n"
+	for _, cmd := range [][]string{{"status", "--no-service"}, {"sink", "status"}} {
+		code, out, errb := run(t, append(cmd, "--config", off)...)
+		if code != exitOK || !strings.Contains(out, says) || strings.Contains(out, "failed attempt") {
+			t.Errorf("%v without [sink.postgres]: exit %d\n%s%s", cmd, code, out, errb)
+		}
+	}
+	var offSt struct {
+		Configured bool `json:"configured"`
+		Off        bool `json:"off"`
+		Queue      int  `json:"queue"`
+	}
+	code, out, _ = run(t, "sink", "status", "--json", "--config", off)
+	if code != exitOK || json.Unmarshal([]byte(out), &offSt) != nil || offSt.Configured || !offSt.Off || offSt.Queue != 1 {
+		t.Errorf("sink status --json without [sink.postgres]: %s", out)
+	}
+	var full struct {
+		Sink struct {
+			Off bool `json:"off"`
+		} `json:"sink"`
+	}
+	code, out, _ = run(t, "status", "--json", "--no-service", "--config", off)
+	if code != exitOK || json.Unmarshal([]byte(out), &full) != nil || !full.Sink.Off {
+		t.Errorf("status --json without [sink.postgres]: %s", out)
+	}
+}
+
+// Without a running daemon, status does not know how many logs
+// privacy.exclude keeps out (a daemon counts them as it reads their first
+// records; the state keeps nothing of them): --json leaves the count out
+// rather than say 0 after a scan that forgot the sessions it covers.
+func TestStatusWithoutADaemonLeavesExcludedOut(t *testing.T) {
+	home := privateHome(t)
+	proj := filepath.Join(home, "logs", "projects", "-w-api")
+	os.MkdirAll(proj, 0o700)
+	log, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(proj, "session.jsonl"), log, 0o600)
+	root := "claude=" + filepath.Join(home, "logs")
+	data := filepath.Join(home, "data")
+	if code, _, errb := run(t, "scan", "--config", writeConfig(t, data, ""), "--root", root); code != exitOK {
+		t.Fatalf("scan: exit %d\n%s", code, errb)
+	}
+	cfg := writeConfig(t, data, "[privacy]\nexclude = [\"**\"]\n")
+	if code, _, errb := run(t, "scan", "--config", cfg, "--root", root); code != exitOK {
+		t.Fatalf("scan with privacy.exclude: exit %d\n%s", code, errb)
+	}
+	code, out, errb := run(t, "status", "--json", "--no-service", "--config", cfg)
+	var st map[string]any
+	if code != exitOK || json.Unmarshal([]byte(out), &st) != nil {
+		t.Fatalf("status --json: exit %d\n%s%s", code, out, errb)
+	}
+	if n, ok := st["excluded"]; ok {
+		t.Errorf("status --json without a daemon says excluded %v, which it cannot know", n)
+	}
 }

@@ -41,6 +41,9 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "agentmap status: %v\n", err)
 		return exitFailure
 	}
+	if !running {
+		sinkOffInConfig(st.Sink, *of.config)
+	}
 	service := ""
 	if !*noService {
 		if service, err = serviceStatus(); err != nil {
@@ -59,8 +62,16 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			// state; NewestMap is then the newest map in the store.
 			Held      bool      `json:"heldWithoutSocket,omitempty"`
 			NewestMap time.Time `json:"newestMap,omitzero"`
+			// Excluded hides the status's own: the logs privacy.exclude
+			// keeps out are counted by a running daemon, which reads their
+			// first records; the state keeps nothing of them, so without
+			// one the count is not known, and left out rather than 0.
+			Excluded *int `json:"excluded,omitempty"`
 			daemon.Status
-		}{service, running, b.locked, newest, st}
+		}{Service: service, Running: running, Held: b.locked, NewestMap: newest, Status: st}
+		if running {
+			out.Excluded = &st.Excluded
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(out)

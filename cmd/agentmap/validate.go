@@ -5,7 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/agentmap/agentmap/builder/validate"
 )
@@ -15,43 +18,92 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 	fl.SetOutput(stderr)
 	quiet := fl.Bool("q", false, "print only problems")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentmap validate [-q] FILE...")
+		fmt.Fprintln(stderr, "usage: agentmap validate [-q] FILE|DIR...")
 		fmt.Fprintln(stderr, "Checks maps (.json or .json.gz) against the agentplay/v1 schema and the")
-		fmt.Fprintln(stderr, "machine-checkable rules of the redaction contract. Exit 1 if any fails.")
+		fmt.Fprintln(stderr, "machine-checkable rules of the redaction contract; a directory: every map file in it and below.")
+		fmt.Fprintln(stderr, "Exit 1 if any fails.")
 		fl.PrintDefaults()
 	}
 	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
 		return exitUsage
 	}
 	if fl.NArg() == 0 {
-		fmt.Fprintln(stderr, "agentmap validate: name the map files to check (FILE.json.gz or FILE.json; see agentmap help validate)")
+		fmt.Fprintln(stderr, "agentmap validate: name the map files to check (FILE.json.gz or FILE.json, or a directory of them; see agentmap help validate)")
 		return exitUsage
 	}
-	bad := 0
-	for _, path := range fl.Args() {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", path, describeOpenError(err))
+	bad, files := 0, 0
+	check := func(path string) {
+		files++
+		if !validateFile(path, *quiet, stdout, stderr) {
 			bad++
+		}
+	}
+	for _, path := range fl.Args() {
+		if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+			check(path)
 			continue
 		}
-		problems := validate.Map(data)
-		for _, p := range problems {
-			if p.Path == "" { // the file as a whole (not JSON, not a map)
-				fmt.Fprintf(stdout, "%s: %s: %s\n", path, p.Rule, p.Message)
-				continue
-			}
-			fmt.Fprintf(stdout, "%s: %s: %s: %s\n", path, p.Path, p.Rule, p.Message)
+		// A directory: every map file in it and below, as build -o DIR
+		// and the store keep them (report --maps takes one too).
+		found, err := mapFilesIn(path)
+		for _, f := range found {
+			check(f)
 		}
-		if len(problems) > 0 {
-			bad++
-		} else if !*quiet {
-			fmt.Fprintf(stdout, "%s: ok\n", path)
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "%s: %v\n", path, err)
+			files, bad = files+1, bad+1
+		case len(found) == 0:
+			fmt.Fprintf(stderr, "%s: a directory with no map file (.json.gz or .json) in it\n", path)
+			files, bad = files+1, bad+1
 		}
 	}
 	if bad > 0 {
-		fmt.Fprintf(stderr, "agentmap validate: %d of %s failed\n", bad, counted(fl.NArg(), "file"))
+		fmt.Fprintf(stderr, "agentmap validate: %d of %s failed\n", bad, counted(files, "file"))
 		return exitFailure
 	}
 	return exitOK
+}
+
+// validateFile checks one map file and prints its problems, or ok unless
+// quiet; it reports whether the map passed.
+func validateFile(path string, quiet bool, stdout, stderr io.Writer) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", path, describeOpenError(err))
+		return false
+	}
+	problems := validate.Map(data)
+	for _, p := range problems {
+		if p.Path == "" { // the file as a whole (not JSON, not a map)
+			fmt.Fprintf(stdout, "%s: %s: %s\n", path, p.Rule, p.Message)
+			continue
+		}
+		fmt.Fprintf(stdout, "%s: %s: %s: %s\n", path, p.Path, p.Rule, p.Message)
+	}
+	if len(problems) == 0 && !quiet {
+		fmt.Fprintf(stdout, "%s: ok\n", path)
+	}
+	return len(problems) == 0
+}
+
+// mapFilesIn lists the map files (.json.gz, .json) in dir and below, in
+// lexical order; symbolic links to directories are not followed. A
+// subdirectory that cannot be read is an error, after the files found.
+func mapFilesIn(dir string) ([]string, error) {
+	var out []string
+	var firstErr error
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			return nil
+		}
+		if !d.IsDir() && (strings.HasSuffix(p, ".json.gz") || strings.HasSuffix(p, ".json")) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, firstErr
 }

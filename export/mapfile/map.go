@@ -222,6 +222,25 @@ func (e *Event) IsCall() bool {
 	return false
 }
 
+// NoUsage reports whether a model request recorded no token usage: its
+// log gave none (Cursor writes none; a Codex response no token_count
+// measured), as a request always reads a prompt.
+func (e *Event) NoUsage() bool {
+	return e.Kind == "llm" && e.In == 0 && e.CW == 0 && e.CR == 0 && e.Out == 0 && e.Cost == 0
+}
+
+// RequestsWithoutUsage counts the map's model requests that recorded no
+// token usage (Event.NoUsage): its token totals and cost leave them out.
+func (m *Map) RequestsWithoutUsage() int {
+	n := 0
+	for i := range m.Events {
+		if m.Events[i].NoUsage() {
+			n++
+		}
+	}
+	return n
+}
+
 // Lane is the event's agent lane ("main" when absent).
 func (e *Event) Lane() string {
 	if e.Agent == "" {
