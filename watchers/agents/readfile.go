@@ -86,12 +86,14 @@ func ReadFirstLine(r io.Reader) (line []byte, ended bool, err error) {
 			return nil, false, err
 		}
 	}
-	line = bytes.TrimRight(line, "\r\n")
 	if len(line) >= FirstLineCap {
-		// Its length alone decides, ended or not, so that it routes the
-		// same half written and whole.
-		return lineHead(line[:FirstLineCap]), true, nil
+		// The length read alone decides, ended or not, so that it routes
+		// the same half written and whole: the bytes as read, before a
+		// \r ending them is taken off (the read may stop on it, and the
+		// line then never grows to the cap).
+		return lineHead(bytes.TrimRight(line[:FirstLineCap], "\r\n")), true, nil
 	}
+	line = bytes.TrimRight(line, "\r\n")
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil, ended, ErrEmpty
 	}
