@@ -53,9 +53,10 @@ func Open(ctx context.Context, path string) (*sql.DB, error) {
 }
 
 // regularFiles reports an error unless the store at path is a regular
-// file, and its -wal one too if there is one: SQLite opens both blocking,
-// and the open of a named pipe put in their place waits for a writer that
-// may never come.
+// file, and its -wal, -journal and -shm files too where they are: SQLite
+// opens them blocking (the -journal in its check for a hot journal), and
+// the open of a named pipe put in their place waits for a writer that may
+// never come.
 func regularFiles(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -64,9 +65,10 @@ func regularFiles(path string) error {
 	if !fi.Mode().IsRegular() {
 		return &os.PathError{Op: "open", Path: path, Err: &regular.NotRegularError{Kind: regular.Kind(fi.Mode())}}
 	}
-	wal := path + "-wal"
-	if fi, err := os.Stat(wal); err == nil && !fi.Mode().IsRegular() {
-		return &os.PathError{Op: "open", Path: wal, Err: &regular.NotRegularError{Kind: regular.Kind(fi.Mode())}}
+	for _, side := range []string{"-wal", "-journal", "-shm"} {
+		if fi, err := os.Stat(path + side); err == nil && !fi.Mode().IsRegular() {
+			return &os.PathError{Op: "open", Path: path + side, Err: &regular.NotRegularError{Kind: regular.Kind(fi.Mode())}}
+		}
 	}
 	return nil
 }
