@@ -129,14 +129,18 @@ func (b *build) clientTotals() {
 // sameModel is the name under which a client total's model and a
 // request's are the same model: as the price table normalises it (no
 // provider prefix, no context suffix such as [1m]), without a Bedrock
-// version tail (-v1:0, -v2:0, -v1), with Vertex's @date written as the
+// version tail on a claude- model (-v1:0, -v2:0, -v1), with Vertex's @date written as the
 // API's -date and a trailing date left out, so that an alias
 // (claude-opus-4-5) and its dated id (claude-opus-4-5-20251101) match.
 // Two dated snapshots of one model (-20240620, -20241022) are one then:
 // a client's total never holds both in practice, and they cost alike.
 func sameModel(model string) string {
 	m := strings.ReplaceAll(prices.Normalise(model), "@", "-")
-	m = bedrockTail.ReplaceAllString(m, "")
+	if strings.HasPrefix(m, "claude-") {
+		// Bedrock's tail on an Anthropic model only: deepseek-v3 and
+		// deepseek-v2 are two models.
+		m = bedrockTail.ReplaceAllString(m, "")
+	}
 	if i := len(m) - 9; i > 0 && m[i] == '-' && allDigits(m[i+1:]) {
 		m = m[:i]
 	}

@@ -246,17 +246,22 @@ func (w *Watcher) unwatched(err error) {
 		w.missedWhy, w.missedRank = why, rank
 	}
 	if w.Problem() == "" {
-		w.tellProblem() // at once, not at the end of the walk
+		w.tellProblem(false) // at once, not at the end of the walk
 	}
 }
 
 // tellProblem publishes (and logs when it changes) what the directories
-// not watched so far come to; with none, that notifications cover every
-// directory again.
-func (w *Watcher) tellProblem() {
+// not watched come to; with none, that notifications cover every
+// directory again. Before the walk is done (done false) their number is
+// not known yet, and is not said.
+func (w *Watcher) tellProblem(done bool) {
 	p := ""
 	if w.missed > 0 {
-		p = fmt.Sprintf("%s: %s not watched; new logs there are found by the rescans", w.missedWhy, plural(w.missed, "directory", "directories"))
+		unwatched := "some directories"
+		if done {
+			unwatched = plural(w.missed, "directory", "directories")
+		}
+		p = fmt.Sprintf("%s: %s not watched; new logs there are found by the rescans", w.missedWhy, unwatched)
 		if w.fsw == nil {
 			p = w.missedWhy + ": no directory is watched until the daemon starts again; new logs are found by the rescans"
 		}
@@ -514,7 +519,7 @@ func (w *Watcher) fullScan() {
 	}
 	w.full = true
 	if w.emit == nil {
-		w.tellProblem()
+		w.tellProblem(true)
 	}
 }
 
