@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -410,7 +411,10 @@ func TestShowNamesTheModelsOfTheMainLane(t *testing.T) {
 	h.write("projects/-w-syn/"+sid+".jsonl", lines...)
 	h.must("scan")
 	sum := h.show(sid)
-	if len(sum.Lanes) != 1 || sum.Lanes[0].ID != "main" || sum.Lanes[0].Model != "claude-zeta-2, claude-eta-1" {
+	// In JSON the lane's model field stays the map's (none), and its
+	// requests' models are a list of their own.
+	if len(sum.Lanes) != 1 || sum.Lanes[0].ID != "main" || sum.Lanes[0].Model != "" ||
+		!slices.Equal(sum.Lanes[0].Models, []string{"claude-zeta-2", "claude-eta-1"}) {
 		t.Errorf("show --json lanes: %+v", sum.Lanes)
 	}
 	out, _ := h.must("show", sid)

@@ -171,22 +171,22 @@ func keyOf(id string) string {
 
 // summary is what `agentmap show` prints of a map.
 type summary struct {
-	ID         string          `json:"id"`
-	Agent      string          `json:"agentTool"`
-	Path       string          `json:"path"`
-	Live       bool            `json:"live,omitempty"`
-	Start      string          `json:"startedAt,omitempty"`
-	DurationMs int64           `json:"durationMs"`
-	Models     []string        `json:"models,omitempty"`
-	PathMode   string          `json:"pathMode"`
-	Outcome    string          `json:"outcome"`
-	Truncated  bool            `json:"truncated,omitempty"`
-	Repos      []string        `json:"repos,omitempty"`
-	Totals     mapfile.Totals  `json:"totals"`
-	Tasks      int             `json:"tasks"`
-	Lanes      []mapfile.Agent `json:"lanes"`
-	Files      []fileTouch     `json:"filesMostTouched"`
-	Errors     []errorCount    `json:"errorsByClass"`
+	ID         string         `json:"id"`
+	Agent      string         `json:"agentTool"`
+	Path       string         `json:"path"`
+	Live       bool           `json:"live,omitempty"`
+	Start      string         `json:"startedAt,omitempty"`
+	DurationMs int64          `json:"durationMs"`
+	Models     []string       `json:"models,omitempty"`
+	PathMode   string         `json:"pathMode"`
+	Outcome    string         `json:"outcome"`
+	Truncated  bool           `json:"truncated,omitempty"`
+	Repos      []string       `json:"repos,omitempty"`
+	Totals     mapfile.Totals `json:"totals"`
+	Tasks      int            `json:"tasks"`
+	Lanes      []showLane     `json:"lanes"`
+	Files      []fileTouch    `json:"filesMostTouched"`
+	Errors     []errorCount   `json:"errorsByClass"`
 	// Unpriced names the models whose tokens have no price: the costs
 	// leave them out and say "unpriced".
 	Unpriced []string `json:"unpriced,omitempty"`
@@ -310,18 +310,32 @@ func summarize(m *mapfile.Map, top int) summary {
 		return s.Errors[i].Class < s.Errors[j].Class
 	})
 	if s.Lanes == nil {
-		s.Lanes = []mapfile.Agent{}
+		s.Lanes = []showLane{}
 	}
 	return s
 }
 
-// laneModels is the map's lanes, each with its model: the lane's own
-// model field, else the distinct models of its requests in the order of
-// their first use, comma-separated (the report's lanes say the same). A
-// map names no model for its main agent, which may switch models; "-"
-// would read as none. The map's own lanes are left as they are.
-func laneModels(m *mapfile.Map) []mapfile.Agent {
-	lanes := slices.Clone(m.Agents)
+// showLane is a map's lane as show gives it: the map's agent record (its
+// model field as the map has it), and the models its requests used.
+type showLane struct {
+	mapfile.Agent
+	// Models are the distinct models of the lane's requests, in the order
+	// of their first use: a map names no model for its main agent, which
+	// may switch models, and "-" would read as none.
+	Models []string `json:"models,omitempty"`
+}
+
+// model is what the lanes table says of a lane's model: its own, else the
+// models its requests used (the report's lanes say the same).
+func (l showLane) model() string {
+	if l.Model != "" {
+		return l.Model
+	}
+	return strings.Join(l.Models, ", ")
+}
+
+// laneModels is the map's lanes, each with the models its requests used.
+func laneModels(m *mapfile.Map) []showLane {
 	used := map[string][]string{}
 	for i := range m.Events {
 		e := &m.Events[i]
@@ -329,10 +343,9 @@ func laneModels(m *mapfile.Map) []mapfile.Agent {
 			used[e.Lane()] = append(used[e.Lane()], e.Model)
 		}
 	}
-	for i := range lanes {
-		if lanes[i].Model == "" {
-			lanes[i].Model = strings.Join(used[lanes[i].ID], ", ")
-		}
+	lanes := make([]showLane, len(m.Agents))
+	for i, a := range m.Agents {
+		lanes[i] = showLane{Agent: a, Models: used[a.ID]}
 	}
 	return lanes
 }
@@ -423,7 +436,7 @@ func writeSummary(w io.Writer, s summary) {
 			case a.Tokens == 0 && a.Requests == 0:
 				tokens, cost = "-", "-" // no model request in the lane (a Cursor subagent's), as its cost says
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", a.ID, dash(a.Kind), dash(a.SubagentType), dash(a.Model),
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", a.ID, dash(a.Kind), dash(a.SubagentType), dash(a.model()),
 				a.Calls, a.Requests, tokens, cost, dash(a.Outcome))
 		}
 		tw.Flush()

@@ -122,10 +122,10 @@ func TestShowOfADamagedMap(t *testing.T) {
 // "-"; one whose requests recorded no usage says so.
 func TestShowLaneWithoutRequests(t *testing.T) {
 	var b strings.Builder
-	writeSummary(&b, summary{ID: "x", Lanes: []mapfile.Agent{
-		{ID: "main", Requests: 3, Tokens: 1200, Cost: 0.01},
-		{ID: "sa-1", Kind: "subagent", Calls: 2},
-		{ID: "sa-2", Kind: "subagent", Requests: 1},
+	writeSummary(&b, summary{ID: "x", Lanes: []showLane{
+		{Agent: mapfile.Agent{ID: "main", Requests: 3, Tokens: 1200, Cost: 0.01}},
+		{Agent: mapfile.Agent{ID: "sa-1", Kind: "subagent", Calls: 2}},
+		{Agent: mapfile.Agent{ID: "sa-2", Kind: "subagent", Requests: 1}},
 	}, laneNoUsage: map[string]int{"sa-2": 1}})
 	seen := 0
 	for _, l := range strings.Split(b.String(), "\n") {
