@@ -133,7 +133,8 @@ func (pl *buildPlan) readInputList(name string, null bool, stderr io.Writer) err
 // before the subagent files in the directory named after it). Symbolic
 // links to directories are not followed, as the daemon does not: no walk
 // loops. A file is taken when its name is one an agent gives its logs
-// (logName), and the others are counted (sayLeftOut); one taken that
+// (logName), and the others that may be logs are counted (maybeLog,
+// sayLeftOut); one taken that
 // turns out to be no agent's log is counted, not an error. A directory
 // that cannot be read is.
 func (pl *buildPlan) walk(dir string, stderr io.Writer) {
@@ -157,7 +158,7 @@ func (pl *buildPlan) walk(dir string, stderr io.Writer) {
 			// in pieces may have taken the queue and its table since.)
 			pl.queue = append(pl.queue, queued{path: pl.addIn(pl.dir(prefix), e.Name()), walked: true})
 			pl.added()
-		case !sidecar(e.Name(), entries):
+		case maybeLog(e.Name()) && !sidecar(e.Name(), entries):
 			pl.unnamed++
 		}
 	}
@@ -187,6 +188,20 @@ func logName(dir, name string) bool {
 		return true
 	case name == "opencode.db", strings.HasPrefix(name, "opencode-") && strings.HasSuffix(name, ".db"):
 		return true
+	}
+	return false
+}
+
+// maybeLog says whether a file a walk leaves out by its name is of a kind
+// an agent's log is (lines, a compressed rollout, a database): a copy of
+// logs renamed. Those are counted (sayLeftOut); text files, settings and
+// the tool outputs Claude Code keeps beside its transcripts are no logs,
+// and advice to build them would fail.
+func maybeLog(name string) bool {
+	for _, ext := range []string{".jsonl", ".zst", ".vscdb", ".db", ".sqlite"} {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
 	}
 	return false
 }

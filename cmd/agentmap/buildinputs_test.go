@@ -29,6 +29,10 @@ func inputsLayout(t *testing.T) (string, []string) {
 	put("projects/-home-dev-proj/empty.jsonl", nil)
 	put("settings.json", []byte(`{"CANARY-SETTING": true}`))
 	put("notes.txt", []byte("CANARY-NOTES\n"))
+	// A log renamed by whoever copied it, and a database likewise (what
+	// the walk cannot take by its name, and counts).
+	put("projects/-home-dev-proj/transcript-copy.zst", []byte("x"))
+	put("work__store.db", []byte("x"))
 	return dir, logs
 }
 
@@ -79,11 +83,12 @@ func TestBuildInputsListAndDirectory(t *testing.T) {
 	if !strings.Contains(stderr, "2 files found in the directories are logs of no agent: skipped") {
 		t.Errorf("the walk does not say what it skipped: %q", stderr)
 	}
-	// The files a walk leaves out by their names are counted, in one
-	// line, none named: settings.json, notes.txt and the two .golden
-	// files of the subagents' fixture; a subagent's meta.json is read
-	// with its log, not left out.
-	if !strings.Contains(stderr, "agentmap build: 4 files found in the directories left out: their names are none an agent gives its logs (give such a file as an argument to build it)\n") {
+	// The files a walk leaves out by their names that may be logs (of
+	// their kinds: lines, compressed, databases) are counted, in one line,
+	// none named; settings.json, notes.txt and the .golden files of the
+	// subagents' fixture are no logs, and a subagent's meta.json is read
+	// with its log.
+	if !strings.Contains(stderr, "agentmap build: 2 files found in the directories left out: their names are none an agent gives its logs (give such a file as an argument to build it)\n") {
 		t.Errorf("the walk does not say what it left out by name: %q", stderr)
 	}
 	if strings.Contains(stderr, "CANARY") || strings.Contains(stderr, "settings.json") || strings.Contains(stderr, "notes.txt") {
@@ -91,8 +96,8 @@ func TestBuildInputsListAndDirectory(t *testing.T) {
 	}
 	got, stderr = built(t, filepath.Join(dir, "projects"), filepath.Join(dir, "sessions", "2025"))
 	sameMaps(t, "subdirectories", got, want)
-	if !strings.Contains(stderr, "agentmap build: 2 files found in the directories left out") {
-		t.Errorf("the walk of subdirectories does not count the .golden files it left out: %q", stderr)
+	if !strings.Contains(stderr, "agentmap build: 1 file found in the directories left out: its name is") {
+		t.Errorf("the walk of subdirectories does not count the renamed log it left out (and only it): %q", stderr)
 	}
 
 	list := filepath.Join(t.TempDir(), "list")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/internal/regular"
 	"github.com/agentmap/agentmap/packaging"
 	"github.com/agentmap/agentmap/state/datadir"
 	"github.com/agentmap/agentmap/watchers"
@@ -321,7 +322,7 @@ func cleanupCheck(files []string, enabled bool) check {
 // readCleanupDays reads one settings file's cleanupPeriodDays; ok is false
 // when the file or the key is absent. Nothing else of the file is decoded.
 func readCleanupDays(path string) (days int, ok bool, err error) {
-	data, err := os.ReadFile(path)
+	data, err := regular.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, nil
 	}

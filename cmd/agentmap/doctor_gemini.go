@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/agentmap/agentmap/internal/regular"
 )
 
 // geminiSettings is Gemini CLI's user settings file: $GEMINI_CLI_HOME (its
@@ -41,7 +43,7 @@ func geminiCleanupCheck(path string, enabled bool) check {
 		} `json:"general"`
 	}
 	src := "the default"
-	switch data, err := os.ReadFile(path); {
+	switch data, err := regular.ReadFile(path); {
 	case errors.Is(err, fs.ErrNotExist):
 		if _, err := os.Stat(filepath.Dir(path)); errors.Is(err, fs.ErrNotExist) {
 			return check{levelInfo, topic, "Gemini CLI is not set up here (no " + filepath.Dir(path) + "); its chat cleanup is checked once it is"}

@@ -100,7 +100,10 @@ func mapFilesIn(dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if !d.IsDir() && (strings.HasSuffix(p, ".json.gz") || strings.HasSuffix(p, ".json")) {
+		// Regular files only: a named pipe met on the walk would hold
+		// validate for good (one named as an argument is read: it may be
+		// a process substitution).
+		if d.Type().IsRegular() && (strings.HasSuffix(p, ".json.gz") || strings.HasSuffix(p, ".json")) {
 			out = append(out, p)
 		}
 		return nil
