@@ -234,13 +234,13 @@ func sortedKeys(m map[string]int) []string {
 	return ks
 }
 
-// fileLabel names a file across sessions: its repository's name and its
-// path joined by a NUL (repoSep), which no name or path holds, so that the
-// script splits them back exactly (a ": " may be in either); the path alone
-// outside any repository.
 // repoSep joins a repository's name and a path in a file's label.
 const repoSep = "\x00"
 
+// fileLabel names a file across sessions: its repository's name and its
+// path joined by a NUL (repoSep), which no directory's name or path on
+// disk holds, so that the script splits them back exactly (a ": " may be
+// in either); the path alone outside any repository.
 func fileLabel(m *Map, repoID, p string) string {
 	for _, r := range m.Repos {
 		if r.ID == repoID && r.Name != "" {
