@@ -15,6 +15,8 @@ import (
 	"github.com/agentmap/agentmap/export/agentscope"
 	"github.com/agentmap/agentmap/export/mapfile"
 	"github.com/agentmap/agentmap/state/durable"
+
+	"github.com/agentmap/agentmap/internal/regular"
 )
 
 // Scheduled exports are named agentmap-<stamp><ext>, the stamp in UTC to
@@ -159,7 +161,7 @@ func (b Batch) Write(sel Selection, files []string, bad func(string, error)) (Ba
 // readHashed reads a map file and the SHA-256 (hex) of its bytes, as a
 // flush records it for the file it wrote.
 func readHashed(file string) (*mapfile.Doc, string, error) {
-	f, err := os.Open(file)
+	f, err := regular.Open(file)
 	if err != nil {
 		return nil, "", err
 	}

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/agentmap/agentmap/export/mapfile"
+
+	"github.com/agentmap/agentmap/internal/regular"
 )
 
 // Map is a decoded agentplay/v1 map, the view the exporters read too.
@@ -194,7 +196,9 @@ func (s Files) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
 	return decodeAll(ctx, f, s.skipOthers, func(emit func(name string, open func() (io.ReadCloser, error)) bool) error {
 		for _, rel := range s.Paths {
 			p := filepath.Join(s.Root, rel)
-			if !emit(p, func() (io.ReadCloser, error) { return os.Open(p) }) {
+			// A walk's files and a store's are maps: a named pipe among
+			// them is an error, not a wait (one named as --maps is read).
+			if !emit(p, func() (io.ReadCloser, error) { return regular.Open(p) }) {
 				return nil
 			}
 		}

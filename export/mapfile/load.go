@@ -8,13 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/builder/prices"
 	"github.com/agentmap/agentmap/state/mapstore"
+
+	"github.com/agentmap/agentmap/internal/regular"
 )
 
 // MaxMapBytes bounds an inflated map. A map holds at most 20,000 events of a
@@ -36,9 +37,10 @@ type Doc struct {
 // ErrNotMap means the input decodes as JSON but is not an agentplay/v1 map.
 var ErrNotMap = errors.New("not an agentplay/v1 session map")
 
-// ReadFile loads a map file (.json.gz or plain .json).
+// ReadFile loads a map file (.json.gz or plain .json) of a store: a named
+// pipe or a device put in its place is an error, not a wait.
 func ReadFile(path string) (*Doc, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}
