@@ -123,6 +123,7 @@ type Watcher struct {
 	missed     int
 	missedWhy  string
 	missedRank int
+	logged     string // the reason the log last gave, "" when none
 	problem    atomic.Pointer[string]
 	notifyErr  error
 	fsw        *fsnotify.Watcher
@@ -266,10 +267,14 @@ func (w *Watcher) tellProblem(done bool) {
 			p = w.missedWhy + ": no directory is watched until the daemon starts again; new logs are found by the rescans"
 		}
 	}
-	old := w.Problem()
-	if limit, _, _ := strings.Cut(p, ":"); p != "" && !strings.HasPrefix(old, limit) {
+	// Logged once a walk is done, when its reason is not the one logged
+	// last (the count a walk half done has is no count to give).
+	switch {
+	case done && p != "" && w.missedWhy != w.logged:
+		w.logged = w.missedWhy
 		w.log.Warn("file notifications limited; relying on rescans", "why", w.missedWhy, "unwatched", w.missed)
-	} else if p == "" && old != "" {
+	case done && p == "" && w.logged != "":
+		w.logged = ""
 		w.log.Info("file notifications cover every directory followed again")
 	}
 	w.problem.Store(&p)

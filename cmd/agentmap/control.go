@@ -38,6 +38,28 @@ func addOpsFlags(fl *flag.FlagSet) opsFlags {
 // run and scan, applies the same rule (runOverrides.apply).
 func (o opsFlags) resolve(what string, stderr io.Writer) (string, int) {
 	if *o.dataDir != "" {
+		// A --config given beside it is read all the same, and what is
+		// wrong with it said as without --data-dir: one missing or
+		// unreadable is an error, one with problems a warning (the
+		// command may use more of it than its data_dir, and a mistyped
+		// name must not pass in silence).
+		if *o.config != "" {
+			var said bytes.Buffer
+			if _, code := loadConfig(*o.config, what, &said); code != exitOK {
+				_, missing := missingConfig(*o.config)
+				_, ok, probs := config.DataDirOf(*o.config)
+				if missing || !ok || probs == nil {
+					// Not there, not a file, not TOML: loadConfig said which.
+					stderr.Write(said.Bytes())
+					return "", code
+				}
+				list := config.Problems(probs)
+				for _, p := range list {
+					fmt.Fprintln(stderr, p.Error())
+				}
+				fmt.Fprintf(stderr, "agentmap %s: warning: %s has %d problem(s) (agentmap config check)\n", what, *o.config, len(list))
+			}
+		}
 		// Checked as a config's data_dir is: export writes its key there.
 		if err := daemon.SafeDataDir(*o.dataDir); err != nil {
 			fmt.Fprintf(stderr, "agentmap %s: --data-dir: %v\n", what, err)

@@ -55,6 +55,9 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		newest = b.newestMap()
 	}
 	if *asJSON {
+		if st.Agents == nil {
+			st.Agents = []daemon.AgentStatus{} // a list, if empty, as scripts index it
+		}
 		out := struct {
 			Service string `json:"service,omitempty"`
 			Running bool   `json:"running"`

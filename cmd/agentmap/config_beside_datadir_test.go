@@ -1,0 +1,35 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A --config given beside --data-dir is read all the same: one that is
+// not there is an error, as without --data-dir (a mistyped name passed in
+// silence), and one with problems a warning before the command's output.
+func TestConfigBesideDataDirIsRead(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	os.Mkdir(data, 0o700)
+	bad := filepath.Join(dir, "bad.toml")
+	os.WriteFile(bad, []byte("[flush]\nidle = \"bogus\"\n"), 0o600)
+	good := filepath.Join(dir, "good.toml")
+	os.WriteFile(good, []byte("[flush]\nidle = \"10m\"\n"), 0o600)
+	for _, cmd := range []string{"list", "usage", "status"} {
+		code, _, stderr := run(t, cmd, "--config", filepath.Join(dir, "missing.toml"), "--data-dir", data)
+		if code != exitFailure || !strings.Contains(stderr, "no config file at "+filepath.Join(dir, "missing.toml")) {
+			t.Errorf("%s with a missing --config: exit %d, %q", cmd, code, stderr)
+		}
+		code, _, stderr = run(t, cmd, "--config", bad, "--data-dir", data)
+		if code != exitOK || !strings.Contains(stderr, "bad.toml:2: flush.idle") || !strings.Contains(stderr, "warning: "+bad+" has 1 problem(s)") {
+			t.Errorf("%s with a --config with problems: exit %d, %q", cmd, code, stderr)
+		}
+		code, _, stderr = run(t, cmd, "--config", good, "--data-dir", data)
+		if code != exitOK || strings.Contains(stderr, "config") {
+			t.Errorf("%s with a good --config: exit %d, %q", cmd, code, stderr)
+		}
+	}
+}
