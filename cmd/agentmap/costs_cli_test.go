@@ -305,6 +305,9 @@ func TestListJSONCountsRequestsWithoutUsage(t *testing.T) {
 	check("list --json", out)
 	if sum := h.show(some); sum.NoUsage != 1 || sum.Totals.Requests != 2 {
 		t.Fatalf("show of the session with some usage: %d of %d requests without usage", sum.NoUsage, sum.Totals.Requests)
+	} else if len(sum.Lanes) == 0 || sum.Lanes[0].NoUsage != 1 {
+		// and its lane says it too, in the same words
+		t.Errorf("show --json's main lane: %+v, want requestsWithoutUsage 1", sum.Lanes)
 	}
 	copied := filepath.Join(t.TempDir(), "data")
 	if err := os.CopyFS(filepath.Join(copied, "maps"), os.DirFS(filepath.Join(h.data, "maps"))); err != nil {

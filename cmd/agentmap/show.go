@@ -265,6 +265,9 @@ func summarize(m *mapfile.Map, top int) summary {
 			s.Fast = append(s.Fast, f)
 		}
 	}
+	for i := range s.Lanes {
+		s.Lanes[i].NoUsage = s.laneNoUsage[s.Lanes[i].ID]
+	}
 	repoName := map[string]string{}
 	for _, r := range m.Repos {
 		s.Repos = append(s.Repos, r.Name)
@@ -323,6 +326,10 @@ type showLane struct {
 	// of their first use: a map names no model for its main agent, which
 	// may switch models, and "-" would read as none.
 	Models []string `json:"models,omitempty"`
+	// NoUsage counts the lane's requests that recorded no token usage, as
+	// the session's requestsWithoutUsage does: a lane of "tokens": 0 with
+	// requests is then usage not recorded, not free.
+	NoUsage int `json:"requestsWithoutUsage,omitempty"`
 }
 
 // model is what the lanes table says of a lane's model: its own, else the
