@@ -196,8 +196,8 @@ func (s Files) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
 	return decodeAll(ctx, f, s.skipOthers, func(emit func(name string, open func() (io.ReadCloser, error)) bool) error {
 		for _, rel := range s.Paths {
 			p := filepath.Join(s.Root, rel)
-			// A walk's files and a store's are maps: a named pipe among
-			// them is an error, not a wait (one named as --maps is read).
+			// A walk's files, a store's and one named as --maps are read
+			// as maps: a named pipe among them is an error, not a wait.
 			if !emit(p, func() (io.ReadCloser, error) { return regular.Open(p) }) {
 				return nil
 			}

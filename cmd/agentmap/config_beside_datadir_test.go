@@ -16,6 +16,10 @@ func TestConfigBesideDataDirIsRead(t *testing.T) {
 	os.Mkdir(data, 0o700)
 	bad := filepath.Join(dir, "bad.toml")
 	os.WriteFile(bad, []byte("[flush]\nidle = \"bogus\"\n"), 0o600)
+	// A data_dir of its own that is a problem (relative) is a warning
+	// too: --data-dir decides where to read.
+	relDir := filepath.Join(dir, "rel.toml")
+	os.WriteFile(relDir, []byte("data_dir = \"rel\"\n"), 0o600)
 	good := filepath.Join(dir, "good.toml")
 	os.WriteFile(good, []byte("[flush]\nidle = \"10m\"\n"), 0o600)
 	for _, cmd := range []string{"list", "usage", "status"} {
@@ -26,6 +30,10 @@ func TestConfigBesideDataDirIsRead(t *testing.T) {
 		code, _, stderr = run(t, cmd, "--config", bad, "--data-dir", data)
 		if code != exitOK || !strings.Contains(stderr, "bad.toml:2: flush.idle") || !strings.Contains(stderr, "warning: "+bad+" has 1 problem(s)") {
 			t.Errorf("%s with a --config with problems: exit %d, %q", cmd, code, stderr)
+		}
+		code, _, stderr = run(t, cmd, "--config", relDir, "--data-dir", data)
+		if code != exitOK || !strings.Contains(stderr, "warning: "+relDir+" has 1 problem(s)") {
+			t.Errorf("%s with a --config whose data_dir is a problem: exit %d, %q", cmd, code, stderr)
 		}
 		code, _, stderr = run(t, cmd, "--config", good, "--data-dir", data)
 		if code != exitOK || strings.Contains(stderr, "config") {

@@ -44,20 +44,8 @@ func (o opsFlags) resolve(what string, stderr io.Writer) (string, int) {
 		// command may use more of it than its data_dir, and a mistyped
 		// name must not pass in silence).
 		if *o.config != "" {
-			var said bytes.Buffer
-			if _, code := loadConfig(*o.config, what, &said); code != exitOK {
-				_, missing := missingConfig(*o.config)
-				_, ok, probs := config.DataDirOf(*o.config)
-				if missing || !ok || probs == nil {
-					// Not there, not a file, not TOML: loadConfig said which.
-					stderr.Write(said.Bytes())
-					return "", code
-				}
-				list := config.Problems(probs)
-				for _, p := range list {
-					fmt.Fprintln(stderr, p.Error())
-				}
-				fmt.Fprintf(stderr, "agentmap %s: warning: %s has %d problem(s) (agentmap config check)\n", what, *o.config, len(list))
+			if code := o.configBeside(what, stderr); code != exitOK {
+				return "", code
 			}
 		}
 		// Checked as a config's data_dir is: export writes its key there.
@@ -110,6 +98,37 @@ func dataDirDespiteProblems(flagValue, what string, stderr io.Writer) (string, b
 	}
 	fmt.Fprintf(stderr, "agentmap %s: warning: %s has %d problem(s) (agentmap config check); reading the data directory it names, %s\n", what, path, len(list), dir)
 	return dir, true
+}
+
+// configBeside reads a --config given beside --data-dir, to say what is
+// wrong with it: a file not there, not readable or not a regular file is
+// an error, as without --data-dir (a mistyped name must not pass in
+// silence); problems in it a warning, its data_dir's too, since
+// --data-dir decides. The path is the one loadConfig reads (~ expanded).
+func (o opsFlags) configBeside(what string, stderr io.Writer) int {
+	path, err := config.Path(*o.config)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", what, err)
+		return exitFailure
+	}
+	if _, missing := missingConfig(*o.config); missing {
+		fmt.Fprintf(stderr, "agentmap %s: %s\n", what, noConfigFile(path))
+		return exitFailure
+	}
+	_, err = config.Load(path)
+	if err == nil {
+		return exitOK
+	}
+	list := config.Problems(err)
+	if len(list) == 0 {
+		fmt.Fprintf(stderr, "agentmap %s: %v\n", what, err) // not readable, not a regular file
+		return exitFailure
+	}
+	for _, p := range list {
+		fmt.Fprintln(stderr, p.Error())
+	}
+	fmt.Fprintf(stderr, "agentmap %s: warning: %s has %d problem(s) (agentmap config check); --data-dir decides where to read\n", what, path, len(list))
+	return exitOK
 }
 
 // givenDirMissing reports, having said so, that the data directory named

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder/prices"
 	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/internal/regular"
 	"github.com/agentmap/agentmap/watchers"
 )
 
@@ -149,11 +150,16 @@ func spawnedIn(root string, all, listed []daemon.Entry) map[string]string {
 // start of its file: "agents" is the first key of a map, as keys are
 // sorted. A map that does not start so, or cannot be read, has none here.
 func subagentLanes(path string) []string {
-	f, err := os.Open(path)
+	f, err := regular.Open(path) // a named pipe in a map's place is no wait
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
+	return lanesOf(f)
+}
+
+// lanesOf reads the subagent lanes from an open map file.
+func lanesOf(f *os.File) []string {
 	br := bufio.NewReader(f)
 	var r io.Reader = br
 	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
