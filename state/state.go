@@ -20,6 +20,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/internal/regular"
 )
 
 // ErrLocked means another process holds the database: a daemon is running.
@@ -127,22 +128,7 @@ func notAFile(path string) error {
 	if err != nil || fi.Mode().IsRegular() {
 		return nil // missing (made), or the open says what is wrong
 	}
-	return fmt.Errorf("open state %s: %w: it is a %s; agentmap does not move or remove what it did not write: move it out of the way yourself and start again", path, ErrNotAFile, fileKind(fi.Mode()))
-}
-
-// fileKind names the kind of a file that is not a regular one.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
+	return fmt.Errorf("open state %s: %w: it is a %s; agentmap does not move or remove what it did not write: move it out of the way yourself and start again", path, ErrNotAFile, regular.Kind(fi.Mode()))
 }
 
 // errEmptyFile is what a state database of no bytes is said to be.
