@@ -75,14 +75,7 @@ func TestSinkStatusBeforeTheDaemonStartedWithIt(t *testing.T) {
 // send waits for the next scan or the daemon's start: with no daemon
 // running, status says so, not that it is being retried.
 func TestSinkStatusAfterAScanThatCouldNotSend(t *testing.T) {
-	home := privateHome(t)
-	proj := filepath.Join(home, "logs", "projects", "-w-api")
-	os.MkdirAll(proj, 0o700)
-	log, err := os.ReadFile(fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(proj, "session.jsonl"), log, 0o600)
+	home := homeWithASession(t)
 	cfg := writeConfig(t, filepath.Join(home, "data"), nowhereSink)
 	if code, _, errb := run(t, "scan", "--config", cfg, "--root", "claude="+filepath.Join(home, "logs")); code != exitOK {
 		t.Fatalf("scan: exit %d\n%s", code, errb)
@@ -138,14 +131,7 @@ func TestSinkStatusAfterAScanThatCouldNotSend(t *testing.T) {
 // records; the state keeps nothing of them): --json leaves the count out
 // rather than say 0 after a scan that forgot the sessions it covers.
 func TestStatusWithoutADaemonLeavesExcludedOut(t *testing.T) {
-	home := privateHome(t)
-	proj := filepath.Join(home, "logs", "projects", "-w-api")
-	os.MkdirAll(proj, 0o700)
-	log, err := os.ReadFile(fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(proj, "session.jsonl"), log, 0o600)
+	home := homeWithASession(t)
 	root := "claude=" + filepath.Join(home, "logs")
 	data := filepath.Join(home, "data")
 	if code, _, errb := run(t, "scan", "--config", writeConfig(t, data, ""), "--root", root); code != exitOK {
@@ -163,4 +149,19 @@ func TestStatusWithoutADaemonLeavesExcludedOut(t *testing.T) {
 	if n, ok := st["excluded"]; ok {
 		t.Errorf("status --json without a daemon says excluded %v, which it cannot know", n)
 	}
+}
+
+// homeWithASession is a private home whose logs/ holds the fixture's
+// Claude Code session, as a root given with --root claude=HOME/logs.
+func homeWithASession(t *testing.T) string {
+	t.Helper()
+	home := privateHome(t)
+	proj := filepath.Join(home, "logs", "projects", "-w-api")
+	os.MkdirAll(proj, 0o700)
+	log, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(proj, "session.jsonl"), log, 0o600)
+	return home
 }
