@@ -57,10 +57,11 @@ func (b *build) clientTotals() {
 	// requests of that model carry (the smallest when several spellings
 	// are the same model), else the client's.
 	names := map[string]string{}
-	for _, n := range reqs {
-		key := sameModel(n.ev.Model)
-		if name, ok := names[key]; !ok || n.ev.Model < name {
-			names[key] = n.ev.Model
+	keys := make([]string, len(reqs)) // each request's sameModel, made once
+	for i, n := range reqs {
+		keys[i] = sameModel(n.ev.Model)
+		if name, ok := names[keys[i]]; !ok || n.ev.Model < name {
+			names[keys[i]] = n.ev.Model
 		}
 	}
 	main := b.laneIdx[""]
@@ -72,12 +73,11 @@ func (b *build) clientTotals() {
 		for k, i := range recs {
 			at := b.t(i)
 			seen := map[string]tokens{}
-			for _, n := range reqs {
+			for j, n := range reqs {
 				if b.timed && (n.ev.T < proc || n.ev.T > at) {
 					continue
 				}
-				key := sameModel(n.ev.Model)
-				seen[key] = seen[key].add(tokensOf(n.priced))
+				seen[keys[j]] = seen[keys[j]].add(tokensOf(n.priced))
 			}
 			total := map[string]tokens{}
 			for _, m := range b.in[i].Total.Models {
