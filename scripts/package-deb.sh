@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds dist/agentmap_<version>_<arch>.deb: the binary, its man pages,
 # completions and the systemd user unit (all made by the binary itself from
-# its command definitions), packaged by nfpm.
+# its command definitions), the licenses of the code it links, packaged by
+# nfpm. .ci/deb-check installs it and runs lintian over it.
 #
 #   scripts/package-deb.sh [GOARCH]      (default: the host's)
 #
@@ -23,6 +24,20 @@ fi
 rm -rf "$dist" && mkdir -p "$dist"
 CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build ${TRIMPATH--trimpath} \
   -ldflags "-s -w -X main.version=$version" -o "$dist/agentmap" ./cmd/agentmap
+# The licenses of the code it links, which the BSD and MIT licenses ask to
+# go with a binary.
+go run ./scripts/notices -os linux -arch "$arch" -o "$dist/third-party-licenses"
+# A native package's changelog.gz is in Debian's format: one entry for this
+# version, pointing to the project's own CHANGELOG.md, shipped beside it
+# (gzip -n: the bytes depend on the text alone).
+gzip -9n < CHANGELOG.md > "$dist/CHANGELOG.md.gz"
+{
+  echo "agentmap ($version) unstable; urgency=medium"
+  echo
+  echo "  * The changes of this version: /usr/share/doc/agentmap/CHANGELOG.md.gz."
+  echo
+  echo " -- agentmap maintainers <agentmap@users.noreply.github.com>  $(date -u -R -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}")"
+} | gzip -9n > "$dist/changelog.gz"
 # The files are made by a binary of the host (the target may not run here).
 go run -ldflags "-X main.version=$version" ./cmd/agentmap package-files --bin /usr/bin/agentmap "$dist/files" >/dev/null
 # Debian installs man pages compressed; -n leaves the name and time out, so

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Release archives: dist/release/agentmap_<version>_<os>_<arch>.tar.gz (zip
 # for Windows) for linux, darwin and windows on amd64 and arm64, each with
-# the binary, LICENSE, README.md, CHANGELOG.md, the man pages, the
+# the binary, LICENSE, THIRD_PARTY_LICENSES, README.md, CHANGELOG.md, the man pages, the
 # completions and, in docs/, the documents agentmap's messages name
 # (docs.Shipped); and SHA256SUMS over them. CI runs it.
 #
@@ -31,10 +31,20 @@ for t in "${targets[@]}"; do
   CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build ${TRIMPATH--trimpath} \
     -ldflags "-s -w -X main.version=$version" -o "$stage/$exe" ./cmd/agentmap
   cp LICENSE README.md CHANGELOG.md "$stage/"
+  # The licenses of the code the binary links (this platform's build).
+  go run ./scripts/notices -os "$os" -arch "$arch" -o "$stage/THIRD_PARTY_LICENSES"
   # Beside the binary, where its messages look for them (docs.Path).
   mkdir -p "$stage/docs"
   cp docs/team-database.md docs/team-database-grants.sql "$stage/docs/"
   cp -r "$files/man" "$files/completions" "$stage/"
+  if [ "$os" != windows ]; then
+    # Every file the Homebrew formula installs is in the archive (brew
+    # install would stop at the first missing one).
+    sed -n 's/=> "[^"]*"//; /\.install /p' packaging/homebrew/agentmap.rb.tmpl | grep -oE '"[^"]+"' | tr -d '"' |
+      while read -r f; do
+        compgen -G "$stage/$f" >/dev/null || { echo "release: the formula installs $f, which $name lacks" >&2; exit 1; }
+      done
+  fi
   if [ "$os" = windows ]; then
     (cd "$files/stage" && zip -qr "$OLDPWD/$out/$name.zip" "$name")
   else
