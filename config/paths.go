@@ -113,6 +113,15 @@ func (p platform) tilde(path string) string {
 	return path
 }
 
+// ServiceEnv names the environment variables that move what agentmap
+// follows (an agent's root) or where it keeps its files (XDG_DATA_HOME:
+// the data directory; XDG_CONFIG_HOME: the config file and Claude Code's
+// older root). A per-user service starts without the environment of the
+// shell that installed it: `agentmap install` carries those set there into
+// the service, and `doctor` says when they differ. (LOCALAPPDATA and
+// APPDATA, read on Windows, where there is no service, are not among them.)
+var ServiceEnv = []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME", "OPENCODE_DB", "XDG_CONFIG_HOME", "XDG_DATA_HOME"}
+
 func (p platform) env(name string) string {
 	if p.getenv == nil {
 		return ""

@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"context"
 	"html"
 	"os"
 	"regexp"
@@ -36,6 +37,45 @@ func InstalledConfig(s Spec) string {
 	return ""
 }
 
+// InstalledEnv is the environment the installed service is given (the
+// Environment= lines of this user's unit, else of the package's, or the
+// EnvironmentVariables of the LaunchAgent), with whether a service file
+// was read at all.
+func InstalledEnv(s Spec) (env map[string]string, installed bool) {
+	path, err := s.File()
+	if err != nil {
+		return nil, false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil && s.GOOS == "linux" {
+		b, err = os.ReadFile(PackagedUnitPath)
+	}
+	if err != nil {
+		return nil, false
+	}
+	env = map[string]string{}
+	if s.GOOS == "darwin" {
+		_, rest, ok := strings.Cut(string(b), "<key>EnvironmentVariables</key>")
+		if ok {
+			rest, _, _ = strings.Cut(rest, "</dict>")
+			for _, m := range plistPair.FindAllStringSubmatch(rest, -1) {
+				env[html.UnescapeString(m[1])] = html.UnescapeString(m[2])
+			}
+		}
+		return env, true
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if kv, ok := strings.CutPrefix(line, "Environment="); ok {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				env[k] = v
+			}
+		}
+	}
+	return env, true
+}
+
+var plistPair = regexp.MustCompile(`<key>([^<]*)</key>\s*<string>([^<]*)</string>`)
+
 // execStartArguments reads the quoted arguments of a unit's ExecStart line,
 // as the systemd template writes them ("…", with \" inside).
 func execStartArguments(unit string) []string {
@@ -70,3 +110,24 @@ func plistArguments(plist string) []string {
 }
 
 var plistString = regexp.MustCompile(`<string>([^<]*)</string>`)
+
+// ManagerEnv is the environment systemd's user manager gives every service
+// (systemctl --user show-environment: ~/.config/environment.d, set-environment),
+// nil where there is none to ask (macOS, no user manager). A value systemd
+// shows quoted ($'…') is left out: it cannot be compared as shown.
+func ManagerEnv(ctx context.Context, s Spec, run Runner) map[string]string {
+	if s.GOOS != "linux" {
+		return nil
+	}
+	out, err := run(ctx, "systemctl", "--user", "show-environment")
+	if err != nil {
+		return nil
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(v, "$'") {
+			env[k] = v
+		}
+	}
+	return env
+}

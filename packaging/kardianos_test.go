@@ -21,6 +21,8 @@ func TestKardianosWritesTheSameUnit(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	s := linuxSpec()
 	s.Home = home
+	// With the environment install carries, which kardianos writes too.
+	s.CarryEnv([]string{"CODEX_HOME", "XDG_DATA_HOME"}, func(k string) string { return "/srv/" + k })
 	svc, err := kardianos(s)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,9 @@ package packaging
 import (
 	_ "embed"
 	"errors"
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"github.com/kardianos/service"
 )
@@ -26,6 +28,7 @@ func ServiceConfig(s Spec) *service.Config {
 		Executable:       s.Binary,
 		Arguments:        s.Arguments(),
 		WorkingDirectory: s.DataDir,
+		EnvVars:          s.Env,
 		Option: service.KeyValue{
 			"UserService":   true,
 			"SystemdScript": unitTemplate,
@@ -59,7 +62,7 @@ func RenderUnit(s Spec) ([]byte, error) {
 		"LimitNOFILE":       "",
 		"Restart":           restartPolicy,
 		"SuccessExitStatus": "",
-		"EnvVars":           []string(nil),
+		"EnvVars":           envLines(s.Env, func(k, v string) string { return "Environment=" + k + "=" + v }),
 	}
 	return render(unitTemplate, data, systemdFuncs)
 }
@@ -80,7 +83,12 @@ func RenderPlist(s Spec) ([]byte, error) {
 		"SessionCreate":     "false",
 		"StandardOutPath":   filepath.Join(s.DataDir, c.Name+".out.log"),
 		"StandardErrorPath": filepath.Join(s.DataDir, c.Name+".err.log"),
-		"EnvVars":           []string(nil),
+		// Each entry is the variable's two lines, escaped, as kardianos
+		// writes them.
+		"EnvVars": envLines(s.Env, func(k, v string) string {
+			esc := launchdFuncs["html"]
+			return "\t\t<key>" + esc(k) + "</key>\n\t\t<string>" + esc(v) + "</string>"
+		}),
 	}
 	return render(plistTemplate, data, launchdFuncs)
 }
@@ -112,4 +120,14 @@ func PackagedUnit(bin string) ([]byte, error) {
 		return nil, errors.New("the unit template's first line changed")
 	}
 	return append([]byte(packaged), b[len(header):]...), nil
+}
+
+// envLines is the service file's lines for env, in the order of the names
+// (kardianos's order, so that both render the same bytes); nil for none.
+func envLines(env map[string]string, line func(k, v string) string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, line(k, env[k]))
+	}
+	return out
 }

@@ -35,6 +35,51 @@ type Spec struct {
 	// RuntimeDir is $XDG_RUNTIME_DIR, where a running systemd --user keeps
 	// its socket.
 	RuntimeDir string
+	// Env is the environment the service is given (Environment= lines,
+	// launchd's EnvironmentVariables): the variables that move the agents'
+	// roots or agentmap's directories, as set where install runs
+	// (CarryEnv), since a service starts without that shell's environment.
+	Env map[string]string
+}
+
+// CarryEnv gives the service the variables of names that getenv has set
+// (config.ServiceEnv, os.Getenv). It returns those it cannot carry: a
+// value a unit's Environment= line would change (white space, quotes, a
+// backslash, % or $, which systemd reads as quoting or specifiers), or one
+// with a control character; their directories are named in the config
+// file instead (agents.*.roots, data_dir).
+func (s *Spec) CarryEnv(names []string, getenv func(string) string) (left []string) {
+	for _, name := range names {
+		v := getenv(name)
+		if v == "" {
+			continue
+		}
+		if !s.canCarry(v) {
+			left = append(left, name)
+			continue
+		}
+		if s.Env == nil {
+			s.Env = map[string]string{}
+		}
+		s.Env[name] = v
+	}
+	return left
+}
+
+// canCarry reports whether the service file of the spec's OS holds v as
+// it is: a LaunchAgent's XML any text but control characters; a unit's
+// Environment= line no white space, quote, backslash, % or $ (kardianos's
+// systemd backend writes the line unquoted, as the unit here does).
+func (s Spec) canCarry(v string) bool {
+	for _, r := range v {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+		if s.GOOS != "darwin" && (r == ' ' || strings.ContainsRune("\"'\\%$", r)) {
+			return false
+		}
+	}
+	return true
 }
 
 // Current returns the Spec of this machine and user for the running binary.

@@ -65,6 +65,7 @@ func cmdInstall(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "agentmap install: %v\n", err)
 		return exitFailure
 	}
+	carryEnv(&spec, stdout, stderr, os.Getenv)
 	plan, err := packaging.InstallPlan(ctx, spec, packaging.ExecRunner)
 	if *dryRun && plan != nil {
 		// The plan is what was asked for; what would stop it is a warning.
