@@ -110,11 +110,13 @@ type CatchUp struct {
 	Running  bool      `json:"running"`
 	Done     int64     `json:"bytesDone"`
 	Total    int64     `json:"bytesTotal"`
+	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
 }
 
 type catchUp struct {
 	running  bool
+	started  time.Time // when it was sized: its rate so far tells the time left
 	finished time.Time
 	// done and total are the progress when it finished: the reads after
 	// it count on in progress, which status no longer shows as its own.
@@ -131,7 +133,7 @@ func (d *Daemon) startCatchUp(files []watchers.FileStat) {
 	for _, f := range files {
 		d.progress.total += d.unread(f)
 	}
-	d.catchUp.running = true
+	d.catchUp.running, d.catchUp.started = true, d.opt.Clock.Now()
 	d.publishNow()
 }
 
@@ -279,7 +281,7 @@ func (d *Daemon) publishNow() {
 		LongLines: tails.longLines(d.opt.MaxLine),
 		Reread:    d.rereadCount(), Rewrite: d.rewriteStatus(),
 		CatchUp: CatchUp{Running: d.catchUp.running, Done: d.progress.done, Total: d.progress.total,
-			Finished: d.catchUp.finished},
+			Started: d.catchUp.started, Finished: d.catchUp.finished},
 	}
 	if !d.catchUp.finished.IsZero() {
 		st.CatchUp.Done, st.CatchUp.Total = d.catchUp.done, d.catchUp.total

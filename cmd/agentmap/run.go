@@ -591,6 +591,10 @@ type progress struct {
 	// finish says how many, where the numbers would disagree unexplained.
 	seen  int
 	drawn bool
+	// started is the first update's time: the rate since tells the time
+	// left.
+	started time.Time
+	width   int // of the last bar drawn
 }
 
 func newProgress(w io.Writer) *progress {
@@ -606,6 +610,10 @@ func (p *progress) update(done, total int64, sessions int) {
 	defer p.mu.Unlock()
 	p.done, p.total, p.sessions = done, total, sessions
 	p.seen = max(p.seen, sessions)
+	if p.started.IsZero() {
+		p.started = time.Now()
+	}
+	left := timeLeft(time.Since(p.started), done, total)
 	pct := 100
 	if total > 0 {
 		pct = int(min(done, total) * 100 / total)
@@ -617,14 +625,26 @@ func (p *progress) update(done, total int64, sessions int) {
 		p.last = time.Now()
 		const width = 30
 		fill := pct * width / 100
-		fmt.Fprintf(p.w, "\rscan [%s%s] %3d%%  %s / %s  %s ",
-			strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, progressSize(done), progressSize(total), counted(sessions, "session"))
+		if left != "" {
+			left = "  " + left
+		}
+		line := fmt.Sprintf("scan [%s%s] %3d%%  %s / %s  %s%s ",
+			strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, progressSize(done), progressSize(total), counted(sessions, "session"), left)
+		// Padded to the last line drawn: a shorter estimate leaves none
+		// of the longer one behind (with spaces, which every console
+		// draws, where an erase sequence needs a VT one).
+		pad := max(p.width-len(line), 0)
+		p.width = len(line)
+		fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", pad))
 		p.drawn = true
 		return
 	}
 	if pct/10 != p.lastPct/10 {
 		p.lastPct = pct
-		fmt.Fprintf(p.w, "scan: %d%% (%s of %s, %s)\n", pct, progressSize(done), progressSize(total), counted(sessions, "session"))
+		if left != "" {
+			left = ", " + left
+		}
+		fmt.Fprintf(p.w, "scan: %d%% (%s of %s, %s%s)\n", pct, progressSize(done), progressSize(total), counted(sessions, "session"), left)
 	}
 }
 
