@@ -31,12 +31,14 @@ go run ./scripts/notices -os linux -arch "$arch" -o "$dist/third-party-licenses"
 # version, pointing to the project's own CHANGELOG.md, shipped beside it
 # (gzip -n: the bytes depend on the text alone).
 gzip -9n < CHANGELOG.md > "$dist/CHANGELOG.md.gz"
+# On a line of its own, so that a date that fails stops the script.
+changed=$(date -u -R -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}")
 {
   echo "agentmap ($version) unstable; urgency=medium"
   echo
   echo "  * The changes of this version: /usr/share/doc/agentmap/CHANGELOG.md.gz."
   echo
-  echo " -- agentmap maintainers <agentmap@users.noreply.github.com>  $(date -u -R -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}")"
+  echo " -- agentmap maintainers <agentmap@users.noreply.github.com>  $changed"
 } | gzip -9n > "$dist/changelog.gz"
 # The files are made by a binary of the host (the target may not run here).
 go run -ldflags "-X main.version=$version" ./cmd/agentmap package-files --bin /usr/bin/agentmap "$dist/files" >/dev/null

@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,19 +52,23 @@ func main() {
 	}
 }
 
-// module is one body of code linked into the binary and the folder its
-// license files are in.
+// module is one body of code linked into the binary: its path and
+// version as the binary's build information names them (go version -m),
+// the folder its files are in, and the folders of the packages the binary
+// takes from it, each of which may ship a license of its own (code a
+// module copied in, with its notice beside it: klauspost/compress's xxhash).
 type module struct {
 	Path, Version, Dir string
+	pkgDirs            []string
 }
 
 // linkedModules asks go list for the modules of pkg's dependencies on
-// goos/goarch (the
-// main module left out: its LICENSE ships beside the binary already), with
-// the standard library first.
+// goos/goarch, built as the releases are (CGO_ENABLED=0): the main module
+// left out (its own license goes with the binary already), the standard
+// library first.
 func linkedModules(pkg, goos, goarch string) ([]module, error) {
-	cmd := exec.Command("go", "list", "-deps", "-json=Standard,Module", pkg)
-	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch)
+	cmd := exec.Command("go", "list", "-deps", "-json=Dir,Standard,Module", pkg)
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	raw, err := cmd.Output()
@@ -71,10 +76,11 @@ func linkedModules(pkg, goos, goarch string) ([]module, error) {
 		return nil, fmt.Errorf("go list %s: %v: %s", pkg, err, strings.TrimSpace(stderr.String()))
 	}
 	std := false
-	seen := map[string]module{}
+	seen := map[string]*module{}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	for {
 		var p struct {
+			Dir      string
 			Standard bool
 			Module   *struct {
 				Path, Version, Dir string
@@ -87,20 +93,31 @@ func linkedModules(pkg, goos, goarch string) ([]module, error) {
 		} else if err != nil {
 			return nil, fmt.Errorf("go list %s: %v", pkg, err)
 		}
-		switch m := p.Module; {
+		m := p.Module
+		switch {
 		case p.Standard:
 			std = true
+			continue
 		case m == nil || m.Main:
-		case m.Replace != nil:
-			seen[m.Path] = module{Path: m.Path, Version: m.Replace.Version, Dir: m.Replace.Dir}
-		default:
-			seen[m.Path] = module{Path: m.Path, Version: m.Version, Dir: m.Dir}
+			continue
 		}
+		if seen[m.Path] == nil {
+			// A replaced module is named as the build information names
+			// it (its path and version, then => the replacement); its
+			// files are the replacement's.
+			dir := m.Dir
+			if m.Replace != nil {
+				dir = m.Replace.Dir
+			}
+			seen[m.Path] = &module{Path: m.Path, Version: m.Version, Dir: dir}
+		}
+		seen[m.Path].pkgDirs = append(seen[m.Path].pkgDirs, p.Dir)
 	}
 	var mods []module
 	if std {
 		// The toolchain go list ran (GOTOOLCHAIN may pick another than
-		// the one running this), which is the one that builds.
+		// the one running this), which is the one that builds. Its
+		// vendored golang.org/x packages are under the same license.
 		env, err := exec.Command("go", "env", "GOROOT", "GOVERSION").Output()
 		if err != nil {
 			return nil, fmt.Errorf("go env: %v", err)
@@ -113,7 +130,7 @@ func linkedModules(pkg, goos, goarch string) ([]module, error) {
 	}
 	rest := make([]module, 0, len(seen))
 	for _, m := range seen {
-		rest = append(rest, m)
+		rest = append(rest, *m)
 	}
 	slices.SortFunc(rest, func(a, b module) int { return strings.Compare(a.Path, b.Path) })
 	return append(mods, rest...), nil
@@ -121,28 +138,36 @@ func linkedModules(pkg, goos, goarch string) ([]module, error) {
 
 // licenseFile matches the names modules give their license texts (LICENSE,
 // LICENSE.md, LICENSE-SQLITE, COPYING, NOTICE, PATENTS) and the AUTHORS
-// file their copyright lines refer to ("The Go Authors").
+// file their copyright lines refer to ("The Go Authors"); never Go source
+// (license.go, notice_test.go).
 var licenseFile = regexp.MustCompile(`(?i)^(licen[cs]e|copying|notice|patents|authors)([-._].*)?$`)
 
+func isLicenseFile(name string) bool {
+	return licenseFile.MatchString(name) && !strings.HasSuffix(name, ".go")
+}
+
 // notices is the text: a heading per module, then each of its license
-// files under its name.
+// files under its name relative to the module (LICENSE,
+// zstd/internal/xxhash/LICENSE.txt).
 func notices(mods []module) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("The agentmap binary links the code below. Each part's license files\n" +
-		"follow it as it ships them. agentmap itself: the Apache License 2.0 (LICENSE).\n")
+		"follow it as it ships them. agentmap itself is under the Apache License 2.0.\n")
 	var missing []string
 	for _, m := range mods {
-		files, err := licenseFiles(m.Dir)
+		files, err := licenseFiles(m)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", m.Path, err)
 		}
-		if len(files) == 0 {
+		if len(files) == 0 || !slices.ContainsFunc(files, func(f string) bool { return !strings.Contains(f, "/") }) {
+			// A module's own license is at its top: one only in a
+			// folder is the notice of code it copied in.
 			missing = append(missing, m.Path)
 			continue
 		}
 		fmt.Fprintf(&b, "\n%s\n%s %s\n%s\n", strings.Repeat("=", 72), m.Path, m.Version, strings.Repeat("=", 72))
 		for _, f := range files {
-			text, err := os.ReadFile(filepath.Join(m.Dir, f))
+			text, err := os.ReadFile(filepath.Join(m.Dir, filepath.FromSlash(f)))
 			if err != nil {
 				return nil, fmt.Errorf("%s: %v", m.Path, err)
 			}
@@ -157,19 +182,46 @@ func notices(mods []module) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// licenseFiles lists the license files in a module's top folder, sorted.
-func licenseFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, e := range entries {
-		if e.Type().IsRegular() && licenseFile.MatchString(e.Name()) {
-			files = append(files, e.Name())
+// licenseFiles lists the license files of a module, relative to its folder
+// with slashes: those at its top, then those of every folder from a
+// linked package's up to the top, each once, sorted.
+func licenseFiles(m module) ([]string, error) {
+	set := map[string]bool{}
+	dirs := map[string]bool{m.Dir: true}
+	for _, d := range m.pkgDirs {
+		for rel, err := filepath.Rel(m.Dir, d); err == nil && rel != "." && !strings.HasPrefix(rel, ".."); rel = filepath.Dir(rel) {
+			dirs[filepath.Join(m.Dir, rel)] = true
 		}
 	}
+	for dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.Type().IsRegular() && isLicenseFile(e.Name()) {
+				rel, _ := filepath.Rel(m.Dir, filepath.Join(dir, e.Name()))
+				set[filepath.ToSlash(rel)] = true
+			}
+		}
+	}
+	files := slices.Sorted(maps.Keys(set))
+	// The top's first: the module's own license before those of code
+	// copied into it.
+	slices.SortStableFunc(files, func(a, b string) int {
+		return cmpBool(strings.Contains(a, "/"), strings.Contains(b, "/"))
+	})
 	return files, nil
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 func write(path string, text []byte) error {

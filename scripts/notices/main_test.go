@@ -40,9 +40,11 @@ func TestNoticesCoverEveryLinkedModule(t *testing.T) {
 			t.Errorf("no heading for %s %s", m.Path, m.Version)
 		}
 	}
-	// The texts themselves, not only the names: bbolt's MIT grant and the
-	// Go authors' BSD terms.
-	for _, want := range []string{"Permission is hereby granted, free of charge", "Redistributions of source code must retain", "Additional IP Rights Grant (Patents)"} {
+	// The texts themselves, not only the names: bbolt's MIT grant, the
+	// Go authors' BSD terms, and the MIT notice of the xxhash that
+	// klauspost/compress copied into a folder of its own.
+	for _, want := range []string{"Permission is hereby granted, free of charge", "Redistributions of source code must retain", "Additional IP Rights Grant (Patents)",
+		"--- zstd/internal/xxhash/LICENSE.txt ---", "Copyright (c) 2016 Caleb Spare"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the notices lack %q", want)
 		}
@@ -56,12 +58,16 @@ func TestModuleWithoutLicenseIsAnError(t *testing.T) {
 	os.WriteFile(filepath.Join(bare, "README.md"), []byte("no license here\n"), 0o644)
 	os.WriteFile(filepath.Join(licensed, "LICENSE-MIT"), []byte("MIT terms\n"), 0o644)
 	os.Mkdir(filepath.Join(licensed, "LICENSES"), 0o755) // a folder is no file
-	_, err := notices([]module{{Path: "example.com/licensed", Version: "v1.0.0", Dir: licensed}, {Path: "example.com/bare", Version: "v0.1.0", Dir: bare}})
+	// A license only in a sub-folder is code copied in, not the module's.
+	os.MkdirAll(filepath.Join(bare, "internal", "copied"), 0o755)
+	os.WriteFile(filepath.Join(bare, "internal", "copied", "LICENSE"), []byte("copied\n"), 0o644)
+	os.WriteFile(filepath.Join(licensed, "license.go"), []byte("package x\n"), 0o644) // source, not a license
+	_, err := notices([]module{{Path: "example.com/licensed", Version: "v1.0.0", Dir: licensed}, {Path: "example.com/bare", Version: "v0.1.0", Dir: bare, pkgDirs: []string{filepath.Join(bare, "internal", "copied")}}})
 	if err == nil || !strings.Contains(err.Error(), "example.com/bare") || strings.Contains(err.Error(), "example.com/licensed") {
 		t.Fatalf("err = %v, want one naming example.com/bare alone", err)
 	}
 	text, err := notices([]module{{Path: "example.com/licensed", Version: "v1.0.0", Dir: licensed}})
-	if err != nil || !strings.Contains(string(text), "--- LICENSE-MIT ---\n\nMIT terms\n") {
+	if err != nil || !strings.Contains(string(text), "--- LICENSE-MIT ---\n\nMIT terms\n") || strings.Contains(string(text), "license.go") {
 		t.Fatalf("err = %v, text:\n%s", err, text)
 	}
 }
