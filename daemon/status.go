@@ -107,11 +107,15 @@ type LoggedError struct {
 // CatchUp is the progress of the first full scan after start: on a first
 // run it reads the whole existing history.
 type CatchUp struct {
-	Running  bool      `json:"running"`
-	Done     int64     `json:"bytesDone"`
-	Total    int64     `json:"bytesTotal"`
-	Started  time.Time `json:"started,omitzero"`
-	Finished time.Time `json:"finished,omitzero"`
+	Running bool      `json:"running"`
+	Done    int64     `json:"bytesDone"`
+	Total   int64     `json:"bytesTotal"`
+	Started time.Time `json:"started,omitzero"`
+	// Elapsed is the time from Started to when Done was counted, on the
+	// daemon's monotonic clock: with Done, the rate of the catch-up, which
+	// a jump of the wall clock does not skew.
+	Elapsed  time.Duration `json:"elapsedNs,omitempty"`
+	Finished time.Time     `json:"finished,omitzero"`
 }
 
 type catchUp struct {
@@ -282,6 +286,9 @@ func (d *Daemon) publishNow() {
 		Reread:    d.rereadCount(), Rewrite: d.rewriteStatus(),
 		CatchUp: CatchUp{Running: d.catchUp.running, Done: d.progress.done, Total: d.progress.total,
 			Started: d.catchUp.started, Finished: d.catchUp.finished},
+	}
+	if d.catchUp.running && !d.catchUp.started.IsZero() {
+		st.CatchUp.Elapsed = now.Sub(d.catchUp.started)
 	}
 	if !d.catchUp.finished.IsZero() {
 		st.CatchUp.Done, st.CatchUp.Total = d.catchUp.done, d.catchUp.total

@@ -594,13 +594,16 @@ type progress struct {
 	// started is the first update's time: the rate since tells the time
 	// left.
 	started time.Time
-	width   int // of the last bar drawn
+	done0   int64   // done at the first update
+	fd      uintptr // of the terminal drawn on
+	width   int     // of the last bar drawn
 }
 
 func newProgress(w io.Writer) *progress {
 	p := &progress{w: w, lastPct: -10}
 	if fd, ok := fdOf(w); ok {
 		p.tty = isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
+		p.fd = fd
 	}
 	return p
 }
@@ -610,10 +613,13 @@ func (p *progress) update(done, total int64, sessions int) {
 	defer p.mu.Unlock()
 	p.done, p.total, p.sessions = done, total, sessions
 	p.seen = max(p.seen, sessions)
+	// The rate is that of the reads since the first update: what it
+	// counted already (a whole database, a first log) took no time seen
+	// here, and would make the first estimates too short.
 	if p.started.IsZero() {
-		p.started = time.Now()
+		p.started, p.done0 = time.Now(), done
 	}
-	left := timeLeft(time.Since(p.started), done, total)
+	left := timeLeft(time.Since(p.started), done-p.done0, total-p.done0)
 	pct := 100
 	if total > 0 {
 		pct = int(min(done, total) * 100 / total)
@@ -628,8 +634,19 @@ func (p *progress) update(done, total int64, sessions int) {
 		if left != "" {
 			left = "  " + left
 		}
-		line := fmt.Sprintf("scan [%s%s] %3d%%  %s / %s  %s%s ",
-			strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, progressSize(done), progressSize(total), counted(sessions, "session"), left)
+		bar := fmt.Sprintf("scan [%s%s] %3d%%  %s / %s  %s",
+			strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, progressSize(done), progressSize(total), counted(sessions, "session"))
+		// A line wider than the terminal would wrap, and every redraw
+		// (\r goes back to the start of the last row only) leave a row
+		// behind: the estimate goes first, then the line's end.
+		cols := termWidth(p.fd)
+		line := bar + left + " "
+		if cols > 0 && len(line) >= cols {
+			line = bar + " "
+			if len(line) >= cols {
+				line = line[:cols-1]
+			}
+		}
 		// Padded to the last line drawn: a shorter estimate leaves none
 		// of the longer one behind (with spaces, which every console
 		// draws, where an erase sequence needs a VT one).

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -105,9 +106,7 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 				pct = int(min(c.Done, c.Total) * 100 / c.Total)
 			}
 			left := ""
-			// The daemon's now, as it answered (its clock, not this one's).
-			now := st.Started.Add(st.Uptime)
-			if est := timeLeft(now.Sub(c.Started), c.Done, c.Total); est != "" && !c.Started.IsZero() {
+			if est := timeLeft(c.Elapsed, c.Done, c.Total); est != "" {
 				left = ", " + est
 			}
 			fmt.Fprintf(w, "catch-up:   %d%% (%s of %s of existing history read%s)\n", pct, mb(c.Done), mb(c.Total), left)
@@ -209,20 +208,22 @@ func roundDuration(d time.Duration) time.Duration { return d.Round(time.Second) 
 // timeLeft estimates the time a read of total bytes still takes, done of
 // them read in elapsed, at that rate: "about 3 min left", or "" while too
 // little is known (under 5 seconds, or 2% read) for the rate to mean much.
-// Rounded up and coarse (seconds to the 5, minutes, then hours and
+// Rounded up, and coarse (seconds by fives, then minutes, then hours and
 // minutes), as the rate of a catch-up moves with the sizes of the logs.
 func timeLeft(elapsed time.Duration, done, total int64) string {
 	if elapsed < 5*time.Second || done <= 0 || total <= done || done*50 < total {
 		return ""
 	}
 	left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
-	switch {
-	case left < time.Minute:
-		secs := (int(left.Seconds()) + 4) / 5 * 5
+	if secs := int(math.Ceil(left.Seconds()/5)) * 5; secs < 60 {
 		return fmt.Sprintf("about %d s left", max(secs, 5))
-	case left < time.Hour:
-		return fmt.Sprintf("about %d min left", int(left.Minutes()+0.5))
 	}
-	h := int(left.Hours())
-	return fmt.Sprintf("about %d h %d min left", h, int((left-time.Duration(h)*time.Hour).Minutes()+0.5))
+	mins := int(math.Ceil(left.Minutes()))
+	if mins < 60 {
+		return fmt.Sprintf("about %d min left", mins)
+	}
+	if mins%60 == 0 {
+		return fmt.Sprintf("about %d h left", mins/60)
+	}
+	return fmt.Sprintf("about %d h %d min left", mins/60, mins%60)
 }

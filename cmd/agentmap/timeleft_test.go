@@ -24,6 +24,11 @@ func TestTimeLeft(t *testing.T) {
 		{10 * time.Second, 99, 100, "about 5 s left"},
 		{30 * time.Second, 10, 100, "about 5 min left"}, // 270 s
 		{10 * time.Minute, 10, 100, "about 1 h 30 min left"},
+		// Rounded up, never to 60 of a unit.
+		{58 * time.Second, 50, 100, "about 1 min left"},
+		{59*time.Minute + 40*time.Second, 50, 100, "about 1 h left"},
+		{119*time.Minute + 40*time.Second, 50, 100, "about 2 h left"},
+		{61 * time.Minute, 50, 100, "about 1 h 1 min left"},
 	} {
 		if got := timeLeft(tc.elapsed, tc.done, tc.total); got != tc.want {
 			t.Errorf("timeLeft(%v, %d, %d) = %q, want %q", tc.elapsed, tc.done, tc.total, got, tc.want)
@@ -35,14 +40,17 @@ func TestTimeLeft(t *testing.T) {
 // reckoned on the daemon's clock as it answered.
 func TestStatusSaysTheCatchUpsTimeLeft(t *testing.T) {
 	started := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	// The wall clock says the catch-up started an hour after the daemon
+	// (it jumped): the rate is the daemon's own reckoning, on its
+	// monotonic clock.
 	st := daemon.Status{Started: started, Uptime: 40 * time.Second, DataDir: "/d",
-		CatchUp: daemon.CatchUp{Running: true, Done: 250e6, Total: 1000e6, Started: started.Add(20 * time.Second)}}
+		CatchUp: daemon.CatchUp{Running: true, Done: 250e6, Total: 1000e6, Started: started.Add(time.Hour), Elapsed: 20 * time.Second}}
 	var b bytes.Buffer
 	writeStatus(&b, "running", "running", true, st, false, time.Time{})
 	if want := "catch-up:   25% (250.0 MB of 1000.0 MB of existing history read, about 1 min left)\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("status lacks %q:\n%s", want, b.String())
 	}
-	st.Uptime = 22 * time.Second // two seconds in: no estimate yet
+	st.CatchUp.Elapsed = 2 * time.Second // two seconds in: no estimate yet
 	b.Reset()
 	writeStatus(&b, "running", "running", true, st, false, time.Time{})
 	if !strings.Contains(b.String(), "catch-up:   25% (250.0 MB of 1000.0 MB of existing history read)\n") {
@@ -60,6 +68,19 @@ func TestProgressSaysTheTimeLeft(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(lines) != 2 || lines[0] != "scan: 0% (0.0 kB of 100.0 MB, 0 sessions)" ||
 		!strings.HasPrefix(lines[1], "scan: 50% (50.0 MB of 100.0 MB, 3 sessions, about 1") || !strings.HasSuffix(lines[1], " s left)") {
+		t.Errorf("progress lines:\n%s", b.String())
+	}
+}
+
+// What the first update counted already took no time seen by the
+// progress: the rate is that of the reads after it.
+func TestProgressRateAfterTheFirstUpdate(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b)
+	p.update(30e6, 100e6, 1) // a whole database, counted at once
+	p.started = time.Now().Add(-8 * time.Second)
+	p.update(40e6, 100e6, 2) // 10 MB in 8 s: 48 s left, not 12
+	if !strings.Contains(b.String(), "scan: 40% (40.0 MB of 100.0 MB, 2 sessions, about 50 s left)") {
 		t.Errorf("progress lines:\n%s", b.String())
 	}
 }
