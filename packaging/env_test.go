@@ -1,6 +1,8 @@
 package packaging
 
 import (
+	"context"
+	"errors"
 	"maps"
 	"os"
 	"os/exec"
@@ -34,7 +36,7 @@ func TestCarryEnv(t *testing.T) {
 	if !strings.Contains(string(unit), "\nEnvironment=CODEX_HOME=/home/u/work/codex\n") || strings.Contains(string(unit), "CLAUDE") {
 		t.Errorf("unit:\n%s", unit)
 	}
-	for _, bad := range []string{`/a"b`, `/a\b`, "/a%hb", "/a$HOME", "/a'b", "/a\tb", "/a\nb"} {
+	for _, bad := range []string{`/a"b`, `/a\b`, "/a%hb", "/a$HOME", "/a'b", "/a\tb", "/a\nb", "/a\xffb"} {
 		s := linuxSpec()
 		if left := s.CarryEnv([]string{"CODEX_HOME"}, func(string) string { return bad }); len(left) != 1 || s.Env != nil {
 			t.Errorf("linux carries %q", bad)
@@ -128,5 +130,52 @@ func TestUnitWithEnvVerifies(t *testing.T) {
 	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+rt, "HOME="+dir, "SYSTEMD_LOG_LEVEL=notice")
 	if out, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(out), UnitName+".service") {
 		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
+
+// The environment of the installed service: the user manager's under the
+// unit's and its drop-ins', as systemctl shows them, quoting undone; the
+// unit file's own lines without a user manager to ask.
+func TestEnvironmentOfTheInstalledService(t *testing.T) {
+	home := t.TempDir()
+	s := Spec{GOOS: "linux", Home: home, Binary: "/opt/agentmap", DataDir: filepath.Join(home, "data")}
+	old := PackagedUnitPath
+	PackagedUnitPath = filepath.Join(home, "none")
+	defer func() { PackagedUnitPath = old }()
+	s.CarryEnv([]string{"CODEX_HOME"}, func(string) string { return "/srv/from-file" })
+	b, _ := Render(s)
+	path, _ := s.File()
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	os.WriteFile(path, b, 0o600)
+
+	answers := map[string]string{
+		"systemctl --user show-environment":                                     "HOME=/home/u\nXDG_DATA_HOME=$'/srv/my data & more'\nODD=$'\\q'\nCODEX_HOME=/srv/manager\n",
+		"systemctl --user show agentmap.service --property=Environment --value": `CODEX_HOME=/srv/unit "CLAUDE_CONFIG_DIR=/srv/a b" GEMINI_CLI_HOME=/srv/dropin` + "\n",
+	}
+	run := func(_ context.Context, args ...string) ([]byte, error) {
+		if a, ok := answers[strings.Join(args, " ")]; ok {
+			return []byte(a), nil
+		}
+		return nil, errors.New("no such command here")
+	}
+	env, installed := Environment(context.Background(), s, run)
+	want := map[string]string{"HOME": "/home/u", "XDG_DATA_HOME": "/srv/my data & more", "CODEX_HOME": "/srv/unit",
+		"CLAUDE_CONFIG_DIR": "/srv/a b", "GEMINI_CLI_HOME": "/srv/dropin"}
+	if !installed || !reflect.DeepEqual(env, want) {
+		t.Errorf("with a user manager: %v, want %v", env, want)
+	}
+	none := func(context.Context, ...string) ([]byte, error) { return nil, errors.New("no user manager") }
+	if env, installed := Environment(context.Background(), s, none); !installed || !reflect.DeepEqual(env, map[string]string{"CODEX_HOME": "/srv/from-file"}) {
+		t.Errorf("without a user manager: %v", env)
+	}
+	for in, want := range map[string]string{`plain`: "plain", `$'a\'b\\c\x41\n'`: "a'b\\cA\n"} {
+		if got, ok := unquoteDollar(in); !ok || got != want {
+			t.Errorf("unquoteDollar(%q) = %q, %v", in, got, ok)
+		}
+	}
+	for _, bad := range []string{`$'open`, `$'\x4'`, `$'\z'`} {
+		if _, ok := unquoteDollar(bad); ok {
+			t.Errorf("unquoteDollar(%q) accepted", bad)
+		}
 	}
 }

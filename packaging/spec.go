@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"unicode/utf8"
 )
 
 // Service names: the systemd unit is agentmap.service, the launchd job is
@@ -46,7 +47,7 @@ type Spec struct {
 // (config.ServiceEnv, os.Getenv). It returns those it cannot carry: a
 // value a unit's Environment= line would change (white space, quotes, a
 // backslash, % or $, which systemd reads as quoting or specifiers), or one
-// with a control character; their directories are named in the config
+// with a control character or bytes that are not UTF-8; their directories are named in the config
 // file instead (agents.*.roots, data_dir).
 func (s *Spec) CarryEnv(names []string, getenv func(string) string) (left []string) {
 	for _, name := range names {
@@ -71,6 +72,9 @@ func (s *Spec) CarryEnv(names []string, getenv func(string) string) (left []stri
 // Environment= line no white space, quote, backslash, % or $ (kardianos's
 // systemd backend writes the line unquoted, as the unit here does).
 func (s Spec) canCarry(v string) bool {
+	if !utf8.ValidString(v) {
+		return false // systemd ignores the line, and it is no XML
+	}
 	for _, r := range v {
 		if r < 0x20 || r == 0x7f {
 			return false

@@ -100,7 +100,7 @@ func cmdDoctor(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	st, err := serviceStatus()
 	checks = append(checks, serviceCheck(st, err, c.DataDir != "" && daemonAnswers(c.DataDir), userManager()))
-	if ch, ok := serviceEnvCheck(os.Getenv); ok {
+	if ch, ok := serviceEnvCheck(c, *of.config, *of.dataDir != "", os.Getenv); ok {
 		checks = append(checks, ch)
 	}
 	if ch, ok := watchingCheck(c.DataDir); ok {

@@ -35,6 +35,16 @@ func cmdInstall(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if unexpectedArgs(fl, "install", stderr) {
 		return exitUsage
 	}
+	// The service's environment: the config file, data directory and
+	// roots below are reckoned in it, as the service will.
+	spec0, err := packaging.Current("", "")
+	if err != nil {
+		fmt.Fprintf(stderr, "agentmap install: %v\n", err)
+		return exitFailure
+	}
+	earlier, _ := packaging.InstalledEnv(spec0)
+	env := planServiceEnv(&spec0, earlier, packaging.ManagerEnv(ctx, spec0, packaging.ExecRunner), os.LookupEnv)
+	defer applyEnv(env.view)()
 	// Installed again without --config (after an upgrade), the service
 	// keeps the config file it runs with: on the default one it would map
 	// into another data directory, without the file's privacy.exclude.
@@ -65,7 +75,8 @@ func cmdInstall(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "agentmap install: %v\n", err)
 		return exitFailure
 	}
-	carryEnv(&spec, stdout, stderr, os.Getenv)
+	spec.Env = env.give
+	env.say(stdout, stderr, spec.GOOS, c.DataDir)
 	plan, err := packaging.InstallPlan(ctx, spec, packaging.ExecRunner)
 	if *dryRun && plan != nil {
 		// The plan is what was asked for; what would stop it is a warning.
@@ -162,6 +173,10 @@ func cmdUninstall(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	problems := io.Discard
 	if *purge {
 		problems = stderr
+	}
+	// The data directory is the service's: reckoned in its environment.
+	if env, installed := installedServiceEnv(); installed {
+		defer applyEnv(env)()
 	}
 	// The installed service's config file names its data directory, when
 	// none is given here (see installedConfig).
