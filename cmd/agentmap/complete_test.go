@@ -100,10 +100,10 @@ func TestCompletionAfterGlobalFlags(t *testing.T) {
 	}
 }
 
-// completionHome is a new home with no store and no config in it, for
-// the tests of what completion reads from a store: the user's own must
-// not answer.
-func completionHome(t *testing.T) string {
+// emptyHome is a new home with no store and no config in it, for the
+// tests of what a command reads from the default data directory: the
+// user's own must not answer.
+func emptyHome(t *testing.T) string {
 	home := t.TempDir()
 	for k, v := range map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"),
 		"XDG_DATA_HOME": filepath.Join(home, ".local", "share"), "CLAUDE_CONFIG_DIR": "", config.EnvConfig: ""} {
@@ -116,7 +116,7 @@ func completionHome(t *testing.T) string {
 // usage lists; show and flush take a session id, never a file name (and
 // there is no store in this home to offer one from).
 func TestCompletionOfActionWords(t *testing.T) {
-	completionHome(t)
+	emptyHome(t)
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -190,7 +190,7 @@ func TestManPageHeaders(t *testing.T) {
 // arguments of build, validate and export. A window, a repo, a session id
 // or a number is completed with nothing rather than the files here.
 func TestCompletionOffersFilesOnlyForFiles(t *testing.T) {
-	completionHome(t) // show and flush read the store: not the user's own
+	emptyHome(t) // show and flush read the store: not the user's own
 	for _, c := range commands() {
 		p := probeCommand(c)
 		for _, f := range p.Flags {
@@ -235,7 +235,7 @@ func TestCompletionOffersFilesOnlyForFiles(t *testing.T) {
 // line names; a store not there or not readable offers nothing and says
 // nothing.
 func TestCompletionOfSessionIDs(t *testing.T) {
-	home := completionHome(t)
+	home := emptyHome(t)
 	repo := filepath.Join(home, "work", "proj")
 	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o700); err != nil {
 		t.Fatal(err)
