@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentmap/agentmap/internal/regular"
 	"github.com/agentmap/agentmap/state/datadir"
 )
 
@@ -103,7 +104,13 @@ func readHashKey(path string) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("hash key: %w", err)
 	}
-	data, err := os.ReadFile(path)
+	// Opened as every file agentmap reads: a named pipe there (which the
+	// check above lets pass, as the owner's and private) is refused, not
+	// waited on for a writer that may never come.
+	data, err := regular.ReadFile(path)
+	if kind := regular.KindOf(err); kind != "" {
+		return nil, fmt.Errorf("hash key %s is not a regular file (a %s)", path, kind)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, err

@@ -52,20 +52,49 @@ func TestSinkURLFileThatIsAPipe(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	done := make(chan error, 1)
-	go func() {
+	err := withoutWaiting(t, fifo, func() error {
 		_, err := SinkPostgres{URLFile: fifo}.SinkURL()
-		done <- err
-	}()
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "not a regular file (a named pipe)") {
+		t.Errorf("SinkURL: %v", err)
+	}
+}
+
+// The hash key file holding a named pipe (the owner's, mode 0600, which
+// the check of its owner and mode lets pass) is an error saying so, not a
+// wait: build --hash-key-file, scan and the daemon read it.
+func TestHashKeyFileThatIsAPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "hash.key")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for name, load := range map[string]func(string) ([]byte, error){"LoadOrCreateHashKey": LoadOrCreateHashKey, "LoadHashKey": LoadHashKey} {
+		err := withoutWaiting(t, fifo, func() error {
+			_, err := load(fifo)
+			return err
+		})
+		if want := "hash key " + fifo + " is not a regular file (a named pipe)"; err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", name, err, want)
+		}
+	}
+}
+
+// withoutWaiting runs f, which reads the named pipe at fifo, and returns
+// its error; f still waiting after five seconds fails the test, once a
+// writer's open has let it go.
+func withoutWaiting(t *testing.T, fifo string, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "not a regular file (a named pipe)") {
-			t.Errorf("SinkURL: %v", err)
-		}
+		return err
 	case <-time.After(5 * time.Second):
 		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 			w.Close() // let the stuck read end
 		}
-		t.Fatal("SinkURL waited on the named pipe")
+		t.Fatalf("%s waited on the named pipe", filepath.Base(fifo))
+		return nil
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -44,6 +45,20 @@ func (c *Client) Status(ctx context.Context) (Status, error) {
 // List asks the daemon for the sessions in the store.
 func (c *Client) List(ctx context.Context) ([]Entry, error) {
 	return watched[[]Entry](ctx, c, http.MethodGet, "/v1/list", time.Minute)
+}
+
+// Recent asks the daemon for the n newest sessions of its flush records
+// whose id starts with prefix, of agent when given (Recent). It waits
+// for no catch-up: completion asks it while the user waits at the prompt.
+// A daemon of an earlier version answers with every session, which
+// Newest narrows.
+func (c *Client) Recent(ctx context.Context, agent, prefix string, n int) ([]Entry, error) {
+	q := url.Values{"newest": {strconv.Itoa(n)}, "agent": {agent}, "prefix": {prefix}}
+	var es []Entry
+	if err := c.call(ctx, http.MethodGet, "/v1/list?"+q.Encode(), probeWait, &es); err != nil {
+		return nil, err
+	}
+	return Newest(es, agent, prefix, n), nil
 }
 
 // Flush asks the daemon to write the map of one session (id), up to date

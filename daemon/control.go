@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -18,6 +19,8 @@ import (
 //
 //	GET  /v1/status          Status
 //	GET  /v1/list            []Entry, newest first
+//	GET  /v1/list?newest=N&agent=A&prefix=P
+//	                         the N newest of the flush records (Recent)
 //	POST /v1/flush?id=ID     FlushResult (id: native id or unique prefix)
 //	POST /v1/flush?all=1     FlushResult
 //	POST /v1/scan            ScanResult: a full scan, then every changed map written
@@ -81,7 +84,14 @@ func (d *Daemon) handler() http.Handler {
 		writeJSON(w, http.StatusOK, st)
 	})
 	mux.HandleFunc("GET /v1/list", func(w http.ResponseWriter, r *http.Request) {
-		es, err := Entries(d.db, d.store)
+		q := r.URL.Query()
+		var es []Entry
+		var err error
+		if n, nerr := strconv.Atoi(q.Get("newest")); nerr == nil && n > 0 {
+			es, err = Recent(d.db, q.Get("agent"), q.Get("prefix"), n)
+		} else {
+			es, err = Entries(d.db, d.store)
+		}
 		if err != nil {
 			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 			return

@@ -60,29 +60,14 @@ func Entries(db *state.DB, store *mapstore.Store) ([]Entry, error) {
 	var out []Entry
 	seen := map[string]bool{}
 	for _, s := range sessions {
-		f := s.Flush
-		if f == nil || f.Path == "" {
+		e, ok := recordEntry(s)
+		if !ok {
 			continue
 		}
-		// The map's own native id names its file; the session key's id
-		// comes from the log's file name, which may differ (a copied log).
-		id := strings.TrimSuffix(filepath.Base(f.Path), ".json.gz")
-		e := Entry{Key: s.Key, Agent: s.Agent, ID: id, Path: f.Path, Repos: f.Sum.Repos,
-			DurationMs: f.Sum.DurationMs, Calls: f.Sum.Calls, Requests: f.Sum.Requests, Errors: f.Sum.Errors,
-			Tokens: f.Sum.Tokens, CostUSD: f.Sum.CostUSD, Unpriced: f.Sum.Unpriced, NoUsage: f.Sum.NoUsage, Outcome: f.Sum.Outcome, Flushed: time.UnixMilli(f.AtMs).UTC(),
-			Live: s.Dirty(), Parent: s.Parent, Recorded: true}
-		if e.NoUsage == 0 && e.Tokens == 0 && e.Requests > 0 {
-			// A record written before the summary counted them: with no
-			// token at all, every request recorded none (a session with
-			// some usage is told apart once its map is written again).
-			e.NoUsage = e.Requests
-		}
-		if t, err := time.Parse(time.RFC3339Nano, f.Sum.StartedAt); err == nil {
-			e.Start = t
-		} else if fromMap(store, &e) != nil {
+		if e.Start.IsZero() && fromMap(store, &e) != nil {
 			continue // record of a map no longer there
 		}
-		seen[filepath.ToSlash(f.Path)] = true
+		seen[filepath.ToSlash(e.Path)] = true
 		out = append(out, e)
 	}
 	rels, err := store.List()
@@ -100,6 +85,69 @@ func Entries(db *state.DB, store *mapstore.Store) ([]Entry, error) {
 	}
 	SortEntries(out)
 	return out, nil
+}
+
+// recordEntry is the entry of a session's flush record, without opening
+// its map: ok is false when no map of it was written. A record written
+// before the summary kept the start leaves Start zero.
+func recordEntry(s *state.Session) (Entry, bool) {
+	f := s.Flush
+	if f == nil || f.Path == "" {
+		return Entry{}, false
+	}
+	// The map's own native id names its file; the session key's id
+	// comes from the log's file name, which may differ (a copied log).
+	id := strings.TrimSuffix(filepath.Base(f.Path), ".json.gz")
+	e := Entry{Key: s.Key, Agent: s.Agent, ID: id, Path: f.Path, Repos: f.Sum.Repos,
+		DurationMs: f.Sum.DurationMs, Calls: f.Sum.Calls, Requests: f.Sum.Requests, Errors: f.Sum.Errors,
+		Tokens: f.Sum.Tokens, CostUSD: f.Sum.CostUSD, Unpriced: f.Sum.Unpriced, NoUsage: f.Sum.NoUsage, Outcome: f.Sum.Outcome, Flushed: time.UnixMilli(f.AtMs).UTC(),
+		Live: s.Dirty(), Parent: s.Parent, Recorded: true}
+	if e.NoUsage == 0 && e.Tokens == 0 && e.Requests > 0 {
+		// A record written before the summary counted them: with no
+		// token at all, every request recorded none (a session with
+		// some usage is told apart once its map is written again).
+		e.NoUsage = e.Requests
+	}
+	if t, err := time.Parse(time.RFC3339Nano, f.Sum.StartedAt); err == nil {
+		e.Start = t
+	}
+	return e, true
+}
+
+// Recent lists the newest n sessions of the flush records whose id starts
+// with prefix (and whose agent is agent, when given), newest first: what
+// shell completion offers for a session id. It reads the records alone,
+// holding no more than 2n entries at a time, and opens no map and lists
+// no directory, so that it stays quick over 100,000 sessions; a map no
+// record names (copied into the store) is not among them.
+func Recent(db *state.DB, agent, prefix string, n int) ([]Entry, error) {
+	var out []Entry
+	err := db.LoadPasses(state.Passes{Sessions: func(s *state.Session) error {
+		if e, ok := recordEntry(s); ok && matches(e, agent, prefix) {
+			if out = append(out, e); len(out) >= 2*n {
+				out = Newest(out, agent, prefix, n)
+			}
+		}
+		return nil
+	}})
+	return Newest(out, agent, prefix, n), err
+}
+
+// Newest keeps, of es (reordered in place), the n newest entries whose id
+// starts with prefix (of agent, when given), newest first.
+func Newest(es []Entry, agent, prefix string, n int) []Entry {
+	out := es[:0]
+	for _, e := range es {
+		if matches(e, agent, prefix) {
+			out = append(out, e)
+		}
+	}
+	SortEntries(out)
+	return out[:min(len(out), max(n, 0))]
+}
+
+func matches(e Entry, agent, prefix string) bool {
+	return strings.HasPrefix(e.ID, prefix) && (agent == "" || e.Agent == agent)
 }
 
 // SortEntries orders newest first, then by key.

@@ -145,10 +145,29 @@ func TestBuildOutputs(t *testing.T) {
 		!strings.Contains(stderr, "agentmap validate: 1 of 3 files failed") {
 		t.Errorf("validate of a directory with a broken map: exit %d, %q %q", code, stdout, stderr)
 	}
-	empty := t.TempDir()
-	if code, _, stderr := run(t, "validate", empty); code != exitFailure ||
-		stderr != empty+": a directory with no map file (.json.gz or .json) in it\nagentmap validate: 1 of 1 file failed\n" {
-		t.Errorf("validate of a directory with no map: exit %d, %q", code, stderr)
+}
+
+// A directory with no map file in it (empty, or other files only) is no
+// file that failed: validate says there was nothing to check there, and
+// exits 1, beside other files checked too.
+func TestValidateOfADirectoryWithNoMap(t *testing.T) {
+	empty, notes := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(notes, "notes.txt"), []byte("not a map"), 0o600)
+	for _, dir := range []string{empty, notes} {
+		code, stdout, stderr := run(t, "validate", dir)
+		if want := "agentmap validate: " + dir + ": no map file in it or below (.json.gz or .json): nothing checked there\n"; code != exitFailure || stdout != "" || stderr != want {
+			t.Errorf("validate of a directory with no map: exit %d, %q %q; want %q", code, stdout, stderr, want)
+		}
+	}
+	// Beside a map that passes: its line, the directory's, exit 1, and no
+	// count of failed files, as none failed.
+	mapFile := filepath.Join(t.TempDir(), "m.json.gz")
+	if code, _, stderr := run(t, "build", "-o", mapFile, fixture); code != exitOK {
+		t.Fatalf("build: exit %d %s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "validate", mapFile, empty)
+	if code != exitFailure || stdout != mapFile+": ok\n" || strings.Contains(stderr, "failed") || !strings.Contains(stderr, empty+": no map file") {
+		t.Errorf("validate of a map and an empty directory: exit %d, %q %q", code, stdout, stderr)
 	}
 }
 

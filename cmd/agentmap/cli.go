@@ -78,7 +78,7 @@ func newRoot(ctx context.Context, stdout, stderr io.Writer, code *int) *cobra.Co
 				return nil
 			},
 			ValidArgsFunction: func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-				return completeArgs(c, args, toComplete)
+				return completeArgs(ctx, c, args, toComplete)
 			},
 		}
 		sub.SetHelpFunc(func(*cobra.Command, []string) { io.WriteString(stdout, probeCommand(c).Usage) })

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"context"
+	"io"
+	"os"
 	"slices"
 	"strings"
+	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentmap/agentmap/builder"
 	"github.com/agentmap/agentmap/config"
+	"github.com/agentmap/agentmap/daemon"
 	"github.com/agentmap/agentmap/export"
 )
 
@@ -16,7 +22,7 @@ import (
 // action word of a command that takes one first (config, usage, sink).
 // Commands parse their own flags (DisableFlagParsing), so cobra hands
 // every word over as it was typed, --flag=value included.
-func completeArgs(c command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+func completeArgs(ctx context.Context, c command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	p := probeCommand(c)
 	if strings.HasPrefix(toComplete, "-") {
 		if name, value, ok := strings.Cut(strings.TrimLeft(toComplete, "-"), "="); ok {
@@ -42,11 +48,98 @@ func completeArgs(c command, args []string, toComplete string) ([]string, cobra.
 		return completionShells, cobra.ShellCompDirectiveNoFileComp
 	case "build", "validate", "export":
 		return nil, cobra.ShellCompDirectiveDefault // logs, maps: files
+	case "show", "flush":
+		pos, given := readArgs(p, args)
+		if len(pos) > 0 || (given["all"] != "" && given["all"] != "false") {
+			break
+		}
+		if ids := sessionIDs(ctx, given, toComplete); ids != nil {
+			// Newest first, as list shows them, not sorted by the shell.
+			return ids, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+		}
 	}
-	// No other command takes a file: show and flush take a session id
-	// (reading the store to list ids would mean loading the config
-	// here), the others an action word or nothing.
+	// No other command takes a file: the others take an action word or
+	// nothing.
 	return nil, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completionSessions is how many session ids completion offers at most:
+// the newest of those that start with the word typed. A screen of them is
+// what a user reads; a store of 100,000 sessions must not make every
+// Tab wait on them all.
+var completionSessions = 200
+
+// sessionIDs are the ids show and flush complete: the newest sessions of
+// the store's flush records, as list finds them (the running daemon over
+// its socket, else the state read-only), each described by its agent,
+// repository and start. No map is opened. The data directory is the one
+// the command would use (--data-dir and --config given on the line
+// count); a store not there or that cannot be read offers nothing, and
+// nothing is written: whatever completion prints lands in the shell.
+// An agent/id typed completes to agent/id, the agent as typed.
+func sessionIDs(ctx context.Context, given map[string]string, toComplete string) []string {
+	cfg, dir := given["config"], given["data-dir"]
+	dataDir, _ := opsFlags{config: &cfg, dataDir: &dir}.resolve("completion", io.Discard)
+	if fi, err := os.Stat(dataDir); dataDir == "" || err != nil || !fi.IsDir() {
+		return nil
+	}
+	b, err := openBackend(dataDir)
+	if err != nil {
+		return nil
+	}
+	defer b.close()
+	typedAgent, prefix, withAgent := strings.Cut(toComplete, "/")
+	agent := ""
+	if withAgent {
+		agent, _, _ = strings.Cut(keyOf(toComplete), "/")
+	} else {
+		prefix = toComplete
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var es []daemon.Entry
+	switch {
+	case b.client != nil:
+		es, err = b.client.Recent(ctx, agent, prefix, completionSessions)
+	case b.db != nil:
+		es, err = daemon.Recent(b.db, agent, prefix, completionSessions)
+	}
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		// One candidate a line, its description after a tab: an id
+		// that would break the line (a record in a store someone else
+		// wrote) is no id to offer.
+		if strings.ContainsFunc(e.ID, unicode.IsSpace) || strings.ContainsFunc(e.ID, unicode.IsControl) {
+			continue
+		}
+		id := e.ID
+		if withAgent {
+			id = typedAgent + "/" + id
+		}
+		out = append(out, id+"\t"+sessionDescription(e))
+	}
+	return out
+}
+
+// sessionDescription is what completion shows beside a session id: its
+// agent, its repository and when it started, as list names them.
+func sessionDescription(e daemon.Entry) string {
+	parts := []string{e.Agent}
+	if len(e.Repos) > 0 {
+		parts = append(parts, strings.Join(e.Repos, " "))
+	}
+	if !e.Start.IsZero() {
+		parts = append(parts, e.Start.Local().Format("2006-01-02 15:04"))
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, strings.Join(parts, ", "))
 }
 
 // fileFlags are the flags whose value is a file or a directory, which the
@@ -112,29 +205,42 @@ func actionWords(name string, p probe) []string {
 }
 
 // positionals are the arguments among args that are not flags or flag
-// values, read as interspersed reads them. A global flag takes a value
-// (but --json) whether or not the command lists it, as hoistGlobals reads
-// it before the command.
+// values, read as interspersed reads them.
 func positionals(p probe, args []string) []string {
-	var out []string
+	pos, _ := readArgs(p, args)
+	return pos
+}
+
+// readArgs reads args as interspersed does: the positional arguments, and
+// the flags given with their values (the last of each; "true" for a
+// boolean given alone). A global flag takes a value (but --json) whether
+// or not the command lists it, as hoistGlobals reads it before the
+// command.
+func readArgs(p probe, args []string) (pos []string, given map[string]string) {
+	given = map[string]string{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
-			return append(out, args[i+1:]...)
+			return append(pos, args[i+1:]...), given
 		}
 		if !strings.HasPrefix(a, "-") || a == "-" {
-			out = append(out, a)
+			pos = append(pos, a)
 			continue
 		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if hasValue {
+			given[name] = value
 			continue
 		}
+		given[name] = "true"
 		if f, ok := p.flag(name); (ok && f.Type != "") || (!ok && isGlobalValueFlag(name)) {
-			i++
+			given[name] = ""
+			if i++; i < len(args) {
+				given[name] = args[i]
+			}
 		}
 	}
-	return out
+	return pos, given
 }
 
 func isGlobalValueFlag(name string) bool {

@@ -3,15 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/export"
 )
 
@@ -97,9 +100,23 @@ func TestCompletionAfterGlobalFlags(t *testing.T) {
 	}
 }
 
+// emptyHome is a new home with no store and no config in it, for the
+// tests of what a command reads from the default data directory: the
+// user's own must not answer.
+func emptyHome(t *testing.T) string {
+	home := t.TempDir()
+	for k, v := range map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"),
+		"XDG_DATA_HOME": filepath.Join(home, ".local", "share"), "CLAUDE_CONFIG_DIR": "", config.EnvConfig: ""} {
+		t.Setenv(k, v)
+	}
+	return home
+}
+
 // A command that takes an action word first completes the words its
-// usage lists; show and flush take a session id, never a file name.
+// usage lists; show and flush take a session id, never a file name (and
+// there is no store in this home to offer one from).
 func TestCompletionOfActionWords(t *testing.T) {
+	emptyHome(t)
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -173,6 +190,7 @@ func TestManPageHeaders(t *testing.T) {
 // arguments of build, validate and export. A window, a repo, a session id
 // or a number is completed with nothing rather than the files here.
 func TestCompletionOffersFilesOnlyForFiles(t *testing.T) {
+	emptyHome(t) // show and flush read the store: not the user's own
 	for _, c := range commands() {
 		p := probeCommand(c)
 		for _, f := range p.Flags {
@@ -207,6 +225,97 @@ func TestCompletionOffersFilesOnlyForFiles(t *testing.T) {
 	for _, args := range [][]string{{"list", "--repo", ""}, {"report", "--session", ""}, {"usage", "--since", ""}} {
 		if got, d := completions(t, args...); len(got) != 0 || d != cobra.ShellCompDirectiveNoFileComp {
 			t.Errorf("__complete %q: %q, directive %d; want no file names", args, got, d)
+		}
+	}
+}
+
+// show and flush complete the store's session ids, newest first, each
+// described by its agent, repository and start, from the flush records
+// alone (no map is read: they are gone here), in the data directory the
+// line names; a store not there or not readable offers nothing and says
+// nothing.
+func TestCompletionOfSessionIDs(t *testing.T) {
+	home := emptyHome(t)
+	repo := filepath.Join(home, "work", "proj")
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"aaaa0001-0000-4000-8000-000000000001", "aaaa0002-0000-4000-8000-000000000002", "bbbb0003-0000-4000-8000-000000000003"}
+	for i, id := range ids {
+		appendFile(t, filepath.Join(home, ".claude", "projects", "-proj", id+".jsonl"), claudeTurn(id, repo, 10*i))
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	var stdout, stderr bytes.Buffer
+	if code := dispatch(context.Background(), []string{"scan", "--data-dir", data}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("scan: exit %d: %s", code, stderr.String())
+	}
+	if err := os.RemoveAll(filepath.Join(data, "maps")); err != nil {
+		t.Fatal(err)
+	}
+	raw := func(args ...string) (string, string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if code := dispatch(context.Background(), append([]string{"__complete"}, args...), &stdout, &stderr); code != exitOK {
+			t.Fatalf("__complete %q: exit %d %s", args, code, stderr.String())
+		}
+		return stdout.String(), stderr.String()
+	}
+	started := func(i int) string {
+		return time.Date(2026, 5, 1, 10, 10*i, 1, 0, time.UTC).Local().Format("2006-01-02 15:04")
+	}
+	newestFirst := []string{ids[2], ids[1], ids[0]}
+	for _, args := range [][]string{
+		{"--data-dir", data, "show", ""},
+		{"show", "--data-dir", data, ""},
+		{"show", "--json", "--data-dir=" + data, ""},
+		{"--data-dir", data, "flush", ""},
+	} {
+		if got, d := completions(t, args...); !slices.Equal(got, newestFirst) || d != cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveKeepOrder {
+			t.Errorf("__complete %q: %q, directive %d; want %q", args, got, d, newestFirst)
+		}
+	}
+	out, _ := raw("show", "--data-dir", data, "")
+	if want := ids[2] + "\tclaude, proj, " + started(2) + "\n"; !strings.HasPrefix(out, want) {
+		t.Errorf("descriptions:\n%s\nwant the first line %q", out, want)
+	}
+	for _, tc := range []struct {
+		typed string
+		want  []string
+	}{
+		{"aaaa", []string{ids[1], ids[0]}},
+		{"claude/a", []string{"claude/" + ids[1], "claude/" + ids[0]}},
+		{"claude-code/b", []string{"claude-code/" + ids[2]}},
+		{"codex/", nil},
+		{"x", nil},
+	} {
+		if got, _ := completions(t, "show", "--data-dir", data, tc.typed); !slices.Equal(got, tc.want) {
+			t.Errorf("__complete show %q: %q, want %q", tc.typed, got, tc.want)
+		}
+	}
+	// At most completionSessions, the newest.
+	defer func(n int) { completionSessions = n }(completionSessions)
+	completionSessions = 2
+	if got, _ := completions(t, "show", "--data-dir", data, ""); !slices.Equal(got, newestFirst[:2]) {
+		t.Errorf("bounded to 2: %q", got)
+	}
+	// Nothing after the id, nor beside --all.
+	for _, args := range [][]string{{"show", "--data-dir", data, ids[0], ""}, {"flush", "--all", "--data-dir", data, ""}} {
+		if got, _ := completions(t, args...); len(got) != 0 {
+			t.Errorf("__complete %q: %q, want nothing", args, got)
+		}
+	}
+	// A store that is not there, or whose state cannot be read: nothing,
+	// and no word of ours on stderr (the scripts drop cobra's line there,
+	// but a shell without them would show ours).
+	damaged := t.TempDir()
+	if err := os.WriteFile(filepath.Join(damaged, "state.db"), []byte("not a database"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{filepath.Join(t.TempDir(), "none"), damaged} {
+		for _, args := range [][]string{{"show", "--data-dir", dir, ""}, {"--data-dir", dir, "flush", ""}, {"show", ""}} {
+			if out, errOut := raw(args...); out != fmt.Sprintf(":%d\n", cobra.ShellCompDirectiveNoFileComp) || errOut != "Completion ended with directive: ShellCompDirectiveNoFileComp\n" {
+				t.Errorf("__complete %q: stdout %q, stderr %q; want the directive alone", args, out, errOut)
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +39,30 @@ func TestConfigBesideDataDirIsRead(t *testing.T) {
 		code, _, stderr = run(t, cmd, "--config", good, "--data-dir", data)
 		if code != exitOK || strings.Contains(stderr, "config") {
 			t.Errorf("%s with a good --config: exit %d, %q", cmd, code, stderr)
+		}
+	}
+}
+
+// flush with no daemon running catches up in this process, which loads the
+// config and fails on its problems: they are said once, as that error,
+// not first as the warning of the data directory read despite them.
+func TestFlushSaysTheConfigsProblemsOnce(t *testing.T) {
+	emptyHome(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	os.Mkdir(data, 0o700)
+	bad := filepath.Join(dir, "bad.toml")
+	os.WriteFile(bad, []byte(fmt.Sprintf("data_dir = %q\n[flush]\nidle = \"bogus\"\n", filepath.ToSlash(data))), 0o600)
+	for _, args := range [][]string{
+		{"flush", "--all", "--config", bad, "--data-dir", data},
+		{"flush", "abc", "--config", bad, "--data-dir", data},
+		{"flush", "--all", "--config", bad},
+		{"flush", "abc", "--config", bad},
+	} {
+		code, _, stderr := run(t, args...)
+		if code != exitFailure || strings.Count(stderr, "bad.toml:3: flush.idle") != 1 || strings.Contains(stderr, "warning") ||
+			!strings.Contains(stderr, bad+" has 1 problem(s)") {
+			t.Errorf("%q: exit %d, %q; want the problem once, as the error", args, code, stderr)
 		}
 	}
 }

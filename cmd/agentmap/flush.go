@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -45,17 +46,27 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "agentmap flush: name the session by its id (agentmap list shows them), or give --all for every session")
 		return exitUsage
 	}
-	dataDir, code := of.resolve("flush", stderr)
+	var said bytes.Buffer
+	dataDir, code := of.resolve("flush", &said)
 	if dataDir == "" {
+		stderr.Write(said.Bytes())
 		return code
 	}
 	c, err := daemon.Connect(dataDir)
+	held := err == daemon.ErrNoDaemon && daemon.Held(dataDir)
+	// What resolve said of the config (its problems, as a warning; no
+	// config directory) the catch-up in this process says again, as it
+	// loads the same file (its problems then an error): said once, by
+	// the catch-up, when there is one.
+	if err != daemon.ErrNoDaemon || held || (*rewrite && runtime.GOOS == "windows") {
+		stderr.Write(said.Bytes())
+	}
 	if err != nil {
 		if err != daemon.ErrNoDaemon {
 			fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
 			return exitFailure
 		}
-		if daemon.Held(dataDir) {
+		if held {
 			// Not "no daemon": a scan, or a daemon that could not serve
 			// its socket (a read-only data directory), which a flush here
 			// would only find in its way after saying there was none.

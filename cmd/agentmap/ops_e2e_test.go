@@ -305,6 +305,10 @@ exclude = ["~/secret"]
 	if out := h.must("list", "--agent", "claude-code"); !strings.Contains(out, sid) { // as the maps and the report name it
 		t.Fatalf("list --agent claude-code:\n%s", out)
 	}
+	// Completion asks the running daemon, which holds the state, for the ids.
+	if out := h.must("__complete", "show", sid[:8]); !strings.HasPrefix(out, sid+"\tclaude, proj, ") {
+		t.Fatalf("completion of show's id with a daemon:\n%s", out)
+	}
 	show := h.must("show", sid[:10])
 	for _, want := range []string{"session   " + sid, "paths     relative", "proj: src/app.go", "files most touched"} {
 		if !strings.Contains(show, want) {

@@ -435,18 +435,29 @@ func writeSummary(w io.Writer, s summary) {
 		fmt.Fprintln(w, "lanes")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  LANE\tKIND\tTYPE\tMODEL\tCALLS\tREQUESTS\tTOKENS\tCOST\tOUTCOME")
+		var partly []string
 		for _, a := range s.Lanes {
 			tokens, cost := formatTokens(a.Tokens), formatCost(a.Cost, s.laneUnpriced[a.ID])
-			switch {
-			case a.Tokens == 0 && s.laneNoUsage[a.ID] > 0:
+			switch none := s.laneNoUsage[a.ID]; {
+			case a.Tokens == 0 && none > 0:
 				tokens, cost = "-", "not recorded"
 			case a.Tokens == 0 && a.Requests == 0:
 				tokens, cost = "-", "-" // no model request in the lane (a Cursor subagent's), as its cost says
+			case none > 0:
+				// Figures that leave some of its requests out: marked,
+				// and said under the table, as the totals say it of the
+				// session, so that they do not read as the lane's whole.
+				tokens, cost = tokens+"*", cost+"*"
+				partly = append(partly, fmt.Sprintf("  * %s: %d of its %s recorded no usage, which its tokens and cost leave out",
+					a.ID, none, counted(a.Requests, "model request")))
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", a.ID, dash(a.Kind), dash(a.SubagentType), dash(a.model()),
 				a.Calls, a.Requests, tokens, cost, dash(a.Outcome))
 		}
 		tw.Flush()
+		for _, l := range partly {
+			fmt.Fprintln(w, l)
+		}
 	}
 	if len(s.Files) > 0 {
 		fmt.Fprintln(w)

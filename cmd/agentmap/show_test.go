@@ -147,3 +147,32 @@ func TestShowLaneWithoutRequests(t *testing.T) {
 		t.Errorf("lanes not found:\n%s", b.String())
 	}
 }
+
+// A lane some of whose requests recorded no usage shows the figures of
+// those that did, marked, and a line under the table says how many did
+// not, as the totals say it of the session: not the lane's whole.
+func TestShowMarksALanePartlyWithoutUsage(t *testing.T) {
+	var b strings.Builder
+	writeSummary(&b, summary{ID: "x", Lanes: []showLane{
+		{Agent: mapfile.Agent{ID: "main", Requests: 3, Tokens: 1200, Cost: 0.01}},
+		{Agent: mapfile.Agent{ID: "sa-1", Kind: "subagent", Requests: 5, Tokens: 800, Cost: 0.02}},
+	}, laneNoUsage: map[string]int{"sa-1": 2}})
+	var main, sa1 []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		switch f := strings.Fields(l); {
+		case len(f) == 9 && f[0] == "main":
+			main = f
+		case len(f) == 9 && f[0] == "sa-1":
+			sa1 = f
+		}
+	}
+	if main == nil || main[6] != "1.2k" || main[7] != "$0.01" {
+		t.Errorf("a lane whose requests all recorded usage: %q\n%s", main, b.String())
+	}
+	if sa1 == nil || sa1[6] != "800*" || sa1[7] != "$0.02*" {
+		t.Errorf("a lane partly without usage, unmarked: %q\n%s", sa1, b.String())
+	}
+	if want := "\n  * sa-1: 2 of its 5 model requests recorded no usage, which its tokens and cost leave out\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("no line under the lanes says it:\n%s\nwant %q", b.String(), want)
+	}
+}

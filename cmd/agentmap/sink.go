@@ -110,12 +110,9 @@ func sinkStatus(ctx context.Context, of opsFlags, asJSON bool, stdout, stderr io
 		return code
 	}
 	defer b.close()
-	if _, err := os.Stat(b.dataDir); errors.Is(err, fs.ErrNotExist) {
-		// Not "nothing queued": a mistyped --data-dir or data_dir would
-		// pass for a sink with nothing to say.
-		fmt.Fprintf(stderr, "agentmap sink status: the data directory %s does not exist\n", b.dataDir)
-		return exitFailure
-	}
+	// A --data-dir not there is an error (open said so); the config's
+	// data directory, or the default one, not there yet is a machine
+	// where no daemon has run, which status says too.
 	st, running, err := b.status(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap sink status: %v\n", err)

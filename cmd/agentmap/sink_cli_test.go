@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon"
 	"github.com/agentmap/agentmap/sink/postgres/pgtest"
 )
@@ -36,9 +37,11 @@ func TestSinkMigrateFindsADamagedSchema(t *testing.T) {
 	}
 }
 
-// TestSinkStatusOfAMissingDataDir: a data directory that does not exist is
-// an error, not a sink with nothing queued: named by --data-dir, as every
-// command that reads the store says it, or by the config's data_dir.
+// TestSinkStatusOfAMissingDataDir: a data directory named by --data-dir
+// that does not exist is an error, as every command that reads the store
+// says it; the config's data_dir, or the default one, not there yet is a
+// machine where no daemon has run, which sink status says as status does,
+// exit 0.
 func TestSinkStatusOfAMissingDataDir(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nonexistent")
 	for _, args := range [][]string{{"sink", "status", "--data-dir", missing}, {"sink", "status", "--json", "--data-dir", missing}} {
@@ -49,14 +52,22 @@ func TestSinkStatusOfAMissingDataDir(t *testing.T) {
 	}
 	cfg := filepath.Join(t.TempDir(), "agentmap.toml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf("version = 1\ndata_dir = %q\n", filepath.ToSlash(missing))), 0o600)
-	for _, args := range [][]string{{"sink", "status", "--config", cfg}, {"sink", "status", "--json", "--config", cfg}} {
-		code, out, errb := run(t, args...)
-		if code != exitFailure || out != "" || !strings.Contains(errb, "the data directory "+missing+" does not exist") {
-			t.Errorf("%v: exit %d\n%s%s", args, code, out, errb)
+	emptyHome(t) // the default data directory is under it, not there
+	for _, tc := range []struct {
+		args []string
+		dir  string
+	}{{[]string{"status", "--no-service", "--config", cfg}, missing}, {[]string{"sink", "status", "--config", cfg}, missing}, {[]string{"sink", "status"}, config.Default().DataDir}} {
+		code, out, errb := run(t, tc.args...)
+		if code != exitOK || errb != "" || !strings.Contains(out, "no state in "+tc.dir+" yet") {
+			t.Errorf("%v: exit %d\n%s%s", tc.args, code, out, errb)
 		}
 	}
+	code, out, errb := run(t, "sink", "status", "--json", "--config", cfg)
+	if code != exitOK || strings.Join(strings.Fields(out), "") != `{"configured":false}` {
+		t.Errorf("sink status --json of a data directory not there yet: exit %d\n%s%s", code, out, errb)
+	}
 	// A data directory with no state yet is not an error, and says so.
-	code, out, errb := run(t, "sink", "status", "--data-dir", t.TempDir())
+	code, out, errb = run(t, "sink", "status", "--data-dir", t.TempDir())
 	if code != exitOK || !strings.Contains(out, "no state in") {
 		t.Errorf("sink status of an empty data directory: exit %d\n%s%s", code, out, errb)
 	}

@@ -21,7 +21,7 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "usage: agentmap validate [-q] FILE|DIR...")
 		fmt.Fprintln(stderr, "Checks maps (.json or .json.gz) against the agentplay/v1 schema and the")
 		fmt.Fprintln(stderr, "machine-checkable rules of the redaction contract; a directory: every map file in it and below.")
-		fmt.Fprintln(stderr, "Exit 1 if any fails.")
+		fmt.Fprintln(stderr, "Exit 1 if any fails, or if a directory holds no map file.")
 		fl.PrintDefaults()
 	}
 	if err := parseFlags(fl, interspersed(fl, args)); err != nil {
@@ -31,7 +31,7 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "agentmap validate: name the map files to check (FILE.json.gz or FILE.json, or a directory of them; see agentmap help validate)")
 		return exitUsage
 	}
-	bad, files := 0, 0
+	bad, files, empty := 0, 0, 0
 	check := func(path string) {
 		files++
 		if !validateFile(path, *quiet, stdout, stderr) {
@@ -54,12 +54,17 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintf(stderr, "%s: %v\n", path, err)
 			files, bad = files+1, bad+1
 		case len(found) == 0:
-			fmt.Fprintf(stderr, "%s: a directory with no map file (.json.gz or .json) in it\n", path)
-			files, bad = files+1, bad+1
+			// Not a file that failed, but nothing to check where one was
+			// asked for: a wrong path or a build that wrote nothing,
+			// which must not pass a check in silence.
+			fmt.Fprintf(stderr, "agentmap validate: %s: no map file in it or below (.json.gz or .json): nothing checked there\n", path)
+			empty++
 		}
 	}
 	if bad > 0 {
 		fmt.Fprintf(stderr, "agentmap validate: %d of %s failed\n", bad, counted(files, "file"))
+	}
+	if bad > 0 || empty > 0 {
 		return exitFailure
 	}
 	return exitOK
