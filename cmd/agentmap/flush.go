@@ -84,11 +84,13 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		// Nothing follows the logs: a one-shot catch-up reads what they
 		// gained and writes every map that changed, the named one with them.
 		fmt.Fprintln(stderr, "agentmap flush: no daemon is running; catching up once instead (a map that is up to date is left as it is)")
-		scan := []string{"--once", "--data-dir", dataDir}
+		// As agentmap scan: its progress and its errors say "scan", which
+		// the line above named, not "run".
+		scan := []string{"--data-dir", dataDir}
 		if *of.config != "" {
 			scan = append(scan, "--config", *of.config)
 		}
-		if code := cmdRun(ctx, scan, stdout, stderr); code != exitOK || fl.NArg() == 0 {
+		if code := cmdScan(ctx, scan, stdout, stderr); code != exitOK || fl.NArg() == 0 {
 			return code
 		}
 		// The catch-up wrote every map; the one asked for must be among them.
