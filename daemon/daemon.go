@@ -54,8 +54,14 @@ type Daemon struct {
 	group       []queued
 	groupEvents int
 	flushed     []*state.Session // flush records not yet committed
-	touched     int              // state pages touched since the last release (releaseMapped)
-	held        held             // events kept from their commit until their map is written (held.go)
+	// tails are the events of logs' unfinished last lines that maps took
+	// from the logs (partial), not yet recorded in the state; tailsKept
+	// what is recorded of each source, so that an unchanged tail is not
+	// written again at every flush.
+	tails     map[uint64]state.Tail
+	tailsKept map[uint64]tailMark
+	touched   int  // state pages touched since the last release (releaseMapped)
+	held      held // events kept from their commit until their map is written (held.go)
 
 	progress struct{ done, total int64 }
 

@@ -109,6 +109,7 @@ func (d *Daemon) flushDue(ctx context.Context, now time.Time) {
 
 // recordFlushes commits the flush records gathered since the last call.
 func (d *Daemon) recordFlushes() {
+	d.recordTails()
 	if len(d.flushed) == 0 {
 		return
 	}
@@ -555,8 +556,12 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 			out = append(out, stored[s.ID]...)
 		}
 		delete(stored, s.ID)
-		if s.Form == watchers.FormLines && !s.Missing {
-			out = d.partial(s, out)
+		if s.Form == watchers.FormLines {
+			if s.Missing {
+				out = d.keptTail(s, out)
+			} else {
+				out = d.partial(s, out)
+			}
 		}
 	}
 	if f, ok := d.unforgotten[key]; ok && f.OnlySources {
@@ -637,7 +642,79 @@ func (d *Daemon) partial(s *state.Source, out []event.Event) []event.Event {
 	if err != nil {
 		return out
 	}
+	d.noteTail(s, evs)
 	return append(out, evs...)
+}
+
+// tailMark is what the state holds of a source's tail: where it starts and
+// a hash of its stored bytes.
+type tailMark struct {
+	at  int64
+	sum [32]byte
+}
+
+// noteTail keeps the events a map takes from a log's unfinished last line
+// for the state (recordFlushes commits them), unless it holds them
+// already: once the log is gone, a map written again has them from there
+// (keptTail).
+func (d *Daemon) noteTail(s *state.Source, evs []event.Event) {
+	if len(evs) == 0 {
+		return
+	}
+	enc := state.EncodeEvents(evs)
+	mark := tailMark{at: s.Offset, sum: sha256.Sum256(enc)}
+	if d.tailsKept[s.ID] == mark {
+		return
+	}
+	if d.tails == nil {
+		d.tails = map[uint64]state.Tail{}
+	}
+	d.tails[s.ID] = state.Tail{Source: s.ID, At: s.Offset, Encoded: enc}
+}
+
+// keptTail appends the events the state kept of a gone log's unfinished
+// last line, when they start at its cursor (the lines read since, if any,
+// replaced them).
+func (d *Daemon) keptTail(s *state.Source, out []event.Event) []event.Event {
+	var evs []event.Event
+	var err error
+	ok := false
+	if t, noted := d.tails[s.ID]; noted && t.At == s.Offset { // noted, not yet recorded
+		evs, err = t.Events()
+		ok = err == nil
+	} else {
+		evs, ok, err = d.db.TailAt(s.ID, s.Offset)
+	}
+	if err != nil {
+		d.log.Warn("cannot read the last line kept of a gone log; its map is written without it", "component", "flush", "agent", s.Agent, "err", err)
+		return out
+	}
+	if !ok {
+		return out
+	}
+	return append(out, evs...)
+}
+
+// recordTails commits the tails noted since the last call.
+func (d *Daemon) recordTails() {
+	if len(d.tails) == 0 {
+		return
+	}
+	tails := make([]state.Tail, 0, len(d.tails))
+	for _, t := range d.tails {
+		tails = append(tails, t)
+	}
+	if err := d.db.PutTails(tails); err != nil {
+		d.log.Error("cannot record the last lines of logs that have no newline yet; tried again at the next flush", "component", "flush", "err", err)
+		return
+	}
+	if d.tailsKept == nil {
+		d.tailsKept = map[uint64]tailMark{}
+	}
+	for _, t := range tails {
+		d.tailsKept[t.Source] = tailMark{at: t.At, sum: sha256.Sum256(t.Encoded)}
+	}
+	clear(d.tails)
 }
 
 // supersededCopies returns the sources of a session whose lines another

@@ -55,6 +55,9 @@ func (d *DB) Forget(sessions ...Forgotten) error {
 				if err := tx.Bucket(bucketCarry).Delete(idKey(s.ID)); err != nil {
 					return err
 				}
+				if err := dropTails(tx, s.ID); err != nil {
+					return err
+				}
 				if err := tx.Bucket(bucketSources).Delete(idKey(s.ID)); err != nil {
 					return err
 				}

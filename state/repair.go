@@ -413,6 +413,24 @@ func sessionDamaged(k, v []byte) bool {
 	return v == nil || decodeRecord(bucketSessions, k, v, &s) != nil
 }
 
+// damagedTails lists the keys of the damaged records of the tails bucket
+// (none when there is no such bucket yet).
+func damagedTails(tx *bolt.Tx, mr *mappedReader) ([][]byte, error) {
+	tb := tx.Bucket(bucketTails)
+	if tb == nil {
+		return nil, nil
+	}
+	var bad [][]byte
+	err := tb.ForEach(func(k, v []byte) error {
+		mr.read(k, v)
+		if batchDamaged(bucketTails, k, v) {
+			bad = append(bad, append([]byte(nil), k...))
+		}
+		return nil
+	})
+	return bad, err
+}
+
 // carryDamaged reports whether a carry-state record is damaged.
 func carryDamaged(k, v []byte) bool {
 	_, err := unseal(bucketCarry, k, v)
@@ -486,7 +504,13 @@ func repairRecords(tx *bolt.Tx, apply bool, mr *mappedReader) (Repair, error) {
 	}); err != nil {
 		return rep, err
 	}
-	rep.Records = len(badSrcKeys) + len(badSessKeys) + len(badCarryKeys)
+	// A damaged tail (tails.go) is dropped alone: it stands for a line its
+	// log still holds while the log is there.
+	badTails, err := damagedTails(tx, mr)
+	if err != nil {
+		return rep, err
+	}
+	rep.Records = len(badSrcKeys) + len(badSessKeys) + len(badCarryKeys) + len(badTails)
 
 	// Event batches: sealed ones are checked by their seal, older ones by
 	// being JSON at all.
@@ -563,6 +587,11 @@ func repairRecords(tx *bolt.Tx, apply bool, mr *mappedReader) (Repair, error) {
 			return rep, err
 		}
 	}
+	for _, k := range badTails {
+		if err := tx.Bucket(bucketTails).Delete(k); err != nil {
+			return rep, err
+		}
+	}
 	for id := range forget {
 		if err := srcB.Delete(idKey(id)); err != nil {
 			return rep, err
@@ -636,6 +665,9 @@ func (d *DB) ForgetSources(srcs []*Source) error {
 				return err
 			}
 			if err := tx.Bucket(bucketCarry).Delete(idKey(s.ID)); err != nil {
+				return err
+			}
+			if err := dropTails(tx, s.ID); err != nil {
 				return err
 			}
 			if err := tx.Bucket(bucketSources).Delete(idKey(s.ID)); err != nil {

@@ -53,6 +53,11 @@ func findDamage(tx *bolt.Tx, mr *mappedReader) (Repair, error) {
 	}); err != nil {
 		return rep, err
 	}
+	badTails, err := damagedTails(tx, mr)
+	if err != nil {
+		return rep, err
+	}
+	rep.Records += len(badTails)
 	damagedSessions := map[string]bool{}
 	if err := evB.ForEach(func(name, v []byte) error {
 		mr.bucket()
@@ -78,7 +83,7 @@ func findDamage(tx *bolt.Tx, mr *mappedReader) (Repair, error) {
 	}
 	// The sources last, each joined to its session and its batches by a
 	// look-up, in the order repairRecords's cases take them.
-	err := srcB.ForEach(func(k, v []byte) error {
+	err = srcB.ForEach(func(k, v []byte) error {
 		mr.read(k, v)
 		s := new(Source)
 		if len(k) != 8 || v == nil || decodeRecord(bucketSources, k, v, s) != nil {

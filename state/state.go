@@ -565,6 +565,9 @@ func commitOne(tx *bolt.Tx, b Batch, events, source []byte) error {
 		if err := dropEvents(tx, b.ResetSession, b.Source.ID); err != nil {
 			return err
 		}
+		if err := dropTails(tx, b.Source.ID); err != nil { // of the file read before
+			return err
+		}
 	}
 	if events != nil {
 		eb, err := tx.Bucket(bucketEvents).CreateBucketIfNotExists([]byte(b.Source.Session))
@@ -690,6 +693,9 @@ func (d *DB) DeleteSource(s *Source) error {
 			return err
 		}
 		if err := tx.Bucket(bucketCarry).Delete(idKey(s.ID)); err != nil {
+			return err
+		}
+		if err := dropTails(tx, s.ID); err != nil {
 			return err
 		}
 		return tx.Bucket(bucketSources).Delete(idKey(s.ID))
