@@ -29,6 +29,10 @@ type ScanResult struct {
 	// UnreadableDBs counts the SQLite stores (Cursor's, OpenCode's) it
 	// could not read (sqlitefaults.go), also tried again on a schedule.
 	UnreadableDBs int `json:"unreadableDatabases,omitempty"`
+	// Rewrite is the writing of every map again that goes on after the
+	// scan (an upgrade's, or after a change of the map options), which the
+	// daemon does a piece at a time between its other work.
+	Rewrite *RewriteStatus `json:"rewrite,omitempty"`
 }
 
 // scanWait bounds a catch-up request; the loop may be busy with its own
@@ -61,6 +65,7 @@ func (d *Daemon) scanNow(ctx context.Context) ScanResult {
 	res.Sessions = d.countSessions()
 	res.Unreadable = len(d.unreadable)
 	res.UnreadableDBs = d.unreadableDBCount()
+	res.Rewrite = d.rewriteStatus()
 	return res
 }
 

@@ -122,8 +122,18 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return exitFailure
 	}
-	return printFlush(stdout, stderr, res, *rewrite, *all, "the daemon retries it; agentmap status shows the error",
+	code = printFlush(stdout, stderr, res, *rewrite, *all, "the daemon retries it; agentmap status shows the error",
 		"see the daemon's log; the daemon tries them again, and agentmap status counts them")
+	if *all && !*rewrite {
+		// The maps it has not written again yet are up to date with the
+		// logs but not with this version: "up to date" alone would say
+		// they were.
+		if st, err := c.Status(ctx); err == nil && st.Rewrite != nil {
+			fmt.Fprintf(stderr, "agentmap flush: the daemon is still writing every map again (%s): %s left; agentmap status shows how many\n",
+				rewriteWhy(st.Rewrite), counted(st.Rewrite.Left, "session"))
+		}
+	}
+	return code
 }
 
 // printFlush says what a flush wrote; retry says what becomes of a map

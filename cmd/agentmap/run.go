@@ -566,11 +566,25 @@ func scanThroughDaemon(ctx context.Context, cl *daemon.Client, dataDir string, s
 	case n > 1:
 		fmt.Fprintf(stderr, "agentmap scan: %d databases could not be read (see the daemon's log); the daemon tries them again on a schedule, and agentmap status counts them\n", n)
 	}
+	if r := res.Rewrite; r != nil {
+		// Its maps are up to date with the logs, but not all of them
+		// with this version yet: "done" alone would say they were.
+		fmt.Fprintf(stderr, "scan: the daemon is still writing every map again (%s): %s left; agentmap status shows how many\n",
+			rewriteWhy(r), counted(r.Left, "session"))
+	}
 	printMapsDir(stdout, dataDir, res.Files)
 	if failed {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// rewriteWhy says why a daemon writes every map again.
+func rewriteWhy(r *daemon.RewriteStatus) string {
+	if r.Auto {
+		return "they were written by an earlier version or with other map options"
+	}
+	return "flush --all --rewrite"
 }
 
 // progress shows a catch-up: a bar redrawn in place on a terminal, a plain
