@@ -402,7 +402,14 @@ func (d *Daemon) finishChunk(b *flushBatch, failed map[string]error) {
 			delete(d.parsers, src.ID) // quiet now: free the memory
 		}
 		if j.written {
-			log.Info("map written", "path", j.rel, "events", len(j.events))
+			// A rewrite of every map (an upgrade's: tens of thousands)
+			// says it once, at its end (endRewrite): a line a map would
+			// push the start and the errors out of a capped log file.
+			level := slog.LevelInfo
+			if d.rewrite != nil {
+				level = slog.LevelDebug
+			}
+			log.Log(context.Background(), level, "map written", "path", j.rel, "events", len(j.events))
 		}
 	}
 	d.releaseMapped(events + len(jobs)*recordWeight)

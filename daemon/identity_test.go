@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,5 +213,28 @@ func TestRewritePassesOverMapsWrittenWithItsOptions(t *testing.T) {
 	}
 	if !strings.HasPrefix(r.mapOf("a"), "B\n") || !strings.HasPrefix(r.mapOf("b"), "B\n") || mapIdentityOf(t, r) != "B" {
 		t.Fatalf("after the scan: identity %q, maps\n%s\n%s", mapIdentityOf(t, r), r.mapOf("a"), r.mapOf("b"))
+	}
+}
+
+// A rewrite of every map says so once in the log, at its end, with what it
+// changed; its maps are not a line each at info (an upgrade rewrites tens
+// of thousands, whose lines would push the start and the errors out of a
+// capped log file).
+func TestRewriteLogsOnceAtItsEnd(t *testing.T) {
+	r := newRig(t)
+	r.append("a.jsonl", line("a", "user"), line("a", "llm"))
+	r.append("b.jsonl", line("b", "user"))
+	r.onceWithMapper(mapperWithHeader("A"), "A")
+	var logged bytes.Buffer
+	o := r.opts(true)
+	o.Mapper, o.MapIdentity = mapperWithHeader("B"), "B"
+	o.Logger = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := New(o).Run(t0ctx()); err != nil {
+		t.Fatal(err)
+	}
+	out := logged.String()
+	if strings.Contains(out, `msg="map written"`) || strings.Count(out, `msg="every map written again"`) != 1 ||
+		!strings.Contains(out, "changed=2 up_to_date=0 failed=0 complete=true") {
+		t.Errorf("the log of a rewrite:\n%s", out)
 	}
 }

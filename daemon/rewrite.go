@@ -203,6 +203,10 @@ func (d *Daemon) endRewrite(ctx context.Context, j *rewriteJob) {
 	}
 	j.reply <- j.res
 	d.rewrite = nil
+	// Rewritten counts every map gone through, Current those of them
+	// that came out the same (as flush --all --rewrite says it).
+	d.log.Info("every map written again", "component", "flush", "changed", j.res.Rewritten-j.res.Current, "up_to_date", j.res.Current,
+		"failed", len(j.res.Failed), "complete", complete)
 	d.rewroteAll(j, complete)
 }
 
