@@ -131,6 +131,9 @@ func (d *Daemon) rewriteAllOnce(ctx context.Context) (FlushResult, bool) {
 	j := d.rewrite
 	for ctx.Err() == nil && j.left() {
 		d.rewriteChunk(ctx, j)
+		if d.opt.RewriteLeft != nil {
+			d.opt.RewriteLeft(len(j.live) + len(j.retired))
+		}
 	}
 	d.endRewrite(ctx, j)
 	return j.res, true

@@ -70,6 +70,9 @@ type Options struct {
 	// options (identity.go), and how many sessions it goes through (some
 	// make no map, or one written with these options already).
 	Rewriting func(sessions int)
+	// RewriteLeft, if set, is told how many sessions such a rewrite has
+	// left after each of a one-shot catch-up's steps through them.
+	RewriteLeft func(left int)
 	// NoAutoRewrite leaves such maps to the next daemon or scan: for a
 	// daemon that stops once its own work is done (flush in the process
 	// of the command), which for --rewrite writes them all itself and

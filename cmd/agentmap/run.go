@@ -250,6 +250,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 		bar = newProgress(stderr)
 		opt.Progress = bar.update
 		opt.Rewriting = bar.rewriting
+		opt.RewriteLeft = bar.rewriteLeft
 	}
 	d := daemon.New(opt)
 	if !*once {
@@ -611,6 +612,11 @@ type progress struct {
 	done0   int64   // done at the first update
 	fd      uintptr // of the terminal drawn on
 	width   int     // of the last bar drawn
+	// rewriteTotal is the sessions a rewrite of every map goes through
+	// (rewriting), rewritePct the last 10% said, rewriteStart its start.
+	rewriteTotal int
+	rewritePct   int
+	rewriteStart time.Time
 }
 
 func newProgress(w io.Writer) *progress {
@@ -645,29 +651,9 @@ func (p *progress) update(done, total int64, sessions int) {
 		p.last = time.Now()
 		const width = 30
 		fill := pct * width / 100
-		if left != "" {
-			left = "  " + left
-		}
 		bar := fmt.Sprintf("scan [%s%s] %3d%%  %s / %s  %s",
 			strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, progressSize(done), progressSize(total), counted(sessions, "session"))
-		// A line wider than the terminal would wrap, and every redraw
-		// (\r goes back to the start of the last row only) leave a row
-		// behind: the estimate goes first, then the line's end.
-		cols := termWidth(p.fd)
-		line := bar + left + " "
-		if cols > 0 && len(line) >= cols {
-			line = bar + " "
-			if len(line) >= cols {
-				line = line[:cols-1]
-			}
-		}
-		// Padded to the last line drawn: a shorter estimate leaves none
-		// of the longer one behind (with spaces, which every console
-		// draws, where an erase sequence needs a VT one).
-		pad := max(p.width-len(line), 0)
-		p.width = len(line)
-		fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", pad))
-		p.drawn = true
+		p.drawBar(bar, left)
 		return
 	}
 	if pct/10 != p.lastPct/10 {
@@ -690,6 +676,58 @@ func (p *progress) rewriting(sessions int) {
 		p.drawn = false
 	}
 	fmt.Fprintf(p.w, "scan: the maps were written by an earlier version or with other map options (prices, path mode, event cap); writing the maps again (%s to go through)\n", counted(sessions, "session"))
+	p.rewriteTotal, p.rewritePct, p.rewriteStart = sessions, -10, time.Now()
+}
+
+// rewriteLeft tells how far the writing of every map again has gone: a
+// bar on a terminal, else a line every 10%, each with the time left at
+// its rate so far (over 100,000 sessions it takes half a minute).
+func (p *progress) rewriteLeft(left int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	total := p.rewriteTotal
+	if total <= 0 {
+		return
+	}
+	done := max(total-min(left, total), 0)
+	pct := done * 100 / total
+	est := timeLeft(time.Since(p.rewriteStart), int64(done), int64(total))
+	if p.tty {
+		const width = 30
+		fill := pct * width / 100
+		p.drawBar(fmt.Sprintf("scan [%s%s] %3d%%  %d / %s written again", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, done, counted(total, "session")), est)
+		return
+	}
+	if pct/10 != p.rewritePct/10 {
+		p.rewritePct = pct
+		if est != "" {
+			est = ", " + est
+		}
+		fmt.Fprintf(p.w, "scan: writing the maps again: %d%% (%d of %s%s)\n", pct, done, counted(total, "session"), est)
+	}
+}
+
+// drawBar draws a line of the bar, with the estimate est after it, over
+// the last one: padded to it, so that a shorter one leaves none of it
+// behind (with spaces, which every console draws, where an erase sequence
+// needs a VT one), and no wider than the terminal, as a wider one would
+// wrap and leave a row at every redraw (\r goes back to the start of the
+// last row only): the estimate goes first, then the line's end.
+func (p *progress) drawBar(bar, est string) {
+	line := bar + " "
+	if est != "" {
+		line = bar + "  " + est + " "
+	}
+	if cols := termWidth(p.fd); cols > 0 && len(line) >= cols {
+		line = bar + " "
+		if len(line) >= cols {
+			line = line[:cols-1]
+		}
+	}
+	pad := max(p.width-len(line), 0)
+	p.width = len(line)
+	fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", pad))
+	p.drawn = true
 }
 
 // finish ends the progress with the scan's outcome: "done" when it

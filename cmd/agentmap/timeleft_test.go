@@ -84,3 +84,24 @@ func TestProgressRateAfterTheFirstUpdate(t *testing.T) {
 		t.Errorf("progress lines:\n%s", b.String())
 	}
 }
+
+// scan's writing of every map again says how far it has gone, a line
+// every 10% off a terminal.
+func TestProgressOfTheRewrite(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b)
+	p.rewriting(200)
+	for _, left := range []int{200, 190, 150, 150, 79, 0} {
+		p.rewriteLeft(left)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	want := []string{
+		"scan: writing the maps again: 0% (0 of 200 sessions)",
+		"scan: writing the maps again: 25% (50 of 200 sessions)",
+		"scan: writing the maps again: 60% (121 of 200 sessions)",
+		"scan: writing the maps again: 100% (200 of 200 sessions)",
+	}
+	if len(lines) != 1+len(want) || !strings.HasPrefix(lines[0], "scan: the maps were written by an earlier version") || strings.Join(lines[1:], "\n") != strings.Join(want, "\n") {
+		t.Errorf("progress lines:\n%s", b.String())
+	}
+}
