@@ -293,12 +293,12 @@ func (b *backend) describe() string {
 // heldWithoutSocket says what runs on a data directory whose lock is held
 // while no control socket answers there: flush, scan and status say it in
 // the same words.
-const heldWithoutSocket = "without a control socket that answers (a scan, or a daemon that could not serve it: see its log)"
+const heldWithoutSocket = "without a control socket that answers (a scan, a daemon still starting, or one that could not serve it: see its log)"
 
 // heldMessage is the error of a command that finds the data directory so
 // held: what runs there, and what to do before doing it again.
 func heldMessage(cmd, dataDir string) string {
-	return fmt.Sprintf("agentmap %s: agentmap is running on %s %s; wait for the scan to end, or restart the service (agentmap restart), and %s again",
+	return fmt.Sprintf("agentmap %s: agentmap is running on %s %s; wait for the scan to end or the daemon to start, or restart the service (agentmap restart), and %s again",
 		cmd, dataDir, heldWithoutSocket, cmd)
 }
 

@@ -51,7 +51,7 @@ func TestStatusAndScanOfADataDirectoryHeldWithoutASocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	const held = "without a control socket that answers (a scan, or a daemon that could not serve it: see its log)"
+	const held = "without a control socket that answers (a scan, a daemon still starting, or one that could not serve it: see its log)"
 	code, stdout, stderr := run(t, "status", "--no-service", "--data-dir", data)
 	if code != exitOK || !strings.Contains(stdout, "daemon:     running "+held+"; reading the map store only") ||
 		!strings.Contains(stdout, "last flush: unknown while a scan or a daemon without a socket holds the state\n") {
@@ -69,7 +69,7 @@ func TestStatusAndScanOfADataDirectoryHeldWithoutASocket(t *testing.T) {
 		t.Errorf("status with a map: exit %d, want %q\n%s%s", code, want, stdout, stderr)
 	}
 	code, stdout, stderr = run(t, "scan", "--data-dir", data)
-	if want := "agentmap scan: agentmap is running on " + data + " " + held + "; wait for the scan to end, or restart the service (agentmap restart), and scan again"; code != exitFailure || !strings.Contains(stderr, want) {
+	if want := "agentmap scan: agentmap is running on " + data + " " + held + "; wait for the scan to end or the daemon to start, or restart the service (agentmap restart), and scan again"; code != exitFailure || !strings.Contains(stderr, want) {
 		t.Errorf("a second scan: exit %d, want %q\n%s%s", code, want, stdout, stderr)
 	}
 }
