@@ -46,7 +46,10 @@ func (t Tail) Events() ([]event.Event, error) {
 	return evs, nil
 }
 
-// PutTails records the tails, each replacing the one its source had.
+// PutTails records the tails, each replacing the one its source had. A
+// tail whose source is no longer recorded (forgotten by privacy.exclude,
+// deleted, dropped by a repair since it was noted) is not written: its
+// events would outlive their source, with nothing to remove them.
 func (d *DB) PutTails(tails []Tail) error {
 	if len(tails) == 0 {
 		return nil
@@ -56,7 +59,11 @@ func (d *DB) PutTails(tails []Tail) error {
 		if err != nil {
 			return err
 		}
+		srcB := tx.Bucket(bucketSources)
 		for _, t := range tails {
+			if srcB.Get(idKey(t.Source)) == nil {
+				continue
+			}
 			if err := dropTail(b, t.Source); err != nil {
 				return err
 			}

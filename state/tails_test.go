@@ -13,10 +13,23 @@ import (
 // one is counted and dropped on open, alone.
 func TestTails(t *testing.T) {
 	d, path := openTemp(t)
+	if err := d.PutSessions(&Session{Key: "claude/x", Agent: "claude"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uint64{7, 8} {
+		if err := d.PutSource(&Source{ID: id, Path: "/x.jsonl", Agent: "claude", Form: "lines", Session: "claude/x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	evs := []event.Event{{Kind: "model_request", T: 5}}
 	enc := EncodeEvents(evs)
-	if err := d.PutTails([]Tail{{Source: 7, At: 100, Encoded: enc}, {Source: 8, At: 10, Encoded: enc}}); err != nil {
+	// Source 9 is recorded nowhere (forgotten since its tail was noted):
+	// its tail is not written.
+	if err := d.PutTails([]Tail{{Source: 7, At: 100, Encoded: enc}, {Source: 8, At: 10, Encoded: enc}, {Source: 9, At: 1, Encoded: enc}}); err != nil {
 		t.Fatal(err)
+	}
+	if _, ok, _ := d.TailAt(9, 1); ok {
+		t.Error("the tail of a source the state does not hold was written")
 	}
 	if got, ok, err := d.TailAt(7, 100); err != nil || !ok || !reflect.DeepEqual(got, evs) {
 		t.Fatalf("TailAt(7, 100) = %v %v %v", got, ok, err)
