@@ -42,9 +42,33 @@ func (c *Client) Status(ctx context.Context) (Status, error) {
 	return st, err
 }
 
-// List asks the daemon for the sessions in the store.
+// List asks the daemon for the sessions in the store. The answer is read
+// an entry at a time and has no size limit: a store of 100,000 sessions
+// answers with some 50 MB of JSON, and twice that must still list.
 func (c *Client) List(ctx context.Context) ([]Entry, error) {
-	return watched[[]Entry](ctx, c, http.MethodGet, "/v1/list", time.Minute)
+	l, err := watched[entryList](ctx, c, http.MethodGet, "/v1/list", time.Minute)
+	return l, err
+}
+
+// entryList decodes a JSON array of entries one element at a time, so
+// that the decoder never holds the whole answer (json.Decoder.Decode
+// buffers a value whole before decoding it).
+type entryList []Entry
+
+func (l *entryList) decodeFrom(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return errors.New("not a list")
+	}
+	for dec.More() {
+		var e Entry
+		if err := dec.Decode(&e); err != nil {
+			return err
+		}
+		*l = append(*l, e)
+	}
+	_, err := dec.Token()
+	return err
 }
 
 // Recent asks the daemon for the n newest sessions of its flush records
@@ -174,7 +198,12 @@ func (c *Client) call(parent context.Context, method, path string, timeout time.
 		return fmt.Errorf("control socket: %w", err)
 	}
 	defer resp.Body.Close()
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(out); err != nil {
+	if l, ok := out.(*entryList); ok && resp.StatusCode == http.StatusOK {
+		err = l.decodeFrom(resp.Body)
+	} else {
+		err = json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(out)
+	}
+	if err != nil {
 		return fmt.Errorf("control socket: undecodable answer (HTTP %d)", resp.StatusCode)
 	}
 	if resp.StatusCode >= 500 {

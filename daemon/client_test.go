@@ -185,3 +185,32 @@ func (l *chanListener) Close() error {
 }
 
 func (l *chanListener) Addr() net.Addr { return &net.UnixAddr{Net: "unix"} }
+
+// A listing larger than the 64 MB that bounds other answers (a store of
+// some 140,000 sessions) reaches the client whole, written and read an
+// entry at a time.
+func TestListLargerThanOtherAnswers(t *testing.T) {
+	e := Entry{Key: "claude/" + strings.Repeat("a", 36), Agent: "claude", ID: strings.Repeat("a", 36),
+		Path: "claude/" + strings.Repeat("b", 200) + ".json.gz", Repos: []string{strings.Repeat("r", 100)},
+		Start: time.Unix(1700000000, 0).UTC(), Calls: 3, Requests: 2, Tokens: 1234, CostUSD: 0.5, Recorded: true}
+	es := make([]Entry, 150000) // about 75 MB of JSON
+	for i := range es {
+		es[i] = e
+		es[i].Calls = i
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, Status{}) })
+	mux.HandleFunc("/v1/list", func(w http.ResponseWriter, r *http.Request) { writeJSONList(w, es) })
+	got, err := testServer(t, mux).List(context.Background())
+	if err != nil {
+		t.Fatalf("list of %d entries: %v", len(es), err)
+	}
+	if len(got) != len(es) || got[len(got)-1].Calls != len(es)-1 || !got[0].Start.Equal(e.Start) || got[7].Repos[0] != e.Repos[0] {
+		t.Fatalf("list of %d entries came back as %d (last %+v)", len(es), len(got), got[len(got)-1])
+	}
+	// An empty store lists as an empty array.
+	es = nil
+	if got, err := testServer(t, mux).List(context.Background()); err != nil || len(got) != 0 {
+		t.Fatalf("empty list: %v, %v", got, err)
+	}
+}

@@ -49,26 +49,29 @@ type Entry struct {
 // records, and from the map files themselves for maps no record names (a
 // state rebuilt from the logs, maps copied in) or records older than the
 // summary's start and repos.
+//
+// The records are read one at a time and only their entries kept, not
+// every source and session record at once (at 100,000 sessions those
+// held some 200 MB more than the entries).
 func Entries(db *state.DB, store *mapstore.Store) ([]Entry, error) {
-	var sessions []*state.Session
-	if db != nil {
-		var err error
-		if _, sessions, err = db.Load(); err != nil {
-			return nil, err
-		}
-	}
 	var out []Entry
 	seen := map[string]bool{}
-	for _, s := range sessions {
-		e, ok := recordEntry(s)
-		if !ok {
-			continue
+	if db != nil {
+		err := db.LoadPasses(state.Passes{Sessions: func(s *state.Session) error {
+			e, ok := recordEntry(s)
+			if !ok {
+				return nil
+			}
+			if e.Start.IsZero() && fromMap(store, &e) != nil {
+				return nil // record of a map no longer there
+			}
+			seen[filepath.ToSlash(e.Path)] = true
+			out = append(out, e)
+			return nil
+		}})
+		if err != nil {
+			return nil, err
 		}
-		if e.Start.IsZero() && fromMap(store, &e) != nil {
-			continue // record of a map no longer there
-		}
-		seen[filepath.ToSlash(e.Path)] = true
-		out = append(out, e)
 	}
 	rels, err := store.List()
 	if err != nil {

@@ -59,13 +59,7 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	listed := f.apply(es)
 	parents := spawnedIn(b.store.Root, es, listed)
 	if *asJSON {
-		out := make([]listEntry, len(listed))
-		for i, e := range listed {
-			out[i] = listEntry{Entry: e, Parent: parents[e.Key]}
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(out)
+		writeListJSON(stdout, listed, parents)
 		return exitOK
 	}
 	if len(es) == 0 {
@@ -76,6 +70,32 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	writeList(stdout, listed, parents)
 	writeRepriceNote(stdout, listed, configPrices(*of.config))
 	return exitOK
+}
+
+// writeListJSON prints the entries as one indented JSON array, an element
+// at a time through a buffer: the bytes json.Encoder would print for the
+// whole array, without holding them all (some 70 MB at 100,000 sessions).
+func writeListJSON(w io.Writer, es []daemon.Entry, parents map[string]string) {
+	if len(es) == 0 {
+		fmt.Fprintln(w, "[]")
+		return
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	defer bw.Flush()
+	bw.WriteString("[\n")
+	for i, e := range es {
+		b, err := json.MarshalIndent(listEntry{Entry: e, Parent: parents[e.Key]}, "  ", "  ")
+		if err != nil {
+			continue // an Entry always encodes: strings, numbers, times
+		}
+		bw.WriteString("  ")
+		bw.Write(b)
+		if i < len(es)-1 {
+			bw.WriteByte(',')
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteString("]\n")
 }
 
 // listEntry is a session as list --json prints it: the entry, and the key

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"os"
@@ -365,6 +366,33 @@ func TestDurationsAndTokensAsTheReportWritesThem(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 999: "999", 4124: "4.1k", 16_422: "16k", 2_800_000: "2.8M"} {
 		if got := formatTokens(n); got != want {
 			t.Errorf("formatTokens(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// list --json prints, an entry at a time, the bytes an indenting
+// json.Encoder prints for the whole array.
+func TestListJSONIsTheEncodersArray(t *testing.T) {
+	day := time.Date(2026, 5, 10, 12, 0, 0, 0, time.UTC)
+	all := []daemon.Entry{
+		{Key: "claude/a", ID: "a", Agent: "claude", Repos: []string{"api", "<web>"}, Start: day, Outcome: "completed", Recorded: true},
+		{Key: "codex/b", ID: "b", Agent: "codex", Tokens: 12, CostUSD: 0.25, Unpriced: []string{"m&m"}},
+		{Key: "codex/c", ID: "c", Agent: "codex", Live: true},
+	}
+	parents := map[string]string{"codex/c": "codex/b"}
+	for n := 0; n <= len(all); n++ {
+		es := all[:n]
+		out := make([]listEntry, len(es))
+		for i, e := range es {
+			out[i] = listEntry{Entry: e, Parent: parents[e.Key]}
+		}
+		var want, got bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+		writeListJSON(&got, es, parents)
+		if got.String() != want.String() {
+			t.Errorf("%d entries:\n%s\nwant\n%s", n, got.String(), want.String())
 		}
 	}
 }
