@@ -59,6 +59,37 @@ type RewriteStatus struct {
 	Auto bool `json:"auto"`
 	// Left counts the sessions whose maps are still to write.
 	Left int `json:"sessionsLeft"`
+	// Pending is set when no daemon is writing them: the next scan or
+	// start of the service will (PendingRewrite).
+	Pending bool `json:"pending,omitempty"`
+}
+
+// PendingRewrite is, without a daemon, the rewrite the next scan or start
+// of the service will make: nil when the maps were last all written with
+// options of identity id (or there is no map), else the number of
+// sessions whose maps were written with others (an earlier version's, or
+// those a rewrite could not write). Their flush records say so; such a
+// session reads as flushed, and its map as current, until it is written
+// again.
+func PendingRewrite(db *state.DB, id string) (*RewriteStatus, error) {
+	if id == "" {
+		return nil, nil
+	}
+	was, err := db.Setting(state.SettingMapIdentity)
+	if err != nil || was == id {
+		return nil, err
+	}
+	n := 0
+	err = db.LoadPasses(state.Passes{Sessions: func(s *state.Session) error {
+		if s.Flush != nil && s.Flush.Path != "" && s.Flush.Options != id {
+			n++
+		}
+		return nil
+	}})
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	return &RewriteStatus{Auto: true, Pending: true, Left: n}, nil
 }
 
 func (d *Daemon) rewriteStatus() *RewriteStatus {

@@ -297,6 +297,9 @@ type runOverrides struct {
 	maxLine                int
 	roots                  rootFlags
 	once                   bool
+	// readOnly reads the hash key without making one: status, which
+	// writes nothing, reckons the maps' identity with it.
+	readOnly bool
 }
 
 // effective is the configuration a daemon runs with.
@@ -307,6 +310,10 @@ type effective struct {
 	rescan, debounce time.Duration
 	retireAfter      time.Duration
 	live             daemon.Live
+	// keyToMake is set, with runOverrides.readOnly, when the maps are to
+	// be hashed with a key not made yet: live.MapIdentity is not the one
+	// the daemon will have.
+	keyToMake bool
 }
 
 func (o runOverrides) apply(c *config.Config) (effective, error) {
@@ -360,7 +367,17 @@ func (o runOverrides) apply(c *config.Config) (effective, error) {
 	if o.set["path-mode"] {
 		mode = o.pathMode
 	}
-	bopt, err := builderOptions(c, mode)
+	loadKey := config.LoadOrCreateHashKey
+	if o.readOnly {
+		loadKey = func(path string) ([]byte, error) {
+			if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+				e.keyToMake = true // the identity is left to the new key
+				return nil, nil
+			}
+			return config.LoadHashKey(path)
+		}
+	}
+	bopt, err := builderOptionsKeyed(c, mode, loadKey)
 	if err != nil {
 		return e, err
 	}
@@ -375,9 +392,14 @@ func (o runOverrides) apply(c *config.Config) (effective, error) {
 // --path-mode M --hash-key-file F --event-cap N` would use, so that the
 // daemon's maps and build's agree byte for byte. The defaults are build's.
 func builderOptions(c *config.Config, mode string) (builder.Options, error) {
+	return builderOptionsKeyed(c, mode, config.LoadOrCreateHashKey)
+}
+
+// builderOptionsKeyed is builderOptions with the hash key read by loadKey.
+func builderOptionsKeyed(c *config.Config, mode string, loadKey func(path string) ([]byte, error)) (builder.Options, error) {
 	opt := builder.Options{PathMode: redact.Mode(mode), EventCap: c.Maps.EventCap, Producer: producer()}
 	if opt.PathMode == redact.ModeHashed {
-		key, err := config.LoadOrCreateHashKey(c.Maps.HashKeyFile)
+		key, err := loadKey(c.Maps.HashKeyFile)
 		if err != nil {
 			return opt, err
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon"
+	"github.com/agentmap/agentmap/state"
 )
 
 func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -44,6 +45,9 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if !running {
 		sinkOffInConfig(st.Sink, *of.config)
+		if b.db != nil {
+			st.Rewrite = pendingRewrite(b.db, *of.config, b.dataDir)
+		}
 	}
 	service := ""
 	if !*noService {
@@ -187,7 +191,11 @@ func writeStatus(w io.Writer, service, daemonState string, running bool, st daem
 		if r.Auto {
 			why = "maps written by an earlier version or with other map options"
 		}
-		fmt.Fprintf(w, "rewrite:    writing every map again (%s): %s left\n", why, counted(r.Left, "session"))
+		if r.Pending {
+			fmt.Fprintf(w, "rewrite:    %s: %s, written again by the next scan or start of the service\n", why, counted(r.Left, "map"))
+		} else {
+			fmt.Fprintf(w, "rewrite:    writing every map again (%s): %s left\n", why, counted(r.Left, "session"))
+		}
 	}
 	writeExportStatus(w, st.Export)
 	writeSinkStatus(w, st.Sink)
@@ -226,4 +234,27 @@ func timeLeft(elapsed time.Duration, done, total int64) string {
 		return fmt.Sprintf("about %d h left", mins/60)
 	}
 	return fmt.Sprintf("about %d h %d min left", mins/60, mins%60)
+}
+
+// pendingRewrite is the rewrite of maps written with other options that
+// the next scan or start of the service will make, reckoned with the
+// options of the config as the service would read it, without a daemon.
+// Nil when it cannot be told (a config with problems, a hash key that
+// cannot be read).
+func pendingRewrite(db *state.DB, configFlag, dataDir string) *daemon.RewriteStatus {
+	c, _ := loadConfig(configFlag, "status", io.Discard)
+	if c == nil {
+		return nil
+	}
+	eff, err := runOverrides{set: map[string]bool{"data-dir": true}, dataDir: dataDir, readOnly: true}.apply(c)
+	if err != nil {
+		return nil
+	}
+	id := eff.live.MapIdentity
+	if eff.keyToMake {
+		// A new key hashes every path anew: no map was written with it.
+		id = "a hash key not made yet"
+	}
+	r, _ := daemon.PendingRewrite(db, id)
+	return r
 }
