@@ -1,6 +1,9 @@
 package report
 
-import "github.com/agentmap/agentmap/watchers"
+import (
+	"github.com/agentmap/agentmap/export/mapfile"
+	"github.com/agentmap/agentmap/watchers"
+)
 
 // countedOnce leaves out of maps each subagent session that a parent map
 // among them holds as a lane: a spawned Codex agent has a map of its own
@@ -13,29 +16,47 @@ import "github.com/agentmap/agentmap/watchers"
 // sub-composer, a parent built without the child's log), is the only
 // record of its work and stays.
 func countedOnce(maps []*Map) []*Map {
+	return keptOnce(maps, func(m **Map) *mapfile.Session { return &(*m).Session }, func(m **Map) []string {
+		ids := make([]string, len((*m).Agents))
+		for i, a := range (*m).Agents {
+			ids[i] = a.ID
+		}
+		return ids
+	})
+}
+
+// usageCountedOnce is countedOnce of the maps ss were kept of.
+func usageCountedOnce(ss []UsageSession) []UsageSession {
+	return keptOnce(ss, func(u *UsageSession) *mapfile.Session { return &u.session }, func(u *UsageSession) []string { return u.lanes })
+}
+
+// keptOnce is countedOnce of whatever keeps a map's session block and the
+// ids of its lanes.
+func keptOnce[T any](xs []T, session func(*T) *mapfile.Session, lanes func(*T) []string) []T {
 	children := 0
-	for _, m := range maps {
-		if m.Session.Role == "subagent" && m.Session.ParentSessionID != "" {
+	for i := range xs {
+		if s := session(&xs[i]); s.Role == "subagent" && s.ParentSessionID != "" {
 			children++
 		}
 	}
 	if children == 0 {
-		return maps
+		return xs
 	}
-	lanes := make(map[string]map[string]bool, len(maps)) // session id → its lanes
-	for _, m := range maps {
-		ids := make(map[string]bool, len(m.Agents))
-		for _, a := range m.Agents {
-			ids[a.ID] = true
+	laneSets := make(map[string]map[string]bool, len(xs)) // session id → its lanes
+	for i := range xs {
+		ls := lanes(&xs[i])
+		ids := make(map[string]bool, len(ls))
+		for _, id := range ls {
+			ids[id] = true
 		}
-		lanes[m.Session.ID] = ids
+		laneSets[session(&xs[i]).ID] = ids
 	}
-	out := make([]*Map, 0, len(maps))
-	for _, m := range maps {
-		if m.Session.Role == "subagent" && lanes[m.Session.ParentSessionID][watchers.LaneID(m.Session.NativeID())] {
+	out := make([]T, 0, len(xs))
+	for i := range xs {
+		if s := session(&xs[i]); s.Role == "subagent" && laneSets[s.ParentSessionID][watchers.LaneID(s.NativeID())] {
 			continue
 		}
-		out = append(out, m)
+		out = append(out, xs[i])
 	}
 	return out
 }

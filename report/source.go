@@ -447,16 +447,25 @@ func decodeAll(ctx context.Context, f Filter, skipOthers bool, list func(emit fu
 // returned as errors beside the maps that could be read.
 func Collect(ctx context.Context, src Source, f Filter) ([]*Map, []error) {
 	var maps []*Map
+	errs := CollectEach(ctx, src, f, func(m *Map) { maps = append(maps, m) })
+	return maps, errs
+}
+
+// CollectEach hands each map of src that passes f to each, in the order
+// Collect lists them, without holding them: a caller that keeps a small
+// part of each (a usage table) reads any number of maps. Unreadable maps
+// are returned as errors.
+func CollectEach(ctx context.Context, src Source, f Filter, each func(*Map)) []error {
 	var errs []error
 	for m, err := range src.Maps(ctx, f) {
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		maps = append(maps, m)
+		each(m)
 	}
 	if err := ctx.Err(); err != nil {
 		errs = append(errs, err)
 	}
-	return maps, errs
+	return errs
 }

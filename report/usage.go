@@ -149,13 +149,90 @@ func Usage(maps []*Map, p Period, loc *time.Location) UsageTable {
 // part of the session inside w, a week or month that a bound cuts its
 // part inside.
 func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable {
+	ss := make([]UsageSession, len(maps))
+	for i, m := range maps {
+		ss[i] = UsageOf(m)
+	}
+	return UsageOfSessions(ss, p, loc, w)
+}
+
+// UsageSession is what a usage table reads of a map: its session, its
+// totals, its lanes and its model requests, a small part of the map. A
+// command that totals tens of thousands of maps keeps these instead of
+// the maps (whose tool calls, files and text-free details it does not
+// read): at 100,000 sessions that is tens of MB instead of 1.5 GB.
+type UsageSession struct {
+	// session is the map's session block without what a table does not
+	// read (its models, CLI version, start as text).
+	session  mapfile.Session
+	start    time.Time
+	dated    bool     // the map has a start time (Map.Start)
+	lanes    []string // the ids of the map's lanes
+	unpriced []string // unpricedModels
+	first    string   // firstModel
+	// The map's totals: what it counts beyond its kept requests (a map
+	// cut at the event cap) is their difference with the requests.
+	outputTokens, tokens int64
+	cost                 float64
+	reqs                 []usageRequest
+}
+
+// usageRequest is a model request of a map, as a usage table counts it.
+type usageRequest struct {
+	t            int64  // ms from the session's start
+	model, label string // modelName, modelLabel
+	in, cw, cr   int64
+	out          int64
+	cost         float64
+	none         bool // NoUsage
+}
+
+// UsageOf keeps of m what a usage table reads.
+func UsageOf(m *Map) UsageSession {
+	u := UsageSession{session: m.Session, unpriced: unpricedModels(m), first: firstModel(m),
+		outputTokens: m.Totals.OutputTokens, tokens: m.Totals.Tokens, cost: m.Totals.CostUSD}
+	u.start, u.dated = m.Start()
+	u.session.Models, u.session.CLIVersion, u.session.StartedAt, u.session.PathMode = nil, "", "", ""
+	for _, a := range m.Agents {
+		u.lanes = append(u.lanes, a.ID)
+	}
+	n := 0
+	for i := range m.Events {
+		if m.Events[i].Kind == "llm" {
+			n++
+		}
+	}
+	u.reqs = make([]usageRequest, 0, n)
+	for i := range m.Events {
+		e := &m.Events[i]
+		if e.Kind != "llm" {
+			continue
+		}
+		r := usageRequest{t: e.T, model: modelName(e.Model), label: modelLabel(e),
+			in: e.In, cw: e.CW, cr: e.CR, out: e.Out, cost: e.Cost, none: NoUsage(e)}
+		if k := len(u.reqs); k > 0 && u.reqs[k-1].model == r.model {
+			// Share the strings of the request before (most requests of
+			// a session are of its model).
+			r.model = u.reqs[k-1].model
+			if u.reqs[k-1].label == r.label {
+				r.label = u.reqs[k-1].label
+			}
+		}
+		u.reqs = append(u.reqs, r)
+	}
+	return u
+}
+
+// UsageOfSessions is UsageWithin of the maps ss were kept of, in the same
+// order.
+func UsageOfSessions(ss []UsageSession, p Period, loc *time.Location, w Window) UsageTable {
 	rows := map[string]*UsageRow{}
 	total := &UsageRow{Key: "Total"}
 	tab := UsageTable{Period: p}
 	var none NotRecorded
 	noneAgents := map[string]bool{}
-	for _, m := range countedOnce(maps) {
-		start, dated := m.Start()
+	for _, u := range usageCountedOnce(ss) {
+		start, dated := u.start, u.dated
 		at := func(t int64) time.Time { return start.Add(time.Duration(t) * time.Millisecond) }
 		key := func(t int64, model string) string {
 			if !dated && p != BySess && p != ByModel {
@@ -172,7 +249,7 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 			case Monthly:
 				return at.Format("2006-01")
 			case BySess:
-				return m.Session.NativeID()
+				return u.session.NativeID()
 			case ByModel:
 				return model
 			}
@@ -183,7 +260,7 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 			if r == nil {
 				r = &UsageRow{Key: k}
 				if p == BySess {
-					r.Agent = AgentName(m.Session.AgentTool)
+					r.Agent = AgentName(u.session.AgentTool)
 					if dated {
 						r.Start = start.Format(time.RFC3339)
 					}
@@ -192,56 +269,50 @@ func UsageWithin(maps []*Map, p Period, loc *time.Location, w Window) UsageTable
 			}
 			return r
 		}
-		unpriced := unpricedModels(m)
 		var sumTok, sumOut int64
 		var sumCost float64
-		lastT, lastModel := int64(0), firstModel(m)
+		lastT, lastModel := int64(0), u.first
 		sessionNone, sessionSome := false, false
-		for i := range m.Events {
-			e := &m.Events[i]
-			if e.Kind != "llm" {
+		for i := range u.reqs {
+			e := &u.reqs[i]
+			sumTok += e.in + e.cw + e.cr + e.out
+			sumOut += e.out
+			sumCost += e.cost
+			lastT, lastModel = e.t, e.model
+			if !w.contains(at(e.t), dated) {
 				continue
 			}
-			model := modelName(e.Model)
-			sumTok += e.In + e.CW + e.CR + e.Out
-			sumOut += e.Out
-			sumCost += e.Cost
-			lastT, lastModel = e.T, model
-			if !w.contains(at(e.T), dated) {
-				continue
-			}
-			unp := slices.Contains(unpriced, model)
-			label := modelLabel(e)
+			unp := slices.Contains(u.unpriced, e.model)
 			n := 0
-			if NoUsage(e) {
+			if e.none {
 				n, sessionNone = 1, true
 			} else {
 				sessionSome = true
 			}
-			r := row(key(e.T, label))
-			r.add(m.Session.ID, label, unp, n, e.In, e.CW, e.CR, e.Out, 0, e.Cost)
-			total.add(m.Session.ID, label, unp, n, e.In, e.CW, e.CR, e.Out, 0, e.Cost)
+			r := row(key(e.t, e.label))
+			r.add(u.session.ID, e.label, unp, n, e.in, e.cw, e.cr, e.out, 0, e.cost)
+			total.add(u.session.ID, e.label, unp, n, e.in, e.cw, e.cr, e.out, 0, e.cost)
 		}
 		if sessionNone {
 			none.Sessions++
 			if !sessionSome {
 				none.Entirely++
 			}
-			noneAgents[AgentName(m.Session.AgentTool)] = true
+			noneAgents[AgentName(u.session.AgentTool)] = true
 		}
 		// What the totals count beyond the kept events (a map cut at the
 		// event cap): on the last request's row and model, so in the
 		// window when that request is.
-		restOut := m.Totals.OutputTokens - sumOut
-		restTok := m.Totals.Tokens - sumTok - restOut
-		restCost := m.Totals.CostUSD - sumCost
+		restOut := u.outputTokens - sumOut
+		restTok := u.tokens - sumTok - restOut
+		restCost := u.cost - sumCost
 		if (restOut != 0 || restTok != 0 || restCost > 5e-7 || restCost < -5e-7) && w.contains(at(lastT), dated) {
-			if m.Session.Truncated {
+			if u.session.Truncated {
 				tab.Truncated++
 			}
-			r, unp := row(key(lastT, lastModel)), slices.Contains(unpriced, lastModel)
-			r.add(m.Session.ID, lastModel, unp, 0, 0, 0, 0, restOut, restTok, restCost)
-			total.add(m.Session.ID, lastModel, unp, 0, 0, 0, 0, restOut, restTok, restCost)
+			r, unp := row(key(lastT, lastModel)), slices.Contains(u.unpriced, lastModel)
+			r.add(u.session.ID, lastModel, unp, 0, 0, 0, 0, restOut, restTok, restCost)
+			total.add(u.session.ID, lastModel, unp, 0, 0, 0, 0, restOut, restTok, restCost)
 		}
 	}
 	for _, r := range rows {

@@ -125,7 +125,17 @@ const localStore = "the local map store"
 // and counted. ok is false when the source itself cannot be read
 // (sourceError): it has said so, and nothing is to be written.
 func collectMaps(ctx context.Context, cmd string, src report.Source, flt report.Filter, stderr io.Writer) (maps []*report.Map, skipped int, ok bool) {
-	maps, errs := report.Collect(ctx, src, flt)
+	skipped, ok = readMaps(ctx, cmd, src, flt, stderr, func(m *report.Map) { maps = append(maps, m) })
+	if !ok {
+		return nil, 0, false
+	}
+	return maps, skipped, true
+}
+
+// readMaps is collectMaps handing each map to each instead of holding
+// them all.
+func readMaps(ctx context.Context, cmd string, src report.Source, flt report.Filter, stderr io.Writer, each func(*report.Map)) (skipped int, ok bool) {
+	errs := report.CollectEach(ctx, src, flt, each)
 	for _, err := range errs {
 		if errors.As(err, new(sourceError)) {
 			if cmd == "report" {
@@ -133,7 +143,7 @@ func collectMaps(ctx context.Context, cmd string, src report.Source, flt report.
 			} else {
 				fmt.Fprintf(stderr, "agentmap %s: %v\n", cmd, err)
 			}
-			return nil, 0, false
+			return 0, false
 		}
 	}
 	for i, err := range errs {
@@ -143,7 +153,7 @@ func collectMaps(ctx context.Context, cmd string, src report.Source, flt report.
 		}
 		fmt.Fprintf(stderr, "agentmap %s: skipped: %v\n", cmd, err)
 	}
-	return maps, len(errs), true
+	return len(errs), true
 }
 
 func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -367,11 +377,14 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		team.activeSince = within.Since
 		src = team
 	}
-	maps, skipped, ok := collectMaps(ctx, "usage", src, flt, stderr)
+	// Each map is read, kept as the little a usage table reads of it,
+	// and let go: a store of 100,000 sessions is totalled in tens of MB.
+	var sessions []report.UsageSession
+	skipped, ok := readMaps(ctx, "usage", src, flt, stderr, func(m *report.Map) { sessions = append(sessions, report.UsageOf(m)) })
 	if !ok {
 		return exitFailure
 	}
-	tab := report.UsageWithin(maps, period, time.Local, within)
+	tab := report.UsageOfSessions(sessions, period, time.Local, within)
 	if *mf.maps == "" && !mf.team.set() {
 		// The local store: a model its maps left unpriced that the config
 		// prices now is named with the flush that reprices it.
