@@ -49,6 +49,17 @@ type Options struct {
 
 // Write renders maps as one self-contained HTML page.
 func Write(w io.Writer, maps []*Map, opt Options) error {
+	pages, err := PagesOf(maps)
+	if err != nil {
+		return err
+	}
+	return WritePages(w, pages, opt)
+}
+
+// WritePages renders the pages of maps (PageOf), in the order of their
+// maps, as Write renders the maps: the same bytes. A command that reports
+// on tens of thousands of maps keeps their pages instead of the maps.
+func WritePages(w io.Writer, pages []Page, opt Options) error {
 	if opt.Generated.IsZero() {
 		opt.Generated = time.Now()
 	}
@@ -56,26 +67,27 @@ func Write(w io.Writer, maps []*Map, opt Options) error {
 		opt.Title = "agentmap report"
 	}
 	if !opt.Single {
-		maps = countedOnce(maps) // the one session asked for is shown, whatever it is
+		pages = pagesCountedOnce(pages) // the one session asked for is shown, whatever it is
 	}
-	maps = slices.Clone(maps)
-	slices.SortStableFunc(maps, func(a, b *Map) int {
-		return cmp.Or(cmp.Compare(b.Session.StartedAt, a.Session.StartedAt), cmp.Compare(a.Session.ID, b.Session.ID))
+	pages = slices.Clone(pages)
+	slices.SortStableFunc(pages, func(a, b Page) int {
+		return cmp.Or(cmp.Compare(b.session.StartedAt, a.session.StartedAt), cmp.Compare(a.session.ID, b.session.ID))
 	})
 	st := newStrtab()
 	// The page shows its times in the reader's zone, but the scope's dates
 	// (--since, --until) are the generating machine's: the page says both.
 	ov := overview{Version: 1, Generated: opt.Generated.Format(time.RFC3339), Zone: zoneLabel(opt.Generated), Single: opt.Single}
-	for _, m := range maps {
-		ov.Sessions = append(ov.Sessions, sessionRow(st, m, len(m.Events)))
-		ov.Aggs = append(ov.Aggs, sessionAgg(st, m))
+	for j := range pages {
+		row, a := pages[j].interned(st)
+		ov.Sessions = append(ov.Sessions, row)
+		ov.Aggs = append(ov.Aggs, a)
 	}
 	ov.Strings = st.list
 	if ov.Sessions == nil {
 		ov.Sessions = [][]any{}
 		ov.Aggs = []agg{}
 	}
-	chunks, first, err := packPages(maps)
+	chunks, first, err := packPages(pages)
 	if err != nil {
 		return err
 	}
@@ -151,32 +163,21 @@ func zoneLabel(t time.Time) string {
 // inflates its chunk, a few milliseconds at this size.
 const chunkBytes = 256 << 10
 
-// packPages packs the session pages into chunks of consecutive sessions,
-// on all cores (gzip is most of the cost of a large report); first[k] is
-// the index of chunk k's first session.
-func packPages(maps []*Map) (chunks []string, first []int, err error) {
-	raw := make([][]byte, len(maps))
-	if err := parallel(len(maps), func(j int) (err error) {
-		p := buildSessionPage(maps[j])
-		raw[j], err = p.marshal()
-		if err != nil {
-			err = fmt.Errorf("report: session %s: %w", maps[j].Session.NativeID(), err)
-		}
-		return err
-	}); err != nil {
-		return nil, nil, err
-	}
+// packPages packs the session pages (their JSON) into chunks of
+// consecutive sessions, on all cores (gzip is most of the cost of a large
+// report); first[k] is the index of chunk k's first session.
+func packPages(pages []Page) (chunks []string, first []int, err error) {
 	size := 0
-	for j, b := range raw {
-		if j == 0 || size+len(b) > chunkBytes {
+	for j := range pages {
+		if j == 0 || size+pages[j].size > chunkBytes {
 			first = append(first, j)
 			size = 0
 		}
-		size += len(b) + 1
+		size += pages[j].size + 1
 	}
 	chunks = make([]string, len(first))
 	err = parallel(len(first), func(k int) error {
-		end := len(raw)
+		end := len(pages)
 		if k+1 < len(first) {
 			end = first[k+1]
 		}
@@ -186,7 +187,11 @@ func packPages(maps []*Map) (chunks []string, first []int, err error) {
 			if j > first[k] {
 				doc.WriteByte(',')
 			}
-			doc.Write(raw[j])
+			raw, err := pages[j].json()
+			if err != nil {
+				return err
+			}
+			doc.Write(raw)
 		}
 		doc.WriteByte(']')
 		var err error

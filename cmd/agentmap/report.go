@@ -200,19 +200,34 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if src == nil {
 		return code
 	}
-	maps, skipped, ok := collectMaps(ctx, "report", src, flt, stderr)
-	if !ok {
-		return exitFailure
-	}
+	var pages []report.Page
+	var skipped int
 	if *session != "" {
+		maps, n, ok := collectMaps(ctx, "report", src, flt, stderr) // the few whose ids start so
+		if !ok {
+			return exitFailure
+		}
 		m, err := oneSession(maps, *session)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentmap report: --session: %v\n", err)
 			return exitFailure
 		}
-		maps = []*report.Map{m}
+		p, err := report.PageOf(m)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentmap report: %v\n", err)
+			return exitFailure
+		}
+		pages, skipped = []report.Page{p}, n
+	} else {
+		var err error
+		if pages, skipped, err = readPages(ctx, src, flt, stderr); err != nil {
+			if !errors.Is(err, errSaid) {
+				fmt.Fprintf(stderr, "agentmap report: %v\n", err)
+			}
+			return exitFailure
+		}
 	}
-	if skipped > 0 && len(maps) == 0 {
+	if skipped > 0 && len(pages) == 0 {
 		// Nothing to show but maps that could not be read: a page of no
 		// session would pass for a report, and replace one there before.
 		if flt == (report.Filter{}) && *session == "" {
@@ -225,16 +240,16 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	// A spawned agent is one session with its parent, on the page and in
 	// what is said of it.
-	shown := len(maps)
+	shown := len(pages)
 	if *session == "" {
-		shown = report.Sessions(maps)
+		shown = report.PageSessions(pages)
 	}
 	opt := report.Options{Single: *session != "", Scope: describeScope(shown, where, flt)}
 	if opt.Single {
-		opt.Title = "agentmap session " + maps[0].Session.NativeID()
+		opt.Title = "agentmap session " + pages[0].NativeID()
 	}
 	if *out == "-" {
-		if err := report.Write(stdout, maps, opt); err != nil {
+		if err := report.WritePages(stdout, pages, opt); err != nil {
 			fmt.Fprintf(stderr, "agentmap report: %v\n", err)
 			return exitFailure
 		}
@@ -244,7 +259,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitOK
 	}
 	var buf strings.Builder
-	if err := report.Write(&buf, maps, opt); err != nil {
+	if err := report.WritePages(&buf, pages, opt); err != nil {
 		fmt.Fprintf(stderr, "agentmap report: %v\n", err)
 		return exitFailure
 	}
@@ -275,6 +290,41 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	return code
+}
+
+// errSaid is an error already said to the user.
+var errSaid = errors.New("said")
+
+// pageBatch is how many maps a report reads before it makes their pages
+// (on every core) and lets them go.
+const pageBatch = 256
+
+// readPages reads the maps, as collectMaps does, and keeps their report
+// pages rather than the maps: a report of 100,000 sessions held 2 GB of
+// maps. errSaid: the source could not be read, and that is said.
+func readPages(ctx context.Context, src report.Source, flt report.Filter, stderr io.Writer) ([]report.Page, int, error) {
+	var pages []report.Page
+	var batch []*report.Map
+	var failed error
+	flush := func() {
+		if failed != nil || len(batch) == 0 {
+			return
+		}
+		ps, err := report.PagesOf(batch)
+		pages, failed = append(pages, ps...), err
+		clear(batch) // the maps go as soon as their pages are made
+		batch = batch[:0]
+	}
+	skipped, ok := readMaps(ctx, "report", src, flt, stderr, func(m *report.Map) {
+		if batch = append(batch, m); len(batch) == pageBatch {
+			flush()
+		}
+	})
+	if !ok {
+		return nil, 0, errSaid
+	}
+	flush()
+	return pages, skipped, failed
 }
 
 // oneSession picks the map an id names: exactly, else by a unique prefix.
