@@ -54,24 +54,28 @@ type Entry struct {
 // every source and session record at once (at 100,000 sessions those
 // held some 200 MB more than the entries).
 func Entries(db *state.DB, store *mapstore.Store) ([]Entry, error) {
-	var out []Entry
-	seen := map[string]bool{}
+	var recorded []Entry
 	if db != nil {
 		err := db.LoadPasses(state.Passes{Sessions: func(s *state.Session) error {
-			e, ok := recordEntry(s)
-			if !ok {
-				return nil
+			if e, ok := recordEntry(s); ok {
+				recorded = append(recorded, e)
 			}
-			if e.Start.IsZero() && fromMap(store, &e) != nil {
-				return nil // record of a map no longer there
-			}
-			seen[filepath.ToSlash(e.Path)] = true
-			out = append(out, e)
 			return nil
 		}})
 		if err != nil {
 			return nil, err
 		}
+	}
+	// Maps are opened once the read transaction is over: a daemon's
+	// commit that must grow the state's file waits for every reader.
+	out := recorded[:0]
+	seen := map[string]bool{}
+	for _, e := range recorded {
+		if e.Start.IsZero() && fromMap(store, &e) != nil {
+			continue // record of a map no longer there
+		}
+		seen[filepath.ToSlash(e.Path)] = true
+		out = append(out, e)
 	}
 	rels, err := store.List()
 	if err != nil {
