@@ -249,7 +249,7 @@ func writeString(buf *bytes.Buffer, s string) {
 func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	for i := plainRun(s); i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -292,4 +292,25 @@ func appendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// plainRun returns the length of a prefix of s that appendString copies as
+// it is: eight bytes at a time, up to the first eight that hold a quote, a
+// backslash, a control or a non-ASCII byte (nearly every id, model, tool
+// and path has none).
+func plainRun(s string) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// zero has a high bit set where x has a zero byte, and only if it
+	// has one (the bits above a zero byte may be set too).
+	zero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		control := (w - 0x20*ones) &^ w & highs // a byte below 0x20
+		if control|w&highs|zero(w^'"'*ones)|zero(w^'\\'*ones) != 0 {
+			break
+		}
+	}
+	return i
 }

@@ -234,9 +234,13 @@ func clean(e *Event) bool {
 	return true
 }
 
-// ok reports whether s is empty or passes Name, at once for the rule
-// case: printable ASCII without a space, read eight bytes at a time.
-func ok(s string) bool {
+// ok reports whether s is empty or passes Name. Most of the fields clean
+// reads are empty: that test is inlined, the others read s (okText).
+func ok(s string) bool { return s == "" || okText(s) }
+
+// okText is ok at once for the rule case: printable ASCII without a
+// space, read eight bytes at a time.
+func okText(s string) bool {
 	if len(s) > MaxName {
 		return false
 	}
