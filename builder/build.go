@@ -151,6 +151,7 @@ type lane struct {
 	id    string
 	rank  int
 	recs  []int   // input indexes of the lane's records, in order
+	size  int     // how many they are, counted before they are listed
 	nodes []*node // primary nodes in lane order; follow-ups hang off them
 	// lastActivity is the input index of the lane's last llm or user
 	// record (a call before it was never answered).
@@ -180,7 +181,9 @@ func newBuild(events []event.Event, opts Options) *build {
 		repoInfo: map[string]event.Repo{},
 	}
 	ids := []string{}
-	results, llms, calls, relayed := 0, 0, 0, 0
+	results, requests, calls, relayed, recs := 0, 0, 0, 0, 0
+	var l *lane // the lane of the record before: runs of records share one
+	var prev *event.Event
 	for i := range events {
 		e := &events[i]
 		switch e.Kind {
@@ -189,31 +192,44 @@ func newBuild(events []event.Event, opts Options) *build {
 		case event.KindResult:
 			results++
 		case event.KindLLM:
-			llms++
 			if e.LLM != nil && e.LLM.Relayed {
 				relayed++
 			}
+			if sameRequest(prev, e) {
+				break
+			}
+			if e.LLM != nil && e.LLM.MsgID != "" {
+				prev = e
+			}
+			requests++
 		case event.KindCall:
 			calls++
 		}
-		l := b.laneIdx[e.Agent]
-		if l == nil {
-			l = &lane{id: e.Agent, lastActivity: -1}
-			b.laneIdx[e.Agent] = l
-			if e.Agent != "" {
-				ids = append(ids, e.Agent)
+		if l == nil || l.id != e.Agent {
+			if l = b.laneIdx[e.Agent]; l == nil {
+				l = &lane{id: e.Agent, lastActivity: -1}
+				b.laneIdx[e.Agent] = l
+				if e.Agent != "" {
+					ids = append(ids, e.Agent)
+				}
 			}
 		}
-		l.recs = append(l.recs, i)
+		l.size++
+		recs++
 	}
 	if _, ok := b.laneIdx[""]; !ok {
 		b.laneIdx[""] = &lane{lastActivity: -1}
 	}
+	b.laneRecords(recs)
 	// Sized up front: a long session would otherwise grow each map many
-	// times over. groupBlock never grows, so pointers into it stay valid.
+	// times over. Each request's first record starts a run of records
+	// with its lane and MsgID, so the runs bound the requests (Claude
+	// writes a response's content blocks as lines in a row: counting
+	// records gave several times the room): groupBlock never grows, and
+	// pointers into it stay valid.
 	b.results = make(map[string]int, results)
-	b.groups = make(map[groupKey]*llmGroup, llms)
-	b.groupBlock = make([]llmGroup, 0, llms)
+	b.groups = make(map[groupKey]*llmGroup, requests)
+	b.groupBlock = make([]llmGroup, 0, requests)
 	b.calls = make(map[string]*node, calls)
 	sort.Strings(ids)
 	b.lanes = append(b.lanes, b.laneIdx[""])
@@ -232,6 +248,36 @@ func newBuild(events []event.Event, opts Options) *build {
 	b.fillTimes()
 	b.index()
 	return b
+}
+
+// sameRequest reports whether the model record e continues the run of
+// records of one request that prev (the last record with a MsgID, or nil)
+// is part of: the same lane and MsgID.
+func sameRequest(prev, e *event.Event) bool {
+	return prev != nil && e.LLM != nil && e.LLM.MsgID == prev.LLM.MsgID && e.Agent == prev.Agent
+}
+
+// laneRecords fills each lane's recs with the input indexes of its records
+// (the session records aside), in order, over one array: each lane has
+// room for the records newBuild counted in it.
+func (b *build) laneRecords(n int) {
+	all := make([]int, n)
+	at := 0
+	for _, l := range b.laneIdx {
+		l.recs = all[at : at : at+l.size]
+		at += l.size
+	}
+	var l *lane
+	for i := range b.in {
+		e := &b.in[i]
+		if e.Kind == event.KindSession {
+			continue
+		}
+		if l == nil || l.id != e.Agent {
+			l = b.laneIdx[e.Agent]
+		}
+		l.recs = append(l.recs, i)
+	}
 }
 
 // dropReplays keeps one copy of a model response that several lanes'
@@ -505,7 +551,13 @@ func (b *build) order() {
 		ord  int
 	}
 	b.rebase()
-	flat := make([]keyed, 0, len(b.in))
+	nodes := 0
+	for _, l := range b.lanes {
+		for _, n := range l.nodes {
+			nodes += 1 + len(n.follow)
+		}
+	}
+	flat := make([]keyed, 0, nodes)
 	for _, l := range b.lanes {
 		ord := 0
 		for _, n := range l.nodes {
@@ -528,6 +580,8 @@ func (b *build) order() {
 		return cmp.Compare(a.ord, c.ord)
 	})
 	b.sorted = make([]*node, len(flat))
+	b.all = make([]*node, 0, len(flat))
+	b.kept = make([]*node, 0, min(len(flat), b.opts.EventCap))
 	for i, k := range flat {
 		b.sorted[i] = k.n
 		k.n.seq = -1
