@@ -49,6 +49,7 @@ func Build(events []event.Event, opts Options) (*Map, error) {
 	}
 	b := newBuild(events, opts)
 	defer b.releaseNodes()
+	defer b.releaseScratch()
 	b.walkLanes()
 	b.signals()
 	b.order()
@@ -139,6 +140,7 @@ type build struct {
 	prCreations []*node
 
 	groupBlock []llmGroup
+	scratch    *scratch   // holds the arrays of recs, filled, groupBlock and the order: scratch.go
 	arena      *nodeArena // see newNode
 	nodeHint   int        // the nodes the lane walk makes, at most: see index
 	int64Block []int64    // see int64p
@@ -176,6 +178,7 @@ func newBuild(events []event.Event, opts Options) *build {
 	b := &build{
 		in: events, opts: opts, prices: prices.Default().With(opts.Prices),
 		arena:    nodeArenas.Get().(*nodeArena),
+		scratch:  scratches.Get().(*scratch),
 		laneIdx:  map[string]*lane{},
 		launches: map[string]string{},
 		repoInfo: map[string]event.Repo{},
@@ -229,7 +232,7 @@ func newBuild(events []event.Event, opts Options) *build {
 	// pointers into it stay valid.
 	b.results = make(map[string]int, results)
 	b.groups = make(map[groupKey]*llmGroup, requests)
-	b.groupBlock = make([]llmGroup, 0, requests)
+	b.groupBlock = reuse(b.scratch.groups, requests)[:0]
 	b.calls = make(map[string]*node, calls)
 	sort.Strings(ids)
 	b.lanes = append(b.lanes, b.laneIdx[""])
@@ -261,7 +264,8 @@ func sameRequest(prev, e *event.Event) bool {
 // (the session records aside), in order, over one array: each lane has
 // room for the records newBuild counted in it.
 func (b *build) laneRecords(n int) {
-	all := make([]int, n)
+	b.scratch.recs = reuse(b.scratch.recs, n)
+	all := b.scratch.recs
 	at := 0
 	for _, l := range b.laneIdx {
 		l.recs = all[at : at : at+l.size]
@@ -415,7 +419,9 @@ func responseOf(msgID string) string {
 // previous time in its lane, or the lane's next time when it leads the
 // lane, or the session's first time when its lane has none.
 func (b *build) fillTimes() {
-	b.filled = make([]int64, len(b.in))
+	b.scratch.filled = reuse(b.scratch.filled, len(b.in))
+	b.filled = b.scratch.filled
+	clear(b.filled) // a record of no lane keeps 0
 	first, last := int64(0), int64(0)
 	for i := range b.in {
 		t := b.in[i].T
@@ -545,11 +551,6 @@ func (b *build) index() {
 // order flattens the lanes (each primary node followed by its follow-ups)
 // and sorts every node by (t, lane rank, order within lane).
 func (b *build) order() {
-	type keyed struct {
-		n    *node
-		rank int
-		ord  int
-	}
 	b.rebase()
 	nodes := 0
 	for _, l := range b.lanes {
@@ -557,7 +558,7 @@ func (b *build) order() {
 			nodes += 1 + len(n.follow)
 		}
 	}
-	flat := make([]keyed, 0, nodes)
+	flat := reuse(b.scratch.flat, nodes)[:0]
 	for _, l := range b.lanes {
 		ord := 0
 		for _, n := range l.nodes {
@@ -579,9 +580,11 @@ func (b *build) order() {
 		}
 		return cmp.Compare(a.ord, c.ord)
 	})
-	b.sorted = make([]*node, len(flat))
-	b.all = make([]*node, 0, len(flat))
-	b.kept = make([]*node, 0, min(len(flat), b.opts.EventCap))
+	b.scratch.flat = flat
+	b.scratch.sorted = reuse(b.scratch.sorted, len(flat))
+	b.sorted = b.scratch.sorted
+	b.all = reuse(b.scratch.all, len(flat))[:0]
+	b.kept = reuse(b.scratch.kept, min(len(flat), b.opts.EventCap))[:0]
 	for i, k := range flat {
 		b.sorted[i] = k.n
 		k.n.seq = -1
