@@ -230,10 +230,10 @@ func newBuild(events []event.Event, opts Options) *build {
 	// writes a response's content blocks as lines in a row: counting
 	// records gave several times the room): groupBlock never grows, and
 	// pointers into it stay valid.
-	b.results = make(map[string]int, results)
-	b.groups = make(map[groupKey]*llmGroup, requests)
+	b.results = b.scratch.results.take(results)
+	b.groups = b.scratch.byGroup.take(requests)
 	b.groupBlock = reuse(b.scratch.groups, requests)[:0]
-	b.calls = make(map[string]*node, calls)
+	b.calls = b.scratch.callByID.take(calls)
 	sort.Strings(ids)
 	b.lanes = append(b.lanes, b.laneIdx[""])
 	for _, id := range ids {

@@ -3,12 +3,13 @@ package builder
 import "sync"
 
 // scratch is the working memory of a build that its map keeps nothing
-// of: the lanes' records, the filled times, the requests' groups and the
-// order's lists. A catch-up builds thousands of maps and each build made
-// them anew, the fifth of the bytes a corpus flush allocated: the next
-// build takes them, as it takes the node blocks (node.go). The index maps
-// are not kept: clearing a map costs its capacity, a big session's would
-// be cleared at every small one after it.
+// of: the lanes' records, the filled times, the requests' groups, the
+// order's lists and the index maps. A catch-up builds thousands of maps,
+// and each build made them anew (they were most of the bytes a corpus
+// flush allocated): the next build takes them, as it takes the node
+// blocks (node.go). A map is kept only while it holds at most
+// maxPooledEntries: clearing a map costs its capacity, and a long
+// session's would be cleared again at every small one after it.
 type scratch struct {
 	recs   []int
 	filled []int64
@@ -17,6 +18,39 @@ type scratch struct {
 	sorted []*node
 	all    []*node
 	kept   []*node
+
+	results  pooledMap[string, int]
+	byGroup  pooledMap[groupKey, *llmGroup]
+	callByID pooledMap[string, *node]
+}
+
+// pooledMap is a map kept between builds, and the entries it was made or
+// grew to hold.
+type pooledMap[K comparable, V any] struct {
+	m    map[K]V
+	room int
+}
+
+// maxPooledEntries bounds the entries of a map an idle scratch keeps.
+const maxPooledEntries = 1024
+
+// take returns the map, empty, with room for n entries: the kept one when
+// it has room, else a new one.
+func (p *pooledMap[K, V]) take(n int) map[K]V {
+	if p.m == nil || n > p.room {
+		p.m, p.room = make(map[K]V, n), n
+	}
+	return p.m
+}
+
+// release empties the map for the next build, or drops it when it grew
+// past maxPooledEntries.
+func (p *pooledMap[K, V]) release() {
+	if p.room = max(p.room, len(p.m)); p.room > maxPooledEntries {
+		p.m, p.room = nil, 0
+		return
+	}
+	clear(p.m)
 }
 
 // keyed is a node with its order key (see order).
@@ -56,6 +90,9 @@ func (b *build) releaseScratch() {
 	clear(sc.sorted)
 	clear(sc.all)
 	clear(sc.kept)
+	sc.results.release()
+	sc.byGroup.release()
+	sc.callByID.release()
 	if max(cap(sc.recs), cap(sc.filled), cap(sc.groups), cap(sc.flat), cap(sc.sorted), cap(sc.all), cap(sc.kept)) > maxPooledRecords {
 		return
 	}
