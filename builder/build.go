@@ -49,6 +49,7 @@ func Build(events []event.Event, opts Options) (*Map, error) {
 	}
 	b := newBuild(events, opts)
 	defer b.releaseNodes()
+	defer b.releaseScratch()
 	b.walkLanes()
 	b.signals()
 	b.order()
@@ -139,6 +140,7 @@ type build struct {
 	prCreations []*node
 
 	groupBlock []llmGroup
+	scratch    *scratch   // holds the arrays of recs, filled, groupBlock and the order: scratch.go
 	arena      *nodeArena // see newNode
 	nodeHint   int        // the nodes the lane walk makes, at most: see index
 	int64Block []int64    // see int64p
@@ -151,6 +153,7 @@ type lane struct {
 	id    string
 	rank  int
 	recs  []int   // input indexes of the lane's records, in order
+	size  int     // how many they are, counted before they are listed
 	nodes []*node // primary nodes in lane order; follow-ups hang off them
 	// lastActivity is the input index of the lane's last llm or user
 	// record (a call before it was never answered).
@@ -175,12 +178,15 @@ func newBuild(events []event.Event, opts Options) *build {
 	b := &build{
 		in: events, opts: opts, prices: prices.Default().With(opts.Prices),
 		arena:    nodeArenas.Get().(*nodeArena),
+		scratch:  scratches.Get().(*scratch),
 		laneIdx:  map[string]*lane{},
 		launches: map[string]string{},
 		repoInfo: map[string]event.Repo{},
 	}
 	ids := []string{}
-	results, llms, calls, relayed := 0, 0, 0, 0
+	results, requests, calls, relayed, recs := 0, 0, 0, 0, 0
+	var l *lane // the lane of the record before: runs of records share one
+	var prev *event.Event
 	for i := range events {
 		e := &events[i]
 		switch e.Kind {
@@ -189,32 +195,45 @@ func newBuild(events []event.Event, opts Options) *build {
 		case event.KindResult:
 			results++
 		case event.KindLLM:
-			llms++
 			if e.LLM != nil && e.LLM.Relayed {
 				relayed++
 			}
+			if sameRequest(prev, e) {
+				break
+			}
+			if e.LLM != nil && e.LLM.MsgID != "" {
+				prev = e
+			}
+			requests++
 		case event.KindCall:
 			calls++
 		}
-		l := b.laneIdx[e.Agent]
-		if l == nil {
-			l = &lane{id: e.Agent, lastActivity: -1}
-			b.laneIdx[e.Agent] = l
-			if e.Agent != "" {
-				ids = append(ids, e.Agent)
+		if l == nil || l.id != e.Agent {
+			if l = b.laneIdx[e.Agent]; l == nil {
+				l = &lane{id: e.Agent, lastActivity: -1}
+				b.laneIdx[e.Agent] = l
+				if e.Agent != "" {
+					ids = append(ids, e.Agent)
+				}
 			}
 		}
-		l.recs = append(l.recs, i)
+		l.size++
+		recs++
 	}
 	if _, ok := b.laneIdx[""]; !ok {
 		b.laneIdx[""] = &lane{lastActivity: -1}
 	}
+	b.laneRecords(recs)
 	// Sized up front: a long session would otherwise grow each map many
-	// times over. groupBlock never grows, so pointers into it stay valid.
-	b.results = make(map[string]int, results)
-	b.groups = make(map[groupKey]*llmGroup, llms)
-	b.groupBlock = make([]llmGroup, 0, llms)
-	b.calls = make(map[string]*node, calls)
+	// times over. Each request's first record starts a run of records
+	// with its lane and MsgID, so the runs bound the requests (Claude
+	// writes a response's content blocks as lines in a row: counting
+	// records gave several times the room): groupBlock never grows, and
+	// pointers into it stay valid.
+	b.results = b.scratch.results.take(results)
+	b.groups = b.scratch.byGroup.take(requests)
+	b.groupBlock = reuse(b.scratch.groups, requests)[:0]
+	b.calls = b.scratch.callByID.take(calls)
 	sort.Strings(ids)
 	b.lanes = append(b.lanes, b.laneIdx[""])
 	for _, id := range ids {
@@ -232,6 +251,37 @@ func newBuild(events []event.Event, opts Options) *build {
 	b.fillTimes()
 	b.index()
 	return b
+}
+
+// sameRequest reports whether the model record e continues the run of
+// records of one request that prev (the last record with a MsgID, or nil)
+// is part of: the same lane and MsgID.
+func sameRequest(prev, e *event.Event) bool {
+	return prev != nil && e.LLM != nil && e.LLM.MsgID == prev.LLM.MsgID && e.Agent == prev.Agent
+}
+
+// laneRecords fills each lane's recs with the input indexes of its records
+// (the session records aside), in order, over one array: each lane has
+// room for the records newBuild counted in it.
+func (b *build) laneRecords(n int) {
+	b.scratch.recs = reuse(b.scratch.recs, n)
+	all := b.scratch.recs
+	at := 0
+	for _, l := range b.laneIdx {
+		l.recs = all[at : at : at+l.size]
+		at += l.size
+	}
+	var l *lane
+	for i := range b.in {
+		e := &b.in[i]
+		if e.Kind == event.KindSession {
+			continue
+		}
+		if l == nil || l.id != e.Agent {
+			l = b.laneIdx[e.Agent]
+		}
+		l.recs = append(l.recs, i)
+	}
 }
 
 // dropReplays keeps one copy of a model response that several lanes'
@@ -369,7 +419,9 @@ func responseOf(msgID string) string {
 // previous time in its lane, or the lane's next time when it leads the
 // lane, or the session's first time when its lane has none.
 func (b *build) fillTimes() {
-	b.filled = make([]int64, len(b.in))
+	b.scratch.filled = reuse(b.scratch.filled, len(b.in))
+	b.filled = b.scratch.filled
+	clear(b.filled) // a record of no lane keeps 0
 	first, last := int64(0), int64(0)
 	for i := range b.in {
 		t := b.in[i].T
@@ -499,13 +551,14 @@ func (b *build) index() {
 // order flattens the lanes (each primary node followed by its follow-ups)
 // and sorts every node by (t, lane rank, order within lane).
 func (b *build) order() {
-	type keyed struct {
-		n    *node
-		rank int
-		ord  int
-	}
 	b.rebase()
-	flat := make([]keyed, 0, len(b.in))
+	nodes := 0
+	for _, l := range b.lanes {
+		for _, n := range l.nodes {
+			nodes += 1 + len(n.follow)
+		}
+	}
+	flat := reuse(b.scratch.flat, nodes)[:0]
 	for _, l := range b.lanes {
 		ord := 0
 		for _, n := range l.nodes {
@@ -527,7 +580,11 @@ func (b *build) order() {
 		}
 		return cmp.Compare(a.ord, c.ord)
 	})
-	b.sorted = make([]*node, len(flat))
+	b.scratch.flat = flat
+	b.scratch.sorted = reuse(b.scratch.sorted, len(flat))
+	b.sorted = b.scratch.sorted
+	b.all = reuse(b.scratch.all, len(flat))[:0]
+	b.kept = reuse(b.scratch.kept, min(len(flat), b.opts.EventCap))[:0]
 	for i, k := range flat {
 		b.sorted[i] = k.n
 		k.n.seq = -1

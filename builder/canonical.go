@@ -249,7 +249,7 @@ func writeString(buf *bytes.Buffer, s string) {
 func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	for i := plainRun(s); i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -292,4 +292,44 @@ func appendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// plainRun returns the length of a prefix of s that appendString copies as
+// it is: eight bytes at a time, up to the first eight that hold a quote, a
+// backslash, a control or a non-ASCII byte, the last eight bytes over the
+// words before them (nearly every id, model, tool and path is plain all
+// through).
+func plainRun(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if !plainWord(word(s, i)) {
+			return i
+		}
+	}
+	if i < len(s) && len(s) >= 8 && plainWord(word(s, len(s)-8)) {
+		return len(s)
+	}
+	return i
+}
+
+// word is the eight bytes of s from i, little-endian.
+func word(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// zero has a high bit set where x has a zero byte, and only if it has one
+// (the bits above a zero byte may be set too).
+func zero(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return (x - ones) &^ x & highs
+}
+
+// plainWord reports whether appendString copies each of the eight bytes
+// of w as it is.
+func plainWord(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	control := (w - 0x20*ones) &^ w & highs // a byte below 0x20
+	return control|w&highs|zero(w^'"'*ones)|zero(w^'\\'*ones) == 0
 }

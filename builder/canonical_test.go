@@ -48,6 +48,25 @@ func TestCanonicalStrings(t *testing.T) {
 	}
 }
 
+// Strings are read eight bytes at a time up to the first that needs care:
+// each such byte or rune is escaped as it is alone (read byte by byte),
+// wherever it stands in strings about that long.
+func TestCanonicalStringsAnyPlace(t *testing.T) {
+	for _, odd := range []string{"\"", "\\", "\n", "\x00", "\x1f", "\x7f", "é", "\u2028", "\xff", "😀", "<", "~", " "} {
+		alone := string(appendString(nil, odd))
+		alone = alone[1 : len(alone)-1]
+		for n := range 20 {
+			for at := 0; at <= n; at++ {
+				a, b := strings.Repeat("a", at), strings.Repeat("b", n-at)
+				want := `"` + a + alone + b + `"`
+				if got := string(appendString(nil, a+odd+b)); got != want {
+					t.Fatalf("%q: got %s, want %s", a+odd+b, got, want)
+				}
+			}
+		}
+	}
+}
+
 func TestCanonicalNumbers(t *testing.T) {
 	tests := []struct {
 		in   any

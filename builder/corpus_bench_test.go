@@ -80,6 +80,15 @@ func corpusSessions(b testing.TB) [][]event.Event {
 	return out
 }
 
+// reportCPU reports the process's CPU time per op since start: on a
+// machine shared with other work a benchmark's wall time swings with the
+// load, its CPU time much less.
+func reportCPU(b *testing.B, start int64) {
+	if now, ok := processCPU(); ok && b.N > 0 {
+		b.ReportMetric(float64(now-start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
 // BenchmarkCorpusFlush is what a scan's flush does for every session of
 // the corpus: Build, then the gzipped canonical bytes it stores, then
 // Release. It reports maps per second and the MB/s of canonical JSON
@@ -94,6 +103,7 @@ func BenchmarkCorpusFlush(b *testing.B) {
 	}
 	b.SetBytes(canonBytes)
 	b.ReportAllocs()
+	cpu, _ := processCPU()
 	for b.Loop() {
 		for _, evs := range sessions {
 			m, err := Build(evs, Options{})
@@ -107,4 +117,26 @@ func BenchmarkCorpusFlush(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(sessions))*float64(b.N)/b.Elapsed().Seconds(), "maps/s")
+	reportCPU(b, cpu)
+}
+
+// BenchmarkCorpusEventJSON is the JSON half of what the state database
+// does with each batch a scan parses (state.EncodeEvents): the names
+// checked, the events written as JSON. It reports the MB/s of JSON.
+func BenchmarkCorpusEventJSON(b *testing.B) {
+	sessions := corpusSessions(b)
+	var n int64
+	for _, evs := range sessions {
+		n += int64(len(event.AppendJSON(nil, evs)))
+	}
+	b.SetBytes(n)
+	b.ReportAllocs()
+	var buf []byte
+	cpu, _ := processCPU()
+	for b.Loop() {
+		for _, evs := range sessions {
+			buf = event.AppendJSON(buf[:0], event.Scrub(evs))
+		}
+	}
+	reportCPU(b, cpu)
 }

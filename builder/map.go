@@ -395,27 +395,46 @@ func (m *Map) Gzip() ([]byte, error) {
 			return nil, err
 		}
 	}
-	var err error
-	buf := bytes.NewBuffer(make([]byte, 0, len(canon)/4+64))
-	zw, _ := gzipWriters.Get().(*gzip.Writer)
-	if zw == nil {
-		if zw, err = gzip.NewWriterLevel(buf, gzipLevel); err != nil {
+	g, _ := gzippers.Get().(*gzipper)
+	if g == nil {
+		g = new(gzipper)
+		var err error
+		if g.zw, err = gzip.NewWriterLevel(&g.out, gzipLevel); err != nil {
 			return nil, fmt.Errorf("gzip map: %w", err)
 		}
-	} else {
-		zw.Reset(buf)
 	}
-	defer gzipWriters.Put(zw)
-	if _, err := zw.Write(canon); err != nil {
+	defer g.release()
+	g.out.Reset()
+	g.zw.Reset(&g.out)
+	if _, err := g.zw.Write(canon); err != nil {
 		return nil, fmt.Errorf("gzip map: %w", err)
 	}
-	if err := zw.Close(); err != nil {
+	if err := g.zw.Close(); err != nil {
 		return nil, fmt.Errorf("gzip map: %w", err)
 	}
-	return buf.Bytes(), nil
+	// The gzip is kept until the map is written: a copy of its size, not
+	// the buffer it grew in.
+	return bytes.Clone(g.out.Bytes()), nil
 }
 
-var gzipWriters sync.Pool
+// gzipper is a pooled gzip writer and the buffer it writes into.
+type gzipper struct {
+	zw  *gzip.Writer
+	out bytes.Buffer
+}
+
+var gzippers sync.Pool
+
+// maxPooledGzip bounds the buffer an idle gzipper keeps: a huge map's is
+// left to the collector.
+const maxPooledGzip = 4 << 20
+
+func (g *gzipper) release() {
+	if g.out.Cap() > maxPooledGzip {
+		g.out = bytes.Buffer{} // the writer writes to &g.out still
+	}
+	gzippers.Put(g)
+}
 
 // AsLane relabels the events of a child session (a Codex child rollout) as
 // lane laneID of its parent: session records are dropped, every other event

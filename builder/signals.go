@@ -29,7 +29,10 @@ func (b *build) retries(l *lane) {
 		key callKey
 		req int // requests seen in the lane before the call
 	}
-	var window []attempt
+	// The window slides over a fixed array: re-slicing it from the front
+	// made append copy it to a new array every few calls.
+	var buf [retryWindow]attempt
+	window := buf[:0]
 	req, hasReqs := 0, false
 	for _, n := range l.nodes {
 		hasReqs = hasReqs || (n.ev.Kind == "llm" && n.inner == "")
@@ -55,10 +58,10 @@ func (b *build) retries(l *lane) {
 			}
 			break
 		}
-		window = append(window, attempt{n, key, req})
-		if len(window) > retryWindow {
-			window = window[1:]
+		if len(window) == retryWindow {
+			window = window[:copy(window, window[1:])]
 		}
+		window = append(window, attempt{n, key, req})
 	}
 }
 

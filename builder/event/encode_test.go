@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentmap/agentmap/internal/jsondec/jsondectest"
@@ -33,6 +34,23 @@ func TestAppendJSONIsEncodingJSON(t *testing.T) {
 	}
 	if got := AppendJSON([]byte("x"), nil); string(got) != "xnull" {
 		t.Errorf("nil events: %s", got)
+	}
+}
+
+// Strings are read eight bytes at a time up to the first that needs care:
+// each such byte or rune, at every place in strings about that long, is
+// escaped as encoding/json escapes it.
+func TestAppendJSONStringAnyPlace(t *testing.T) {
+	for _, odd := range []string{"\"", "\\", "<", ">", "&", "\n", "\x00", "\x1f", "\x7f", "é", "\u2028", "\xff", "~", " "} {
+		for n := range 20 {
+			for at := 0; at <= n; at++ {
+				s := strings.Repeat("a", at) + odd + strings.Repeat("b", n-at)
+				want, _ := json.Marshal(s)
+				if got := appendString(nil, s); !bytes.Equal(got, want) {
+					t.Fatalf("%q: got %s, want %s", s, got, want)
+				}
+			}
+		}
 	}
 }
 

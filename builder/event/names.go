@@ -234,28 +234,49 @@ func clean(e *Event) bool {
 	return true
 }
 
-// ok reports whether s is empty or passes Name, at once for the rule
-// case: printable ASCII without a space, read eight bytes at a time.
-func ok(s string) bool {
+// ok reports whether s is empty or passes Name. Most of the fields clean
+// reads are empty: that test is inlined, the others read s (okText).
+func ok(s string) bool { return s == "" || okText(s) }
+
+// okText is ok at once for the rule case: printable ASCII without a
+// space, read eight bytes at a time, the last eight bytes over the words
+// before them (an id's tail is read as a word too).
+func okText(s string) bool {
 	if len(s) > MaxName {
 		return false
 	}
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		// A byte below 0x21 (a space or a control), or from 0x7f up.
-		if (w-0x21*ones)&^w&highs != 0 || ((w+ones)|w)&highs != 0 {
+	if len(s) < 8 {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c <= ' ' || c >= 0x7f {
+				return Name(s) != ""
+			}
+		}
+		return true
+	}
+	for i := 0; i+8 <= len(s); i += 8 {
+		if !printable(word(s, i)) {
 			return Name(s) != ""
 		}
 	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c <= ' ' || c >= 0x7f {
-			return Name(s) != ""
-		}
+	if !printable(word(s, len(s)-8)) {
+		return Name(s) != ""
 	}
 	return true
+}
+
+// word is the eight bytes of s from i, little-endian.
+func word(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// printable reports whether the eight bytes of w are all printable ASCII
+// other than the space (0x21 to 0x7e).
+func printable(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// A byte below 0x21 (a space or a control), or from 0x7f up.
+	return (w-0x21*ones)&^w&highs == 0 && ((w+ones)|w)&highs == 0
 }
 
 // scrub clears the names of e that fail Name, in copies of the records
