@@ -57,7 +57,11 @@ type entryList []Entry
 
 func (l *entryList) decodeFrom(r io.Reader) error {
 	dec := json.NewDecoder(r)
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+	tok, err := dec.Token()
+	if err == nil && tok == nil {
+		return nil // an earlier version's daemon answers an empty store with null
+	}
+	if err != nil || tok != json.Delim('[') {
 		return errors.New("not a list")
 	}
 	for dec.More() {
@@ -67,7 +71,7 @@ func (l *entryList) decodeFrom(r io.Reader) error {
 		}
 		*l = append(*l, e)
 	}
-	_, err := dec.Token()
+	_, err = dec.Token()
 	return err
 }
 

@@ -214,3 +214,28 @@ func TestListLargerThanOtherAnswers(t *testing.T) {
 		t.Fatalf("empty list: %v, %v", got, err)
 	}
 }
+
+// A daemon of an earlier version answers an empty store with null: an
+// empty listing. A listing cut short (the daemon gone half way) is an
+// error, not the entries that came.
+func TestListOfAnEarlierDaemonAndACutListing(t *testing.T) {
+	answer := "null\n"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, Status{}) })
+	mux.HandleFunc("/v1/list", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, answer)
+	})
+	cl := testServer(t, mux)
+	if got, err := cl.List(context.Background()); err != nil || len(got) != 0 {
+		t.Fatalf("null: %v, %v", got, err)
+	}
+	answer = `[{"key":"claude/a","agent":"claude","id":"a"}` + "\n" + `,{"key":"claude/b",`
+	if got, err := cl.List(context.Background()); err == nil {
+		t.Fatalf("a listing cut short came back as %d entries and no error", len(got))
+	}
+	answer = `{"error":"x"}`
+	if _, err := cl.List(context.Background()); err == nil {
+		t.Fatal("an object taken for a listing")
+	}
+}

@@ -102,9 +102,10 @@ func (d *Daemon) handler() http.Handler {
 		if len(es) >= bigList {
 			// A listing of the whole store held tens of MB for a moment;
 			// an idle daemon would otherwise keep them from the system
-			// for minutes (the runtime gives memory back slowly).
+			// for minutes (the runtime gives memory back slowly). Once the
+			// answer is sent: the client does not wait for it.
 			es = nil
-			debug.FreeOSMemory()
+			go debug.FreeOSMemory()
 		}
 	})
 	d.sinkRoutes(mux)
@@ -164,6 +165,9 @@ func writeJSONList(w http.ResponseWriter, es []Entry) {
 	}
 	bw.WriteString("]\n")
 	bw.Flush()
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush() // the end of the list, not held in net/http's buffer
+	}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

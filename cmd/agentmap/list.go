@@ -59,7 +59,10 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	listed := f.apply(es)
 	parents := spawnedIn(b.store.Root, es, listed)
 	if *asJSON {
-		writeListJSON(stdout, listed, parents)
+		if err := writeListJSON(stdout, listed, parents); err != nil {
+			fmt.Fprintf(stderr, "agentmap list: %v\n", err)
+			return exitFailure
+		}
 		return exitOK
 	}
 	if len(es) == 0 {
@@ -75,18 +78,19 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // writeListJSON prints the entries as one indented JSON array, an element
 // at a time through a buffer: the bytes json.Encoder would print for the
 // whole array, without holding them all (some 70 MB at 100,000 sessions).
-func writeListJSON(w io.Writer, es []daemon.Entry, parents map[string]string) {
+func writeListJSON(w io.Writer, es []daemon.Entry, parents map[string]string) error {
 	if len(es) == 0 {
-		fmt.Fprintln(w, "[]")
-		return
+		_, err := fmt.Fprintln(w, "[]")
+		return err
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	defer bw.Flush()
 	bw.WriteString("[\n")
 	for i, e := range es {
 		b, err := json.MarshalIndent(listEntry{Entry: e, Parent: parents[e.Key]}, "  ", "  ")
 		if err != nil {
-			continue // an Entry always encodes: strings, numbers, times
+			// A cost that is not a number (a price of inf in the config):
+			// no half-written array passes for the listing.
+			return fmt.Errorf("session %s: %w", e.Key, err)
 		}
 		bw.WriteString("  ")
 		bw.Write(b)
@@ -96,6 +100,7 @@ func writeListJSON(w io.Writer, es []daemon.Entry, parents map[string]string) {
 		bw.WriteByte('\n')
 	}
 	bw.WriteString("]\n")
+	return bw.Flush()
 }
 
 // listEntry is a session as list --json prints it: the entry, and the key

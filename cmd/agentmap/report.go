@@ -308,6 +308,8 @@ func readPages(ctx context.Context, src report.Source, flt report.Filter, stderr
 	var failed error
 	flush := func() {
 		if failed != nil || len(batch) == 0 {
+			clear(batch)
+			batch = batch[:0]
 			return
 		}
 		ps, err := report.PagesOf(batch)
@@ -316,6 +318,9 @@ func readPages(ctx context.Context, src report.Source, flt report.Filter, stderr
 		batch = batch[:0]
 	}
 	skipped, ok := readMaps(ctx, "report", src, flt, stderr, func(m *report.Map) {
+		if failed != nil {
+			return // the report will not be written: no map is kept
+		}
 		if batch = append(batch, m); len(batch) == pageBatch {
 			flush()
 		}
