@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentmap/agentmap/internal/swar"
 )
 
 // CanonicalJSON encodes v the way Python's
@@ -295,41 +297,11 @@ func appendString(dst []byte, s string) []byte {
 }
 
 // plainRun returns the length of a prefix of s that appendString copies as
-// it is: eight bytes at a time, up to the first eight that hold a quote, a
-// backslash, a control or a non-ASCII byte, the last eight bytes over the
-// words before them (nearly every id, model, tool and path is plain all
-// through).
-func plainRun(s string) int {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if !plainWord(word(s, i)) {
-			return i
-		}
-	}
-	if i < len(s) && len(s) >= 8 && plainWord(word(s, len(s)-8)) {
-		return len(s)
-	}
-	return i
-}
-
-// word is the eight bytes of s from i, little-endian.
-func word(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-// zero has a high bit set where x has a zero byte, and only if it has one
-// (the bits above a zero byte may be set too).
-func zero(x uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	return (x - ones) &^ x & highs
-}
+// it is, eight bytes at a time (swar.Run).
+func plainRun(s string) int { return swar.Run(s, plainWord) }
 
 // plainWord reports whether appendString copies each of the eight bytes
 // of w as it is.
 func plainWord(w uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	control := (w - 0x20*ones) &^ w & highs // a byte below 0x20
-	return control|w&highs|zero(w^'"'*ones)|zero(w^'\\'*ones) == 0
+	return swar.Below(w, 0x20)|w&swar.Highs|swar.Zero(w^'"'*swar.Ones)|swar.Zero(w^'\\'*swar.Ones) == 0
 }

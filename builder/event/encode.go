@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/agentmap/agentmap/internal/swar"
 )
 
 // The state database keeps every committed batch of events as JSON, and
@@ -395,36 +397,15 @@ func appendString(b []byte, s string) []byte {
 }
 
 // plainRun returns the length of a prefix of s that appendString copies as
-// it is: eight bytes at a time, up to the first eight that hold a byte to
-// escape or a non-ASCII one, the last eight bytes over the words before
-// them (nearly every id, name and path is plain all through).
-func plainRun(s string) int {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if !plainWord(word(s, i)) {
-			return i
-		}
-	}
-	if i < len(s) && len(s) >= 8 && plainWord(word(s, len(s)-8)) {
-		return len(s)
-	}
-	return i
-}
-
-// zero has a high bit set where x has a zero byte, and only if it has one
-// (the bits above a zero byte may be set too).
-func zero(x uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	return (x - ones) &^ x & highs
-}
+// it is, eight bytes at a time (swar.Run).
+func plainRun(s string) int { return swar.Run(s, plainWord) }
 
 // plainWord reports whether appendString copies each of the eight bytes
 // of w as it is.
 func plainWord(w uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	control := (w - 0x20*ones) &^ w & highs // a byte below 0x20
+	const ones = swar.Ones
 	// '<' and '>' differ in bit 1 only, '"' and '&' in bit 2: one test
 	// for each pair.
-	return control|w&highs|zero(w^'\\'*ones)|
-		zero((w|0x02*ones)^'>'*ones)|zero((w|0x04*ones)^'&'*ones) == 0
+	return swar.Below(w, 0x20)|w&swar.Highs|swar.Zero(w^'\\'*ones)|
+		swar.Zero((w|0x02*ones)^'>'*ones)|swar.Zero((w|0x04*ones)^'&'*ones) == 0
 }

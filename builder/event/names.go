@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentmap/agentmap/internal/swar"
 )
 
 // MaxName bounds a name in bytes: a host name may take 253.
@@ -253,30 +255,17 @@ func okText(s string) bool {
 		}
 		return true
 	}
-	for i := 0; i+8 <= len(s); i += 8 {
-		if !printable(word(s, i)) {
-			return Name(s) != ""
-		}
-	}
-	if !printable(word(s, len(s)-8)) {
+	if swar.Run(s, printable) != len(s) {
 		return Name(s) != ""
 	}
 	return true
 }
 
-// word is the eight bytes of s from i, little-endian.
-func word(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
 // printable reports whether the eight bytes of w are all printable ASCII
 // other than the space (0x21 to 0x7e).
 func printable(w uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	// A byte below 0x21 (a space or a control), or from 0x7f up.
-	return (w-0x21*ones)&^w&highs == 0 && ((w+ones)|w)&highs == 0
+	return swar.Below(w, 0x21) == 0 && ((w+swar.Ones)|w)&swar.Highs == 0
 }
 
 // scrub clears the names of e that fail Name, in copies of the records
