@@ -71,8 +71,7 @@ for b in "${bins[@]}"; do
   pid=$!
   for _ in $(seq 120); do # until the daemon answers and has caught up
     sleep 1
-    "${clean_env[@]}" "$work/agentmap-$b" status --no-service --data-dir "$data" 2>/dev/null | grep -q '^daemon: *running' &&
-      ! "${clean_env[@]}" "$work/agentmap-$b" status --no-service --data-dir "$data" 2>/dev/null | grep -q 'catch-up:.*left\|catch-up:.*%' && break
+    "${clean_env[@]}" "$work/agentmap-$b" status --no-service --data-dir "$data" 2>/dev/null | grep -q '^catch-up: *done' && break
   done
   sleep 10
   idle=$(($(awk '/VmRSS/ {print $2}' "/proc/$pid/status") / 1024))
