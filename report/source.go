@@ -129,8 +129,8 @@ func Decode(r io.Reader) (*Map, error) {
 	if len(raw) > mapfile.MaxMapBytes {
 		return nil, fmt.Errorf("larger than %d bytes inflated", mapfile.MaxMapBytes)
 	}
-	var m Map
-	if err := json.Unmarshal(raw, &m); err != nil {
+	m, err := decodeMap(raw)
+	if err != nil {
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError
 		switch {
@@ -147,7 +147,18 @@ func Decode(r io.Reader) (*Map, error) {
 	if m.Session.ID == "" {
 		return nil, fmt.Errorf("%w: no session.id", mapfile.ErrNotMap)
 	}
-	return &m, nil
+	return m, nil
+}
+
+// decodeMap is json.Unmarshal of a map: mapfile.DecodeJSON reads the
+// compact JSON maps are written in nearly a quarter of the time, and leaves
+// the rest (and every error) to encoding/json.
+func decodeMap(raw []byte) (*Map, error) {
+	if m, ok := mapfile.DecodeJSON(raw); ok {
+		return m, nil
+	}
+	m := new(Map)
+	return m, json.Unmarshal(raw, m)
 }
 
 // Dir is a directory of maps (the local map store, or any folder of

@@ -5,11 +5,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentmap/agentmap/export/mapfile"
 )
 
 func gzipped(b []byte) []byte {
@@ -181,4 +186,54 @@ func FuzzDecode(f *testing.F) {
 			Usage([]*Map{m}, Daily, time.UTC)
 		}
 	})
+}
+
+// The maps agentmap writes are all read by mapfile.DecodeJSON, as
+// json.Unmarshal reads them: none of the corpus's is left to encoding/json,
+// whose reading was most of the time of a command over a whole store.
+func TestCorpusMapsDecodeWithoutEncodingJSON(t *testing.T) {
+	bin, err := agentmapBinary()
+	if err != nil {
+		t.Skipf("no agentmap binary: %v", err)
+	}
+	dir := corpusMaps(t, bin)
+	n := 0
+	err = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return err
+		}
+		raw, err := io.ReadAll(zr)
+		if err != nil {
+			return err
+		}
+		got, ok := mapfile.DecodeJSON(raw)
+		if !ok {
+			t.Errorf("%s: left to encoding/json", filepath.Base(p))
+			return nil
+		}
+		var want Map
+		if err := json.Unmarshal(raw, &want); err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(*got, want) {
+			t.Errorf("%s: decoded otherwise than by json.Unmarshal", filepath.Base(p))
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 40 {
+		t.Fatalf("%d maps of the corpus read: the test checks less than it says", n)
+	}
 }

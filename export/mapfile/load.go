@@ -91,14 +91,17 @@ func fromTree(tree map[string]any) (*Doc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read map: %w", err)
 	}
-	var m Map
-	if err := json.Unmarshal(canon, &m); err != nil {
-		return nil, jsonError("read map", err)
+	m, ok := DecodeJSON(canon)
+	if !ok {
+		m = new(Map)
+		if err := json.Unmarshal(canon, m); err != nil {
+			return nil, jsonError("read map", err)
+		}
 	}
 	if m.Session.ID == "" {
 		return nil, fmt.Errorf("read map: %w: no session.id", ErrNotMap)
 	}
-	return &Doc{Name: FileName(m.Session.NativeID()), Map: &m, Canonical: canon, tree: tree}, nil
+	return &Doc{Name: FileName(m.Session.NativeID()), Map: m, Canonical: canon, tree: tree}, nil
 }
 
 // jsonError keeps the position of a JSON error and drops the quoted input

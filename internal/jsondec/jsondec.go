@@ -266,6 +266,16 @@ func (d *Decoder) Int(v *int) bool {
 // Float reads a JSON number as encoding/json reads it into a float64.
 func (d *Decoder) Float(v *float64) bool {
 	start := d.i
+	if !d.number() {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(d.b[start:d.i]), 64)
+	*v = f
+	return err == nil
+}
+
+// number consumes a JSON number (its grammar only).
+func (d *Decoder) number() bool {
 	d.Byte('-')
 	switch {
 	case d.Byte('0'):
@@ -285,9 +295,7 @@ func (d *Decoder) Float(v *float64) bool {
 			return false
 		}
 	}
-	f, err := strconv.ParseFloat(string(d.b[start:d.i]), 64)
-	*v = f
-	return err == nil
+	return true
 }
 
 // digits consumes a run of digits and reports whether there was one.
@@ -329,6 +337,24 @@ func Field(n int, ok bool) int {
 // is refused: encoding/json keeps the last of a repeated member (and
 // merges objects), which nothing encoding/json writes asks for.
 func Object[T any](d *Decoder, v *T, member Member[T]) bool {
+	return object(d, v, member, nil, false)
+}
+
+// Unknown is what a Member returns for a name its record does not have,
+// leaving the value unread: Object refuses the record, ObjectOf steps
+// over the member.
+const Unknown = -2
+
+// ObjectOf is Object for JSON that may carry members the record does not
+// keep (a format read by a Go view of part of it): each is stepped over
+// (Skip), as encoding/json steps over it, unless its name is one of names
+// (the record's own member names) up to case, which encoding/json would
+// put in that field.
+func ObjectOf[T any](d *Decoder, v *T, member Member[T], names []string) bool {
+	return object(d, v, member, names, true)
+}
+
+func object[T any](d *Decoder, v *T, member Member[T], names []string, skipping bool) bool {
 	var seen uint64
 	for more := d.Open(); more; more = d.Next() {
 		k, ok := d.Key()
@@ -336,12 +362,148 @@ func Object[T any](d *Decoder, v *T, member Member[T]) bool {
 			return false
 		}
 		n := member(d, v, k)
+		if n == Unknown && skipping {
+			if foldsToOneOf(k, names) || !d.Skip() {
+				return false
+			}
+			continue
+		}
 		if n < 0 || seen&(1<<n) != 0 {
 			return false
 		}
 		seen |= 1 << n
 	}
 	return !d.bad
+}
+
+// foldsToOneOf reports whether the ASCII name k equals one of names up to
+// ASCII case (Key refuses any other name).
+func foldsToOneOf(k []byte, names []string) bool {
+	for _, name := range names {
+		if len(name) != len(k) {
+			continue
+		}
+		same := true
+		for i := range len(k) {
+			if lower(k[i]) != lower(name[i]) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return false
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// RecordOf is Record of ObjectOf.
+func RecordOf[T any](d *Decoder, v **T, member Member[T], names []string) bool {
+	if d.Literal("null") {
+		*v = nil
+		return true
+	}
+	*v = new(T)
+	return ObjectOf(d, *v, member, names)
+}
+
+// RecordsOf is Records of ObjectOf.
+func RecordsOf[T any](d *Decoder, v *[]T, member Member[T], names []string) bool {
+	return array(d, v, func(d *Decoder, t *T) bool { return ObjectOf(d, t, member, names) })
+}
+
+// maxSkip bounds the nesting Skip steps into; deeper values are left to
+// encoding/json (which has its own bound).
+const maxSkip = 64
+
+// Skip steps over one value, validated as encoding/json validates a
+// member it does not decode: strings' escapes and control bytes, the
+// grammar of numbers (not their range), nesting. Like the rest of the
+// decoder it takes compact JSON only.
+func (d *Decoder) Skip() bool { return d.skip(0) }
+
+func (d *Decoder) skip(depth int) bool {
+	if d.i >= len(d.b) {
+		return false
+	}
+	switch c := d.b[d.i]; {
+	case c == '"':
+		return d.skipString()
+	case c == '{', c == '[':
+		if depth >= maxSkip {
+			return false
+		}
+		d.i++
+		closing := byte('}')
+		if c == '[' {
+			closing = ']'
+		}
+		if d.Byte(closing) {
+			return true
+		}
+		for {
+			if c == '{' && !(d.skipString() && d.Byte(':')) {
+				return false
+			}
+			if !d.skip(depth + 1) {
+				return false
+			}
+			if d.Byte(closing) {
+				return true
+			}
+			if !d.Byte(',') {
+				return false
+			}
+		}
+	case c == 't':
+		return d.Literal("true")
+	case c == 'f':
+		return d.Literal("false")
+	case c == 'n':
+		return d.Literal("null")
+	}
+	return d.number()
+}
+
+// skipString steps over a string whose opening quote is at d.i.
+func (d *Decoder) skipString() bool {
+	if !d.Byte('"') {
+		return false
+	}
+	for d.i < len(d.b) {
+		switch c := d.b[d.i]; {
+		case c == '"':
+			d.i++
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			if d.i+1 >= len(d.b) {
+				return false
+			}
+			switch d.b[d.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				d.i += 2
+			case 'u':
+				if _, ok := d.hex4(d.i + 2); !ok {
+					return false
+				}
+				d.i += 6
+			default:
+				return false
+			}
+		default:
+			d.i++
+		}
+	}
+	return false
 }
 
 // Record reads an object into a new *T; null sets it to nil, as

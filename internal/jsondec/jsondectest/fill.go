@@ -66,6 +66,17 @@ func Fill(v reflect.Value, rng *rand.Rand, depth int) {
 				Fill(v.Field(i), rng, depth)
 			}
 		}
+	case reflect.Map: // string keys
+		if n := rng.IntN(4); n > 0 {
+			m := reflect.MakeMap(v.Type())
+			for range n - 1 { // empty, or 1 or 2 entries
+				k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+				Fill(k, rng, depth+1)
+				Fill(e, rng, depth+1)
+				m.SetMapIndex(k, e)
+			}
+			v.Set(m)
+		}
 	default:
 		panic("jsondectest: no way to fill a " + v.Kind().String())
 	}
@@ -99,6 +110,14 @@ func Full(v reflect.Value) {
 				Full(v.Field(i))
 			}
 		}
+	case reflect.Map: // string keys
+		m := reflect.MakeMap(v.Type())
+		for _, key := range []string{"a", "b"} {
+			e := reflect.New(v.Type().Elem()).Elem()
+			Full(e)
+			m.SetMapIndex(reflect.ValueOf(key).Convert(v.Type().Key()), e)
+		}
+		v.Set(m)
 	}
 }
 
