@@ -7,17 +7,17 @@ import (
 )
 
 // DecodeJSON decodes the JSON of a map into a Map, or reports false where
-// encoding/json must decide. Readers of a whole store (usage, report,
-// show, export) decode every map, and encoding/json's reflection and
-// scanner were most of their time: this reads the compact JSON a map is
-// written in member by member (internal/jsondec), stepping over the
-// members the Map does not keep (validated, as encoding/json steps over
-// them), and refuses anything it does not mirror exactly (white space, a
-// name matched only up to case or given twice, a value its field's type
-// does not take, a null element), for the caller to hand the map to
-// encoding/json, which then reads it or reports the error. So whatever
-// it accepts, it decodes as json.Unmarshal does; the tests hold it to
-// json.Unmarshal over the corpus's maps, every field filled, and fuzzing.
+// encoding/json must decide. Readers of a whole store (usage, report)
+// decode every map, and encoding/json's reflection and scanner were most
+// of their time: this reads the compact JSON a map is written in member
+// by member (internal/jsondec), stepping over the members the Map does not
+// keep (validated, as encoding/json steps over them), and refuses anything
+// it does not mirror exactly (white space, a name matched only up to case
+// or given twice, a value its field's type does not take, a null element),
+// for the caller to hand the map to encoding/json, which then reads it or
+// reports the error. So whatever it accepts, it decodes as json.Unmarshal
+// does; the tests hold it to json.Unmarshal over the corpus's maps, every
+// field filled, and fuzzing.
 func DecodeJSON(data []byte) (*Map, bool) {
 	d := jsondec.New(data)
 	m := new(Map)

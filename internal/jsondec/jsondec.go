@@ -1,23 +1,27 @@
 // Package jsondec reads the compact JSON encoding/json writes, by hand:
 // the records the state database stores (events, sources, sessions) are
 // read back on every flush and every start, and encoding/json's
-// reflection was a tenth and more of that work. A Decoder accepts only
-// what it mirrors exactly (no white space, names matched exactly and at
-// most once, the values a field's type takes) and reports false on
-// anything else, for the caller to hand the whole value to encoding/json,
-// which then decides; so whatever a reader built on it accepts, it reads
-// as encoding/json does. Readers of a record are written member by member
-// as a Member function for Object (see builder/event and state).
+// reflection was a tenth and more of that work; decoding the maps a
+// report or a usage table reads by the thousand was most of theirs. A
+// Decoder accepts only what it mirrors exactly (no white space, names
+// matched exactly and at most once, the values a field's type takes) and
+// reports false on anything else, for the caller to hand the whole value
+// to encoding/json, which then decides; so whatever a reader built on it
+// accepts, it reads as encoding/json does. Readers of a record are
+// written member by member as a Member function for Object (see
+// builder/event, state and export/mapfile).
 //
 // The log parsers' walker (watchers/jsonscan) reads JSON other programs
 // wrote: any spacing and order, every value validated, unknown members
 // stepped over, and a setter handed each member's raw bytes. What this
-// package reads is the state's own JSON, written by our encoders, where
-// anything unexpected is a reason to let encoding/json decide rather than
-// something to step over; its readers set typed fields directly, with no
-// raw member in between. The two share the rules of JSON strings and
-// numbers, each written where its callers' layer can reach it (this
-// package is below builder and state; jsonscan is the watchers').
+// package reads is our own JSON, written by our encoders, where anything
+// unexpected is a reason to let encoding/json decide rather than
+// something to step over (but for the members of a map that a reader's
+// view of it does not keep: ObjectOf); its readers set typed fields
+// directly, with no raw member in between. The two share the rules of
+// JSON strings and numbers, each written where its callers' layer can
+// reach it (this package is below builder and state; jsonscan is the
+// watchers').
 package jsondec
 
 import (
