@@ -2,6 +2,7 @@ package mapfile
 
 import (
 	"reflect"
+	"strings"
 
 	"github.com/agentmap/agentmap/internal/jsondec"
 )
@@ -12,8 +13,9 @@ import (
 // of their time: this reads the compact JSON a map is written in member
 // by member (internal/jsondec), stepping over the members the Map does not
 // keep (validated, as encoding/json steps over them), and refuses anything
-// it does not mirror exactly (white space, a name matched only up to case
-// or given twice, a value its field's type does not take, a null element),
+// it does not mirror exactly (white space, a name matched only up to case,
+// a member the Map keeps given twice, a value its field's type does not
+// take, a null element),
 // for the caller to hand the map to encoding/json, which then reads it or
 // reports the error. So whatever it accepts, it decodes as json.Unmarshal
 // does; the tests hold it to json.Unmarshal over the corpus's maps, every
@@ -48,7 +50,7 @@ var (
 func memberNames[T any]() []string {
 	var names []string
 	for f := range reflect.TypeFor[T]().Fields() {
-		tag := f.Tag.Get("json")
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if tag == "" || tag == "-" {
 			panic("mapfile: a field of " + reflect.TypeFor[T]().Name() + " without a json name")
 		}

@@ -3,7 +3,10 @@ package jsondec
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/agentmap/agentmap/internal/jsondec/jsondectest"
 )
 
 // Each value reader, on values alone, against encoding/json decoding the
@@ -102,5 +105,65 @@ func TestObjectsAndArrays(t *testing.T) {
 	}
 	if d := New([]byte(`["a",""]`)); !Strings(&d, &s) || len(s) != 2 || s[0] != "a" {
 		t.Errorf(`["a",""]: %#v`, s)
+	}
+}
+
+// Skip accepts only what encoding/json takes as a value (compact JSON,
+// nested at most maxSkip deep), and steps over the whole of it.
+func TestSkipIsAValidValue(t *testing.T) {
+	for _, v := range []string{
+		`0`, `-0`, `-1.5e+7`, `1E-2`, `1e999`, `""`, `"a\"\\\/\b\f\n\r\t\u00e9"`, "\"\xff\"", `[]`, `{}`, `null`, `true`,
+		`false`, `[1,"a",null,{"b":[{}]}]`, `{"a":{"b":[]},"":0}`, `{"a":1,"a":2}`,
+	} {
+		d := New([]byte(v))
+		if !d.Skip() || !d.Done() || !json.Valid([]byte(v)) {
+			t.Errorf("Skip of %s: stepped to %d of %d", v, d.i, len(v))
+		}
+	}
+	for _, v := range []string{
+		``, `01`, `1.`, `.5`, `-`, `+1`, `1e`, `"a`, "\"\x01\"", `"\x"`, `"\u12g4"`, `[1,]`, `[,1]`, `{"a"}`, `{"a":}`,
+		`{a:1}`, `{"a":1,}`, `tru`, `nul`, `[1 ]`, `{ }`, strings.Repeat("[", maxSkip+1) + strings.Repeat("]", maxSkip+1),
+	} {
+		if d := New([]byte(v)); d.Skip() && d.Done() {
+			t.Errorf("Skip accepts %q", v)
+		}
+	}
+}
+
+// ObjectOf steps over members its record does not have, and leaves to
+// encoding/json one whose name is a field's up to case.
+func TestObjectOfStepsOverUnknownMembers(t *testing.T) {
+	type rec struct {
+		A string `json:"a"`
+		B int64  `json:"bee"`
+	}
+	member := func(d *Decoder, v *rec, k []byte) int {
+		switch string(k) {
+		case "a":
+			return Field(0, d.Str(&v.A))
+		case "bee":
+			return Field(1, d.Int64(&v.B))
+		}
+		return Unknown
+	}
+	read := func(data []byte) (rec, bool) {
+		var v rec
+		d := New(data)
+		return v, ObjectOf(&d, &v, member, []string{"a", "bee"}) && d.Done()
+	}
+	for _, data := range []string{`{}`, `{"a":"x","zz":[1,{"y":null}],"bee":3}`, `{"x":1,"x":2}`, `{"b":1,"be":2,"beee":3}`} {
+		if !jsondectest.Same(t, []byte(data), read) {
+			t.Errorf("ObjectOf refuses %s", data)
+		}
+	}
+	for _, data := range []string{`{"A":"x"}`, `{"BEE":1}`, `{"bEe":1}`, `{"a":"x","a":"y"}`, `{"x":01}`, `{"x":1,}`, `{"\u00e9":1}`} {
+		if _, ok := read([]byte(data)); ok {
+			t.Errorf("ObjectOf accepts %s", data)
+		}
+	}
+	// Object, without names, refuses every member its record lacks.
+	d := New([]byte(`{"a":"x","zz":1}`))
+	if Object(&d, new(rec), member) {
+		t.Error("Object steps over an unknown member")
 	}
 }
