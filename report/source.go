@@ -237,32 +237,38 @@ func (b Bundle) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
 		if err != nil {
 			return fmt.Errorf("bundle %s: not a gzipped tar", b)
 		}
-		tr := tar.NewReader(zr)
-		for {
-			hdr, err := tr.Next()
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("bundle %s: %w", b, err)
-			}
-			name := hdr.Name
-			if hdr.Typeflag != tar.TypeReg || path.Base(name) == "manifest.json" ||
-				!(strings.HasSuffix(name, ".json.gz") || strings.HasSuffix(name, ".json")) {
-				continue
-			}
-			body, err := io.ReadAll(io.LimitReader(tr, maxBundleEntry+1))
-			if err != nil {
-				return fmt.Errorf("bundle %s: %s: %w", b, name, err)
-			}
-			if len(body) > maxBundleEntry {
-				return fmt.Errorf("bundle %s: %s: too large", b, name)
-			}
-			if !emit(string(b)+":"+name, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }) {
-				return nil
-			}
-		}
+		return tarMaps(string(b), zr, emit)
 	})
+}
+
+// tarMaps emits the maps of a bundle's tar stream r (the members that are
+// .json or .json.gz files, its manifest aside); errors name the bundle.
+func tarMaps(bundle string, r io.Reader, emit func(name string, open func() (io.ReadCloser, error)) bool) error {
+	tr := tar.NewReader(r)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("bundle %s: %w", bundle, err)
+		}
+		name := hdr.Name
+		if hdr.Typeflag != tar.TypeReg || path.Base(name) == "manifest.json" ||
+			!(strings.HasSuffix(name, ".json.gz") || strings.HasSuffix(name, ".json")) {
+			continue
+		}
+		body, err := io.ReadAll(io.LimitReader(tr, maxBundleEntry+1))
+		if err != nil {
+			return fmt.Errorf("bundle %s: %s: %w", bundle, name, err)
+		}
+		if len(body) > maxBundleEntry {
+			return fmt.Errorf("bundle %s: %s: too large", bundle, name)
+		}
+		if !emit(bundle+":"+name, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }) {
+			return nil
+		}
+	}
 }
 
 // Lines is a file of maps one a line, as `agentmap export --format jsonl`
@@ -283,32 +289,37 @@ func (l Lines) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
 		if err != nil {
 			return fmt.Errorf("%s: %w", l, err)
 		}
-		first := true
-		for n := 1; ; n++ {
-			line, err := readMapLine(lines)
-			if err == io.EOF {
-				return nil
+		return lineMaps(string(l), lines, emit)
+	})
+}
+
+// lineMaps emits the maps of r, one a line; errors name the file.
+func lineMaps(file string, r *bufio.Reader, emit func(name string, open func() (io.ReadCloser, error)) bool) error {
+	first := true
+	for n := 1; ; n++ {
+		line, err := readMapLine(r)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: line %d: %w", file, n, err)
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if first {
+			first = false
+			var head struct {
+				Schema string `json:"schema"`
 			}
-			if err != nil {
-				return fmt.Errorf("%s: line %d: %w", l, n, err)
-			}
-			if len(bytes.TrimSpace(line)) == 0 {
-				continue
-			}
-			if first {
-				first = false
-				var head struct {
-					Schema string `json:"schema"`
-				}
-				if json.Unmarshal(line, &head) != nil || head.Schema != "agentplay/v1" && head.Schema != "entelligence.session-map/v1" {
-					return fmt.Errorf("%s: line %d is not a session map (an AttemptDB, AgentScope or Sentience export?): maps are read from a directory, a map file, a bundle or a jsonl export", l, n)
-				}
-			}
-			if !emit(fmt.Sprintf("%s:%d", l, n), func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(line)), nil }) {
-				return nil
+			if json.Unmarshal(line, &head) != nil || head.Schema != "agentplay/v1" && head.Schema != "entelligence.session-map/v1" {
+				return fmt.Errorf("%s: line %d is not a session map (an AttemptDB, AgentScope or Sentience export?): maps are read from a directory, a map file, a bundle or a jsonl export", file, n)
 			}
 		}
-	})
+		if !emit(fmt.Sprintf("%s:%d", file, n), func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(line)), nil }) {
+			return nil
+		}
+	}
 }
 
 // lineReader reads r, inflated when it is gzipped.

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,7 +32,7 @@ type mapFlags struct {
 func addMapFlags(fl *flag.FlagSet) mapFlags {
 	return mapFlags{
 		ops:  addOpsFlags(fl),
-		maps: fl.String("maps", "", "read the maps of this directory, map file, bundle (export --format bundle) or jsonl export instead of the local store"),
+		maps: fl.String("maps", "", "read the maps of this directory, map file, bundle (export --format bundle) or jsonl export instead of the local store (- reads them from standard input)"),
 		sel:  addSelectorFlags(fl),
 		team: addTeamFlags(fl),
 
@@ -58,11 +59,24 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 		return f.team.source(cmd, f, stderr)
 	}
 	if p := *f.maps; p != "" {
+		if p == "-" {
+			return report.Stream{Name: "standard input", R: mapsStdin}, "standard input", exitOK
+		}
 		st, err := os.Stat(p)
 		switch {
 		case err != nil:
 			fmt.Fprintf(stderr, "agentmap %s: --maps: %v\n", cmd, err)
 			return nil, "", exitUsage
+		case st.Mode()&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0:
+			// A pipe (a process substitution) is read once, as it comes:
+			// it cannot be read ahead to tell what it holds. Left open
+			// for the command's life: it reads it to its end.
+			file, err := os.Open(p)
+			if err != nil {
+				fmt.Fprintf(stderr, "agentmap %s: --maps: %v\n", cmd, err)
+				return nil, "", exitUsage
+			}
+			return report.Stream{Name: p, R: file}, "piped maps", exitOK
 		case st.IsDir():
 			return report.Dir(p), filepath.Base(p), exitOK
 		case strings.HasSuffix(p, ".tar.gz") || strings.HasSuffix(p, ".tgz") || isBundle(p):
@@ -96,6 +110,9 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 	}
 	return src, localStore, exitOK
 }
+
+// mapsStdin is what `--maps -` reads (tests give their own).
+var mapsStdin io.Reader = os.Stdin
 
 // isBundle reports whether the file at p is a gzipped tar, whatever its
 // name: `export --format bundle --out F` writes one under any name the user
@@ -164,7 +181,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	open := fl.Bool("open", false, "open the report in the default browser")
 	session := fl.String("session", "", "only this session's page (its id or a unique prefix)")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentmap report [--since 30d] [--until D] [--agent A] [--repo R] [--outcome O] [--session ID] [--maps DIR|bundle.tar.gz|maps.jsonl | --from URL|team [--device D]] [--config F | --data-dir D] [-o report.html] [--open]")
+		fmt.Fprintln(stderr, "usage: agentmap report [--since 30d] [--until D] [--agent A] [--repo R] [--outcome O] [--session ID] [--maps DIR|bundle.tar.gz|maps.jsonl|- | --from URL|team [--device D]] [--config F | --data-dir D] [-o report.html] [--open]")
 		fmt.Fprintln(stderr, "Writes one self-contained HTML file (no network, no external file) with an overview of the sessions and a page per session.")
 		fl.PrintDefaults()
 	}
@@ -388,7 +405,7 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	breakdown := fl.Bool("breakdown", false, "a line per model under each row (daily, weekly, monthly, session)")
 	asJSON := fl.Bool("json", false, "print the table as JSON")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentmap usage [daily|weekly|monthly|session|model] [--since D] [--until D] [--agent A] [--repo R] [--outcome O] [--breakdown] [--json] [--maps DIR|bundle.tar.gz|maps.jsonl | --from URL|team [--device D]] [--config F | --data-dir D]")
+		fmt.Fprintln(stderr, "usage: agentmap usage [daily|weekly|monthly|session|model] [--since D] [--until D] [--agent A] [--repo R] [--outcome O] [--breakdown] [--json] [--maps DIR|bundle.tar.gz|maps.jsonl|- | --from URL|team [--device D]] [--config F | --data-dir D]")
 		fmt.Fprintln(stderr, "Prints tokens (input, output, cache create, cache read) and cost per day, week, month, session or model.")
 		fmt.Fprintln(stderr, "Each model request counts at its own time, in the local zone: the time the rows are grouped by and the time --since and --until select, so a session that straddles a bound counts only its requests inside. --agent, --repo and --outcome select sessions.")
 		fl.PrintDefaults()
