@@ -62,7 +62,7 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := dispatch(ctx, os.Args[1:], os.Stdout, terminalSafe{os.Stderr})
+	code := dispatch(ctx, os.Args[1:], os.Stdout, &terminalSafe{f: os.Stderr})
 	stop()
 	os.Exit(code)
 }

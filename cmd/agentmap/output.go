@@ -106,14 +106,38 @@ func outputFailed(stdout io.Writer, name string, code int, stderr io.Writer) int
 // carriage return passes only where a progress bar redraws with it (the
 // first byte of a write) or before a newline, so that a name holding one
 // cannot overwrite what its line said; everything else passes as it is.
-// Fd lets a command still see a terminal behind it.
-type terminalSafe struct{ f *os.File }
+// A write that ends with the first byte of a C1 control's two (a buffered
+// writer cut a long message there) keeps it back for the next write, so
+// that the control is seen whole and escaped. Fd lets a command still see
+// a terminal behind it.
+type terminalSafe struct {
+	f    *os.File
+	mu   sync.Mutex
+	held bool // a 0xc2 ended the last write and is not written yet
+}
 
-func (t terminalSafe) Fd() uintptr { return t.f.Fd() }
+func (t *terminalSafe) Fd() uintptr { return t.f.Fd() }
 
-func (t terminalSafe) Write(p []byte) (int, error) {
+func (t *terminalSafe) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(p)
+	if t.held {
+		t.held = false
+		if len(p) > 0 && p[0] >= 0x80 && p[0] <= 0xbf {
+			p = append([]byte{0xc2}, p...) // the rune's two bytes together
+		} else if _, err := t.f.Write([]byte{0xc2}); err != nil {
+			return 0, err
+		}
+	}
+	if len(p) > 0 && p[len(p)-1] == 0xc2 {
+		p, t.held = p[:len(p)-1], true
+	}
 	if !needsEscape(p) {
-		return t.f.Write(p)
+		if _, err := t.f.Write(p); err != nil {
+			return 0, err
+		}
+		return n, nil
 	}
 	out := make([]byte, 0, len(p)+16)
 	for i := 0; i < len(p); i++ {
@@ -131,7 +155,7 @@ func (t terminalSafe) Write(p []byte) (int, error) {
 	if _, err := t.f.Write(out); err != nil {
 		return 0, err
 	}
-	return len(p), nil
+	return n, nil
 }
 
 func needsEscape(p []byte) bool {

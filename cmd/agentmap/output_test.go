@@ -159,7 +159,7 @@ func TestStderrShowsControlBytesEscaped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := terminalSafe{f}
+	w := &terminalSafe{f: f}
 	in := "\ragentmap build: /tmp/ev\x1b[31mRED\x1b]0;title\x07\x7f\u009b\rOK.jsonl: naïve ✓\tok\r\n"
 	if n, err := fmt.Fprint(w, in); err != nil || n != len(in) {
 		t.Fatalf("write: %d, %v", n, err)
@@ -169,6 +169,33 @@ func TestStderrShowsControlBytesEscaped(t *testing.T) {
 	want := "\r" + `agentmap build: /tmp/ev\x1b[31mRED\x1b]0;title\x07\x7f\u009b\x0dOK.jsonl: naïve ✓` + "\tok\r\n"
 	if string(got) != want {
 		t.Errorf("written %q, want %q", got, want)
+	}
+	// A C1 control cut between two writes (a buffered writer's flush
+	// between its two bytes) is escaped as a whole, and a character of
+	// the same first byte so cut is written whole.
+	for _, c := range []struct {
+		writes []string
+		want   string
+	}{
+		{[]string{"ev\xc2", "\x9b31mRED"}, `ev\u009b31mRED`},
+		{[]string{"25 \xc2", "\xb0C"}, "25 \u00b0C"},
+		{[]string{"a\xc2", "\xc2", "\x85b"}, "a\xc2" + `\u0085b`},
+		{[]string{"x\xc2", "\rbar"}, "x\xc2\rbar"},
+	} {
+		g, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &terminalSafe{f: g}
+		for _, s := range c.writes {
+			if n, err := w.Write([]byte(s)); err != nil || n != len(s) {
+				t.Fatalf("write %q: %d, %v", s, n, err)
+			}
+		}
+		g.Close()
+		if got, _ := os.ReadFile(g.Name()); string(got) != c.want {
+			t.Errorf("writes %q: written %q, want %q", c.writes, got, c.want)
+		}
 	}
 	if fd, ok := fdOf(w); !ok || fd != f.Fd() {
 		t.Error("the descriptor behind stderr is hidden: a progress bar would not see its terminal")
