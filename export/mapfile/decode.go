@@ -1,8 +1,11 @@
 package mapfile
 
 import (
+	"bytes"
 	"reflect"
 	"strings"
+
+	"github.com/agentmap/agentmap/builder"
 
 	"github.com/agentmap/agentmap/internal/jsondec"
 )
@@ -23,11 +26,30 @@ import (
 func DecodeJSON(data []byte) (*Map, bool) {
 	d := jsondec.New(data)
 	m := new(Map)
-	if !jsondec.ObjectOf(&d, m, memberMap, namesMap) || !d.Done() {
+	// A map's events are most of it, up to thousands of records of half a
+	// KB each: the slice is made for them at once. Each has a "seq"
+	// member, as have the PRs, and nothing else does; the estimate is
+	// bounded by what a map holds, so that text made of "seq" alone
+	// cannot ask for gigabytes.
+	events := min(bytes.Count(data, []byte(`"seq":`)), maxEventsHint, len(data)/64)
+	member := func(d *jsondec.Decoder, v *Map, k []byte) int {
+		if string(k) == "events" {
+			return jsondec.Field(eventsMember, jsondec.RecordsOfCap(d, &v.Events, memberEvent, namesEvent, events))
+		}
+		return memberMap(d, v, k)
+	}
+	if !jsondec.ObjectOf(&d, m, member, namesMap) || !d.Done() {
 		return nil, false
 	}
 	return m, true
 }
+
+// eventsMember is the number memberMap gives the events.
+const eventsMember = 9
+
+// maxEventsHint bounds the events a slice is first made for: what a map
+// keeps unless the config raises its event cap.
+const maxEventsHint = builder.DefaultEventCap
 
 // The member names encoding/json matches in each record, for ObjectOf's
 // check of the names it steps over.
@@ -142,7 +164,7 @@ func memberMap(d *jsondec.Decoder, v *Map, k []byte) int {
 	case "prs":
 		return jsondec.Field(8, jsondec.RecordsOf(d, &v.PRs, memberPR, namesPR))
 	case "events":
-		return jsondec.Field(9, jsondec.RecordsOf(d, &v.Events, memberEvent, namesEvent))
+		return jsondec.Field(eventsMember, jsondec.RecordsOf(d, &v.Events, memberEvent, namesEvent))
 	}
 	return jsondec.Unknown
 }

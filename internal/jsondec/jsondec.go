@@ -420,7 +420,13 @@ func RecordOf[T any](d *Decoder, v **T, member Member[T], names []string) bool {
 
 // RecordsOf is Records of ObjectOf.
 func RecordsOf[T any](d *Decoder, v *[]T, member Member[T], names []string) bool {
-	return array(d, v, func(d *Decoder, t *T) bool { return ObjectOf(d, t, member, names) })
+	return RecordsOfCap(d, v, member, names, 0)
+}
+
+// RecordsOfCap is RecordsOf into a slice made for n records (an estimate:
+// more are appended, fewer leave room unused).
+func RecordsOfCap[T any](d *Decoder, v *[]T, member Member[T], names []string, n int) bool {
+	return arrayCap(d, v, func(d *Decoder, t *T) bool { return ObjectOf(d, t, member, names) }, n)
 }
 
 // maxSkip bounds the nesting Skip steps into; deeper values are left to
@@ -533,6 +539,12 @@ func Strings(d *Decoder, v *[]string) bool {
 }
 
 func array[T any](d *Decoder, v *[]T, read func(*Decoder, *T) bool) bool {
+	return arrayCap(d, v, read, 0)
+}
+
+// arrayCap is array into a slice of capacity n to begin with: a slice of
+// thousands of large records grown by doubling is copied a dozen times.
+func arrayCap[T any](d *Decoder, v *[]T, read func(*Decoder, *T) bool, n int) bool {
 	if d.Literal("null") {
 		*v = nil
 		return true
@@ -540,7 +552,7 @@ func array[T any](d *Decoder, v *[]T, read func(*Decoder, *T) bool) bool {
 	if !d.Byte('[') {
 		return false
 	}
-	s := []T{}
+	s := make([]T, 0, n)
 	if !d.Byte(']') {
 		for {
 			var zero T
