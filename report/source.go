@@ -218,7 +218,8 @@ func (s Files) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
 }
 
 // Bundle is an agentmap bundle (.tar.gz of .json.gz maps and a manifest),
-// as `agentmap export --format bundle` writes and as someone may send.
+// as `agentmap export --format bundle` writes and as someone may send (or
+// the same tar not gzipped).
 type Bundle string
 
 // maxBundleEntry bounds one member of a bundle before inflation: a gzipped
@@ -233,11 +234,11 @@ func (b Bundle) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
 			return fmt.Errorf("open bundle: %w", err)
 		}
 		defer file.Close()
-		zr, err := gzip.NewReader(bufio.NewReader(file))
+		r, err := lineReader(file) // a tar, inflated when gzipped
 		if err != nil {
 			return fmt.Errorf("bundle %s: not a gzipped tar", b)
 		}
-		return tarMaps(string(b), zr, emit)
+		return tarMaps(string(b), r, emit)
 	})
 }
 

@@ -3,11 +3,16 @@ package report
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // streamOf reads a Stream fed through a pipe, a chunk at a time, as
@@ -66,7 +71,7 @@ func TestStreamSource(t *testing.T) {
 		"one compact map":     {mapJSON(t, a), ids([]*Map{a})},
 		"one map over lines":  {pretty.Bytes(), ids([]*Map{a})},
 		"one gzipped map":     {gzipped(pretty.Bytes()), ids([]*Map{a})},
-		"nothing":             {nil, nil},
+		"blank lines first":   {append([]byte("\n  \r\n"), lines...), both},
 		"one line, no ending": {bytes.TrimSuffix(mapJSON(t, b), []byte("\n")), ids([]*Map{b})},
 	} {
 		maps, errs := streamOf(t, c.body)
@@ -83,9 +88,40 @@ func TestStreamSource(t *testing.T) {
 		"text":                   {[]byte("hello\nworld\n"), "invalid JSON"},
 		"a cut bundle":           {gzipped(tarred.Bytes())[:600], "bundle standard input"},
 		"bad gzip":               {[]byte{0x1f, 0x8b, 0, 0}, "standard input"},
+		"nothing":                {nil, "nothing was read"},
+		"blank lines alone":      {[]byte("\n \n"), "nothing was read"},
 	} {
 		if maps, errs := streamOf(t, c.body); len(maps) != 0 || len(errs) != 1 || !strings.Contains(errs[0].Error(), c.err) {
 			t.Errorf("%s: %d maps, errors %v; want one error with %q", name, len(maps), errs, c.err)
 		}
+	}
+
+	// The same tar, not gzipped, named as a file, is a bundle too.
+	plain := filepath.Join(t.TempDir(), "maps.tar")
+	os.WriteFile(plain, tarred.Bytes(), 0o600)
+	if maps, errs := Collect(t.Context(), Bundle(plain), Filter{}); len(errs) != 0 || !slices.Equal(ids(maps), both) {
+		t.Errorf("a tar not gzipped: maps %v, errors %v", ids(maps), errs)
+	}
+}
+
+// A stream whose writer sends nothing ends when the command is
+// interrupted, not when the writer goes.
+func TestStreamEndsWhenCancelled(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	done := make(chan []error, 1)
+	go func() {
+		_, errs := Collect(ctx, Stream{Name: "standard input", R: r}, Filter{})
+		done <- errs
+	}()
+	select {
+	case errs := <-done:
+		if len(errs) == 0 || !errors.Is(errs[len(errs)-1], context.Canceled) {
+			t.Errorf("errors %v, want the cancellation", errs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading a silent stream goes on after the cancellation")
 	}
 }

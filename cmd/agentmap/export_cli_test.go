@@ -391,3 +391,33 @@ func TestMapsFromAJSONLinesExport(t *testing.T) {
 		t.Errorf("report -o - of an AttemptDB export: exit %d, %d bytes\n%s", code, len(stdout), stderr)
 	}
 }
+
+// `--maps -` on a terminal is refused rather than waited on, and a stream
+// that sends nothing (the command feeding it failed) writes no report over
+// the one there and fails, as an empty file does.
+func TestMapsFromStandardInputOfNothing(t *testing.T) {
+	oldIn, oldTerm := mapsStdin, isTerminal
+	defer func() { mapsStdin, isTerminal = oldIn, oldTerm }()
+	f, err := os.CreateTemp(t.TempDir(), "tty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	mapsStdin, isTerminal = f, func(io.Writer) bool { return true }
+	if code, _, stderr := run(t, "usage", "--maps", "-"); code != exitUsage || !strings.Contains(stderr, "standard input is a terminal") {
+		t.Errorf("usage --maps - on a terminal: exit %d, %q", code, stderr)
+	}
+
+	isTerminal = oldTerm
+	mapsStdin = strings.NewReader("")
+	page := filepath.Join(t.TempDir(), "report.html")
+	os.WriteFile(page, []byte("the report before"), 0o600)
+	code, _, stderr := run(t, "report", "--maps", "-", "-o", page)
+	if got, _ := os.ReadFile(page); code != exitFailure || string(got) != "the report before" || !strings.Contains(stderr, "nothing was read") {
+		t.Errorf("report --maps - of nothing: exit %d, %q; the page %q", code, stderr, got)
+	}
+	mapsStdin = strings.NewReader("")
+	if code, _, stderr := run(t, "usage", "--maps", "-"); code != exitFailure || !strings.Contains(stderr, "nothing was read") {
+		t.Errorf("usage --maps - of nothing: exit %d, %q", code, stderr)
+	}
+}

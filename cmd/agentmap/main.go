@@ -62,7 +62,9 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := dispatch(ctx, os.Args[1:], os.Stdout, &terminalSafe{f: os.Stderr})
+	stderr := &terminalSafe{f: os.Stderr}
+	code := dispatch(ctx, os.Args[1:], os.Stdout, stderr)
+	stderr.flush()
 	stop()
 	os.Exit(code)
 }

@@ -119,25 +119,51 @@ type terminalSafe struct {
 func (t *terminalSafe) Fd() uintptr { return t.f.Fd() }
 
 func (t *terminalSafe) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil // a byte held stays held: an empty write comes between two halves too
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(p)
+	joined := false
+	if t.held {
+		if p[0] >= 0x80 && p[0] <= 0xbf {
+			p, joined = append([]byte{0xc2}, p...), true // the rune's two bytes together
+		} else if err := t.write([]byte{0xc2}); err != nil {
+			return 0, err
+		}
+		t.held = false
+	}
+	hold := p[len(p)-1] == 0xc2
+	if hold {
+		p = p[:len(p)-1]
+	}
+	if err := t.write(p); err != nil {
+		// Nothing of p was taken: a write again brings its last byte
+		// back, and the byte held before it is held still.
+		t.held = joined
+		return 0, err
+	}
+	t.held = hold
+	return n, nil
+}
+
+// flush writes a byte still held when the command ends: a character cut
+// short, escaped as the invalid byte it is.
+func (t *terminalSafe) flush() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.held {
 		t.held = false
-		if len(p) > 0 && p[0] >= 0x80 && p[0] <= 0xbf {
-			p = append([]byte{0xc2}, p...) // the rune's two bytes together
-		} else if _, err := t.f.Write([]byte{0xc2}); err != nil {
-			return 0, err
-		}
+		t.f.Write([]byte(`\xc2`))
 	}
-	if len(p) > 0 && p[len(p)-1] == 0xc2 {
-		p, t.held = p[:len(p)-1], true
-	}
+}
+
+// write writes p with its control bytes escaped.
+func (t *terminalSafe) write(p []byte) error {
 	if !needsEscape(p) {
-		if _, err := t.f.Write(p); err != nil {
-			return 0, err
-		}
-		return n, nil
+		_, err := t.f.Write(p)
+		return err
 	}
 	out := make([]byte, 0, len(p)+16)
 	for i := 0; i < len(p); i++ {
@@ -152,10 +178,8 @@ func (t *terminalSafe) Write(p []byte) (int, error) {
 			out = append(out, c)
 		}
 	}
-	if _, err := t.f.Write(out); err != nil {
-		return 0, err
-	}
-	return n, nil
+	_, err := t.f.Write(out)
+	return err
 }
 
 func needsEscape(p []byte) bool {

@@ -181,6 +181,8 @@ func TestStderrShowsControlBytesEscaped(t *testing.T) {
 		{[]string{"25 \xc2", "\xb0C"}, "25 \u00b0C"},
 		{[]string{"a\xc2", "\xc2", "\x85b"}, "a\xc2" + `\u0085b`},
 		{[]string{"x\xc2", "\rbar"}, "x\xc2\rbar"},
+		{[]string{"ev\xc2", "", "\x9b31mRED"}, `ev\u009b31mRED`},
+		{[]string{"name\xc2"}, `name\xc2`}, // held to the end: written by flush
 	} {
 		g, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
 		if err != nil {
@@ -192,6 +194,7 @@ func TestStderrShowsControlBytesEscaped(t *testing.T) {
 				t.Fatalf("write %q: %d, %v", s, n, err)
 			}
 		}
+		w.flush()
 		g.Close()
 		if got, _ := os.ReadFile(g.Name()); string(got) != c.want {
 			t.Errorf("writes %q: written %q, want %q", c.writes, got, c.want)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -60,6 +61,12 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 	}
 	if p := *f.maps; p != "" {
 		if p == "-" {
+			if f, ok := mapsStdin.(*os.File); ok && isTerminal(f) {
+				// Typed maps are no maps: the command would wait on the
+				// keyboard for a bundle or an export.
+				fmt.Fprintf(stderr, "agentmap %s: --maps -: standard input is a terminal: pipe the maps in (agentmap export --format jsonl | agentmap %s --maps -), or name a file or directory\n", cmd, cmd)
+				return nil, "", exitUsage
+			}
 			return report.Stream{Name: "standard input", R: mapsStdin}, "standard input", exitOK
 		}
 		st, err := os.Stat(p)
@@ -114,21 +121,27 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 // mapsStdin is what `--maps -` reads (tests give their own).
 var mapsStdin io.Reader = os.Stdin
 
-// isBundle reports whether the file at p is a gzipped tar, whatever its
-// name: `export --format bundle --out F` writes one under any name the user
-// gives, and a map (.json.gz) is gzip too, so the tar header decides.
+// isBundle reports whether the file at p is a tar, gzipped or not,
+// whatever its name: `export --format bundle --out F` writes one under any
+// name the user gives, and a map (.json.gz) is gzip too, so the tar header
+// decides.
 func isBundle(p string) bool {
 	f, err := os.Open(p)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return false
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return false
+		}
+		r = zr
 	}
 	var block [512]byte
-	if _, err := io.ReadFull(zr, block[:]); err != nil {
+	if _, err := io.ReadFull(r, block[:]); err != nil {
 		return false
 	}
 	return string(block[257:262]) == "ustar" // POSIX and GNU tar headers alike
