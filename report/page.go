@@ -1,9 +1,11 @@
 package report
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/agentmap/agentmap/export/mapfile"
 	"github.com/klauspost/compress/s2"
@@ -49,9 +51,18 @@ func PageOf(m *Map) (Page, error) {
 	if err != nil {
 		return Page{}, fmt.Errorf("report: session %s: %w", m.Session.NativeID(), err)
 	}
-	p.packed, p.size = s2.Encode(nil, raw), len(raw)
+	// s2.Encode's buffer is sized for the worst case, above the input's
+	// size: kept as it is, each page would hold more than its JSON. The
+	// page keeps a copy of the size it packed to.
+	scratch := packScratch.Get().(*[]byte)
+	*scratch = s2.Encode((*scratch)[:cap(*scratch)], raw)
+	p.packed, p.size = bytes.Clone(*scratch), len(raw)
+	packScratch.Put(scratch)
 	return p, nil
 }
+
+// packScratch holds the buffers pages are packed into before their copy.
+var packScratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // NativeID is the page's session id, as Session.NativeID.
 func (p *Page) NativeID() string { return p.session.NativeID() }
