@@ -33,23 +33,31 @@ func usageCountedOnce(ss []UsageSession) []UsageSession {
 // keptOnce is countedOnce of whatever keeps a map's session block and the
 // ids of its lanes.
 func keptOnce[T any](xs []T, session func(*T) *mapfile.Session, lanes func(*T) []string) []T {
-	children := 0
+	// The lanes are looked up only of the sessions a child names as its
+	// parent: a store of 100,000 sessions has a few hundred.
+	var laneSets map[string]map[string]bool // parent session id → its lanes
 	for i := range xs {
 		if s := session(&xs[i]); s.Role == "subagent" && s.ParentSessionID != "" {
-			children++
+			if laneSets == nil {
+				laneSets = map[string]map[string]bool{}
+			}
+			laneSets[s.ParentSessionID] = nil
 		}
 	}
-	if children == 0 {
+	if laneSets == nil {
 		return xs
 	}
-	laneSets := make(map[string]map[string]bool, len(xs)) // session id → its lanes
 	for i := range xs {
+		id := session(&xs[i]).ID
+		if _, parent := laneSets[id]; !parent {
+			continue
+		}
 		ls := lanes(&xs[i])
 		ids := make(map[string]bool, len(ls))
-		for _, id := range ls {
-			ids[id] = true
+		for _, lane := range ls {
+			ids[lane] = true
 		}
-		laneSets[session(&xs[i]).ID] = ids
+		laneSets[id] = ids
 	}
 	out := make([]T, 0, len(xs))
 	for i := range xs {
