@@ -50,6 +50,15 @@ func (c *Client) List(ctx context.Context) ([]Entry, error) {
 	return l, err
 }
 
+// Named asks the daemon for the sessions n may name (EntriesNamed): what
+// show and flush look for, without the whole listing. A daemon of an
+// earlier version answers with every session; the caller picks among
+// them as it would among the whole listing.
+func (c *Client) Named(ctx context.Context, n Named) ([]Entry, error) {
+	q := url.Values{"id": {n.ID}, "key": {n.Key}}
+	return watched[entryList](ctx, c, http.MethodGet, "/v1/list?"+q.Encode(), time.Minute)
+}
+
 // entryList decodes a JSON array of entries one element at a time, so
 // that the decoder never holds the whole answer (json.Decoder.Decode
 // buffers a value whole before decoding it).

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -237,5 +238,25 @@ func TestListOfAnEarlierDaemonAndACutListing(t *testing.T) {
 	answer = `{"error":"x"}`
 	if _, err := cl.List(context.Background()); err == nil {
 		t.Fatal("an object taken for a listing")
+	}
+}
+
+// Named asks for the entries an id names, by the id and its key; a daemon
+// of an earlier version, which answers with every entry, is read as well.
+func TestNamedAsksForWhatTheIDNames(t *testing.T) {
+	es := []Entry{{Key: "claude/abc1", Agent: "claude", ID: "abc1"}, {Key: "codex/xyz", Agent: "codex", ID: "xyz"}}
+	var asked url.Values
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, Status{}) })
+	mux.HandleFunc("/v1/list", func(w http.ResponseWriter, r *http.Request) {
+		asked = r.URL.Query()
+		writeJSONList(w, es) // as an earlier daemon answers: every entry
+	})
+	got, err := testServer(t, mux).Named(context.Background(), Named{ID: "claude-code/ab", Key: "claude/ab"})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("named: %v, %v", got, err)
+	}
+	if asked.Get("id") != "claude-code/ab" || asked.Get("key") != "claude/ab" {
+		t.Errorf("asked with %v", asked)
 	}
 }

@@ -23,6 +23,8 @@ import (
 //	GET  /v1/list            []Entry, newest first
 //	GET  /v1/list?newest=N&agent=A&prefix=P
 //	                         the N newest of the flush records (Recent)
+//	GET  /v1/list?id=ID&key=KEY
+//	                         the entries Named{ID, KEY} may name (EntriesNamed)
 //	POST /v1/flush?id=ID     FlushResult (id: native id or unique prefix)
 //	POST /v1/flush?all=1     FlushResult
 //	POST /v1/scan            ScanResult: a full scan, then every changed map written
@@ -91,6 +93,8 @@ func (d *Daemon) handler() http.Handler {
 		var err error
 		if n, nerr := strconv.Atoi(q.Get("newest")); nerr == nil && n > 0 {
 			es, err = Recent(d.db, q.Get("agent"), q.Get("prefix"), n)
+		} else if q.Has("id") {
+			es, err = EntriesNamed(d.db, d.store, Named{ID: q.Get("id"), Key: q.Get("key")})
 		} else {
 			es, err = Entries(d.db, d.store)
 		}

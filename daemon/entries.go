@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"bytes"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -54,15 +56,30 @@ type Entry struct {
 // every source and session record at once (at 100,000 sessions those
 // held some 200 MB more than the entries).
 func Entries(db *state.DB, store *mapstore.Store) ([]Entry, error) {
+	return entries(db, store, nil)
+}
+
+// EntriesNamed is Entries narrowed to the sessions n may name (every
+// entry n.Matches, perhaps a few more): what `agentmap show ID` and
+// `flush ID` look for among 100,000 sessions without decoding the
+// record of each (see Named.mayBe).
+func EntriesNamed(db *state.DB, store *mapstore.Store, n Named) ([]Entry, error) {
+	return entries(db, store, &n)
+}
+
+func entries(db *state.DB, store *mapstore.Store, n *Named) ([]Entry, error) {
 	var recorded []Entry
 	if db != nil {
-		err := db.LoadPasses(state.Passes{Sessions: func(s *state.Session) error {
+		p := state.Passes{Sessions: func(s *state.Session) error {
 			if e, ok := recordEntry(s); ok {
 				recorded = append(recorded, e)
 			}
 			return nil
-		}})
-		if err != nil {
+		}}
+		if n != nil {
+			p.SessionsWhere = n.mayBe
+		}
+		if err := db.LoadPasses(p); err != nil {
 			return nil, err
 		}
 	}
@@ -77,12 +94,16 @@ func Entries(db *state.DB, store *mapstore.Store) ([]Entry, error) {
 		seen[filepath.ToSlash(e.Path)] = true
 		out = append(out, e)
 	}
-	rels, err := store.List()
+	var keep func(string) bool
+	if n != nil {
+		keep = func(name string) bool { return strings.HasPrefix(name, n.nativeID()) }
+	}
+	rels, err := store.ListNamed(keep)
 	if err != nil {
 		return nil, err
 	}
 	for _, rel := range rels {
-		if seen[filepath.ToSlash(rel)] {
+		if seen[filepath.ToSlash(rel)] || n != nil && !n.mayBeFile(rel) {
 			continue
 		}
 		e := Entry{Path: rel}
@@ -90,8 +111,83 @@ func Entries(db *state.DB, store *mapstore.Store) ([]Entry, error) {
 			out = append(out, e)
 		}
 	}
+	if n != nil {
+		kept := out[:0]
+		for _, e := range out {
+			if n.Matches(e) {
+				kept = append(kept, e)
+			}
+		}
+		out = kept
+	}
 	SortEntries(out)
 	return out, nil
+}
+
+// Named is what an id typed to show or flush names: the sessions whose id
+// is ID or starts with it, and those whose key (agent/id) is Key or, when
+// Key names an agent, starts with it. Key is the id typed with its agent
+// spelled as the store's keys spell it (claude-code/X is claude/X), ID as
+// typed.
+type Named struct {
+	ID  string `json:"id"`
+	Key string `json:"key"`
+}
+
+// Matches reports whether n names e.
+func (n Named) Matches(e Entry) bool {
+	return strings.HasPrefix(e.ID, n.ID) || e.Key == n.Key ||
+		strings.Contains(n.Key, "/") && strings.HasPrefix(e.Key, n.Key)
+}
+
+// mayBe reports whether a session record, by its key and stored bytes, may
+// be of an entry n names, or of a map file n names by its name, before it
+// is decoded. An entry's id is its map file's name, which the record holds
+// in the map's path: JSON writes an id of printable ASCII without quotes,
+// backslashes or HTML's <, > and & as it is, so a record that does not
+// hold the id typed (after its agent/, if any) is of neither. An id JSON
+// would escape is looked for in every record.
+//
+// The records of the files n names by their names are all decoded, so
+// that entries sees them as recorded, not as maps no record names.
+func (n Named) mayBe(key, stored []byte) bool {
+	k := string(key)
+	if k == n.Key || strings.Contains(n.Key, "/") && strings.HasPrefix(k, n.Key) {
+		return true
+	}
+	id := n.nativeID()
+	return !jsonVerbatim(id) || bytes.Contains(stored, []byte(id))
+}
+
+// nativeID is the id typed, after its agent/ if it has one: what the name
+// of a map file n names starts with.
+func (n Named) nativeID() string {
+	if _, after, ok := strings.Cut(n.Key, "/"); ok {
+		return after
+	}
+	return n.ID
+}
+
+// mayBeFile reports whether the map file at rel (agent/…/id.json.gz), which
+// no record names, may be of an entry n names: the maps agentmap writes
+// are named by their session's id, which fromMap reads from within.
+func (n Named) mayBeFile(rel string) bool {
+	rel = filepath.ToSlash(rel)
+	agent, _, _ := strings.Cut(rel, "/")
+	id := strings.TrimSuffix(path.Base(rel), ".json.gz")
+	return n.Matches(Entry{ID: id, Key: agent + "/" + id})
+}
+
+// jsonVerbatim reports whether encoding/json writes s as it is between
+// the quotes of a string.
+func jsonVerbatim(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // recordEntry is the entry of a session's flush record, without opening

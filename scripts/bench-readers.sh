@@ -2,7 +2,8 @@
 # bench-readers.sh: what the commands that read a whole store cost over a
 # large one: `list --json` (without a daemon, then through one, with the
 # daemon's RSS before, at its peak and after), `usage`, `usage session
-# --json` and `report`, over a home of SESSIONS small synthetic Claude
+# --json`, `report` and `show ID` (one session, named by its whole id),
+# over a home of SESSIONS small synthetic Claude
 # sessions (scripts/benchhome) caught up once by `agentmap scan`. Each
 # command runs under GNU time: wall, CPU, peak RSS. With BASE=REV the
 # agentmap of git revision REV (built with `git archive` in the work
@@ -49,16 +50,20 @@ timed() {
   read -r wall u s kb <"$work/time"
   echo "| \`$label\` | $b | $wall s | $(echo "$u + $s" | bc | sed 's/^\./0./') s | $((kb / 1024)) MiB |"
 }
+# The session show names: the one in the middle of the listing.
+sid=$("${clean_env[@]}" "$work/agentmap-${bins[0]}" list --json --data-dir "$data" | grep -o '"id": *"[^"]*"' |
+  sed -n "$((SESSIONS / 2))p" | sed 's/.*: *"//; s/"$//')
 for r in $(seq "$ROUNDS"); do
   for b in "${bins[@]}"; do
     timed "$b" "list --json" list --json
     timed "$b" "usage" usage
     timed "$b" "usage session --json" usage session --json
     timed "$b" "report" report -o "$work/report.$b.html"
+    timed "$b" "show ID" show "$sid"
   done
 done
 if [ -n "${BASE:-}" ]; then
-  for label in "list --json" "usage" "usage session --json"; do
+  for label in "list --json" "usage" "usage session --json" "show ID"; do
     cmp -s "$work/out.base.$label" "$work/out.head.$label" && echo "$label: the same output" || echo "$label: OUTPUTS DIFFER"
   done
   echo "report: $(stat -c %s "$work/report.base.html") and $(stat -c %s "$work/report.head.html") bytes"
@@ -79,5 +84,7 @@ for b in "${bins[@]}"; do
   after=$(($(awk '/VmRSS/ {print $2}' "/proc/$pid/status") / 1024))
   peak=$(($(awk '/VmHWM/ {print $2}' "/proc/$pid/status") / 1024))
   echo "$b: list --json through the daemon $(cat "$work/time") s; the daemon's RSS $idle MiB idle, $peak MiB at its peak, $after MiB after"
+  /usr/bin/time -f "%e" -o "$work/time" "${clean_env[@]}" "$work/agentmap-$b" show "$sid" --data-dir "$data" >/dev/null
+  echo "$b: show ID through the daemon $(cat "$work/time") s"
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 done

@@ -251,6 +251,12 @@ type Passes struct {
 	SessionKeys func(key []byte)
 	Sources     func(*Source) error
 	Sessions    func(*Session) error
+	// SessionsWhere, when set, narrows Sessions to the records it keeps,
+	// given each one's key and stored bytes (the record's JSON and its
+	// seal) before they are decoded: a caller after a few sessions of
+	// many skips decoding the rest. A record it passes over is not
+	// checked either.
+	SessionsWhere func(key, stored []byte) bool
 	// SourcesAgain has every source's id again, and a function that
 	// decodes its record, for those the caller did not keep.
 	SourcesAgain func(id uint64, record func() (*Source, error)) error
@@ -270,7 +276,7 @@ func (d *DB) LoadPasses(p Passes) error {
 			}
 		}
 		if p.Sessions != nil {
-			if err := l.Sessions(nil, p.Sessions); err != nil {
+			if err := l.sessions(p.SessionsWhere, p.Sessions); err != nil {
 				return err
 			}
 		}
@@ -325,9 +331,17 @@ func (l *Loader) Sources(fn func(*Source) error) error {
 // Sessions hands to fn every session record whose key where accepts (nil:
 // every one), decoded; the others are not decoded.
 func (l *Loader) Sessions(where func(key []byte) bool, fn func(*Session) error) error {
+	if where == nil {
+		return l.sessions(nil, fn)
+	}
+	return l.sessions(func(k, _ []byte) bool { return where(k) }, fn)
+}
+
+// sessions is Sessions narrowed by the key and stored bytes of each record.
+func (l *Loader) sessions(where func(key, stored []byte) bool, fn func(*Session) error) error {
 	return l.sessB.ForEach(func(k, v []byte) error {
 		l.mr.read(k, v) // its page is read, decoded or not
-		if where != nil && !where(k) {
+		if where != nil && !where(k, v) {
 			return nil
 		}
 		s := new(Session)

@@ -265,6 +265,16 @@ func (b *backend) entries(ctx context.Context) ([]daemon.Entry, error) {
 	return daemon.Entries(b.db, b.store)
 }
 
+// entriesNamed lists the entries an id typed to show or flush may name
+// (daemon.Named), for findEntry to pick from: not the whole store's.
+func (b *backend) entriesNamed(ctx context.Context, id string) ([]daemon.Entry, error) {
+	n := daemon.Named{ID: id, Key: keyOf(id)}
+	if b.client != nil {
+		return b.client.Named(ctx, n)
+	}
+	return daemon.EntriesNamed(b.db, b.store, n)
+}
+
 func (b *backend) status(ctx context.Context) (daemon.Status, bool, error) {
 	if b.client != nil {
 		st, err := b.client.Status(ctx)

@@ -98,7 +98,7 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if err == nil {
 			defer b.close()
 			var es []daemon.Entry
-			if es, err = b.entries(ctx); err == nil {
+			if es, err = b.entriesNamed(ctx, fl.Arg(0)); err == nil {
 				_, err = findEntry(es, fl.Arg(0))
 			}
 		}
@@ -245,7 +245,7 @@ func flushInProcess(ctx context.Context, of opsFlags, dataDir, id string, stdout
 		// Named as list and show name it: the store's sessions.
 		var es []daemon.Entry
 		var e daemon.Entry
-		if es, err = cl.List(ctx); err == nil {
+		if es, err = cl.Named(ctx, daemon.Named{ID: id, Key: keyOf(id)}); err == nil {
 			if e, err = findEntry(es, id); err == nil {
 				res, err = cl.Flush(ctx, e.Key, false)
 			}

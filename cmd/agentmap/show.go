@@ -60,7 +60,7 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer b.close()
-	es, err := b.entries(ctx)
+	es, err := b.entriesNamed(ctx, fl.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "agentmap show: %v\n", err)
 		return exitFailure

@@ -325,24 +325,52 @@ func notLink(parent string, e fs.DirEntry) error {
 // List returns the relative paths of every map in the store, sorted. It
 // only reads, so it checks nothing (the operator commands read a store
 // that datadir.Check finds fault with, and warn), but a symbolic link in
-// the store is not followed (WalkDir follows none): what it leads to is
-// not listed.
+// the store is not followed: what it leads to is not listed.
 func (s *Store) List() ([]string, error) {
+	return s.ListNamed(nil)
+}
+
+// ListNamed is List narrowed to the maps whose file name keep accepts
+// (nil: every one). Only their paths are made: a store of 100,000 maps
+// is read without a path for each.
+func (s *Store) ListNamed(keep func(name string) bool) ([]string, error) {
+	// The root itself is not followed either when it is a link.
+	if fi, err := os.Lstat(s.Root); err != nil || !fi.IsDir() {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, nil
+	}
 	var out []string
-	err := filepath.WalkDir(s.Root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(d.Name(), ".json.gz") && !strings.HasPrefix(d.Name(), ".") {
-			rel, _ := filepath.Rel(s.Root, p)
-			out = append(out, rel)
-		}
-		return nil
-	})
+	err := s.listDir(".", keep, &out)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil // the store, or a directory of it, removed meanwhile: listed as it is
+	}
 	return out, err
+}
+
+// listDir adds the maps of the directory rel and its subdirectories, in
+// lexical order (as filepath.WalkDir would, following no link).
+func (s *Store) listDir(rel string, keep func(string) bool, out *[]string) error {
+	es, err := os.ReadDir(filepath.Join(s.Root, rel))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	for _, e := range es {
+		name := e.Name()
+		switch {
+		case e.IsDir():
+			if err := s.listDir(filepath.Join(rel, name), keep, out); err != nil {
+				return err
+			}
+		case strings.HasSuffix(name, ".json.gz") && !strings.HasPrefix(name, ".") && (keep == nil || keep(name)):
+			*out = append(*out, filepath.Join(rel, name))
+		}
+	}
+	return nil
 }
 
 // RemoveOrphans deletes the temporary files (".<name>.tmp-*") that writes

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +156,57 @@ func TestStoreWithinDoesNotMakeItsDataDirectory(t *testing.T) {
 	// A store of its own (build -o DIR/) makes what it needs.
 	if err := New(filepath.Join(data, "maps")).Write(rel, []byte("three")); err != nil {
 		t.Fatalf("a store not Within: %v", err)
+	}
+}
+
+// List reads the store as filepath.WalkDir would (every .json.gz file not
+// hidden, in lexical order, no link followed, the root's included), and
+// ListNamed keeps of it the names it is asked for.
+func TestListIsTheWalkOfTheStore(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links")
+	}
+	dir := t.TempDir()
+	root := filepath.Join(dir, "maps")
+	for _, rel := range []string{
+		"claude/2026/05/b.json.gz", "claude/2026/05/a.json.gz", "claude/2026/05/.a.json.gz.tmp-1", "claude/2026/05/.c.json.gz",
+		"claude/2026/04/z.json.gz", "claude/2026/05/notes.txt", "codex/2026/05/a.json.gz", "codex/x.json.gz", "top.json.gz",
+		"claude/2026/05/sub/deeper.json.gz", "elsewhere/e.json.gz",
+	} {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.MkdirAll(filepath.Join(dir, "outside"), 0o700)
+	os.WriteFile(filepath.Join(dir, "outside", "o.json.gz"), []byte("x"), 0o600)
+	os.Symlink(filepath.Join(dir, "outside"), filepath.Join(root, "linkdir"))
+	os.Symlink(filepath.Join(dir, "outside", "o.json.gz"), filepath.Join(root, "codex", "l.json.gz"))
+	walk := func(root string) []string {
+		var out []string
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ".json.gz") && !strings.HasPrefix(d.Name(), ".") {
+				rel, _ := filepath.Rel(root, p)
+				out = append(out, rel)
+			}
+			return nil
+		})
+		return out
+	}
+	got, err := New(root).List()
+	if want := walk(root); err != nil || !slices.Equal(got, want) || len(want) != 9 {
+		t.Errorf("List: %v %v, the walk: %v", got, err, want)
+	}
+	got, err = New(root).ListNamed(func(name string) bool { return strings.HasPrefix(name, "a") })
+	if want := []string{filepath.FromSlash("claude/2026/05/a.json.gz"), filepath.FromSlash("codex/2026/05/a.json.gz")}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("ListNamed: %v %v, want %v", got, err, want)
+	}
+	// A root that is a link is not followed; one that is not there lists nothing.
+	os.Symlink(root, filepath.Join(dir, "rootlink"))
+	for _, r := range []string{filepath.Join(dir, "rootlink"), filepath.Join(dir, "none")} {
+		if got, err := New(r).List(); err != nil || len(got) != 0 || len(walk(r)) != 0 {
+			t.Errorf("%s: %v %v", r, got, err)
+		}
 	}
 }
