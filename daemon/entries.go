@@ -124,20 +124,34 @@ func entries(db *state.DB, store *mapstore.Store, n *Named) ([]Entry, error) {
 	return out, nil
 }
 
-// Named is what an id typed to show or flush names: the sessions whose id
-// is ID or starts with it, and those whose key (agent/id) is Key or, when
-// Key names an agent, starts with it. Key is the id typed with its agent
-// spelled as the store's keys spell it (claude-code/X is claude/X), ID as
-// typed.
+// Named is what an id typed to show or flush names. Typed without an agent,
+// the sessions whose id (their map's) starts with it, or the id of whose
+// key (agent/id, the log's name, which may differ: a copied log) does;
+// typed as agent/id, those whose key starts with it, or whose agent and
+// map's id do. Key is the id typed with its agent spelled as the store's
+// keys spell it (claude-code/X is claude/X), ID as typed.
 type Named struct {
 	ID  string `json:"id"`
 	Key string `json:"key"`
 }
 
-// Matches reports whether n names e.
+// Matches reports whether n names e, by a prefix or whole.
 func (n Named) Matches(e Entry) bool {
-	return strings.HasPrefix(e.ID, n.ID) || e.Key == n.Key ||
-		strings.Contains(n.Key, "/") && strings.HasPrefix(e.Key, n.Key)
+	if strings.Contains(n.Key, "/") {
+		return strings.HasPrefix(e.Key, n.Key) || strings.HasPrefix(e.Agent+"/"+e.ID, n.Key)
+	}
+	_, keyID, _ := strings.Cut(e.Key, "/")
+	return strings.HasPrefix(e.ID, n.ID) || strings.HasPrefix(keyID, n.ID)
+}
+
+// Exactly reports whether n names e whole: its id, its key, or its agent
+// and id.
+func (n Named) Exactly(e Entry) bool {
+	if strings.Contains(n.Key, "/") {
+		return e.Key == n.Key || e.Agent+"/"+e.ID == n.Key
+	}
+	_, keyID, _ := strings.Cut(e.Key, "/")
+	return e.ID == n.ID || keyID == n.ID
 }
 
 // mayBe reports whether a session record, by its key and stored bytes, may
@@ -152,7 +166,10 @@ func (n Named) Matches(e Entry) bool {
 // that entries sees them as recorded, not as maps no record names.
 func (n Named) mayBe(key, stored []byte) bool {
 	k := string(key)
-	if k == n.Key || strings.Contains(n.Key, "/") && strings.HasPrefix(k, n.Key) {
+	if strings.Contains(n.Key, "/") && strings.HasPrefix(k, n.Key) {
+		return true
+	}
+	if _, keyID, _ := strings.Cut(k, "/"); !strings.Contains(n.Key, "/") && strings.HasPrefix(keyID, n.ID) {
 		return true
 	}
 	id := n.nativeID()
@@ -175,7 +192,7 @@ func (n Named) mayBeFile(rel string) bool {
 	rel = filepath.ToSlash(rel)
 	agent, _, _ := strings.Cut(rel, "/")
 	id := strings.TrimSuffix(path.Base(rel), ".json.gz")
-	return n.Matches(Entry{ID: id, Key: agent + "/" + id})
+	return n.Matches(Entry{ID: id, Key: agent + "/" + id, Agent: agent})
 }
 
 // jsonVerbatim reports whether encoding/json writes s as it is between

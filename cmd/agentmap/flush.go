@@ -109,10 +109,13 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitOK
 	}
 	var res daemon.FlushResult
-	if *rewrite {
+	switch {
+	case *rewrite:
 		res, err = c.Rewrite(ctx)
-	} else {
-		res, err = c.Flush(ctx, fl.Arg(0), *all)
+	case *all:
+		res, err = c.Flush(ctx, "", true)
+	default:
+		res, err = c.Flush(ctx, daemonKey(ctx, c, fl.Arg(0)), false)
 	}
 	if err != nil {
 		if !*all {
@@ -134,6 +137,23 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	return code
+}
+
+// daemonKey is the key of the session id names among the store's maps, as
+// list and show name them (findEntry: by its map's id, its key, or
+// agent/id), for the daemon, which knows its sessions by their keys; id as
+// typed when it names none (a live session with no map yet, which the
+// daemon finds among those it follows) or when the store cannot say (the
+// daemon's own answer then says what is wrong).
+func daemonKey(ctx context.Context, c *daemon.Client, id string) string {
+	es, err := c.Named(ctx, daemon.Named{ID: id, Key: keyOf(id)})
+	if err != nil {
+		return id
+	}
+	if e, err := findEntry(es, id); err == nil {
+		return e.Key
+	}
+	return id
 }
 
 // printFlush says what a flush wrote; retry says what becomes of a map

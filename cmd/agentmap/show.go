@@ -118,19 +118,19 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // errNoEntry is findEntry's error for an id that names no map.
 var errNoEntry = errors.New("no session in the store matches that id (agentmap list shows them)")
 
-// findEntry picks the session an id names: exactly (native id or key),
-// else by a unique prefix.
+// findEntry picks the session an id names (daemon.Named): the first, in
+// es's order, it names whole (its id, its key, or agent/id), else the one
+// it names by a prefix. A key is the agent, a slash and the id: its
+// prefix is looked at only when one was typed, so that "c" does not
+// match every claude/, codex/ and cursor/ session.
 func findEntry(es []daemon.Entry, id string) (daemon.Entry, error) {
+	n := daemon.Named{ID: id, Key: keyOf(id)}
 	var found []daemon.Entry
-	key := keyOf(id)
 	for _, e := range es {
-		if e.ID == id || e.Key == key {
+		if n.Exactly(e) {
 			return e, nil
 		}
-		// A key is the agent, a slash and the id: its prefix is looked at
-		// only when one was typed, so that "c" does not match every
-		// claude/, codex/ and cursor/ session.
-		if strings.HasPrefix(e.ID, id) || strings.Contains(id, "/") && strings.HasPrefix(e.Key, key) {
+		if n.Matches(e) {
 			found = append(found, e)
 		}
 	}
