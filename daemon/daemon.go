@@ -583,7 +583,10 @@ func (d *Daemon) sessionKeys() []string {
 }
 
 // sessionKey is the state key of a session: agent/native id.
-func sessionKey(agent, native string) string { return agent + "/" + native }
+// sessionKey is the key of a session: its agent and native id, the id as
+// its map has it (event.ID: one that could be a log's text is a digest),
+// so that no text from a log names a state record or a log line.
+func sessionKey(agent, native string) string { return agent + "/" + event.ID(native) }
 
 func nativeOf(key string) string {
 	_, n, _ := strings.Cut(key, "/")

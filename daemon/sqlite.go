@@ -49,6 +49,9 @@ func (d *Daemon) readStore(ctx context.Context, s *state.Source, fst watchers.Fi
 		if c.NativeID == "" {
 			continue
 		}
+		// The id as the map and the key have it: the source's path is
+		// kept in the state and named in log lines.
+		c.NativeID = event.ID(c.NativeID)
 		path := s.Path + "#" + c.NativeID
 		cs := d.byPath[path]
 		if cs == nil {

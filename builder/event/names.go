@@ -74,7 +74,7 @@ func Hidden(r rune) bool {
 }
 
 // Scrub returns evs with every name that fails Name set to "" and every
-// id that fails it replaced by a digest (opaqueID): evs itself
+// id that fails ID replaced by a digest (opaqueID): evs itself
 // when all pass (the rule case), else a copy, whose changed records are
 // copies too (evs may be shared, with a map being built from it). A
 // cleared name reads as one the log never gave: the builder writes
@@ -173,7 +173,40 @@ func names(e *Event, f func(s *string, id bool) bool) bool {
 	return true
 }
 
-// opaqueID stands in for an id that fails Name: a digest of it, so that
+// ID returns s when it has the shape of an id: printable ASCII without a
+// space, at most MaxName bytes (every agent's ids are uuids, call ids and
+// the like); "" as it is; else opaqueID's digest of it. Stricter than
+// Name, which lets a name have three words: an id names a map file, a
+// state record and a log line's session, where three words of a log's
+// text would be kept. The daemon keys sessions by it too, so that a key
+// and its map's id agree.
+func ID(s string) string {
+	if okID(s) {
+		return s
+	}
+	return opaqueID(s)
+}
+
+// okID reports whether s is empty or has the shape of an id (ID).
+func okID(s string) bool {
+	if s == "" {
+		return true
+	}
+	if len(s) > MaxName {
+		return false
+	}
+	if len(s) < 8 {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c <= ' ' || c >= 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	return swar.Run(s, printable) == len(s)
+}
+
+// opaqueID stands in for an id that fails ID: a digest of it, so that
 // the records it joins (a call and its result, a lane and its launch)
 // still meet, with none of its bytes kept.
 func opaqueID(s string) string {
@@ -185,17 +218,17 @@ func opaqueID(s string) string {
 // event stored and built, so it reads the fields itself, without names'
 // calls: nearly all of them are short printable ASCII.
 func clean(e *Event) bool {
-	if !ok(e.Agent) || !ok(e.Model) {
+	if !okID(e.Agent) || !ok(e.Model) {
 		return false
 	}
-	if s := e.Session; s != nil && !(ok(s.NativeID) && ok(s.ParentNativeID) && ok(s.AgentTool) && ok(s.Role) && ok(s.AgentVersion)) {
+	if s := e.Session; s != nil && !(okID(s.NativeID) && okID(s.ParentNativeID) && ok(s.AgentTool) && ok(s.Role) && ok(s.AgentVersion)) {
 		return false
 	}
-	if l := e.LLM; l != nil && !(ok(l.MsgID) && ok(l.Side) && ok(l.Stop)) {
+	if l := e.LLM; l != nil && !(okID(l.MsgID) && ok(l.Side) && ok(l.Stop)) {
 		return false
 	}
 	if c := e.Call; c != nil {
-		if !(ok(c.ID) && ok(c.Continues) && ok(c.Tool) && ok(c.Kind) && ok(c.Cat) && ok(c.Verb) && ok(c.Server) &&
+		if !(okID(c.ID) && okID(c.Continues) && ok(c.Tool) && ok(c.Kind) && ok(c.Cat) && ok(c.Verb) && ok(c.Server) &&
 			ok(c.MCPTool) && ok(c.Skill) && ok(c.SubagentType) && ok(c.SubagentModel) && ok(c.Host) && ok(c.SkillWrite)) {
 			return false
 		}
@@ -204,26 +237,26 @@ func clean(e *Event) bool {
 		}
 	}
 	if x := e.Result; x != nil {
-		if !(ok(x.CallID) && ok(x.Child) && ok(x.ErrClass)) {
+		if !(okID(x.CallID) && okID(x.Child) && ok(x.ErrClass)) {
 			return false
 		}
 		if p := x.PR; p != nil && !(ok(p.Action) && ok(p.Provider) && ok(p.Repo)) {
 			return false
 		}
-		if t := x.Ticket; t != nil && !(ok(t.Tracker) && ok(t.Action) && ok(t.ID)) {
+		if t := x.Ticket; t != nil && !(ok(t.Tracker) && ok(t.Action) && okID(t.ID)) {
 			return false
 		}
 		if a := x.Artifact; a != nil && !ok(a.Version) {
 			return false
 		}
 	}
-	if r := e.Error; r != nil && !(ok(r.Source) && ok(r.Class) && ok(r.Hook) && ok(r.HookEvent) && ok(r.SrcUUID) && ok(r.RefCallID)) {
+	if r := e.Error; r != nil && !(ok(r.Source) && ok(r.Class) && ok(r.Hook) && ok(r.HookEvent) && okID(r.SrcUUID) && okID(r.RefCallID)) {
 		return false
 	}
 	if p := e.Compact; p != nil && !ok(p.Trigger) {
 		return false
 	}
-	if l := e.Lane; l != nil && !(ok(l.SubagentType) && ok(l.LaunchCallID)) {
+	if l := e.Lane; l != nil && !(ok(l.SubagentType) && okID(l.LaunchCallID)) {
 		return false
 	}
 	if t := e.Total; t != nil {
@@ -322,9 +355,9 @@ func scrub(e *Event) {
 	}
 	names(e, func(s *string, id bool) bool {
 		switch {
-		case *s == "" || Name(*s) != "":
+		case *s == "" || !id && Name(*s) != "":
 		case id:
-			*s = opaqueID(*s)
+			*s = ID(*s)
 		default:
 			*s = ""
 		}

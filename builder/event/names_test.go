@@ -96,3 +96,33 @@ func TestOK(t *testing.T) {
 		}
 	}
 }
+
+// An id is one word of printable ASCII: three words, which a name may be,
+// are a digest as an id, and the same digest wherever the id is given, so
+// that what it joins (a session and its key, a call and its result) still
+// meets.
+func TestIDsAreOneWord(t *testing.T) {
+	const words = "my password hunter2"
+	got := Scrub([]Event{
+		{Kind: KindSession, Session: &Session{NativeID: words, ParentNativeID: "p 1", AgentTool: "copilot", AgentVersion: "1.0 beta"}},
+		{Kind: KindCall, Call: &Call{ID: "call one", Tool: "Read File", Kind: "tool"}},
+		{Kind: KindResult, Result: &Result{CallID: "call one"}},
+	})
+	s, c := got[0].Session, got[1].Call
+	if s.NativeID != ID(words) || !strings.HasPrefix(s.NativeID, "id-") || s.ParentNativeID != ID("p 1") {
+		t.Errorf("session ids %q, %q", s.NativeID, s.ParentNativeID)
+	}
+	if c.ID != ID("call one") || got[2].Result.CallID != c.ID || c.ID == "call one" {
+		t.Errorf("call id %q, result's %q", c.ID, got[2].Result.CallID)
+	}
+	if s.AgentVersion != "1.0 beta" || c.Tool != "Read File" {
+		t.Errorf("names of two words were cleared: %q, %q", s.AgentVersion, c.Tool)
+	}
+	for s, want := range map[string]bool{"": true, "0190eeee-0000-7000-8000-000000000001": true, "toolu_01|fc:x@y/z": true,
+		"a b": false, "tab\there": false, "é": false, strings.Repeat("a", MaxName): true, strings.Repeat("a", MaxName+1): false,
+		"abcdefgh\x7f": false, "abcdefghi j": false} {
+		if okID(s) != want || (ID(s) == s) != want {
+			t.Errorf("okID(%q) = %v, ID gives %q; want an id: %v", s, okID(s), ID(s), want)
+		}
+	}
+}

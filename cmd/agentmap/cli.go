@@ -571,11 +571,15 @@ Prints the commands and the global flags, or, with a COMMAND, its usage and flag
 // runCLI is the whole command line: agentmap [global flags] COMMAND [args].
 // Whatever the command, a failed write to stdout fails it (see outWriter).
 func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if _, ok := stdout.(*outWriter); ok { // agentmap --data-dir D help list comes back here
+	switch stdout.(type) {
+	case *outWriter, *terminalSafe: // agentmap --data-dir D help list comes back here
 		return runCommand(ctx, args, stdout, stderr)
 	}
 	stdout = wrapStdout(stdout)
 	code := runCommand(ctx, args, stdout, stderr)
+	if t, ok := stdout.(*terminalSafe); ok {
+		t.flush()
+	}
 	name, _, _, _ := hoistGlobals(args)
 	return outputFailed(stdout, name, code, stderr)
 }

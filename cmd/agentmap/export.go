@@ -217,8 +217,8 @@ func noMapMatched(selectors []string, files int, maps string) string {
 
 // isTerminal reports whether w is a terminal; tests replace it.
 var isTerminal = func(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+	fd, ok := fdOf(w)
+	return ok && (isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd))
 }
 
 // checkExportOutput refuses what would go wrong quietly: a bundle (a

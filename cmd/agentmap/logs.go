@@ -105,6 +105,11 @@ func journal(ctx context.Context, lines int, follow bool, stdout, stderr io.Writ
 		return exitFailure
 	}
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	// journalctl writes to the terminal itself (its colours and pager);
+	// the journal's lines are agentmap's own, which name no log's text.
+	if t, ok := stdout.(*terminalSafe); ok {
+		stdout = t.f
+	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()
 	var ee *exec.ExitError

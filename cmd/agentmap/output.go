@@ -62,13 +62,16 @@ func (e *outputError) Error() string {
 
 func (e *outputError) Unwrap() error { return e.err }
 
-// wrapStdout wraps w for runCLI, except a terminal: a terminal does not
-// fill up, and what is handed a terminal must see it as one (logs gives
-// it to journalctl, which colours its output there; export refuses to
-// spray a bundle on it).
+// wrapStdout wraps w for runCLI. A terminal does not fill up, but what the
+// commands print there names repositories and files, whose names may hold
+// control sequences (an escape that clears the screen or sets the
+// window's title): a terminal gets terminalSafe, which escapes them and
+// still shows the terminal behind it (Fd: export refuses to spray a
+// bundle on it, logs hands it to journalctl). Anything else is an
+// outWriter.
 func wrapStdout(w io.Writer) io.Writer {
 	if f, ok := w.(*os.File); ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
-		return w
+		return &terminalSafe{f: f}
 	}
 	return &outWriter{w: w}
 }

@@ -7,8 +7,10 @@
 package datadir
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -94,8 +96,9 @@ func within(path, dir string) bool {
 }
 
 // Claim creates dir (0700) with its marker, or marks an existing one that
-// holds only agentmap's own entries. A directory holding anything else is
-// used but not marked: purge will not remove it.
+// is empty or holds only agentmap's own entries, as agentmap made them (one
+// made before markers existed). A directory holding anything else is used
+// but not marked: purge will not remove it.
 func Claim(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create data directory %s: %w", dir, err)
@@ -112,6 +115,9 @@ func Claim(dir string) error {
 		if !own(e.Name()) {
 			return nil
 		}
+	}
+	if len(entries) > 0 && !madeByAgentmap(dir) {
+		return nil
 	}
 	f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if errors.Is(err, fs.ErrExist) {
@@ -131,6 +137,94 @@ func Claim(dir string) error {
 		return fmt.Errorf("mark data directory %s: %w", dir, err)
 	}
 	return nil
+}
+
+// madeByAgentmap reports whether the unmarked directory dir, whose entries
+// all have agentmap's names, is one agentmap made: names alone are not
+// enough (a directory of one's own holding maps/ of photos, another
+// program's state.db), and purge would remove what they hold. A state
+// database must be a bbolt file (or empty: a first open cut short), the
+// maps directory hold map files only, the logs directory agentmap's log
+// files only, and an exports directory comes only with a state database.
+func madeByAgentmap(dir string) bool {
+	state := filepath.Join(dir, "state.db")
+	fi, err := os.Lstat(state)
+	hasState := err == nil
+	if hasState && (!fi.Mode().IsRegular() || fi.Size() > 0 && !boltFile(state)) {
+		return false
+	}
+	for _, sub := range []struct {
+		name string
+		ok   func(string) bool
+	}{
+		{"maps", mapFile},
+		{"logs", func(name string) bool { return strings.HasPrefix(name, "agentmap.log") }},
+	} {
+		p := filepath.Join(dir, sub.name)
+		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() {
+			return false
+		}
+		if only(p, sub.ok, func(string) {}) != nil {
+			return false
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "exports")); err == nil && !hasState {
+		return false
+	}
+	return true
+}
+
+// boltFile reports whether the file at p starts as a bbolt file: its meta
+// page, a 16-byte page header then the magic number, in the machine's byte
+// order (little-endian on every machine agentmap is built for).
+func boltFile(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var head [20]byte
+	_, err = io.ReadFull(f, head[:])
+	return err == nil && binary.LittleEndian.Uint32(head[16:]) == boltMagic
+}
+
+// boltMagic is the magic number of a bbolt file's meta pages.
+const boltMagic = 0xED0CDAED
+
+// mapFile reports whether name is one agentmap writes in its maps
+// directory: a map, or the temporary file of a map being written.
+func mapFile(name string) bool {
+	return strings.HasSuffix(name, ".json.gz") && !strings.HasPrefix(name, ".") ||
+		strings.HasPrefix(name, ".") && strings.Contains(name, ".json.gz.tmp-")
+}
+
+// errForeign is only's error for a directory holding anything agentmap
+// does not write there.
+var errForeign = errors.New("not agentmap's")
+
+// only walks the directory dir (no link followed), calling other with the
+// path of each entry that is neither a directory nor a regular file whose
+// name ok accepts, and returns errForeign when there was one (nil when dir
+// is not there).
+func only(dir string, ok func(name string) bool, other func(string)) error {
+	var foreign bool
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if !d.IsDir() && !(d.Type().IsRegular() && ok(d.Name())) {
+			foreign = true
+			other(p)
+		}
+		return nil
+	})
+	if err == nil && foreign {
+		err = errForeign
+	}
+	return err
 }
 
 // Purgeable says whether agentmap's entries in dir may be removed: it
@@ -205,7 +299,21 @@ func Purge(dir, keep string) (r Result, err error) {
 		real = r.Target
 	}
 	for _, name := range r.Owned {
-		if err := os.RemoveAll(filepath.Join(real, strings.TrimSuffix(name, "/"))); err != nil {
+		p := filepath.Join(real, strings.TrimSuffix(name, "/"))
+		if name == "maps/" {
+			// The maps only: a file the user put among them stays, with
+			// the directories that lead to it.
+			kept, err := removeMaps(p)
+			for _, k := range kept {
+				rel, _ := filepath.Rel(real, k)
+				r.Kept = append(r.Kept, filepath.ToSlash(rel))
+			}
+			if err != nil {
+				return r, err
+			}
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
 			return r, fmt.Errorf("remove %s: %w", filepath.Join(real, name), err)
 		}
 	}
@@ -227,6 +335,36 @@ func Purge(dir, keep string) (r Result, err error) {
 		r.LinkGone = true
 	}
 	return r, nil
+}
+
+// removeMaps removes the map files of the maps directory dir and the
+// directories left empty, dir too when nothing else is in it; it returns
+// the entries it left (anything else, and what could not be read).
+func removeMaps(dir string) (kept []string, err error) {
+	var dirs []string
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return fmt.Errorf("remove the maps in %s: %w", dir, err)
+		case d.IsDir():
+			dirs = append(dirs, p)
+		case d.Type().IsRegular() && mapFile(d.Name()):
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove %s: %w", p, err)
+			}
+		default:
+			kept = append(kept, p)
+		}
+		return nil
+	})
+	// Deepest first; Remove, not RemoveAll: one that is not empty stays.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		os.Remove(dirs[i])
+	}
+	return kept, err
 }
 
 // Result is what Purge did.

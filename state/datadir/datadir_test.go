@@ -1,6 +1,7 @@
 package datadir
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
@@ -254,5 +255,72 @@ func TestClaimAfterTheLogFile(t *testing.T) {
 	}
 	if !exists(filepath.Join(dir, Marker)) {
 		t.Error("not marked")
+	}
+}
+
+// Names alone do not make a directory agentmap's: a maps/ of one's own
+// files, another program's state.db, a logs/ of other logs leave it
+// unmarked, and purge never removes it. A marked one is claimed as it is.
+func TestClaimLooksAtWhatTheNamesHold(t *testing.T) {
+	home := t.TempDir()
+	bolt := make([]byte, 4096)
+	binary.LittleEndian.PutUint32(bolt[16:], boltMagic)
+	for name, files := range map[string]map[string][]byte{
+		"photos":   {"maps/trips/vacation.png": []byte("png"), "maps/readme.txt": []byte("x")},
+		"otherdb":  {"state.db": []byte("SQLite format 3\x00 and some more of another program's database")},
+		"mapsfile": {"maps": []byte("a file")},
+		"otherlog": {"logs/nginx.log": []byte("x")},
+		"exports":  {"exports/report.pdf": []byte("x")},
+	} {
+		dir := filepath.Join(home, name)
+		for rel, b := range files {
+			p := filepath.Join(dir, filepath.FromSlash(rel))
+			os.MkdirAll(filepath.Dir(p), 0o700)
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := Claim(dir); err != nil {
+			t.Fatal(err)
+		}
+		if exists(filepath.Join(dir, Marker)) {
+			t.Errorf("%s: marked as agentmap's", name)
+		}
+	}
+	made := filepath.Join(home, "made")
+	for rel, b := range map[string][]byte{"state.db": bolt, "maps/claude/2026/05/a.json.gz": []byte("x"),
+		"maps/claude/2026/05/.b.json.gz.tmp-1": nil, "logs/agentmap.log": nil, "exports/a.jsonl": nil} {
+		p := filepath.Join(made, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		os.WriteFile(p, b, 0o600)
+	}
+	if Claim(made); !exists(filepath.Join(made, Marker)) {
+		t.Error("a data directory made before markers was not marked")
+	}
+}
+
+// Purge removes the maps from maps/, not what the user put among them.
+func TestPurgeKeepsFilesAmongTheMaps(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, "data")
+	if err := Claim(dir); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "maps", "claude", "2026", "05", "a.json.gz"))
+	write(t, filepath.Join(dir, "maps", "codex", "2026", "05", "b.json.gz"))
+	write(t, filepath.Join(dir, "maps", "claude", "notes", "mine.txt"))
+	write(t, filepath.Join(dir, "state.db"))
+	r, err := Purge(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !exists(filepath.Join(dir, "maps", "claude", "notes", "mine.txt")) || r.DirGone {
+		t.Fatalf("the user's file among the maps was removed: %+v", r)
+	}
+	if exists(filepath.Join(dir, "maps", "claude", "2026")) || exists(filepath.Join(dir, "maps", "codex")) || exists(filepath.Join(dir, "state.db")) {
+		t.Errorf("agentmap's own entries left: %+v", r)
+	}
+	if !slices.Contains(r.Kept, "maps/claude/notes/mine.txt") {
+		t.Errorf("kept %v does not name the user's file", r.Kept)
 	}
 }

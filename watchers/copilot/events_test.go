@@ -3,9 +3,11 @@ package copilot
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agentmap/agentmap/builder"
+	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/watchers/internal/agenttest"
 )
 
@@ -114,5 +116,50 @@ func TestSubagentFailed(t *testing.T) {
 	want := "[err=true subagent_failed err=true subagent_failed err=false ]"
 	if fmt.Sprint(got) != want {
 		t.Errorf("subagent events %v\nwant %s", got, want)
+	}
+}
+
+// A tool call whose arguments are of another type than the schema's usual
+// object (a freeform tool's text, a path given as a list) is a call all
+// the same, with what its arguments could say left out.
+func TestToolArgumentsOfAnotherType(t *testing.T) {
+	m := buildLines(t, []string{
+		`{"type":"tool.execution_start","data":{"toolCallId":"t1","toolName":"apply_patch","arguments":"*** Begin Patch CANARY"},"id":"e3","timestamp":"2026-12-01T10:00:02.000Z","parentId":"e2"}`,
+		`{"type":"tool.execution_complete","data":{"toolCallId":"t1","success":true,"result":{"content":"CANARY"}},"id":"e4","timestamp":"2026-12-01T10:00:03.000Z","parentId":"e3"}`,
+		`{"type":"tool.execution_start","data":{"toolCallId":"t2","toolName":"view","arguments":{"path":["CANARY"]}},"id":"e5","timestamp":"2026-12-01T10:00:04.000Z","parentId":"e4"}`,
+		`{"type":"tool.execution_complete","data":{"toolCallId":"t2","success":false,"result":{"content":"CANARY"}},"id":"e6","timestamp":"2026-12-01T10:00:05.000Z","parentId":"e5"}`,
+	})
+	var got []string
+	for _, e := range m.Events {
+		if e.Kind != "session" && e.Kind != "user" && e.Kind != "llm" && e.Kind != "turn_end" {
+			got = append(got, e.Kind+" "+e.Tool)
+		}
+	}
+	if m.Totals.Calls != 2 {
+		t.Errorf("%d calls, want 2: %v", m.Totals.Calls, got)
+	}
+}
+
+// A session.start whose sessionId is not an identifier (words of text)
+// names neither the map nor the session: the id is the one Identify keys
+// the session by, the session's directory.
+func TestSessionIDOfWords(t *testing.T) {
+	head := strings.Replace(schemaHead[0], `"sessionId":"5d6e7f80-1a2b-4c3d-8e9f-a0b1c2d3e4f5"`, `"sessionId":"my CANARY words"`, 1)
+	if head == schemaHead[0] {
+		t.Fatal("the schema's head changed: this test names its session id")
+	}
+	path := "session-state/5d6e7f80-1a2b-4c3d-8e9f-a0b1c2d3e4f5/events.jsonl"
+	src, err := Identify(path, []byte(head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := parse(t, path, [][]byte{[]byte(head), []byte(schemaHead[1])}, false)
+	for _, e := range evs {
+		if e.Kind == event.KindSession && e.Session.NativeID != src.Session {
+			t.Errorf("the session's id %q, its key's %q", e.Session.NativeID, src.Session)
+		}
+	}
+	if src.Session != "5d6e7f80-1a2b-4c3d-8e9f-a0b1c2d3e4f5" {
+		t.Errorf("keyed by %q", src.Session)
 	}
 }

@@ -136,7 +136,7 @@ type record struct {
 func (p *Parser) Line(line []byte, out []event.Event) (evs []event.Event, err error) {
 	p.st.N++
 	var r record
-	if err := json.Unmarshal(line, &r); err != nil || r.Type == "" {
+	if err := watchers.DecodeLenient(line, &r); err != nil || r.Type == "" {
 		return out, fmt.Errorf("copilot: record %d: not a Copilot CLI event", p.st.N)
 	}
 	defer func() {
@@ -173,7 +173,9 @@ func (p *Parser) session(t int64, id, version string) {
 		return
 	}
 	p.st.Sent = true
-	if id == "" {
+	// As Identify keys the session: an id that is not an identifier
+	// gives way to the one the log's place names.
+	if id = safeID(id); id == "" {
 		id = p.src.Session
 	}
 	p.emit("", event.Event{Kind: event.KindSession, T: t, Session: &event.Session{
@@ -230,7 +232,7 @@ func (p *Parser) record(r *record, t int64, lane string) error {
 			SelectedModel  string      `json:"selectedModel"`
 			Context        repoContext `json:"context"`
 		}
-		if err := json.Unmarshal(r.Data, &d); err != nil {
+		if err := watchers.DecodeLenient(r.Data, &d); err != nil {
 			return errors.New("invalid data")
 		}
 		p.session(t, d.SessionID, d.CopilotVersion)
@@ -262,7 +264,7 @@ func (p *Parser) record(r *record, t int64, lane string) error {
 				MimeType string `json:"mimeType"`
 			} `json:"attachments"`
 		}
-		if err := json.Unmarshal(r.Data, &d); err != nil {
+		if err := watchers.DecodeLenient(r.Data, &d); err != nil {
 			return errors.New("invalid data")
 		}
 		if strings.HasPrefix(d.Source, "agent-") {
@@ -297,7 +299,7 @@ func (p *Parser) record(r *record, t int64, lane string) error {
 			ReasoningOpaque json.RawMessage   `json:"reasoningOpaque"`
 			ToolRequests    []json.RawMessage `json:"toolRequests"`
 		}
-		if err := json.Unmarshal(r.Data, &d); err != nil {
+		if err := watchers.DecodeLenient(r.Data, &d); err != nil {
 			return errors.New("invalid data")
 		}
 		id := firstOf(safeID(d.APICallID), safeID(d.MessageID))
@@ -306,13 +308,13 @@ func (p *Parser) record(r *record, t int64, lane string) error {
 		p.emit(lane, event.Event{Kind: event.KindLLM, T: t, Model: watchers.Ident(d.Model), LLM: llm})
 	case "tool.execution_start":
 		var d startData
-		if err := json.Unmarshal(r.Data, &d); err != nil {
+		if err := watchers.DecodeLenient(r.Data, &d); err != nil {
 			return errors.New("invalid data")
 		}
 		p.toolStart(lane, t, &d)
 	case "tool.execution_complete":
 		var d completeData
-		if err := json.Unmarshal(r.Data, &d); err != nil {
+		if err := watchers.DecodeLenient(r.Data, &d); err != nil {
 			return errors.New("invalid data")
 		}
 		p.toolComplete(lane, t, &d)

@@ -7,8 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentmap/agentmap/builder/event"
 	"github.com/agentmap/agentmap/builder/redact"
+	"github.com/agentmap/agentmap/watchers"
 )
 
 // The row shapes of state.vscdb. Only the fields the map uses are declared;
@@ -250,8 +250,9 @@ func servedModel(name string) string {
 		return ""
 	}
 	// A model's name, not whatever text a damaged or hostile store holds
-	// there (event.Name: a display name of up to three words passes).
-	return event.Name(name)
+	// there: an identifier, as every other agent's model names are
+	// (three words of a store's text would pass for a display name).
+	return watchers.Ident(name)
 }
 
 // toolStep is what a tool bubble contributes, reduced at decoding: the

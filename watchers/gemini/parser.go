@@ -146,7 +146,7 @@ func (p *Parser) Line(line []byte, out []event.Event) (res []event.Event, err er
 		return out, fmt.Errorf("gemini: record %d: not a JSON object", n)
 	}
 	var r record
-	if err := json.Unmarshal(line, &r); err != nil {
+	if err := watchers.DecodeLenient(line, &r); err != nil {
 		return out, fmt.Errorf("gemini: record %d: invalid JSON", n)
 	}
 	p.out = out
@@ -213,7 +213,7 @@ func (p *Parser) declare() {
 
 func (p *Parser) messageRaw(raw json.RawMessage, history bool) {
 	var r record
-	if json.Unmarshal(raw, &r) == nil && r.ID != "" && r.Type != "" {
+	if watchers.DecodeLenient(raw, &r) == nil && r.ID != "" && r.Type != "" {
 		if history {
 			if m, old := p.find(safeID(r.ID)); m == nil && !old {
 				p.remember(&msg{ID: safeID(r.ID)})

@@ -292,7 +292,9 @@ func (c *conv) assistant(id string, t int64, info *msgInfo, parts []partInfo) {
 		} else if reqT > 0 && respT >= reqT {
 			lat = respT - reqT
 		}
-		llm := &event.LLM{MsgID: id + "#" + strconv.Itoa(cur.n), LatencyMs: lat, Stop: stop, Thinking: cur.thinking,
+		// The stop reason is an identifier (stop, tool-calls, length),
+		// not whatever text a damaged or hostile row holds there.
+		llm := &event.LLM{MsgID: id + "#" + strconv.Itoa(cur.n), LatencyMs: lat, Stop: watchers.Ident(stop), Thinking: cur.thinking,
 			ToolCalls: len(cur.tools), TextChars: cur.text}
 		if tk != nil {
 			llm.In, llm.CW, llm.CR, llm.Out = tk.Input, tk.Cache.Write, tk.Cache.Read, tk.Output+tk.Reasoning

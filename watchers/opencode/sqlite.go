@@ -123,9 +123,10 @@ func readSessions(ctx context.Context, tx *sql.Tx) ([]*sessionRec, error) {
 	}
 	tok := "0, 0, 0, 0, 0"
 	if cols["tokens_input"] && cols["tokens_cache_write"] {
-		tok = "tokens_input, tokens_output, tokens_reasoning, tokens_cache_read, tokens_cache_write"
+		tok = strings.Join([]string{num("tokens_input"), num("tokens_output"), num("tokens_reasoning"), num("tokens_cache_read"), num("tokens_cache_write")}, ", ")
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT id, coalesce(parent_id, ''), directory, version, time_created, time_updated, "+tok+" FROM session")
+	rows, err := tx.QueryContext(ctx, "SELECT "+txt("id")+", "+txt("parent_id")+", "+txt("directory")+", "+txt("version")+", "+
+		num("time_created")+", "+num("time_updated")+", "+tok+" FROM session")
 	if err != nil {
 		return nil, wrapDB("read sessions", err)
 	}
@@ -133,12 +134,10 @@ func readSessions(ctx context.Context, tx *sql.Tx) ([]*sessionRec, error) {
 	var sessions []*sessionRec
 	for rows.Next() {
 		s := &sessionRec{}
-		var dir, ver sql.NullString
-		if err := rows.Scan(&s.ID, &s.Parent, &dir, &ver, &s.Time.Created, &s.Time.Updated,
+		if err := rows.Scan(&s.ID, &s.Parent, &s.Dir, &s.Version, &s.Time.Created, &s.Time.Updated,
 			&s.Tokens.Input, &s.Tokens.Output, &s.Tokens.Reasoning, &s.Tokens.Cache.Read, &s.Tokens.Cache.Write); err != nil {
-			return nil, wrapDB("read sessions", err)
+			return nil, scanFailed("read sessions", err)
 		}
-		s.Dir, s.Version = dir.String, ver.String
 		sessions = append(sessions, s)
 	}
 	return sessions, wrapDB("read sessions", rows.Err())
@@ -149,7 +148,7 @@ func readSessions(ctx context.Context, tx *sql.Tx) ([]*sessionRec, error) {
 func readStamps(ctx context.Context, tx *sql.Tx) (map[string]string, error) {
 	out := map[string]string{}
 	for _, table := range []string{"message", "part"} {
-		rows, err := tx.QueryContext(ctx, "SELECT session_id, count(*), coalesce(max(time_updated), 0) FROM "+table+" GROUP BY session_id")
+		rows, err := tx.QueryContext(ctx, "SELECT "+txt("session_id")+", count(*), coalesce(max("+num("time_updated")+"), 0) FROM "+table+" GROUP BY 1")
 		if err != nil {
 			return nil, wrapDB("read "+table+"s", err)
 		}
@@ -158,7 +157,7 @@ func readStamps(ctx context.Context, tx *sql.Tx) (map[string]string, error) {
 			var n, t int64
 			if err := rows.Scan(&id, &n, &t); err != nil {
 				rows.Close()
-				return nil, wrapDB("read "+table+"s", err)
+				return nil, scanFailed("read "+table+"s", err)
 			}
 			out[id] += fmt.Sprintf("%s:%d:%d,", table, n, t)
 		}
@@ -181,8 +180,8 @@ func readMessages(ctx context.Context, tx *sql.Tx, sessions []string) (map[strin
 		for i, id := range ids {
 			args[i] = id
 		}
-		rows, err := tx.QueryContext(ctx, "SELECT id, session_id, time_created, data FROM message WHERE session_id IN "+in+
-			" ORDER BY session_id, time_created, id", args...)
+		rows, err := tx.QueryContext(ctx, "SELECT "+txt("id")+", "+txt("session_id")+", "+num("time_created")+", "+txt("data")+
+			" FROM message WHERE session_id IN "+in+" ORDER BY session_id, time_created, id", args...)
 		if err != nil {
 			return nil, wrapDB("read messages", err)
 		}
@@ -191,7 +190,7 @@ func readMessages(ctx context.Context, tx *sql.Tx, sessions []string) (map[strin
 			var sess string
 			if err := rows.Scan(&m.ID, &sess, &m.Created, &m.Data); err != nil {
 				rows.Close()
-				return nil, wrapDB("read messages", err)
+				return nil, scanFailed("read messages", err)
 			}
 			msgs[sess] = append(msgs[sess], m)
 		}
@@ -205,7 +204,7 @@ func readMessages(ctx context.Context, tx *sql.Tx, sessions []string) (map[strin
 				index[msgs[id][i].ID] = &msgs[id][i]
 			}
 		}
-		rows, err = tx.QueryContext(ctx, "SELECT message_id, data FROM part WHERE session_id IN "+in+" ORDER BY message_id, id", args...)
+		rows, err = tx.QueryContext(ctx, "SELECT "+txt("message_id")+", "+txt("data")+" FROM part WHERE session_id IN "+in+" ORDER BY message_id, id", args...)
 		if err != nil {
 			return nil, wrapDB("read parts", err)
 		}
@@ -214,7 +213,7 @@ func readMessages(ctx context.Context, tx *sql.Tx, sessions []string) (map[strin
 			var data []byte
 			if err := rows.Scan(&id, &data); err != nil {
 				rows.Close()
-				return nil, wrapDB("read parts", err)
+				return nil, scanFailed("read parts", err)
 			}
 			if m := index[id]; m != nil {
 				m.Parts = append(m.Parts, data)
@@ -237,7 +236,7 @@ func SessionTokens(ctx context.Context, path string) (map[string]int64, error) {
 		return nil, err
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, "SELECT id, tokens_input + tokens_output + tokens_reasoning + tokens_cache_read + tokens_cache_write FROM session")
+	rows, err := db.QueryContext(ctx, "SELECT "+txt("id")+", "+num("tokens_input")+" + "+num("tokens_output")+" + "+num("tokens_reasoning")+" + "+num("tokens_cache_read")+" + "+num("tokens_cache_write")+" FROM session")
 	if err != nil {
 		return nil, wrapDB("read sessions", err)
 	}
@@ -247,7 +246,7 @@ func SessionTokens(ctx context.Context, path string) (map[string]int64, error) {
 		var id string
 		var n int64
 		if err := rows.Scan(&id, &n); err != nil {
-			return nil, wrapDB("read sessions", err)
+			return nil, scanFailed("read sessions", err)
 		}
 		out[id] = n
 	}
@@ -311,6 +310,23 @@ type querier interface {
 // wrapDB prefixes an SQLite error with what was being done and marks the
 // transient ones with ErrBusy. SQLite's messages name the condition, never
 // row content.
+// txt and num read a column as the type its rows should hold, whatever a
+// row holds (SQLite keeps any value in any column): text, and an integer
+// (0 for text that is not one); NULL as "" and 0. A row of a damaged or
+// hostile store then reads as it can, rather than failing the read of
+// every session with an error that quotes its value.
+func txt(col string) string { return "coalesce(CAST(" + col + " AS TEXT), '')" }
+func num(col string) string { return "coalesce(CAST(" + col + " AS INTEGER), 0)" }
+
+// scanFailed is the error of a row that could not be read into its Go
+// value: database/sql's own quotes the value, which is the log's.
+func scanFailed(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("opencode: %s: a row holds a value its column's type cannot take", what)
+}
+
 func wrapDB(what string, err error) error {
 	if err == nil {
 		return nil

@@ -142,7 +142,10 @@ type patchFile struct{ path, op string }
 func patchFiles(patch string) []patchFile {
 	var out []patchFile
 	for _, line := range strings.Split(patch, "\n") {
-		line = strings.TrimSpace(line)
+		// A header starts its line; a hunk's lines start with a space, a
+		// + or a -, and a context line that reads like a header is the
+		// file's content, not a path.
+		line = strings.TrimRight(line, "\r ")
 		for prefix, op := range map[string]string{"*** Add File: ": "create", "*** Update File: ": "modify",
 			"*** Delete File: ": "delete", "*** Move to: ": "rename-to"} {
 			if rest, ok := strings.CutPrefix(line, prefix); ok && rest != "" {
