@@ -43,6 +43,7 @@ func Build(events []event.Event, opts Options) (*Map, error) {
 	// Every parser filters the names it reads; this is the gate behind
 	// them all: a name that could be text reaches no map (event.Name).
 	events = event.Scrub(events)
+	events = plausibleTimes(events)
 	facts := sessionFacts(events)
 	if facts.NativeID == "" {
 		return nil, ErrNoSession

@@ -33,8 +33,16 @@ func listenControl(path string, log *slog.Logger) (net.Listener, error) {
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("remove stale control socket: %w", err)
+	// Only a socket: anything else of that name is not one agentmap
+	// left, and stays (the daemon then runs without a control socket,
+	// and says why).
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode().Type() != fs.ModeSocket {
+			return nil, fmt.Errorf("%s is not a socket (a %s): it is left as it is; move it away for the control socket", path, kindOf(fi))
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("remove stale control socket: %w", err)
+		}
 	}
 	// The umask keeps the socket private from its creation on; the chmod
 	// makes sure of it.
@@ -101,10 +109,27 @@ func dialControl(path string) (net.Conn, error) {
 	}
 	c, err := net.Dial("unix", path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
+		// ENOTDIR: the data directory is a file, or under one: no daemon
+		// serves there, and what opens the directory says what is wrong.
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
 			return nil, ErrNoDaemon
 		}
 		return nil, err
 	}
 	return c, nil
+}
+
+// kindOf names what a file is, for a message.
+func kindOf(fi fs.FileInfo) string {
+	switch t := fi.Mode().Type(); {
+	case fi.IsDir():
+		return "directory"
+	case t == 0:
+		return "regular file"
+	case t&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case t&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	}
+	return "special file"
 }

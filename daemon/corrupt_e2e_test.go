@@ -130,6 +130,9 @@ func corruptionTrials(t *testing.T, sr *scanRig, base string, want map[string][]
 		span = len(bytes.TrimRight(clean, "\x00"))
 	}
 	seed := uint64(time.Now().UnixNano())
+	if v, err := strconv.ParseUint(os.Getenv("AGENTMAP_CORRUPT_SEED"), 10, 64); err == nil {
+		seed = v // a failed run's, to replay it
+	}
 	t.Logf("%d logs, state.db of %d bytes (damaged within the first %d), %d maps expected, seed %d",
 		len(sr.feeds), len(clean), span, len(want), seed)
 

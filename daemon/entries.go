@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"path"
 	"path/filepath"
 	"sort"
@@ -45,6 +47,10 @@ type Entry struct {
 	// that an empty Parent means none.
 	Parent   string `json:"parent,omitempty"`
 	Recorded bool   `json:"recorded,omitempty"`
+	// Unreadable is set when the map file is there but cannot be read
+	// (damaged, cut short, not a map): a listing names it rather than
+	// leaving it out in silence. Its figures are its record's, if any.
+	Unreadable bool `json:"unreadable,omitempty"`
 }
 
 // Entries lists the sessions of the store, newest first: from the flush
@@ -88,8 +94,12 @@ func entries(db *state.DB, store *mapstore.Store, n *Named) ([]Entry, error) {
 	out := recorded[:0]
 	seen := map[string]bool{}
 	for _, e := range recorded {
-		if e.Start.IsZero() && fromMap(store, &e) != nil {
-			continue // record of a map no longer there
+		if e.Start.IsZero() {
+			if err := fromMap(store, &e); errors.Is(err, fs.ErrNotExist) {
+				continue // record of a map no longer there
+			} else if err != nil {
+				e.Unreadable = true
+			}
 		}
 		seen[filepath.ToSlash(e.Path)] = true
 		out = append(out, e)
@@ -107,8 +117,16 @@ func entries(db *state.DB, store *mapstore.Store, n *Named) ([]Entry, error) {
 			continue
 		}
 		e := Entry{Path: rel}
-		if fromMap(store, &e) == nil {
+		switch err := fromMap(store, &e); {
+		case err == nil:
 			out = append(out, e)
+		case !errors.Is(err, fs.ErrNotExist): // not gone meanwhile: damaged
+			agent, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+			id := strings.TrimSuffix(filepath.Base(rel), ".json.gz")
+			if d, err := mapstore.DecodeID(id); err == nil {
+				id = d
+			}
+			out = append(out, Entry{Path: rel, Agent: agent, ID: id, Key: agent + "/" + id, Unreadable: true})
 		}
 	}
 	if n != nil {

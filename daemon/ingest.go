@@ -323,6 +323,14 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 		d.followMove(s, f)
 		return s, true
 	}
+	if other := d.otherName(f); other != nil {
+		// The same file under a second name (a hard link, a link to it in
+		// another project's directory): followed under the first, read
+		// twice it would count every call twice.
+		d.ignored[f.Path] = f
+		d.log.Debug("a second name of a followed log: not read again", "component", "daemon", "path", f.Path, "followed", other.Path)
+		return nil, false
+	}
 	if old := d.byPath[f.Path]; old != nil && old.Missing {
 		// Deleted, then a file under the same name again: the tailer sees
 		// a new identity and reads it from the start in place of the old.
@@ -611,6 +619,24 @@ func (d *Daemon) moved(f watchers.FileStat) *state.Source {
 			heads[s.HeadLen] = h
 		}
 		if h == s.HeadHash {
+			return s
+		}
+	}
+	return nil
+}
+
+// otherName returns the source followed under another name that is the
+// file at f.Path itself (same device and inode, and its own name still
+// holding it), nil when there is none or the OS gives no identity.
+func (d *Daemon) otherName(f watchers.FileStat) *state.Source {
+	if !f.ID.Known() {
+		return nil
+	}
+	for _, s := range d.idx.byFileID[f.ID] {
+		if s.Path == f.Path || s.Missing || !d.live(s) || s.Agent != f.Agent || (watchers.FileID{Dev: s.Dev, Ino: s.Ino}) != f.ID {
+			continue
+		}
+		if fi, err := os.Stat(s.Path); err == nil && watchers.StatID(fi) == f.ID {
 			return s
 		}
 	}

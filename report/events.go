@@ -14,16 +14,11 @@ import (
 // duration, tokens). It prints only map fields, so it is as safe to show
 // as the map.
 func WriteEvents(w io.Writer, m *Map) {
+	// A lane is named by its id, as show's lanes and the report name it
+	// (the subagent's type is in those): the same word in every view.
 	lanes := map[string]string{}
 	for _, a := range m.Agents {
-		name := a.ID
-		if a.SubagentType != "" {
-			name = a.SubagentType + ":" + strings.TrimPrefix(a.ID, "sa-")
-		}
-		if len(name) > 20 {
-			name = name[:20]
-		}
-		lanes[a.ID] = name
+		lanes[a.ID] = a.ID
 	}
 	rows := [][]string{{"SEQ", "TIME", "LANE", "KIND", "WHAT", "DETAIL"}}
 	for i := range m.Events {
@@ -66,7 +61,12 @@ func eventDetail(m *Map, e *mapfile.Event) string {
 	}
 	switch e.Kind {
 	case "llm":
-		d = append(d, fmt.Sprintf("in %d cw %d cr %d out %d", e.In, e.CW, e.CR, e.Out))
+		if e.NoUsage() {
+			// Not 0 of each: the log did not say (docs/costs.md).
+			d = append(d, "usage not recorded")
+		} else {
+			d = append(d, fmt.Sprintf("in %d  out %d  cache read %d  cache write %d", e.In, e.Out, e.CR, e.CW))
+		}
 		if e.Latency != nil {
 			d = append(d, "latency "+msText(*e.Latency))
 		}
@@ -92,9 +92,16 @@ func eventDetail(m *Map, e *mapfile.Event) string {
 	return strings.Join(d, "  ")
 }
 
+// msText writes a duration as list and show write one from a minute on
+// (2m01s, 1h02m), and under it to the tenth of a second or in ms.
 func msText(ms int64) string {
-	if ms < 1000 {
+	switch {
+	case ms < 1000:
 		return strconv.FormatInt(ms, 10) + "ms"
+	case ms < 60_000:
+		return strconv.FormatFloat(float64(ms)/1000, 'f', 1, 64) + "s"
+	case ms < 3_600_000:
+		return fmt.Sprintf("%dm%02ds", ms/60_000, ms/1000%60)
 	}
-	return strconv.FormatFloat(float64(ms)/1000, 'f', 1, 64) + "s"
+	return fmt.Sprintf("%dh%02dm", ms/3_600_000, ms/60_000%60)
 }

@@ -228,18 +228,21 @@ const maxBundleEntry = mapfile.MaxMapBytes
 
 // Maps implements Source.
 func (b Bundle) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
-	return decodeAll(ctx, f, false, func(emit func(name string, open func() (io.ReadCloser, error)) bool) error {
-		file, err := os.Open(string(b))
-		if err != nil {
-			return fmt.Errorf("open bundle: %w", err)
-		}
-		defer file.Close()
-		r, err := lineReader(file) // a tar, inflated when gzipped
-		if err != nil {
-			return fmt.Errorf("bundle %s: not a gzipped tar", b)
-		}
-		return tarMaps(string(b), r, emit)
-	})
+	return decodeAll(ctx, f, false, b.each)
+}
+
+// each emits the bundle's maps (tarMaps).
+func (b Bundle) each(emit func(name string, open func() (io.ReadCloser, error)) bool) error {
+	file, err := os.Open(string(b))
+	if err != nil {
+		return fmt.Errorf("open bundle: %w", err)
+	}
+	defer file.Close()
+	r, err := lineReader(file) // a tar, inflated when gzipped
+	if err != nil {
+		return fmt.Errorf("bundle %s: not a gzipped tar", b)
+	}
+	return tarMaps(string(b), r, emit)
 }
 
 // tarMaps emits the maps of a bundle's tar stream r (the members that are
@@ -280,18 +283,21 @@ type Lines string
 // export's lines: AttemptDB events, a Sentience trace) ends at once with
 // one error that says so, not one per line.
 func (l Lines) Maps(ctx context.Context, f Filter) iter.Seq2[*Map, error] {
-	return decodeAll(ctx, f, false, func(emit func(name string, open func() (io.ReadCloser, error)) bool) error {
-		file, err := os.Open(string(l))
-		if err != nil {
-			return fmt.Errorf("open: %w", err)
-		}
-		defer file.Close()
-		lines, err := lineReader(file)
-		if err != nil {
-			return fmt.Errorf("%s: %w", l, err)
-		}
-		return lineMaps(string(l), lines, emit)
-	})
+	return decodeAll(ctx, f, false, l.each)
+}
+
+// each emits the file's maps, one a line (lineMaps).
+func (l Lines) each(emit func(name string, open func() (io.ReadCloser, error)) bool) error {
+	file, err := os.Open(string(l))
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	defer file.Close()
+	lines, err := lineReader(file)
+	if err != nil {
+		return fmt.Errorf("%s: %w", l, err)
+	}
+	return lineMaps(string(l), lines, emit)
 }
 
 // lineMaps emits the maps of r, one a line; errors name the file.
@@ -491,4 +497,27 @@ func CollectEach(ctx context.Context, src Source, f Filter, each func(*Map)) []e
 		errs = append(errs, err)
 	}
 	return errs
+}
+
+// Raw hands each map of the bundle to each, undecoded (gzipped or not, as
+// the bundle holds it), by the name errors give it (bundle:member): what
+// `agentmap validate` checks. It stops when each returns false.
+func (b Bundle) Raw(each func(name string, data []byte) bool) error { return b.each(rawEmit(each)) }
+
+// Raw hands each map of the file, one a line, to each, undecoded, by the
+// name errors give it (file:line).
+func (l Lines) Raw(each func(name string, data []byte) bool) error { return l.each(rawEmit(each)) }
+
+// rawEmit is the emit of tarMaps and lineMaps for each, which takes the
+// bytes themselves.
+func rawEmit(each func(name string, data []byte) bool) func(name string, open func() (io.ReadCloser, error)) bool {
+	return func(name string, open func() (io.ReadCloser, error)) bool {
+		rc, err := open()
+		if err != nil {
+			return each(name, nil)
+		}
+		defer rc.Close()
+		data, _ := io.ReadAll(rc) // in memory already
+		return each(name, data)
+	}
 }

@@ -599,8 +599,12 @@ func WriteUsageTable(w io.Writer, t UsageTable, breakdown bool) {
 			// Said apart, as the report counts only these.
 			whole = fmt.Sprintf(" (%d of these sessions recorded none at all)", n.Entirely)
 		}
-		fmt.Fprintf(w, "\n%s in %s (%s) recorded no token usage%s: their logs give none, so they add nothing to the tokens and cost above.\n",
-			plural(n.Requests, "model request"), plural(n.Sessions, "session"), strings.Join(n.Agents, ", "), whole)
+		verb, their, they := "recorded", "their logs give", "they add"
+		if n.Requests == 1 {
+			their, they = "its log gives", "it adds"
+		}
+		fmt.Fprintf(w, "\n%s in %s (%s) %s no token usage%s: %s none, so %s nothing to the tokens and cost above.\n",
+			plural(n.Requests, "model request"), plural(n.Sessions, "session"), strings.Join(n.Agents, ", "), verb, whole, their, they)
 	}
 	writeUnpricedNote(w, t)
 }

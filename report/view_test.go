@@ -111,3 +111,30 @@ func TestZoneLabel(t *testing.T) {
 		}
 	}
 }
+
+// show --events says "usage not recorded" of a request whose log gave
+// none, never 0 of each; names a lane by its id, as show's lanes and the
+// report do; and writes a duration of minutes as list does.
+func TestEventsAsTheOtherViewsSayThem(t *testing.T) {
+	dur := int64(121_000)
+	m := &Map{Schema: "agentplay/v1", Session: mapfile.Session{ID: "local:claude-code:x", AgentTool: "claude-code"},
+		Agents: []mapfile.Agent{{ID: "main", Kind: "main"}, {ID: "sa-a396f02b61f8", Kind: "subagent", SubagentType: "general-purpose"}},
+		Events: []mapfile.Event{
+			{Seq: 0, T: 10, Kind: "llm", Agent: "main", Model: "m"},
+			{Seq: 1, T: 20, Kind: "llm", Agent: "sa-a396f02b61f8", Model: "m", In: 5, Out: 7, CR: 100},
+			{Seq: 2, T: 30, Kind: "exec", Agent: "sa-a396f02b61f8", Dur: &dur},
+		}}
+	var out strings.Builder
+	WriteEvents(&out, m)
+	got := out.String()
+	for _, want := range []string{"usage not recorded", "in 5  out 7  cache read 100  cache write 0", "sa-a396f02b61f8", "2m01s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("show --events lacks %q:\n%s", want, got)
+		}
+	}
+	for _, not := range []string{"in 0", "general-purpose:", "121.0s"} {
+		if strings.Contains(got, not) {
+			t.Errorf("show --events says %q:\n%s", not, got)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -161,12 +162,25 @@ func recoverDamage(err *error) {
 }
 
 // IsFault reports whether an error of Open is the system refusing (no
-// space, no permission, a read-only or failing disk) rather than damage in
+// space, a quota or a file-size limit, no permission, a read-only or
+// failing disk) rather than damage in
 // the file: such a database is kept as it is and the open tried again
 // later, never moved aside.
 func IsFault(err error) bool {
-	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EIO, fs.ErrPermission} {
+	if err == nil {
+		return false
+	}
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EFBIG, syscall.EROFS, syscall.EIO, fs.ErrPermission} {
 		if errors.Is(err, e) {
+			return true
+		}
+	}
+	// bbolt words some of its errors with the system's text rather than
+	// wrapping it ("file resize error: truncate …: file too large"): the
+	// text of a space or size limit tells them too.
+	msg := err.Error()
+	for _, e := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EFBIG} {
+		if strings.HasSuffix(msg, ": "+e.Error()) {
 			return true
 		}
 	}

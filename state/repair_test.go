@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -280,5 +281,20 @@ func TestResetToNoEventsIsNoDamage(t *testing.T) {
 				t.Fatalf("sources %d, %v", len(srcs), err)
 			}
 		})
+	}
+}
+
+// A file-size limit (ulimit -f: EFBIG) is the system refusing, as a full
+// disk is: the database is kept as it is, not moved aside as damaged.
+func TestFileSizeLimitIsAFault(t *testing.T) {
+	if !IsFault(fmt.Errorf("migrate state: file resize error: truncate: %w", syscall.EFBIG)) {
+		t.Error("EFBIG taken for damage")
+	}
+	// As bbolt words it: the system's text, not its error.
+	if !IsFault(fmt.Errorf("migrate state: %w", fmt.Errorf("file resize error: %s", fmt.Errorf("truncate x: %w", syscall.EFBIG)))) {
+		t.Error("bbolt's resize error taken for damage")
+	}
+	if IsFault(errors.New("invalid database")) {
+		t.Error("damage taken for a fault")
 	}
 }

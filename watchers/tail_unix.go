@@ -24,3 +24,12 @@ func openID(_ *os.File, fi os.FileInfo) (FileID, error) { return StatID(fi), nil
 // the error wraps regular.ErrNotRegular, and Missing takes it for a log
 // gone. See regular.Open, also for why it costs less than os.Open.
 func OpenLog(path string) (*os.File, error) { return regular.Open(path) }
+
+// HardLinks is how many names the file of fi has (1 where the OS does not
+// say).
+func HardLinks(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -386,12 +387,31 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 		beside = &agents.Beside{}
 	}
 	pl.rotationsFirst()
+	// A file under two names (a hard link, a symbolic link to it) is one
+	// input, read under its first: read twice, every call of its session
+	// would count twice. A link counts by the path it leads to; a file of
+	// more than one hard link by its identity (few files have one: the
+	// set stays small whatever the number of inputs).
+	links := map[watchers.FileID]struct{}{}
 	for qi := 0; qi < len(pl.queue); qi++ {
 		in := pl.queue[qi]
 		path := pl.path(in.path)
 		abs, _ := filepath.Abs(path)
+		if li, err := os.Lstat(path); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+			if real, err := filepath.EvalSymlinks(abs); err == nil {
+				abs = real
+			}
+		}
 		if !seen.add(abs) {
 			continue
+		}
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && watchers.HardLinks(fi) > 1 {
+			if id := watchers.StatID(fi); id.Known() {
+				if _, dup := links[id]; dup {
+					continue
+				}
+				links[id] = struct{}{}
+			}
 		}
 		given := qi < pl.nGiven && !in.unsaid
 		// report says a problem of a given input; one found in a

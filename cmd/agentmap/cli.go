@@ -719,8 +719,9 @@ func unexpectedArgs(fl *flag.FlagSet, name string, stderr io.Writer) bool {
 	if fl.NArg() == 0 {
 		return false
 	}
-	fmt.Fprintf(stderr, "agentmap %s: unexpected argument %q (%s takes no arguments, only flags)\n", name, fl.Arg(0), name)
-	fl.Usage()
+	// One line, as extraArgument's: the usage after it buried the word
+	// that was one too many.
+	fmt.Fprintf(stderr, "agentmap %s: unexpected argument %q (%s takes no arguments, only flags; see agentmap help %s)\n", name, fl.Arg(0), name, name)
 	return true
 }
 

@@ -152,8 +152,10 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"run", "--log-level", "loud"}, exitUsage, "err", "agentmap run: unknown log level \"loud\" (debug, info, warn or error)\n"},
 		{[]string{"--log-level=loud", "scan"}, exitUsage, "err", "agentmap scan: unknown log level \"loud\" (debug, info, warn or error)\n"},
 		{[]string{"run", "--debounce", "-1s"}, exitUsage, "err", "agentmap run: --debounce must be 0 or more"},
-		{[]string{"run", "--max-line", "0"}, exitUsage, "err", "agentmap run: --max-line must be a size in bytes above 0, at most 1 GiB (1073741824)"},
-		{[]string{"scan", "--max-line", "9223372036854775807"}, exitUsage, "err", "agentmap scan: --max-line must be a size in bytes above 0, at most 1 GiB (1073741824)"},
+		{[]string{"run", "--max-line", "0"}, exitUsage, "err", "agentmap run: --max-line must be a size above 0, at most 1GiB (64MiB, or a number of bytes)"},
+		{[]string{"scan", "--max-line", "9223372036854775807"}, exitUsage, "err", "agentmap scan: --max-line must be a size above 0, at most 1GiB (64MiB, or a number of bytes)"},
+		{[]string{"scan", "--max-line", "2GiB"}, exitUsage, "err", "agentmap scan: --max-line must be a size above 0, at most 1GiB"},
+		{[]string{"scan", "--max-line", "abc"}, exitUsage, "err", `agentmap scan: --max-line "abc": not a size (use e.g. 64MiB, 512KiB or a number of bytes)`},
 		{[]string{"usage", "model", "--breakdown", "--data-dir", "/nonexistent/x"}, exitUsage, "err", "agentmap usage: --breakdown splits the rows of daily, weekly, monthly or session by model; the rows of model are models already\n"},
 		{[]string{"run", "--once", "--data-dir", "/nonexistent/x", "--export-every", "1s", "--export-formats", "jsonl,bogus"}, exitUsage, "err", `agentmap run: --export-formats "jsonl,bogus": "bogus" is not a format (bundle, jsonl, attemptdb, agentscope or sentience)`},
 		{[]string{"run", "--once", "--data-dir", "/nonexistent/x", "--export-formats", "jsonl,jsonl"}, exitUsage, "err", `agentmap run: --export-formats "jsonl,jsonl": "jsonl" is listed twice`},
@@ -164,7 +166,11 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"export", "--out", "x"}, exitUsage, "err", "agentmap export: --format is required: bundle, jsonl"},
 		{[]string{"build", "f", "-o"}, exitUsage, "err", "agentmap build: -o needs a value (see agentmap help build)\n"},
 		{[]string{"list", "--data-dir"}, exitUsage, "err", "agentmap list: --data-dir needs a value (see agentmap help list)\n"},
-		{[]string{"status", "extra"}, exitUsage, "err", `agentmap status: unexpected argument "extra" (status takes no arguments, only flags)`},
+		{[]string{"status", "extra"}, exitUsage, "err", "agentmap status: unexpected argument \"extra\" (status takes no arguments, only flags; see agentmap help status)\n"},
+		{[]string{"list", "extra"}, exitUsage, "err", "agentmap list: unexpected argument \"extra\" (list takes no arguments, only flags; see agentmap help list)\n"},
+		{[]string{"list", "--agent="}, exitUsage, "err", "agentmap list: --agent is empty: give a value, or leave the flag out\n"},
+		{[]string{"usage", "--maps", "/nonexistent/maps"}, exitFailure, "err", "agentmap usage: --maps /nonexistent/maps: no such file or directory\n"},
+		{[]string{"usage", "--maps", "/nonexistent/maps", "--data-dir", "/nonexistent/x"}, exitUsage, "err", "agentmap usage: --maps and --data-dir are two sources"},
 		{[]string{"show", "--files", "-1", "x"}, exitUsage, "err", "agentmap show: --files -1: give how many files to show (0 for none)"},
 		{[]string{"scan", "--data-dir", "/nonexistent/x", "extra"}, exitUsage, "err", `agentmap scan: unexpected argument "extra"`},
 		{[]string{"export", "--format", "jsonl", "--first-seq", "5"}, exitUsage, "err", "agentmap export: --first-seq applies to --format attemptdb only"},
@@ -182,6 +188,10 @@ func TestCommandLineErrors(t *testing.T) {
 		}
 		if code != tc.code || !strings.Contains(got, tc.want) {
 			t.Errorf("%v: exit %d, stdout %.200q, stderr %q; want %d and %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.want)
+		}
+		// A usage error of one word says it in one line, not the usage.
+		if strings.Contains(tc.want, "unexpected argument") && strings.Count(stderr.String(), "\n") > 1 {
+			t.Errorf("%v: more than one line: %q", tc.args, stderr.String())
 		}
 	}
 }

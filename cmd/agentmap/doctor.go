@@ -180,7 +180,7 @@ func verdict(checks []check) string {
 	if n[levelWarn] == 0 && n[levelFail] == 0 {
 		return "all good: no warnings, no failures"
 	}
-	return fmt.Sprintf("%d warning(s), %d failure(s)", n[levelWarn], n[levelFail])
+	return counted(n[levelWarn], "warning") + ", " + counted(n[levelFail], "failure")
 }
 
 // daemonAnswers reports whether a daemon answers on dataDir's control socket.

@@ -63,7 +63,7 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "agentmap list: %v\n", err)
 			return exitFailure
 		}
-		return exitOK
+		return unreadableMaps(listed, b.store.Root, stderr)
 	}
 	if len(es) == 0 {
 		// Not "no sessions", which a filter that keeps none says too.
@@ -72,7 +72,30 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	writeList(stdout, listed, parents)
 	writeRepriceNote(stdout, listed, configPrices(*of.config))
-	return exitOK
+	return unreadableMaps(listed, b.store.Root, stderr)
+}
+
+// unreadableMaps names the map files of es that could not be read (as
+// usage, report and show name them) and is the exit code: 1 when there
+// are any, since the listing lacks what they hold.
+func unreadableMaps(es []daemon.Entry, root string, stderr io.Writer) int {
+	var paths []string
+	for _, e := range es {
+		if e.Unreadable {
+			paths = append(paths, filepath.Join(root, e.Path))
+		}
+	}
+	if len(paths) == 0 {
+		return exitOK
+	}
+	shown := paths[:min(len(paths), 5)]
+	more := ""
+	if len(paths) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(paths)-len(shown))
+	}
+	fmt.Fprintf(stderr, "agentmap list: %s could not be read (listed with what the state records of them, if anything): %s%s; agentmap validate names what is wrong, agentmap flush ID writes one again\n",
+		counted(len(paths), "map file"), strings.Join(shown, ", "), more)
+	return exitFailure
 }
 
 // writeListJSON prints the entries as one indented JSON array, an element
@@ -267,6 +290,21 @@ func parseWindow(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
+	// Something written as a date or a time that is not one: say what
+	// is wrong with it, not only what a window looks like.
+	if len(s) >= len("2006-01-02") && s[4] == '-' && s[7] == '-' {
+		switch {
+		case len(s) == len("2006-01-02"):
+			if _, err := time.Parse(time.DateOnly, s); err != nil {
+				return time.Time{}, errors.New("not a date: want year-month-day, such as 2006-01-02, with a month of 01 to 12 and a day of that month")
+			}
+		case s[10] != 'T' && s[10] != 't':
+			return time.Time{}, errors.New("an RFC 3339 time has a T between the date and the time, and its zone: 2006-01-02T15:04:05Z")
+		case !strings.ContainsAny(s[10:], "Zz+") && strings.Count(s[10:], "-") == 0:
+			return time.Time{}, errors.New("a time needs its zone, as RFC 3339 writes one: 2006-01-02T15:04:05Z, or 2006-01-02T15:04:05+02:00")
+		}
+		return time.Time{}, errors.New("want a date such as 2006-01-02 or an RFC 3339 time such as 2006-01-02T15:04:05Z")
+	}
 	unit := time.Duration(0)
 	switch {
 	case strings.HasSuffix(s, "d"):
@@ -277,16 +315,19 @@ func parseWindow(s string, now time.Time) (time.Time, error) {
 	if unit != 0 {
 		n, err := strconv.ParseFloat(s[:len(s)-1], 64)
 		if err != nil || n < 0 {
-			return time.Time{}, errors.New("want a window such as 7d, 12h or 2w, or a date such as 2006-01-02")
+			return time.Time{}, errors.New(windowWanted)
 		}
 		return now.Add(-time.Duration(n * float64(unit))), nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return time.Time{}, errors.New("want a window such as 7d, 12h or 2w, or a date such as 2006-01-02")
+		return time.Time{}, errors.New(windowWanted)
 	}
 	return now.Add(-d), nil
 }
+
+// windowWanted says what --since and --until take.
+const windowWanted = "want a window such as 7d, 12h or 2w, a date such as 2006-01-02, or an RFC 3339 time such as 2006-01-02T15:04:05Z"
 
 // writeList renders the table of `agentmap list`. A session another listed
 // session spawned (parents: child key → parent key) comes right under its
@@ -334,6 +375,16 @@ func writeList(w io.Writer, es []daemon.Entry, parents map[string]string) {
 		}
 	}
 	tw.Flush()
+	partly := 0
+	for _, e := range es {
+		if partlyRecorded(e) {
+			partly++
+		}
+	}
+	if partly > 0 {
+		fmt.Fprintf(w, "\n* %s some of whose model requests recorded no token usage: the tokens and cost are those of the others (agentmap show ID says how many).\n",
+			counted(partly, "session"))
+	}
 	switch {
 	case spawned == 1:
 		fmt.Fprintln(w, "\n↳ a session spawned by the one above it: its tokens and cost are part of that session's, counted once by agentmap usage.")
@@ -355,7 +406,10 @@ func writeListRow(tw io.Writer, e daemon.Entry, depth int) {
 		start = e.Start.Local().Format("2006-01-02 15:04 MST")
 	}
 	outcome := e.Outcome
-	if outcome == "" {
+	switch {
+	case e.Unreadable:
+		outcome = "map unreadable" // named below the table
+	case outcome == "":
 		outcome = "-"
 	}
 	if e.Live {
@@ -366,10 +420,15 @@ func writeListRow(tw io.Writer, e daemon.Entry, depth int) {
 		id = strings.Repeat("  ", depth-1) + "↳ " + id
 	}
 	tokens, cost := formatTokens(e.Tokens), formatCost(e.CostUSD, e.Unpriced)
-	if e.Tokens == 0 && e.Requests > 0 {
+	switch {
+	case e.Tokens == 0 && e.Requests > 0:
 		// Its requests recorded no token usage (Cursor's): not 0, and
 		// not free, but not known.
 		tokens, cost = "-", "not recorded"
+	case partlyRecorded(e):
+		// Some of its requests recorded none: the figures are the
+		// others', marked as show marks them (the note below says so).
+		tokens, cost = tokens+"*", cost+"*"
 	}
 	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", id, e.Agent, repo, start,
 		formatDuration(e.DurationMs), e.Calls, tokens, cost, outcome)
@@ -406,6 +465,12 @@ func writeRepriceNote(w io.Writer, es []daemon.Entry, priced func(model string) 
 // tenth of a second under ten seconds, so that 2.8 s is not 2s here and
 // 2.8s there, and a 68 ms session not 0s.
 func formatDuration(ms int64) string {
+	// Hours from the milliseconds themselves: a map's duration may be
+	// beyond what a time.Duration holds (292 years; a map of another
+	// writer), which would print a negative one.
+	if ms >= int64(time.Hour/time.Millisecond) {
+		return fmt.Sprintf("%dh%02dm", ms/3_600_000, ms/60_000%60)
+	}
 	d := time.Duration(ms) * time.Millisecond
 	switch {
 	case ms <= 0:
@@ -437,4 +502,10 @@ func formatTokens(n int64) string {
 // formatCost writes a cost for a person (see prices.CostText).
 func formatCost(usd float64, unpriced []string) string {
 	return prices.CostText(usd, unpriced, "-")
+}
+
+// partlyRecorded reports whether some of e's model requests, not all,
+// recorded no token usage: its tokens and cost leave them out.
+func partlyRecorded(e daemon.Entry) bool {
+	return e.NoUsage > 0 && e.NoUsage < e.Requests && e.Tokens > 0
 }

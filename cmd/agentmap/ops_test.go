@@ -77,6 +77,18 @@ func TestParseWindow(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+	// A date or a time that is not one says why.
+	for in, why := range map[string]string{
+		"2026-13-01":           "not a date",
+		"2026-02-30":           "not a date",
+		"2026-06-01T10:00:00":  "a time needs its zone",
+		"2026-06-01 10:00":     "has a T between the date and the time",
+		"2026-06-01T25:00:00Z": "an RFC 3339 time such as",
+	} {
+		if _, err := parseWindow(in, now); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("%q: %v, want it to say %q", in, err, why)
+		}
+	}
 }
 
 func TestFindEntry(t *testing.T) {
@@ -290,7 +302,7 @@ func TestRootAndServiceAndDiskChecks(t *testing.T) {
 	if v := verdict([]check{{levelOK, "a", ""}, {levelInfo, "b", ""}}); v != "all good: no warnings, no failures" {
 		t.Errorf("verdict: %q", v)
 	}
-	if v := verdict([]check{{levelOK, "a", ""}, {levelWarn, "b", ""}}); v != "1 warning(s), 0 failure(s)" {
+	if v := verdict([]check{{levelOK, "a", ""}, {levelWarn, "b", ""}}); v != "1 warning, 0 failures" {
 		t.Errorf("verdict: %q", v)
 	}
 	if c := diskCheck(lowDisk-1, nil); c.Level != levelWarn {
@@ -358,7 +370,8 @@ func TestRunOverrides(t *testing.T) {
 // tenth of a second under ten seconds (a 68 ms session is not 0s, 2.8 s
 // not 2s), and thousands as 4.1k beside 16k, not 4124.
 func TestDurationsAndTokensAsTheReportWritesThem(t *testing.T) {
-	for ms, want := range map[int64]string{0: "-", 68: "0.1s", 2800: "2.8s", 9940: "9.9s", 12_400: "12s", 61_000: "1m01s", 3_720_000: "1h02m"} {
+	for ms, want := range map[int64]string{0: "-", 68: "0.1s", 2800: "2.8s", 9940: "9.9s", 12_400: "12s", 61_000: "1m01s", 3_720_000: "1h02m",
+		251621665404380: "69894907h03m"} { // beyond a time.Duration: not negative
 		if got := formatDuration(ms); got != want {
 			t.Errorf("formatDuration(%d) = %q, want %q", ms, got, want)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/mattn/go-isatty"
+
+	"github.com/agentmap/agentmap/state/durable"
 )
 
 // outWriter is standard output as the commands see it. Most commands
@@ -207,4 +210,24 @@ func fdOf(w io.Writer) (uintptr, bool) {
 		return f.Fd(), true
 	}
 	return 0, false
+}
+
+// writeOutput is durable.WriteOutput (mode 0600) that a signal stops when
+// target is written through (a FIFO, a device): opening a FIFO no one
+// reads blocks in the open itself, which nothing interrupts, and the
+// command would wait for a reader through every Ctrl-C and SIGTERM. The
+// open is left to its goroutine, and the command ends with the signal. A
+// file is written as it is: its write does not wait on anyone.
+func writeOutput(ctx context.Context, target string, data []byte) error {
+	if !durable.WritesThrough(target) {
+		return durable.WriteOutput(target, data, 0o600)
+	}
+	done := make(chan error, 1)
+	go func() { done <- durable.WriteOutput(target, data, 0o600) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("write %s: stopped while waiting for something to read it", target)
+	}
 }

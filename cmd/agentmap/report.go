@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/agentmap/agentmap/report"
-	"github.com/agentmap/agentmap/state/durable"
 )
 
 // mapFlags are the flags that choose and filter the maps a report or a
@@ -60,6 +59,12 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 		return f.team.source(cmd, f, stderr)
 	}
 	if p := *f.maps; p != "" {
+		if given(f.sel.fl, "data-dir") {
+			// --maps is read instead of the local store: a data directory
+			// given with it would be passed over without a word.
+			fmt.Fprintf(stderr, "agentmap %s: --maps and --data-dir are two sources; give one (--maps reads maps instead of the data directory's store)\n", cmd)
+			return nil, "", exitUsage
+		}
 		if p == "-" {
 			if f, ok := mapsStdin.(*os.File); ok && isTerminal(f) {
 				// Typed maps are no maps: the command would wait on the
@@ -72,8 +77,14 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 		st, err := os.Stat(p)
 		switch {
 		case err != nil:
-			fmt.Fprintf(stderr, "agentmap %s: --maps: %v\n", cmd, err)
-			return nil, "", exitUsage
+			// As a missing --data-dir or input is said: the path, what
+			// is wrong with it, exit 1.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			fmt.Fprintf(stderr, "agentmap %s: --maps %s: %v\n", cmd, p, err)
+			return nil, "", exitFailure
 		case st.Mode()&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0:
 			// A pipe (a process substitution) is read once, as it comes:
 			// it cannot be read ahead to tell what it holds. Left open
@@ -293,7 +304,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "agentmap report: %v\n", err)
 		return exitFailure
 	}
-	if err := durable.WriteOutput(*out, []byte(buf.String()), 0o600); err != nil {
+	if err := writeOutput(ctx, *out, []byte(buf.String())); err != nil {
 		fmt.Fprintf(stderr, "agentmap report: %v\n", err)
 		return exitFailure
 	}

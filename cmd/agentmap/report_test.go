@@ -99,8 +99,9 @@ func TestReportCommand(t *testing.T) {
 	if code, _, _ := run(t, "report", "--maps", dir, "-o", "-", "--session", "no-such-session"); code != exitFailure {
 		t.Errorf("--session of an unknown id: exit %d", code)
 	}
-	if code, _, _ := run(t, "report", "--maps", filepath.Join(dir, "missing")); code != exitUsage {
-		t.Errorf("--maps of a missing path: exit %d", code)
+	// Said as a missing --data-dir is: exit 1, the path and what is wrong.
+	if code, _, errb := run(t, "report", "--maps", filepath.Join(dir, "missing")); code != exitFailure || !strings.Contains(errb, "missing: no such file or directory") {
+		t.Errorf("--maps of a missing path: exit %d: %s", code, errb)
 	}
 	// A report is made to be shared: the store's directory (which names the
 	// user's home) is not in it, nor the directory --maps named.

@@ -111,7 +111,11 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	cfgFile := fl.String("config", "", "the config file (default $"+config.EnvConfig+", else the user config directory's agentmap/config.toml)")
 	dataDir := fl.String("data-dir", "", "where state.db and maps/ live (default: data_dir of the config)")
 	idle := fl.Duration("idle", daemon.DefaultIdle, "write a session's map once it has been quiet this long")
-	maxLine := fl.Int("max-line", watchers.DefaultMaxLine, "skip (and count) log lines longer than this many bytes")
+	// A size as the config writes one (watch.max_line = "64MiB"), or a
+	// number of bytes.
+	maxLineSize := config.Size(watchers.DefaultMaxLine)
+	fl.TextVar(&maxLineSize, "max-line", maxLineSize, "skip (and count) log lines longer than this: a size such as 64MiB or 512KiB, or a number of bytes")
+	maxLine := new(int)
 	level := fl.String("log-level", "", "debug, info, warn or error (default log.level of the config; warn for scan and run --once)")
 	rescan := fl.Duration("rescan", daemon.DefaultRescan, "period of the full stat rescan behind file notifications")
 	debounce := fl.Duration("debounce", daemon.DefaultDebounce, "quiet time gathering file notifications before reading")
@@ -153,6 +157,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	}
 	set := map[string]bool{}
 	fl.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	*maxLine = int(min(int64(maxLineSize), int64(watchers.MaxMaxLine)+1))
 	ov := runOverrides{set: set, dataDir: *dataDir, idle: *idle, maxLine: *maxLine, level: *level,
 		rescan: *rescan, debounce: *debounce, retireAfter: *retireAfter, pathMode: *pathMode, roots: roots, once: *once}
 	if set["log-level"] {
@@ -172,7 +177,7 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 		{"idle", *idle <= 0, "a duration above 0"},
 		{"rescan", *rescan <= 0, "a duration above 0"},
 		{"debounce", *debounce < 0, "0 or more"},
-		{"max-line", *maxLine <= 0 || *maxLine > watchers.MaxMaxLine, "a size in bytes above 0, at most 1 GiB (1073741824)"},
+		{"max-line", *maxLine <= 0 || *maxLine > watchers.MaxMaxLine, "a size above 0, at most 1GiB (64MiB, or a number of bytes)"},
 	} {
 		if set[f.name] && f.bad {
 			fmt.Fprintf(stderr, "agentmap %s: --%s must be %s\n", name, f.name, f.want)

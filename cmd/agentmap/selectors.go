@@ -74,10 +74,12 @@ func checkRepo(glob string) error {
 // with the same words for every command that picks sessions.
 type selectorFlags struct {
 	agent, since, until, repo, outcome *string
+	fl                                 *flag.FlagSet
 }
 
 func addSelectorFlags(fl *flag.FlagSet) selectorFlags {
 	return selectorFlags{
+		fl:      fl,
 		agent:   fl.String("agent", "", "only this agent's sessions ("+orList(agentNames())+")"),
 		since:   fl.String("since", "", "only sessions started since (each session whole, by its start): "+sinceValues),
 		until:   fl.String("until", "", "only sessions started before (each session whole, by its start): "+untilValues),
@@ -118,6 +120,9 @@ func windowOfRequests(fl *flag.FlagSet) {
 
 // parse checks every selector; the error names the flag and what it takes.
 func (s selectorFlags) parse(now time.Time) (listFilter, error) {
+	if err := noEmptyValue(s.fl, "agent", "since", "until", "repo", "outcome", "maps", "session", "from", "device"); err != nil {
+		return listFilter{}, err
+	}
 	w, err := parseWindowFlags(*s.since, *s.until, now)
 	agent, agentErr := agentNamed(*s.agent)
 	if err = firstErr(err, agentErr, checkOutcome(*s.outcome), checkRepo(*s.repo)); err != nil {
@@ -194,4 +199,29 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
+}
+
+// noEmptyValue refuses a flag of names given an empty value (--agent= or
+// --agent ""): a selector left empty would select every session, which a
+// script passing an unset variable (--agent="$AGENT") did not ask for.
+func noEmptyValue(fl *flag.FlagSet, names ...string) error {
+	if fl == nil {
+		return nil
+	}
+	var err error
+	fl.Visit(func(f *flag.Flag) {
+		if err == nil && slices.Contains(names, f.Name) && f.Value.String() == "" {
+			err = fmt.Errorf("--%s is empty: give a value, or leave the flag out", f.Name)
+		}
+	})
+	return err
+}
+
+// given reports whether the flag name was set on the command line.
+func given(fl *flag.FlagSet, name string) bool {
+	set := false
+	if fl != nil {
+		fl.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	}
+	return set
 }

@@ -31,7 +31,7 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	top := fl.Int("files", 10, "how many of the most touched files to show")
 	events := fl.Bool("events", false, "list the session's events, one per line")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentmap show [--json | --events] ID")
+		fmt.Fprintln(stderr, "usage: agentmap show [--json | --events] [--files N] ID")
 		fmt.Fprintln(stderr, "Summarises one session's map. ID is the agent's session id, agent/id, or a unique prefix.")
 		fl.PrintDefaults()
 	}

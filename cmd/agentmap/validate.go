@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentmap/agentmap/builder/validate"
+	"github.com/agentmap/agentmap/report"
 )
 
 func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) int {
@@ -20,7 +21,8 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentmap validate [-q] FILE|DIR...")
 		fmt.Fprintln(stderr, "Checks maps (.json or .json.gz) against the agentplay/v1 schema and the")
-		fmt.Fprintln(stderr, "machine-checkable rules of the redaction contract; a directory: every map file in it and below.")
+		fmt.Fprintln(stderr, "machine-checkable rules of the redaction contract; a directory: every map file in it and below;")
+		fmt.Fprintln(stderr, "a bundle or a jsonl export (agentmap export): every map in it.")
 		fmt.Fprintln(stderr, "Exit 1 if any fails, or if a directory holds no map file.")
 		fl.PrintDefaults()
 	}
@@ -39,7 +41,39 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	for _, path := range fl.Args() {
-		if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		fi, err := os.Stat(path)
+		if err == nil && fi.Mode().IsRegular() {
+			// What export writes: every map of a bundle or of a jsonl
+			// export, as usage and report read them.
+			var each func(func(string, []byte) bool) error
+			switch {
+			case strings.HasSuffix(path, ".tar.gz") || strings.HasSuffix(path, ".tgz") || isBundle(path):
+				each = report.Bundle(path).Raw
+			case strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".jsonl.gz") || report.IsLines(path):
+				each = report.Lines(path).Raw
+			}
+			if each != nil {
+				n := 0
+				err := each(func(name string, data []byte) bool {
+					n++
+					files++
+					if !validateData(name, data, *quiet, stdout) {
+						bad++
+					}
+					return true
+				})
+				switch {
+				case err != nil:
+					fmt.Fprintf(stderr, "agentmap validate: %v\n", err)
+					files, bad = files+1, bad+1
+				case n == 0:
+					fmt.Fprintf(stderr, "agentmap validate: %s: no map in it: nothing checked there\n", path)
+					empty++
+				}
+				continue
+			}
+		}
+		if err != nil || !fi.IsDir() {
 			check(path)
 			continue
 		}
@@ -75,9 +109,15 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 func validateFile(path string, quiet bool, stdout, stderr io.Writer) bool {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", path, describeOpenError(err))
+		fmt.Fprintf(stderr, "agentmap validate: %s: %v\n", path, describeOpenError(err))
 		return false
 	}
+	return validateData(path, data, quiet, stdout)
+}
+
+// validateData checks one map's bytes (gzipped or not), named name in what
+// it prints: its problems, or ok unless quiet.
+func validateData(path string, data []byte, quiet bool, stdout io.Writer) bool {
 	problems := validate.Map(data)
 	for _, p := range problems {
 		if p.Path == "" { // the file as a whole (not JSON, not a map)
@@ -108,7 +148,9 @@ func mapFilesIn(dir string) ([]string, error) {
 		// Regular files only: a named pipe met on the walk would hold
 		// validate for good (one named as an argument is read: it may be
 		// a process substitution).
-		if d.Type().IsRegular() && (strings.HasSuffix(p, ".json.gz") || strings.HasSuffix(p, ".json")) {
+		// An unpacked bundle's manifest.json is no map (its maps beside
+		// it are checked).
+		if d.Type().IsRegular() && (strings.HasSuffix(p, ".json.gz") || strings.HasSuffix(p, ".json")) && d.Name() != "manifest.json" {
 			out = append(out, p)
 		}
 		return nil
