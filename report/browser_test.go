@@ -1351,3 +1351,65 @@ func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// A session some of whose model requests recorded no usage, not all, shows
+// its tokens and cost marked "*" in the session list, as show and list mark
+// them, with a note under the list; one whose requests all did is not
+// marked.
+func TestBrowserPartlyRecordedUsage(t *testing.T) {
+	b := browser(t)
+	var partly, whole *Map
+	for seed := uint64(1); partly == nil || whole == nil; seed++ {
+		m := synthMap(seed, 60)
+		n := 0
+		for i := range m.Events {
+			if m.Events[i].Kind == "llm" && !m.Events[i].NoUsage() {
+				n++
+			}
+		}
+		if m.Session.AgentTool != "claude-code" || n < 2 || m.Totals.Tokens == 0 {
+			continue
+		}
+		if partly == nil {
+			partly = m
+			for i := range m.Events {
+				if e := &m.Events[i]; e.Kind == "llm" {
+					e.In, e.CW, e.CR, e.Out, e.Cost = 0, 0, 0, 0, 0 // the first request recorded none
+					break
+				}
+			}
+			continue
+		}
+		whole = m
+	}
+	page := filepath.Join(t.TempDir(), "report.html")
+	f, err := os.Create(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(f, []*Map{partly, whole}, Options{Scope: "2 sessions"}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w := openPage(t, ctx, b, 1400, 1000)
+	w.load(t, ctx, page)
+	var got struct {
+		Rows map[string][2]string
+		Note string
+	}
+	if err := w.Eval(ctx, `(() => ({rows: Object.fromEntries([...document.querySelectorAll('#sessions tbody tr[data-s]')].map(tr =>
+		[tr.querySelector('a').title, [tr.children[7].textContent, tr.children[8].textContent]])),
+		note: (document.querySelector('#partly') || {textContent: ''}).textContent}))()`, &got); err != nil {
+		t.Fatal(err)
+	}
+	p, o := got.Rows[partly.Session.NativeID()], got.Rows[whole.Session.NativeID()]
+	if !strings.HasSuffix(p[0], "*") || !strings.HasSuffix(p[1], "*") || strings.HasSuffix(o[0], "*") || strings.HasSuffix(o[1], "*") {
+		t.Errorf("tokens and cost: partly recorded %q, recorded %q", p, o)
+	}
+	if !strings.Contains(got.Note, "1 session some of whose model requests recorded no token usage") {
+		t.Errorf("the note under the list: %q", got.Note)
+	}
+	w.checkQuiet(t, page)
+}

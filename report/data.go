@@ -102,7 +102,11 @@ func sessionRow(st *strtab, m *Map, events int) []any {
 	return []any{st.id(m.Session.NativeID()), st.id(AgentName(m.Session.AgentTool)), st.ids(repos), st.ids(models),
 		startMs, m.Session.DurationMs, st.id(m.Session.Outcome),
 		in, cw, cr, out, t.Tokens, t.CostUSD, t.Calls, t.Requests, t.Errors, t.Retries,
-		t.Delays, t.DelayMs, t.MaxContext, t.Compactions, t.Subagents, events, trunc, t.UserTurns, t.OutputTokens, unpriced}
+		t.Delays, t.DelayMs, t.MaxContext, t.Compactions, t.Subagents, events, trunc, t.UserTurns, t.OutputTokens, unpriced,
+		// last, so that the columns before keep their places: the
+		// requests that recorded no usage (S.nu), which a session some of
+		// whose requests did marks in the list, as show and list mark it
+		m.RequestsWithoutUsage()}
 }
 
 // counter adds up [key, n...] rows in first-seen order.

@@ -6,7 +6,7 @@
 // Positions of a session row (report/data.go sessionRow).
 const S = {id:0, agent:1, repos:2, models:3, start:4, dur:5, outcome:6, in:7, cw:8, cr:9, out:10, tokens:11, cost:12,
   calls:13, requests:14, errors:15, retries:16, delays:17, delayMs:18, maxCtx:19, compactions:20, subagents:21,
-  events:22, trunc:23, turns:24, outTok:25, unpriced:26};
+  events:22, trunc:23, turns:24, outTok:25, unpriced:26, nu:27};
 const KINDS = ['read','search','edit','exec','verify','mcp','skill','subagent','web','tool','llm','user','error','delay','compaction'];
 const OUTPUT_KINDS = ['commit','pr_merge','pr_close','pr_comment','ticket','artifact','skill_write','model_switch'];
 // Ten hues apart from one another and from the grey of "other" (#9aa0a8),
@@ -38,6 +38,9 @@ const costOf = (n, unpriced, nr, tokens) => nr && !tokens ? NR : !unpriced ? usd
 const tokOf = (n, nr) => nr && !n ? NR : tok(n);
 const rowCost = r => noUsage(r) ? NR : costOf(r[S.cost], r[S.unpriced].length);
 const rowTok = r => noUsage(r) ? NR : tok(r[S.tokens]);
+// partly: some of the session's requests recorded no usage, not all: its
+// tokens and cost are the others', marked "*" as show and list mark them.
+const partly = r => r[S.nu] > 0 && !noUsage(r);
 // html is a figure as HTML: escaped, its "+unpriced" set smaller, so that a
 // narrow table keeps room for its names; "not recorded" muted.
 const html = s => s === NR ? '<span class="nr">' + NR + '</span>' : esc(s).replace(' +unpriced', ' <small class="unp">+unpriced</small>');
@@ -492,13 +495,15 @@ function sessionList() {
     const r = ROWS[i], id = STR[r[S.id]];
     s += '<tr class="click" data-s="' + i + '"><td>' + esc(when(r[S.start])) + '</td><td class="name"><a href="#s/' + i + '" title="' + esc(id) + '">' + esc(id.length > 18 ? id.slice(0, 18) + '…' : id) + '</a></td><td>' + esc(STR[r[S.agent]]) +
       '</td><td class="name">' + esc(r[S.repos].map(x => STR[x]).join(', ') || '-') + '</td><td class="name">' + esc(r[S.models].map(x => STR[x]).join(', ')) + '</td><td class="n">' + dur(r[S.dur]) +
-      '</td><td class="n">' + int(r[S.calls]) + '</td><td class="n">' + esc(rowTok(r)) + '</td><td class="n">' + html(rowCost(r)) + '</td><td class="n">' + int(r[S.errors]) + '</td><td>' + esc(STR[r[S.outcome]] || '-') + '</td></tr>';
+      '</td><td class="n">' + int(r[S.calls]) + '</td><td class="n">' + esc(rowTok(r) + (partly(r) ? '*' : '')) + '</td><td class="n">' + html(rowCost(r)) + (partly(r) ? '*' : '') + '</td><td class="n">' + int(r[S.errors]) + '</td><td>' + esc(STR[r[S.outcome]] || '-') + '</td></tr>';
   }
   if (!n) s += '<tr><td colspan="11" class="muted">no session matches</td></tr>';
+  const parts = list.filter(i => partly(ROWS[i])).length;
   const btn = (id, label, on) => '<button id="' + id + '"' + (on ? '' : ' disabled') + '>' + label + '</button>';
   s += '</tbody></table></div><div class="pager">' + btn('first', '« first', page) + btn('prev', '‹ previous', page) +
     '<span class="muted">page ' + (page + 1) + ' of ' + pages + ' (' + plural(n, 'session') + ')</span>' + btn('next', 'next ›', page < pages - 1) + btn('last', 'last »', page < pages - 1) +
-    (pages > 1 ? '<label class="muted">go to page <input id="pagejump" type="number" min="1" max="' + pages + '" value="' + (page + 1) + '"></label>' : '') + '</div>';
+    (pages > 1 ? '<label class="muted">go to page <input id="pagejump" type="number" min="1" max="' + pages + '" value="' + (page + 1) + '"></label>' : '') + '</div>' +
+    (parts ? '<p class="muted" id="partly">* ' + plural(parts, 'session') + ' some of whose model requests recorded no token usage: the tokens and cost are those of the others.</p>' : '');
   el.innerHTML = s;
   const go = p => { page = p; sessionList(); };
   $('#first').onclick = () => go(0); $('#prev').onclick = () => go(page - 1); $('#next').onclick = () => go(page + 1); $('#last').onclick = () => go(pages - 1);
