@@ -109,6 +109,14 @@ func sessionRow(st *strtab, m *Map, events int) []any {
 		m.RequestsWithoutUsage()}
 }
 
+// rowUnpriced and rowNoUsage are the places in a session row of its
+// unpriced models and of its requests without usage (report.js S.unpriced,
+// S.nu).
+const (
+	rowUnpriced = 26
+	rowNoUsage  = 27
+)
+
 // counter adds up [key, n...] rows in first-seen order.
 type counter[T any] struct {
 	order []string

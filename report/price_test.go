@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/agentmap/agentmap/builder"
 	bev "github.com/agentmap/agentmap/builder/event"
+	"github.com/agentmap/agentmap/export/mapfile"
 )
 
 // pricedMap builds a Codex session of requests to models, as the builder
@@ -96,17 +98,33 @@ func TestUnpricedAsTheMapSays(t *testing.T) {
 		t.Errorf("session rows: unpriced %q", got)
 	}
 
-	// The report's session row ends with the ids of its unpriced models
-	// (report.js S.unpriced), which its cost figures read.
+	// The report's session row holds the ids of its unpriced models at
+	// report.js S.unpriced (26), which its cost figures read.
 	for m, want := range map[*Map][]string{a: {"mystery-model-9"}, b: {"house-model-7"}} {
 		st := newStrtab()
 		row := sessionRow(st, m, len(m.Events))
 		var names []string
-		for _, id := range row[len(row)-1].([]int) {
+		for _, id := range row[rowUnpriced].([]int) {
 			names = append(names, st.list[id])
 		}
 		if !slices.Equal(names, want) {
 			t.Errorf("report data of session %s: unpriced %q, want %q", m.Session.NativeID(), names, want)
 		}
+	}
+}
+
+// The places the page's script reads a session row's unpriced models and
+// its requests without usage at (report.js S) are the row's.
+func TestRowPlacesAsTheScriptReadsThem(t *testing.T) {
+	for name, at := range map[string]int{"unpriced": rowUnpriced, "nu": rowNoUsage} {
+		if !strings.Contains(script, fmt.Sprintf(" %s:%d", name, at)) {
+			t.Errorf("report.js S has no %s:%d", name, at)
+		}
+	}
+	m := synthMap(3, 40)
+	m.Events = append(m.Events, mapfile.Event{Seq: len(m.Events), T: 1, Kind: "llm", Model: "m"}) // no usage
+	row := sessionRow(newStrtab(), m, len(m.Events))
+	if len(row) != rowNoUsage+1 || row[rowNoUsage] != m.RequestsWithoutUsage() || m.RequestsWithoutUsage() == 0 {
+		t.Errorf("row of %d places, requests without usage %v (the map's %d)", len(row), row[len(row)-1], m.RequestsWithoutUsage())
 	}
 }
