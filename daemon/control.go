@@ -255,7 +255,9 @@ func (d *Daemon) match(id string) ([]string, error) {
 		if key == id || native == id {
 			return []string{key}, nil
 		}
-		if strings.HasPrefix(native, id) || strings.HasPrefix(key, id) {
+		// A key's prefix only when one was typed (agent/…), as show and
+		// list take an id: "cla" is no prefix of every claude session.
+		if strings.HasPrefix(native, id) || strings.Contains(id, "/") && strings.HasPrefix(key, id) {
 			found = append(found, key)
 		}
 	}

@@ -40,6 +40,9 @@ type Daemon struct {
 	parsers  map[uint64]watchers.Parser
 	batchBuf []event.Event // the batch buffer of the tailer's reads (lineReader)
 	ignored  map[string]watchers.FileStat
+	// aliases are the ignored paths that are second names of followed
+	// logs (otherName): looked at again once the first name is gone.
+	aliases  map[string]bool
 	unrouted map[string]bool     // logs reported as not recognised
 	retry    map[string]*backoff // session key → next write attempt
 	// checkMapBytes makes a flush read an up-to-date map's file back and
@@ -149,6 +152,7 @@ func New(opt Options) *Daemon {
 		sessions:     map[string]*state.Session{},
 		parsers:      map[uint64]watchers.Parser{},
 		ignored:      map[string]watchers.FileStat{},
+		aliases:      map[string]bool{},
 		unrouted:     map[string]bool{},
 		retry:        map[string]*backoff{},
 		polls:        map[string]time.Time{},

@@ -106,7 +106,7 @@ func entries(db *state.DB, store *mapstore.Store, n *Named) ([]Entry, error) {
 	}
 	var keep func(string) bool
 	if n != nil {
-		keep = func(name string) bool { return strings.HasPrefix(name, n.nativeID()) }
+		keep = func(name string) bool { return strings.HasPrefix(fileID(name), n.nativeID()) }
 	}
 	rels, err := store.ListNamed(keep)
 	if err != nil {
@@ -122,10 +122,7 @@ func entries(db *state.DB, store *mapstore.Store, n *Named) ([]Entry, error) {
 			out = append(out, e)
 		case !errors.Is(err, fs.ErrNotExist): // not gone meanwhile: damaged
 			agent, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-			id := strings.TrimSuffix(filepath.Base(rel), ".json.gz")
-			if d, err := mapstore.DecodeID(id); err == nil {
-				id = d
-			}
+			id := fileID(filepath.Base(rel))
 			out = append(out, Entry{Path: rel, Agent: agent, ID: id, Key: agent + "/" + id, Unreadable: true})
 		}
 	}
@@ -190,7 +187,12 @@ func (n Named) mayBe(key, stored []byte) bool {
 	if _, keyID, _ := strings.Cut(k, "/"); !strings.Contains(n.Key, "/") && strings.HasPrefix(keyID, n.ID) {
 		return true
 	}
-	id := n.nativeID()
+	// The path holds the id as the map's file name spells it
+	// (mapstore.EncodeID: sess:one is sess%3Aone).
+	if n.nativeID() == "" {
+		return true // a prefix of every id
+	}
+	id := mapstore.EncodeID(n.nativeID())
 	return !jsonVerbatim(id) || bytes.Contains(stored, []byte(id))
 }
 
@@ -209,8 +211,18 @@ func (n Named) nativeID() string {
 func (n Named) mayBeFile(rel string) bool {
 	rel = filepath.ToSlash(rel)
 	agent, _, _ := strings.Cut(rel, "/")
-	id := strings.TrimSuffix(path.Base(rel), ".json.gz")
+	id := fileID(path.Base(rel))
 	return n.Matches(Entry{ID: id, Key: agent + "/" + id, Agent: agent})
+}
+
+// fileID is the session id a map file's name spells (mapstore.EncodeID:
+// sess%3Aone.json.gz is sess:one), the name itself when it spells none.
+func fileID(name string) string {
+	id := strings.TrimSuffix(name, ".json.gz")
+	if d, err := mapstore.DecodeID(id); err == nil {
+		return d
+	}
+	return id
 }
 
 // jsonVerbatim reports whether encoding/json writes s as it is between
@@ -235,7 +247,7 @@ func recordEntry(s *state.Session) (Entry, bool) {
 	}
 	// The map's own native id names its file; the session key's id
 	// comes from the log's file name, which may differ (a copied log).
-	id := strings.TrimSuffix(filepath.Base(f.Path), ".json.gz")
+	id := fileID(filepath.Base(f.Path))
 	e := Entry{Key: s.Key, Agent: s.Agent, ID: id, Path: f.Path, Repos: f.Sum.Repos,
 		DurationMs: f.Sum.DurationMs, Calls: f.Sum.Calls, Requests: f.Sum.Requests, Errors: f.Sum.Errors,
 		Tokens: f.Sum.Tokens, CostUSD: f.Sum.CostUSD, Unpriced: f.Sum.Unpriced, NoUsage: f.Sum.NoUsage, Outcome: f.Sum.Outcome, Flushed: time.UnixMilli(f.AtMs).UTC(),

@@ -120,7 +120,8 @@ func TestNamedPassesOverRecords(t *testing.T) {
 		{Named{"claude/xy", "claude/xy"}, "claude/xyz", true},
 		{Named{"codex/xy", "codex/xy"}, "claude/xyz", false},
 		{Named{"claude-code/abc4", "claude/abc4"}, "claude/xyz", true}, // its map's name is the id after the agent
-		{Named{"a<", "a<"}, "claude/xyz", true},                        // escaped in JSON: looked at whole
+		{Named{"a<", "a<"}, "claude/xyz", false},                       // a map file spells it a%3C, which this path does not hold
+		{Named{"aé", "aé"}, "claude/xyz", true},                        // not ASCII: looked at whole
 	} {
 		if got := c.n.mayBe([]byte(c.key), stored); got != c.want {
 			t.Errorf("%+v on %s: %v, want %v", c.n, c.key, got, c.want)

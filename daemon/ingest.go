@@ -38,6 +38,7 @@ func (d *Daemon) ingest(ctx context.Context, u watchers.Update) {
 			delete(d.sizes, f.Path)
 			delete(d.excluded, f.Path) // a log kept out and deleted is kept out no more
 			delete(d.ignored, f.Path)  // nor is one passed over (status counts those)
+			delete(d.aliases, f.Path)
 			delete(d.unrouted, f.Path)
 		} else {
 			d.sizes[f.Path] = f.Size
@@ -232,6 +233,7 @@ func (d *Daemon) visit(ctx context.Context, f watchers.FileStat) {
 		return
 	}
 	delete(d.ignored, f.Path)
+	delete(d.aliases, f.Path)
 	s := d.byPath[f.Path]
 	if s == nil || s.Missing && s.Form != watchers.FormSQLite {
 		var ok bool
@@ -305,6 +307,12 @@ func (d *Daemon) movedOnto(s *state.Source, f watchers.FileStat) (m *state.Sourc
 // and unchanged since.
 func (d *Daemon) stillIgnored(f watchers.FileStat) bool {
 	old, ok := d.ignored[f.Path]
+	if ok && d.aliases[f.Path] && d.otherName(f) == nil {
+		// The followed name of this file is gone: it is followed here
+		// now (adopt finds it moved), changed or not.
+		delete(d.aliases, f.Path)
+		return false
+	}
 	return ok && old.Size == f.Size && old.ModTime.Equal(f.ModTime) && old.ID == f.ID
 }
 
@@ -327,7 +335,7 @@ func (d *Daemon) adopt(f watchers.FileStat) (*state.Source, bool) {
 		// The same file under a second name (a hard link, a link to it in
 		// another project's directory): followed under the first, read
 		// twice it would count every call twice.
-		d.ignored[f.Path] = f
+		d.ignored[f.Path], d.aliases[f.Path] = f, true
 		d.log.Debug("a second name of a followed log: not read again", "component", "daemon", "path", f.Path, "followed", other.Path)
 		return nil, false
 	}
@@ -569,6 +577,12 @@ func (d *Daemon) routeChanged(s *state.Source) bool {
 		return false
 	}
 	r.Agent = s.Agent
+	// As the source's keys hold them (sessionKey): an id that is not one
+	// word is a digest there, and would always differ as read.
+	r.Session = event.ID(r.Session)
+	if r.ParentSession != "" {
+		r.ParentSession = event.ID(r.ParentSession)
+	}
 	return r != routing(s)
 }
 

@@ -393,6 +393,7 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 	// more than one hard link by its identity (few files have one: the
 	// set stays small whatever the number of inputs).
 	links := map[watchers.FileID]struct{}{}
+	realDirs := map[string]string{} // a directory's path with no link in it, once each
 	for qi := 0; qi < len(pl.queue); qi++ {
 		in := pl.queue[qi]
 		path := pl.path(in.path)
@@ -401,6 +402,16 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 			if real, err := filepath.EvalSymlinks(abs); err == nil {
 				abs = real
 			}
+		} else {
+			dir := filepath.Dir(abs)
+			real, ok := realDirs[dir]
+			if !ok {
+				if real, err = filepath.EvalSymlinks(dir); err != nil {
+					real = dir
+				}
+				realDirs[dir] = real
+			}
+			abs = filepath.Join(real, filepath.Base(abs))
 		}
 		if !seen.add(abs) {
 			continue

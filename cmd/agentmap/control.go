@@ -267,12 +267,26 @@ func (b *backend) entries(ctx context.Context) ([]daemon.Entry, error) {
 
 // entriesNamed lists the entries an id typed to show or flush may name
 // (daemon.Named), for findEntry to pick from: not the whole store's.
+//
+// A map no record names whose file is named otherwise than its session (a
+// map renamed, copied in) is found only by reading it: when the narrowed
+// listing names nothing, the whole one is read before saying so.
 func (b *backend) entriesNamed(ctx context.Context, id string) ([]daemon.Entry, error) {
 	n := daemon.Named{ID: id, Key: keyOf(id)}
+	var es []daemon.Entry
+	var err error
 	if b.client != nil {
-		return b.client.Named(ctx, n)
+		es, err = b.client.Named(ctx, n)
+	} else {
+		es, err = daemon.EntriesNamed(b.db, b.store, n)
 	}
-	return daemon.EntriesNamed(b.db, b.store, n)
+	if err != nil {
+		return nil, err
+	}
+	if _, ferr := findEntry(es, id); errors.Is(ferr, errNoEntry) {
+		return b.entries(ctx)
+	}
+	return es, nil
 }
 
 func (b *backend) status(ctx context.Context) (daemon.Status, bool, error) {

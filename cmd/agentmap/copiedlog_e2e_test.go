@@ -38,6 +38,12 @@ func TestACopiedLogIsNamedByEitherID(t *testing.T) {
 		if code, _, errb := h.run("show", "claude/"+sid[:8]+"x"); code != exitFailure || !strings.Contains(errb, "no session in the store matches") {
 			t.Errorf("%s: an id that names nothing: exit %d\n%s", how, code, errb)
 		}
+		// An agent's name is no id: "cla" names no session, flushed or shown.
+		for _, cmd := range []string{"show", "flush"} {
+			if code, out, errb := h.run(cmd, "cla"); code != exitFailure || strings.Contains(out, "flushed") {
+				t.Errorf("%s: %s cla: exit %d\n%s%s", how, cmd, code, out, errb)
+			}
+		}
 	}
 	h.must("scan")
 	check("without a daemon")

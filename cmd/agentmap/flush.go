@@ -115,7 +115,10 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case *all:
 		res, err = c.Flush(ctx, "", true)
 	default:
-		res, err = c.Flush(ctx, daemonKey(ctx, c, fl.Arg(0)), false)
+		var key string
+		if key, err = daemonKey(ctx, c, fl.Arg(0)); err == nil {
+			res, err = c.Flush(ctx, key, false)
+		}
 	}
 	if err != nil {
 		if !*all {
@@ -141,19 +144,25 @@ func cmdFlush(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // daemonKey is the key of the session id names among the store's maps, as
 // list and show name them (findEntry: by its map's id, its key, or
-// agent/id), for the daemon, which knows its sessions by their keys; id as
-// typed when it names none (a live session with no map yet, which the
-// daemon finds among those it follows) or when the store cannot say (the
-// daemon's own answer then says what is wrong).
-func daemonKey(ctx context.Context, c *daemon.Client, id string) string {
+// agent/id), for the daemon, which knows its sessions by their keys. An id
+// that names several is the same error as without a daemon. One that names
+// no map is handed on as a key (its agent spelled as keys spell it), for
+// a live session with no map yet, which the daemon finds among those it
+// follows; so is one when the store cannot say (the daemon's own answer
+// then says what is wrong).
+func daemonKey(ctx context.Context, c *daemon.Client, id string) (string, error) {
 	es, err := c.Named(ctx, daemon.Named{ID: id, Key: keyOf(id)})
 	if err != nil {
-		return id
+		return keyOf(id), nil
 	}
-	if e, err := findEntry(es, id); err == nil {
-		return e.Key
+	e, err := findEntry(es, id)
+	switch {
+	case err == nil:
+		return e.Key, nil
+	case errors.Is(err, errNoEntry):
+		return keyOf(id), nil
 	}
-	return id
+	return "", err
 }
 
 // printFlush says what a flush wrote; retry says what becomes of a map

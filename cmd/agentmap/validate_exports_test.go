@@ -99,8 +99,9 @@ func TestListMarksPartlyRecordedUsage(t *testing.T) {
 	}
 }
 
-// build given one log under three names (itself, a hard link, a symbolic
-// link) reads it once: the map is the one of the log alone.
+// build given one log under four names (itself, a hard link, a symbolic
+// link, its name through a link to its directory) reads it once: the map
+// is the one of the log alone.
 func TestBuildReadsALogUnderTwoNamesOnce(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("links")
@@ -121,16 +122,41 @@ func TestBuildReadsALogUnderTwoNamesOnce(t *testing.T) {
 	if err := os.Symlink(first, filepath.Join(dir, "c", "basic.jsonl")); err != nil {
 		t.Skipf("symbolic link: %v", err)
 	}
+	os.Symlink(filepath.Join(dir, "a"), filepath.Join(dir, "d")) // a link to its directory
 	one, all := filepath.Join(dir, "one.json.gz"), filepath.Join(dir, "all.json.gz")
 	if code, _, errb := run(t, "build", "-o", one, first); code != exitOK {
 		t.Fatalf("build: %s", errb)
 	}
-	if code, _, errb := run(t, "build", "-o", all, filepath.Join(dir, "c", "basic.jsonl"), filepath.Join(dir, "b", "basic.jsonl"), first); code != exitOK {
+	if code, _, errb := run(t, "build", "-o", all, filepath.Join(dir, "c", "basic.jsonl"), filepath.Join(dir, "b", "basic.jsonl"), filepath.Join(dir, "d", "basic.jsonl"), first); code != exitOK {
 		t.Fatalf("build of three names: %s", errb)
 	}
 	a, _ := mapfile.ReadFile(one)
 	b, _ := mapfile.ReadFile(all)
 	if a == nil || b == nil || a.Map.Totals.Calls != b.Map.Totals.Calls || a.Map.Totals.Tokens != b.Map.Totals.Tokens || a.Map.Totals.UserTurns != b.Map.Totals.UserTurns {
 		t.Errorf("one name: %+v\nthree names: %+v", a, b)
+	}
+}
+
+// A map no record names, whose file is named otherwise than its session (a
+// map renamed, copied in), is found by show by the id list gives it.
+func TestShowFindsARenamedMap(t *testing.T) {
+	data := t.TempDir()
+	p := filepath.Join(data, "maps", "claude", "2026", "05", "renamed-map.json.gz")
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	if code, _, errb := run(t, "build", "-o", p, fixture); code != exitOK {
+		t.Fatalf("build: %s", errb)
+	}
+	doc, err := mapfile.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := doc.Map.Session.NativeID()
+	if code, out, _ := run(t, "list", "--data-dir", data); code != exitOK || !strings.Contains(out, id) {
+		t.Fatalf("list: exit %d\n%s", code, out)
+	}
+	for _, name := range []string{id, id[:6], "claude/" + id, "claude-code/" + id[:6]} {
+		if code, out, errb := run(t, "show", name, "--data-dir", data); code != exitOK || !strings.Contains(out, id) {
+			t.Errorf("show %s: exit %d\n%s%s", name, code, out, errb)
+		}
 	}
 }

@@ -168,8 +168,23 @@ func madeByAgentmap(dir string) bool {
 			return false
 		}
 	}
-	if _, err := os.Lstat(filepath.Join(dir, "exports")); err == nil && !hasState {
+	if hasState {
+		return true
+	}
+	// Without a state database, only what the service writes before the
+	// daemon claims the directory: its log files (and a lock). A hash.key,
+	// a device-id or an exports directory alone may be anyone's.
+	entries, err := os.ReadDir(dir)
+	if err != nil {
 		return false
+	}
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case name == "logs", name == "agentmap.lock", name == Marker,
+			name == launchdLabel+".out.log", name == launchdLabel+".err.log":
+		default:
+			return false
+		}
 	}
 	return true
 }
@@ -300,10 +315,10 @@ func Purge(dir, keep string) (r Result, err error) {
 	}
 	for _, name := range r.Owned {
 		p := filepath.Join(real, strings.TrimSuffix(name, "/"))
-		if name == "maps/" {
-			// The maps only: a file the user put among them stays, with
-			// the directories that lead to it.
-			kept, err := removeMaps(p)
+		if keepOthers, ok := ownFiles[name]; ok {
+			// agentmap's files only: one the user put among them stays,
+			// with the directories that lead to it.
+			kept, err := removeOwn(p, keepOthers)
 			for _, k := range kept {
 				rel, _ := filepath.Rel(real, k)
 				r.Kept = append(r.Kept, filepath.ToSlash(rel))
@@ -337,10 +352,17 @@ func Purge(dir, keep string) (r Result, err error) {
 	return r, nil
 }
 
-// removeMaps removes the map files of the maps directory dir and the
+// ownFiles are the directories of the data directory purge empties of
+// agentmap's files only, by the names it gives them.
+var ownFiles = map[string]func(name string) bool{
+	"maps/": mapFile,
+	"logs/": func(name string) bool { return strings.HasPrefix(name, "agentmap.log") },
+}
+
+// removeOwn removes the files of dir whose names own accepts and the
 // directories left empty, dir too when nothing else is in it; it returns
 // the entries it left (anything else, and what could not be read).
-func removeMaps(dir string) (kept []string, err error) {
+func removeOwn(dir string, own func(string) bool) (kept []string, err error) {
 	var dirs []string
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		switch {
@@ -348,10 +370,10 @@ func removeMaps(dir string) (kept []string, err error) {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
-			return fmt.Errorf("remove the maps in %s: %w", dir, err)
+			return fmt.Errorf("remove agentmap's files in %s: %w", dir, err)
 		case d.IsDir():
 			dirs = append(dirs, p)
-		case d.Type().IsRegular() && mapFile(d.Name()):
+		case d.Type().IsRegular() && own(d.Name()):
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("remove %s: %w", p, err)
 			}

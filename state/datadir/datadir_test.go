@@ -271,6 +271,7 @@ func TestClaimLooksAtWhatTheNamesHold(t *testing.T) {
 		"mapsfile": {"maps": []byte("a file")},
 		"otherlog": {"logs/nginx.log": []byte("x")},
 		"exports":  {"exports/report.pdf": []byte("x")},
+		"keyonly":  {"hash.key": []byte("my secret key"), "device-id": []byte("mine")},
 	} {
 		dir := filepath.Join(home, name)
 		for rel, b := range files {
@@ -309,6 +310,8 @@ func TestPurgeKeepsFilesAmongTheMaps(t *testing.T) {
 	write(t, filepath.Join(dir, "maps", "claude", "2026", "05", "a.json.gz"))
 	write(t, filepath.Join(dir, "maps", "codex", "2026", "05", "b.json.gz"))
 	write(t, filepath.Join(dir, "maps", "claude", "notes", "mine.txt"))
+	write(t, filepath.Join(dir, "logs", "agentmap.log"))
+	write(t, filepath.Join(dir, "logs", "nginx.log"))
 	write(t, filepath.Join(dir, "state.db"))
 	r, err := Purge(dir, "")
 	if err != nil {
@@ -320,7 +323,8 @@ func TestPurgeKeepsFilesAmongTheMaps(t *testing.T) {
 	if exists(filepath.Join(dir, "maps", "claude", "2026")) || exists(filepath.Join(dir, "maps", "codex")) || exists(filepath.Join(dir, "state.db")) {
 		t.Errorf("agentmap's own entries left: %+v", r)
 	}
-	if !slices.Contains(r.Kept, "maps/claude/notes/mine.txt") {
-		t.Errorf("kept %v does not name the user's file", r.Kept)
+	if !slices.Contains(r.Kept, "maps/claude/notes/mine.txt") || !slices.Contains(r.Kept, "logs/nginx.log") ||
+		!exists(filepath.Join(dir, "logs", "nginx.log")) || exists(filepath.Join(dir, "logs", "agentmap.log")) {
+		t.Errorf("kept %v: the user's files, not agentmap's log", r.Kept)
 	}
 }

@@ -148,7 +148,10 @@ func readSessions(ctx context.Context, tx *sql.Tx) ([]*sessionRec, error) {
 func readStamps(ctx context.Context, tx *sql.Tx) (map[string]string, error) {
 	out := map[string]string{}
 	for _, table := range []string{"message", "part"} {
-		rows, err := tx.QueryContext(ctx, "SELECT "+txt("session_id")+", count(*), coalesce(max("+num("time_updated")+"), 0) FROM "+table+" GROUP BY 1")
+		// Grouped by the column itself, which its index orders (by the
+		// cast, every poll sorted the whole table); the group's value is
+		// read as text.
+		rows, err := tx.QueryContext(ctx, "SELECT "+txt("session_id")+", count(*), coalesce(max("+num("time_updated")+"), 0) FROM "+table+" GROUP BY session_id")
 		if err != nil {
 			return nil, wrapDB("read "+table+"s", err)
 		}
