@@ -171,17 +171,24 @@ func madeByAgentmap(dir string) bool {
 	if hasState {
 		return true
 	}
-	// Without a state database, only what the service writes before the
-	// daemon claims the directory: its log files (and a lock). A hash.key,
-	// a device-id or an exports directory alone may be anyone's.
+	// Without a state database, only what agentmap writes before the
+	// daemon claims the directory (the service's log files, a lock, the
+	// hashed path mode's key: 32 bytes, as agentmap makes it) or what
+	// purge would take only of agentmap's anyway (map files, checked
+	// above). A device-id, an exports directory or another hash.key alone
+	// may be anyone's.
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return false
 	}
 	for _, e := range entries {
 		switch name := e.Name(); {
-		case name == "logs", name == "agentmap.lock", name == Marker,
+		case name == "logs", name == "maps", name == "agentmap.lock", name == Marker,
 			name == launchdLabel+".out.log", name == launchdLabel+".err.log":
+		case name == "hash.key":
+			if fi, err := e.Info(); err != nil || !fi.Mode().IsRegular() || fi.Size() != 32 {
+				return false
+			}
 		default:
 			return false
 		}
