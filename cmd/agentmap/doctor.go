@@ -262,6 +262,13 @@ func dataDirCheck(dir, goos string) check {
 	if err := datadir.Check(dir); err != nil {
 		return check{levelFail, "data", "scan and run refuse it: " + err.Error()}
 	}
+	// A state database that is no file (a directory, a FIFO put there)
+	// is refused by scan and run, and never moved aside: it is not
+	// damage, and not agentmap's to move.
+	state := filepath.Join(dir, "state.db")
+	if fi, err := os.Lstat(state); err == nil && !fi.Mode().IsRegular() {
+		return check{levelFail, "data", state + " is not a regular file: scan and run refuse to start; move it away"}
+	}
 	if goos == "windows" {
 		return check{levelOK, "data", dir + " exists"}
 	}

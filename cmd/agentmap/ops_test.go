@@ -194,6 +194,9 @@ func TestDataDirCheck(t *testing.T) {
 	os.Chmod(world, 0o777)
 	file := filepath.Join(dir, "f")
 	os.WriteFile(file, nil, 0o600)
+	stateDir := filepath.Join(dir, "s")
+	os.MkdirAll(filepath.Join(stateDir, "state.db"), 0o700)
+	os.Chmod(stateDir, 0o700)
 	for _, tc := range []struct {
 		dir, goos, level, has string
 	}{
@@ -205,6 +208,7 @@ func TestDataDirCheck(t *testing.T) {
 		{open, "windows", levelOK, "exists"},
 		{filepath.Join(dir, "missing"), "linux", levelInfo, "creates it"},
 		{file, "linux", levelFail, "not a directory"},
+		{stateDir, "linux", levelFail, "state.db is not a regular file: scan and run refuse to start"},
 	} {
 		c := dataDirCheck(tc.dir, tc.goos)
 		if c.Level != tc.level || !strings.Contains(c.Msg, tc.has) {

@@ -671,6 +671,12 @@ func (p *progress) update(done, total int64, sessions int) {
 	if total > 0 {
 		pct = int(min(done, total) * 100 / total)
 	}
+	// Lines read again (a failed commit's, retried) count again in done:
+	// of the history, no more than all of it is shown read.
+	shown := done
+	if total > 0 {
+		shown = min(done, total)
+	}
 	if p.tty {
 		if time.Since(p.last) < 100*time.Millisecond && pct != 100 {
 			return
@@ -679,7 +685,7 @@ func (p *progress) update(done, total int64, sessions int) {
 		const width = 30
 		fill := pct * width / 100
 		bar := fmt.Sprintf("scan [%s%s] %3d%%  %s / %s  %s",
-			strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, progressSize(done), progressSize(total), counted(sessions, "session"))
+			strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, progressSize(shown), progressSize(total), counted(sessions, "session"))
 		p.drawBar(bar, left)
 		return
 	}
@@ -688,7 +694,7 @@ func (p *progress) update(done, total int64, sessions int) {
 		if left != "" {
 			left = ", " + left
 		}
-		fmt.Fprintf(p.w, "scan: %d%% (%s of %s, %s%s)\n", pct, progressSize(done), progressSize(total), counted(sessions, "session"), left)
+		fmt.Fprintf(p.w, "scan: %d%% (%s of %s, %s%s)\n", pct, progressSize(shown), progressSize(total), counted(sessions, "session"), left)
 	}
 }
 
