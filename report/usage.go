@@ -561,6 +561,7 @@ func WriteUsageTable(w io.Writer, t UsageTable, breakdown bool) {
 	text := len(g)
 	g = append(g, "INPUT", "OUTPUT", "CACHE CREATE", "CACHE READ", "TOTAL TOKENS", "COST (USD)")
 	rows := [][]string{g}
+	marked := false // a row's figures leave out requests that recorded no usage
 	add := func(key, agent string, models []string, r UsageRow) {
 		c := []string{key}
 		if t.Period == BySess {
@@ -574,8 +575,16 @@ func WriteUsageTable(w io.Writer, t UsageTable, breakdown bool) {
 			// Not 0: the requests used tokens, their logs do not say how many.
 			tok = func(int64) string { return "-" }
 		}
+		total, cost := tok(r.Total), costCell(r)
+		if r.Total > 0 && r.NoUsage > 0 {
+			marked = true
+			// Some of the row's requests recorded none: its figures are
+			// the others', marked as show and list mark them (the note
+			// under the table says how many).
+			total, cost = total+"*", cost+"*"
+		}
 		rows = append(rows, append(c, tok(r.Input), tok(r.Output), tok(r.CacheCreate),
-			tok(r.CacheRead), tok(r.Total), costCell(r)))
+			tok(r.CacheRead), total, cost))
 	}
 	for _, r := range t.Rows {
 		add(r.Key, r.Agent, r.Models, r)
@@ -589,6 +598,17 @@ func WriteUsageTable(w io.Writer, t UsageTable, breakdown bool) {
 		}
 	}
 	add("Total", "", nil, t.Totals)
+	if marked {
+		// The digits of a column right-aligned with a mark after some:
+		// the others, and the heading, get a space where the mark is.
+		for _, row := range rows {
+			for _, i := range []int{len(row) - 2, len(row) - 1} {
+				if !strings.HasSuffix(row[i], "*") {
+					row[i] += " "
+				}
+			}
+		}
+	}
 	writeGrid(w, rows, text, true)
 	if t.Truncated > 0 {
 		fmt.Fprintf(w, "\n%d session(s) were cut at the event cap: their tokens beyond it count in TOTAL TOKENS only.\n", t.Truncated)
@@ -603,8 +623,12 @@ func WriteUsageTable(w io.Writer, t UsageTable, breakdown bool) {
 		if n.Requests == 1 {
 			their, they = "its log gives", "it adds"
 		}
-		fmt.Fprintf(w, "\n%s in %s (%s) %s no token usage%s: %s none, so %s nothing to the tokens and cost above.\n",
-			plural(n.Requests, "model request"), plural(n.Sessions, "session"), strings.Join(n.Agents, ", "), verb, whole, their, they)
+		mark := ""
+		if marked {
+			mark = " (the rows they are in beside requests that did are marked *)"
+		}
+		fmt.Fprintf(w, "\n%s in %s (%s) %s no token usage%s: %s none, so %s nothing to the tokens and cost above%s.\n",
+			plural(n.Requests, "model request"), plural(n.Sessions, "session"), strings.Join(n.Agents, ", "), verb, whole, their, they, mark)
 	}
 	writeUnpricedNote(w, t)
 }

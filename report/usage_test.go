@@ -423,3 +423,38 @@ func TestUsageOfAMapWithNoStartTime(t *testing.T) {
 		t.Errorf("table of a map with no start time:\n%s", text)
 	}
 }
+
+// A row some of whose requests recorded no usage shows the others' tokens
+// and cost marked *, as show and list mark them, the digits of its columns
+// still aligned; the note under the table says what the mark is.
+func TestUsageRowsPartlyRecordedAreMarked(t *testing.T) {
+	tab := UsageTable{Period: Daily,
+		Rows: []UsageRow{
+			{Key: "2026-06-01", Models: []string{"m"}, Input: 10, Output: 5, Total: 15, CostUSD: 0.5},
+			{Key: "2026-06-02", Models: []string{"m"}, Input: 100, Output: 50, Total: 150, CostUSD: 2, NoUsage: 3},
+			{Key: "2026-06-03", Models: []string{"unknown"}, NoUsage: 2},
+		},
+		Totals:      UsageRow{Key: "Total", Input: 110, Output: 55, Total: 165, CostUSD: 2.5, NoUsage: 5},
+		NotRecorded: &NotRecorded{Requests: 5, Sessions: 2, Entirely: 1, Agents: []string{"cursor"}},
+	}
+	var out strings.Builder
+	WriteUsageTable(&out, tab, false)
+	lines := strings.Split(out.String(), "\n")
+	var one, two string
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "2026-06-01"):
+			one = l
+		case strings.HasPrefix(l, "2026-06-02"):
+			two = l
+		}
+	}
+	end := func(l, s string) int { return strings.Index(l, s) + len(s) }
+	if !strings.HasSuffix(two, "$2.00*") || !strings.Contains(two, " 150* ") || strings.Contains(one, "*") ||
+		end(one, " 15 ") != end(two, " 150*") || end(one, "$0.50") != end(two, "$2.00") {
+		t.Errorf("rows:\n%q\n%q", one, two)
+	}
+	if !strings.Contains(out.String(), "(the rows they are in beside requests that did are marked *)") {
+		t.Errorf("note:\n%s", out.String())
+	}
+}
