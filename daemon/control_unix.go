@@ -5,6 +5,7 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"github.com/agentmap/agentmap/internal/regular"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -38,7 +39,7 @@ func listenControl(path string, log *slog.Logger) (net.Listener, error) {
 	// and says why).
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode().Type() != fs.ModeSocket {
-			return nil, fmt.Errorf("%s is not a socket (a %s): it is left as it is; move it away for the control socket", path, kindOf(fi))
+			return nil, fmt.Errorf("%s is not a socket (a %s): it is left as it is; move it away for the control socket", path, regular.Kind(fi.Mode()))
 		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("remove stale control socket: %w", err)
@@ -117,19 +118,4 @@ func dialControl(path string) (net.Conn, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-// kindOf names what a file is, for a message.
-func kindOf(fi fs.FileInfo) string {
-	switch t := fi.Mode().Type(); {
-	case fi.IsDir():
-		return "directory"
-	case t == 0:
-		return "regular file"
-	case t&fs.ModeSymlink != 0:
-		return "symbolic link"
-	case t&fs.ModeNamedPipe != 0:
-		return "FIFO"
-	}
-	return "special file"
 }

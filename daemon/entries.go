@@ -83,7 +83,7 @@ func entries(db *state.DB, store *mapstore.Store, n *Named) ([]Entry, error) {
 			return nil
 		}}
 		if n != nil {
-			p.SessionsWhere = n.mayBe
+			p.SessionsWhere = n.recordFilter()
 		}
 		if err := db.LoadPasses(p); err != nil {
 			return nil, err
@@ -179,21 +179,38 @@ func (n Named) Exactly(e Entry) bool {
 //
 // The records of the files n names by their names are all decoded, so
 // that entries sees them as recorded, not as maps no record names.
-func (n Named) mayBe(key, stored []byte) bool {
-	k := string(key)
-	if strings.Contains(n.Key, "/") && strings.HasPrefix(k, n.Key) {
-		return true
+func (n Named) mayBe(key, stored []byte) bool { return n.recordFilter()(key, stored) }
+
+// recordFilter is mayBe with what it looks for made once: it runs over
+// every record of the store.
+func (n Named) recordFilter() func(key, stored []byte) bool {
+	keyPrefix, idPrefix := []byte(nil), []byte(nil)
+	if strings.Contains(n.Key, "/") {
+		keyPrefix = []byte(n.Key)
+	} else {
+		idPrefix = []byte(n.ID)
 	}
-	if _, keyID, _ := strings.Cut(k, "/"); !strings.Contains(n.Key, "/") && strings.HasPrefix(keyID, n.ID) {
-		return true
-	}
+	all := n.nativeID() == "" // a prefix of every id
 	// The path holds the id as the map's file name spells it
 	// (mapstore.EncodeID: sess:one is sess%3Aone).
-	if n.nativeID() == "" {
-		return true // a prefix of every id
-	}
 	id := mapstore.EncodeID(n.nativeID())
-	return !jsonVerbatim(id) || bytes.Contains(stored, []byte(id))
+	whole := !jsonVerbatim(id)
+	needle := []byte(id)
+	return func(key, stored []byte) bool {
+		switch {
+		case all, whole:
+			return true
+		case keyPrefix != nil:
+			if bytes.HasPrefix(key, keyPrefix) {
+				return true
+			}
+		default:
+			if _, keyID, ok := bytes.Cut(key, []byte("/")); ok && bytes.HasPrefix(keyID, idPrefix) {
+				return true
+			}
+		}
+		return bytes.Contains(stored, needle)
+	}
 }
 
 // nativeID is the id typed, after its agent/ if it has one: what the name
@@ -219,6 +236,9 @@ func (n Named) mayBeFile(rel string) bool {
 // sess%3Aone.json.gz is sess:one), the name itself when it spells none.
 func fileID(name string) string {
 	id := strings.TrimSuffix(name, ".json.gz")
+	if strings.IndexByte(id, '%') < 0 {
+		return id // nearly every name: read with no copy made (a listing reads 100,000)
+	}
 	if d, err := mapstore.DecodeID(id); err == nil {
 		return d
 	}

@@ -398,14 +398,17 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 		in := pl.queue[qi]
 		path := pl.path(in.path)
 		abs, _ := filepath.Abs(path)
-		if li, err := os.Lstat(path); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		li, lerr := os.Lstat(path)
+		if lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
 			if real, err := filepath.EvalSymlinks(abs); err == nil {
 				abs = real
 			}
+			li, lerr = os.Stat(path) // what it leads to, for its links below
 		} else {
 			dir := filepath.Dir(abs)
 			real, ok := realDirs[dir]
 			if !ok {
+				var err error
 				if real, err = filepath.EvalSymlinks(dir); err != nil {
 					real = dir
 				}
@@ -416,8 +419,8 @@ func planBuild(ctx context.Context, pl *buildPlan, agentName string, stderr io.W
 		if !seen.add(abs) {
 			continue
 		}
-		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && watchers.HardLinks(fi) > 1 {
-			if id := watchers.StatID(fi); id.Known() {
+		if lerr == nil && li.Mode().IsRegular() && watchers.HardLinks(li) > 1 {
+			if id := watchers.StatID(li); id.Known() {
 				if _, dup := links[id]; dup {
 					continue
 				}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -48,18 +47,8 @@ func TestACopiedLogIsNamedByEitherID(t *testing.T) {
 	h.must("scan")
 	check("without a daemon")
 
-	d := exec.Command(bin, "run")
-	d.Env = h.env
-	var dlog lockedBuffer
-	d.Stdout, d.Stderr = &dlog, &dlog
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		d.Process.Kill()
-		d.Wait()
-	}()
-	waitFor(t, "the daemon to catch up", &dlog, func() bool {
+	dlog := h.daemon()
+	waitFor(t, "the daemon to catch up", dlog, func() bool {
 		st := h.status()
 		return st.Running && !st.CatchUp.Running && !st.CatchUp.Finished.IsZero()
 	})

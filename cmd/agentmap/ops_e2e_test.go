@@ -60,6 +60,24 @@ func newOpsHome(t *testing.T, bin string) *opsHome {
 	return h
 }
 
+// daemon starts `agentmap run` with args in the home, killed when the test
+// ends, and returns its log.
+func (h *opsHome) daemon(args ...string) *lockedBuffer {
+	h.t.Helper()
+	d := exec.Command(h.bin, append([]string{"run"}, args...)...)
+	d.Env = h.env
+	dlog := &lockedBuffer{}
+	d.Stdout, d.Stderr = dlog, dlog
+	if err := d.Start(); err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() {
+		d.Process.Kill()
+		d.Wait()
+	})
+	return dlog
+}
+
 func (h *opsHome) path(rel string) string { return filepath.Join(h.home, filepath.FromSlash(rel)) }
 
 func (h *opsHome) run(args ...string) (int, string, string) {
@@ -456,19 +474,9 @@ func TestConfigFileRemovedKeepsTheConfigInEffect(t *testing.T) {
 	hiddenLog := h.path(".claude/projects/-secret/" + hidden + ".jsonl")
 	appendFile(t, hiddenLog, claudeTurn(hidden, secret, 0))
 	appendFile(t, cfg, "version = 1\n[flush]\nidle = \"1h\"\n[watch]\ndebounce = \"20ms\"\nrescan = \"1s\"\n[agents.codex]\nenabled = false\n[agents.cursor]\nenabled = false\n[privacy]\nexclude = [\"~/secret\"]\n")
-	d := exec.Command(bin, "run", "--config-poll", "50ms")
-	d.Env = h.env
-	var dlog lockedBuffer
-	d.Stdout, d.Stderr = &dlog, &dlog
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		d.Process.Kill()
-		d.Wait()
-	}()
+	dlog := h.daemon("--config-poll", "50ms")
 	status := h.status
-	waitFor(t, "the daemon to keep the log out", &dlog, func() bool {
+	waitFor(t, "the daemon to keep the log out", dlog, func() bool {
 		st := status()
 		return st.Running && st.Excluded == 1 && !st.CatchUp.Finished.IsZero()
 	})
@@ -477,7 +485,7 @@ func TestConfigFileRemovedKeepsTheConfigInEffect(t *testing.T) {
 	if err := os.Rename(cfg, moved); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the removal to be reported", &dlog, func() bool {
+	waitFor(t, "the removal to be reported", dlog, func() bool {
 		st := status()
 		return st.ConfigError != nil && strings.Contains(strings.Join(st.ConfigError.Problems, " "), "config file is gone")
 	})
@@ -502,5 +510,5 @@ func TestConfigFileRemovedKeepsTheConfigInEffect(t *testing.T) {
 	if err := os.Rename(moved, cfg); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the file put back to be read again", &dlog, func() bool { return status().ConfigError == nil })
+	waitFor(t, "the file put back to be read again", dlog, func() bool { return status().ConfigError == nil })
 }
