@@ -71,6 +71,10 @@ type agg struct {
 	Cats      []int64   `json:"cat,omitempty"` // tool category, calls, ms
 	Models    []int64   `json:"mt,omitempty"`  // model, in, cw, cr, out
 	ModelCost []float64 `json:"mc,omitempty"`  // cost in USD of each model of Models, in its order
+	// Usage by the time of its requests, for a session whose requests do
+	// not all fall in the quarter hour it started in (usageSlots).
+	Slots    []int64   `json:"ts,omitempty"` // quarter hour since the epoch, model, tokens
+	SlotCost []float64 `json:"tc,omitempty"` // cost in USD of each run of Slots, in its order
 }
 
 // sessionRow lays out one session, in the order of report.js's S.
@@ -225,6 +229,7 @@ func sessionAgg(st *strtab, m *Map) agg {
 		a.Models = append(a.Models, int64(st.id(k)), int64(v[0]), int64(v[1]), int64(v[2]), int64(v[3]))
 		a.ModelCost = append(a.ModelCost, roundUSD(v[4]))
 	}
+	a.Slots, a.SlotCost = usageSlots(st, m)
 	ids := make([]int, 0, len(files))
 	for id := range files {
 		ids = append(ids, id)
@@ -235,6 +240,87 @@ func sessionAgg(st *strtab, m *Map) agg {
 		a.Files = append(a.Files, int64(id), f[0], f[1])
 	}
 	return a
+}
+
+// slotMs is the span the chart over time adds a session's usage up by:
+// a quarter of an hour, since every time zone's offset is a whole number
+// of them, so that the page can put each on the reader's own day, week or
+// month, as `usage` dates each request by its own time (a session across
+// midnight is on two days).
+const slotMs = 15 * 60 * 1000
+
+// usageSlots are m's tokens and cost by quarter hour and model (modelLabel),
+// in the order first seen: [slot, model, tokens] runs and their costs. What
+// the totals count beyond the kept events (a map cut at the event cap) is
+// on the last request's quarter hour and model, where `usage` puts it. A
+// session whose usage is all in the quarter hour it started in has none:
+// the page puts such a session, and one with no start time, whole on the
+// day it started.
+func usageSlots(st *strtab, m *Map) (slots []int64, costs []float64) {
+	start, dated := m.Start()
+	if !dated {
+		return nil, nil
+	}
+	at := func(t int64) int64 { return floorDiv(start.UnixMilli()+t, slotMs) }
+	type key struct {
+		slot  int64
+		model string
+	}
+	type use struct {
+		key
+		tokens int64
+		cost   float64
+	}
+	var uses []use // in the order first seen
+	var index map[key]int
+	add := func(k key, tokens int64, cost float64) {
+		if index == nil {
+			index = map[key]int{}
+		}
+		i, ok := index[k]
+		if !ok {
+			i, index[k] = len(uses), len(uses)
+			uses = append(uses, use{key: k})
+		}
+		uses[i].tokens, uses[i].cost = uses[i].tokens+tokens, uses[i].cost+cost
+	}
+	var sumTok int64
+	var sumCost float64
+	lastT, lastModel := int64(0), firstModel(m)
+	for i := range m.Events {
+		e := &m.Events[i]
+		if e.Kind != "llm" {
+			continue
+		}
+		n := e.In + e.CW + e.CR + e.Out
+		sumTok, sumCost = sumTok+n, sumCost+e.Cost
+		lastT, lastModel = e.T, modelName(e.Model)
+		if n != 0 || e.Cost != 0 {
+			add(key{at(e.T), modelLabel(e)}, n, e.Cost)
+		}
+	}
+	if restTok, restCost := m.Totals.Tokens-sumTok, m.Totals.CostUSD-sumCost; restTok > 0 || restCost > 1e-9 {
+		add(key{at(lastT), lastModel}, max(restTok, 0), max(restCost, 0))
+	}
+	first := at(0)
+	if !slices.ContainsFunc(uses, func(u use) bool { return u.slot != first }) {
+		return nil, nil
+	}
+	for _, u := range uses {
+		slots = append(slots, u.slot, int64(st.id(u.model)), u.tokens)
+		costs = append(costs, roundUSD(u.cost))
+	}
+	return slots, costs
+}
+
+// floorDiv is a / b rounded down (a time before the epoch has a negative
+// quarter hour).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
 }
 
 func sortedKeys(m map[string]int) []string {

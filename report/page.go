@@ -132,6 +132,7 @@ func (p *Page) interned(st *strtab) ([]any, agg) {
 	a.Cats = at(a.Cats, 3, 0)
 	a.Models = at(a.Models, 5, 0)
 	a.Files = at(a.Files, 3, 0)
+	a.Slots = at(a.Slots, 3, 1)
 	// sessionAgg lists the files by id.
 	files := make([][3]int64, 0, len(a.Files)/3)
 	for k := 0; k < len(a.Files); k += 3 {

@@ -334,8 +334,10 @@ function emptyView() {
     '<p class="muted">With sessions mapped, a <code>--since</code>, <code>--agent</code> or <code>--repo</code> that none of them matches leaves the report empty too: <code>agentmap list</code> shows the sessions there are.</p></section>';
 }
 
-// bucketOf names the bar a session start falls in: its day, or the Monday
-// of its week or its month when the sessions span too long for days.
+// SLOT is the quarter hour of a.ts, in ms (report/data.go slotMs).
+const SLOT = 9e5;
+// bucketOf names the bar a time falls in: its day, or the Monday of its
+// week or its month when the sessions span too long for days.
 function bucketOf(ms, unit) {
   const d = new Date(ms);
   if (unit === 'week') d.setDate(d.getDate() - (d.getDay() + 6) % 7);
@@ -374,7 +376,15 @@ function dayChart() {
   // is left out of the chart and said so, rather than stretch its axis
   // back to 1970.
   let lo = Infinity, hi = -Infinity, nr = 0, undated = 0;
-  for (const i of shown) if (ROWS[i][S.start]) { lo = Math.min(lo, ROWS[i][S.start]); hi = Math.max(hi, ROWS[i][S.start]); }
+  // Sessions count on the day they started; tokens and cost on the day of
+  // their requests, as usage dates them: a session whose requests span
+  // more than its first quarter hour has them by quarter hour (a.ts), in
+  // the reader's zone like every time on the page.
+  const spread = a => metric !== 'sessions' && a.ts;
+  for (const i of shown) if (ROWS[i][S.start]) {
+    lo = Math.min(lo, ROWS[i][S.start]); hi = Math.max(hi, ROWS[i][S.start]);
+    if (spread(AGG[i])) runs(AGG[i].ts, 3, o => { hi = Math.max(hi, AGG[i].ts[o] * SLOT); });
+  }
   // By default days, or weeks or months when the sessions span too long
   // for a readable bar a day; the select chooses.
   const spanDays = (hi - lo) / 864e5, unit = chartState.unit !== 'auto' ? chartState.unit : spanDays <= 92 ? 'day' : spanDays <= 730 ? 'week' : 'month';
@@ -388,6 +398,15 @@ function dayChart() {
     if (!ROWS[i][S.start]) { undated++; continue; }
     const r = ROWS[i], a = AGG[i], day = bucketOf(r[S.start], unit);
     if (metric !== 'sessions' && noUsage(r)) nr++;
+    if (spread(a)) {
+      runs(a.ts, 3, (o, j) => {
+        const d = bucketOf(a.ts[o] * SLOT, unit), k = stack === 'agent' ? STR[r[S.agent]] : STR[a.ts[o + 1]];
+        // the day of a quarter hour of an unpriced model's tokens says so
+        if (metric === 'cost' && r[S.unpriced].includes(a.ts[o + 1])) { unp.add(d); if (stack === 'agent') unp.add(d + '\0' + k); }
+        put(d, k, metric === 'tokens' ? a.ts[o + 2] : a.tc[j]);
+      });
+      continue;
+    }
     if (metric === 'cost' && r[S.unpriced].length) { unp.add(day); if (stack === 'agent') unp.add(day + '\0' + STR[r[S.agent]]); }
     if (stack === 'agent') put(day, STR[r[S.agent]], metric === 'sessions' ? 1 : metric === 'tokens' ? r[S.tokens] : r[S.cost]);
     else if (metric === 'sessions') put(day, STR[r[S.models][0]], 1);
