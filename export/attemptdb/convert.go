@@ -200,10 +200,30 @@ func (c *conversion) sessionEnded() {
 	ev.Attrs["x_agentmap_requests"] = tot.Requests
 	ev.Attrs["x_agentmap_user_turns"] = tot.UserTurns
 	ev.Attrs["x_agentmap_errors"] = tot.Errors
-	ev.Attrs["x_agentmap_tokens"] = tot.Tokens
-	costAttrs(ev.Attrs, tot.CostUSD, c.m.UnpricedModels(""))
-	ev.Attrs["output_tokens"] = tot.OutputTokens
+	if usageAttrs(ev.Attrs, tot.Tokens, c.m.RequestsWithoutUsage(), tot.Requests) {
+		costAttrs(ev.Attrs, tot.CostUSD, c.m.UnpricedModels(""))
+		ev.Attrs["output_tokens"] = tot.OutputTokens
+	}
 	ev.Attrs["file_count"] = tot.FilesTouched
+}
+
+// usageAttrs says the tokens of a session or lane, and reports whether
+// it has any to say: x_agentmap_requests_without_usage counts its model
+// requests whose log recorded no usage (Cursor writes none; a Codex
+// response no token_count measured), and when none of them recorded any,
+// tokens, output tokens and cost are left out rather than written as 0,
+// as `list` says "not recorded" and AgentScope's cost "usage not
+// recorded" (a reader summing them must not take such a session for one
+// that used nothing).
+func usageAttrs(a map[string]any, tokens int64, without, requests int) bool {
+	if without > 0 {
+		a["x_agentmap_requests_without_usage"] = without
+	}
+	if without > 0 && without == requests && tokens == 0 {
+		return false
+	}
+	a["x_agentmap_tokens"] = tokens
+	return true
 }
 
 // costAttrs says the cost as every other place that shows one does, never
@@ -291,7 +311,13 @@ func (c *conversion) laneStopped(a *mapfile.Agent) {
 	setStr(ev.Attrs, "x_agentmap_outcome", a.Outcome)
 	ev.Attrs["x_agentmap_calls"] = a.Calls
 	ev.Attrs["x_agentmap_requests"] = a.Requests
-	ev.Attrs["x_agentmap_tokens"] = a.Tokens
+	without := 0
+	for i := range c.m.Events {
+		if e := &c.m.Events[i]; e.NoUsage() && e.Lane() == a.ID {
+			without++
+		}
+	}
+	usageAttrs(ev.Attrs, a.Tokens, without, a.Requests)
 }
 
 func (c *conversion) convert(e *mapfile.Event) {
@@ -324,10 +350,15 @@ func (c *conversion) convert(e *mapfile.Event) {
 		setStr(ev.Attrs, "model", e.Model)
 		setStr(ev.Attrs, "stop_reason", e.Stop)
 		ev.Attrs["message_chars"] = e.TextChars
-		ev.Attrs["output_tokens"] = e.Out
-		ev.Attrs["x_agentmap_input_tokens"] = e.In
-		ev.Attrs["x_agentmap_cache_write_tokens"] = e.CW
-		ev.Attrs["x_agentmap_cache_read_tokens"] = e.CR
+		if e.NoUsage() {
+			// its log recorded no usage: none is said, not 0 of each
+			ev.Attrs["x_agentmap_usage_not_recorded"] = true
+		} else {
+			ev.Attrs["output_tokens"] = e.Out
+			ev.Attrs["x_agentmap_input_tokens"] = e.In
+			ev.Attrs["x_agentmap_cache_write_tokens"] = e.CW
+			ev.Attrs["x_agentmap_cache_read_tokens"] = e.CR
+		}
 		ev.Attrs["x_agentmap_tool_calls"] = e.ToolCalls
 		ev.Attrs["x_agentmap_thinking"] = e.Thinking
 		if e.Latency != nil {

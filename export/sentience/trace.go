@@ -292,8 +292,12 @@ func (r *run) llm(e *mapfile.Event) {
 	prompt := e.In + e.CW + e.CR
 	d := map[string]any{
 		"step_id": r.step, "response_text": "", "response_hash": llmHash(r.m.Session.ID, e),
-		"usage": map[string]any{"prompt_tokens": prompt, "completion_tokens": e.Out, "total_tokens": prompt + e.Out},
 		"agent": lane(e, r.m),
+	}
+	// A request whose log recorded no usage has none (the schema's usage
+	// is optional), not a usage of 0 tokens.
+	if !e.NoUsage() {
+		d["usage"] = map[string]any{"prompt_tokens": prompt, "completion_tokens": e.Out, "total_tokens": prompt + e.Out}
 	}
 	if e.Model != "" {
 		d["model"] = e.Model
