@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -470,7 +471,7 @@ func TestSecondDaemonRefused(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bin, "run", "--data-dir", data)
 	cmd.Env = testEnv(home)
 	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "agentmap is already running ("+filepath.Join(data, LockName)+" is locked)") {
+	if err == nil || !strings.Contains(string(out), "agentmap is already running ("+filepath.Join(data, LockName)+" is locked, by process "+strconv.Itoa(p.cmd.Process.Pid)+")") {
 		t.Fatalf("second daemon: %v\n%s", err, out)
 	}
 }

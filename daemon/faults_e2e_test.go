@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -461,7 +462,7 @@ func TestStateRemovedWhileFollowing(t *testing.T) {
 	defer cancel()
 	second := exec.CommandContext(ctx, sr.bin, "run", "--data-dir", data)
 	second.Env = testEnv(sr.home)
-	if out, err := second.CombinedOutput(); err == nil || !strings.Contains(string(out), "agentmap is already running ("+filepath.Join(data, LockName)+" is locked)") {
+	if out, err := second.CombinedOutput(); err == nil || !strings.Contains(string(out), "agentmap is already running ("+filepath.Join(data, LockName)+" is locked, by process "+strconv.Itoa(first.cmd.Process.Pid)+")") {
 		t.Fatalf("a second daemon with the state removed: %v\n%s", err, out)
 	}
 	exitsWithFailure(t, first, 3*stateCheckEvery, "its state database was removed")

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,6 +37,12 @@ func lockDataDir(dir string) (unlock func(), err error) {
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
+			// The holder's pid, for the message of the next process that
+			// finds the directory locked (nothing else reads it; a disk
+			// too full to take it leaves the message without it).
+			if f.Truncate(0) == nil {
+				f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			}
 			return func() { f.Close() }, nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
@@ -42,11 +50,28 @@ func lockDataDir(dir string) (unlock func(), err error) {
 			return nil, fmt.Errorf("lock the data directory: %s: %w", path, err)
 		}
 		if time.Now().After(deadline) {
+			holder := holderOf(f)
 			f.Close()
-			return nil, fmt.Errorf("%w (%s is locked)", state.ErrLocked, path)
+			return nil, fmt.Errorf("%w (%s is locked%s)", state.ErrLocked, path, holder)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// holderOf names the process the lock file says holds it (", by process
+// N"), or nothing: a file written before the pid was kept, or naming a
+// process that no longer runs (a holder that did not write it).
+func holderOf(f *os.File) string {
+	var b [32]byte
+	n, _ := f.ReadAt(b[:], 0)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	if err != nil || pid <= 0 {
+		return ""
+	}
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return ""
+	}
+	return ", by process " + strconv.Itoa(pid)
 }
 
 // Held reports whether a daemon or a scan holds dir's lock now: a look,
