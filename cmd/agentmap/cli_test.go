@@ -176,7 +176,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"scan", "--data-dir", "/nonexistent/x", "extra"}, exitUsage, "err", `agentmap scan: unexpected argument "extra"`},
 		{[]string{"export", "--format", "jsonl", "--first-seq", "5"}, exitUsage, "err", "agentmap export: --first-seq applies to --format attemptdb only"},
 		{[]string{"export", "--format", "jsonl", "--out", "/", "--data-dir", "/nonexistent/x"}, exitUsage, "err", "agentmap export: --out / is a directory: give the file to write"},
-		{[]string{"export", "--format", "jsonl", "--path-mode", "hashed", "--hash-key-file", "/nonexistent/k", "--data-dir", "/nonexistent/x"}, exitFailure, "err", "agentmap export: hash key /nonexistent/k: no such file"},
+		{[]string{"export", "--format", "jsonl", "--path-mode", "hashed", "--hash-key-file", "/nonexistent/k", "--data-dir", os.TempDir()}, exitFailure, "err", "agentmap export: hash key /nonexistent/k: no such file"},
 		{[]string{"build", "--path-mode", "hashed", "--hash-key-file", "/nonexistent/dir/k", "f"}, exitFailure, "err", "agentmap build: --hash-key-file /nonexistent/dir/k: the directory /nonexistent/dir does not exist (create it first)"},
 		{[]string{"report", "--maps", "/nonexistent/maps", "-o", "/"}, exitUsage, "err", "agentmap report: -o / is a directory: give the file to write"},
 		{[]string{"report", "--maps", "/nonexistent/maps", "-o", "/nonexistent/out/r.html"}, exitFailure, "err", "agentmap report: -o /nonexistent/out/r.html: the directory /nonexistent/out does not exist (create it first)"},

@@ -463,40 +463,53 @@ func writeRepriceNote(w io.Writer, es []daemon.Entry, priced func(model string) 
 
 // formatDuration writes a duration as the report does (report.js dur): a
 // tenth of a second under ten seconds, so that 2.8 s is not 2s here and
-// 2.8s there, and a 68 ms session not 0s.
+// 2.8s there, and a 68 ms session not 0s. Each form is chosen for the
+// figure as rounded, so that 59.7 s is 1m00s, not 60s, and 9.97 s 10s.
 func formatDuration(ms int64) string {
+	if ms <= 0 {
+		return "-"
+	}
 	// Hours from the milliseconds themselves: a map's duration may be
 	// beyond what a time.Duration holds (292 years; a map of another
 	// writer), which would print a negative one.
-	if ms >= int64(time.Hour/time.Millisecond) {
-		return fmt.Sprintf("%dh%02dm", ms/3_600_000, ms/60_000%60)
+	if ms < 10_000 {
+		if s := fmt.Sprintf("%.1f", float64(ms)/1000); s != "10.0" {
+			return s + "s"
+		}
 	}
-	d := time.Duration(ms) * time.Millisecond
+	secs := ms/1000 + (ms%1000+500)/1000 // rounded, without overflow
 	switch {
-	case ms <= 0:
-		return "-"
-	case d < 10*time.Second:
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%.0fs", d.Seconds())
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case secs < 60:
+		return strconv.FormatInt(secs, 10) + "s"
+	case secs < 3600:
+		return fmt.Sprintf("%dm%02ds", secs/60, secs%60)
 	}
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	return fmt.Sprintf("%dh%02dm", secs/3600, secs/60%60)
 }
 
+// formatTokens writes a token count short: 812, 4.1k (not 4124, beside
+// 16k), 16k, 3.2M, 1.4G; each unit chosen for the figure as rounded, so
+// that 999,700 is 1.0M, not 1000k.
 func formatTokens(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1fG", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1e4:
-		return fmt.Sprintf("%.0fk", float64(n)/1e3)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3) // 4.1k, as 16k beside it; not 4124
+	if n < 1e3 {
+		return strconv.FormatInt(n, 10)
 	}
-	return strconv.FormatInt(n, 10)
+	if n < 1e4 {
+		if s := fmt.Sprintf("%.1f", float64(n)/1e3); s != "10.0" {
+			return s + "k"
+		}
+	}
+	if n < 1e6 {
+		if s := fmt.Sprintf("%.0f", float64(n)/1e3); s != "1000" {
+			return s + "k"
+		}
+	}
+	if n < 1e9 {
+		if s := fmt.Sprintf("%.1f", float64(n)/1e6); s != "1000.0" {
+			return s + "M"
+		}
+	}
+	return fmt.Sprintf("%.1fG", float64(n)/1e9)
 }
 
 // formatCost writes a cost for a person (see prices.CostText).

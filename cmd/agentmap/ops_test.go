@@ -372,15 +372,18 @@ func TestRunOverrides(t *testing.T) {
 
 // list and show write durations and token counts as the report does: a
 // tenth of a second under ten seconds (a 68 ms session is not 0s, 2.8 s
-// not 2s), and thousands as 4.1k beside 16k, not 4124.
+// not 2s), and thousands as 4.1k beside 16k, not 4124; each unit for the
+// figure as rounded (59.7 s is 1m00s, 999,700 tokens 1.0M).
 func TestDurationsAndTokensAsTheReportWritesThem(t *testing.T) {
 	for ms, want := range map[int64]string{0: "-", 68: "0.1s", 2800: "2.8s", 9940: "9.9s", 12_400: "12s", 61_000: "1m01s", 3_720_000: "1h02m",
+		9_970: "10s", 59_700: "1m00s", 3_599_600: "1h00m", 59_499: "59s",
 		251621665404380: "69894907h03m"} { // beyond a time.Duration: not negative
 		if got := formatDuration(ms); got != want {
 			t.Errorf("formatDuration(%d) = %q, want %q", ms, got, want)
 		}
 	}
-	for n, want := range map[int64]string{0: "0", 999: "999", 4124: "4.1k", 16_422: "16k", 2_800_000: "2.8M"} {
+	for n, want := range map[int64]string{0: "0", 999: "999", 4124: "4.1k", 16_422: "16k", 2_800_000: "2.8M",
+		9_960: "10k", 999_700: "1.0M", 999_499: "999k", 999_960_000: "1.0G", 1_400_000_000: "1.4G"} {
 		if got := formatTokens(n); got != want {
 			t.Errorf("formatTokens(%d) = %q, want %q", n, got, want)
 		}
