@@ -184,21 +184,46 @@ func (s SinkPostgres) URLFileWarning() string {
 		s.URLFile, fi.Mode().Perm(), s.URLFile)
 }
 
+// PasswordEnvWarning says that the password comes from a variable a
+// service will not have: a service starts without the shell's environment
+// (and its file must not hold a password), so the password_env that works
+// from a terminal leaves the installed daemon sending nothing. "" when the
+// URL holds its password, or no password_env is set.
+func (s SinkPostgres) PasswordEnvWarning() string {
+	if !s.Enabled() || s.PasswordEnv == "" {
+		return ""
+	}
+	if raw, err := s.rawURL(); err == nil && HasPassword(raw) {
+		return ""
+	}
+	return fmt.Sprintf("sink.postgres.password_env names $%s, which the service does not have (it starts without this shell's variables): "+
+		"it would send nothing to the team database. Keep the password in a url_file (mode 0600) or ~/.pgpass instead", s.PasswordEnv)
+}
+
+// rawURL is url, or what url_file holds.
+func (s SinkPostgres) rawURL() (string, error) {
+	if s.URLFile == "" {
+		return s.URL, nil
+	}
+	// Not waited on when it is a named pipe: the daemon reads it at
+	// every start and reload.
+	b, err := regular.ReadFile(s.URLFile)
+	if err != nil {
+		return "", fmt.Errorf("sink.postgres.url_file: %w", err)
+	}
+	raw := strings.TrimSpace(string(b))
+	if raw == "" {
+		return "", errors.New("sink.postgres.url_file: the file is empty")
+	}
+	return raw, nil
+}
+
 // SinkURL returns the team database's URL from url or url_file, with the
 // password from password_env when the variable is set and the URL has none.
 func (s SinkPostgres) SinkURL() (string, error) {
-	raw := s.URL
-	if s.URLFile != "" {
-		// Not waited on when it is a named pipe: the daemon reads it at
-		// every start and reload.
-		b, err := regular.ReadFile(s.URLFile)
-		if err != nil {
-			return "", fmt.Errorf("sink.postgres.url_file: %w", err)
-		}
-		raw = strings.TrimSpace(string(b))
-		if raw == "" {
-			return "", errors.New("sink.postgres.url_file: the file is empty")
-		}
+	raw, err := s.rawURL()
+	if err != nil {
+		return "", err
 	}
 	if s.PasswordEnv == "" {
 		return raw, nil

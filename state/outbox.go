@@ -90,6 +90,11 @@ type SinkState struct {
 	AttemptMs int64  `json:"attemptMs,omitempty"`
 	LastError string `json:"lastError,omitempty"`
 	Failures  int    `json:"failures,omitempty"`
+	// Rendering is how the sessions delivered had their paths rendered
+	// for the sink (its path mode, and a fingerprint of its hash key):
+	// when it changes, every session is sent again (EnableRendered).
+	// Empty in a state of an earlier build, which did not keep it.
+	Rendering string `json:"rendering,omitempty"`
 }
 
 // OutboxStats is what status shows of a sink's queue.
@@ -127,8 +132,20 @@ func (o *Outbox) bucket(tx *bolt.Tx) *bolt.Bucket {
 // current content: the history before the sink was configured, and flushes
 // made while it was forgotten. It returns the sink's state.
 func (o *Outbox) Enable(now time.Time) (SinkState, error) {
-	var st SinkState
-	err := o.db.updateQueue(func(tx *bolt.Tx) error {
+	st, _, err := o.EnableRendered(now, "")
+	return st, err
+}
+
+// EnableRendered is Enable for a sink that renders the maps it sends as
+// rendering says (SinkState.Rendering; "" leaves it as it is). When the
+// sessions delivered were rendered otherwise, every session is queued
+// again, delivered or not, so that the rows already sent are replaced:
+// a stricter path mode must reach what the team database holds, not only
+// what is sent from now on. was is the rendering it replaced, or "" when
+// nothing is sent again (the same, or not known: a state of an earlier
+// build, which did not keep it, takes the rendering now in use).
+func (o *Outbox) EnableRendered(now time.Time, rendering string) (st SinkState, was string, err error) {
+	err = o.db.updateQueue(func(tx *bolt.Tx) error {
 		ob, err := tx.CreateBucketIfNotExists(bucketOutbox)
 		if err != nil {
 			return err
@@ -145,18 +162,25 @@ func (o *Outbox) Enable(now time.Time) (SinkState, error) {
 		if st, err = sinkState(sb); err != nil {
 			return err
 		}
+		was = ""
+		changed := st.DeviceID == ""
 		if st.DeviceID == "" {
 			st.DeviceID = newDeviceID()
+		}
+		if rendering != "" && st.Rendering != rendering {
+			was, st.Rendering, changed = st.Rendering, rendering, true
+		}
+		if changed {
 			if err := putSinkState(sb, st); err != nil {
 				return err
 			}
 		}
-		return queueAll(tx, sb, now, false)
+		return queueAll(tx, sb, now, was != "")
 	})
 	if err != nil {
-		return st, fmt.Errorf("enable outbox %s: %w", o.name, err)
+		return st, "", fmt.Errorf("enable outbox %s: %w", o.name, err)
 	}
-	return st, nil
+	return st, was, nil
 }
 
 // Resend forgets what was delivered and queues every map in the store

@@ -73,6 +73,12 @@ func cmdConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		if w := c.Sink.Postgres.URLFileWarning(); w != "" {
 			fmt.Fprintf(stderr, "agentmap config check: warning: %s\n", w)
 		}
+		// And settings a daemon started here could not use.
+		if c.Sink.Postgres.Enabled() {
+			if _, err := c.Sink.Postgres.SinkURL(); err != nil {
+				fmt.Fprintf(stderr, "agentmap config check: warning: %v: a daemon started here would send nothing to the team database\n", err)
+			}
+		}
 		return exitOK
 	case "show":
 		c, code := loadConfig(*file, "config show", stderr)

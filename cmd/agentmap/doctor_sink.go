@@ -7,12 +7,24 @@ import (
 )
 
 // sinkChecks are doctor's lines on the team database's settings: a
-// url_file that cannot be read, or that its group or others can read (it
-// holds the password, where they can read it). The file is named, never
-// what it holds. Nothing without a url_file.
+// password_env not set here, or one a service would not have; a url_file
+// that cannot be read, or that its group or others can read (it holds the
+// password, where they can read it). The file is named, never what it
+// holds.
 func sinkChecks(c *config.Config) []check {
 	s := c.Sink.Postgres
-	if !s.Enabled() || s.URLFile == "" {
+	if !s.Enabled() {
+		return nil
+	}
+	if s.PasswordEnv != "" {
+		if _, err := s.SinkURL(); err != nil && s.URLFile == "" {
+			return []check{{levelWarn, "sink", err.Error() + ": a daemon started here sends nothing to the team database"}}
+		}
+		if w := s.PasswordEnvWarning(); w != "" {
+			return []check{{levelWarn, "sink", w}}
+		}
+	}
+	if s.URLFile == "" {
 		return nil
 	}
 	if _, err := os.Stat(s.URLFile); err != nil {

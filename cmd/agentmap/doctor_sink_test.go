@@ -65,10 +65,7 @@ func TestSinkOptionsWarnOfAURLFileOthersCanRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, err := sinkOptions(c)
-		if err != nil {
-			t.Fatal(err)
-		}
+		o := sinkOptions(c)
 		if got := strings.Join(o.Warnings, "\n"); warns != strings.Contains(got, "sink.postgres.url_file "+urlFile+" can be read by its group or by others") ||
 			strings.Contains(got, "the-url-files-password") {
 			t.Errorf("the sink's warnings with a url_file of mode %04o: %q", perm, got)

@@ -222,11 +222,8 @@ func flushInProcess(ctx context.Context, of opsFlags, dataDir, id string, stdout
 		fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
 		return exitFailure
 	}
-	sink, err := sinkOptions(c)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentmap flush: %v\n", err)
-		return exitFailure
-	}
+	sink := sinkOptions(c)
+	unusableSink("flush", sink, stderr)
 	fmt.Fprintln(stderr, "agentmap flush: no daemon is running; catching up and writing the maps in this process")
 	// A following daemon, as only one serves the control socket, with
 	// nothing scheduled: no exports, and the team database's queue takes

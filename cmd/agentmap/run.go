@@ -246,10 +246,8 @@ func runDaemon(ctx context.Context, name string, args []string, stdout, stderr i
 	}
 	opt.Export = daemon.ExportFromConfig(c.Export)
 	xf.apply(fl, &opt.Export, c.DataDir, eff.dataDir)
-	if opt.Sink, err = sinkOptions(c); err != nil {
-		fmt.Fprintf(stderr, "agentmap %s: %v\n", name, err)
-		return exitFailure
-	}
+	opt.Sink = sinkOptions(c)
+	unusableSink(name, opt.Sink, stderr)
 	var bar *progress
 	if *once {
 		bar = newProgress(stderr)
@@ -319,11 +317,14 @@ type effective struct {
 	// be hashed with a key not made yet: live.MapIdentity is not the one
 	// the daemon will have.
 	keyToMake bool
+	// sink is [sink.postgres] as read: the sender takes it at start, so a
+	// reload that changes it says a restart is needed.
+	sink config.SinkPostgres
 }
 
 func (o runOverrides) apply(c *config.Config) (effective, error) {
 	e := effective{dataDir: c.DataDir, maxLine: int(c.Watch.MaxLine), rescan: c.Watch.Rescan.Duration,
-		debounce: c.Watch.Debounce.Duration, retireAfter: c.Watch.RetireAfter.Duration}
+		debounce: c.Watch.Debounce.Duration, retireAfter: c.Watch.RetireAfter.Duration, sink: c.Sink.Postgres}
 	e.live.Idle = c.Flush.Idle.Duration
 	var err error
 	if e.level, err = parseLevel(c.Log.Level); err != nil {
@@ -493,6 +494,9 @@ func reloadLoop(ctx context.Context, flagValue string, poll time.Duration, ov ru
 		}
 		if next.maxLine != eff.maxLine || next.rescan != eff.rescan || next.debounce != eff.debounce || next.retireAfter != eff.retireAfter {
 			log.Warn("watch settings changed; they take effect at the next start", "component", "config")
+		}
+		if next.sink != eff.sink {
+			log.Warn("team database settings ([sink.postgres]) changed; they take effect at the next start (agentmap restart)", "component", "config")
 		}
 		lvl.Set(next.level)
 		d.Reconfigure(next.live)

@@ -77,6 +77,9 @@ func cmdInstall(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	spec.Env = env.give
 	env.say(stdout, stderr, spec.GOOS, c.DataDir)
+	if w := c.Sink.Postgres.PasswordEnvWarning(); w != "" {
+		fmt.Fprintf(stderr, "agentmap install: warning: %s\n", w)
+	}
 	plan, err := packaging.InstallPlan(ctx, spec, packaging.ExecRunner)
 	if *dryRun && plan != nil {
 		// The plan is what was asked for; what would stop it is a warning.

@@ -22,16 +22,14 @@ import (
 )
 
 // sinkOptions turn [sink.postgres] into the sender's settings; nil when the
-// team database is not configured.
-func sinkOptions(c *config.Config) (*postgres.Config, error) {
+// team database is not configured. Settings that cannot be used are the
+// sender's Unusable, which unusableSink says.
+func sinkOptions(c *config.Config) *postgres.Config {
 	s := c.Sink.Postgres
 	if !s.Enabled() {
-		return nil, nil
+		return nil
 	}
-	url, err := s.SinkURL()
-	if err != nil {
-		return nil, err
-	}
+	url, urlErr := s.SinkURL()
 	mode := s.PathMode
 	if mode == "" {
 		mode = c.Maps.PathMode
@@ -46,11 +44,27 @@ func sinkOptions(c *config.Config) (*postgres.Config, error) {
 		if keyFile == "" {
 			keyFile = c.Maps.HashKeyFile
 		}
+		var err error
 		if o.HashKey, err = config.LoadOrCreateHashKey(keyFile); err != nil {
-			return nil, fmt.Errorf("sink.postgres.hash_key_file: %w", err)
+			o.Unusable = fmt.Errorf("sink.postgres.hash_key_file: %w", err)
 		}
 	}
-	return o, nil
+	// Settings that cannot be used stop the team database alone, never
+	// the capture: a service starts without the shell's environment, so
+	// the password_env that worked from a terminal is not set there.
+	if urlErr != nil {
+		o.Unusable = urlErr
+	}
+	return o
+}
+
+// unusableSink says, for a command that captures, that the team database
+// gets nothing while its settings cannot be used; the capture goes on.
+func unusableSink(cmd string, o *postgres.Config, stderr io.Writer) {
+	if o != nil && o.Unusable != nil {
+		fmt.Fprintf(stderr, "agentmap %s: warning: the team database gets nothing: %v; the maps are queued for it until the settings are fixed (%s)\n",
+			cmd, o.Unusable, docs.Path(docs.TeamDatabase))
+	}
 }
 
 func cmdSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {

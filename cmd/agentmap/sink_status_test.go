@@ -165,3 +165,50 @@ func homeWithASession(t *testing.T) string {
 	os.WriteFile(filepath.Join(proj, "session.jsonl"), log, 0o600)
 	return home
 }
+
+// TestSinkSettingsThatCannotBeUsedStopNoCapture: a password_env that is
+// not set (as under a service, which has not the shell's environment) or a
+// url_file that is not there stops the team database alone: scan writes
+// its maps and exits 0, warning that the team database gets nothing; the
+// queue keeps the map and sink status gives the reason; config check,
+// doctor and install say it beforehand.
+func TestSinkSettingsThatCannotBeUsedStopNoCapture(t *testing.T) {
+	for name, tc := range map[string]struct{ lines, why string }{
+		"password_env": {"[sink.postgres]\nurl = \"postgres://agentmap_sink@127.0.0.1:1/agentmap?sslmode=disable\"\npassword_env = \"AGENTMAP_TEST_UNSET_PW\"\n",
+			"sink.postgres.password_env: AGENTMAP_TEST_UNSET_PW is not set"},
+		"url_file": {"[sink.postgres]\nurl_file = \"/nonexistent/team-db.url\"\n", "sink.postgres.url_file: "},
+	} {
+		t.Run(name, func(t *testing.T) {
+			home := homeWithASession(t)
+			t.Setenv("AGENTMAP_TEST_UNSET_PW", "")
+			os.Unsetenv("AGENTMAP_TEST_UNSET_PW")
+			cfg := writeConfig(t, filepath.Join(home, "data"), tc.lines)
+			code, _, errb := run(t, "scan", "--config", cfg, "--root", "claude="+filepath.Join(home, "logs"))
+			if code != exitOK || !strings.Contains(errb, "warning: the team database gets nothing: "+tc.why) {
+				t.Fatalf("scan: exit %d\n%s", code, errb)
+			}
+			maps, _ := filepath.Glob(filepath.Join(home, "data", "maps", "*", "*", "*", "*.json.gz"))
+			if len(maps) != 1 {
+				t.Errorf("scan wrote %d maps, want 1", len(maps))
+			}
+			code, out, errb := run(t, "sink", "status", "--config", cfg)
+			if code != exitOK || !strings.Contains(out, "1 queued") || !strings.Contains(out, tc.why) {
+				t.Errorf("sink status: exit %d\n%s%s", code, out, errb)
+			}
+			if _, _, errb := run(t, "config", "check", "--config", cfg); !strings.Contains(errb, "warning: "+tc.why) {
+				t.Errorf("config check says nothing of it: %q", errb)
+			}
+			if _, out, _ := run(t, "doctor", "--config", cfg); !strings.Contains(out, tc.why) {
+				t.Errorf("doctor says nothing of it:\n%s", out)
+			}
+		})
+	}
+	// Set here, password_env is still one the service will not have.
+	t.Setenv("AGENTMAP_TEST_PW", "secret-pw")
+	cfg := writeConfig(t, filepath.Join(t.TempDir(), "data"),
+		"[sink.postgres]\nurl = \"postgres://agentmap_sink@127.0.0.1:1/agentmap?sslmode=disable\"\npassword_env = \"AGENTMAP_TEST_PW\"\n")
+	_, out, errb := run(t, "install", "--dry-run", "--config", cfg)
+	if !strings.Contains(errb, "warning: sink.postgres.password_env names $AGENTMAP_TEST_PW, which the service does not have") || strings.Contains(out+errb, "secret-pw") {
+		t.Errorf("install --dry-run with a password_env:\n%s%s", out, errb)
+	}
+}

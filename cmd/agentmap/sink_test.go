@@ -50,9 +50,9 @@ func newMachine(t *testing.T, srv *pgtest.Server, db, name, top, sink string) *m
 	if err != nil {
 		t.Fatalf("config of %s: %v", name, err)
 	}
-	o, err := sinkOptions(c)
-	if err != nil {
-		t.Fatal(err)
+	o := sinkOptions(c)
+	if o.Unusable != nil {
+		t.Fatal(o.Unusable)
 	}
 	m.sinkMode, m.hashKey = o.PathMode, o.HashKey
 	return m

@@ -58,7 +58,9 @@ func lostConnection(err error) error {
 	case errors.Is(err, context.Canceled):
 		return nil
 	case errors.Is(err, context.DeadlineExceeded), pgconn.Timeout(err), errors.As(err, &ne) && ne.Timeout():
-		return connLost{"the server did not answer in time: the connection timed out", err}
+		// A statement waiting on a lock another session holds ends here
+		// too, on a server that answers: the words say both.
+		return connLost{"the server did not answer in time (it is out of reach, or the statement waited on a lock another session holds)", err}
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, pgconn.ErrConnClosed),
 		errors.Is(err, net.ErrClosed), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, syscall.ECONNABORTED), errors.As(err, &ne):

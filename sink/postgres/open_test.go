@@ -145,6 +145,9 @@ func TestOpenSaysWhyAStringDoesNotParse(t *testing.T) {
 		"postgres://u:SECRETPW@h/db?sslmode=verify-full&sslrootcert=" + missing: "the team database URL names a file that cannot be read: " + missing + ": no such file or directory",
 		"host=h user=u password=SECRETPW sslmode=requir":                        "the team database URL's sslmode is none of disable, allow, prefer, require, verify-ca, verify-full",
 		"service=nosuchservice password=SECRETPW":                               "the team database URL names a service that cannot be read from the service file (PGSERVICEFILE, ~/.pg_service.conf)",
+		"host=h user=u password=SECRETPW connect_timeout=abc":                   "the team database URL's connect_timeout is not a whole number of seconds",
+		"postgres://u:SECRETPW@h/db?pool_max_conns=many":                        "the team database URL's pool_max_conns is not a whole number",
+		"postgres://u:SECRETPW@h/db?pool_max_conn_lifetime=1day":                "the team database URL's pool_max_conn_lifetime is not a duration (such as 1h30m)",
 	} {
 		_, err := Open(ctx, url)
 		if err == nil || err.Error() != want || strings.Contains(err.Error(), "SECRETPW") {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -161,7 +163,19 @@ func ReadPool(ctx context.Context, pool *pgxpool.Pool, f Filter, fn func(Stored)
 		FROM agentmap.sessions s JOIN agentmap.devices d USING (device_id)
 		WHERE ` + strings.Join(where, " AND ") + `
 		ORDER BY s.started_at NULLS FIRST, s.device_id, s.session_id`
-	rows, err := pool.Query(ctx, q, args...)
+	// In a transaction of its own, read-only, whose statements wait at
+	// most readLockWait for a lock: a table another session holds locked
+	// (a migration, a maintenance ALTER) would otherwise hold the command
+	// without a word for as long as that session keeps it.
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("read the team database: %w", readHint(safeErr(err)))
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", readLockWait.Milliseconds())); err != nil {
+		return fmt.Errorf("read the team database: %w", readHint(safeErr(err)))
+	}
+	rows, err := tx.Query(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("read the team database: %w", readHint(safeErr(err)))
 	}
@@ -183,12 +197,18 @@ func ReadPool(ctx context.Context, pool *pgxpool.Pool, f Filter, fn func(Stored)
 	return nil
 }
 
+// readLockWait bounds a read's wait for a lock another session holds.
+var readLockWait = time.Minute
+
 // readHint adds what a reporting role needs to a refusal for want of a
-// privilege.
+// privilege, and what a lock not granted in time means.
 func readHint(err error) error {
 	var se *ServerError
-	if errors.As(err, &se) && se.Code == "42501" {
+	switch {
+	case errors.As(err, &se) && se.Code == "42501":
 		return fmt.Errorf("%w; a reporting role needs USAGE on the schema agentmap and SELECT on its tables and views (`agentmap sink grants` prints the grants)", err)
+	case errors.As(err, &se) && se.Code == "55P03":
+		return fmt.Errorf("%w: another session held a table of the team database locked for over %s (a migration, or maintenance); try again once it is done (pg_locks shows who holds it)", err, readLockWait)
 	}
 	return err
 }
@@ -251,6 +271,9 @@ func parseFailure(url string, err error) error {
 		return fmt.Errorf("the team database URL names a file that cannot be read: %s: %v", pe.Path, pe.Err)
 	}
 	for _, p := range connstr.Params(url) {
+		if what, ok := numericParams[p.Key]; ok && !numericParam(p.Value, what) {
+			return fmt.Errorf("the team database URL's %s is not %s", p.Key, what)
+		}
 		switch {
 		case p.Key == "sslmode" && !slices.Contains([]string{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}, p.Value):
 			return errors.New("the team database URL's sslmode is none of disable, allow, prefer, require, verify-ca, verify-full")
@@ -259,6 +282,33 @@ func parseFailure(url string, err error) error {
 		}
 	}
 	return errors.New("the team database URL does not parse")
+}
+
+// numericParams are the connection string's keys whose value must be a
+// number or a duration, with what it must be.
+var numericParams = map[string]string{
+	"port": "a port number", "connect_timeout": "a whole number of seconds",
+	"statement_cache_capacity": "a whole number", "description_cache_capacity": "a whole number",
+	"pool_max_conns": "a whole number", "pool_min_conns": "a whole number", "pool_min_idle_conns": "a whole number",
+	"pool_max_conn_lifetime": "a duration (such as 1h30m)", "pool_max_conn_idle_time": "a duration (such as 30m)",
+	"pool_health_check_period": "a duration (such as 1m)", "pool_max_conn_lifetime_jitter": "a duration (such as 5m)",
+	"pool_ping_timeout": "a duration (such as 5s)",
+}
+
+// numericParam reports whether v is what a numeric parameter must be: a
+// duration where what says so, else digits (a port list of several hosts
+// is comma-separated).
+func numericParam(v, what string) bool {
+	if strings.HasPrefix(what, "a duration") {
+		_, err := time.ParseDuration(v)
+		return err == nil
+	}
+	for _, part := range strings.Split(v, ",") {
+		if _, err := strconv.Atoi(strings.TrimSpace(part)); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // allowedKeys are the keys a connection string may set: those pgx and

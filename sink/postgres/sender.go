@@ -62,6 +62,13 @@ type Config struct {
 	// that work but should not be as they are (a url_file others can
 	// read). They name files and settings, never a secret.
 	Warnings []string
+	// Unusable, when set, is why the settings cannot be used (the
+	// password's variable not set, as under a service, which has not the
+	// shell's environment; a url_file or hash key file not there): the
+	// sender then sends nothing and records this as each attempt's error,
+	// so that the daemon captures as ever, the queue keeps every map for
+	// when the settings are fixed, and status says why nothing goes.
+	Unusable error
 	// Committed, if set, is told of every batch the database committed,
 	// with when (a seam for the load figures; the daemon leaves it nil).
 	Committed func(batch []state.Queued, at time.Time)
@@ -98,11 +105,35 @@ func NewSender(ob *state.Outbox, mapsDir string, cfg Config, log *slog.Logger) (
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	st, err := ob.Enable(time.Now())
+	r := rendering(cfg)
+	if cfg.Unusable != nil {
+		r = "" // a hash key not read renders nothing: the state keeps the rendering it has
+	}
+	st, was, err := ob.EnableRendered(time.Now(), r)
 	if err != nil {
 		return nil, err
 	}
+	if was != "" {
+		log.Warn("the team database's path rendering changed since its sessions were sent: every session is sent again in the new one",
+			"component", "sink", "was", was, "now", st.Rendering)
+	}
 	return &Sender{cfg: cfg, ob: ob, mapsDir: mapsDir, log: log.With("component", "sink"), nudge: make(chan struct{}, 1), st: st}, nil
+}
+
+// rendering names how cfg renders the paths it sends (state.SinkState's
+// Rendering): the path mode, and in hashed mode a fingerprint of the key
+// (a hash of it: the key itself is never stored), since another key gives
+// other hashes.
+func rendering(cfg Config) string {
+	mode := string(cfg.PathMode)
+	if mode == "" {
+		mode = string(redact.ModeRelative)
+	}
+	if cfg.PathMode != redact.ModeHashed {
+		return mode
+	}
+	sum := sha256.Sum256(cfg.HashKey)
+	return mode + ":" + hex.EncodeToString(sum[:8])
 }
 
 // DeviceID is this machine's id in the team database.
@@ -150,6 +181,8 @@ func (s *Sender) Run(ctx context.Context) {
 			next = time.Now().Add(wait)
 			what := "cannot reach the team database; the queue waits on disk"
 			switch {
+			case errors.As(err, new(unusable)):
+				what = "the team database's settings cannot be used: nothing is sent until they are fixed (then agentmap restart); the queue waits on disk"
 			case Refused(err):
 				// Reached, and answered no: a newer schema, a read-only
 				// server, a missing grant. The error says which.
@@ -193,6 +226,12 @@ func (s *Sender) Drain(ctx context.Context) error {
 			}
 			s.log.Warn("the team database refused to remove sessions privacy.exclude covers; they stay queued", "err", err)
 			continue
+		}
+		if err != nil && ctx.Err() != nil {
+			// Stopped (the daemon ends): not an attempt that failed; the
+			// batch stays queued for the next start.
+			s.resetPool()
+			return err
 		}
 		if err != nil {
 			s.mu.Lock()
@@ -376,6 +415,9 @@ func Render(doc *mapfile.Doc, mode redact.Mode, key []byte) (*mapfile.Doc, error
 const prepareTimeout = time.Minute
 
 func (s *Sender) connect(ctx context.Context) (*pgxpool.Pool, error) {
+	if s.cfg.Unusable != nil {
+		return nil, unusable{s.cfg.Unusable}
+	}
 	if s.pool == nil {
 		pool, err := Open(ctx, s.cfg.URL)
 		if err != nil {
@@ -405,6 +447,13 @@ func (s *Sender) connect(ctx context.Context) (*pgxpool.Pool, error) {
 	}
 	return s.pool, nil
 }
+
+// unusable is the error of an attempt made with settings that cannot be
+// used (Config.Unusable).
+type unusable struct{ err error }
+
+func (u unusable) Error() string { return u.err.Error() }
+func (u unusable) Unwrap() error { return u.err }
 
 func (s *Sender) resetPool() {
 	if s.pool != nil {

@@ -79,6 +79,83 @@ func TestSenderDeliversInTheSinksPathMode(t *testing.T) {
 	}
 }
 
+// A path mode made stricter reaches the rows already sent: the sessions
+// delivered in relative form are sent again in the new mode, and none of
+// their relative paths stays in the team database; a sender of the same
+// rendering sends nothing again, and a state of an earlier build (which
+// kept no rendering) takes the one in use without sending again.
+func TestStricterPathModeReplacesTheRowsSent(t *testing.T) {
+	_, pool := newDB(t)
+	db, maps := storeFixtures(t, false)
+	url := pool.Config().ConnString()
+	drain := func(cfg Config) {
+		t.Helper()
+		cfg.URL, cfg.Label = url, "lab"
+		s, err := NewSender(db.Outbox(Name), maps, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.Drain(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	relative := "SELECT count(*) FROM agentmap.files WHERE path NOT LIKE '%•%' AND path <> '.'"
+	drain(Config{})
+	if n := count(t, pool, relative); n == 0 {
+		t.Fatal("the fixtures sent no relative path: the test shows nothing")
+	}
+	drain(Config{PathMode: redact.ModeDirsOnly})
+	if n := count(t, pool, relative); n != 0 {
+		t.Errorf("%d relative paths stay in the team database after the sink's path mode became dirs_only", n)
+	}
+	if n := count(t, pool, "SELECT count(*) FROM agentmap.sessions WHERE path_mode <> 'dirs_only'"); n != 0 {
+		t.Errorf("%d sessions stay in another path mode", n)
+	}
+	st, _ := db.Outbox(Name).Stats()
+	if st.State.Rendering != "dirs_only" {
+		t.Errorf("rendering kept: %q", st.State.Rendering)
+	}
+	// The same rendering again: nothing is queued.
+	if _, was, err := db.Outbox(Name).EnableRendered(time.Now(), "dirs_only"); err != nil || was != "" {
+		t.Fatalf("the same rendering: was %q, %v", was, err)
+	}
+	if st, _ := db.Outbox(Name).Stats(); st.Len != 0 {
+		t.Errorf("the same rendering queued %d sessions again", st.Len)
+	}
+	// Hashed with one key, then another: the other key's hashes replace
+	// the first's.
+	paths := func() map[string]bool {
+		t.Helper()
+		rows, err := pool.Query(context.Background(), "SELECT DISTINCT path FROM agentmap.files WHERE path <> '.'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		set := map[string]bool{}
+		for rows.Next() {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				t.Fatal(err)
+			}
+			set[p] = true
+		}
+		return set
+	}
+	drain(Config{PathMode: redact.ModeHashed, HashKey: []byte(strings.Repeat("a", 32))})
+	first := paths()
+	drain(Config{PathMode: redact.ModeHashed, HashKey: []byte(strings.Repeat("b", 32))})
+	second := paths()
+	if len(first) == 0 || len(second) == 0 {
+		t.Fatalf("no files sent in hashed mode (%d, %d)", len(first), len(second))
+	}
+	for p := range second {
+		if first[p] {
+			t.Errorf("a path hashed with the first key stays after the key changed: %q", p)
+		}
+	}
+}
+
 func TestSenderKeepsTheQueueWhenTheServerIsUnreachable(t *testing.T) {
 	db, maps := storeFixtures(t, true)
 	// A port nothing listens on.
