@@ -538,8 +538,12 @@ func (d *Daemon) follow(ctx context.Context) error {
 			}
 		case l := <-d.reconf:
 			if d.reconfigure(l) {
-				// Other roots: a new watcher, whose first full scan
-				// picks up what the new roots hold.
+				// Other roots: the logs no longer under one are let go
+				// of now, so that a copy of them under the new roots
+				// counts once from its first reading (a sweep would come
+				// only at the next full rescan); then a new watcher,
+				// whose first full scan picks up what the new roots hold.
+				d.letGoUnfollowed()
 				cancel()
 				wg.Wait()
 				startWatcher()

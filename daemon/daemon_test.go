@@ -785,7 +785,7 @@ func TestWholeLogsAreCopiesOnlyForCodex(t *testing.T) {
 	for agent, want := range map[string]bool{"codex": true, "gemini": false} {
 		gone := &state.Source{ID: 1, Agent: agent, Session: agent + "/s", Form: watchers.FormWhole, Missing: true}
 		there := &state.Source{ID: 2, Agent: agent, Session: agent + "/s", Form: watchers.FormWhole}
-		got := supersededCopies([]*state.Source{gone, there}, stored)
+		got := supersededCopies([]*state.Source{gone, there}, stored, missing)
 		if dropped := got[1] || got[2]; dropped != want {
 			t.Errorf("%s: %v dropped, want a copy: %v", agent, got, want)
 		}
@@ -801,12 +801,12 @@ func TestTwoGoneCopiesCountOnce(t *testing.T) {
 			HeadLen: 1024, HeadHash: "h", Offset: offset, Missing: missing}
 	}
 	a, b, c := src(1, 500, true), src(2, 500, true), src(3, 100, false)
-	got := supersededCopies([]*state.Source{a, b, c}, stored)
+	got := supersededCopies([]*state.Source{a, b, c}, stored, missing)
 	if got[a.ID] || !got[b.ID] || !got[c.ID] {
 		t.Errorf("dropped %v: want the second gone copy and the shorter present one, keeping the first gone one", got)
 	}
 	c.Offset = 500
-	if got := supersededCopies([]*state.Source{a, b, c}, stored); !got[a.ID] || !got[b.ID] || got[c.ID] {
+	if got := supersededCopies([]*state.Source{a, b, c}, stored, missing); !got[a.ID] || !got[b.ID] || got[c.ID] {
 		t.Errorf("dropped %v: want both gone copies once the present one is read as far", got)
 	}
 }
@@ -848,3 +848,6 @@ func TestLongUnfinishedLineIsTold(t *testing.T) {
 		t.Errorf("read part way: %d behind, %+v", b, partWay.longLines(100))
 	}
 }
+
+// missing is the daemon's countsAsGone for sources all under a followed root.
+func missing(s *state.Source) bool { return s.Missing }

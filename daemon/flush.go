@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -533,7 +534,7 @@ func (d *Daemon) sessionEvents(key string, withChildren bool) ([]event.Event, er
 		// until its own log shows up.
 		return nil, nil
 	}
-	if gone := supersededCopies(srcs, stored); len(gone) > 0 {
+	if gone := supersededCopies(srcs, stored, d.countsAsGone); len(gone) > 0 {
 		kept := make([]*state.Source, 0, len(srcs)-len(gone))
 		for _, s := range srcs {
 			if gone[s.ID] {
@@ -736,8 +737,9 @@ func (d *Daemon) recordTails() {
 // whole; the present one on a tie): a shorter copy leaves what the gone
 // log gave in the map; of gone ones alone (a log copied twice, the last
 // copy not read that far yet), one is kept too. Present logs that share a
-// head are all kept, as `agentmap build` of them would.
-func supersededCopies(srcs []*state.Source, stored map[uint64][]event.Event) map[uint64]bool {
+// head are all kept, as `agentmap build` of them would. gone says which
+// logs count as gone (countsAsGone).
+func supersededCopies(srcs []*state.Source, stored map[uint64][]event.Event, gone func(*state.Source) bool) map[uint64]bool {
 	var out map[uint64]bool
 	drop := func(s *state.Source) {
 		if out == nil {
@@ -756,15 +758,15 @@ func supersededCopies(srcs []*state.Source, stored map[uint64][]event.Event) map
 			drop(m)
 			continue
 		}
-		if !m.Missing || !copyable(m) {
+		if !gone(m) || !copyable(m) {
 			continue
 		}
 		for _, p := range srcs {
-			if p.Missing && p.ID <= m.ID || !copyOf(m, p) {
+			if gone(p) && p.ID <= m.ID || !copyOf(m, p) {
 				continue // two gone ones are weighed once, from the first
 			}
 			// The present one wins a tie; of two gone ones, the first.
-			if gave(p) > gave(m) || gave(p) == gave(m) && !p.Missing {
+			if gave(p) > gave(m) || gave(p) == gave(m) && !gone(p) {
 				drop(m)
 			} else {
 				drop(p)
@@ -843,6 +845,20 @@ func sameHead(m, p *state.Source) bool {
 		return false
 	}
 	return watchers.Fingerprint(b) == m.HeadHash
+}
+
+// countsAsGone reports whether a source counts as a log gone when its session's
+// copies are weighed (supersededCopies): its file is gone, or it is under
+// no root its agent is followed in now (the roots changed to a copy of the
+// logs, the old ones kept), which a sweep marks gone in time but a flush
+// before it must not count twice. An agent followed nowhere (turned off)
+// keeps its logs as they are.
+func (d *Daemon) countsAsGone(s *state.Source) bool {
+	if s.Missing {
+		return true
+	}
+	return s.Form != formConversation && !metByRoots(s, d.roots) &&
+		slices.ContainsFunc(d.roots, func(r watchers.Root) bool { return r.Agent == s.Agent })
 }
 
 // copyOfGone reports whether a source just gone has its lines in another

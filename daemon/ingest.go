@@ -129,6 +129,17 @@ func (d *Daemon) sweepInputs() sweepMark {
 // database (path "<db>#<id>"), not a file.
 const formConversation = "conversation"
 
+// letGoUnfollowed looks, once the roots changed, at every log followed:
+// one gone, or under no root its agent is followed in now, is let go of
+// (gone), keeping what it gave.
+func (d *Daemon) letGoUnfollowed() {
+	for _, s := range d.srcs {
+		if !s.Missing && s.Form != formConversation {
+			d.gone(s.Path)
+		}
+	}
+}
+
 func (d *Daemon) gone(path string) {
 	s := d.byPath[path]
 	if s == nil || s.Missing {
@@ -136,6 +147,16 @@ func (d *Daemon) gone(path string) {
 	}
 	fi, err := os.Stat(path)
 	switch {
+	case err == nil && fi.Mode().IsRegular() && d.countsAsGone(s):
+		// Still there, but under no root its agent is followed in now
+		// (its roots changed: a copy of the logs followed elsewhere, the
+		// old ones kept). It is let go of as a log that is gone, keeping
+		// what it gave, so that a copy of it under the roots followed
+		// counts once, as build of the files there counts it; met again
+		// under a root, it is taken up where it was. An agent turned
+		// off is not followed anywhere: its logs are left as they are.
+		d.lose(s, "no longer under a followed root; keeping what was captured")
+		return
 	case err == nil && fi.Mode().IsRegular():
 		return // back already (replaced under the same name)
 	case err == nil:

@@ -52,6 +52,19 @@ func commands() []command {
 	}
 }
 
+// hangups holds the SIGHUPs `agentmap run` gets from the start of the
+// process: a hangup asks a daemon to reload its config (a service
+// manager's reload sends one), and Go's default, to end the process, would
+// stop a daemon asked so in its first milliseconds, before the reload
+// loop listens. Registered here for run alone; the loop takes them over.
+var hangups = make(chan os.Signal, 1)
+
+func init() {
+	if name, _, _, err := hoistGlobals(os.Args[1:]); err == nil && name == "run" {
+		notifyHangup(hangups)
+	}
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {

@@ -433,7 +433,7 @@ func parseLevel(s string) (slog.Level, error) {
 // kept. data_dir is read at start only.
 func reloadLoop(ctx context.Context, flagValue string, poll time.Duration, ov runOverrides,
 	eff effective, d *daemon.Daemon, lvl *slog.LevelVar, log *slog.Logger) {
-	hup := make(chan os.Signal, 1)
+	hup := hangups // holding the hangups since the process began, for run
 	notifyHangup(hup)
 	defer signal.Stop(hup)
 	path, err := config.Path(flagValue)
