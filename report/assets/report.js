@@ -206,7 +206,8 @@ const CTX = [[0, 1, 'none recorded'], [1, 50e3, '< 50k'], [50e3, 100e3, '50k–1
 // keeping the file name whole (pathName; a row marked plain is not a path);
 // tail keeps whole what follows a name's " · " (an MCP tool, tailName); repo
 // writes the repository of a "repo: path" name in a column of its own,
-// before the path; none is what an empty table says.
+// before the path; cls classes the table (for its layout); none is what an
+// empty table says.
 function table(cols, rows, bar, opts) {
   opts = opts || {};
   const st = opts.stack, size = r => st ? st.reduce((n, [c]) => n + (r[c] || 0), 0) : r[bar] || 0;
@@ -218,7 +219,7 @@ function table(cols, rows, bar, opts) {
     const k = r[0].indexOf(SEP), repo = k < 0 ? '' : r[0].slice(0, k), p = k < 0 ? r[0] : r[0].slice(k + 1);
     return '<td class="name repo" title="' + esc(repo) + '">' + (repo ? esc(repo) : '<span class="muted">-</span>') + '</td><td class="name file" title="' + esc(joined(r[0])) + '">' + pathName(p) + '</td>'; };
   let s = (st ? '<div class="legend">bar: ' + st.map(([, col, label]) => '<span><i class="sw" style="background:' + col + '"></i>' + esc(label) + '</span>').join(' + ') + '</div>' : '') +
-    '<div class="scroll"><table' + (opts.repo ? ' class="files"' : '') + '><thead><tr>' + (opts.repo ? '<th>repository</th>' : '') + cols.map((c, i) => '<th' + (i ? ' class="n"' : '') + '>' + esc(c[0]) + '</th>').join('') +
+    '<div class="scroll"><table' + (opts.repo ? ' class="files"' : opts.cls ? ' class="' + opts.cls + '"' : '') + '><thead><tr>' + (opts.repo ? '<th>repository</th>' : '') + cols.map((c, i) => '<th' + (i ? ' class="n"' : '') + '>' + esc(c[0]) + '</th>').join('') +
     '<th></th></tr></thead><tbody>';
   for (const r of rows) {
     s += '<tr>' + cols.map((c, i) => i ? '<td class="n" data-v="' + r[i] + '">' + html(c[1](r[i], r)) + '</td>' : name(r)).join('') +
@@ -580,8 +581,8 @@ async function sessionView(i) {
   if (unp.size) for (const e of P.ev) if (e.k === 'llm' && (e.i || e.cw || e.cr || e.o) && unp.has(e.n || 'unknown')) laneUnp[e.l] = true;
   P.unpriced = unp; // the details pane says it of a request too
   const laneNr = l => l.requests > 0 && !l.tokens; // a lane whose requests recorded no usage
-  s += card('Lanes', '<div class="scroll"><table><thead><tr><th>lane</th><th>kind</th><th>type</th><th>model</th><th class="n">events</th><th class="n">calls</th><th class="n">requests</th><th class="n">errors</th><th class="n">tokens</th><th class="n">cost</th><th>outcome</th></tr></thead><tbody>' +
-    P.lanes.map((l, j) => '<tr><td class="name">' + esc(l.id) + '</td><td>' + esc(l.kind || '-') + '</td><td>' + esc(l.type || '-') + '</td><td>' + esc(l.model || '-') + '</td><td class="n">' + int(l.events) + '</td><td class="n">' + int(l.calls) +
+  s += card('Lanes', '<div class="scroll"><table class="lanes"><thead><tr><th>lane</th><th>kind</th><th>type</th><th>model</th><th class="n">events</th><th class="n">calls</th><th class="n">requests</th><th class="n">errors</th><th class="n">tokens</th><th class="n">cost</th><th>outcome</th></tr></thead><tbody>' +
+    P.lanes.map((l, j) => '<tr><td class="name" title="' + esc(l.id) + '">' + esc(l.id) + '</td><td>' + esc(l.kind || '-') + '</td><td>' + esc(l.type || '-') + '</td><td>' + esc(l.model || '-') + '</td><td class="n">' + int(l.events) + '</td><td class="n">' + int(l.calls) +
       '</td><td class="n">' + int(l.requests) + '</td><td class="n">' + int(l.errors) + '</td><td class="n">' + esc(laneNr(l) ? NR : tok(l.tokens)) + '</td><td class="n">' + html(laneNr(l) ? NR : costOf(l.cost, laneUnp[j])) + '</td><td>' + esc(l.outcome || '-') + '</td></tr>').join('') + '</tbody></table></div>', '', true);
   // Places outside any repository follow the files: a map keeps only their
   // bucket label (/tmp (scratch), ~), so they are counted by touches.
@@ -590,7 +591,7 @@ async function sessionView(i) {
   const files = P.files.slice().sort(byUse), out = P.out.slice().sort(byUse);
   s += card('Files touched', table([['file', 0], ['reads', int], ['edits', int], ['hits', int], ['op', x => x || '-']],
     files.map(f => [(f.r ? f.r + SEP : '') + f.p, f.rd, f.ed, f.h, f.op]).concat(out.map(o => Object.assign([o.p + ' (outside any repository)', o.rd, o.ed, o.h, ''], {plain: 1}))), 1,
-    {path: 1, stack: [[1, 'var(--k-read)', 'reads'], [2, 'var(--k-edit)', 'edits'], [3, 'var(--k-search)', 'hits']]}),
+    {path: 1, cls: 'touched', stack: [[1, 'var(--k-read)', 'reads'], [2, 'var(--k-edit)', 'edits'], [3, 'var(--k-search)', 'hits']]}),
     plural(files.length, 'file') + (out.length ? ', ' + plural(out.length, 'place') + ' outside any repository' : '') + ', path mode ' + (P.pathMode || 'relative'), true);
   $('#view').innerHTML = s + '</div>';
   marks.sessionHTML = performance.now();
