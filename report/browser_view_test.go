@@ -364,6 +364,56 @@ func TestBrowserEmptyReport(t *testing.T) {
 	w.checkQuiet(t, page)
 }
 
+// TestBrowserFiguresAtAUnitsEdge: a figure that rounds up to the next unit
+// is written in that unit (999,600 tokens read 1.0M, never 1000k; 59.6 s
+// reads 1m00s, never 60s), and one just under it keeps its own.
+func TestBrowserFiguresAtAUnitsEdge(t *testing.T) {
+	b := browser(t)
+	cases := []struct {
+		tokens          int64
+		durMs           int64
+		wantTok, wantMs string
+	}{
+		{999_600, 9_960, "1.0M", "10s"},
+		{999_960_000, 59_600, "1.00G", "1m00s"},
+		{999_499, 9_940, "999k", "9.9s"},
+		{999_940_000, 59_400, "999.9M", "59s"},
+		{9_999, 3_599_700, "9,999", "1h00m"},
+		{10_000, 119_600, "10k", "2m00s"},
+	}
+	var maps []*Map
+	for i, c := range cases {
+		m := synthMap(uint64(400+i), 30)
+		m.Session.ID = fmt.Sprintf("local:claude-code:edge-%d", i)
+		m.Session.StartedAt = time.Date(2026, 3, 2, 9, i, 0, 0, time.UTC).Format(time.RFC3339)
+		m.Totals.Tokens, m.Session.DurationMs = c.tokens, c.durMs
+		maps = append(maps, m)
+	}
+	page := writePage(t, t.TempDir(), "report.html", maps, Options{Scope: "edges"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w := openPage(t, ctx, b, 1400, 1000)
+	w.load(t, ctx, page)
+	var rows map[string][2]string
+	if err := w.Eval(ctx, `Object.fromEntries([...document.querySelectorAll('#sessions tbody tr[data-s]')].map(tr => [tr.children[1].querySelector('a').title, [tr.children[7].textContent, tr.children[5].textContent]]))`, &rows); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cases {
+		got, ok := rows[maps[i].Session.NativeID()]
+		if !ok {
+			t.Errorf("the session list has no row of %s", maps[i].Session.NativeID())
+			continue
+		}
+		if got[0] != c.wantTok {
+			t.Errorf("%d tokens read %q, want %q", c.tokens, got[0], c.wantTok)
+		}
+		if got[1] != c.wantMs {
+			t.Errorf("%d ms read %q, want %q", c.durMs, got[1], c.wantMs)
+		}
+	}
+	w.checkQuiet(t, page)
+}
+
 // timelineMap is a session of two lanes whose main lane has a delay with
 // the very span of the tool call it waited on.
 func timelineMap() (m *Map, call, delay int) {

@@ -17,7 +17,11 @@ const OTHER = '#9aa0a8';
 const $ = (s, el) => (el || document).querySelector(s);
 const esc = v => String(v).replace(/[&<>"']/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'}[c]));
 const int = n => Math.round(n).toLocaleString('en-US');
-const tok = n => n >= 1e9 ? (n/1e9).toFixed(2)+'G' : n >= 1e6 ? (n/1e6).toFixed(1)+'M' : n >= 1e4 ? (n/1e3).toFixed(0)+'k' : int(n);
+// tok writes a token count short: 12,345 as 12k, then 1.2M, 1.23G. The unit
+// is chosen after rounding, so that 999,600 reads 1.0M, never 1000k.
+const tok = n => { if (Math.round(n) < 1e4) return int(n);
+  for (const [u, d, s] of [[1e3, 0, 'k'], [1e6, 1, 'M']]) { const v = (n / u).toFixed(d); if (+v < 1000) return v + s; }
+  return (n / 1e9).toFixed(2) + 'G'; };
 // fixed writes n with d decimals and a comma between thousands ($7,474.66)
 const fixed = (n, d) => { const [i, f] = Math.abs(n).toFixed(d).split('.'); return (n < 0 ? '-' : '') + i.replace(/\B(?=(\d{3})+$)/g, ',') + (f ? '.' + f : ''); };
 // a cost under a tenth of a cent that is not 0 reads "<$0.001", never "$0.000"
@@ -46,11 +50,20 @@ const partly = r => r[S.nu] > 0 && !noUsage(r);
 const html = s => s === NR ? '<span class="nr">' + NR + '</span>' : esc(s).replace(' +unpriced', ' <small class="unp">+unpriced</small>');
 // plural counts a noun: "1 session", "2 sessions".
 const plural = (n, one, many) => int(n) + ' ' + (n === 1 ? one : many || one + 's');
-const dur = ms => { if (!ms || ms < 0) return '-'; const s = ms/1000; if (s < 60) return s.toFixed(s < 10 ? 1 : 0)+'s';
-  const m = Math.floor(s/60); if (m < 60) return m+'m'+String(Math.floor(s%60)).padStart(2,'0')+'s';
-  return Math.floor(m/60)+'h'+String(m%60).padStart(2,'0')+'m'; };
-const clock = ms => { const s = Math.max(0, ms)/1000, h = Math.floor(s/3600), m = Math.floor(s%3600/60), r = s%60;
-  return (h ? h+':'+String(m).padStart(2,'0') : String(m)) + ':' + (r < 10 ? '0' : '') + r.toFixed(ms % 1000 ? 1 : 0); };
+// dur writes a duration: 9.5s, 42s, 3m07s, 2h05m. Each unit is chosen after
+// rounding to the precision it is written with: 9.96 s reads 10s, 59.6 s
+// 1m00s, never 10.0s or 60s.
+const dur = ms => { if (!ms || ms < 0) return '-';
+  const tenths = (ms / 1000).toFixed(1); if (+tenths < 10) return tenths + 's';
+  const s = Math.round(ms / 1000); if (s < 60) return s + 's';
+  const m = Math.floor(s / 60); if (m < 60) return m + 'm' + String(s % 60).padStart(2, '0') + 's';
+  return Math.floor(m / 60) + 'h' + String(m % 60).padStart(2, '0') + 'm'; };
+// clock writes a time of the session (m:ss or h:mm:ss) with d decimals of a
+// second, by default one where the time is not a whole second. It rounds
+// before it splits the time up, so that 59.96 s reads 1:00.0, never 0:60.0.
+const clock = (ms, d) => { ms = Math.max(0, ms); if (d === undefined) d = ms % 1000 ? 1 : 0;
+  const q = 10 ** d, u = Math.round(ms / 1000 * q), s = Math.floor(u / q), h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60);
+  return (h ? h + ':' + String(m).padStart(2, '0') : String(m)) + ':' + String(s % 60).padStart(2, '0') + (d ? '.' + String(u % q).padStart(d, '0') : ''); };
 const dayOf = ms => { const d = new Date(ms); return d.getFullYear()+'-'+String(d.getMonth()+1).padStart(2,'0')+'-'+String(d.getDate()).padStart(2,'0'); };
 const when = ms => ms ? new Date(ms).toLocaleString(undefined, {year:'numeric', month:'short', day:'numeric', hour:'2-digit', minute:'2-digit'}) : '-';
 // Times are shown in the zone of the browser reading the page: utcOffset
@@ -750,10 +763,13 @@ class Timeline {
     // axis
     const span = this.t1 - this.t0, steps = [100, 250, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 144e5, 288e5, 864e5];
     const step = steps.find(s => s * this.scale() >= 90 && (!this.ordinal || s >= 1e3)) || steps[steps.length - 1];
+    // every label of the axis has the decimals its step needs, so that each
+    // is exact (0:03.25, not 0:03.3) and all are alike (0:03.50, not 0:03.5)
+    const decimals = step % 1000 === 0 ? 0 : step % 100 === 0 ? 1 : 2;
     g.fillStyle = this.muted; g.strokeStyle = this.line; g.lineWidth = 1;
     for (let t = Math.ceil(this.t0 / step) * step; t <= this.t1; t += step) {
       const x = Math.round(this.x(t)) + 0.5; if (x < this.gutter) continue;
-      g.beginPath(); g.moveTo(x, this.axisH - 4); g.lineTo(x, H); g.stroke(); g.fillText(this.ordinal ? '#' + Math.round(t / 1e3) : clock(t), x + 3, 11);
+      g.beginPath(); g.moveTo(x, this.axisH - 4); g.lineTo(x, H); g.stroke(); g.fillText(this.ordinal ? '#' + Math.round(t / 1e3) : clock(t, decimals), x + 3, 11);
     }
     // The marks are gathered into one path per colour and each path filled
     // once: a canvas draws 20,000 rectangles of one path in a few
@@ -790,10 +806,17 @@ class Timeline {
     if (hover) { g.strokeStyle = this.fg; g.lineWidth = 1.5; g.strokeRect(...hover); }
     g.restore();
     g.fillStyle = this.fg;
-    this.lanes.forEach((idx, l) => {
-      const lane = this.P.lanes[l], name = lane.kind === 'main' || lane.id === 'main' ? 'main' : (lane.type || 'subagent') + ' · ' + lane.id.replace(/^sa-/, '').slice(0, 6);
-      g.fillText(name.length > 24 ? name.slice(0, 23) + '…' : name, 6, this.axisH + l * rh + rh / 2);
+    // A subagent's label is its type and the start of its id: lanes of one
+    // type (seven "memory-graph-analyst") are told apart by the id alone, so
+    // a label too long for the gutter loses the end of its type, never the
+    // id. Measured once: the font and the gutter do not change.
+    if (!this.labels) this.labels = this.P.lanes.map(lane => {
+      const main = lane.kind === 'main' || lane.id === 'main', id = main ? '' : ' · ' + lane.id.replace(/^sa-/, '').slice(0, 6);
+      let type = main ? 'main' : lane.type || 'subagent', cut = '';
+      while (type.length > 1 && g.measureText(type + cut + id).width > this.gutter - 12) { type = type.slice(0, -1).trimEnd(); cut = '…'; }
+      return type + cut + id;
     });
+    this.labels.forEach((name, l) => g.fillText(name, 6, this.axisH + l * rh + rh / 2));
     g.fillStyle = this.line; g.fillRect(this.gutter - 1, 0, 1, H);
     c.dataset.marks = drawn; c.dataset.events = this.ev.length; c.dataset.t0 = Math.round(this.t0); c.dataset.t1 = Math.round(this.t1);
     const r = $('#range'); if (r) r.textContent = this.ordinal ? 'events #' + Math.max(0, Math.ceil(this.t0 / 1e3)) + ' – #' + Math.min(this.ev.length - 1, Math.floor(this.t1 / 1e3)) + ' shown (the log records no times: in order)'
