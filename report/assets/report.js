@@ -358,6 +358,14 @@ function bucketOf(ms, unit) {
   if (unit === 'month') return dayOf(ms).slice(0, 7);
   return dayOf(d.getTime());
 }
+// bucketName names a bar in the tooltip and the table: its date, its
+// month, or the Monday of its week, said to be that ("week of 2024-11-11").
+const bucketName = (d, unit) => unit === 'week' ? 'week of ' + d : d;
+// axisDate labels a bar under the chart, short enough for a phone and
+// never ambiguous: a day or a week by its month's name ("Nov 11", the year
+// where it starts or changes: "Nov 11 ’24"), a month as "2024-11".
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const axisDate = (d, withYear) => d.length === 7 ? d : MONTHS[+d.slice(5, 7) - 1] + ' ' + +d.slice(8, 10) + (withYear ? ' \u2019' + d.slice(2, 4) : '');
 // ticks chooses the y axis of a chart whose largest bar is max: a step of
 // 1, 2 or 5 × 10^k (whole for counts), at most five of them up to top, the
 // first multiple at or above max, to which the bars are scaled; label writes
@@ -470,7 +478,7 @@ function dayChart() {
   const totals = list.map(d => [...(days.get(d) || new Map()).values()].reduce((a, b) => a + b, 0));
   const Y = ticks(Math.max(...totals), metric), f = metric === 'tokens' ? tok : int;
   // fmt writes a figure of the tooltip and the table: a cost says when it leaves out unpriced tokens
-  const fmt = k => metric !== 'cost' ? f : (x, r) => costOf(x, unp.has(k ? r[0] + '\0' + k : r[0]));
+  const fmt = k => metric !== 'cost' ? f : (x, r) => costOf(x, unp.has(k ? r.key + '\0' + k : r.key));
   let svg = '<svg class="chart" viewBox="0 0 ' + W + ' ' + H + '" role="img" aria-label="' + metric + ' per ' + unit + '">';
   Y.values.forEach((v, g) => { const y = T + PH * (1 - g / Y.n); svg += '<line class="axis" x1="' + L + '" x2="' + (W - R) + '" y1="' + y + '" y2="' + y + '"/><text x="' + (L - 6) + '" y="' + (y + 4) + '" text-anchor="end">' + esc(Y.label(v)) + '</text>'; });
   list.forEach((d, i) => {
@@ -480,20 +488,25 @@ function dayChart() {
     svg += '<rect x="' + (L + i * bw) + '" y="0" width="' + bw + '" height="' + (T + PH) + '" fill="transparent" data-d="' + i + '"/>';
   });
   const every = Math.ceil(n / Math.max(2, Math.min(10, Math.floor((W - L - R) / 64))));
-  list.forEach((d, i) => { if (i % every === 0) svg += '<text x="' + (L + i * bw + bw / 2) + '" y="' + (H - 6) + '" text-anchor="middle">' + (unit === 'month' ? d : d.slice(2)) + '</text>'; });
+  let year = '';
+  list.forEach((d, i) => { if (i % every === 0) { svg += '<text x="' + (L + i * bw + bw / 2) + '" y="' + (H - 6) + '" text-anchor="middle">' + axisDate(d, d.slice(0, 4) !== year) + '</text>'; year = d.slice(0, 4); } });
   svg += '</svg>';
   const legend = '<div class="legend">' + order.map(k => '<span><i class="sw" style="background:' + color(k) + '"></i>' + esc(k) + '</span>').join('') + '</div>';
-  const rows = list.map((d, i) => [d, ...order.map(k => (days.get(d) || new Map()).get(k) || 0), totals[i]]).filter(r => r[r.length - 1] || unp.has(r[0]));
+  // a row is named as the tooltip names its bar; its key is the bucket
+  const rows = list.map((d, i) => Object.assign([bucketName(d, unit), ...order.map(k => (days.get(d) || new Map()).get(k) || 0), totals[i]], {key: d}))
+    .filter(r => r[r.length - 1] || unp.has(r.key));
   const tbl = '<details><summary>Table</summary>' + table([[unit, 0], ...order.map(k => [k, fmt(k)]), ['total', fmt('')]], rows, order.length + 1) + '</details>';
   // no bar at all when no model of the sessions shown has a price
   if (!Math.max(...totals) && unp.size) { el.innerHTML = '<p class="muted">No cost to draw: the models of these sessions have no price.</p>' + tbl; return; }
+  // nor when none of them recorded usage (an axis of 0 to 1 would be made up)
+  if (!Math.max(...totals) && metric !== 'sessions') { el.innerHTML = '<p class="muted">No ' + metric + ' to draw: the sessions shown recorded no token usage.</p>'; return; }
   el.innerHTML = svg + legend + tbl;
   const svgEl = $('svg', el), tip = $('#tip');
   svgEl.addEventListener('mousemove', e => {
     const i = e.target.dataset && e.target.dataset.d; if (i === undefined) { tip.style.display = 'none'; return; }
     const d = list[+i], day = days.get(d) || new Map();
-    tip.innerHTML = '<b>' + d + '</b><table>' + order.filter(k => day.get(k)).map(k => '<tr><td><i class="sw" style="background:' + color(k) + '"></i>' + esc(k) + '</td><td class="n">' + esc(fmt(k)(day.get(k), [d])) + '</td></tr>').join('') +
-      '<tr><td><b>total</b></td><td class="n"><b>' + esc(fmt('')(totals[+i], [d])) + '</b></td></tr></table>';
+    tip.innerHTML = '<b>' + bucketName(d, unit) + '</b><table>' + order.filter(k => day.get(k)).map(k => '<tr><td><i class="sw" style="background:' + color(k) + '"></i>' + esc(k) + '</td><td class="n">' + esc(fmt(k)(day.get(k), {key: d})) + '</td></tr>').join('') +
+      '<tr><td><b>total</b></td><td class="n"><b>' + esc(fmt('')(totals[+i], {key: d})) + '</b></td></tr></table>';
     tip.style.display = 'block'; tip.style.left = Math.min(innerWidth - 280, e.clientX + 14) + 'px'; tip.style.top = (e.clientY + 14) + 'px';
   });
   svgEl.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
