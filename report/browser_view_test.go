@@ -414,6 +414,78 @@ func TestBrowserFiguresAtAUnitsEdge(t *testing.T) {
 	w.checkQuiet(t, page)
 }
 
+// TestBrowserSessionListControls: the filters list their names as a reader
+// looks for them, case aside and numbers by their value (app2 before
+// app10, agent-tail beside app0, not after every capital); a page number
+// out of range typed in "go to page" goes to the nearest page there is and
+// the field then says which; and the session list's cells cut at their
+// width (repositories, models) have their whole text as a tooltip.
+func TestBrowserSessionListControls(t *testing.T) {
+	b := browser(t)
+	repos := []string{"app10", "CC-test", "app2", "Lotto645", "agent-tail", "app0", "OpenPrintKit", "app19", "app1"}
+	var maps []*Map
+	for i := range 60 {
+		m := synthMap(uint64(500+i), 30)
+		m.Session.StartedAt = time.Date(2026, 3, 2, 9, i, 0, 0, time.UTC).Format(time.RFC3339)
+		m.Repos[0].Name = repos[i%len(repos)]
+		maps = append(maps, m)
+	}
+	// the newest session, first in the list, has more repositories and
+	// models than their cells show
+	long := maps[len(maps)-1]
+	long.Repos = append(long.Repos, mapfile.Repo{ID: "r1", Name: "observability-platform-collector"}, mapfile.Repo{ID: "r2", Name: "internal-developer-portal"})
+	long.Session.Models = []string{"claude-sonnet-4-5", "claude-opus-4-6", "claude-haiku-4-5", "gpt-5-codex"}
+	page := writePage(t, t.TempDir(), "report.html", maps, Options{Scope: "60 sessions"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w := openPage(t, ctx, b, 1400, 1000)
+	w.load(t, ctx, page)
+	var options []string
+	if err := w.Eval(ctx, `[...document.querySelectorAll('[data-f=repo] option')].map(o => o.value).filter(v => v)`, &options); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"agent-tail", "app0", "app1", "app2", "app10", "app19", "CC-test", "internal-developer-portal", "Lotto645", "observability-platform-collector", "OpenPrintKit"}
+	if !slices.Equal(options, want) {
+		t.Errorf("the repository filter lists %q, want %q", options, want)
+	}
+
+	type pager struct{ Shown, Field string }
+	jump := func(v string) pager {
+		t.Helper()
+		var p pager
+		if err := w.Eval(ctx, `(v => { const j = document.querySelector('#pagejump'); j.value = v; j.dispatchEvent(new Event('change'));
+			return {shown: document.querySelector('.pager span').textContent, field: document.querySelector('#pagejump').value}; })(`+jsString(v)+`)`, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct{ from, to, page string }{{"2", "0", "1"}, {"2", "-5", "1"}, {"1", "99", "2"}, {"2", "", "2"}} {
+		jump(c.from)
+		got := jump(c.to)
+		if !strings.HasPrefix(got.Shown, "page "+c.page+" of 2") || got.Field != c.page {
+			t.Errorf("from page %s, go to page %q shows %q, the field reads %q: want page %s in both", c.from, c.to, got.Shown, got.Field, c.page)
+		}
+	}
+
+	jump("1")
+	var cells []struct {
+		Text, Title string
+		Cut         bool
+	}
+	if err := w.Eval(ctx, `[...document.querySelector('#sessions tbody tr[data-s]').children].slice(3, 5).map(td => ({text: td.textContent, title: td.title, cut: td.scrollWidth > td.clientWidth}))`, &cells); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cells {
+		if !c.Cut {
+			t.Errorf("the session list's cell %q is not cut: the test shows nothing", c.Text)
+		}
+		if c.Title != c.Text {
+			t.Errorf("the session list's cell %q, cut at its width, has the tooltip %q", c.Text, c.Title)
+		}
+	}
+	w.checkQuiet(t, page)
+}
+
 // timelineMap is a session of two lanes whose main lane has a delay with
 // the very span of the tool call it waited on.
 func timelineMap() (m *Map, call, delay int) {

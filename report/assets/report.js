@@ -135,6 +135,11 @@ function keep(i) {
 }
 function applyFilters() { shown = []; for (let i = 0; i < ROWS.length; i++) if (keep(i)) shown.push(i); page = 0; listOrder = null; }
 
+// byName orders names as a reader looks for them: case aside (agent-tail
+// beside Agent-X, not after every capital) and numbers by their value (app2
+// before app10), the exact text deciding between names that differ only so.
+const collate = new Intl.Collator('en', {numeric: true, sensitivity: 'base'}).compare;
+const byName = (a, b) => collate(a, b) || (a < b ? -1 : a > b ? 1 : 0);
 function buildFilters() {
   const vals = {agent: new Set(), repo: new Set(), model: new Set(), outcome: new Set()};
   for (const r of ROWS) {
@@ -142,7 +147,7 @@ function buildFilters() {
     r[S.repos].forEach(x => vals.repo.add(STR[x])); r[S.models].forEach(x => vals.model.add(STR[x]));
   }
   const sel = (k, label) => '<label>'+label+' <select data-f="'+k+'"><option value="">all</option>' +
-    [...vals[k]].filter(v => v).sort().map(v => '<option>'+esc(v)+'</option>').join('') + '</select></label>';
+    [...vals[k]].filter(v => v).sort(byName).map(v => '<option>'+esc(v)+'</option>').join('') + '</select></label>';
   $('#filters').innerHTML = sel('agent','Agent') + sel('repo','Repository') + sel('model','Model') + sel('outcome','Outcome') +
     '<label>From <input type="date" data-f="from"></label><label>To <input type="date" data-f="to"></label>' +
     '<button id="reset">Reset</button><span class="muted" id="count"></span>';
@@ -527,6 +532,8 @@ function listed() {
   const v = c === S.tokens || c === S.cost ? i => noUsage(ROWS[i]) ? -1 : ROWS[i][c] : i => ROWS[i][c];
   return listOrder = shown.slice().sort((a, b) => d * (v(a) - v(b)) || a - b);
 }
+// cutCell is a cell of the session list cut at its width, its title whole.
+const cutCell = v => '<td class="name" title="' + esc(v) + '">' + esc(v) + '</td>';
 function sessionList() {
   const el = $('#sessions'), list = listed(), n = list.length, pages = Math.max(1, Math.ceil(n / PAGE));
   page = Math.max(0, Math.min(page, pages - 1));
@@ -540,7 +547,7 @@ function sessionList() {
   for (const i of list.slice(page * PAGE, page * PAGE + PAGE)) {
     const r = ROWS[i], id = STR[r[S.id]];
     s += '<tr class="click" data-s="' + i + '"><td>' + esc(when(r[S.start])) + '</td><td class="name"><a href="#s/' + i + '" title="' + esc(id) + '">' + esc(id.length > 18 ? id.slice(0, 18) + '…' : id) + '</a></td><td>' + esc(STR[r[S.agent]]) +
-      '</td><td class="name">' + esc(r[S.repos].map(x => STR[x]).join(', ') || '-') + '</td><td class="name">' + esc(r[S.models].map(x => STR[x]).join(', ')) + '</td><td class="n">' + dur(r[S.dur]) +
+      '</td>' + cutCell(r[S.repos].map(x => STR[x]).join(', ') || '-') + cutCell(r[S.models].map(x => STR[x]).join(', ')) + '<td class="n">' + dur(r[S.dur]) +
       '</td><td class="n">' + int(r[S.calls]) + '</td><td class="n">' + esc(rowTok(r) + (partly(r) ? '*' : '')) + '</td><td class="n">' + html(rowCost(r)) + (partly(r) ? '*' : '') + '</td><td class="n">' + int(r[S.errors]) + '</td><td>' + esc(STR[r[S.outcome]] || '-') + '</td></tr>';
   }
   if (!n) s += '<tr><td colspan="11" class="muted">no session matches</td></tr>';
@@ -553,7 +560,10 @@ function sessionList() {
   el.innerHTML = s;
   const go = p => { page = p; sessionList(); };
   $('#first').onclick = () => go(0); $('#prev').onclick = () => go(page - 1); $('#next').onclick = () => go(page + 1); $('#last').onclick = () => go(pages - 1);
-  const jump = $('#pagejump'); if (jump) jump.onchange = () => { const p = Math.round(+jump.value); if (p >= 1) go(Math.min(p, pages) - 1); };
+  // a page number out of range goes to the nearest page there is, and the
+  // field then says which page is shown (an empty one, the page it was on)
+  const jump = $('#pagejump'); if (jump) jump.onchange = () => { const p = Math.round(+jump.value);
+    go(jump.value.trim() === '' || isNaN(p) ? page : Math.max(1, Math.min(p, pages)) - 1); };
   el.querySelector('thead').addEventListener('click', e => { const b = e.target.closest('button[data-sort]'); if (!b) return;
     const k = b.dataset.sort; listSort.desc = listSort.key === k ? !listSort.desc : true; listSort.key = k; listOrder = null; page = 0; sessionList();
     const again = $('#sessions button[data-sort="' + k + '"]'); if (again) again.focus(); });
