@@ -341,27 +341,51 @@ func TestBrowserOverviewTables(t *testing.T) {
 }
 
 // TestBrowserEmptyReport: a report of no session says so, and how to get
-// sessions, instead of a dashboard of empty tables.
+// sessions, instead of a dashboard of empty tables; one whose filters kept
+// none of the sessions there are says that none matched them, not that
+// there are none to be mapped with agentmap scan.
 func TestBrowserEmptyReport(t *testing.T) {
 	b := browser(t)
-	page := writePage(t, t.TempDir(), "empty.html", nil, Options{Scope: "0 sessions from the local map store"})
+	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	w := openPage(t, ctx, b, 1000, 700)
-	w.load(t, ctx, page)
-	var got struct {
-		Text           string
-		Cards, Filters int
+	for _, c := range []struct {
+		opt       Options
+		want, not []string
+	}{
+		{Options{Scope: "0 sessions from the local map store"}, []string{"No sessions yet", "agentmap scan"}, []string{"No session matches"}},
+		{Options{Scope: "0 sessions from the local map store, agent gemini", Filtered: true},
+			[]string{"No session matches", "agent gemini", "agentmap list"}, []string{"No sessions yet", "agentmap scan"}},
+	} {
+		page := writePage(t, dir, fmt.Sprintf("empty-%v.html", c.opt.Filtered), nil, c.opt)
+		w := openPage(t, ctx, b, 1000, 700)
+		w.load(t, ctx, page)
+		var got struct {
+			Text           string
+			Cards, Filters int
+		}
+		if err := w.Eval(ctx, `({text: (document.querySelector('#empty') || {}).textContent || '', cards: document.querySelectorAll('.card table').length,
+			filters: document.querySelector('#filters').offsetHeight})`, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Cards != 0 || got.Filters != 0 {
+			t.Errorf("the report of no session (%s) has %d tables and filters %d px high", c.opt.Scope, got.Cards, got.Filters)
+		}
+		for _, s := range c.want {
+			if !strings.Contains(got.Text, s) {
+				t.Errorf("the report of no session (%s, filtered %v) reads %q: want %q", c.opt.Scope, c.opt.Filtered, got.Text, s)
+			}
+		}
+		for _, s := range c.not {
+			if strings.Contains(got.Text, s) {
+				t.Errorf("the report of no session (%s, filtered %v) reads %q: it says %q", c.opt.Scope, c.opt.Filtered, got.Text, s)
+			}
+		}
+		if !c.opt.Filtered {
+			w.shot(t, ctx, "empty.png", false)
+		}
+		w.checkQuiet(t, page)
 	}
-	if err := w.Eval(ctx, `({text: (document.querySelector('#empty') || {}).textContent || '', cards: document.querySelectorAll('.card table').length,
-		filters: document.querySelector('#filters').offsetHeight})`, &got); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(got.Text, "No sessions yet") || !strings.Contains(got.Text, "agentmap scan") || got.Cards != 0 || got.Filters != 0 {
-		t.Errorf("the report of no session reads %q, with %d tables and filters %d px high", got.Text, got.Cards, got.Filters)
-	}
-	w.shot(t, ctx, "empty.png", false)
-	w.checkQuiet(t, page)
 }
 
 // TestBrowserFiguresAtAUnitsEdge: a figure that rounds up to the next unit

@@ -341,10 +341,19 @@ function overviewView() {
 
 // emptyView is the page of a report that holds no session: what it would
 // show, and how sessions come to be there, rather than a dashboard of
-// empty tables.
+// empty tables. A report whose filters (--since, --agent…) kept none of
+// the sessions there are (D.filtered) says that instead: mapping the logs
+// again would not change it.
 function emptyView() {
   $('#filters').style.display = 'none'; $('#search').style.display = 'none';
   const scope = $('.scope').textContent;
+  if (D.filtered) {
+    $('#view').innerHTML = '<section class="card empty" id="empty"><h2>No session matches</h2>' +
+      '<p>None of the sessions mapped matches this report\'s filters' + (scope ? ' (' + esc(scope) + ')' : '') + '.</p>' +
+      '<p><code>agentmap list</code> shows the sessions there are, and takes the same filters (<code>--since</code>, <code>--until</code>, <code>--agent</code>, <code>--repo</code>, <code>--outcome</code>). ' +
+      'Write the report again with filters that match some, or none: <code>agentmap report</code>.</p></section>';
+    return;
+  }
   $('#view').innerHTML = '<section class="card empty" id="empty"><h2>No sessions yet</h2>' +
     '<p>This report holds no session' + (scope ? ' (' + esc(scope) + ')' : '') + '.</p>' +
     '<p>agentmap maps each session of your coding agents (Claude Code, Codex, Cursor…) from their logs. To map the sessions there are:</p>' +
