@@ -172,19 +172,27 @@ func TestBrowserFileNamesReadable(t *testing.T) {
 // or of a session's page is wider than its card, so that none scrolls
 // sideways to show its last column (a cost of "$75.76 +unpriced" once
 // pushed the bar of the By agent card out of sight). At 420 px, a phone,
-// neither: the session list alone, of eleven columns, scrolls sideways in
-// its box, as it is made to.
+// neither, but for two tables of too many columns to fit one:
+// the session list's eleven scroll sideways in their box, as it is made
+// to, and so do a session's lanes, whose first column, the lane's name,
+// stays in view while they do. The session opened has a file of a long
+// path, which once pushed its Files touched table to 561 px in a 378 px box.
 func TestBrowserTablesFitTheirCards(t *testing.T) {
 	b := browser(t)
-	maps, _ := layoutMaps()
+	maps, files := layoutMaps()
 	page := writePage(t, t.TempDir(), "report.html", maps, Options{Scope: "60 sessions"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	const wide = `(boxes => { const out = [];
+	const long = 6 // the session of files[6], whose path is longPath
+	if files[long][1] != longPath {
+		t.Fatalf("layoutMaps' file %d is %s, not the long path", long, files[long][1])
+	}
+	// scrolls are the titles of the cards whose table may scroll sideways
+	const wide = `((boxes, scrolls) => { const out = [];
 		for (const s of document.querySelectorAll(boxes)) {
 			if (s.closest('details:not([open])')) continue;
 			const title = s.closest('.card').querySelector('h2').firstChild.textContent;
-			if (s.scrollWidth > s.clientWidth + 1) out.push(title + ': ' + s.scrollWidth + ' px wide in ' + s.clientWidth);
+			if (s.scrollWidth > s.clientWidth + 1 && !scrolls.includes(title)) out.push(title + ': ' + s.scrollWidth + ' px wide in ' + s.clientWidth);
 		}
 		for (const c of document.querySelectorAll('.card')) if (c.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
 			out.push(c.querySelector('h2').firstChild.textContent + ': the card ends at ' + Math.round(c.getBoundingClientRect().right) + ' px');
@@ -194,25 +202,81 @@ func TestBrowserTablesFitTheirCards(t *testing.T) {
 		w.theme(t, ctx, "light")
 		w.load(t, ctx, page)
 		var cut []string
-		boxes := "'.card .scroll, .card .scroll-x'"
+		boxes, scrolls := "'.card .scroll, .card .scroll-x'", "[]"
 		if width < 600 {
-			boxes = "'.card .scroll'"
+			boxes, scrolls = "'.card .scroll'", "['Lanes']"
 		}
-		if err := w.Eval(ctx, wide+"("+boxes+")", &cut); err != nil {
+		if err := w.Eval(ctx, wide+"("+boxes+", [])", &cut); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range cut {
 			t.Errorf("at %d px, the overview's %s", width, s)
 		}
-		if width == 1400 {
-			openByClick(t, ctx, w, maps[45].Session.NativeID())
-			cut = nil
-			if err := w.Eval(ctx, wide+"("+boxes+")", &cut); err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range cut {
-				t.Errorf("at %d px, a session page's %s", width, s)
-			}
+		openByClick(t, ctx, w, maps[40+long].Session.NativeID())
+		cut = nil
+		if err := w.Eval(ctx, wide+"("+boxes+", "+scrolls+")", &cut); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range cut {
+			t.Errorf("at %d px, a session page's %s", width, s)
+		}
+		// Scrolled to its last column, the lanes table still shows each
+		// lane's name whole, at the left edge of its box.
+		var lanes struct {
+			Scrolled bool
+			Hidden   []string
+		}
+		if err := w.Eval(ctx, `(() => { const box = [...document.querySelectorAll('.card')].find(c => c.querySelector('h2').firstChild.textContent === 'Lanes').querySelector('.scroll');
+			box.scrollLeft = box.scrollWidth; const edge = box.getBoundingClientRect();
+			const hidden = [...box.querySelectorAll('tbody tr')].map(tr => tr.children[0]).filter(td => { const r = td.getBoundingClientRect(); return r.left < edge.left - 1 || r.right > edge.right + 1; }).map(td => td.textContent);
+			const r = {scrolled: box.scrollLeft > 0, hidden}; box.scrollLeft = 0; return r; })()`, &lanes); err != nil {
+			t.Fatal(err)
+		}
+		if len(lanes.Hidden) > 0 {
+			t.Errorf("at %d px, the lanes table scrolled sideways (%v) hides the names of the lanes %q", width, lanes.Scrolled, lanes.Hidden)
+		}
+		if width < 600 && !lanes.Scrolled {
+			t.Errorf("at %d px, the lanes table fits its card: the test no longer checks that its lane names stay in view", width)
+		}
+		w.checkQuiet(t, page)
+	}
+}
+
+// TestBrowserPagerFitsAPhone: on a phone the session list's pager stays on
+// the screen, wrapping between its controls: the page does not scroll
+// sideways, the "go to page" field is inside its card, and no button
+// breaks inside its label ("«" on a line, "first" on the next).
+func TestBrowserPagerFitsAPhone(t *testing.T) {
+	b := browser(t)
+	maps, _ := layoutMaps()
+	page := writePage(t, t.TempDir(), "report.html", maps, Options{Scope: "60 sessions"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, width := range []int{390, 375, 360} {
+		w := openPage(t, ctx, b, width, 844)
+		w.load(t, ctx, page)
+		var got struct {
+			ScrollWidth, Width float64
+			Outside, Broken    []string
+		}
+		if err := w.Eval(ctx, `(() => { const pager = document.querySelector('.pager'), card = pager.closest('.card').getBoundingClientRect();
+			const controls = [...pager.children], lines = el => { const tops = new Set(), tw = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+				for (let n = tw.nextNode(); n; n = tw.nextNode()) { const r = document.createRange(); r.selectNodeContents(n);
+					for (const q of r.getClientRects()) if (q.width > 0) tops.add(Math.round(q.top)); }
+				return tops.size; };
+			return {scrollWidth: document.documentElement.scrollWidth, width: document.documentElement.clientWidth,
+				outside: controls.filter(el => { const r = el.getBoundingClientRect(); return r.left < card.left - 0.5 || r.right > card.right + 0.5; }).map(el => el.textContent),
+				broken: controls.filter(el => el.tagName !== 'SPAN' && lines(el) > 1).map(el => el.textContent)}; })()`, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.ScrollWidth > got.Width {
+			t.Errorf("at %d px, the overview is %.0f px wide: it scrolls sideways", width, got.ScrollWidth)
+		}
+		if len(got.Outside) > 0 {
+			t.Errorf("at %d px, the pager's %q lie outside the session list's card", width, got.Outside)
+		}
+		if len(got.Broken) > 0 {
+			t.Errorf("at %d px, the pager's %q break across lines", width, got.Broken)
 		}
 		w.checkQuiet(t, page)
 	}

@@ -341,26 +341,172 @@ func TestBrowserOverviewTables(t *testing.T) {
 }
 
 // TestBrowserEmptyReport: a report of no session says so, and how to get
-// sessions, instead of a dashboard of empty tables.
+// sessions, instead of a dashboard of empty tables; one whose filters kept
+// none of the sessions there are says that none matched them, not that
+// there are none to be mapped with agentmap scan.
 func TestBrowserEmptyReport(t *testing.T) {
 	b := browser(t)
-	page := writePage(t, t.TempDir(), "empty.html", nil, Options{Scope: "0 sessions from the local map store"})
+	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	w := openPage(t, ctx, b, 1000, 700)
-	w.load(t, ctx, page)
-	var got struct {
-		Text           string
-		Cards, Filters int
+	for _, c := range []struct {
+		opt       Options
+		want, not []string
+	}{
+		{Options{Scope: "0 sessions from the local map store"}, []string{"No sessions yet", "agentmap scan"}, []string{"No session matches"}},
+		{Options{Scope: "0 sessions from the local map store, agent gemini", Filtered: true},
+			[]string{"No session matches", "agent gemini", "agentmap list"}, []string{"No sessions yet", "agentmap scan"}},
+	} {
+		page := writePage(t, dir, fmt.Sprintf("empty-%v.html", c.opt.Filtered), nil, c.opt)
+		w := openPage(t, ctx, b, 1000, 700)
+		w.load(t, ctx, page)
+		var got struct {
+			Text           string
+			Cards, Filters int
+		}
+		if err := w.Eval(ctx, `({text: (document.querySelector('#empty') || {}).textContent || '', cards: document.querySelectorAll('.card table').length,
+			filters: document.querySelector('#filters').offsetHeight})`, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Cards != 0 || got.Filters != 0 {
+			t.Errorf("the report of no session (%s) has %d tables and filters %d px high", c.opt.Scope, got.Cards, got.Filters)
+		}
+		for _, s := range c.want {
+			if !strings.Contains(got.Text, s) {
+				t.Errorf("the report of no session (%s, filtered %v) reads %q: want %q", c.opt.Scope, c.opt.Filtered, got.Text, s)
+			}
+		}
+		for _, s := range c.not {
+			if strings.Contains(got.Text, s) {
+				t.Errorf("the report of no session (%s, filtered %v) reads %q: it says %q", c.opt.Scope, c.opt.Filtered, got.Text, s)
+			}
+		}
+		if !c.opt.Filtered {
+			w.shot(t, ctx, "empty.png", false)
+		}
+		w.checkQuiet(t, page)
 	}
-	if err := w.Eval(ctx, `({text: (document.querySelector('#empty') || {}).textContent || '', cards: document.querySelectorAll('.card table').length,
-		filters: document.querySelector('#filters').offsetHeight})`, &got); err != nil {
+}
+
+// TestBrowserFiguresAtAUnitsEdge: a figure that rounds up to the next unit
+// is written in that unit (999,600 tokens read 1.0M, never 1000k; 59.6 s
+// reads 1m00s, never 60s), and one just under it keeps its own.
+func TestBrowserFiguresAtAUnitsEdge(t *testing.T) {
+	b := browser(t)
+	cases := []struct {
+		tokens          int64
+		durMs           int64
+		wantTok, wantMs string
+	}{
+		{999_600, 9_960, "1.0M", "10s"},
+		{999_960_000, 59_600, "1.00G", "1m00s"},
+		{999_499, 9_940, "999k", "9.9s"},
+		{999_940_000, 59_400, "999.9M", "59s"},
+		{9_999, 3_599_700, "9,999", "1h00m"},
+		{10_000, 119_600, "10k", "2m00s"},
+	}
+	var maps []*Map
+	for i, c := range cases {
+		m := synthMap(uint64(400+i), 30)
+		m.Session.ID = fmt.Sprintf("local:claude-code:edge-%d", i)
+		m.Session.StartedAt = time.Date(2026, 3, 2, 9, i, 0, 0, time.UTC).Format(time.RFC3339)
+		m.Totals.Tokens, m.Session.DurationMs = c.tokens, c.durMs
+		maps = append(maps, m)
+	}
+	page := writePage(t, t.TempDir(), "report.html", maps, Options{Scope: "edges"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w := openPage(t, ctx, b, 1400, 1000)
+	w.load(t, ctx, page)
+	var rows map[string][2]string
+	if err := w.Eval(ctx, `Object.fromEntries([...document.querySelectorAll('#sessions tbody tr[data-s]')].map(tr => [tr.children[1].querySelector('a').title, [tr.children[7].textContent, tr.children[5].textContent]]))`, &rows); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(got.Text, "No sessions yet") || !strings.Contains(got.Text, "agentmap scan") || got.Cards != 0 || got.Filters != 0 {
-		t.Errorf("the report of no session reads %q, with %d tables and filters %d px high", got.Text, got.Cards, got.Filters)
+	for i, c := range cases {
+		got, ok := rows[maps[i].Session.NativeID()]
+		if !ok {
+			t.Errorf("the session list has no row of %s", maps[i].Session.NativeID())
+			continue
+		}
+		if got[0] != c.wantTok {
+			t.Errorf("%d tokens read %q, want %q", c.tokens, got[0], c.wantTok)
+		}
+		if got[1] != c.wantMs {
+			t.Errorf("%d ms read %q, want %q", c.durMs, got[1], c.wantMs)
+		}
 	}
-	w.shot(t, ctx, "empty.png", false)
+	w.checkQuiet(t, page)
+}
+
+// TestBrowserSessionListControls: the filters list their names as a reader
+// looks for them, case aside and numbers by their value (app2 before
+// app10, agent-tail beside app0, not after every capital); a page number
+// out of range typed in "go to page" goes to the nearest page there is and
+// the field then says which; and the session list's cells cut at their
+// width (repositories, models) have their whole text as a tooltip.
+func TestBrowserSessionListControls(t *testing.T) {
+	b := browser(t)
+	repos := []string{"app10", "CC-test", "app2", "Lotto645", "agent-tail", "app0", "OpenPrintKit", "app19", "app1"}
+	var maps []*Map
+	for i := range 60 {
+		m := synthMap(uint64(500+i), 30)
+		m.Session.StartedAt = time.Date(2026, 3, 2, 9, i, 0, 0, time.UTC).Format(time.RFC3339)
+		m.Repos[0].Name = repos[i%len(repos)]
+		maps = append(maps, m)
+	}
+	// the newest session, first in the list, has more repositories and
+	// models than their cells show
+	long := maps[len(maps)-1]
+	long.Repos = append(long.Repos, mapfile.Repo{ID: "r1", Name: "observability-platform-collector"}, mapfile.Repo{ID: "r2", Name: "internal-developer-portal"})
+	long.Session.Models = []string{"claude-sonnet-4-5", "claude-opus-4-6", "claude-haiku-4-5", "gpt-5-codex"}
+	page := writePage(t, t.TempDir(), "report.html", maps, Options{Scope: "60 sessions"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w := openPage(t, ctx, b, 1400, 1000)
+	w.load(t, ctx, page)
+	var options []string
+	if err := w.Eval(ctx, `[...document.querySelectorAll('[data-f=repo] option')].map(o => o.value).filter(v => v)`, &options); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"agent-tail", "app0", "app1", "app2", "app10", "app19", "CC-test", "internal-developer-portal", "Lotto645", "observability-platform-collector", "OpenPrintKit"}
+	if !slices.Equal(options, want) {
+		t.Errorf("the repository filter lists %q, want %q", options, want)
+	}
+
+	type pager struct{ Shown, Field string }
+	jump := func(v string) pager {
+		t.Helper()
+		var p pager
+		if err := w.Eval(ctx, `(v => { const j = document.querySelector('#pagejump'); j.value = v; j.dispatchEvent(new Event('change'));
+			return {shown: document.querySelector('.pager span').textContent, field: document.querySelector('#pagejump').value}; })(`+jsString(v)+`)`, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct{ from, to, page string }{{"2", "0", "1"}, {"2", "-5", "1"}, {"1", "99", "2"}, {"2", "", "2"}} {
+		jump(c.from)
+		got := jump(c.to)
+		if !strings.HasPrefix(got.Shown, "page "+c.page+" of 2") || got.Field != c.page {
+			t.Errorf("from page %s, go to page %q shows %q, the field reads %q: want page %s in both", c.from, c.to, got.Shown, got.Field, c.page)
+		}
+	}
+
+	jump("1")
+	var cells []struct {
+		Text, Title string
+		Cut         bool
+	}
+	if err := w.Eval(ctx, `[...document.querySelector('#sessions tbody tr[data-s]').children].slice(3, 5).map(td => ({text: td.textContent, title: td.title, cut: td.scrollWidth > td.clientWidth}))`, &cells); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cells {
+		if !c.Cut {
+			t.Errorf("the session list's cell %q is not cut: the test shows nothing", c.Text)
+		}
+		if c.Title != c.Text {
+			t.Errorf("the session list's cell %q, cut at its width, has the tooltip %q", c.Text, c.Title)
+		}
+	}
 	w.checkQuiet(t, page)
 }
 

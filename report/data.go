@@ -47,9 +47,10 @@ func (s *strtab) ids(vs []string) []int {
 // overview is the data of the overview page.
 type overview struct {
 	Version   int      `json:"v"`
-	Generated string   `json:"generated"`        // RFC 3339, in the generating machine's zone
-	Zone      string   `json:"zone"`             // that zone, as zoneLabel names it
-	Single    bool     `json:"single,omitempty"` // a report of one session page
+	Generated string   `json:"generated"`          // RFC 3339, in the generating machine's zone
+	Zone      string   `json:"zone"`               // that zone, as zoneLabel names it
+	Single    bool     `json:"single,omitempty"`   // a report of one session page
+	Filtered  bool     `json:"filtered,omitempty"` // Options.Filtered
 	Strings   []string `json:"str"`
 	Sessions  [][]any  `json:"s"`      // sessionRow
 	Aggs      []agg    `json:"a"`      // per session, same order

@@ -45,6 +45,10 @@ type Options struct {
 	// Scope says which sessions were asked for (the command's filters),
 	// shown under the title.
 	Scope string
+	// Filtered says that filters picked the sessions from a source that
+	// has some: a report of none then says that none matched, rather than
+	// that no session is mapped yet.
+	Filtered bool
 }
 
 // Write renders maps as one self-contained HTML page.
@@ -81,7 +85,7 @@ func WritePages(w io.Writer, pages []Page, opt Options) error {
 	st := newStrtab()
 	// The page shows its times in the reader's zone, but the scope's dates
 	// (--since, --until) are the generating machine's: the page says both.
-	ov := overview{Version: 1, Generated: opt.Generated.Format(time.RFC3339), Zone: zoneLabel(opt.Generated), Single: opt.Single,
+	ov := overview{Version: 1, Generated: opt.Generated.Format(time.RFC3339), Zone: zoneLabel(opt.Generated), Single: opt.Single, Filtered: opt.Filtered,
 		Sessions: make([][]any, 0, len(order)), Aggs: make([]agg, 0, len(order))}
 	for _, p := range order {
 		row, a := p.interned(st)

@@ -285,7 +285,9 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *session == "" {
 		shown = report.PageSessions(pages)
 	}
-	opt := report.Options{Single: *session != "", Scope: describeScope(shown, where, flt)}
+	// A filter that keeps none of the sessions of a store that has some is
+	// told from a store with none: mapping the logs is no answer to it.
+	opt := report.Options{Single: *session != "", Scope: describeScope(shown, where, flt), Filtered: flt != (report.Filter{}) && !*mf.noMaps}
 	if opt.Single {
 		opt.Title = "agentmap session " + pages[0].NativeID()
 	}

@@ -249,6 +249,42 @@ func TestReportOpen(t *testing.T) {
 	}
 }
 
+// TestReportOfNoMatchingSession: a report whose filters keep none of the
+// sessions there are tells its page so (filtered), which then says that
+// none matched rather than that none are mapped yet; a report of an empty
+// store, filtered or not, does not.
+func TestReportOfNoMatchingSession(t *testing.T) {
+	dir, _ := fixtureMaps(t)
+	data, _ := smallStore(t)
+	empty := t.TempDir()
+	os.MkdirAll(filepath.Join(empty, "maps"), 0o700)
+	for _, c := range []struct {
+		args     []string
+		filtered bool
+	}{
+		{[]string{"--maps", dir, "--agent", "gemini"}, true},
+		{[]string{"--data-dir", data, "--since", "2000-01-01", "--until", "2000-01-02"}, true},
+		{[]string{"--data-dir", empty, "--agent", "codex"}, false},
+		{[]string{"--data-dir", empty}, false},
+	} {
+		code, stdout, stderr := run(t, append([]string{"report", "-o", "-"}, c.args...)...)
+		if code != exitOK {
+			t.Fatalf("report %v: exit %d\n%s", c.args, code, stderr)
+		}
+		docs, err := report.Unpack([]byte(stdout))
+		if err != nil || len(docs) != 1 {
+			t.Fatalf("report %v: %d documents, %v", c.args, len(docs), err)
+		}
+		var ov struct {
+			Sessions [][]any `json:"s"`
+			Filtered bool    `json:"filtered"`
+		}
+		if err := json.Unmarshal(docs[0], &ov); err != nil || len(ov.Sessions) != 0 || ov.Filtered != c.filtered {
+			t.Errorf("report %v: %d sessions, filtered %v, want 0 and %v (%v)", c.args, len(ov.Sessions), ov.Filtered, c.filtered, err)
+		}
+	}
+}
+
 // A map that cannot be read is left out of usage's table, as of the
 // report: the table is printed, the warning says its totals are short, and
 // the exit is 1, as report's, not 0 as for a whole count.

@@ -17,7 +17,11 @@ const OTHER = '#9aa0a8';
 const $ = (s, el) => (el || document).querySelector(s);
 const esc = v => String(v).replace(/[&<>"']/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'}[c]));
 const int = n => Math.round(n).toLocaleString('en-US');
-const tok = n => n >= 1e9 ? (n/1e9).toFixed(2)+'G' : n >= 1e6 ? (n/1e6).toFixed(1)+'M' : n >= 1e4 ? (n/1e3).toFixed(0)+'k' : int(n);
+// tok writes a token count short: 12,345 as 12k, then 1.2M, 1.23G. The unit
+// is chosen after rounding, so that 999,600 reads 1.0M, never 1000k.
+const tok = n => { if (Math.round(n) < 1e4) return int(n);
+  for (const [u, d, s] of [[1e3, 0, 'k'], [1e6, 1, 'M']]) { const v = (n / u).toFixed(d); if (+v < 1000) return v + s; }
+  return (n / 1e9).toFixed(2) + 'G'; };
 // fixed writes n with d decimals and a comma between thousands ($7,474.66)
 const fixed = (n, d) => { const [i, f] = Math.abs(n).toFixed(d).split('.'); return (n < 0 ? '-' : '') + i.replace(/\B(?=(\d{3})+$)/g, ',') + (f ? '.' + f : ''); };
 // a cost under a tenth of a cent that is not 0 reads "<$0.001", never "$0.000"
@@ -46,11 +50,20 @@ const partly = r => r[S.nu] > 0 && !noUsage(r);
 const html = s => s === NR ? '<span class="nr">' + NR + '</span>' : esc(s).replace(' +unpriced', ' <small class="unp">+unpriced</small>');
 // plural counts a noun: "1 session", "2 sessions".
 const plural = (n, one, many) => int(n) + ' ' + (n === 1 ? one : many || one + 's');
-const dur = ms => { if (!ms || ms < 0) return '-'; const s = ms/1000; if (s < 60) return s.toFixed(s < 10 ? 1 : 0)+'s';
-  const m = Math.floor(s/60); if (m < 60) return m+'m'+String(Math.floor(s%60)).padStart(2,'0')+'s';
-  return Math.floor(m/60)+'h'+String(m%60).padStart(2,'0')+'m'; };
-const clock = ms => { const s = Math.max(0, ms)/1000, h = Math.floor(s/3600), m = Math.floor(s%3600/60), r = s%60;
-  return (h ? h+':'+String(m).padStart(2,'0') : String(m)) + ':' + (r < 10 ? '0' : '') + r.toFixed(ms % 1000 ? 1 : 0); };
+// dur writes a duration: 9.5s, 42s, 3m07s, 2h05m. Each unit is chosen after
+// rounding to the precision it is written with: 9.96 s reads 10s, 59.6 s
+// 1m00s, never 10.0s or 60s.
+const dur = ms => { if (!ms || ms < 0) return '-';
+  const tenths = (ms / 1000).toFixed(1); if (+tenths < 10) return tenths + 's';
+  const s = Math.round(ms / 1000); if (s < 60) return s + 's';
+  const m = Math.floor(s / 60); if (m < 60) return m + 'm' + String(s % 60).padStart(2, '0') + 's';
+  return Math.floor(m / 60) + 'h' + String(m % 60).padStart(2, '0') + 'm'; };
+// clock writes a time of the session (m:ss or h:mm:ss) with d decimals of a
+// second, by default one where the time is not a whole second. It rounds
+// before it splits the time up, so that 59.96 s reads 1:00.0, never 0:60.0.
+const clock = (ms, d) => { ms = Math.max(0, ms); if (d === undefined) d = ms % 1000 ? 1 : 0;
+  const q = 10 ** d, u = Math.round(ms / 1000 * q), s = Math.floor(u / q), h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60);
+  return (h ? h + ':' + String(m).padStart(2, '0') : String(m)) + ':' + String(s % 60).padStart(2, '0') + (d ? '.' + String(u % q).padStart(d, '0') : ''); };
 const dayOf = ms => { const d = new Date(ms); return d.getFullYear()+'-'+String(d.getMonth()+1).padStart(2,'0')+'-'+String(d.getDate()).padStart(2,'0'); };
 const when = ms => ms ? new Date(ms).toLocaleString(undefined, {year:'numeric', month:'short', day:'numeric', hour:'2-digit', minute:'2-digit'}) : '-';
 // Times are shown in the zone of the browser reading the page: utcOffset
@@ -122,6 +135,11 @@ function keep(i) {
 }
 function applyFilters() { shown = []; for (let i = 0; i < ROWS.length; i++) if (keep(i)) shown.push(i); page = 0; listOrder = null; }
 
+// byName orders names as a reader looks for them: case aside (agent-tail
+// beside Agent-X, not after every capital) and numbers by their value (app2
+// before app10), the exact text deciding between names that differ only so.
+const collate = new Intl.Collator('en', {numeric: true, sensitivity: 'base'}).compare;
+const byName = (a, b) => collate(a, b) || (a < b ? -1 : a > b ? 1 : 0);
 function buildFilters() {
   const vals = {agent: new Set(), repo: new Set(), model: new Set(), outcome: new Set()};
   for (const r of ROWS) {
@@ -129,7 +147,7 @@ function buildFilters() {
     r[S.repos].forEach(x => vals.repo.add(STR[x])); r[S.models].forEach(x => vals.model.add(STR[x]));
   }
   const sel = (k, label) => '<label>'+label+' <select data-f="'+k+'"><option value="">all</option>' +
-    [...vals[k]].filter(v => v).sort().map(v => '<option>'+esc(v)+'</option>').join('') + '</select></label>';
+    [...vals[k]].filter(v => v).sort(byName).map(v => '<option>'+esc(v)+'</option>').join('') + '</select></label>';
   $('#filters').innerHTML = sel('agent','Agent') + sel('repo','Repository') + sel('model','Model') + sel('outcome','Outcome') +
     '<label>From <input type="date" data-f="from"></label><label>To <input type="date" data-f="to"></label>' +
     '<button id="reset">Reset</button><span class="muted" id="count"></span>';
@@ -206,7 +224,8 @@ const CTX = [[0, 1, 'none recorded'], [1, 50e3, '< 50k'], [50e3, 100e3, '50k–1
 // keeping the file name whole (pathName; a row marked plain is not a path);
 // tail keeps whole what follows a name's " · " (an MCP tool, tailName); repo
 // writes the repository of a "repo: path" name in a column of its own,
-// before the path; none is what an empty table says.
+// before the path; cls classes the table (for its layout); none is what an
+// empty table says.
 function table(cols, rows, bar, opts) {
   opts = opts || {};
   const st = opts.stack, size = r => st ? st.reduce((n, [c]) => n + (r[c] || 0), 0) : r[bar] || 0;
@@ -218,7 +237,7 @@ function table(cols, rows, bar, opts) {
     const k = r[0].indexOf(SEP), repo = k < 0 ? '' : r[0].slice(0, k), p = k < 0 ? r[0] : r[0].slice(k + 1);
     return '<td class="name repo" title="' + esc(repo) + '">' + (repo ? esc(repo) : '<span class="muted">-</span>') + '</td><td class="name file" title="' + esc(joined(r[0])) + '">' + pathName(p) + '</td>'; };
   let s = (st ? '<div class="legend">bar: ' + st.map(([, col, label]) => '<span><i class="sw" style="background:' + col + '"></i>' + esc(label) + '</span>').join(' + ') + '</div>' : '') +
-    '<div class="scroll"><table' + (opts.repo ? ' class="files"' : '') + '><thead><tr>' + (opts.repo ? '<th>repository</th>' : '') + cols.map((c, i) => '<th' + (i ? ' class="n"' : '') + '>' + esc(c[0]) + '</th>').join('') +
+    '<div class="scroll"><table' + (opts.repo ? ' class="files"' : opts.cls ? ' class="' + opts.cls + '"' : '') + '><thead><tr>' + (opts.repo ? '<th>repository</th>' : '') + cols.map((c, i) => '<th' + (i ? ' class="n"' : '') + '>' + esc(c[0]) + '</th>').join('') +
     '<th></th></tr></thead><tbody>';
   for (const r of rows) {
     s += '<tr>' + cols.map((c, i) => i ? '<td class="n" data-v="' + r[i] + '">' + html(c[1](r[i], r)) + '</td>' : name(r)).join('') +
@@ -322,10 +341,19 @@ function overviewView() {
 
 // emptyView is the page of a report that holds no session: what it would
 // show, and how sessions come to be there, rather than a dashboard of
-// empty tables.
+// empty tables. A report whose filters (--since, --agent…) kept none of
+// the sessions there are (D.filtered) says that instead: mapping the logs
+// again would not change it.
 function emptyView() {
   $('#filters').style.display = 'none'; $('#search').style.display = 'none';
   const scope = $('.scope').textContent;
+  if (D.filtered) {
+    $('#view').innerHTML = '<section class="card empty" id="empty"><h2>No session matches</h2>' +
+      '<p>None of the sessions mapped matches this report\'s filters' + (scope ? ' (' + esc(scope) + ')' : '') + '.</p>' +
+      '<p><code>agentmap list</code> shows the sessions there are, and takes the same filters (<code>--since</code>, <code>--until</code>, <code>--agent</code>, <code>--repo</code>, <code>--outcome</code>). ' +
+      'Write the report again with filters that match some, or none: <code>agentmap report</code>.</p></section>';
+    return;
+  }
   $('#view').innerHTML = '<section class="card empty" id="empty"><h2>No sessions yet</h2>' +
     '<p>This report holds no session' + (scope ? ' (' + esc(scope) + ')' : '') + '.</p>' +
     '<p>agentmap maps each session of your coding agents (Claude Code, Codex, Cursor…) from their logs. To map the sessions there are:</p>' +
@@ -344,6 +372,14 @@ function bucketOf(ms, unit) {
   if (unit === 'month') return dayOf(ms).slice(0, 7);
   return dayOf(d.getTime());
 }
+// bucketName names a bar in the tooltip and the table: its date, its
+// month, or the Monday of its week, said to be that ("week of 2024-11-11").
+const bucketName = (d, unit) => unit === 'week' ? 'week of ' + d : d;
+// axisDate labels a bar under the chart, short enough for a phone and
+// never ambiguous: a day or a week by its month's name ("Nov 11", the year
+// where it starts or changes: "Nov 11 ’24"), a month as "2024-11".
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const axisDate = (d, withYear) => d.length === 7 ? d : MONTHS[+d.slice(5, 7) - 1] + ' ' + +d.slice(8, 10) + (withYear ? ' \u2019' + d.slice(2, 4) : '');
 // ticks chooses the y axis of a chart whose largest bar is max: a step of
 // 1, 2 or 5 × 10^k (whole for counts), at most five of them up to top, the
 // first multiple at or above max, to which the bars are scaled; label writes
@@ -456,7 +492,7 @@ function dayChart() {
   const totals = list.map(d => [...(days.get(d) || new Map()).values()].reduce((a, b) => a + b, 0));
   const Y = ticks(Math.max(...totals), metric), f = metric === 'tokens' ? tok : int;
   // fmt writes a figure of the tooltip and the table: a cost says when it leaves out unpriced tokens
-  const fmt = k => metric !== 'cost' ? f : (x, r) => costOf(x, unp.has(k ? r[0] + '\0' + k : r[0]));
+  const fmt = k => metric !== 'cost' ? f : (x, r) => costOf(x, unp.has(k ? r.key + '\0' + k : r.key));
   let svg = '<svg class="chart" viewBox="0 0 ' + W + ' ' + H + '" role="img" aria-label="' + metric + ' per ' + unit + '">';
   Y.values.forEach((v, g) => { const y = T + PH * (1 - g / Y.n); svg += '<line class="axis" x1="' + L + '" x2="' + (W - R) + '" y1="' + y + '" y2="' + y + '"/><text x="' + (L - 6) + '" y="' + (y + 4) + '" text-anchor="end">' + esc(Y.label(v)) + '</text>'; });
   list.forEach((d, i) => {
@@ -466,20 +502,25 @@ function dayChart() {
     svg += '<rect x="' + (L + i * bw) + '" y="0" width="' + bw + '" height="' + (T + PH) + '" fill="transparent" data-d="' + i + '"/>';
   });
   const every = Math.ceil(n / Math.max(2, Math.min(10, Math.floor((W - L - R) / 64))));
-  list.forEach((d, i) => { if (i % every === 0) svg += '<text x="' + (L + i * bw + bw / 2) + '" y="' + (H - 6) + '" text-anchor="middle">' + (unit === 'month' ? d : d.slice(2)) + '</text>'; });
+  let year = '';
+  list.forEach((d, i) => { if (i % every === 0) { svg += '<text x="' + (L + i * bw + bw / 2) + '" y="' + (H - 6) + '" text-anchor="middle">' + axisDate(d, d.slice(0, 4) !== year) + '</text>'; year = d.slice(0, 4); } });
   svg += '</svg>';
   const legend = '<div class="legend">' + order.map(k => '<span><i class="sw" style="background:' + color(k) + '"></i>' + esc(k) + '</span>').join('') + '</div>';
-  const rows = list.map((d, i) => [d, ...order.map(k => (days.get(d) || new Map()).get(k) || 0), totals[i]]).filter(r => r[r.length - 1] || unp.has(r[0]));
+  // a row is named as the tooltip names its bar; its key is the bucket
+  const rows = list.map((d, i) => Object.assign([bucketName(d, unit), ...order.map(k => (days.get(d) || new Map()).get(k) || 0), totals[i]], {key: d}))
+    .filter(r => r[r.length - 1] || unp.has(r.key));
   const tbl = '<details><summary>Table</summary>' + table([[unit, 0], ...order.map(k => [k, fmt(k)]), ['total', fmt('')]], rows, order.length + 1) + '</details>';
   // no bar at all when no model of the sessions shown has a price
   if (!Math.max(...totals) && unp.size) { el.innerHTML = '<p class="muted">No cost to draw: the models of these sessions have no price.</p>' + tbl; return; }
+  // nor when none of them recorded usage (an axis of 0 to 1 would be made up)
+  if (!Math.max(...totals) && metric !== 'sessions') { el.innerHTML = '<p class="muted">No ' + metric + ' to draw: the sessions shown recorded no token usage.</p>'; return; }
   el.innerHTML = svg + legend + tbl;
   const svgEl = $('svg', el), tip = $('#tip');
   svgEl.addEventListener('mousemove', e => {
     const i = e.target.dataset && e.target.dataset.d; if (i === undefined) { tip.style.display = 'none'; return; }
     const d = list[+i], day = days.get(d) || new Map();
-    tip.innerHTML = '<b>' + d + '</b><table>' + order.filter(k => day.get(k)).map(k => '<tr><td><i class="sw" style="background:' + color(k) + '"></i>' + esc(k) + '</td><td class="n">' + esc(fmt(k)(day.get(k), [d])) + '</td></tr>').join('') +
-      '<tr><td><b>total</b></td><td class="n"><b>' + esc(fmt('')(totals[+i], [d])) + '</b></td></tr></table>';
+    tip.innerHTML = '<b>' + bucketName(d, unit) + '</b><table>' + order.filter(k => day.get(k)).map(k => '<tr><td><i class="sw" style="background:' + color(k) + '"></i>' + esc(k) + '</td><td class="n">' + esc(fmt(k)(day.get(k), {key: d})) + '</td></tr>').join('') +
+      '<tr><td><b>total</b></td><td class="n"><b>' + esc(fmt('')(totals[+i], {key: d})) + '</b></td></tr></table>';
     tip.style.display = 'block'; tip.style.left = Math.min(innerWidth - 280, e.clientX + 14) + 'px'; tip.style.top = (e.clientY + 14) + 'px';
   });
   svgEl.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
@@ -500,6 +541,8 @@ function listed() {
   const v = c === S.tokens || c === S.cost ? i => noUsage(ROWS[i]) ? -1 : ROWS[i][c] : i => ROWS[i][c];
   return listOrder = shown.slice().sort((a, b) => d * (v(a) - v(b)) || a - b);
 }
+// cutCell is a cell of the session list cut at its width, its title whole.
+const cutCell = v => '<td class="name" title="' + esc(v) + '">' + esc(v) + '</td>';
 function sessionList() {
   const el = $('#sessions'), list = listed(), n = list.length, pages = Math.max(1, Math.ceil(n / PAGE));
   page = Math.max(0, Math.min(page, pages - 1));
@@ -513,7 +556,7 @@ function sessionList() {
   for (const i of list.slice(page * PAGE, page * PAGE + PAGE)) {
     const r = ROWS[i], id = STR[r[S.id]];
     s += '<tr class="click" data-s="' + i + '"><td>' + esc(when(r[S.start])) + '</td><td class="name"><a href="#s/' + i + '" title="' + esc(id) + '">' + esc(id.length > 18 ? id.slice(0, 18) + '…' : id) + '</a></td><td>' + esc(STR[r[S.agent]]) +
-      '</td><td class="name">' + esc(r[S.repos].map(x => STR[x]).join(', ') || '-') + '</td><td class="name">' + esc(r[S.models].map(x => STR[x]).join(', ')) + '</td><td class="n">' + dur(r[S.dur]) +
+      '</td>' + cutCell(r[S.repos].map(x => STR[x]).join(', ') || '-') + cutCell(r[S.models].map(x => STR[x]).join(', ')) + '<td class="n">' + dur(r[S.dur]) +
       '</td><td class="n">' + int(r[S.calls]) + '</td><td class="n">' + esc(rowTok(r) + (partly(r) ? '*' : '')) + '</td><td class="n">' + html(rowCost(r)) + (partly(r) ? '*' : '') + '</td><td class="n">' + int(r[S.errors]) + '</td><td>' + esc(STR[r[S.outcome]] || '-') + '</td></tr>';
   }
   if (!n) s += '<tr><td colspan="11" class="muted">no session matches</td></tr>';
@@ -526,7 +569,10 @@ function sessionList() {
   el.innerHTML = s;
   const go = p => { page = p; sessionList(); };
   $('#first').onclick = () => go(0); $('#prev').onclick = () => go(page - 1); $('#next').onclick = () => go(page + 1); $('#last').onclick = () => go(pages - 1);
-  const jump = $('#pagejump'); if (jump) jump.onchange = () => { const p = Math.round(+jump.value); if (p >= 1) go(Math.min(p, pages) - 1); };
+  // a page number out of range goes to the nearest page there is, and the
+  // field then says which page is shown (an empty one, the page it was on)
+  const jump = $('#pagejump'); if (jump) jump.onchange = () => { const p = Math.round(+jump.value);
+    go(jump.value.trim() === '' || isNaN(p) ? page : Math.max(1, Math.min(p, pages)) - 1); };
   el.querySelector('thead').addEventListener('click', e => { const b = e.target.closest('button[data-sort]'); if (!b) return;
     const k = b.dataset.sort; listSort.desc = listSort.key === k ? !listSort.desc : true; listSort.key = k; listOrder = null; page = 0; sessionList();
     const again = $('#sessions button[data-sort="' + k + '"]'); if (again) again.focus(); });
@@ -580,8 +626,8 @@ async function sessionView(i) {
   if (unp.size) for (const e of P.ev) if (e.k === 'llm' && (e.i || e.cw || e.cr || e.o) && unp.has(e.n || 'unknown')) laneUnp[e.l] = true;
   P.unpriced = unp; // the details pane says it of a request too
   const laneNr = l => l.requests > 0 && !l.tokens; // a lane whose requests recorded no usage
-  s += card('Lanes', '<div class="scroll"><table><thead><tr><th>lane</th><th>kind</th><th>type</th><th>model</th><th class="n">events</th><th class="n">calls</th><th class="n">requests</th><th class="n">errors</th><th class="n">tokens</th><th class="n">cost</th><th>outcome</th></tr></thead><tbody>' +
-    P.lanes.map((l, j) => '<tr><td class="name">' + esc(l.id) + '</td><td>' + esc(l.kind || '-') + '</td><td>' + esc(l.type || '-') + '</td><td>' + esc(l.model || '-') + '</td><td class="n">' + int(l.events) + '</td><td class="n">' + int(l.calls) +
+  s += card('Lanes', '<div class="scroll"><table class="lanes"><thead><tr><th>lane</th><th>kind</th><th>type</th><th>model</th><th class="n">events</th><th class="n">calls</th><th class="n">requests</th><th class="n">errors</th><th class="n">tokens</th><th class="n">cost</th><th>outcome</th></tr></thead><tbody>' +
+    P.lanes.map((l, j) => '<tr><td class="name" title="' + esc(l.id) + '">' + esc(l.id) + '</td><td>' + esc(l.kind || '-') + '</td><td>' + esc(l.type || '-') + '</td><td>' + esc(l.model || '-') + '</td><td class="n">' + int(l.events) + '</td><td class="n">' + int(l.calls) +
       '</td><td class="n">' + int(l.requests) + '</td><td class="n">' + int(l.errors) + '</td><td class="n">' + esc(laneNr(l) ? NR : tok(l.tokens)) + '</td><td class="n">' + html(laneNr(l) ? NR : costOf(l.cost, laneUnp[j])) + '</td><td>' + esc(l.outcome || '-') + '</td></tr>').join('') + '</tbody></table></div>', '', true);
   // Places outside any repository follow the files: a map keeps only their
   // bucket label (/tmp (scratch), ~), so they are counted by touches.
@@ -590,7 +636,7 @@ async function sessionView(i) {
   const files = P.files.slice().sort(byUse), out = P.out.slice().sort(byUse);
   s += card('Files touched', table([['file', 0], ['reads', int], ['edits', int], ['hits', int], ['op', x => x || '-']],
     files.map(f => [(f.r ? f.r + SEP : '') + f.p, f.rd, f.ed, f.h, f.op]).concat(out.map(o => Object.assign([o.p + ' (outside any repository)', o.rd, o.ed, o.h, ''], {plain: 1}))), 1,
-    {path: 1, stack: [[1, 'var(--k-read)', 'reads'], [2, 'var(--k-edit)', 'edits'], [3, 'var(--k-search)', 'hits']]}),
+    {path: 1, cls: 'touched', stack: [[1, 'var(--k-read)', 'reads'], [2, 'var(--k-edit)', 'edits'], [3, 'var(--k-search)', 'hits']]}),
     plural(files.length, 'file') + (out.length ? ', ' + plural(out.length, 'place') + ' outside any repository' : '') + ', path mode ' + (P.pathMode || 'relative'), true);
   $('#view').innerHTML = s + '</div>';
   marks.sessionHTML = performance.now();
@@ -749,10 +795,13 @@ class Timeline {
     // axis
     const span = this.t1 - this.t0, steps = [100, 250, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 144e5, 288e5, 864e5];
     const step = steps.find(s => s * this.scale() >= 90 && (!this.ordinal || s >= 1e3)) || steps[steps.length - 1];
+    // every label of the axis has the decimals its step needs, so that each
+    // is exact (0:03.25, not 0:03.3) and all are alike (0:03.50, not 0:03.5)
+    const decimals = step % 1000 === 0 ? 0 : step % 100 === 0 ? 1 : 2;
     g.fillStyle = this.muted; g.strokeStyle = this.line; g.lineWidth = 1;
     for (let t = Math.ceil(this.t0 / step) * step; t <= this.t1; t += step) {
       const x = Math.round(this.x(t)) + 0.5; if (x < this.gutter) continue;
-      g.beginPath(); g.moveTo(x, this.axisH - 4); g.lineTo(x, H); g.stroke(); g.fillText(this.ordinal ? '#' + Math.round(t / 1e3) : clock(t), x + 3, 11);
+      g.beginPath(); g.moveTo(x, this.axisH - 4); g.lineTo(x, H); g.stroke(); g.fillText(this.ordinal ? '#' + Math.round(t / 1e3) : clock(t, decimals), x + 3, 11);
     }
     // The marks are gathered into one path per colour and each path filled
     // once: a canvas draws 20,000 rectangles of one path in a few
@@ -789,10 +838,17 @@ class Timeline {
     if (hover) { g.strokeStyle = this.fg; g.lineWidth = 1.5; g.strokeRect(...hover); }
     g.restore();
     g.fillStyle = this.fg;
-    this.lanes.forEach((idx, l) => {
-      const lane = this.P.lanes[l], name = lane.kind === 'main' || lane.id === 'main' ? 'main' : (lane.type || 'subagent') + ' · ' + lane.id.replace(/^sa-/, '').slice(0, 6);
-      g.fillText(name.length > 24 ? name.slice(0, 23) + '…' : name, 6, this.axisH + l * rh + rh / 2);
+    // A subagent's label is its type and the start of its id: lanes of one
+    // type (seven "memory-graph-analyst") are told apart by the id alone, so
+    // a label too long for the gutter loses the end of its type, never the
+    // id. Measured once: the font and the gutter do not change.
+    if (!this.labels) this.labels = this.P.lanes.map(lane => {
+      const main = lane.kind === 'main' || lane.id === 'main', id = main ? '' : ' · ' + lane.id.replace(/^sa-/, '').slice(0, 6);
+      let type = main ? 'main' : lane.type || 'subagent', cut = '';
+      while (type.length > 1 && g.measureText(type + cut + id).width > this.gutter - 12) { type = type.slice(0, -1).trimEnd(); cut = '…'; }
+      return type + cut + id;
     });
+    this.labels.forEach((name, l) => g.fillText(name, 6, this.axisH + l * rh + rh / 2));
     g.fillStyle = this.line; g.fillRect(this.gutter - 1, 0, 1, H);
     c.dataset.marks = drawn; c.dataset.events = this.ev.length; c.dataset.t0 = Math.round(this.t0); c.dataset.t1 = Math.round(this.t1);
     const r = $('#range'); if (r) r.textContent = this.ordinal ? 'events #' + Math.max(0, Math.ceil(this.t0 / 1e3)) + ' – #' + Math.min(this.ev.length - 1, Math.floor(this.t1 / 1e3)) + ' shown (the log records no times: in order)'
