@@ -225,15 +225,12 @@ func (s SinkPostgres) SinkURL() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if s.PasswordEnv == "" {
-		return raw, nil
+	if s.PasswordEnv == "" || HasPassword(raw) {
+		return raw, nil // the URL's own password wins: the variable is not needed
 	}
 	pw, ok := os.LookupEnv(s.PasswordEnv)
 	if !ok {
 		return "", fmt.Errorf("sink.postgres.password_env: %s is not set", s.PasswordEnv)
-	}
-	if HasPassword(raw) {
-		return raw, nil // the URL's own password wins
 	}
 	if connstr.IsURL(raw) {
 		return connstr.WithPassword(raw, pw), nil

@@ -16,19 +16,19 @@ func sinkChecks(c *config.Config) []check {
 	if !s.Enabled() {
 		return nil
 	}
-	if s.PasswordEnv != "" {
-		if _, err := s.SinkURL(); err != nil && s.URLFile == "" {
-			return []check{{levelWarn, "sink", err.Error() + ": a daemon started here sends nothing to the team database"}}
+	if s.URLFile != "" {
+		if _, err := os.Stat(s.URLFile); err != nil {
+			return []check{{levelWarn, "sink", "sink.postgres.url_file: " + err.Error() + ": the daemon cannot send to the team database"}}
 		}
-		if w := s.PasswordEnvWarning(); w != "" {
-			return []check{{levelWarn, "sink", w}}
-		}
+	}
+	if _, err := s.SinkURL(); err != nil {
+		return []check{{levelWarn, "sink", err.Error() + ": a daemon started here sends nothing to the team database"}}
+	}
+	if w := s.PasswordEnvWarning(); w != "" {
+		return []check{{levelWarn, "sink", w}}
 	}
 	if s.URLFile == "" {
 		return nil
-	}
-	if _, err := os.Stat(s.URLFile); err != nil {
-		return []check{{levelWarn, "sink", "sink.postgres.url_file: " + err.Error() + ": the daemon cannot send to the team database"}}
 	}
 	if w := s.URLFileWarning(); w != "" {
 		return []check{{levelWarn, "sink", w}}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -60,9 +61,25 @@ func commands() []command {
 var hangups = make(chan os.Signal, 1)
 
 func init() {
-	if name, _, _, err := hoistGlobals(os.Args[1:]); err == nil && name == "run" {
+	if name, _, rest, err := hoistGlobals(os.Args[1:]); err == nil && name == "run" && !once(rest) {
 		notifyHangup(hangups)
 	}
+}
+
+// once reports whether run's arguments ask for one catch-up (--once),
+// which has no reload loop: a hangup ends it, as it ends scan.
+func once(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		switch name, v, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); {
+		case name != "once" || !strings.HasPrefix(a, "-"):
+		case v == "" || v == "true" || v == "1" || v == "t" || v == "T" || v == "TRUE" || v == "True":
+			return true
+		}
+	}
+	return false
 }
 
 func main() {

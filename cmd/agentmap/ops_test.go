@@ -416,3 +416,16 @@ func TestListJSONIsTheEncodersArray(t *testing.T) {
 		}
 	}
 }
+
+// run --once has no reload loop: a hangup ends it, as it ends scan; only a
+// following run holds the hangups from its start.
+func TestOnceIsReadAsRunReadsIt(t *testing.T) {
+	for args, want := range map[string]bool{
+		"--once": true, "-once": true, "--once=true": true, "--once=1": true, "--config c --once": true,
+		"": false, "--once=false": false, "--log-file f": false, "-- --once": false, "--config --once=0": false,
+	} {
+		if got := once(strings.Fields(args)); got != want {
+			t.Errorf("once(%q) = %v, want %v", args, got, want)
+		}
+	}
+}

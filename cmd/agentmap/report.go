@@ -25,8 +25,11 @@ type mapFlags struct {
 	maps *string
 	sel  selectorFlags
 	team teamFlags
-	// noMaps is set by source when the local store holds no map at all.
-	noMaps *bool
+	// noMaps is set by source when the local store (or the directory
+	// --maps names) holds no map at all; storeKnown when it looked (not
+	// for a bundle, a jsonl export or --from, whose content is not counted
+	// before the read).
+	noMaps, storeKnown *bool
 }
 
 func addMapFlags(fl *flag.FlagSet) mapFlags {
@@ -36,7 +39,7 @@ func addMapFlags(fl *flag.FlagSet) mapFlags {
 		sel:  addSelectorFlags(fl),
 		team: addTeamFlags(fl),
 
-		noMaps: new(bool),
+		noMaps: new(bool), storeKnown: new(bool),
 	}
 }
 
@@ -96,6 +99,7 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 			}
 			return report.Stream{Name: p, R: file}, "piped maps", exitOK
 		case st.IsDir():
+			*f.noMaps, *f.storeKnown = !holdsMapFile(p), true
 			return report.Dir(p), filepath.Base(p), exitOK
 		case strings.HasSuffix(p, ".tar.gz") || strings.HasSuffix(p, ".tgz") || isBundle(p):
 			return report.Bundle(p), filepath.Base(p), exitOK
@@ -113,7 +117,7 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 		// No state to list from (a daemon that holds it without a socket,
 		// or a store filled by other means): the store's files.
 		rels, _ := b.store.List()
-		*f.noMaps = len(rels) == 0
+		*f.noMaps, *f.storeKnown = len(rels) == 0, true
 		return report.Dir(b.store.Root), localStore, exitOK
 	}
 	es, err := b.entries(ctx)
@@ -121,7 +125,7 @@ func (f mapFlags) source(ctx context.Context, cmd string, stderr io.Writer) (rep
 		fmt.Fprintf(stderr, "agentmap %s: %v\n", cmd, err)
 		return nil, "", exitFailure
 	}
-	*f.noMaps = len(es) == 0
+	*f.noMaps, *f.storeKnown = len(es) == 0, true
 	src := report.Files{Root: b.store.Root}
 	for _, e := range es {
 		src.Paths = append(src.Paths, e.Path)
@@ -287,7 +291,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	// A filter that keeps none of the sessions of a store that has some is
 	// told from a store with none: mapping the logs is no answer to it.
-	opt := report.Options{Single: *session != "", Scope: describeScope(shown, where, flt), Filtered: flt != (report.Filter{}) && !*mf.noMaps}
+	opt := report.Options{Single: *session != "", Scope: describeScope(shown, where, flt), Filtered: flt != (report.Filter{}) && *mf.storeKnown && !*mf.noMaps}
 	if opt.Single {
 		opt.Title = "agentmap session " + pages[0].NativeID()
 	}
@@ -510,4 +514,19 @@ func cmdUsage(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFailure
 	}
 	return exitOK
+}
+
+// holdsMapFile reports whether the directory dir holds a map file (.json.gz
+// or .json, as report.Dir reads them) anywhere below it; it stops at the
+// first.
+func holdsMapFile(dir string) bool {
+	found := false
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && (strings.HasSuffix(p, ".json.gz") || strings.HasSuffix(p, ".json")) {
+			found = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found
 }

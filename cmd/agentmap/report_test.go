@@ -266,6 +266,7 @@ func TestReportOfNoMatchingSession(t *testing.T) {
 		{[]string{"--data-dir", data, "--since", "2000-01-01", "--until", "2000-01-02"}, true},
 		{[]string{"--data-dir", empty, "--agent", "codex"}, false},
 		{[]string{"--data-dir", empty}, false},
+		{[]string{"--maps", filepath.Join(empty, "maps"), "--since", "2000-01-01"}, false},
 	} {
 		code, stdout, stderr := run(t, append([]string{"report", "-o", "-"}, c.args...)...)
 		if code != exitOK {

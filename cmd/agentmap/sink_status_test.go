@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmap/agentmap/config"
 	"github.com/agentmap/agentmap/daemon"
 	"github.com/agentmap/agentmap/state"
 )
@@ -210,5 +211,32 @@ func TestSinkSettingsThatCannotBeUsedStopNoCapture(t *testing.T) {
 	_, out, errb := run(t, "install", "--dry-run", "--config", cfg)
 	if !strings.Contains(errb, "warning: sink.postgres.password_env names $AGENTMAP_TEST_PW, which the service does not have") || strings.Contains(out+errb, "secret-pw") {
 		t.Errorf("install --dry-run with a password_env:\n%s%s", out, errb)
+	}
+}
+
+// A URL that holds its password needs no password_env: the variable unset
+// (as under a service) leaves the team database usable, and nothing warns;
+// doctor names a url_file that is not there before a password_env.
+func TestPasswordEnvBesideAURLsOwnPassword(t *testing.T) {
+	privateHome(t)
+	os.Unsetenv("AGENTMAP_TEST_UNSET_PW")
+	cfg := writeConfig(t, filepath.Join(t.TempDir(), "data"),
+		"[sink.postgres]\nurl = \"postgres://agentmap_sink:urlpw@127.0.0.1:1/agentmap?sslmode=disable\"\npassword_env = \"AGENTMAP_TEST_UNSET_PW\"\n")
+	c, err := config.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := sinkOptions(c); o.Unusable != nil {
+		t.Errorf("a URL with its own password, password_env unset: %v", o.Unusable)
+	}
+	if _, out, errb := run(t, "doctor", "--config", cfg); strings.Contains(out+errb, "password_env") {
+		t.Errorf("doctor warns of a password_env the URL does not need:\n%s%s", out, errb)
+	}
+	t.Setenv("AGENTMAP_TEST_PW", "pw")
+	missing := filepath.Join(t.TempDir(), "team-db.url")
+	cfg = writeConfig(t, filepath.Join(t.TempDir(), "data"),
+		"[sink.postgres]\nurl_file = \""+missing+"\"\npassword_env = \"AGENTMAP_TEST_PW\"\n")
+	if _, out, _ := run(t, "doctor", "--config", cfg); !strings.Contains(out, "sink.postgres.url_file: stat "+missing+": no such file or directory") {
+		t.Errorf("doctor on a url_file not there, beside a password_env:\n%s", out)
 	}
 }
