@@ -847,12 +847,12 @@ func sameHead(m, p *state.Source) bool {
 	return watchers.Fingerprint(b) == m.HeadHash
 }
 
-// countsAsGone reports whether a source counts as a log gone when its session's
-// copies are weighed (supersededCopies): its file is gone, or it is under
-// no root its agent is followed in now (the roots changed to a copy of the
-// logs, the old ones kept), which a sweep marks gone in time but a flush
-// before it must not count twice. An agent followed nowhere (turned off)
-// keeps its logs as they are.
+// countsAsGone reports whether a source counts as a log gone when its
+// session's copies are weighed (supersededCopies): its file is gone, or
+// it is under no root its agent is followed in now (the roots changed to
+// a copy of the logs, the old ones kept), which a sweep marks gone in
+// time but a flush before it must not count twice. An agent followed
+// nowhere (turned off) keeps its logs as they are.
 func (d *Daemon) countsAsGone(s *state.Source) bool {
 	if s.Missing {
 		return true
