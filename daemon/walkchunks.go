@@ -149,6 +149,13 @@ func (d *Daemon) unread(f watchers.FileStat) int64 {
 	}
 	switch s.Form {
 	case watchers.FormLines:
+		if f.Size == s.Size && s.Size > s.Offset {
+			// Nothing written since the last read: the bytes after the
+			// cursor are a last line still unfinished, looked at then,
+			// not history to catch up on (a scan with nothing new
+			// would show them as 0% of them read).
+			return 0
+		}
 		return max(0, f.Size-s.Offset)
 	case watchers.FormWhole:
 		if s.Digest == wholeDigest(f) {
