@@ -740,6 +740,9 @@ func (d *Daemon) recordTails() {
 // head are all kept, as `agentmap build` of them would. gone says which
 // logs count as gone (countsAsGone).
 func supersededCopies(srcs []*state.Source, stored map[uint64][]event.Event, gone func(*state.Source) bool) map[uint64]bool {
+	if len(srcs) < 2 {
+		return nil // a copy needs another source (and gone, a look at the roots, is not paid)
+	}
 	var out map[uint64]bool
 	drop := func(s *state.Source) {
 		if out == nil {
@@ -758,7 +761,7 @@ func supersededCopies(srcs []*state.Source, stored map[uint64][]event.Event, gon
 			drop(m)
 			continue
 		}
-		if !gone(m) || !copyable(m) {
+		if !copyable(m) || !gone(m) {
 			continue
 		}
 		for _, p := range srcs {

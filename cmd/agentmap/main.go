@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -69,17 +70,19 @@ func init() {
 // once reports whether run's arguments ask for one catch-up (--once),
 // which has no reload loop: a hangup ends it, as it ends scan.
 func once(args []string) bool {
+	on := false
 	for _, a := range args {
 		if a == "--" {
 			break
 		}
-		switch name, v, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); {
-		case name != "once" || !strings.HasPrefix(a, "-"):
-		case v == "" || v == "true" || v == "1" || v == "t" || v == "T" || v == "TRUE" || v == "True":
-			return true
+		name, v, set := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name != "once" || !strings.HasPrefix(a, "-") {
+			continue
 		}
+		b, err := strconv.ParseBool(v) // as the flag package reads a bool; the last one given wins
+		on = !set || err == nil && b
 	}
-	return false
+	return on
 }
 
 func main() {

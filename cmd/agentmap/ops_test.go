@@ -423,6 +423,7 @@ func TestOnceIsReadAsRunReadsIt(t *testing.T) {
 	for args, want := range map[string]bool{
 		"--once": true, "-once": true, "--once=true": true, "--once=1": true, "--config c --once": true,
 		"": false, "--once=false": false, "--log-file f": false, "-- --once": false, "--config --once=0": false,
+		"--once --once=false": false, "--once=false --once": true, "--once=TRUE": true,
 	} {
 		if got := once(strings.Fields(args)); got != want {
 			t.Errorf("once(%q) = %v, want %v", args, got, want)

@@ -25,14 +25,7 @@ import (
 // is left out when nothing was priced. The stream stays valid against the
 // published schema and AttemptDB's conformance rules.
 func TestSessionEndedSaysUnpriced(t *testing.T) {
-	load := func(name string) *mapfile.Map {
-		t.Helper()
-		d, err := mapfile.ReadFile(filepath.Join("..", "..", "testdata", "builder", name+".map.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d.Map
-	}
+	load := func(name string) *mapfile.Map { return builderMap(t, name) }
 	// unprice takes the price off the requests of the models named (to the
 	// new name), as the builder leaves a model it has no price for.
 	unprice := func(m *mapfile.Map, rename map[string]string) *mapfile.Map {
@@ -112,14 +105,7 @@ func TestSessionEndedSaysUnpriced(t *testing.T) {
 // (and a request says x_agentmap_usage_not_recorded); a session only some
 // of whose requests recorded none keeps its figures and says the count.
 func TestUsageNotRecordedIsNotZero(t *testing.T) {
-	load := func(name string) *mapfile.Map {
-		t.Helper()
-		d, err := mapfile.ReadFile(filepath.Join("..", "..", "testdata", "builder", name+".map.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d.Map
-	}
+	load := func(name string) *mapfile.Map { return builderMap(t, name) }
 	partly := load("claude_session")
 	for i := range partly.Events {
 		if e := &partly.Events[i]; e.Kind == "llm" {
@@ -186,6 +172,16 @@ func TestUsageNotRecordedIsNotZero(t *testing.T) {
 			t.Errorf("%s: %d of %d agent_message events say usage not recorded, want %d", tc.name, said, messages, tc.without)
 		}
 	}
+}
+
+// builderMap reads the golden map testdata/builder/NAME.map.json.
+func builderMap(t *testing.T, name string) *mapfile.Map {
+	t.Helper()
+	d, err := mapfile.ReadFile(filepath.Join("..", "..", "testdata", "builder", name+".map.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Map
 }
 
 func sessionEndedAttrs(t *testing.T, stream string) map[string]any {

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // TestReadWaitsForALockABoundedTime: a read of a table another session
@@ -17,18 +20,12 @@ func TestReadWaitsForALockABoundedTime(t *testing.T) {
 	was := readLockWait
 	readLockWait = 300 * time.Millisecond
 	t.Cleanup(func() { readLockWait = was })
-	holder, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	holder := lockSessions(t, pool)
 	defer holder.Rollback(ctx)
-	if _, err := holder.Exec(ctx, "LOCK TABLE agentmap.sessions IN ACCESS EXCLUSIVE MODE"); err != nil {
-		t.Fatal(err)
-	}
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	start := time.Now()
-	err = ReadPool(rctx, pool, Filter{}, func(Stored) error { return nil })
+	err := ReadPool(rctx, pool, Filter{}, func(Stored) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "another session held a table of the team database locked") || rctx.Err() != nil {
 		t.Fatalf("a read of a locked table after %s: %v", time.Since(start), err)
 	}
@@ -50,14 +47,8 @@ func TestStoppedPushIsNoFailedAttempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	holder, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	holder := lockSessions(t, pool)
 	defer holder.Rollback(ctx)
-	if _, err := holder.Exec(ctx, "LOCK TABLE agentmap.sessions IN ACCESS EXCLUSIVE MODE"); err != nil {
-		t.Fatal(err)
-	}
 	dctx, stop := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer stop()
 	if err := s.Drain(dctx); err == nil {
@@ -70,4 +61,20 @@ func TestStoppedPushIsNoFailedAttempt(t *testing.T) {
 	if st.State.Failures != 0 || st.State.LastError != "" || st.Len == 0 {
 		t.Errorf("after a stopped push: %d failures, last error %q, %d queued", st.State.Failures, st.State.LastError, st.Len)
 	}
+}
+
+// lockSessions holds the sessions table locked, as a migration or a
+// maintenance ALTER does, until the transaction it returns ends.
+func lockSessions(t *testing.T, pool *pgxpool.Pool) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	holder, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.Exec(ctx, "LOCK TABLE agentmap.sessions IN ACCESS EXCLUSIVE MODE"); err != nil {
+		holder.Rollback(ctx)
+		t.Fatal(err)
+	}
+	return holder
 }

@@ -123,6 +123,23 @@ func TestStricterPathModeReplacesTheRowsSent(t *testing.T) {
 	if st, _ := db.Outbox(Name).Stats(); st.Len != 0 {
 		t.Errorf("the same rendering queued %d sessions again", st.Len)
 	}
+	// A state of an earlier build kept no rendering: it takes the one in
+	// use, and nothing is sent again.
+	ob := db.Outbox(Name)
+	old, err := ob.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Rendering = ""
+	if err := ob.PutState(old); err != nil {
+		t.Fatal(err)
+	}
+	if _, was, err := ob.EnableRendered(time.Now(), "dirs_only"); err != nil || was != "" {
+		t.Fatalf("a state that kept no rendering: was %q, %v", was, err)
+	}
+	if st, _ := ob.Stats(); st.Len != 0 || st.State.Rendering != "dirs_only" {
+		t.Errorf("a state that kept no rendering: %d queued again, rendering %q", st.Len, st.State.Rendering)
+	}
 	// Hashed with one key, then another: the other key's hashes replace
 	// the first's.
 	paths := func() map[string]bool {
